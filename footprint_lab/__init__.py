@@ -1,0 +1,68 @@
+"""footprint_lab: record every piece of an LLM agent's context as evidence, in Jupyter.
+
+Public names are loaded on first use, so ``import footprint_lab`` stays light; pydantic,
+pandas, plotly and ipywidgets are imported only by the code that needs them.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+__version__ = "0.1.0"
+
+_EXPORTS: dict[str, str] = {
+    "Agent": "footprint_lab.core.agent",
+    "LLMCall": "footprint_lab.core.agent",
+    "Run": "footprint_lab.core.run",
+    "define_tool": "footprint_lab.core.tools",
+    "tool": "footprint_lab.core.tools",
+    "Tool": "footprint_lab.core.tools",
+    "ToolContext": "footprint_lab.core.tools",
+    "normalize_run_input": "footprint_lab.core.door",
+    "Recording": "footprint_lab.engine.recording",
+    "Event": "footprint_lab.engine.recording",
+    "Refusal": "footprint_lab.engine.refusal",
+}
+_ERRORS = "footprint_lab.errors"
+_SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab")
+
+if TYPE_CHECKING:
+    from footprint_lab.core.agent import Agent, LLMCall
+    from footprint_lab.core.door import normalize_run_input
+    from footprint_lab.core.run import Run
+    from footprint_lab.core.tools import Tool, ToolContext, define_tool, tool
+    from footprint_lab.engine.recording import Event, Recording
+    from footprint_lab.engine.refusal import Refusal
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(_EXPORTS[name]), name)
+    elif name in _SUBMODULES:
+        value = importlib.import_module(f"footprint_lab.{name}")
+    else:
+        errors = importlib.import_module(_ERRORS)
+        if name not in errors.__all__:
+            raise AttributeError(f"module 'footprint_lab' has no attribute {name!r}")
+        value = getattr(errors, name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    errors = importlib.import_module(_ERRORS)
+    return sorted({*globals(), *_EXPORTS, *_SUBMODULES, *errors.__all__})
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """``%load_ext footprint_lab``: install the notebook lab (cards, views, magics)."""
+    from footprint_lab.lab.extension import load
+
+    load(ipython)
+
+
+__all__ = [
+    "Agent", "Event", "LLMCall", "Recording", "Refusal", "Run", "Tool", "ToolContext", "define_tool",
+    "normalize_run_input", "tool",
+]

@@ -1,0 +1,1 @@
+"""footprint_lab.context (see ARCHITECTURE.md)."""

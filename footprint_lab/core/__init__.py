@@ -1,0 +1,1 @@
+"""Runners and their doors: the run-input door, ``Agent``, ``LLMCall``, tools, ``Run``."""

@@ -1,0 +1,406 @@
+"""``Agent`` (the ReAct loop) and ``LLMCall`` (one call, no tools), recorded step by step.
+
+A run goes through these steps, each closed by one commit:
+
+``seed#n``      the user's message lands in the messages slot;
+``assemble#n``  per iteration: the system-slot and tools-slot pieces are admitted and landed,
+                and the system prompt is written as exactly those pieces joined by a blank line;
+``call-llm#n``  reads the three slots, calls the provider, records the exchange, and appends the
+                assistant turn;
+``tool#n``      one per tool call: checks the arguments, runs the tool, appends its result;
+``final#n``     reads the last response and writes the answer.
+
+When the iteration budget runs out while the model still asks for tools, one more
+``assemble`` + ``call-llm`` is made with the tools withheld, so the model answers; the run
+records that it stopped early and why.
+
+Each piece of what the provider receives is recorded as a context piece with its source,
+the step that admitted it and the step that landed it, so the recorded pieces of a slot
+always add up to exactly what was sent.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Sequence
+from time import perf_counter_ns
+from typing import Any, ClassVar
+
+from footprint_lab.core.conversation import RunInFlightError
+from footprint_lab.core.door import normalize_run_input
+from footprint_lab.core.run import Run
+from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
+from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
+from footprint_lab.engine.recorder import Recorder
+from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.providers.types import LLMRequest, LLMResponse
+
+SYSTEM = ("slots", "system")
+TOOLS = ("slots", "tools")
+MESSAGES = ("messages",)
+LAST_RESPONSE = ("last_response",)
+ANSWER = ("answer",)
+
+
+class AgentConfigError(Refusal):
+    """Raised when an ``Agent`` or ``LLMCall`` is built with a setting no run could use.
+
+    Carries ``setting`` (the keyword at fault) and ``received`` (its shape, never its value).
+    """
+
+    code = "ERR_AGENT_CONFIG"
+    fields = ("setting", "received")
+
+    def __init__(self, runner: str, setting: str, received: str, fix: str) -> None:
+        super().__init__(f"{runner}: '{setting}' {fix} (received {received}).")
+        self.setting = setting
+        self.received = received
+
+
+class DuplicateToolError(Refusal):
+    """Raised when two tools of one agent share a name: the model could not tell them apart."""
+
+    code = "ERR_DUPLICATE_TOOL"
+    fields = ("tool_name",)
+
+    def __init__(self, tool_name: str) -> None:
+        super().__init__(
+            f"Agent: two tools are named '{tool_name}'. A model calls tools by name, so each name "
+            "must be unique within an agent. Rename one (define_tool(name=...) or @tool(name=...))."
+        )
+        self.tool_name = tool_name
+
+
+class _Turn:
+    """The live state of one execution (never stored on the agent instance)."""
+
+    __slots__ = ("call_index", "history", "history_chars", "identity", "message", "rec", "run_id", "slots")
+
+    def __init__(self, rec: Recorder, message: str, identity: Any) -> None:
+        self.rec = rec
+        self.run_id = rec.run_id
+        self.message = message
+        self.identity = identity
+        self.history: list[dict[str, Any]] = []
+        self.history_chars = 0
+        self.call_index = 0
+        # what the last assemble step put in the slots: (system text, system piece ids, tool schemas, tool piece ids)
+        self.slots: tuple[str, list[int], list[dict[str, Any]], list[int]] = ("", [], [], [])
+
+
+class Agent(Runner):
+    """A tool-using agent: assemble the slots, call the model, run its tools, repeat."""
+
+    kind: ClassVar[str] = "agent"
+
+    def __init__(
+        self,
+        *,
+        provider: Any,
+        model: str = "mock-model",
+        system: str = "",
+        tools: Sequence[Tool] = (),
+        id: str | None = None,
+        name: str | None = None,
+        max_iterations: int = 10,
+    ) -> None:
+        super().__init__(id=id, name=name)
+        runner = type(self).__name__
+        if not callable(getattr(provider, "complete", None)):
+            raise AgentConfigError(
+                runner, "provider", describe_shape(provider),
+                "must be a provider, e.g. footprint_lab.providers.mock(reply='...') or providers.openai(...)",
+            )
+        if not isinstance(model, str) or not model:
+            raise AgentConfigError(runner, "model", describe_shape(model), "must be a model name string")
+        if not isinstance(system, str):
+            raise AgentConfigError(runner, "system", describe_shape(system), "must be a string system prompt")
+        if not isinstance(max_iterations, int) or isinstance(max_iterations, bool) or not 1 <= max_iterations <= 10_000:
+            raise AgentConfigError(
+                runner, "max_iterations", describe_shape(max_iterations), "must be a whole number from 1 to 10000"
+            )
+        for name_ in ("id", "name"):
+            value = id if name_ == "id" else name
+            if value is not None and not isinstance(value, str):
+                raise AgentConfigError(runner, name_, describe_shape(value), "must be a string or None")
+        self.provider = provider
+        self.model = model
+        self.system = system
+        self.max_iterations = max_iterations
+        self.tools = self._check_tools(tools)
+        self._tools_by_name = {t.name: t for t in self.tools}
+        self._tool_schemas = [t.schema() for t in self.tools]
+        self._active_run_id: str | None = None
+        self.last_run: Run | None = None
+
+    @staticmethod
+    def _check_tools(tools: Iterable[Tool]) -> list[Tool]:
+        checked: list[Tool] = []
+        seen: set[str] = set()
+        for item in tools:
+            if not isinstance(item, Tool):
+                raise ToolDefinitionError(
+                    None, "tools",
+                    f"Agent: every entry of tools must be a tool built with define_tool(...) or @tool "
+                    f"(received {describe_shape(item)}).",
+                )
+            if item.name in seen:
+                raise DuplicateToolError(item.name)
+            seen.add(item.name)
+            checked.append(item)
+        return checked
+
+    # -- the doors ------------------------------------------------------------------------
+    async def run(
+        self,
+        input: Any = None,
+        /,
+        *,
+        on_event: Listener | None = None,
+        identity: Any = None,
+    ) -> Run:
+        """Answer one message: ``await agent.run("...")`` or ``agent.run({"message": "..."})``."""
+        bag = normalize_run_input(input, self.door, identity=identity)
+        run_id = self._claim()
+        try:
+            run = await self._execute(bag, Mount(run_id=run_id, listeners=self._listeners_for(on_event),
+                                                 identity=bag.get("identity")))
+            self.last_run = run
+            return run
+        except BaseException as exc:
+            self.last_run = getattr(exc, "_footprint_run", self.last_run)
+            raise
+        finally:
+            self._active_run_id = None
+
+    def _claim(self) -> str:
+        """Check-and-set the in-flight guard, with no ``await`` in between."""
+        if self._active_run_id is not None:
+            raise RunInFlightError(self.door, self.id, self._active_run_id)
+        run_id = new_run_id()
+        self._active_run_id = run_id
+        return run_id
+
+    # -- one execution --------------------------------------------------------------------
+    async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
+        rec = Recorder(mount.run_id, path=mount.path, listeners=mount.listeners)
+        turn = _Turn(rec, bag["message"], mount.identity)
+        rec.emit("run_start", "", {"runner": self.kind, "id": self.id, "name": self.name})
+        try:
+            answer, stopped_early = await self._loop(turn)
+        except BaseException as exc:
+            rec.fail_open_step()
+            error = {"type": type(exc).__name__, "code": getattr(exc, "code", None), "step_id": rec.current}
+            rec.emit("error", rec.current, dict(error))
+            rec.emit("run_end", "", {"status": "failed"})
+            failed = self._make_run(turn, bag, "failed", None, None, error, perf_counter_ns())
+            with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
+                exc._footprint_run = failed  # type: ignore[attr-defined]
+            raise
+        rec.emit("run_end", "", {"status": "finished"})
+        return self._make_run(turn, bag, "finished", answer, stopped_early, None, perf_counter_ns())
+
+    def _make_run(
+        self, turn: _Turn, bag: dict[str, Any], status: str, answer: str | None,
+        stopped_early: dict[str, Any] | None, error: dict[str, Any] | None, ended: int,
+    ) -> Run:
+        rec = turn.rec
+        runner_info = {"kind": self.kind, "id": self.id, "name": self.name}
+        identity = turn.identity
+
+        def build() -> Any:
+            from footprint_lab.engine.recording import build_recording
+
+            return build_recording(
+                rec, runner=runner_info, status=status, input=bag, answer=answer,
+                identity=_identity_dict(identity), stopped_early=stopped_early, error=error, ended_ns=ended,
+            )
+
+        return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early)
+
+    async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
+        rec = turn.rec
+        rec.begin("seed")
+        rec.write(("input", "message"), "set", turn.message)
+        self._append(turn, {"role": "user", "content": turn.message}, "user", "user-message")
+        rec.end()
+        for iteration in range(1, self.max_iterations + 1):
+            self._assemble(turn, iteration, withhold_tools=False)
+            response = await self._call(turn, iteration, withheld=False)
+            if not response.tool_calls:
+                return self._final(turn), None
+            for call in response.tool_calls:
+                await self._run_tool(turn, call, iteration)
+        # The budget is spent and the model still wants tools: one last call, tools withheld.
+        iteration = self.max_iterations + 1
+        self._assemble(turn, iteration, withhold_tools=True)
+        await self._call(turn, iteration, withheld=True)
+        stopped = {
+            "reason": "max_iterations",
+            "max_iterations": self.max_iterations,
+            "detail": f"the model still asked for tools after {self.max_iterations} iterations; "
+                      "one last call was made with the tools withheld so that it answered",
+        }
+        return self._final(turn), stopped
+
+    def _append(self, turn: _Turn, message: dict[str, Any], source_kind: str, source_id: str,
+                detail: dict[str, Any] | None = None) -> None:
+        """Append a turn to the conversation: it lands in the messages slot in this step."""
+        rec = turn.rec
+        step_id = rec.current
+        rec.write(MESSAGES, "append", message)
+        position = len(turn.history)
+        turn.history.append(message)
+        turn.history_chars += len(message.get("content") or "")
+        rec.messages.append(message)
+        rec.message_pieces.append(len(rec.pieces))
+        rec.pieces.append({
+            "slot": "messages", "position": position, "source_kind": source_kind, "source_id": source_id,
+            "content": message.get("content") or "", "trigger": "base", "verdict": "admitted",
+            "reason": "conversation", "allowed_by": step_id, "landed_by": step_id,
+            "iteration": None, "detail": detail or {},
+        })
+
+    def _assemble(self, turn: _Turn, iteration: int, *, withhold_tools: bool) -> None:
+        rec = turn.rec
+        step_id = rec.begin("assemble", iteration)
+        pieces = rec.pieces
+        system_ids: list[int] = []
+        parts: list[str] = []
+        if self.system:
+            system_ids.append(len(pieces))
+            pieces.append({
+                "slot": "system", "position": 0, "source_kind": "base", "source_id": "system-prompt",
+                "content": self.system, "trigger": "base", "verdict": "admitted", "reason": "always",
+                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration, "detail": {},
+            })
+            parts.append(self.system)
+        tool_ids: list[int] = []
+        schemas = [] if withhold_tools else self._tool_schemas
+        for position, schema in enumerate(schemas):
+            tool_ids.append(len(pieces))
+            pieces.append({
+                "slot": "tools", "position": position, "source_kind": "registry", "source_id": schema["name"],
+                "content": schema["description"], "trigger": "base", "verdict": "admitted", "reason": "always",
+                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration, "detail": {},
+            })
+        system_text = "\n\n".join(parts)
+        rec.write(SYSTEM, "set", system_text)
+        rec.write(TOOLS, "set", [s["name"] for s in schemas])
+        turn.slots = (system_text, system_ids, schemas, tool_ids)
+        rec.end()
+
+    async def _call(self, turn: _Turn, iteration: int, *, withheld: bool) -> LLMResponse:
+        rec = turn.rec
+        step_id = rec.begin("call-llm", iteration)
+        system_text = rec.read(SYSTEM)
+        rec.read(MESSAGES)
+        rec.read(TOOLS)
+        _, system_ids, schemas, tool_ids = turn.slots
+        request = LLMRequest(
+            model=self.model, system=system_text, messages=list(turn.history), tools=schemas,
+            iteration=iteration, call_index=turn.call_index,
+            input_chars=len(system_text) + turn.history_chars,
+        )
+        turn.call_index += 1
+        rec.emit("llm_start", step_id, {"model": self.model, "iteration": iteration,
+                                        "messages": len(request.messages), "tools": len(schemas)})
+        started = perf_counter_ns()
+
+        def on_token(text: str) -> None:
+            rec.emit("token", step_id, {"text": text})
+
+        response = await self.provider.complete(request, on_token)
+        duration_ms = (perf_counter_ns() - started) / 1e6
+        usage = response.usage.as_dict()
+        rec.emit("llm_end", step_id, {"usage": usage, "tool_calls": len(response.tool_calls),
+                                      "stop_reason": response.stop_reason})
+        calls = [{"id": c.id, "name": c.name, "args": c.args} for c in response.tool_calls]
+        rec.exchanges.append({
+            "step_id": step_id, "iteration": iteration, "model": self.model, "system": system_text,
+            "message_count": len(request.messages), "tools": schemas, "system_pieces": system_ids,
+            "tool_pieces": tool_ids, "tools_withheld": withheld, "duration_ms": duration_ms,
+            "response": {"content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
+                         "model": response.model, "usage": usage},
+            "wire": response.wire,
+        })
+        message: dict[str, Any] = {"role": "assistant", "content": response.content}
+        if calls:
+            message["tool_calls"] = calls
+        self._append(turn, message, "assistant", step_id, {"tool_calls": calls} if calls else None)
+        rec.write(LAST_RESPONSE, "set", response.content)
+        rec.end()
+        return response
+
+    async def _run_tool(self, turn: _Turn, call: Any, iteration: int) -> None:
+        rec = turn.rec
+        requested_by = rec.current
+        step_id = rec.begin("tool", iteration)
+        rec.emit("tool_start", step_id, {"tool": call.name, "tool_call_id": call.id, "args": call.args})
+        tool = self._tools_by_name.get(call.name)
+        is_error = True
+        if tool is None:
+            content = f"Unknown tool: {call.name}"
+        else:
+            problem = tool.check_args(call.args)
+            if problem is not None:
+                content = problem
+            else:
+                ctx = ToolContext(run_id=turn.run_id, tool_call_id=call.id, tool_name=call.name,
+                                  identity=turn.identity)
+                try:
+                    content = result_text(await tool.invoke(call.args, ctx))
+                    is_error = False
+                except Exception as exc:
+                    content = f"Error: tool '{call.name}' raised {type(exc).__name__}: {exc}"
+        message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
+        if is_error:
+            message["is_error"] = True
+        self._append(turn, message, "tool_result", call.id,
+                     {"tool": call.name, "requested_by": requested_by, "is_error": is_error})
+        rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error})
+        rec.end("tool_error" if is_error else "ok")
+
+    def _final(self, turn: _Turn) -> str:
+        rec = turn.rec
+        rec.begin("final")
+        answer = rec.read(LAST_RESPONSE) or ""
+        rec.write(ANSWER, "set", answer)
+        rec.end()
+        return str(answer)
+
+
+class LLMCall(Agent):
+    """One LLM call with a system prompt and the caller's message; no tools, no loop."""
+
+    kind: ClassVar[str] = "llm_call"
+
+    def __init__(
+        self,
+        *,
+        provider: Any,
+        model: str = "mock-model",
+        system: str = "",
+        id: str | None = None,
+        name: str | None = None,
+    ) -> None:
+        super().__init__(provider=provider, model=model, system=system, id=id, name=name, max_iterations=1)
+
+    async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
+        rec = turn.rec
+        rec.begin("seed")
+        rec.write(("input", "message"), "set", turn.message)
+        self._append(turn, {"role": "user", "content": turn.message}, "user", "user-message")
+        rec.end()
+        self._assemble(turn, 1, withhold_tools=True)
+        await self._call(turn, 1, withheld=False)
+        return self._final(turn), None
+
+
+def _identity_dict(identity: Any) -> dict[str, str] | None:
+    if identity is None:
+        return None
+    if isinstance(identity, dict):
+        return {str(k): str(v) for k, v in identity.items() if v is not None}
+    as_dict = getattr(identity, "as_dict", None)
+    return as_dict() if callable(as_dict) else None

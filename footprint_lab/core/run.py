@@ -1,0 +1,99 @@
+"""``Run``: the result a caller holds, a thin face over one run's ``Recording``.
+
+``str(run)`` is the answer. ``run.recording`` is the full evidence (materialised from the
+capture on first access, then cached); ``run.steps`` and ``run.events`` are pandas views of
+it. Every view and every explanation is a pure function of the recording, so a run loaded
+from JSON (``Run.from_recording``) answers every question the live one does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from footprint_lab.engine.recording import Recording
+
+
+class Run:
+    """One finished (or paused) run: its answer, status and recording."""
+
+    __slots__ = ("_build", "_recording", "answer", "checkpoint", "question", "run_id", "status", "stopped_early")
+
+    def __init__(
+        self,
+        *,
+        run_id: str,
+        status: str,
+        answer: str | None,
+        build: Callable[[], Recording] | None = None,
+        recording: Recording | None = None,
+        stopped_early: dict[str, Any] | None = None,
+        question: str | None = None,
+        checkpoint: Any = None,
+    ) -> None:
+        self.run_id = run_id
+        self.status = status
+        self.answer = answer
+        self.stopped_early = stopped_early
+        self.question = question
+        self.checkpoint = checkpoint
+        self._build = build
+        self._recording = recording
+
+    @classmethod
+    def from_recording(cls, recording: Recording) -> Run:
+        """Wrap a recording (loaded from JSON, say) so every explanation works on it."""
+        return cls(
+            run_id=recording.run_id, status=recording.status, answer=recording.answer,
+            recording=recording, stopped_early=recording.stopped_early,
+        )
+
+    @property
+    def recording(self) -> Recording:
+        """The run as data; built from the capture the first time it is asked for."""
+        if self._recording is None:
+            assert self._build is not None
+            self._recording = self._build()
+            self._build = None
+        return self._recording
+
+    @property
+    def paused(self) -> bool:
+        """``True`` when the run stopped to ask a person something."""
+        return self.status == "paused"
+
+    @property
+    def steps(self) -> pd.DataFrame:
+        """One row per step: ``step_id``, ``stage``, ``iteration``, ``status``, ``started_ms``, ``duration_ms``."""
+        return steps_frame(self.recording)
+
+    @property
+    def events(self) -> pd.DataFrame:
+        """One row per event, in order: ``seq``, ``type``, ``step_id``, ``payload``, ``run_id``."""
+        return events_frame(self.recording)
+
+    def __str__(self) -> str:
+        return self.answer or ""
+
+    def __repr__(self) -> str:
+        preview = (self.answer or "")[:60]
+        return f"Run(run_id={self.run_id!r}, status={self.status!r}, answer={preview!r})"
+
+
+def steps_frame(recording: Recording) -> pd.DataFrame:
+    """The steps of a recording as a DataFrame."""
+    import pandas as pd
+
+    columns = ["step_id", "stage", "iteration", "status", "started_ms", "duration_ms"]
+    return pd.DataFrame([s.model_dump() for s in recording.steps], columns=columns)
+
+
+def events_frame(recording: Recording) -> pd.DataFrame:
+    """The events of a recording as a DataFrame."""
+    import pandas as pd
+
+    columns = ["seq", "type", "step_id", "payload", "run_id"]
+    return pd.DataFrame([e.model_dump() for e in recording.events], columns=columns)

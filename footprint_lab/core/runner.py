@@ -1,0 +1,94 @@
+"""What every runner shares: subscriptions, ``run`` / ``run_sync``, and where it is mounted.
+
+``async def run()`` is the one implementation; ``run_sync()`` only drives it. In a plain
+script it uses ``asyncio.run``; inside a running event loop (a Jupyter kernel) it runs the
+coroutine on a private loop in a worker thread and waits, so the same call works in both.
+In a notebook, ``await runner.run(...)`` is the direct way.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import secrets
+from collections.abc import Callable, Coroutine
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from footprint_lab.core.door import normalize_run_input
+from footprint_lab.core.run import Run
+
+Listener = Callable[[Any], None]
+
+
+def new_run_id() -> str:
+    """A fresh, unguessable run id."""
+    return "run-" + secrets.token_hex(6)
+
+
+@dataclass(slots=True)
+class Mount:
+    """Where one execution of a runner happens: a top-level run, or a member in a composition.
+
+    ``path`` prefixes the step ids (empty at top level); ``listeners`` receive events;
+    ``identity`` is set only when the caller named one; ``link`` is the parent run's
+    registry link for a member (compositions).
+    """
+
+    run_id: str
+    path: str = ""
+    listeners: tuple[Listener, ...] = ()
+    identity: Any = None
+    link: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class Runner:
+    """Base of ``Agent``, ``LLMCall`` and every composition."""
+
+    kind: ClassVar[str] = "runner"
+
+    def __init__(self, *, id: str | None = None, name: str | None = None) -> None:
+        self.id = id
+        self.name = name
+        self._listeners: list[Listener] = []
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Deliver every event of this runner's future runs to ``listener``; returns an unsubscribe."""
+        self._listeners.append(listener)
+
+        def unsubscribe() -> None:
+            if listener in self._listeners:
+                self._listeners.remove(listener)
+
+        return unsubscribe
+
+    def _listeners_for(self, on_event: Listener | None) -> tuple[Listener, ...]:
+        return (*self._listeners, on_event) if on_event is not None else tuple(self._listeners)
+
+    @property
+    def door(self) -> str:
+        return f"{type(self).__name__}.run"
+
+    async def run(self, input: Any = None, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
+        """Run once on ``input`` (a message string, or ``{"message": ...}``)."""
+        bag = normalize_run_input(input, self.door, identity=identity)
+        mount = Mount(run_id=new_run_id(), listeners=self._listeners_for(on_event), identity=bag.get("identity"))
+        return await self._execute(bag, mount)
+
+    async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
+        raise TypeError(f"{type(self).__name__} does not define how it executes")
+
+    def run_sync(self, input: Any = None, /, **keywords: Any) -> Run:
+        """Run to completion from synchronous code, inside a running event loop or not."""
+        return run_coroutine_sync(self.run(input, **keywords))
+
+
+def run_coroutine_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Drive a coroutine to completion from synchronous code."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coroutine)
+    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="footprint-run") as pool:
+        return pool.submit(asyncio.run, coroutine).result()

@@ -1,0 +1,225 @@
+"""The recorder: a run's evidence captured the moment it happens, as cheap tuples.
+
+Rule kept here: everything an explanation needs later is written down while the run is
+executing, never reconstructed afterwards. A step is opened with :meth:`Recorder.begin`,
+reads and writes go through the tracked scope (:meth:`Recorder.read`, :meth:`Recorder.write`),
+and :meth:`Recorder.end` closes the step with exactly one commit holding only what changed.
+
+- A read stamps the step that last wrote the value *at read time*, so walking backwards
+  from any read is a pointer walk, never a search.
+- A commit is a delta: its cost grows with what the step changed, never with the state.
+- Every event goes out in one envelope (``seq``, ``run_id``, ``type``, ``step_id``,
+  ``payload``), in order, to the run's listeners; a listener that raises is counted and
+  skipped, it never breaks the run.
+- A redaction policy (any object with ``scrub(value) -> value``) is applied to every value
+  before it is captured or delivered, so no reader ever sees what it covers; the live run
+  keeps using the real value.
+
+Role: engine layer. The recorder knows nothing about LLMs; runners put their own evidence
+(context pieces, exchanges, the transcript) in the plain lists it carries, and
+:func:`footprint_lab.engine.recording.build_recording` turns the capture into a
+:class:`~footprint_lab.engine.recording.Recording` on first access.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from time import perf_counter_ns, time
+from typing import Any, Protocol
+
+Path = tuple[str, ...]
+Listener = Callable[[Any], None]
+
+#: Event types, in the vocabulary every view and subscriber shares.
+EVENT_TYPES = (
+    "run_start", "run_end", "step_start", "step_end", "read", "write", "commit", "decision",
+    "llm_start", "llm_end", "token", "tool_start", "tool_end", "error",
+)
+VERBS = ("set", "merge", "append", "delete")
+
+
+class Scrubber(Protocol):
+    """What the recorder needs of a redaction policy."""
+
+    def scrub(self, value: Any) -> Any:
+        """Return ``value`` with every covered part replaced."""
+        ...
+
+
+def summarize(value: Any, limit: int = 80) -> str:
+    """A short, cheap description of a value for a read record."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[: limit - 1] + "…"
+    if isinstance(value, list | tuple):
+        return f"{type(value).__name__} of {len(value)}"
+    if isinstance(value, dict):
+        return f"dict of {len(value)}"
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)
+    return type(value).__name__
+
+
+class Recorder:
+    """Captures one run (or one member run) as it executes."""
+
+    __slots__ = (
+        "_event_class",
+        "annotations",
+        "children",
+        "commits",
+        "counter",
+        "current",
+        "decisions",
+        "events",
+        "exchanges",
+        "listener_errors",
+        "listeners",
+        "message_pieces",
+        "messages",
+        "meta",
+        "path",
+        "pending",
+        "pieces",
+        "policy",
+        "reads",
+        "run_id",
+        "started_at",
+        "started_ns",
+        "state",
+        "steps",
+        "writers",
+    )
+
+    def __init__(
+        self,
+        run_id: str,
+        *,
+        path: str = "",
+        listeners: Iterable[Listener] = (),
+        policy: Scrubber | None = None,
+    ) -> None:
+        self.run_id = run_id
+        self.path = path
+        self.counter = 0
+        self.current = ""
+        self.pending: list[tuple[Path, str, Any]] = []
+        self.state: dict[Path, Any] = {}
+        self.writers: dict[Path, str] = {}
+        # [step_id, stage, iteration, start_ns, end_ns, status]
+        self.steps: list[list[Any]] = []
+        self.reads: list[tuple[str, Path, str | None, str]] = []
+        self.commits: list[tuple[str, tuple[tuple[Path, str, Any], ...]]] = []
+        self.decisions: list[tuple[str, str, tuple[tuple[str, dict[str, Any], Any], ...], str]] = []
+        self.events: list[tuple[int, str, str, dict[str, Any]]] = []
+        self.pieces: list[Any] = []
+        self.exchanges: list[Any] = []
+        self.messages: list[dict[str, Any]] = []
+        #: for each transcript message, the index of its context piece
+        self.message_pieces: list[int] = []
+        self.children: list[Any] = []
+        self.annotations: list[dict[str, Any]] = []
+        self.listeners = tuple(listeners)
+        self.listener_errors = 0
+        self.policy = policy
+        self.started_at = time()
+        self.started_ns = perf_counter_ns()
+        self.meta: dict[str, Any] = {}
+        self._event_class: Any = None
+
+    # -- redaction: the one place a value enters the capture ---------------------------
+    def clean(self, value: Any) -> Any:
+        """The value as the record may hold it (the policy applied, when there is one)."""
+        policy = self.policy
+        return value if policy is None else policy.scrub(value)
+
+    # -- events -----------------------------------------------------------------------
+    def emit(self, type_: str, step_id: str, payload: dict[str, Any]) -> None:
+        """Record an event and deliver it to the listeners, in order."""
+        if self.policy is not None:
+            payload = self.policy.scrub(payload)
+        seq = len(self.events)
+        self.events.append((seq, type_, step_id, payload))
+        if self.listeners:
+            self._deliver(seq, type_, step_id, payload)
+
+    def _deliver(self, seq: int, type_: str, step_id: str, payload: dict[str, Any]) -> None:
+        if self._event_class is None:
+            from footprint_lab.engine.recording import Event
+
+            self._event_class = Event
+        event = self._event_class.model_construct(
+            seq=seq, run_id=self.run_id, type=type_, step_id=step_id, payload=payload
+        )
+        for listener in self.listeners:
+            try:
+                listener(event)
+            except Exception:  # a subscriber's bug must never break the run it watches
+                self.listener_errors += 1
+
+    # -- steps ------------------------------------------------------------------------
+    def begin(self, stage: str, iteration: int | None = None) -> str:
+        """Open a step and return its runtime id."""
+        self.counter += 1
+        step_id = f"{self.path}/{stage}#{self.counter}" if self.path else f"{stage}#{self.counter}"
+        self.current = step_id
+        self.pending = []
+        self.steps.append([step_id, stage, iteration, perf_counter_ns(), 0, "running"])
+        self.emit("step_start", step_id, {"stage": stage, "iteration": iteration})
+        return step_id
+
+    def read(self, path: Path) -> Any:
+        """Read a tracked value, stamping the step that last wrote it."""
+        value = self.state.get(path)
+        writer = self.writers.get(path)
+        summary = summarize(value)
+        if self.policy is not None:
+            summary = self.policy.scrub(summary)
+        self.reads.append((self.current, path, writer, summary))
+        self.emit("read", self.current, {"path": list(path), "writer": writer})
+        return value
+
+    def write(self, path: Path, verb: str, value: Any) -> None:
+        """Change tracked state; the change joins the current step's commit."""
+        state = self.state
+        if verb == "set":
+            state[path] = value
+        elif verb == "append":
+            target = state.get(path)
+            if target is None:
+                state[path] = [value]
+            else:
+                target.append(value)
+        elif verb == "merge":
+            state[path] = {**(state.get(path) or {}), **value}
+        elif verb == "delete":
+            state.pop(path, None)
+        else:
+            raise ValueError(f"unknown write verb {verb!r}; one of {VERBS}")
+        self.writers[path] = self.current
+        self.pending.append((path, verb, value))
+        self.emit("write", self.current, {"path": list(path), "verb": verb})
+
+    def decide(self, rule: str, evidence: Iterable[tuple[str, dict[str, Any], Any]], chosen: str) -> None:
+        """Record which branch the current step chose, with each rule's inputs and result."""
+        rows = tuple((name, self.clean(reads), result) for name, reads, result in evidence)
+        self.decisions.append((self.current, rule, rows, chosen))
+        self.emit("decision", self.current, {"rule": rule, "chosen": chosen})
+
+    def end(self, status: str = "ok") -> None:
+        """Close the current step with its one commit."""
+        step_id = self.current
+        entries = tuple(self.pending)
+        if self.policy is not None:
+            entries = tuple((p, v, self.policy.scrub(x)) for p, v, x in entries)
+        self.commits.append((step_id, entries))
+        self.pending = []
+        self.emit("commit", step_id, {"paths": [list(p) for p, _, _ in entries]})
+        step = self.steps[-1]
+        step[4] = perf_counter_ns()
+        step[5] = status
+        self.emit("step_end", step_id, {"status": status})
+
+    def fail_open_step(self) -> None:
+        """Close a step left open by an exception, so the record shows where it stopped."""
+        if self.steps and self.steps[-1][5] == "running":
+            self.end("error")

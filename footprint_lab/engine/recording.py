@@ -1,0 +1,300 @@
+"""``Recording``: one run as plain, versioned data (pydantic, exact JSON round trip).
+
+Every explanation and every notebook view is a pure function of a ``Recording``. It holds
+only JSON-native values, so ``Recording.model_validate_json(r.model_dump_json()) == r``
+holds for every run, and a recording saved from one process explains the same way in
+another. A composed run nests its members' recordings in ``children``.
+
+Role: engine layer. This module is imported lazily (on the first ``run.recording`` access)
+so that ``import footprint_lab`` stays light.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from footprint_lab.engine.recorder import Recorder
+
+SCHEMA_VERSION = 1
+
+
+class _Data(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class RunnerInfo(_Data):
+    kind: str
+    id: str | None = None
+    name: str | None = None
+
+
+class Step(_Data):
+    step_id: str
+    stage: str
+    iteration: int | None = None
+    status: str
+    started_ms: float
+    duration_ms: float
+
+
+class Read(_Data):
+    step_id: str
+    path: list[str]
+    writer: str | None
+    summary: str
+
+
+class CommitEntry(_Data):
+    path: list[str]
+    verb: Literal["set", "merge", "append", "delete"]
+    value: Any = None
+
+
+class Commit(_Data):
+    step_id: str
+    entries: list[CommitEntry]
+
+
+class RuleEvidence(_Data):
+    rule: str
+    reads: dict[str, Any]
+    result: Any = None
+
+
+class Decision(_Data):
+    step_id: str
+    rule: str
+    evidence: list[RuleEvidence]
+    chosen: str
+
+
+class Event(_Data):
+    """The one event envelope, shared by live subscribers and the recording."""
+
+    seq: int
+    run_id: str
+    type: str
+    step_id: str
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class ContextPiece(_Data):
+    """One piece of what a provider received, with its chain of custody."""
+
+    index: int
+    slot: Literal["system", "messages", "tools"]
+    position: int
+    source_kind: str
+    source_id: str
+    content: str
+    content_hash: str
+    trigger: str = "base"
+    verdict: Literal["admitted", "skipped", "dropped"] = "admitted"
+    reason: str = ""
+    allowed_by: str | None = None
+    landed_by: str | None = None
+    iteration: int | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+
+
+class Usage(_Data):
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+    estimated: bool = False
+
+
+class ToolCallRecord(_Data):
+    id: str
+    name: str
+    args: dict[str, Any]
+
+
+class ResponseRecord(_Data):
+    content: str | None
+    tool_calls: list[ToolCallRecord] = Field(default_factory=list)
+    stop_reason: str | None = None
+    model: str | None = None
+    usage: Usage = Field(default_factory=Usage)
+
+
+class LLMExchange(_Data):
+    """One LLM call: the request exactly as assembled, and the response as received.
+
+    The request's messages are ``recording.messages[:message_count]`` followed by
+    ``injected_messages``; storing the prefix length keeps a long run linear in size.
+    """
+
+    step_id: str
+    iteration: int | None
+    model: str
+    system: str
+    message_count: int
+    injected_messages: list[dict[str, Any]] = Field(default_factory=list)
+    tools: list[dict[str, Any]] = Field(default_factory=list)
+    system_pieces: list[int] = Field(default_factory=list)
+    message_pieces: list[int] = Field(default_factory=list)
+    tool_pieces: list[int] = Field(default_factory=list)
+    tools_withheld: bool = False
+    response: ResponseRecord
+    duration_ms: float = 0.0
+    wire: dict[str, Any] | None = None
+
+
+class Recording(_Data):
+    """A whole run, as data."""
+
+    schema_version: int = SCHEMA_VERSION
+    run_id: str
+    runner: RunnerInfo
+    identity: dict[str, str] | None = None
+    status: Literal["finished", "failed", "paused"]
+    input: dict[str, Any]
+    answer: str | None = None
+    stopped_early: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    started_at: float
+    duration_ms: float
+    steps: list[Step] = Field(default_factory=list)
+    reads: list[Read] = Field(default_factory=list)
+    commits: list[Commit] = Field(default_factory=list)
+    decisions: list[Decision] = Field(default_factory=list)
+    events: list[Event] = Field(default_factory=list)
+    context_pieces: list[ContextPiece] = Field(default_factory=list)
+    exchanges: list[LLMExchange] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    #: for each transcript message, the index of the context piece that carries it
+    message_pieces: list[int] = Field(default_factory=list)
+    children: list[Recording] = Field(default_factory=list)
+    annotations: list[dict[str, Any]] = Field(default_factory=list)
+    redaction: dict[str, Any] | None = None
+    listener_errors: int = 0
+    meta: dict[str, Any] = Field(default_factory=dict)
+
+    def request_messages(self, exchange: LLMExchange) -> list[dict[str, Any]]:
+        """The messages an exchange sent, reconstructed exactly from the transcript."""
+        return [*self.messages[: exchange.message_count], *exchange.injected_messages]
+
+    def exchange_pieces(self, exchange: LLMExchange) -> dict[str, list[int]]:
+        """The context-piece indices each slot of an exchange was assembled from."""
+        return {
+            "system": list(exchange.system_pieces),
+            "messages": [*self.message_pieces[: exchange.message_count], *exchange.message_pieces],
+            "tools": list(exchange.tool_pieces),
+        }
+
+    def exchange_at(self, step_id: str) -> LLMExchange | None:
+        """The exchange recorded by an LLM-call step, or ``None``."""
+        for exchange in self.exchanges:
+            if exchange.step_id == step_id:
+                return exchange
+        return None
+
+
+def content_hash(text: str) -> str:
+    """A short, stable fingerprint of a piece's content."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as JSON-native data, so a recording round-trips exactly."""
+    if value is None or isinstance(value, str | bool | int):
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [jsonable(v) for v in value]
+    if isinstance(value, set | frozenset):
+        return sorted((jsonable(v) for v in value), key=repr)
+    if isinstance(value, BaseModel):
+        return jsonable(value.model_dump(mode="json"))
+    return repr(value)
+
+
+def build_recording(
+    recorder: Recorder,
+    *,
+    runner: dict[str, Any],
+    status: str,
+    input: dict[str, Any],
+    answer: str | None,
+    identity: dict[str, str] | None = None,
+    stopped_early: dict[str, Any] | None = None,
+    error: dict[str, Any] | None = None,
+    ended_ns: int,
+    children: list[Recording] | None = None,
+    redaction: dict[str, Any] | None = None,
+) -> Recording:
+    """Materialise a recorder's capture into a ``Recording``."""
+    start = recorder.started_ns
+    clean = recorder.clean
+    steps = [
+        Step(
+            step_id=s[0], stage=s[1], iteration=s[2], status=s[5],
+            started_ms=(s[3] - start) / 1e6, duration_ms=((s[4] or s[3]) - s[3]) / 1e6,
+        )
+        for s in recorder.steps
+    ]
+    reads = [Read(step_id=r[0], path=list(r[1]), writer=r[2], summary=r[3]) for r in recorder.reads]
+    commits = [
+        Commit(
+            step_id=c[0],
+            entries=[CommitEntry(path=list(p), verb=v, value=jsonable(x)) for p, v, x in c[1]],  # type: ignore[arg-type]
+        )
+        for c in recorder.commits
+    ]
+    decisions = [
+        Decision(
+            step_id=d[0], rule=d[1], chosen=d[3],
+            evidence=[RuleEvidence(rule=n, reads=jsonable(r), result=jsonable(x)) for n, r, x in d[2]],
+        )
+        for d in recorder.decisions
+    ]
+    run_id = recorder.run_id
+    events = [
+        Event(seq=e[0], run_id=run_id, type=e[1], step_id=e[2], payload=jsonable(e[3]))
+        for e in recorder.events
+    ]
+    pieces = []
+    for index, piece in enumerate(recorder.pieces):
+        content = clean(piece["content"])
+        pieces.append(
+            ContextPiece(
+                index=index, content=content, content_hash=content_hash(content),
+                **{k: (jsonable(clean(v)) if k == "detail" else v) for k, v in piece.items() if k != "content"},
+            )
+        )
+    exchanges = [LLMExchange.model_validate(jsonable(clean(x))) for x in recorder.exchanges]
+    return Recording(
+        run_id=run_id,
+        runner=RunnerInfo(**runner),
+        identity=identity,
+        status=status,  # type: ignore[arg-type]
+        input=jsonable(clean(input)),
+        answer=clean(answer),
+        stopped_early=stopped_early,
+        error=jsonable(clean(error)) if error is not None else None,
+        started_at=recorder.started_at,
+        duration_ms=(ended_ns - start) / 1e6,
+        steps=steps,
+        reads=reads,
+        commits=commits,
+        decisions=decisions,
+        events=events,
+        context_pieces=pieces,
+        exchanges=exchanges,
+        messages=jsonable(clean(recorder.messages)),
+        message_pieces=list(recorder.message_pieces),
+        children=children or [],
+        annotations=jsonable(recorder.annotations),
+        redaction=redaction,
+        listener_errors=recorder.listener_errors,
+        meta=jsonable(recorder.meta),
+    )

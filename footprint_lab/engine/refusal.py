@@ -1,0 +1,58 @@
+"""The one base class for every error a caller can cause.
+
+Rule: a door that receives something it cannot use says so *before anything runs*:
+nothing is billed, nothing is half-recorded, and the runner's state is left as it was.
+Every refusal
+
+- carries a stable ``code`` (``ERR_...``) that programs branch on,
+- describes what arrived by its shape, never by its value (the caller's data, a
+  secret or an identity is never quoted),
+- teaches the fix in its message,
+- keeps its evidence in typed attributes, which the notebook lab renders as a card.
+
+Refusals live next to the door that raises them; ``footprint_lab.errors`` gathers them.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar
+
+
+class Refusal(Exception):
+    """A caller's mistake, refused at a door before anything ran."""
+
+    code: ClassVar[str] = "ERR_REFUSED"
+    #: The names of the attributes that carry this refusal's evidence (rendered on cards).
+    fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def evidence(self) -> dict[str, Any]:
+        """The typed fields of this refusal, by name (what a card shows beside the message)."""
+        return {name: getattr(self, name, None) for name in self.fields}
+
+
+def describe_shape(value: object) -> str:
+    """Describe a value by its shape, never by its content.
+
+    ``None``, ``a list of 3``, ``a dict with no keys``, ``a dict with keys: text``, ``a int``.
+    Only short identifier-like string keys are named; any other key is counted, because a
+    key can itself be the caller's data.
+    """
+    if value is None:
+        return "None"
+    if isinstance(value, list | tuple | set | frozenset):
+        return f"a {type(value).__name__} of {len(value)}"
+    if isinstance(value, dict):
+        if not value:
+            return "a dict with no keys"
+        named = [k for k in value if isinstance(k, str) and k.isidentifier() and len(k) <= 32]
+        shown = ", ".join(named[:6])
+        others = len(value) - min(len(named), 6)
+        if not shown:
+            return f"a dict with {len(value)} key{'s' if len(value) != 1 else ''} (not shown)"
+        more = f" and {others} more" if others else ""
+        return f"a dict with keys: {shown}{more}"
+    return f"a {type(value).__name__}"

@@ -1,0 +1,32 @@
+"""Every refusal footprint_lab can raise, in one place.
+
+Each is raised before anything runs, carries a stable ``code``, describes what arrived by
+shape only, and says how to fix it. The tree::
+
+    Refusal                              footprint_lab.engine.refusal
+    ├── InvalidRunInputError             ERR_INVALID_RUN_INPUT      core.door
+    ├── RunInFlightError                 ERR_RUN_IN_FLIGHT          core.conversation
+    ├── AgentConfigError                 ERR_AGENT_CONFIG           core.agent
+    ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
+    ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
+    └── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
+"""
+
+from __future__ import annotations
+
+from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
+from footprint_lab.core.conversation import RunInFlightError
+from footprint_lab.core.door import InvalidRunInputError
+from footprint_lab.core.tools import ToolDefinitionError
+from footprint_lab.engine.refusal import Refusal
+from footprint_lab.providers.mock import MockScriptError
+
+__all__ = [
+    "AgentConfigError",
+    "DuplicateToolError",
+    "InvalidRunInputError",
+    "MockScriptError",
+    "Refusal",
+    "RunInFlightError",
+    "ToolDefinitionError",
+]

@@ -1,0 +1,1 @@
+"""footprint_lab.explain (see ARCHITECTURE.md)."""

@@ -1,0 +1,1 @@
+"""footprint_lab.flow (see ARCHITECTURE.md)."""

@@ -1,0 +1,1 @@
+"""footprint_lab.lab (see ARCHITECTURE.md)."""

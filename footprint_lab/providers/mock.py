@@ -1,0 +1,186 @@
+"""The embedded mock provider: scripted or computed replies, no key, no network.
+
+``mock(reply=...)`` answers every call the same; ``mock(replies=[...])`` follows a script,
+one entry per LLM call of a run (the script starts over with every run, so one agent can be
+run again, or re-run by an ablation, with the same provider); ``mock(respond=fn)`` computes
+each reply from the :class:`~footprint_lab.providers.types.LLMRequest` it is given, so a
+scenario's provider can react to exactly what the model would have seen.
+
+A reply is a ``str`` (the final answer), ``{"tool": name, "args": {...}}`` (a tool call),
+a list of those (a batch of tool calls), ``{"content": ..., "tool_calls": [...]}``, or an
+``LLMResponse``. Usage is estimated at four characters a token and marked ``estimated``.
+"""
+
+from __future__ import annotations
+
+import inspect
+import json
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
+
+Reply = str | dict[str, Any] | list[dict[str, Any]] | LLMResponse
+
+
+class MockScriptError(Refusal):
+    """Raised when a mock provider is built with no way to answer, or a reply it cannot read.
+
+    Carries ``received`` (the shape of what arrived) and, for a run past the end of a
+    script, ``scripted`` (how many replies were scripted) and ``call_index`` (which
+    request overran, counted from 0 within the run).
+    """
+
+    code = "ERR_MOCK_SCRIPT"
+    fields = ("received", "scripted", "call_index")
+
+    def __init__(
+        self, message: str, *, received: str = "", scripted: int | None = None, call_index: int | None = None
+    ) -> None:
+        super().__init__(message)
+        self.received = received
+        self.scripted = scripted
+        self.call_index = call_index
+
+
+class MockProvider:
+    """A provider that answers from a script or a function. Build it with :func:`mock`."""
+
+    name = "mock"
+
+    def __init__(
+        self,
+        *,
+        replies: Sequence[Reply] | None,
+        respond: Callable[[LLMRequest], Any] | None,
+        stream: bool,
+    ) -> None:
+        self._replies = list(replies) if replies is not None else None
+        self._respond = respond
+        self._stream = stream
+        self.calls = 0
+
+    async def complete(self, request: LLMRequest, on_token: TokenCallback | None = None) -> LLMResponse:
+        self.calls += 1
+        if self._respond is not None:
+            reply = self._respond(request)
+            if inspect.isawaitable(reply):
+                reply = await reply
+        else:
+            script = self._replies or []
+            if request.call_index >= len(script):
+                raise MockScriptError(
+                    f"mock: the script has {len(script)} repl{'y' if len(script) == 1 else 'ies'} but this "
+                    f"run made LLM call number {request.call_index + 1} (iteration {request.iteration}). "
+                    "Script one reply per LLM call of a run (the script restarts every run), end it with a "
+                    "final answer (a plain string), or use mock(respond=fn) to compute replies.",
+                    received=f"call {request.call_index + 1} of a {len(script)}-reply script",
+                    scripted=len(script),
+                    call_index=request.call_index,
+                )
+            reply = script[request.call_index]
+        response = to_response(reply, request.call_index)
+        if response.usage.input_tokens == 0 and response.usage.output_tokens == 0:
+            response.usage = _estimate(request, response)
+        if response.model is None:
+            response.model = request.model
+        if self._stream and on_token is not None and response.content:
+            for chunk in _chunks(response.content):
+                on_token(chunk)
+        return response
+
+
+def mock(
+    reply: str | None = None,
+    *,
+    replies: Sequence[Reply] | None = None,
+    respond: Callable[[LLMRequest], Any] | None = None,
+    stream: bool = False,
+) -> MockProvider:
+    """Build the embedded mock provider; give exactly one of ``reply``, ``replies``, ``respond``."""
+    options = (("reply", reply), ("replies", replies), ("respond", respond))
+    given = [name for name, value in options if value is not None]
+    if len(given) != 1:
+        raise MockScriptError(
+            "mock: give exactly one way to answer: mock(reply='text'), mock(replies=[...]) with one "
+            f"reply per LLM call, or mock(respond=fn). Received {len(given)} of them.",
+            received=", ".join(given) or "none",
+        )
+    if reply is not None and not isinstance(reply, str):
+        raise MockScriptError(
+            f"mock: reply must be a string (received {describe_shape(reply)}); for tool calls script "
+            "them with mock(replies=[{'tool': 'name', 'args': {...}}, 'final answer']).",
+            received=describe_shape(reply),
+        )
+    if replies is not None:
+        if isinstance(replies, str | dict) or not isinstance(replies, Sequence):
+            raise MockScriptError(
+                f"mock: replies must be a list with one reply per LLM call (received {describe_shape(replies)}).",
+                received=describe_shape(replies),
+            )
+        for position, item in enumerate(replies):
+            to_response(item, position)  # refuse an unreadable script now, not mid-run
+    if respond is not None and not callable(respond):
+        raise MockScriptError(
+            "mock: respond must be a function that takes the request and returns a reply.",
+            received=describe_shape(respond),
+        )
+    if reply is not None:
+        fixed = reply
+
+        def respond(_request: LLMRequest) -> str:
+            return fixed
+
+    return MockProvider(replies=replies, respond=respond, stream=stream)
+
+
+def to_response(reply: Any, call_index: int) -> LLMResponse:
+    """Read one scripted or computed reply into an ``LLMResponse``."""
+    if isinstance(reply, LLMResponse):
+        return reply
+    if isinstance(reply, str):
+        return LLMResponse(content=reply, stop_reason="end_turn")
+    if isinstance(reply, dict) and "tool" in reply:
+        return LLMResponse(tool_calls=[_tool_call(reply, call_index, 0)], stop_reason="tool_use")
+    if isinstance(reply, list) and reply and all(isinstance(r, dict) and "tool" in r for r in reply):
+        calls = [_tool_call(r, call_index, k) for k, r in enumerate(reply)]
+        return LLMResponse(tool_calls=calls, stop_reason="tool_use")
+    if isinstance(reply, dict) and ("content" in reply or "tool_calls" in reply):
+        raw_calls = reply.get("tool_calls") or []
+        calls = [_tool_call(r, call_index, k) for k, r in enumerate(raw_calls)]
+        content = reply.get("content")
+        return LLMResponse(content=content, tool_calls=calls, stop_reason="tool_use" if calls else "end_turn")
+    raise MockScriptError(
+        f"mock: reply for LLM call {call_index + 1} is {describe_shape(reply)}, which is not a reply. "
+        "A reply is a string (final answer), {'tool': name, 'args': {...}}, a list of those, or "
+        "{'content': text, 'tool_calls': [...]}.",
+        received=describe_shape(reply),
+        call_index=call_index,
+    )
+
+
+def _tool_call(raw: dict[str, Any], call_index: int, position: int) -> ToolCall:
+    name = raw.get("tool", raw.get("name"))
+    args = raw.get("args", {})
+    if not isinstance(name, str) or not isinstance(args, dict):
+        raise MockScriptError(
+            f"mock: a tool call in reply {call_index + 1} needs a string 'tool' and a dict 'args'.",
+            received=describe_shape(raw),
+            call_index=call_index,
+        )
+    return ToolCall(id=str(raw.get("id") or f"call_{call_index + 1}_{position + 1}"), name=name, args=args)
+
+
+def _estimate(request: LLMRequest, response: LLMResponse) -> Usage:
+    out_chars = len(response.content or "")
+    for call in response.tool_calls:
+        out_chars += len(call.name) + len(json.dumps(call.args))
+    return Usage(
+        input_tokens=-(-request.input_chars // 4), output_tokens=-(-out_chars // 4), estimated=True
+    )
+
+
+def _chunks(text: str) -> list[str]:
+    words = text.split(" ")
+    return [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]
