@@ -20,6 +20,7 @@ _EXPORTS: dict[str, str] = {
     "Tool": "footprint_lab.core.tools",
     "ToolContext": "footprint_lab.core.tools",
     "normalize_run_input": "footprint_lab.core.door",
+    "Identity": "footprint_lab.core.identity",
     "Recording": "footprint_lab.engine.recording",
     "Event": "footprint_lab.engine.recording",
     "Refusal": "footprint_lab.engine.refusal",
@@ -30,6 +31,7 @@ _SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "f
 if TYPE_CHECKING:
     from footprint_lab.core.agent import Agent, LLMCall
     from footprint_lab.core.door import normalize_run_input
+    from footprint_lab.core.identity import Identity
     from footprint_lab.core.run import Run
     from footprint_lab.core.tools import Tool, ToolContext, define_tool, tool
     from footprint_lab.engine.recording import Event, Recording
@@ -63,6 +65,6 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 __all__ = [
-    "Agent", "Event", "LLMCall", "Recording", "Refusal", "Run", "Tool", "ToolContext", "define_tool",
+    "Agent", "Event", "Identity", "LLMCall", "Recording", "Refusal", "Run", "Tool", "ToolContext", "define_tool",
     "normalize_run_input", "tool",
 ]

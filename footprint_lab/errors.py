@@ -8,6 +8,7 @@ shape only, and says how to fix it. The tree::
     ├── RunInFlightError                 ERR_RUN_IN_FLIGHT          core.conversation
     ├── AgentConfigError                 ERR_AGENT_CONFIG           core.agent
     ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
+    ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
     ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
     └── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
 """
@@ -17,6 +18,7 @@ from __future__ import annotations
 from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
 from footprint_lab.core.conversation import RunInFlightError
 from footprint_lab.core.door import InvalidRunInputError
+from footprint_lab.core.identity import InvalidIdentityError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.refusal import Refusal
 from footprint_lab.providers.mock import MockScriptError
@@ -24,6 +26,7 @@ from footprint_lab.providers.mock import MockScriptError
 __all__ = [
     "AgentConfigError",
     "DuplicateToolError",
+    "InvalidIdentityError",
     "InvalidRunInputError",
     "MockScriptError",
     "Refusal",

@@ -28,6 +28,7 @@ from typing import Any, ClassVar
 
 from footprint_lab.core.conversation import RunInFlightError
 from footprint_lab.core.door import normalize_run_input
+from footprint_lab.core.identity import Identity, coerce_identity
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
 from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
@@ -161,10 +162,11 @@ class Agent(Runner):
     ) -> Run:
         """Answer one message: ``await agent.run("...")`` or ``agent.run({"message": "..."})``."""
         bag = normalize_run_input(input, self.door, identity=identity)
+        named = coerce_identity(bag.pop("identity", None), self.door)
         run_id = self._claim()
         try:
             run = await self._execute(bag, Mount(run_id=run_id, listeners=self._listeners_for(on_event),
-                                                 identity=bag.get("identity")))
+                                                 identity=named))
             self.last_run = run
             return run
         except BaseException as exc:
@@ -397,10 +399,5 @@ class LLMCall(Agent):
         return self._final(turn), None
 
 
-def _identity_dict(identity: Any) -> dict[str, str] | None:
-    if identity is None:
-        return None
-    if isinstance(identity, dict):
-        return {str(k): str(v) for k, v in identity.items() if v is not None}
-    as_dict = getattr(identity, "as_dict", None)
-    return as_dict() if callable(as_dict) else None
+def _identity_dict(identity: Identity | None) -> dict[str, str] | None:
+    return identity.as_dict() if identity is not None else None

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from footprint_lab.core.door import normalize_run_input
+from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.run import Run
 
 Listener = Callable[[Any], None]
@@ -73,7 +74,8 @@ class Runner:
     async def run(self, input: Any = None, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
         """Run once on ``input`` (a message string, or ``{"message": ...}``)."""
         bag = normalize_run_input(input, self.door, identity=identity)
-        mount = Mount(run_id=new_run_id(), listeners=self._listeners_for(on_event), identity=bag.get("identity"))
+        named = coerce_identity(bag.pop("identity", None), self.door)
+        mount = Mount(run_id=new_run_id(), listeners=self._listeners_for(on_event), identity=named)
         return await self._execute(bag, mount)
 
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
