@@ -24,6 +24,15 @@ _EXPORTS: dict[str, str] = {
     "Recording": "footprint_lab.engine.recording",
     "Event": "footprint_lab.engine.recording",
     "Refusal": "footprint_lab.engine.refusal",
+    "Sequence": "footprint_lab.flow",
+    "Parallel": "footprint_lab.flow",
+    "Conditional": "footprint_lab.flow",
+    "Loop": "footprint_lab.flow",
+    "Workflow": "footprint_lab.flow",
+    "Graph": "footprint_lab.flow",
+    "step": "footprint_lab.flow",
+    "merge_with_llm": "footprint_lab.flow",
+    "RunTree": "footprint_lab.explain.tree",
 }
 _ERRORS = "footprint_lab.errors"
 _SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab")
@@ -36,6 +45,8 @@ if TYPE_CHECKING:
     from footprint_lab.core.tools import Tool, ToolContext, define_tool, tool
     from footprint_lab.engine.recording import Event, Recording
     from footprint_lab.engine.refusal import Refusal
+    from footprint_lab.explain.tree import RunTree
+    from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
 
 
 def __getattr__(name: str) -> Any:
@@ -65,6 +76,25 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 __all__ = [
-    "Agent", "Event", "Identity", "LLMCall", "Recording", "Refusal", "Run", "Tool", "ToolContext", "define_tool",
-    "normalize_run_input", "tool",
+    "Agent",
+    "Conditional",
+    "Event",
+    "Graph",
+    "Identity",
+    "LLMCall",
+    "Loop",
+    "Parallel",
+    "Recording",
+    "Refusal",
+    "Run",
+    "RunTree",
+    "Sequence",
+    "Tool",
+    "ToolContext",
+    "Workflow",
+    "define_tool",
+    "merge_with_llm",
+    "normalize_run_input",
+    "step",
+    "tool",
 ]

@@ -29,6 +29,7 @@ from typing import Any, ClassVar
 from footprint_lab.core.conversation import RunInFlightError
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity
+from footprint_lab.core.member_run import run_for
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
 from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
@@ -185,21 +186,23 @@ class Agent(Runner):
 
     # -- one execution --------------------------------------------------------------------
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
-        rec = Recorder(mount.run_id, path=mount.path, listeners=mount.listeners)
-        turn = _Turn(rec, bag["message"], mount.identity)
-        rec.emit("run_start", "", {"runner": self.kind, "id": self.id, "name": self.name})
+        # Whom this execution serves comes from the mount alone (member_run); never from the instance.
+        serves = run_for(mount, bag, self.door)
+        rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners)
+        turn = _Turn(rec, bag["message"], serves.identity)
+        rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name})
         try:
             answer, stopped_early = await self._loop(turn)
         except BaseException as exc:
             rec.fail_open_step()
             error = {"type": type(exc).__name__, "code": getattr(exc, "code", None), "step_id": rec.current}
             rec.emit("error", rec.current, dict(error))
-            rec.emit("run_end", "", {"status": "failed"})
+            rec.emit("run_end", rec.path, {"status": "failed"})
             failed = self._make_run(turn, bag, "failed", None, None, error, perf_counter_ns())
             with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
                 exc._footprint_run = failed  # type: ignore[attr-defined]
             raise
-        rec.emit("run_end", "", {"status": "finished"})
+        rec.emit("run_end", rec.path, {"status": "finished"})
         return self._make_run(turn, bag, "finished", answer, stopped_early, None, perf_counter_ns())
 
     def _make_run(

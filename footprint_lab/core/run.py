@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.engine.recording import Recording
+    from footprint_lab.explain.tree import RunTree
 
 
 class Run:
@@ -74,6 +75,12 @@ class Run:
     def events(self) -> pd.DataFrame:
         """One row per event, in order: ``seq``, ``type``, ``step_id``, ``payload``, ``run_id``."""
         return events_frame(self.recording)
+
+    def tree(self) -> RunTree:
+        """The run and its member runs as a tree (``.nodes``, ``.edges``, ``.to_frame()``)."""
+        from footprint_lab.explain.tree import run_tree
+
+        return run_tree(self.recording)
 
     def __str__(self) -> str:
         return self.answer or ""

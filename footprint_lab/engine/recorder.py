@@ -215,9 +215,33 @@ class Recorder:
         self.pending = []
         self.emit("commit", step_id, {"paths": [list(p) for p, _, _ in entries]})
         step = self.steps[-1]
+        if step[0] != step_id:  # a step opened alongside others is closed out of order
+            step = next(row for row in reversed(self.steps) if row[0] == step_id)
         step[4] = perf_counter_ns()
         step[5] = status
         self.emit("step_end", step_id, {"status": status})
+
+    # -- steps that run alongside each other (parallel branches, graph nodes) ----------
+    def open_step(self, stage: str, iteration: int | None = None, reads: Iterable[Path] = ()) -> tuple[str, list[Any]]:
+        """Open a step that runs concurrently with others, take its reads now, and return its id and the values.
+
+        The step never becomes the current one, so sibling steps can open and close in any
+        order; close it with :meth:`close_step`.
+        """
+        saved = self.current, self.pending
+        step_id = self.begin(stage, iteration)
+        values = [self.read(path) for path in reads]
+        self.current, self.pending = saved
+        return step_id, values
+
+    def close_step(self, step_id: str, writes: Iterable[tuple[Path, str, Any]] = (), status: str = "ok") -> None:
+        """Close a step opened with :meth:`open_step`: apply its writes and commit them as its one commit."""
+        saved = self.current, self.pending
+        self.current, self.pending = step_id, []
+        for path, verb, value in writes:
+            self.write(path, verb, value)
+        self.end(status)
+        self.current, self.pending = saved
 
     def fail_open_step(self) -> None:
         """Close a step left open by an exception, so the record shows where it stopped."""

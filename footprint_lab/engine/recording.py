@@ -151,6 +151,8 @@ class Recording(_Data):
 
     schema_version: int = SCHEMA_VERSION
     run_id: str
+    #: where the run was mounted: the mounting step's id for a member run, empty at top level
+    path: str = ""
     runner: RunnerInfo
     identity: dict[str, str] | None = None
     status: Literal["finished", "failed", "paused"]
@@ -274,6 +276,7 @@ def build_recording(
     exchanges = [LLMExchange.model_validate(jsonable(clean(x))) for x in recorder.exchanges]
     return Recording(
         run_id=run_id,
+        path=recorder.path,
         runner=RunnerInfo(**runner),
         identity=identity,
         status=status,  # type: ignore[arg-type]
