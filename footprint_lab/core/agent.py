@@ -22,6 +22,7 @@ always add up to exactly what was sent.
 from __future__ import annotations
 
 import contextlib
+import json
 import weakref
 from collections.abc import Callable, Iterable, Sequence
 from time import perf_counter_ns
@@ -267,8 +268,12 @@ class Agent(Runner):
         return self._final(turn), stopped
 
     def _append(self, turn: _Turn, message: dict[str, Any], source_kind: str, source_id: str,
-                **evidence: Any) -> None:
-        """Append a turn to the conversation: it lands in the messages slot in this step."""
+                iteration: int | None = None, **evidence: Any) -> None:
+        """Append a turn to the conversation: it lands in the messages slot in this step.
+
+        The piece's content is what the model reads of the turn: its text, and for an
+        assistant turn that calls tools, each call as ``name({json args})`` on its own line.
+        """
         rec = turn.rec
         step_id = rec.current
         rec.write(MESSAGES, "append", message)
@@ -279,8 +284,8 @@ class Agent(Runner):
         rec.message_pieces.append(len(rec.pieces))
         rec.pieces.append({
             "slot": "messages", "position": position, "source_kind": source_kind, "source_id": source_id,
-            "content": message.get("content") or "", "trigger": "base", "verdict": "admitted",
-            "reason": "conversation", "allowed_by": step_id, "landed_by": step_id, "iteration": None,
+            "content": turn_text(message), "trigger": "base", "verdict": "admitted",
+            "reason": "conversation", "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
             **evidence,
         })
 
@@ -355,7 +360,7 @@ class Agent(Runner):
         message: dict[str, Any] = {"role": "assistant", "content": response.content}
         if calls:
             message["tool_calls"] = calls
-        self._append(turn, message, "assistant", step_id)
+        self._append(turn, message, "assistant", step_id, iteration)
         rec.write(LAST_RESPONSE, "set", response.content)
         rec.end()
         return response
@@ -384,7 +389,7 @@ class Agent(Runner):
         message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
         if is_error:
             message["is_error"] = True
-        self._append(turn, message, "tool_result", call.id, tool=call.name, requested_by=requested_by,
+        self._append(turn, message, "tool_result", call.id, iteration, tool=call.name, requested_by=requested_by,
                      is_error=is_error)
         rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error})
         rec.end("tool_error" if is_error else "ok")
@@ -423,6 +428,16 @@ class LLMCall(Agent):
         self._assemble(turn, 1, withhold_tools=True)
         await self._call(turn, 1, withheld=False)
         return self._final(turn), None
+
+
+def turn_text(message: dict[str, Any]) -> str:
+    """What the model reads of one conversation turn, as one string."""
+    text = message.get("content") or ""
+    calls = message.get("tool_calls")
+    if not calls:
+        return text
+    rendered = "\n".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False, sort_keys=True)})" for c in calls)
+    return f"{text}\n{rendered}" if text else rendered
 
 
 def _no_run() -> None:
