@@ -317,3 +317,35 @@ async def test_run_tree_lists_every_run_with_the_decision_on_its_edge() -> None:
     assert list(frame["kind"]) == ["sequence", "conditional", "agent", "agent"]
     assert frame.loc[2, "chosen"] == "urgent"
     assert {"path", "parent", "status", "duration_ms", "tokens", "answer_preview", "rule"} <= set(frame.columns)
+
+
+async def test_a_tolerant_parallel_whose_branches_all_fail_fails() -> None:
+    with pytest.raises(RuntimeError, match="provider down"):
+        await Parallel({"a": failing("a"), "b": failing("b")}, merge=lambda a: "x", tolerant=True).run("q")
+    assert open_run_count() == 0
+
+
+async def test_a_failing_graph_node_stops_its_dependents_and_fails_the_run() -> None:
+    downstream = mock(reply="never")
+    events: list = []
+    graph = Graph([
+        step("bad", failing("bad")),
+        step("fine", echo("fine")),
+        step("after", Agent(provider=downstream), needs=["bad", "fine"], map=lambda v: "x"),
+    ])
+    with pytest.raises(RuntimeError, match="provider down"):
+        await graph.run("q", on_event=events.append)
+    assert downstream.calls == 0
+    ends = {e.step_id: e.payload["status"] for e in events if e.type == "step_end" and "/" not in e.step_id}
+    assert sorted(ends.values()) == ["error", "ok", "ok"]  # seed, the failed node, the node that finished
+
+
+async def test_a_members_own_run_never_runs() -> None:
+    member = echo("m")
+
+    async def forbidden(*args: object, **kwargs: object) -> Run:
+        raise AssertionError("a member's run() was called")
+
+    member.run = forbidden  # type: ignore[method-assign]
+    run = await Sequence({"one": member, "two": Parallel({"x": member}, merge=lambda a: a["x"])}).run("hi")
+    assert run.answer == "m(m(hi))"

@@ -113,10 +113,10 @@ class Parallel(Composition):
                 answers[key] = outcome
                 rec.close_step(step_id, [(output(key), "set", outcome)],
                                "replayed" if key in exe.replayed else "ok")
+        if failures and (not self.tolerant or not (answers or paused)):
+            raise failures[0]
         if paused:
             raise MemberPaused(next(iter(exe.paused)))
-        if failures and (not self.tolerant or not answers):
-            raise failures[0]
         step_id = rec.begin(MERGE)
         merged = {key: rec.read(output(key)) for key in answers}
         if isinstance(self.merge, LLMMerge):

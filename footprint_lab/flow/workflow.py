@@ -203,10 +203,10 @@ class Graph(Composition):
         finally:
             for task in running:
                 task.cancel()
-        if exe.paused:
-            raise MemberPaused(next(iter(exe.paused)))
         if failures:
             raise failures[0]
+        if exe.paused:
+            raise MemberPaused(next(iter(exe.paused)))
         return output(self.answer)
 
 
