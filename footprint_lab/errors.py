@@ -18,6 +18,7 @@ shape only, and says how to fix it. The tree::
     ├── DuplicateStepError               ERR_DUPLICATE_STEP         flow.refusals
     ├── LoopBudgetError                  ERR_LOOP_BUDGET            flow.refusals
     ├── GraphCycleError                  ERR_GRAPH_CYCLE            flow.refusals
+    ├── ResumeDivergedError              ERR_RESUME_DIVERGED        flow.refusals
     └── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
 """
 
@@ -36,6 +37,7 @@ from footprint_lab.flow.refusals import (
     EmptyCompositionError,
     GraphCycleError,
     LoopBudgetError,
+    ResumeDivergedError,
 )
 from footprint_lab.providers.mock import MockScriptError
 
@@ -53,6 +55,7 @@ __all__ = [
     "MockScriptError",
     "ParentRunRefusedError",
     "Refusal",
+    "ResumeDivergedError",
     "ResumeRequestConflictError",
     "RunInFlightError",
     "ToolDefinitionError",

@@ -25,6 +25,7 @@ from footprint_lab.flow.refusals import (
     EmptyCompositionError,
     GraphCycleError,
     LoopBudgetError,
+    ResumeDivergedError,
 )
 from footprint_lab.flow.sequence import Sequence
 from footprint_lab.flow.workflow import FlowStep, Graph, Workflow, find_cycle, step
@@ -44,6 +45,7 @@ __all__ = [
     "Loop",
     "LoopBudgetError",
     "Parallel",
+    "ResumeDivergedError",
     "Sequence",
     "Workflow",
     "debate",

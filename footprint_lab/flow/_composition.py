@@ -41,7 +41,12 @@ from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.engine.step_id import parse_step_id
-from footprint_lab.flow.refusals import CompositionConfigError, DuplicateStepError, EmptyCompositionError
+from footprint_lab.flow.refusals import (
+    CompositionConfigError,
+    DuplicateStepError,
+    EmptyCompositionError,
+    ResumeDivergedError,
+)
 
 Path = tuple[str, ...]
 INPUT: Path = ("input", "message")
@@ -96,6 +101,7 @@ class _Exec:
     paused: dict[str, Any] = field(default_factory=dict)
     question: str | None = None
     replayed: set[str] = field(default_factory=set)
+    resumed: set[str] = field(default_factory=set)
     stopped_early: dict[str, Any] | None = None
 
     async def mount(self, key: str, member: Runner, input: Any, step_id: str, *, door: str) -> str:
@@ -114,6 +120,7 @@ class _Exec:
         child = Mount(run_id=self.serves.run_id, path=step_id, listeners=self.listeners, link=self.link)
         if resume is not None and key in resume.paused:
             child.extra["resume"] = (resume.paused[key], self.resume_answer)
+            self.resumed.add(key)
         order = parse_step_id(step_id)
         position = order.number if order is not None else len(self.children)
         try:
@@ -131,6 +138,13 @@ class _Exec:
         answer = run.answer or ""
         self.answers[key] = answer
         return answer
+
+    def diverged_from(self, keys: Iterable[str], chosen: str) -> str | None:
+        """On a resume: the one of ``keys`` the paused run took, when it is not ``chosen``."""
+        if self.resume is None:
+            return None
+        taken = [key for key in keys if key in self.resume.answers or key in self.resume.paused]
+        return taken[0] if taken and chosen not in taken else None
 
     def close(self, key: str, answer: str) -> None:
         """Write a mounted member's answer and close the current step with its one commit."""
@@ -215,6 +229,9 @@ class Composition(Runner):
             with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
                 exc._footprint_run = failed  # type: ignore[attr-defined]
             raise
+        left = [key for key in (exe.resume.paused if exe.resume is not None else ()) if key not in exe.resumed]
+        if left:
+            raise ResumeDivergedError(type(self).__name__, left[0])
         rec.begin("final")
         answer = str(rec.read(source) or "")
         rec.write(ANSWER, "set", answer)

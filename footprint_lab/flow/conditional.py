@@ -14,7 +14,7 @@ from typing import Any, ClassVar
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, check_callable, named_members, output
-from footprint_lab.flow.refusals import CompositionConfigError, EmptyCompositionError
+from footprint_lab.flow.refusals import CompositionConfigError, EmptyCompositionError, ResumeDivergedError
 
 EXAMPLE = 'Conditional([("urgent", lambda m: "urgent" in m, urgent_agent)], otherwise=("normal", agent))'
 
@@ -71,6 +71,9 @@ class Conditional(Composition):
         otherwise_row = (self.otherwise[0], {"no_predicate_held": chosen == self.otherwise[0]},
                          chosen == self.otherwise[0])
         rec.decide("route", [*evidence, otherwise_row], chosen)
+        taken = exe.diverged_from(dict(self.members), chosen)
+        if taken is not None:
+            raise ResumeDivergedError("Conditional", taken)
         member = dict(self.members)[chosen]
         answer = await exe.mount(chosen, member, message, step_id, door=f"Conditional branch '{chosen}'")
         exe.close(chosen, answer)

@@ -95,3 +95,26 @@ class GraphCycleError(Refusal):
             "'needs' (for repeated passes, put a Loop inside a node)."
         )
         self.cycle = list(cycle)
+
+
+class ResumeDivergedError(Refusal):
+    """Raised when a resumed composition no longer reaches the member that asked the question.
+
+    A resume replays the answers the paused run already had and re-evaluates predicates over
+    them; a predicate (or ``until``) that now decides otherwise would run another branch and
+    drop the person's answer. Carries ``composition`` and ``member`` (the paused member's
+    name, the developer's own label).
+    """
+
+    code = "ERR_RESUME_DIVERGED"
+    fields = ("composition", "member")
+
+    def __init__(self, composition: str, member: str) -> None:
+        super().__init__(
+            f"{composition}: resumed, it no longer reaches '{member}', the member whose question is being "
+            "answered: a predicate or until() decided differently on the same inputs than in the paused run, "
+            "so the answer would be dropped. Keep predicates, until() and map functions pure functions of "
+            "their inputs (no clock, randomness or outside state), then resume the checkpoint again."
+        )
+        self.composition = composition
+        self.member = member
