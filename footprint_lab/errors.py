@@ -10,7 +10,22 @@ shape only, and says how to fix it. The tree::
     ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
     ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
     ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
-    └── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
+    ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
+    └── ProviderError                    ERR_PROVIDER               providers.errors
+        ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
+        ├── ProviderConfigError          ERR_PROVIDER_CONFIG
+        ├── ProviderAuthError            ERR_PROVIDER_AUTH
+        ├── ModelNotFoundError           ERR_PROVIDER_MODEL_NOT_FOUND
+        ├── ContextWindowError           ERR_PROVIDER_CONTEXT_WINDOW
+        ├── ProviderRequestError         ERR_PROVIDER_REQUEST
+        ├── ProviderRateLimitError       ERR_PROVIDER_RATE_LIMITED
+        ├── ProviderUnavailableError     ERR_PROVIDER_UNAVAILABLE
+        ├── ProviderTimeoutError         ERR_PROVIDER_TIMEOUT
+        ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
+        └── ProviderResponseError        ERR_PROVIDER_RESPONSE
+
+Every ``ProviderError`` says in ``retryable`` whether calling again (or resuming the run
+from its checkpoint) can help.
 """
 
 from __future__ import annotations
@@ -21,14 +36,40 @@ from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.refusal import Refusal
+from footprint_lab.providers.errors import (
+    ContextWindowError,
+    MissingApiKeyError,
+    ModelNotFoundError,
+    ProviderAuthError,
+    ProviderConfigError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderRateLimitError,
+    ProviderRequestError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+)
 from footprint_lab.providers.mock import MockScriptError
 
 __all__ = [
     "AgentConfigError",
+    "ContextWindowError",
     "DuplicateToolError",
     "InvalidIdentityError",
     "InvalidRunInputError",
+    "MissingApiKeyError",
     "MockScriptError",
+    "ModelNotFoundError",
+    "ProviderAuthError",
+    "ProviderConfigError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderRateLimitError",
+    "ProviderRequestError",
+    "ProviderResponseError",
+    "ProviderTimeoutError",
+    "ProviderUnavailableError",
     "Refusal",
     "RunInFlightError",
     "ToolDefinitionError",
