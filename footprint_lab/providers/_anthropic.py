@@ -19,7 +19,8 @@ from __future__ import annotations
 from typing import Any, ClassVar, Unpack
 
 from footprint_lab.providers._base import HttpProvider, Settings, call_id, stop_reason
-from footprint_lab.providers._http import Hints, Missing, ServerError, parse_args, require
+from footprint_lab.providers._failures import Hints
+from footprint_lab.providers._http import Missing, ServerError, parse_args, require
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
 
 API_VERSION = "2023-06-01"

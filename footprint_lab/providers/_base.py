@@ -2,8 +2,10 @@
 
 Rule kept here: a provider's settings are judged when it is built, before anything is
 sent. A hosted service's key is read once, from the argument or its environment variable,
-and a provider without one is refused right there with the variable's name; the key then
-lives only in the client's headers (never in ``repr``, an error, or a recording).
+and a provider aimed at the hosted service without one is refused right there with the
+variable's name (a server of one's own, reached through another ``base_url``, may need no
+key). The key then lives only in the client's headers (never in ``repr``, an error, or a
+recording).
 
 The call itself is the same for every wire: encode the neutral request, send it over the
 shared :class:`~footprint_lab.providers._http.Wire`, assemble the reply (streamed or whole),
@@ -19,7 +21,8 @@ from collections.abc import Mapping
 from typing import Any, ClassVar, TypedDict
 
 from footprint_lab.engine.refusal import describe_shape
-from footprint_lab.providers._http import Hints, Limits, StreamParser, Wire
+from footprint_lab.providers._failures import Hints, Limits
+from footprint_lab.providers._http import StreamParser, Wire
 from footprint_lab.providers.errors import MissingApiKeyError, ProviderConfigError
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback
 
@@ -138,7 +141,7 @@ class HttpProvider(ABC):
         self.max_tokens = max_tokens
         self.options = self._check_options(options)
         wire_headers = _check_headers(p, headers)
-        wire_headers.update(self._auth_headers(self._api_key(api_key, explicit_url=base_url is not None)))
+        wire_headers.update(self._auth_headers(self._api_key(api_key, own_server=url != self.default_base_url)))
         self._wire = Wire(provider=p, base_url=url, headers=wire_headers, limits=limits,
                           hints=self.hints())
 
@@ -154,7 +157,7 @@ class HttpProvider(ABC):
                                       f"must be an http:// or https:// URL, e.g. {self.default_base_url}")
         return url.rstrip("/")
 
-    def _api_key(self, api_key: str | None, *, explicit_url: bool) -> str | None:
+    def _api_key(self, api_key: str | None, *, own_server: bool) -> str | None:
         if self.key_env is None:
             return None
         if api_key is not None and not isinstance(api_key, str):
@@ -162,8 +165,8 @@ class HttpProvider(ABC):
         key = api_key if api_key is not None else os.environ.get(self.key_env)
         if key:
             return key
-        if not self.key_required or (explicit_url and api_key is None):
-            return None  # a self-hosted server reached by its URL may need no key
+        if not self.key_required or (own_server and api_key is None):
+            return None  # a server other than the hosted service may need no key
         raise MissingApiKeyError(self.name, self.key_env)
 
     def _auth_headers(self, key: str | None) -> dict[str, str]:

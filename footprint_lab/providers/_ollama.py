@@ -18,7 +18,8 @@ import os
 from typing import Any, ClassVar, Unpack
 
 from footprint_lab.providers._base import HttpProvider, Settings, call_id, function_tools, stop_reason
-from footprint_lab.providers._http import Hints, Missing, ServerError, parse_args, require
+from footprint_lab.providers._failures import Hints
+from footprint_lab.providers._http import Missing, ServerError, parse_args, require
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
 
 
@@ -35,7 +36,7 @@ class OllamaProvider(HttpProvider):
 
     def hints(self) -> Hints:
         return Hints(
-            env_var=None,
+            env_var=self.key_env,
             model_fix="Download it with `ollama pull {model}`; `ollama list` shows the models installed.",
             endpoint_fix="base_url is the Ollama server's root (http://localhost:11434 by default), without "
                          "/api or /v1.",

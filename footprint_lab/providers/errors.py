@@ -58,8 +58,8 @@ class MissingApiKeyError(ProviderError):
         super().__init__(
             f"{provider}: no API key. Set the environment variable {env_var} (for example in your shell "
             f"or a .env file loaded before the provider is built), or pass api_key=... to {provider}(...). "
-            "A local OpenAI-compatible or Anthropic-compatible server that needs no key is reached by "
-            "passing its base_url. Nothing was sent.",
+            "A server of your own that needs no key is reached by passing its base_url instead. "
+            "Nothing was sent.",
             provider=provider,
         )
         self.env_var = env_var

@@ -57,9 +57,15 @@ async def test_the_key_and_url_are_read_from_the_environment(monkeypatch: pytest
     assert SECRET not in repr(provider)
 
 
-async def test_a_local_compatible_server_needs_no_key(server: WireServer) -> None:
+@pytest.mark.parametrize("given_as", ["argument", "environment"])
+async def test_a_server_of_ones_own_needs_no_key(monkeypatch: pytest.MonkeyPatch, server: WireServer,
+                                                 given_as: str) -> None:
     server.queue(json_reply("openai_reply.json"))
-    provider = openai("llama3.2", base_url=server.url, stream=False)
+    if given_as == "environment":
+        monkeypatch.setenv("OPENAI_BASE_URL", server.url)
+        provider = openai("llama3.2", stream=False)
+    else:
+        provider = openai("llama3.2", base_url=server.url, stream=False)
     reply = await provider.complete(make_request())
     await provider.aclose()
     assert reply.content == "Paris is the capital of France."
