@@ -48,7 +48,8 @@ def tool(name: str) -> object:
 
 def declarations() -> list:
     store = InMemoryStore()
-    store.remember(WHO.namespace(), [{"role": "user", "content": f"earlier note {n}", "run_id": "r0"} for n in range(5)])
+    earlier = [{"role": "user", "content": f"earlier note {n}", "run_id": "r0"} for n in range(5)]
+    store.remember(WHO.namespace(), earlier)
     context: list = []
     for n in range(30):
         context.append(define_steering(id=f"steer-{n}", prompt=f"Rule {n}: be precise about item {n}."))

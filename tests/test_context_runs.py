@@ -170,6 +170,7 @@ async def test_read_skill_loads_body_and_tools_from_the_next_iteration_for_the_r
     assert read_skill["input_schema"]["properties"]["skill"]["enum"] == ["billing", "shipping"]
     assert script.requests[1].messages[-1]["content"] == "Unknown tool: refund"
     assert refunds == [1]
+    assert_pieces_add_up(run.recording)
     loaded_at = next(s.step_id for s in run.recording.steps if s.stage == "tool" and s.iteration == 2)
     for piece in pieces_of(run, "billing"):
         if piece.verdict == "admitted":
@@ -295,6 +296,16 @@ async def test_rag_records_score_rank_and_threshold_for_every_candidate():
     assert "below the threshold" in pieces_of(run, "docs")[1].reason
 
 
+async def test_the_lexical_scorer_ranks_by_relevance_and_folds_plurals():
+    rag = define_rag(id="docs", corpus=CORPUS, top_k=1)
+    run = await Agent(provider=mock(reply="ok"), context=[rag]).run("How many days does express shipping take?")
+    assert [p.detail["document"] for p in pieces_of(run, "docs")] == ["shipping"]
+    small = define_rag(id="docs", corpus={"parcel": "One parcel was lost.", "billing": "Invoices go out monthly."})
+    for question, document in (("lost parcels", "parcel"), ("where is my invoice", "billing")):
+        run = await Agent(provider=mock(reply="ok"), context=[small]).run(question)
+        assert [p.detail["document"] for p in pieces_of(run, "docs")] == [document]
+
+
 async def test_rag_with_nothing_relevant_records_why():
     run = await Agent(provider=mock(reply="ok"), context=[define_rag(id="docs", corpus=CORPUS)]).run("zebra?")
     [piece] = pieces_of(run, "docs")
@@ -349,6 +360,7 @@ async def test_pieces_that_do_not_fit_the_budget_are_recorded_as_dropped():
     assert big.content == "b" * 100
     assert "over the system budget of 130 characters" in big.reason
     assert [p.source_id for p in run.context_pieces(left_out=True) if p.verdict == "dropped"] == ["big"]
+    assert_pieces_add_up(run.recording)
 
 
 async def test_a_spent_tools_budget_drops_read_skill_and_the_model_cannot_call_it():
@@ -361,6 +373,7 @@ async def test_a_spent_tools_budget_drops_read_skill_and_the_model_cannot_call_i
     assert script.requests[1].messages[-1]["content"] == "Unknown tool: read_skill"
     dropped = {p.source_id for p in run.recording.context_pieces if p.verdict == "dropped"}
     assert dropped == {"read_skill", "late"}
+    assert_pieces_add_up(run.recording)
 
 
 async def test_every_call_of_a_five_iteration_run_is_exactly_its_pieces():

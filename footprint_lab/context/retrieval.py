@@ -1,7 +1,7 @@
 """Retrieval for ``define_rag``: chunking, a lexical BM25 scorer, and a pluggable embedding scorer.
 
 Rule kept here: retrieval is explainable and local by default. The default scorer is BM25
-over lowercase word tokens: no network, no model download, the same scores on every machine.
+over lowercase word tokens (see :func:`tokenize`): no network, no model download, the same scores on every machine.
 An embedding scorer is a plug-in (``EmbeddingScorer(embed)``, where ``embed`` is any function
 from a list of texts to a list of vectors); it ranks by cosine similarity.
 
@@ -39,8 +39,16 @@ class RetrievalIndex(Protocol):
 
 
 def tokenize(text: str) -> list[str]:
-    """Lowercase word tokens (letters, digits and '_' in any script)."""
-    return _WORD.findall(text.lower())
+    """Lowercase word tokens (letters, digits and '_' in any script), a plural-looking final 's' folded.
+
+    The folding (``refunds`` -> ``refund``, never ``process``) is the only normalisation: it is
+    cheap, the same on both sides of a match, and catches the commonest near miss.
+    """
+    return [_fold(token) for token in _WORD.findall(text.lower())]
+
+
+def _fold(token: str) -> str:
+    return token[:-1] if len(token) > 3 and token[-1] == "s" and token[-2] != "s" else token
 
 
 class BM25Index:

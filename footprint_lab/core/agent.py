@@ -27,7 +27,7 @@ always add up to exactly what was sent.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
@@ -119,7 +119,7 @@ class Agent(Runner):
         name: str | None = None,
         max_iterations: int = 10,
         context: Sequence[Any] = (),
-        budgets: dict[str, int] | None = None,
+        budgets: Mapping[str, int] | None = None,
     ) -> None:
         super().__init__(id=id, name=name)
         runner = type(self).__name__
