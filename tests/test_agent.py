@@ -265,3 +265,18 @@ async def test_mock_usage_is_estimated_at_four_chars_a_token():
     assert usage.estimated is True
     assert usage.input_tokens == 3  # 4 + 8 characters
     assert usage.output_tokens == 2
+
+
+async def test_every_conversation_turn_is_a_piece_of_the_messages_slot():
+    noop = define_tool(name="lookup", description="x", input_schema={"type": "object"}, fn=lambda **kw: "found")
+    run = await Agent(provider=mock(replies=[{"tool": "lookup", "args": {"id": "A-1"}}, "done"]),
+                      tools=[noop]).run("find A-1")
+    recording = run.recording
+    last = recording.exchanges[-1]
+    pieces = [recording.context_pieces[i] for i in recording.exchange_pieces(last)["messages"]]
+    assert [(p.source_kind, p.content) for p in pieces] == [
+        ("user", "find A-1"), ("assistant", 'lookup({"id": "A-1"})'), ("tool_result", "found")]
+    assert pieces[1].landed_by == recording.exchanges[0].step_id
+    assert pieces[2].detail["requested_by"] == recording.exchanges[0].step_id
+    assert pieces[2].source_id == recording.exchanges[0].response.tool_calls[0].id
+    assert len(pieces) == len(recording.request_messages(last))

@@ -19,6 +19,7 @@ from footprint_lab.context import (
     define_steering,
     on_tool_return,
 )
+from footprint_lab.core.agent import turn_text
 from footprint_lab.errors import CallNotFoundError
 from footprint_lab.providers import LLMRequest, mock
 
@@ -60,7 +61,7 @@ def assert_pieces_add_up(recording: Recording) -> None:
         slots = recording.exchange_pieces(exchange)
         assert "\n\n".join(pieces[i].content for i in slots["system"]) == exchange.system
         messages = recording.request_messages(exchange)
-        assert [pieces[i].content for i in slots["messages"]] == [m.get("content") or "" for m in messages]
+        assert [pieces[i].content for i in slots["messages"]] == [turn_text(m) for m in messages]
         assert [pieces[i].position for i in slots["messages"]] == list(range(len(messages)))
         names = [pieces[i].detail.get("tool", pieces[i].source_id) for i in slots["tools"]]
         assert names == [t["name"] for t in exchange.tools]
@@ -99,7 +100,7 @@ async def test_a_rule_admits_only_while_it_matches_and_sees_a_read_only_view():
     run = await agent.run("Where is my order?")
     assert seen == [(1, "Where is my order?", 1, []), (2, "Where is my order?", 3, ["lookup"])]
     assert calls_with(script, "Double-check") == [1]
-    reasons = {p.iteration: (p.verdict, p.reason, p.detail["trigger"]) for p in pieces_of(run, "second-look")}
+    reasons = {p.iteration: (p.verdict, p.reason, p.detail["condition"]) for p in pieces_of(run, "second-look")}
     assert reasons[1] == ("skipped", "rule did not match", "rule(test_a_rule_admits_only_while_it_matches_and_"
                                                            "sees_a_read_only_view.<locals>.after_first)")
     assert reasons[2][:2] == ("admitted", "rule matched")

@@ -30,8 +30,8 @@ def test_one_counter_per_run_and_one_commit_per_step():
     rec.end()
     assert (first, second) == ("seed#1", "work#2")
     assert [c[0] for c in rec.commits] == ["seed#1", "work#2"]
-    assert rec.commits[0][1] == ((("a",), "set", 1), (("b",), "set", 2))
-    assert rec.commits[1][1] == ()
+    assert rec.commit(0) == ("seed#1", ((("a",), "set", 1), (("b",), "set", 2)))
+    assert rec.commit(1) == ("work#2", ())
 
 
 def test_a_read_stamps_the_step_that_last_wrote_the_value():
@@ -62,7 +62,8 @@ def test_commits_are_deltas_not_state_copies():
     rec.write(("cfg",), "merge", {"b": 2})
     rec.write(("gone",), "delete", None)
     rec.end()
-    assert rec.commits[1][1][0] == (("items",), "append", "last")
+    assert rec.commit(1)[1][0] == (("items",), "append", "last")
+    assert len(rec.commit(1)[1]) == 4
     assert rec.state[("cfg",)] == {"a": 1, "b": 2}
     assert len(rec.state[("items",)]) == 1001
 

@@ -13,12 +13,14 @@ step evaluates every declaration's trigger and records one context piece per out
 So "this was available but never reached the model" is always answerable from the recording.
 Skipped and dropped pieces have ``position == -1`` and ``landed_by is None``.
 
-What each piece records (a dict in ``Recorder.pieces``, a ``ContextPiece`` in the recording):
+What each piece records (a flat dict of plain values in ``Recorder.pieces``, whose keys that
+are not ``ContextPiece`` fields become its ``detail`` in the recording):
 
 - BORN: ``source_kind`` (fact, steering, instruction, skill, memory, rag, or ``registry``
   for the ``read_skill`` tool), ``source_id`` (the declaration id), ``trigger`` (the
   trigger's kind), ``declared_at`` (``file:line`` of the declaration), ``cache`` (the hint);
-  ``detail["trigger"]`` spells out a rule or tool trigger (``rule(is_refund)``).
+  ``detail["condition"]`` spells out a rule or tool trigger (``rule(is_refund)``,
+  ``on_tool_return('lookup')``).
 - ALLOWED: ``verdict``, ``reason`` and ``allowed_by`` (the assemble step that evaluated it);
   for ``on_tool_return`` and skills, ``detail["activated_by"]`` is the tool step whose
   result let it in.
@@ -299,7 +301,7 @@ class TurnContext:
             outcomes = self._outcomes(injection, text) if admitted else ((text, {}, reason),)
             for content, detail, skip in outcomes:
                 if described is not None:
-                    detail["trigger"] = described
+                    detail["condition"] = described
                 if evidence is not None:
                     detail["activated_by"] = evidence
                 if skip is not None:
@@ -336,7 +338,7 @@ class TurnContext:
         offered: list[tuple[str, str, str, str, dict[str, Any], dict[str, Any]]] = []
         assert plan.read_skill_schema is not None
         offered.append(("registry", READ_SKILL, "always", "skills declared", plan.read_skill_schema,
-                        {"tool": READ_SKILL, "skills": list(plan.skills)}))
+                        {"tool": READ_SKILL, "skills": tuple(plan.skills)}))
         for name, (skill_id, _, schema) in plan.skill_tools.items():
             loaded_by = self.active_skills.get(skill_id)
             if loaded_by is not None:
@@ -357,9 +359,9 @@ class TurnContext:
                 "slot": "tools", "position": len(landed) - 1 if dropped is None else -1,
                 "source_kind": source_kind, "source_id": source_id, "content": content, "trigger": trigger,
                 "verdict": verdict, "reason": dropped or reason, "allowed_by": step_id,
-                "landed_by": step_id if dropped is None else None, "iteration": iteration, "detail": detail,
+                "landed_by": step_id if dropped is None else None, "iteration": iteration,
                 "cache": "while_active" if source_kind == "skill" else "always",
-                "declared_at": plan.skills[source_id].declared_at if source_kind == "skill" else None,
+                "declared_at": plan.skills[source_id].declared_at if source_kind == "skill" else None, **detail,
             })
         self._landed_tools = frozenset(names)
         return landed
@@ -370,8 +372,7 @@ class TurnContext:
             "slot": slot, "position": position, "source_kind": injection.kind, "source_id": injection.id,
             "content": content, "trigger": injection.trigger.kind, "verdict": verdict, "reason": reason,
             "allowed_by": step_id, "landed_by": step_id if verdict == "admitted" else None,
-            "iteration": iteration, "detail": detail, "cache": injection.cache,
-            "declared_at": injection.declared_at,
+            "iteration": iteration, "cache": injection.cache, "declared_at": injection.declared_at, **detail,
         })
 
     def _outcomes(self, injection: Injection, text: str) -> list[tuple[str, dict[str, Any], str | None]]:
@@ -419,7 +420,7 @@ class TurnContext:
             piece = pieces[index]
             if piece["source_kind"] != "tool_result":
                 break
-            returned.append((piece["detail"].get("tool", ""), piece["landed_by"]))
+            returned.append((piece.get("tool", ""), piece["landed_by"]))
         returned.reverse()
         self.returned = returned
 

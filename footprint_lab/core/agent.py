@@ -27,7 +27,9 @@ always add up to exactly what was sent.
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping, Sequence
+import json
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
@@ -40,7 +42,7 @@ from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
 from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.providers.types import LLMRequest, LLMResponse
+from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView
 
 SYSTEM = ("slots", "system")
 TOOLS = ("slots", "tools")
@@ -147,9 +149,29 @@ class Agent(Runner):
         self.tools = self._check_tools(tools)
         self._tools_by_name = {t.name: t for t in self.tools}
         self._tool_schemas = [t.schema() for t in self.tools]
+        self._tool_names = tuple(t.name for t in self.tools)
         self._context = self._plan_context(context, budgets, runner)
         self._active_run_id: str | None = None
-        self.last_run: Run | None = None
+        self._last_run_ref: Callable[[], Run | None] = _no_run
+
+    @property
+    def last_run(self) -> Run | None:
+        """This instance's most recent run, while the caller still holds it (a failed run always).
+
+        The instance does not keep a finished run's whole recording alive by itself: an agent
+        that serves many requests would otherwise pin one recording per instance in memory. A
+        failed run is kept, because its caller never received it.
+        """
+        return self._last_run_ref()
+
+    @last_run.setter
+    def last_run(self, run: Run | None) -> None:
+        if run is None:
+            self._last_run_ref = _no_run
+        elif run.status == "failed":
+            self._last_run_ref = lambda: run
+        else:
+            self._last_run_ref = weakref.ref(run)
 
     @staticmethod
     def _check_tools(tools: Iterable[Tool]) -> list[Tool]:
@@ -275,8 +297,12 @@ class Agent(Runner):
         return self._final(turn), stopped
 
     def _append(self, turn: _Turn, message: dict[str, Any], source_kind: str, source_id: str,
-                detail: dict[str, Any] | None = None) -> None:
-        """Append a turn to the conversation: it lands in the messages slot in this step."""
+                iteration: int | None = None, **evidence: Any) -> None:
+        """Append a turn to the conversation: it lands in the messages slot in this step.
+
+        The piece's content is what the model reads of the turn: its text, and for an
+        assistant turn that calls tools, each call as ``name({json args})`` on its own line.
+        """
         rec = turn.rec
         step_id = rec.current
         rec.write(MESSAGES, "append", message)
@@ -287,9 +313,9 @@ class Agent(Runner):
         rec.message_pieces.append(len(rec.pieces))
         rec.pieces.append({
             "slot": "messages", "position": position, "source_kind": source_kind, "source_id": source_id,
-            "content": message.get("content") or "", "trigger": "base", "verdict": "admitted",
-            "reason": "conversation", "allowed_by": step_id, "landed_by": step_id,
-            "iteration": None, "detail": detail or {},
+            "content": turn_text(message), "trigger": "base", "verdict": "admitted",
+            "reason": "conversation", "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
+            **evidence,
         })
 
     def _assemble(self, turn: _Turn, iteration: int, *, withhold_tools: bool) -> None:
@@ -303,7 +329,7 @@ class Agent(Runner):
             pieces.append({
                 "slot": "system", "position": 0, "source_kind": "base", "source_id": "system-prompt",
                 "content": self.system, "trigger": "base", "verdict": "admitted", "reason": "always",
-                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration, "detail": {},
+                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
             })
             parts.append(self.system)
         tool_ids: list[int] = []
@@ -313,7 +339,7 @@ class Agent(Runner):
             pieces.append({
                 "slot": "tools", "position": position, "source_kind": "registry", "source_id": schema["name"],
                 "content": schema["description"], "trigger": "base", "verdict": "admitted", "reason": "always",
-                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration, "detail": {},
+                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
             })
         if turn.context is not None:
             schemas = turn.context.land(step_id, iteration, parts=parts, system_ids=system_ids, schemas=schemas,
@@ -321,7 +347,8 @@ class Agent(Runner):
                                         history_chars=turn.history_chars)
         system_text = "\n\n".join(parts)
         rec.write(SYSTEM, "set", system_text)
-        rec.write(TOOLS, "set", [s["name"] for s in schemas])
+        names = self._tool_names if schemas is self._tool_schemas else tuple(s["name"] for s in schemas)
+        rec.write(TOOLS, "set", names)
         turn.slots = (system_text, system_ids, schemas, tool_ids)
         rec.end()
 
@@ -334,8 +361,8 @@ class Agent(Runner):
         _, system_ids, schemas, tool_ids = turn.slots
         injected, injected_ids = turn.context.injected_messages() if turn.context is not None else ([], [])
         request = LLMRequest(
-            model=self.model, system=system_text, messages=[*turn.history, *injected], tools=schemas,
-            iteration=iteration, call_index=turn.call_index,
+            model=self.model, system=system_text, tools=schemas, iteration=iteration, call_index=turn.call_index,
+            messages=[*turn.history, *injected] if injected else MessagesView(turn.history),
             input_chars=len(system_text) + turn.history_chars + sum(len(m["content"]) for m in injected),
         )
         turn.call_index += 1
@@ -348,23 +375,28 @@ class Agent(Runner):
 
         response = await self.provider.complete(request, on_token)
         duration_ms = (perf_counter_ns() - started) / 1e6
-        usage = response.usage.as_dict()
-        rec.emit("llm_end", step_id, {"usage": usage, "tool_calls": len(response.tool_calls),
-                                      "stop_reason": response.stop_reason})
+        usage = response.usage
+        rec.emit("llm_end", step_id, {
+            "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
+            "estimated": usage.estimated, "tool_calls": len(response.tool_calls), "stop_reason": response.stop_reason,
+        })
         calls = [{"id": c.id, "name": c.name, "args": c.args} for c in response.tool_calls]
+        # Flat, and sharing the lists the message and the event already hold: see Recorder.
         rec.exchanges.append({
             "step_id": step_id, "iteration": iteration, "model": self.model, "system": system_text,
-            "message_count": len(turn.history), "injected_messages": injected, "message_pieces": injected_ids,
-            "tools": schemas, "system_pieces": system_ids,
-            "tool_pieces": tool_ids, "tools_withheld": withheld, "duration_ms": duration_ms,
-            "response": {"content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
-                         "model": response.model, "usage": usage},
-            "wire": response.wire,
+            "message_count": len(turn.history), "injected_messages": injected, "message_pieces": tuple(injected_ids),
+            "tools": schemas, "system_pieces": tuple(system_ids),
+            "tool_pieces": tuple(tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
+            "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
+            "response_model": response.model, "wire": response.wire,
+            "usage": (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
+                      usage.estimated),
         })
         message: dict[str, Any] = {"role": "assistant", "content": response.content}
         if calls:
             message["tool_calls"] = calls
-        self._append(turn, message, "assistant", step_id, {"tool_calls": calls} if calls else None)
+        self._append(turn, message, "assistant", step_id, iteration)
         rec.write(LAST_RESPONSE, "set", response.content)
         rec.end()
         return response
@@ -395,8 +427,8 @@ class Agent(Runner):
         message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
         if is_error:
             message["is_error"] = True
-        self._append(turn, message, "tool_result", call.id,
-                     {"tool": call.name, "requested_by": requested_by, "is_error": is_error})
+        self._append(turn, message, "tool_result", call.id, iteration, tool=call.name, requested_by=requested_by,
+                     is_error=is_error)
         rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error})
         rec.end("tool_error" if is_error else "ok")
 
@@ -436,6 +468,20 @@ class LLMCall(Agent):
         self._assemble(turn, 1, withhold_tools=True)
         await self._call(turn, 1, withheld=False)
         return self._final(turn), None
+
+
+def turn_text(message: dict[str, Any]) -> str:
+    """What the model reads of one conversation turn, as one string."""
+    text = message.get("content") or ""
+    calls = message.get("tool_calls")
+    if not calls:
+        return text
+    rendered = "\n".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False, sort_keys=True)})" for c in calls)
+    return f"{text}\n{rendered}" if text else rendered
+
+
+def _no_run() -> None:
+    return None
 
 
 def _identity_dict(identity: Identity | None) -> dict[str, str] | None:

@@ -48,7 +48,8 @@ class CallNotFoundError(Refusal):
 class Run:
     """One finished (or paused) run: its answer, status and recording."""
 
-    __slots__ = ("_build", "_recording", "answer", "checkpoint", "question", "run_id", "status", "stopped_early")
+    __slots__ = ("__weakref__", "_build", "_recording", "answer", "checkpoint", "question", "run_id", "status",
+                 "stopped_early")
 
     def __init__(
         self,
