@@ -16,6 +16,7 @@ every input token the model read, cached or not, so it means the same on every p
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any, ClassVar, Unpack
 
 from footprint_lab.providers._base import HttpProvider, Settings, call_id, stop_reason
@@ -171,7 +172,7 @@ class _Stream:
         )
 
 
-def _messages(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
     out: list[dict[str, Any]] = []
     results: list[dict[str, Any]] | None = None  # the tool_result blocks of the user turn being built
     for message in messages:

@@ -7,7 +7,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import MODELS, SECRET
+from provider_cases import MODELS, SECRET
 from wire_server import Reply, WireServer, json_reply, stream_reply
 
 from footprint_lab import Agent, define_tool

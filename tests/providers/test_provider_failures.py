@@ -10,7 +10,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pytest
-from conftest import MODELS, SECRET, make_request
+from provider_cases import MODELS, SECRET, make_request
 from wire_server import Reply, WireServer, json_reply, stream_reply
 
 from footprint_lab.providers.errors import (

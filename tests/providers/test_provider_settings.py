@@ -6,7 +6,7 @@ import inspect
 from typing import Any
 
 import pytest
-from conftest import MODELS, SECRET, make_request
+from provider_cases import MODELS, SECRET, make_request
 from wire_server import WireServer, json_reply
 
 import footprint_lab.errors as errors

@@ -6,7 +6,7 @@ import json
 from typing import Any
 
 import pytest
-from conftest import ADD_TOOL, FIXTURES, SECRET, make_request
+from provider_cases import ADD_TOOL, FIXTURES, SECRET, make_request
 from wire_server import Reply, WireServer, fixture_json, fixture_text, json_reply, sse_events, stream_reply
 
 from footprint_lab.providers.types import LLMResponse, ToolCall, Usage
