@@ -62,6 +62,13 @@ class Limits:
     max_connections: int
 
 
+def display_url(url: str) -> str:
+    """A URL as safe to show: scheme, host, port and path; never user info or query."""
+    parsed = httpx.URL(url)
+    port = f":{parsed.port}" if parsed.port else ""
+    return f"{parsed.scheme}://{parsed.host}{port}{parsed.path.rstrip('/')}"
+
+
 def error_fields(payload: Any) -> tuple[str | None, str | None, str]:
     """The ``(type, code, text)`` of an error body in any of the shapes servers send."""
     if isinstance(payload, dict):
@@ -125,6 +132,15 @@ class Failures:
         detail = f"{label}, {ident}" if ident else label
         lowered = text.lower()
         p, hints, model = self.provider, self.hints, str(wire["request"]["body"].get("model"))
+        if status is not None and 300 <= status < 400:
+            location = wire["response"]["headers"].get("location")
+            target = f" to {display_url(location)}" if location and location.startswith(("http://", "https://")) else ""
+            return ProviderRequestError(
+                f"{p}: the server at {self.shown_url} redirected the call ({detail}){target}. A call is never "
+                "sent on to another address: put the address the server names in base_url (an https:// URL "
+                "where http:// was given, say).",
+                provider=p, status=status, error_type=ident, wire=wire,
+            ), None
         if status in (401, 403):
             if status == 401:
                 fix = (f"Check that {hints.env_var} (or api_key=...) holds a current key for this service, and that "

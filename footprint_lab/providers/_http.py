@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from footprint_lab.providers._failures import Failures, Hints, Limits
+from footprint_lab.providers._failures import Failures, Hints, Limits, display_url
 from footprint_lab.providers.types import LLMResponse
 
 #: Header names containing any of these are never recorded.
@@ -71,13 +71,6 @@ class StreamParser(Protocol):
 
 #: Reads a whole (non-streamed) reply; raises :class:`Missing` when something is absent.
 Decoder = Callable[[Any], LLMResponse]
-
-
-def display_url(url: str) -> str:
-    """A URL as safe to show: scheme, host, port and path; never user info or query."""
-    parsed = httpx.URL(url)
-    port = f":{parsed.port}" if parsed.port else ""
-    return f"{parsed.scheme}://{parsed.host}{port}{parsed.path.rstrip('/')}"
 
 
 def safe_headers(headers: httpx.Headers) -> dict[str, str]:
@@ -197,7 +190,7 @@ class Wire(Failures):
             try:
                 async with client.stream("POST", path, content=content,
                                          headers={"content-type": "application/json"}) as response:
-                    if response.status_code < 400:
+                    if response.status_code < 300:
                         return await self._read(response, body, framing, decode, parser, attempt)
                     raw = await response.aread()
                     wire = self.record(response, body, self._scrub(_load(raw)), attempt)
@@ -239,6 +232,9 @@ class Wire(Failures):
             wire = self.record(response, body, received, attempt)
             raise self._unreadable(status, "the end of the reply (the connection closed mid-reply)", True,
                                    wire) from None
+        except httpx.HTTPError:  # a body whose content encoding cannot be decoded, say
+            wire = self.record(response, body, received, attempt)
+            raise self._unreadable(status, "a decodable body", True, wire) from None
         reply.wire = self.record(response, body, received, attempt)
         return reply
 

@@ -121,7 +121,7 @@ class ContextWindowError(ProviderError):
 
 
 class ProviderRequestError(ProviderError):
-    """Raised when the server rejects the request itself (400, 413, 422, an unknown endpoint).
+    """Raised when the server rejects the request itself (400, 413, 422, a redirect, an unknown endpoint).
 
     ``error_type`` is the server's own error type or code, when it sent one.
     """

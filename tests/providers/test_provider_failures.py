@@ -362,3 +362,19 @@ async def test_one_failure_does_not_poison_the_next_call(build: Any, server: Wir
         await provider.complete(make_request())
     reply = await asyncio.wait_for(provider.complete(make_request()), 5)
     assert reply.content == "The sum is 5."
+
+
+async def test_a_redirect_is_not_followed_and_names_the_address(build: Any, server: WireServer) -> None:
+    server.queue(Reply(status=301, body="", content_type="text/html",
+                       headers={"location": "https://api.example.test/v1/chat/completions?token=abc"}))
+    error = await fail(build, "openai")
+    assert isinstance(error, ProviderRequestError) and error.status == 301
+    assert "https://api.example.test/v1/chat/completions" in str(error) and "token=abc" not in str(error)
+    assert "base_url" in str(error) and len(server.received) == 1
+
+
+async def test_a_body_that_cannot_be_decoded_is_named(build: Any, server: WireServer) -> None:
+    server.queue(Reply(body=b"\x00 not gzip at all", headers={"content-encoding": "gzip"}))
+    error = await fail(build, "ollama", stream=False)
+    assert isinstance(error, ProviderResponseError)
+    assert error.missing == "a decodable body" and error.retryable is True

@@ -177,3 +177,17 @@ def test_every_provider_error_is_a_registered_refusal_with_its_own_code() -> Non
 ])
 def test_retryable_says_whether_calling_again_can_help(name: str, retryable: bool) -> None:
     assert getattr(errors, name).retryable is retryable
+
+
+def test_the_providers_package_names_resolve_and_stay_light_until_used() -> None:
+    import subprocess
+    import sys
+
+    import footprint_lab.providers as providers
+
+    for name in providers.__all__:
+        assert getattr(providers, name) is not None
+    code = ("import sys, footprint_lab.errors, footprint_lab.providers; from footprint_lab import Agent; "
+            "print('httpx' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
