@@ -165,7 +165,7 @@ class HttpProvider(ABC):
         key = api_key if api_key is not None else os.environ.get(self.key_env)
         if key:
             return key
-        if not self.key_required or (own_server and api_key is None):
+        if not self.key_required or own_server:
             return None  # a server other than the hosted service may need no key
         raise MissingApiKeyError(self.name, self.key_env)
 
@@ -185,8 +185,8 @@ class HttpProvider(ABC):
         clash = sorted(set(options) & self.reserved)
         if clash:
             raise ProviderConfigError(self.name, "options", f"keys the provider sets itself: {', '.join(clash)}",
-                                      "may not set fields the provider builds from the run (model, messages, "
-                                      "tools, system, stream)")
+                                      "may not set fields the provider builds itself "
+                                      f"({', '.join(sorted(self.reserved))})")
         try:
             json.dumps(options)
         except (TypeError, ValueError):
