@@ -155,6 +155,27 @@ async def concurrent_runs(server: WireServer, runs: int, waves: int = 2) -> tupl
     return runs * waves - failed, failed, walls, len(ports)
 
 
+async def bare_bursts(server: WireServer, runs: int, waves: int = 2) -> list[float]:
+    """The same bursts with bare httpx (one pool, same bytes, nothing parsed): the server's share."""
+    server.fallback = Reply(chunks=chunks_of("openai_stream_text.sse"), content_type="text/event-stream")
+    content = serialize(build("openai", server.url).encode(REQUEST))
+    limits = httpx.Limits(max_connections=runs, max_keepalive_connections=runs)
+
+    async def one(client: httpx.AsyncClient) -> None:
+        async with client.stream("POST", "/chat/completions", content=content) as response:
+            async for _line in response.aiter_lines():
+                pass
+
+    walls = []
+    async with httpx.AsyncClient(base_url=server.url, limits=limits) as client:
+        for _ in range(waves):
+            started = time.perf_counter_ns()
+            await asyncio.gather(*(one(client) for _ in range(runs)))
+            walls.append((time.perf_counter_ns() - started) / 1e6)
+    server.fallback = None
+    return walls
+
+
 async def main(quick: bool) -> None:
     server = WireServer()
     try:
@@ -172,8 +193,9 @@ async def main(quick: bool) -> None:
         finished, failed, walls, connections = await concurrent_runs(server, runs)
         print(f"concurrent runs on one provider, 2 bursts of {runs}: {finished} finished, {failed} failed, "
               f"{connections} connections opened (goal: 0 failed)")
-        print(f"  wall per burst: {walls[0]:.0f} ms opening the pool, {walls[1]:.0f} ms reusing it "
-              "(the local server is a threaded Python server in this process)")
+        bare = await bare_bursts(server, runs)
+        print(f"  wall per burst: {walls[0]:.0f} ms opening the pool, {walls[1]:.0f} ms reusing it; bare httpx "
+              f"{bare[0]:.0f} / {bare[1]:.0f} ms (the local server is threaded Python in this process and dominates)")
         if failed:
             raise SystemExit(1)
     finally:
