@@ -19,16 +19,40 @@ shape only, and says how to fix it. The tree::
     ├── LoopBudgetError                  ERR_LOOP_BUDGET            flow.refusals
     ├── GraphCycleError                  ERR_GRAPH_CYCLE            flow.refusals
     ├── ResumeDivergedError              ERR_RESUME_DIVERGED        flow.refusals
-    └── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
+    ├── CallNotFoundError                ERR_CALL_NOT_FOUND         core.run
+    ├── ContextDeclarationError          ERR_CONTEXT_DECLARATION    context.declarations
+    ├── FactRoleError                    ERR_FACT_ROLE              context.declarations
+    ├── ContextConfigError               ERR_CONTEXT_CONFIG         context.assembly
+    ├── DuplicateContextIdError          ERR_DUPLICATE_CONTEXT_ID   context.assembly
+    ├── UnknownFactReferenceError        ERR_UNKNOWN_FACT_REF       context.assembly
+    ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
+    └── ProviderError                    ERR_PROVIDER               providers.errors
+        ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
+        ├── ProviderConfigError          ERR_PROVIDER_CONFIG
+        ├── ProviderAuthError            ERR_PROVIDER_AUTH
+        ├── ModelNotFoundError           ERR_PROVIDER_MODEL_NOT_FOUND
+        ├── ContextWindowError           ERR_PROVIDER_CONTEXT_WINDOW
+        ├── ProviderRequestError         ERR_PROVIDER_REQUEST
+        ├── ProviderRateLimitError       ERR_PROVIDER_RATE_LIMITED
+        ├── ProviderUnavailableError     ERR_PROVIDER_UNAVAILABLE
+        ├── ProviderTimeoutError         ERR_PROVIDER_TIMEOUT
+        ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
+        └── ProviderResponseError        ERR_PROVIDER_RESPONSE
+
+Every ``ProviderError`` says in ``retryable`` whether calling again (or resuming the run
+from its checkpoint) can help.
 """
 
 from __future__ import annotations
 
+from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
+from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
 from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
 from footprint_lab.core.conversation import RunInFlightError
 from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
 from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
+from footprint_lab.core.run import CallNotFoundError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.refusal import Refusal
 from footprint_lab.flow.refusals import (
@@ -39,24 +63,56 @@ from footprint_lab.flow.refusals import (
     LoopBudgetError,
     ResumeDivergedError,
 )
+from footprint_lab.providers.errors import (
+    ContextWindowError,
+    MissingApiKeyError,
+    ModelNotFoundError,
+    ProviderAuthError,
+    ProviderConfigError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderRateLimitError,
+    ProviderRequestError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+)
 from footprint_lab.providers.mock import MockScriptError
 
 __all__ = [
     "AgentConfigError",
+    "CallNotFoundError",
     "CompositionConfigError",
+    "ContextConfigError",
+    "ContextDeclarationError",
+    "ContextWindowError",
+    "DuplicateContextIdError",
     "DuplicateStepError",
     "DuplicateToolError",
     "EmptyCompositionError",
+    "FactRoleError",
     "GraphCycleError",
     "InvalidIdentityError",
     "InvalidRunInputError",
     "LoopBudgetError",
     "MemberIdentityError",
+    "MissingApiKeyError",
     "MockScriptError",
+    "ModelNotFoundError",
     "ParentRunRefusedError",
+    "ProviderAuthError",
+    "ProviderConfigError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderRateLimitError",
+    "ProviderRequestError",
+    "ProviderResponseError",
+    "ProviderTimeoutError",
+    "ProviderUnavailableError",
     "Refusal",
     "ResumeDivergedError",
     "ResumeRequestConflictError",
     "RunInFlightError",
     "ToolDefinitionError",
+    "UnknownFactReferenceError",
 ]
