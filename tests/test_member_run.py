@@ -252,3 +252,26 @@ def test_reopening_a_run_that_is_still_open_is_a_second_request() -> None:
     assert reopened.link != opened.link
     close_parent_run(reopened)
     assert open_run_count() == 0
+
+
+async def test_a_member_agents_memory_is_namespaced_by_the_run_it_serves() -> None:
+    from footprint_lab.context import InMemoryStore, define_memory
+
+    store = InMemoryStore()
+    prompts: dict[str, str] = {}
+
+    def respond(request: LLMRequest) -> str:
+        message = request.messages[-1]["content"]
+        prompts[message] = request.system
+        return f"noted: {message}"
+
+    clerk = Agent(provider=mock(respond=respond), context=[define_memory(id="notes", store=store)])
+    flow = Sequence({"clerk": clerk})
+    await asyncio.gather(flow.run("alice's diagnosis", identity=ALICE), flow.run("bob's salary", identity=BOB))
+    await asyncio.gather(flow.run("alice again", identity=ALICE), flow.run("bob again", identity=BOB))
+    assert "alice's diagnosis" in prompts["alice again"] and "bob's salary" not in prompts["alice again"]
+    assert "bob's salary" in prompts["bob again"] and "alice's diagnosis" not in prompts["bob again"]
+    anonymous = await flow.run("nobody's note")
+    later = await flow.run("nobody again")
+    assert "nobody's note" not in prompts["nobody again"]  # each run without an identity is its own conversation
+    assert anonymous.run_id != later.run_id
