@@ -196,6 +196,10 @@ class Recording(_Data):
         return None
 
 
+#: The fields of a context piece that can carry text from a model, a tool, a user or a document.
+_PIECE_TEXT = frozenset({"source_id", "reason", "detail"})
+
+
 def content_hash(text: str) -> str:
     """A short, stable fingerprint of a piece's content."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -268,19 +272,19 @@ def build_recording(
         pieces.append(
             ContextPiece(
                 index=index, content=content, content_hash=content_hash(content),
-                **{k: (jsonable(clean(v)) if k == "detail" else v) for k, v in piece.items() if k != "content"},
+                **{k: (clean(jsonable(v)) if k in _PIECE_TEXT else v) for k, v in piece.items() if k != "content"},
             )
         )
-    exchanges = [LLMExchange.model_validate(jsonable(clean(x))) for x in recorder.exchanges]
+    exchanges = [LLMExchange.model_validate(clean(jsonable(x))) for x in recorder.exchanges]
     return Recording(
         run_id=run_id,
         runner=RunnerInfo(**runner),
         identity=identity,
         status=status,  # type: ignore[arg-type]
-        input=jsonable(clean(input)),
+        input=clean(jsonable(input)),
         answer=clean(answer),
-        stopped_early=stopped_early,
-        error=jsonable(clean(error)) if error is not None else None,
+        stopped_early=clean(jsonable(stopped_early)),
+        error=clean(jsonable(error)),
         started_at=recorder.started_at,
         duration_ms=(ended_ns - start) / 1e6,
         steps=steps,
@@ -290,11 +294,11 @@ def build_recording(
         events=events,
         context_pieces=pieces,
         exchanges=exchanges,
-        messages=jsonable(clean(recorder.messages)),
+        messages=clean(jsonable(recorder.messages)),
         message_pieces=list(recorder.message_pieces),
         children=children or [],
-        annotations=jsonable(recorder.annotations),
+        annotations=clean(jsonable(recorder.annotations)),
         redaction=redaction,
         listener_errors=recorder.listener_errors,
-        meta=jsonable(recorder.meta),
+        meta=clean(jsonable(recorder.meta)),
     )
