@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "normalize_run_input": "footprint_lab.core.door",
     "Identity": "footprint_lab.core.identity",
     "Checkpoint": "footprint_lab.core.checkpoint",
+    "RunCheckpointError": "footprint_lab.core.checkpoint",
     "ask_human": "footprint_lab.core.pause",
     "Redaction": "footprint_lab.engine.redaction",
     "Recording": "footprint_lab.engine.recording",
@@ -33,7 +34,7 @@ _SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "f
 
 if TYPE_CHECKING:
     from footprint_lab.core.agent import Agent, LLMCall
-    from footprint_lab.core.checkpoint import Checkpoint
+    from footprint_lab.core.checkpoint import Checkpoint, RunCheckpointError
     from footprint_lab.core.door import normalize_run_input
     from footprint_lab.core.identity import Identity
     from footprint_lab.core.pause import ask_human
@@ -71,6 +72,6 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 __all__ = [
-    "Agent", "Checkpoint", "Event", "Identity", "LLMCall", "Recording", "Redaction", "Refusal", "Run", "Tool",
-    "ToolContext", "ask_human", "define_tool", "normalize_run_input", "tool",
+    "Agent", "Checkpoint", "Event", "Identity", "LLMCall", "Recording", "Redaction", "Refusal", "Run",
+    "RunCheckpointError", "Tool", "ToolContext", "ask_human", "define_tool", "normalize_run_input", "tool",
 ]

@@ -18,9 +18,16 @@ shape only, and says how to fix it. The tree::
     ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
     ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
     ├── RedactionConfigError             ERR_REDACTION_CONFIG       engine.redaction
+    ├── CallNotFoundError                ERR_CALL_NOT_FOUND         core.run
+    ├── ContextDeclarationError          ERR_CONTEXT_DECLARATION    context.declarations
+    ├── FactRoleError                    ERR_FACT_ROLE              context.declarations
+    ├── ContextConfigError               ERR_CONTEXT_CONFIG         context.assembly
+    ├── DuplicateContextIdError          ERR_DUPLICATE_CONTEXT_ID   context.assembly
+    ├── UnknownFactReferenceError        ERR_UNKNOWN_FACT_REF       context.assembly
     └── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
 
-Not a refusal (work was done before it), but coded the same way::
+Not a refusal (work was done before it), so not in ``__all__``, but coded the same way and
+importable from here and from the top level::
 
     RunCheckpointError                   ERR_RUN_CHECKPOINT         core.checkpoint
         a run failed after at least one completed tool round; .checkpoint keeps what was done
@@ -28,8 +35,11 @@ Not a refusal (work was done before it), but coded the same way::
 
 from __future__ import annotations
 
+from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
+from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
 from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
-from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
+from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError
+from footprint_lab.core.checkpoint import RunCheckpointError as RunCheckpointError  # not a refusal: see above
 from footprint_lab.core.conversation import (
     NoConversationError,
     PendingQuestionError,
@@ -40,6 +50,7 @@ from footprint_lab.core.conversation import (
 from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
 from footprint_lab.core.pause import InvalidQuestionError
+from footprint_lab.core.run import CallNotFoundError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import Refusal
@@ -47,8 +58,13 @@ from footprint_lab.providers.mock import MockScriptError
 
 __all__ = [
     "AgentConfigError",
+    "CallNotFoundError",
+    "ContextConfigError",
+    "ContextDeclarationError",
     "ConversationMismatchError",
+    "DuplicateContextIdError",
     "DuplicateToolError",
+    "FactRoleError",
     "InvalidCheckpointError",
     "InvalidIdentityError",
     "InvalidQuestionError",
@@ -60,7 +76,7 @@ __all__ = [
     "Refusal",
     "ResumeIdentityConflictError",
     "ResumeRedactionError",
-    "RunCheckpointError",
     "RunInFlightError",
     "ToolDefinitionError",
+    "UnknownFactReferenceError",
 ]

@@ -29,7 +29,7 @@ async def test_a_secret_in_a_tool_result_never_reaches_what_is_recorded_or_serve
     agent, seen = leaky_agent(Redaction(patterns=[KEY_PATTERN]))
     agent.subscribe(lambda event: live.append(event.model_dump_json()))
     run = await agent.run("What is my key?", on_event=lambda event: live.append(json.dumps(event.payload)))
-    assert SECRET in json.dumps(seen.requests[-1].messages)  # the live run used the real value
+    assert SECRET in json.dumps(list(seen.requests[-1].messages))  # the live run used the real value
     assert run.answer == f"Your key is {SECRET}."
     served = {
         "recording": run.recording.model_dump_json(),

@@ -123,10 +123,10 @@ async def test_a_failure_inside_a_tool_step_is_located_there() -> None:
     agent = Agent(provider=mock(respond=explode_on_second), tools=[counted_tool("lookup", calls)])
     original = agent._append
 
-    def append(turn, message, *rest):  # type: ignore[no-untyped-def]
+    def append(turn, message, *rest, **evidence):  # type: ignore[no-untyped-def]
         if message.get("role") == "tool" and len(calls) == 2:
             raise Broken()
-        return original(turn, message, *rest)
+        return original(turn, message, *rest, **evidence)
 
     agent._append = append  # type: ignore[method-assign]
     with pytest.raises(RunCheckpointError) as caught:

@@ -6,10 +6,15 @@ A run goes through these steps, each closed by one commit:
                 messages slot (an input guard, when set, admits or refuses the message first);
 ``assemble#n``  per iteration: the system-slot and tools-slot pieces are admitted and landed,
                 and the system prompt is written as exactly those pieces joined by a blank line;
+                declared context (``context=[...]``, see :mod:`footprint_lab.context`) is
+                evaluated here too: every declaration is recorded as admitted, skipped or
+                dropped (``budgets=``), and messages-slot facts follow the conversation;
 ``call-llm#n``  reads the three slots, calls the provider, records the exchange, and appends the
                 assistant turn;
-``tool#n``      one per tool call: checks the arguments, runs the tool, appends its result;
-``final#n``     reads the last response and writes the answer.
+``tool#n``      one per tool call: checks the arguments, runs the tool, appends its result
+                (``read_skill`` loads a declared skill here, for the rest of the turn);
+``final#n``     reads the last response and writes the answer (and writes the turn back to
+                any declared memory).
 
 A tool that calls ``ask_human`` closes its ``tool`` step as ``paused`` and the run returns
 paused; a resumed leg lands the person's answer as that call's result in a ``tool`` step, runs
@@ -29,13 +34,16 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-from collections.abc import Callable, Iterable, Sequence
+import json
+import weakref
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
+from footprint_lab.context.assembly import READ_SKILL, ContextPlan
 from footprint_lab.core.conversation import Conversation
 from footprint_lab.core.door import normalize_run_input
-from footprint_lab.core.identity import Identity, coerce_identity
+from footprint_lab.core.identity import Identity, coerce_identity, memory_identity
 from footprint_lab.core.leg import Continuation, Leg, Saved, turn_position, who
 from footprint_lab.core.pause import HumanQuestion, Pause
 from footprint_lab.core.run import Run
@@ -44,7 +52,7 @@ from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, res
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction
 from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.providers.types import LLMRequest, LLMResponse, ToolCall
+from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
 SYSTEM = ("slots", "system")
 TOOLS = ("slots", "tools")
@@ -87,7 +95,8 @@ class DuplicateToolError(Refusal):
 class _Turn:
     """The live state of one execution (never stored on the agent instance)."""
 
-    __slots__ = ("call_index", "history", "history_chars", "identity", "leg", "message", "rec", "run_id", "slots")
+    __slots__ = ("call_index", "context", "history", "history_chars", "identity", "leg", "message", "rec", "run_id",
+                 "slots")
 
     def __init__(self, rec: Recorder, message: Any, identity: Any, leg: Leg) -> None:
         self.rec = rec
@@ -100,10 +109,20 @@ class _Turn:
         self.call_index = 0
         # what the last assemble step put in the slots: (system text, system piece ids, tool schemas, tool piece ids)
         self.slots: tuple[str, list[int], list[dict[str, Any]], list[int]] = ("", [], [], [])
+        # this run's declared context (footprint_lab.context), when the agent declares any
+        self.context: Any = None
 
 
 class Agent(Conversation, Runner):
-    """A tool-using agent: assemble the slots, call the model, run its tools, repeat."""
+    """A tool-using agent: assemble the slots, call the model, run its tools, repeat.
+
+    ``context`` takes any mix of ``footprint_lab.context`` declarations (ids unique within
+    the agent); ``budgets`` caps slots in characters (``{"system": 4000}``), dropping declared
+    pieces that do not fit and recording them as dropped. ``redact`` keeps what a
+    :class:`~footprint_lab.Redaction` covers out of everything recorded; ``input_guard`` (a
+    function of the message returning ``None`` to admit it or a reply to refuse it) screens
+    each new message before the model sees it.
+    """
 
     kind: ClassVar[str] = "agent"
 
@@ -117,6 +136,8 @@ class Agent(Conversation, Runner):
         id: str | None = None,
         name: str | None = None,
         max_iterations: int = 10,
+        context: Sequence[Any] = (),
+        budgets: Mapping[str, int] | None = None,
         redact: Redaction | None = None,
         input_guard: Callable[[str], Any] | None = None,
     ) -> None:
@@ -154,8 +175,29 @@ class Agent(Conversation, Runner):
         self.tools = self._check_tools(tools)
         self._tools_by_name = {t.name: t for t in self.tools}
         self._tool_schemas = [t.schema() for t in self.tools]
+        self._tool_names = tuple(t.name for t in self.tools)
+        self._context = self._plan_context(context, budgets, runner)
         self._active_run_id: str | None = None
-        self.last_run: Run | None = None
+        self._last_run_ref: Callable[[], Run | None] = _no_run
+
+    @property
+    def last_run(self) -> Run | None:
+        """This instance's most recent run, while the caller still holds it (a failed run always).
+
+        The instance does not keep a finished run's whole recording alive by itself: an agent
+        that serves many requests would otherwise pin one recording per instance in memory. A
+        failed run is kept, because its caller never received it.
+        """
+        return self._last_run_ref()
+
+    @last_run.setter
+    def last_run(self, run: Run | None) -> None:
+        if run is None:
+            self._last_run_ref = _no_run
+        elif run.status == "failed":
+            self._last_run_ref = lambda: run
+        else:
+            self._last_run_ref = weakref.ref(run)
 
     @staticmethod
     def _check_tools(tools: Iterable[Tool]) -> list[Tool]:
@@ -173,6 +215,15 @@ class Agent(Conversation, Runner):
             seen.add(item.name)
             checked.append(item)
         return checked
+
+    def _plan_context(self, context: Any, budgets: Any, runner: str) -> ContextPlan | None:
+        """Check the context declarations; a skill's tools obey the same rules as the agent's own."""
+        plan = ContextPlan.build(context, budgets, runner=runner)
+        if plan is not None and plan.skills:
+            self._check_tools([*self.tools, *(tool for _, tool, _ in plan.skill_tools.values())])
+            if READ_SKILL in self._tools_by_name:
+                raise DuplicateToolError(READ_SKILL)
+        return plan
 
     # -- the doors ------------------------------------------------------------------------
     async def run(
@@ -200,7 +251,10 @@ class Agent(Conversation, Runner):
         policy = start.policy if start is not None else self.redact
         scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
         rec = Recorder(mount.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
-        turn = _Turn(rec, bag.get("message"), mount.identity, Leg(start, scrubber, who(mount.identity)))
+        turn = _Turn(rec, _turn_message(bag, start), mount.identity, Leg(start, scrubber, who(mount.identity)))
+        if self._context is not None:
+            namespace = memory_identity(mount.identity, mount.run_id).namespace()
+            turn.context = self._context.start(rec, turn.message, turn.history, namespace)
         rec.emit("run_start", "", {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})
         try:
             answer, stopped_early = await self._loop(turn)
@@ -333,7 +387,7 @@ class Agent(Conversation, Runner):
             rec.meta["continues"] = {"run_id": start.from_run, "how": start.how}
             for index, message in enumerate(start.history):
                 self._append(turn, message, _HISTORY_SOURCE[message["role"]], f"history#{index}",
-                             {"from_run": start.from_run})
+                             from_run=start.from_run)
         if start is None or start.how in ("follow_up", "continue_from"):
             rec.write(("input", "message"), "set", turn.message)
             reply = await self._guard(turn)
@@ -346,7 +400,6 @@ class Agent(Conversation, Runner):
             return 1
         rec.end()
         rounds, turn.call_index, open_calls = turn_position(turn.history)
-        turn.message = next(m["content"] for m in reversed(turn.history) if m["role"] == "user")
         if start.pause is not None:
             self._answer(turn, rounds, open_calls[0], start.answer or "")
             await self._run_batch(turn, [ToolCall(c["id"], c["name"], c["args"]) for c in open_calls[1:]], rounds)
@@ -377,7 +430,7 @@ class Agent(Conversation, Runner):
         rec.emit("tool_start", step_id, {"tool": call["name"], "tool_call_id": call["id"], "answered_by": "person",
                                          **who_})
         message = {"role": "tool", "tool_call_id": call["id"], "name": call["name"], "content": answer}
-        self._append(turn, message, "tool_result", call["id"], {"tool": call["name"], "answered_by": "person"})
+        self._append(turn, message, "tool_result", call["id"], iteration, tool=call["name"], answered_by="person")
         rec.write(PAUSE, "delete", None)
         rec.emit("tool_end", step_id, {"tool": call["name"], "tool_call_id": call["id"], "is_error": False, **who_})
         rec.end()
@@ -393,8 +446,12 @@ class Agent(Conversation, Runner):
         leg.good = len(turn.history)
 
     def _append(self, turn: _Turn, message: dict[str, Any], source_kind: str, source_id: str,
-                detail: dict[str, Any] | None = None) -> None:
-        """Append a turn to the conversation: it lands in the messages slot in this step."""
+                iteration: int | None = None, **evidence: Any) -> None:
+        """Append a turn to the conversation: it lands in the messages slot in this step.
+
+        The piece's content is what the model reads of the turn: its text, and for an
+        assistant turn that calls tools, each call as ``name({json args})`` on its own line.
+        """
         rec = turn.rec
         step_id = rec.current
         rec.write(MESSAGES, "append", message)
@@ -405,9 +462,9 @@ class Agent(Conversation, Runner):
         rec.message_pieces.append(len(rec.pieces))
         rec.pieces.append({
             "slot": "messages", "position": position, "source_kind": source_kind, "source_id": source_id,
-            "content": message.get("content") or "", "trigger": "base", "verdict": "admitted",
-            "reason": "conversation", "allowed_by": step_id, "landed_by": step_id,
-            "iteration": None, "detail": detail or {},
+            "content": turn_text(message), "trigger": "base", "verdict": "admitted",
+            "reason": "conversation", "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
+            **evidence,
         })
 
     def _assemble(self, turn: _Turn, iteration: int, *, withhold_tools: bool) -> None:
@@ -421,7 +478,7 @@ class Agent(Conversation, Runner):
             pieces.append({
                 "slot": "system", "position": 0, "source_kind": "base", "source_id": "system-prompt",
                 "content": self.system, "trigger": "base", "verdict": "admitted", "reason": "always",
-                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration, "detail": {},
+                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
             })
             parts.append(self.system)
         tool_ids: list[int] = []
@@ -431,11 +488,16 @@ class Agent(Conversation, Runner):
             pieces.append({
                 "slot": "tools", "position": position, "source_kind": "registry", "source_id": schema["name"],
                 "content": schema["description"], "trigger": "base", "verdict": "admitted", "reason": "always",
-                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration, "detail": {},
+                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
             })
+        if turn.context is not None:
+            schemas = turn.context.land(step_id, iteration, parts=parts, system_ids=system_ids, schemas=schemas,
+                                        tool_ids=tool_ids, withhold_tools=withhold_tools,
+                                        history_chars=turn.history_chars)
         system_text = "\n\n".join(parts)
         rec.write(SYSTEM, "set", system_text)
-        rec.write(TOOLS, "set", [s["name"] for s in schemas])
+        names = self._tool_names if schemas is self._tool_schemas else tuple(s["name"] for s in schemas)
+        rec.write(TOOLS, "set", names)
         turn.slots = (system_text, system_ids, schemas, tool_ids)
         rec.end()
 
@@ -446,10 +508,11 @@ class Agent(Conversation, Runner):
         rec.read(MESSAGES)
         rec.read(TOOLS)
         _, system_ids, schemas, tool_ids = turn.slots
+        injected, injected_ids = turn.context.injected_messages() if turn.context is not None else ([], [])
         request = LLMRequest(
-            model=self.model, system=system_text, messages=list(turn.history), tools=schemas,
-            iteration=iteration, call_index=turn.call_index,
-            input_chars=len(system_text) + turn.history_chars,
+            model=self.model, system=system_text, tools=schemas, iteration=iteration, call_index=turn.call_index,
+            messages=[*turn.history, *injected] if injected else MessagesView(turn.history),
+            input_chars=len(system_text) + turn.history_chars + sum(len(m["content"]) for m in injected),
         )
         turn.call_index += 1
         rec.emit("llm_start", step_id, {"model": self.model, "iteration": iteration,
@@ -460,22 +523,28 @@ class Agent(Conversation, Runner):
         response = await self.provider.complete(request, on_token)
         flush_tokens()
         duration_ms = (perf_counter_ns() - started) / 1e6
-        usage = response.usage.as_dict()
-        rec.emit("llm_end", step_id, {"usage": usage, "tool_calls": len(response.tool_calls),
-                                      "stop_reason": response.stop_reason})
+        usage = response.usage
+        rec.emit("llm_end", step_id, {
+            "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
+            "estimated": usage.estimated, "tool_calls": len(response.tool_calls), "stop_reason": response.stop_reason,
+        })
         calls = [{"id": c.id, "name": c.name, "args": c.args} for c in response.tool_calls]
+        # Flat, and sharing the lists the message and the event already hold: see Recorder.
         rec.exchanges.append({
             "step_id": step_id, "iteration": iteration, "model": self.model, "system": system_text,
-            "message_count": len(request.messages), "tools": schemas, "system_pieces": system_ids,
-            "tool_pieces": tool_ids, "tools_withheld": withheld, "duration_ms": duration_ms,
-            "response": {"content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
-                         "model": response.model, "usage": usage},
-            "wire": response.wire,
+            "message_count": len(turn.history), "injected_messages": injected, "message_pieces": tuple(injected_ids),
+            "tools": schemas, "system_pieces": tuple(system_ids),
+            "tool_pieces": tuple(tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
+            "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
+            "response_model": response.model, "wire": response.wire,
+            "usage": (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
+                      usage.estimated),
         })
         message: dict[str, Any] = {"role": "assistant", "content": response.content}
         if calls:
             message["tool_calls"] = calls
-        self._append(turn, message, "assistant", step_id, {"tool_calls": calls} if calls else None)
+        self._append(turn, message, "assistant", step_id, iteration)
         rec.write(LAST_RESPONSE, "set", response.content)
         rec.end()
         return response
@@ -487,6 +556,8 @@ class Agent(Conversation, Runner):
         rec.emit("tool_start", step_id, {"tool": call.name, "tool_call_id": call.id, "args": call.args,
                                          **turn.leg.who})
         tool = self._tools_by_name.get(call.name)
+        if tool is None and turn.context is not None:
+            tool = turn.context.tool(call.name)
         is_error = True
         if tool is None:
             content = f"Unknown tool: {call.name}"
@@ -505,8 +576,8 @@ class Agent(Conversation, Runner):
         message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
         if is_error:
             message["is_error"] = True
-        self._append(turn, message, "tool_result", call.id,
-                     {"tool": call.name, "requested_by": requested_by, "is_error": is_error})
+        self._append(turn, message, "tool_result", call.id, iteration, tool=call.name, requested_by=requested_by,
+                     is_error=is_error)
         rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error,
                                        **turn.leg.who})
         rec.end("tool_error" if is_error else "ok")
@@ -516,6 +587,8 @@ class Agent(Conversation, Runner):
         rec.begin("final")
         answer = rec.read(LAST_RESPONSE) or ""
         rec.write(ANSWER, "set", answer)
+        if turn.context is not None:
+            turn.context.after_answer(str(answer))
         rec.end()
         return str(answer)
 
@@ -547,8 +620,30 @@ class LLMCall(Agent):
         return self._final(turn), None
 
 
+def turn_text(message: dict[str, Any]) -> str:
+    """What the model reads of one conversation turn, as one string."""
+    text = message.get("content") or ""
+    calls = message.get("tool_calls")
+    if not calls:
+        return text
+    rendered = "\n".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False, sort_keys=True)})" for c in calls)
+    return f"{text}\n{rendered}" if text else rendered
+
+
+def _no_run() -> None:
+    return None
+
+
 def _input_refused() -> dict[str, Any]:
     return {"reason": "input_refused", "detail": "the input guard refused the message; the model was not called"}
+
+
+def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:
+    """The message a turn answers: the new one, or for a resumed leg the last one its conversation had."""
+    message = bag.get("message")
+    if message is None and start is not None:
+        return str(next((m["content"] for m in reversed(start.history) if m["role"] == "user"), ""))
+    return str(message)
 
 
 def _identity_dict(identity: Identity | None) -> dict[str, str] | None:

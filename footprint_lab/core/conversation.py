@@ -66,26 +66,28 @@ class PendingQuestionError(Refusal):
 
     The pause is unfinished work with a person on the other end, not a stale flag. Carries
     ``tool_name`` and ``tool_call_id`` (the tool call that asked, to join it to the record).
-    The message quotes the question (the agent's own tool wrote it; a redaction policy in
-    force masks it like any record).
+    The message quotes the question when it is this agent's own pending one (its tool wrote
+    it; a redaction policy in force masks it like any record), never one read from a stored
+    checkpoint.
     """
 
     code = "ERR_PENDING_QUESTION"
     fields = ("tool_name", "tool_call_id")
 
-    def __init__(self, door: str, pause: Pause, question: str, *, stored: bool = False) -> None:
-        whose = "this checkpoint's run" if stored else "this agent's last run"
-        drop = (
-            "If the question is being dropped, start a new conversation with run(message) instead."
-            if stored else
-            "If the question really is being dropped, say so with agent.abandon_pause() and then run() "
-            "again: a question a later message could silently skip is a consent gate anyone can walk around."
-        )
+    def __init__(self, door: str, pause: Pause, question: str | None) -> None:
+        if question is None:  # a stored checkpoint's pause came back from outside: described, never repeated
+            waiting = ("this checkpoint's run paused to ask a person something and is still waiting; its pause "
+                       "names the tool call that asked (see .tool_name and .tool_call_id)")
+            drop = "If the question is being dropped, start a new conversation with run(message) instead."
+        else:
+            waiting = (f"this agent's last run paused to ask a person something and is still waiting. Tool "
+                       f"'{pause.tool_name}' (call {pause.tool_call_id}) asked: \"{question}\", and nothing has "
+                       "answered it")
+            drop = ("If the question really is being dropped, say so with agent.abandon_pause() and then run() "
+                    "again: a question a later message could silently skip is a consent gate anyone can walk around.")
         super().__init__(
-            f"{door}: {whose} paused to ask a person something and is still waiting. Tool "
-            f"'{pause.tool_name}' (call {pause.tool_call_id}) asked: \"{question}\", and nothing has answered "
-            "it. Answer it with agent.resume(checkpoint, answer): the paused run continues where it stopped, "
-            f"and no tool that already ran runs again. {drop}"
+            f"{door}: {waiting}. Answer it with agent.resume(checkpoint, answer): the paused run continues where "
+            f"it stopped, and no tool that already ran runs again. {drop}"
         )
         self.tool_name = pause.tool_name
         self.tool_call_id = pause.tool_call_id
@@ -287,8 +289,7 @@ class Conversation:
         self._refuse_if_pending(door)
         start, named = self._continuation(checkpoint, named, door, "resume_on_error", redact)
         if start.pause is not None:
-            raise PendingQuestionError(door, start.pause, self._quote(start.pause.question, start.policy),
-                                       stored=True)
+            raise PendingQuestionError(door, start.pause, None)
         if start.history[-1]["role"] == "assistant":
             from footprint_lab.core.checkpoint import InvalidCheckpointError
 
@@ -326,10 +327,10 @@ class Conversation:
         if pending is not None:
             raise PendingQuestionError(door, pending, self._quote(pending.question))
 
-    def _quote(self, question: str, policy: Redaction | None = None) -> str:
-        """The question as an error may show it: masked by the policy the question was recorded under."""
+    def _quote(self, question: str) -> str:
+        """This agent's own question as an error may show it: masked by the policy it was recorded under."""
         saved = self._saved
-        policy = _union(policy, saved.policy if saved is not None else None, self.redact)
+        policy = _union(saved.policy if saved is not None else None, self.redact)
         return question if policy is None else str(policy.for_run().scrub(question))
 
     def _start_turn(self, door: str, carried: Any, named: Identity | None) -> tuple[Continuation | None, Any]:
@@ -340,8 +341,7 @@ class Conversation:
             return None, named
         start, named = self._continuation(carried, named, door, "continue_from", None)
         if start.pause is not None:
-            raise PendingQuestionError(door, start.pause, self._quote(start.pause.question, start.policy),
-                                       stored=True)
+            raise PendingQuestionError(door, start.pause, None)
         return start, named
 
     def _continuation(

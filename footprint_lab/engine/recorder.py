@@ -37,6 +37,24 @@ EVENT_TYPES = (
 )
 VERBS = ("set", "merge", "append", "delete")
 
+#: The payload fields of the engine's own routine events. Their payloads are captured as
+#: tuples of plain values (which the garbage collector stops tracking) and expanded into
+#: dicts with these names when delivered or materialised.
+ROUTINE_FIELDS: dict[str, tuple[str, ...]] = {
+    "step_start": ("stage", "iteration"),
+    "step_end": ("status",),
+    "read": ("path", "writer"),
+    "write": ("path", "verb"),
+    "commit": ("paths",),
+}
+
+
+def expand_payload(type_: str, payload: Any) -> dict[str, Any]:
+    """An event payload as a dict, whichever form it was captured in."""
+    if isinstance(payload, tuple):
+        return dict(zip(ROUTINE_FIELDS[type_], payload, strict=True))
+    return payload
+
 
 class Scrubber(Protocol):
     """What the recorder needs of a redaction policy."""
@@ -44,6 +62,19 @@ class Scrubber(Protocol):
     def scrub(self, value: Any) -> Any:
         """Return ``value`` with every covered part replaced."""
         ...
+
+
+_DOTTED: dict[Path, str] = {}
+
+
+def dotted(path: Path) -> str:
+    """``("slots", "system")`` as ``"slots.system"``, made once per distinct path."""
+    text = _DOTTED.get(path)
+    if text is None:
+        text = ".".join(path)
+        if len(_DOTTED) < 4096:
+            _DOTTED[path] = text
+    return text
 
 
 def summarize(value: Any, limit: int = 80) -> str:
@@ -74,7 +105,12 @@ class Recorder:
         "counter",
         "current",
         "decisions",
-        "events",
+        "entry_paths",
+        "entry_values",
+        "entry_verbs",
+        "event_payloads",
+        "event_steps",
+        "event_types",
         "exchanges",
         "listener_errors",
         "listeners",
@@ -82,7 +118,7 @@ class Recorder:
         "messages",
         "meta",
         "path",
-        "pending",
+        "pending_start",
         "pieces",
         "policy",
         "reads",
@@ -106,16 +142,27 @@ class Recorder:
         self.path = path
         self.counter = 0
         self.current = ""
-        self.pending: list[tuple[Path, str, Any]] = []
+        self.pending_start = 0
         self.state: dict[Path, Any] = {}
         self.writers: dict[Path, str] = {}
-        # [step_id, stage, iteration, start_ns, end_ns, status]
-        self.steps: list[list[Any]] = []
+        # (step_id, stage, iteration, start_ns, end_ns, status): tuples of plain values, which the
+        # cyclic garbage collector stops tracking, so a long run does not slow every collection down
+        self.steps: list[tuple[str, str, int | None, int, int, str]] = []
         self.reads: list[tuple[str, Path, str | None, str]] = []
-        self.commits: list[tuple[str, tuple[tuple[Path, str, Any], ...]]] = []
+        # Every commit's entries, in order, as three parallel columns (no tuple per entry for
+        # the garbage collector to track); a commit is (step_id, first, end) indices into them.
+        self.entry_paths: list[Path] = []
+        self.entry_verbs: list[str] = []
+        self.entry_values: list[Any] = []
+        self.commits: list[tuple[str, int, int]] = []
         self.decisions: list[tuple[str, str, tuple[tuple[str, dict[str, Any], Any], ...], str]] = []
-        self.events: list[tuple[int, str, str, dict[str, Any]]] = []
-        self.pieces: list[Any] = []
+        # Events are kept in three parallel columns rather than one tuple each, and routine
+        # payloads as tuples of plain values: the cyclic garbage collector stops tracking those,
+        # so a long run's events do not make every collection slower (bench/bench_agent.py).
+        self.event_types: list[str] = []
+        self.event_steps: list[str] = []
+        self.event_payloads: list[dict[str, Any]] = []
+        self.pieces: list[dict[str, Any]] = []
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
         #: for each transcript message, the index of its context piece
@@ -141,7 +188,30 @@ class Recorder:
         """Record an event and deliver it to the listeners, in order."""
         if self.policy is not None:
             payload = self.policy.scrub(payload)
-        self._emit_clean(type_, step_id, payload)
+        self._event(type_, step_id, payload)
+
+    def _event(self, type_: str, step_id: str, payload: Any) -> None:
+        self.event_types.append(type_)
+        self.event_steps.append(step_id)
+        self.event_payloads.append(payload)
+        if self.listeners:
+            self._deliver(len(self.event_types) - 1, type_, step_id, expand_payload(type_, payload))
+
+    def commit(self, index: int) -> tuple[str, tuple[tuple[Path, str, Any], ...]]:
+        """Commit number ``index`` as ``(step_id, entries)``."""
+        step_id, first, end = self.commits[index]
+        return step_id, tuple(zip(self.entry_paths[first:end], self.entry_verbs[first:end],
+                                  self.entry_values[first:end], strict=True))
+
+    @property
+    def events(self) -> list[tuple[int, str, str, dict[str, Any]]]:
+        """The events so far as ``(seq, type, step_id, payload)`` tuples."""
+        return [
+            (seq, type_, step_id, expand_payload(type_, payload))
+            for seq, (type_, step_id, payload) in enumerate(
+                zip(self.event_types, self.event_steps, self.event_payloads, strict=True)
+            )
+        ]
 
     def _deliver(self, seq: int, type_: str, step_id: str, payload: dict[str, Any]) -> None:
         if self._event_class is None:
@@ -176,15 +246,8 @@ class Recorder:
         if not isinstance(policy, RunScrubber):  # another scrubber: each piece is scrubbed on its own
             return emit, _nothing
 
-        gate = TokenGate(policy, lambda text: self._emit_clean("token", step_id, {"text": text}))
+        gate = TokenGate(policy, lambda text: self._event("token", step_id, {"text": text}))  # scrubbed by the gate
         return gate.feed, gate.flush
-
-    def _emit_clean(self, type_: str, step_id: str, payload: dict[str, Any]) -> None:
-        """Emit a payload that is already scrubbed."""
-        seq = len(self.events)
-        self.events.append((seq, type_, step_id, payload))
-        if self.listeners:
-            self._deliver(seq, type_, step_id, payload)
 
     # -- steps ------------------------------------------------------------------------
     def begin(self, stage: str, iteration: int | None = None) -> str:
@@ -192,9 +255,9 @@ class Recorder:
         self.counter += 1
         step_id = f"{self.path}/{stage}#{self.counter}" if self.path else f"{stage}#{self.counter}"
         self.current = step_id
-        self.pending = []
-        self.steps.append([step_id, stage, iteration, perf_counter_ns(), 0, "running"])
-        self.emit("step_start", step_id, {"stage": stage, "iteration": iteration})
+        self.pending_start = len(self.entry_paths)
+        self.steps.append((step_id, stage, iteration, perf_counter_ns(), 0, "running"))
+        self._event("step_start", step_id, (stage, iteration))
         return step_id
 
     def read(self, path: Path) -> Any:
@@ -209,7 +272,7 @@ class Recorder:
         else:
             summary = policy.scrub(summarize(value))
         self.reads.append((self.current, path, writer, summary))
-        self.emit("read", self.current, {"path": list(path), "writer": writer})
+        self._event("read", self.current, (dotted(path), writer))
         return value
 
     def write(self, path: Path, verb: str, value: Any) -> None:
@@ -230,8 +293,10 @@ class Recorder:
         else:
             raise ValueError(f"unknown write verb {verb!r}; one of {VERBS}")
         self.writers[path] = self.current
-        self.pending.append((path, verb, value))
-        self.emit("write", self.current, {"path": list(path), "verb": verb})
+        self.entry_paths.append(path)
+        self.entry_verbs.append(verb)
+        self.entry_values.append(value if self.policy is None else self.policy.scrub(value))
+        self._event("write", self.current, (dotted(path), verb))
 
     def decide(self, rule: str, evidence: Iterable[tuple[str, dict[str, Any], Any]], chosen: str) -> None:
         """Record which branch the current step chose, with each rule's inputs and result."""
@@ -242,16 +307,13 @@ class Recorder:
     def end(self, status: str = "ok") -> None:
         """Close the current step with its one commit."""
         step_id = self.current
-        entries = tuple(self.pending)
-        if self.policy is not None:
-            entries = tuple((p, v, self.policy.scrub(x)) for p, v, x in entries)
-        self.commits.append((step_id, entries))
-        self.pending = []
-        self.emit("commit", step_id, {"paths": [list(p) for p, _, _ in entries]})
+        first, end = self.pending_start, len(self.entry_paths)
+        self.commits.append((step_id, first, end))
+        self.pending_start = end
+        self._event("commit", step_id, (", ".join(dotted(p) for p in self.entry_paths[first:end]),))
         step = self.steps[-1]
-        step[4] = perf_counter_ns()
-        step[5] = status
-        self.emit("step_end", step_id, {"status": status})
+        self.steps[-1] = (step[0], step[1], step[2], step[3], perf_counter_ns(), status)
+        self._event("step_end", step_id, (status,))
 
     def fail_open_step(self) -> None:
         """Close a step left open by an exception, so the record shows where it stopped."""

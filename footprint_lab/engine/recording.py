@@ -17,7 +17,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from footprint_lab.engine.recorder import Recorder
+from footprint_lab.engine.recorder import Recorder, expand_payload
 
 SCHEMA_VERSION = 1
 
@@ -83,7 +83,16 @@ class Event(_Data):
 
 
 class ContextPiece(_Data):
-    """One piece of what a provider received, with its chain of custody."""
+    """One piece of what a provider received (or could have), with its chain of custody.
+
+    ``verdict`` is ``admitted`` (it landed at ``position`` of ``slot`` in step ``landed_by``),
+    ``skipped`` (its trigger said no, or it had nothing to give) or ``dropped`` (admitted, then
+    over the slot's budget: ``detail`` has ``size``, ``budget`` and ``used``); skipped and
+    dropped pieces have ``position == -1`` and no ``landed_by``. ``allowed_by`` is the step
+    that gave the verdict. Declared context also records ``declared_at`` (``file:line``) and
+    its ``cache`` hint; what ``detail`` holds per kind is listed in
+    :mod:`footprint_lab.context.assembly`.
+    """
 
     index: int
     slot: Literal["system", "messages", "tools"]
@@ -99,6 +108,8 @@ class ContextPiece(_Data):
     landed_by: str | None = None
     iteration: int | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
+    cache: Literal["always", "never", "while_active"] | None = None
+    declared_at: str | None = None
 
 
 class Usage(_Data):
@@ -188,6 +199,18 @@ class Recording(_Data):
             "tools": list(exchange.tool_pieces),
         }
 
+    def call_pieces(self, exchange: LLMExchange, *, left_out: bool = False) -> list[ContextPiece]:
+        """The pieces an exchange was sent, slot by slot (system, messages, tools), in position order.
+
+        With ``left_out``, the pieces its iteration evaluated but did not send (skipped or
+        dropped) follow, in the order they were evaluated.
+        """
+        pieces = self.context_pieces
+        sent = [pieces[i] for indices in self.exchange_pieces(exchange).values() for i in indices]
+        if left_out:
+            sent += [p for p in pieces if p.verdict != "admitted" and p.iteration == exchange.iteration]
+        return sent
+
     def exchange_at(self, step_id: str) -> LLMExchange | None:
         """The exchange recorded by an LLM-call step, or ``None``."""
         for exchange in self.exchanges:
@@ -196,8 +219,9 @@ class Recording(_Data):
         return None
 
 
-#: The fields of a context piece that can carry text from a model, a tool, a user or a document.
-_PIECE_TEXT = frozenset({"source_id", "reason", "detail"})
+#: The fields of a context piece, besides its content and detail, that can carry text from a
+#: model, a tool, a user or a document (a redaction policy covers them too).
+_PIECE_TEXT = frozenset({"source_id", "reason"})
 
 
 def content_hash(text: str) -> str:
@@ -247,10 +271,12 @@ def build_recording(
         for s in recorder.steps
     ]
     reads = [Read(step_id=r[0], path=list(r[1]), writer=r[2], summary=r[3]) for r in recorder.reads]
+    all_entries = list(zip(recorder.entry_paths, recorder.entry_verbs, recorder.entry_values, strict=True))
     commits = [
         Commit(
             step_id=c[0],
-            entries=[CommitEntry(path=list(p), verb=v, value=jsonable(x)) for p, v, x in c[1]],  # type: ignore[arg-type]
+            entries=[CommitEntry(path=list(p), verb=v, value=jsonable(x))  # type: ignore[arg-type]
+                     for p, v, x in all_entries[c[1]:c[2]]],
         )
         for c in recorder.commits
     ]
@@ -263,19 +289,13 @@ def build_recording(
     ]
     run_id = recorder.run_id
     events = [
-        Event(seq=e[0], run_id=run_id, type=e[1], step_id=e[2], payload=jsonable(e[3]))
-        for e in recorder.events
-    ]
-    pieces = []
-    for index, piece in enumerate(recorder.pieces):
-        content = clean(piece["content"])
-        pieces.append(
-            ContextPiece(
-                index=index, content=content, content_hash=content_hash(content),
-                **{k: (clean(jsonable(v)) if k in _PIECE_TEXT else v) for k, v in piece.items() if k != "content"},
-            )
+        Event(seq=seq, run_id=run_id, type=type_, step_id=step_id, payload=jsonable(expand_payload(type_, payload)))
+        for seq, (type_, step_id, payload) in enumerate(
+            zip(recorder.event_types, recorder.event_steps, recorder.event_payloads, strict=True)
         )
-    exchanges = [LLMExchange.model_validate(clean(jsonable(x))) for x in recorder.exchanges]
+    ]
+    pieces = [_piece(index, piece, clean) for index, piece in enumerate(recorder.pieces)]
+    exchanges = [_exchange(x, clean) for x in recorder.exchanges]
     return Recording(
         run_id=run_id,
         runner=RunnerInfo(**runner),
@@ -302,3 +322,36 @@ def build_recording(
         listener_errors=recorder.listener_errors,
         meta=clean(jsonable(recorder.meta)),
     )
+
+
+_PIECE_FIELDS = frozenset(ContextPiece.model_fields) - {"index", "content", "content_hash", "detail"}
+
+
+def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
+    """A captured piece: its known fields as they are, any other key into ``detail``.
+
+    Runners capture pieces as flat dicts of plain values (the garbage collector does not
+    track those), so extra evidence such as a tool result's ``requested_by`` rides as a
+    top-level key and is gathered into ``detail`` here.
+    """
+    content = clean(piece["content"])
+    known = {k: (clean(v) if k in _PIECE_TEXT else v) for k, v in piece.items() if k in _PIECE_FIELDS}
+    detail = {k: v for k, v in piece.items() if k not in _PIECE_FIELDS and k not in ("content", "detail")}
+    detail.update(piece.get("detail") or {})
+    return ContextPiece(index=index, content=content, content_hash=content_hash(content),
+                        detail=jsonable(clean(detail)), **known)
+
+
+_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "estimated")
+_RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage")
+
+
+def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
+    """A captured exchange (flat: the response's fields sit beside the request's) as a model."""
+    data = {k: v for k, v in captured.items() if k not in _RESPONSE_FIELDS}
+    response = {k: captured.get(k) for k in _RESPONSE_FIELDS}
+    response["model"] = response.pop("response_model")
+    if isinstance(response["usage"], tuple):
+        response["usage"] = dict(zip(_USAGE_FIELDS, response["usage"], strict=True))
+    data["response"] = response
+    return LLMExchange.model_validate(clean(jsonable(data)))

@@ -9,10 +9,12 @@ scenario's provider can react to exactly what the model would have seen.
 A reply is a ``str`` (the final answer), ``{"tool": name, "args": {...}}`` (a tool call),
 a list of those (a batch of tool calls), ``{"content": ..., "tool_calls": [...]}``, or an
 ``LLMResponse``. Usage is estimated at four characters a token and marked ``estimated``.
+Each call yields to the event loop once, as a call over a real wire would.
 """
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import json
 from collections.abc import Callable, Sequence
@@ -63,6 +65,9 @@ class MockProvider:
 
     async def complete(self, request: LLMRequest, on_token: TokenCallback | None = None) -> LLMResponse:
         self.calls += 1
+        # A real provider always waits on its wire; yielding once here makes concurrent runs
+        # interleave on the mock exactly as they would against a real model.
+        await asyncio.sleep(0)
         if self._respond is not None:
             reply = self._respond(request)
             if inspect.isawaitable(reply):

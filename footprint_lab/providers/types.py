@@ -9,7 +9,7 @@ on tool turns. Each wire adapter translates that shape to its own format and bac
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
@@ -44,6 +44,48 @@ class Usage:
         }
 
 
+class MessagesView(Sequence[dict[str, Any]]):
+    """A read-only view of the first ``length`` messages of a run's conversation.
+
+    The conversation only ever grows, so a view of its prefix is exactly the list that was
+    sent, without copying the whole conversation for every call (which would make a long
+    run quadratic). It compares equal to a list of the same messages; ``list(view)`` copies.
+    """
+
+    __slots__ = ("_length", "_messages")
+
+    def __init__(self, messages: list[dict[str, Any]], length: int | None = None) -> None:
+        self._messages = messages
+        self._length = len(messages) if length is None else length
+
+    def __len__(self) -> int:
+        return self._length
+
+    def __getitem__(self, index: Any) -> Any:
+        if isinstance(index, slice):
+            return self._messages[: self._length][index]
+        if index < 0:
+            index += self._length
+        if not 0 <= index < self._length:
+            raise IndexError("message index out of range")
+        return self._messages[index]
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        messages = self._messages
+        for index in range(self._length):
+            yield messages[index]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Sequence) and not isinstance(other, str):
+            return len(other) == self._length and all(a == b for a, b in zip(self, other, strict=False))
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"MessagesView({list(self)!r})"
+
+
 @dataclass(slots=True)
 class LLMRequest:
     """One call's request, exactly as the runner assembled it.
@@ -51,13 +93,14 @@ class LLMRequest:
     ``system`` is the system slot's pieces joined with a blank line; ``messages`` the
     messages slot; ``tools`` the tools slot (JSON-schema tool definitions, each
     ``{"name", "description", "input_schema"}``). ``call_index`` counts this run's LLM
-    calls from 0; ``iteration`` is the agent loop's iteration (1-based). ``input_chars``
+    calls from 0; ``iteration`` is the agent loop's iteration (1-based). ``messages`` is a
+    read-only sequence (a :class:`MessagesView` from the agent; copy it with ``list()``). ``input_chars``
     is the size of system plus messages, kept incrementally by the runner.
     """
 
     model: str
     system: str
-    messages: list[dict[str, Any]]
+    messages: Sequence[dict[str, Any]]
     tools: list[dict[str, Any]]
     iteration: int = 1
     call_index: int = 0

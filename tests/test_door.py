@@ -1,0 +1,91 @@
+"""The run-input door: every shape the seed names is adapted or refused by name, before anything runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from footprint_lab import Agent, LLMCall, Refusal, normalize_run_input
+from footprint_lab.errors import InvalidRunInputError
+from footprint_lab.providers import mock
+
+SECRET = "sk-live-THISisAsecretVALUE1234567890"
+
+
+def test_string_is_adapted_to_a_message():
+    assert normalize_run_input("go", "Agent.run") == {"message": "go"}
+
+
+def test_mapping_passes_with_other_keys_untouched():
+    extra = {"nested": [1, 2]}
+    bag = normalize_run_input({"message": "go", "extra": extra}, "Agent.run")
+    assert bag == {"message": "go", "extra": extra}
+    assert bag["extra"] is extra
+
+
+def test_keyword_joins_the_bag():
+    assert normalize_run_input("go", "Agent.run", identity={"tenant": "a"}) == {
+        "message": "go", "identity": {"tenant": "a"}}
+
+
+@pytest.mark.parametrize(
+    ("value", "received"),
+    [
+        (None, "None"),
+        ([1, 2, 3], "a list of 3"),
+        ({}, "a dict with no keys, whose 'message' is missing"),
+        ({"text": "hi"}, "a dict with keys: text, whose 'message' is missing"),
+        (42, "a int"),
+        ({"message": 42}, "a dict with keys: message, whose 'message' is a int"),
+        ({"message": None}, "a dict with keys: message, whose 'message' is None"),
+        ("", "an empty message"),
+        ("   \n\t", "a whitespace-only message"),
+        ({"message": ""}, "an empty message"),
+    ],
+)
+def test_refusals_name_what_arrived(value, received):
+    with pytest.raises(InvalidRunInputError) as caught:
+        normalize_run_input(value, "Agent.run")
+    err = caught.value
+    assert isinstance(err, Refusal)
+    assert err.code == "ERR_INVALID_RUN_INPUT"
+    assert err.runner == "Agent.run"
+    assert err.received == received
+    assert "run('your message')" in str(err) or "run('Begin.')" in str(err)
+
+
+def test_empty_message_teaches_running_on_the_system_prompt_alone():
+    with pytest.raises(InvalidRunInputError) as caught:
+        normalize_run_input("", "LLMCall.run")
+    assert "system prompt alone" in str(caught.value)
+
+
+def test_refusal_never_quotes_the_value():
+    for value in ({"text": SECRET}, [SECRET], {"message": [SECRET]}, {SECRET: "x"}):
+        with pytest.raises(InvalidRunInputError) as caught:
+            normalize_run_input(value, "Agent.run")
+        assert SECRET not in str(caught.value)
+        assert SECRET not in caught.value.received
+
+
+def test_same_keyword_twice_with_different_values_is_refused():
+    with pytest.raises(InvalidRunInputError):
+        normalize_run_input({"message": "go", "identity": {"tenant": "a"}}, "Agent.run", identity={"tenant": "b"})
+
+
+@pytest.mark.parametrize("runner_class", [Agent, LLMCall])
+async def test_runner_refuses_before_anything_runs(runner_class):
+    provider = mock(reply="never")
+    runner = runner_class(provider=provider)
+    for bad in (None, "", {"text": "hi"}, 3):
+        with pytest.raises(InvalidRunInputError) as caught:
+            await runner.run(bad)
+        assert caught.value.runner == f"{runner_class.__name__}.run"
+    assert provider.calls == 0
+    assert runner.last_run is None
+
+
+def test_run_sync_refuses_too():
+    provider = mock(reply="never")
+    with pytest.raises(InvalidRunInputError):
+        Agent(provider=provider).run_sync({"message": 1})
+    assert provider.calls == 0

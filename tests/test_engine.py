@@ -1,0 +1,162 @@
+"""The recorded engine: step ids, tracked reads, delta commits, decisions and events."""
+
+from __future__ import annotations
+
+import pytest
+
+from footprint_lab import Agent, define_tool
+from footprint_lab.engine import EVENT_TYPES, Recorder, format_step_id, parse_step_id
+from footprint_lab.engine.recording import build_recording
+from footprint_lab.providers import mock
+
+
+def test_step_ids_render_and_parse_in_one_place():
+    assert format_step_id("call-llm", 3) == "call-llm#3"
+    assert format_step_id("call-llm", 3, "review#2") == "review#2/call-llm#3"
+    parsed = parse_step_id("sequence#1/review#2/call-llm#3")
+    assert (parsed.path, parsed.stage, parsed.number) == ("sequence#1/review#2", "call-llm", 3)
+    assert str(parsed) == "sequence#1/review#2/call-llm#3"
+    for bad in ("call-llm", "#3", "call-llm#x", "", None):
+        assert parse_step_id(bad) is None
+
+
+def test_one_counter_per_run_and_one_commit_per_step():
+    rec = Recorder("run-1")
+    first = rec.begin("seed")
+    rec.write(("a",), "set", 1)
+    rec.write(("b",), "set", 2)
+    rec.end()
+    second = rec.begin("work")
+    rec.end()
+    assert (first, second) == ("seed#1", "work#2")
+    assert [c[0] for c in rec.commits] == ["seed#1", "work#2"]
+    assert rec.commit(0) == ("seed#1", ((("a",), "set", 1), (("b",), "set", 2)))
+    assert rec.commit(1) == ("work#2", ())
+
+
+def test_a_read_stamps_the_step_that_last_wrote_the_value():
+    rec = Recorder("run-1")
+    rec.begin("writer")
+    rec.write(("x",), "set", "v1")
+    rec.end()
+    rec.begin("rewriter")
+    rec.write(("x",), "set", "v2")
+    rec.end()
+    rec.begin("reader")
+    assert rec.read(("x",)) == "v2"
+    assert rec.read(("never",)) is None
+    rec.end()
+    assert rec.reads[0] == ("reader#3", ("x",), "rewriter#2", "v2")
+    assert rec.reads[1][2] is None
+
+
+def test_commits_are_deltas_not_state_copies():
+    rec = Recorder("run-1")
+    rec.begin("grow")
+    for i in range(1000):
+        rec.write(("items",), "append", i)
+    rec.end()
+    rec.begin("one-more")
+    rec.write(("items",), "append", "last")
+    rec.write(("cfg",), "merge", {"a": 1})
+    rec.write(("cfg",), "merge", {"b": 2})
+    rec.write(("gone",), "delete", None)
+    rec.end()
+    assert rec.commit(1)[1][0] == (("items",), "append", "last")
+    assert len(rec.commit(1)[1]) == 4
+    assert rec.state[("cfg",)] == {"a": 1, "b": 2}
+    assert len(rec.state[("items",)]) == 1001
+
+
+def test_unknown_verb_is_rejected():
+    rec = Recorder("run-1")
+    rec.begin("s")
+    with pytest.raises(ValueError):
+        rec.write(("x",), "upsert", 1)
+
+
+def test_decisions_keep_their_evidence():
+    rec = Recorder("run-1")
+    rec.begin("route")
+    rec.decide("first matching predicate", [("urgent", {"message": "help now"}, True)], "urgent")
+    rec.end()
+    recording = build_recording(rec, runner={"kind": "test"}, status="finished", input={"message": "m"},
+                                answer=None, ended_ns=rec.started_ns)
+    decision = recording.decisions[0]
+    assert decision.step_id == "route#1" and decision.chosen == "urgent"
+    assert decision.evidence[0].reads == {"message": "help now"} and decision.evidence[0].result is True
+
+
+def test_listeners_get_events_in_order_and_a_raising_one_never_breaks_the_run():
+    got = []
+
+    def good(event):
+        got.append(event)
+
+    def bad(event):
+        raise RuntimeError("subscriber bug")
+
+    noop = define_tool(name="noop", description="x", input_schema={"type": "object"}, fn=lambda: "ok")
+    agent = Agent(provider=mock(replies=[{"tool": "noop", "args": {}}, "done"]), tools=[noop])
+    agent.subscribe(bad)
+    run = agent.run_sync("go", on_event=good)
+    assert run.answer == "done"
+    assert [e.seq for e in got] == list(range(len(got)))
+    assert all(e.run_id == run.run_id for e in got)
+    recorded = run.recording.events
+    assert [(e.seq, e.type, e.step_id) for e in got] == [(e.seq, e.type, e.step_id) for e in recorded]
+    assert run.recording.listener_errors == len(got)
+
+
+def test_event_types_and_order_of_a_tool_round():
+    noop = define_tool(name="noop", description="x", input_schema={"type": "object"}, fn=lambda: "ok")
+    run = Agent(provider=mock(replies=[{"tool": "noop", "args": {}}, "done"]), tools=[noop]).run_sync("go")
+    types = [e.type for e in run.recording.events]
+    assert set(types) <= set(EVENT_TYPES)
+    assert types[0] == "run_start" and types[-1] == "run_end"
+    for required in ("step_start", "step_end", "read", "write", "commit", "llm_start", "llm_end",
+                     "tool_start", "tool_end"):
+        assert required in types
+    order = [t for t in types if t in ("llm_start", "llm_end", "tool_start", "tool_end")]
+    assert order == ["llm_start", "llm_end", "tool_start", "tool_end", "llm_start", "llm_end"]
+    # every step opens, commits exactly once, then closes
+    for step in run.recording.steps:
+        own = [e.type for e in run.recording.events if e.step_id == step.step_id and e.type in
+               ("step_start", "commit", "step_end")]
+        assert own == ["step_start", "commit", "step_end"]
+
+
+def test_unsubscribe_stops_delivery():
+    got = []
+    agent = Agent(provider=mock(reply="x"))
+    unsubscribe = agent.subscribe(got.append)
+    agent.run_sync("one")
+    count = len(got)
+    unsubscribe()
+    agent.run_sync("two")
+    assert count > 0 and len(got) == count
+
+
+def test_failed_step_is_closed_in_the_record():
+    def explode(request):
+        raise TimeoutError("slow")
+
+    agent = Agent(provider=mock(respond=explode))
+    with pytest.raises(TimeoutError):
+        agent.run_sync("go")
+    recording = agent.last_run.recording
+    assert recording.status == "failed"
+    failed = [s for s in recording.steps if s.status == "error"]
+    assert [s.stage for s in failed] == ["call-llm"]
+    assert recording.error["step_id"] == failed[0].step_id
+    assert any(e.type == "error" for e in recording.events)
+
+
+def test_steps_and_events_frames():
+    run = Agent(provider=mock(reply="x")).run_sync("go")
+    steps = run.steps
+    assert list(steps["stage"]) == ["seed", "assemble", "call-llm", "final"]
+    assert {"step_id", "stage", "status", "duration_ms"} <= set(steps.columns)
+    events = run.events
+    assert {"seq", "type", "step_id", "payload"} <= set(events.columns)
+    assert list(events["seq"]) == sorted(events["seq"])

@@ -1,0 +1,110 @@
+"""Tool schemas from type hints, and the mock provider's script rules."""
+
+from __future__ import annotations
+
+import enum
+from typing import Literal
+
+import pytest
+
+from footprint_lab import Agent, RunCheckpointError, define_tool, tool
+from footprint_lab.errors import MockScriptError, ToolDefinitionError
+from footprint_lab.providers import mock
+
+
+class Size(enum.Enum):
+    SMALL = "s"
+    LARGE = "l"
+
+
+def test_schema_comes_from_type_hints_and_docstring():
+    @tool
+    def order(item: str, quantity: int, size: Size, mode: Literal["fast", "slow"] = "fast",
+              notes: list[str] | None = None) -> str:
+        """Place an order.
+
+        Args:
+            item: what to order
+            quantity: how many
+        """
+        return f"{quantity} {item} {size.value} {mode}"
+
+    schema = order.input_schema
+    assert order.description == "Place an order."
+    assert schema["required"] == ["item", "quantity", "size"]
+    assert schema["properties"]["item"] == {"type": "string", "description": "what to order"}
+    assert schema["properties"]["quantity"]["type"] == "integer"
+    assert schema["properties"]["size"] == {"enum": ["s", "l"]}
+    assert schema["properties"]["mode"] == {"enum": ["fast", "slow"], "default": "fast"}
+    assert schema["properties"]["notes"]["anyOf"][0] == {"type": "array", "items": {"type": "string"}}
+    run = Agent(provider=mock(replies=[{"tool": "order", "args": {"item": "tea", "quantity": 2, "size": "l"}},
+                                       "ok"]), tools=[order]).run_sync("go")
+    assert run.recording.messages[2]["content"] == "2 tea l fast"
+
+
+def test_tool_decorator_with_options():
+    @tool(name="lookup_order", description="Find an order by id.")
+    def lookup(order_id: str) -> dict:
+        return {"id": order_id}
+
+    assert lookup.name == "lookup_order" and lookup.description == "Find an order by id."
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "problem"),
+    [
+        ({"name": "has space", "description": "x", "fn": print}, "name"),
+        ({"name": "ok", "description": None, "fn": print}, "description"),
+        ({"name": "ok", "description": "x", "fn": "not callable"}, "fn"),
+        ({"name": "ok", "description": "x", "fn": print, "input_schema": {"type": "string"}}, "input_schema"),
+        ({"name": "ok", "description": "x", "fn": print, "input_schema": {"type": "object", "properties": 5}},
+         "input_schema"),
+    ],
+)
+def test_define_tool_refuses_unusable_declarations(kwargs, problem):
+    with pytest.raises(ToolDefinitionError) as caught:
+        define_tool(**kwargs)
+    assert caught.value.problem == problem and caught.value.code == "ERR_TOOL_DEFINITION"
+
+
+def test_mock_needs_exactly_one_way_to_answer():
+    for kwargs in ({}, {"reply": "a", "replies": ["b"]}):
+        with pytest.raises(MockScriptError):
+            mock(**kwargs)
+
+
+def test_mock_refuses_an_unreadable_script_when_built():
+    with pytest.raises(MockScriptError) as caught:
+        mock(replies=["ok", 42])
+    assert caught.value.call_index == 1
+
+
+def test_running_past_the_script_says_how_many_and_which_call():
+    agent = Agent(provider=mock(replies=[{"tool": "noop", "args": {}}]),
+                  tools=[define_tool(name="noop", description="x", fn=lambda: "ok")])
+    with pytest.raises(RunCheckpointError) as failed:  # after a completed tool round, the work is kept
+        agent.run_sync("go")
+    err = failed.value.cause
+    assert isinstance(err, MockScriptError)
+    assert err.scripted == 1 and err.call_index == 1
+    assert "1 reply" in str(err) and "call number 2" in str(err)
+
+
+def test_script_restarts_with_every_run():
+    agent = Agent(provider=mock(replies=["first"]))
+    assert agent.run_sync("a").answer == "first"
+    assert agent.run_sync("b").answer == "first"
+
+
+def test_respond_sees_what_the_model_would_see():
+    def respond(request):
+        return f"{request.model}|{request.system}|{request.messages[-1]['content']}|{request.iteration}"
+
+    run = Agent(provider=mock(respond=respond), model="m1", system="sys").run_sync("hello")
+    assert run.answer == "m1|sys|hello|1"
+
+
+def test_streaming_mock_emits_token_events():
+    run = Agent(provider=mock(reply="one two three", stream=True)).run_sync("go")
+    tokens = [e.payload["text"] for e in run.recording.events if e.type == "token"]
+    assert "".join(tokens) == "one two three" and len(tokens) == 3
