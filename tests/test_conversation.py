@@ -254,3 +254,24 @@ async def test_events_carry_principal_and_tenant_only_when_an_identity_was_named
             assert {k: event.payload[k] for k in ("principal", "tenant") if k in event.payload} == expected
     assert seen_ctx[0] == Identity(principal="ana", tenant="acme", conversation_id="c")
     assert seen_ctx[1] is None
+
+
+async def test_a_continued_conversation_keeps_its_declared_context() -> None:
+    from footprint_lab.context import InMemoryStore, define_fact, define_memory
+
+    store = InMemoryStore()
+    seen = scripted("first answer")  # each turn is call 0 of its own run
+    agent = Agent(provider=seen.provider, system="Be brief.",
+                  context=[define_fact(id="plan", data="The plan is pro."), define_memory(id="notes", store=store)])
+    await agent.run("hello", identity={"principal": "ana"})
+    run = await agent.follow_up("and then?")
+    assert "The plan is pro." in seen.requests[-1].system
+    sources = [(p.source_kind, p.source_id) for p in run.context_pieces()]
+    assert ("user", "history#0") in sources and ("fact", "plan") in sources
+    refusing = Agent(provider=mock(reply="x"), input_guard=lambda m: "no",
+                     context=[define_memory(id="notes", store=store)])
+    namespace = Identity(principal="ana").namespace()
+    remembered = store.recall(namespace, limit=100)
+    assert [item["content"] for item in remembered] == ["hello", "first answer", "and then?", "first answer"]
+    await refusing.run("secret plans", identity={"principal": "ana"})
+    assert store.recall(namespace, limit=100) == remembered  # a refused message is written to no memory

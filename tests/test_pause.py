@@ -244,3 +244,16 @@ def test_ask_human_refuses_a_question_no_person_could_read() -> None:
     with pytest.raises(HumanQuestion) as asked:
         ask_human("Proceed?")
     assert asked.value.question == "Proceed?"
+
+
+async def test_a_resumed_legs_recording_accounts_for_exactly_what_was_sent() -> None:
+    agent, seen = pausing_agent([], system="Refunds need consent.")
+    paused = await agent.run("Refund my order")
+    run = await agent.resume(paused.checkpoint, "yes")
+    recording = run.recording
+    assert len(recording.exchanges) == 1
+    exchange = recording.exchanges[0]
+    assert recording.request_messages(exchange) == list(seen.requests[-1].messages)
+    pieces = recording.exchange_pieces(exchange)["messages"]
+    assert [recording.context_pieces[i].position for i in pieces] == list(range(len(pieces)))
+    assert recording.context_pieces[pieces[-1]].source_id == "call_2_2"  # notify's result, run in this leg

@@ -254,3 +254,11 @@ async def test_html_escapes_what_models_tools_and_users_wrote() -> None:
     assert "<script>alert" not in html and "<img" not in html and "<b>hi" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
     assert run._repr_html_() == html
+
+
+async def test_a_covered_identity_is_masked_wherever_the_run_records_it() -> None:
+    agent = Agent(provider=mock(reply="ok"), redact=Redaction(builtins=["email"]))
+    run = await agent.run("hi", identity={"principal": "ana@example.com", "tenant": "acme"})
+    text = run.recording.model_dump_json()
+    assert "ana@example.com" not in text
+    assert run.recording.identity == {"tenant": "acme", "principal": "[redacted:email]"}

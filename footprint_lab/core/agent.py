@@ -394,6 +394,7 @@ class Agent(Conversation, Runner):
             if reply is not None:
                 rec.write(LAST_RESPONSE, "set", reply)
                 rec.end()
+                turn.context = None  # a refused message is admitted nowhere, declared memory included
                 return None
             self._append(turn, {"role": "user", "content": turn.message}, "user", "user-message")
             rec.end()

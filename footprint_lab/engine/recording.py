@@ -299,7 +299,7 @@ def build_recording(
     return Recording(
         run_id=run_id,
         runner=RunnerInfo(**runner),
-        identity=identity,
+        identity=clean(identity),
         status=status,  # type: ignore[arg-type]
         input=clean(jsonable(input)),
         answer=clean(answer),
