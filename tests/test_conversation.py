@@ -275,3 +275,14 @@ async def test_a_continued_conversation_keeps_its_declared_context() -> None:
     assert [item["content"] for item in remembered] == ["hello", "first answer", "and then?", "first answer"]
     await refusing.run("secret plans", identity={"principal": "ana"})
     assert store.recall(namespace, limit=100) == remembered  # a refused message is written to no memory
+
+
+async def test_an_empty_reply_still_leaves_a_checkpoint_that_continues() -> None:
+    from footprint_lab.providers.types import LLMResponse
+
+    agent = Agent(provider=mock(replies=[LLMResponse(content=None, stop_reason="end_turn")]))
+    run = await agent.run("say nothing")
+    assert run.answer == ""
+    checkpoint = agent.checkpoint()
+    assert checkpoint is not None and checkpoint.history[-1] == {"role": "assistant", "content": ""}
+    assert (await Agent(provider=mock(reply="ok")).run("and now?", continue_from=checkpoint)).answer == "ok"

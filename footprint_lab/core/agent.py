@@ -44,7 +44,7 @@ from footprint_lab.context.assembly import READ_SKILL, ContextPlan
 from footprint_lab.core.conversation import Conversation
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity, memory_identity
-from footprint_lab.core.leg import Continuation, Leg, Saved, turn_position, who
+from footprint_lab.core.leg import Continuation, Leg, Saved, freeze, turn_position, who
 from footprint_lab.core.pause import HumanQuestion, Pause
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner
@@ -293,7 +293,7 @@ class Agent(Conversation, Runner):
         err = RunCheckpointError(
             f"{type(self).__name__}.{start.how if start is not None else 'run'}", checkpoint=checkpoint_from(saved),
             saved=saved, cause=exc, stage=stage, iteration=iteration or turn.leg.iteration, step_id=rec.current,
-            rounds=turn_position(saved.history or [])[0],
+            rounds=turn_position(turn.history[:good])[0],
         )
         err._footprint_run = failed  # type: ignore[attr-defined]
         raise err from exc
@@ -326,7 +326,7 @@ class Agent(Conversation, Runner):
         scrubber = turn.leg.scrubber
         return Saved(
             outcome=outcome, run_id=turn.run_id,
-            history=None if outcome == "input-refused" else (turn.history if history is None else history),
+            history=None if outcome == "input-refused" else freeze(turn.history if history is None else history),
             identity=turn.identity, agent_id=self.id, policy=scrubber.policy if scrubber is not None else None,
             marks=turn.leg.marks(), pause=pause,
         )

@@ -28,7 +28,7 @@ from typing import Any, ClassVar
 from pydantic import BaseModel, ConfigDict
 
 from footprint_lab.core.identity import IDENTITY_FIELDS
-from footprint_lab.core.leg import Saved, turn_position
+from footprint_lab.core.leg import Saved, thaw, turn_position
 from footprint_lab.engine.recording import jsonable
 from footprint_lab.engine.refusal import Refusal, describe_shape
 
@@ -70,10 +70,14 @@ class Checkpoint(BaseModel):
 def checkpoint_from(saved: Saved) -> Checkpoint:
     """The checkpoint of what an execution left (a fresh copy: changing it changes nothing held)."""
     assert saved.history is not None
+    history = thaw(saved.history)
+    for turn in history:  # an empty reply is an empty string here, as the checks below require
+        if turn["role"] == "assistant" and turn.get("content") is None and not turn.get("tool_calls"):
+            turn["content"] = ""
     return Checkpoint(
         schema_version=CHECKPOINT_VERSION,
         run_id=saved.run_id,
-        history=jsonable(saved.history),
+        history=history,
         identity=saved.identity.as_dict() if saved.identity is not None else None,
         agent_id=saved.agent_id,
         redaction=saved.policy.to_data() if saved.policy is not None else None,

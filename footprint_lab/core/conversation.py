@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 
 from footprint_lab.core.door import InvalidRunInputError, normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity
-from footprint_lab.core.leg import Continuation, Saved
+from footprint_lab.core.leg import Continuation, Saved, thaw
 from footprint_lab.core.pause import Pause
 from footprint_lab.core.runner import Listener, Mount, new_run_id
 from footprint_lab.engine.redaction import PolicyDataError, Redaction, RedactionConfigError, policy_from_data
@@ -241,7 +241,7 @@ class Conversation:
             reasons = {None: "never-run", "input-refused": "last-input-refused"}
             raise NoConversationError(door, reasons.get(self._outcome, "last-run-unfinished"))
         named = _one_identity(saved.identity, named, door)
-        start = Continuation("follow_up", list(saved.history), saved.run_id,
+        start = Continuation("follow_up", thaw(saved.history), saved.run_id,
                              policy=_union(saved.policy, self.redact), marks=saved.marks)
         return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
 

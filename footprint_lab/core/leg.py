@@ -15,6 +15,8 @@ Everything here is light (no pydantic): it runs on every execution.
 
 from __future__ import annotations
 
+import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -24,7 +26,7 @@ if TYPE_CHECKING:
     from footprint_lab.engine.redaction import Redaction, RunScrubber
 
 
-def turn_position(history: list[dict[str, Any]]) -> tuple[int, int, list[dict[str, Any]]]:
+def turn_position(history: Sequence[dict[str, Any]]) -> tuple[int, int, list[dict[str, Any]]]:
     """``(tool rounds, LLM calls, open tool calls)`` of the conversation's current turn."""
     start = 0
     for index in range(len(history) - 1, -1, -1):
@@ -88,18 +90,35 @@ class Leg:
 class Saved:
     """What an execution leaves for its runner to hold: the conversation, as a checkpoint would carry it.
 
-    ``outcome`` is ``finished``, ``paused`` or ``input-refused`` (then ``history`` is ``None``:
-    nothing was admitted to continue).
+    ``outcome`` is ``finished``, ``paused``, ``failed`` or ``input-refused`` (then ``history``
+    is ``None``: nothing was admitted to continue). ``history`` is held frozen (:func:`freeze`).
     """
 
     outcome: str
     run_id: str
-    history: list[dict[str, Any]] | None
+    history: str | None
     identity: Identity | None
     agent_id: str | None
     policy: Redaction | None
     marks: dict[str, list[str]]
     pause: Pause | None = None
+
+
+def freeze(history: Sequence[dict[str, Any]]) -> str:
+    """The conversation as a runner holds it between turns: JSON text.
+
+    A runner keeps its last conversation alive for ``follow_up``. Held as dicts and lists,
+    every turn would stay tracked by the cyclic garbage collector and slow each collection of
+    the runs that follow (a long conversation measurably so); one string is never tracked,
+    and reading it back gives the next leg turns nobody else holds.
+    """
+    return json.dumps(list(history), ensure_ascii=False, default=repr)
+
+
+def thaw(history: str) -> list[dict[str, Any]]:
+    """A held conversation as fresh turns a new leg can extend."""
+    turns: list[dict[str, Any]] = json.loads(history)
+    return turns
 
 
 def who(identity: Identity | None) -> dict[str, str]:
