@@ -24,7 +24,22 @@ shape only, and says how to fix it. The tree::
     ├── ContextConfigError               ERR_CONTEXT_CONFIG         context.assembly
     ├── DuplicateContextIdError          ERR_DUPLICATE_CONTEXT_ID   context.assembly
     ├── UnknownFactReferenceError        ERR_UNKNOWN_FACT_REF       context.assembly
-    └── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
+    ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
+    └── ProviderError                    ERR_PROVIDER               providers.errors
+        ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
+        ├── ProviderConfigError          ERR_PROVIDER_CONFIG
+        ├── ProviderAuthError            ERR_PROVIDER_AUTH
+        ├── ModelNotFoundError           ERR_PROVIDER_MODEL_NOT_FOUND
+        ├── ContextWindowError           ERR_PROVIDER_CONTEXT_WINDOW
+        ├── ProviderRequestError         ERR_PROVIDER_REQUEST
+        ├── ProviderRateLimitError       ERR_PROVIDER_RATE_LIMITED
+        ├── ProviderUnavailableError     ERR_PROVIDER_UNAVAILABLE
+        ├── ProviderTimeoutError         ERR_PROVIDER_TIMEOUT
+        ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
+        └── ProviderResponseError        ERR_PROVIDER_RESPONSE
+
+Every ``ProviderError`` says in ``retryable`` whether calling again (or resuming the run
+from its checkpoint) can help.
 
 Not a refusal (work was done before it), so not in ``__all__``, but coded the same way and
 importable from here and from the top level::
@@ -54,6 +69,20 @@ from footprint_lab.core.run import CallNotFoundError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import Refusal
+from footprint_lab.providers.errors import (
+    ContextWindowError,
+    MissingApiKeyError,
+    ModelNotFoundError,
+    ProviderAuthError,
+    ProviderConfigError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderRateLimitError,
+    ProviderRequestError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+)
 from footprint_lab.providers.mock import MockScriptError
 
 __all__ = [
@@ -61,6 +90,7 @@ __all__ = [
     "CallNotFoundError",
     "ContextConfigError",
     "ContextDeclarationError",
+    "ContextWindowError",
     "ConversationMismatchError",
     "DuplicateContextIdError",
     "DuplicateToolError",
@@ -69,9 +99,20 @@ __all__ = [
     "InvalidIdentityError",
     "InvalidQuestionError",
     "InvalidRunInputError",
+    "MissingApiKeyError",
     "MockScriptError",
+    "ModelNotFoundError",
     "NoConversationError",
     "PendingQuestionError",
+    "ProviderAuthError",
+    "ProviderConfigError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderRateLimitError",
+    "ProviderRequestError",
+    "ProviderResponseError",
+    "ProviderTimeoutError",
+    "ProviderUnavailableError",
     "RedactionConfigError",
     "Refusal",
     "ResumeIdentityConflictError",

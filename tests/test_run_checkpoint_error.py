@@ -143,3 +143,21 @@ async def test_resume_on_error_refuses_a_finished_conversation() -> None:
         await agent.resume_on_error(agent.checkpoint())
     assert caught.value.field == "history"
     assert caught.value.door == "Agent.resume_on_error"
+
+
+async def test_the_provider_errors_own_retryable_flag_decides() -> None:
+    from footprint_lab.errors import ContextWindowError, ProviderAuthError, ProviderUnavailableError
+
+    cases = [
+        (ProviderUnavailableError("busy", provider="openai", status=503, attempts=3), True, ""),
+        (ContextWindowError("too long", provider="openai", model="m", status=400), False, "context window"),
+        (ProviderAuthError("no", provider="openai", status=401, env_var="OPENAI_API_KEY"), False, "credentials"),
+    ]
+    for cause, resumable, why in cases:
+        agent, _, _ = failing_on(1, cause)
+        with pytest.raises(RunCheckpointError) as caught:
+            await agent.run("hi")
+        assert caught.value.resumable is resumable
+        assert why in str(caught.value)
+        if resumable:
+            assert (await agent.resume_on_error(caught.value.checkpoint)).answer == "Recovered."

@@ -130,7 +130,7 @@ class Agent(Conversation, Runner):
         self,
         *,
         provider: Any,
-        model: str = "mock-model",
+        model: str | None = None,
         system: str = "",
         tools: Sequence[Tool] = (),
         id: str | None = None,
@@ -148,6 +148,8 @@ class Agent(Conversation, Runner):
                 runner, "provider", describe_shape(provider),
                 "must be a provider, e.g. footprint_lab.providers.mock(reply='...') or providers.openai(...)",
             )
+        if model is None:  # the model is named once, on the provider, when the provider names one
+            model = getattr(provider, "model", None) or "mock-model"
         if not isinstance(model, str) or not model:
             raise AgentConfigError(runner, "model", describe_shape(model), "must be a model name string")
         if not isinstance(system, str):
@@ -603,7 +605,7 @@ class LLMCall(Agent):
         self,
         *,
         provider: Any,
-        model: str = "mock-model",
+        model: str | None = None,
         system: str = "",
         id: str | None = None,
         name: str | None = None,

@@ -325,9 +325,12 @@ def resume_can_help(cause: BaseException) -> tuple[bool, str]:
     if status in (400, 404, 422):
         return False, (f"the provider refused the request itself (status {status}), so the same request fails the "
                        "same way; fix the model name or the request first")
+    retryable = getattr(cause, "retryable", None)  # the provider errors say so themselves
+    if retryable is True:
+        return True, ""
     if isinstance(cause, Refusal):
         return False, f"the cause is a refusal ({cause.code}) that names its own fix; apply it first"
-    if getattr(cause, "retryable", None) is False:
+    if retryable is False:
         return False, "the provider marked this error as not worth retrying; fix its cause first"
     return True, ""
 
