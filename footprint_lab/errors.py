@@ -6,6 +6,13 @@ shape only, and says how to fix it. The tree::
     Refusal                              footprint_lab.engine.refusal
     ├── InvalidRunInputError             ERR_INVALID_RUN_INPUT      core.door
     ├── RunInFlightError                 ERR_RUN_IN_FLIGHT          core.conversation
+    ├── PendingQuestionError             ERR_PENDING_QUESTION       core.conversation
+    ├── NoConversationError              ERR_NO_CONVERSATION        core.conversation
+    ├── ResumeIdentityConflictError      ERR_SESSION_OWNERSHIP_CONFLICT  core.conversation
+    ├── ResumeRedactionError             ERR_RESUME_REDACTION       core.conversation
+    ├── InvalidCheckpointError           ERR_INVALID_CHECKPOINT     core.checkpoint
+    ├── ConversationMismatchError        ERR_CONVERSATION_MISMATCH  core.checkpoint
+    ├── InvalidQuestionError             ERR_INVALID_QUESTION       core.pause
     ├── AgentConfigError                 ERR_AGENT_CONFIG           core.agent
     ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
     ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
@@ -19,6 +26,7 @@ shape only, and says how to fix it. The tree::
     ├── LoopBudgetError                  ERR_LOOP_BUDGET            flow.refusals
     ├── GraphCycleError                  ERR_GRAPH_CYCLE            flow.refusals
     ├── ResumeDivergedError              ERR_RESUME_DIVERGED        flow.refusals
+    ├── RedactionConfigError             ERR_REDACTION_CONFIG       engine.redaction
     ├── CallNotFoundError                ERR_CALL_NOT_FOUND         core.run
     ├── ContextDeclarationError          ERR_CONTEXT_DECLARATION    context.declarations
     ├── FactRoleError                    ERR_FACT_ROLE              context.declarations
@@ -41,6 +49,12 @@ shape only, and says how to fix it. The tree::
 
 Every ``ProviderError`` says in ``retryable`` whether calling again (or resuming the run
 from its checkpoint) can help.
+
+Not a refusal (work was done before it), so not in ``__all__``, but coded the same way and
+importable from here and from the top level::
+
+    RunCheckpointError                   ERR_RUN_CHECKPOINT         core.checkpoint
+        a run failed after at least one completed tool round; .checkpoint keeps what was done
 """
 
 from __future__ import annotations
@@ -48,12 +62,22 @@ from __future__ import annotations
 from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
 from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
 from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
-from footprint_lab.core.conversation import RunInFlightError
+from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError
+from footprint_lab.core.checkpoint import RunCheckpointError as RunCheckpointError  # not a refusal: see above
+from footprint_lab.core.conversation import (
+    NoConversationError,
+    PendingQuestionError,
+    ResumeIdentityConflictError,
+    ResumeRedactionError,
+    RunInFlightError,
+)
 from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
 from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
+from footprint_lab.core.pause import InvalidQuestionError
 from footprint_lab.core.run import CallNotFoundError
 from footprint_lab.core.tools import ToolDefinitionError
+from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import Refusal
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
@@ -86,20 +110,25 @@ __all__ = [
     "ContextConfigError",
     "ContextDeclarationError",
     "ContextWindowError",
+    "ConversationMismatchError",
     "DuplicateContextIdError",
     "DuplicateStepError",
     "DuplicateToolError",
     "EmptyCompositionError",
     "FactRoleError",
     "GraphCycleError",
+    "InvalidCheckpointError",
     "InvalidIdentityError",
+    "InvalidQuestionError",
     "InvalidRunInputError",
     "LoopBudgetError",
     "MemberIdentityError",
     "MissingApiKeyError",
     "MockScriptError",
     "ModelNotFoundError",
+    "NoConversationError",
     "ParentRunRefusedError",
+    "PendingQuestionError",
     "ProviderAuthError",
     "ProviderConfigError",
     "ProviderConnectionError",
@@ -109,8 +138,11 @@ __all__ = [
     "ProviderResponseError",
     "ProviderTimeoutError",
     "ProviderUnavailableError",
+    "RedactionConfigError",
     "Refusal",
     "ResumeDivergedError",
+    "ResumeIdentityConflictError",
+    "ResumeRedactionError",
     "ResumeRequestConflictError",
     "RunInFlightError",
     "ToolDefinitionError",

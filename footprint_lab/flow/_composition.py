@@ -169,7 +169,6 @@ class Composition(Runner):
         """Run once on ``input`` (a message, or ``{"message": ...}``), for ``identity`` when one is named."""
         bag = normalize_run_input(input, self.door, identity=identity)
         named = coerce_identity(bag.pop("identity", None), self.door)
-        check_member_input(bag, self.door, member=False)
         opened = open_parent_run(new_run_id(), named, door=self.door)
         try:
             mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link)

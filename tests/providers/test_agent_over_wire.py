@@ -10,7 +10,7 @@ import pytest
 from provider_cases import MODELS, SECRET
 from wire_server import Reply, WireServer, json_reply, stream_reply
 
-from footprint_lab import Agent, define_tool
+from footprint_lab import Agent, RunCheckpointError, define_tool
 from footprint_lab.providers.errors import ProviderAuthError
 
 KINDS = ("openai", "anthropic", "ollama")
@@ -89,8 +89,10 @@ async def test_a_provider_failure_fails_the_run_with_its_typed_error(build: Any,
                  Reply(status=401, body={"error": {"message": "bad key", "type": "invalid_request_error",
                                                    "code": "invalid_api_key"}}))
     agent = Agent(provider=build("openai"), tools=[add_tool()])
-    with pytest.raises(ProviderAuthError):
+    with pytest.raises(RunCheckpointError) as failed:  # after a completed tool round the work is kept
         await agent.run("Add 2+3 and 10+20.")
+    assert isinstance(failed.value.cause, ProviderAuthError)
+    assert failed.value.resumable is False  # a rejected key fails the same way until it is fixed
     assert agent.last_run is not None
     recording = agent.last_run.recording
     assert recording.status == "failed"
