@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
+from footprint_lab.core.conversation import ResumeIdentityConflictError
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity
 from footprint_lab.core.member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
@@ -64,9 +65,11 @@ class FlowCheckpoint:
     """Where a paused composition stopped: enough to resume it in this or another process.
 
     ``answers`` holds every member answer already produced (by member key), ``paused`` the
-    checkpoint of each member that is waiting for a person, ``question`` what it asked.
-    Whom the run serves (``run_id``, ``identity``) travels with it, so a resume continues
-    for the same person and nobody else.
+    checkpoint of each member waiting for a person (more than one when parallel members
+    asked) and ``questions`` what each asked. The next answer goes to the first of them,
+    ``asking``; the others stay paused, untouched, for the resumes after it. Whom the run
+    serves (``run_id``, ``identity``) travels with it, so a resume continues for the same
+    person and nobody else.
     """
 
     run_id: str
@@ -75,7 +78,17 @@ class FlowCheckpoint:
     input: dict[str, Any]
     answers: dict[str, str]
     paused: dict[str, Any]
-    question: str | None = None
+    questions: dict[str, str]
+
+    @property
+    def asking(self) -> str:
+        """The member the next answer is for."""
+        return next(iter(self.paused))
+
+    @property
+    def question(self) -> str:
+        """What that member asked."""
+        return self.questions[self.asking]
 
 
 class MemberPaused(Exception):
@@ -99,7 +112,7 @@ class _Exec:
     children: list[tuple[int, Run]] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
     paused: dict[str, Any] = field(default_factory=dict)
-    question: str | None = None
+    questions: dict[str, str] = field(default_factory=dict)
     replayed: set[str] = field(default_factory=set)
     resumed: set[str] = field(default_factory=set)
     stopped_early: dict[str, Any] | None = None
@@ -108,17 +121,22 @@ class _Exec:
         """Run ``member`` under ``step_id`` for the run this execution serves; its answer.
 
         A member whose answer the paused leg already produced is not run again; the member
-        that paused is resumed with the person's answer.
+        the person's answer is for resumes with it; another member still waiting on a person
+        stays paused without running.
         """
         resume = self.resume
         if resume is not None and key in resume.answers:
             self.replayed.add(key)
             self.answers[key] = resume.answers[key]
             return resume.answers[key]
+        if resume is not None and key in resume.paused and key != resume.asking:
+            self.paused[key] = resume.paused[key]
+            self.questions[key] = resume.questions[key]
+            raise MemberPaused(key)
         bag = normalize_run_input(input, door)
         check_member_input(bag, door, member=True)
         child = Mount(run_id=self.serves.run_id, path=step_id, listeners=self.listeners, link=self.link)
-        if resume is not None and key in resume.paused:
+        if resume is not None and key == resume.asking:
             child.extra["resume"] = (resume.paused[key], self.resume_answer)
             self.resumed.add(key)
         order = parse_step_id(step_id)
@@ -133,7 +151,7 @@ class _Exec:
         self.children.append((position, run))
         if run.status == "paused":
             self.paused[key] = run.checkpoint
-            self.question = self.question or run.question
+            self.questions[key] = run.question or ""
             raise MemberPaused(key)
         answer = run.answer or ""
         self.answers[key] = answer
@@ -145,6 +163,11 @@ class _Exec:
             return None
         taken = [key for key in keys if key in self.resume.answers or key in self.resume.paused]
         return taken[0] if taken and chosen not in taken else None
+
+    def check_reached(self, composition: str) -> None:
+        """On a resume: refuse a run that never got to the member the person's answer is for."""
+        if self.resume is not None and self.resume.asking not in self.resumed:
+            raise ResumeDivergedError(composition, self.resume.asking)
 
     def close(self, key: str, answer: str) -> None:
         """Write a mounted member's answer and close the current step with its one commit."""
@@ -176,18 +199,26 @@ class Composition(Runner):
         finally:
             close_parent_run(opened)
 
-    async def resume(self, checkpoint: FlowCheckpoint, answer: Any, /, *, on_event: Listener | None = None) -> Run:
+    async def resume(
+        self, checkpoint: FlowCheckpoint, answer: Any, /, *, identity: Any = None, on_event: Listener | None = None,
+    ) -> Run:
         """Continue a paused run of this composition: ``answer`` goes to the member that asked.
 
-        The run continues for the person it was paused for (the checkpoint's identity), under
-        its own run id; answers already produced are replayed, not recomputed.
+        The run continues for the person it was paused for (the checkpoint's identity; naming
+        anyone else is refused), under its own run id; answers already produced are replayed,
+        not recomputed. When several members are waiting, the answer goes to the first of them
+        (``checkpoint.question`` is its question) and the run pauses again for the next.
         """
         door = f"{type(self).__name__}.resume"
+        named = coerce_identity(identity, door)
         if not isinstance(checkpoint, FlowCheckpoint) or checkpoint.runner.get("kind") != self.kind:
-            raise CompositionConfigError(
-                type(self).__name__, "checkpoint", describe_shape(checkpoint),
-                "must be the checkpoint of a paused run of this composition (run.checkpoint)",
-            )
+            from footprint_lab.core.checkpoint import InvalidCheckpointError
+
+            raise InvalidCheckpointError(door, "checkpoint", describe_shape(checkpoint),
+                                         f"is not the checkpoint of a paused run of this {type(self).__name__}",
+                                         "Pass run.checkpoint of a paused run of this composition.")
+        if named is not None and named != checkpoint.identity:
+            raise ResumeIdentityConflictError(door)
         opened = open_parent_run(checkpoint.run_id, checkpoint.identity, door=door)
         try:
             mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link)
@@ -209,16 +240,11 @@ class Composition(Runner):
         rec.write(INPUT, "set", bag["message"])
         rec.end()
         try:
-            source = await self._flow(exe)
-        except MemberPaused:
-            if rec.steps and rec.steps[-1][5] == "running":
-                rec.end("paused")
-            rec.emit("run_end", rec.path, {"status": "paused"})
-            checkpoint = FlowCheckpoint(
-                run_id=serves.run_id, runner=self._runner_info(), identity=serves.identity, input=dict(bag),
-                answers=dict(exe.answers), paused=dict(exe.paused), question=exe.question,
-            )
-            return self._make_run(exe, bag, "paused", None, None, checkpoint=checkpoint)
+            try:
+                source: Path | None = await self._flow(exe)
+            except MemberPaused:
+                source = None
+            exe.check_reached(type(self).__name__)
         except BaseException as exc:
             rec.fail_open_step()
             error = {**failure_summary(exc), "step_id": rec.current}
@@ -228,9 +254,15 @@ class Composition(Runner):
             with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
                 exc._footprint_run = failed  # type: ignore[attr-defined]
             raise
-        left = [key for key in (exe.resume.paused if exe.resume is not None else ()) if key not in exe.resumed]
-        if left:
-            raise ResumeDivergedError(type(self).__name__, left[0])
+        if source is None:
+            if rec.steps and rec.steps[-1][5] == "running":
+                rec.end("paused")
+            rec.emit("run_end", rec.path, {"status": "paused"})
+            checkpoint = FlowCheckpoint(
+                run_id=serves.run_id, runner=self._runner_info(), identity=serves.identity, input=dict(bag),
+                answers=dict(exe.answers), paused=dict(exe.paused), questions=dict(exe.questions),
+            )
+            return self._make_run(exe, bag, "paused", None, None, checkpoint=checkpoint)
         rec.begin("final")
         answer = str(rec.read(source) or "")
         rec.write(ANSWER, "set", answer)
@@ -267,7 +299,7 @@ class Composition(Runner):
 
         return Run(
             run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
-            question=exe.question if status == "paused" else None, checkpoint=checkpoint,
+            question=checkpoint.question if checkpoint is not None else None, checkpoint=checkpoint,
         )
 
 
