@@ -52,7 +52,7 @@ from footprint_lab.core.runner import Listener, Mount, Runner
 from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
 SYSTEM = ("slots", "system")
@@ -64,19 +64,13 @@ PAUSE = ("pause",)
 _HISTORY_SOURCE = {"user": "user", "assistant": "assistant", "tool": "tool_result"}
 
 
-class AgentConfigError(Refusal):
+class AgentConfigError(SettingRefusal):
     """Raised when an ``Agent`` or ``LLMCall`` is built with a setting no run could use.
 
     Carries ``setting`` (the keyword at fault) and ``received`` (its shape, never its value).
     """
 
     code = "ERR_AGENT_CONFIG"
-    fields = ("setting", "received")
-
-    def __init__(self, runner: str, setting: str, received: str, fix: str) -> None:
-        super().__init__(f"{runner}: '{setting}' {fix} (received {received}).")
-        self.setting = setting
-        self.received = received
 
 
 class DuplicateToolError(Refusal):
