@@ -74,7 +74,7 @@ async def test_follow_up_continues_the_last_finished_run() -> None:
     assert [m["role"] for m in sent] == ["user", "assistant", "tool", "assistant", "user", "assistant", "tool"]
     assert sent[0]["content"] == "Capital of France?" and sent[4]["content"] == "And of Spain?"
     assert seen.requests[-1].system == "Be brief."
-    assert run.recording.meta["continues"] == {"run_id": first.run_id, "how": "follow_up"}
+    assert run.recording.meta["continues"] == {"run_id": first.run_id, "how": "follow_up", "first_run_id": first.run_id}
     assert calls == ["lookup", "lookup"]
     checkpoint = agent.checkpoint()
     assert checkpoint is not None and len(checkpoint.history) == 8
@@ -87,7 +87,7 @@ async def test_follow_up_records_the_earlier_turns_as_context_pieces() -> None:
     pieces = [p for p in run.recording.context_pieces if p.slot == "messages"]
     assert [p.source_id for p in pieces[:2]] == ["history#0", "history#1"]
     assert pieces[0].detail == {"from_run": first.run_id}
-    assert run.recording.meta["continues"] == {"run_id": first.run_id, "how": "follow_up"}
+    assert run.recording.meta["continues"] == {"run_id": first.run_id, "how": "follow_up", "first_run_id": first.run_id}
 
 
 async def test_follow_up_before_any_run_is_refused_as_never_run() -> None:

@@ -52,7 +52,7 @@ async def test_resume_continues_where_it_stopped_without_rerunning_any_tool() ->
     answer = next(m for m in sent if m.get("tool_call_id") == "call_2_1")
     assert answer["content"] == "yes"
     assert seen.requests[-1].call_index == 2  # the turn's count went on across the pause
-    assert run.recording.meta["continues"] == {"run_id": paused.run_id, "how": "resume"}
+    assert run.recording.meta["continues"] == {"run_id": paused.run_id, "how": "resume", "first_run_id": paused.run_id}
     answered = [e for e in run.recording.events if e.type == "tool_start" and e.payload.get("answered_by")]
     assert answered and answered[0].payload["tool_call_id"] == "call_2_1"
     checkpoint = agent.checkpoint()

@@ -382,9 +382,10 @@ def define_memory(
 ) -> Memory:
     """Recall the latest ``limit`` items of the run's memory namespace, one piece per item.
 
-    The namespace is the run's identity (or, without one, the run's own conversation), so two
-    people, or two tenants, never see each other's memory. With ``write_back`` (the default),
-    the user's message and the final answer are written to the store after the answer.
+    The namespace is the run's identity (or, without one, its conversation: the run that
+    opened it, so follow-ups and resumes share it), so two people, or two tenants, never see
+    each other's memory. With ``write_back`` (the default), the user's message and the final
+    answer are written to the store after the answer.
     """
     memory_id = _check_id("define_memory", id)
     if not callable(getattr(store, "recall", None)) or not callable(getattr(store, "remember", None)):

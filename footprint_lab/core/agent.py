@@ -90,15 +90,18 @@ class DuplicateToolError(Refusal):
 class _Turn:
     """The live state of one execution (never stored on the agent instance)."""
 
-    __slots__ = ("call_index", "context", "history", "history_chars", "identity", "leg", "message", "rec", "run_id",
-                 "slots")
+    __slots__ = ("call_index", "context", "first_run_id", "history", "history_chars", "identity", "leg", "memory",
+                 "message", "rec", "run_id", "slots")
 
-    def __init__(self, rec: Recorder, message: Any, identity: Any, leg: Leg) -> None:
+    def __init__(self, rec: Recorder, message: Any, identity: Any, leg: Leg, first_run_id: str) -> None:
         self.rec = rec
         self.run_id = rec.run_id
         self.message = message
         self.identity = identity
         self.leg = leg
+        # the run that opened this conversation, and whom its memory belongs to (core.identity)
+        self.first_run_id = first_run_id
+        self.memory = memory_identity(identity, first_run_id)
         self.history: list[dict[str, Any]] = []
         self.history_chars = 0
         self.call_index = 0
@@ -252,10 +255,12 @@ class Agent(Conversation, Runner):
         policy = start.policy if start is not None else self.redact
         scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
         rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
-        turn = _Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)))
+        # A member's conversation is the run it serves; a continued one keeps the run that opened it.
+        first_run_id = start.first_run_id if start is not None and not mount.path else serves.run_id
+        turn = _Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)),
+                     first_run_id)
         if self._context is not None:
-            namespace = memory_identity(serves.identity, serves.run_id).namespace()
-            turn.context = self._context.start(rec, turn.message, turn.history, namespace)
+            turn.context = self._context.start(rec, turn.message, turn.history, turn.memory.namespace())
         rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})
         try:
             answer, stopped_early = await self._loop(turn)
@@ -344,7 +349,7 @@ class Agent(Conversation, Runner):
         """What this execution leaves for its runner to hold (never stored here: ``_drive`` does)."""
         scrubber = turn.leg.scrubber
         return Saved(
-            outcome=outcome, run_id=turn.run_id,
+            outcome=outcome, run_id=turn.run_id, first_run_id=turn.first_run_id,
             history=None if outcome == "input-refused" else freeze(turn.history if history is None else history),
             identity=turn.identity, agent_id=self.id, policy=scrubber.policy if scrubber is not None else None,
             marks=turn.leg.marks(), pause=pause,
@@ -403,7 +408,7 @@ class Agent(Conversation, Runner):
         start = turn.leg.start
         rec.begin("seed")
         if start is not None:
-            rec.meta["continues"] = {"run_id": start.from_run, "how": start.how}
+            rec.meta["continues"] = {"run_id": start.from_run, "how": start.how, "first_run_id": turn.first_run_id}
             for index, message in enumerate(start.history):
                 self._append(turn, message, _HISTORY_SOURCE[message["role"]], f"history#{index}",
                              from_run=start.from_run)
@@ -587,7 +592,7 @@ class Agent(Conversation, Runner):
                 content = problem
             else:
                 ctx = ToolContext(run_id=turn.run_id, tool_call_id=call.id, tool_name=call.name,
-                                  identity=turn.identity)
+                                  identity=turn.identity, memory_identity=turn.memory)
                 try:
                     content = result_text(await tool.invoke(call.args, ctx))
                     is_error = False

@@ -5,7 +5,9 @@ any store, so it is read like a caller's input: normalized or refused, field by 
 before anything runs. A refusal names the field (``history[3].content``) and describes what
 arrived by its shape; it never quotes the conversation.
 
-A checkpoint holds ``schema_version``, ``run_id`` (the run that left it), ``history`` (the
+A checkpoint holds ``schema_version``, ``run_id`` (the run that left it), ``first_run_id``
+(the run that opened the conversation: without a named identity, its memory namespace
+is that run's, for every turn that continues it), ``history`` (the
 user, assistant and tool turns, the final answer included; the system prompt is the agent's
 and is not a turn), ``identity`` and ``agent_id`` (only when set explicitly), ``redaction``
 (the policy the run was covered by, as data) with ``redaction_marks`` (what it covered and
@@ -34,7 +36,7 @@ from footprint_lab.engine.refusal import Refusal, describe_shape
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT_FIELDS = (
-    "schema_version", "run_id", "history", "identity", "agent_id", "redaction", "redaction_marks", "pause",
+    "schema_version", "run_id", "first_run_id", "history", "identity", "agent_id", "redaction", "redaction_marks", "pause",
 )
 _ROLE_KEYS = {
     "user": {"role", "content"},
@@ -54,6 +56,7 @@ class Checkpoint(BaseModel):
 
     schema_version: int = CHECKPOINT_VERSION
     run_id: str
+    first_run_id: str
     history: list[dict[str, Any]]
     identity: dict[str, str] | None = None
     agent_id: str | None = None
@@ -77,6 +80,7 @@ def checkpoint_from(saved: Saved) -> Checkpoint:
     return Checkpoint(
         schema_version=CHECKPOINT_VERSION,
         run_id=saved.run_id,
+        first_run_id=saved.first_run_id,
         history=history,
         identity=saved.identity.as_dict() if saved.identity is not None else None,
         agent_id=saved.agent_id,
@@ -157,8 +161,9 @@ def read_checkpoint(value: Any, door: str) -> dict[str, Any]:
             door, "schema_version", describe_shape(version) if type(version) is not int else "another version",
             f"is not {CHECKPOINT_VERSION}, the version this library reads and writes",
         )
-    if not _nonblank(data["run_id"]):
-        raise InvalidCheckpointError(door, "run_id", describe_shape(data["run_id"]), "must be a non-empty string")
+    for name in ("run_id", "first_run_id"):
+        if not _nonblank(data[name]):
+            raise InvalidCheckpointError(door, name, describe_shape(data[name]), "must be a non-empty string")
     if data["agent_id"] is not None and not _nonblank(data["agent_id"]):
         raise InvalidCheckpointError(
             door, "agent_id", describe_shape(data["agent_id"]), "must be a non-empty string or null"

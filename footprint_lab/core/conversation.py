@@ -241,7 +241,7 @@ class Conversation:
             reasons = {None: "never-run", "input-refused": "last-input-refused"}
             raise NoConversationError(door, reasons.get(self._outcome, "last-run-unfinished"))
         named = _one_identity(saved.identity, named, door)
-        start = Continuation("follow_up", thaw(saved.history), saved.run_id,
+        start = Continuation("follow_up", thaw(saved.history), saved.run_id, saved.first_run_id,
                              policy=_union(saved.policy, self.redact), marks=saved.marks)
         return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
 
@@ -360,7 +360,7 @@ class Conversation:
         named = _one_identity(carried_identity, named, door)
         policy = self._carried_policy(data, door, redact)
         pause = Pause(run_id=data["run_id"], **data["pause"]) if data["pause"] is not None else None
-        start = Continuation(how, data["history"], data["run_id"], policy=policy, marks=data["redaction_marks"],
+        start = Continuation(how, data["history"], data["run_id"], data["first_run_id"], policy=policy, marks=data["redaction_marks"],
                              pause=pause)
         return start, named
 

@@ -3,7 +3,11 @@
 A run carries an identity only when its caller named one (``run(..., identity=...)``).
 Then a tool sees it as ``ctx.identity`` and events carry its principal and tenant.
 Without one, a run's memory namespace is its own conversation ``{conversation_id: run_id}``:
-never a value shared by every caller, never a value left on a runner instance.
+never a value shared by every caller, never a value left on a runner instance. A run that
+continues a conversation (``follow_up``, ``continue_from=``, ``resume``, ``resume_on_error``)
+is part of that conversation, so it keeps the namespace of the run that opened it (the
+checkpoint's ``first_run_id``); a composition's members keep the namespace of the run they
+serve (:mod:`footprint_lab.core.member_run`).
 
 A dict is accepted and its shape checked; a refusal describes the shape, never the values.
 """
@@ -80,5 +84,6 @@ def coerce_identity(value: Any, door: str) -> Identity | None:
 
 
 def memory_identity(identity: Identity | None, run_id: str) -> Identity:
-    """The identity a run's memory is namespaced under: the named one, else the run's own conversation."""
+    """The identity a run's memory is namespaced under: the named one, else the conversation of ``run_id``
+    (the run that opened the conversation, for a run that continues one)."""
     return identity if identity is not None else Identity(conversation_id=run_id)

@@ -10,6 +10,10 @@ from the conversation itself, never from a counter a caller could set. From the 
 - tool calls of the last assistant turn without a result are the open batch: the paused one
   first, then the ones that never ran.
 
+Every leg also carries the id of the run that opened its conversation (``first_run_id``):
+without a named identity, that run's ``{conversation_id: first_run_id}`` is the memory
+namespace of every leg, so a follow-up or a resume reads what the earlier turns wrote.
+
 Everything here is light (no pydantic): it runs on every execution.
 """
 
@@ -51,13 +55,16 @@ class Continuation:
     """How one leg starts from an earlier conversation (checked before anything runs).
 
     ``how`` is ``follow_up``, ``continue_from``, ``resume`` or ``resume_on_error``; ``history``
-    the earlier turns; ``pause`` and ``answer`` are set for a resume; ``policy`` is the
+    the earlier turns; ``from_run`` the run that left them and ``first_run_id`` the run that
+    opened the conversation; ``pause`` and ``answer`` are set for a resume; ``policy`` is the
     redaction the leg runs under and ``marks`` what earlier legs' policy covered.
     """
 
     how: str
     history: list[dict[str, Any]]
     from_run: str
+    #: the run that opened the conversation: its memory namespace when no identity was named
+    first_run_id: str
     policy: Redaction | None = None
     marks: dict[str, list[str]] | None = None
     pause: Pause | None = None
@@ -96,6 +103,7 @@ class Saved:
 
     outcome: str
     run_id: str
+    first_run_id: str
     history: str | None
     identity: Identity | None
     agent_id: str | None

@@ -50,12 +50,19 @@ class ToolDefinitionError(Refusal):
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """What a tool knows of the run calling it. ``identity`` is set only when the caller named one."""
+    """What a tool knows of the run calling it. ``identity`` is set only when the caller named one.
+
+    ``memory_identity`` is whom the run's memory belongs to, for a tool that keeps its own:
+    the named identity, else the conversation ``{conversation_id: ...}`` of the run that
+    opened it (a follow-up or resume keeps it; a composition member gets the run it serves).
+    Key a store with ``ctx.memory_identity.namespace()``.
+    """
 
     run_id: str
     tool_call_id: str
     tool_name: str
     identity: Any = None
+    memory_identity: Any = None
 
 
 class Tool:
