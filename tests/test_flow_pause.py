@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -140,7 +139,7 @@ async def test_a_tampered_member_checkpoint_cannot_move_the_run_to_someone_else(
     member = paused.checkpoint.paused["approve"]
     forged = member.model_copy(update={"identity": {"principal": "mallory"}})
     with pytest.raises(ResumeIdentityConflictError):
-        await flow.resume(replace(paused.checkpoint, paused={"approve": forged}), "yes")
+        await flow.resume(paused.checkpoint.model_copy(update={"paused": {"approve": forged}}), "yes")
     assert seen and len(seen) == 1
     assert open_run_count() == 0
 

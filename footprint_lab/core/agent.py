@@ -41,7 +41,7 @@ from time import perf_counter_ns
 from typing import Any, ClassVar
 
 from footprint_lab.context.assembly import READ_SKILL, ContextPlan
-from footprint_lab.core.conversation import Conversation, ResumeIdentityConflictError, _answer_text
+from footprint_lab.core.conversation import Conversation, ResumeIdentityConflictError, answer_text
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity, memory_identity
 from footprint_lab.core.leg import Continuation, Leg, Saved, freeze, turn_position, who
@@ -51,7 +51,7 @@ from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner
 from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
 from footprint_lab.engine.recorder import Recorder
-from footprint_lab.engine.redaction import Redaction
+from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
@@ -250,10 +250,15 @@ class Agent(Conversation, Runner):
     async def _execute(self, bag: dict[str, Any], mount: Mount, start: Continuation | None = None) -> Run:
         # Whom this execution serves comes from the mount alone (member_run); never from the instance.
         serves = run_for(mount, bag, self.door)
+        shared = mount.scrubber  # a composition's run: one scrubber covers every record of it
         if start is None and "resume" in mount.extra:  # a member resumed by the composition it paused
-            start = self._member_resume(mount.extra["resume"], serves)
+            start = self._member_resume(mount.extra["resume"], serves, shared.policy if shared is not None else None)
         policy = start.policy if start is not None else self.redact
-        scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
+        if shared is not None and (policy is None or shared.policy.covers(policy)):
+            scrubber = shared
+        else:
+            policy = combine_policies(policy, shared.policy if shared is not None else None)
+            scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
         rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
         # A member's conversation is the run it serves; a continued one keeps the run that opened it.
         first_run_id = start.first_run_id if start is not None and not mount.path else serves.run_id
@@ -278,7 +283,7 @@ class Agent(Conversation, Runner):
         run._conversation = self._leave(turn, "input-refused" if refused else "finished")
         return run
 
-    def _member_resume(self, resume: tuple[Any, Any], serves: ParentRun) -> Continuation:
+    def _member_resume(self, resume: tuple[Any, Any], serves: ParentRun, redact: Redaction | None) -> Continuation:
         """How a member that paused inside a composition goes on: its checkpoint and the person's answer.
 
         Read like any resume (the checkpoint checked field by field), but nothing on the
@@ -286,15 +291,28 @@ class Agent(Conversation, Runner):
         """
         door = f"{type(self).__name__}.resume"
         checkpoint, answer = resume
-        start, whose = self._continuation(checkpoint, serves.identity, door, "resume", None)
-        if whose != serves.identity:
+        start = self._member_continuation(checkpoint, serves.identity, door, redact)
+        start.answer = answer_text(answer, door)
+        return start
+
+    def _member_continuation(
+        self, checkpoint: Any, owner: Identity | None, door: str, redact: Redaction | None,
+    ) -> Continuation:
+        """A member's checkpoint read for a resume of the run that serves ``owner``, or a refusal."""
+        start, whose = self._continuation(checkpoint, owner, door, "resume", redact)
+        if whose != owner:
             raise ResumeIdentityConflictError(door)
         if start.pause is None:
             from footprint_lab.core.checkpoint import InvalidCheckpointError
 
             raise InvalidCheckpointError(door, "pause", "null", "is null: this member is not waiting on a question")
-        start.answer = _answer_text(answer, door)
         return start
+
+    def _waiting_checkpoint(self, checkpoint: Any, door: str, *, owner: Any, redact: Any) -> tuple[Any, list[Any]]:
+        from footprint_lab.core.checkpoint import Checkpoint, plain_checkpoint
+
+        start = self._member_continuation(checkpoint, owner, door, redact)
+        return Checkpoint.model_validate(plain_checkpoint(checkpoint, door)), [start]
 
     def _fail(self, turn: _Turn, bag: dict[str, Any], exc: BaseException) -> None:
         """Record a failure; after a completed tool round, raise it as a ``RunCheckpointError``."""

@@ -36,7 +36,8 @@ from footprint_lab.engine.refusal import Refusal, describe_shape
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT_FIELDS = (
-    "schema_version", "run_id", "first_run_id", "history", "identity", "agent_id", "redaction", "redaction_marks", "pause",
+    "schema_version", "run_id", "first_run_id", "history", "identity", "agent_id", "redaction", "redaction_marks",
+    "pause",
 )
 _ROLE_KEYS = {
     "user": {"role", "content"},
@@ -106,6 +107,12 @@ class InvalidCheckpointError(Refusal):
         self.door = door
         self.field = field
         self.received = received
+        self._said = (problem, fix)
+
+    def within(self, prefix: str) -> InvalidCheckpointError:
+        """The same refusal for a checkpoint nested at ``prefix`` (``paused.approve``) in a larger one."""
+        field = prefix if self.field == "checkpoint" else f"{prefix}.{self.field}"
+        return InvalidCheckpointError(self.door, field, self.received, *self._said)
 
 
 class ConversationMismatchError(Refusal):
@@ -132,7 +139,28 @@ class ConversationMismatchError(Refusal):
 
 def read_checkpoint(value: Any, door: str) -> dict[str, Any]:
     """A checkpoint (``Checkpoint``, a dict, or its JSON text) as checked plain data, or a refusal."""
-    if isinstance(value, Checkpoint):
+    data = plain_checkpoint(value, door)
+    check_envelope(data, CHECKPOINT_FIELDS, CHECKPOINT_VERSION, door)
+    for name in ("run_id", "first_run_id"):
+        if not nonblank(data[name]):
+            raise InvalidCheckpointError(door, name, describe_shape(data[name]), "must be a non-empty string")
+    if data["agent_id"] is not None and not nonblank(data["agent_id"]):
+        raise InvalidCheckpointError(
+            door, "agent_id", describe_shape(data["agent_id"]), "must be a non-empty string or null"
+        )
+    check_identity_data(data["identity"], door)
+    _check_history(data["history"], door)
+    _check_marks(data["redaction_marks"], door)
+    _check_pause(data["pause"], data["history"], door)
+    return data
+
+
+def plain_checkpoint(value: Any, door: str) -> dict[str, Any]:
+    """A checkpoint handed to a door (a model, a dict, or its JSON text) as a private JSON-native dict.
+
+    Nothing the caller holds is aliased or changed; anything that is not JSON is refused.
+    """
+    if isinstance(value, BaseModel):
         value = value.model_dump(mode="json")
     elif isinstance(value, str | bytes | bytearray):
         try:
@@ -141,45 +169,39 @@ def read_checkpoint(value: Any, door: str) -> dict[str, Any]:
             raise InvalidCheckpointError(door, "checkpoint", "text that is not JSON", "is not readable") from None
     if not isinstance(value, Mapping):
         raise InvalidCheckpointError(door, "checkpoint", describe_shape(value), "is not a checkpoint")
-    try:  # a private, JSON-native copy: nothing the caller holds is aliased or changed
-        data = json.loads(json.dumps(dict(value), allow_nan=False))
+    try:
+        data: dict[str, Any] = json.loads(json.dumps(dict(value), allow_nan=False))
     except (TypeError, ValueError, RecursionError):
         raise InvalidCheckpointError(
             door, "checkpoint", describe_shape(value), "holds values that are not plain JSON"
         ) from None
-    for name in CHECKPOINT_FIELDS:
+    return data
+
+
+def check_envelope(data: dict[str, Any], names: tuple[str, ...], version: int, door: str) -> None:
+    """Every field present, none unknown, and the version this library reads and writes."""
+    for name in names:
         if name not in data:
             raise InvalidCheckpointError(door, name, "nothing", "is missing")
-    unknown = [k for k in data if k not in CHECKPOINT_FIELDS]
+    unknown = [k for k in data if k not in names]
     if unknown:
         raise InvalidCheckpointError(
             door, "checkpoint", f"{len(unknown)} field(s) this library does not write", "has unknown fields"
         )
-    version = data["schema_version"]
-    if type(version) is not int or version != CHECKPOINT_VERSION:
+    found = data["schema_version"]
+    if type(found) is not int or found != version:
         raise InvalidCheckpointError(
-            door, "schema_version", describe_shape(version) if type(version) is not int else "another version",
-            f"is not {CHECKPOINT_VERSION}, the version this library reads and writes",
+            door, "schema_version", describe_shape(found) if type(found) is not int else "another version",
+            f"is not {version}, the version this library reads and writes",
         )
-    for name in ("run_id", "first_run_id"):
-        if not _nonblank(data[name]):
-            raise InvalidCheckpointError(door, name, describe_shape(data[name]), "must be a non-empty string")
-    if data["agent_id"] is not None and not _nonblank(data["agent_id"]):
-        raise InvalidCheckpointError(
-            door, "agent_id", describe_shape(data["agent_id"]), "must be a non-empty string or null"
-        )
-    _check_identity(data["identity"], door)
-    _check_history(data["history"], door)
-    _check_marks(data["redaction_marks"], door)
-    _check_pause(data["pause"], data["history"], door)
-    return data
 
 
-def _nonblank(value: Any) -> bool:
+def nonblank(value: Any) -> bool:
     return isinstance(value, str) and bool(value.strip())
 
 
-def _check_identity(identity: Any, door: str) -> None:
+def check_identity_data(identity: Any, door: str) -> None:
+    """``null``, or an identity object: known keys, each a non-empty string."""
     if identity is None:
         return
     if not isinstance(identity, dict) or not identity:
@@ -187,7 +209,7 @@ def _check_identity(identity: Any, door: str) -> None:
     for key, value in identity.items():
         if key not in IDENTITY_FIELDS:
             raise InvalidCheckpointError(door, "identity", "a key an identity does not have", "has an unknown key")
-        if not _nonblank(value):
+        if not nonblank(value):
             raise InvalidCheckpointError(door, f"identity.{key}", describe_shape(value), "must be a non-empty string")
 
 
@@ -226,7 +248,7 @@ def _check_history(history: Any, door: str) -> None:
                     "must be a string (or null on a turn that calls tools)",
                 )
         elif role == "user":
-            if not _nonblank(content):
+            if not nonblank(content):
                 raise InvalidCheckpointError(door, f"{at}.content", describe_shape(content) if not isinstance(
                     content, str) else "a blank string", "must be a non-empty string")
         else:
@@ -256,10 +278,10 @@ def _check_tool_calls(calls: Any, at: str, door: str) -> dict[str, str]:
         where = f"{at}[{position}]"
         if not isinstance(call, dict) or set(call) != {"id", "name", "args"}:
             raise InvalidCheckpointError(door, where, describe_shape(call), "must be a tool call {id, name, args}")
-        if not _nonblank(call["id"]) or call["id"] in named:
+        if not nonblank(call["id"]) or call["id"] in named:
             raise InvalidCheckpointError(door, f"{where}.id", describe_shape(call["id"]),
                                          "must be a non-empty string, unique within its turn")
-        if not _nonblank(call["name"]):
+        if not nonblank(call["name"]):
             raise InvalidCheckpointError(door, f"{where}.name", describe_shape(call["name"]),
                                          "must be a non-empty string")
         if not isinstance(call["args"], dict):
@@ -295,7 +317,7 @@ def _check_pause(pause: Any, history: list[dict[str, Any]], door: str) -> None:
     if not isinstance(pause, dict) or set(pause) != {"question", "tool_name", "tool_call_id", "choices"}:
         raise InvalidCheckpointError(door, "pause", describe_shape(pause),
                                      "must be null or {question, tool_name, tool_call_id, choices}")
-    if not _nonblank(pause["question"]):
+    if not nonblank(pause["question"]):
         raise InvalidCheckpointError(door, "pause.question", describe_shape(pause["question"]),
                                      "must be a non-empty string")
     choices = pause["choices"]

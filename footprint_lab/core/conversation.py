@@ -30,7 +30,13 @@ from footprint_lab.core.identity import Identity, coerce_identity
 from footprint_lab.core.leg import Continuation, Saved, thaw
 from footprint_lab.core.pause import Pause
 from footprint_lab.core.runner import Listener, Mount, new_run_id
-from footprint_lab.engine.redaction import PolicyDataError, Redaction, RedactionConfigError, policy_from_data
+from footprint_lab.engine.redaction import (
+    PolicyDataError,
+    Redaction,
+    RedactionConfigError,
+    combine_policies,
+    policy_from_data,
+)
 from footprint_lab.engine.refusal import Refusal, describe_shape
 
 if TYPE_CHECKING:
@@ -242,7 +248,7 @@ class Conversation:
             raise NoConversationError(door, reasons.get(self._outcome, "last-run-unfinished"))
         named = _one_identity(saved.identity, named, door)
         start = Continuation("follow_up", thaw(saved.history), saved.run_id, saved.first_run_id,
-                             policy=_union(saved.policy, self.redact), marks=saved.marks)
+                             policy=combine_policies(saved.policy, self.redact), marks=saved.marks)
         return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
 
     async def resume(
@@ -258,7 +264,7 @@ class Conversation:
         door = self._door("resume")
         named = coerce_identity(identity, door)
         self._refuse_if_busy(door)
-        text = _answer_text(answer, door)
+        text = answer_text(answer, door)
         start, named = self._continuation(checkpoint, named, door, "resume", redact)
         pause = start.pause
         if pause is None:
@@ -330,7 +336,7 @@ class Conversation:
     def _quote(self, question: str) -> str:
         """This agent's own question as an error may show it: masked by the policy it was recorded under."""
         saved = self._saved
-        policy = _union(saved.policy if saved is not None else None, self.redact)
+        policy = combine_policies(saved.policy if saved is not None else None, self.redact)
         return question if policy is None else str(policy.for_run().scrub(question))
 
     def _start_turn(self, door: str, carried: Any, named: Identity | None) -> tuple[Continuation | None, Any]:
@@ -360,8 +366,8 @@ class Conversation:
         named = _one_identity(carried_identity, named, door)
         policy = self._carried_policy(data, door, redact)
         pause = Pause(run_id=data["run_id"], **data["pause"]) if data["pause"] is not None else None
-        start = Continuation(how, data["history"], data["run_id"], data["first_run_id"], policy=policy, marks=data["redaction_marks"],
-                             pause=pause)
+        start = Continuation(how, data["history"], data["run_id"], data["first_run_id"], policy=policy,
+                             marks=data["redaction_marks"], pause=pause)
         return start, named
 
     def _carried_policy(self, data: dict[str, Any], door: str, redact: Redaction | None) -> Redaction | None:
@@ -371,14 +377,14 @@ class Conversation:
         if raw is None:
             if marks["keys"] or marks["patterns"] or marks["matched"]:
                 raise ResumeRedactionError(door, "missing")
-            return _union(redact, self.redact)
+            return combine_policies(redact, self.redact)
         try:
             carried = policy_from_data(raw, redact, self.redact)
         except PolicyDataError as problem:
             raise ResumeRedactionError(door, problem.reason) from None
         if not set(marks["keys"]) <= set(carried.keys) or not set(marks["patterns"]) <= set(carried.patterns):
             raise ResumeRedactionError(door, "missing")
-        return _union(carried, redact, self.redact)
+        return combine_policies(carried, redact, self.redact)
 
     # -- one turn -----------------------------------------------------------------------------
     def _claim(self, door: str) -> str:
@@ -424,14 +430,7 @@ def _one_identity(carried: Identity | None, named: Identity | None, door: str) -
     return carried
 
 
-def _union(*policies: Redaction | None) -> Redaction | None:
-    present = [p for p in policies if p is not None]
-    if not present:
-        return None
-    return present[0] if len(present) == 1 else present[0].union(*present[1:])
-
-
-def _answer_text(answer: Any, door: str) -> str:
+def answer_text(answer: Any, door: str) -> str:
     """A person's answer as the paused tool call's result: a string, or JSON data written as text."""
     from footprint_lab.core.tools import result_text
 

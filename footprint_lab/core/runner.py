@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.run import Run
+from footprint_lab.engine.refusal import describe_shape
 
 Listener = Callable[[Any], None]
 
@@ -33,7 +34,9 @@ class Mount:
 
     ``path`` prefixes the step ids (empty at top level); ``listeners`` receive events;
     ``identity`` is set only when the caller named one; ``link`` is the parent run's
-    registry link for a member (compositions); ``extra["resume"]``, when present, is the
+    registry link for a member (compositions); ``scrubber`` is the redaction a composition's
+    run is covered by, handed to every member so that what one member's policy keeps out
+    stays out of every record of the run; ``extra["resume"]``, when present, is the
     ``(checkpoint, answer)`` a composition hands the member it resumes.
     """
 
@@ -42,6 +45,7 @@ class Mount:
     listeners: tuple[Listener, ...] = ()
     identity: Any = None
     link: str | None = None
+    scrubber: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -81,6 +85,20 @@ class Runner:
 
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
         raise TypeError(f"{type(self).__name__} does not define how it executes")
+
+    def _waiting_checkpoint(self, checkpoint: Any, door: str, *, owner: Any, redact: Any) -> tuple[Any, list[Any]]:
+        """Read the checkpoint this runner left when it paused as a composition member, for ``door``.
+
+        Returns it as this runner reads it, with the continuation of every agent waiting in it;
+        refuses it by name when it is not one this runner could resume for ``owner``. A runner
+        that never pauses refuses every checkpoint.
+        """
+        from footprint_lab.core.checkpoint import InvalidCheckpointError
+
+        raise InvalidCheckpointError(
+            door, "checkpoint", describe_shape(checkpoint), f"is kept for a member ({self.kind}) that never pauses",
+            "Resume a checkpoint on a composition built like the one that paused.",
+        )
 
     def run_sync(self, input: Any = None, /, **keywords: Any) -> Run:
         """Run to completion from synchronous code, inside a running event loop or not."""

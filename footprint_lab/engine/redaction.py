@@ -180,6 +180,12 @@ class Redaction:
                 patterns.extend(other._by_name.values())
         return Redaction._of(keys, patterns)
 
+    def covers(self, other: Redaction) -> bool:
+        """``True`` when this policy masks all ``other`` masks: its keys, and its patterns by name and source."""
+        return set(other.keys) <= set(self.keys) and all(
+            self.find(name, pattern.fingerprint) is not None for name, pattern in other._by_name.items()
+        )
+
     def to_data(self) -> dict[str, Any]:
         """The policy as plain data: keys, and each pattern by name and fingerprint (never its source)."""
         return {
@@ -198,6 +204,14 @@ class Redaction:
 
     def __repr__(self) -> str:
         return f"Redaction(keys={list(self.keys)!r}, patterns={list(self.patterns)!r})"
+
+
+def combine_policies(*policies: Redaction | None) -> Redaction | None:
+    """One policy covering everything each given policy covers; ``None`` when none is given."""
+    present = [p for p in policies if p is not None]
+    if not present:
+        return None
+    return present[0] if len(present) == 1 else present[0].union(*present[1:])
 
 
 def _named_patterns(

@@ -1,12 +1,15 @@
 """Compositions: runners made of runners, each member run for the run that mounted it.
 
 ``Sequence``, ``Parallel``, ``Conditional``, ``Loop``, ``Workflow`` and ``Graph`` are all
-runners (same door, same ``Run``, ``run_sync``) and nest in any combination. The patterns
+runners (same door, same ``Run``, ``run_sync``) and nest in any combination; a paused run's
+``FlowCheckpoint`` is plain JSON that resumes in any process. The patterns
 (``reflection``, ``debate``, ``self_consistency``, ``map_reduce``, ``swarm``) are built only
 from them. See docs/compositions.md.
 """
 
-from footprint_lab.flow._composition import Composition, FlowCheckpoint
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.flow._composition import Composition
 from footprint_lab.flow.conditional import Conditional
 from footprint_lab.flow.loop import MAX_PASSES, Loop
 from footprint_lab.flow.parallel import LLMMerge, Parallel, merge_with_llm
@@ -29,6 +32,18 @@ from footprint_lab.flow.refusals import (
 )
 from footprint_lab.flow.sequence import Sequence
 from footprint_lab.flow.workflow import FlowStep, Graph, Workflow, find_cycle, step
+
+if TYPE_CHECKING:
+    from footprint_lab.flow.checkpoint import FlowCheckpoint
+
+
+def __getattr__(name: str) -> Any:
+    # FlowCheckpoint is a pydantic model: imported when first asked for, so the flow layer stays light.
+    if name == "FlowCheckpoint":
+        from footprint_lab.flow.checkpoint import FlowCheckpoint
+
+        return FlowCheckpoint
+    raise AttributeError(f"module 'footprint_lab.flow' has no attribute {name!r}")
 
 __all__ = [
     "MAX_PASSES",

@@ -18,8 +18,14 @@ Rules kept here:
   step that produced it, so the evidence chain crosses members. Each member's run is a
   child of the composition's recording.
 - A member that pauses (a tool asked a person) pauses the whole composition; its
-  checkpoint keeps every answer already produced, and ``resume`` replays those and
-  continues inside the paused member.
+  checkpoint (:class:`~footprint_lab.flow.checkpoint.FlowCheckpoint`, plain JSON) keeps
+  every answer already produced, and ``resume`` (in this process or another, on a
+  composition built the same way) checks it before anything runs, replays those answers
+  and continues inside the paused member.
+- A run is covered by every redaction policy its members declare, at any depth: one
+  scrubber serves the whole run (the composition's own steps and every member's), so a
+  value one member keeps out of its records stays out of the composition's and of every
+  other member's. The policies are combined when the composition is built.
 
 Role: flow layer; every composition subclasses :class:`Composition` and writes only its
 ``_flow``.
@@ -33,13 +39,15 @@ from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
-from footprint_lab.core.conversation import ResumeIdentityConflictError
+from footprint_lab.core.conversation import ResumeIdentityConflictError, answer_text
 from footprint_lab.core.door import normalize_run_input
-from footprint_lab.core.identity import Identity, coerce_identity
+from footprint_lab.core.identity import coerce_identity
+from footprint_lab.core.leg import who
 from footprint_lab.core.member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
 from footprint_lab.engine.recorder import Recorder
+from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.flow.refusals import (
@@ -60,37 +68,6 @@ def output(name: str) -> Path:
     return ("outputs", name)
 
 
-@dataclass(frozen=True, slots=True)
-class FlowCheckpoint:
-    """Where a paused composition stopped: enough to resume it in this or another process.
-
-    ``answers`` holds every member answer already produced (by member key), ``paused`` the
-    checkpoint of each member waiting for a person (more than one when parallel members
-    asked) and ``questions`` what each asked. The next answer goes to the first of them,
-    ``asking``; the others stay paused, untouched, for the resumes after it. Whom the run
-    serves (``run_id``, ``identity``) travels with it, so a resume continues for the same
-    person and nobody else.
-    """
-
-    run_id: str
-    runner: dict[str, Any]
-    identity: Identity | None
-    input: dict[str, Any]
-    answers: dict[str, str]
-    paused: dict[str, Any]
-    questions: dict[str, str]
-
-    @property
-    def asking(self) -> str:
-        """The member the next answer is for."""
-        return next(iter(self.paused))
-
-    @property
-    def question(self) -> str:
-        """What that member asked."""
-        return self.questions[self.asking]
-
-
 class MemberPaused(Exception):
     """Control flow, not an error: a member paused, so its composition stops and pauses too."""
 
@@ -107,12 +84,12 @@ class _Exec:
     serves: ParentRun
     listeners: tuple[Listener, ...]
     link: str | None
-    resume: FlowCheckpoint | None = None
+    scrubber: Any = None
+    resume: Any = None  # the FlowCheckpoint a resumed leg continues
     resume_answer: Any = None
     children: list[tuple[int, Run]] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
     paused: dict[str, Any] = field(default_factory=dict)
-    questions: dict[str, str] = field(default_factory=dict)
     replayed: set[str] = field(default_factory=set)
     resumed: set[str] = field(default_factory=set)
     stopped_early: dict[str, Any] | None = None
@@ -131,11 +108,11 @@ class _Exec:
             return resume.answers[key]
         if resume is not None and key in resume.paused and key != resume.asking:
             self.paused[key] = resume.paused[key]
-            self.questions[key] = resume.questions[key]
             raise MemberPaused(key)
         bag = normalize_run_input(input, door)
         check_member_input(bag, door, member=True)
-        child = Mount(run_id=self.serves.run_id, path=step_id, listeners=self.listeners, link=self.link)
+        child = Mount(run_id=self.serves.run_id, path=step_id, listeners=self.listeners, link=self.link,
+                      scrubber=self.scrubber)
         if resume is not None and key == resume.asking:
             child.extra["resume"] = (resume.paused[key], self.resume_answer)
             self.resumed.add(key)
@@ -151,7 +128,6 @@ class _Exec:
         self.children.append((position, run))
         if run.status == "paused":
             self.paused[key] = run.checkpoint
-            self.questions[key] = run.question or ""
             raise MemberPaused(key)
         answer = run.answer or ""
         self.answers[key] = answer
@@ -176,9 +152,15 @@ class _Exec:
 
 
 class Composition(Runner):
-    """Base of every composition. Subclasses build their members and write ``_flow``."""
+    """Base of every composition. Subclasses build their members, call ``_cover()``, and write ``_flow``.
+
+    ``redact`` is the policy every run of the composition is covered by: the union of its
+    members' policies, at any depth (``None`` when no member declares one).
+    """
 
     kind: ClassVar[str] = "composition"
+    members: list[tuple[str, Runner]]
+    redact: Redaction | None = None
 
     def __init__(self, *, id: str | None = None, name: str | None = None) -> None:
         for setting, value in (("id", id), ("name", name)):
@@ -187,6 +169,18 @@ class Composition(Runner):
                                              "must be a string or None")
         super().__init__(id=id, name=name)
 
+    def _cover(self) -> None:
+        """Combine the members' redaction policies; two different patterns under one name are refused here."""
+        self.redact = combine_policies(*(getattr(runner, "redact", None) for runner in self._runners()))
+
+    def _runners(self) -> Iterable[Runner]:
+        """Every runner this composition may mount."""
+        return [runner for _, runner in self.members]
+
+    def _member_for(self, key: str) -> Runner | None:
+        """The runner mounted under ``key`` (what outputs and checkpoints are keyed by), or ``None``."""
+        return next((runner for name, runner in self.members if name == key), None)
+
     # -- the doors ------------------------------------------------------------------------
     async def run(self, input: Any = None, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
         """Run once on ``input`` (a message, or ``{"message": ...}``), for ``identity`` when one is named."""
@@ -194,48 +188,64 @@ class Composition(Runner):
         named = coerce_identity(bag.pop("identity", None), self.door)
         opened = open_parent_run(new_run_id(), named, door=self.door)
         try:
-            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link)
+            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link,
+                          scrubber=self.redact.for_run() if self.redact is not None else None)
             return await self._execute(bag, mount)
         finally:
             close_parent_run(opened)
 
     async def resume(
-        self, checkpoint: FlowCheckpoint, answer: Any, /, *, identity: Any = None, on_event: Listener | None = None,
+        self, checkpoint: Any, answer: Any, /, *, identity: Any = None, on_event: Listener | None = None,
     ) -> Run:
         """Continue a paused run of this composition: ``answer`` goes to the member that asked.
 
-        The run continues for the person it was paused for (the checkpoint's identity; naming
-        anyone else is refused), under its own run id; answers already produced are replayed,
-        not recomputed. When several members are waiting, the answer goes to the first of them
-        (``checkpoint.question`` is its question) and the run pauses again for the next.
+        ``checkpoint`` is ``run.checkpoint`` (a ``FlowCheckpoint``), or the same as a dict or
+        JSON text from a store: it is checked against this composition before anything runs,
+        so a stored one resumes on a freshly built composition of the same shape. The run
+        continues for the person it was paused for (naming anyone else is refused), under its
+        own run id; answers already produced are replayed, not recomputed. When several
+        members are waiting, the answer goes to the first of them (``checkpoint.question`` is
+        its question) and the run pauses again for the next.
         """
+        from footprint_lab.flow.checkpoint import read_flow_checkpoint
+
         door = f"{type(self).__name__}.resume"
         named = coerce_identity(identity, door)
-        if not isinstance(checkpoint, FlowCheckpoint) or checkpoint.runner.get("kind") != self.kind:
-            from footprint_lab.core.checkpoint import InvalidCheckpointError
-
-            raise InvalidCheckpointError(door, "checkpoint", describe_shape(checkpoint),
-                                         f"is not the checkpoint of a paused run of this {type(self).__name__}",
-                                         "Pass run.checkpoint of a paused run of this composition.")
-        if named is not None and named != checkpoint.identity:
+        text = answer_text(answer, door)
+        checkpoint, waiting = read_flow_checkpoint(checkpoint, self, door, redact=self.redact)
+        owner = checkpoint.owner()
+        if named is not None and named != owner:
             raise ResumeIdentityConflictError(door)
-        opened = open_parent_run(checkpoint.run_id, checkpoint.identity, door=door)
+        # The resumed leg is covered at least as the paused one was: by what its waiting members carry too.
+        policy = combine_policies(self.redact, *(start.policy for start in waiting))
+        matched = sorted({name for start in waiting for name in (start.marks or {}).get("matched", ())})
+        opened = open_parent_run(checkpoint.run_id, owner, door=door)
         try:
-            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link)
-            mount.extra["resume"] = (checkpoint, answer)
+            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link,
+                          scrubber=policy.for_run({"matched": matched}) if policy is not None else None)
+            mount.extra["resume"] = (checkpoint, text)
             return await self._execute(dict(checkpoint.input), mount)
         finally:
             close_parent_run(opened)
 
+    def _waiting_checkpoint(self, checkpoint: Any, door: str, *, owner: Any, redact: Any) -> tuple[Any, list[Any]]:
+        from footprint_lab.flow.checkpoint import read_flow_checkpoint
+
+        return read_flow_checkpoint(checkpoint, self, door, owner=owner, redact=redact, top=False)
+
     # -- one execution --------------------------------------------------------------------
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
         serves = run_for(mount, bag, self.door)
-        rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners)
-        exe = _Exec(rec=rec, serves=serves, listeners=mount.listeners, link=mount.link)
+        scrubber = mount.scrubber
+        if scrubber is None and self.redact is not None:  # mounted by a runner that hands down no scrubber
+            scrubber = self.redact.for_run()
+        rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
+        exe = _Exec(rec=rec, serves=serves, listeners=mount.listeners, link=mount.link, scrubber=scrubber)
         resume = mount.extra.get("resume")
         if resume is not None:
             exe.resume, exe.resume_answer = resume
-        rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name})
+        rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name,
+                                         **who(serves.identity)})
         rec.begin("seed")
         rec.write(INPUT, "set", bag["message"])
         rec.end()
@@ -258,17 +268,30 @@ class Composition(Runner):
             if rec.steps and rec.steps[-1][5] == "running":
                 rec.end("paused")
             rec.emit("run_end", rec.path, {"status": "paused"})
-            checkpoint = FlowCheckpoint(
-                run_id=serves.run_id, runner=self._runner_info(), identity=serves.identity, input=dict(bag),
-                answers=dict(exe.answers), paused=dict(exe.paused), questions=dict(exe.questions),
-            )
-            return self._make_run(exe, bag, "paused", None, None, checkpoint=checkpoint)
+            return self._make_run(exe, bag, "paused", None, None, checkpoint=self._checkpoint(exe, bag))
         rec.begin("final")
         answer = str(rec.read(source) or "")
         rec.write(ANSWER, "set", answer)
         rec.end()
         rec.emit("run_end", rec.path, {"status": "finished"})
         return self._make_run(exe, bag, "finished", answer, None)
+
+    def _checkpoint(self, exe: _Exec, bag: dict[str, Any]) -> Any:
+        """The paused run as a ``FlowCheckpoint``: whom it serves, the answers so far, the members waiting."""
+        from footprint_lab.core.checkpoint import Checkpoint
+        from footprint_lab.engine.recording import jsonable
+        from footprint_lab.flow.checkpoint import FlowCheckpoint
+
+        for key, waiting in exe.paused.items():
+            if not isinstance(waiting, Checkpoint | FlowCheckpoint):
+                raise TypeError(f"{type(self).__name__}: member '{key}' paused without leaving an agent's Checkpoint "
+                                "or a composition's FlowCheckpoint, so its run could never be resumed")
+        identity = exe.serves.identity
+        return FlowCheckpoint(
+            run_id=exe.serves.run_id, runner=self._runner_info(),
+            identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
+            answers=dict(exe.answers), paused=dict(exe.paused),
+        )
 
     async def _flow(self, exe: _Exec) -> Path:
         """Run the members; return the tracked path holding the composition's answer."""
@@ -279,7 +302,7 @@ class Composition(Runner):
 
     def _make_run(
         self, exe: _Exec, bag: dict[str, Any], status: str, answer: str | None, error: dict[str, Any] | None,
-        *, checkpoint: FlowCheckpoint | None = None,
+        *, checkpoint: Any = None,
     ) -> Run:
         ended = perf_counter_ns()
         rec = exe.rec
@@ -287,6 +310,7 @@ class Composition(Runner):
         identity = exe.serves.identity
         children = [run for _, run in sorted(exe.children, key=lambda pair: pair[0])]
         stopped_early = exe.stopped_early
+        report = exe.scrubber.report() if exe.scrubber is not None else None
 
         def build() -> Any:
             from footprint_lab.engine.recording import build_recording
@@ -294,7 +318,7 @@ class Composition(Runner):
             return build_recording(
                 rec, runner=runner_info, status=status, input=bag, answer=answer,
                 identity=identity.as_dict() if identity is not None else None, stopped_early=stopped_early,
-                error=error, ended_ns=ended, children=[child.recording for child in children],
+                error=error, ended_ns=ended, children=[child.recording for child in children], redaction=report,
             )
 
         return Run(

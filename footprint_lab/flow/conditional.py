@@ -61,6 +61,7 @@ class Conditional(Composition):
                            "needs a predicate: a function of the message returning True or False")
         self.predicates: list[tuple[str, Predicate]] = [(branch_name, pred) for branch_name, pred, _ in given]
         self.otherwise = self.members[-1]
+        self._cover()
 
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec

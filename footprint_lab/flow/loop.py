@@ -8,7 +8,7 @@ not hold says so in ``run.stopped_early``.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from footprint_lab.core.runner import Runner
@@ -48,13 +48,23 @@ class Loop(Composition):
         self.body = body
         self.times = times
         self.until = until
+        self._cover()
+
+    def _runners(self) -> Iterable[Runner]:
+        return [self.body]
+
+    def _member_for(self, key: str) -> Runner | None:
+        number = key.removeprefix("pass-")
+        if number.isdecimal() and key == _pass_key(int(number)) and 1 <= int(number) <= self.times:
+            return self.body
+        return None
 
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec
         source = INPUT
         held = False
         for number in range(1, self.times + 1):
-            key = f"pass-{number}"
+            key = _pass_key(number)
             step_id = rec.begin("loop-pass", number)
             message = rec.read(source)
             answer = await exe.mount(key, self.body, message, step_id, door=f"Loop pass {number}")
@@ -75,3 +85,8 @@ class Loop(Composition):
                 "detail": f"until() still did not hold after {self.times} passes; the last pass's answer is the answer",
             }
         return source
+
+
+def _pass_key(number: int) -> str:
+    """The member name a pass is recorded and checkpointed under."""
+    return f"pass-{number}"

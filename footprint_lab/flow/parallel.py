@@ -11,10 +11,11 @@ and each failure stays on the record (its step, its commit, its child run).
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
 from footprint_lab.core.agent import LLMCall
+from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.flow._composition import (
     INPUT,
@@ -90,6 +91,16 @@ class Parallel(Composition):
             raise CompositionConfigError("Parallel", "tolerant", describe_shape(tolerant), "must be True or False")
         self.merge = merge
         self.tolerant = tolerant
+        self._cover()
+
+    def _runners(self) -> Iterable[Runner]:
+        merger = [self.merge.caller] if isinstance(self.merge, LLMMerge) else []
+        return [*super()._runners(), *merger]
+
+    def _member_for(self, key: str) -> Runner | None:
+        if key == MERGE:
+            return self.merge.caller if isinstance(self.merge, LLMMerge) else None
+        return super()._member_for(key)
 
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec

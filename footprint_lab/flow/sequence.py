@@ -22,6 +22,7 @@ class Sequence(Composition):
     def __init__(self, members: Any, /, *, id: str | None = None, name: str | None = None) -> None:
         super().__init__(id=id, name=name)
         self.members = named_members("Sequence", members, EXAMPLE)
+        self._cover()
 
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec

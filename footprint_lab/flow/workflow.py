@@ -119,6 +119,13 @@ class Workflow(Composition):
             _check_inputs("Workflow", node)
             checked.append(node)
         self.steps = checked
+        self._cover()
+
+    def _runners(self) -> Iterable[Runner]:
+        return [node.runner for node in self.steps]
+
+    def _member_for(self, key: str) -> Runner | None:
+        return next((node.runner for node in self.steps if node.name == key), None)
 
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec
@@ -162,6 +169,13 @@ class Graph(Composition):
             raise CompositionConfigError("Graph", "answer", describe_shape(answer), "must name a node of this graph")
         self.nodes = checked
         self.answer = answer if answer is not None else sinks[0]
+        self._cover()
+
+    def _runners(self) -> Iterable[Runner]:
+        return [node.runner for node in self.nodes]
+
+    def _member_for(self, key: str) -> Runner | None:
+        return next((node.runner for node in self.nodes if node.name == key), None)
 
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec

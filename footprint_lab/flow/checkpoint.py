@@ -1,0 +1,197 @@
+"""``FlowCheckpoint``: a paused composition as plain JSON, and the checks that guard resuming one.
+
+Rule kept here: a paused composition's checkpoint leaves this process and may come back
+from any store, so a resume reads it like a caller's input, field by field, before
+anything runs: every refusal names the field (``paused.fan.paused.approve.history[2].role``)
+and describes what arrived by its shape, never by its value.
+
+A flow checkpoint holds ``schema_version``, ``run_id`` (the run every member serves; a
+resume continues under it), ``runner`` (the composition's kind, id and name), ``identity``
+(only when the caller named one), ``input`` (the run's input), ``answers`` (every member
+answer already produced, by member name) and ``paused`` (the checkpoint of each member
+waiting on a person: an agent's :class:`~footprint_lab.Checkpoint`, or for a nested
+composition another ``FlowCheckpoint``). The next answer goes to the first of them.
+
+Read against the composition resuming it, a checkpoint may only name that composition's
+own members, each paused entry is read by the member it names (an agent checks its
+conversation, identity and redaction policy exactly as its own ``resume`` would), and every
+nested checkpoint must belong to the same run and the same person. A stored checkpoint
+therefore resumes on a freshly built composition of the same shape, in any process.
+
+Like an agent's checkpoint it holds the run's real values (the model and tools need them);
+store it as you store the conversation itself.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict
+
+from footprint_lab.core.checkpoint import (
+    Checkpoint,
+    InvalidCheckpointError,
+    check_envelope,
+    check_identity_data,
+    nonblank,
+    plain_checkpoint,
+)
+from footprint_lab.core.conversation import ResumeIdentityConflictError
+from footprint_lab.core.identity import Identity
+from footprint_lab.engine.refusal import describe_shape
+
+if TYPE_CHECKING:
+    from footprint_lab.core.leg import Continuation
+    from footprint_lab.engine.redaction import Redaction
+    from footprint_lab.flow._composition import Composition
+
+FLOW_CHECKPOINT_VERSION = 1
+FLOW_CHECKPOINT_FIELDS = ("schema_version", "run_id", "runner", "identity", "input", "answers", "paused")
+#: Input keys that would say whom the run is for: a valid checkpoint never carries them.
+_CLAIMS = ("parent_run", "identity", "continue_from")
+_AS_GIVEN = ("Pass run.checkpoint of a paused run of this composition as it was written; a stored one reads "
+             "back with FlowCheckpoint.model_validate_json(text) or can be passed as the JSON text itself.")
+
+
+class FlowCheckpoint(BaseModel):
+    """Where a paused composition stopped: plain JSON, resumable in this process or another.
+
+    ``answers`` holds every member answer already produced; ``paused`` the checkpoint of each
+    member waiting on a person (more than one when parallel members asked). The next answer
+    goes to the first of them (``asking``, whose question is ``question``); the others stay
+    paused, untouched, for the resumes after it.
+    """
+
+    model_config = ConfigDict(extra="forbid")
+
+    schema_version: int = FLOW_CHECKPOINT_VERSION
+    run_id: str
+    runner: dict[str, str | None]
+    identity: dict[str, str] | None = None
+    input: dict[str, Any]
+    answers: dict[str, str]
+    paused: dict[str, Checkpoint | FlowCheckpoint]
+
+    @property
+    def asking(self) -> str:
+        """The member the next answer is for."""
+        return next(iter(self.paused))
+
+    @property
+    def question(self) -> str:
+        """What that member asked."""
+        return self.questions[self.asking]
+
+    @property
+    def questions(self) -> dict[str, str]:
+        """What each waiting member asked, by member name."""
+        return {key: _question_of(waiting) for key, waiting in self.paused.items()}
+
+    def owner(self) -> Identity | None:
+        """Whom the paused run serves: the identity its caller named, or ``None``."""
+        return Identity(**self.identity) if self.identity is not None else None
+
+
+def _question_of(waiting: Checkpoint | FlowCheckpoint) -> str:
+    if isinstance(waiting, FlowCheckpoint):
+        return waiting.question
+    return str((waiting.pause or {}).get("question", ""))
+
+
+def read_flow_checkpoint(
+    value: Any, composition: Composition, door: str, *, owner: Identity | None = None,
+    redact: Redaction | None = None, top: bool = True,
+) -> tuple[FlowCheckpoint, list[Continuation]]:
+    """A paused run's checkpoint, checked against ``composition``: the checkpoint, and how each waiting
+    agent goes on (its :class:`~footprint_lab.core.leg.Continuation`, carrying the policy it was covered by).
+
+    At the top, ``owner`` is taken from the checkpoint; a nested one must serve the same
+    person (else :class:`~footprint_lab.errors.ResumeIdentityConflictError`). ``redact`` is
+    the policy the patterns of a carried redaction policy are looked up in.
+    """
+    data = plain_checkpoint(value, door)
+    check_envelope(data, FLOW_CHECKPOINT_FIELDS, FLOW_CHECKPOINT_VERSION, door)
+    if not nonblank(data["run_id"]):
+        raise InvalidCheckpointError(door, "run_id", describe_shape(data["run_id"]), "must be a non-empty string",
+                                     _AS_GIVEN)
+    _check_runner(data["runner"], composition, door)
+    check_identity_data(data["identity"], door)
+    carried_owner = Identity(**data["identity"]) if data["identity"] is not None else None
+    if top:
+        owner = carried_owner
+    elif carried_owner != owner:
+        raise ResumeIdentityConflictError(door)
+    _check_input(data["input"], door)
+    answers = data["answers"]
+    if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
+        raise InvalidCheckpointError(door, "answers", describe_shape(answers),
+                                     "must be an object of member name -> answer text", _AS_GIVEN)
+    _check_members(answers, "answers", composition, door)
+    paused = data["paused"]
+    if not isinstance(paused, dict) or not paused:
+        raise InvalidCheckpointError(door, "paused", describe_shape(paused),
+                                     "must name at least one member waiting on a person", _AS_GIVEN)
+    _check_members(paused, "paused", composition, door)
+    waiting: dict[str, Checkpoint | FlowCheckpoint] = {}
+    continuations: list[Continuation] = []
+    for key, entry in paused.items():
+        if key in answers:
+            raise InvalidCheckpointError(door, f"paused.{key}", "a member that already answered",
+                                         "must be a member still waiting on a person", _AS_GIVEN)
+        member = composition._member_for(key)
+        assert member is not None  # _check_members refused every other name
+        try:
+            waiting[key], found = member._waiting_checkpoint(entry, door, owner=owner, redact=redact)
+        except InvalidCheckpointError as refused:
+            raise refused.within(f"paused.{key}") from None
+        if waiting[key].run_id != data["run_id"]:
+            raise InvalidCheckpointError(door, f"paused.{key}.run_id", "another run's id",
+                                         "must be the id of the run the composition's checkpoint belongs to",
+                                         _AS_GIVEN)
+        continuations.extend(found)
+    checkpoint = FlowCheckpoint(schema_version=FLOW_CHECKPOINT_VERSION, run_id=data["run_id"], runner=data["runner"],
+                                identity=data["identity"], input=data["input"], answers=answers, paused=waiting)
+    return checkpoint, continuations
+
+
+def _check_runner(runner: Any, composition: Composition, door: str) -> None:
+    if not isinstance(runner, dict) or set(runner) != {"kind", "id", "name"}:
+        raise InvalidCheckpointError(door, "runner", describe_shape(runner), "must be an object {kind, id, name}",
+                                     _AS_GIVEN)
+    if runner["kind"] != composition.kind:
+        raise InvalidCheckpointError(
+            door, "runner.kind", "another kind of runner",
+            f"must be '{composition.kind}': the checkpoint is not of a {type(composition).__name__}",
+            "Resume a checkpoint on a composition built like the one that paused.",
+        )
+    for name in ("id", "name"):
+        if runner[name] is not None and not nonblank(runner[name]):
+            raise InvalidCheckpointError(door, f"runner.{name}", describe_shape(runner[name]),
+                                         "must be a non-empty string or null", _AS_GIVEN)
+    if runner["id"] is not None and composition.id is not None and runner["id"] != composition.id:
+        raise InvalidCheckpointError(door, "runner.id", "another composition's id",
+                                     "names another composition (both ids are explicit, and they differ)",
+                                     "Resume it on the composition that paused, or one built with the same id.")
+
+
+def _check_input(bag: Any, door: str) -> None:
+    if not isinstance(bag, dict) or not nonblank(bag.get("message")):
+        raise InvalidCheckpointError(door, "input", describe_shape(bag),
+                                     "must be the run's input, an object with a non-empty 'message'", _AS_GIVEN)
+    if any(claim in bag for claim in _CLAIMS):
+        raise InvalidCheckpointError(door, "input", "an input that names whom the run is for",
+                                     "must not carry parent_run, identity or continue_from: whom a resumed run "
+                                     "serves comes from the checkpoint's identity alone", _AS_GIVEN)
+
+
+def _check_members(entries: dict[str, Any], field: str, composition: Composition, door: str) -> None:
+    unknown = sum(1 for key in entries if composition._member_for(key) is None)
+    if unknown:
+        raise InvalidCheckpointError(
+            door, field, f"{unknown} name(s) that are no member of this {type(composition).__name__}",
+            "must name only members of the composition resuming it",
+            "Resume a checkpoint on a composition built like the one that paused.",
+        )
+
+
+FlowCheckpoint.model_rebuild()
