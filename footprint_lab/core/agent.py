@@ -308,10 +308,15 @@ class Agent(Conversation, Runner):
             raise InvalidCheckpointError(door, "pause", "null", "is null: this member is not waiting on a question")
         return start
 
-    def _waiting_checkpoint(self, checkpoint: Any, door: str, *, owner: Any, redact: Any) -> tuple[Any, list[Any]]:
-        from footprint_lab.core.checkpoint import Checkpoint, plain_checkpoint
+    def _waiting_checkpoint(
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
+    ) -> tuple[Any, list[Any]]:
+        from footprint_lab.core.checkpoint import Checkpoint, InvalidCheckpointError, plain_checkpoint
 
         start = self._member_continuation(checkpoint, owner, door, redact)
+        if start.from_run != run_id:
+            raise InvalidCheckpointError(door, "run_id", "another run's id",
+                                         "must be the id of the run the composition's checkpoint belongs to")
         return Checkpoint.model_validate(plain_checkpoint(checkpoint, door)), [start]
 
     def _fail(self, turn: _Turn, bag: dict[str, Any], exc: BaseException) -> None:

@@ -86,12 +86,14 @@ class Runner:
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
         raise TypeError(f"{type(self).__name__} does not define how it executes")
 
-    def _waiting_checkpoint(self, checkpoint: Any, door: str, *, owner: Any, redact: Any) -> tuple[Any, list[Any]]:
-        """Read the checkpoint this runner left when it paused as a composition member, for ``door``.
+    def _waiting_checkpoint(
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
+    ) -> tuple[Any, list[Any]]:
+        """Read the checkpoint this runner left when it paused as a member of run ``run_id``, for ``door``.
 
         Returns it as this runner reads it, with the continuation of every agent waiting in it;
-        refuses it by name when it is not one this runner could resume for ``owner``. A runner
-        that never pauses refuses every checkpoint.
+        refuses it by name when it is not one this runner could resume in that run for
+        ``owner``. A runner that never pauses refuses every checkpoint.
         """
         from footprint_lab.core.checkpoint import InvalidCheckpointError
 

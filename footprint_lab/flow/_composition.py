@@ -228,10 +228,12 @@ class Composition(Runner):
         finally:
             close_parent_run(opened)
 
-    def _waiting_checkpoint(self, checkpoint: Any, door: str, *, owner: Any, redact: Any) -> tuple[Any, list[Any]]:
+    def _waiting_checkpoint(
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
+    ) -> tuple[Any, list[Any]]:
         from footprint_lab.flow.checkpoint import read_flow_checkpoint
 
-        return read_flow_checkpoint(checkpoint, self, door, owner=owner, redact=redact, top=False)
+        return read_flow_checkpoint(checkpoint, self, door, member_of=(run_id, owner), redact=redact)
 
     # -- one execution --------------------------------------------------------------------
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:

@@ -99,27 +99,29 @@ def _question_of(waiting: Checkpoint | FlowCheckpoint) -> str:
 
 
 def read_flow_checkpoint(
-    value: Any, composition: Composition, door: str, *, owner: Identity | None = None,
-    redact: Redaction | None = None, top: bool = True,
+    value: Any, composition: Composition, door: str, *, member_of: tuple[str, Identity | None] | None = None,
+    redact: Redaction | None = None,
 ) -> tuple[FlowCheckpoint, list[Continuation]]:
     """A paused run's checkpoint, checked against ``composition``: the checkpoint, and how each waiting
     agent goes on (its :class:`~footprint_lab.core.leg.Continuation`, carrying the policy it was covered by).
 
-    At the top, ``owner`` is taken from the checkpoint; a nested one must serve the same
-    person (else :class:`~footprint_lab.errors.ResumeIdentityConflictError`). ``redact`` is
-    the policy the patterns of a carried redaction policy are looked up in.
+    A nested checkpoint is read ``member_of`` its run (run id, owner): it must belong to
+    that run and serve that person (else
+    :class:`~footprint_lab.errors.ResumeIdentityConflictError`). ``redact`` is the policy the
+    patterns of a carried redaction policy are looked up in.
     """
     data = plain_checkpoint(value, door)
     check_envelope(data, FLOW_CHECKPOINT_FIELDS, FLOW_CHECKPOINT_VERSION, door)
-    if not nonblank(data["run_id"]):
-        raise InvalidCheckpointError(door, "run_id", describe_shape(data["run_id"]), "must be a non-empty string",
-                                     _AS_GIVEN)
+    run_id = data["run_id"]
+    if not nonblank(run_id):
+        raise InvalidCheckpointError(door, "run_id", describe_shape(run_id), "must be a non-empty string", _AS_GIVEN)
+    if member_of is not None and run_id != member_of[0]:
+        raise InvalidCheckpointError(door, "run_id", "another run's id",
+                                     "must be the id of the run the composition's checkpoint belongs to", _AS_GIVEN)
     _check_runner(data["runner"], composition, door)
     check_identity_data(data["identity"], door)
-    carried_owner = Identity(**data["identity"]) if data["identity"] is not None else None
-    if top:
-        owner = carried_owner
-    elif carried_owner != owner:
+    owner = Identity(**data["identity"]) if data["identity"] is not None else None
+    if member_of is not None and owner != member_of[1]:
         raise ResumeIdentityConflictError(door)
     _check_input(data["input"], door)
     answers = data["answers"]
@@ -141,15 +143,11 @@ def read_flow_checkpoint(
         member = composition._member_for(key)
         assert member is not None  # _check_members refused every other name
         try:
-            waiting[key], found = member._waiting_checkpoint(entry, door, owner=owner, redact=redact)
+            waiting[key], found = member._waiting_checkpoint(entry, door, run_id=run_id, owner=owner, redact=redact)
         except InvalidCheckpointError as refused:
             raise refused.within(f"paused.{key}") from None
-        if waiting[key].run_id != data["run_id"]:
-            raise InvalidCheckpointError(door, f"paused.{key}.run_id", "another run's id",
-                                         "must be the id of the run the composition's checkpoint belongs to",
-                                         _AS_GIVEN)
         continuations.extend(found)
-    checkpoint = FlowCheckpoint(schema_version=FLOW_CHECKPOINT_VERSION, run_id=data["run_id"], runner=data["runner"],
+    checkpoint = FlowCheckpoint(schema_version=FLOW_CHECKPOINT_VERSION, run_id=run_id, runner=data["runner"],
                                 identity=data["identity"], input=data["input"], answers=answers, paused=waiting)
     return checkpoint, continuations
 
