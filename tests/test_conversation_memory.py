@@ -63,6 +63,8 @@ async def test_a_new_run_is_a_new_conversation_with_its_own_memory() -> None:
     first = await agent.run("my locker is 42")
     second = await agent.run("which locker?")
     assert "my locker is 42" not in systems[-1]
+    assert [m["content"] for m in second.recording.messages] == ["which locker?", "noted: which locker?"]
+    assert "continues" not in second.recording.meta
     assert agent.checkpoint().first_run_id == second.run_id != first.run_id  # type: ignore[union-attr]
 
 

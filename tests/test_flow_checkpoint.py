@@ -209,3 +209,19 @@ def test_flow_checkpoint_is_public_but_imported_only_when_asked_for() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
                          env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
     assert out.stdout.strip() == "FlowCheckpoint"
+
+
+async def test_a_run_started_with_extra_input_keys_resumes_with_them_on_record() -> None:
+    paused = await Sequence({"approve": approver()}).run({"message": "go", "ticket": "T-1"})
+    assert paused.checkpoint.input == {"message": "go", "ticket": "T-1"}
+    done = await Sequence({"approve": approver()}).resume(paused.checkpoint.model_dump_json(), "yes")
+    assert done.recording.input == {"message": "go", "ticket": "T-1"} and done.answer == "approved: yes"
+
+
+async def test_a_resume_refuses_a_redact_that_is_not_a_policy() -> None:
+    from footprint_lab.errors import RedactionConfigError
+
+    paused = await Sequence({"approve": approver()}).run("go")
+    with pytest.raises(RedactionConfigError) as caught:
+        await Sequence({"approve": approver()}).resume(paused.checkpoint, "yes", redact={"keys": ["password"]})
+    assert caught.value.setting == "redact"

@@ -112,7 +112,11 @@ async def test_a_stored_pause_whose_pattern_this_side_lacks_is_refused_before_an
     with pytest.raises(ResumeRedactionError) as caught:
         await paused_flow(None).resume(paused.checkpoint.model_dump_json(), "yes", on_event=events.append)
     assert caught.value.reason == "unknown-pattern" and caught.value.door == "Sequence.resume"
+    assert "resume(checkpoint, answer, redact=...)" in str(caught.value)
     assert events == [] and open_run_count() == 0
+    named = Redaction(patterns={"openai": KEY_PATTERN})
+    done = await paused_flow(None).resume(paused.checkpoint.model_dump_json(), f"use {SECRET}", redact=named)
+    assert done.answer == f"approved: use {SECRET}" and SECRET not in done.recording.model_dump_json()
 
 
 async def test_a_carried_library_pattern_covers_the_resumed_composition_too() -> None:

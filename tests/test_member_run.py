@@ -137,6 +137,7 @@ async def test_a_member_mounted_where_no_run_reaches_it_is_refused() -> None:
     with pytest.raises(MemberIdentityError) as caught:
         await Agent(provider=provider)._execute({"message": "hi"}, Mount(run_id="run-x", path="host#1"))
     assert caught.value.code == "ERR_MEMBER_NO_IDENTITY"
+    assert caught.value.evidence() == {"door": "Agent.run"}
     assert provider.calls == 0
 
 

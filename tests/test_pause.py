@@ -12,6 +12,7 @@ from footprint_lab.core.pause import HumanQuestion, Pause
 from footprint_lab.errors import (
     InvalidCheckpointError,
     InvalidRunInputError,
+    NoConversationError,
     PendingQuestionError,
     ResumeIdentityConflictError,
     RunInFlightError,
@@ -90,6 +91,9 @@ async def test_a_new_message_while_a_question_is_pending_is_refused_until_abando
     assert paused.recording.annotations[-1]["kind"] == "pause_abandoned"
     assert agent.abandon_pause() is None
     assert agent.checkpoint() is None
+    with pytest.raises(NoConversationError) as nothing:  # a dropped question leaves nothing to follow up
+        await agent.follow_up("so?")
+    assert nothing.value.reason == "last-run-unfinished"
     run = await agent.run("Start over")
     assert run.status == "paused"  # the same scripted flow, run anew
 
@@ -109,6 +113,7 @@ async def test_resume_with_the_original_identity_succeeds_and_with_another_is_re
     with pytest.raises(ResumeIdentityConflictError) as caught:
         await agent.resume(paused.checkpoint, "yes", identity=Identity(principal="bob", tenant="acme"))
     assert caught.value.code == "ERR_SESSION_OWNERSHIP_CONFLICT"
+    assert caught.value.evidence() == {"door": "Agent.resume"}
     assert "ana" not in str(caught.value) and "bob" not in str(caught.value)
     assert calls == ["lookup", "confirm"]  # nothing ran
     assert agent.checkpoint() == paused.checkpoint  # nothing moved
@@ -239,8 +244,10 @@ def test_ask_human_refuses_a_question_no_person_could_read() -> None:
     with pytest.raises(InvalidQuestionError) as caught:
         ask_human("   ")
     assert caught.value.code == "ERR_INVALID_QUESTION"
-    with pytest.raises(InvalidQuestionError):
+    assert caught.value.received == "a blank string"
+    with pytest.raises(InvalidQuestionError) as caught:
         ask_human("ok?", choices="yes")  # type: ignore[arg-type]
+    assert caught.value.received == "choices as a str"
     with pytest.raises(HumanQuestion) as asked:
         ask_human("Proceed?")
     assert asked.value.question == "Proceed?"

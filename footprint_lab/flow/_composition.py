@@ -47,7 +47,7 @@ from footprint_lab.core.member_run import ParentRun, check_member_input, close_p
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
 from footprint_lab.engine.recorder import Recorder
-from footprint_lab.engine.redaction import Redaction, combine_policies
+from footprint_lab.engine.redaction import Redaction, RedactionConfigError, combine_policies
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.flow.refusals import (
@@ -195,7 +195,8 @@ class Composition(Runner):
             close_parent_run(opened)
 
     async def resume(
-        self, checkpoint: Any, answer: Any, /, *, identity: Any = None, on_event: Listener | None = None,
+        self, checkpoint: Any, answer: Any, /, *, identity: Any = None, redact: Redaction | None = None,
+        on_event: Listener | None = None,
     ) -> Run:
         """Continue a paused run of this composition: ``answer`` goes to the member that asked.
 
@@ -205,19 +206,23 @@ class Composition(Runner):
         continues for the person it was paused for (naming anyone else is refused), under its
         own run id; answers already produced are replayed, not recomputed. When several
         members are waiting, the answer goes to the first of them (``checkpoint.question`` is
-        its question) and the run pauses again for the next.
+        its question) and the run pauses again for the next. ``redact`` names patterns a stored
+        checkpoint's redaction policy refers to that no member here declares.
         """
         from footprint_lab.flow.checkpoint import read_flow_checkpoint
 
         door = f"{type(self).__name__}.resume"
         named = coerce_identity(identity, door)
+        if redact is not None and not isinstance(redact, Redaction):
+            raise RedactionConfigError("redact", describe_shape(redact), "must be a Redaction(keys=..., patterns=...)")
         text = answer_text(answer, door)
-        checkpoint, waiting = read_flow_checkpoint(checkpoint, self, door, redact=self.redact)
+        sources = combine_policies(self.redact, redact)
+        checkpoint, waiting = read_flow_checkpoint(checkpoint, self, door, redact=sources)
         owner = checkpoint.owner()
         if named is not None and named != owner:
             raise ResumeIdentityConflictError(door)
         # The resumed leg is covered at least as the paused one was: by what its waiting members carry too.
-        policy = combine_policies(self.redact, *(start.policy for start in waiting))
+        policy = combine_policies(sources, *(start.policy for start in waiting))
         matched = sorted({name for start in waiting for name in (start.marks or {}).get("matched", ())})
         opened = open_parent_run(checkpoint.run_id, owner, door=door)
         try:

@@ -47,8 +47,8 @@ if TYPE_CHECKING:
 
 FLOW_CHECKPOINT_VERSION = 1
 FLOW_CHECKPOINT_FIELDS = ("schema_version", "run_id", "runner", "identity", "input", "answers", "paused")
-#: Input keys that would say whom the run is for: a valid checkpoint never carries them.
-_CLAIMS = ("parent_run", "identity", "continue_from")
+#: Input keys that would say whom the run is for: the doors refuse them, so no checkpoint carries them.
+_CLAIMS = ("parent_run", "identity")
 _AS_GIVEN = ("Pass run.checkpoint of a paused run of this composition as it was written; a stored one reads "
              "back with FlowCheckpoint.model_validate_json(text) or can be passed as the JSON text itself.")
 
@@ -178,8 +178,8 @@ def _check_input(bag: Any, door: str) -> None:
                                      "must be the run's input, an object with a non-empty 'message'", _AS_GIVEN)
     if any(claim in bag for claim in _CLAIMS):
         raise InvalidCheckpointError(door, "input", "an input that names whom the run is for",
-                                     "must not carry parent_run, identity or continue_from: whom a resumed run "
-                                     "serves comes from the checkpoint's identity alone", _AS_GIVEN)
+                                     "must not carry parent_run or identity: whom a resumed run serves comes from "
+                                     "the checkpoint's identity alone", _AS_GIVEN)
 
 
 def _check_members(entries: dict[str, Any], field: str, composition: Composition, door: str) -> None:
