@@ -257,8 +257,8 @@ class TurnContext:
         self.active_skills: dict[str, str] = {}
         #: (tool name, tool step) of the tool results since the last assistant turn
         self.returned: list[tuple[str, str]] = []
-        self.injected: list[dict[str, Any]] = []
-        self.injected_ids: list[int] = []
+        self.injected: tuple[dict[str, Any], ...] = ()
+        self.injected_ids: tuple[int, ...] = ()
         self.read_skill = _ReadSkill(self)
         self._landed_tools: frozenset[str] = frozenset()
         self._recalled: dict[str, list[dict[str, Any]]] = {}
@@ -316,10 +316,14 @@ class TurnContext:
                     injected.append({"role": injection.role, "content": content})
                     self._record(injection, slot, content, "admitted", reason, step_id, iteration,
                                  history_length + len(injected) - 1, detail)
-        self.injected = injected
-        self.injected_ids = injected_ids
+        # The same injections as last time are kept as the same tuple: a long run that injects
+        # the same messages on every call then holds one copy, not one per call for the garbage
+        # collector to walk (the recorded positions still differ: they are the pieces' own).
+        if len(injected) != len(self.injected) or any(a != b for a, b in zip(injected, self.injected, strict=False)):
+            self.injected = tuple(injected)
+        self.injected_ids = tuple(injected_ids)
         if self.plan.writes_messages:
-            rec.write(INJECTED_PATH, "set", injected)
+            rec.write(INJECTED_PATH, "set", self.injected)
         if withhold_tools or not self.plan.skills:
             self._landed_tools = frozenset()
             return schemas
@@ -419,7 +423,7 @@ class TurnContext:
         self.returned = returned
 
     # -- the call, tool and final steps -----------------------------------------------------
-    def injected_messages(self) -> tuple[list[dict[str, Any]], list[int]]:
+    def injected_messages(self) -> tuple[tuple[dict[str, Any], ...], tuple[int, ...]]:
         """The messages-slot injections for the LLM call being made (read in its step)."""
         if self.plan.writes_messages:
             self.rec.read(INJECTED_PATH)

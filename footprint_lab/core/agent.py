@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
-from footprint_lab.context.assembly import READ_SKILL, ContextPlan
+from footprint_lab.context.assembly import READ_SKILL, ContextConfigError, ContextPlan
 from footprint_lab.core.conversation import Conversation, ResumeIdentityConflictError, _answer_text
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity, memory_identity
@@ -528,10 +528,10 @@ class Agent(Conversation, Runner):
         rec.read(MESSAGES)
         rec.read(TOOLS)
         _, system_ids, schemas, tool_ids = turn.slots
-        injected, injected_ids = turn.context.injected_messages() if turn.context is not None else ([], [])
+        injected, injected_ids = turn.context.injected_messages() if turn.context is not None else ((), ())
         request = LLMRequest(
             model=self.model, system=system_text, tools=schemas, iteration=iteration, call_index=turn.call_index,
-            messages=[*turn.history, *injected] if injected else MessagesView(turn.history),
+            messages=MessagesView(turn.history, tail=injected),
             input_chars=len(system_text) + turn.history_chars + sum(len(m["content"]) for m in injected),
         )
         turn.call_index += 1
@@ -553,7 +553,7 @@ class Agent(Conversation, Runner):
         # Flat, and sharing the lists the message and the event already hold: see Recorder.
         rec.exchanges.append({
             "step_id": step_id, "iteration": iteration, "model": self.model, "system": system_text,
-            "message_count": len(turn.history), "injected_messages": injected, "message_pieces": tuple(injected_ids),
+            "message_count": len(turn.history), "injected_messages": injected, "message_pieces": injected_ids,
             "tools": schemas, "system_pieces": tuple(system_ids),
             "tool_pieces": tuple(tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
             "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
@@ -613,8 +613,36 @@ class Agent(Conversation, Runner):
         return str(answer)
 
 
+class LLMCallContextError(Refusal):
+    """Raised when an ``LLMCall`` is given context that only a tool-using agent could use.
+
+    A skill is loaded by the model calling ``read_skill``, and an ``on_tool_return`` trigger
+    waits for a tool's result; an ``LLMCall`` offers no tools, so neither could ever land.
+    Carries ``context_id`` (the declaration's id) and ``kind`` (``skill``, or the kind of the
+    declaration whose trigger waits for a tool).
+    """
+
+    code = "ERR_LLM_CALL_CONTEXT"
+    fields = ("context_id", "kind")
+
+    def __init__(self, context_id: str, kind: str, why: str) -> None:
+        super().__init__(
+            f"LLMCall: context '{context_id}' (a {kind}) {why}, and an LLMCall offers the model no tools, so it "
+            "could never reach the model. Use an Agent(...) for context that depends on tools, or declare the "
+            "text without it (define_instruction(id=..., prompt=...) for a skill's body; no trigger for a fact "
+            "that should always be there)."
+        )
+        self.context_id = context_id
+        self.kind = kind
+
+
 class LLMCall(Agent):
-    """One LLM call with a system prompt and the caller's message; no tools, no loop."""
+    """One LLM call with a system prompt and the caller's message; no tools, no loop.
+
+    ``context`` takes the same declarations as an ``Agent`` except those that need tools
+    (skills, ``on_tool_return`` triggers), which are refused when the call is built;
+    ``budgets`` caps the ``system`` and ``messages`` slots.
+    """
 
     kind: ClassVar[str] = "llm_call"
 
@@ -626,11 +654,28 @@ class LLMCall(Agent):
         system: str = "",
         id: str | None = None,
         name: str | None = None,
+        context: Sequence[Any] = (),
+        budgets: Mapping[str, int] | None = None,
         redact: Redaction | None = None,
         input_guard: Callable[[str], Any] | None = None,
     ) -> None:
         super().__init__(provider=provider, model=model, system=system, id=id, name=name, max_iterations=1,
-                         redact=redact, input_guard=input_guard)
+                         context=context, budgets=budgets, redact=redact, input_guard=input_guard)
+
+    def _plan_context(self, context: Any, budgets: Any, runner: str) -> ContextPlan | None:
+        """As for an agent, refusing what only tools could bring into the context."""
+        plan = ContextPlan.build(context, budgets, runner=runner)
+        if plan is None:
+            return None
+        for injection, _, _ in plan.entries:
+            if injection.kind == "skill":
+                raise LLMCallContextError(injection.id, "skill", "is loaded when the model calls read_skill")
+            if injection.trigger.kind == "on_tool_return":
+                raise LLMCallContextError(injection.id, injection.kind, "is admitted after a tool returns")
+        if "tools" in plan.budgets:
+            raise ContextConfigError(runner, "budgets", "a budget for the tools slot",
+                                     "may only cap 'system' and 'messages' for an LLMCall, which offers no tools")
+        return plan
 
     async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
         if await self._seed(turn) is None:
