@@ -290,6 +290,8 @@ class TurnContext:
         injected: list[dict[str, Any]] = []
         injected_ids: list[int] = []
         history_length = len(self.history)
+        # what the last call was sent, so an unchanged injection lands as the same message object
+        earlier = {(m["role"], m["content"]): m for m in self.injected}
         for injection, text, described in self.plan.entries:
             admitted, reason, evidence = injection.trigger.check(injection.id, view, self)
             outcomes = self._outcomes(injection, text) if admitted else ((text, {}, reason),)
@@ -313,13 +315,15 @@ class TurnContext:
                                  detail)
                 else:
                     injected_ids.append(len(pieces))
-                    injected.append({"role": injection.role, "content": content})
+                    injected.append(earlier.get((injection.role, content))
+                                    or {"role": injection.role, "content": content})
                     self._record(injection, slot, content, "admitted", reason, step_id, iteration,
                                  history_length + len(injected) - 1, detail)
-        # The same injections as last time are kept as the same tuple: a long run that injects
-        # the same messages on every call then holds one copy, not one per call for the garbage
-        # collector to walk (the recorded positions still differ: they are the pieces' own).
-        if len(injected) != len(self.injected) or any(a != b for a, b in zip(injected, self.injected, strict=False)):
+        # Unchanged injections are kept as the same objects: a long run that injects the same
+        # messages on every call then holds one copy, not one per call for the garbage collector
+        # to walk (each call's pieces still record their own positions).
+        if len(injected) != len(self.injected) or any(new is not old for new, old in zip(injected, self.injected,
+                                                                                          strict=False)):
             self.injected = tuple(injected)
         self.injected_ids = tuple(injected_ids)
         if self.plan.writes_messages:
