@@ -65,8 +65,19 @@ def assert_pieces_add_up(recording: Recording) -> None:
         assert [pieces[i].position for i in slots["messages"]] == list(range(len(messages)))
         names = [pieces[i].detail.get("tool", pieces[i].source_id) for i in slots["tools"]]
         assert names == [t["name"] for t in exchange.tools]
+        assert [pieces[i].content for i in slots["tools"]] == [t["description"] for t in exchange.tools]
+        assert [pieces[i].position for i in slots["tools"]] == list(range(len(exchange.tools)))
+        assert [pieces[i].position for i in slots["system"]] == list(range(len(slots["system"])))
         for indices in slots.values():
             assert all(pieces[i].verdict == "admitted" for i in indices)
+        # LANDED -> READ: the step that landed the system pieces committed exactly the text this call read
+        landed = {pieces[i].landed_by for i in slots["system"] + slots["tools"]}
+        if landed:
+            [step] = landed
+            commit = next(c for c in recording.commits if c.step_id == step)
+            assert [e.value for e in commit.entries if e.path == ["slots", "system"]] == [exchange.system]
+            read = next(r for r in recording.reads if r.step_id == exchange.step_id and r.path == ["slots", "system"])
+            assert read.writer == step
 
 
 # -- always, rule, and what a rule sees ---------------------------------------------------------
@@ -218,6 +229,8 @@ async def test_memory_is_recalled_only_for_the_same_identity(store):
     assert [p.reason for p in pieces_of(first, "history")] == ["nothing recalled: this identity's memory is empty"]
     await agent.run("I am bob.", identity={"tenant": "acme", "principal": "bob"})
     await agent.run("Other tenant, same name.", identity={"tenant": "globex", "principal": "ana"})
+    # bob (same tenant) and ana of another tenant recall nothing of ana's
+    assert [r.system for r in script.requests[1:]] == ["", ""]
     script.requests.clear()
     later = await agent.run("What is my colour?", identity=Identity(tenant="acme", principal="ana"))
     system = script.requests[0].system
