@@ -205,6 +205,47 @@ class Agent(Runner):
         self._active_run_id = run_id
         return run_id
 
+    # -- rebuilding for reruns (footprint_lab.explain) --------------------------------------
+    def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Agent:
+        """A new agent built from this one's declarations minus the ``exclude`` ids.
+
+        An id names the system prompt (``'system-prompt'``), a tool (by its name: the tool is
+        gone, so are its results) or a context declaration. ``seed`` is put on every request
+        of the new agent. Unknown ids are refused with the ids this agent has. Listeners and
+        runs are not carried over: the new agent is a clean rerun target.
+        """
+        names = self._removable("Agent.without", exclude)
+        settings = self._declarations()
+        if "system-prompt" in names:
+            settings["system"] = ""
+        if "tools" in settings:
+            settings["tools"] = [t for t in settings["tools"] if t.name not in names]
+        if seed is not None:
+            from footprint_lab.providers.seeded import seeded
+
+            settings["provider"] = seeded(self.provider, seed)
+        return type(self)(**settings)
+
+    def _declarations(self) -> dict[str, Any]:
+        """The keywords that rebuild this agent as it was declared."""
+        return {"provider": self.provider, "model": self.model, "system": self.system, "tools": list(self.tools),
+                "id": self.id, "name": self.name, "max_iterations": self.max_iterations}
+
+    def _source_ids(self) -> list[str]:
+        """Every id ``without`` accepts for this agent."""
+        return [*(["system-prompt"] if self.system else []), *(t.name for t in self.tools)]
+
+    def _removable(self, door: str, ids: Iterable[str] | str) -> set[str]:
+        from footprint_lab.explain.checks import id_list
+        from footprint_lab.explain.rerun import UnknownSourceError
+
+        names = id_list(door, "exclude", ids)
+        known = self._source_ids()
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise UnknownSourceError(door, len(unknown), known)
+        return set(names)
+
     # -- one execution --------------------------------------------------------------------
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
         rec = Recorder(mount.run_id, path=mount.path, listeners=mount.listeners)
@@ -418,6 +459,10 @@ class LLMCall(Agent):
         name: str | None = None,
     ) -> None:
         super().__init__(provider=provider, model=model, system=system, id=id, name=name, max_iterations=1)
+
+    def _declarations(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self.model, "system": self.system, "id": self.id,
+                "name": self.name}
 
     async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
         rec = turn.rec
