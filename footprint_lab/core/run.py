@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.engine.recording import Recording
-    from footprint_lab.explain.backtrack import Backtrack
+    from footprint_lab.explain.custody import Backtrack
 
 
 class Run:
@@ -85,7 +85,7 @@ class Run:
         one row per hop, ``bt.candidates`` the pieces; ``max_depth`` and ``max_steps`` bound the
         backward slice over reads, and a limit hit is reported.
         """
-        from footprint_lab.explain.backtrack import backtrack
+        from footprint_lab.explain.custody import backtrack
 
         return backtrack(self.recording, at, max_depth=max_depth, max_steps=max_steps)
 

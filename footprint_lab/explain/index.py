@@ -22,7 +22,8 @@ ANSWER_PATH = ["answer"]
 class RecordingIndex:
     """Steps, exchanges, reads, commits and events of a recording tree, by step id."""
 
-    __slots__ = ("_commits", "_events", "_reads", "exchanges", "home", "mounted", "recordings", "root", "steps")
+    __slots__ = ("_commits", "_events", "_reads", "exchanges", "home", "mounted", "positions", "recordings", "root",
+                 "steps")
 
     def __init__(self, root: Recording) -> None:
         self.root = root
@@ -30,6 +31,8 @@ class RecordingIndex:
         self.steps: dict[str, Step] = {}
         #: step id -> the recording (the root or a member's) that holds the step
         self.home: dict[str, Recording] = {}
+        #: step id -> its position in its recording's steps (and, one commit per step, in its commits)
+        self.positions: dict[str, int] = {}
         self.exchanges: dict[str, LLMExchange] = {}
         #: step id -> the member recordings it mounted
         self.mounted: dict[str, list[Recording]] = {}
@@ -42,9 +45,12 @@ class RecordingIndex:
             self.recordings.append(recording)
             steps = self.steps
             home = self.home
-            for step in recording.steps:
-                steps[step.step_id] = step
-                home[step.step_id] = recording
+            positions = self.positions
+            for position, step in enumerate(recording.steps):
+                step_id = step.step_id
+                steps[step_id] = step
+                home[step_id] = recording
+                positions[step_id] = position
             for exchange in recording.exchanges:
                 self.exchanges[exchange.step_id] = exchange
             for child in recording.children:
@@ -70,6 +76,14 @@ class RecordingIndex:
 
     def commit_of(self, step_id: str) -> Commit | None:
         """The one commit that closed a step, or ``None`` when the recording holds none."""
+        recording = self.home.get(step_id)
+        if recording is None:
+            return None
+        commits = recording.commits
+        position = self.positions[step_id]
+        # Steps run one at a time, each closed by one commit, so a step's commit sits at its own position.
+        if position < len(commits) and commits[position].step_id == step_id:
+            return commits[position]
         if self._commits is None:
             self._commits = {c.step_id: c for recording in self.recordings for c in recording.commits}
         return self._commits.get(step_id)

@@ -29,7 +29,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.explain.backtrack import Backtrack, backtrack
+from footprint_lab.explain.custody import Backtrack, backtrack
 from footprint_lab.explain.checks import ExplainConfigError, fraction, whole_number
 from footprint_lab.explain.render import shorten
 
