@@ -10,26 +10,41 @@ shape only, and says how to fix it. The tree::
     ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
     ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
     ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
+    ├── CallNotFoundError                ERR_CALL_NOT_FOUND         core.run
+    ├── ContextDeclarationError          ERR_CONTEXT_DECLARATION    context.declarations
+    ├── FactRoleError                    ERR_FACT_ROLE              context.declarations
+    ├── ContextConfigError               ERR_CONTEXT_CONFIG         context.assembly
+    ├── DuplicateContextIdError          ERR_DUPLICATE_CONTEXT_ID   context.assembly
+    ├── UnknownFactReferenceError        ERR_UNKNOWN_FACT_REF       context.assembly
     └── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
 """
 
 from __future__ import annotations
 
+from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
+from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
 from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
 from footprint_lab.core.conversation import RunInFlightError
 from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
+from footprint_lab.core.run import CallNotFoundError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.refusal import Refusal
 from footprint_lab.providers.mock import MockScriptError
 
 __all__ = [
     "AgentConfigError",
+    "CallNotFoundError",
+    "ContextConfigError",
+    "ContextDeclarationError",
+    "DuplicateContextIdError",
     "DuplicateToolError",
+    "FactRoleError",
     "InvalidIdentityError",
     "InvalidRunInputError",
     "MockScriptError",
     "Refusal",
     "RunInFlightError",
     "ToolDefinitionError",
+    "UnknownFactReferenceError",
 ]

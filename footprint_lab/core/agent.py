@@ -5,10 +5,15 @@ A run goes through these steps, each closed by one commit:
 ``seed#n``      the user's message lands in the messages slot;
 ``assemble#n``  per iteration: the system-slot and tools-slot pieces are admitted and landed,
                 and the system prompt is written as exactly those pieces joined by a blank line;
+                declared context (``context=[...]``, see :mod:`footprint_lab.context`) is
+                evaluated here too: every declaration is recorded as admitted, skipped or
+                dropped (``budgets=``), and messages-slot facts follow the conversation;
 ``call-llm#n``  reads the three slots, calls the provider, records the exchange, and appends the
                 assistant turn;
-``tool#n``      one per tool call: checks the arguments, runs the tool, appends its result;
-``final#n``     reads the last response and writes the answer.
+``tool#n``      one per tool call: checks the arguments, runs the tool, appends its result
+                (``read_skill`` loads a declared skill here, for the rest of the turn);
+``final#n``     reads the last response and writes the answer (and writes the turn back to
+                any declared memory).
 
 When the iteration budget runs out while the model still asks for tools, one more
 ``assemble`` + ``call-llm`` is made with the tools withheld, so the model answers; the run
@@ -24,13 +29,14 @@ from __future__ import annotations
 import contextlib
 import json
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
+from footprint_lab.context.assembly import READ_SKILL, ContextPlan
 from footprint_lab.core.conversation import RunInFlightError
 from footprint_lab.core.door import normalize_run_input
-from footprint_lab.core.identity import Identity, coerce_identity
+from footprint_lab.core.identity import Identity, coerce_identity, memory_identity
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
 from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
@@ -77,7 +83,8 @@ class DuplicateToolError(Refusal):
 class _Turn:
     """The live state of one execution (never stored on the agent instance)."""
 
-    __slots__ = ("call_index", "history", "history_chars", "identity", "message", "rec", "run_id", "slots")
+    __slots__ = ("call_index", "context", "history", "history_chars", "identity", "message", "rec", "run_id",
+                 "slots")
 
     def __init__(self, rec: Recorder, message: str, identity: Any) -> None:
         self.rec = rec
@@ -89,10 +96,17 @@ class _Turn:
         self.call_index = 0
         # what the last assemble step put in the slots: (system text, system piece ids, tool schemas, tool piece ids)
         self.slots: tuple[str, list[int], list[dict[str, Any]], list[int]] = ("", [], [], [])
+        # this run's declared context (footprint_lab.context), when the agent declares any
+        self.context: Any = None
 
 
 class Agent(Runner):
-    """A tool-using agent: assemble the slots, call the model, run its tools, repeat."""
+    """A tool-using agent: assemble the slots, call the model, run its tools, repeat.
+
+    ``context`` takes any mix of ``footprint_lab.context`` declarations (ids unique within
+    the agent); ``budgets`` caps slots in characters (``{"system": 4000}``), dropping declared
+    pieces that do not fit and recording them as dropped.
+    """
 
     kind: ClassVar[str] = "agent"
 
@@ -106,6 +120,8 @@ class Agent(Runner):
         id: str | None = None,
         name: str | None = None,
         max_iterations: int = 10,
+        context: Sequence[Any] = (),
+        budgets: Mapping[str, int] | None = None,
     ) -> None:
         super().__init__(id=id, name=name)
         runner = type(self).__name__
@@ -134,6 +150,7 @@ class Agent(Runner):
         self._tools_by_name = {t.name: t for t in self.tools}
         self._tool_schemas = [t.schema() for t in self.tools]
         self._tool_names = tuple(t.name for t in self.tools)
+        self._context = self._plan_context(context, budgets, runner)
         self._active_run_id: str | None = None
         self._last_run_ref: Callable[[], Run | None] = _no_run
 
@@ -172,6 +189,15 @@ class Agent(Runner):
             seen.add(item.name)
             checked.append(item)
         return checked
+
+    def _plan_context(self, context: Any, budgets: Any, runner: str) -> ContextPlan | None:
+        """Check the context declarations; a skill's tools obey the same rules as the agent's own."""
+        plan = ContextPlan.build(context, budgets, runner=runner)
+        if plan is not None and plan.skills:
+            self._check_tools([*self.tools, *(tool for _, tool, _ in plan.skill_tools.values())])
+            if READ_SKILL in self._tools_by_name:
+                raise DuplicateToolError(READ_SKILL)
+        return plan
 
     # -- the doors ------------------------------------------------------------------------
     async def run(
@@ -250,6 +276,9 @@ class Agent(Runner):
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
         rec = Recorder(mount.run_id, path=mount.path, listeners=mount.listeners)
         turn = _Turn(rec, bag["message"], mount.identity)
+        if self._context is not None:
+            namespace = memory_identity(mount.identity, mount.run_id).namespace()
+            turn.context = self._context.start(rec, turn.message, turn.history, namespace)
         rec.emit("run_start", "", {"runner": self.kind, "id": self.id, "name": self.name})
         try:
             answer, stopped_early = await self._loop(turn)
@@ -353,9 +382,14 @@ class Agent(Runner):
                 "content": schema["description"], "trigger": "base", "verdict": "admitted", "reason": "always",
                 "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
             })
+        if turn.context is not None:
+            schemas = turn.context.land(step_id, iteration, parts=parts, system_ids=system_ids, schemas=schemas,
+                                        tool_ids=tool_ids, withhold_tools=withhold_tools,
+                                        history_chars=turn.history_chars)
         system_text = "\n\n".join(parts)
         rec.write(SYSTEM, "set", system_text)
-        rec.write(TOOLS, "set", () if withhold_tools else self._tool_names)
+        names = self._tool_names if schemas is self._tool_schemas else tuple(s["name"] for s in schemas)
+        rec.write(TOOLS, "set", names)
         turn.slots = (system_text, system_ids, schemas, tool_ids)
         rec.end()
 
@@ -366,10 +400,11 @@ class Agent(Runner):
         rec.read(MESSAGES)
         rec.read(TOOLS)
         _, system_ids, schemas, tool_ids = turn.slots
+        injected, injected_ids = turn.context.injected_messages() if turn.context is not None else ([], [])
         request = LLMRequest(
-            model=self.model, system=system_text, messages=MessagesView(turn.history), tools=schemas,
-            iteration=iteration, call_index=turn.call_index,
-            input_chars=len(system_text) + turn.history_chars,
+            model=self.model, system=system_text, tools=schemas, iteration=iteration, call_index=turn.call_index,
+            messages=[*turn.history, *injected] if injected else MessagesView(turn.history),
+            input_chars=len(system_text) + turn.history_chars + sum(len(m["content"]) for m in injected),
         )
         turn.call_index += 1
         rec.emit("llm_start", step_id, {"model": self.model, "iteration": iteration,
@@ -391,7 +426,8 @@ class Agent(Runner):
         # Flat, and sharing the lists the message and the event already hold: see Recorder.
         rec.exchanges.append({
             "step_id": step_id, "iteration": iteration, "model": self.model, "system": system_text,
-            "message_count": len(request.messages), "tools": schemas, "system_pieces": tuple(system_ids),
+            "message_count": len(turn.history), "injected_messages": injected, "message_pieces": tuple(injected_ids),
+            "tools": schemas, "system_pieces": tuple(system_ids),
             "tool_pieces": tuple(tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
             "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
             "response_model": response.model, "wire": response.wire,
@@ -412,6 +448,8 @@ class Agent(Runner):
         step_id = rec.begin("tool", iteration)
         rec.emit("tool_start", step_id, {"tool": call.name, "tool_call_id": call.id, "args": call.args})
         tool = self._tools_by_name.get(call.name)
+        if tool is None and turn.context is not None:
+            tool = turn.context.tool(call.name)
         is_error = True
         if tool is None:
             content = f"Unknown tool: {call.name}"
@@ -440,6 +478,8 @@ class Agent(Runner):
         rec.begin("final")
         answer = rec.read(LAST_RESPONSE) or ""
         rec.write(ANSWER, "set", answer)
+        if turn.context is not None:
+            turn.context.after_answer(str(answer))
         rec.end()
         return str(answer)
 

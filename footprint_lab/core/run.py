@@ -2,7 +2,8 @@
 
 ``str(run)`` is the answer. ``run.recording`` is the full evidence (materialised from the
 capture on first access, then cached); ``run.steps`` and ``run.events`` are pandas views of
-it. Every view and every explanation is a pure function of the recording, so a run loaded
+it, and ``run.context(call)`` shows what one LLM call was given, piece by piece, with where
+each piece came from. Every view and every explanation is a pure function of the recording, so a run loaded
 from JSON (``Run.from_recording``) answers every question the live one does.
 """
 
@@ -11,11 +12,38 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine.refusal import Refusal, describe_shape
+
 if TYPE_CHECKING:
     import pandas as pd
 
-    from footprint_lab.engine.recording import Recording
+    from footprint_lab.engine.recording import ContextPiece, LLMExchange, Recording
     from footprint_lab.explain.custody import Backtrack
+
+#: The columns of ``Run.context()``, in order.
+CONTEXT_COLUMNS = [
+    "slot", "position", "source_kind", "source_id", "content", "trigger", "reason", "landed_by", "read_by",
+    "iteration", "verdict", "allowed_by", "content_hash", "cache", "declared_at", "detail", "index",
+]
+
+
+class CallNotFoundError(Refusal):
+    """Raised by ``run.context(call)`` / ``run.context_pieces(call)`` when ``call`` names no LLM call of the run.
+
+    Carries ``received`` (the shape of what arrived) and ``calls`` (how many LLM calls the run made).
+    """
+
+    code = "ERR_CALL_NOT_FOUND"
+    fields = ("received", "calls")
+
+    def __init__(self, received: str, calls: int) -> None:
+        super().__init__(
+            f"run.context: this run made {calls} LLM call(s); name one by its step id as shown in run.steps "
+            f"(e.g. 'call-llm#3'), by its index (0 for the first, -1 for the last), or leave call out for "
+            f"the call that produced the answer (received {received})."
+        )
+        self.received = received
+        self.calls = calls
 
 
 class Run:
@@ -76,6 +104,45 @@ class Run:
     def events(self) -> pd.DataFrame:
         """One row per event, in order: ``seq``, ``type``, ``step_id``, ``payload``, ``run_id``."""
         return events_frame(self.recording)
+
+    def context_pieces(self, call: int | str | None = None, *, left_out: bool = False) -> list[ContextPiece]:
+        """The context pieces one LLM call was sent, slot by slot (system, messages, tools).
+
+        ``call`` is a call's step id (``"call-llm#3"``), its index among the run's calls
+        (``0``, ``-1``), or ``None`` for the call that produced the answer (the last one). With
+        ``left_out=True`` the pieces its iteration skipped or dropped follow the ones sent.
+        """
+        return self._call_pieces(call, left_out)[1]
+
+    def context(self, call: int | str | None = None, *, left_out: bool = False) -> pd.DataFrame:
+        """:meth:`context_pieces` as a DataFrame, one row per piece, with ``read_by`` the call's step id."""
+        import pandas as pd
+
+        exchange, pieces = self._call_pieces(call, left_out)
+        read_by = exchange.step_id if exchange is not None else None
+        rows = [{**piece.model_dump(), "read_by": read_by if piece.verdict == "admitted" else None}
+                for piece in pieces]
+        frame = pd.DataFrame(rows, columns=CONTEXT_COLUMNS)
+        return frame.astype({"position": "int64", "iteration": "Int64"})
+
+    def _call_pieces(self, call: int | str | None, left_out: bool) -> tuple[LLMExchange | None, list[ContextPiece]]:
+        exchange = self._exchange(call)
+        return exchange, [] if exchange is None else self.recording.call_pieces(exchange, left_out=left_out)
+
+    def _exchange(self, call: int | str | None) -> LLMExchange | None:
+        exchanges = self.recording.exchanges
+        if call is None:
+            return exchanges[-1] if exchanges else None
+        if isinstance(call, int) and not isinstance(call, bool):
+            if -len(exchanges) <= call < len(exchanges):
+                return exchanges[call]
+            raise CallNotFoundError("an index out of range", len(exchanges))
+        if isinstance(call, str):
+            found = self.recording.exchange_at(call)
+            if found is not None:
+                return found
+            raise CallNotFoundError("a string that is not the step id of one of its LLM calls", len(exchanges))
+        raise CallNotFoundError(describe_shape(call), len(exchanges))
 
     # -- explanations: thin doors onto footprint_lab.explain -------------------------------
     def backtrack(self, at: str | None = None, *, max_depth: int = 32, max_steps: int = 2000) -> Backtrack:

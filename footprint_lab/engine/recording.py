@@ -83,7 +83,16 @@ class Event(_Data):
 
 
 class ContextPiece(_Data):
-    """One piece of what a provider received, with its chain of custody."""
+    """One piece of what a provider received (or could have), with its chain of custody.
+
+    ``verdict`` is ``admitted`` (it landed at ``position`` of ``slot`` in step ``landed_by``),
+    ``skipped`` (its trigger said no, or it had nothing to give) or ``dropped`` (admitted, then
+    over the slot's budget: ``detail`` has ``size``, ``budget`` and ``used``); skipped and
+    dropped pieces have ``position == -1`` and no ``landed_by``. ``allowed_by`` is the step
+    that gave the verdict. Declared context also records ``declared_at`` (``file:line``) and
+    its ``cache`` hint; what ``detail`` holds per kind is listed in
+    :mod:`footprint_lab.context.assembly`.
+    """
 
     index: int
     slot: Literal["system", "messages", "tools"]
@@ -99,6 +108,8 @@ class ContextPiece(_Data):
     landed_by: str | None = None
     iteration: int | None = None
     detail: dict[str, Any] = Field(default_factory=dict)
+    cache: Literal["always", "never", "while_active"] | None = None
+    declared_at: str | None = None
 
 
 class Usage(_Data):
@@ -187,6 +198,18 @@ class Recording(_Data):
             "messages": [*self.message_pieces[: exchange.message_count], *exchange.message_pieces],
             "tools": list(exchange.tool_pieces),
         }
+
+    def call_pieces(self, exchange: LLMExchange, *, left_out: bool = False) -> list[ContextPiece]:
+        """The pieces an exchange was sent, slot by slot (system, messages, tools), in position order.
+
+        With ``left_out``, the pieces its iteration evaluated but did not send (skipped or
+        dropped) follow, in the order they were evaluated.
+        """
+        pieces = self.context_pieces
+        sent = [pieces[i] for indices in self.exchange_pieces(exchange).values() for i in indices]
+        if left_out:
+            sent += [p for p in pieces if p.verdict != "admitted" and p.iteration == exchange.iteration]
+        return sent
 
     def exchange_at(self, step_id: str) -> LLMExchange | None:
         """The exchange recorded by an LLM-call step, or ``None``."""

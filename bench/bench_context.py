@@ -1,0 +1,130 @@
+"""Context benchmark: evaluating and recording 200 declared injections on every iteration.
+
+Scenario (issue 5): one Agent with 200 declarations of every kind and trigger (steering, facts
+always / by rule / on a tool's return / in the messages slot, template instructions, skills
+with tools, memory, RAG), a system budget that drops some of them, and a scripted 10-iteration
+run (a skill is loaded on iteration 2). Every declaration gets a recorded verdict on every
+iteration, so the run records 2,000+ context pieces.
+
+Figures (medians over many runs, full recording on):
+- the ``assemble`` step per iteration (evaluation plus recording, timed by the recorder itself);
+- the whole run's extra cost per iteration over the same agent with no declared context.
+
+Run ``python bench/bench_context.py`` (``--quick`` only checks it runs).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import re
+import statistics
+import time
+
+from footprint_lab import Agent, Identity, define_tool
+from footprint_lab.context import (
+    InMemoryStore,
+    define_fact,
+    define_instruction,
+    define_memory,
+    define_rag,
+    define_skill,
+    define_steering,
+    on_tool_return,
+)
+from footprint_lab.providers import mock
+
+ITERATIONS = 10
+WHO = Identity(tenant="bench", principal="analyst")
+QUESTION = "Which refund policy applies to my order of kind 3?"
+CORPUS = [f"Policy {n}: orders of kind {n % 7} ship in {n % 5 + 1} days; refunds within {n % 30 + 1} days."
+          for n in range(60)]
+
+
+def tool(name: str) -> object:
+    return define_tool(name=name, description=f"The {name} tool.", input_schema={"type": "object", "properties": {}},
+                       fn=lambda: "ok")
+
+
+def declarations() -> list:
+    store = InMemoryStore()
+    earlier = [{"role": "user", "content": f"earlier note {n}", "run_id": "r0"} for n in range(5)]
+    store.remember(WHO.namespace(), earlier)
+    context: list = []
+    for n in range(30):
+        context.append(define_steering(id=f"steer-{n}", prompt=f"Rule {n}: be precise about item {n}."))
+    for n in range(40):
+        context.append(define_fact(id=f"fact-{n}", data={"key": n, "value": f"v{n}"}))
+    for n in range(40):
+        context.append(define_fact(id=f"rule-{n}", data=f"Conditional fact {n}.",
+                                   active_when=lambda view, n=n: (view.iteration + n) % 3 == 0))
+    for n in range(30):
+        trigger = on_tool_return("lookup") if n % 2 else on_tool_return(re.compile(r"search_\w+"))
+        context.append(define_fact(id=f"tool-{n}", data=f"After the tool, remember {n}.", trigger=trigger))
+    for n in range(20):
+        context.append(define_instruction(id=f"instr-{n}", template=f"Cite {{fact:fact-{n}}} when step {n} applies.",
+                                          active_when=lambda view, n=n: n % 2 == 0 or view.iteration > 5))
+    for n in range(20):
+        context.append(define_skill(id=f"skill-{n}", description=f"Skill number {n}.", body=f"How to do task {n}.",
+                                    tools=[tool(f"skill_tool_{n}")] if n < 5 else []))
+    for n in range(10):
+        context.append(define_fact(id=f"msg-{n}", data=f"Reminder {n}.", slot="messages", role="user"))
+    for n in range(5):
+        context.append(define_memory(id=f"memory-{n}", store=store, limit=3))
+    for n in range(5):
+        context.append(define_rag(id=f"rag-{n}", corpus=CORPUS, top_k=3, threshold=1.0))
+    assert len(context) == 200
+    return context
+
+
+def script() -> list:
+    replies: list = [{"tool": "lookup", "args": {}}, {"tool": "read_skill", "args": {"skill": "skill-3"}}]
+    replies += [{"tool": "search_orders" if n % 2 else "lookup", "args": {}} for n in range(ITERATIONS - 3)]
+    return [*replies, "final answer"]
+
+
+def make_agent(with_context: bool) -> Agent:
+    tools = [tool("lookup"), tool("search_orders")]
+    return Agent(provider=mock(replies=script()), tools=tools, system="You are a careful assistant.",
+                 max_iterations=ITERATIONS, context=declarations() if with_context else [],
+                 budgets={"system": 3000} if with_context else None)
+
+
+async def measure(agent: Agent, repeats: int) -> tuple[list[float], list[float]]:
+    """Per run: the wall time, and the median assemble-step duration (both in ms)."""
+    walls: list[float] = []
+    assembles: list[float] = []
+    for _ in range(repeats):
+        started = time.perf_counter_ns()
+        run = await agent.run(QUESTION, identity=WHO)
+        walls.append((time.perf_counter_ns() - started) / 1e6)
+        steps = run.recording.steps
+        assembles.append(statistics.median(s.duration_ms for s in steps if s.stage == "assemble"))
+        assert sum(s.stage == "call-llm" for s in steps) == ITERATIONS
+    return walls, assembles
+
+
+async def main(quick: bool) -> None:
+    repeats = 5 if quick else 300
+    loaded = make_agent(True)
+    bare = make_agent(False)
+    await measure(loaded, 3)
+    await measure(bare, 3)
+    walls, assembles = await measure(loaded, repeats)
+    bare_walls, _ = await measure(bare, repeats)
+    run = await loaded.run(QUESTION, identity=WHO)
+    pieces = run.recording.context_pieces
+    counts = {v: sum(p.verdict == v for p in pieces) for v in ("admitted", "skipped", "dropped")}
+    assemble_ms = statistics.median(assembles)
+    extra_ms = (statistics.median(walls) - statistics.median(bare_walls)) / ITERATIONS
+    print(f"declarations: 200, iterations: {ITERATIONS}, pieces recorded per run: {len(pieces)} {counts}")
+    print(f"assemble step per iteration, median:      {assemble_ms:.3f} ms   (goal <= 5 ms)")
+    print(f"extra run time per iteration vs no context: {extra_ms:.3f} ms")
+    print(f"10-iteration run, median: {statistics.median(walls):.2f} ms with context, "
+          f"{statistics.median(bare_walls):.2f} ms without")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--quick", action="store_true", help="only check that the benchmark runs")
+    asyncio.run(main(parser.parse_args().quick))
