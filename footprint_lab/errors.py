@@ -16,6 +16,11 @@ shape only, and says how to fix it. The tree::
     ├── ContextConfigError               ERR_CONTEXT_CONFIG         context.assembly
     ├── DuplicateContextIdError          ERR_DUPLICATE_CONTEXT_ID   context.assembly
     ├── UnknownFactReferenceError        ERR_UNKNOWN_FACT_REF       context.assembly
+    ├── ExplainConfigError               ERR_EXPLAIN_CONFIG         explain.checks
+    ├── UnknownStepError                 ERR_UNKNOWN_STEP           explain.custody
+    ├── InfluenceStrategyError           ERR_INFLUENCE_STRATEGY     explain.influence
+    ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
+    ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
     └── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
 """
 
@@ -30,6 +35,11 @@ from footprint_lab.core.identity import InvalidIdentityError
 from footprint_lab.core.run import CallNotFoundError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.refusal import Refusal
+from footprint_lab.explain.ablation import NothingToLocalizeError
+from footprint_lab.explain.checks import ExplainConfigError
+from footprint_lab.explain.custody import UnknownStepError
+from footprint_lab.explain.influence import InfluenceStrategyError
+from footprint_lab.explain.rerun import UnknownSourceError
 from footprint_lab.providers.mock import MockScriptError
 
 __all__ = [
@@ -39,12 +49,17 @@ __all__ = [
     "ContextDeclarationError",
     "DuplicateContextIdError",
     "DuplicateToolError",
+    "ExplainConfigError",
     "FactRoleError",
+    "InfluenceStrategyError",
     "InvalidIdentityError",
     "InvalidRunInputError",
     "MockScriptError",
+    "NothingToLocalizeError",
     "Refusal",
     "RunInFlightError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
+    "UnknownSourceError",
+    "UnknownStepError",
 ]

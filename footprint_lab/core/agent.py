@@ -236,16 +236,38 @@ class Agent(Runner):
         """A new agent built from this one's declarations minus the ``exclude`` ids.
 
         An id names the system prompt (``'system-prompt'``), a tool (by its name: the tool is
-        gone, so are its results) or a context declaration. ``seed`` is put on every request
-        of the new agent. Unknown ids are refused with the ids this agent has. Listeners and
-        runs are not carried over: the new agent is a clean rerun target.
+        gone, so are its results) or a context declaration (an instruction citing a removed
+        fact no longer cites it). ``seed`` is put on every request of the new agent. Unknown
+        ids are refused with the ids this agent has. Listeners and runs are not carried over:
+        the new agent is a clean rerun target.
         """
-        names = self._removable("Agent.without", exclude)
+        return self._rebuild(self._named("Agent.without", exclude, self._source_ids()), (), seed)
+
+    def with_forced(self, force: Iterable[str] | str, *, exclude: Iterable[str] | str = (),
+                    seed: int | None = None) -> Agent:
+        """A new agent whose ``force`` declarations are admitted on every iteration and past any budget.
+
+        For testing missing context by restoration; see :mod:`footprint_lab.context.rebuild`
+        for exactly what forcing changes. ``exclude`` and ``seed`` work as in :meth:`without`.
+        """
+        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
+        forced = self._named("Agent.with_forced", force, declared, action="force in")
+        return self._rebuild(self._named("Agent.with_forced", exclude, self._source_ids()), forced, seed)
+
+    def _rebuild(self, removed: set[str], forced: Iterable[str], seed: int | None) -> Agent:
+        from footprint_lab.context.rebuild import forced_declarations, without_declarations
+
         settings = self._declarations()
-        if "system-prompt" in names:
+        if "system-prompt" in removed:
             settings["system"] = ""
         if "tools" in settings:
-            settings["tools"] = [t for t in settings["tools"] if t.name not in names]
+            settings["tools"] = [t for t in settings["tools"] if t.name not in removed]
+        if "context" in settings:
+            settings["context"] = without_declarations(settings["context"], removed)
+            forced = list(forced)
+            if forced:
+                settings["context"], settings["budgets"] = forced_declarations(
+                    settings["context"], settings["budgets"] or {}, forced, system_prompt=bool(settings["system"]))
         if seed is not None:
             from footprint_lab.providers.seeded import seeded
 
@@ -254,22 +276,26 @@ class Agent(Runner):
 
     def _declarations(self) -> dict[str, Any]:
         """The keywords that rebuild this agent as it was declared."""
+        plan = self._context
         return {"provider": self.provider, "model": self.model, "system": self.system, "tools": list(self.tools),
-                "id": self.id, "name": self.name, "max_iterations": self.max_iterations}
+                "id": self.id, "name": self.name, "max_iterations": self.max_iterations,
+                "context": [declaration for declaration, _, _ in plan.entries] if plan is not None else [],
+                "budgets": dict(plan.budgets) if plan is not None else None}
 
     def _source_ids(self) -> list[str]:
         """Every id ``without`` accepts for this agent."""
-        return [*(["system-prompt"] if self.system else []), *(t.name for t in self.tools)]
+        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
+        return [*(["system-prompt"] if self.system else []), *(t.name for t in self.tools), *declared]
 
-    def _removable(self, door: str, ids: Iterable[str] | str) -> set[str]:
+    @staticmethod
+    def _named(door: str, ids: Iterable[str] | str, known: list[str], action: str = "remove") -> set[str]:
         from footprint_lab.explain.checks import id_list
         from footprint_lab.explain.rerun import UnknownSourceError
 
-        names = id_list(door, "exclude", ids)
-        known = self._source_ids()
+        names = id_list(door, "exclude" if action == "remove" else "force", ids)
         unknown = [name for name in names if name not in known]
         if unknown:
-            raise UnknownSourceError(door, len(unknown), known)
+            raise UnknownSourceError(door, len(unknown), known, action)
         return set(names)
 
     # -- one execution --------------------------------------------------------------------

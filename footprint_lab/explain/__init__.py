@@ -27,8 +27,8 @@ from footprint_lab.explain.ablation import (
     localize,
     rerun_without,
 )
-from footprint_lab.explain.custody import Backtrack, Candidate, Hop, UnknownStepError, backtrack
 from footprint_lab.explain.checks import ExplainConfigError
+from footprint_lab.explain.custody import Backtrack, Candidate, Hop, UnknownStepError, backtrack
 from footprint_lab.explain.dropped import DroppedContext, DroppedPiece, find_dropped_context
 from footprint_lab.explain.influence import (
     CORRELATIONAL,

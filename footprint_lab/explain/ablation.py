@@ -33,7 +33,6 @@ from footprint_lab.engine.refusal import Refusal
 from footprint_lab.explain.checks import id_list, recording_of, whole_number
 from footprint_lab.explain.influence import suspects as rank_suspects
 from footprint_lab.explain.render import mimebundle, shorten
-from footprint_lab.explain.sources import describe_source
 from footprint_lab.explain.rerun import (
     Outcome,
     Progress,
@@ -44,6 +43,7 @@ from footprint_lab.explain.rerun import (
     not_removable_reason,
     run_all,
 )
+from footprint_lab.explain.sources import describe_source
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -230,18 +230,18 @@ def _chosen(recording: Recording, run: Any, sources: Sequence[str] | None, strat
     chosen: list[tuple[int, str, str, float]] = []
     untested: list[tuple[str, str]] = []
     seen: set[str] = set()
-    for row in frame.itertuples(index=False):
+    for row in frame.to_dict("records"):
         if len(chosen) >= top:
             break
-        name = row.removal_id
+        name = row["removal_id"]
         if not isinstance(name, str):
-            if row.source_kind != "decision":
-                untested.append((str(row.source_id), not_removable_reason(str(row.source_kind))))
+            if row["source_kind"] != "decision":
+                untested.append((str(row["source_id"]), not_removable_reason(str(row["source_kind"]))))
             continue
         if name in seen:
             continue
         seen.add(name)
-        chosen.append((int(row.rank), name, known.get(name, str(row.source_kind)), float(row.score)))
+        chosen.append((int(row["rank"]), name, known.get(name, str(row["source_kind"])), float(row["score"])))
     return chosen, untested
 
 
@@ -316,7 +316,4 @@ def _sent_sources(recording: Recording) -> list[str]:
     """The sources sent to the call that produced the answer, as ``kind 'id'``, in the order they were sent."""
     if not recording.exchanges:
         return []
-    exchange = recording.exchanges[-1]
-    pieces = recording.context_pieces
-    found = [describe_source(pieces[i]) for indices in recording.exchange_pieces(exchange).values() for i in indices]
-    return list(dict.fromkeys(found))
+    return list(dict.fromkeys(describe_source(piece) for piece in recording.call_pieces(recording.exchanges[-1])))

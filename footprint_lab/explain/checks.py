@@ -55,7 +55,8 @@ def recording_of(run: Any, function: str) -> Recording:
 def whole_number(function: str, setting: str, value: Any, low: int, high: int) -> int:
     """``value`` when it is a whole number from ``low`` to ``high``; refused otherwise."""
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise ExplainConfigError(function, setting, describe_shape(value), f"must be a whole number from {low} to {high}")
+        raise ExplainConfigError(function, setting, describe_shape(value),
+                                 f"must be a whole number from {low} to {high}")
     return value
 
 

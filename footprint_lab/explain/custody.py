@@ -267,7 +267,8 @@ def _target(index: RecordingIndex, at: Any, notes: list[str]) -> str | None:
         if not isinstance(at, str):
             raise UnknownStepError(describe_shape(at), len(index.steps))
         if at not in index.steps:
-            shape = "a string that is not a step id" if parse_step_id(at) is None else "a step id this run does not hold"
+            known_shape = parse_step_id(at) is not None
+            shape = "a step id this run does not hold" if known_shape else "a string that is not a step id"
             raise UnknownStepError(shape, len(index.steps))
         return at
     answer_step = index.answer_step()

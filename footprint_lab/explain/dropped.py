@@ -133,15 +133,14 @@ def left_out(recording: Recording) -> tuple[str | None, list[DroppedPiece]]:
     if not recording.exchanges:
         return None, []
     exchange = recording.exchanges[-1]
-    pieces = recording.context_pieces
-    sent = {index for indices in recording.exchange_pieces(exchange).values() for index in indices}
-    sent_keys = {_key(pieces[i]) for i in sent if 0 <= i < len(pieces)}
+    evaluated = recording.call_pieces(exchange, left_out=True)
+    sent_keys = {_key(piece) for piece in evaluated if piece.verdict == "admitted"}
     reached = _reached_by_call(recording)
     found: list[DroppedPiece] = []
     seen: set[tuple[str, str, str | None]] = set()
-    for piece in pieces:
+    for piece in evaluated:
         key = _key(piece)
-        if piece.verdict == "admitted" or piece.iteration != exchange.iteration or key in sent_keys or key in seen:
+        if piece.verdict == "admitted" or key in sent_keys or key in seen:
             continue
         seen.add(key)
         found.append(DroppedPiece(
@@ -189,15 +188,16 @@ async def find_dropped_context(
     recording = recording_of(run, "find_dropped_context")
     whole_number("find_dropped_context", "concurrency", concurrency, 1, 10_000)
     compare = check_comparator("find_dropped_context", comparator)
+    rerunner = Rerunner("find_dropped_context", rerun, recording, input) if rerun is not None else None
     call, pieces = left_out(recording)
     report = DroppedContext(call, recording.answer, pieces)
-    if rerun is None or not pieces or recording.answer is None:
+    if rerunner is None or not pieces or recording.answer is None:
         return report
-    rerunner = Rerunner("find_dropped_context", rerun, recording, input)
     names = list(dict.fromkeys(p.source_id for p in pieces))
     runners = [rerunner.build(force=[name], seed=0) for name in names]
     bar = Progress(len(runners), "restorations", progress)
-    outcomes = await run_all([functools.partial(rerunner.run, r, 0) for r in runners], concurrency=concurrency,
+    outcomes = await run_all([functools.partial(rerunner.run, r, 0, keep_run=True) for r in runners],
+                             concurrency=concurrency,
                              on_done=bar.step)
     bar.close()
     original = recording.answer

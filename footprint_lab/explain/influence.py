@@ -29,8 +29,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.explain.custody import Backtrack, backtrack
 from footprint_lab.explain.checks import ExplainConfigError, fraction, whole_number
+from footprint_lab.explain.custody import Backtrack, backtrack
 from footprint_lab.explain.render import shorten
 
 if TYPE_CHECKING:
@@ -43,11 +43,13 @@ SUSPECT_COLUMNS = ["rank", "source_id", "source_kind", "score", "structural_scor
                    "removal_id", "slot", "read_by", "content"]
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
-_STOPWORDS = frozenset(
-    "a an and are as at be been but by can could did do does for from had has have he her his i if in into is it "
-    "its me my no not of on or our she so than that the their them then there these they this to too under up us "
-    "was we were what when which who will with would you your".split()
-)
+_STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for",
+    "from", "had", "has", "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no",
+    "not", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then", "there", "these",
+    "they", "this", "to", "too", "under", "up", "us", "was", "we", "were", "what", "when", "which", "who", "will",
+    "with", "would", "you", "your",
+))
 
 
 class InfluenceStrategyError(Refusal):
@@ -169,7 +171,7 @@ def resolve_strategy(strategy: Any, **options: Any) -> InfluenceStrategy:
             raise InfluenceStrategyError("no strategy has that name", "a string that names no strategy")
         return registered.build(**options)
     if callable(getattr(strategy, "score", None)):
-        return strategy  # type: ignore[no-any-return]
+        return strategy
     raise InfluenceStrategyError("strategy must be a name or an object with a score method", describe_shape(strategy))
 
 

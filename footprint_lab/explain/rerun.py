@@ -97,7 +97,7 @@ def check_comparator(function: str, comparator: Any) -> Comparator:
         raise ExplainConfigError(function, "comparator", describe_shape(comparator),
                                  "must be a function (original, rerun) -> True when the outcome flipped, "
                                  "e.g. TextDifference(threshold=0.3)")
-    return comparator  # type: ignore[no-any-return]
+    return comparator
 
 
 @dataclass(slots=True)
@@ -241,5 +241,5 @@ def _in_kernel() -> bool:
         from IPython import get_ipython
     except ImportError:
         return False
-    shell = get_ipython()  # type: ignore[no-untyped-call]
+    shell = get_ipython()
     return shell is not None and getattr(shell, "kernel", None) is not None

@@ -100,7 +100,8 @@ def backward_slice(
         )
     if cut_size:
         result.truncated.append(
-            f"the slice stopped at {max_steps} steps: {cut_size} more were not followed (raise max_steps to follow them)"
+            f"the slice stopped at {max_steps} steps: {cut_size} more were not followed "
+            "(raise max_steps to follow them)"
         )
     return result
 
