@@ -205,3 +205,38 @@ async def test_html_escapes_everything_recorded():
     assert "<script>" not in bundle["text/html"] and "<img" not in bundle["text/html"]
     assert html.escape("<script>alert(1)</script>") in bundle["text/html"]
     assert "<script>alert(1)</script>" in bundle["text/plain"]
+
+
+async def test_the_walk_follows_a_mounted_member_run_to_its_llm_call():
+    from footprint_lab.core.runner import Mount
+    from footprint_lab.explain import suspects
+
+    parent = Recorder("run-composed")
+    parent.begin("seed")
+    parent.write(("input", "message"), "set", REFUND_REQUEST)
+    parent.end()
+    mount = parent.begin("route")
+    message = parent.read(("input", "message"))
+    parent.decide("route", [("refunds", {"message": message}, True)], "refunds")
+    member = await planted_fact_agent()._execute({"message": message}, Mount(run_id="run-composed", path=mount))
+    parent.write(("output", "refunds"), "set", member.answer)
+    parent.end()
+    parent.begin("final")
+    parent.write(("answer",), "set", parent.read(("output", "refunds")))
+    parent.end()
+    recording = build_recording(parent, runner={"kind": "conditional"}, status="finished",
+                                input={"message": REFUND_REQUEST}, answer=member.answer, ended_ns=parent.started_ns,
+                                children=[member.recording])
+    bt = backtrack(recording)
+    member_call = member.recording.exchanges[-1].step_id
+    assert member_call.startswith(f"{mount}/call-llm#")
+    assert bt.calls == [member_call]
+    assert any(e.path[0] == "member" and e.reader == mount for e in bt.slice.edges)
+    vip = bt.candidate("vip-override")
+    assert vip.proven and vip.read_by == member_call and vip.depth == 3
+    assert [d.step_id for d in bt.decisions] == [mount]
+    frame = suspects(recording)
+    assert frame.iloc[0].source_id == "vip-override"
+    route = frame[frame.source_kind == "decision"].iloc[0]
+    assert route.source_id == mount and route.score == 0
+    assert route["rank"] > frame[frame.content_score > 0]["rank"].max()
