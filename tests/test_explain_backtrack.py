@@ -10,7 +10,7 @@ from footprint_lab import Agent, Recording, Run
 from footprint_lab.engine import Recorder
 from footprint_lab.engine.recording import build_recording
 from footprint_lab.errors import ExplainConfigError, UnknownStepError
-from footprint_lab.explain import backtrack
+from footprint_lab.explain import backtrack, suspects
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock
 
@@ -207,26 +207,8 @@ async def test_html_escapes_everything_recorded():
     assert "<script>alert(1)</script>" in bundle["text/plain"]
 
 
-async def test_the_walk_follows_a_mounted_member_run_to_its_llm_call():
-    from footprint_lab.core.runner import Mount
-    from footprint_lab.explain import suspects
-
-    parent = Recorder("run-composed")
-    parent.begin("seed")
-    parent.write(("input", "message"), "set", REFUND_REQUEST)
-    parent.end()
-    mount = parent.begin("route")
-    message = parent.read(("input", "message"))
-    parent.decide("route", [("refunds", {"message": message}, True)], "refunds")
-    member = await planted_fact_agent()._execute({"message": message}, Mount(run_id="run-composed", path=mount))
-    parent.write(("output", "refunds"), "set", member.answer)
-    parent.end()
-    parent.begin("final")
-    parent.write(("answer",), "set", parent.read(("output", "refunds")))
-    parent.end()
-    recording = build_recording(parent, runner={"kind": "conditional"}, status="finished",
-                                input={"message": REFUND_REQUEST}, answer=member.answer, ended_ns=parent.started_ns,
-                                children=[member.recording])
+async def test_the_walk_follows_a_mounted_member_run_to_its_llm_call(compose):
+    recording, member, mount = await compose(planted_fact_agent(), REFUND_REQUEST)
     bt = backtrack(recording)
     member_call = member.recording.exchanges[-1].step_id
     assert member_call.startswith(f"{mount}/call-llm#")
@@ -240,3 +222,11 @@ async def test_the_walk_follows_a_mounted_member_run_to_its_llm_call():
     route = frame[frame.source_kind == "decision"].iloc[0]
     assert route.source_id == mount and route.score == 0
     assert route["rank"] > frame[frame.content_score > 0]["rank"].max()
+
+
+async def test_a_notebook_display_of_a_long_backtrack_is_capped(planted_run):
+    bt = planted_run.backtrack()
+    short = bt.render(limit=2)
+    assert short.count("\n  ANSWER ") == 2
+    assert f"and {len(bt.candidates) - 2} more candidates" in short
+    assert bt.render() == str(bt) and "more candidates" not in str(bt)

@@ -103,3 +103,10 @@ async def test_nothing_missing_and_refusals():
     with pytest.raises(UnknownSourceError) as caught:
         agent.with_forced(["lookup_order"])
     assert caught.value.function == "Agent.with_forced" and "force in" in caught.value.message
+
+
+async def test_a_member_runs_missing_context_is_found_too(compose):
+    recording, member, _ = await compose(planted_fact_agent(variant="budget"), REFUND_REQUEST)
+    report = await find_dropped_context(recording)
+    assert report.calls == [member.recording.exchanges[-1].step_id]
+    assert report.source_ids == ["refund-policy"] and report[0].call == report.calls[0]

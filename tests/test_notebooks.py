@@ -42,4 +42,4 @@ def test_planted_fact_notebook_walks_the_wrong_answer_back_to_the_planted_fact()
     assert "Clear winner: 'vip-override'" in text
     assert "CAUSAL: removing 'vip-override' flipped the outcome in 3/3 reruns" in text
     assert "NOT CONFIRMED: removing 'customer'" in text and "NOT CONFIRMED: removing 'lookup_order'" in text
-    assert "instruction 'refund-policy' (system slot): dropped" in text
+    assert "instruction 'refund-policy' (system slot of call-llm#6): dropped" in text

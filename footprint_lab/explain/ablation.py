@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine.refusal import Refusal
 from footprint_lab.explain.checks import id_list, recording_of, whole_number
+from footprint_lab.explain.custody import backtrack
 from footprint_lab.explain.influence import suspects as rank_suspects
 from footprint_lab.explain.render import mimebundle, shorten
 from footprint_lab.explain.rerun import (
@@ -313,7 +314,5 @@ async def rerun_without(
 
 
 def _sent_sources(recording: Recording) -> list[str]:
-    """The sources sent to the call that produced the answer, as ``kind 'id'``, in the order they were sent."""
-    if not recording.exchanges:
-        return []
-    return list(dict.fromkeys(describe_source(piece) for piece in recording.call_pieces(recording.exchanges[-1])))
+    """The sources that reached the answer (members' included), as ``kind 'id'``, in the order they were sent."""
+    return list(dict.fromkeys(describe_source(candidate.piece) for candidate in backtrack(recording).candidates))

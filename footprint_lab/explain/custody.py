@@ -48,6 +48,8 @@ SLOT_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
     "messages": (("messages",), ("slots", "injected_messages")),
 }
 DECLARED_KINDS = ("fact", "steering", "instruction", "skill", "memory", "rag")
+#: how many candidates a notebook display shows before pointing at the full text
+DISPLAY_LIMIT = 25
 
 
 class UnknownStepError(Refusal):
@@ -197,14 +199,22 @@ class Backtrack:
                 f"{calls}; {proof}.")
 
     def __str__(self) -> str:
+        return self.render()
+
+    def render(self, limit: int | None = None) -> str:
+        """The chain of every candidate (the first ``limit`` of them, when given), then what is unproven."""
         lines = [self.summary()]
         if self.slice is not None and self.slice.edges:
             lines.append("Path from the target:")
             lines += [f"  {edge.describe()}" for edge in self.slice.edges]
         for decision in self.decisions:
             lines.append(f"  {decision.step_id} decided '{decision.rule}': chose {decision.chosen}")
-        for candidate in self.candidates:
+        shown = self.candidates if limit is None else self.candidates[:limit]
+        for candidate in shown:
             lines += ["", str(candidate)]
+        if len(shown) < len(self.candidates):
+            lines += ["", f"... and {len(self.candidates) - len(shown)} more candidates: str(bt) or bt.to_frame() "
+                          "shows them all"]
         if self.notes:
             lines += ["", "What the recording cannot prove:", *(f"  - {note}" for note in self.notes)]
         return "\n".join(lines)
@@ -224,7 +234,7 @@ class Backtrack:
         return pd.DataFrame(rows, columns=columns)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), str(self))
+        return mimebundle(self.summary(), self.render(limit=DISPLAY_LIMIT))
 
     def __repr__(self) -> str:
         return f"Backtrack(target={self.target!r}, candidates={len(self.candidates)})"

@@ -40,6 +40,8 @@ class DroppedPiece:
 
     source_id: str
     source_kind: str
+    #: the LLM call it did not reach: the one that produced its run's (or member run's) answer
+    call: str
     slot: str
     verdict: str
     why: str
@@ -65,7 +67,7 @@ class DroppedPiece:
 
     def line(self) -> str:
         where = f" at {self.decided_by}" if self.decided_by else ""
-        text = f"{self.label} ({self.slot} slot): {self.verdict}{where}: {self.why}"
+        text = f"{self.label} ({self.slot} slot of {self.call}): {self.verdict}{where}: {self.why}"
         if self.reached_earlier:
             text += f"; it did reach {', '.join(self.reached_earlier)}"
         restored = self.restoration
@@ -79,9 +81,13 @@ class DroppedPiece:
 
 @dataclass(slots=True)
 class DroppedContext:
-    """Every piece left out of the answering call, in the order the run evaluated them."""
+    """Every piece left out of an answering call, in the order the run evaluated them.
 
-    call: str | None
+    ``calls`` are the calls examined: the one that produced the run's answer, and for a
+    composed run the one that produced each member's answer.
+    """
+
+    calls: list[str]
     original: str | None
     pieces: list[DroppedPiece]
 
@@ -99,14 +105,15 @@ class DroppedContext:
         return list(dict.fromkeys(p.source_id for p in self.pieces))
 
     def summary(self) -> str:
-        if self.call is None:
+        if not self.calls:
             return "Missing context: the run made no LLM call, so nothing could be left out of one."
+        calls = ", ".join(self.calls)
         if not self.pieces:
-            return f"Missing context: every declared piece evaluated for {self.call} reached it."
+            return f"Missing context: every declared piece evaluated for {calls} reached it."
         confirmed = sum(1 for p in self.pieces if p.status == "confirmed")
         tested = sum(1 for p in self.pieces if p.status != "not_tested")
         proof = f"; restoring {confirmed} of {tested} tested changed the outcome" if tested else ""
-        return f"Missing context: {len(self.pieces)} piece(s) were available but did not reach {self.call}{proof}."
+        return f"Missing context: {len(self.pieces)} piece(s) were available but did not reach {calls}{proof}."
 
     def __str__(self) -> str:
         return "\n".join([self.summary(), *(f"  {p.line()}" for p in self.pieces)])
@@ -115,9 +122,10 @@ class DroppedContext:
         """One row per left-out piece: source, slot, verdict, why, who decided, and the restoration's status."""
         import pandas as pd
 
-        columns = ["source_id", "source_kind", "slot", "verdict", "why", "decided_by", "iteration", "item",
+        columns = ["source_id", "source_kind", "call", "slot", "verdict", "why", "decided_by", "iteration", "item",
                    "reached_earlier", "status", "restored_answer"]
-        rows = [{"source_id": p.source_id, "source_kind": p.source_kind, "slot": p.slot, "verdict": p.verdict,
+        rows = [{"source_id": p.source_id, "source_kind": p.source_kind, "call": p.call, "slot": p.slot,
+                 "verdict": p.verdict,
                  "why": p.why, "decided_by": p.decided_by, "iteration": p.iteration, "item": p.item,
                  "reached_earlier": p.reached_earlier, "status": p.status,
                  "restored_answer": p.restoration.answer if p.restoration is not None else None}
@@ -128,10 +136,22 @@ class DroppedContext:
         return mimebundle(self.summary(), str(self))
 
 
-def left_out(recording: Recording) -> tuple[str | None, list[DroppedPiece]]:
-    """The answering call of a recording and the pieces its iteration evaluated but did not send."""
-    if not recording.exchanges:
-        return None, []
+def left_out(recording: Recording) -> tuple[list[str], list[DroppedPiece]]:
+    """The answering calls of a recording and its member runs, and the pieces each left out."""
+    calls: list[str] = []
+    found: list[DroppedPiece] = []
+    pending = [recording]
+    while pending:
+        current = pending.pop(0)
+        pending.extend(current.children)
+        if current.exchanges:
+            calls.append(current.exchanges[-1].step_id)
+            found += _left_out_of_answer(current)
+    return calls, found
+
+
+def _left_out_of_answer(recording: Recording) -> list[DroppedPiece]:
+    """The pieces the iteration of a recording's last call evaluated but did not send it."""
     exchange = recording.exchanges[-1]
     evaluated = recording.call_pieces(exchange, left_out=True)
     sent_keys = {_key(piece) for piece in evaluated if piece.verdict == "admitted"}
@@ -144,12 +164,13 @@ def left_out(recording: Recording) -> tuple[str | None, list[DroppedPiece]]:
             continue
         seen.add(key)
         found.append(DroppedPiece(
-            source_id=piece.source_id, source_kind=piece.source_kind, slot=piece.slot, verdict=piece.verdict,
-            why=piece.reason or "no reason recorded", decided_by=piece.allowed_by, iteration=piece.iteration,
+            source_id=piece.source_id, source_kind=piece.source_kind, call=exchange.step_id, slot=piece.slot,
+            verdict=piece.verdict, why=piece.reason or "no reason recorded", decided_by=piece.allowed_by,
+            iteration=piece.iteration,
             item=key[2], detail=dict(piece.detail),
             reached_earlier=[c for c in reached.get(key[:2], []) if c != exchange.step_id],
         ))
-    return exchange.step_id, found
+    return found
 
 
 def _key(piece: ContextPiece) -> tuple[str, str, str | None]:
@@ -189,8 +210,8 @@ async def find_dropped_context(
     whole_number("find_dropped_context", "concurrency", concurrency, 1, 10_000)
     compare = check_comparator("find_dropped_context", comparator)
     rerunner = Rerunner("find_dropped_context", rerun, recording, input) if rerun is not None else None
-    call, pieces = left_out(recording)
-    report = DroppedContext(call, recording.answer, pieces)
+    calls, pieces = left_out(recording)
+    report = DroppedContext(calls, recording.answer, pieces)
     if rerunner is None or not pieces or recording.answer is None:
         return report
     names = list(dict.fromkeys(p.source_id for p in pieces))
