@@ -21,6 +21,10 @@ _EXPORTS: dict[str, str] = {
     "ToolContext": "footprint_lab.core.tools",
     "normalize_run_input": "footprint_lab.core.door",
     "Identity": "footprint_lab.core.identity",
+    "Checkpoint": "footprint_lab.core.checkpoint",
+    "RunCheckpointError": "footprint_lab.core.checkpoint",
+    "ask_human": "footprint_lab.core.pause",
+    "Redaction": "footprint_lab.engine.redaction",
     "Recording": "footprint_lab.engine.recording",
     "Event": "footprint_lab.engine.recording",
     "Refusal": "footprint_lab.engine.refusal",
@@ -30,11 +34,14 @@ _SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "f
 
 if TYPE_CHECKING:
     from footprint_lab.core.agent import Agent, LLMCall
+    from footprint_lab.core.checkpoint import Checkpoint, RunCheckpointError
     from footprint_lab.core.door import normalize_run_input
     from footprint_lab.core.identity import Identity
+    from footprint_lab.core.pause import ask_human
     from footprint_lab.core.run import Run
     from footprint_lab.core.tools import Tool, ToolContext, define_tool, tool
     from footprint_lab.engine.recording import Event, Recording
+    from footprint_lab.engine.redaction import Redaction
     from footprint_lab.engine.refusal import Refusal
 
 
@@ -65,6 +72,6 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 __all__ = [
-    "Agent", "Event", "Identity", "LLMCall", "Recording", "Refusal", "Run", "Tool", "ToolContext", "define_tool",
-    "normalize_run_input", "tool",
+    "Agent", "Checkpoint", "Event", "Identity", "LLMCall", "Recording", "Redaction", "Refusal", "Run",
+    "RunCheckpointError", "Tool", "ToolContext", "ask_human", "define_tool", "normalize_run_input", "tool",
 ]

@@ -6,10 +6,18 @@ shape only, and says how to fix it. The tree::
     Refusal                              footprint_lab.engine.refusal
     ├── InvalidRunInputError             ERR_INVALID_RUN_INPUT      core.door
     ├── RunInFlightError                 ERR_RUN_IN_FLIGHT          core.conversation
+    ├── PendingQuestionError             ERR_PENDING_QUESTION       core.conversation
+    ├── NoConversationError              ERR_NO_CONVERSATION        core.conversation
+    ├── ResumeIdentityConflictError      ERR_SESSION_OWNERSHIP_CONFLICT  core.conversation
+    ├── ResumeRedactionError             ERR_RESUME_REDACTION       core.conversation
+    ├── InvalidCheckpointError           ERR_INVALID_CHECKPOINT     core.checkpoint
+    ├── ConversationMismatchError        ERR_CONVERSATION_MISMATCH  core.checkpoint
+    ├── InvalidQuestionError             ERR_INVALID_QUESTION       core.pause
     ├── AgentConfigError                 ERR_AGENT_CONFIG           core.agent
     ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
     ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
     ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
+    ├── RedactionConfigError             ERR_REDACTION_CONFIG       engine.redaction
     ├── CallNotFoundError                ERR_CALL_NOT_FOUND         core.run
     ├── ContextDeclarationError          ERR_CONTEXT_DECLARATION    context.declarations
     ├── FactRoleError                    ERR_FACT_ROLE              context.declarations
@@ -21,7 +29,28 @@ shape only, and says how to fix it. The tree::
     ├── InfluenceStrategyError           ERR_INFLUENCE_STRATEGY     explain.influence
     ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
     ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
-    └── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
+    ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
+    └── ProviderError                    ERR_PROVIDER               providers.errors
+        ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
+        ├── ProviderConfigError          ERR_PROVIDER_CONFIG
+        ├── ProviderAuthError            ERR_PROVIDER_AUTH
+        ├── ModelNotFoundError           ERR_PROVIDER_MODEL_NOT_FOUND
+        ├── ContextWindowError           ERR_PROVIDER_CONTEXT_WINDOW
+        ├── ProviderRequestError         ERR_PROVIDER_REQUEST
+        ├── ProviderRateLimitError       ERR_PROVIDER_RATE_LIMITED
+        ├── ProviderUnavailableError     ERR_PROVIDER_UNAVAILABLE
+        ├── ProviderTimeoutError         ERR_PROVIDER_TIMEOUT
+        ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
+        └── ProviderResponseError        ERR_PROVIDER_RESPONSE
+
+Every ``ProviderError`` says in ``retryable`` whether calling again (or resuming the run
+from its checkpoint) can help.
+
+Not a refusal (work was done before it), so not in ``__all__``, but coded the same way and
+importable from here and from the top level::
+
+    RunCheckpointError                   ERR_RUN_CHECKPOINT         core.checkpoint
+        a run failed after at least one completed tool round; .checkpoint keeps what was done
 """
 
 from __future__ import annotations
@@ -29,17 +58,41 @@ from __future__ import annotations
 from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
 from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
 from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
-from footprint_lab.core.conversation import RunInFlightError
+from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError
+from footprint_lab.core.checkpoint import RunCheckpointError as RunCheckpointError  # not a refusal: see above
+from footprint_lab.core.conversation import (
+    NoConversationError,
+    PendingQuestionError,
+    ResumeIdentityConflictError,
+    ResumeRedactionError,
+    RunInFlightError,
+)
 from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
+from footprint_lab.core.pause import InvalidQuestionError
 from footprint_lab.core.run import CallNotFoundError
 from footprint_lab.core.tools import ToolDefinitionError
+from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import Refusal
 from footprint_lab.explain.ablation import NothingToLocalizeError
 from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.custody import UnknownStepError
 from footprint_lab.explain.influence import InfluenceStrategyError
 from footprint_lab.explain.rerun import UnknownSourceError
+from footprint_lab.providers.errors import (
+    ContextWindowError,
+    MissingApiKeyError,
+    ModelNotFoundError,
+    ProviderAuthError,
+    ProviderConfigError,
+    ProviderConnectionError,
+    ProviderError,
+    ProviderRateLimitError,
+    ProviderRequestError,
+    ProviderResponseError,
+    ProviderTimeoutError,
+    ProviderUnavailableError,
+)
 from footprint_lab.providers.mock import MockScriptError
 
 __all__ = [
@@ -47,16 +100,36 @@ __all__ = [
     "CallNotFoundError",
     "ContextConfigError",
     "ContextDeclarationError",
+    "ContextWindowError",
+    "ConversationMismatchError",
     "DuplicateContextIdError",
     "DuplicateToolError",
     "ExplainConfigError",
     "FactRoleError",
     "InfluenceStrategyError",
+    "InvalidCheckpointError",
     "InvalidIdentityError",
+    "InvalidQuestionError",
     "InvalidRunInputError",
+    "MissingApiKeyError",
     "MockScriptError",
+    "ModelNotFoundError",
+    "NoConversationError",
     "NothingToLocalizeError",
+    "PendingQuestionError",
+    "ProviderAuthError",
+    "ProviderConfigError",
+    "ProviderConnectionError",
+    "ProviderError",
+    "ProviderRateLimitError",
+    "ProviderRequestError",
+    "ProviderResponseError",
+    "ProviderTimeoutError",
+    "ProviderUnavailableError",
+    "RedactionConfigError",
     "Refusal",
+    "ResumeIdentityConflictError",
+    "ResumeRedactionError",
     "RunInFlightError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",

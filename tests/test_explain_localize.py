@@ -242,3 +242,20 @@ async def test_without_refuses_unknown_ids():
     assert caught.value.unknown == 1 and caught.value.function == "Agent.without"
     with pytest.raises(ExplainConfigError):
         agent.without([1, 2])
+
+
+async def test_a_redacted_input_must_be_given_again_and_the_policy_carries_over():
+    from footprint_lab.engine.redaction import Redaction
+
+    agent = planted_fact_agent()
+    guarded = Agent(provider=agent.provider, system=agent.system, tools=agent.tools,
+                    context=[d for d, _, _ in agent._context.entries], redact=Redaction(builtins=["email"]))
+    message = "Please refund order A-1001 for dana@example.com."
+    run = await guarded.run(message)
+    assert "[redacted:email]" in run.recording.input["message"]
+    with pytest.raises(ExplainConfigError) as caught:
+        await localize(run, rerun=guarded)
+    assert caught.value.setting == "input" and "dana@example.com" not in caught.value.message
+    report = await rerun_without(run, ["vip-override"], rerun=guarded, input=message)
+    assert report.changed and report.run.recording.redaction is not None
+    assert "dana@example.com" not in report.run.recording.model_dump_json()

@@ -7,7 +7,7 @@ from typing import Literal
 
 import pytest
 
-from footprint_lab import Agent, define_tool, tool
+from footprint_lab import Agent, RunCheckpointError, define_tool, tool
 from footprint_lab.errors import MockScriptError, ToolDefinitionError
 from footprint_lab.providers import mock
 
@@ -82,9 +82,10 @@ def test_mock_refuses_an_unreadable_script_when_built():
 def test_running_past_the_script_says_how_many_and_which_call():
     agent = Agent(provider=mock(replies=[{"tool": "noop", "args": {}}]),
                   tools=[define_tool(name="noop", description="x", fn=lambda: "ok")])
-    with pytest.raises(MockScriptError) as caught:
+    with pytest.raises(RunCheckpointError) as failed:  # after a completed tool round, the work is kept
         agent.run_sync("go")
-    err = caught.value
+    err = failed.value.cause
+    assert isinstance(err, MockScriptError)
     assert err.scripted == 1 and err.call_index == 1
     assert "1 reply" in str(err) and "call number 2" in str(err)
 

@@ -2,7 +2,8 @@
 
 A run goes through these steps, each closed by one commit:
 
-``seed#n``      the user's message lands in the messages slot;
+``seed#n``      the earlier turns of a continued conversation and the user's message land in the
+                messages slot (an input guard, when set, admits or refuses the message first);
 ``assemble#n``  per iteration: the system-slot and tools-slot pieces are admitted and landed,
                 and the system prompt is written as exactly those pieces joined by a blank line;
                 declared context (``context=[...]``, see :mod:`footprint_lab.context`) is
@@ -14,6 +15,11 @@ A run goes through these steps, each closed by one commit:
                 (``read_skill`` loads a declared skill here, for the rest of the turn);
 ``final#n``     reads the last response and writes the answer (and writes the turn back to
                 any declared memory).
+
+A tool that calls ``ask_human`` closes its ``tool`` step as ``paused`` and the run returns
+paused; a resumed leg lands the person's answer as that call's result in a ``tool`` step, runs
+the rest of the batch, and goes on in the next iteration. A failure after a completed tool round
+is raised as ``RunCheckpointError`` with the conversation up to that round.
 
 When the iteration budget runs out while the model still asks for tools, one more
 ``assemble`` + ``call-llm`` is made with the tools withheld, so the model answers; the run
@@ -27,6 +33,7 @@ always add up to exactly what was sent.
 from __future__ import annotations
 
 import contextlib
+import inspect
 import json
 import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -34,21 +41,26 @@ from time import perf_counter_ns
 from typing import Any, ClassVar
 
 from footprint_lab.context.assembly import READ_SKILL, ContextPlan
-from footprint_lab.core.conversation import RunInFlightError
+from footprint_lab.core.conversation import Conversation
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity, memory_identity
+from footprint_lab.core.leg import Continuation, Leg, Saved, freeze, turn_position, who
+from footprint_lab.core.pause import HumanQuestion, Pause
 from footprint_lab.core.run import Run
-from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
+from footprint_lab.core.runner import Listener, Mount, Runner
 from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
 from footprint_lab.engine.recorder import Recorder
+from footprint_lab.engine.redaction import Redaction
 from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView
+from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
 SYSTEM = ("slots", "system")
 TOOLS = ("slots", "tools")
 MESSAGES = ("messages",)
 LAST_RESPONSE = ("last_response",)
 ANSWER = ("answer",)
+PAUSE = ("pause",)
+_HISTORY_SOURCE = {"user": "user", "assistant": "assistant", "tool": "tool_result"}
 
 
 class AgentConfigError(Refusal):
@@ -83,14 +95,15 @@ class DuplicateToolError(Refusal):
 class _Turn:
     """The live state of one execution (never stored on the agent instance)."""
 
-    __slots__ = ("call_index", "context", "history", "history_chars", "identity", "message", "rec", "run_id",
+    __slots__ = ("call_index", "context", "history", "history_chars", "identity", "leg", "message", "rec", "run_id",
                  "slots")
 
-    def __init__(self, rec: Recorder, message: str, identity: Any) -> None:
+    def __init__(self, rec: Recorder, message: Any, identity: Any, leg: Leg) -> None:
         self.rec = rec
         self.run_id = rec.run_id
         self.message = message
         self.identity = identity
+        self.leg = leg
         self.history: list[dict[str, Any]] = []
         self.history_chars = 0
         self.call_index = 0
@@ -100,12 +113,15 @@ class _Turn:
         self.context: Any = None
 
 
-class Agent(Runner):
+class Agent(Conversation, Runner):
     """A tool-using agent: assemble the slots, call the model, run its tools, repeat.
 
     ``context`` takes any mix of ``footprint_lab.context`` declarations (ids unique within
     the agent); ``budgets`` caps slots in characters (``{"system": 4000}``), dropping declared
-    pieces that do not fit and recording them as dropped.
+    pieces that do not fit and recording them as dropped. ``redact`` keeps what a
+    :class:`~footprint_lab.Redaction` covers out of everything recorded; ``input_guard`` (a
+    function of the message returning ``None`` to admit it or a reply to refuse it) screens
+    each new message before the model sees it.
     """
 
     kind: ClassVar[str] = "agent"
@@ -114,7 +130,7 @@ class Agent(Runner):
         self,
         *,
         provider: Any,
-        model: str = "mock-model",
+        model: str | None = None,
         system: str = "",
         tools: Sequence[Tool] = (),
         id: str | None = None,
@@ -122,6 +138,8 @@ class Agent(Runner):
         max_iterations: int = 10,
         context: Sequence[Any] = (),
         budgets: Mapping[str, int] | None = None,
+        redact: Redaction | None = None,
+        input_guard: Callable[[str], Any] | None = None,
     ) -> None:
         super().__init__(id=id, name=name)
         runner = type(self).__name__
@@ -130,6 +148,8 @@ class Agent(Runner):
                 runner, "provider", describe_shape(provider),
                 "must be a provider, e.g. footprint_lab.providers.mock(reply='...') or providers.openai(...)",
             )
+        if model is None:  # the model is named once, on the provider, when the provider names one
+            model = getattr(provider, "model", None) or "mock-model"
         if not isinstance(model, str) or not model:
             raise AgentConfigError(runner, "model", describe_shape(model), "must be a model name string")
         if not isinstance(system, str):
@@ -142,6 +162,14 @@ class Agent(Runner):
             value = id if name_ == "id" else name
             if value is not None and not isinstance(value, str):
                 raise AgentConfigError(runner, name_, describe_shape(value), "must be a string or None")
+        if redact is not None and not isinstance(redact, Redaction):
+            raise AgentConfigError(runner, "redact", describe_shape(redact),
+                                   "must be a Redaction(keys=[...], patterns=[...]) or None")
+        if input_guard is not None and not callable(input_guard):
+            raise AgentConfigError(runner, "input_guard", describe_shape(input_guard),
+                                   "must be a function of the message returning None (admit) or a reply (refuse)")
+        self.redact = redact
+        self.input_guard = input_guard
         self.provider = provider
         self.model = model
         self.system = system
@@ -207,29 +235,18 @@ class Agent(Runner):
         *,
         on_event: Listener | None = None,
         identity: Any = None,
+        continue_from: Any = None,
     ) -> Run:
-        """Answer one message: ``await agent.run("...")`` or ``agent.run({"message": "..."})``."""
-        bag = normalize_run_input(input, self.door, identity=identity)
-        named = coerce_identity(bag.pop("identity", None), self.door)
-        run_id = self._claim()
-        try:
-            run = await self._execute(bag, Mount(run_id=run_id, listeners=self._listeners_for(on_event),
-                                                 identity=named))
-            self.last_run = run
-            return run
-        except BaseException as exc:
-            self.last_run = getattr(exc, "_footprint_run", self.last_run)
-            raise
-        finally:
-            self._active_run_id = None
+        """Answer one message: ``await agent.run("...")`` or ``agent.run({"message": "..."})``.
 
-    def _claim(self) -> str:
-        """Check-and-set the in-flight guard, with no ``await`` in between."""
-        if self._active_run_id is not None:
-            raise RunInFlightError(self.door, self.id, self._active_run_id)
-        run_id = new_run_id()
-        self._active_run_id = run_id
-        return run_id
+        A run starts a new conversation; ``continue_from=checkpoint`` continues a stored one
+        (see also ``follow_up``, ``resume`` and ``resume_on_error``).
+        """
+        door = self.door
+        bag = normalize_run_input(input, door, identity=identity, continue_from=continue_from)
+        named = coerce_identity(bag.pop("identity", None), door)
+        start, named = self._start_turn(door, bag.pop("continue_from", None), named)
+        return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
 
     # -- rebuilding for reruns (footprint_lab.explain) --------------------------------------
     def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Agent:
@@ -278,7 +295,8 @@ class Agent(Runner):
         """The keywords that rebuild this agent as it was declared."""
         plan = self._context
         return {"provider": self.provider, "model": self.model, "system": self.system, "tools": list(self.tools),
-                "id": self.id, "name": self.name, "max_iterations": self.max_iterations,
+                "id": self.id, "name": self.name, "max_iterations": self.max_iterations, "redact": self.redact,
+                "input_guard": self.input_guard,
                 "context": [declaration for declaration, _, _ in plan.entries] if plan is not None else [],
                 "budgets": dict(plan.budgets) if plan is not None else None}
 
@@ -299,26 +317,89 @@ class Agent(Runner):
         return set(names)
 
     # -- one execution --------------------------------------------------------------------
-    async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
-        rec = Recorder(mount.run_id, path=mount.path, listeners=mount.listeners)
-        turn = _Turn(rec, bag["message"], mount.identity)
+    async def _execute(self, bag: dict[str, Any], mount: Mount, start: Continuation | None = None) -> Run:
+        policy = start.policy if start is not None else self.redact
+        scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
+        rec = Recorder(mount.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
+        turn = _Turn(rec, _turn_message(bag, start), mount.identity, Leg(start, scrubber, who(mount.identity)))
         if self._context is not None:
             namespace = memory_identity(mount.identity, mount.run_id).namespace()
             turn.context = self._context.start(rec, turn.message, turn.history, namespace)
-        rec.emit("run_start", "", {"runner": self.kind, "id": self.id, "name": self.name})
+        rec.emit("run_start", "", {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})
         try:
             answer, stopped_early = await self._loop(turn)
+        except HumanQuestion as asked:
+            if turn.leg.call is None:  # asked outside a tool call: there is no call to answer later
+                self._fail(turn, bag, asked)
+                raise
+            return self._paused(turn, bag, asked)
         except BaseException as exc:
-            rec.fail_open_step()
-            error = {"type": type(exc).__name__, "code": getattr(exc, "code", None), "step_id": rec.current}
-            rec.emit("error", rec.current, dict(error))
-            rec.emit("run_end", "", {"status": "failed"})
-            failed = self._make_run(turn, bag, "failed", None, None, error, perf_counter_ns())
-            with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
-                exc._footprint_run = failed  # type: ignore[attr-defined]
+            self._fail(turn, bag, exc)
             raise
         rec.emit("run_end", "", {"status": "finished"})
-        return self._make_run(turn, bag, "finished", answer, stopped_early, None, perf_counter_ns())
+        run = self._make_run(turn, bag, "finished", answer, stopped_early, None, perf_counter_ns())
+        refused = stopped_early is not None and stopped_early["reason"] == "input_refused"
+        run._conversation = self._leave(turn, "input-refused" if refused else "finished")
+        return run
+
+    def _fail(self, turn: _Turn, bag: dict[str, Any], exc: BaseException) -> None:
+        """Record a failure; after a completed tool round, raise it as a ``RunCheckpointError``."""
+        rec = turn.rec
+        rec.fail_open_step()
+        error = {"type": type(exc).__name__, "code": getattr(exc, "code", None), "step_id": rec.current}
+        rec.emit("error", rec.current, dict(error))
+        rec.emit("run_end", "", {"status": "failed"})
+        failed = self._make_run(turn, bag, "failed", None, None, error, perf_counter_ns())
+        with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
+            exc._footprint_run = failed  # type: ignore[attr-defined]
+        good = turn.leg.good
+        if good is None or not isinstance(exc, Exception):
+            return
+        from footprint_lab.core.checkpoint import RunCheckpointError, checkpoint_from
+
+        saved = self._leave(turn, "failed", history=turn.history[:good])
+        _, stage, iteration = rec.steps[-1][:3] if rec.steps else ("", "run", None)
+        start = turn.leg.start
+        err = RunCheckpointError(
+            f"{type(self).__name__}.{start.how if start is not None else 'run'}", checkpoint=checkpoint_from(saved),
+            saved=saved, cause=exc, stage=stage, iteration=iteration or turn.leg.iteration, step_id=rec.current,
+            rounds=turn_position(turn.history[:good])[0],
+        )
+        err._footprint_run = failed  # type: ignore[attr-defined]
+        raise err from exc
+
+    def _paused(self, turn: _Turn, bag: dict[str, Any], asked: HumanQuestion) -> Run:
+        """Close the asking tool's step as paused and return the paused run with its checkpoint."""
+        from footprint_lab.core.checkpoint import checkpoint_from
+
+        rec = turn.rec
+        call = turn.leg.call
+        pause = Pause(question=asked.question, tool_name=call.name, tool_call_id=call.id, run_id=turn.run_id,
+                      choices=asked.choices)
+        step_id = rec.current
+        rec.write(PAUSE, "set", pause.as_data())
+        rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "paused": True, **turn.leg.who})
+        rec.end("paused")
+        rec.meta["pause"] = pause.as_data()
+        rec.emit("run_end", "", {"status": "paused"})
+        saved = self._leave(turn, "paused", pause=pause)
+        run = self._make_run(turn, bag, "paused", None, None, None, perf_counter_ns())
+        run.question = asked.question
+        run.checkpoint = checkpoint_from(saved)
+        run._conversation = saved
+        return run
+
+    def _leave(
+        self, turn: _Turn, outcome: str, *, pause: Pause | None = None, history: list[dict[str, Any]] | None = None,
+    ) -> Saved:
+        """What this execution leaves for its runner to hold (never stored here: ``_drive`` does)."""
+        scrubber = turn.leg.scrubber
+        return Saved(
+            outcome=outcome, run_id=turn.run_id,
+            history=None if outcome == "input-refused" else freeze(turn.history if history is None else history),
+            identity=turn.identity, agent_id=self.id, policy=scrubber.policy if scrubber is not None else None,
+            marks=turn.leg.marks(), pause=pause,
+        )
 
     def _make_run(
         self, turn: _Turn, bag: dict[str, Any], status: str, answer: str | None,
@@ -327,6 +408,8 @@ class Agent(Runner):
         rec = turn.rec
         runner_info = {"kind": self.kind, "id": self.id, "name": self.name}
         identity = turn.identity
+        scrubber = turn.leg.scrubber
+        report = scrubber.report() if scrubber is not None else None
 
         def build() -> Any:
             from footprint_lab.engine.recording import build_recording
@@ -334,23 +417,21 @@ class Agent(Runner):
             return build_recording(
                 rec, runner=runner_info, status=status, input=bag, answer=answer,
                 identity=_identity_dict(identity), stopped_early=stopped_early, error=error, ended_ns=ended,
+                redaction=report,
             )
 
         return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early)
 
     async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
-        rec = turn.rec
-        rec.begin("seed")
-        rec.write(("input", "message"), "set", turn.message)
-        self._append(turn, {"role": "user", "content": turn.message}, "user", "user-message")
-        rec.end()
-        for iteration in range(1, self.max_iterations + 1):
+        first = await self._seed(turn)
+        if first is None:
+            return self._final(turn), _input_refused()
+        for iteration in range(first, self.max_iterations + 1):
             self._assemble(turn, iteration, withhold_tools=False)
             response = await self._call(turn, iteration, withheld=False)
             if not response.tool_calls:
                 return self._final(turn), None
-            for call in response.tool_calls:
-                await self._run_tool(turn, call, iteration)
+            await self._run_batch(turn, response.tool_calls, iteration)
         # The budget is spent and the model still wants tools: one last call, tools withheld.
         iteration = self.max_iterations + 1
         self._assemble(turn, iteration, withhold_tools=True)
@@ -362,6 +443,78 @@ class Agent(Runner):
                       "one last call was made with the tools withheld so that it answered",
         }
         return self._final(turn), stopped
+
+    async def _seed(self, turn: _Turn) -> int | None:
+        """Land the conversation so far and the new message; the iteration to go on from (``None``: refused).
+
+        A resumed leg lands the earlier turns, then (for a paused run) the person's answer as the
+        paused call's result and the rest of its batch, and goes on in the next iteration.
+        """
+        rec = turn.rec
+        start = turn.leg.start
+        rec.begin("seed")
+        if start is not None:
+            rec.meta["continues"] = {"run_id": start.from_run, "how": start.how}
+            for index, message in enumerate(start.history):
+                self._append(turn, message, _HISTORY_SOURCE[message["role"]], f"history#{index}",
+                             from_run=start.from_run)
+        if start is None or start.how in ("follow_up", "continue_from"):
+            rec.write(("input", "message"), "set", turn.message)
+            reply = await self._guard(turn)
+            if reply is not None:
+                rec.write(LAST_RESPONSE, "set", reply)
+                rec.end()
+                turn.context = None  # a refused message is admitted nowhere, declared memory included
+                return None
+            self._append(turn, {"role": "user", "content": turn.message}, "user", "user-message")
+            rec.end()
+            return 1
+        rec.end()
+        rounds, turn.call_index, open_calls = turn_position(turn.history)
+        if start.pause is not None:
+            self._answer(turn, rounds, open_calls[0], start.answer or "")
+            await self._run_batch(turn, [ToolCall(c["id"], c["name"], c["args"]) for c in open_calls[1:]], rounds)
+        else:
+            turn.leg.good = len(turn.history)
+        return rounds + 1
+
+    async def _guard(self, turn: _Turn) -> str | None:
+        """The input guard's verdict on the new message, as a decision: ``None`` admits, a reply refuses."""
+        guard = self.input_guard
+        if guard is None:
+            return None
+        reply = guard(turn.message)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        if reply is not None and (not isinstance(reply, str) or not reply.strip()):
+            raise AgentConfigError(type(self).__name__, "input_guard", f"a guard that returned {describe_shape(reply)}",
+                                   "must return None to admit the message, or a non-empty reply to refuse it")
+        verdict = "admitted" if reply is None else "refused"
+        turn.rec.decide("input-guard", [("input_guard", {"message": turn.message}, verdict)], verdict)
+        return reply
+
+    def _answer(self, turn: _Turn, iteration: int, call: dict[str, Any], answer: str) -> None:
+        """The person's answer lands as the result of the tool call that asked."""
+        rec = turn.rec
+        who_ = turn.leg.who
+        step_id = rec.begin("tool", iteration)
+        rec.emit("tool_start", step_id, {"tool": call["name"], "tool_call_id": call["id"], "answered_by": "person",
+                                         **who_})
+        message = {"role": "tool", "tool_call_id": call["id"], "name": call["name"], "content": answer}
+        self._append(turn, message, "tool_result", call["id"], iteration, tool=call["name"], answered_by="person")
+        rec.write(PAUSE, "delete", None)
+        rec.emit("tool_end", step_id, {"tool": call["name"], "tool_call_id": call["id"], "is_error": False, **who_})
+        rec.end()
+
+    async def _run_batch(self, turn: _Turn, calls: Sequence[Any], iteration: int) -> None:
+        """Run one response's tool calls in order; a batch that completes is a good point to resume from."""
+        leg = turn.leg
+        leg.iteration = iteration
+        for call in calls:
+            leg.call = call
+            await self._run_tool(turn, call, iteration)
+        leg.call = None
+        leg.good = len(turn.history)
 
     def _append(self, turn: _Turn, message: dict[str, Any], source_kind: str, source_id: str,
                 iteration: int | None = None, **evidence: Any) -> None:
@@ -437,10 +590,9 @@ class Agent(Runner):
                                         "messages": len(request.messages), "tools": len(schemas)})
         started = perf_counter_ns()
 
-        def on_token(text: str) -> None:
-            rec.emit("token", step_id, {"text": text})
-
+        on_token, flush_tokens = rec.token_stream(step_id)
         response = await self.provider.complete(request, on_token)
+        flush_tokens()
         duration_ms = (perf_counter_ns() - started) / 1e6
         usage = response.usage
         rec.emit("llm_end", step_id, {
@@ -472,7 +624,8 @@ class Agent(Runner):
         rec = turn.rec
         requested_by = rec.current
         step_id = rec.begin("tool", iteration)
-        rec.emit("tool_start", step_id, {"tool": call.name, "tool_call_id": call.id, "args": call.args})
+        rec.emit("tool_start", step_id, {"tool": call.name, "tool_call_id": call.id, "args": call.args,
+                                         **turn.leg.who})
         tool = self._tools_by_name.get(call.name)
         if tool is None and turn.context is not None:
             tool = turn.context.tool(call.name)
@@ -496,7 +649,8 @@ class Agent(Runner):
             message["is_error"] = True
         self._append(turn, message, "tool_result", call.id, iteration, tool=call.name, requested_by=requested_by,
                      is_error=is_error)
-        rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error})
+        rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error,
+                                       **turn.leg.who})
         rec.end("tool_error" if is_error else "ok")
 
     def _final(self, turn: _Turn) -> str:
@@ -519,23 +673,23 @@ class LLMCall(Agent):
         self,
         *,
         provider: Any,
-        model: str = "mock-model",
+        model: str | None = None,
         system: str = "",
         id: str | None = None,
         name: str | None = None,
+        redact: Redaction | None = None,
+        input_guard: Callable[[str], Any] | None = None,
     ) -> None:
-        super().__init__(provider=provider, model=model, system=system, id=id, name=name, max_iterations=1)
+        super().__init__(provider=provider, model=model, system=system, id=id, name=name, max_iterations=1,
+                         redact=redact, input_guard=input_guard)
 
     def _declarations(self) -> dict[str, Any]:
         return {"provider": self.provider, "model": self.model, "system": self.system, "id": self.id,
-                "name": self.name}
+                "name": self.name, "redact": self.redact, "input_guard": self.input_guard}
 
     async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
-        rec = turn.rec
-        rec.begin("seed")
-        rec.write(("input", "message"), "set", turn.message)
-        self._append(turn, {"role": "user", "content": turn.message}, "user", "user-message")
-        rec.end()
+        if await self._seed(turn) is None:
+            return self._final(turn), _input_refused()
         self._assemble(turn, 1, withhold_tools=True)
         await self._call(turn, 1, withheld=False)
         return self._final(turn), None
@@ -553,6 +707,18 @@ def turn_text(message: dict[str, Any]) -> str:
 
 def _no_run() -> None:
     return None
+
+
+def _input_refused() -> dict[str, Any]:
+    return {"reason": "input_refused", "detail": "the input guard refused the message; the model was not called"}
+
+
+def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:
+    """The message a turn answers: the new one, or for a resumed leg the last one its conversation had."""
+    message = bag.get("message")
+    if message is None and start is not None:
+        return str(next((m["content"] for m in reversed(start.history) if m["role"] == "user"), ""))
+    return str(message)
 
 
 def _identity_dict(identity: Identity | None) -> dict[str, str] | None:

@@ -1,10 +1,12 @@
 """``Run``: the result a caller holds, a thin face over one run's ``Recording``.
 
-``str(run)`` is the answer. ``run.recording`` is the full evidence (materialised from the
-capture on first access, then cached); ``run.steps`` and ``run.events`` are pandas views of
-it, and ``run.context(call)`` shows what one LLM call was given, piece by piece, with where
-each piece came from. Every view and every explanation is a pure function of the recording, so a run loaded
-from JSON (``Run.from_recording``) answers every question the live one does.
+``str(run)`` is the answer, the live value. ``run.recording`` is the full evidence
+(materialised from the capture on first access, then cached); ``run.steps`` and
+``run.events`` are pandas views of it, ``run.context(call)`` shows what one LLM call was
+given, piece by piece, with where each piece came from, and ``run.to_html()`` is an HTML
+view. Every view and every explanation is a pure function of the recording (so a redaction
+policy covers them all), and a run loaded from JSON (``Run.from_recording``) answers every
+question the live one does. A paused run also carries ``question`` and ``checkpoint``.
 """
 
 from __future__ import annotations
@@ -49,8 +51,8 @@ class CallNotFoundError(Refusal):
 class Run:
     """One finished (or paused) run: its answer, status and recording."""
 
-    __slots__ = ("__weakref__", "_build", "_recording", "answer", "checkpoint", "question", "run_id", "status",
-                 "stopped_early")
+    __slots__ = ("__weakref__", "_build", "_conversation", "_recording", "answer", "checkpoint", "question",
+                 "run_id", "status", "stopped_early")
 
     def __init__(
         self,
@@ -72,6 +74,8 @@ class Run:
         self.checkpoint = checkpoint
         self._build = build
         self._recording = recording
+        #: what the run leaves its runner to hold (the conversation, a pause); not part of the evidence
+        self._conversation: Any = None
 
     @classmethod
     def from_recording(cls, recording: Recording) -> Run:
@@ -144,6 +148,30 @@ class Run:
             raise CallNotFoundError("a string that is not the step id of one of its LLM calls", len(exchanges))
         raise CallNotFoundError(describe_shape(call), len(exchanges))
 
+    def annotate(self, note: dict[str, Any]) -> None:
+        """Add a note to the run's record (``recording.annotations``), built now or later."""
+        if self._recording is not None:
+            self._recording.annotations.append(dict(note))
+            return
+        build = self._build
+        assert build is not None
+
+        def build_with_note() -> Recording:
+            recording = build()
+            recording.annotations.append(dict(note))
+            return recording
+
+        self._build = build_with_note
+
+    def to_html(self) -> str:
+        """The run as a self-contained HTML fragment (no JavaScript), drawn from its recording."""
+        from footprint_lab.lab.html import run_html
+
+        return run_html(self.recording)
+
+    def _repr_html_(self) -> str:
+        return self.to_html()
+
     # -- explanations: thin doors onto footprint_lab.explain -------------------------------
     def backtrack(self, at: str | None = None, *, max_depth: int = 32, max_steps: int = 2000) -> Backtrack:
         """Every piece of context that reached the answer (or step ``at``), each with its chain of custody.
@@ -171,7 +199,8 @@ class Run:
         return self.answer or ""
 
     def __repr__(self) -> str:
-        preview = (self.answer or "")[:60]
+        # Drawn from the recording, so a redaction policy covers what a notebook shows.
+        preview = (self.recording.answer or "")[:60]
         return f"Run(run_id={self.run_id!r}, status={self.status!r}, answer={preview!r})"
 
 

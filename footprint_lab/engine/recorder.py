@@ -90,6 +90,10 @@ def summarize(value: Any, limit: int = 80) -> str:
     return type(value).__name__
 
 
+def _nothing() -> None:
+    return None
+
+
 class Recorder:
     """Captures one run (or one member run) as it executes."""
 
@@ -223,6 +227,28 @@ class Recorder:
             except Exception:  # a subscriber's bug must never break the run it watches
                 self.listener_errors += 1
 
+    def token_stream(self, step_id: str) -> tuple[Callable[[str], None], Callable[[], None]]:
+        """``(on_token, flush)`` for a streamed reply: each piece of text becomes a ``token`` event.
+
+        With a policy in force, text is released only in stretches no covered match can
+        straddle (a secret split across two tokens would otherwise pass), and ``flush``
+        releases the rest once the reply is complete.
+        """
+
+        def emit(text: str) -> None:
+            self.emit("token", step_id, {"text": text})
+
+        policy = self.policy
+        if policy is None:
+            return emit, _nothing
+        from footprint_lab.engine.redaction import RunScrubber, TokenGate
+
+        if not isinstance(policy, RunScrubber):  # another scrubber: each piece is scrubbed on its own
+            return emit, _nothing
+
+        gate = TokenGate(policy, lambda text: self._event("token", step_id, {"text": text}))  # scrubbed by the gate
+        return gate.feed, gate.flush
+
     # -- steps ------------------------------------------------------------------------
     def begin(self, stage: str, iteration: int | None = None) -> str:
         """Open a step and return its runtime id."""
@@ -238,9 +264,13 @@ class Recorder:
         """Read a tracked value, stamping the step that last wrote it."""
         value = self.state.get(path)
         writer = self.writers.get(path)
-        summary = summarize(value)
-        if self.policy is not None:
-            summary = self.policy.scrub(summary)
+        policy = self.policy
+        if policy is None:
+            summary = summarize(value)
+        elif isinstance(value, str):  # scrub before cutting: a secret cut short would no longer match
+            summary = summarize(policy.scrub(value))
+        else:
+            summary = policy.scrub(summarize(value))
         self.reads.append((self.current, path, writer, summary))
         self._event("read", self.current, (dotted(path), writer))
         return value
@@ -270,8 +300,8 @@ class Recorder:
 
     def decide(self, rule: str, evidence: Iterable[tuple[str, dict[str, Any], Any]], chosen: str) -> None:
         """Record which branch the current step chose, with each rule's inputs and result."""
-        rows = tuple((name, self.clean(reads), result) for name, reads, result in evidence)
-        self.decisions.append((self.current, rule, rows, chosen))
+        rows = tuple((name, self.clean(reads), self.clean(result)) for name, reads, result in evidence)
+        self.decisions.append((self.current, rule, rows, self.clean(chosen)))
         self.emit("decision", self.current, {"rule": rule, "chosen": chosen})
 
     def end(self, status: str = "ok") -> None:

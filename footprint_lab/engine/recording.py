@@ -219,6 +219,11 @@ class Recording(_Data):
         return None
 
 
+#: The fields of a context piece, besides its content and detail, that can carry text from a
+#: model, a tool, a user or a document (a redaction policy covers them too).
+_PIECE_TEXT = frozenset({"source_id", "reason"})
+
+
 def content_hash(text: str) -> str:
     """A short, stable fingerprint of a piece's content."""
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
@@ -294,12 +299,12 @@ def build_recording(
     return Recording(
         run_id=run_id,
         runner=RunnerInfo(**runner),
-        identity=identity,
+        identity=clean(identity),
         status=status,  # type: ignore[arg-type]
-        input=jsonable(clean(input)),
+        input=clean(jsonable(input)),
         answer=clean(answer),
-        stopped_early=stopped_early,
-        error=jsonable(clean(error)) if error is not None else None,
+        stopped_early=clean(jsonable(stopped_early)),
+        error=clean(jsonable(error)),
         started_at=recorder.started_at,
         duration_ms=(ended_ns - start) / 1e6,
         steps=steps,
@@ -309,13 +314,13 @@ def build_recording(
         events=events,
         context_pieces=pieces,
         exchanges=exchanges,
-        messages=jsonable(clean(recorder.messages)),
+        messages=clean(jsonable(recorder.messages)),
         message_pieces=list(recorder.message_pieces),
         children=children or [],
-        annotations=jsonable(recorder.annotations),
+        annotations=clean(jsonable(recorder.annotations)),
         redaction=redaction,
         listener_errors=recorder.listener_errors,
-        meta=jsonable(recorder.meta),
+        meta=clean(jsonable(recorder.meta)),
     )
 
 
@@ -330,7 +335,7 @@ def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
     top-level key and is gathered into ``detail`` here.
     """
     content = clean(piece["content"])
-    known = {k: v for k, v in piece.items() if k in _PIECE_FIELDS}
+    known = {k: (clean(v) if k in _PIECE_TEXT else v) for k, v in piece.items() if k in _PIECE_FIELDS}
     detail = {k: v for k, v in piece.items() if k not in _PIECE_FIELDS and k not in ("content", "detail")}
     detail.update(piece.get("detail") or {})
     return ContextPiece(index=index, content=content, content_hash=content_hash(content),
@@ -349,4 +354,4 @@ def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
     if isinstance(response["usage"], tuple):
         response["usage"] = dict(zip(_USAGE_FIELDS, response["usage"], strict=True))
     data["response"] = response
-    return LLMExchange.model_validate(jsonable(clean(data)))
+    return LLMExchange.model_validate(clean(jsonable(data)))

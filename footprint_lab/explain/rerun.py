@@ -130,6 +130,12 @@ class Rerunner:
                 "ids) or a factory called as factory(exclude=[...]) that returns a runner",
             )
         if input is None:
+            if "[redacted:" in str(recording.input.get("message", "")):
+                raise ExplainConfigError(
+                    function, "input", "nothing, for a run whose recorded message was redacted",
+                    "must be given when the recording holds a redacted message: a rerun of the masked text "
+                    "would answer a different question. Pass the original, input='...'",
+                )
             self._input: Any = dict(recording.input)
         elif isinstance(input, str) or (isinstance(input, dict) and isinstance(input.get("message"), str)):
             self._input = input

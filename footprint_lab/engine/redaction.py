@@ -1,0 +1,403 @@
+"""Redaction: values a policy covers never enter a record, an event or a view.
+
+Rule kept here: a :class:`Redaction` names what to keep out (values under certain keys, and
+text matching named patterns); the recorder applies it to every value *as it enters the
+capture*, so no reader (a live listener, the ``Recording``, a DataFrame, an HTML view, an
+exported notebook) ever sees what it covers. The live run keeps the real values: the model
+and the tools still get what they need.
+
+- ``keys`` mask the whole value under a matching mapping key (case, ``-`` and ``_`` ignored,
+  so ``api_key`` covers ``apiKey`` and ``API-KEY``). A string masked that way is remembered
+  for the rest of the run and masked wherever it shows up again (a tool echoing a password).
+- ``patterns`` are regular expressions with names: a list is named for its content
+  (``custom-<hash>``), a mapping names them itself, and ``builtins`` picks from the
+  library's vocabulary (:data:`BUILTIN_PATTERNS`). A match becomes ``[redacted:<name>]``.
+- Every run gets its own :class:`RunScrubber`, which counts what matched; the count becomes
+  the ``Recording``'s redaction report and a checkpoint's redaction marks.
+
+A policy travels in a checkpoint as plain data (:meth:`Redaction.to_data`): keys, and each
+pattern by name and fingerprint. A pattern is never compiled from that data (a stored
+checkpoint can come back from anywhere, and a regular expression built to hang the matcher
+would run on every value): :func:`policy_from_data` only looks the names up among patterns
+this side already holds, and says why when it cannot.
+
+Role: engine layer. Knows nothing about agents; refusals about a carried policy are raised
+by the conversation doors from :class:`PolicyDataError`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from footprint_lab.engine.refusal import Refusal, describe_shape
+
+#: The marker a policy written into a checkpoint carries, so a reader knows it is ours.
+POLICY_FORMAT = "footprint_lab.redaction/1"
+
+#: The library's vocabulary of named patterns, usable as ``Redaction(builtins=[...])``.
+BUILTIN_PATTERNS: dict[str, str] = {
+    "openai_key": r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}",
+    "anthropic_key": r"\bsk-ant-[A-Za-z0-9_-]{20,}",
+    "aws_access_key_id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
+    "github_token": r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
+    "bearer_token": r"(?i:\bbearer\s+[A-Za-z0-9._~+/-]{16,}=*)",
+    "jwt": r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
+    "private_key_block": r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
+    "email": r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b",
+}
+
+#: Keys whose values :meth:`Redaction.standard` masks.
+STANDARD_KEYS = (
+    "password", "passwd", "secret", "client_secret", "api_key", "token", "access_token",
+    "refresh_token", "authorization", "private_key", "cookie",
+)
+
+_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
+_BREAK = re.compile(r"\s+")
+_LEARN_MIN = 4  # shorter masked strings are not hunted for elsewhere: they would mask ordinary words
+
+
+class RedactionConfigError(Refusal):
+    """Raised when a ``Redaction`` is built with something it cannot use.
+
+    Carries ``setting`` (``keys``, ``patterns`` or ``builtins``) and ``received`` (the shape of
+    the entry at fault, never its text: a pattern can itself describe a secret).
+    """
+
+    code = "ERR_REDACTION_CONFIG"
+    fields = ("setting", "received")
+
+    def __init__(self, setting: str, received: str, fix: str) -> None:
+        super().__init__(f"Redaction: '{setting}' {fix} (received {received}).")
+        self.setting = setting
+        self.received = received
+
+
+class PolicyDataError(Exception):
+    """A carried policy could not be rebuilt; ``reason`` is ``unreadable`` or ``unknown-pattern``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def fingerprint(source: str, flags: int = 0) -> str:
+    """A stable fingerprint of a pattern's source and flags: the same name must mean the same pattern."""
+    return hashlib.sha256(f"{flags}:{source}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def normalize_key(key: str) -> str:
+    return key.lower().replace("-", "").replace("_", "")
+
+
+class _Pattern:
+    __slots__ = ("fingerprint", "mask", "name", "regex")
+
+    def __init__(self, name: str, regex: re.Pattern[str]) -> None:
+        self.name = name
+        self.regex = regex
+        self.fingerprint = fingerprint(regex.pattern, regex.flags)
+        self.mask = f"[redacted:{name}]"
+
+
+class Redaction:
+    """What to keep out of every record: values under ``keys``, text matching ``patterns``.
+
+    ``Redaction(keys=["password"], patterns=[r"sk-[A-Za-z0-9]{20,}"])``,
+    ``Redaction(patterns={"ticket": r"TCK-\\d{6}"}, builtins=["email"])`` or
+    ``Redaction.standard()`` (the common secret keys and every built-in pattern).
+    """
+
+    __slots__ = ("_by_name", "_keys", "keys", "patterns")
+
+    def __init__(
+        self,
+        *,
+        keys: Iterable[str] = (),
+        patterns: Sequence[str | re.Pattern[str]] | Mapping[str, str | re.Pattern[str]] = (),
+        builtins: Iterable[str] = (),
+    ) -> None:
+        if isinstance(keys, str) or not isinstance(keys, Iterable):
+            raise RedactionConfigError("keys", describe_shape(keys), "must be a list of key names")
+        key_list = list(keys)
+        for key in key_list:
+            if not isinstance(key, str) or not key.strip():
+                raise RedactionConfigError("keys", describe_shape(key), "must hold non-empty strings")
+        compiled = [_Pattern(name, regex) for name, regex in _named_patterns(patterns)]
+        if isinstance(builtins, str) or not isinstance(builtins, Iterable):
+            raise RedactionConfigError("builtins", describe_shape(builtins), "must be a list of built-in names")
+        for name in builtins:
+            if name not in BUILTIN_PATTERNS:
+                raise RedactionConfigError(
+                    "builtins", describe_shape(name),
+                    f"must name built-in patterns; the library has: {', '.join(sorted(BUILTIN_PATTERNS))}",
+                )
+            compiled.append(_Pattern(name, re.compile(BUILTIN_PATTERNS[name])))
+        self._setup(key_list, compiled)
+        if not self.keys and not self.patterns:
+            raise RedactionConfigError(
+                "keys", "no keys and no patterns",
+                "and 'patterns' are both empty, so the policy would cover nothing; name at least one, "
+                "or leave redact out",
+            )
+
+    def _setup(self, keys: list[str], patterns: list[_Pattern]) -> None:
+        by_name: dict[str, _Pattern] = {}
+        for pattern in patterns:
+            known = by_name.get(pattern.name)
+            if known is not None and known.fingerprint != pattern.fingerprint:
+                raise RedactionConfigError(
+                    "patterns", "two different patterns under one name",
+                    "must give each name one pattern; rename one of them",
+                )
+            by_name[pattern.name] = pattern
+        self.keys: tuple[str, ...] = tuple(dict.fromkeys(keys))
+        self._keys = {normalize_key(k): k for k in self.keys}
+        self.patterns: tuple[str, ...] = tuple(by_name)
+        self._by_name = by_name
+
+    @classmethod
+    def standard(cls) -> Redaction:
+        """The common secret-bearing keys and every built-in pattern."""
+        return cls(keys=STANDARD_KEYS, builtins=BUILTIN_PATTERNS)
+
+    @classmethod
+    def _of(cls, keys: Iterable[str], patterns: Iterable[_Pattern]) -> Redaction:
+        policy = cls.__new__(cls)
+        policy._setup(list(keys), list(patterns))
+        return policy
+
+    def union(self, *others: Redaction | None) -> Redaction:
+        """A policy covering everything this one and ``others`` cover."""
+        keys = list(self.keys)
+        patterns = list(self._by_name.values())
+        for other in others:
+            if other is not None:
+                keys.extend(other.keys)
+                patterns.extend(other._by_name.values())
+        return Redaction._of(keys, patterns)
+
+    def to_data(self) -> dict[str, Any]:
+        """The policy as plain data: keys, and each pattern by name and fingerprint (never its source)."""
+        return {
+            "format": POLICY_FORMAT,
+            "keys": list(self.keys),
+            "patterns": [{"name": p.name, "fingerprint": p.fingerprint} for p in self._by_name.values()],
+        }
+
+    def find(self, name: str, print_: str) -> _Pattern | None:
+        pattern = self._by_name.get(name)
+        return pattern if pattern is not None and pattern.fingerprint == print_ else None
+
+    def for_run(self, marks: Mapping[str, Any] | None = None) -> RunScrubber:
+        """A scrubber for one run (it counts what matched; ``marks`` carries earlier legs' matches)."""
+        return RunScrubber(self, marks)
+
+    def __repr__(self) -> str:
+        return f"Redaction(keys={list(self.keys)!r}, patterns={list(self.patterns)!r})"
+
+
+def _named_patterns(
+    patterns: Sequence[str | re.Pattern[str]] | Mapping[str, str | re.Pattern[str]],
+) -> list[tuple[str, re.Pattern[str]]]:
+    if isinstance(patterns, str) or not isinstance(patterns, Sequence | Mapping):
+        raise RedactionConfigError(
+            "patterns", describe_shape(patterns), "must be a list of regular expressions or a dict name -> regex"
+        )
+    items: list[tuple[str | None, Any]] = (
+        list(patterns.items()) if isinstance(patterns, Mapping) else [(None, p) for p in patterns]
+    )
+    named: list[tuple[str, re.Pattern[str]]] = []
+    for name, source in items:
+        if name is not None and (not isinstance(name, str) or not _NAME.match(name)):
+            raise RedactionConfigError(
+                "patterns", describe_shape(name),
+                "names must start with a letter and hold up to 64 letters, digits, '_', '.' or '-'",
+            )
+        if isinstance(source, re.Pattern):
+            regex = source
+        elif isinstance(source, str) and source:
+            try:
+                regex = re.compile(source)
+            except re.error:
+                raise RedactionConfigError(
+                    "patterns", "a string that is not a valid regular expression", "must hold valid regular expressions"
+                ) from None
+        else:
+            raise RedactionConfigError(
+                "patterns", describe_shape(source), "must hold non-empty regular expression strings"
+            )
+        if not isinstance(regex.pattern, str):
+            raise RedactionConfigError("patterns", "a bytes pattern", "must hold text (str) patterns")
+        if regex.search("") is not None:
+            raise RedactionConfigError(
+                "patterns", "a pattern that matches the empty string", "must hold patterns that need some text to match"
+            )
+        named.append((name or f"custom-{fingerprint(regex.pattern, regex.flags)[:8]}", regex))
+    return named
+
+
+def policy_from_data(data: Any, *sources: Redaction | None) -> Redaction:
+    """Rebuild a carried policy from its data, taking each pattern from ``sources`` by name.
+
+    ``sources`` are the policies this side holds (the agent's, one passed to a resume); the
+    library's vocabulary is always consulted last. Raises :class:`PolicyDataError` with
+    ``unreadable`` (not data this module wrote) or ``unknown-pattern`` (a name nobody here holds).
+    """
+    if not isinstance(data, dict) or set(data) != {"format", "keys", "patterns"} or data["format"] != POLICY_FORMAT:
+        raise PolicyDataError("unreadable")
+    keys, refs = data["keys"], data["patterns"]
+    if not isinstance(keys, list) or not all(isinstance(k, str) and k.strip() for k in keys):
+        raise PolicyDataError("unreadable")
+    if not isinstance(refs, list) or (not keys and not refs):
+        raise PolicyDataError("unreadable")
+    names: set[str] = set()
+    for ref in refs:
+        if (
+            not isinstance(ref, dict) or set(ref) != {"name", "fingerprint"}
+            or not isinstance(ref["name"], str) or not isinstance(ref["fingerprint"], str)
+            or ref["name"] in names
+        ):
+            raise PolicyDataError("unreadable")
+        names.add(ref["name"])
+    library = _library()
+    patterns: list[_Pattern] = []
+    for ref in refs:
+        found = None
+        for source in (*sources, library):
+            if source is not None and (found := source.find(ref["name"], ref["fingerprint"])) is not None:
+                break
+        if found is None:
+            raise PolicyDataError("unknown-pattern")
+        patterns.append(found)
+    return Redaction._of(keys, patterns)
+
+
+_LIBRARY: list[Redaction] = []
+
+
+def _library() -> Redaction:
+    if not _LIBRARY:
+        _LIBRARY.append(Redaction(builtins=BUILTIN_PATTERNS))
+    return _LIBRARY[0]
+
+
+def empty_marks() -> dict[str, list[str]]:
+    return {"keys": [], "patterns": [], "matched": []}
+
+
+class RunScrubber:
+    """One run's view of a policy: masks values and counts what matched (``Recorder(policy=...)``)."""
+
+    __slots__ = ("_keys", "_learned", "_patterns", "counts", "policy", "prior")
+
+    def __init__(self, policy: Redaction, marks: Mapping[str, Any] | None = None) -> None:
+        self.policy = policy
+        self._keys = policy._keys
+        self._patterns = tuple(policy._by_name.values())
+        self._learned: dict[str, str] = {}
+        self.counts: dict[str, int] = {}
+        self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
+
+    def scrub(self, value: Any) -> Any:
+        """``value`` with every covered part masked; the original is never changed."""
+        if isinstance(value, str):
+            return self._text(value)
+        if value is None or isinstance(value, bool | int | float):
+            return value
+        if isinstance(value, dict):
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                declared = self._keys.get(normalize_key(key)) if isinstance(key, str) else None
+                if declared is None or item is None:
+                    out[key] = self.scrub(item)
+                else:
+                    out[key] = self._mask_key(declared, item)
+            return out
+        if isinstance(value, list | tuple):
+            return [self.scrub(item) for item in value]
+        if hasattr(value, "model_dump"):
+            return self.scrub(value.model_dump(mode="json"))
+        # Anything else is recorded by its repr (as the Recording would), so scrub that text.
+        return self._text(repr(value))
+
+    def _mask_key(self, declared: str, value: Any) -> str:
+        name = f"key:{declared}"
+        self.counts[name] = self.counts.get(name, 0) + 1
+        mask = f"[redacted:{declared}]"
+        if isinstance(value, str) and len(value) >= _LEARN_MIN:
+            self._learned.setdefault(value, mask)
+        return mask
+
+    def _text(self, text: str) -> str:
+        for secret, mask in self._learned.items():
+            if secret in text:
+                text = text.replace(secret, mask)
+        for pattern in self._patterns:
+            text, hits = pattern.regex.subn(pattern.mask, text)
+            if hits:
+                name = f"pattern:{pattern.name}"
+                self.counts[name] = self.counts.get(name, 0) + hits
+        return text
+
+    def safe_cut(self, text: str) -> int:
+        """The longest prefix of ``text`` ending at a whitespace break that a whole word follows
+        and that no covered match crosses (0 when there is none)."""
+        breaks = [m.start() for m in _BREAK.finditer(text)][:-1]
+        if not breaks:
+            return 0
+        spans = [m.span() for p in self._patterns for m in p.regex.finditer(text)]
+        for secret in self._learned:
+            at = text.find(secret)
+            while at != -1:
+                spans.append((at, at + len(secret)))
+                at = text.find(secret, at + 1)
+        for cut in reversed(breaks):
+            if cut and all(not start < cut < end for start, end in spans):
+                return cut
+        return 0
+
+    def matched(self) -> list[str]:
+        """Every key and pattern that matched, in this leg or an earlier one of its conversation."""
+        return sorted({*self.prior, *self.counts})
+
+    def marks(self) -> dict[str, list[str]]:
+        """What the policy covered: the keys and pattern names in force, and the names that matched."""
+        return {"keys": list(self.policy.keys), "patterns": list(self.policy.patterns), "matched": self.matched()}
+
+    def report(self) -> dict[str, Any]:
+        """The redaction report a ``Recording`` carries: what was in force and what matched, with counts."""
+        return {**self.marks(), "counts": dict(sorted(self.counts.items()))}
+
+
+class TokenGate:
+    """Streams token text to ``emit`` only in stretches no covered match can straddle.
+
+    With a policy in force, a secret split across two tokens would slip past a per-token
+    match. The gate holds text back until a whole word has followed it, and never cuts
+    inside a match, so a pattern spanning words is still matched whole; :meth:`flush`
+    releases what is left when the call ends.
+    """
+
+    __slots__ = ("_emit", "_held", "_scrub")
+
+    def __init__(self, scrub: RunScrubber, emit: Any) -> None:
+        self._scrub = scrub
+        self._emit = emit
+        self._held = ""
+
+    def feed(self, text: str) -> None:
+        held = self._held + text
+        cut = self._scrub.safe_cut(held)
+        if cut:
+            self._emit(self._scrub.scrub(held[:cut]))
+            held = held[cut:]
+        self._held = held
+
+    def flush(self) -> None:
+        if self._held:
+            self._emit(self._scrub.scrub(self._held))
+            self._held = ""

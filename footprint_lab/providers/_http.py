@@ -1,0 +1,326 @@
+"""The one HTTP path every real provider takes: pooled, bounded, retried, recorded.
+
+Rules kept here:
+
+- One ``httpx.AsyncClient`` per provider instance *and per event loop*. A client's pooled
+  connections belong to the loop that opened them, and ``run_sync`` inside Jupyter drives a
+  run on a private loop in a worker thread, so a client is never handed to another loop: a
+  new loop gets its own, which is closed when that loop shuts down.
+- Every phase has a limit (connect, read, write, pool), so a call never hangs.
+- Rate limits, failing servers and connections dropped before a response are retried a
+  bounded number of times (the policy and the naming of each failure live in
+  :mod:`~footprint_lab.providers._failures`). Nothing is retried once response bytes have
+  been read: tokens may already have reached the run.
+- Every failure becomes a typed :mod:`footprint_lab.providers.errors` class whose message
+  names the fix; no raw ``httpx`` exception escapes.
+- The request and response are recorded as sent and received: the JSON body exactly as
+  serialised, the headers the client actually sent minus any that carry a credential,
+  the response body (or every stream event, decoded, in order).
+
+Providers plug in the wire format: the body, a decoder for a whole reply, the stream
+framing (``sse`` or ``ndjson``) and a :class:`StreamParser`. This module knows no wire
+format of its own.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+import weakref
+from collections.abc import AsyncGenerator, AsyncIterator, Callable
+from typing import Any, Protocol
+
+import httpx
+
+from footprint_lab.providers._failures import Failures, Hints, Limits, display_url
+from footprint_lab.providers.types import LLMResponse
+
+#: Header names containing any of these are never recorded.
+_SECRET_MARKERS = ("auth", "key", "token", "secret", "cookie", "signature", "password", "credential")
+
+
+class Missing(Exception):
+    """Raised by a wire format when a reply lacks something; the wire turns it into a typed error."""
+
+    def __init__(self, what: str, *, retryable: bool = False) -> None:
+        super().__init__(what)
+        self.what = what
+        self.retryable = retryable
+
+
+class ServerError(Exception):
+    """Raised by a wire format when a reply is an error event or error body in place of a reply."""
+
+    def __init__(self, payload: Any) -> None:
+        super().__init__("error event")
+        self.payload = payload
+
+
+class StreamParser(Protocol):
+    """Assembles one streamed reply, event by event."""
+
+    def feed(self, event: str | None, data: Any) -> None:
+        """Take one decoded stream event (SSE event name, or ``None`` for NDJSON)."""
+        ...
+
+    def finish(self) -> LLMResponse:
+        """The assembled reply; raise :class:`Missing` when the stream ended early."""
+        ...
+
+
+#: Reads a whole (non-streamed) reply; raises :class:`Missing` when something is absent.
+Decoder = Callable[[Any], LLMResponse]
+
+
+def safe_headers(headers: httpx.Headers) -> dict[str, str]:
+    """The headers minus every one whose name suggests a credential."""
+    return {
+        name: value for name, value in headers.items()
+        if not any(marker in name.lower() for marker in _SECRET_MARKERS)
+    }
+
+
+def _load(raw: bytes) -> Any:
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return raw.decode("utf-8", "replace")[:2000]
+
+
+async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None, str]]:
+    """Server-sent events as ``(event name, data)``; comments and ids are skipped."""
+    event: str | None = None
+    data: list[str] = []
+    async for line in lines:
+        if not line:
+            if data:
+                yield event, "\n".join(data)
+            event, data = None, []
+            continue
+        if line.startswith(":"):
+            continue
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            data.append(value)
+        elif name == "event":
+            event = value
+    if data:
+        yield event, "\n".join(data)
+
+
+async def _ndjson(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None, str]]:
+    async for line in lines:
+        if line.strip():
+            yield None, line
+
+
+async def _closed_with_loop(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
+    """Suspended for the life of a loop; the loop's shutdown closes it, and so the client.
+
+    ``asyncio.run`` (and so ``run_sync``'s private loop) closes every open async generator
+    before closing the loop, so a client's connections are closed on the loop they belong
+    to instead of being left for the garbage collector.
+    """
+    try:
+        yield
+    finally:
+        await client.aclose()
+
+
+class Wire(Failures):
+    """One provider's HTTP client(s), retry policy and recorder of exchanges."""
+
+    def __init__(
+        self, *, provider: str, base_url: str, headers: dict[str, str], limits: Limits, hints: Hints,
+    ) -> None:
+        self.provider = provider
+        self.base_url = base_url
+        self.shown_url = display_url(base_url)
+        self.limits = limits
+        self.hints = hints
+        self._headers = headers
+        # credential values, so an error body that echoes one is recorded without it
+        secrets = [v for k, v in headers.items() if any(m in k.lower() for m in _SECRET_MARKERS) and v]
+        self._secrets = sorted({*secrets, *(v.split(" ", 1)[1] for v in secrets if " " in v)}, key=len, reverse=True)
+        self._timeout = httpx.Timeout(limits.timeout, connect=limits.connect_timeout)
+        self._pool = httpx.Limits(max_connections=limits.max_connections,
+                                  max_keepalive_connections=limits.max_connections)
+        self._clients: weakref.WeakKeyDictionary[
+            asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, AsyncGenerator[None, None]]
+        ] = weakref.WeakKeyDictionary()
+        self._lock = threading.Lock()
+        self._shown_urls: dict[bytes, str] = {}
+
+    # -- clients ---------------------------------------------------------------------------
+    async def client(self) -> httpx.AsyncClient:
+        """This loop's client, opened on first use; a client never crosses loops."""
+        loop = asyncio.get_running_loop()
+        held = self._clients.get(loop)
+        if held is not None and not held[0].is_closed:
+            return held[0]
+        client = httpx.AsyncClient(base_url=self.base_url, headers=self._headers, timeout=self._timeout,
+                                   limits=self._pool)
+        keeper = _closed_with_loop(client)
+        await anext(keeper)  # runs to its yield without suspending: registered with this loop's shutdown
+        with self._lock:
+            for stale in [other for other in self._clients if other.is_closed()]:
+                del self._clients[stale]
+            self._clients[loop] = (client, keeper)
+        return client
+
+    async def aclose(self) -> None:
+        """Close this loop's client (its pooled connections); the next call opens a new one."""
+        with self._lock:
+            held = self._clients.pop(asyncio.get_running_loop(), None)
+        if held is not None:
+            await held[1].aclose()
+
+    # -- one call --------------------------------------------------------------------------
+    async def call(self, path: str, body: dict[str, Any], *, framing: str, decode: Decoder,
+                   parser: StreamParser | None) -> LLMResponse:
+        """Send ``body`` and read the reply (its exchange on ``.wire``), retrying what may pass."""
+        client = await self.client()
+        content = serialize(body)
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                async with client.stream("POST", path, content=content,
+                                         headers={"content-type": "application/json"}) as response:
+                    if response.status_code < 300:
+                        return await self._read(response, body, framing, decode, parser, attempt)
+                    raw = await response.aread()
+                    wire = self.record(response, body, self._scrub(_load(raw)), attempt)
+                    error, wait = self._failure(response, wire, attempt)
+            except httpx.TimeoutException as exc:
+                error = self._timeout_error(exc, attempt)
+                wait = self._backoff(attempt) if isinstance(exc, httpx.ConnectTimeout) else None
+            except httpx.ConnectError as exc:
+                raise self._unreachable() from exc
+            except httpx.TransportError:
+                # The connection dropped before any response: safe to send again.
+                error = self._unavailable(None, attempt, None)
+                wait = self._backoff(attempt)
+            if wait is None or attempt > self.limits.max_retries:
+                raise error
+            await asyncio.sleep(wait)
+
+    async def _read(self, response: httpx.Response, body: dict[str, Any], framing: str, decode: Decoder,
+                    parser: StreamParser | None, attempt: int) -> LLMResponse:
+        status = response.status_code
+        received: Any = None
+        try:
+            if parser is None:
+                received = _load(await response.aread())
+                reply = decode(received)
+            else:
+                received = []
+                reply = await read_stream(response.aiter_lines(), framing, parser, received)
+        except Missing as missing:
+            wire = self.record(response, body, self._scrub(received), attempt)
+            raise self._unreadable(status, missing.what, missing.retryable, wire) from None
+        except ServerError as failure:
+            wire = self.record(response, body, self._scrub(received), attempt)
+            error, _ = self._classify(None, failure.payload, wire, attempt, None)
+            raise error from None
+        except httpx.TimeoutException as exc:
+            raise self._timeout_error(exc, attempt) from None
+        except httpx.TransportError:
+            wire = self.record(response, body, received, attempt)
+            raise self._unreadable(status, "the end of the reply (the connection closed mid-reply)", True,
+                                   wire) from None
+        except httpx.HTTPError:  # a body whose content encoding cannot be decoded, say
+            wire = self.record(response, body, received, attempt)
+            raise self._unreadable(status, "a decodable body", True, wire) from None
+        reply.wire = self.record(response, body, received, attempt)
+        return reply
+
+    # -- recording -------------------------------------------------------------------------
+    def record(self, response: httpx.Response, body: dict[str, Any], received: Any,
+               attempt: int) -> dict[str, Any]:
+        """The exchange as sent and received, credentials excluded."""
+        request = response.request
+        return {
+            "request": {"method": request.method, "url": self._shown(request.url),
+                        "headers": safe_headers(request.headers), "body": body},
+            "response": {"status": response.status_code, "headers": safe_headers(response.headers),
+                         "body": received},
+            "attempts": attempt,
+        }
+
+    def _shown(self, url: httpx.URL) -> str:
+        """The request URL as recorded; every call of a provider goes to the same few, so they are kept."""
+        key = url.raw_path
+        shown = self._shown_urls.get(key)
+        if shown is None:
+            shown = self._shown_urls[key] = display_url(str(url))
+        return shown
+
+    def _scrub(self, value: Any) -> Any:
+        """``value`` with every credential this wire sends replaced (error bodies may echo a key)."""
+        if not self._secrets:
+            return value
+        text = json.dumps(value, ensure_ascii=False)
+        if not any(secret in text for secret in self._secrets):
+            return value
+        for secret in self._secrets:
+            text = text.replace(secret, "[credential removed]")
+        return json.loads(text)
+
+
+def serialize(body: dict[str, Any]) -> bytes:
+    """A request body as the bytes sent: compact JSON, UTF-8."""
+    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+async def read_stream(lines: AsyncIterator[str], framing: str, parser: StreamParser,
+                      received: list[Any]) -> LLMResponse:
+    """Feed a streamed body's events to ``parser``, keeping each decoded event in ``received``."""
+    frames = _sse if framing == "sse" else _ndjson
+    async for event, text in frames(lines):
+        data = _decode_event(text)
+        received.append({"event": event, "data": data} if event is not None else data)
+        parser.feed(event, data)
+    return parser.finish()
+
+
+def _decode_event(text: str) -> Any:
+    """A stream event's data: a JSON object, or the text itself (a sentinel such as ``[DONE]``)."""
+    if text.startswith("{"):
+        try:
+            return json.loads(text)
+        except ValueError:
+            raise Missing("valid JSON in a stream event", retryable=True) from None
+    return text
+
+
+def require(payload: Any, *keys: str | int) -> Any:
+    """``payload[k1][k2]...``, or :class:`Missing` naming the first absent key."""
+    value = payload
+    walked: list[str] = []
+    for key in keys:
+        walked.append(str(key))
+        try:
+            value = value[key]
+        except (KeyError, IndexError, TypeError):
+            raise Missing(".".join(walked)) from None
+    return value
+
+
+def parse_args(raw: Any, tool_name: str) -> dict[str, Any]:
+    """Tool-call arguments as a dict, from a JSON string or an object."""
+    if isinstance(raw, dict):
+        return raw
+    if raw is None or raw == "":
+        return {}
+    if isinstance(raw, str):
+        try:
+            value = json.loads(raw)
+        except ValueError:
+            value = None
+        if isinstance(value, dict):
+            return value
+    raise Missing(f"valid JSON object arguments for the call to tool '{tool_name}'", retryable=True)

@@ -1,0 +1,156 @@
+"""A real Agent over each real wire: a tool round trip, recorded exactly as sent and received."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from typing import Any
+
+import pytest
+from provider_cases import MODELS, SECRET
+from wire_server import Reply, WireServer, json_reply, stream_reply
+
+from footprint_lab import Agent, RunCheckpointError, define_tool
+from footprint_lab.providers.errors import ProviderAuthError
+
+KINDS = ("openai", "anthropic", "ollama")
+EXTENSION = {"openai": "sse", "anthropic": "sse", "ollama": "ndjson"}
+
+
+def add_tool() -> Any:
+    return define_tool(
+        name="add", description="Add two integers.",
+        input_schema={"type": "object", "properties": {"a": {"type": "integer"}, "b": {"type": "integer"}},
+                      "required": ["a", "b"]},
+        fn=lambda a, b: a + b,
+    )
+
+
+def script_round_trip(server: WireServer, kind: str) -> None:
+    server.queue(stream_reply(f"{kind}_stream_tools.{EXTENSION[kind]}"),
+                 stream_reply(f"{kind}_stream_text.{EXTENSION[kind]}"))
+
+
+def tool_results_sent(kind: str, body: dict[str, Any]) -> list[tuple[str, str]]:
+    """The (call id or tool name, result) pairs a second request carried, read in its own wire format."""
+    if kind == "anthropic":
+        turn = body["messages"][-1]
+        assert turn["role"] == "user"  # both results in one user turn
+        return [(block["tool_use_id"], block["content"]) for block in turn["content"]]
+    key = "tool_call_id" if kind == "openai" else "tool_name"
+    return [(m[key], m["content"]) for m in body["messages"] if m["role"] == "tool"]
+
+
+EXPECTED_RESULTS = {
+    "openai": [("call_Sa1", "5"), ("call_Sb2", "30")],
+    "anthropic": [("toolu_01T1x1", "5"), ("toolu_01T2y2", "30")],
+    "ollama": [("add", "5"), ("add", "30")],
+}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_agent_runs_a_tool_round_trip_over_the_wire(build: Any, server: WireServer, kind: str) -> None:
+    script_round_trip(server, kind)
+    agent = Agent(provider=build(kind), tools=[add_tool()], system="Use the add tool.")
+    run = await agent.run("Add 2+3 and 10+20.")
+    assert run.answer == "The sum is 5."
+
+    first, second = (r.body for r in server.received)
+    assert tool_results_sent(kind, second) == EXPECTED_RESULTS[kind]
+    assert first["model"] == second["model"] == MODELS[kind]
+
+    recording = run.recording
+    assert [x.model for x in recording.exchanges] == [MODELS[kind], MODELS[kind]]
+    for exchange, sent in zip(recording.exchanges, server.received, strict=True):
+        assert exchange.wire is not None
+        assert exchange.wire["request"]["body"] == sent.body  # recorded exactly as sent
+        assert exchange.wire["response"]["status"] == 200
+    assert [c.args for c in recording.exchanges[0].response.tool_calls] == [{"a": 2, "b": 3}, {"a": 10, "b": 20}]
+    assert recording.exchanges[1].response.usage.output_tokens > 0
+    assert SECRET not in recording.model_dump_json()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_streamed_text_becomes_token_events_of_the_llm_step(build: Any, server: WireServer, kind: str) -> None:
+    script_round_trip(server, kind)
+    live: list[Any] = []
+    agent = Agent(provider=build(kind), tools=[add_tool()])
+    run = await agent.run("Add 2+3 and 10+20.", on_event=live.append)
+    tokens = [(e.step_id, e.payload["text"]) for e in run.recording.events if e.type == "token"]
+    final_step = run.recording.exchanges[1].step_id
+    assert [text for step, text in tokens if step == final_step] == ["The", " sum", " is 5."]
+    first_step_text = "".join(text for step, text in tokens if step != final_step)
+    assert first_step_text == ("" if kind == "openai" else "Adding both.")
+    assert [e.payload["text"] for e in live if e.type == "token"] == [text for _, text in tokens]
+
+
+async def test_a_provider_failure_fails_the_run_with_its_typed_error(build: Any, server: WireServer) -> None:
+    server.queue(stream_reply("openai_stream_tools.sse"),
+                 Reply(status=401, body={"error": {"message": "bad key", "type": "invalid_request_error",
+                                                   "code": "invalid_api_key"}}))
+    agent = Agent(provider=build("openai"), tools=[add_tool()])
+    with pytest.raises(RunCheckpointError) as failed:  # after a completed tool round the work is kept
+        await agent.run("Add 2+3 and 10+20.")
+    assert isinstance(failed.value.cause, ProviderAuthError)
+    assert failed.value.resumable is False  # a rejected key fails the same way until it is fixed
+    assert agent.last_run is not None
+    recording = agent.last_run.recording
+    assert recording.status == "failed"
+    assert recording.error is not None and recording.error["code"] == "ERR_PROVIDER_AUTH"
+    assert len(recording.exchanges) == 1  # the completed round is on the record
+
+
+async def test_one_loop_reuses_one_connection(build: Any, server: WireServer) -> None:
+    server.fallback = json_reply("ollama_reply.json")
+    provider = build("ollama", stream=False)
+    agent = Agent(provider=provider)
+    for _ in range(3):
+        await agent.run("Capital of France?")
+    assert len({r.client_port for r in server.received}) == 1
+
+
+async def test_run_sync_inside_a_running_loop_gets_its_own_client(build: Any, server: WireServer) -> None:
+    # Inside Jupyter, run_sync drives the run on a private loop in a worker thread; the
+    # provider must not hand that loop the client (and connections) of the kernel's loop.
+    server.fallback = stream_reply("anthropic_stream_text.sse")
+    agent = Agent(provider=build("anthropic"))
+    assert (await agent.run("first")).answer == "The sum is 5."
+    assert agent.run_sync("second").answer == "The sum is 5."
+    assert agent.run_sync("third").answer == "The sum is 5."
+    assert (await agent.run("fourth")).answer == "The sum is 5."
+    ports = [r.client_port for r in server.received]
+    assert ports[0] == ports[3]  # the kernel loop's connection came back into use
+    assert len(set(ports)) == 3  # each private loop opened its own
+
+
+async def test_concurrent_runs_share_one_bounded_pool(build: Any, server: WireServer) -> None:
+    server.fallback = stream_reply("openai_stream_text.sse")
+    provider = build("openai", max_connections=4)
+    agents = [Agent(provider=provider) for _ in range(24)]
+    runs = await asyncio.gather(*(agent.run(f"question {n}") for n, agent in enumerate(agents)))
+    assert {run.answer for run in runs} == {"The sum is 5."}
+    assert len(server.received) == 24
+    assert len({r.client_port for r in server.received}) <= 4
+
+
+async def test_the_recording_round_trips_through_json_with_its_wire(build: Any, server: WireServer) -> None:
+    script_round_trip(server, "anthropic")
+    run = await Agent(provider=build("anthropic"), tools=[add_tool()]).run("Add 2+3 and 10+20.")
+    data = json.loads(run.recording.model_dump_json())
+    events = data["exchanges"][0]["wire"]["response"]["body"]
+    assert [e["event"] for e in events][:2] == ["message_start", "content_block_start"]
+    assert data["exchanges"][0]["response"]["usage"]["cache_write_tokens"] == 120
+
+
+def test_run_sync_from_plain_code_closes_each_private_loops_connections(server: WireServer) -> None:
+    # Each run_sync from a script is its own asyncio.run; the client opened on that loop is
+    # closed with it (a leaked socket would surface as an unraisable ResourceWarning here).
+    import gc
+
+    from footprint_lab.providers import ollama
+
+    server.fallback = stream_reply("ollama_stream_text.ndjson")
+    agent = Agent(provider=ollama("llama3.2", base_url=server.url))
+    assert [agent.run_sync("go").answer for _ in range(3)] == ["The sum is 5."] * 3
+    gc.collect()
+    assert len({r.client_port for r in server.received}) == 3

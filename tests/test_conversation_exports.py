@@ -1,0 +1,35 @@
+"""The conversation names are where users look for them, and every refusal carries its evidence."""
+
+from __future__ import annotations
+
+import footprint_lab
+from footprint_lab import errors
+from footprint_lab.engine.refusal import Refusal
+
+CONVERSATION_ERRORS = {
+    "RunInFlightError": "ERR_RUN_IN_FLIGHT",
+    "PendingQuestionError": "ERR_PENDING_QUESTION",
+    "NoConversationError": "ERR_NO_CONVERSATION",
+    "ResumeIdentityConflictError": "ERR_SESSION_OWNERSHIP_CONFLICT",
+    "ResumeRedactionError": "ERR_RESUME_REDACTION",
+    "InvalidCheckpointError": "ERR_INVALID_CHECKPOINT",
+    "ConversationMismatchError": "ERR_CONVERSATION_MISMATCH",
+    "InvalidQuestionError": "ERR_INVALID_QUESTION",
+    "RedactionConfigError": "ERR_REDACTION_CONFIG",
+    "RunCheckpointError": "ERR_RUN_CHECKPOINT",
+}
+
+
+def test_public_names_are_exported_at_the_top_level() -> None:
+    for name in ("Checkpoint", "Redaction", "ask_human", "Identity", *CONVERSATION_ERRORS):
+        assert name in dir(footprint_lab)
+        assert getattr(footprint_lab, name) is not None
+
+
+def test_each_error_has_its_code_fields_and_place_in_the_tree() -> None:
+    for name, code in CONVERSATION_ERRORS.items():
+        cls = getattr(errors, name)
+        assert name in (errors.__doc__ or "")
+        assert cls.code == code and cls.fields
+        is_refusal = name != "RunCheckpointError"  # work was done before it: not a refusal
+        assert issubclass(cls, Refusal) == is_refusal and (name in errors.__all__) == is_refusal
