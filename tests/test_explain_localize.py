@@ -259,3 +259,24 @@ async def test_a_redacted_input_must_be_given_again_and_the_policy_carries_over(
     report = await rerun_without(run, ["vip-override"], rerun=guarded, input=message)
     assert report.changed and report.run.recording.redaction is not None
     assert "dana@example.com" not in report.run.recording.model_dump_json()
+
+
+async def test_a_follow_up_is_rerun_within_the_conversation_it_continued():
+    def polite(request: LLMRequest):
+        if request.messages[-1].get("content") == "Hello, I have an order question.":
+            return "Hello! Which order?"
+        return refund_model(request)
+
+    agent = planted_fact_agent(provider=mock(respond=polite))
+    await agent.run("Hello, I have an order question.")
+    before = agent.checkpoint()
+    run = await agent.follow_up(REFUND_REQUEST)
+    with pytest.raises(ExplainConfigError) as caught:
+        await rerun_without(run, ["vip-override"], rerun=agent)
+    assert caught.value.setting == "continue_from"
+    report = await rerun_without(run, ["vip-override"], rerun=agent, continue_from=before)
+    assert report.changed
+    rerun_messages = report.run.recording.messages
+    assert rerun_messages[0]["content"] == "Hello, I have an order question."
+    located = await localize(run, rerun=agent, continue_from=before, samples=2, top=1)
+    assert located.confirmed == ["vip-override"]

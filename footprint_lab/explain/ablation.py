@@ -180,13 +180,16 @@ async def localize(
     comparator: Callable[[str, str], bool] | None = None,
     concurrency: int = 16,
     input: Any = None,
+    continue_from: Any = None,
     progress: bool | None = None,
 ) -> Localization:
     """Test the top suspects of a run by removing each and rerunning; see the module docstring for verdicts.
 
     ``rerun`` is the agent itself (rebuilt without each suspect) or a factory called as
     ``factory(exclude=[...])``. ``sources`` tests exactly these removal ids instead of the
-    ranking's top. ``progress`` shows a bar in a notebook (``None``: only inside a kernel).
+    ranking's top. ``input`` replaces the recorded message (needed when it was redacted);
+    ``continue_from`` is the checkpoint a follow-up run continued (needed for one).
+    ``progress`` shows a bar in a notebook (``None``: only inside a kernel).
     """
     recording = recording_of(run, "localize")
     original = _original("localize", recording)
@@ -194,7 +197,7 @@ async def localize(
     whole_number("localize", "top", top, 1, 1000)
     whole_number("localize", "concurrency", concurrency, 1, 10_000)
     compare = check_comparator("localize", comparator)
-    rerunner = Rerunner("localize", rerun, recording, input)
+    rerunner = Rerunner("localize", rerun, recording, input, continue_from)
     chosen, untested = _chosen(recording, run, sources, strategy, top)
     seeds = list(range(samples))
     # Every runner is built before the first rerun starts: a bad factory is refused before anything is billed.
@@ -288,18 +291,20 @@ async def rerun_without(
     rerun: Any,
     comparator: Callable[[str, str], bool] | None = None,
     input: Any = None,
+    continue_from: Any = None,
 ) -> RerunReport:
     """Run the same input again without the named sources, and report what changed.
 
     ``ignore`` names sources by their removal id (``run.suspects()`` shows it): declaration
-    ids, tool names, ``system-prompt``. ``rerun`` is the agent or a factory, as for ``localize``.
+    ids, tool names, ``system-prompt``. ``rerun``, ``input`` and ``continue_from`` are as for
+    ``localize``.
     """
     recording = recording_of(run, "rerun_without")
     names = id_list("rerun_without", "ignore", ignore)
     check_removable("rerun_without", recording, names)
     original = _original("rerun_without", recording)
     compare = check_comparator("rerun_without", comparator)
-    rerunner = Rerunner("rerun_without", rerun, recording, input)
+    rerunner = Rerunner("rerun_without", rerun, recording, input, continue_from)
     runner = rerunner.build(exclude=names, seed=0)
     outcome = await rerunner.run(runner, 0, keep_run=True)
     if outcome.answer is None:

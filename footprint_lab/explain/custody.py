@@ -418,6 +418,12 @@ def _born_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
         return Hop("BORN", None, True, f"the system prompt of {who} (its system=...)")
     if kind == "registry":
         return Hop("BORN", None, True, f"tool '{piece.source_id}' of {who}: its description is what landed")
+    carried = piece.detail.get("from_run")
+    if carried is not None and kind in ("user", "assistant", "tool_result"):
+        continues = candidate.recording.meta.get("continues") or {}
+        how = continues.get("how", "a checkpoint")
+        text = f"an earlier turn of the conversation, carried in from run {carried} ({how})"
+        return Hop("BORN", piece.landed_by, continues.get("run_id") == carried, text)
     if kind == "user":
         message = candidate.recording.input.get("message")
         if message == piece.content:

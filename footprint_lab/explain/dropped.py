@@ -199,17 +199,19 @@ async def find_dropped_context(
     comparator: Callable[[str, str], bool] | None = None,
     concurrency: int = 16,
     input: Any = None,
+    continue_from: Any = None,
     progress: bool | None = None,
 ) -> DroppedContext:
     """What was available but never reached the model, each with why; with ``rerun``, confirmed by restoration.
 
     ``rerun`` is the agent (rebuilt with each left-out source forced in: ``agent.with_forced``)
-    or a factory called as ``factory(force=[...])``. Without it, nothing is rerun.
+    or a factory called as ``factory(force=[...])``. Without it, nothing is rerun. ``input`` and
+    ``continue_from`` are as for ``localize``.
     """
     recording = recording_of(run, "find_dropped_context")
     whole_number("find_dropped_context", "concurrency", concurrency, 1, 10_000)
     compare = check_comparator("find_dropped_context", comparator)
-    rerunner = Rerunner("find_dropped_context", rerun, recording, input) if rerun is not None else None
+    rerunner = Rerunner("find_dropped_context", rerun, recording, input, continue_from) if rerun is not None else None
     calls, pieces = left_out(recording)
     report = DroppedContext(calls, recording.answer, pieces)
     if rerunner is None or not pieces or recording.answer is None:

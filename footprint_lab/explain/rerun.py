@@ -114,9 +114,10 @@ class Outcome:
 class Rerunner:
     """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
 
-    __slots__ = ("_function", "_input", "_seeded", "identity", "rerun")
+    __slots__ = ("_continue_from", "_function", "_input", "_seeded", "identity", "rerun")
 
-    def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None) -> None:
+    def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
+                 continue_from: Any = None) -> None:
         self._function = function
         self.rerun = rerun
         if callable(getattr(rerun, "without", None)):
@@ -144,6 +145,15 @@ class Rerunner:
                                      "must be the message to rerun (a string or {'message': ...}); leave it out "
                                      "to rerun the recorded input")
         self.identity = recording.identity
+        continues = recording.meta.get("continues")
+        if continues and continue_from is None:
+            raise ExplainConfigError(
+                function, "continue_from", "nothing, for a run that continued a conversation",
+                f"must be the checkpoint this run continued (from run {continues.get('run_id')}), so that every "
+                "rerun answers within the same conversation: keep agent.checkpoint() before the follow-up and "
+                "pass it as continue_from=...",
+            )
+        self._continue_from = continue_from
 
     def build(self, *, exclude: Sequence[str] = (), force: Sequence[str] = (), seed: int | None = None) -> Any:
         """A fresh runner without ``exclude`` and with ``force`` forced in."""
@@ -166,8 +176,9 @@ class Rerunner:
 
     async def run(self, runner: Any, seed: int | None, *, keep_run: bool = False) -> Outcome:
         """Run one rerun; a failure is an outcome with its exception type, never an exception."""
+        extra = {"continue_from": self._continue_from} if self._continue_from is not None else {}
         try:
-            result = await runner.run(self._input, identity=self.identity)
+            result = await runner.run(self._input, identity=self.identity, **extra)
         except Exception as exc:  # one failed rerun must not sink the others; it is reported as failed
             return Outcome(seed, None, f"{type(exc).__name__}")
         answer = getattr(result, "answer", None)
