@@ -28,6 +28,15 @@ _EXPORTS: dict[str, str] = {
     "Recording": "footprint_lab.engine.recording",
     "Event": "footprint_lab.engine.recording",
     "Refusal": "footprint_lab.engine.refusal",
+    "Sequence": "footprint_lab.flow",
+    "Parallel": "footprint_lab.flow",
+    "Conditional": "footprint_lab.flow",
+    "Loop": "footprint_lab.flow",
+    "Workflow": "footprint_lab.flow",
+    "Graph": "footprint_lab.flow",
+    "step": "footprint_lab.flow",
+    "merge_with_llm": "footprint_lab.flow",
+    "RunTree": "footprint_lab.explain.tree",
 }
 _ERRORS = "footprint_lab.errors"
 _SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab")
@@ -43,6 +52,8 @@ if TYPE_CHECKING:
     from footprint_lab.engine.recording import Event, Recording
     from footprint_lab.engine.redaction import Redaction
     from footprint_lab.engine.refusal import Refusal
+    from footprint_lab.explain.tree import RunTree
+    from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
 
 
 def __getattr__(name: str) -> Any:
@@ -72,6 +83,29 @@ def load_ipython_extension(ipython: Any) -> None:
 
 
 __all__ = [
-    "Agent", "Checkpoint", "Event", "Identity", "LLMCall", "Recording", "Redaction", "Refusal", "Run",
-    "RunCheckpointError", "Tool", "ToolContext", "ask_human", "define_tool", "normalize_run_input", "tool",
+    "Agent",
+    "Checkpoint",
+    "Conditional",
+    "Event",
+    "Graph",
+    "Identity",
+    "LLMCall",
+    "Loop",
+    "Parallel",
+    "Recording",
+    "Redaction",
+    "Refusal",
+    "Run",
+    "RunCheckpointError",
+    "RunTree",
+    "Sequence",
+    "Tool",
+    "ToolContext",
+    "Workflow",
+    "ask_human",
+    "define_tool",
+    "merge_with_llm",
+    "normalize_run_input",
+    "step",
+    "tool",
 ]

@@ -17,6 +17,15 @@ shape only, and says how to fix it. The tree::
     ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
     ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
     ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
+    ├── ParentRunRefusedError            ERR_PARENT_RUN_REFUSED     core.member_run
+    ├── MemberIdentityError              ERR_MEMBER_NO_IDENTITY     core.member_run
+    ├── ResumeRequestConflictError       ERR_RESUME_REQUEST_CONFLICT core.member_run
+    ├── CompositionConfigError           ERR_COMPOSITION_CONFIG     flow.refusals
+    ├── EmptyCompositionError            ERR_EMPTY_COMPOSITION      flow.refusals
+    ├── DuplicateStepError               ERR_DUPLICATE_STEP         flow.refusals
+    ├── LoopBudgetError                  ERR_LOOP_BUDGET            flow.refusals
+    ├── GraphCycleError                  ERR_GRAPH_CYCLE            flow.refusals
+    ├── ResumeDivergedError              ERR_RESUME_DIVERGED        flow.refusals
     ├── RedactionConfigError             ERR_REDACTION_CONFIG       engine.redaction
     ├── CallNotFoundError                ERR_CALL_NOT_FOUND         core.run
     ├── ContextDeclarationError          ERR_CONTEXT_DECLARATION    context.declarations
@@ -69,6 +78,7 @@ from footprint_lab.core.conversation import (
 )
 from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
+from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.core.pause import InvalidQuestionError
 from footprint_lab.core.run import CallNotFoundError
 from footprint_lab.core.tools import ToolDefinitionError
@@ -79,6 +89,14 @@ from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.custody import UnknownStepError
 from footprint_lab.explain.influence import InfluenceStrategyError
 from footprint_lab.explain.rerun import UnknownSourceError
+from footprint_lab.flow.refusals import (
+    CompositionConfigError,
+    DuplicateStepError,
+    EmptyCompositionError,
+    GraphCycleError,
+    LoopBudgetError,
+    ResumeDivergedError,
+)
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -98,24 +116,31 @@ from footprint_lab.providers.mock import MockScriptError
 __all__ = [
     "AgentConfigError",
     "CallNotFoundError",
+    "CompositionConfigError",
     "ContextConfigError",
     "ContextDeclarationError",
     "ContextWindowError",
     "ConversationMismatchError",
     "DuplicateContextIdError",
+    "DuplicateStepError",
     "DuplicateToolError",
+    "EmptyCompositionError",
     "ExplainConfigError",
     "FactRoleError",
+    "GraphCycleError",
     "InfluenceStrategyError",
     "InvalidCheckpointError",
     "InvalidIdentityError",
     "InvalidQuestionError",
     "InvalidRunInputError",
+    "LoopBudgetError",
+    "MemberIdentityError",
     "MissingApiKeyError",
     "MockScriptError",
     "ModelNotFoundError",
     "NoConversationError",
     "NothingToLocalizeError",
+    "ParentRunRefusedError",
     "PendingQuestionError",
     "ProviderAuthError",
     "ProviderConfigError",
@@ -128,8 +153,10 @@ __all__ = [
     "ProviderUnavailableError",
     "RedactionConfigError",
     "Refusal",
+    "ResumeDivergedError",
     "ResumeIdentityConflictError",
     "ResumeRedactionError",
+    "ResumeRequestConflictError",
     "RunInFlightError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",

@@ -210,7 +210,7 @@ async def test_html_escapes_everything_recorded():
 async def test_the_walk_follows_a_mounted_member_run_to_its_llm_call(compose):
     recording, member, mount = await compose(planted_fact_agent(), REFUND_REQUEST)
     bt = backtrack(recording)
-    member_call = member.recording.exchanges[-1].step_id
+    member_call = member.exchanges[-1].step_id
     assert member_call.startswith(f"{mount}/call-llm#")
     assert bt.calls == [member_call]
     assert any(e.path[0] == "member" and e.reader == mount for e in bt.slice.edges)

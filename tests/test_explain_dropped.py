@@ -108,5 +108,5 @@ async def test_nothing_missing_and_refusals():
 async def test_a_member_runs_missing_context_is_found_too(compose):
     recording, member, _ = await compose(planted_fact_agent(variant="budget"), REFUND_REQUEST)
     report = await find_dropped_context(recording)
-    assert report.calls == [member.recording.exchanges[-1].step_id]
+    assert report.calls == [member.exchanges[-1].step_id]
     assert report.source_ids == ["refund-policy"] and report[0].call == report.calls[0]

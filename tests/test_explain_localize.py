@@ -280,3 +280,16 @@ async def test_a_follow_up_is_rerun_within_the_conversation_it_continued():
     assert rerun_messages[0]["content"] == "Hello, I have an order question."
     located = await localize(run, rerun=agent, continue_from=before, samples=2, top=1)
     assert located.confirmed == ["vip-override"]
+
+
+async def test_localize_reruns_a_composition_through_a_factory():
+    from footprint_lab import Conditional
+
+    def flow(exclude=()):
+        return Conditional([("refunds", lambda text: "refund" in text, planted_fact_agent().without(exclude))],
+                           otherwise=("chat", Agent(provider=mock(reply="Hello!"))))
+
+    run = await flow().run(REFUND_REQUEST)
+    assert run.suspects().iloc[0].source_id == "vip-override"
+    report = await localize(run, rerun=flow, samples=2, top=3)
+    assert report.confirmed == ["vip-override"] and report.baseline_stable

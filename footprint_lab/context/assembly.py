@@ -54,7 +54,7 @@ from footprint_lab.context.declarations import Injection, Instruction, Memory, R
 from footprint_lab.context.retrieval import retrieve
 from footprint_lab.context.triggers import IterationView, OnToolReturn, Rule
 from footprint_lab.engine.recorder import Recorder
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
 
 READ_SKILL = "read_skill"
 SLOTS = ("system", "messages", "tools")
@@ -64,19 +64,13 @@ SKILLS_PATH = ("context", "skills")
 INJECTED_PATH = ("slots", "injected_messages")
 
 
-class ContextConfigError(Refusal):
+class ContextConfigError(SettingRefusal):
     """Raised when an agent's ``context=`` or ``budgets=`` is not something a run could use.
 
     Carries ``setting`` (``context`` or ``budgets``) and ``received`` (its shape).
     """
 
     code = "ERR_CONTEXT_CONFIG"
-    fields = ("setting", "received")
-
-    def __init__(self, runner: str, setting: str, received: str, fix: str) -> None:
-        super().__init__(f"{runner}: '{setting}' {fix} (received {received}).")
-        self.setting = setting
-        self.received = received
 
 
 class DuplicateContextIdError(Refusal):

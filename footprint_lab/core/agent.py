@@ -41,17 +41,18 @@ from time import perf_counter_ns
 from typing import Any, ClassVar
 
 from footprint_lab.context.assembly import READ_SKILL, ContextPlan
-from footprint_lab.core.conversation import Conversation
+from footprint_lab.core.conversation import Conversation, ResumeIdentityConflictError, _answer_text
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity, memory_identity
 from footprint_lab.core.leg import Continuation, Leg, Saved, freeze, turn_position, who
+from footprint_lab.core.member_run import ParentRun, run_for
 from footprint_lab.core.pause import HumanQuestion, Pause
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner
 from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
 SYSTEM = ("slots", "system")
@@ -63,19 +64,13 @@ PAUSE = ("pause",)
 _HISTORY_SOURCE = {"user": "user", "assistant": "assistant", "tool": "tool_result"}
 
 
-class AgentConfigError(Refusal):
+class AgentConfigError(SettingRefusal):
     """Raised when an ``Agent`` or ``LLMCall`` is built with a setting no run could use.
 
     Carries ``setting`` (the keyword at fault) and ``received`` (its shape, never its value).
     """
 
     code = "ERR_AGENT_CONFIG"
-    fields = ("setting", "received")
-
-    def __init__(self, runner: str, setting: str, received: str, fix: str) -> None:
-        super().__init__(f"{runner}: '{setting}' {fix} (received {received}).")
-        self.setting = setting
-        self.received = received
 
 
 class DuplicateToolError(Refusal):
@@ -318,14 +313,18 @@ class Agent(Conversation, Runner):
 
     # -- one execution --------------------------------------------------------------------
     async def _execute(self, bag: dict[str, Any], mount: Mount, start: Continuation | None = None) -> Run:
+        # Whom this execution serves comes from the mount alone (member_run); never from the instance.
+        serves = run_for(mount, bag, self.door)
+        if start is None and "resume" in mount.extra:  # a member resumed by the composition it paused
+            start = self._member_resume(mount.extra["resume"], serves)
         policy = start.policy if start is not None else self.redact
         scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
-        rec = Recorder(mount.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
-        turn = _Turn(rec, _turn_message(bag, start), mount.identity, Leg(start, scrubber, who(mount.identity)))
+        rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
+        turn = _Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)))
         if self._context is not None:
-            namespace = memory_identity(mount.identity, mount.run_id).namespace()
+            namespace = memory_identity(serves.identity, serves.run_id).namespace()
             turn.context = self._context.start(rec, turn.message, turn.history, namespace)
-        rec.emit("run_start", "", {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})
+        rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})
         try:
             answer, stopped_early = await self._loop(turn)
         except HumanQuestion as asked:
@@ -336,11 +335,29 @@ class Agent(Conversation, Runner):
         except BaseException as exc:
             self._fail(turn, bag, exc)
             raise
-        rec.emit("run_end", "", {"status": "finished"})
+        rec.emit("run_end", rec.path, {"status": "finished"})
         run = self._make_run(turn, bag, "finished", answer, stopped_early, None, perf_counter_ns())
         refused = stopped_early is not None and stopped_early["reason"] == "input_refused"
         run._conversation = self._leave(turn, "input-refused" if refused else "finished")
         return run
+
+    def _member_resume(self, resume: tuple[Any, Any], serves: ParentRun) -> Continuation:
+        """How a member that paused inside a composition goes on: its checkpoint and the person's answer.
+
+        Read like any resume (the checkpoint checked field by field), but nothing on the
+        instance is read or held: the run it serves decides whom it runs for.
+        """
+        door = f"{type(self).__name__}.resume"
+        checkpoint, answer = resume
+        start, whose = self._continuation(checkpoint, serves.identity, door, "resume", None)
+        if whose != serves.identity:
+            raise ResumeIdentityConflictError(door)
+        if start.pause is None:
+            from footprint_lab.core.checkpoint import InvalidCheckpointError
+
+            raise InvalidCheckpointError(door, "pause", "null", "is null: this member is not waiting on a question")
+        start.answer = _answer_text(answer, door)
+        return start
 
     def _fail(self, turn: _Turn, bag: dict[str, Any], exc: BaseException) -> None:
         """Record a failure; after a completed tool round, raise it as a ``RunCheckpointError``."""
@@ -348,7 +365,7 @@ class Agent(Conversation, Runner):
         rec.fail_open_step()
         error = {"type": type(exc).__name__, "code": getattr(exc, "code", None), "step_id": rec.current}
         rec.emit("error", rec.current, dict(error))
-        rec.emit("run_end", "", {"status": "failed"})
+        rec.emit("run_end", rec.path, {"status": "failed"})
         failed = self._make_run(turn, bag, "failed", None, None, error, perf_counter_ns())
         with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
             exc._footprint_run = failed  # type: ignore[attr-defined]
@@ -381,7 +398,7 @@ class Agent(Conversation, Runner):
         rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "paused": True, **turn.leg.who})
         rec.end("paused")
         rec.meta["pause"] = pause.as_data()
-        rec.emit("run_end", "", {"status": "paused"})
+        rec.emit("run_end", rec.path, {"status": "paused"})
         saved = self._leave(turn, "paused", pause=pause)
         run = self._make_run(turn, bag, "paused", None, None, None, perf_counter_ns())
         run.question = asked.question

@@ -6,6 +6,9 @@ Rule: normalize or refuse, at the boundary, before anything runs.
   one required field, so a lone string has exactly one reading; the adaptation is stated
   here and in the docs so nobody has to guess it.
 - A mapping whose ``message`` is a non-blank ``str`` passes, its other keys untouched.
+- A ``parent_run`` key is refused with
+  :class:`~footprint_lab.core.member_run.ParentRunRefusedError`, whatever its value: whom a
+  run serves is named by ``identity=`` or by the composition that mounts it, never by data.
 - Anything else is refused with :class:`InvalidRunInputError`: ``None``, a list, a number,
   a mapping without a string message. So are an empty and a whitespace-only message, which
   real provider wires reject as a turn with no content; the refusal says how to run on the
@@ -21,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from footprint_lab.core.member_run import PARENT_RUN_KEY, ParentRunRefusedError
 from footprint_lab.engine.refusal import Refusal, describe_shape
 
 ACCEPTED_FORMS = "pass a message: run('your message') or run({'message': 'your message'})"
@@ -70,6 +74,8 @@ def normalize_run_input(input: Any, runner: str, **keywords: Any) -> dict[str, A
             "would reach the provider as a turn with no content, which real wires reject. To run "
             "on the system prompt alone, say so in the message, e.g. run('Begin.')",
         )
+    if PARENT_RUN_KEY in bag:
+        raise ParentRunRefusedError(runner, "input")
     for key, value in keywords.items():
         if value is None:
             continue

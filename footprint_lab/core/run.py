@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from footprint_lab.engine.recording import ContextPiece, LLMExchange, Recording
     from footprint_lab.explain.custody import Backtrack
+    from footprint_lab.explain.tree import RunTree
 
 #: The columns of ``Run.context()``, in order.
 CONTEXT_COLUMNS = [
@@ -108,6 +109,12 @@ class Run:
     def events(self) -> pd.DataFrame:
         """One row per event, in order: ``seq``, ``type``, ``step_id``, ``payload``, ``run_id``."""
         return events_frame(self.recording)
+
+    def tree(self) -> RunTree:
+        """The run and its member runs as a tree (``.nodes``, ``.edges``, ``.to_frame()``)."""
+        from footprint_lab.explain.tree import run_tree
+
+        return run_tree(self.recording)
 
     def context_pieces(self, call: int | str | None = None, *, left_out: bool = False) -> list[ContextPiece]:
         """The context pieces one LLM call was sent, slot by slot (system, messages, tools).

@@ -33,7 +33,8 @@ class Mount:
 
     ``path`` prefixes the step ids (empty at top level); ``listeners`` receive events;
     ``identity`` is set only when the caller named one; ``link`` is the parent run's
-    registry link for a member (compositions).
+    registry link for a member (compositions); ``extra["resume"]``, when present, is the
+    ``(checkpoint, answer)`` a composition hands the member it resumes.
     """
 
     run_id: str

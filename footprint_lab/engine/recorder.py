@@ -312,8 +312,41 @@ class Recorder:
         self.pending_start = end
         self._event("commit", step_id, (", ".join(dotted(p) for p in self.entry_paths[first:end]),))
         step = self.steps[-1]
-        self.steps[-1] = (step[0], step[1], step[2], step[3], perf_counter_ns(), status)
+        index = len(self.steps) - 1
+        if step[0] != step_id:  # a step opened alongside others is closed out of order
+            index = next(i for i in range(index, -1, -1) if self.steps[i][0] == step_id)
+            step = self.steps[index]
+        self.steps[index] = (step[0], step[1], step[2], step[3], perf_counter_ns(), status)
         self._event("step_end", step_id, (status,))
+
+    # -- steps that run alongside each other (parallel branches, graph nodes) ----------
+    def open_step(self, stage: str, iteration: int | None = None, reads: Iterable[Path] = ()) -> tuple[str, list[Any]]:
+        """Open a step that runs concurrently with others, take its reads now, and return its id and the values.
+
+        The step never becomes the current one, so sibling steps can open and close in any
+        order; close it with :meth:`close_step`.
+        """
+        current = self.current
+        step_id = self.begin(stage, iteration)
+        values = [self.read(path) for path in reads]
+        self.current = current
+        return step_id, values
+
+    def close_step(self, step_id: str, writes: Iterable[tuple[Path, str, Any]] = (), status: str = "ok") -> None:
+        """Close a step opened with :meth:`open_step`: apply its writes and commit them as its one commit.
+
+        A commit is a contiguous run of entries, so this is called while no other step of the
+        recorder holds uncommitted writes (a composition closes its concurrent steps between
+        its sequential ones).
+        """
+        if self.pending_start != len(self.entry_paths):
+            raise RuntimeError("close_step: another step of this recorder has uncommitted writes")
+        current = self.current
+        self.current = step_id
+        for path, verb, value in writes:
+            self.write(path, verb, value)
+        self.end(status)
+        self.current = current
 
     def fail_open_step(self) -> None:
         """Close a step left open by an exception, so the record shows where it stopped."""

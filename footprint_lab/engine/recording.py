@@ -162,6 +162,8 @@ class Recording(_Data):
 
     schema_version: int = SCHEMA_VERSION
     run_id: str
+    #: where the run was mounted: the mounting step's id for a member run, empty at top level
+    path: str = ""
     runner: RunnerInfo
     identity: dict[str, str] | None = None
     status: Literal["finished", "failed", "paused"]
@@ -298,6 +300,7 @@ def build_recording(
     exchanges = [_exchange(x, clean) for x in recorder.exchanges]
     return Recording(
         run_id=run_id,
+        path=recorder.path,
         runner=RunnerInfo(**runner),
         identity=clean(identity),
         status=status,  # type: ignore[arg-type]

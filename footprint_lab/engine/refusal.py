@@ -34,6 +34,21 @@ class Refusal(Exception):
         return {name: getattr(self, name, None) for name in self.fields}
 
 
+class SettingRefusal(Refusal):
+    """Base of the refusals for a builder keyword that no run could use.
+
+    Carries ``setting`` (the keyword at fault) and ``received`` (its shape, never its value);
+    the message names the builder, the setting and what a usable value looks like.
+    """
+
+    fields = ("setting", "received")
+
+    def __init__(self, runner: str, setting: str, received: str, fix: str) -> None:
+        super().__init__(f"{runner}: '{setting}' {fix} (received {received}).")
+        self.setting = setting
+        self.received = received
+
+
 def describe_shape(value: object) -> str:
     """Describe a value by its shape, never by its content.
 

@@ -54,8 +54,8 @@ class RecordingIndex:
             for exchange in recording.exchanges:
                 self.exchanges[exchange.step_id] = exchange
             for child in recording.children:
-                if child.steps:
-                    mount, _, _ = child.steps[0].step_id.rpartition("/")
+                mount = child.path or (child.steps[0].step_id.rpartition("/")[0] if child.steps else "")
+                if mount:
                     self.mounted.setdefault(mount, []).append(child)
                 pending.append(child)
 

@@ -1,0 +1,360 @@
+"""What every composition shares: the door, the one run it opens, and how members are mounted.
+
+Rules kept here:
+
+- A composition is a :class:`~footprint_lab.core.runner.Runner`: the same run-input door,
+  the same :class:`~footprint_lab.core.run.Run` result, ``run_sync``, and any runner
+  (an Agent, an LLMCall, another composition) can be a member.
+- A member's ``run()`` never runs. Each member is mounted through its ``_execute`` with a
+  child :class:`~footprint_lab.core.runner.Mount` whose ``path`` is the id of the step
+  that mounts it, so step ids join across the whole tree
+  (``sequence-step#2/call-llm#3``), and whose ``link`` is the run this execution serves
+  (:mod:`footprint_lab.core.member_run`). The outermost ``run()`` opens that run and
+  closes it when it returns; nested compositions hand the same link down.
+- Nothing per-run lives on the instance: no in-flight guard, no last run. One composition
+  can serve any number of overlapping runs.
+- The composition records its own steps (``seed``, one step per mount, ``final``) with
+  tracked reads and one commit each: a member's input is read from the output of the
+  step that produced it, so the evidence chain crosses members. Each member's run is a
+  child of the composition's recording.
+- A member that pauses (a tool asked a person) pauses the whole composition; its
+  checkpoint keeps every answer already produced, and ``resume`` replays those and
+  continues inside the paused member.
+
+Role: flow layer; every composition subclasses :class:`Composition` and writes only its
+``_flow``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from time import perf_counter_ns
+from typing import Any, ClassVar
+
+from footprint_lab.core.conversation import ResumeIdentityConflictError
+from footprint_lab.core.door import normalize_run_input
+from footprint_lab.core.identity import Identity, coerce_identity
+from footprint_lab.core.member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
+from footprint_lab.core.run import Run
+from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
+from footprint_lab.engine.recorder import Recorder
+from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.step_id import parse_step_id
+from footprint_lab.flow.refusals import (
+    CompositionConfigError,
+    DuplicateStepError,
+    EmptyCompositionError,
+    ResumeDivergedError,
+)
+
+Path = tuple[str, ...]
+INPUT: Path = ("input", "message")
+ANSWER: Path = ("answer",)
+RESERVED = "input"
+
+
+def output(name: str) -> Path:
+    """Where a member's answer is written in its composition's tracked state."""
+    return ("outputs", name)
+
+
+@dataclass(frozen=True, slots=True)
+class FlowCheckpoint:
+    """Where a paused composition stopped: enough to resume it in this or another process.
+
+    ``answers`` holds every member answer already produced (by member key), ``paused`` the
+    checkpoint of each member waiting for a person (more than one when parallel members
+    asked) and ``questions`` what each asked. The next answer goes to the first of them,
+    ``asking``; the others stay paused, untouched, for the resumes after it. Whom the run
+    serves (``run_id``, ``identity``) travels with it, so a resume continues for the same
+    person and nobody else.
+    """
+
+    run_id: str
+    runner: dict[str, Any]
+    identity: Identity | None
+    input: dict[str, Any]
+    answers: dict[str, str]
+    paused: dict[str, Any]
+    questions: dict[str, str]
+
+    @property
+    def asking(self) -> str:
+        """The member the next answer is for."""
+        return next(iter(self.paused))
+
+    @property
+    def question(self) -> str:
+        """What that member asked."""
+        return self.questions[self.asking]
+
+
+class MemberPaused(Exception):
+    """Control flow, not an error: a member paused, so its composition stops and pauses too."""
+
+    def __init__(self, key: str) -> None:
+        super().__init__(key)
+        self.key = key
+
+
+@dataclass(slots=True)
+class _Exec:
+    """The live state of one composition execution (never stored on the instance)."""
+
+    rec: Recorder
+    serves: ParentRun
+    listeners: tuple[Listener, ...]
+    link: str | None
+    resume: FlowCheckpoint | None = None
+    resume_answer: Any = None
+    children: list[tuple[int, Run]] = field(default_factory=list)
+    answers: dict[str, str] = field(default_factory=dict)
+    paused: dict[str, Any] = field(default_factory=dict)
+    questions: dict[str, str] = field(default_factory=dict)
+    replayed: set[str] = field(default_factory=set)
+    resumed: set[str] = field(default_factory=set)
+    stopped_early: dict[str, Any] | None = None
+
+    async def mount(self, key: str, member: Runner, input: Any, step_id: str, *, door: str) -> str:
+        """Run ``member`` under ``step_id`` for the run this execution serves; its answer.
+
+        A member whose answer the paused leg already produced is not run again; the member
+        the person's answer is for resumes with it; another member still waiting on a person
+        stays paused without running.
+        """
+        resume = self.resume
+        if resume is not None and key in resume.answers:
+            self.replayed.add(key)
+            self.answers[key] = resume.answers[key]
+            return resume.answers[key]
+        if resume is not None and key in resume.paused and key != resume.asking:
+            self.paused[key] = resume.paused[key]
+            self.questions[key] = resume.questions[key]
+            raise MemberPaused(key)
+        bag = normalize_run_input(input, door)
+        check_member_input(bag, door, member=True)
+        child = Mount(run_id=self.serves.run_id, path=step_id, listeners=self.listeners, link=self.link)
+        if resume is not None and key == resume.asking:
+            child.extra["resume"] = (resume.paused[key], self.resume_answer)
+            self.resumed.add(key)
+        order = parse_step_id(step_id)
+        position = order.number if order is not None else len(self.children)
+        try:
+            run = await member._execute(bag, child)
+        except BaseException as exc:
+            failed = getattr(exc, "_footprint_run", None)
+            if isinstance(failed, Run):
+                self.children.append((position, failed))
+            raise
+        self.children.append((position, run))
+        if run.status == "paused":
+            self.paused[key] = run.checkpoint
+            self.questions[key] = run.question or ""
+            raise MemberPaused(key)
+        answer = run.answer or ""
+        self.answers[key] = answer
+        return answer
+
+    def diverged_from(self, keys: Iterable[str], chosen: str) -> str | None:
+        """On a resume: the one of ``keys`` the paused run took, when it is not ``chosen``."""
+        if self.resume is None:
+            return None
+        taken = [key for key in keys if key in self.resume.answers or key in self.resume.paused]
+        return taken[0] if taken and chosen not in taken else None
+
+    def check_reached(self, composition: str) -> None:
+        """On a resume: refuse a run that never got to the member the person's answer is for."""
+        if self.resume is not None and self.resume.asking not in self.resumed:
+            raise ResumeDivergedError(composition, self.resume.asking)
+
+    def close(self, key: str, answer: str) -> None:
+        """Write a mounted member's answer and close the current step with its one commit."""
+        self.rec.write(output(key), "set", answer)
+        self.rec.end("replayed" if key in self.replayed else "ok")
+
+
+class Composition(Runner):
+    """Base of every composition. Subclasses build their members and write ``_flow``."""
+
+    kind: ClassVar[str] = "composition"
+
+    def __init__(self, *, id: str | None = None, name: str | None = None) -> None:
+        for setting, value in (("id", id), ("name", name)):
+            if value is not None and not isinstance(value, str):
+                raise CompositionConfigError(type(self).__name__, setting, describe_shape(value),
+                                             "must be a string or None")
+        super().__init__(id=id, name=name)
+
+    # -- the doors ------------------------------------------------------------------------
+    async def run(self, input: Any = None, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
+        """Run once on ``input`` (a message, or ``{"message": ...}``), for ``identity`` when one is named."""
+        bag = normalize_run_input(input, self.door, identity=identity)
+        named = coerce_identity(bag.pop("identity", None), self.door)
+        opened = open_parent_run(new_run_id(), named, door=self.door)
+        try:
+            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link)
+            return await self._execute(bag, mount)
+        finally:
+            close_parent_run(opened)
+
+    async def resume(
+        self, checkpoint: FlowCheckpoint, answer: Any, /, *, identity: Any = None, on_event: Listener | None = None,
+    ) -> Run:
+        """Continue a paused run of this composition: ``answer`` goes to the member that asked.
+
+        The run continues for the person it was paused for (the checkpoint's identity; naming
+        anyone else is refused), under its own run id; answers already produced are replayed,
+        not recomputed. When several members are waiting, the answer goes to the first of them
+        (``checkpoint.question`` is its question) and the run pauses again for the next.
+        """
+        door = f"{type(self).__name__}.resume"
+        named = coerce_identity(identity, door)
+        if not isinstance(checkpoint, FlowCheckpoint) or checkpoint.runner.get("kind") != self.kind:
+            from footprint_lab.core.checkpoint import InvalidCheckpointError
+
+            raise InvalidCheckpointError(door, "checkpoint", describe_shape(checkpoint),
+                                         f"is not the checkpoint of a paused run of this {type(self).__name__}",
+                                         "Pass run.checkpoint of a paused run of this composition.")
+        if named is not None and named != checkpoint.identity:
+            raise ResumeIdentityConflictError(door)
+        opened = open_parent_run(checkpoint.run_id, checkpoint.identity, door=door)
+        try:
+            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link)
+            mount.extra["resume"] = (checkpoint, answer)
+            return await self._execute(dict(checkpoint.input), mount)
+        finally:
+            close_parent_run(opened)
+
+    # -- one execution --------------------------------------------------------------------
+    async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
+        serves = run_for(mount, bag, self.door)
+        rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners)
+        exe = _Exec(rec=rec, serves=serves, listeners=mount.listeners, link=mount.link)
+        resume = mount.extra.get("resume")
+        if resume is not None:
+            exe.resume, exe.resume_answer = resume
+        rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name})
+        rec.begin("seed")
+        rec.write(INPUT, "set", bag["message"])
+        rec.end()
+        try:
+            try:
+                source: Path | None = await self._flow(exe)
+            except MemberPaused:
+                source = None
+            exe.check_reached(type(self).__name__)
+        except BaseException as exc:
+            rec.fail_open_step()
+            error = {**failure_summary(exc), "step_id": rec.current}
+            rec.emit("error", rec.current, dict(error))
+            rec.emit("run_end", rec.path, {"status": "failed"})
+            failed = self._make_run(exe, bag, "failed", None, error)
+            with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
+                exc._footprint_run = failed  # type: ignore[attr-defined]
+            raise
+        if source is None:
+            if rec.steps and rec.steps[-1][5] == "running":
+                rec.end("paused")
+            rec.emit("run_end", rec.path, {"status": "paused"})
+            checkpoint = FlowCheckpoint(
+                run_id=serves.run_id, runner=self._runner_info(), identity=serves.identity, input=dict(bag),
+                answers=dict(exe.answers), paused=dict(exe.paused), questions=dict(exe.questions),
+            )
+            return self._make_run(exe, bag, "paused", None, None, checkpoint=checkpoint)
+        rec.begin("final")
+        answer = str(rec.read(source) or "")
+        rec.write(ANSWER, "set", answer)
+        rec.end()
+        rec.emit("run_end", rec.path, {"status": "finished"})
+        return self._make_run(exe, bag, "finished", answer, None)
+
+    async def _flow(self, exe: _Exec) -> Path:
+        """Run the members; return the tracked path holding the composition's answer."""
+        raise TypeError(f"{type(self).__name__} does not define its flow")
+
+    def _runner_info(self) -> dict[str, Any]:
+        return {"kind": self.kind, "id": self.id, "name": self.name}
+
+    def _make_run(
+        self, exe: _Exec, bag: dict[str, Any], status: str, answer: str | None, error: dict[str, Any] | None,
+        *, checkpoint: FlowCheckpoint | None = None,
+    ) -> Run:
+        ended = perf_counter_ns()
+        rec = exe.rec
+        runner_info = self._runner_info()
+        identity = exe.serves.identity
+        children = [run for _, run in sorted(exe.children, key=lambda pair: pair[0])]
+        stopped_early = exe.stopped_early
+
+        def build() -> Any:
+            from footprint_lab.engine.recording import build_recording
+
+            return build_recording(
+                rec, runner=runner_info, status=status, input=bag, answer=answer,
+                identity=identity.as_dict() if identity is not None else None, stopped_early=stopped_early,
+                error=error, ended_ns=ended, children=[child.recording for child in children],
+            )
+
+        return Run(
+            run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
+            question=checkpoint.question if checkpoint is not None else None, checkpoint=checkpoint,
+        )
+
+
+def named_members(composition: str, members: Any, example: str) -> list[tuple[str, Runner]]:
+    """Members given as ``{name: runner}`` or ``[(name, runner), ...]``, checked; refused when unusable."""
+    if isinstance(members, Mapping):
+        pairs: list[Any] = list(members.items())
+    elif isinstance(members, Iterable) and not isinstance(members, str | bytes):
+        pairs = list(members)
+    else:
+        raise CompositionConfigError(
+            composition, "members", describe_shape(members),
+            f"must be a dict of name -> runner or a list of (name, runner) pairs, e.g. {example}",
+        )
+    if not pairs:
+        raise EmptyCompositionError(composition, example)
+    checked: list[tuple[str, Runner]] = []
+    seen: set[str] = set()
+    for pair in pairs:
+        if not (isinstance(pair, tuple) and len(pair) == 2):
+            raise CompositionConfigError(composition, "members", describe_shape(pair),
+                                         f"must hold (name, runner) pairs, e.g. {example}")
+        name, member = pair
+        check_name(composition, name)
+        check_runner(composition, name, member)
+        if name in seen:
+            raise DuplicateStepError(composition, name)
+        seen.add(name)
+        checked.append((name, member))
+    return checked
+
+
+def check_name(composition: str, name: Any) -> None:
+    """A member name is a non-empty string without '/', and not the reserved ``input``."""
+    if not isinstance(name, str) or not name.strip() or "/" in name:
+        raise CompositionConfigError(composition, "name", describe_shape(name),
+                                     "must be a non-empty string without '/' naming the member")
+    if name == RESERVED:
+        raise CompositionConfigError(composition, name, "the reserved name",
+                                     "is reserved for the run's own message; name the member something else")
+
+
+def check_runner(composition: str, name: str, member: Any) -> None:
+    """A member is a runner: an Agent, an LLMCall or a composition."""
+    if not isinstance(member, Runner):
+        raise CompositionConfigError(composition, name, describe_shape(member),
+                                     "must be a runner (an Agent, an LLMCall or a composition)")
+
+
+def failure_summary(exc: BaseException) -> dict[str, Any]:
+    """What a failed member's step commits: the error's type and code, never its message."""
+    return {"type": type(exc).__name__, "code": getattr(exc, "code", None)}
+
+
+def check_callable(composition: str, setting: str, value: Any, fix: str) -> None:
+    """Refuse a predicate, mapper or merge that cannot be called."""
+    if not callable(value):
+        raise CompositionConfigError(composition, setting, describe_shape(value), fix)
