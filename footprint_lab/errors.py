@@ -34,6 +34,11 @@ shape only, and says how to fix it. The tree::
     ├── ContextConfigError               ERR_CONTEXT_CONFIG         context.assembly
     ├── DuplicateContextIdError          ERR_DUPLICATE_CONTEXT_ID   context.assembly
     ├── UnknownFactReferenceError        ERR_UNKNOWN_FACT_REF       context.assembly
+    ├── ExplainConfigError               ERR_EXPLAIN_CONFIG         explain.checks
+    ├── UnknownStepError                 ERR_UNKNOWN_STEP           explain.custody
+    ├── InfluenceStrategyError           ERR_INFLUENCE_STRATEGY     explain.influence
+    ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
+    ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
     ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
     └── ProviderError                    ERR_PROVIDER               providers.errors
         ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
@@ -80,6 +85,11 @@ from footprint_lab.core.run import CallNotFoundError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import Refusal
+from footprint_lab.explain.ablation import NothingToLocalizeError
+from footprint_lab.explain.checks import ExplainConfigError
+from footprint_lab.explain.custody import UnknownStepError
+from footprint_lab.explain.influence import InfluenceStrategyError
+from footprint_lab.explain.rerun import UnknownSourceError
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
     DuplicateStepError,
@@ -116,8 +126,10 @@ __all__ = [
     "DuplicateStepError",
     "DuplicateToolError",
     "EmptyCompositionError",
+    "ExplainConfigError",
     "FactRoleError",
     "GraphCycleError",
+    "InfluenceStrategyError",
     "InvalidCheckpointError",
     "InvalidIdentityError",
     "InvalidQuestionError",
@@ -129,6 +141,7 @@ __all__ = [
     "MockScriptError",
     "ModelNotFoundError",
     "NoConversationError",
+    "NothingToLocalizeError",
     "ParentRunRefusedError",
     "PendingQuestionError",
     "ProviderAuthError",
@@ -149,4 +162,6 @@ __all__ = [
     "RunInFlightError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
+    "UnknownSourceError",
+    "UnknownStepError",
 ]

@@ -243,6 +243,74 @@ class Agent(Conversation, Runner):
         start, named = self._start_turn(door, bag.pop("continue_from", None), named)
         return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
 
+    # -- rebuilding for reruns (footprint_lab.explain) --------------------------------------
+    def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Agent:
+        """A new agent built from this one's declarations minus the ``exclude`` ids.
+
+        An id names the system prompt (``'system-prompt'``), a tool (by its name: the tool is
+        gone, so are its results) or a context declaration (an instruction citing a removed
+        fact no longer cites it). ``seed`` is put on every request of the new agent. Unknown
+        ids are refused with the ids this agent has. Listeners and runs are not carried over:
+        the new agent is a clean rerun target.
+        """
+        return self._rebuild(self._named("Agent.without", exclude, self._source_ids()), (), seed)
+
+    def with_forced(self, force: Iterable[str] | str, *, exclude: Iterable[str] | str = (),
+                    seed: int | None = None) -> Agent:
+        """A new agent whose ``force`` declarations are admitted on every iteration and past any budget.
+
+        For testing missing context by restoration; see :mod:`footprint_lab.context.rebuild`
+        for exactly what forcing changes. ``exclude`` and ``seed`` work as in :meth:`without`.
+        """
+        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
+        forced = self._named("Agent.with_forced", force, declared, action="force in")
+        return self._rebuild(self._named("Agent.with_forced", exclude, self._source_ids()), forced, seed)
+
+    def _rebuild(self, removed: set[str], forced: Iterable[str], seed: int | None) -> Agent:
+        from footprint_lab.context.rebuild import forced_declarations, without_declarations
+
+        settings = self._declarations()
+        if "system-prompt" in removed:
+            settings["system"] = ""
+        if "tools" in settings:
+            settings["tools"] = [t for t in settings["tools"] if t.name not in removed]
+        if "context" in settings:
+            settings["context"] = without_declarations(settings["context"], removed)
+            forced = list(forced)
+            if forced:
+                settings["context"], settings["budgets"] = forced_declarations(
+                    settings["context"], settings["budgets"] or {}, forced, system_prompt=bool(settings["system"]))
+        if seed is not None:
+            from footprint_lab.providers.seeded import seeded
+
+            settings["provider"] = seeded(self.provider, seed)
+        return type(self)(**settings)
+
+    def _declarations(self) -> dict[str, Any]:
+        """The keywords that rebuild this agent as it was declared."""
+        plan = self._context
+        return {"provider": self.provider, "model": self.model, "system": self.system, "tools": list(self.tools),
+                "id": self.id, "name": self.name, "max_iterations": self.max_iterations, "redact": self.redact,
+                "input_guard": self.input_guard,
+                "context": [declaration for declaration, _, _ in plan.entries] if plan is not None else [],
+                "budgets": dict(plan.budgets) if plan is not None else None}
+
+    def _source_ids(self) -> list[str]:
+        """Every id ``without`` accepts for this agent."""
+        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
+        return [*(["system-prompt"] if self.system else []), *(t.name for t in self.tools), *declared]
+
+    @staticmethod
+    def _named(door: str, ids: Iterable[str] | str, known: list[str], action: str = "remove") -> set[str]:
+        from footprint_lab.explain.checks import id_list
+        from footprint_lab.explain.rerun import UnknownSourceError
+
+        names = id_list(door, "exclude" if action == "remove" else "force", ids)
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise UnknownSourceError(door, len(unknown), known, action)
+        return set(names)
+
     # -- one execution --------------------------------------------------------------------
     async def _execute(self, bag: dict[str, Any], mount: Mount, start: Continuation | None = None) -> Run:
         # Whom this execution serves comes from the mount alone (member_run); never from the instance.
@@ -676,6 +744,10 @@ class LLMCall(Agent):
             raise ContextConfigError(runner, "budgets", "a budget for the tools slot",
                                      "may only cap 'system' and 'messages' for an LLMCall, which offers no tools")
         return plan
+
+    def _declarations(self) -> dict[str, Any]:
+        return {"provider": self.provider, "model": self.model, "system": self.system, "id": self.id,
+                "name": self.name, "redact": self.redact, "input_guard": self.input_guard}
 
     async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
         if await self._seed(turn) is None:
