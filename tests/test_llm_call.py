@@ -111,3 +111,21 @@ def test_a_tools_budget_is_refused_and_context_is_checked_as_for_an_agent():
     assert caught.value.setting == "budgets" and "'system' and 'messages'" in str(caught.value)
     with pytest.raises(ContextConfigError):
         LLMCall(provider=mock(reply="x"), context="not a list")
+
+
+async def test_an_llm_call_is_rebuilt_for_reruns_with_its_context():
+    provider, seen = keeping()
+    call = LLMCall(provider=provider, system="Summarize.", budgets={"system": 20}, context=[
+        define_fact(id="audience", data="For the CFO."),
+        define_fact(id="tone", data="Plain words only."),
+    ])
+    await call.run("Q3 was flat.")
+    await call.without("tone").run("Q3 was flat.")
+    await call.with_forced("tone").run("Q3 was flat.")
+    assert [r.system for r in seen] == ["Summarize.", "Summarize.", "Summarize.\n\nPlain words only."]
+    rebuilt = call.without("audience")
+    assert type(rebuilt) is LLMCall and rebuilt.max_iterations == 1
+    run = await rebuilt.run("Q3 was flat.")
+    assert seen[-1].tools == []
+    declared = {p.source_id: p.verdict for p in run.recording.context_pieces if p.source_kind == "fact"}
+    assert declared == {"tone": "dropped"}  # the budget came along, the removed fact did not

@@ -746,8 +746,10 @@ class LLMCall(Agent):
         return plan
 
     def _declarations(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self.model, "system": self.system, "id": self.id,
-                "name": self.name, "redact": self.redact, "input_guard": self.input_guard}
+        """An agent's keywords less the two an LLMCall fixes itself (no tools, one iteration)."""
+        settings = super()._declarations()
+        del settings["tools"], settings["max_iterations"]
+        return settings
 
     async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
         if await self._seed(turn) is None:
