@@ -82,6 +82,13 @@ def load_ipython_extension(ipython: Any) -> None:
     load(ipython)
 
 
+def unload_ipython_extension(ipython: Any) -> None:
+    """``%unload_ext footprint_lab``."""
+    from footprint_lab.lab.extension import unload
+
+    unload(ipython)
+
+
 __all__ = [
     "Agent",
     "Checkpoint",

@@ -15,6 +15,7 @@ shape only, and says how to fix it. The tree::
     ├── InvalidQuestionError             ERR_INVALID_QUESTION       core.pause
     ├── AgentConfigError                 ERR_AGENT_CONFIG           core.agent
     ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
+    ├── LLMCallContextError              ERR_LLM_CALL_CONTEXT       core.agent
     ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
     ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
     ├── ParentRunRefusedError            ERR_PARENT_RUN_REFUSED     core.member_run
@@ -33,6 +34,11 @@ shape only, and says how to fix it. The tree::
     ├── ContextConfigError               ERR_CONTEXT_CONFIG         context.assembly
     ├── DuplicateContextIdError          ERR_DUPLICATE_CONTEXT_ID   context.assembly
     ├── UnknownFactReferenceError        ERR_UNKNOWN_FACT_REF       context.assembly
+    ├── ExplainConfigError               ERR_EXPLAIN_CONFIG         explain.checks
+    ├── UnknownStepError                 ERR_UNKNOWN_STEP           explain.custody
+    ├── InfluenceStrategyError           ERR_INFLUENCE_STRATEGY     explain.influence
+    ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
+    ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
     ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
     └── ProviderError                    ERR_PROVIDER               providers.errors
         ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
@@ -61,7 +67,7 @@ from __future__ import annotations
 
 from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
 from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
-from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
+from footprint_lab.core.agent import AgentConfigError, DuplicateToolError, LLMCallContextError
 from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError
 from footprint_lab.core.checkpoint import RunCheckpointError as RunCheckpointError  # not a refusal: see above
 from footprint_lab.core.conversation import (
@@ -79,6 +85,11 @@ from footprint_lab.core.run import CallNotFoundError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import Refusal
+from footprint_lab.explain.ablation import NothingToLocalizeError
+from footprint_lab.explain.checks import ExplainConfigError
+from footprint_lab.explain.custody import UnknownStepError
+from footprint_lab.explain.influence import InfluenceStrategyError
+from footprint_lab.explain.rerun import UnknownSourceError
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
     DuplicateStepError,
@@ -115,18 +126,22 @@ __all__ = [
     "DuplicateStepError",
     "DuplicateToolError",
     "EmptyCompositionError",
+    "ExplainConfigError",
     "FactRoleError",
     "GraphCycleError",
+    "InfluenceStrategyError",
     "InvalidCheckpointError",
     "InvalidIdentityError",
     "InvalidQuestionError",
     "InvalidRunInputError",
+    "LLMCallContextError",
     "LoopBudgetError",
     "MemberIdentityError",
     "MissingApiKeyError",
     "MockScriptError",
     "ModelNotFoundError",
     "NoConversationError",
+    "NothingToLocalizeError",
     "ParentRunRefusedError",
     "PendingQuestionError",
     "ProviderAuthError",
@@ -147,4 +162,6 @@ __all__ = [
     "RunInFlightError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
+    "UnknownSourceError",
+    "UnknownStepError",
 ]

@@ -210,7 +210,32 @@ async def test_overlapping_runs_on_one_agent_are_refused():
     assert caught.value.code == "ERR_RUN_IN_FLIGHT"
     assert caught.value.agent_id == "support-bot"
     assert caught.value.active_run_id == done.run_id
-    assert "two Agent" in str(caught.value) or "second Agent" in str(caught.value)
+    text = str(caught.value)
+    # the three ways to run two turns, each spelled out
+    assert "Await the turn in flight" in text and "second Agent" in text and "asyncio.Queue" in text
+    assert done.run_id in text and "Agent.run" in text
+
+
+async def test_a_cancelled_run_releases_the_in_flight_guard():
+    gate = asyncio.Event()
+
+    async def hang(request):
+        if request.call_index == 0 and not gate.is_set():
+            await asyncio.sleep(3600)
+        return "answered"
+
+    agent = Agent(provider=mock(respond=hang))
+    task = asyncio.ensure_future(agent.run("one"))
+    await asyncio.sleep(0.01)
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    cancelled = agent.last_run
+    assert cancelled is not None and cancelled.status == "failed"
+    assert cancelled.recording.error["type"] == "CancelledError"
+    gate.set()
+    second = await agent.run("two")
+    assert second.answer == "answered" and agent.last_run is second
 
 
 async def test_gather_of_two_runs_lets_exactly_one_succeed():

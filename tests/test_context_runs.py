@@ -21,7 +21,7 @@ from footprint_lab.context import (
 )
 from footprint_lab.core.agent import turn_text
 from footprint_lab.errors import CallNotFoundError
-from footprint_lab.providers import LLMRequest, mock
+from footprint_lab.providers import LLMRequest, MessagesView, mock
 
 
 class Script:
@@ -65,8 +65,19 @@ def assert_pieces_add_up(recording: Recording) -> None:
         assert [pieces[i].position for i in slots["messages"]] == list(range(len(messages)))
         names = [pieces[i].detail.get("tool", pieces[i].source_id) for i in slots["tools"]]
         assert names == [t["name"] for t in exchange.tools]
+        assert [pieces[i].content for i in slots["tools"]] == [t["description"] for t in exchange.tools]
+        assert [pieces[i].position for i in slots["tools"]] == list(range(len(exchange.tools)))
+        assert [pieces[i].position for i in slots["system"]] == list(range(len(slots["system"])))
         for indices in slots.values():
             assert all(pieces[i].verdict == "admitted" for i in indices)
+        # LANDED -> READ: the step that landed the system pieces committed exactly the text this call read
+        landed = {pieces[i].landed_by for i in slots["system"] + slots["tools"]}
+        if landed:
+            [step] = landed
+            commit = next(c for c in recording.commits if c.step_id == step)
+            assert [e.value for e in commit.entries if e.path == ["slots", "system"]] == [exchange.system]
+            read = next(r for r in recording.reads if r.step_id == exchange.step_id and r.path == ["slots", "system"])
+            assert read.writer == step
 
 
 # -- always, rule, and what a rule sees ---------------------------------------------------------
@@ -218,6 +229,8 @@ async def test_memory_is_recalled_only_for_the_same_identity(store):
     assert [p.reason for p in pieces_of(first, "history")] == ["nothing recalled: this identity's memory is empty"]
     await agent.run("I am bob.", identity={"tenant": "acme", "principal": "bob"})
     await agent.run("Other tenant, same name.", identity={"tenant": "globex", "principal": "ana"})
+    # bob (same tenant) and ana of another tenant recall nothing of ana's
+    assert [r.system for r in script.requests[1:]] == ["", ""]
     script.requests.clear()
     later = await agent.run("What is my colour?", identity=Identity(tenant="acme", principal="ana"))
     system = script.requests[0].system
@@ -343,6 +356,30 @@ async def test_a_messages_fact_follows_the_conversation_without_joining_the_tran
     assert [m["role"] for m in script.requests[1].messages] == ["user", "assistant", "tool", "user"]
     assert "Answer in English." not in [m.get("content") for m in run.recording.messages]
     assert [p.position for p in pieces_of(run, "reminder")] == [1, 3]
+
+
+async def test_messages_injections_ride_on_a_view_of_the_conversation_never_a_copy():
+    script = Script([{"tool": "noop", "args": {}}] * 3 + ["done"])
+    agent = Agent(provider=script.provider, tools=[make_tool("noop")], context=[
+        define_fact(id="steady", data="Be exact.", slot="messages", role="user"),
+        define_fact(id="late", data="Wrap up.", slot="messages", role="assistant",
+                    active_when=lambda view: view.iteration >= 3),
+    ])
+    run = await agent.run("go")
+    sent = [request.messages for request in script.requests]
+    assert all(isinstance(messages, MessagesView) for messages in sent)
+    # every call reads the same conversation turns, not copies of them ...
+    assert all(messages[0] is sent[0][0] for messages in sent)
+    assert sent[3][1] is sent[1][1] and sent[3][2] is sent[1][2]
+    # ... and what an earlier call sent is still exactly that after the run went on
+    assert [m["content"] for m in sent[0]] == ["go", "Be exact."]
+    assert [m["content"] for m in sent[3]][-2:] == ["Be exact.", "Wrap up."]
+    # an injection that did not change is the same message object on every call
+    assert sent[0][-1] is sent[1][-1] is sent[2][-2] is sent[3][-2]
+    assert sent[2][-1] is sent[3][-1]
+    for request, exchange in zip(script.requests, run.recording.exchanges, strict=True):
+        assert request.messages == run.recording.request_messages(exchange)
+    assert_pieces_add_up(run.recording)
 
 
 async def test_pieces_that_do_not_fit_the_budget_are_recorded_as_dropped():

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import pytest
 
-from footprint_lab import Agent, LLMCall, Refusal, normalize_run_input
+from footprint_lab import Agent, LLMCall, Refusal, Sequence, normalize_run_input
 from footprint_lab.errors import InvalidRunInputError
 from footprint_lab.providers import mock
 
@@ -13,6 +15,15 @@ SECRET = "sk-live-THISisAsecretVALUE1234567890"
 
 def test_string_is_adapted_to_a_message():
     assert normalize_run_input("go", "Agent.run") == {"message": "go"}
+
+
+def test_any_mapping_with_a_message_passes_as_a_new_dict():
+    frozen = MappingProxyType({"message": "go", "extra": 1})
+    bag = normalize_run_input(frozen, "Agent.run")
+    assert bag == {"message": "go", "extra": 1} and type(bag) is dict
+    original = {"message": "go"}
+    normalize_run_input(original, "Agent.run", identity={"tenant": "a"})
+    assert original == {"message": "go"}  # the caller's mapping is never changed
 
 
 def test_mapping_passes_with_other_keys_untouched():
@@ -50,7 +61,11 @@ def test_refusals_name_what_arrived(value, received):
     assert err.code == "ERR_INVALID_RUN_INPUT"
     assert err.runner == "Agent.run"
     assert err.received == received
-    assert "run('your message')" in str(err) or "run('Begin.')" in str(err)
+    text = str(err)
+    assert text.startswith("Agent.run: ") and f"(received {received})" in text
+    # both accepted forms are spelled, whatever the refusal
+    assert "run('your message')" in text or "run('Begin.')" in text
+    assert "run({'message': 'your message'})" in text or "run({'message': 'Begin.'})" in text
 
 
 def test_empty_message_teaches_running_on_the_system_prompt_alone():
@@ -76,12 +91,25 @@ def test_same_keyword_twice_with_different_values_is_refused():
 async def test_runner_refuses_before_anything_runs(runner_class):
     provider = mock(reply="never")
     runner = runner_class(provider=provider)
-    for bad in (None, "", {"text": "hi"}, 3):
+    delivered = []
+    runner.subscribe(delivered.append)
+    for bad in (None, "", "  ", {}, {"text": "hi"}, {"message": None}, {"message": 42}, [SECRET], 3):
         with pytest.raises(InvalidRunInputError) as caught:
-            await runner.run(bad)
+            await runner.run(bad, on_event=delivered.append)
         assert caught.value.runner == f"{runner_class.__name__}.run"
     assert provider.calls == 0
     assert runner.last_run is None
+    assert delivered == []  # no run started: not even a run_start event
+    assert (await runner.run("now a real one")).answer == "never"  # and the instance is not left busy
+
+
+async def test_a_composition_refuses_at_the_same_door():
+    provider = mock(reply="never")
+    for bad in (None, {"text": "hi"}, ""):
+        with pytest.raises(InvalidRunInputError) as caught:
+            await Sequence({"only": Agent(provider=provider)}).run(bad)
+        assert caught.value.runner == "Sequence.run"
+    assert provider.calls == 0
 
 
 def test_run_sync_refuses_too():

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from footprint_lab import Agent, define_tool
+from footprint_lab import Agent, Parallel, Sequence, define_tool
 from footprint_lab.engine import EVENT_TYPES, Recorder, format_step_id, parse_step_id
 from footprint_lab.engine.recording import build_recording
 from footprint_lab.providers import mock
@@ -124,6 +124,69 @@ def test_event_types_and_order_of_a_tool_round():
         own = [e.type for e in run.recording.events if e.step_id == step.step_id and e.type in
                ("step_start", "commit", "step_end")]
         assert own == ["step_start", "commit", "step_end"]
+
+
+def test_the_exact_event_sequence_of_one_tool_round():
+    noop = define_tool(name="noop", description="x", input_schema={"type": "object"}, fn=lambda: "ok")
+    live = []
+    agent = Agent(provider=mock(replies=[{"tool": "noop", "args": {}}, "done"]), tools=[noop], system="S")
+    run = agent.run_sync("go", on_event=live.append)
+
+    def step(name, *middle):
+        return [("step_start", name), *((kind, name) for kind in middle), ("commit", name), ("step_end", name)]
+
+    def call(name):
+        return step(name, "read", "read", "read", "llm_start", "llm_end", "write", "write")
+
+    expected = [
+        ("run_start", ""),
+        *step("seed#1", "write", "write"),
+        *step("assemble#2", "write", "write"),
+        *call("call-llm#3"),
+        ("step_start", "tool#4"), ("tool_start", "tool#4"), ("write", "tool#4"), ("tool_end", "tool#4"),
+        ("commit", "tool#4"), ("step_end", "tool#4"),
+        *step("assemble#5", "write", "write"),
+        *call("call-llm#6"),
+        *step("final#7", "read", "write"),
+        ("run_end", ""),
+    ]
+    assert [(e.type, e.step_id) for e in run.recording.events] == expected
+    assert [(e.seq, e.type, e.step_id) for e in live] == [(n, *pair) for n, pair in enumerate(expected)]
+    reads = [e.payload for e in run.recording.events if e.type == "read"]
+    assert reads[3:6] == [{"path": "slots.system", "writer": "assemble#5"}, {"path": "messages", "writer": "tool#4"},
+                          {"path": "slots.tools", "writer": "assemble#5"}]
+    assert reads[-1] == {"path": "last_response", "writer": "call-llm#6"}
+
+
+async def test_member_runs_share_one_envelope_and_one_sequence_with_their_composition():
+    live = []
+    tree = Sequence({
+        "first": Agent(provider=mock(reply="a"), name="first"),
+        "fan": Parallel({"left": Agent(provider=mock(reply="l")), "right": Agent(provider=mock(reply="r"))},
+                        merge=lambda answers: answers["left"] + answers["right"]),
+    })
+    run = await tree.run("go", on_event=live.append)
+    assert run.answer == "lr"
+    # one counter for the whole run: delivered in order, no number used twice, none skipped
+    assert [e.seq for e in live] == list(range(len(live)))
+    assert {e.run_id for e in live} == {run.run_id}
+
+    def every_event(recording):
+        yield from recording.events
+        for child in recording.children:
+            yield from every_event(child)
+
+    # every recording of the tree keeps the numbers its events were delivered with
+    recorded = sorted(every_event(run.recording), key=lambda e: e.seq)
+    assert [(e.seq, e.type, e.step_id, e.payload) for e in recorded] == [
+        (e.seq, e.type, e.step_id, e.payload) for e in live]
+    # a member's run nests inside the step that mounted it
+    by_step = {(e.type, e.step_id): e.seq for e in live}
+    members = run.recording.children[0], *run.recording.children[1].children
+    for member in members:
+        seqs = [e.seq for e in member.events]
+        assert seqs == sorted(seqs) and member.events[0].type == "run_start" and member.events[-1].type == "run_end"
+        assert by_step[("step_start", member.path)] < seqs[0] < seqs[-1] < by_step[("step_end", member.path)]
 
 
 def test_unsubscribe_stops_delivery():

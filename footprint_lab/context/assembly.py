@@ -257,8 +257,8 @@ class TurnContext:
         self.active_skills: dict[str, str] = {}
         #: (tool name, tool step) of the tool results since the last assistant turn
         self.returned: list[tuple[str, str]] = []
-        self.injected: list[dict[str, Any]] = []
-        self.injected_ids: list[int] = []
+        self.injected: tuple[dict[str, Any], ...] = ()
+        self.injected_ids: tuple[int, ...] = ()
         self.read_skill = _ReadSkill(self)
         self._landed_tools: frozenset[str] = frozenset()
         self._recalled: dict[str, list[dict[str, Any]]] = {}
@@ -290,6 +290,8 @@ class TurnContext:
         injected: list[dict[str, Any]] = []
         injected_ids: list[int] = []
         history_length = len(self.history)
+        # what the last call was sent, so an unchanged injection lands as the same message object
+        earlier = {(m["role"], m["content"]): m for m in self.injected}
         for injection, text, described in self.plan.entries:
             admitted, reason, evidence = injection.trigger.check(injection.id, view, self)
             outcomes = self._outcomes(injection, text) if admitted else ((text, {}, reason),)
@@ -313,13 +315,19 @@ class TurnContext:
                                  detail)
                 else:
                     injected_ids.append(len(pieces))
-                    injected.append({"role": injection.role, "content": content})
+                    injected.append(earlier.get((injection.role, content))
+                                    or {"role": injection.role, "content": content})
                     self._record(injection, slot, content, "admitted", reason, step_id, iteration,
                                  history_length + len(injected) - 1, detail)
-        self.injected = injected
-        self.injected_ids = injected_ids
+        # Unchanged injections are kept as the same objects: a long run that injects the same
+        # messages on every call then holds one copy, not one per call for the garbage collector
+        # to walk (each call's pieces still record their own positions).
+        if len(injected) != len(self.injected) or any(new is not old for new, old in zip(injected, self.injected,
+                                                                                          strict=False)):
+            self.injected = tuple(injected)
+        self.injected_ids = tuple(injected_ids)
         if self.plan.writes_messages:
-            rec.write(INJECTED_PATH, "set", injected)
+            rec.write(INJECTED_PATH, "set", self.injected)
         if withhold_tools or not self.plan.skills:
             self._landed_tools = frozenset()
             return schemas
@@ -419,7 +427,7 @@ class TurnContext:
         self.returned = returned
 
     # -- the call, tool and final steps -----------------------------------------------------
-    def injected_messages(self) -> tuple[list[dict[str, Any]], list[int]]:
+    def injected_messages(self) -> tuple[tuple[dict[str, Any], ...], tuple[int, ...]]:
         """The messages-slot injections for the LLM call being made (read in its step)."""
         if self.plan.writes_messages:
             self.rec.read(INJECTED_PATH)

@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
-from footprint_lab.context.assembly import READ_SKILL, ContextPlan
+from footprint_lab.context.assembly import READ_SKILL, ContextConfigError, ContextPlan
 from footprint_lab.core.conversation import Conversation, ResumeIdentityConflictError, answer_text
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity, memory_identity
@@ -245,6 +245,74 @@ class Agent(Conversation, Runner):
         named = coerce_identity(bag.pop("identity", None), door)
         start, named = self._start_turn(door, bag.pop("continue_from", None), named)
         return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
+
+    # -- rebuilding for reruns (footprint_lab.explain) --------------------------------------
+    def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Agent:
+        """A new agent built from this one's declarations minus the ``exclude`` ids.
+
+        An id names the system prompt (``'system-prompt'``), a tool (by its name: the tool is
+        gone, so are its results) or a context declaration (an instruction citing a removed
+        fact no longer cites it). ``seed`` is put on every request of the new agent. Unknown
+        ids are refused with the ids this agent has. Listeners and runs are not carried over:
+        the new agent is a clean rerun target.
+        """
+        return self._rebuild(self._named("Agent.without", exclude, self._source_ids()), (), seed)
+
+    def with_forced(self, force: Iterable[str] | str, *, exclude: Iterable[str] | str = (),
+                    seed: int | None = None) -> Agent:
+        """A new agent whose ``force`` declarations are admitted on every iteration and past any budget.
+
+        For testing missing context by restoration; see :mod:`footprint_lab.context.rebuild`
+        for exactly what forcing changes. ``exclude`` and ``seed`` work as in :meth:`without`.
+        """
+        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
+        forced = self._named("Agent.with_forced", force, declared, action="force in")
+        return self._rebuild(self._named("Agent.with_forced", exclude, self._source_ids()), forced, seed)
+
+    def _rebuild(self, removed: set[str], forced: Iterable[str], seed: int | None) -> Agent:
+        from footprint_lab.context.rebuild import forced_declarations, without_declarations
+
+        settings = self._declarations()
+        if "system-prompt" in removed:
+            settings["system"] = ""
+        if "tools" in settings:
+            settings["tools"] = [t for t in settings["tools"] if t.name not in removed]
+        if "context" in settings:
+            settings["context"] = without_declarations(settings["context"], removed)
+            forced = list(forced)
+            if forced:
+                settings["context"], settings["budgets"] = forced_declarations(
+                    settings["context"], settings["budgets"] or {}, forced, system_prompt=bool(settings["system"]))
+        if seed is not None:
+            from footprint_lab.providers.seeded import seeded
+
+            settings["provider"] = seeded(self.provider, seed)
+        return type(self)(**settings)
+
+    def _declarations(self) -> dict[str, Any]:
+        """The keywords that rebuild this agent as it was declared."""
+        plan = self._context
+        return {"provider": self.provider, "model": self.model, "system": self.system, "tools": list(self.tools),
+                "id": self.id, "name": self.name, "max_iterations": self.max_iterations, "redact": self.redact,
+                "input_guard": self.input_guard,
+                "context": [declaration for declaration, _, _ in plan.entries] if plan is not None else [],
+                "budgets": dict(plan.budgets) if plan is not None else None}
+
+    def _source_ids(self) -> list[str]:
+        """Every id ``without`` accepts for this agent."""
+        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
+        return [*(["system-prompt"] if self.system else []), *(t.name for t in self.tools), *declared]
+
+    @staticmethod
+    def _named(door: str, ids: Iterable[str] | str, known: list[str], action: str = "remove") -> set[str]:
+        from footprint_lab.explain.checks import id_list
+        from footprint_lab.explain.rerun import UnknownSourceError
+
+        names = id_list(door, "exclude" if action == "remove" else "force", ids)
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise UnknownSourceError(door, len(unknown), known, action)
+        return set(names)
 
     # -- one execution --------------------------------------------------------------------
     async def _execute(self, bag: dict[str, Any], mount: Mount, start: Continuation | None = None) -> Run:
@@ -556,10 +624,10 @@ class Agent(Conversation, Runner):
         rec.read(MESSAGES)
         rec.read(TOOLS)
         _, system_ids, schemas, tool_ids = turn.slots
-        injected, injected_ids = turn.context.injected_messages() if turn.context is not None else ([], [])
+        injected, injected_ids = turn.context.injected_messages() if turn.context is not None else ((), ())
         request = LLMRequest(
             model=self.model, system=system_text, tools=schemas, iteration=iteration, call_index=turn.call_index,
-            messages=[*turn.history, *injected] if injected else MessagesView(turn.history),
+            messages=MessagesView(turn.history, tail=injected),
             input_chars=len(system_text) + turn.history_chars + sum(len(m["content"]) for m in injected),
         )
         turn.call_index += 1
@@ -581,7 +649,7 @@ class Agent(Conversation, Runner):
         # Flat, and sharing the lists the message and the event already hold: see Recorder.
         rec.exchanges.append({
             "step_id": step_id, "iteration": iteration, "model": self.model, "system": system_text,
-            "message_count": len(turn.history), "injected_messages": injected, "message_pieces": tuple(injected_ids),
+            "message_count": len(turn.history), "injected_messages": injected, "message_pieces": injected_ids,
             "tools": schemas, "system_pieces": tuple(system_ids),
             "tool_pieces": tuple(tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
             "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
@@ -641,8 +709,36 @@ class Agent(Conversation, Runner):
         return str(answer)
 
 
+class LLMCallContextError(Refusal):
+    """Raised when an ``LLMCall`` is given context that only a tool-using agent could use.
+
+    A skill is loaded by the model calling ``read_skill``, and an ``on_tool_return`` trigger
+    waits for a tool's result; an ``LLMCall`` offers no tools, so neither could ever land.
+    Carries ``context_id`` (the declaration's id) and ``kind`` (``skill``, or the kind of the
+    declaration whose trigger waits for a tool).
+    """
+
+    code = "ERR_LLM_CALL_CONTEXT"
+    fields = ("context_id", "kind")
+
+    def __init__(self, context_id: str, kind: str, why: str) -> None:
+        super().__init__(
+            f"LLMCall: context '{context_id}' (a {kind}) {why}, and an LLMCall offers the model no tools, so it "
+            "could never reach the model. Use an Agent(...) for context that depends on tools, or declare the "
+            "text without it (define_instruction(id=..., prompt=...) for a skill's body; no trigger for a fact "
+            "that should always be there)."
+        )
+        self.context_id = context_id
+        self.kind = kind
+
+
 class LLMCall(Agent):
-    """One LLM call with a system prompt and the caller's message; no tools, no loop."""
+    """One LLM call with a system prompt and the caller's message; no tools, no loop.
+
+    ``context`` takes the same declarations as an ``Agent`` except those that need tools
+    (skills, ``on_tool_return`` triggers), which are refused when the call is built;
+    ``budgets`` caps the ``system`` and ``messages`` slots.
+    """
 
     kind: ClassVar[str] = "llm_call"
 
@@ -654,11 +750,34 @@ class LLMCall(Agent):
         system: str = "",
         id: str | None = None,
         name: str | None = None,
+        context: Sequence[Any] = (),
+        budgets: Mapping[str, int] | None = None,
         redact: Redaction | None = None,
         input_guard: Callable[[str], Any] | None = None,
     ) -> None:
         super().__init__(provider=provider, model=model, system=system, id=id, name=name, max_iterations=1,
-                         redact=redact, input_guard=input_guard)
+                         context=context, budgets=budgets, redact=redact, input_guard=input_guard)
+
+    def _plan_context(self, context: Any, budgets: Any, runner: str) -> ContextPlan | None:
+        """As for an agent, refusing what only tools could bring into the context."""
+        plan = ContextPlan.build(context, budgets, runner=runner)
+        if plan is None:
+            return None
+        for injection, _, _ in plan.entries:
+            if injection.kind == "skill":
+                raise LLMCallContextError(injection.id, "skill", "is loaded when the model calls read_skill")
+            if injection.trigger.kind == "on_tool_return":
+                raise LLMCallContextError(injection.id, injection.kind, "is admitted after a tool returns")
+        if "tools" in plan.budgets:
+            raise ContextConfigError(runner, "budgets", "a budget for the tools slot",
+                                     "may only cap 'system' and 'messages' for an LLMCall, which offers no tools")
+        return plan
+
+    def _declarations(self) -> dict[str, Any]:
+        """An agent's keywords less the two an LLMCall fixes itself (no tools, one iteration)."""
+        settings = super()._declarations()
+        del settings["tools"], settings["max_iterations"]
+        return settings
 
     async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
         if await self._seed(turn) is None:

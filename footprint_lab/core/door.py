@@ -72,7 +72,8 @@ def normalize_run_input(input: Any, runner: str, **keywords: Any) -> dict[str, A
             "an empty message" if message == "" else "a whitespace-only message",
             "a run needs something to answer. An empty message is not a shorter question: it "
             "would reach the provider as a turn with no content, which real wires reject. To run "
-            "on the system prompt alone, say so in the message, e.g. run('Begin.')",
+            "on the system prompt alone, say so in the message, e.g. run('Begin.') or "
+            "run({'message': 'Begin.'})",
         )
     if PARENT_RUN_KEY in bag:
         raise ParentRunRefusedError(runner, "input")

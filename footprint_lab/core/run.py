@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.engine.recording import ContextPiece, LLMExchange, Recording
+    from footprint_lab.explain.custody import Backtrack
     from footprint_lab.explain.tree import RunTree
 
 #: The columns of ``Run.context()``, in order.
@@ -177,6 +178,29 @@ class Run:
 
     def _repr_html_(self) -> str:
         return self.to_html()
+
+    # -- explanations: thin doors onto footprint_lab.explain -------------------------------
+    def backtrack(self, at: str | None = None, *, max_depth: int = 32, max_steps: int = 2000) -> Backtrack:
+        """Every piece of context that reached the answer (or step ``at``), each with its chain of custody.
+
+        ``str(bt)`` is the ANSWER / READ / LANDED / ALLOWED / BORN chain per piece, ``bt.to_frame()``
+        one row per hop, ``bt.candidates`` the pieces; ``max_depth`` and ``max_steps`` bound the
+        backward slice over reads, and a limit hit is reported.
+        """
+        from footprint_lab.explain.custody import backtrack
+
+        return backtrack(self.recording, at, max_depth=max_depth, max_steps=max_steps)
+
+    def suspects(self, strategy: Any = "lexical", *, at: str | None = None,
+                 embed: Callable[[list[str]], Any] | None = None) -> pd.DataFrame:
+        """The backtrack's pieces ranked by how plausibly each shaped the output (correlational, not causal).
+
+        ``strategy`` is ``"lexical"`` (default), ``"embedding"`` (with ``embed=fn``) or any object
+        with ``score(output, contents)``; see ``footprint_lab.explain.list_influence_strategies()``.
+        """
+        from footprint_lab.explain.influence import suspects
+
+        return suspects(self.recording, strategy=strategy, at=at, embed=embed)
 
     def __str__(self) -> str:
         return self.answer or ""

@@ -18,6 +18,7 @@ from typing import Any, ClassVar
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.run import Run
+from footprint_lab.engine.recorder import event_stream
 from footprint_lab.engine.refusal import describe_shape
 
 Listener = Callable[[Any], None]
@@ -32,7 +33,9 @@ def new_run_id() -> str:
 class Mount:
     """Where one execution of a runner happens: a top-level run, or a member in a composition.
 
-    ``path`` prefixes the step ids (empty at top level); ``listeners`` receive events;
+    ``path`` prefixes the step ids (empty at top level); ``listeners`` receive events (held
+    as the run's :class:`~footprint_lab.engine.recorder.EventStream`, which a member's mount
+    shares, so one counter numbers the events of the whole run);
     ``identity`` is set only when the caller named one; ``link`` is the parent run's
     registry link for a member (compositions); ``scrubber`` is the redaction a composition's
     run is covered by, handed to every member so that what one member's policy keeps out
@@ -47,6 +50,9 @@ class Mount:
     link: str | None = None
     scrubber: Any = None
     extra: dict[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.listeners = event_stream(self.listeners)
 
 
 class Runner:

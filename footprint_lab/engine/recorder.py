@@ -10,7 +10,10 @@ and :meth:`Recorder.end` closes the step with exactly one commit holding only wh
 - A commit is a delta: its cost grows with what the step changed, never with the state.
 - Every event goes out in one envelope (``seq``, ``run_id``, ``type``, ``step_id``,
   ``payload``), in order, to the run's listeners; a listener that raises is counted and
-  skipped, it never breaks the run.
+  skipped, it never breaks the run. ``seq`` counts the events of the whole run, member runs
+  included: every recorder of one run shares one :class:`EventStream`, so ``seq`` is unique
+  within a run id and the recorded events of a run tree, sorted by ``seq``, are the order
+  in which they were delivered.
 - A redaction policy (any object with ``scrub(value) -> value``) is applied to every value
   before it is captured or delivered, so no reader ever sees what it covers; the live run
   keeps using the real value.
@@ -94,6 +97,26 @@ def _nothing() -> None:
     return None
 
 
+class EventStream(tuple[Callable[[Any], None], ...]):
+    """The listeners of one run (a tuple of them), with the event counter its recorders share.
+
+    A composition hands its stream to every member it mounts, so one counter numbers the
+    events of the whole run tree in delivery order.
+    """
+
+    next_seq: int
+
+    def __new__(cls, listeners: Iterable[Listener] = ()) -> EventStream:
+        stream = super().__new__(cls, listeners)
+        stream.next_seq = 0
+        return stream
+
+
+def event_stream(listeners: Iterable[Listener]) -> EventStream:
+    """``listeners`` as a run's stream: an existing stream is shared, anything else starts one."""
+    return listeners if isinstance(listeners, EventStream) else EventStream(listeners)
+
+
 class Recorder:
     """Captures one run (or one member run) as it executes."""
 
@@ -109,6 +132,7 @@ class Recorder:
         "entry_values",
         "entry_verbs",
         "event_payloads",
+        "event_seqs",
         "event_steps",
         "event_types",
         "exchanges",
@@ -159,6 +183,7 @@ class Recorder:
         # Events are kept in three parallel columns rather than one tuple each, and routine
         # payloads as tuples of plain values: the cyclic garbage collector stops tracking those,
         # so a long run's events do not make every collection slower (bench/bench_agent.py).
+        self.event_seqs: list[int] = []
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
         self.event_payloads: list[dict[str, Any]] = []
@@ -169,7 +194,8 @@ class Recorder:
         self.message_pieces: list[int] = []
         self.children: list[Any] = []
         self.annotations: list[dict[str, Any]] = []
-        self.listeners = tuple(listeners)
+        #: the run's listeners and its event counter (shared with the member runs it mounts)
+        self.listeners = event_stream(listeners)
         self.listener_errors = 0
         self.policy = policy
         self.started_at = time()
@@ -191,11 +217,15 @@ class Recorder:
         self._event(type_, step_id, payload)
 
     def _event(self, type_: str, step_id: str, payload: Any) -> None:
+        stream = self.listeners
+        seq = stream.next_seq
+        stream.next_seq = seq + 1
+        self.event_seqs.append(seq)
         self.event_types.append(type_)
         self.event_steps.append(step_id)
         self.event_payloads.append(payload)
-        if self.listeners:
-            self._deliver(len(self.event_types) - 1, type_, step_id, expand_payload(type_, payload))
+        if stream:
+            self._deliver(seq, type_, step_id, expand_payload(type_, payload))
 
     def commit(self, index: int) -> tuple[str, tuple[tuple[Path, str, Any], ...]]:
         """Commit number ``index`` as ``(step_id, entries)``."""
@@ -208,8 +238,8 @@ class Recorder:
         """The events so far as ``(seq, type, step_id, payload)`` tuples."""
         return [
             (seq, type_, step_id, expand_payload(type_, payload))
-            for seq, (type_, step_id, payload) in enumerate(
-                zip(self.event_types, self.event_steps, self.event_payloads, strict=True)
+            for seq, type_, step_id, payload in zip(
+                self.event_seqs, self.event_types, self.event_steps, self.event_payloads, strict=True
             )
         ]
 

@@ -73,7 +73,11 @@ class Decision(_Data):
 
 
 class Event(_Data):
-    """The one event envelope, shared by live subscribers and the recording."""
+    """The one event envelope, shared by live subscribers and the recording.
+
+    ``seq`` numbers the events of a whole run, its member runs included, in delivery order;
+    a member's recording keeps the numbers its events were delivered with.
+    """
 
     seq: int
     run_id: str
@@ -292,8 +296,8 @@ def build_recording(
     run_id = recorder.run_id
     events = [
         Event(seq=seq, run_id=run_id, type=type_, step_id=step_id, payload=jsonable(expand_payload(type_, payload)))
-        for seq, (type_, step_id, payload) in enumerate(
-            zip(recorder.event_types, recorder.event_steps, recorder.event_payloads, strict=True)
+        for seq, type_, step_id, payload in zip(
+            recorder.event_seqs, recorder.event_types, recorder.event_steps, recorder.event_payloads, strict=True
         )
     ]
     pieces = [_piece(index, piece, clean) for index, piece in enumerate(recorder.pieces)]

@@ -1,1 +1,73 @@
-"""footprint_lab.explain (see ARCHITECTURE.md)."""
+"""Explain a wrong answer: walk it back, rank the suspects, prove the cause, find what was missing.
+
+Every explanation is a function of a run's ``Recording`` (a ``Run`` or the recording itself)
+and never changes it:
+
+- :func:`backtrack` (``run.backtrack()``): every piece of context that reached the answer (or
+  any step), each with its chain of custody ANSWER / READ / LANDED / ALLOWED / BORN, and the
+  hops the recording cannot prove marked as such;
+- :func:`suspects` (``run.suspects()``): those pieces ranked by how plausibly they shaped the
+  output, a correlational ranking with pluggable strategies (:func:`list_influence_strategies`)
+  and :func:`ranking_confidence` to say when the top is a clear winner;
+- :func:`localize`: proof by ablation: each top suspect removed over seeded reruns, against a
+  baseline, with a verdict of confirmed / inconclusive / not_confirmed;
+- :func:`rerun_without`: one rerun without named sources, and what changed;
+- :func:`find_dropped_context`: what was available but never reached the model, and why,
+  confirmed by restoring it.
+
+Reruns go through whatever runner is handed in (an agent, rebuilt with ``agent.without``,
+or a factory), so this layer never imports a runner.
+"""
+
+from footprint_lab.explain.ablation import (
+    Localization,
+    LocalizedSuspect,
+    NothingToLocalizeError,
+    RerunReport,
+    localize,
+    rerun_without,
+)
+from footprint_lab.explain.checks import ExplainConfigError
+from footprint_lab.explain.custody import Backtrack, Candidate, Hop, UnknownStepError, backtrack
+from footprint_lab.explain.dropped import DroppedContext, DroppedPiece, find_dropped_context
+from footprint_lab.explain.influence import (
+    CORRELATIONAL,
+    EmbeddingInfluence,
+    InfluenceStrategyError,
+    LexicalInfluence,
+    RankingConfidence,
+    list_influence_strategies,
+    ranking_confidence,
+    register_influence_strategy,
+    suspects,
+)
+from footprint_lab.explain.rerun import TextDifference, UnknownSourceError
+
+__all__ = [
+    "CORRELATIONAL",
+    "Backtrack",
+    "Candidate",
+    "DroppedContext",
+    "DroppedPiece",
+    "EmbeddingInfluence",
+    "ExplainConfigError",
+    "Hop",
+    "InfluenceStrategyError",
+    "LexicalInfluence",
+    "Localization",
+    "LocalizedSuspect",
+    "NothingToLocalizeError",
+    "RankingConfidence",
+    "RerunReport",
+    "TextDifference",
+    "UnknownSourceError",
+    "UnknownStepError",
+    "backtrack",
+    "find_dropped_context",
+    "list_influence_strategies",
+    "localize",
+    "ranking_confidence",
+    "register_influence_strategy",
+    "rerun_without",
+    "suspects",
+]

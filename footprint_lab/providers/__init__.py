@@ -11,7 +11,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.providers.mock import MockProvider, MockScriptError, mock
-from footprint_lab.providers.types import LLMRequest, LLMResponse, Provider, ToolCall, Usage
+from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, Provider, ToolCall, Usage
 
 _LAZY = {
     "openai": "footprint_lab.providers._openai",
@@ -41,7 +41,7 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "AnthropicProvider", "HttpProvider", "LLMRequest", "LLMResponse", "MockProvider", "MockScriptError",
-    "OllamaProvider", "OpenAIProvider", "Provider", "ToolCall", "Usage", "anthropic", "mock", "ollama", "openai",
-    "provider_from_string",
+    "AnthropicProvider", "HttpProvider", "LLMRequest", "LLMResponse", "MessagesView", "MockProvider",
+    "MockScriptError", "OllamaProvider", "OpenAIProvider", "Provider", "ToolCall", "Usage", "anthropic", "mock",
+    "ollama", "openai", "provider_from_string",
 ]

@@ -12,6 +12,12 @@ the tool input's JSON in pieces) / ``content_block_stop``, then ``message_delta`
 reason, final output usage) and ``message_stop``. ``ping`` is ignored; an ``error`` event
 becomes a typed error. Usage reports cache reads and writes; ``input_tokens`` here counts
 every input token the model read, cached or not, so it means the same on every provider.
+
+The API refuses ``tool_use`` / ``tool_result`` blocks in a request that defines no tools. A
+call made with the tools withheld (an agent's last call once its iteration budget is spent)
+still carries its earlier tool rounds, so it names the tools those rounds used, with no
+schema, and ``tool_choice: none``: the model can only answer in text, as the withheld call
+intends.
 """
 
 from __future__ import annotations
@@ -68,8 +74,14 @@ class AnthropicProvider(HttpProvider):
                  "input_schema": t.get("input_schema") or {"type": "object", "properties": {}}}
                 for t in request.tools
             ]
+        used = [] if request.tools else _tools_used(request.messages)
+        if used:
+            body["tools"] = [{"name": name, "description": "Not available for this reply.",
+                              "input_schema": {"type": "object", "properties": {}}} for name in used]
         body.update(self.options)
         body.update(request.options)
+        if used:  # whatever the options say, a call made with its tools withheld cannot call one
+            body["tool_choice"] = {"type": "none"}
         if self.stream:
             body["stream"] = True
         return body
@@ -197,6 +209,11 @@ def _messages(messages: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
         else:
             out.append({"role": role, "content": message.get("content") or ""})
     return out
+
+
+def _tools_used(messages: Sequence[dict[str, Any]]) -> list[str]:
+    """The names of the tools the conversation's assistant turns called, in first-use order."""
+    return list(dict.fromkeys(call["name"] for message in messages for call in message.get("tool_calls") or ()))
 
 
 def _usage(raw: dict[str, Any]) -> Usage:

@@ -45,39 +45,45 @@ class Usage:
 
 
 class MessagesView(Sequence[dict[str, Any]]):
-    """A read-only view of the first ``length`` messages of a run's conversation.
+    """A read-only view of what one call sends: the first ``length`` messages of a run's
+    conversation, then ``tail`` (the messages-slot injections of that call, if any).
 
     The conversation only ever grows, so a view of its prefix is exactly the list that was
     sent, without copying the whole conversation for every call (which would make a long
-    run quadratic). It compares equal to a list of the same messages; ``list(view)`` copies.
+    run quadratic); ``tail`` is a list of its own, made for that call. The view compares
+    equal to a list of the same messages; ``list(view)`` copies.
     """
 
-    __slots__ = ("_length", "_messages")
+    __slots__ = ("_length", "_messages", "_tail")
 
-    def __init__(self, messages: list[dict[str, Any]], length: int | None = None) -> None:
+    def __init__(self, messages: list[dict[str, Any]], length: int | None = None,
+                 tail: Sequence[dict[str, Any]] = ()) -> None:
         self._messages = messages
         self._length = len(messages) if length is None else length
+        self._tail = tail
 
     def __len__(self) -> int:
-        return self._length
+        return self._length + len(self._tail)
 
     def __getitem__(self, index: Any) -> Any:
         if isinstance(index, slice):
-            return self._messages[: self._length][index]
+            return list(self)[index]
+        size = self._length + len(self._tail)
         if index < 0:
-            index += self._length
-        if not 0 <= index < self._length:
+            index += size
+        if not 0 <= index < size:
             raise IndexError("message index out of range")
-        return self._messages[index]
+        return self._messages[index] if index < self._length else self._tail[index - self._length]
 
     def __iter__(self) -> Iterator[dict[str, Any]]:
         messages = self._messages
         for index in range(self._length):
             yield messages[index]
+        yield from self._tail
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, Sequence) and not isinstance(other, str):
-            return len(other) == self._length and all(a == b for a, b in zip(self, other, strict=False))
+            return len(other) == len(self) and all(a == b for a, b in zip(self, other, strict=False))
         return NotImplemented
 
     __hash__ = None  # type: ignore[assignment]

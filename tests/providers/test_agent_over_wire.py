@@ -7,10 +7,12 @@ import json
 from typing import Any
 
 import pytest
-from provider_cases import MODELS, SECRET
+from provider_cases import FIXTURES, MODELS, SECRET
 from wire_server import Reply, WireServer, json_reply, stream_reply
 
-from footprint_lab import Agent, RunCheckpointError, define_tool
+from footprint_lab import Agent, LLMCall, RunCheckpointError, define_tool
+from footprint_lab.context import define_fact, define_skill, define_steering
+from footprint_lab.core.agent import turn_text
 from footprint_lab.providers.errors import ProviderAuthError
 
 KINDS = ("openai", "anthropic", "ollama")
@@ -154,3 +156,113 @@ def test_run_sync_from_plain_code_closes_each_private_loops_connections(server: 
     assert [agent.run_sync("go").answer for _ in range(3)] == ["The sum is 5."] * 3
     gc.collect()
     assert len({r.client_port for r in server.received}) == 3
+
+
+#: Each wire's whole (non-streamed) reply asking for the billing skill.
+READ_SKILL_REPLY = {
+    "openai": {"id": "chatcmpl-1", "object": "chat.completion", "model": MODELS["openai"], "choices": [
+        {"index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_rs1", "type": "function",
+             "function": {"name": "read_skill", "arguments": "{\"skill\": \"billing\"}"}}]}}],
+        "usage": {"prompt_tokens": 50, "completion_tokens": 9}},
+    "anthropic": {"id": "msg_1", "type": "message", "role": "assistant", "model": MODELS["anthropic"],
+                  "content": [{"type": "tool_use", "id": "toolu_rs1", "name": "read_skill",
+                               "input": {"skill": "billing"}}],
+                  "stop_reason": "tool_use", "usage": {"input_tokens": 50, "output_tokens": 9}},
+    "ollama": {"model": MODELS["ollama"], "done": True, "done_reason": "stop", "prompt_eval_count": 50,
+               "eval_count": 9, "message": {"role": "assistant", "content": "", "tool_calls": [
+                   {"function": {"name": "read_skill", "arguments": {"skill": "billing"}}}]}},
+}
+
+
+def wire_slots(kind: str, body: dict[str, Any]) -> tuple[str, list[str], Any]:
+    """The system text, the tool names and the last message, read from a request body in its own format."""
+    if kind == "anthropic":
+        return body.get("system", ""), [t["name"] for t in body.get("tools", [])], body["messages"][-1]
+    messages = body["messages"]
+    system = messages[0]["content"] if messages[0]["role"] == "system" else ""
+    return system, [t["function"]["name"] for t in body.get("tools", [])], messages[-1]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_each_slot_on_the_wire_is_exactly_its_recorded_pieces(build: Any, server: WireServer, kind: str) -> None:
+    server.queue(Reply(body=READ_SKILL_REPLY[kind]), json_reply(f"{kind}_reply.json"))
+    agent = Agent(provider=build(kind, stream=False), system="You are terse.", tools=[add_tool()], context=[
+        define_steering(id="tone", prompt="Never guess."),
+        define_fact(id="plan", data={"tier": "pro"}),
+        define_fact(id="second", data="Look again.", active_when=lambda view: view.iteration > 1),
+        define_fact(id="remind", data="Answer in English.", slot="messages", role="user"),
+        define_skill(id="billing", description="Refunds and invoices", body="Refund playbook."),
+    ])
+    run = await agent.run("Refund my order.")
+    recording = run.recording
+    pieces = recording.context_pieces
+    assert len(server.received) == len(recording.exchanges) == 2
+    for exchange, sent in zip(recording.exchanges, server.received, strict=True):
+        slots = recording.exchange_pieces(exchange)
+        system, tools, last = wire_slots(kind, sent.body)
+        assert system == exchange.system == "\n\n".join(pieces[i].content for i in slots["system"])
+        assert tools == [pieces[i].detail.get("tool", pieces[i].source_id) for i in slots["tools"]]
+        assert last == {"role": "user", "content": "Answer in English."}
+        assert [pieces[i].content for i in slots["messages"]] == [
+            turn_text(m) for m in recording.request_messages(exchange)]
+        assert exchange.wire is not None and exchange.wire["request"]["body"] == sent.body
+    first, second = (x.system for x in recording.exchanges)
+    assert first == 'You are terse.\n\nNever guess.\n\n{"tier": "pro"}'
+    assert second == first + "\n\nLook again.\n\nRefund playbook."
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_an_llm_call_with_context_sends_its_system_text_exactly(build: Any, server: WireServer,
+                                                                     kind: str) -> None:
+    server.queue(json_reply(f"{kind}_reply.json"))
+    call = LLMCall(provider=build(kind, stream=False), system="Summarize.",
+                   context=[define_fact(id="audience", data="The reader is a CFO.")])
+    run = await call.run("Q3 was flat.")
+    system, tools, last = wire_slots(kind, server.received[0].body)
+    assert system == run.recording.exchanges[0].system == "Summarize.\n\nThe reader is a CFO."
+    assert tools == [] and last == {"role": "user", "content": "Q3 was flat."}
+
+
+async def test_credential_headers_given_by_hand_are_sent_but_never_recorded(build: Any, server: WireServer) -> None:
+    gateway_key = "gw-SECRET-77aa88bb99cc"
+    server.queue(Reply(status=401, body={"error": {"message": f"bad gateway key {gateway_key}", "type": "auth"}}),
+                 json_reply("openai_reply.json"))
+    headers = {"api-key": gateway_key, "X-Gateway-Token": gateway_key, "X-Team": "blue"}
+    provider = build("openai", stream=False, headers=headers)
+    agent = Agent(provider=provider)
+    with pytest.raises(ProviderAuthError) as caught:
+        await agent.run("first")
+    assert agent.last_run is not None
+    failed = agent.last_run.recording.model_dump_json()
+    run = await agent.run("second")
+    for received in server.received:  # sent every time ...
+        assert received.headers["api-key"] == gateway_key and received.headers["x-team"] == "blue"
+    recorded = run.recording.exchanges[0].wire
+    assert recorded is not None
+    assert recorded["request"]["headers"]["x-team"] == "blue"  # ... a plain header is recorded ...
+    assert "bad gateway key" in json.dumps(caught.value.wire)  # the error body is kept for whoever looks ...
+    for text in (run.recording.model_dump_json(), failed, json.dumps(caught.value.wire), str(caught.value),
+                 repr(provider)):
+        assert gateway_key not in text and SECRET not in text  # ... without any credential, even echoed back
+
+
+@pytest.mark.parametrize("kind", KINDS)
+async def test_the_last_call_after_the_budget_withholds_the_tools_on_every_wire(build: Any, server: WireServer,
+                                                                               kind: str) -> None:
+    server.queue(json_reply(FIXTURES[kind]["tools"]), json_reply(FIXTURES[kind]["reply"]))
+    run = await Agent(provider=build(kind, stream=False), tools=[add_tool()], max_iterations=1).run("Add them.")
+    assert run.answer == "Paris is the capital of France." and run.stopped_early["reason"] == "max_iterations"
+    last = run.recording.exchanges[-1]
+    assert last.tools_withheld is True and last.tools == []
+    body = server.received[1].body
+    assert [result for _, result in tool_results_sent(kind, body)] == ["5", "30"]
+    if kind == "anthropic":
+        # the Messages API refuses tool blocks in a request without tools: the tools used are named,
+        # without their schemas, and the model may not call any of them
+        assert body["tool_choice"] == {"type": "none"}
+        [named] = body["tools"]
+        assert (named["name"], named["input_schema"]) == ("add", {"type": "object", "properties": {}})
+    else:
+        assert "tools" not in body and "tool_choice" not in body
+    assert last.wire is not None and last.wire["request"]["body"] == body

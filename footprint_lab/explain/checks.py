@@ -1,0 +1,80 @@
+"""The settings door of every explanation: a wrong argument is refused before any walk or rerun.
+
+Rule kept here: ``backtrack``, ``suspects``, ``localize``, ``rerun_without`` and
+``find_dropped_context`` judge their arguments here, by shape, before they read a recording
+or start a rerun, and refuse with :class:`ExplainConfigError` naming the setting and the fix.
+A recording is accepted as a ``Recording`` or as anything holding one in ``.recording`` (a
+``Run``), so this layer never needs to know the ``Run`` class.
+
+Role: explain layer.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.engine.refusal import Refusal, describe_shape
+
+if TYPE_CHECKING:
+    from footprint_lab.engine.recording import Recording
+
+
+class ExplainConfigError(Refusal):
+    """Raised when an explanation is asked for with a setting it cannot use.
+
+    Carries ``function`` (the explanation called), ``setting`` (the keyword at fault) and
+    ``received`` (its shape, never its value).
+    """
+
+    code = "ERR_EXPLAIN_CONFIG"
+    fields = ("function", "setting", "received")
+
+    def __init__(self, function: str, setting: str, received: str, fix: str) -> None:
+        super().__init__(f"{function}: '{setting}' {fix} (received {received}).")
+        self.function = function
+        self.setting = setting
+        self.received = received
+
+
+def recording_of(run: Any, function: str) -> Recording:
+    """The recording a run (or a recording) holds; refused when there is none."""
+    from footprint_lab.engine.recording import Recording
+
+    if isinstance(run, Recording):
+        return run
+    recording = getattr(run, "recording", None)
+    if isinstance(recording, Recording):
+        return recording
+    raise ExplainConfigError(
+        function, "run", describe_shape(run),
+        "must be a finished run (what `await agent.run(...)` returns) or its Recording, e.g. "
+        "Run.from_recording(Recording.model_validate_json(text)) for a saved one",
+    )
+
+
+def whole_number(function: str, setting: str, value: Any, low: int, high: int) -> int:
+    """``value`` when it is a whole number from ``low`` to ``high``; refused otherwise."""
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise ExplainConfigError(function, setting, describe_shape(value),
+                                 f"must be a whole number from {low} to {high}")
+    return value
+
+
+def fraction(function: str, setting: str, value: Any) -> float:
+    """``value`` when it is a number from 0 to 1; refused otherwise."""
+    if not isinstance(value, int | float) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
+        raise ExplainConfigError(function, setting, describe_shape(value), "must be a number from 0 to 1")
+    return float(value)
+
+
+def id_list(function: str, setting: str, value: Any) -> list[str]:
+    """A list of source ids (a lone string is one id); refused when it is not strings."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, list | tuple | set | frozenset) and all(isinstance(v, str) for v in value):
+        return list(dict.fromkeys(value))
+    raise ExplainConfigError(
+        function, setting, describe_shape(value),
+        "must be a list of source ids as shown in run.suspects() (a declaration id, a tool name, "
+        "'system-prompt'), e.g. ['vip-override']",
+    )

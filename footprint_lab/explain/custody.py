@@ -1,0 +1,481 @@
+"""The backtrack: from an answer (or any step) back to every piece of context that reached it.
+
+Rule kept here: nothing is shown that the recording does not hold, and every hop says whether
+the recording proves it. From the target, the backward slice over reads finds the LLM calls
+it depends on; every piece each call was sent is a candidate, with its chain of custody::
+
+    ANSWER   what the target produced (the answer, a reply, a decision)
+    READ     the LLM call that was sent the piece, in which slot and at which position
+    LANDED   the step whose commit wrote it into that slot
+    ALLOWED  the verdict that let it in (its trigger and reason)
+    BORN     where it came from: a declaration, the agent's prompt or tools, the user's
+             message, the model's own turn, a tool's result
+    ASKED    (tool results) the LLM call whose response asked for that tool call
+
+A hop the recording cannot prove (a step it does not hold, a commit that does not write the
+slot, a tool call no response asked for) is kept and marked unproven, with why; limits hit
+by the slice and values read from outside the tracked state are reported with the result.
+
+Role: explain layer; a pure function of a ``Recording``. Refusal raised here:
+:class:`UnknownStepError`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any, NamedTuple
+
+from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.step_id import parse_step_id
+from footprint_lab.explain.checks import recording_of, whole_number
+from footprint_lab.explain.index import ANSWER_PATH, RecordingIndex
+from footprint_lab.explain.render import mimebundle, shorten
+from footprint_lab.explain.slice import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, Slice, backward_slice
+from footprint_lab.explain.sources import removal_id
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from footprint_lab.engine.recording import ContextPiece, LLMExchange, Recording
+
+HOP_KINDS = ("ANSWER", "READ", "LANDED", "ALLOWED", "BORN", "ASKED")
+SLOT_ORDER = ("system", "messages", "tools")
+#: the tracked paths a step writes when it lands a piece in each slot
+SLOT_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
+    "system": (("slots", "system"),),
+    "tools": (("slots", "tools"),),
+    "messages": (("messages",), ("slots", "injected_messages")),
+}
+DECLARED_KINDS = ("fact", "steering", "instruction", "skill", "memory", "rag")
+#: how many candidates a notebook display shows before pointing at the full text
+DISPLAY_LIMIT = 25
+
+
+class UnknownStepError(Refusal):
+    """Raised by ``backtrack(at=...)`` when ``at`` names no step of the run.
+
+    Carries ``received`` (the shape of what arrived, never its text) and ``steps`` (how many
+    steps the run recorded, members included).
+    """
+
+    code = "ERR_UNKNOWN_STEP"
+    fields = ("received", "steps")
+
+    def __init__(self, received: str, steps: int) -> None:
+        super().__init__(
+            f"backtrack: 'at' must be the id of one of this run's {steps} steps, as listed in run.steps "
+            "(e.g. 'call-llm#3', or 'sequence#2/call-llm#5' inside a member run); leave it out to start "
+            f"from the answer (received {received})."
+        )
+        self.received = received
+        self.steps = steps
+
+
+class Hop(NamedTuple):
+    """One link of a chain of custody."""
+
+    kind: str
+    step_id: str | None
+    proven: bool
+    text: str
+
+    def line(self) -> str:
+        mark = "" if self.proven else "  [not proven]"
+        return f"{self.kind:<8} {self.text}{mark}"
+
+
+class _Walk:
+    """What every candidate of one backtrack shares: the index and the target's own hop."""
+
+    __slots__ = ("answer", "index")
+
+    def __init__(self, index: RecordingIndex, answer: Hop) -> None:
+        self.index = index
+        self.answer = answer
+
+
+class Candidate:
+    """A piece of context that demonstrably reached the target, with its hops (built on first access)."""
+
+    __slots__ = ("_hops", "_walk", "depth", "piece", "read_by", "recording")
+
+    def __init__(self, walk: _Walk, recording: Recording, piece: ContextPiece, read_by: str, depth: int) -> None:
+        self._walk = walk
+        self._hops: list[Hop] | None = None
+        self.recording = recording
+        self.piece = piece
+        #: the LLM-call step that was sent this piece
+        self.read_by = read_by
+        #: how many reads back from the target that call is (0 when the target is the call)
+        self.depth = depth
+
+    @property
+    def source_id(self) -> str:
+        return self.piece.source_id
+
+    @property
+    def source_kind(self) -> str:
+        return self.piece.source_kind
+
+    @property
+    def slot(self) -> str:
+        return self.piece.slot
+
+    @property
+    def content(self) -> str:
+        return self.piece.content
+
+    @property
+    def removal_id(self) -> str | None:
+        """The id a rerun excludes to remove this piece (``None`` for the user's message and model turns)."""
+        return removal_id(self.piece)
+
+    @property
+    def hops(self) -> list[Hop]:
+        """ANSWER, READ, LANDED, ALLOWED, BORN (and ASKED for a tool's result), in that order."""
+        if self._hops is None:
+            self._hops = _hops(self)
+        return self._hops
+
+    @property
+    def proven(self) -> bool:
+        """``True`` when the recording proves every hop."""
+        return all(hop.proven for hop in self.hops)
+
+    @property
+    def label(self) -> str:
+        return f"{self.source_kind} '{self.source_id}'"
+
+    def __str__(self) -> str:
+        return "\n".join([self.label, *("  " + hop.line() for hop in self.hops)])
+
+    def __repr__(self) -> str:
+        return f"Candidate({self.label}, read_by={self.read_by!r})"
+
+
+class Backtrack:
+    """Every piece of context that reached a target, each with its chain of custody."""
+
+    def __init__(self, target: str | None, answer: Hop | None, candidates: list[Candidate], slice_: Slice | None,
+                 notes: list[str], decisions: list[Any], output: str = "") -> None:
+        #: the step walked back from (``None`` when the run recorded none to start from)
+        self.target = target
+        #: what the target produced, in full (the answer's text, a reply, a decision's choice)
+        self.output = output
+        #: the target's own hop: what it produced
+        self.answer = answer
+        self.candidates = candidates
+        #: the backward slice from the target (``None`` when there was no target)
+        self.slice = slice_
+        #: decisions taken by steps on the slice, with the values they read
+        self.decisions = decisions
+        #: what the recording could not prove about the walk itself
+        self.notes = notes
+
+    @property
+    def calls(self) -> list[str]:
+        """The LLM calls whose pieces are the candidates, nearest to the target first."""
+        return list(self.slice.calls) if self.slice is not None else []
+
+    def candidate(self, source_id: str) -> Candidate | None:
+        """The candidate nearest to the target with this source id (a declaration id, a tool call id...)."""
+        return next((c for c in self.candidates if c.source_id == source_id), None)
+
+    def __iter__(self) -> Iterator[Candidate]:
+        return iter(self.candidates)
+
+    def __len__(self) -> int:
+        return len(self.candidates)
+
+    def summary(self) -> str:
+        if self.target is None:
+            return "Backtrack: nothing to walk back from."
+        calls = ", ".join(self.calls) or "no LLM call"
+        unproven = sum(1 for c in self.candidates for hop in c.hops if not hop.proven)
+        proof = ("every hop is proven by the recording" if not unproven
+                 else f"{unproven} hop(s) could not be proven and are marked")
+        return (f"Backtrack from {self.target}: {len(self.candidates)} piece(s) of context reached "
+                f"{calls}; {proof}.")
+
+    def __str__(self) -> str:
+        return self.render()
+
+    def render(self, limit: int | None = None) -> str:
+        """The chain of every candidate (the first ``limit`` of them, when given), then what is unproven."""
+        lines = [self.summary()]
+        if self.slice is not None and self.slice.edges:
+            lines.append("Path from the target:")
+            lines += [f"  {edge.describe()}" for edge in self.slice.edges]
+        for decision in self.decisions:
+            lines.append(f"  {decision.step_id} decided '{decision.rule}': chose {decision.chosen}")
+        shown = self.candidates if limit is None else self.candidates[:limit]
+        for candidate in shown:
+            lines += ["", str(candidate)]
+        if len(shown) < len(self.candidates):
+            lines += ["", f"... and {len(self.candidates) - len(shown)} more candidates: str(bt) or bt.to_frame() "
+                          "shows them all"]
+        if self.notes:
+            lines += ["", "What the recording cannot prove:", *(f"  - {note}" for note in self.notes)]
+        return "\n".join(lines)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per hop: the candidate's number, source and slot, then the hop and whether it is proven."""
+        import pandas as pd
+
+        rows = [
+            {"candidate": number, "source_kind": c.source_kind, "source_id": c.source_id, "slot": c.slot,
+             "position": c.piece.position, "read_by": c.read_by, "hop": hop.kind, "step_id": hop.step_id,
+             "proven": hop.proven, "evidence": hop.text}
+            for number, c in enumerate(self.candidates) for hop in c.hops
+        ]
+        columns = ["candidate", "source_kind", "source_id", "slot", "position", "read_by", "hop", "step_id",
+                   "proven", "evidence"]
+        return pd.DataFrame(rows, columns=columns)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return mimebundle(self.summary(), self.render(limit=DISPLAY_LIMIT))
+
+    def __repr__(self) -> str:
+        return f"Backtrack(target={self.target!r}, candidates={len(self.candidates)})"
+
+
+def backtrack(
+    run: Any,
+    at: str | None = None,
+    *,
+    max_depth: int = DEFAULT_MAX_DEPTH,
+    max_steps: int = DEFAULT_MAX_STEPS,
+) -> Backtrack:
+    """Walk back from the answer (or from step ``at``) to every piece of context that reached it.
+
+    ``max_depth`` and ``max_steps`` bound the backward slice; when one is hit the result says so.
+    """
+    recording = recording_of(run, "backtrack")
+    whole_number("backtrack", "max_depth", max_depth, 1, 1_000_000)
+    whole_number("backtrack", "max_steps", max_steps, 1, 10_000_000)
+    index = RecordingIndex(recording)
+    notes: list[str] = []
+    target = _target(index, at, notes)
+    if target is None:
+        return Backtrack(None, None, [], None, notes, [])
+    slice_ = backward_slice(index, target, max_depth=max_depth, max_steps=max_steps)
+    notes += slice_.truncated
+    notes += [edge.describe() for edge in slice_.outside]
+    if not slice_.calls:
+        notes.append(f"no LLM call was reached from {target}, so no context piece can be shown as its cause")
+    output, answer = _produced(index, target, at is None)
+    walk = _Walk(index, answer)
+    candidates = _candidates(walk, slice_)
+    decisions = [d for r in index.recordings for d in r.decisions if d.step_id in slice_.depths]
+    return Backtrack(target, answer, candidates, slice_, notes, decisions, output)
+
+
+# -- the target -------------------------------------------------------------------------
+def _target(index: RecordingIndex, at: Any, notes: list[str]) -> str | None:
+    if at is not None:
+        if not isinstance(at, str):
+            raise UnknownStepError(describe_shape(at), len(index.steps))
+        if at not in index.steps:
+            known_shape = parse_step_id(at) is not None
+            shape = "a step id this run does not hold" if known_shape else "a string that is not a step id"
+            raise UnknownStepError(shape, len(index.steps))
+        return at
+    answer_step = index.answer_step()
+    if answer_step is not None:
+        return answer_step
+    root = index.root
+    if root.exchanges:
+        last = root.exchanges[-1].step_id
+        notes.append(f"the run wrote no answer (status {root.status}); the walk starts from its last LLM call, {last}")
+        return last
+    notes.append(f"the run wrote no answer and made no LLM call (status {root.status}): there is nothing to walk")
+    return None
+
+
+def _produced(index: RecordingIndex, target: str, is_answer: bool) -> tuple[str, Hop]:
+    """What the target produced (its full text) and the ANSWER hop that shows it."""
+    exchange = index.exchanges.get(target)
+    if exchange is not None:
+        text = _reply_text(exchange)
+        return text, Hop("ANSWER", target, True, f'{target} replied: "{shorten(text)}"')
+    for decision in index.home[target].decisions:
+        if decision.step_id == target:
+            return decision.chosen, Hop("ANSWER", target, True,
+                                        f"{target} decided '{decision.rule}': chose {decision.chosen}")
+    commit = index.commit_of(target)
+    if commit is None:
+        return "", Hop("ANSWER", target, False, f"{target} left no commit, so what it produced is not recorded")
+    for entry in commit.entries:
+        if entry.path == ANSWER_PATH:
+            text = str(entry.value or "")
+            what = "the answer" if is_answer else "an answer"
+            return text, Hop("ANSWER", target, True, f'{target} wrote {what}: "{shorten(text)}"')
+    paths = ", ".join(".".join(e.path) for e in commit.entries) or "nothing"
+    return "", Hop("ANSWER", target, True, f"{target} ({index.steps[target].stage}) wrote {paths}")
+
+
+def _reply_text(exchange: LLMExchange) -> str:
+    response = exchange.response
+    calls = [f"{c.name}({json.dumps(c.args, ensure_ascii=False, sort_keys=True)})" for c in response.tool_calls]
+    return "\n".join(part for part in [response.content or "", *calls] if part)
+
+
+# -- the candidates ---------------------------------------------------------------------
+def _candidates(walk: _Walk, slice_: Slice) -> list[Candidate]:
+    index = walk.index
+    seen: set[tuple[int, int]] = set()
+    found: list[Candidate] = []
+    for call in slice_.calls:
+        recording = index.home[call]
+        pieces = recording.context_pieces
+        depth = slice_.depths[call]
+        owner = id(recording)
+        for indices in recording.exchange_pieces(index.exchanges[call]).values():
+            for number in indices:
+                key = (owner, number)
+                if key in seen or not 0 <= number < len(pieces):
+                    continue
+                seen.add(key)
+                found.append(Candidate(walk, recording, pieces[number], call, depth))
+    return found
+
+
+def _hops(candidate: Candidate) -> list[Hop]:
+    walk = candidate._walk
+    hops = [walk.answer, _read_hop(walk.index, candidate), _landed_hop(walk.index, candidate),
+            _allowed_hop(walk.index, candidate), _born_hop(walk.index, candidate)]
+    if candidate.source_kind == "tool_result":
+        hops.append(_asked_hop(walk.index, candidate))
+    return hops
+
+
+def _read_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
+    piece = candidate.piece
+    call = candidate.read_by
+    exchange = index.exchanges[call]
+    where = f"the {piece.slot} slot, position {piece.position}"
+    via = f" ({candidate.depth} reads back from the target)" if candidate.depth > 1 else ""
+    if piece.slot == "system":
+        proven = piece.content in exchange.system
+    elif piece.slot == "tools":
+        proven = any(t.get("name") in (piece.source_id, piece.detail.get("tool")) for t in exchange.tools)
+    else:
+        proven = 0 <= piece.position < exchange.message_count + len(exchange.injected_messages)
+    if proven:
+        return Hop("READ", call, True, f"{call} was sent it in {where}{via}")
+    return Hop("READ", call, False, f"{call} lists it in {where}, but the request it recorded does not hold it{via}")
+
+
+def _landed_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
+    piece = candidate.piece
+    step = piece.landed_by
+    if step is None:
+        return Hop("LANDED", None, False, "no step is recorded as having landed it")
+    if step not in index.steps:
+        return Hop("LANDED", step, False,
+                   f"landed by {step}, a step this recording does not hold (it arrived with earlier history)")
+    commit = index.commit_of(step)
+    wanted = SLOT_PATHS.get(piece.slot, ())
+    for entry in commit.entries if commit is not None else []:
+        if tuple(entry.path) in wanted:
+            return Hop("LANDED", step, True,
+                       f"{step} wrote it into the {piece.slot} slot (its commit: {entry.verb} {'.'.join(entry.path)})")
+    return Hop("LANDED", step, False, f"{step} is recorded as landing it, but its commit does not write the "
+                                      f"{piece.slot} slot")
+
+
+def _allowed_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
+    piece = candidate.piece
+    step = piece.allowed_by
+    if piece.verdict != "admitted":
+        return Hop("ALLOWED", step, False, f"its recorded verdict is {piece.verdict} ({piece.reason})")
+    if step is None or step not in index.steps:
+        return Hop("ALLOWED", step, False, "no step of this recording gave it a verdict")
+    kind = piece.source_kind
+    if kind == "base":
+        why = "the agent's own system prompt goes with every call"
+    elif kind == "registry":
+        why = "a tool of the agent is offered on every call"
+    elif kind in ("user", "assistant", "tool_result"):
+        why = "every turn of the conversation stays in the messages slot"
+    else:
+        spelled = piece.detail.get("trigger")
+        trigger = f"{piece.trigger} trigger" + (f" {spelled}" if spelled else "")
+        why = f"its {trigger} let it in ({piece.reason})"
+        activated = piece.detail.get("activated_by")
+        if activated:
+            why += f", after {activated}"
+    return Hop("ALLOWED", step, True, f"{step} admitted it: {why}")
+
+
+def _born_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
+    piece = candidate.piece
+    kind = piece.source_kind
+    runner = candidate.recording.runner
+    who = f"{runner.kind} '{runner.name or runner.id}'" if (runner.name or runner.id) else f"the {runner.kind}"
+    if kind == "base":
+        return Hop("BORN", None, True, f"the system prompt of {who} (its system=...)")
+    if kind == "registry":
+        return Hop("BORN", None, True, f"tool '{piece.source_id}' of {who}: its description is what landed")
+    carried = piece.detail.get("from_run")
+    if carried is not None and kind in ("user", "assistant", "tool_result"):
+        continues = candidate.recording.meta.get("continues") or {}
+        how = continues.get("how", "a checkpoint")
+        text = f"an earlier turn of the conversation, carried in from run {carried} ({how})"
+        return Hop("BORN", piece.landed_by, continues.get("run_id") == carried, text)
+    if kind == "user":
+        message = candidate.recording.input.get("message")
+        if message == piece.content:
+            return Hop("BORN", piece.landed_by, True, "the user's message, the input of the run")
+        return Hop("BORN", piece.landed_by, False, "a user turn that is not this run's input (earlier history)")
+    if kind == "assistant":
+        exchange = index.exchanges.get(piece.source_id)
+        if exchange is None:
+            return Hop("BORN", piece.source_id, False,
+                       f"the model's turn from {piece.source_id}, a call this recording does not hold")
+        return Hop("BORN", piece.source_id, True, f"the model's own turn, the response of {piece.source_id}")
+    if kind == "tool_result":
+        return _tool_born_hop(index, candidate)
+    if kind in DECLARED_KINDS:
+        where = f" at {piece.declared_at}" if getattr(piece, "declared_at", None) else ""
+        return Hop("BORN", None, True, f"define_{kind}('{piece.source_id}'){where}{_kind_detail(piece)}")
+    return Hop("BORN", None, False, f"a {kind} source; the recording does not say where such a piece comes from")
+
+
+def _kind_detail(piece: ContextPiece) -> str:
+    detail = piece.detail
+    if piece.source_kind == "memory" and "item" in detail:
+        return f": recalled item {detail['item']}, written by run {detail.get('from_run')}"
+    if piece.source_kind == "rag" and "chunk" in detail:
+        return (f": chunk {detail['chunk']} of document {detail.get('document')}, score {detail.get('score')}, "
+                f"rank {detail.get('rank')}, threshold {detail.get('threshold')}")
+    return ""
+
+
+def _tool_born_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
+    piece = candidate.piece
+    tool = piece.detail.get("tool", "?")
+    step = piece.landed_by
+    text = f"tool '{tool}' returned it in {step} (tool call {piece.source_id})"
+    if step is None or step not in index.steps:
+        return Hop("BORN", step, False, f"{text}, a step this recording does not hold")
+    started = any(e.type == "tool_start" and e.payload.get("tool_call_id") == piece.source_id
+                  for e in index.events_of(step))
+    if not started:
+        return Hop("BORN", step, False, f"{text}, but that step recorded no start of this tool call")
+    return Hop("BORN", step, True, text)
+
+
+def _asked_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
+    piece = candidate.piece
+    asker = piece.detail.get("requested_by")
+    if not isinstance(asker, str):
+        return Hop("ASKED", None, False, "the recording does not say which LLM call asked for this tool call")
+    exchange = index.exchanges.get(asker)
+    call = None if exchange is None else next(
+        (c for c in exchange.response.tool_calls if c.id == piece.source_id), None)
+    if call is None:
+        return Hop("ASKED", asker, False, f"recorded as asked for by {asker}, whose response holds no such call")
+    args = json.dumps(call.args, ensure_ascii=False, sort_keys=True)
+    return Hop("ASKED", asker, True, f"{asker} asked for it: {call.name}({shorten(args)})")

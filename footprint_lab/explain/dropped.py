@@ -1,0 +1,232 @@
+"""Missing context: what was declared and available, but did not reach the call that answered.
+
+Rule kept here: every piece left out is reported with the reason the recording gives for it,
+and its absence is tested by *restoration*, never by ablation: with ``rerun=``, each left-out
+source is forced back in (``agent.with_forced([...])`` / ``factory(force=[...])``) and the
+same input is run again. A piece is
+
+- ``confirmed`` when restoring it changed the outcome (its absence mattered),
+- ``not_confirmed`` when the outcome stayed the same (or the rerun failed),
+- ``not_tested`` when no ``rerun`` was given.
+
+Left out means: a declaration whose trigger did not fire (``skipped``), a piece over its
+slot's budget (``dropped``), a memory or RAG item below its threshold or with nothing to
+give (``skipped``), in the iteration of the LLM call that produced the answer. A source that
+reached an earlier call of the run says so.
+
+Role: explain layer; a function of a ``Recording`` (plus reruns when asked).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.explain.checks import recording_of, whole_number
+from footprint_lab.explain.render import mimebundle, shorten
+from footprint_lab.explain.rerun import Outcome, Progress, Rerunner, check_comparator, run_all
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from footprint_lab.engine.recording import ContextPiece, Recording
+
+
+@dataclass(slots=True)
+class DroppedPiece:
+    """One piece that was available but did not reach the answering call, and why."""
+
+    source_id: str
+    source_kind: str
+    #: the LLM call it did not reach: the one that produced its run's (or member run's) answer
+    call: str
+    slot: str
+    verdict: str
+    why: str
+    decided_by: str | None
+    iteration: int | None
+    item: str | None
+    detail: dict[str, Any]
+    #: LLM calls of the run that this source did reach (earlier iterations)
+    reached_earlier: list[str] = field(default_factory=list)
+    restoration: Outcome | None = None
+
+    @property
+    def status(self) -> str:
+        """``confirmed`` / ``not_confirmed`` by restoration, or ``not_tested``."""
+        if self.restoration is None:
+            return "not_tested"
+        return "confirmed" if self.restoration.flipped else "not_confirmed"
+
+    @property
+    def label(self) -> str:
+        item = f" item {self.item}" if self.item else ""
+        return f"{self.source_kind} '{self.source_id}'{item}"
+
+    def line(self) -> str:
+        where = f" at {self.decided_by}" if self.decided_by else ""
+        text = f"{self.label} ({self.slot} slot of {self.call}): {self.verdict}{where}: {self.why}"
+        if self.reached_earlier:
+            text += f"; it did reach {', '.join(self.reached_earlier)}"
+        restored = self.restoration
+        if restored is None:
+            return text + "\n    not tested: pass rerun=agent to force it back in and rerun"
+        if restored.answer is None:
+            return text + f"\n    restoring it: the rerun failed ({restored.error})"
+        state = "CHANGED the outcome" if restored.flipped else "left the outcome unchanged"
+        return text + f"\n    restoring it {state}: \"{shorten(restored.answer, 80)}\""
+
+
+@dataclass(slots=True)
+class DroppedContext:
+    """Every piece left out of an answering call, in the order the run evaluated them.
+
+    ``calls`` are the calls examined: the one that produced the run's answer, and for a
+    composed run the one that produced each member's answer.
+    """
+
+    calls: list[str]
+    original: str | None
+    pieces: list[DroppedPiece]
+
+    def __iter__(self) -> Iterator[DroppedPiece]:
+        return iter(self.pieces)
+
+    def __len__(self) -> int:
+        return len(self.pieces)
+
+    def __getitem__(self, position: int) -> DroppedPiece:
+        return self.pieces[position]
+
+    @property
+    def source_ids(self) -> list[str]:
+        return list(dict.fromkeys(p.source_id for p in self.pieces))
+
+    def summary(self) -> str:
+        if not self.calls:
+            return "Missing context: the run made no LLM call, so nothing could be left out of one."
+        calls = ", ".join(self.calls)
+        if not self.pieces:
+            return f"Missing context: every declared piece evaluated for {calls} reached it."
+        confirmed = sum(1 for p in self.pieces if p.status == "confirmed")
+        tested = sum(1 for p in self.pieces if p.status != "not_tested")
+        proof = f"; restoring {confirmed} of {tested} tested changed the outcome" if tested else ""
+        return f"Missing context: {len(self.pieces)} piece(s) were available but did not reach {calls}{proof}."
+
+    def __str__(self) -> str:
+        return "\n".join([self.summary(), *(f"  {p.line()}" for p in self.pieces)])
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per left-out piece: source, slot, verdict, why, who decided, and the restoration's status."""
+        import pandas as pd
+
+        columns = ["source_id", "source_kind", "call", "slot", "verdict", "why", "decided_by", "iteration", "item",
+                   "reached_earlier", "status", "restored_answer"]
+        rows = [{"source_id": p.source_id, "source_kind": p.source_kind, "call": p.call, "slot": p.slot,
+                 "verdict": p.verdict,
+                 "why": p.why, "decided_by": p.decided_by, "iteration": p.iteration, "item": p.item,
+                 "reached_earlier": p.reached_earlier, "status": p.status,
+                 "restored_answer": p.restoration.answer if p.restoration is not None else None}
+                for p in self.pieces]
+        return pd.DataFrame(rows, columns=columns)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        return mimebundle(self.summary(), str(self))
+
+
+def left_out(recording: Recording) -> tuple[list[str], list[DroppedPiece]]:
+    """The answering calls of a recording and its member runs, and the pieces each left out."""
+    calls: list[str] = []
+    found: list[DroppedPiece] = []
+    pending = [recording]
+    while pending:
+        current = pending.pop(0)
+        pending.extend(current.children)
+        if current.exchanges:
+            calls.append(current.exchanges[-1].step_id)
+            found += _left_out_of_answer(current)
+    return calls, found
+
+
+def _left_out_of_answer(recording: Recording) -> list[DroppedPiece]:
+    """The pieces the iteration of a recording's last call evaluated but did not send it."""
+    exchange = recording.exchanges[-1]
+    evaluated = recording.call_pieces(exchange, left_out=True)
+    sent_keys = {_key(piece) for piece in evaluated if piece.verdict == "admitted"}
+    reached = _reached_by_call(recording)
+    found: list[DroppedPiece] = []
+    seen: set[tuple[str, str, str | None]] = set()
+    for piece in evaluated:
+        key = _key(piece)
+        if piece.verdict == "admitted" or key in sent_keys or key in seen:
+            continue
+        seen.add(key)
+        found.append(DroppedPiece(
+            source_id=piece.source_id, source_kind=piece.source_kind, call=exchange.step_id, slot=piece.slot,
+            verdict=piece.verdict, why=piece.reason or "no reason recorded", decided_by=piece.allowed_by,
+            iteration=piece.iteration,
+            item=key[2], detail=dict(piece.detail),
+            reached_earlier=[c for c in reached.get(key[:2], []) if c != exchange.step_id],
+        ))
+    return found
+
+
+def _key(piece: ContextPiece) -> tuple[str, str, str | None]:
+    item = piece.detail.get("chunk") or piece.detail.get("item")
+    return piece.source_kind, piece.source_id, str(item) if item is not None else None
+
+
+def _reached_by_call(recording: Recording) -> dict[tuple[str, str], list[str]]:
+    """For each source, the LLM calls it was sent to."""
+    pieces = recording.context_pieces
+    reached: dict[tuple[str, str], list[str]] = {}
+    for exchange in recording.exchanges:
+        for indices in (exchange.system_pieces, exchange.tool_pieces, exchange.message_pieces):
+            for index in indices:
+                if 0 <= index < len(pieces):
+                    calls = reached.setdefault((pieces[index].source_kind, pieces[index].source_id), [])
+                    if exchange.step_id not in calls:
+                        calls.append(exchange.step_id)
+    return reached
+
+
+async def find_dropped_context(
+    run: Any,
+    *,
+    rerun: Any = None,
+    comparator: Callable[[str, str], bool] | None = None,
+    concurrency: int = 16,
+    input: Any = None,
+    continue_from: Any = None,
+    progress: bool | None = None,
+) -> DroppedContext:
+    """What was available but never reached the model, each with why; with ``rerun``, confirmed by restoration.
+
+    ``rerun`` is the agent (rebuilt with each left-out source forced in: ``agent.with_forced``)
+    or a factory called as ``factory(force=[...])``. Without it, nothing is rerun. ``input`` and
+    ``continue_from`` are as for ``localize``.
+    """
+    recording = recording_of(run, "find_dropped_context")
+    whole_number("find_dropped_context", "concurrency", concurrency, 1, 10_000)
+    compare = check_comparator("find_dropped_context", comparator)
+    rerunner = Rerunner("find_dropped_context", rerun, recording, input, continue_from) if rerun is not None else None
+    calls, pieces = left_out(recording)
+    report = DroppedContext(calls, recording.answer, pieces)
+    if rerunner is None or not pieces or recording.answer is None:
+        return report
+    names = list(dict.fromkeys(p.source_id for p in pieces))
+    runners = [rerunner.build(force=[name], seed=0) for name in names]
+    bar = Progress(len(runners), "restorations", progress)
+    outcomes = await run_all([functools.partial(rerunner.run, r, 0, keep_run=True) for r in runners],
+                             concurrency=concurrency,
+                             on_done=bar.step)
+    bar.close()
+    original = recording.answer
+    by_name = dict(zip(names, outcomes, strict=True))
+    for outcome in outcomes:
+        outcome.flipped = outcome.answer is not None and bool(compare(original, outcome.answer))
+    for piece in pieces:
+        piece.restoration = by_name[piece.source_id]
+    return report

@@ -1,0 +1,299 @@
+"""Ranking suspects: which of the pieces that reached an output look most like they shaped it.
+
+Rule kept here: a ranking is correlational and says so. Each suspect carries two scores:
+
+- ``structural_score``: how close its path to the output is (1.0 for a piece sent to the
+  LLM call that produced the output, less for calls further back along the slice);
+- ``content_score``: how much of the output its content accounts for, by the chosen strategy.
+
+``score = content_score x structural_score``, so a suspect with no content evidence (a routing
+decision, a piece sharing nothing with the output) scores 0 and never outranks a piece whose
+content matches the output; ties are broken by structure, then by the order the pieces were
+sent. Nothing here claims a cause: :func:`footprint_lab.explain.localize` tests the suspects
+by removing them and rerunning.
+
+Strategies are pluggable: ``lexical`` (the default: output tokens found in the piece, each
+weighted by how rare it is among the pieces; deterministic, free) and ``embedding`` (cosine
+similarity from any ``embed(texts) -> vectors`` callable). Pass a registered name, or any
+object with ``score(output, contents) -> list[float]`` (values from 0 to 1).
+
+Role: explain layer. Refusal raised here: :class:`InfluenceStrategyError`.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Protocol
+
+from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.explain.checks import ExplainConfigError, fraction, whole_number
+from footprint_lab.explain.custody import Backtrack, backtrack
+from footprint_lab.explain.render import shorten
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: How every ranking labels itself.
+CORRELATIONAL = ("Scores are correlational: they rank what the output resembles and how directly each piece "
+                 "reached it, not what caused it. Confirm a suspect with localize(), which removes it and reruns.")
+SUSPECT_COLUMNS = ["rank", "source_id", "source_kind", "score", "structural_score", "content_score", "evidence",
+                   "removal_id", "slot", "read_by", "content"]
+
+_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_STOPWORDS = frozenset((
+    "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for",
+    "from", "had", "has", "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no",
+    "not", "of", "on", "or", "our", "she", "so", "than", "that", "the", "their", "them", "then", "there", "these",
+    "they", "this", "to", "too", "under", "up", "us", "was", "we", "were", "what", "when", "which", "who", "will",
+    "with", "would", "you", "your",
+))
+
+
+class InfluenceStrategyError(Refusal):
+    """Raised when ``suspects(strategy=...)`` names no strategy, or a strategy cannot be built or used.
+
+    Carries ``received`` (the shape of what arrived) and ``known`` (the registered strategy names).
+    """
+
+    code = "ERR_INFLUENCE_STRATEGY"
+    fields = ("received", "known")
+
+    def __init__(self, problem: str, received: str) -> None:
+        known = sorted(_STRATEGIES)
+        super().__init__(
+            f"suspects: {problem} (received {received}). Strategies: {', '.join(known)} "
+            "(see list_influence_strategies()), or any object with score(output, contents) -> list of numbers "
+            "from 0 to 1; 'embedding' needs embed=fn, where fn(list of texts) returns one vector per text."
+        )
+        self.received = received
+        self.known = known
+
+
+class InfluenceStrategy(Protocol):
+    """What a ranking needs of a strategy."""
+
+    def score(self, output: str, contents: Sequence[str]) -> list[float]:
+        """How much of ``output`` each content accounts for, from 0 (nothing) to 1."""
+        ...
+
+
+def tokens(text: str) -> set[str]:
+    """The words of a text that can carry evidence: lower-cased, no stopwords, a plural's 's' dropped."""
+    found = set()
+    for word in _TOKEN.findall(text.lower()):
+        if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
+            continue
+        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+            word = word[:-1]
+        found.add(word)
+    return found
+
+
+class LexicalInfluence:
+    """The share of the output's words a piece holds, each word weighted by how rare it is among the pieces."""
+
+    name = "lexical"
+
+    def score(self, output: str, contents: Sequence[str]) -> list[float]:
+        wanted = tokens(output)
+        held = [tokens(text) & wanted for text in contents]
+        frequency: dict[str, int] = {}
+        for words in held:
+            for word in words:
+                frequency[word] = frequency.get(word, 0) + 1
+        weight = {word: math.log(1.0 + len(contents) / count) for word, count in frequency.items()}
+        total = sum(weight.values())
+        if total == 0:
+            return [0.0] * len(contents)
+        return [sum(weight[word] for word in words) / total for words in held]
+
+
+class EmbeddingInfluence:
+    """Cosine similarity between the output and each piece, from a caller's ``embed(texts) -> vectors``."""
+
+    name = "embedding"
+
+    def __init__(self, embed: Callable[[list[str]], Any]) -> None:
+        if not callable(embed):
+            raise InfluenceStrategyError("the embedding strategy needs embed=fn", describe_shape(embed))
+        self.embed = embed
+
+    def score(self, output: str, contents: Sequence[str]) -> list[float]:
+        texts = [output, *contents]
+        vectors = [list(map(float, vector)) for vector in self.embed(texts)]
+        if len(vectors) != len(texts) or len({len(v) for v in vectors}) > 1:
+            raise InfluenceStrategyError("embed(texts) must return one vector of the same length per text",
+                                         f"{len(vectors)} vector(s) for {len(texts)} text(s)")
+        first, rest = vectors[0], vectors[1:]
+        return [max(0.0, _cosine(first, vector)) for vector in rest]
+
+
+def _cosine(left: list[float], right: list[float]) -> float:
+    norm = math.sqrt(sum(x * x for x in left)) * math.sqrt(sum(y * y for y in right))
+    return 0.0 if norm == 0 else sum(x * y for x, y in zip(left, right, strict=True)) / norm
+
+
+@dataclass(frozen=True, slots=True)
+class _Registered:
+    build: Callable[..., InfluenceStrategy]
+    description: str
+
+
+_STRATEGIES: dict[str, _Registered] = {
+    "lexical": _Registered(lambda **_: LexicalInfluence(),
+                           "token overlap with the output, weighted by rarity among the pieces; deterministic"),
+    "embedding": _Registered(lambda embed=None, **_: EmbeddingInfluence(embed),
+                             "cosine similarity from embed=fn, any callable mapping texts to vectors"),
+}
+
+
+def list_influence_strategies() -> dict[str, str]:
+    """The registered ranking strategies, by name, with what each measures."""
+    return {name: registered.description for name, registered in _STRATEGIES.items()}
+
+
+def register_influence_strategy(name: str, build: Callable[..., InfluenceStrategy], description: str) -> None:
+    """Make a strategy available by name; ``build(**options)`` returns an object with ``score``."""
+    if not isinstance(name, str) or not name.isidentifier() or not callable(build) or not isinstance(description, str):
+        raise InfluenceStrategyError("a strategy is registered as (identifier name, callable build, description)",
+                                     describe_shape(name))
+    _STRATEGIES[name] = _Registered(build, description)
+
+
+def resolve_strategy(strategy: Any, **options: Any) -> InfluenceStrategy:
+    """A strategy object from a registered name (built with ``options``) or an object with ``score``."""
+    if isinstance(strategy, str):
+        registered = _STRATEGIES.get(strategy)
+        if registered is None:
+            raise InfluenceStrategyError("no strategy has that name", "a string that names no strategy")
+        return registered.build(**options)
+    if callable(getattr(strategy, "score", None)):
+        return strategy
+    raise InfluenceStrategyError("strategy must be a name or an object with a score method", describe_shape(strategy))
+
+
+def suspects(
+    run: Any,
+    *,
+    strategy: Any = "lexical",
+    at: str | None = None,
+    embed: Callable[[list[str]], Any] | None = None,
+    trace: Backtrack | None = None,
+) -> pd.DataFrame:
+    """The candidates of ``backtrack(run, at)`` ranked by how plausibly each shaped the output (correlational).
+
+    One row per source (a declaration, the system prompt, a tool, the user's message, a model
+    turn, a tool's result; routing decisions on the path too), in rank order: ``rank``,
+    ``source_id``, ``source_kind``, ``score``, ``structural_score``, ``content_score``,
+    ``evidence``, ``removal_id`` (what ``localize`` removes; empty when a rerun cannot),
+    ``slot``, ``read_by`` and a preview of the ``content``. ``frame.attrs["note"]`` says the
+    scores are correlational.
+    """
+    import pandas as pd
+
+    scorer = resolve_strategy(strategy, **({"embed": embed} if embed is not None else {}))
+    walked = trace if trace is not None else backtrack(run, at)
+    rows = _rows(walked, scorer)
+    frame = pd.DataFrame(rows, columns=SUSPECT_COLUMNS)
+    frame.attrs["note"] = CORRELATIONAL
+    frame.attrs["strategy"] = getattr(scorer, "name", type(scorer).__name__)
+    frame.attrs["target"] = walked.target
+    return frame
+
+
+def _rows(walked: Backtrack, scorer: InfluenceStrategy) -> list[dict[str, Any]]:
+    candidates = walked.candidates
+    raw = scorer.score(walked.output, [c.content for c in candidates]) if candidates else []
+    if len(raw) != len(candidates) or not all(isinstance(v, int | float) and math.isfinite(v) for v in raw):
+        raise InfluenceStrategyError("a strategy's score() must return one finite number per content",
+                                     f"{len(raw)} value(s) for {len(candidates)} content(s)")
+    nearest = min((c.depth for c in candidates), default=0)
+    best: dict[tuple[str, str], dict[str, Any]] = {}
+    for order, (candidate, value) in enumerate(zip(candidates, raw, strict=True)):
+        content = min(1.0, max(0.0, float(value)))
+        structural = 1.0 / (1 + candidate.depth - nearest)
+        row = {
+            "source_id": candidate.source_id, "source_kind": candidate.source_kind,
+            "score": content * structural, "structural_score": structural, "content_score": content,
+            "evidence": "content matches the output" if content > 0 else "structural path only",
+            "removal_id": candidate.removal_id, "slot": candidate.slot, "read_by": candidate.read_by,
+            "content": shorten(candidate.content, 80), "_order": order,
+        }
+        key = (candidate.source_kind, candidate.source_id)
+        kept = best.get(key)
+        if kept is None or (row["score"], row["structural_score"]) > (kept["score"], kept["structural_score"]):
+            best[key] = row
+    depths = walked.slice.depths if walked.slice is not None else {}
+    for decision in walked.decisions:
+        if decision.step_id == walked.target:
+            continue
+        structural = 1.0 / (1 + max(depths.get(decision.step_id, 0) - nearest, 0))
+        best[("decision", decision.step_id)] = {
+            "source_id": decision.step_id, "source_kind": "decision", "score": 0.0, "structural_score": structural,
+            "content_score": 0.0, "evidence": "structural path only", "removal_id": None, "slot": None,
+            "read_by": None, "content": f"{decision.rule}: chose {decision.chosen}", "_order": len(candidates),
+        }
+    ranked = sorted(best.values(), key=lambda r: (-r["score"], -r["structural_score"], r["_order"]))
+    for rank, row in enumerate(ranked, 1):
+        row["rank"] = rank
+        del row["_order"]
+    return ranked
+
+
+@dataclass(frozen=True, slots=True)
+class RankingConfidence:
+    """Whether the top suspect stands clear of the rest, and the shortlist to confirm by ablation."""
+
+    clear_winner: bool
+    top: str | None
+    shortlist: list[str]
+    margin: float
+    reason: str
+
+    def __str__(self) -> str:
+        return self.reason
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
+        from footprint_lab.explain.render import mimebundle
+
+        return mimebundle("Ranking confidence", self.reason)
+
+
+def ranking_confidence(ranked: Any, *, margin: float = 0.3, shortlist_size: int = 5) -> RankingConfidence:
+    """Is the top suspect a clear winner? ``ranked`` is ``suspects(...)``'s frame, or a run to rank.
+
+    The top is clear when the next suspect scores below ``(1 - margin)`` times its score; otherwise
+    every suspect within that band (at most ``shortlist_size``) is the shortlist to confirm.
+    """
+    fraction("ranking_confidence", "margin", margin)
+    whole_number("ranking_confidence", "shortlist_size", shortlist_size, 1, 1000)
+    frame = ranked if _is_frame(ranked) else suspects(ranked)
+    if not {"source_id", "score"} <= set(frame.columns):
+        raise ExplainConfigError("ranking_confidence", "ranked", "a DataFrame without source_id and score columns",
+                                 "must be the frame run.suspects() returns, or the run itself")
+    scores = [float(s) for s in frame["score"]]
+    names = [str(n) for n in frame["source_id"]]
+    if not scores or scores[0] <= 0:
+        return RankingConfidence(False, None, [], margin,
+                                 "No suspect has content evidence, so no ranking can be trusted; backtrack the run "
+                                 "and test candidates with localize(). " + CORRELATIONAL)
+    band = scores[0] * (1 - margin)
+    close = [name for name, score in zip(names, scores, strict=True) if score >= band][:shortlist_size]
+    if len(close) == 1:
+        after = (f"the next, '{names[1]}', scores {scores[1]:.2f}, below {1 - margin:.0%} of it"
+                 if len(scores) > 1 else "no other suspect")
+        reason = (f"Clear winner: '{names[0]}' scores {scores[0]:.2f}; {after}. Confirm it with localize(). "
+                  + CORRELATIONAL)
+        return RankingConfidence(True, names[0], close, margin, reason)
+    reason = (f"Too close to call: {len(close)} suspects score within {margin:.0%} of the top "
+              f"({', '.join(repr(n) for n in close)}). Confirm them by ablation: localize(run, rerun=..., "
+              f"top={len(close)}). " + CORRELATIONAL)
+    return RankingConfidence(False, names[0], close, margin, reason)
+
+
+def _is_frame(value: Any) -> bool:
+    return type(value).__name__ == "DataFrame" and hasattr(value, "columns")
+

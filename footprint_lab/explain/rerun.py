@@ -1,0 +1,262 @@
+"""Reruns for explanations: the same input again, with sources removed or forced in.
+
+Rule kept here: an explanation reruns whatever runner it is handed, by duck typing, and
+builds every runner it will need *before* the first rerun starts, so a bad ``rerun=`` is
+refused before anything is billed.
+
+- An agent (anything with ``without(ids, seed=...)``) is rebuilt from its own declarations:
+  ``agent.without([...])`` to remove sources, ``agent.with_forced([...])`` to force a
+  skipped or dropped piece in.
+- A factory (any other callable) is called as ``factory(exclude=[...])`` or
+  ``factory(force=[...])`` and must return a runner; it is also given ``seed=`` when its
+  signature accepts one.
+
+Each rerun gets its own runner, so reruns can go concurrently (one runner answers one turn
+at a time). Outcomes are compared by a comparator: any ``(original, rerun) -> bool`` that says
+whether the outcome flipped; the default, :class:`TextDifference`, normalises both texts
+and calls it a flip when they differ by more than a threshold.
+
+Role: explain layer; it never imports a runner class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.explain.checks import ExplainConfigError, fraction
+from footprint_lab.explain.sources import NOT_REMOVABLE, removable_sources
+
+if TYPE_CHECKING:
+    from footprint_lab.engine.recording import Recording
+
+Comparator = Callable[[str, str], bool]
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+class UnknownSourceError(Refusal):
+    """Raised when a rerun is asked to remove (or force in) a source the run or agent does not have.
+
+    Carries ``function`` (the explanation or method called), ``unknown`` (how many of the
+    named ids are unknown; the ids themselves are not quoted) and ``known`` (the ids that
+    can be named: declaration ids, tool names, ``system-prompt``).
+    """
+
+    code = "ERR_UNKNOWN_SOURCE"
+    fields = ("function", "unknown", "known")
+
+    def __init__(self, function: str, unknown: int, known: Sequence[str], action: str = "remove") -> None:
+        listed = ", ".join(f"'{k}'" for k in known) or "none"
+        super().__init__(
+            f"{function}: {unknown} of the ids given name no source it can {action}. Name sources as "
+            f"run.suspects() shows them in removal_id: {listed}. The user's message and the model's own "
+            "turns cannot be removed: a rerun answers the same input and produces its own turns."
+        )
+        self.function = function
+        self.unknown = unknown
+        self.known = list(known)
+
+
+class TextDifference:
+    """The default comparator: a flip when the normalised texts differ by more than ``threshold``.
+
+    Normalising lower-cases the text and keeps only its words, so punctuation and spacing never
+    count; the difference is ``1 - similarity`` of the two word sequences (0: same words, 1: none shared).
+    """
+
+    def __init__(self, threshold: float = 0.2) -> None:
+        self.threshold = fraction("TextDifference", "threshold", threshold)
+
+    @staticmethod
+    def difference(original: str, rerun: str) -> float:
+        left = _WORD.findall(original.lower())
+        right = _WORD.findall(rerun.lower())
+        if left == right:
+            return 0.0
+        return 1.0 - SequenceMatcher(None, left, right, autojunk=False).ratio()
+
+    def __call__(self, original: str, rerun: str) -> bool:
+        return self.difference(original, rerun) > self.threshold
+
+    def __repr__(self) -> str:
+        return f"TextDifference(threshold={self.threshold})"
+
+
+def check_comparator(function: str, comparator: Any) -> Comparator:
+    """The comparator to use: the default when ``None``, else any callable of two texts."""
+    if comparator is None:
+        return TextDifference()
+    if not callable(comparator):
+        raise ExplainConfigError(function, "comparator", describe_shape(comparator),
+                                 "must be a function (original, rerun) -> True when the outcome flipped, "
+                                 "e.g. TextDifference(threshold=0.3)")
+    return comparator
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One rerun: its seed, its answer (``None`` when it failed), and the run it left."""
+
+    seed: int | None
+    answer: str | None
+    error: str | None = None
+    run: Any = None
+    flipped: bool = False
+
+
+class Rerunner:
+    """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
+
+    __slots__ = ("_continue_from", "_function", "_input", "_seeded", "identity", "rerun")
+
+    def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
+                 continue_from: Any = None) -> None:
+        self._function = function
+        self.rerun = rerun
+        if callable(getattr(rerun, "without", None)):
+            self._seeded = True
+        elif callable(rerun):
+            self._seeded = _accepts(rerun, "seed")
+        else:
+            raise ExplainConfigError(
+                function, "rerun", describe_shape(rerun),
+                "must be the agent that made the run (it is rebuilt from its declarations minus the removed "
+                "ids) or a factory called as factory(exclude=[...]) that returns a runner",
+            )
+        if input is None:
+            if "[redacted:" in str(recording.input.get("message", "")):
+                raise ExplainConfigError(
+                    function, "input", "nothing, for a run whose recorded message was redacted",
+                    "must be given when the recording holds a redacted message: a rerun of the masked text "
+                    "would answer a different question. Pass the original, input='...'",
+                )
+            self._input: Any = dict(recording.input)
+        elif isinstance(input, str) or (isinstance(input, dict) and isinstance(input.get("message"), str)):
+            self._input = input
+        else:
+            raise ExplainConfigError(function, "input", describe_shape(input),
+                                     "must be the message to rerun (a string or {'message': ...}); leave it out "
+                                     "to rerun the recorded input")
+        self.identity = recording.identity
+        continues = recording.meta.get("continues")
+        if continues and continue_from is None:
+            raise ExplainConfigError(
+                function, "continue_from", "nothing, for a run that continued a conversation",
+                f"must be the checkpoint this run continued (from run {continues.get('run_id')}), so that every "
+                "rerun answers within the same conversation: keep agent.checkpoint() before the follow-up and "
+                "pass it as continue_from=...",
+            )
+        self._continue_from = continue_from
+
+    def build(self, *, exclude: Sequence[str] = (), force: Sequence[str] = (), seed: int | None = None) -> Any:
+        """A fresh runner without ``exclude`` and with ``force`` forced in."""
+        rerun = self.rerun
+        seeded = {"seed": seed} if self._seeded and seed is not None else {}
+        if callable(getattr(rerun, "without", None)):
+            if force:
+                runner = rerun.with_forced(list(force), exclude=list(exclude), **seeded)
+            else:
+                runner = rerun.without(list(exclude), **seeded)
+        else:
+            keywords: dict[str, Any] = {"force": list(force)} if force else {"exclude": list(exclude)}
+            if force and exclude:
+                keywords["exclude"] = list(exclude)
+            runner = rerun(**keywords, **seeded)
+        if not callable(getattr(runner, "run", None)):
+            raise ExplainConfigError(self._function, "rerun", f"a factory that returned {describe_shape(runner)}",
+                                     "must return a runner (an Agent, an LLMCall or a composition) to rerun")
+        return runner
+
+    async def run(self, runner: Any, seed: int | None, *, keep_run: bool = False) -> Outcome:
+        """Run one rerun; a failure is an outcome with its exception type, never an exception."""
+        extra = {"continue_from": self._continue_from} if self._continue_from is not None else {}
+        try:
+            result = await runner.run(self._input, identity=self.identity, **extra)
+        except Exception as exc:  # one failed rerun must not sink the others; it is reported as failed
+            return Outcome(seed, None, f"{type(exc).__name__}")
+        answer = getattr(result, "answer", None)
+        return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
+                       result if keep_run else None)
+
+
+def check_removable(function: str, recording: Recording, ids: Sequence[str]) -> dict[str, str]:
+    """The removable sources of a recording; refuse ids that name none of them."""
+    known = removable_sources(recording)
+    unknown = [name for name in ids if name not in known]
+    if unknown:
+        raise UnknownSourceError(function, len(unknown), sorted(known))
+    return known
+
+
+def not_removable_reason(source_kind: str) -> str:
+    return NOT_REMOVABLE.get(source_kind, "a rerun cannot remove it")
+
+
+async def run_all(jobs: Sequence[Callable[[], Awaitable[Outcome]]], *, concurrency: int,
+                  on_done: Callable[[], None] | None = None) -> list[Outcome]:
+    """Run the jobs concurrently, at most ``concurrency`` at a time, results in job order."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(job: Callable[[], Awaitable[Outcome]]) -> Outcome:
+        async with gate:
+            outcome = await job()
+        if on_done is not None:
+            on_done()
+        return outcome
+
+    return list(await asyncio.gather(*(one(job) for job in jobs)))
+
+
+def _accepts(function: Callable[..., Any], keyword: str) -> bool:
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == keyword or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+class Progress:
+    """A progress bar for reruns, shown only inside a notebook kernel (ipywidgets, imported then)."""
+
+    __slots__ = ("_bar", "_done", "_total")
+
+    def __init__(self, total: int, label: str, wanted: bool | None) -> None:
+        self._total = total
+        self._done = 0
+        self._bar: Any = None
+        if wanted is False or (wanted is None and not _in_kernel()) or total == 0:
+            return
+        try:
+            import ipywidgets
+            from IPython.display import display
+        except ImportError:
+            return
+        self._bar = ipywidgets.IntProgress(value=0, min=0, max=total, description=label)
+        display(self._bar)
+
+    def step(self) -> None:
+        self._done += 1
+        if self._bar is not None:
+            self._bar.value = self._done
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.bar_style = "success"
+
+
+def _in_kernel() -> bool:
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None

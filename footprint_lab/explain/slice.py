@@ -1,0 +1,115 @@
+"""The backward slice: from one step, back over its reads to the steps that wrote what it read.
+
+Rule kept here: the slice follows only what the recording proves. Every read stamped the
+step that last wrote the value *when it was read*, so each edge is a pointer, never a guess;
+a step that mounted a member run leads on to the member's answer. The walk stops at LLM
+calls (what reached a call is accounted for piece by piece by the backtrack), and at the
+limits it is given, and it says which limit it hit. A read with no writer, or with a writer
+the recording does not hold, is reported as a value from outside the tracked state.
+
+Role: explain layer.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from dataclasses import dataclass, field
+
+from footprint_lab.explain.index import RecordingIndex
+
+DEFAULT_MAX_DEPTH = 32
+DEFAULT_MAX_STEPS = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class Edge:
+    """``reader`` read ``path``, last written by ``writer`` (``None``: nothing in the recording wrote it)."""
+
+    reader: str
+    path: tuple[str, ...]
+    writer: str | None
+    depth: int
+    #: ``False`` when the stamped writer is not a step this recording holds
+    held: bool = True
+
+    def describe(self) -> str:
+        where = ".".join(self.path)
+        if self.writer is None:
+            return f"{self.reader} read {where}, which no recorded step wrote (a value from outside the tracked state)"
+        if not self.held:
+            return f"{self.reader} read {where}, written by {self.writer}, a step this recording does not hold"
+        return f"{self.reader} read {where}, written by {self.writer}"
+
+
+@dataclass(slots=True)
+class Slice:
+    """The steps a start step depends on, by depth, and the LLM calls where the walk stopped."""
+
+    start: str
+    max_depth: int
+    max_steps: int
+    depths: dict[str, int] = field(default_factory=dict)
+    edges: list[Edge] = field(default_factory=list)
+    #: LLM-call steps reached, nearest first (the walk stops at each)
+    calls: list[str] = field(default_factory=list)
+    #: reads whose value the recording cannot trace to a step
+    outside: list[Edge] = field(default_factory=list)
+    #: why the walk stopped early, one sentence per limit hit (empty when it was complete)
+    truncated: list[str] = field(default_factory=list)
+
+    @property
+    def complete(self) -> bool:
+        return not self.truncated
+
+
+def backward_slice(
+    index: RecordingIndex, start: str, *, max_depth: int = DEFAULT_MAX_DEPTH, max_steps: int = DEFAULT_MAX_STEPS
+) -> Slice:
+    """Walk back from ``start`` over reads (and member mounts), breadth first, within the limits."""
+    result = Slice(start=start, max_depth=max_depth, max_steps=max_steps)
+    depths = result.depths
+    depths[start] = 0
+    queue = deque([start])
+    cut_depth = cut_size = 0
+    while queue:
+        step_id = queue.popleft()
+        depth = depths[step_id]
+        if index.is_llm_call(step_id):
+            result.calls.append(step_id)
+            continue
+        for path, writer in _sources(index, step_id):
+            if writer is None or writer not in index.steps:
+                result.outside.append(Edge(step_id, path, writer, depth + 1, held=False))
+                continue
+            edge = Edge(step_id, path, writer, depth + 1)
+            result.edges.append(edge)
+            if writer in depths:
+                continue
+            if depth + 1 > max_depth:
+                cut_depth += 1
+                continue
+            if len(depths) >= max_steps:
+                cut_size += 1
+                continue
+            depths[writer] = depth + 1
+            queue.append(writer)
+    if cut_depth:
+        result.truncated.append(
+            f"the slice stopped at depth {max_depth}: {cut_depth} step(s) further back were not followed "
+            "(raise max_depth to follow them)"
+        )
+    if cut_size:
+        result.truncated.append(
+            f"the slice stopped at {max_steps} steps: {cut_size} more were not followed "
+            "(raise max_steps to follow them)"
+        )
+    return result
+
+
+def _sources(index: RecordingIndex, step_id: str) -> list[tuple[tuple[str, ...], str | None]]:
+    """What a step read, with the writer each read stamped; a mount step adds its member's answer."""
+    found = [(tuple(read.path), read.writer) for read in index.reads_of(step_id)]
+    for member in index.mounted.get(step_id, ()):
+        runner = member.runner
+        found.append((("member", runner.name or runner.id or runner.kind, "answer"), index.answer_step(member)))
+    return found

@@ -1,0 +1,147 @@
+"""Suspects: a correlational ranking where content evidence always beats a bare structural path."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from footprint_lab import Agent, define_tool
+from footprint_lab.context import define_fact
+from footprint_lab.errors import ExplainConfigError, InfluenceStrategyError
+from footprint_lab.explain import (
+    CORRELATIONAL,
+    EmbeddingInfluence,
+    list_influence_strategies,
+    ranking_confidence,
+    register_influence_strategy,
+)
+from footprint_lab.explain.influence import _STRATEGIES, LexicalInfluence
+from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.providers import mock
+
+
+@pytest.fixture
+async def planted_run():
+    return await planted_fact_agent().run(REFUND_REQUEST)
+
+
+def bag_of_words(texts):
+    """A deterministic embedding: counts of each vocabulary word."""
+    vocabulary = sorted({w for t in texts for w in re.findall(r"[a-z0-9]+", t.lower())})
+    return [[re.findall(r"[a-z0-9]+", t.lower()).count(w) for w in vocabulary] for t in texts]
+
+
+class Flat:
+    """A strategy that finds every piece equally like the output."""
+
+    def score(self, output, contents):
+        return [0.5] * len(contents)
+
+
+async def test_the_planted_fact_ranks_first(planted_run):
+    frame = planted_run.suspects()
+    assert list(frame.columns[:6]) == ["rank", "source_id", "source_kind", "score", "structural_score",
+                                       "content_score"]
+    assert frame.iloc[0].source_id == "vip-override"
+    assert list(frame["rank"]) == list(range(1, len(frame) + 1))
+    assert list(frame["score"]) == sorted(frame["score"], reverse=True)
+    assert (frame["score"] == frame["content_score"] * frame["structural_score"]).all()
+    assert frame.attrs["note"] == CORRELATIONAL and "correlational" in CORRELATIONAL
+    assert frame.attrs["strategy"] == "lexical"
+
+
+async def test_suspects_are_deterministic(planted_run):
+    assert planted_run.suspects().equals(planted_run.suspects())
+
+
+async def test_no_piece_without_content_evidence_outranks_one_with_it(planted_run):
+    frame = planted_run.suspects()
+    with_evidence = frame[frame.content_score > 0]["rank"]
+    without = frame[frame.content_score == 0]["rank"]
+    assert len(without) and len(with_evidence)
+    assert with_evidence.max() < without.min()
+    assert set(frame[frame.content_score == 0].evidence) == {"structural path only"}
+
+
+async def test_an_earlier_llm_call_with_no_shared_words_ranks_below_matching_content():
+    script = [{"tool": "noop", "args": {}}, "Paris is the capital of France."]
+    noop = define_tool(name="noop", description="Does nothing.", input_schema={"type": "object"}, fn=lambda: "ok")
+    agent = Agent(provider=mock(replies=script), tools=[noop], system="Answer questions.",
+                  context=[define_fact(id="geo", data="The capital of France is Paris.")])
+    frame = (await agent.run("Where?")).suspects()
+    assert frame.iloc[0].source_id == "geo"
+    turn = frame[frame.source_kind == "assistant"].iloc[0]
+    assert turn.content_score == 0 and turn["rank"] > frame[frame.source_id == "geo"].iloc[0]["rank"]
+
+
+async def test_embedding_strategy_takes_any_embed_callable(planted_run):
+    frame = planted_run.suspects("embedding", embed=bag_of_words)
+    assert frame.attrs["strategy"] == "embedding"
+    assert frame.iloc[0].source_id == "vip-override"
+    assert ((frame.content_score >= 0) & (frame.content_score <= 1)).all()
+
+
+async def test_strategy_refusals(planted_run):
+    with pytest.raises(InfluenceStrategyError) as caught:
+        planted_run.suspects("telepathy")
+    assert "telepathy" not in caught.value.message and "lexical" in caught.value.known
+    with pytest.raises(InfluenceStrategyError):
+        planted_run.suspects("embedding")
+    with pytest.raises(InfluenceStrategyError):
+        planted_run.suspects("embedding", embed=lambda texts: [[1.0]])
+    with pytest.raises(InfluenceStrategyError):
+        planted_run.suspects(object())
+
+
+async def test_strategies_are_listed_and_pluggable(planted_run):
+    listed = list_influence_strategies()
+    assert {"lexical", "embedding"} <= set(listed)
+    register_influence_strategy("flat", lambda **_: Flat(), "every piece alike")
+    try:
+        assert "flat" in list_influence_strategies()
+        frame = planted_run.suspects("flat")
+        assert set(frame.content_score) == {0.5}
+    finally:
+        del _STRATEGIES["flat"]
+    assert planted_run.suspects(Flat()).iloc[0].content_score == 0.5
+
+
+def test_lexical_weighs_rare_words_over_common_ones():
+    scores = LexicalInfluence().score("the VIP override applies to order 7",
+                                      ["order 7 and order 8", "order 9", "a VIP override"])
+    assert scores[2] > scores[0] > scores[1] > 0
+
+
+async def test_ranking_confidence_names_a_clear_winner(planted_run):
+    verdict = ranking_confidence(planted_run.suspects())
+    assert verdict.clear_winner and verdict.top == "vip-override" and verdict.shortlist == ["vip-override"]
+    assert "correlational" in str(verdict)
+    assert ranking_confidence(planted_run).top == "vip-override"
+
+
+async def test_ranking_confidence_returns_a_shortlist_when_too_close(planted_run):
+    verdict = ranking_confidence(planted_run.suspects(Flat()), shortlist_size=3)
+    assert not verdict.clear_winner
+    assert len(verdict.shortlist) == 3
+    assert "Too close to call" in str(verdict) and "localize" in str(verdict)
+
+
+async def test_no_text_claims_a_cause_from_a_score(planted_run):
+    texts = [ranking_confidence(planted_run.suspects()).reason,
+             ranking_confidence(planted_run.suspects(Flat())).reason, CORRELATIONAL]
+    for text in texts:
+        assert not re.search(r"\b(caused|causes|is the cause|because of)\b", text.replace("not what caused", ""))
+
+
+async def test_ranking_confidence_refuses_bad_settings(planted_run):
+    with pytest.raises(ExplainConfigError):
+        ranking_confidence(planted_run.suspects(), margin=2)
+    frame = planted_run.suspects()[["rank"]]
+    with pytest.raises(ExplainConfigError):
+        ranking_confidence(frame)
+
+
+def test_embedding_influence_needs_a_callable():
+    with pytest.raises(InfluenceStrategyError):
+        EmbeddingInfluence("not callable")

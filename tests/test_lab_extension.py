@@ -1,0 +1,55 @@
+"""``%load_ext footprint_lab`` in a real kernel: a refusal shows as a card and the cell still fails."""
+
+from __future__ import annotations
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError
+from nbformat.v4 import new_code_cell, new_notebook
+
+from footprint_lab.errors import InvalidRunInputError
+from footprint_lab.lab.cards import refusal_card_html
+
+SECRET = "sk-live-DO-NOT-SHOW-1234567890abcdef"
+
+CELLS = [
+    "%load_ext footprint_lab",
+    "from footprint_lab import Agent\nfrom footprint_lab.providers import mock\n"
+    "agent = Agent(provider=mock(reply='ok'))",
+    f"agent.run_sync({{'text': '{SECRET}'}})",
+    "print('after')",
+]
+
+
+def execute(allow_errors: bool) -> nbformat.NotebookNode:
+    notebook = new_notebook(cells=[new_code_cell(source) for source in CELLS])
+    NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=allow_errors).execute()
+    return notebook
+
+
+def test_refusal_renders_as_a_card_and_the_cell_fails():
+    notebook = execute(allow_errors=True)
+    outputs = notebook.cells[2].outputs
+    cards = [o for o in outputs if o.output_type == "display_data" and "text/html" in o.data]
+    errors = [o for o in outputs if o.output_type == "error"]
+    assert len(cards) == 1 and len(errors) == 1
+    html = cards[0].data["text/html"]
+    assert "ERR_INVALID_RUN_INPUT" in html and "InvalidRunInputError" in html
+    assert "a dict with keys: text" in html
+    assert SECRET not in html and SECRET not in str(errors[0])
+    assert errors[0].ename == "InvalidRunInputError"
+
+
+def test_run_all_stops_at_the_refused_cell():
+    with pytest.raises(CellExecutionError):
+        execute(allow_errors=False)
+
+
+def test_card_escapes_everything_and_shows_the_fields():
+    refusal = InvalidRunInputError("Agent.run", "<script>alert(1)</script>", "hint <b>x</b>")
+    html = refusal_card_html(refusal)
+    assert "<script>alert" not in html and "&lt;script&gt;" in html
+    assert "<b>x</b>" not in html
+    assert "received" in html and "runner" in html
+    assert "<script" not in html.replace("<style>", "")
