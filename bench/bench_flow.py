@@ -24,7 +24,6 @@ import time
 from typing import Any
 
 from footprint_lab import Agent, Identity, Parallel, Sequence, ToolContext, tool
-from footprint_lab.core.identity import memory_identity
 from footprint_lab.core.member_run import open_run_count
 from footprint_lab.providers import LLMRequest, mock
 
@@ -43,7 +42,7 @@ def clerk(checks: Checks) -> Agent:
     @tool
     async def whoami(ctx: ToolContext) -> str:
         """Say who is asking, from this run's own memory."""
-        namespace = memory_identity(ctx.identity, ctx.run_id).namespace()
+        namespace = ctx.memory_identity.namespace()
         notes = checks.memory.setdefault(namespace, [])
         notes.append(ctx.run_id)
         await asyncio.sleep(0)  # let the other runs interleave here

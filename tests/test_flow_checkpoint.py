@@ -225,3 +225,15 @@ async def test_a_resume_refuses_a_redact_that_is_not_a_policy() -> None:
     with pytest.raises(RedactionConfigError) as caught:
         await Sequence({"approve": approver()}).resume(paused.checkpoint, "yes", redact={"keys": ["password"]})
     assert caught.value.setting == "redact"
+
+
+@pytest.mark.parametrize(("given", "received"), [("{not json", "text that is not JSON"), (42, "a int"),
+                                                  ({"schema_version": 1}, "nothing")])
+async def test_what_is_no_flow_checkpoint_at_all_is_refused_teaching_where_one_comes_from(
+    given: Any, received: str,
+) -> None:
+    with pytest.raises(InvalidCheckpointError) as caught:
+        await nested_flow().resume(given, "yes")
+    assert caught.value.received == received
+    assert "FlowCheckpoint.model_validate_json" in str(caught.value)
+    assert open_run_count() == 0

@@ -155,7 +155,7 @@ def read_checkpoint(value: Any, door: str) -> dict[str, Any]:
     return data
 
 
-def plain_checkpoint(value: Any, door: str) -> dict[str, Any]:
+def plain_checkpoint(value: Any, door: str, fix: str = _AS_GIVEN) -> dict[str, Any]:
     """A checkpoint handed to a door (a model, a dict, or its JSON text) as a private JSON-native dict.
 
     Nothing the caller holds is aliased or changed; anything that is not JSON is refused.
@@ -166,33 +166,33 @@ def plain_checkpoint(value: Any, door: str) -> dict[str, Any]:
         try:
             value = json.loads(value)
         except (ValueError, RecursionError):
-            raise InvalidCheckpointError(door, "checkpoint", "text that is not JSON", "is not readable") from None
+            raise InvalidCheckpointError(door, "checkpoint", "text that is not JSON", "is not readable", fix) from None
     if not isinstance(value, Mapping):
-        raise InvalidCheckpointError(door, "checkpoint", describe_shape(value), "is not a checkpoint")
+        raise InvalidCheckpointError(door, "checkpoint", describe_shape(value), "is not a checkpoint", fix)
     try:
         data: dict[str, Any] = json.loads(json.dumps(dict(value), allow_nan=False))
     except (TypeError, ValueError, RecursionError):
         raise InvalidCheckpointError(
-            door, "checkpoint", describe_shape(value), "holds values that are not plain JSON"
+            door, "checkpoint", describe_shape(value), "holds values that are not plain JSON", fix
         ) from None
     return data
 
 
-def check_envelope(data: dict[str, Any], names: tuple[str, ...], version: int, door: str) -> None:
+def check_envelope(data: dict[str, Any], names: tuple[str, ...], version: int, door: str, fix: str = _AS_GIVEN) -> None:
     """Every field present, none unknown, and the version this library reads and writes."""
     for name in names:
         if name not in data:
-            raise InvalidCheckpointError(door, name, "nothing", "is missing")
+            raise InvalidCheckpointError(door, name, "nothing", "is missing", fix)
     unknown = [k for k in data if k not in names]
     if unknown:
         raise InvalidCheckpointError(
-            door, "checkpoint", f"{len(unknown)} field(s) this library does not write", "has unknown fields"
+            door, "checkpoint", f"{len(unknown)} field(s) this library does not write", "has unknown fields", fix
         )
     found = data["schema_version"]
     if type(found) is not int or found != version:
         raise InvalidCheckpointError(
             door, "schema_version", describe_shape(found) if type(found) is not int else "another version",
-            f"is not {version}, the version this library reads and writes",
+            f"is not {version}, the version this library reads and writes", fix,
         )
 
 

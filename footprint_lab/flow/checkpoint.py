@@ -110,8 +110,8 @@ def read_flow_checkpoint(
     :class:`~footprint_lab.errors.ResumeIdentityConflictError`). ``redact`` is the policy the
     patterns of a carried redaction policy are looked up in.
     """
-    data = plain_checkpoint(value, door)
-    check_envelope(data, FLOW_CHECKPOINT_FIELDS, FLOW_CHECKPOINT_VERSION, door)
+    data = plain_checkpoint(value, door, _AS_GIVEN)
+    check_envelope(data, FLOW_CHECKPOINT_FIELDS, FLOW_CHECKPOINT_VERSION, door, _AS_GIVEN)
     run_id = data["run_id"]
     if not nonblank(run_id):
         raise InvalidCheckpointError(door, "run_id", describe_shape(run_id), "must be a non-empty string", _AS_GIVEN)
