@@ -22,6 +22,7 @@ _EXPORTS: dict[str, str] = {
     "normalize_run_input": "footprint_lab.core.door",
     "Identity": "footprint_lab.core.identity",
     "Checkpoint": "footprint_lab.core.checkpoint",
+    "FlowCheckpoint": "footprint_lab.flow.checkpoint",
     "RunCheckpointError": "footprint_lab.core.checkpoint",
     "ask_human": "footprint_lab.core.pause",
     "Redaction": "footprint_lab.engine.redaction",
@@ -54,6 +55,7 @@ if TYPE_CHECKING:
     from footprint_lab.engine.refusal import Refusal
     from footprint_lab.explain.tree import RunTree
     from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
+    from footprint_lab.flow.checkpoint import FlowCheckpoint
 
 
 def __getattr__(name: str) -> Any:
@@ -94,6 +96,7 @@ __all__ = [
     "Checkpoint",
     "Conditional",
     "Event",
+    "FlowCheckpoint",
     "Graph",
     "Identity",
     "LLMCall",
