@@ -197,6 +197,7 @@ def check_envelope(data: dict[str, Any], names: tuple[str, ...], version: int, d
 
 
 def nonblank(value: Any) -> bool:
+    """``True`` for a string with something besides whitespace in it."""
     return isinstance(value, str) and bool(value.strip())
 
 
