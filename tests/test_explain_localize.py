@@ -293,3 +293,25 @@ async def test_localize_reruns_a_composition_through_a_factory():
     assert run.suspects().iloc[0].source_id == "vip-override"
     report = await localize(run, rerun=flow, samples=2, top=3)
     assert report.confirmed == ["vip-override"] and report.baseline_stable
+
+
+async def test_reruns_read_memory_but_never_write_to_it():
+    from footprint_lab import Agent
+    from footprint_lab.context import InMemoryStore, define_fact, define_memory
+    from footprint_lab.explain import localize
+    from footprint_lab.providers import mock
+
+    store = InMemoryStore()
+    agent = Agent(provider=mock(respond=lambda r: "APPROVED" if "VIP" in r.system else "DECLINED"),
+                  context=[define_fact(id="vip", data="The customer is VIP."),
+                           define_memory(id="history", store=store)])
+    identity = {"tenant": "acme", "principal": "ana"}
+    run = await agent.run("Refund please", identity=identity)
+    from footprint_lab.core.identity import coerce_identity
+
+    namespace = coerce_identity(identity, "test").namespace()
+    before = list(store.recall(namespace, limit=1000))
+    assert len(before) == 2  # the original run wrote its turn back
+    report = await localize(run, rerun=agent, samples=2)
+    assert any(s.source_id == "vip" and s.verdict == "confirmed" for s in report.suspects)
+    assert list(store.recall(namespace, limit=1000)) == before

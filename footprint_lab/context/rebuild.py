@@ -13,6 +13,10 @@ and both are built from the agent's own declarations:
   fate. A memory or RAG source's size is known only at run time, so forcing one lifts its
   slot's budget instead.
 
+A rebuilt agent never writes to a memory store (``write_back`` is off on every memory
+declaration): a rerun is an experiment, and a dozen ablation reruns must not leave a dozen
+invented turns in a person's memory. It still recalls, so it sees what the original saw.
+
 Role: context layer; pure functions of declarations.
 """
 
@@ -26,11 +30,16 @@ from footprint_lab.context.triggers import Always, always
 
 
 def without_declarations(declarations: Sequence[Injection], removed: Collection[str]) -> list[Injection]:
-    """The declarations minus ``removed``; instructions citing a removed fact no longer cite it."""
+    """The declarations minus ``removed``; instructions citing a removed fact no longer cite it.
+
+    Memory declarations come back with ``write_back`` off: a rerun reads memory, never writes it.
+    """
     kept: list[Injection] = []
     for declaration in declarations:
         if declaration.id in removed:
             continue
+        if isinstance(declaration, Memory) and declaration.write_back:
+            declaration = replace(declaration, write_back=False)
         if isinstance(declaration, Instruction) and declaration.template is not None \
                 and any(ref in removed for ref in declaration.fact_refs):
             template = FACT_REF.sub(lambda match: "" if match.group(1) in removed else match.group(0),
