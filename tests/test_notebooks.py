@@ -1,38 +1,47 @@
-"""Every shipped notebook executes top to bottom on the embedded mock provider."""
+"""Every shipped notebook executes top to bottom on the embedded mock provider, in a real kernel."""
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 
 import nbformat
 import pytest
 from nbclient import NotebookClient
 
-NOTEBOOKS = sorted((Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
+FOLDER = Path(__file__).parent.parent / "notebooks"
+NOTEBOOKS = sorted(p.name for p in FOLDER.glob("*.ipynb"))
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.stem for p in NOTEBOOKS])
-def test_notebook_executes_without_errors(path):
-    notebook = nbformat.read(path, as_version=4)
-    NotebookClient(notebook, timeout=300, kernel_name="python3",
-                   resources={"metadata": {"path": str(path.parent)}}).execute()
-    errors = [o for cell in notebook.cells if cell.cell_type == "code" for o in cell.get("outputs", [])
-              if o.output_type == "error"]
-    assert errors == []
+@cache
+def executed(name: str) -> nbformat.NotebookNode:
+    """A shipped notebook, executed once per test session in a fresh kernel."""
+    notebook = nbformat.read(FOLDER / name, as_version=4)
+    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True,
+                   resources={"metadata": {"path": str(FOLDER)}}).execute()
+    return notebook
+
+
+def outputs(name: str) -> list[nbformat.NotebookNode]:
+    return [o for c in executed(name).cells if c.cell_type == "code" for o in c.get("outputs", [])]
 
 
 def printed_by(name: str) -> str:
-    """Everything a shipped notebook prints when executed top to bottom."""
-    notebook = nbformat.read(Path(__file__).parent.parent / "notebooks" / name, as_version=4)
-    NotebookClient(notebook, timeout=300, kernel_name="python3").execute()
-    return "\n".join(o.get("text", "") for c in notebook.cells if c.cell_type == "code" for o in c.get("outputs", [])
-                     if o.output_type == "stream")
+    return "\n".join(o.get("text", "") for o in outputs(name) if o.output_type == "stream")
 
 
-def test_quickstart_shows_the_answer_and_the_refusal():
+@pytest.mark.parametrize("name", NOTEBOOKS)
+def test_notebook_executes_without_errors(name):
+    assert [o for o in outputs(name) if o.output_type == "error"] == []
+
+
+def test_quickstart_shows_the_answer_and_the_refusal_card():
     text = printed_by("quickstart.ipynb")
     assert "DECLINED: order A-1001 is 47 days old (window 30 days)." in text
     assert "ERR_INVALID_RUN_INPUT" in text
+    cards = [o.data["text/html"] for o in outputs("quickstart.ipynb")
+             if o.output_type == "display_data" and "fl-card" in o.data.get("text/html", "")]
+    assert len(cards) == 1 and "InvalidRunInputError" in cards[0]
 
 
 def test_planted_fact_notebook_walks_the_wrong_answer_back_to_the_planted_fact():
@@ -43,3 +52,11 @@ def test_planted_fact_notebook_walks_the_wrong_answer_back_to_the_planted_fact()
     assert "CAUSAL: removing 'vip-override' flipped the outcome in 3/3 reruns" in text
     assert "NOT CONFIRMED: removing 'customer'" in text and "NOT CONFIRMED: removing 'lookup_order'" in text
     assert "instruction 'refund-policy' (system slot of call-llm#6): dropped" in text
+
+
+def test_localize_shows_a_progress_bar_in_the_kernel():
+    notebook = executed("planted_fact.ipynb")
+    cell = next(c for c in notebook.cells if c.cell_type == "code" and "await localize(" in c.source)
+    views = [o for o in cell.outputs if o.output_type == "display_data"
+             and "application/vnd.jupyter.widget-view+json" in o.data]
+    assert len(views) == 1
