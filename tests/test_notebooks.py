@@ -47,7 +47,7 @@ def test_quickstart_shows_the_answer_and_the_refusal_card():
 def test_planted_fact_notebook_walks_the_wrong_answer_back_to_the_planted_fact():
     text = printed_by("planted_fact.ipynb")
     assert "APPROVED: order A-1001 is refunded under the customer's VIP override." in text
-    assert "BORN     define_fact('vip-override')" in text and "[not proven]" not in text
+    assert "BORN     define_fact('vip-override') at In[2]:" in text and "[not proven]" not in text
     assert "Clear winner: 'vip-override'" in text
     assert "CAUSAL: removing 'vip-override' flipped the outcome in 3/3 reruns" in text
     assert "NOT CONFIRMED: removing 'customer'" in text and "NOT CONFIRMED: removing 'lookup_order'" in text

@@ -158,11 +158,26 @@ class Rag(Injection):
 
 # -- checks shared by every declaration ---------------------------------------------------
 def _call_site() -> str | None:
-    """``file:line`` of the first caller outside this package (where the declaration was written)."""
+    """``file:line`` of the first caller outside this package (where the declaration was written).
+
+    In a notebook the "file" is a kernel's temporary cell file; it is named the way IPython
+    names it in tracebacks (``In[4]:12``), which is what the analyst can find on the page.
+    """
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("footprint_lab.context"):
         frame = frame.f_back  # type: ignore[assignment]
-    return f"{frame.f_code.co_filename}:{frame.f_lineno}" if frame is not None else None
+    if frame is None:
+        return None
+    return f"{_cell_name(frame.f_code.co_filename)}:{frame.f_lineno}"
+
+
+def _cell_name(filename: str) -> str:
+    shell_module = sys.modules.get("IPython")
+    if shell_module is None:
+        return filename
+    shell = shell_module.get_ipython()
+    label = getattr(getattr(shell, "compile", None), "format_code_name", lambda _name: None)(filename)
+    return label[1] if label else filename
 
 
 def _check_id(declaration: str, value: Any) -> str:
