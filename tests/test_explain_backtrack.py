@@ -230,3 +230,44 @@ async def test_a_notebook_display_of_a_long_backtrack_is_capped(planted_run):
     assert short.count("\n  ANSWER ") == 2
     assert f"and {len(bt.candidates) - 2} more candidates" in short
     assert bt.render() == str(bt) and "more candidates" not in str(bt)
+
+
+async def test_a_routing_decision_is_walked_back_to_what_it_read_not_to_the_branch_it_chose(compose):
+    recording, member, mount = await compose(planted_fact_agent(), REFUND_REQUEST)
+    bt = backtrack(recording, at=mount)
+    assert bt.answer.text == f"{mount} decided 'route': chose member"
+    seed = recording.steps[0].step_id
+    assert [(e.reader, e.path, e.writer) for e in bt.slice.edges] == [(mount, ("input", "message"), seed)]
+    assert bt.candidates == [] and bt.calls == []
+    assert any("before member 'refunds' ran" in note for note in bt.notes)
+    assert "no LLM call was reached" in bt.summary()
+    # From the answer, the same mount step does lead on into the member that answered.
+    assert backtrack(recording).calls == [member.exchanges[-1].step_id]
+
+
+async def test_a_loop_decision_taken_after_its_pass_is_walked_into_that_pass():
+    from footprint_lab import Loop
+
+    loop = Loop(Agent(provider=mock(replies=["draft", "better", "done"]), name="writer"), times=3,
+                until=lambda answer: answer == "done")
+    recording = (await loop.run("write")).recording
+    second = recording.decisions[1]
+    bt = backtrack(recording, at=second.step_id)
+    assert bt.output == "continue"
+    calls = [child.exchanges[-1].step_id for child in recording.children[:2]]
+    assert sorted(bt.calls) == sorted(calls)
+    assert not any("before member" in note for note in bt.notes)
+    assert {c.read_by for c in bt.candidates} == set(calls)
+    cut = backtrack(recording, at=second.step_id, max_depth=1)
+    assert any("stopped at depth 1" in note for note in cut.notes)
+    assert len(cut.calls) < len(bt.calls)
+
+
+async def test_a_decision_whose_order_against_its_member_is_not_recorded_says_so(compose):
+    recording, member, mount = await compose(planted_fact_agent(), REFUND_REQUEST)
+    edited = recording.model_copy(deep=True)
+    edited.events = [e for e in edited.events if e.type != "decision"]
+    bt = backtrack(edited, at=mount)
+    assert any("does not order" in note and "member 'refunds'" in note for note in bt.notes)
+    assert "What the walk could not follow or prove:" in str(bt)
+    assert bt.calls == [member.exchanges[-1].step_id]

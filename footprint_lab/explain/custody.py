@@ -14,7 +14,8 @@ it depends on; every piece each call was sent is a candidate, with its chain of 
 
 A hop the recording cannot prove (a step it does not hold, a commit that does not write the
 slot, a tool call no response asked for) is kept and marked unproven, with why; limits hit
-by the slice and values read from outside the tracked state are reported with the result.
+by the slice, values read from outside the tracked state, and members mounted by a decision
+step that ran only after its decision (so are not followed from it) are reported with the result.
 
 Role: explain layer; a pure function of a ``Recording``. Refusal raised here:
 :class:`UnknownStepError`.
@@ -170,7 +171,7 @@ class Backtrack:
         self.slice = slice_
         #: decisions taken by steps on the slice, with the values they read
         self.decisions = decisions
-        #: what the recording could not prove about the walk itself
+        #: what the walk could not follow or prove: limits hit, untracked values, members a decision preceded
         self.notes = notes
 
     @property
@@ -191,7 +192,10 @@ class Backtrack:
     def summary(self) -> str:
         if self.target is None:
             return "Backtrack: nothing to walk back from."
-        calls = ", ".join(self.calls) or "no LLM call"
+        if not self.calls:
+            return (f"Backtrack from {self.target}: no LLM call was reached, so no piece of context is shown "
+                    "as having reached it.")
+        calls = ", ".join(self.calls)
         unproven = sum(1 for c in self.candidates for hop in c.hops if not hop.proven)
         proof = ("every hop is proven by the recording" if not unproven
                  else f"{unproven} hop(s) could not be proven and are marked")
@@ -216,7 +220,7 @@ class Backtrack:
             lines += ["", f"... and {len(self.candidates) - len(shown)} more candidates: str(bt) or bt.to_frame() "
                           "shows them all"]
         if self.notes:
-            lines += ["", "What the recording cannot prove:", *(f"  - {note}" for note in self.notes)]
+            lines += ["", "What the walk could not follow or prove:", *(f"  - {note}" for note in self.notes)]
         return "\n".join(lines)
 
     def to_frame(self) -> pd.DataFrame:
@@ -261,6 +265,7 @@ def backtrack(
         return Backtrack(None, None, [], None, notes, [])
     slice_ = backward_slice(index, target, max_depth=max_depth, max_steps=max_steps)
     notes += slice_.truncated
+    notes += slice_.order
     notes += [edge.describe() for edge in slice_.outside]
     if not slice_.calls:
         notes.append(f"no LLM call was reached from {target}, so no context piece can be shown as its cause")
@@ -299,10 +304,10 @@ def _produced(index: RecordingIndex, target: str, is_answer: bool) -> tuple[str,
     if exchange is not None:
         text = _reply_text(exchange)
         return text, Hop("ANSWER", target, True, f'{target} replied: "{shorten(text)}"')
-    for decision in index.home[target].decisions:
-        if decision.step_id == target:
-            return decision.chosen, Hop("ANSWER", target, True,
-                                        f"{target} decided '{decision.rule}': chose {decision.chosen}")
+    decision = index.decision_of(target)
+    if decision is not None:
+        return decision.chosen, Hop("ANSWER", target, True,
+                                    f"{target} decided '{decision.rule}': chose {decision.chosen}")
     commit = index.commit_of(target)
     if commit is None:
         return "", Hop("ANSWER", target, False, f"{target} left no commit, so what it produced is not recorded")

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.recording import Commit, Event, LLMExchange, Read, Recording, Step
+    from footprint_lab.engine.recording import Commit, Decision, Event, LLMExchange, Read, Recording, Step
 
 ANSWER_PATH = ["answer"]
 
@@ -106,6 +106,15 @@ class RecordingIndex:
             if any(entry.path == ANSWER_PATH for entry in commit.entries):
                 return commit.step_id
         return None
+
+    def decision_of(self, step_id: str) -> Decision | None:
+        """The decision a step recorded, or ``None``."""
+        home = self.home.get(step_id)
+        return None if home is None else next((d for d in home.decisions if d.step_id == step_id), None)
+
+    def decision_seq(self, step_id: str) -> int | None:
+        """The sequence number of the event a step's decision emitted, or ``None`` when none was recorded."""
+        return next((e.seq for e in self.events_of(step_id) if e.type == "decision"), None)
 
     def is_llm_call(self, step_id: str) -> bool:
         return step_id in self.exchanges

@@ -2,7 +2,10 @@
 
 Rule kept here: the slice follows only what the recording proves. Every read stamped the
 step that last wrote the value *when it was read*, so each edge is a pointer, never a guess;
-a step that mounted a member run leads on to the member's answer. The walk stops at LLM
+a step that mounted a member run leads on to the member's answer, except when the walk
+starts from that step's own decision and the member started after it (a ``Conditional``
+routes first and runs the branch second, so the branch's work never reached the route;
+a ``Loop`` decides after its pass, so the pass's answer did). The walk stops at LLM
 calls (what reached a call is accounted for piece by piece by the backtrack), and at the
 limits it is given, and it says which limit it hit. A read with no writer, or with a writer
 the recording does not hold, is reported as a value from outside the tracked state.
@@ -56,6 +59,8 @@ class Slice:
     outside: list[Edge] = field(default_factory=list)
     #: why the walk stopped early, one sentence per limit hit (empty when it was complete)
     truncated: list[str] = field(default_factory=list)
+    #: what the recording says about the start decision's members, one sentence each (ran after it, or order unknown)
+    order: list[str] = field(default_factory=list)
 
     @property
     def complete(self) -> bool:
@@ -77,7 +82,7 @@ def backward_slice(
         if index.is_llm_call(step_id):
             result.calls.append(step_id)
             continue
-        for path, writer in _sources(index, step_id):
+        for path, writer in _sources(index, step_id, result.order if step_id == start else None):
             if writer is None or writer not in index.steps:
                 result.outside.append(Edge(step_id, path, writer, depth + 1, held=False))
                 continue
@@ -106,10 +111,27 @@ def backward_slice(
     return result
 
 
-def _sources(index: RecordingIndex, step_id: str) -> list[tuple[tuple[str, ...], str | None]]:
-    """What a step read, with the writer each read stamped; a mount step adds its member's answer."""
+def _sources(index: RecordingIndex, step_id: str,
+             order: list[str] | None) -> list[tuple[tuple[str, ...], str | None]]:
+    """What a step read, with the writer each read stamped; a mount step adds its member's answer.
+
+    ``order`` is given for the start step: when it decided something, a member that started
+    after the decision is no source of it (said in ``order``), and one the recording cannot
+    place before or after it is kept, with that said too.
+    """
     found = [(tuple(read.path), read.writer) for read in index.reads_of(step_id)]
+    decided = index.decision_seq(step_id) if order is not None else None
     for member in index.mounted.get(step_id, ()):
         runner = member.runner
-        found.append((("member", runner.name or runner.id or runner.kind, "answer"), index.answer_step(member)))
+        name = runner.name or runner.id or runner.kind
+        if order is not None and index.decision_of(step_id) is not None:
+            started = member.events[0].seq if member.events else None
+            if decided is not None and started is not None and started > decided:
+                order.append(f"{step_id} took its decision before member '{name}' ran, so nothing that member "
+                             "did reached the decision; it is not followed")
+                continue
+            if decided is None or started is None:
+                order.append(f"the recording does not order {step_id}'s decision and member '{name}', so the "
+                             "member is followed although it may have run after the decision")
+        found.append((("member", name, "answer"), index.answer_step(member)))
     return found
