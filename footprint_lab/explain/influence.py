@@ -43,6 +43,7 @@ SUSPECT_COLUMNS = ["rank", "source_id", "source_kind", "score", "structural_scor
                    "removal_id", "slot", "read_by", "content"]
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
+_MASK = re.compile(r"\[redacted:[^\]]*\]")
 _STOPWORDS = frozenset((
     "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for",
     "from", "had", "has", "have", "he", "her", "his", "i", "if", "in", "into", "is", "it", "its", "me", "my", "no",
@@ -81,9 +82,12 @@ class InfluenceStrategy(Protocol):
 
 
 def tokens(text: str) -> set[str]:
-    """The words of a text that can carry evidence: lower-cased, no stopwords, a plural's 's' dropped."""
+    """The words of a text that can carry evidence: lower-cased, no stopwords, a plural's 's' dropped.
+
+    A redaction mask (``[redacted:email]``) is no evidence: two masks alike may hide different values.
+    """
     found = set()
-    for word in _TOKEN.findall(text.lower()):
+    for word in _TOKEN.findall(_MASK.sub(" ", text.lower())):
         if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
             continue
         if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):

@@ -11,6 +11,10 @@ refused before anything is billed.
   ``factory(force=[...])`` and must return a runner; it is also given ``seed=`` when its
   signature accepts one.
 
+A run recorded under a redaction policy is rerun under one too (a runner built without a
+policy is refused), and each rerun's answer is taken from its own recording, masked like the
+original's: the comparison is like with like, and no report shows what the policy covers.
+
 Each rerun gets its own runner, so reruns can go concurrently (one runner answers one turn
 at a time). Outcomes are compared by a comparator: any ``(original, rerun) -> bool`` that says
 whether the outcome flipped; the default, :class:`TextDifference`, normalises both texts
@@ -114,12 +118,14 @@ class Outcome:
 class Rerunner:
     """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
 
-    __slots__ = ("_continue_from", "_function", "_input", "_seeded", "identity", "rerun")
+    __slots__ = ("_continue_from", "_function", "_input", "_redacted", "_seeded", "identity", "rerun")
 
     def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
                  continue_from: Any = None) -> None:
         self._function = function
         self.rerun = rerun
+        #: the run was recorded under a redaction policy: reruns are judged and shown as recorded, masked alike
+        self._redacted = recording.redaction is not None
         if callable(getattr(rerun, "without", None)):
             self._seeded = True
         elif callable(rerun):
@@ -172,6 +178,12 @@ class Rerunner:
         if not callable(getattr(runner, "run", None)):
             raise ExplainConfigError(self._function, "rerun", f"a factory that returned {describe_shape(runner)}",
                                      "must return a runner (an Agent, an LLMCall or a composition) to rerun")
+        if self._redacted and getattr(runner, "redact", False) is None:
+            raise ExplainConfigError(
+                self._function, "rerun", "a runner with no redaction policy, for a run recorded under one",
+                "must build runners under the run's redaction policy (e.g. Agent(..., redact=policy)): a rerun's "
+                "answer is compared with the recorded, masked answer and shown beside it, so it must be masked alike",
+            )
         return runner
 
     async def run(self, runner: Any, seed: int | None, *, keep_run: bool = False) -> Outcome:
@@ -182,6 +194,13 @@ class Rerunner:
         except Exception as exc:  # one failed rerun must not sink the others; it is reported as failed
             return Outcome(seed, None, f"{type(exc).__name__}")
         answer = getattr(result, "answer", None)
+        if self._redacted:
+            # The live answer holds what the policy covers; the rerun's own recording holds it masked,
+            # as the original's does, so the two compare like with like and can be shown.
+            recorded = getattr(result, "recording", None)
+            if getattr(recorded, "redaction", None) is None:
+                return Outcome(seed, None, "rerun not recorded under a redaction policy")
+            answer = recorded.answer
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
                        result if keep_run else None)
 

@@ -1,0 +1,120 @@
+"""Explanations under a redaction policy: nothing the policy covers shows, and reruns compare like with like."""
+
+from __future__ import annotations
+
+import pytest
+
+from footprint_lab import Agent, Recording, Refusal, Run
+from footprint_lab.context import define_fact, define_instruction
+from footprint_lab.engine.redaction import Redaction
+from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
+from footprint_lab.providers import LLMRequest, mock
+
+SECRET = "dana.reyes@example.com"
+MESSAGE = f"Refund order A-1 for {SECRET} please."
+
+
+def mailing_model(request: LLMRequest) -> str:
+    """Answers name the customer's address, so the policy has something to mask in every answer."""
+    seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
+    if "VIP override" in seen:
+        return f"APPROVED for {SECRET} under the VIP override."
+    return f"DECLINED for {SECRET}: outside the window."
+
+
+def guarded_agent() -> Agent:
+    return Agent(provider=mock(respond=mailing_model), system="Decide refunds.", redact=Redaction(builtins=["email"]),
+                 context=[define_fact(id="contact", data={"email": SECRET}),
+                          define_fact(id="vip", data="The customer holds a VIP override."),
+                          define_instruction(id="escalate", prompt=f"Copy {SECRET} on escalations.",
+                                             active_when=lambda view: False)])
+
+
+@pytest.fixture
+async def guarded():
+    agent = guarded_agent()
+    run = await agent.run(MESSAGE)
+    assert SECRET in run.answer and SECRET not in run.recording.answer
+    return agent, run
+
+
+async def test_no_covered_value_appears_in_any_explanation(guarded):
+    agent, run = guarded
+    bt = run.backtrack()
+    shown = [str(bt), bt.to_frame().to_string(), str(bt._repr_mimebundle_()), run.suspects().to_string(),
+             str(ranking_confidence(run.suspects()))]
+    report = await localize(run, rerun=agent, samples=3, input=MESSAGE)
+    shown += [str(report), report.to_frame().to_string(), str(report._repr_mimebundle_())]
+    shown += [str(o.answer) for s in report.suspects for o in s.outcomes] + [str(o.answer) for o in report.baseline]
+    without = await rerun_without(run, ["vip"], rerun=agent, input=MESSAGE)
+    shown += [str(without), str(without.after)]
+    dropped = await find_dropped_context(run, rerun=agent, input=MESSAGE)
+    shown += [str(dropped), dropped.to_frame().to_string()]
+    assert dropped.source_ids == ["escalate"] and dropped[0].restoration.answer is not None
+    for text in shown:
+        assert SECRET not in text
+
+
+async def test_reruns_are_judged_on_masked_answers_so_the_baseline_holds(guarded):
+    agent, run = guarded
+    report = await localize(run, rerun=agent, samples=3, input=MESSAGE)
+    assert report.baseline_stable  # the live answers hold the address, the recorded one its mask
+    assert report.confirmed == ["vip"]
+    assert report.verdict("contact") == "not_confirmed"
+    without = await rerun_without(run, ["vip"], rerun=agent, input=MESSAGE)
+    assert without.changed and without.after == "DECLINED for [redacted:email]: outside the window."
+
+
+async def test_a_redaction_mask_is_no_evidence_in_the_ranking(guarded):
+    _, run = guarded
+    frame = run.suspects()
+    assert frame.iloc[0].source_id == "vip"
+    assert frame[frame.source_id == "contact"].iloc[0].content_score == 0
+
+
+async def test_a_rerun_without_the_policy_is_refused_before_anything_runs(guarded):
+    _, run = guarded
+    calls = {"n": 0}
+
+    def counting(request: LLMRequest) -> str:
+        calls["n"] += 1
+        return mailing_model(request)
+
+    def unguarded(exclude=()):
+        return Agent(provider=mock(respond=counting), system="Decide refunds.")
+
+    with pytest.raises(Refusal) as caught:
+        await localize(run, rerun=unguarded, input=MESSAGE)
+    assert caught.value.code == "ERR_EXPLAIN_CONFIG" and caught.value.setting == "rerun"
+    assert calls["n"] == 0
+
+
+async def test_no_refusal_quotes_a_covered_value(guarded):
+    agent, run = guarded
+    attempts = [
+        lambda: run.backtrack(at=SECRET),
+        lambda: run.suspects(SECRET),
+        lambda: agent.without([SECRET]),
+        lambda: ranking_confidence(run.suspects(), margin=SECRET),
+    ]
+    for attempt in attempts:
+        with pytest.raises(Refusal) as caught:
+            attempt()
+        assert SECRET not in str(caught.value) and SECRET not in repr(caught.value.__dict__)
+    for coroutine in (rerun_without(run, [SECRET], rerun=agent, input=MESSAGE),
+                      localize(run, rerun=agent),  # the recorded message is masked: input= is required
+                      localize(run, rerun=agent, input=SECRET.encode()),
+                      localize(run, rerun=agent, input=MESSAGE, sources=[SECRET])):
+        with pytest.raises(Refusal) as caught:
+            await coroutine
+        assert SECRET not in str(caught.value) and SECRET not in repr(caught.value.__dict__)
+
+
+async def test_a_redacted_recording_loaded_from_json_explains_the_same(guarded):
+    agent, run = guarded
+    loaded = Run.from_recording(Recording.model_validate_json(run.recording.model_dump_json()))
+    assert str(loaded.backtrack()) == str(run.backtrack())
+    assert loaded.suspects().equals(run.suspects())
+    live = await localize(run, rerun=agent, samples=2, input=MESSAGE)
+    again = await localize(loaded, rerun=agent, samples=2, input=MESSAGE)
+    assert str(again) == str(live)
