@@ -197,7 +197,7 @@ class Rerunner:
         if self._redacted:
             # The live answer holds what the policy covers; the rerun's own recording holds it masked,
             # as the original's does, so the two compare like with like and can be shown.
-            recorded = getattr(result, "recording", None)
+            recorded: Any = getattr(result, "recording", None)
             if getattr(recorded, "redaction", None) is None:
                 return Outcome(seed, None, "rerun not recorded under a redaction policy")
             answer = recorded.answer
