@@ -100,13 +100,55 @@ async def test_a_minority_of_flips_is_inconclusive(planted_run):
 
 
 @pytest.mark.parametrize(
-    ("flips", "completed", "stable", "verdict"),
-    [(3, 3, True, "confirmed"), (2, 3, True, "confirmed"), (2, 2, True, "confirmed"), (1, 3, True, "inconclusive"),
-     (1, 2, True, "inconclusive"), (1, 1, True, "not_confirmed"), (0, 3, True, "not_confirmed"),
-     (0, 0, True, "not_confirmed"), (3, 3, False, "inconclusive"), (0, 3, False, "inconclusive")],
+    ("flips", "samples", "failed", "stable", "verdict"),
+    [
+        (3, 3, 0, True, "confirmed"), (2, 3, 0, True, "confirmed"), (2, 2, 0, True, "confirmed"),
+        (3, 5, 0, True, "confirmed"),  # the smallest majority of five
+        (2, 4, 0, True, "inconclusive"),  # exactly half is no majority
+        (1, 3, 0, True, "inconclusive"), (1, 2, 0, True, "inconclusive"),
+        (1, 1, 0, True, "not_confirmed"),  # one rerun, even flipped, cannot confirm
+        (0, 3, 0, True, "not_confirmed"), (0, 1, 0, True, "not_confirmed"),
+        (2, 3, 1, True, "confirmed"),  # 2 of 3 asked flipped; the failure does not matter
+        (2, 5, 3, True, "inconclusive"),  # 2 of the 2 that finished, but 2 of 5 asked: failures never confirm
+        (1, 3, 2, True, "inconclusive"), (0, 3, 3, True, "not_confirmed"),
+        (3, 3, 0, False, "inconclusive"), (0, 3, 0, False, "inconclusive"), (1, 1, 0, False, "inconclusive"),
+    ],
 )
-def test_verdicts_follow_the_rules(flips, completed, stable, verdict):
-    assert judge(flips, completed, 0, stable)[0] == verdict
+def test_verdicts_follow_the_rules(flips, samples, failed, stable, verdict):
+    assert judge(flips, samples, failed, stable)[0] == verdict
+
+
+async def test_a_single_sample_never_confirms_and_two_flips_of_two_do(agent, planted_run):
+    one = await localize(planted_run, rerun=agent, samples=1, sources=["vip-override"])
+    assert (one.suspects[0].flips, one.suspects[0].samples, one.suspects[0].verdict) == (1, 1, "not_confirmed")
+    assert "single rerun" in one.suspects[0].reason
+    two = await localize(planted_run, rerun=agent, samples=2, sources=["vip-override"])
+    assert (two.suspects[0].flips, two.suspects[0].verdict) == (2, "confirmed")
+    assert "CAUSAL: removing 'vip-override' flipped the outcome in 2/2 reruns" in str(two)
+
+
+async def test_half_the_reruns_flipping_is_inconclusive(planted_run):
+    def even_seeds_notice(request: LLMRequest):
+        reply = refund_model(request)
+        return APPROVED if reply == DECLINED and request.seed % 2 else reply
+
+    agent = planted_fact_agent(provider=mock(respond=even_seeds_notice))
+    report = await localize(planted_run, rerun=agent, samples=4, sources=["vip-override"])
+    only = report.suspects[0]
+    assert report.baseline_stable and (only.flips, only.samples, only.verdict) == (2, 4, "inconclusive")
+    assert "INCONCLUSIVE: removing 'vip-override' flipped the outcome in 2/4 reruns" in str(report)
+
+
+async def test_a_failed_baseline_rerun_makes_the_baseline_unstable(planted_run):
+    def first_baseline_fails(request: LLMRequest):
+        if request.seed == 0 and "VIP override" in request.system and request.call_index == 0:
+            raise RuntimeError("provider down")
+        return refund_model(request)
+
+    agent = planted_fact_agent(provider=mock(respond=first_baseline_fails))
+    report = await localize(planted_run, rerun=agent, samples=3, sources=["customer"])
+    assert not report.baseline_stable and report.baseline[0].error == "RuntimeError"
+    assert report.suspects[0].verdict == "inconclusive"
 
 
 async def test_reruns_of_different_suspects_run_concurrently(planted_run):

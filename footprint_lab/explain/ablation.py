@@ -9,13 +9,15 @@ of several reruns while the unchanged agent keeps giving the original outcome. `
    concurrently;
 4. judges each rerun against the original answer with the comparator, and gives a verdict:
 
-   - ``confirmed``: most reruns flipped (more than half), over at least 2 reruns, on a stable
-     baseline;
+   - ``confirmed``: most reruns flipped (more than half of the ``samples``, so at least 2),
+     over at least 2 reruns, on a stable baseline;
    - ``inconclusive``: the baseline is unstable, or some reruns flipped but not most (a minority,
      or exactly half);
    - ``not_confirmed``: otherwise (nothing flipped, a single rerun, or every rerun failed).
 
-A rerun that fails counts as neither a flip nor a hold: it is reported with its error type.
+A rerun that fails is no flip: it is reported with its error type and still counts among the
+``samples`` a majority is taken over, so failures never help confirm a suspect. The baseline is
+stable only when every one of its reruns finished with the original outcome.
 ``rerun_without`` is the single-shot form: one rerun without named sources, and what changed.
 
 Role: explain layer; it reruns whatever runner it is handed (see :mod:`footprint_lab.explain.rerun`).
@@ -153,19 +155,25 @@ class Localization:
         return mimebundle(self.summary(), str(self))
 
 
-def judge(flips: int, completed: int, failed: int, baseline_stable: bool) -> tuple[str, str]:
-    """The verdict and its reason for ``flips`` out of ``completed`` reruns (``failed`` more did not finish)."""
+def judge(flips: int, samples: int, failed: int, baseline_stable: bool) -> tuple[str, str]:
+    """The verdict and its reason for ``flips`` out of ``samples`` reruns, ``failed`` of which did not finish.
+
+    A majority is counted over every rerun asked for: a failed rerun is no flip, so failures
+    can keep a suspect from being confirmed, never make it so.
+    """
     failures = f"; {failed} rerun(s) failed" if failed else ""
     if not baseline_stable:
         return "inconclusive", "the baseline is unstable, so a flip cannot be told from noise" + failures
-    if completed >= 2 and flips * 2 > completed:
+    if samples < 2:
+        if flips:
+            return "not_confirmed", "a single rerun cannot confirm; use samples=2 or more" + failures
+        return "not_confirmed", ("the rerun failed" if failed else "the rerun did not flip") + failures
+    if flips * 2 > samples:
         return "confirmed", "most reruns flipped on a stable baseline" + failures
-    if flips and flips * 2 <= completed:
-        return "inconclusive", "some reruns flipped, but not most" + failures
     if flips:
-        return "not_confirmed", "a single rerun cannot confirm; use samples=2 or more" + failures
-    if not completed:
-        return "not_confirmed", "every rerun failed" + failures
+        return "inconclusive", "some reruns flipped, but not most" + failures
+    if failed == samples:
+        return "not_confirmed", "every rerun failed"
     return "not_confirmed", "no rerun flipped" + failures
 
 
@@ -217,7 +225,7 @@ async def localize(
         group = outcomes[samples * (position + 1): samples * (position + 2)]
         failed = sum(1 for o in group if o.error is not None)
         flips = sum(1 for o in group if o.flipped)
-        verdict, reason = judge(flips, len(group) - failed, failed, stable)
+        verdict, reason = judge(flips, len(group), failed, stable)
         tested.append(LocalizedSuspect(rank, name, kind, score, verdict, flips, len(group), reason, group))
     return Localization(original, stable, baseline, tested, untested, repr(compare))
 
