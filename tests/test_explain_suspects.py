@@ -145,3 +145,55 @@ async def test_ranking_confidence_refuses_bad_settings(planted_run):
 def test_embedding_influence_needs_a_callable():
     with pytest.raises(InfluenceStrategyError):
         EmbeddingInfluence("not callable")
+
+
+def test_embedding_scores_are_the_cosine_of_the_callables_vectors_floored_at_zero():
+    table = {"out": [1.0, 0.0], "same": [2.0, 0.0], "diagonal": [1.0, 1.0], "opposite": [-1.0, 0.0],
+             "orthogonal": [0.0, 3.0]}
+    seen: list[list[str]] = []
+
+    def embed(texts):
+        seen.append(list(texts))
+        return [table[t] for t in texts]
+
+    scores = EmbeddingInfluence(embed).score("out", ["same", "diagonal", "opposite", "orthogonal"])
+    assert scores == pytest.approx([1.0, 2 ** -0.5, 0.0, 0.0])
+    assert seen == [["out", "same", "diagonal", "opposite", "orthogonal"]]  # one call for the output and all pieces
+
+
+async def test_embedding_accepts_an_array_of_vectors_and_ranks_with_it(planted_run):
+    import numpy as np
+
+    frame = planted_run.suspects("embedding", embed=lambda texts: np.asarray(bag_of_words(texts), dtype=float))
+    assert frame.equals(planted_run.suspects("embedding", embed=bag_of_words))
+    backtracked = planted_run.backtrack()
+    vectors = bag_of_words([backtracked.output, *(c.content for c in backtracked.candidates)])
+    vip = next(i for i, c in enumerate(backtracked.candidates) if c.source_id == "vip-override")
+    output, piece = np.asarray(vectors[0]), np.asarray(vectors[vip + 1])
+    expected = float(output @ piece / np.linalg.norm(output) / np.linalg.norm(piece))
+    assert frame[frame.source_id == "vip-override"].iloc[0].content_score == pytest.approx(expected)
+
+
+async def test_embedding_refuses_vectors_that_are_not_numbers(planted_run):
+    for bad in (lambda texts: [["x", "y"] for _ in texts], lambda texts: [None for _ in texts],
+                lambda texts: [[float("nan")] for _ in texts]):
+        with pytest.raises(InfluenceStrategyError) as caught:
+            planted_run.suspects("embedding", embed=bad)
+        assert caught.value.code == "ERR_INFLUENCE_STRATEGY"
+
+
+async def test_ranking_confidence_margin_boundary(planted_run):
+    class Scripted:
+        def __init__(self, top, second):
+            self.values = (top, second)
+
+        def score(self, output, contents):
+            return [self.values[0], self.values[1], *([0.0] * (len(contents) - 2))]
+
+    just_clear = ranking_confidence(planted_run.suspects(Scripted(1.0, 0.69)), margin=0.3)
+    assert just_clear.clear_winner and len(just_clear.shortlist) == 1
+    just_close = ranking_confidence(planted_run.suspects(Scripted(1.0, 0.71)), margin=0.3)
+    assert not just_close.clear_winner and len(just_close.shortlist) == 2
+    assert just_close.top == just_close.shortlist[0]
+    nothing = ranking_confidence(planted_run.suspects(Scripted(0.0, 0.0)))
+    assert not nothing.clear_winner and nothing.shortlist == [] and nothing.top is None

@@ -127,7 +127,14 @@ class EmbeddingInfluence:
 
     def score(self, output: str, contents: Sequence[str]) -> list[float]:
         texts = [output, *contents]
-        vectors = [list(map(float, vector)) for vector in self.embed(texts)]
+        returned = self.embed(texts)
+        try:
+            vectors = [list(map(float, vector)) for vector in returned]
+        except (TypeError, ValueError):
+            raise InfluenceStrategyError("embed(texts) must return one vector of numbers per text",
+                                         describe_shape(returned)) from None
+        if not all(math.isfinite(x) for vector in vectors for x in vector):
+            raise InfluenceStrategyError("embed(texts) must return finite numbers", "a vector holding NaN or infinity")
         if len(vectors) != len(texts) or len({len(v) for v in vectors}) > 1:
             raise InfluenceStrategyError("embed(texts) must return one vector of the same length per text",
                                          f"{len(vectors)} vector(s) for {len(texts)} text(s)")
