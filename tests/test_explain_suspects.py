@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from footprint_lab import Agent, define_tool
 from footprint_lab.context import define_fact
@@ -197,3 +199,43 @@ async def test_ranking_confidence_margin_boundary(planted_run):
     assert just_close.top == just_close.shortlist[0]
     nothing = ranking_confidence(planted_run.suspects(Scripted(0.0, 0.0)))
     assert not nothing.clear_winner and nothing.shortlist == [] and nothing.top is None
+
+
+def _composed_recording():
+    import asyncio
+
+    from footprint_lab import Conditional
+
+    async def build():
+        flow = Conditional([("refunds", lambda text: True, planted_fact_agent())],
+                           otherwise=("chat", Agent(provider=mock(reply="unused"))))
+        return (await flow.run(REFUND_REQUEST)).recording
+
+    return asyncio.run(build())
+
+
+COMPOSED = _composed_recording()  # a routing decision, two LLM calls and every kind of piece
+
+
+class Given:
+    """A strategy that returns the scores it is handed (cut or padded to the number of pieces)."""
+
+    def __init__(self, values):
+        self.values = values
+
+    def score(self, output, contents):
+        return [self.values[i % len(self.values)] for i in range(len(contents))]
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.one_of(st.just(0.0), st.floats(min_value=1e-9, max_value=1.0)), min_size=1, max_size=12))
+def test_no_bare_structural_row_ever_outranks_a_content_match(values):
+    from footprint_lab.explain import suspects
+
+    frame = suspects(COMPOSED, strategy=Given(values))
+    matched = frame[frame.content_score > 0]["rank"]
+    bare = frame[frame.content_score == 0]["rank"]
+    assert (frame[frame.source_kind == "decision"].content_score == 0).all()
+    if len(matched) and len(bare):
+        assert matched.max() < bare.min()
+    assert list(frame["rank"]) == list(range(1, len(frame) + 1))
