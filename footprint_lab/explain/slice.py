@@ -120,11 +120,13 @@ def _sources(index: RecordingIndex, step_id: str,
     place before or after it is kept, with that said too.
     """
     found = [(tuple(read.path), read.writer) for read in index.reads_of(step_id)]
-    decided = index.decision_seq(step_id) if order is not None else None
-    for member in index.mounted.get(step_id, ()):
+    members = index.mounted.get(step_id, ())
+    judged = order is not None and bool(members) and index.decision_of(step_id) is not None
+    decided = index.decision_seq(step_id) if judged else None
+    for member in members:
         runner = member.runner
         name = runner.name or runner.id or runner.kind
-        if order is not None and index.decision_of(step_id) is not None:
+        if order is not None and judged:
             started = member.events[0].seq if member.events else None
             if decided is not None and started is not None and started > decided:
                 order.append(f"{step_id} took its decision before member '{name}' ran, so nothing that member "
