@@ -134,3 +134,32 @@ def test_python_blocks_are_found_in_list_items_too(tmp_path: Path) -> None:
     assert block.source == "x = 1\nif x:\n    y = 2\n"
     assert block.refuses == ("MissingApiKeyError",)
     assert block.line == 5
+
+
+@pytest.mark.parametrize("path", DOCUMENTS, ids=[path.name for path in DOCUMENTS])
+def test_every_error_and_code_named_in_prose_exists(path: Path) -> None:
+    import footprint_lab
+
+    text = path.read_text(encoding="utf-8")
+    codes = {getattr(getattr(footprint_lab, name), "code", None) for name in dir(footprint_lab)}
+    for name in set(re.findall(r"\b([A-Z]\w*Error)\b", text)):
+        assert hasattr(footprint_lab, name), f"{path.name} names {name}, which footprint_lab does not export"
+    for code in set(re.findall(r"\b(ERR_[A-Z_]+)\b", text)):
+        assert code in codes, f"{path.name} names the code {code}, which no exported error carries"
+    for name, code in re.findall(r"^\| `(\w+Error)` \| `(ERR_\w+)` \|", text, re.MULTILINE):
+        assert getattr(footprint_lab, name).code == code, f"{path.name}: {name} is documented with {code}"
+
+
+def test_the_provider_settings_table_matches_the_providers() -> None:
+    from footprint_lab.providers import HttpProvider
+
+    text = (ROOT / "docs" / "providers.md").read_text(encoding="utf-8")
+    table = text.split("## Settings every real provider takes", 1)[1].split("\n\n", 2)[1]
+    rows = re.findall(r"^\| `(\w+)` \| ([^|]+) \|", table, re.MULTILINE)
+    parameters = inspect.signature(HttpProvider.__init__).parameters
+    documented = {name for name, _ in rows}
+    assert documented == set(parameters) - {"self", "model"}
+    for name, default in rows:
+        literal = re.match(r"`([^`]+)`", default.strip())
+        if literal:
+            assert parameters[name].default == ast.literal_eval(literal[1]), f"{name} defaults to {default}"
