@@ -219,7 +219,12 @@ class HttpProvider(ABC):
         await self._wire.aclose()
 
     def __repr__(self) -> str:
-        return f"{type(self).__name__}(model={self.model!r}, base_url={self._wire.shown_url!r}, stream={self.stream})"
+        # A provider whose construction was refused is half-built; its repr must still work
+        # (debuggers and tracebacks show it).
+        wire = getattr(self, "_wire", None)
+        shown = wire.shown_url if wire is not None else None
+        return (f"{type(self).__name__}(model={getattr(self, 'model', None)!r}, base_url={shown!r}, "
+                f"stream={getattr(self, 'stream', None)})")
 
 
 def _limits(provider: str, **values: Any) -> Limits:
