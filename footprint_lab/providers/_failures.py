@@ -11,6 +11,7 @@ provider's own fix (:class:`Hints`). Whether to retry is decided here too: 429 a
 
 from __future__ import annotations
 
+import contextlib
 import json
 import random
 from dataclasses import dataclass
@@ -89,17 +90,13 @@ def retry_after(headers: httpx.Headers) -> float | None:
     """The wait, in seconds, a response asks for (``retry-after-ms`` or ``Retry-After``)."""
     millis = headers.get("retry-after-ms")
     if millis is not None:
-        try:
+        with contextlib.suppress(ValueError):  # not a number: fall back to Retry-After
             return max(float(millis) / 1000, 0.0)
-        except ValueError:
-            pass
     value = headers.get("retry-after")
     if value is None:
         return None
-    try:
+    with contextlib.suppress(ValueError):  # not seconds: an HTTP date, below
         return max(float(value), 0.0)
-    except ValueError:
-        pass
     try:
         return max(parsedate_to_datetime(value).timestamp() - time(), 0.0)
     except (TypeError, ValueError):
