@@ -32,7 +32,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import SettingRefusal, describe_shape
 
 #: The marker a policy written into a checkpoint carries, so a reader knows it is ours.
 POLICY_FORMAT = "footprint_lab.redaction/1"
@@ -60,7 +60,7 @@ _BREAK = re.compile(r"\s+")
 _LEARN_MIN = 4  # shorter masked strings are not hunted for elsewhere: they would mask ordinary words
 
 
-class RedactionConfigError(Refusal):
+class RedactionConfigError(SettingRefusal):
     """Raised when a ``Redaction`` is built with something it cannot use.
 
     Carries ``setting`` (``keys``, ``patterns`` or ``builtins``) and ``received`` (the shape of
@@ -68,12 +68,9 @@ class RedactionConfigError(Refusal):
     """
 
     code = "ERR_REDACTION_CONFIG"
-    fields = ("setting", "received")
 
     def __init__(self, setting: str, received: str, fix: str) -> None:
-        super().__init__(f"Redaction: '{setting}' {fix} (received {received}).")
-        self.setting = setting
-        self.received = received
+        super().__init__("Redaction", setting, received, fix)
 
 
 class PolicyDataError(Exception):
