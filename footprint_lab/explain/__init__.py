@@ -16,12 +16,15 @@ and never changes it:
 - :func:`rerun_without`: one rerun without named sources, and what changed;
 - :func:`find_dropped_context`: what was available but never reached the model, and why,
   confirmed by restoring it;
+- :func:`ask`: a question in plain words, answered by an explainer agent that opens the
+  recording only through read-only, bounded views and cites its ids;
 - :func:`integrity`: the contradictions a recording holds (an ungrounded tool, an invented
   identifier, a duplicate tool call, an answer against a tool result), with a disposition
   for every check.
 
 Reruns go through whatever runner is handed in (an agent, rebuilt with ``agent.without``,
-or a factory), so this layer never imports a runner.
+or a factory), and ``ask`` builds its explainer through a factory (by default the package
+root's ``Agent``), so this layer never imports a runner.
 """
 
 from footprint_lab.explain.ablation import (
@@ -32,6 +35,7 @@ from footprint_lab.explain.ablation import (
     localize,
     rerun_without,
 )
+from footprint_lab.explain.asking import Explanation, ask
 from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.culprits import Culprits, CulpritSet, bisect_culprits
 from footprint_lab.explain.custody import Backtrack, Candidate, Hop, UnknownStepError, backtrack
@@ -61,6 +65,7 @@ __all__ = [
     "DroppedPiece",
     "EmbeddingInfluence",
     "ExplainConfigError",
+    "Explanation",
     "Finding",
     "Hop",
     "InfluenceStrategyError",
@@ -74,6 +79,7 @@ __all__ = [
     "TextDifference",
     "UnknownSourceError",
     "UnknownStepError",
+    "ask",
     "backtrack",
     "bisect_culprits",
     "find_dropped_context",
