@@ -53,7 +53,6 @@ if TYPE_CHECKING:
 DISPOSITIONS = ("passed", "failed", "not_applicable", "could_not_run")
 _ID_KEY = re.compile(r"(^|_)(id|ids|number|num|no|ref|reference|ticket|code|sku|key)$|[a-z]Id$")
 _ID_VALUE = re.compile(r"^(?=(?:.*\d){3})(?=.*[A-Za-z])[A-Za-z0-9][A-Za-z0-9_\-#/.:]{2,63}$")
-_TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_\-]*[A-Za-z0-9]|[A-Za-z0-9]")
 _TRUE = {"true", "yes", "y"}
 _FALSE = {"false", "no", "n", "not"}
 
@@ -246,19 +245,21 @@ def _ungrounded_tool(turns: list[_Turn], _claims: Mapping[str, Any], _answer: st
     return findings, "passed", f"{looked} offer(s) of result-dependent tools checked"
 
 
-def _identifiers(args: Any, key: str = "") -> Iterator[tuple[str, str]]:
+def _identifiers(args: Any, key: str = "", found: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
     """``(argument name, value)`` for each identifier-like value in a call's arguments, at any depth."""
-    if isinstance(args, dict):
-        for name, value in args.items():
-            yield from _identifiers(value, str(name))
-    elif isinstance(args, list):
-        for value in args:
-            yield from _identifiers(value, key)
-    elif isinstance(args, str) and args and len(args) <= 64 and not args.isspace():
-        if _names_identifier(key) or _ID_VALUE.match(args):
-            yield key, args
-    elif isinstance(args, int) and not isinstance(args, bool) and _names_identifier(key):
-        yield key, str(args)
+    found = [] if found is None else found
+    items = args.items() if isinstance(args, dict) else ((key, value) for value in args)
+    for name, value in items:
+        kind = type(value)
+        if kind is str:
+            if 0 < len(value) <= 64 and (_names_identifier(name) or _ID_VALUE.match(value)) and not value.isspace():
+                found.append((name, value))
+        elif kind is int:
+            if _names_identifier(name):
+                found.append((name, str(value)))
+        elif kind is dict or kind is list:
+            _identifiers(value, str(name), found)
+    return found
 
 
 @functools.lru_cache(maxsize=1024)
@@ -281,35 +282,66 @@ def _args_key(args: dict[str, Any]) -> Any:
         return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
 
 
+class _Transcript:
+    """A recording's transcript as one case-folded text, with where each message ends, built on first use.
+
+    A call was sent a prefix of the transcript, so "does this value appear in what the call
+    was sent" is one bounded search of that text: the last messages first (an identifier
+    usually comes from the result just before), then the whole prefix, at the speed of ``str.find``.
+    """
+
+    __slots__ = ("ends", "text", "texts")
+
+    def __init__(self, messages: list[dict[str, Any]]) -> None:
+        self.texts = [_message_text(m).casefold() for m in messages]
+        self.text = "\n".join(self.texts)
+        ends, position = [], 0
+        for text in self.texts:
+            position += len(text)
+            ends.append(position)
+            position += 1
+        self.ends = ends
+
+    def holds(self, value: str, count: int) -> bool:
+        """Whether ``value`` (case-folded) stands as a whole word in the first ``count`` messages."""
+        texts = self.texts
+        for position in range(count - 1, max(count - 4, -1), -1):
+            if _occurs(texts[position], value, len(texts[position])):
+                return True
+        return count > 0 and _occurs(self.text, value, self.ends[min(count, len(self.ends)) - 1])
+
+
+def _occurs(text: str, value: str, end: int) -> bool:
+    """Whether ``value`` occurs in ``text[:end]`` with no letter or digit glued to either side."""
+    at = text.find(value, 0, end)
+    while at >= 0:
+        after = at + len(value)
+        if (at == 0 or not text[at - 1].isalnum()) and (after >= len(text) or not text[after].isalnum()):
+            return True
+        at = text.find(value, at + 1, end)
+    return False
+
+
 def _invented_identifier(turns: list[_Turn], _claims: Mapping[str, Any], _answer: str | None) -> CheckResult:
     findings: list[Finding] = []
     looked = 0
     for turn in turns:
         recording = turn.recording
-        messages = recording.messages
-        seen: set[str] = set()
-        consumed = 0
+        transcript: _Transcript | None = None
         for call in turn.calls:
-            wanted = list(_identifiers(call.args))
+            wanted = _identifiers(call.args)
             if not wanted:
                 continue
             looked += len(wanted)
             exchange = call.exchange
-            # The transcript only grows, so each call's prefix extends the last one's tokens.
-            if exchange.message_count < consumed:
-                seen, consumed = set(), 0
-            fresh = messages[consumed:exchange.message_count]
-            if fresh:
-                seen.update(_TOKEN.findall("\n".join(map(_message_text, fresh))))
-            consumed = exchange.message_count
-            sent_text: str | None = None
+            if transcript is None:
+                transcript = _Transcript(recording.messages)
             for key, value in wanted:
-                if value in seen:
+                folded = value.casefold()
+                if transcript.holds(folded, exchange.message_count):
                     continue
-                if sent_text is None:
-                    sent = [exchange.system, *(_message_text(m) for m in recording.request_messages(exchange))]
-                    sent_text = "\n".join(sent).casefold()
-                if value.casefold() in sent_text:
+                sent = [exchange.system, *map(_message_text, exchange.injected_messages)]
+                if any(_occurs(text, folded, len(text)) for text in (t.casefold() for t in sent)):
                     continue
                 steps = (call.asked_by, call.ran_in) if call.ran_in else (call.asked_by,)
                 findings.append(Finding(
