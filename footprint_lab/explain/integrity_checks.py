@@ -48,7 +48,7 @@ from footprint_lab.explain.render import mimebundle, shorten
 if TYPE_CHECKING:
     import pandas as pd
 
-    from footprint_lab.engine.recording import ContextPiece, LLMExchange, Recording
+    from footprint_lab.engine.recording import ContextPiece, LLMExchange, Recording, ToolCallRecord
 
 DISPOSITIONS = ("passed", "failed", "not_applicable", "could_not_run")
 _ID_KEY = re.compile(r"(^|_)(id|ids|number|num|no|ref|reference|ticket|code|sku|key)$|[a-z]Id$")
@@ -137,24 +137,15 @@ class IntegrityReport:
 
 
 # -- what every check reads, gathered once per recording ----------------------------------
-@dataclass(slots=True)
-class _Call:
-    """A tool call a model asked for: who asked, what, and which step ran it (``None``: it never ran)."""
-
-    asked_by: str
-    exchange: LLMExchange
-    call_id: str
-    name: str
-    args: dict[str, Any]
-    ran_in: str | None
-
-
+# The checks keep what they gather in dicts of strings and numbers: a 10,000-step recording
+# is a large heap, and long-lived containers made here would make the collector walk it.
 @dataclass(slots=True)
 class _Turn:
     """One recording (one turn, or one member's run) as the checks read it, gathered in one pass."""
 
     recording: Recording
-    calls: list[_Call] = field(default_factory=list)
+    #: tool call id -> the tool step that ran it (``None``: it never ran)
+    ran_in: dict[str, str | None] = field(default_factory=dict)
     #: piece index -> its position in the transcript (only pieces that carry a transcript message)
     transcript_position: dict[int, int] = field(default_factory=dict)
     #: tool step -> the index of the result piece it returned
@@ -163,6 +154,17 @@ class _Turn:
     bodies: dict[tuple[int | None, str], ContextPiece] = field(default_factory=dict)
     #: whether any call was offered a tool whose offer depends on an earlier result
     grounded_offers: bool = False
+
+    def calls(self) -> Iterator[tuple[LLMExchange, ToolCallRecord]]:
+        """Every tool call a model asked for, with the exchange that asked, in order."""
+        for exchange in self.recording.exchanges:
+            for call in exchange.response.tool_calls:
+                yield exchange, call
+
+    def steps_of(self, exchange: LLMExchange, call: ToolCallRecord) -> tuple[str, ...]:
+        """The call that asked for a tool call and, when it ran, the tool step that ran it."""
+        ran = self.ran_in.get(call.id)
+        return (exchange.step_id, ran) if ran else (exchange.step_id,)
 
 
 def _recordings(root: Recording) -> list[Recording]:
@@ -179,7 +181,7 @@ def _turns(root: Recording) -> list[_Turn]:
     for recording in _recordings(root):
         turn = _Turn(recording)
         pieces = recording.context_pieces
-        ran_in: dict[str, str | None] = {}
+        ran_in = turn.ran_in
         # A tool result is a transcript message, so the transcript's pieces hold every one of them.
         for number in recording.message_pieces:
             piece = pieces[number]
@@ -187,13 +189,10 @@ def _turns(root: Recording) -> list[_Turn]:
                 ran_in[piece.source_id] = piece.landed_by
                 if piece.landed_by is not None:
                     turn.result_of[piece.landed_by] = number
-        calls = turn.calls
         for exchange in recording.exchanges:
             for number in exchange.tool_pieces:
                 if "activated_by" in pieces[number].detail:
                     turn.grounded_offers = True
-            for call in exchange.response.tool_calls:
-                calls.append(_Call(exchange.step_id, exchange, call.id, call.name, call.args, ran_in.get(call.id)))
         if turn.grounded_offers:
             turn.transcript_position = {p: n for n, p in enumerate(recording.message_pieces)}
             turn.bodies = {(p.iteration, p.source_id): p for p in pieces
@@ -274,12 +273,11 @@ def _message_text(message: dict[str, Any]) -> str:
     return "\n".join([str(message.get("content") or ""), *(str(call.get("args")) for call in calls)])
 
 
-def _args_key(args: dict[str, Any]) -> Any:
-    """A hashable key equal for equal arguments (flat ones without JSON encoding, the common case)."""
-    try:
-        return tuple(sorted(args.items()))  # hashable only when every value is
-    except TypeError:
-        return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
+def _args_key(args: dict[str, Any]) -> str:
+    """A text equal for equal arguments (flat ones without JSON encoding, the common case)."""
+    if all(type(value) in (str, int, float, bool) or value is None for value in args.values()):
+        return repr(sorted(args.items()))
+    return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
 
 
 class _Transcript:
@@ -328,12 +326,11 @@ def _invented_identifier(turns: list[_Turn], _claims: Mapping[str, Any], _answer
     for turn in turns:
         recording = turn.recording
         transcript: _Transcript | None = None
-        for call in turn.calls:
+        for exchange, call in turn.calls():
             wanted = _identifiers(call.args)
             if not wanted:
                 continue
             looked += len(wanted)
-            exchange = call.exchange
             if transcript is None:
                 transcript = _Transcript(recording.messages)
             for key, value in wanted:
@@ -343,10 +340,9 @@ def _invented_identifier(turns: list[_Turn], _claims: Mapping[str, Any], _answer
                 sent = [exchange.system, *map(_message_text, exchange.injected_messages)]
                 if any(_occurs(text, folded, len(text)) for text in (t.casefold() for t in sent)):
                     continue
-                steps = (call.asked_by, call.ran_in) if call.ran_in else (call.asked_by,)
                 findings.append(Finding(
-                    "invented_identifier", steps,
-                    f"{call.asked_by} called tool '{call.name}' with {key or 'an argument'}="
+                    "invented_identifier", turn.steps_of(exchange, call),
+                    f"{exchange.step_id} called tool '{call.name}' with {key or 'an argument'}="
                     f"'{shorten(value, 40)}', which appears nowhere in what that call was sent",
                     "an identifier the model made up points the tool at the wrong record, or at none",
                 ))
@@ -359,24 +355,26 @@ def _duplicate_tool_call(turns: list[_Turn], _claims: Mapping[str, Any], _answer
     findings: list[Finding] = []
     looked = 0
     for turn in turns:
-        groups: dict[tuple[str, Any], list[_Call]] = {}
-        for call in turn.calls:
+        first: dict[str, int] = {}
+        repeats: dict[int, list[int]] = {}
+        for number, (_, call) in enumerate(turn.calls()):
             looked += 1
-            key = (call.name, _args_key(call.args))
-            found = groups.get(key)
-            if found is None:
-                groups[key] = [call]
-            else:
-                found.append(call)
-        for (name, _), calls in groups.items():
-            ran = [c for c in calls if c.ran_in is not None]
+            key = f"{call.name}\x00{_args_key(call.args)}"
+            earlier = first.setdefault(key, number)
+            if earlier != number:
+                repeats.setdefault(earlier, [earlier]).append(number)
+        if not repeats:
+            continue
+        calls = list(turn.calls())
+        for numbers in repeats.values():
+            ran = [calls[n] for n in numbers if turn.ran_in.get(calls[n][1].id) is not None]
             if len(ran) < 2:
                 continue
-            steps = tuple(step for c in ran for step in (c.asked_by, c.ran_in) if step is not None)
+            steps = tuple(step for exchange, call in ran for step in turn.steps_of(exchange, call))
             findings.append(Finding(
                 "duplicate_tool_call", steps,
-                f"tool '{name}' ran {len(ran)} times with the same arguments in one turn "
-                f"({', '.join(str(c.ran_in) for c in ran)})",
+                f"tool '{ran[0][1].name}' ran {len(ran)} times with the same arguments in one turn "
+                f"({', '.join(str(turn.ran_in.get(call.id)) for _, call in ran)})",
                 "the repeat bought nothing new, and a tool that acts on the world (sends, books, pays) acted twice",
             ))
     if not looked:
