@@ -40,6 +40,7 @@ shape only, and says how to fix it. The tree::
     ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
     ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
     ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
+    ├── MagicUsageError                  ERR_MAGIC_USAGE            lab.ask_magic
     └── ProviderError                    ERR_PROVIDER               providers.errors
         ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
         ├── ProviderConfigError          ERR_PROVIDER_CONFIG
@@ -98,6 +99,7 @@ from footprint_lab.flow.refusals import (
     LoopBudgetError,
     ResumeDivergedError,
 )
+from footprint_lab.lab.ask_magic import MagicUsageError
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -136,6 +138,7 @@ __all__ = [
     "InvalidRunInputError",
     "LLMCallContextError",
     "LoopBudgetError",
+    "MagicUsageError",
     "MemberIdentityError",
     "MissingApiKeyError",
     "MockScriptError",

@@ -31,9 +31,14 @@ def load(ipython: Any) -> None:
     """Install the refusal cards on an IPython shell."""
     ipython.set_custom_exc((Refusal,), _show_refusal)
     ipython.display_formatter.formatters["text/html"].for_type(Refusal, refusal_card_html)
+    from footprint_lab.lab.ask_magic import fp_ask
+
+    ipython.register_magic_function(fp_ask, "line_cell", "fp_ask")
 
 
 def unload(ipython: Any) -> None:
     """Remove what :func:`load` installed."""
     ipython.set_custom_exc((), None)
     ipython.display_formatter.formatters["text/html"].pop(Refusal, None)
+    for kind in ("line", "cell"):
+        ipython.magics_manager.magics[kind].pop("fp_ask", None)
