@@ -150,3 +150,29 @@ async def test_a_recording_loaded_from_json_gives_the_same_findings_and_html_is_
     assert "<b>X-1234" not in bundle["text/html"] and "&lt;b&gt;X-1234" in bundle["text/html"]
     assert "<script" not in bundle["text/html"]
     assert integrity(run)._repr_html_() == bundle["text/html"]
+
+
+async def test_a_member_runs_duplicate_is_found_with_its_joined_step_ids(compose):
+    agent = scripted(lookup("A-1001"), lookup("A-1001"), "ok")
+    recording, member, mount = await compose(agent, "Refund order A-1001")
+    finding, = integrity(recording).of_kind("duplicate_tool_call")
+    assert all(step.startswith(f"{mount}/") for step in finding.steps)
+    assert set(finding.steps) <= {step.step_id for step in member.steps}
+
+
+async def test_a_redacted_run_is_checked_on_its_masked_values_and_no_covered_value_shows():
+    from footprint_lab import Redaction
+
+    @tool
+    def find_ticket(ticket: str) -> dict:
+        """Find a support ticket."""
+        return {"ticket": ticket, "age_days": 3}
+
+    agent = Agent(provider=mock(replies=[{"tool": "find_ticket", "args": {"ticket": "TCK-123456"}},
+                                         {"tool": "find_ticket", "args": {"ticket": "TCK-123456"}}, "ok"]),
+                  tools=[find_ticket], redact=Redaction(patterns={"ticket": r"TCK-\d{6}"}))
+    report = integrity(await agent.run("Status of TCK-123456?"))
+    assert report.of_kind("invented_identifier") == []
+    assert len(report.of_kind("duplicate_tool_call")) == 1
+    shown = str(report) + report._repr_mimebundle_()["text/html"]
+    assert "TCK-123456" not in shown
