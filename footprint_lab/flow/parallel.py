@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
-from footprint_lab.core.agent import LLMCall
+from footprint_lab.core.llm_call import LLMCall
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.flow._composition import (
