@@ -223,6 +223,8 @@ class Agent(Conversation, Runner):
             policy = combine_policies(policy, shared.policy if shared is not None else None)
             scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
         rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
+        if "member" in mount.extra:  # the name a composition mounted this agent under (footprint_lab.explain)
+            rec.meta["member"] = mount.extra["member"]
         # A member's conversation is the run it serves; a continued one keeps the run that opened it.
         first_run_id = start.first_run_id if start is not None and not mount.path else serves.run_id
         turn = Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)),
@@ -541,7 +543,7 @@ class Agent(Conversation, Runner):
         ids are refused with the ids this agent has. Listeners and runs are not carried over:
         the new agent is a clean rerun target.
         """
-        return self._rebuild(self._named("Agent.without", exclude, self._source_ids()), (), seed)
+        return self._rebuild(self._named("Agent.without", exclude, self.source_ids()), (), seed)
 
     def with_forced(self, force: Iterable[str] | str, *, exclude: Iterable[str] | str = (),
                     seed: int | None = None) -> Agent:
@@ -550,9 +552,8 @@ class Agent(Conversation, Runner):
         For testing missing context by restoration; see :mod:`footprint_lab.context.rebuild`
         for exactly what forcing changes. ``exclude`` and ``seed`` work as in :meth:`without`.
         """
-        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
-        forced = self._named("Agent.with_forced", force, declared, action="force in")
-        return self._rebuild(self._named("Agent.with_forced", exclude, self._source_ids()), forced, seed)
+        forced = self._named("Agent.with_forced", force, self.source_ids(forcible=True), action="force in")
+        return self._rebuild(self._named("Agent.with_forced", exclude, self.source_ids()), forced, seed)
 
     def _rebuild(self, removed: set[str], forced: Iterable[str], seed: int | None) -> Agent:
         from footprint_lab.context.rebuild import forced_declarations, without_declarations
@@ -583,9 +584,11 @@ class Agent(Conversation, Runner):
                 "context": [declaration for declaration, _, _ in plan.entries] if plan is not None else [],
                 "budgets": dict(plan.budgets) if plan is not None else None}
 
-    def _source_ids(self) -> list[str]:
-        """Every id ``without`` accepts for this agent."""
+    def source_ids(self, *, forcible: bool = False) -> list[str]:
+        """Every id ``without`` accepts for this agent (``forcible``: the declarations ``with_forced`` accepts)."""
         declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
+        if forcible:
+            return declared
         return [*(["system-prompt"] if self.system else []), *(t.name for t in self.tools), *declared]
 
     @staticmethod

@@ -102,6 +102,19 @@ class Parallel(Composition):
             return self.merge.caller if isinstance(self.merge, LLMMerge) else None
         return super()._member_for(key)
 
+    def _parts(self) -> list[tuple[str | None, Runner]]:
+        parts = super()._parts()
+        return [*parts, (MERGE, self.merge.caller)] if isinstance(self.merge, LLMMerge) else parts
+
+    def _rebuilt(self, runners: list[Runner]) -> Parallel:
+        branches = [(key, runner) for (key, _), runner in zip(self.members, runners, strict=False)]
+        merge = self.merge
+        if isinstance(merge, LLMMerge):
+            caller = runners[-1]
+            assert isinstance(caller, LLMCall)
+            merge = LLMMerge(caller, merge.prompt)
+        return Parallel(branches, merge=merge, tolerant=self.tolerant, id=self.id, name=self.name)
+
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec
         opened = [(key, member, *rec.open_step("parallel-branch", reads=[INPUT])) for key, member in self.members]
