@@ -33,7 +33,7 @@ from footprint_lab.core.door import InvalidRunInputError, normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity
 from footprint_lab.core.leg import Continuation, Saved, thaw
 from footprint_lab.core.pause import Pause
-from footprint_lab.core.runner import Listener, new_run_id
+from footprint_lab.core.runner import Listener, new_run_id, run_coroutine_sync
 from footprint_lab.engine.redaction import (
     PolicyDataError,
     Redaction,
@@ -313,6 +313,19 @@ class Conversation:
                 "Continue a finished conversation with run(message, continue_from=checkpoint).",
             )
         return await self._drive({}, door=door, start=start, identity=named, on_event=on_event)
+
+    # -- the same doors for synchronous code (scripts), like run_sync ----------------------------
+    def follow_up_sync(self, message: Any, /, **keywords: Any) -> Run:
+        """``follow_up`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.follow_up(message, **keywords))
+
+    def resume_sync(self, checkpoint: Any, answer: Any, /, **keywords: Any) -> Run:
+        """``resume`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.resume(checkpoint, answer, **keywords))
+
+    def resume_on_error_sync(self, checkpoint: Any, /, **keywords: Any) -> Run:
+        """``resume_on_error`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.resume_on_error(checkpoint, **keywords))
 
     def abandon_pause(self) -> Pause | None:
         """Drop the question this agent's last run is waiting on, on the record; returns it (or ``None``).

@@ -45,7 +45,7 @@ from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.leg import who
 from footprint_lab.core.member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
 from footprint_lab.core.run import Run
-from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
+from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id, run_coroutine_sync
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, RedactionConfigError, combine_policies
 from footprint_lab.engine.refusal import describe_shape
@@ -268,6 +268,10 @@ class Composition(Runner):
             return await self._execute(dict(checkpoint.input), mount)
         finally:
             close_parent_run(opened)
+
+    def resume_sync(self, checkpoint: Any, answer: Any, /, **keywords: Any) -> Run:
+        """``resume`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.resume(checkpoint, answer, **keywords))
 
     def _waiting_checkpoint(
         self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
