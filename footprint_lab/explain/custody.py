@@ -472,7 +472,7 @@ def _carried_hops(candidate: Candidate) -> list[Hop]:
     hops = []
     for link in candidate.carried:
         proven = link.answer_step is not None
-        text = f"carried downstream: {link.describe()}"
+        text = link.describe()
         hops.append(Hop("CARRIED", link.passed_by, proven, text if proven else
                         f"{text}, but that member recorded no answer step"))
     return hops
