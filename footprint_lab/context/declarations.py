@@ -40,7 +40,7 @@ from typing import Any
 
 from footprint_lab.context.retrieval import BM25Scorer, Chunk, RetrievalIndex, chunk_corpus
 from footprint_lab.context.triggers import LLMActivated, Trigger, llm_activated, rule
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 
 #: What a declaration id may be: short, and safe to show in any message or view.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -226,11 +226,12 @@ def _trigger(declaration: str, injection_id: str, active_when: Any, trigger: Any
             injection_id=injection_id,
         )
     if active_when is not None:
-        if not callable(active_when):
+        problem = call_problem(active_when, 1)
+        if problem is not None:
             raise ContextDeclarationError(
                 declaration, "active_when", active_when,
                 "must be a function taking the iteration view, e.g. active_when=lambda view: view.iteration > 1",
-                injection_id=injection_id,
+                injection_id=injection_id, received=problem,
             )
         return rule(active_when)
     if trigger is None:
@@ -448,7 +449,7 @@ def define_rag(
     if not isinstance(threshold, int | float) or isinstance(threshold, bool):
         raise ContextDeclarationError("define_rag", "threshold", threshold, "must be a number", injection_id=rag_id)
     chosen = scorer if scorer is not None else BM25Scorer()
-    if not callable(getattr(chosen, "index", None)):
+    if isinstance(chosen, type | list | tuple | str | bytes) or call_problem(getattr(chosen, "index", None), 1):
         raise ContextDeclarationError(
             "define_rag", "scorer", scorer,
             "must be a scorer with an index(texts) method, e.g. BM25Scorer() or EmbeddingScorer(embed)",

@@ -19,6 +19,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
+from footprint_lab.engine.refusal import call_problem
+
 _WORD = re.compile(r"\w+")
 
 
@@ -127,10 +129,12 @@ class EmbeddingScorer:
     def __init__(self, embed: Callable[[list[str]], Sequence[Sequence[float]]], *, name: str = "embedding") -> None:
         from footprint_lab.context.declarations import ContextDeclarationError
 
-        if not callable(embed):
+        problem = call_problem(embed, 1)
+        if problem is not None:
             raise ContextDeclarationError(
                 "EmbeddingScorer", "embed", embed,
                 "must be a function from a list of texts to a list of vectors (one list of floats per text)",
+                received=problem,
             )
         self.embed = embed
         self.name = name

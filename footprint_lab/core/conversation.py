@@ -399,9 +399,10 @@ class Conversation:
         on_event: Listener | None,
     ) -> Run:
         """Run one leg and hold what it leaves: the only place the instance's conversation changes."""
+        listeners = self._listeners_for(on_event)  # refuses a listener that cannot listen, before the claim
         run_id = self._claim(door)
         try:
-            mount = Mount(run_id=run_id, listeners=self._listeners_for(on_event), identity=identity)
+            mount = Mount(run_id=run_id, listeners=listeners, identity=identity)
             run = await self._execute(bag, mount, start)
         except BaseException as exc:
             # A RunCheckpointError carries the last good conversation; any other failure leaves none.

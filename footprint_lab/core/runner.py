@@ -19,9 +19,37 @@ from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.run import Run
 from footprint_lab.engine.recorder import event_stream
-from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 
 Listener = Callable[[Any], None]
+
+
+class ListenerError(Refusal):
+    """Raised by ``subscribe(fn)`` and ``run(..., on_event=fn)`` when ``fn`` cannot receive an event.
+
+    A listener that raises never breaks a run, so one that cannot even be called would lose
+    every event without a word; it is refused where it is handed over instead. Carries
+    ``door`` and ``received`` (its shape).
+    """
+
+    code = "ERR_LISTENER"
+    fields = ("door", "received")
+
+    def __init__(self, door: str, received: str) -> None:
+        super().__init__(
+            f"{door}: a listener is a function of one event, e.g. on_event=print or "
+            f"subscribe(lambda event: print(event.type)) (received {received})."
+        )
+        self.door = door
+        self.received = received
+
+
+def check_listener(listener: Any, door: str) -> Listener:
+    """The listener, or a refusal when it cannot be called with one event."""
+    problem = call_problem(listener, 1)
+    if problem is not None:
+        raise ListenerError(door, problem)
+    return listener
 
 
 def new_run_id() -> str:
@@ -67,7 +95,7 @@ class Runner:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Deliver every event of this runner's future runs to ``listener``; returns an unsubscribe."""
-        self._listeners.append(listener)
+        self._listeners.append(check_listener(listener, f"{type(self).__name__}.subscribe"))
 
         def unsubscribe() -> None:
             if listener in self._listeners:
@@ -76,7 +104,10 @@ class Runner:
         return unsubscribe
 
     def _listeners_for(self, on_event: Listener | None) -> tuple[Listener, ...]:
-        return (*self._listeners, on_event) if on_event is not None else tuple(self._listeners)
+        """This run's listeners; call it before anything runs, as it refuses an ``on_event`` that cannot listen."""
+        if on_event is None:
+            return tuple(self._listeners)
+        return (*self._listeners, check_listener(on_event, self.door))
 
     @property
     def door(self) -> str:
@@ -86,7 +117,8 @@ class Runner:
         """Run once on ``input`` (a message string, or ``{"message": ...}``)."""
         bag = normalize_run_input(input, self.door, identity=identity)
         named = coerce_identity(bag.pop("identity", None), self.door)
-        mount = Mount(run_id=new_run_id(), listeners=self._listeners_for(on_event), identity=named)
+        listeners = self._listeners_for(on_event)
+        mount = Mount(run_id=new_run_id(), listeners=listeners, identity=named)
         return await self._execute(bag, mount)
 
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:

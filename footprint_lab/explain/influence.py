@@ -28,8 +28,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.explain.checks import ExplainConfigError, fraction, whole_number
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
+from footprint_lab.explain.checks import ExplainConfigError, fraction, recording_of, whole_number
 from footprint_lab.explain.custody import Backtrack, backtrack
 from footprint_lab.explain.render import shorten
 
@@ -121,8 +121,9 @@ class EmbeddingInfluence:
     name = "embedding"
 
     def __init__(self, embed: Callable[[list[str]], Any]) -> None:
-        if not callable(embed):
-            raise InfluenceStrategyError("the embedding strategy needs embed=fn", describe_shape(embed))
+        problem = call_problem(embed, 1)
+        if problem is not None:
+            raise InfluenceStrategyError("the embedding strategy needs embed=fn", problem)
         self.embed = embed
 
     def score(self, output: str, contents: Sequence[str]) -> list[float]:
@@ -206,7 +207,10 @@ def suspects(
     import pandas as pd
 
     scorer = resolve_strategy(strategy, **({"embed": embed} if embed is not None else {}))
-    walked = trace if trace is not None else backtrack(run, at)
+    if trace is not None and not isinstance(trace, Backtrack):
+        raise ExplainConfigError("suspects", "trace", describe_shape(trace),
+                                 "must be the Backtrack that backtrack(run) or run.backtrack() returns, or None")
+    walked = trace if trace is not None else backtrack(recording_of(run, "suspects"), at)
     rows = _rows(walked, scorer)
     frame = pd.DataFrame(rows, columns=SUSPECT_COLUMNS)
     frame.attrs["note"] = CORRELATIONAL
@@ -281,7 +285,7 @@ def ranking_confidence(ranked: Any, *, margin: float = 0.3, shortlist_size: int 
     """
     fraction("ranking_confidence", "margin", margin)
     whole_number("ranking_confidence", "shortlist_size", shortlist_size, 1, 1000)
-    frame = ranked if _is_frame(ranked) else suspects(ranked)
+    frame = ranked if _is_frame(ranked) else suspects(recording_of(ranked, "ranking_confidence", "ranked"))
     if not {"source_id", "score"} <= set(frame.columns):
         raise ExplainConfigError("ranking_confidence", "ranked", "a DataFrame without source_id and score columns",
                                  "must be the frame run.suspects() returns, or the run itself")

@@ -48,7 +48,7 @@ from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, RedactionConfigError, combine_policies
-from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.refusal import call_problem, describe_shape
 from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
@@ -186,9 +186,10 @@ class Composition(Runner):
         """Run once on ``input`` (a message, or ``{"message": ...}``), for ``identity`` when one is named."""
         bag = normalize_run_input(input, self.door, identity=identity)
         named = coerce_identity(bag.pop("identity", None), self.door)
+        listeners = self._listeners_for(on_event)
         opened = open_parent_run(new_run_id(), named, door=self.door)
         try:
-            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link,
+            mount = Mount(run_id=opened.run_id, listeners=listeners, link=opened.link,
                           scrubber=self.redact.for_run() if self.redact is not None else None)
             return await self._execute(bag, mount)
         finally:
@@ -224,9 +225,10 @@ class Composition(Runner):
         # The resumed leg is covered at least as the paused one was: by what its waiting members carry too.
         policy = combine_policies(sources, *(start.policy for start in waiting))
         matched = sorted({name for start in waiting for name in (start.marks or {}).get("matched", ())})
+        listeners = self._listeners_for(on_event)
         opened = open_parent_run(checkpoint.run_id, owner, door=door)
         try:
-            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link,
+            mount = Mount(run_id=opened.run_id, listeners=listeners, link=opened.link,
                           scrubber=policy.for_run({"matched": matched}) if policy is not None else None)
             mount.extra["resume"] = (checkpoint, text)
             return await self._execute(dict(checkpoint.input), mount)
@@ -386,6 +388,7 @@ def failure_summary(exc: BaseException) -> dict[str, Any]:
 
 
 def check_callable(composition: str, setting: str, value: Any, fix: str) -> None:
-    """Refuse a predicate, mapper or merge that cannot be called."""
-    if not callable(value):
-        raise CompositionConfigError(composition, setting, describe_shape(value), fix)
+    """Refuse a predicate, mapper or merge that cannot be called with its one argument."""
+    problem = call_problem(value, 1)
+    if problem is not None:
+        raise CompositionConfigError(composition, setting, problem, fix)

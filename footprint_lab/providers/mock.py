@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
 
 Reply = str | dict[str, Any] | list[dict[str, Any]] | LLMResponse
@@ -126,10 +126,11 @@ def mock(
             )
         for position, item in enumerate(replies):
             to_response(item, position)  # refuse an unreadable script now, not mid-run
-    if respond is not None and not callable(respond):
+    unusable = call_problem(respond, 1) if respond is not None else None
+    if unusable is not None:
         raise MockScriptError(
-            "mock: respond must be a function that takes the request and returns a reply.",
-            received=describe_shape(respond),
+            f"mock: respond must be a function that takes the request and returns a reply (received {unusable}).",
+            received=unusable,
         )
     if reply is not None:
         fixed = reply
