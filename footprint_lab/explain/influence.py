@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
+from footprint_lab.context.similarity import cosine, words
 from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.explain.checks import ExplainConfigError, fraction, recording_of, whole_number
 from footprint_lab.explain.custody import Backtrack, backtrack
@@ -42,7 +43,6 @@ CORRELATIONAL = ("Scores are correlational: they rank what the output resembles 
 SUSPECT_COLUMNS = ["rank", "source_id", "source_kind", "score", "structural_score", "content_score", "evidence",
                    "removal_id", "slot", "read_by", "content"]
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _MASK = re.compile(r"\[redacted:[^\]]*\]")
 _STOPWORDS = frozenset((
     "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for",
@@ -86,14 +86,8 @@ def tokens(text: str) -> set[str]:
 
     A redaction mask (``[redacted:email]``) is no evidence: two masks alike may hide different values.
     """
-    found = set()
-    for word in _TOKEN.findall(_MASK.sub(" ", text.lower())):
-        if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        found.add(word)
-    return found
+    return {word for word in words(_MASK.sub(" ", text))
+            if word not in _STOPWORDS and (len(word) > 1 or word.isdigit())}
 
 
 class LexicalInfluence:
@@ -105,14 +99,14 @@ class LexicalInfluence:
         wanted = tokens(output)
         held = [tokens(text) & wanted for text in contents]
         frequency: dict[str, int] = {}
-        for words in held:
-            for word in words:
+        for found in held:
+            for word in found:
                 frequency[word] = frequency.get(word, 0) + 1
         weight = {word: math.log(1.0 + len(contents) / count) for word, count in frequency.items()}
         total = sum(weight.values())
         if total == 0:
             return [0.0] * len(contents)
-        return [sum(weight[word] for word in words) / total for words in held]
+        return [sum(weight[word] for word in found) / total for found in held]
 
 
 class EmbeddingInfluence:
@@ -140,12 +134,7 @@ class EmbeddingInfluence:
             raise InfluenceStrategyError("embed(texts) must return one vector of the same length per text",
                                          f"{len(vectors)} vector(s) for {len(texts)} text(s)")
         first, rest = vectors[0], vectors[1:]
-        return [max(0.0, _cosine(first, vector)) for vector in rest]
-
-
-def _cosine(left: list[float], right: list[float]) -> float:
-    norm = math.sqrt(sum(x * x for x in left)) * math.sqrt(sum(y * y for y in right))
-    return 0.0 if norm == 0 else sum(x * y for x, y in zip(left, right, strict=True)) / norm
+        return [max(0.0, cosine(first, vector)) for vector in rest]
 
 
 @dataclass(frozen=True, slots=True)
