@@ -36,10 +36,11 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from footprint_lab.context.retrieval import BM25Scorer, Chunk, RetrievalIndex, chunk_corpus
 from footprint_lab.context.triggers import LLMActivated, Trigger, llm_activated, rule
+from footprint_lab.engine.captured import Cache, Slot
 from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 
 #: What a declaration id may be: short, and safe to show in any message or view.
@@ -106,9 +107,9 @@ class Injection:
 
     id: str
     kind: str
-    slot: str
+    slot: Slot
     trigger: Trigger
-    cache: str
+    cache: Cache
     #: the text that lands, when it does not depend on the turn (empty for memory and RAG)
     text: str
     declared_at: str | None
@@ -201,12 +202,12 @@ def _check_text(declaration: str, injection_id: str, setting: str, value: Any) -
     return value
 
 
-def _check_cache(declaration: str, injection_id: str, value: Any) -> str:
+def _check_cache(declaration: str, injection_id: str, value: Any) -> Cache:
     if value not in CACHE_HINTS:
         raise ContextDeclarationError(
             declaration, "cache", value, f"must be one of {', '.join(CACHE_HINTS)}", injection_id=injection_id,
         )
-    return str(value)
+    return cast(Cache, value)
 
 
 def _check_count(declaration: str, injection_id: str, setting: str, value: Any, low: int, high: int) -> int:
@@ -296,7 +297,7 @@ def define_fact(
             injection_id=fact_id,
         )
     return Injection(
-        id=fact_id, kind="fact", slot=slot, trigger=_trigger("define_fact", fact_id, active_when, trigger),
+        id=fact_id, kind="fact", slot=cast(Slot, slot), trigger=_trigger("define_fact", fact_id, active_when, trigger),
         cache=_check_cache("define_fact", fact_id, cache), text=_fact_text(fact_id, data),
         declared_at=_call_site(), role=role,
     )

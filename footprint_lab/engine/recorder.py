@@ -187,7 +187,7 @@ class Recorder:
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
         self.event_payloads: list[dict[str, Any]] = []
-        self.pieces: list[dict[str, Any]] = []
+        self.pieces: list[Any] = []  # CapturedPiece (engine.captured) once every runner writes it that way
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
         #: for each transcript message, the index of its context piece
