@@ -11,7 +11,8 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import secrets
-from collections.abc import Callable, Coroutine
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -92,6 +93,41 @@ class Runner:
         self.id = id
         self.name = name
         self._listeners: list[Listener] = []
+        self._last_run_ref: Callable[[], Run | None] = _no_run
+
+    @property
+    def last_run(self) -> Run | None:
+        """This instance's most recent run to end, while the caller still holds it (a failed or cancelled one always).
+
+        A run that was cancelled (``task.cancel()``, ``asyncio.wait_for``, a notebook's Stop) or
+        failed never reached its caller, so the instance keeps it: its ``recording`` (status
+        ``cancelled`` or ``failed``) and, when a tool round had finished, its ``checkpoint``.
+        A finished run is not kept alive by the instance alone: a runner that serves many
+        requests would otherwise pin one recording per instance in memory. Runs of one
+        composition instance may overlap; this is the one that ended last.
+        """
+        return self._last_run_ref()
+
+    @last_run.setter
+    def last_run(self, run: Run | None) -> None:
+        if run is None:
+            self._last_run_ref = _no_run
+        elif run.status in ("failed", "cancelled"):
+            self._last_run_ref = lambda: run
+        else:
+            self._last_run_ref = weakref.ref(run)
+
+    async def _kept(self, execution: Awaitable[Run]) -> Run:
+        """Await a top-level execution and keep the run it ends with, however it ends, as ``last_run``."""
+        try:
+            run = await execution
+        except BaseException as exc:
+            ended = getattr(exc, "_footprint_run", None)  # put there by the failing execution
+            if isinstance(ended, Run):
+                self.last_run = ended
+            raise
+        self.last_run = run
+        return run
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Deliver every event of this runner's future runs to ``listener``; returns an unsubscribe."""
@@ -119,7 +155,7 @@ class Runner:
         named = coerce_identity(bag.pop("identity", None), self.door)
         listeners = self._listeners_for(on_event)
         mount = Mount(run_id=new_run_id(), listeners=listeners, identity=named)
-        return await self._execute(bag, mount)
+        return await self._kept(self._execute(bag, mount))
 
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
         raise TypeError(f"{type(self).__name__} does not define how it executes")
@@ -143,6 +179,15 @@ class Runner:
     def run_sync(self, input: Any = None, /, **keywords: Any) -> Run:
         """Run to completion from synchronous code, inside a running event loop or not."""
         return run_coroutine_sync(self.run(input, **keywords))
+
+
+def ended_status(exc: BaseException) -> str:
+    """How a run that raised ``exc`` ended: ``cancelled`` (by its caller) or ``failed``."""
+    return "cancelled" if isinstance(exc, asyncio.CancelledError) else "failed"
+
+
+def _no_run() -> None:
+    return None
 
 
 def run_coroutine_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:

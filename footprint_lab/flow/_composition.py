@@ -45,7 +45,7 @@ from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.leg import who
 from footprint_lab.core.member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
 from footprint_lab.core.run import Run
-from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
+from footprint_lab.core.runner import Listener, Mount, Runner, ended_status, new_run_id
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, RedactionConfigError, combine_policies
 from footprint_lab.engine.refusal import call_problem, describe_shape
@@ -191,7 +191,7 @@ class Composition(Runner):
         try:
             mount = Mount(run_id=opened.run_id, listeners=listeners, link=opened.link,
                           scrubber=self.redact.for_run() if self.redact is not None else None)
-            return await self._execute(bag, mount)
+            return await self._kept(self._execute(bag, mount))
         finally:
             close_parent_run(opened)
 
@@ -231,7 +231,7 @@ class Composition(Runner):
             mount = Mount(run_id=opened.run_id, listeners=listeners, link=opened.link,
                           scrubber=policy.for_run({"matched": matched}) if policy is not None else None)
             mount.extra["resume"] = (checkpoint, text)
-            return await self._execute(dict(checkpoint.input), mount)
+            return await self._kept(self._execute(dict(checkpoint.input), mount))
         finally:
             close_parent_run(opened)
 
@@ -265,11 +265,12 @@ class Composition(Runner):
                 source = None
             exe.check_reached(type(self).__name__)
         except BaseException as exc:
-            rec.fail_open_step()
+            status = ended_status(exc)
+            rec.fail_open_step(status)
             error = {**failure_summary(exc), "step_id": rec.current}
             rec.emit("error", rec.current, dict(error))
-            rec.emit("run_end", rec.path, {"status": "failed"})
-            failed = self._make_run(exe, bag, "failed", None, error)
+            rec.emit("run_end", rec.path, {"status": status})
+            failed = self._make_run(exe, bag, status, None, error)
             with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
                 exc._footprint_run = failed  # type: ignore[attr-defined]
             raise
