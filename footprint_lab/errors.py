@@ -41,6 +41,8 @@ shape only, and says how to fix it. The tree::
     ├── InfluenceStrategyError           ERR_INFLUENCE_STRATEGY     explain.influence
     ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
     ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
+    ├── UnknownRunError                  ERR_UNKNOWN_RUN            lab.refusals
+    ├── MagicInputError                  ERR_MAGIC_INPUT            lab.refusals
     ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
     └── ProviderError                    ERR_PROVIDER               providers.errors
         ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
@@ -101,6 +103,7 @@ from footprint_lab.flow.refusals import (
     LoopBudgetError,
     ResumeDivergedError,
 )
+from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -141,6 +144,7 @@ __all__ = [
     "LLMCallContextError",
     "ListenerError",
     "LoopBudgetError",
+    "MagicInputError",
     "MemberIdentityError",
     "MissingApiKeyError",
     "MockScriptError",
@@ -167,6 +171,7 @@ __all__ = [
     "RunInFlightError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
+    "UnknownRunError",
     "UnknownSourceError",
     "UnknownStepError",
 ]
