@@ -5,6 +5,7 @@ shape only, and says how to fix it. The tree::
 
     Refusal                              footprint_lab.engine.refusal
     ├── InvalidRunInputError             ERR_INVALID_RUN_INPUT      core.door
+    ├── ListenerError                    ERR_LISTENER               core.runner
     ├── RunInFlightError                 ERR_RUN_IN_FLIGHT          core.conversation
     ├── PendingQuestionError             ERR_PENDING_QUESTION       core.conversation
     ├── NoConversationError              ERR_NO_CONVERSATION        core.conversation
@@ -29,6 +30,7 @@ shape only, and says how to fix it. The tree::
     ├── ResumeDivergedError              ERR_RESUME_DIVERGED        flow.refusals
     ├── RedactionConfigError             ERR_REDACTION_CONFIG       engine.redaction
     ├── CallNotFoundError                ERR_CALL_NOT_FOUND         core.run
+    ├── AnnotationError                  ERR_ANNOTATION             core.run
     ├── ContextDeclarationError          ERR_CONTEXT_DECLARATION    context.declarations
     ├── FactRoleError                    ERR_FACT_ROLE              context.declarations
     ├── ContextConfigError               ERR_CONTEXT_CONFIG         context.assembly
@@ -84,7 +86,8 @@ from footprint_lab.core.identity import InvalidIdentityError
 from footprint_lab.core.llm_call import LLMCallContextError
 from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.core.pause import InvalidQuestionError
-from footprint_lab.core.run import CallNotFoundError
+from footprint_lab.core.run import AnnotationError, CallNotFoundError
+from footprint_lab.core.runner import ListenerError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import Refusal
@@ -120,6 +123,7 @@ from footprint_lab.providers.mock import MockScriptError
 
 __all__ = [
     "AgentConfigError",
+    "AnnotationError",
     "CallNotFoundError",
     "CompositionConfigError",
     "ContextConfigError",
@@ -139,6 +143,7 @@ __all__ = [
     "InvalidQuestionError",
     "InvalidRunInputError",
     "LLMCallContextError",
+    "ListenerError",
     "LoopBudgetError",
     "MagicInputError",
     "MemberIdentityError",
