@@ -113,6 +113,9 @@ class Injection:
     text: str
     declared_at: str | None
     role: str | None = None
+    #: a fact's data as declared, when it was not a string: a redaction policy reads its keys
+    #: before the data is turned into text (a key rule cannot find a key in JSON text)
+    data: Any = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -297,7 +300,7 @@ def define_fact(
     return Injection(
         id=fact_id, kind="fact", slot=slot, trigger=_trigger("define_fact", fact_id, active_when, trigger),
         cache=_check_cache("define_fact", fact_id, cache), text=_fact_text(fact_id, data),
-        declared_at=_call_site(), role=role,
+        declared_at=_call_site(), role=role, data=None if isinstance(data, str) else data,
     )
 
 

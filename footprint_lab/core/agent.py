@@ -685,7 +685,9 @@ class Agent(Conversation, Runner):
                 ctx = ToolContext(run_id=turn.run_id, tool_call_id=call.id, tool_name=call.name,
                                   identity=turn.identity, memory_identity=turn.memory)
                 try:
-                    content = result_text(await tool.invoke(call.args, ctx))
+                    result = await tool.invoke(call.args, ctx)
+                    rec.learn(result)  # a structured result's covered keys are read before it becomes text
+                    content = result_text(result)
                     is_error = False
                 except Exception as exc:
                     content = f"Error: tool '{call.name}' raised {type(exc).__name__}: {exc}"

@@ -209,6 +209,12 @@ class Recorder:
         policy = self.policy
         return value if policy is None else policy.scrub(value)
 
+    def learn(self, value: Any) -> None:
+        """Let the policy read structured data that will be captured only as text (a fact's
+        data as JSON): values under its covered keys are then masked in that text too."""
+        if self.policy is not None:
+            self.policy.scrub(value)
+
     # -- events -----------------------------------------------------------------------
     def emit(self, type_: str, step_id: str, payload: dict[str, Any]) -> None:
         """Record an event and deliver it to the listeners, in order."""

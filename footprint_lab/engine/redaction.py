@@ -385,19 +385,27 @@ class RunScrubber:
         self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
 
     def scrub(self, value: Any) -> Any:
-        """``value`` with every covered part masked; the original is never changed."""
+        """``value`` with every covered part masked; the original is never changed.
+
+        Mapping keys are scrubbed like values (a secret can be a key), and a number is
+        matched by its digits: once a value under a covered key is known, it is masked
+        wherever it shows up again, as text or as a number.
+        """
         if isinstance(value, str):
             return self._text(value)
-        if value is None or isinstance(value, bool | int | float):
+        if value is None or isinstance(value, bool):
             return value
+        if isinstance(value, int | float):
+            return self._learned.get(str(value), value) if self._learned else value
         if isinstance(value, dict):
             out: dict[Any, Any] = {}
             for key, item in value.items():
                 declared = self._keys.get(normalize_key(key)) if isinstance(key, str) else None
+                shown = self._key(key, out)
                 if declared is None or item is None:
-                    out[key] = self.scrub(item)
+                    out[shown] = self.scrub(item)
                 else:
-                    out[key] = self._mask_key(declared, item)
+                    out[shown] = self._mask_key(declared, item)
             return out
         if isinstance(value, list | tuple):
             return [self.scrub(item) for item in value]
@@ -406,18 +414,63 @@ class RunScrubber:
         # Anything else is recorded by its repr (as the Recording would), so scrub that text.
         return self._text(repr(value))
 
+    def _key(self, key: Any, taken: dict[Any, Any]) -> Any:
+        """A mapping key as it may be recorded (scrubbed like a value)."""
+        shown = self.scrub(key) if isinstance(key, str | int | float) and not isinstance(key, bool) else key
+        return _distinct(shown, taken)
+
     def _mask_key(self, declared: str, value: Any) -> str:
         name = f"key:{declared}"
         self.counts[name] = self.counts.get(name, 0) + 1
         mask = f"[redacted:{declared}]"
-        if isinstance(value, str) and len(value) >= _LEARN_MIN:
-            self._learned.setdefault(value, mask)
+        self._learn(value, mask)
         return mask
 
+    def _learn(self, value: Any, mask: str) -> None:
+        """Remember every text and number inside a masked value, to mask it wherever it shows up again."""
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, str | int | float):
+            text = str(value)
+            if len(text) >= _LEARN_MIN:
+                self._learned.setdefault(text, mask)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self._learn(key, mask)
+                self._learn(item, mask)
+        elif isinstance(value, list | tuple | set | frozenset):
+            for item in value:
+                self._learn(item, mask)
+        elif hasattr(value, "model_dump"):
+            self._learn(value.model_dump(mode="json"), mask)
+
+    def sweep(self, value: Any) -> Any:
+        """``value`` with every secret learned so far masked again, counting nothing.
+
+        A record captured before a secret was learned (the user's message naming a password
+        that a later tool call puts under a covered key) is swept when the ``Recording`` is
+        built, so the saved evidence is consistent whatever the order things happened in.
+        """
+        if not self._learned:
+            return value
+        if isinstance(value, str):
+            for secret, mask in self._learned.items():
+                if secret in value:
+                    value = value.replace(secret, mask)
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return self._learned.get(str(value), value)
+        if isinstance(value, dict):
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                out[_distinct(self.sweep(key), out)] = self.sweep(item)
+            return out
+        if isinstance(value, list | tuple):
+            return [self.sweep(item) for item in value]
+        return value
+
     def _text(self, text: str) -> str:
-        for secret, mask in self._learned.items():
-            if secret in text:
-                text = text.replace(secret, mask)
+        text = self.sweep(text)
         for pattern in self._patterns:
             text, hits = pattern.sub(text)
             if hits:
@@ -453,6 +506,16 @@ class RunScrubber:
     def report(self) -> dict[str, Any]:
         """The redaction report a ``Recording`` carries: what was in force and what matched, with counts."""
         return {**self.marks(), "counts": dict(sorted(self.counts.items()))}
+
+
+def _distinct(key: Any, taken: dict[Any, Any]) -> Any:
+    """``key``, or ``key#2``, ``key#3``...: two keys masked alike must stay two entries."""
+    if key not in taken:
+        return key
+    n = 2
+    while f"{key}#{n}" in taken:
+        n += 1
+    return f"{key}#{n}"
 
 
 class TokenGate:
