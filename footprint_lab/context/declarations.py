@@ -41,6 +41,7 @@ from typing import Any
 from footprint_lab.context.retrieval import BM25Scorer, Chunk, RetrievalIndex, chunk_corpus
 from footprint_lab.context.triggers import LLMActivated, Trigger, llm_activated, rule
 from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.unicode import is_sound
 
 #: What a declaration id may be: short, and safe to show in any message or view.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -200,6 +201,12 @@ def _check_text(declaration: str, injection_id: str, setting: str, value: Any) -
             declaration, setting, value, "must be a non-empty string: it is the text the model is given",
             injection_id=injection_id,
             received="a blank string" if isinstance(value, str) else None,
+        )
+    if not is_sound(value):
+        raise ContextDeclarationError(
+            declaration, setting, value,
+            "must be text that can be saved as UTF-8 (decode bytes with their real encoding, or errors='replace')",
+            injection_id=injection_id, received="a string holding a lone surrogate",
         )
     return value
 

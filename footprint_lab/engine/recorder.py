@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable
 from time import perf_counter_ns, time
 from typing import Any, Protocol
 
+from footprint_lab.engine.unicode import sound_text
+
 Path = tuple[str, ...]
 Listener = Callable[[Any], None]
 
@@ -272,7 +274,7 @@ class Recorder:
         """
 
         def emit(text: str) -> None:
-            self.emit("token", step_id, {"text": text})
+            self.emit("token", step_id, {"text": sound_text(text)})
 
         policy = self.policy
         if policy is None:
@@ -282,7 +284,7 @@ class Recorder:
         if not isinstance(policy, RunScrubber):  # another scrubber: each piece is scrubbed on its own
             return emit, _nothing
 
-        gate = TokenGate(policy, lambda text: self._event("token", step_id, {"text": text}))  # scrubbed by the gate
+        gate = TokenGate(policy, lambda text: self._event("token", step_id, {"text": sound_text(text)}))  # scrubbed
         return gate.feed, gate.flush
 
     # -- steps ------------------------------------------------------------------------
