@@ -6,7 +6,7 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-from footprint_lab.errors import MagicUsageError
+from footprint_lab.errors import MagicInputError, UnknownRunError
 from footprint_lab.lab.ask_magic import parse
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock
@@ -44,8 +44,8 @@ def test_fp_ask_in_a_kernel_answers_with_an_explanation_and_refuses_a_missing_pr
     assert "Q: What reached the answer" in one_line.data["text/plain"]
 
     refused = notebook.cells[3].outputs
-    assert any(o.output_type == "error" and o.ename == "MagicUsageError" for o in refused)
-    assert any(o.output_type == "display_data" and "ERR_MAGIC_USAGE" in o.data.get("text/html", "") for o in refused)
+    assert any(o.output_type == "error" and o.ename == "MagicInputError" for o in refused)
+    assert any(o.output_type == "display_data" and "ERR_MAGIC_INPUT" in o.data.get("text/html", "") for o in refused)
 
 
 async def test_parse_resolves_the_provider_the_run_and_the_question():
@@ -53,31 +53,37 @@ async def test_parse_resolves_the_provider_the_run_and_the_question():
     newer = await planted_fact_agent().run(REFUND_REQUEST)
     provider = mock(reply="x")
     namespace = {"older": older, "newer": newer, "fp_explainer": provider, "p2": mock(reply="y")}
-    assert parse("older Why was it approved?", namespace) == (provider, older, "Why was it approved?")
-    assert parse("Why was it approved?", namespace) == (provider, newer, "Why was it approved?")
-    chosen, runs, question = parse("--provider p2 Why, older?", namespace)
+
+    def last():
+        return newer
+
+    assert parse("older Why was it approved?", namespace, None, last) == (provider, older, "Why was it approved?")
+    assert parse("Why was it approved?", namespace, None, last) == (provider, newer, "Why was it approved?")
+    chosen, runs, question = parse("--provider p2 Why, older?", namespace, None, last)
     assert chosen is namespace["p2"] and runs is newer and question == "Why, older?"
     both = [older, newer]
-    assert parse("-p p2 both Which differs?", {**namespace, "both": both})[1] is both
-    assert parse("-p p2 older", namespace, "Why?\n") == (namespace["p2"], older, "Why?")
+    assert parse("-p p2 both Which differs?", {**namespace, "both": both}, None, last)[1] is both
+    assert parse("-p p2 older", namespace, "Why?\n", last) == (namespace["p2"], older, "Why?")
 
 
-@pytest.mark.parametrize(("line", "problem"), [
-    ("Why?", "provider"),                    # no -p and no fp_explainer
-    ("-p", "provider"),
-    ("-p nowhere Why?", "provider"),
+@pytest.mark.parametrize(("line", "setting"), [
+    ("Why?", "-p"),                    # no -p and no fp_explainer
+    ("-p", "-p"),
+    ("-p nowhere Why?", "-p"),
     ("-p mine", "question"),
     ("-p mine run", "question"),
 ])
-async def test_words_that_name_nothing_usable_are_refused_by_name(line, problem):
+async def test_words_that_name_nothing_usable_are_refused_by_name(line, setting):
     run = await planted_fact_agent().run(REFUND_REQUEST)
-    with pytest.raises(MagicUsageError) as refused:
-        parse(line, {"mine": mock(reply="x"), "run": run})
-    assert refused.value.problem == problem
-    assert refused.value.code == "ERR_MAGIC_USAGE"
+    with pytest.raises(MagicInputError) as refused:
+        parse(line, {"mine": mock(reply="x"), "run": run}, None, lambda: run)
+    assert refused.value.setting == setting
+    assert refused.value.code == "ERR_MAGIC_INPUT"
 
 
-def test_without_any_run_in_the_notebook_the_magic_says_to_make_one():
-    with pytest.raises(MagicUsageError) as refused:
-        parse("Why?", {"fp_explainer": mock(reply="x")})
-    assert refused.value.problem == "run" and "run an agent first" in str(refused.value)
+def test_without_any_run_the_last_run_lookup_refuses():
+    def no_run():
+        raise UnknownRunError("fp_ask", "nothing, and no run has been made yet", [])
+
+    with pytest.raises(UnknownRunError):
+        parse("Why?", {"fp_explainer": mock(reply="x")}, None, no_run)
