@@ -176,3 +176,18 @@ async def test_a_redacted_run_is_checked_on_its_masked_values_and_no_covered_val
     assert len(report.of_kind("duplicate_tool_call")) == 1
     shown = str(report) + report._repr_mimebundle_()["text/html"]
     assert "TCK-123456" not in shown
+
+
+async def test_the_answer_view_shows_findings_and_badges_the_steps_they_concern():
+    from footprint_lab.lab.views import answer_view
+
+    agent = scripted(lookup("A-1001"), lookup("A-1001"), {"tool": "lookup_order", "args": {"order_id": "<i>Z-9999"}},
+                     "DECLINED")
+    page = answer_view((await agent.run("Refund order A-1001, please.")).recording)
+    assert "Integrity: 2 findings" in page
+    assert page.count('<span class="fl-flag">duplicate_tool_call</span>') >= 1 + 4  # the finding, then its 4 steps
+    assert '<code>call-llm#9</code><span class="fl-flag">invented_identifier</span>' in page
+    assert "&lt;i&gt;Z-9999" in page and "<i>Z-9999" not in page
+    assert "<script" not in page
+    clean = answer_view((await planted_fact_agent().run(REFUND_REQUEST)).recording)
+    assert "Integrity: no findings." in clean and "fl-flag\">" not in clean

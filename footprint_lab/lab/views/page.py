@@ -63,6 +63,8 @@ border-radius:0 6px 6px 0}
 § .fl-hops li{padding:1px 0}
 § .fl-hops b{display:inline-block;min-width:4.6rem;font-family:ui-monospace,monospace;font-size:11px}
 § .fl-unproven{color:#cf222e}
+§ .fl-flag{display:inline-block;margin-left:4px;border-radius:8px;padding:0 6px;font-size:11px;color:#fff;
+background:#bc4c00}
 § .fl-note{color:#59636e;font-size:12px;margin:.2rem 0}
 § .fl-box{border:1px solid #d0d7de;border-radius:6px;padding:.25rem .6rem;margin:.4rem 0}
 § .fl-box>summary{font-weight:600}
