@@ -23,7 +23,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.lab.views.page import STATUS_COLOURS, anchor, esc, new_scope, shorten, wrap
+from footprint_lab.lab.views.page import STATUS_COLOURS, anchor, attr, esc, new_scope, shorten, wrap
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -174,14 +174,15 @@ def _nested(tree: RunTree, scope: str, homes: dict[str, Recording], full: bool, 
         home = homes.get(node.path)
         if home is None:  # a step node (steps=True)
             body = f'<div class="fl-muted">{esc(node.answer_preview)}</div>'
-        elif full:
-            body = run_body(home, scope, full_members=True) if node.path else ""
+        elif full and node.path:
+            body = run_body(home, scope, full_members=True)
         else:
             body = header(home) + answer_block(home, scope)
         below = "".join(member(child) for child in children.get(node.path, []))
         nested = f"<ul>{below}</ul>" if below else ""
-        status = esc(node.status)
-        return (f'<li><details class="fl-member" data-fl-member="{esc(node.path)}" '
+        status = attr(node.status)
+        opened = " open" if not node.path else ""
+        return (f'<li><details class="fl-member"{opened} data-fl-member="{attr(node.path)}" '
                 f'id="{anchor(scope, "m", node.path)}"><summary><span class="fl-tag">{esc(node.kind)}</span> '
                 f"<b>{esc(node_label(node))}</b>{why} · "
                 f'<span class="fl-tag fl-st-{status}">{status}</span> '
