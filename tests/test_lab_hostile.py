@@ -30,7 +30,7 @@ HOSTILE = [
 JOINED = " | ".join(HOSTILE)
 #: every element the views write themselves
 ALLOWED = {"div", "style", "span", "b", "code", "pre", "details", "summary", "section", "h4", "h5", "p", "small",
-           "ol", "ul", "li", "a", "table", "tr", "td", "th", "script", "i", "mark"}
+           "ol", "ul", "li", "a", "table", "tr", "td", "th", "script", "i", "mark", "noscript"}
 
 
 class _Collect(HTMLParser):

@@ -66,12 +66,14 @@ def usage_of(recording: Recording) -> tuple[int, int, int]:
     return sent, got, calls
 
 
-def run_body(recording: Recording, scope: str, *, full_members: bool = True) -> str:
-    """A run's view without its style sheet (a member's view nests inside its parent's)."""
-    parts = [header(recording), answer_block(recording, scope)]
+def run_body(recording: Recording, scope: str, *, full_members: bool = True, nested: bool = False) -> str:
+    """A run's view without its style sheet; ``nested`` (a member inside its parent's tree) leaves out
+    the header and the members, which the tree's own row and branches already show."""
+    parts = [] if nested else [header(recording)]
+    parts.append(answer_block(recording, scope))
     if recording.exchanges:
         parts.append(_Calls(recording, scope).render())
-    if recording.children:
+    if recording.children and not nested:
         from footprint_lab.lab.views.tree import members_html
 
         parts.append('<details class="fl-box" open><summary>Members</summary>'
@@ -127,6 +129,8 @@ class _Calls:
     def __init__(self, recording: Recording, scope: str) -> None:
         self.recording = recording
         self.scope = scope
+        #: a member's step ids are shown relative to where it was mounted (the data attributes keep them whole)
+        self.prefix = f"{recording.path}/" if recording.path else ""
         self.custody: dict[tuple[str, int], Candidate] = {}
         self.ranks: dict[tuple[str, str], tuple[int, float, int]] = {}
         self._walk_back()
@@ -161,7 +165,7 @@ class _Calls:
 
     def _facts(self, exchange: LLMExchange) -> str:
         usage = exchange.response.usage
-        return (f"<code>{esc(exchange.step_id)}</code> · <code>{esc(exchange.model)}</code> · "
+        return (f"<code>{esc(local(exchange.step_id, self.prefix))}</code> · <code>{esc(exchange.model)}</code> · "
                 f"{usage.input_tokens} in / {usage.output_tokens} out tokens · {exchange.duration_ms:.1f} ms")
 
     def call_block(self, exchange: LLMExchange, *, answering: bool, left_out: bool = True) -> str:
@@ -201,8 +205,8 @@ class _Calls:
         pieces = self.recording.context_pieces
         parts = []
         if shared is not None:
-            parts.append(f'<ul class="fl-hops">{_hop_html(shared, self.scope)[:-5]}; every piece below reached it '
-                         "through this call, and opens to the rest of its custody</li></ul>")
+            parts.append(f'<ul class="fl-hops">{_hop_html(shared, self.scope, self.prefix)[:-5]}; every piece '
+                         "below reached it through this call, and opens to the rest of its custody</li></ul>")
         for slot, indices in self.recording.exchange_pieces(exchange).items():
             if not indices:
                 continue
@@ -239,9 +243,9 @@ class _Calls:
         ranked = f"<mark>#{rank[0]} · {rank[1]:.2f}</mark>" if rank and rank[1] > 0 else ""
         preview = shorten(piece.content, 110)
         summary = (f"<i>{esc(piece.source_kind)}</i><code>{esc(piece.source_id)}</code><span>{esc(preview)}</span>"
-                   f"{ranked}<small>{esc(piece.landed_by or piece.verdict)}</small>")
+                   f"{ranked}<small>{esc(local(piece.landed_by or piece.verdict, self.prefix))}</small>")
         hops = self._recorded(piece) if candidate is None else _hops_html(
-            [hop for hop in candidate.hops if hop != shared], self.scope)
+            [hop for hop in candidate.hops if hop != shared], self.scope, self.prefix)
         content = "" if preview == piece.content else f"<pre>{esc(clip(piece.content))}</pre>"
         return (f'<details class="fl-piece" style="{kind_style(piece.source_kind)}" '
                 f'data-fl-piece="{attr(piece.source_id)}" data-fl-slot="{attr(piece.slot)}">'
@@ -252,9 +256,9 @@ class _Calls:
         reason = f" ({esc(piece.reason)})" if piece.reason else ""
         lines = [f"<li><b>VERDICT</b> {esc(piece.verdict)}{reason}, trigger {esc(piece.trigger)}</li>"]
         if piece.allowed_by:
-            lines.append(f"<li><b>ALLOWED</b> by {_step_link(self.scope, piece.allowed_by)}</li>")
+            lines.append(f"<li><b>ALLOWED</b> by {_step_link(self.scope, piece.allowed_by, self.prefix)}</li>")
         if piece.landed_by:
-            lines.append(f"<li><b>LANDED</b> by {_step_link(self.scope, piece.landed_by)}</li>")
+            lines.append(f"<li><b>LANDED</b> by {_step_link(self.scope, piece.landed_by, self.prefix)}</li>")
         if piece.verdict == "dropped":
             detail = piece.detail
             lines.append(f"<li><b>BUDGET</b> size {esc(detail.get('size', '?'))}, budget "
@@ -262,15 +266,20 @@ class _Calls:
         return f'<ul>{"".join(lines)}</ul>'
 
 
-def _step_link(scope: str, step: str, kind: str = "s") -> str:
-    return f'<a href="#{anchor(scope, kind, step)}">{esc(step)}</a>'
+def local(step: str, prefix: str) -> str:
+    """A step id shown relative to the member run it belongs to."""
+    return step[len(prefix):] if prefix and step.startswith(prefix) else step
 
 
-def _hop_html(hop: Hop, scope: str) -> str:
+def _step_link(scope: str, step: str, prefix: str = "", kind: str = "s") -> str:
+    return f'<a href="#{anchor(scope, kind, step)}">{esc(local(step, prefix))}</a>'
+
+
+def _hop_html(hop: Hop, scope: str, prefix: str = "") -> str:
     """One hop as a list item: its kind, a link to its step, and what the recording says."""
     link = ""
     if hop.step_id:
-        link = _step_link(scope, hop.step_id, "c" if hop.kind == "READ" else "s") + " "
+        link = _step_link(scope, hop.step_id, prefix, "c" if hop.kind == "READ" else "s") + " "
     mark = "" if hop.proven else ' <span class="fl-unproven">[not proven]</span>'
     text = "wrote the output above" if hop.kind == "ANSWER" and hop.proven else hop.text
     if hop.step_id and text.startswith(hop.step_id + " "):  # the link already names the step
@@ -278,8 +287,8 @@ def _hop_html(hop: Hop, scope: str) -> str:
     return f"<li><b>{esc(hop.kind)}</b> {link}{esc(text)}{mark}</li>"
 
 
-def _hops_html(hops: list[Hop], scope: str) -> str:
-    return f'<ol>{"".join(_hop_html(hop, scope) for hop in hops)}</ol>'
+def _hops_html(hops: list[Hop], scope: str, prefix: str = "") -> str:
+    return f'<ol>{"".join(_hop_html(hop, scope, prefix) for hop in hops)}</ol>'
 
 
 def steps_table(recording: Recording, scope: str) -> str:
