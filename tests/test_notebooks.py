@@ -65,6 +65,16 @@ def test_localize_shows_a_progress_bar_in_the_kernel():
     assert len(views) == 1
 
 
+def test_pipeline_notebook_proves_the_upstream_fact_on_the_whole_pipeline():
+    text = printed_by("pipeline.ipynb")
+    assert "APPROVED: order A-1001 is refunded under the customer's VIP override." in text
+    assert "fact 'vip-status' of member 'triage'" in text
+    assert "CARRIED  the answer of member 'triage', written by sequence-step#2/final#4, was passed by" in text
+    assert "CAUSAL: removing 'vip-status' in member 'triage' flipped the outcome in 3/3 reruns" in text
+    assert "NOT CONFIRMED: removing 'refunds/customer' in member 'refunds'" in text
+    assert "[not proven]" not in text and "['vip-status']" in text
+
+
 RECORDING = "application/vnd.footprint-lab.recording.v1+json"
 PLOTLY = "application/vnd.plotly.v1+json"
 #: the size goals of one output (its bundle as saved JSON); a composed run holds each member's view
