@@ -70,7 +70,7 @@ def assert_inert(html: str, *, scripts_allowed: bool = False) -> None:
 def hostile_agent(name: str = JOINED[:60]) -> Agent:
     tool = define_tool(name="fetch", description="Fetch a record.", fn=lambda: JOINED)
     return Agent(
-        provider=mock(replies=[{"tool": "fetch", "args": {}}, JOINED]),
+        provider=mock(replies=[{"tool": "fetch", "args": {}, "id": HOSTILE[3]}, JOINED]),  # a hostile call id
         system=f"System {HOSTILE[0]}", tools=[tool], name=name,
         context=[define_fact(id="planted", data=JOINED), define_fact(id="other", data={"k": HOSTILE[1]})],
     )

@@ -159,3 +159,37 @@ def test_a_run_displays_without_the_extension_in_a_fresh_interpreter():
 def test_the_run_bundle_is_what_a_run_displays(planted):
     bundle = run_bundle(planted.recording)
     assert bundle[RECORDING_MIME] == planted._repr_mimebundle_()[RECORDING_MIME]
+
+
+async def test_every_explanation_checkpoint_and_error_shows_itself(planted):
+    from flow_kit import approver
+
+    from footprint_lab import FlowCheckpoint, InvalidRunInputError
+    from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
+    from footprint_lab.lab.scenarios import planted_fact_agent as build
+
+    agent = build()
+    shown = {
+        "Backtrack": planted.backtrack(),
+        "Localization": await localize(planted, rerun=agent, samples=1, top=2, progress=False),
+        "RerunReport": await rerun_without(planted, ignore=["vip-override"], rerun=agent),
+        "DroppedContext": await find_dropped_context(planted, rerun=agent, progress=False),
+        "RankingConfidence": ranking_confidence(planted.suspects()),
+    }
+    paused = await Sequence({"approve": approver()}).run("refund")
+    assert isinstance(paused.checkpoint, FlowCheckpoint)
+    shown["FlowCheckpoint"] = paused.checkpoint
+    single = await approver().run("refund")
+    shown["Checkpoint"] = single.checkpoint
+    with pytest.raises(InvalidRunInputError) as refused:
+        await agent.run(["not", "a", "message"])
+    shown["Refusal"] = refused.value
+    for name, obj in shown.items():
+        bundle = obj._repr_mimebundle_()
+        assert set(bundle) == {"text/plain", "text/html"}, name
+        assert bundle["text/plain"].strip() and "<script" not in bundle["text/html"], name
+        assert re.match(r'<div id="fl[0-9a-f]{6}"|<style>', bundle["text/html"]), name
+    assert "CONFIRMED" in shown["Localization"]._repr_mimebundle_()["text/html"]
+    assert "Refund 120 EUR?" in shown["FlowCheckpoint"]._repr_mimebundle_()["text/html"]
+    assert "ERR_INVALID_RUN_INPUT" in shown["Refusal"]._repr_mimebundle_()["text/html"]
+    assert 'data-fl-piece="vip-override"' in shown["Backtrack"]._repr_mimebundle_()["text/html"]

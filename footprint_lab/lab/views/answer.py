@@ -172,8 +172,10 @@ class _Calls:
         """One call's slots, each piece opening to its custody; ``answering`` puts it under its heading."""
         step = exchange.step_id
         shared = self._shared_answer(step) if answering else None
-        body = self.slots(exchange, shared) + (self.left_out(exchange) if left_out else "") + self.reply(exchange)
-        title = "<h4>What the answering call was given</h4>" if answering else ""
+        reply = self.reply(exchange) if self._reply_text(exchange) != self.recording.answer else ""
+        body = self.slots(exchange, shared) + (self.left_out(exchange) if left_out else "") + reply
+        which = "the answering call" if self.recording.status == "finished" else "the last LLM call"
+        title = f"<h4>What {which} was given</h4>" if answering else ""
         return (f'<section class="fl-call" id="{anchor(self.scope, "c", step)}" data-fl-call="{attr(step)}">{title}'
                 f'<div class="fl-muted">{self._facts(exchange)}</div>{body}</section>')
 
@@ -205,8 +207,8 @@ class _Calls:
         pieces = self.recording.context_pieces
         parts = []
         if shared is not None:
-            parts.append(f'<ul class="fl-hops">{_hop_html(shared, self.scope, self.prefix)[:-5]}; every piece '
-                         "below reached it through this call, and opens to the rest of its custody</li></ul>")
+            tail = "; every piece below reached it through this call, and opens to the rest of its custody"
+            parts.append(f'<ul class="fl-hops">{_hop_html(shared, self.scope, self.prefix, tail=tail)}</ul>')
         for slot, indices in self.recording.exchange_pieces(exchange).items():
             if not indices:
                 continue
@@ -275,20 +277,24 @@ def _step_link(scope: str, step: str, prefix: str = "", kind: str = "s") -> str:
     return f'<a href="#{anchor(scope, kind, step)}">{esc(local(step, prefix))}</a>'
 
 
-def _hop_html(hop: Hop, scope: str, prefix: str = "") -> str:
-    """One hop as a list item: its kind, a link to its step, and what the recording says."""
+def _hop_html(hop: Hop, scope: str, prefix: str = "", *, linked: bool = True, tail: str = "") -> str:
+    """One hop as a list item: its kind, its step (a link, unless the hop before linked the same), the evidence."""
     link = ""
     if hop.step_id:
-        link = _step_link(scope, hop.step_id, prefix, "c" if hop.kind == "READ" else "s") + " "
+        shown = _step_link(scope, hop.step_id, prefix, "c" if hop.kind == "READ" else "s") if linked else \
+            esc(local(hop.step_id, prefix))
+        link = shown + " "
     mark = "" if hop.proven else ' <span class="fl-unproven">[not proven]</span>'
     text = "wrote the output above" if hop.kind == "ANSWER" and hop.proven else hop.text
     if hop.step_id and text.startswith(hop.step_id + " "):  # the link already names the step
         text = text[len(hop.step_id) + 1:]
-    return f"<li><b>{esc(hop.kind)}</b> {link}{esc(text)}{mark}</li>"
+    return f"<li><b>{esc(hop.kind)}</b> {link}{esc(text)}{esc(tail)}{mark}</li>"
 
 
 def _hops_html(hops: list[Hop], scope: str, prefix: str = "") -> str:
-    return f'<ol>{"".join(_hop_html(hop, scope, prefix) for hop in hops)}</ol>'
+    items = [_hop_html(hop, scope, prefix, linked=not at or hop.step_id != hops[at - 1].step_id)
+             for at, hop in enumerate(hops)]
+    return f'<ol>{"".join(items)}</ol>'
 
 
 def steps_table(recording: Recording, scope: str) -> str:
