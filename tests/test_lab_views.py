@@ -95,8 +95,10 @@ def test_a_member_named_by_its_runner_keeps_that_name():
 def test_steps_add_a_node_per_llm_call_and_tool(planted):
     tree = planted.tree(steps=True)
     kinds = [node.kind for node in tree.nodes]
-    assert kinds == ["agent", "llm_call", "tool", "llm_call"]
+    assert kinds == ["agent", "call-llm", "tool", "call-llm"]
     assert {node.parent for node in tree.nodes[1:]} == {""}
+    assert [node.name for node in tree.nodes[1:]] == ["call-llm#3 (mock-model)", "tool#4 (lookup_order)",
+                                                      "call-llm#6 (mock-model)"]
 
 
 def test_a_tree_is_a_plain_plotly_figure_with_the_decision_on_its_edge():

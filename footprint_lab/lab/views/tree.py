@@ -33,7 +33,8 @@ if TYPE_CHECKING:
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 RUN_KIND_COLOURS = {
     "agent": "#0969da", "llm_call": "#8250df", "sequence": "#1a7f37", "parallel": "#bc4c00",
-    "conditional": "#bf3989", "loop": "#9a6700", "workflow": "#0a7ea4", "graph": "#57606a", "tool": "#6e7781",
+    "conditional": "#bf3989", "loop": "#9a6700", "workflow": "#0a7ea4", "graph": "#57606a",
+    "call-llm": "#d2b4fe", "tool": "#afb8c1",
 }
 #: above this many nodes the figure drops its text labels (hover still names every node)
 LABELLED_NODES = 40
