@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from footprint_lab.engine.recorder import Recorder, expand_payload
 
 SCHEMA_VERSION = 1
-#: the MIME type under which a displayed run carries its recording (``model_dump`` data, JSON-native)
+#: the MIME type under which a displayed run carries its recording: JSON-native data that
+#: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out)
 RECORDING_MIME = "application/vnd.footprint-lab.recording.v1+json"
 
 
