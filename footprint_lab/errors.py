@@ -61,6 +61,9 @@ importable from here and from the top level::
 
     RunCheckpointError                   ERR_RUN_CHECKPOINT         core.checkpoint
         a run failed after at least one completed tool round; .checkpoint keeps what was done
+    FlowCheckpointError                  ERR_FLOW_CHECKPOINT        flow.checkpoint
+        a composition failed after some members answered; .checkpoint keeps their answers and
+        what the failed member kept, for composition.resume_on_error(err.checkpoint)
 """
 
 from __future__ import annotations
@@ -91,6 +94,7 @@ from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.custody import UnknownStepError
 from footprint_lab.explain.influence import InfluenceStrategyError
 from footprint_lab.explain.rerun import UnknownSourceError
+from footprint_lab.flow.checkpoint import FlowCheckpointError as FlowCheckpointError  # not a refusal: see above
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
     DuplicateStepError,
