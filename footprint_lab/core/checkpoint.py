@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from footprint_lab.core.identity import IDENTITY_FIELDS
 from footprint_lab.core.leg import Saved, thaw, turn_position
 from footprint_lab.engine.recording import jsonable
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT_FIELDS = (
@@ -64,6 +64,11 @@ class Checkpoint(BaseModel):
     redaction: dict[str, Any] | None = None
     redaction_marks: dict[str, list[str]]
     pause: dict[str, Any] | None = None
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from footprint_lab.engine.display import bundle
+
+        return bundle("checkpoint", self, lambda: {"text/plain": repr(self)}, include, exclude)
 
     @property
     def paused(self) -> bool:
@@ -363,10 +368,10 @@ def resume_can_help(cause: BaseException) -> tuple[bool, str]:
     return True, ""
 
 
-class RunCheckpointError(Exception):
+class RunCheckpointError(RunFailure):
     """Raised when a run fails after at least one completed tool round.
 
-    Not a refusal: work was done. Nothing of it is lost: ``checkpoint`` holds the conversation
+    A :class:`RunFailure`, not a refusal: work was done. Nothing of it is lost: ``checkpoint`` holds the conversation
     up to the last completed round, ``cause`` the original error. ``stage`` says where it failed
     (``call-llm``, ``tool`` or another step), ``iteration`` in which loop iteration, ``step_id``
     the step, and ``resumable`` whether ``agent.resume_on_error(err.checkpoint)`` can get past
@@ -396,7 +401,6 @@ class RunCheckpointError(Exception):
             f"conversation up to the last completed round, and err.cause the original error ({named}). {then}"
         )
         super().__init__(message)
-        self.message = message
         self.checkpoint = checkpoint
         self.cause = cause
         self.stage = stage
@@ -404,7 +408,3 @@ class RunCheckpointError(Exception):
         self.step_id = step_id
         self.resumable = resumable
         self._saved = saved
-
-    def evidence(self) -> dict[str, Any]:
-        """The typed fields, by name (what a card shows beside the message)."""
-        return {name: getattr(self, name, None) for name in self.fields}

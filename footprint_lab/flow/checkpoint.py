@@ -44,7 +44,7 @@ from footprint_lab.core.checkpoint import (
 )
 from footprint_lab.core.conversation import ResumeIdentityConflictError
 from footprint_lab.core.identity import Identity
-from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.refusal import RunFailure, describe_shape
 
 if TYPE_CHECKING:
     from footprint_lab.core.leg import Continuation
@@ -80,6 +80,11 @@ class FlowCheckpoint(BaseModel):
     #: members that failed (a failed run's checkpoint), each with what it kept, or ``None``
     failed: dict[str, Checkpoint | FlowCheckpoint | None] = {}
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from footprint_lab.engine.display import bundle
+
+        return bundle("flow_checkpoint", self, lambda: {"text/plain": repr(self)}, include, exclude)
+
     @property
     def asking(self) -> str:
         """The member the next answer is for (empty for a failed run's checkpoint that waits on nobody)."""
@@ -100,11 +105,11 @@ class FlowCheckpoint(BaseModel):
         return Identity(**self.identity) if self.identity is not None else None
 
 
-class FlowCheckpointError(Exception):
+class FlowCheckpointError(RunFailure):
     """Raised when a composition's run fails after some of its members answered (or kept work of their own).
 
-    Not a refusal: work was done, and none of it is lost. ``checkpoint`` is a
-    :class:`FlowCheckpoint` holding every answer already produced and, under ``failed``, what
+    A :class:`~footprint_lab.errors.RunFailure`, not a refusal: work was done, and none of it is
+    lost. ``checkpoint`` is a :class:`FlowCheckpoint` holding every answer already produced and, under ``failed``, what
     each failed member kept; ``cause`` is the original error (the innermost one, when a nested
     composition failed); ``member`` names the member that failed (its path from this
     composition); ``resumable`` says whether ``composition.resume_on_error(err.checkpoint)`` can
@@ -131,15 +136,10 @@ class FlowCheckpointError(Exception):
                    f"answer{'s' if kept != 1 else ''} already produced and what the failed member kept, and "
                    f"err.cause the original error. {then}")
         super().__init__(message)
-        self.message = message
         self.checkpoint = checkpoint
         self.cause = cause
         self.member = member
         self.resumable = resumable
-
-    def evidence(self) -> dict[str, Any]:
-        """The typed fields, by name (what a card shows beside the message)."""
-        return {name: getattr(self, name, None) for name in self.fields}
 
 
 def kept_by(exc: BaseException) -> Checkpoint | FlowCheckpoint | None:
