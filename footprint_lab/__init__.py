@@ -26,6 +26,7 @@ _EXPORTS: dict[str, str] = {
     "Checkpoint": "footprint_lab.core.checkpoint",
     "FlowCheckpoint": "footprint_lab.flow.checkpoint",
     "RunCheckpointError": "footprint_lab.core.checkpoint",
+    "FlowCheckpointError": "footprint_lab.flow.checkpoint",
     "ask_human": "footprint_lab.core.pause",
     "Redaction": "footprint_lab.engine.redaction",
     "Recording": "footprint_lab.engine.recording",
@@ -58,7 +59,7 @@ if TYPE_CHECKING:
     from footprint_lab.engine.refusal import Refusal
     from footprint_lab.explain.tree import RunTree
     from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
-    from footprint_lab.flow.checkpoint import FlowCheckpoint
+    from footprint_lab.flow.checkpoint import FlowCheckpoint, FlowCheckpointError
 
 
 def _load_views() -> None:
@@ -109,6 +110,7 @@ __all__ = [
     "Conditional",
     "Event",
     "FlowCheckpoint",
+    "FlowCheckpointError",
     "Graph",
     "Identity",
     "LLMCall",

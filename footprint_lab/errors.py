@@ -57,6 +57,9 @@ The tree::
     └── RunFailure                       ERR_RUN_FAILED             engine.refusal
         ├── RunCheckpointError           ERR_RUN_CHECKPOINT         core.checkpoint
         │       a run failed after at least one completed tool round; .checkpoint keeps what was done
+        ├── FlowCheckpointError          ERR_FLOW_CHECKPOINT        flow.checkpoint
+        │       a composition failed after members answered; .checkpoint keeps the answers and what
+        │       the failed member kept, for composition.resume_on_error(err.checkpoint)
         ├── ProviderAuthError            ERR_PROVIDER_AUTH          providers.errors (also a ProviderError)
         ├── ModelNotFoundError           ERR_PROVIDER_MODEL_NOT_FOUND
         ├── ContextWindowError           ERR_PROVIDER_CONTEXT_WINDOW
@@ -100,6 +103,7 @@ from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.custody import UnknownStepError
 from footprint_lab.explain.influence import InfluenceStrategyError
 from footprint_lab.explain.rerun import UnknownSourceError
+from footprint_lab.flow.checkpoint import FlowCheckpointError
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
     DuplicateStepError,
@@ -141,6 +145,7 @@ __all__ = [
     "EmptyCompositionError",
     "ExplainConfigError",
     "FactRoleError",
+    "FlowCheckpointError",
     "GraphCycleError",
     "InfluenceStrategyError",
     "InvalidCheckpointError",

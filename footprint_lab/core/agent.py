@@ -222,6 +222,8 @@ class Agent(Conversation, Runner):
         shared = mount.scrubber  # a composition's run: one scrubber covers every record of it
         if start is None and "resume" in mount.extra:  # a member resumed by the composition it paused
             start = self._member_resume(mount.extra["resume"], serves, shared.policy if shared is not None else None)
+        elif start is None and "retry" in mount.extra:  # a member that failed, picked up by its composition
+            start = self._member_retry(mount.extra["retry"], serves, shared.policy if shared is not None else None)
         policy = start.policy if start is not None else self.redact
         if shared is not None and (policy is None or shared.policy.covers(policy)):
             scrubber = shared

@@ -421,28 +421,43 @@ class Conversation:
         return start
 
     def _member_continuation(
-        self, checkpoint: Any, owner: Identity | None, door: str, redact: Redaction | None,
+        self, checkpoint: Any, owner: Identity | None, door: str, redact: Redaction | None, *, failed: bool = False,
     ) -> Continuation:
-        """A member's checkpoint read for a resume of the run that serves ``owner``, or a refusal."""
-        start, whose = self._continuation(checkpoint, owner, door, "resume", redact)
+        """A member's checkpoint read for a resume (``failed``: a resume_on_error) of the run serving ``owner``."""
+        start, whose = self._continuation(checkpoint, owner, door, "resume_on_error" if failed else "resume", redact)
         if whose != owner:
             raise ResumeIdentityConflictError(door)
-        if start.pause is None:
+        if failed and start.pause is not None:
+            from footprint_lab.core.checkpoint import InvalidCheckpointError
+
+            raise InvalidCheckpointError(door, "pause", "a pause", "is set: this member is waiting on a question, "
+                                         "not failed")
+        if not failed and start.pause is None:
             from footprint_lab.core.checkpoint import InvalidCheckpointError
 
             raise InvalidCheckpointError(door, "pause", "null", "is null: this member is not waiting on a question")
         return start
 
+    def _member_retry(self, checkpoint: Any, serves: ParentRun, redact: Redaction | None) -> Continuation:
+        """How a member that failed inside a composition goes on: from its last completed tool round."""
+        return self._member_continuation(checkpoint, serves.identity, f"{type(self).__name__}.resume_on_error",
+                                         redact, failed=True)
+
     def _waiting_checkpoint(
-        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any, failed: bool = False,
     ) -> tuple[Any, list[Any]]:
         from footprint_lab.core.checkpoint import Checkpoint, InvalidCheckpointError, plain_checkpoint
 
-        start = self._member_continuation(checkpoint, owner, door, redact)
+        start = self._member_continuation(checkpoint, owner, door, redact, failed=failed)
         if start.from_run != run_id:
             raise InvalidCheckpointError(door, "run_id", "another run's id",
                                          "must be the id of the run the composition's checkpoint belongs to")
         return Checkpoint.model_validate(plain_checkpoint(checkpoint, door)), [start]
+
+    def _failed_checkpoint(
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
+    ) -> tuple[Any, list[Any]]:
+        return self._waiting_checkpoint(checkpoint, door, run_id=run_id, owner=owner, redact=redact, failed=True)
 
 
     # -- what the instance holds --------------------------------------------------------------
