@@ -23,7 +23,7 @@ The tree::
     │   ├── InvalidQuestionError         ERR_INVALID_QUESTION       core.pause
     │   ├── AgentConfigError             ERR_AGENT_CONFIG           core.agent
     │   ├── DuplicateToolError           ERR_DUPLICATE_TOOL         core.agent
-    │   ├── LLMCallContextError          ERR_LLM_CALL_CONTEXT       core.agent
+    │   ├── LLMCallContextError          ERR_LLM_CALL_CONTEXT       core.llm_call
     │   ├── InvalidIdentityError         ERR_INVALID_IDENTITY       core.identity
     │   ├── ToolDefinitionError          ERR_TOOL_DEFINITION        core.tools
     │   ├── ParentRunRefusedError        ERR_PARENT_RUN_REFUSED     core.member_run
@@ -47,6 +47,8 @@ The tree::
     │   ├── InfluenceStrategyError       ERR_INFLUENCE_STRATEGY     explain.influence
     │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         explain.rerun
     │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain.ablation
+    │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
+    │   ├── MagicInputError              ERR_MAGIC_INPUT            lab.refusals
     │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers.mock
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers.errors (also a ProviderError)
     │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers.errors (also a ProviderError)
@@ -72,7 +74,7 @@ from __future__ import annotations
 
 from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
 from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
-from footprint_lab.core.agent import AgentConfigError, DuplicateToolError, LLMCallContextError
+from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
 from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
 from footprint_lab.core.conversation import (
     NoConversationError,
@@ -83,6 +85,7 @@ from footprint_lab.core.conversation import (
 )
 from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
+from footprint_lab.core.llm_call import LLMCallContextError
 from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.core.pause import InvalidQuestionError
 from footprint_lab.core.run import CallNotFoundError
@@ -102,6 +105,7 @@ from footprint_lab.flow.refusals import (
     LoopBudgetError,
     ResumeDivergedError,
 )
+from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -141,6 +145,7 @@ __all__ = [
     "InvalidRunInputError",
     "LLMCallContextError",
     "LoopBudgetError",
+    "MagicInputError",
     "MemberIdentityError",
     "MissingApiKeyError",
     "MockScriptError",
@@ -169,6 +174,7 @@ __all__ = [
     "RunInFlightError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
+    "UnknownRunError",
     "UnknownSourceError",
     "UnknownStepError",
 ]

@@ -124,6 +124,10 @@ def runtime_requirements(wheel: Path) -> list[str]:
 def test_the_built_wheel_pulls_in_only_runtime_dependencies_and_loads_in_a_fresh_kernel(tmp_path, monkeypatch):
     import tomllib
 
+    # run from elsewhere: `python -m` puts the working folder on sys.path, and the repository's
+    # footprint_lab.egg-info there would pass for an installed footprint_lab
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("PYTHONPATH", raising=False)
     subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"), str(ROOT)],
                    check=True, capture_output=True, timeout=600)
     wheel = next((tmp_path / "dist").glob("footprint_lab-*.whl"))
@@ -148,7 +152,6 @@ def test_the_built_wheel_pulls_in_only_runtime_dependencies_and_loads_in_a_fresh
         "argv": [str(python), "-m", "ipykernel_launcher", "-f", "{connection_file}"],
         "display_name": "footprint_lab wheel", "language": "python"}))
     monkeypatch.setenv("JUPYTER_PATH", str(tmp_path / "jupyter"))
-    monkeypatch.delenv("PYTHONPATH", raising=False)
     notebook = new_notebook(cells=[
         new_code_cell("%load_ext footprint_lab"),
         new_code_cell("import footprint_lab; print(footprint_lab.__file__)"),
@@ -159,7 +162,8 @@ def test_the_built_wheel_pulls_in_only_runtime_dependencies_and_loads_in_a_fresh
     workdir.mkdir()
     NotebookClient(notebook, timeout=120, kernel_name="footprint-wheel", allow_errors=True,
                    resources={"metadata": {"path": str(workdir)}}).execute()
-    printed = notebook.cells[1].outputs[0]["text"]
+    printed = "".join(o.get("text", "") for o in notebook.cells[1].outputs if o.get("name") == "stdout")
+    assert printed, notebook.cells[1].outputs
     assert printed.startswith(str(venv))
     card = [o for o in notebook.cells[2].outputs if o.output_type == "display_data"]
     assert card and "ERR_INVALID_RUN_INPUT" in card[0].data["text/html"]

@@ -65,6 +65,11 @@ class Checkpoint(BaseModel):
     redaction_marks: dict[str, list[str]]
     pause: dict[str, Any] | None = None
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from footprint_lab.engine.display import bundle
+
+        return bundle("checkpoint", self, lambda: {"text/plain": repr(self)}, include, exclude)
+
     @property
     def paused(self) -> bool:
         """``True`` when the conversation waits on a person's answer."""
