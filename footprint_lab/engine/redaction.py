@@ -71,6 +71,13 @@ BUILTIN_PATTERNS: dict[str, str] = {
     ),
 }
 
+#: For a built-in whose match spans words, what the end of a streamed text looks like while a
+#: match may still be arriving (the words of a private key's header before its closing dashes):
+#: the token gate holds such a tail back instead of releasing its first words.
+_OPENINGS: dict[str, re.Pattern[str]] = {
+    "private_key_block": re.compile(r"-----BEGIN [A-Z -]{0,64}\Z"),
+}
+
 #: Keys whose values :meth:`Redaction.standard` masks.
 STANDARD_KEYS = (
     "password", "passwd", "secret", "client_secret", "api_key", "token", "access_token",
@@ -125,7 +132,7 @@ class _Pattern:
     text that outlasts the limit is masked whole (it cannot be shown which part matched, so no
     part is shown), and counted as a match of that pattern."""
 
-    __slots__ = ("_bounded", "fingerprint", "mask", "name", "regex")
+    __slots__ = ("_bounded", "_opening", "fingerprint", "mask", "name", "regex")
 
     def __init__(self, name: str, regex: re.Pattern[str], *, builtin: bool = False) -> None:
         self.name = name
@@ -133,6 +140,7 @@ class _Pattern:
         self.fingerprint = fingerprint(regex.pattern, regex.flags)
         self.mask = f"[redacted:{name}]"
         self._bounded: Any = None if builtin else _time_bounded(regex)
+        self._opening = _OPENINGS.get(name) if builtin else None
 
     def sub(self, text: str) -> tuple[str, int]:
         """``text`` with every match masked, and how many there were."""
@@ -152,6 +160,12 @@ class _Pattern:
             return [m.span() for m in self._bounded.finditer(text, timeout=PATTERN_TIME_LIMIT)]
         except TimeoutError:
             return [(0, len(text))]
+
+
+    def growing(self, text: str) -> tuple[int, int] | None:
+        """The tail of ``text`` where a match of this pattern may still be arriving, if any."""
+        found = self._opening.search(text) if self._opening is not None else None
+        return found.span() if found is not None else None
 
 
 def _time_bounded(compiled: re.Pattern[str]) -> Any:
@@ -485,6 +499,7 @@ class RunScrubber:
         if not breaks:
             return 0
         spans = [span for p in self._patterns for span in p.spans(text)]
+        spans += [tail for p in self._patterns if (tail := p.growing(text)) is not None]
         for secret in self._learned:
             at = text.find(secret)
             while at != -1:
