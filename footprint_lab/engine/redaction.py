@@ -547,17 +547,23 @@ class TokenGate:
     def __init__(self, scrub: RunScrubber, emit: Any) -> None:
         self._scrub = scrub
         self._emit = emit
-        self._held = ""
+        self._held: list[str] = []
 
     def feed(self, text: str) -> None:
-        held = self._held + text
+        self._held.append(text)
+        # Only a new break makes a new place to cut: text without one is held as it is, so a
+        # long stretch without whitespace costs one scan when its break arrives, not one per token.
+        if _BREAK.search(text) is None:
+            return
+        held = "".join(self._held)
         cut = self._scrub.safe_cut(held)
         if cut:
             self._emit(self._scrub.scrub(held[:cut]))
             held = held[cut:]
-        self._held = held
+        self._held = [held]
 
     def flush(self) -> None:
-        if self._held:
-            self._emit(self._scrub.scrub(self._held))
-            self._held = ""
+        held = "".join(self._held)
+        self._held = []
+        if held:
+            self._emit(self._scrub.scrub(held))
