@@ -10,9 +10,10 @@ says what arrived by shape only and how to fix it):
 
 The tree::
 
-    CodedError                           footprint_lab.engine.refusal
+    CodedError                           ERR_FOOTPRINT_LAB          engine.refusal
     ├── Refusal                          ERR_REFUSED                engine.refusal
     │   ├── InvalidRunInputError         ERR_INVALID_RUN_INPUT      core.door
+    │   ├── ListenerError                ERR_LISTENER               core.runner
     │   ├── RunInFlightError             ERR_RUN_IN_FLIGHT          core.conversation
     │   ├── PendingQuestionError         ERR_PENDING_QUESTION       core.conversation
     │   ├── NoConversationError          ERR_NO_CONVERSATION        core.conversation
@@ -38,6 +39,7 @@ The tree::
     │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine.redaction
     │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      engine.recording_door
     │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core.run
+    │   ├── AnnotationError              ERR_ANNOTATION             core.run
     │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context.declarations
     │   ├── FactRoleError                ERR_FACT_ROLE              context.declarations
     │   ├── ContextConfigError           ERR_CONTEXT_CONFIG         context.assembly
@@ -89,7 +91,8 @@ from footprint_lab.core.identity import InvalidIdentityError
 from footprint_lab.core.llm_call import LLMCallContextError
 from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.core.pause import InvalidQuestionError
-from footprint_lab.core.run import CallNotFoundError
+from footprint_lab.core.run import AnnotationError, CallNotFoundError
+from footprint_lab.core.runner import ListenerError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.recording_door import InvalidRecordingError
 from footprint_lab.engine.redaction import RedactionConfigError
@@ -126,6 +129,7 @@ from footprint_lab.providers.mock import MockScriptError
 
 __all__ = [
     "AgentConfigError",
+    "AnnotationError",
     "CallNotFoundError",
     "CodedError",
     "CompositionConfigError",
@@ -147,6 +151,7 @@ __all__ = [
     "InvalidRecordingError",
     "InvalidRunInputError",
     "LLMCallContextError",
+    "ListenerError",
     "LoopBudgetError",
     "MagicInputError",
     "MemberIdentityError",

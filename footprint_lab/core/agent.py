@@ -198,9 +198,10 @@ class Agent(Conversation, Runner):
 
         Every door of this agent (``run``, ``follow_up``, ``resume``, ``resume_on_error``) ends here.
         """
+        listeners = self._listeners_for(on_event)  # refuses a listener that cannot listen, before the claim
         run_id = self._claim(door)
         try:
-            mount = Mount(run_id=run_id, listeners=self._listeners_for(on_event), identity=identity)
+            mount = Mount(run_id=run_id, listeners=listeners, identity=identity)
             run = await self._execute(bag, mount, start)
         except BaseException as exc:
             # A RunCheckpointError carries the last good conversation; any other failure leaves none.

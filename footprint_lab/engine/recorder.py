@@ -189,7 +189,7 @@ class Recorder:
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
         self.event_payloads: list[dict[str, Any]] = []
-        self.pieces: list[dict[str, Any]] = []
+        self.pieces: list[Any] = []  # CapturedPiece (engine.captured) once every runner writes it that way
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
         #: for each transcript message, the index of its context piece
@@ -386,7 +386,7 @@ class Recorder:
         self.end(status)
         self.current = current
 
-    def fail_open_step(self) -> None:
-        """Close a step left open by an exception, so the record shows where it stopped."""
+    def fail_open_step(self, status: str = "failed") -> None:
+        """Close a step left open by an exception (as ``error``) or a cancellation, to show where it stopped."""
         if self.steps and self.steps[-1][5] == "running":
-            self.end("error")
+            self.end("cancelled" if status == "cancelled" else "error")

@@ -176,7 +176,7 @@ class Recording(_Data):
     path: str = ""
     runner: RunnerInfo
     identity: dict[str, str] | None = None
-    status: Literal["finished", "failed", "paused"]
+    status: Literal["finished", "failed", "paused", "cancelled"]
     input: dict[str, Any]
     answer: str | None = None
     stopped_early: dict[str, Any] | None = None

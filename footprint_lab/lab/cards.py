@@ -2,20 +2,18 @@
 
 A card shows the error's class and ``code``, its teaching message, the typed evidence it
 carries (``fields``), and one line that tells the truth about what happened: a refusal says
-nothing ran; a run failure (a provider's 429 after a tool ran, a ``RunCheckpointError``)
-says the run had started, steps ran and calls may have been charged, and where what was
-done is kept. Every value is HTML-escaped; a refusal never quotes the caller's data, so the
-card cannot either. Evidence that is an object (a checkpoint, the original error) is named
-by its kind, never printed whole, so a conversation held in a checkpoint never lands on the
-card. A new error class gets its card for free.
+nothing ran; a run failure says the run had started (steps ran, calls may have been
+charged) and where what was done is kept. Every value is HTML-escaped, and a field that is
+not a plain value (a checkpoint, the error that caused this one) is shown by its shape,
+never its contents: an error never quotes the caller's data, so the card cannot either.
+A new error class gets its card for free.
 """
 
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
-from footprint_lab.engine.refusal import Refusal, RunFailure
+from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure, describe_shape
 
 _STYLE = (
     "<style>"
@@ -32,12 +30,13 @@ _STYLE = (
     "</style>"
 )
 
+
 _REFUSED = "Nothing ran: the refusal fired at the door, before any step, call or charge."
 _FAILED = ("The run had started when this happened: steps before it ran and calls may have been charged. "
            "What was done is kept where the message says; the fields say whether trying again can help.")
 
 
-def refusal_card_html(error: Any) -> str:
+def error_card_html(error: CodedError) -> str:
     """The card for one refusal or run failure, as a self-contained HTML fragment (no JavaScript)."""
     rows = "".join(
         f"<tr><td>{escape(name)}</td><td><code>{escape(_shown(value))}</code></td></tr>"
@@ -56,11 +55,12 @@ def refusal_card_html(error: Any) -> str:
 
 
 def _shown(value: object) -> str:
-    if value is None or isinstance(value, str | int | float | bool):
-        return value if isinstance(value, str) else repr(value)
-    if isinstance(value, list | tuple) and all(isinstance(v, str | int | float) for v in value):
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, bool | int | float):
         return repr(value)
+    if isinstance(value, CodedError):
+        return f"{type(value).__name__} ({value.code})"
     if isinstance(value, BaseException):
-        code = getattr(value, "code", None)
-        return type(value).__name__ + (f" ({code})" if isinstance(code, str) else "")
-    return f"a {type(value).__name__} (on the error object)"
+        return type(value).__name__
+    return describe_shape(value)

@@ -14,7 +14,7 @@ import pytest
 from wire_server import Reply, WireServer, stream_reply
 
 from footprint_lab import Agent, Refusal, RunCheckpointError, RunFailure, define_tool
-from footprint_lab.lab.cards import refusal_card_html
+from footprint_lab.lab.cards import error_card_html
 from footprint_lab.providers import openai
 from footprint_lab.providers.errors import MissingApiKeyError, ProviderError, ProviderRateLimitError
 
@@ -46,10 +46,10 @@ async def test_a_429_after_a_tool_ran_is_a_failure_while_running_and_its_card_sa
     assert isinstance(cause, RunFailure) and not isinstance(cause, Refusal)
     assert cause.retryable is True and failure.resumable is True
     for error in (failure, cause):
-        card = refusal_card_html(error)
+        card = error_card_html(error)
         assert "Nothing ran" not in card and "Refused" not in card
         assert "Failed while running" in card and error.code in card and "calls may have been charged" in card
-    card = refusal_card_html(failure)
+    card = error_card_html(failure)
     assert "a Checkpoint" in card and "ProviderRateLimitError (ERR_PROVIDER_RATE_LIMITED)" in card
     assert "Add 2+3" not in card  # the checkpoint's conversation is shown by shape, never quoted
 
@@ -61,7 +61,7 @@ async def test_a_429_on_the_first_call_is_a_failure_while_running_too(build: Any
         await agent.run("hello")
     assert isinstance(caught.value, RunFailure) and not isinstance(caught.value, Refusal)
     assert caught.value.retryable is True
-    assert "Failed while running" in refusal_card_html(caught.value)
+    assert "Failed while running" in error_card_html(caught.value)
 
 
 def test_a_key_missing_when_the_provider_is_built_stays_a_refusal(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,5 +72,5 @@ def test_a_key_missing_when_the_provider_is_built_stays_a_refusal(monkeypatch: p
     refusal = caught.value
     assert isinstance(refusal, MissingApiKeyError) and isinstance(refusal, ProviderError)
     assert not isinstance(refusal, RunFailure) and refusal.retryable is False
-    card = refusal_card_html(refusal)
+    card = error_card_html(refusal)
     assert "Refused: MissingApiKeyError" in card and "Nothing ran" in card
