@@ -7,8 +7,14 @@ exported notebook) ever sees what it covers. The live run keeps the real values:
 and the tools still get what they need.
 
 - ``keys`` mask the whole value under a matching mapping key (case, ``-`` and ``_`` ignored,
-  so ``api_key`` covers ``apiKey`` and ``API-KEY``). A string masked that way is remembered
-  for the rest of the run and masked wherever it shows up again (a tool echoing a password).
+  so ``api_key`` covers ``apiKey`` and ``API-KEY``). Every text and number inside a value
+  masked that way is remembered for the rest of the run and masked wherever it shows up
+  again, as text or as a number (a tool echoing a password, a PIN repeated in an answer).
+- Shape never lets a value through: mapping keys are scrubbed like values (a secret can be
+  a key; two keys masked alike stay two, ``#2``), structured data that is captured only as
+  text (a fact's data, a tool's result) is read by the policy first (``Recorder.learn``),
+  and records captured before a secret was learned are swept again when the ``Recording``
+  is built (:meth:`RunScrubber.sweep`). Live events already delivered cannot be recalled.
 - ``patterns`` are regular expressions with names: a list is named for its content
   (``custom-<hash>``), a mapping names them itself, and ``builtins`` picks from the
   library's vocabulary (:data:`BUILTIN_PATTERNS`). A match becomes ``[redacted:<name>]``.
@@ -457,6 +463,11 @@ class RunScrubber:
                 self._learn(item, mask)
         elif hasattr(value, "model_dump"):
             self._learn(value.model_dump(mode="json"), mask)
+
+    @property
+    def learned(self) -> bool:
+        """Whether any value under a covered key has been seen (and is hunted for elsewhere)."""
+        return bool(self._learned)
 
     def sweep(self, value: Any) -> Any:
         """``value`` with every secret learned so far masked again, counting nothing.
