@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, define_tool
-from footprint_lab.context import define_fact
-from footprint_lab.errors import AgentConfigError, ContextDeclarationError, InvalidRunInputError
+from footprint_lab.context import define_fact, define_rag
+from footprint_lab.errors import AgentConfigError, ContextDeclarationError, InvalidRunInputError, ToolDefinitionError
 from footprint_lab.providers import mock
 from footprint_lab.providers.types import LLMRequest
 
@@ -48,6 +48,18 @@ def test_declared_text_and_a_system_prompt_holding_one_are_refused_when_built() 
     with pytest.raises(AgentConfigError) as refused_too:
         Agent(provider=mock(reply="ok"), system=f"be nice{LONE}")
     assert refused_too.value.setting == "system"
+    for corpus in ([f"refunds {LONE} policy"], {f"doc{LONE}": "refunds"}):
+        with pytest.raises(ContextDeclarationError) as refused_rag:
+            define_rag(id="policies", corpus=corpus)
+        assert refused_rag.value.received == "a corpus holding a lone surrogate"
+    schema = {"type": "object", "properties": {}}
+    with pytest.raises(ToolDefinitionError) as refused_tool:
+        define_tool(name="t", description=f"Reads{LONE}", input_schema=schema, fn=lambda: 1)
+    assert refused_tool.value.problem == "description"
+    with pytest.raises(ToolDefinitionError) as refused_schema:
+        define_tool(name="t", description="Reads.", fn=lambda: 1,
+                    input_schema={"type": "object", "properties": {f"x{LONE}": {"type": "string"}}})
+    assert refused_schema.value.problem == "input_schema"
 
 
 async def test_a_tool_result_and_a_model_reply_holding_one_are_recorded_in_a_form_that_saves() -> None:
