@@ -13,9 +13,15 @@ from typing import Any
 
 import pytest
 
-from footprint_lab import Agent, define_tool
+from footprint_lab import Agent, Identity, define_tool
 from footprint_lab.context import define_fact, define_rag
-from footprint_lab.errors import AgentConfigError, ContextDeclarationError, InvalidRunInputError, ToolDefinitionError
+from footprint_lab.errors import (
+    AgentConfigError,
+    ContextDeclarationError,
+    InvalidIdentityError,
+    InvalidRunInputError,
+    ToolDefinitionError,
+)
 from footprint_lab.providers import mock
 from footprint_lab.providers.types import LLMRequest
 
@@ -39,6 +45,11 @@ def test_a_message_holding_a_lone_surrogate_is_refused_at_the_door_by_name() -> 
     assert refused.value.code == "ERR_INVALID_RUN_INPUT"
     assert "lone surrogate" in refused.value.received and "caf" not in str(refused.value)
     assert agent.last_run is None  # nothing ran
+    with pytest.raises(InvalidRunInputError) as refused_bag:
+        agent.run_sync({"message": "hello", "note": f"x{LONE}"})
+    assert refused_bag.value.received.startswith("an input holding a lone surrogate")
+    with pytest.raises(InvalidIdentityError):
+        agent.run_sync("hello", identity=Identity(tenant=f"acme{LONE}", principal="ana"))
 
 
 def test_declared_text_and_a_system_prompt_holding_one_are_refused_when_built() -> None:
