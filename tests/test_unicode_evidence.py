@@ -12,6 +12,8 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from footprint_lab import Agent, Identity, define_tool
 from footprint_lab.context import define_fact, define_rag
@@ -94,3 +96,26 @@ async def test_a_tool_result_and_a_model_reply_holding_one_are_recorded_in_a_for
     assert "\ufffd" in sent and "😀" in sent
     for text in (recording, stored):
         assert "caf\ufffd.txt" in text and "\ufffd\ufffd" in text and "😀" in text
+
+
+SURROGATE_TEXT = st.text(
+    alphabet=st.one_of(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), st.sampled_from("ab é😀\n")),
+    min_size=1, max_size=8,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=SURROGATE_TEXT, place=st.sampled_from(["message", "tool result", "reply", "tool args", "tool result key"]))
+async def test_text_with_surrogates_anywhere_is_refused_by_name_or_saved(text: str, place: str) -> None:
+    result: Any = {f"k{text}": 1} if place == "tool result key" else f"r{text}" if place == "tool result" else "ok"
+    tool = define_tool(name="echo", description="Echo.", input_schema={"type": "object", "properties": {}},
+                       fn=lambda **given: result)
+    args = {"x": text} if place == "tool args" else {}
+    reply = f"done {text}" if place == "reply" else "done"
+    agent = Agent(provider=mock(replies=[{"tool": "echo", "args": args}, reply]), tools=[tool])
+    try:
+        run = await agent.run(f"go {text}" if place == "message" else "go")
+    except InvalidRunInputError as refusal:
+        assert place == "message" and refusal.code == "ERR_INVALID_RUN_INPUT"
+        return
+    saved(run, agent)  # the recording and the checkpoint serialise, as UTF-8
