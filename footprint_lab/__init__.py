@@ -31,6 +31,7 @@ _EXPORTS: dict[str, str] = {
     "Redaction": "footprint_lab.engine.redaction",
     "Recording": "footprint_lab.engine.recording",
     "Event": "footprint_lab.engine.recording",
+    "load_recording": "footprint_lab.engine.recording_door",
     "Refusal": "footprint_lab.engine.refusal",
     "Sequence": "footprint_lab.flow",
     "Parallel": "footprint_lab.flow",
@@ -55,6 +56,7 @@ if TYPE_CHECKING:
     from footprint_lab.core.run import Run
     from footprint_lab.core.tools import Tool, ToolContext, define_tool, tool
     from footprint_lab.engine.recording import Event, Recording
+    from footprint_lab.engine.recording_door import load_recording
     from footprint_lab.engine.redaction import Redaction
     from footprint_lab.engine.refusal import Refusal
     from footprint_lab.explain.tree import RunTree
@@ -128,6 +130,7 @@ __all__ = [
     "Workflow",
     "ask_human",
     "define_tool",
+    "load_recording",
     "merge_with_llm",
     "normalize_run_input",
     "step",

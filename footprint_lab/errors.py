@@ -37,6 +37,7 @@ The tree::
     │   ├── GraphCycleError              ERR_GRAPH_CYCLE            flow.refusals
     │   ├── ResumeDivergedError          ERR_RESUME_DIVERGED        flow.refusals
     │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine.redaction
+    │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      engine.recording_door
     │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core.run
     │   ├── AnnotationError              ERR_ANNOTATION             core.run
     │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context.declarations
@@ -96,6 +97,7 @@ from footprint_lab.core.pause import InvalidQuestionError
 from footprint_lab.core.run import AnnotationError, CallNotFoundError
 from footprint_lab.core.runner import ListenerError
 from footprint_lab.core.tools import ToolDefinitionError
+from footprint_lab.engine.recording_door import InvalidRecordingError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
 from footprint_lab.explain.ablation import NothingToLocalizeError
@@ -151,6 +153,7 @@ __all__ = [
     "InvalidCheckpointError",
     "InvalidIdentityError",
     "InvalidQuestionError",
+    "InvalidRecordingError",
     "InvalidRunInputError",
     "LLMCallContextError",
     "ListenerError",

@@ -99,7 +99,15 @@ class Run:
 
     @classmethod
     def from_recording(cls, recording: Recording) -> Run:
-        """Wrap a recording (loaded from JSON, say) so every explanation works on it."""
+        """Wrap a recording (loaded from JSON, say) so every explanation works on it.
+
+        The recording is checked once, here (:func:`~footprint_lab.engine.recording_door.check_recording`):
+        one that does not hold together is refused with ``InvalidRecordingError`` naming the field,
+        so no view meets it. Load a saved one with ``footprint_lab.load_recording(text)``.
+        """
+        from footprint_lab.engine.recording_door import check_recording
+
+        recording = check_recording(recording, door="Run.from_recording")
         return cls(
             run_id=recording.run_id, status=recording.status, answer=recording.answer,
             recording=recording, stopped_early=recording.stopped_early,

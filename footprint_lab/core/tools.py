@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.engine.unicode import sound_text
+from footprint_lab.engine.unicode import is_sound, sound_text
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -82,6 +82,12 @@ class Tool:
         takes_ctx: bool,
         arguments: _Arguments | None = None,
     ) -> None:
+        for part, text in (("description", description), ("input_schema", json.dumps(input_schema, default=str,
+                                                                                     ensure_ascii=False))):
+            if not is_sound(text):  # the model is shown it and the recording keeps it: it must be savable
+                raise ToolDefinitionError(
+                    name, part, f"tool '{name}': its {part} holds a lone surrogate (a code point that is no "
+                    "character), which cannot be saved as UTF-8; decode the text with its real encoding.")
         self.name = name
         self.description = description
         self.input_schema = input_schema

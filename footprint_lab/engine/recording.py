@@ -21,7 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from footprint_lab.engine.recorder import Recorder, expand_payload
+from footprint_lab.engine.recorder import ROUTINE_FIELDS, Recorder, expand_payload
 
 SCHEMA_VERSION = 1
 #: the MIME type under which a displayed run carries its recording: JSON-native data that
@@ -266,14 +266,31 @@ def jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def _unchanged(value: Any) -> Any:
-    return value
+def _sweep_learned(recorder: Recorder, reads: list[Read], commits: list[Commit], decisions: list[Decision],
+                   events: list[Event]) -> None:
+    """Mask again, in place, what the policy learned only after these records were captured.
 
-
-def _sweeper(recorder: Recorder) -> Callable[[Any], Any]:
-    """The policy's sweep of secrets learned during the run, or nothing to do."""
-    sweep: Callable[[Any], Any] | None = getattr(recorder.policy, "sweep", None)
-    return sweep if sweep is not None else _unchanged
+    A record is scrubbed as it happens, so one captured before a secret was learned (a
+    password typed in the message, then put under a covered key by a tool call) still holds
+    it; the Recording is the saved evidence, so it is swept once more here. Runs only when
+    the policy learned something (``RunScrubber.sweep``); a run without a policy pays nothing.
+    """
+    policy = recorder.policy
+    sweep: Callable[[Any], Any] | None = getattr(policy, "sweep", None)
+    if sweep is None or not getattr(policy, "learned", False):
+        return
+    for read in reads:
+        read.summary = sweep(read.summary)
+    for commit in commits:
+        for entry in commit.entries:
+            entry.value = sweep(entry.value)
+    for decision in decisions:
+        decision.chosen = sweep(decision.chosen)
+        for row in decision.evidence:
+            row.reads, row.result = sweep(row.reads), sweep(row.result)
+    for event in events:
+        if event.type not in ROUTINE_FIELDS:  # routine payloads hold paths and step ids, never values
+            event.payload = sweep(event.payload)
 
 
 def build_recording(
@@ -300,34 +317,31 @@ def build_recording(
         )
         for s in recorder.steps
     ]
-    # Records scrubbed as they happened may predate a secret the policy learned later in the
-    # run (a password typed in the message, then put under a covered key): sweep them again.
-    sweep = _sweeper(recorder)
-    reads = [Read(step_id=r[0], path=list(r[1]), writer=r[2], summary=sweep(r[3])) for r in recorder.reads]
+    reads = [Read(step_id=r[0], path=list(r[1]), writer=r[2], summary=r[3]) for r in recorder.reads]
     all_entries = list(zip(recorder.entry_paths, recorder.entry_verbs, recorder.entry_values, strict=True))
     commits = [
         Commit(
             step_id=c[0],
-            entries=[CommitEntry(path=list(p), verb=v, value=jsonable(sweep(x)))  # type: ignore[arg-type]
+            entries=[CommitEntry(path=list(p), verb=v, value=jsonable(x))  # type: ignore[arg-type]
                      for p, v, x in all_entries[c[1]:c[2]]],
         )
         for c in recorder.commits
     ]
     decisions = [
         Decision(
-            step_id=d[0], rule=d[1], chosen=sweep(d[3]),
-            evidence=[RuleEvidence(rule=n, reads=jsonable(sweep(r)), result=jsonable(sweep(x))) for n, r, x in d[2]],
+            step_id=d[0], rule=d[1], chosen=d[3],
+            evidence=[RuleEvidence(rule=n, reads=jsonable(r), result=jsonable(x)) for n, r, x in d[2]],
         )
         for d in recorder.decisions
     ]
     run_id = recorder.run_id
     events = [
-        Event(seq=seq, run_id=run_id, type=type_, step_id=step_id,
-              payload=jsonable(expand_payload(type_, payload) if isinstance(payload, tuple) else sweep(payload)))
+        Event(seq=seq, run_id=run_id, type=type_, step_id=step_id, payload=jsonable(expand_payload(type_, payload)))
         for seq, type_, step_id, payload in zip(
             recorder.event_seqs, recorder.event_types, recorder.event_steps, recorder.event_payloads, strict=True
         )
     ]
+    _sweep_learned(recorder, reads, commits, decisions, events)
     pieces = [_piece(index, piece, clean) for index, piece in enumerate(recorder.pieces)]
     exchanges = [_exchange(x, clean) for x in recorder.exchanges]
     return Recording(
