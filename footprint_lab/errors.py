@@ -16,7 +16,7 @@ shape only, and says how to fix it. The tree::
     ├── InvalidQuestionError             ERR_INVALID_QUESTION       core.pause
     ├── AgentConfigError                 ERR_AGENT_CONFIG           core.agent
     ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
-    ├── LLMCallContextError              ERR_LLM_CALL_CONTEXT       core.agent
+    ├── LLMCallContextError              ERR_LLM_CALL_CONTEXT       core.llm_call
     ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
     ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
     ├── ParentRunRefusedError            ERR_PARENT_RUN_REFUSED     core.member_run
@@ -71,7 +71,7 @@ from __future__ import annotations
 
 from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
 from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
-from footprint_lab.core.agent import AgentConfigError, DuplicateToolError, LLMCallContextError
+from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
 from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError
 from footprint_lab.core.checkpoint import RunCheckpointError as RunCheckpointError  # not a refusal: see above
 from footprint_lab.core.conversation import (
@@ -83,6 +83,7 @@ from footprint_lab.core.conversation import (
 )
 from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
+from footprint_lab.core.llm_call import LLMCallContextError
 from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.core.pause import InvalidQuestionError
 from footprint_lab.core.run import AnnotationError, CallNotFoundError
