@@ -42,7 +42,6 @@ from __future__ import annotations
 
 import inspect
 import json
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar
@@ -55,12 +54,12 @@ from footprint_lab.core.leg import Continuation, Leg, turn_position, who
 from footprint_lab.core.member_run import run_for
 from footprint_lab.core.pause import HumanQuestion
 from footprint_lab.core.run import Run
-from footprint_lab.core.runner import Listener, Mount, Runner
-from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
+from footprint_lab.core.runner import Listener, Mount, Runner, ended_status
+from footprint_lab.core.tools import Tool, ToolContext, result_text, tool_list
 from footprint_lab.core.turn import PAUSE, Turn, input_refused
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, combine_policies
-from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, SettingRefusal, call_problem, describe_shape
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
 SYSTEM = ("slots", "system")
@@ -125,10 +124,11 @@ class Agent(Conversation, Runner):
     ) -> None:
         super().__init__(id=id, name=name)
         runner = type(self).__name__
-        if not callable(getattr(provider, "complete", None)):
+        if isinstance(provider, type) or not callable(getattr(provider, "complete", None)):
             raise AgentConfigError(
-                runner, "provider", describe_shape(provider),
-                "must be a provider, e.g. footprint_lab.providers.mock(reply='...') or providers.openai(...)",
+                runner, "provider", "a class" if isinstance(provider, type) else describe_shape(provider),
+                "must be a provider instance, e.g. footprint_lab.providers.mock(reply='...') or "
+                "providers.openai(...): call the function that builds one",
             )
         if model is None:  # the model is named once, on the provider, when the provider names one
             model = getattr(provider, "model", None) or "mock-model"
@@ -147,8 +147,9 @@ class Agent(Conversation, Runner):
         if redact is not None and not isinstance(redact, Redaction):
             raise AgentConfigError(runner, "redact", describe_shape(redact),
                                    "must be a Redaction(keys=[...], patterns=[...]) or None")
-        if input_guard is not None and not callable(input_guard):
-            raise AgentConfigError(runner, "input_guard", describe_shape(input_guard),
+        unusable = call_problem(input_guard, 1) if input_guard is not None else None
+        if unusable is not None:
+            raise AgentConfigError(runner, "input_guard", unusable,
                                    "must be a function of the message returning None (admit) or a reply (refuse)")
         self.redact = redact
         self.input_guard = input_guard
@@ -156,13 +157,12 @@ class Agent(Conversation, Runner):
         self.model = model
         self.system = system
         self.max_iterations = max_iterations
-        self.tools = self._check_tools(tools)
+        self.tools = self._check_tools(tools, runner)
         self._tools_by_name = {t.name: t for t in self.tools}
         self._tool_schemas = [t.schema() for t in self.tools]
         self._tool_names = tuple(t.name for t in self.tools)
         self._context = self._plan_context(context, budgets, runner)
         self._active_run_id: str | None = None
-        self._last_run_ref: Callable[[], Run | None] = _no_run
 
     # -- the run path, top down -------------------------------------------------------------
     async def run(
@@ -193,13 +193,15 @@ class Agent(Conversation, Runner):
 
         Every door of this agent (``run``, ``follow_up``, ``resume``, ``resume_on_error``) ends here.
         """
+        listeners = self._listeners_for(on_event)  # refuses a listener that cannot listen, before the claim
         run_id = self._claim(door)
         try:
-            mount = Mount(run_id=run_id, listeners=self._listeners_for(on_event), identity=identity)
+            mount = Mount(run_id=run_id, listeners=listeners, identity=identity)
             run = await self._execute(bag, mount, start)
         except BaseException as exc:
-            # A RunCheckpointError carries the last good conversation; any other failure leaves none.
-            self._hold("failed", getattr(exc, "_saved", None), None)
+            # A RunCheckpointError, or a cancellation after a completed tool round, carries the last good
+            # conversation (Turn.fail); any other failure leaves none.
+            self._hold(ended_status(exc), getattr(exc, "_saved", None), None)
             self.last_run = getattr(exc, "_footprint_run", self.last_run)
             raise
         finally:
@@ -488,47 +490,22 @@ class Agent(Conversation, Runner):
         return str(answer)
 
     # -- what the instance keeps, and what is checked when it is built -----------------------
-    @property
-    def last_run(self) -> Run | None:
-        """This instance's most recent run, while the caller still holds it (a failed run always).
-
-        The instance does not keep a finished run's whole recording alive by itself: an agent
-        that serves many requests would otherwise pin one recording per instance in memory. A
-        failed run is kept, because its caller never received it.
-        """
-        return self._last_run_ref()
-
-    @last_run.setter
-    def last_run(self, run: Run | None) -> None:
-        if run is None:
-            self._last_run_ref = _no_run
-        elif run.status == "failed":
-            self._last_run_ref = lambda: run
-        else:
-            self._last_run_ref = weakref.ref(run)
-
     @staticmethod
-    def _check_tools(tools: Iterable[Tool]) -> list[Tool]:
-        checked: list[Tool] = []
+    def _check_tools(tools: Any, runner: str) -> list[Tool]:
+        """The tools as a list of ``Tool``, each name once (a model calls tools by name)."""
+        checked = tool_list(tools, runner)
         seen: set[str] = set()
-        for item in tools:
-            if not isinstance(item, Tool):
-                raise ToolDefinitionError(
-                    None, "tools",
-                    f"Agent: every entry of tools must be a tool built with define_tool(...) or @tool "
-                    f"(received {describe_shape(item)}).",
-                )
+        for item in checked:
             if item.name in seen:
                 raise DuplicateToolError(item.name)
             seen.add(item.name)
-            checked.append(item)
         return checked
 
     def _plan_context(self, context: Any, budgets: Any, runner: str) -> ContextPlan | None:
         """Check the context declarations; a skill's tools obey the same rules as the agent's own."""
         plan = ContextPlan.build(context, budgets, runner=runner)
         if plan is not None and plan.skills:
-            self._check_tools([*self.tools, *(tool for _, tool, _ in plan.skill_tools.values())])
+            self._check_tools([*self.tools, *(tool for _, tool, _ in plan.skill_tools.values())], runner)
             if READ_SKILL in self._tools_by_name:
                 raise DuplicateToolError(READ_SKILL)
         return plan
@@ -611,10 +588,6 @@ def turn_text(message: dict[str, Any]) -> str:
         return text
     rendered = "\n".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False, sort_keys=True)})" for c in calls)
     return f"{text}\n{rendered}" if text else rendered
-
-
-def _no_run() -> None:
-    return None
 
 
 def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:

@@ -21,7 +21,7 @@ import inspect
 import json
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -184,6 +184,30 @@ class _SignatureArguments:
     def convert(self, args: dict[str, Any]) -> dict[str, Any]:
         checked = self._model.model_validate(args)
         return {self._names[field]: getattr(checked, field) for field in checked.model_fields_set}
+
+
+def tool_list(tools: Any, runner: str) -> list[Tool]:
+    """The ``tools=`` of a runner as a list of tools, or a refusal naming what to pass instead."""
+    if isinstance(tools, Tool):
+        raise ToolDefinitionError(
+            tools.name, "tools",
+            f"{runner}: tools takes a list, even for one tool: tools=[{tools.name}] (received a single Tool).",
+        )
+    if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Iterable):
+        raise ToolDefinitionError(
+            None, "tools",
+            f"{runner}: tools must be a list of tools built with @tool or define_tool(...), or left out for an "
+            f"agent without tools (received {describe_shape(tools)}).",
+        )
+    listed = list(tools)
+    for item in listed:
+        if not isinstance(item, Tool):
+            raise ToolDefinitionError(
+                None, "tools",
+                f"{runner}: every entry of tools must be a tool built with define_tool(...) or @tool "
+                f"(received {describe_shape(item)}).",
+            )
+    return listed
 
 
 def result_text(result: Any) -> str:
