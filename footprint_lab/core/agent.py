@@ -44,7 +44,7 @@ import inspect
 import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from footprint_lab.context.assembly import READ_SKILL, ContextPlan
 from footprint_lab.core.conversation import Conversation
@@ -56,7 +56,8 @@ from footprint_lab.core.pause import HumanQuestion
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, ended_status
 from footprint_lab.core.tools import Tool, ToolContext, result_text, tool_list
-from footprint_lab.core.turn import PAUSE, Turn, input_refused
+from footprint_lab.core.turn import PAUSE, Slots, Turn, input_refused
+from footprint_lab.engine.captured import Evidence, UsageCounts, captured_piece
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, call_problem, describe_shape
@@ -343,7 +344,7 @@ class Agent(Conversation, Runner):
         leg.good = len(turn.history)
 
     def _append(self, turn: Turn, message: dict[str, Any], source_kind: str, source_id: str,
-                iteration: int | None = None, **evidence: Any) -> None:
+                iteration: int | None = None, **evidence: Unpack[Evidence]) -> None:
         """Append a turn to the conversation: it lands in the messages slot in this step.
 
         The piece's content is what the model reads of the turn: its text, and for an
@@ -357,12 +358,8 @@ class Agent(Conversation, Runner):
         turn.history_chars += len(message.get("content") or "")
         rec.messages.append(message)
         rec.message_pieces.append(len(rec.pieces))
-        rec.pieces.append({
-            "slot": "messages", "position": position, "source_kind": source_kind, "source_id": source_id,
-            "content": turn_text(message), "trigger": "base", "verdict": "admitted",
-            "reason": "conversation", "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
-            **evidence,
-        })
+        rec.pieces.append(captured_piece("messages", source_kind, source_id, turn_text(message), step=step_id,
+                                         iteration=iteration, position=position, reason="conversation", **evidence))
 
     def _assemble(self, turn: Turn, iteration: int, *, withhold_tools: bool) -> None:
         rec = turn.rec
@@ -372,21 +369,15 @@ class Agent(Conversation, Runner):
         parts: list[str] = []
         if self.system:
             system_ids.append(len(pieces))
-            pieces.append({
-                "slot": "system", "position": 0, "source_kind": "base", "source_id": "system-prompt",
-                "content": self.system, "trigger": "base", "verdict": "admitted", "reason": "always",
-                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
-            })
+            pieces.append(captured_piece("system", "base", "system-prompt", self.system, step=step_id,
+                                         iteration=iteration, position=0))
             parts.append(self.system)
         tool_ids: list[int] = []
         schemas = [] if withhold_tools else self._tool_schemas
         for position, schema in enumerate(schemas):
             tool_ids.append(len(pieces))
-            pieces.append({
-                "slot": "tools", "position": position, "source_kind": "registry", "source_id": schema["name"],
-                "content": schema["description"], "trigger": "base", "verdict": "admitted", "reason": "always",
-                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
-            })
+            pieces.append(captured_piece("tools", "registry", schema["name"], schema["description"], step=step_id,
+                                         iteration=iteration, position=position))
         if turn.context is not None:
             schemas = turn.context.land(step_id, iteration, parts=parts, system_ids=system_ids, schemas=schemas,
                                         tool_ids=tool_ids, withhold_tools=withhold_tools,
@@ -395,7 +386,7 @@ class Agent(Conversation, Runner):
         rec.write(SYSTEM, "set", system_text)
         names = self._tool_names if schemas is self._tool_schemas else tuple(s["name"] for s in schemas)
         rec.write(TOOLS, "set", names)
-        turn.slots = (system_text, system_ids, schemas, tool_ids)
+        turn.slots = Slots(system_text, system_ids, schemas, tool_ids)
         rec.end()
 
     async def _call(self, turn: Turn, iteration: int, *, withheld: bool) -> LLMResponse:
@@ -404,16 +395,16 @@ class Agent(Conversation, Runner):
         system_text = rec.read(SYSTEM)
         rec.read(MESSAGES)
         rec.read(TOOLS)
-        _, system_ids, schemas, tool_ids = turn.slots
+        slots = turn.slots
         injected, injected_ids = turn.context.injected_messages() if turn.context is not None else ((), ())
         request = LLMRequest(
-            model=self.model, system=system_text, tools=schemas, iteration=iteration, call_index=turn.call_index,
+            model=self.model, system=system_text, tools=slots.schemas, iteration=iteration, call_index=turn.call_index,
             messages=MessagesView(turn.history, tail=injected),
             input_chars=len(system_text) + turn.history_chars + sum(len(m["content"]) for m in injected),
         )
         turn.call_index += 1
         rec.emit("llm_start", step_id, {"model": self.model, "iteration": iteration,
-                                        "messages": len(request.messages), "tools": len(schemas)})
+                                        "messages": len(request.messages), "tools": len(slots.schemas)})
         started = perf_counter_ns()
 
         on_token, flush_tokens = rec.token_stream(step_id)
@@ -431,12 +422,12 @@ class Agent(Conversation, Runner):
         rec.exchanges.append({
             "step_id": step_id, "iteration": iteration, "model": self.model, "system": system_text,
             "message_count": len(turn.history), "injected_messages": injected, "message_pieces": injected_ids,
-            "tools": schemas, "system_pieces": tuple(system_ids),
-            "tool_pieces": tuple(tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
+            "tools": slots.schemas, "system_pieces": tuple(slots.system_ids),
+            "tool_pieces": tuple(slots.tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
             "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
             "response_model": response.model, "wire": response.wire,
-            "usage": (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
-                      usage.estimated),
+            "usage": UsageCounts(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
+                                 usage.cache_write_tokens, usage.estimated),
         })
         message: dict[str, Any] = {"role": "assistant", "content": response.content}
         if calls:

@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from time import perf_counter_ns
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from footprint_lab.core.identity import Identity, memory_identity
 from footprint_lab.core.leg import Leg, Saved, freeze, turn_position
@@ -34,6 +34,17 @@ if TYPE_CHECKING:
     from footprint_lab.engine.recorder import Recorder
 
 PAUSE = ("pause",)
+
+
+class Slots(NamedTuple):
+    """What one ``assemble`` step put in the slots, for the ``call-llm`` step that reads them."""
+
+    system_text: str
+    #: indexes of the system slot's context pieces, in the order their texts were joined
+    system_ids: list[int]
+    #: the tool schemas offered, and the indexes of their context pieces
+    schemas: list[dict[str, Any]]
+    tool_ids: list[int]
 
 
 class Turn:
@@ -61,8 +72,8 @@ class Turn:
         self.history: list[dict[str, Any]] = []
         self.history_chars = 0
         self.call_index = 0
-        # what the last assemble step put in the slots: (system text, system piece ids, tool schemas, tool piece ids)
-        self.slots: tuple[str, list[int], list[dict[str, Any]], list[int]] = ("", [], [], [])
+        # what the last assemble step put in the slots, for the call that reads them
+        self.slots = Slots("", [], [], [])
         # this run's declared context (footprint_lab.context), when the agent declares any
         self.context: Any = None
 
