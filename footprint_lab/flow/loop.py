@@ -80,9 +80,8 @@ class Loop(Composition):
         return [(None, self.body)]  # every pass runs the one body: its sources are named without a pass
 
     def _rebuilt(self, runners: list[Runner]) -> Loop:
-        if self.until is None:
-            return Loop(runners[0], times=self.times, id=self.id, name=self.name)
-        return Loop(runners[0], times=self.times, until=self.until, id=self.id, name=self.name)
+        until = _OMITTED if self.until is None else self.until
+        return Loop(runners[0], times=self.times, until=until, id=self.id, name=self.name)
 
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec
