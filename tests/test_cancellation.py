@@ -55,6 +55,7 @@ async def test_a_timed_out_run_keeps_its_finished_tool_round_and_still_times_out
     assert cancelled is not None and cancelled.status == "cancelled"
     assert cancelled.recording.status == "cancelled"
     assert cancelled.checkpoint == held  # reachable from the cancelled run itself
+    assert cancelled.recording.meta["kept"] == {"tool_rounds": 1, "messages": 3, "resume_with": "resume_on_error"}
     stages = {s.stage: s.status for s in cancelled.recording.steps}
     assert stages["tool"] == "ok" and stages["call-llm"] == "cancelled"
     assert cancelled.recording.error == {"type": "CancelledError", "code": None,

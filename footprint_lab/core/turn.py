@@ -130,16 +130,19 @@ class Turn:
         if good is None or not isinstance(exc, Exception | asyncio.CancelledError):
             return
         saved = self.leave(status, history=self.history[:good])
-        ended.checkpoint = checkpoint_from(saved)
+        checkpoint = ended.checkpoint = checkpoint_from(saved)
+        rounds = turn_position(self.history[:good])[0]
+        # The recording says what was kept (the checkpoint itself holds the conversation: it stays on the run).
+        rec.meta["kept"] = {"tool_rounds": rounds, "messages": good, "resume_with": "resume_on_error"}
         if status == "cancelled":
             exc._saved = saved  # type: ignore[union-attr]
             return
         _, stage, iteration = rec.steps[-1][:3] if rec.steps else ("", "run", None)
         start = self.leg.start
         err = RunCheckpointError(
-            f"{self.door}.{start.how if start is not None else 'run'}", checkpoint=checkpoint_from(saved),
+            f"{self.door}.{start.how if start is not None else 'run'}", checkpoint=checkpoint,
             saved=saved, cause=exc, stage=stage, iteration=iteration or self.leg.iteration, step_id=rec.current,
-            rounds=turn_position(self.history[:good])[0],
+            rounds=rounds,
         )
         err._footprint_run = ended  # type: ignore[attr-defined]
         raise err from exc
