@@ -4,11 +4,15 @@ Two ways to declare one:
 
 - ``define_tool(name=..., description=..., input_schema={...}, fn=...)`` with an explicit
   JSON schema;
-- ``@tool`` on a function: the schema comes from its type hints, the descriptions from its
-  docstring (Google, NumPy or reST style).
+- ``@tool`` on a function: pydantic reads its signature (a model of the parameters the
+  model fills) for the schema, the docstring (Google, NumPy or reST style) gives the
+  descriptions. An annotation no JSON schema can describe is refused when the tool is
+  declared, not when the model first calls it.
 
-The model's arguments are checked against the schema *before* the function runs; a
-mismatch becomes a tool result that teaches the model the right shape, never a crash.
+The model's arguments are checked *before* the function runs (against the JSON schema for
+``define_tool``; validated and converted by pydantic for ``@tool``, so an ``Enum``, a
+``tuple``, a dataclass or a model arrives as that type); a mismatch becomes a tool result
+that teaches the model the right shape, never a crash.
 A first parameter named ``ctx`` receives the run's :class:`ToolContext` (identity, run id,
 tool call id, tool name): everything per-run reaches a tool that way, never through the
 tool's or the agent's instance. ``ctx`` anywhere but first is refused when the tool is
