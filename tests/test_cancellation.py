@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from conversation_kit import counted_tool
 
-from footprint_lab import Agent, Sequence
+from footprint_lab import Agent, LLMCall, Sequence
 from footprint_lab.errors import RunCheckpointError
 from footprint_lab.providers import mock
 from footprint_lab.providers.types import LLMRequest
@@ -89,12 +89,13 @@ async def test_a_cancel_before_any_tool_round_keeps_the_run_but_no_conversation(
         await asyncio.sleep(60)
         return "never"
 
-    agent = Agent(provider=mock(respond=hang))
-    with pytest.raises(TimeoutError):
-        await asyncio.wait_for(agent.run("Hello"), 0.2)
-    assert agent.checkpoint() is None
-    assert agent.last_run is not None and agent.last_run.recording.status == "cancelled"
-    assert agent.last_run.checkpoint is None
+    for agent in (Agent(provider=mock(respond=hang)), LLMCall(provider=mock(respond=hang))):
+        with pytest.raises(TimeoutError):
+            await asyncio.wait_for(agent.run("Hello"), 0.2)
+        assert agent.checkpoint() is None
+        assert agent.last_run is not None and agent.last_run.recording.status == "cancelled"
+        assert agent.last_run.checkpoint is None
+        assert "kept" not in agent.last_run.recording.meta
 
 
 async def test_a_plain_failure_keeps_the_checkpoint_on_the_failed_run_too() -> None:
