@@ -13,6 +13,8 @@ from typing import Any
 
 import pytest
 from conversation_kit import counted_tool
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from footprint_lab import Agent, LLMCall, Sequence
 from footprint_lab.errors import RunCheckpointError
@@ -126,3 +128,45 @@ async def test_a_cancelled_composition_records_each_member_as_it_stood() -> None
     assert [(child.runner.kind, child.status) for child in recording.children] == [("agent", "finished"),
                                                                                   ("agent", "cancelled")]
     assert sent == ["send_email"]
+
+
+@settings(max_examples=40, deadline=None)
+@given(cut_after=st.integers(min_value=1, max_value=80))
+def test_a_cancel_at_any_event_keeps_every_finished_round_and_never_repeats_one(cut_after: int) -> None:
+    """Cancel from a listener after ``cut_after`` events; resuming then finishes with each tool run once."""
+
+    async def scene() -> None:
+        ran: list[str] = []
+
+        def respond(request: LLMRequest) -> Any:
+            rounds = sum(1 for m in request.messages if m["role"] == "tool")
+            return {"tool": "step", "args": {}} if rounds < 3 else "All three done."
+
+        agent = Agent(provider=mock(respond=respond), tools=[counted_tool("step", ran)])
+        seen: list[Any] = []
+        task = asyncio.ensure_future(agent.run("Do the three steps", on_event=lambda event: (
+            seen.append(event), len(seen) == cut_after and task.cancel())))
+        await asyncio.wait([task])
+        if task.cancelled() and agent.last_run is None:
+            # Cancelled as it returned: asyncio reports the cancel, yet the run had finished; its caller
+            # never held it, so only its conversation remains, complete.
+            held = agent.checkpoint()
+            assert held is not None and held.history[-1]["content"] == "All three done."
+            assert ran == ["step"] * 3
+            return
+        if task.cancelled():
+            cancelled = agent.last_run
+            assert cancelled is not None and cancelled.status == "cancelled"
+            held = agent.checkpoint()
+            assert held == cancelled.checkpoint
+            if held is None:
+                assert ran == []  # a tool that ran finished its round: the round is kept
+                return
+            assert held.history[-1]["role"] == "tool" and len(ran) == len(
+                [m for m in held.history if m["role"] == "tool"])
+            finished = await agent.resume_on_error(held)
+        else:
+            finished = task.result()
+        assert finished.answer == "All three done." and ran == ["step"] * 3
+
+    asyncio.run(scene())
