@@ -210,15 +210,15 @@ class Conversation:
     ``abandon_pause``. Mixed into ``Agent``; the state below has one owner at a time."""
 
     # What the instance holds, as class defaults until its first run.
-    _outcome: str | None = None  # finished | paused | failed | input-refused | abandoned
+    _outcome: str | None = None  # finished | paused | failed | cancelled | input-refused | abandoned
     _saved: Saved | None = None
     _pending: Pause | None = None
     _active_run_id: str | None = None
-    last_run: Run | None = None
     redact: Redaction | None = None
     id: str | None
 
     if TYPE_CHECKING:
+        last_run: Run | None  # the runner's (core.runner.Runner.last_run)
 
         def _listeners_for(self, on_event: Listener | None) -> tuple[Listener, ...]: ...
 
@@ -234,7 +234,7 @@ class Conversation:
     def checkpoint(self) -> Checkpoint | None:
         """The conversation this agent holds, as a ``Checkpoint``; ``None`` when it holds none.
 
-        It holds none before its first run, after a run that failed before completing a tool
+        It holds none before its first run, after a run that failed or was cancelled before completing a tool
         round, after its input guard refused a message, and after ``abandon_pause()``.
         """
         if self._saved is None:
@@ -244,14 +244,18 @@ class Conversation:
         return checkpoint_from(self._saved)
 
     async def follow_up(self, message: Any, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
-        """Continue this agent's last finished run with another message: ``await agent.follow_up("And then?")``."""
+        """Continue this agent's last finished run with another message: ``await agent.follow_up("And then?")``.
+
+        After a cancelled run it goes on from that run's last completed tool round.
+        """
         door = self._door("follow_up")
         bag = normalize_run_input(message, door, identity=identity)
         named = coerce_identity(bag.pop("identity", None), door)
         self._refuse_if_busy(door)
         self._refuse_if_pending(door)
         saved = self._saved
-        if self._outcome != "finished" or saved is None or saved.history is None:
+        # A cancelled run's caller chose to stop it; the conversation goes on from its last completed round.
+        if self._outcome not in ("finished", "cancelled") or saved is None or saved.history is None:
             reasons = {None: "never-run", "input-refused": "last-input-refused"}
             raise NoConversationError(door, reasons.get(self._outcome, "last-run-unfinished"))
         named = _one_identity(saved.identity, named, door)

@@ -21,6 +21,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from footprint_lab.engine.captured import CapturedPiece, UsageCounts
 from footprint_lab.engine.recorder import ROUTINE_FIELDS, Recorder, expand_payload
 
 SCHEMA_VERSION = 1
@@ -376,22 +377,20 @@ def build_recording(
 _PIECE_FIELDS = frozenset(ContextPiece.model_fields) - {"index", "content", "content_hash", "detail"}
 
 
-def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
-    """A captured piece: its known fields as they are, any other key into ``detail``.
+def _piece(index: int, piece: CapturedPiece, clean: Any) -> ContextPiece:
+    """A captured piece: its known fields as they are, its evidence keys into ``detail``.
 
     Runners capture pieces as flat dicts of plain values (the garbage collector does not
-    track those), so extra evidence such as a tool result's ``requested_by`` rides as a
-    top-level key and is gathered into ``detail`` here.
+    track those, see ``engine.captured``), so evidence such as a tool result's
+    ``requested_by`` rides as a top-level key and is gathered into ``detail`` here.
     """
     content = clean(piece["content"])
-    known = {k: (clean(v) if k in _PIECE_TEXT else v) for k, v in piece.items() if k in _PIECE_FIELDS}
-    detail = {k: v for k, v in piece.items() if k not in _PIECE_FIELDS and k not in ("content", "detail")}
-    detail.update(piece.get("detail") or {})
+    known: dict[str, Any] = {k: (clean(v) if k in _PIECE_TEXT else v) for k, v in piece.items() if k in _PIECE_FIELDS}
+    detail = {k: v for k, v in piece.items() if k not in _PIECE_FIELDS and k != "content"}
     return ContextPiece(index=index, content=content, content_hash=content_hash(content),
                         detail=jsonable(clean(detail)), **known)
 
 
-_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "estimated")
 _RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage")
 
 
@@ -400,7 +399,7 @@ def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
     data = {k: v for k, v in captured.items() if k not in _RESPONSE_FIELDS}
     response = {k: captured.get(k) for k in _RESPONSE_FIELDS}
     response["model"] = response.pop("response_model")
-    if isinstance(response["usage"], tuple):
-        response["usage"] = dict(zip(_USAGE_FIELDS, response["usage"], strict=True))
+    if isinstance(response["usage"], UsageCounts):
+        response["usage"] = response["usage"]._asdict()
     data["response"] = response
     return LLMExchange.model_validate(clean(jsonable(data)))
