@@ -29,6 +29,7 @@ shape only, and says how to fix it. The tree::
     ├── ResumeDivergedError              ERR_RESUME_DIVERGED        flow.refusals
     ├── RedactionConfigError             ERR_REDACTION_CONFIG       engine.redaction
     ├── CallNotFoundError                ERR_CALL_NOT_FOUND         core.run
+    ├── InvalidAnnotationError           ERR_INVALID_ANNOTATION     core.run
     ├── ContextDeclarationError          ERR_CONTEXT_DECLARATION    context.declarations
     ├── FactRoleError                    ERR_FACT_ROLE              context.declarations
     ├── ContextConfigError               ERR_CONTEXT_CONFIG         context.assembly
@@ -40,6 +41,7 @@ shape only, and says how to fix it. The tree::
     ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
     ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
     ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
+    ├── ReplaySourceError                ERR_REPLAY_SOURCE          providers.replay
     └── ProviderError                    ERR_PROVIDER               providers.errors
         ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
         ├── ProviderConfigError          ERR_PROVIDER_CONFIG
@@ -51,7 +53,8 @@ shape only, and says how to fix it. The tree::
         ├── ProviderUnavailableError     ERR_PROVIDER_UNAVAILABLE
         ├── ProviderTimeoutError         ERR_PROVIDER_TIMEOUT
         ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
-        └── ProviderResponseError        ERR_PROVIDER_RESPONSE
+        ├── ProviderResponseError        ERR_PROVIDER_RESPONSE
+        └── ReplayMismatchError          ERR_REPLAY_MISMATCH        providers.replay
 
 Every ``ProviderError`` says in ``retryable`` whether calling again (or resuming the run
 from its checkpoint) can help.
@@ -81,7 +84,7 @@ from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
 from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.core.pause import InvalidQuestionError
-from footprint_lab.core.run import CallNotFoundError
+from footprint_lab.core.run import CallNotFoundError, InvalidAnnotationError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import Refusal
@@ -113,6 +116,7 @@ from footprint_lab.providers.errors import (
     ProviderUnavailableError,
 )
 from footprint_lab.providers.mock import MockScriptError
+from footprint_lab.providers.replay import ReplayMismatchError, ReplaySourceError
 
 __all__ = [
     "AgentConfigError",
@@ -130,6 +134,7 @@ __all__ = [
     "FactRoleError",
     "GraphCycleError",
     "InfluenceStrategyError",
+    "InvalidAnnotationError",
     "InvalidCheckpointError",
     "InvalidIdentityError",
     "InvalidQuestionError",
@@ -155,6 +160,8 @@ __all__ = [
     "ProviderUnavailableError",
     "RedactionConfigError",
     "Refusal",
+    "ReplayMismatchError",
+    "ReplaySourceError",
     "ResumeDivergedError",
     "ResumeIdentityConflictError",
     "ResumeRedactionError",
