@@ -42,6 +42,8 @@ shape only, and says how to fix it. The tree::
     ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
     ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
     ├── ReplaySourceError                ERR_REPLAY_SOURCE          providers.replay
+    ├── NotebookFileError                ERR_NOTEBOOK_FILE          notebook
+    ├── SharingConfigError               ERR_SHARING_CONFIG         notebook
     └── ProviderError                    ERR_PROVIDER               providers.errors
         ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
         ├── ProviderConfigError          ERR_PROVIDER_CONFIG
@@ -101,6 +103,7 @@ from footprint_lab.flow.refusals import (
     LoopBudgetError,
     ResumeDivergedError,
 )
+from footprint_lab.notebook import NotebookFileError, SharingConfigError
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -146,6 +149,7 @@ __all__ = [
     "MockScriptError",
     "ModelNotFoundError",
     "NoConversationError",
+    "NotebookFileError",
     "NothingToLocalizeError",
     "ParentRunRefusedError",
     "PendingQuestionError",
@@ -167,6 +171,7 @@ __all__ = [
     "ResumeRedactionError",
     "ResumeRequestConflictError",
     "RunInFlightError",
+    "SharingConfigError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
     "UnknownSourceError",

@@ -56,10 +56,23 @@ def run_html(recording: Recording) -> str:
     if recording.redaction:
         matched = ", ".join(recording.redaction.get("matched", [])) or "nothing matched"
         parts.append(f"<p><i>Redaction in force</i>: {text(matched)}</p>")
+    parts.append(_notes(recording))
     parts.append(_transcript(recording))
     parts.append(_steps(recording))
     parts.append("</div>")
     return "".join(parts)
+
+
+def _notes(recording: Recording) -> str:
+    """The analyst's notes on the run, each with what it is about."""
+    if not recording.annotations:
+        return ""
+    items = "".join(
+        f'<li class="fl-note"><code>{text(note.target)}</code>'
+        + (f" <i>({text(note.tag)})</i>" if note.tag else "") + f": {text(note.text)}</li>"
+        for note in recording.annotations
+    )
+    return f"<p><b>Notes</b></p><ul>{items}</ul>"
 
 
 def _transcript(recording: Recording) -> str:

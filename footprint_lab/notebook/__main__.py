@@ -1,0 +1,7 @@
+"""``python -m footprint_lab.notebook``: the ``footprint-lab`` console script without installing it."""
+
+import sys
+
+from footprint_lab.notebook.cli import main
+
+sys.exit(main())
