@@ -33,6 +33,7 @@ from footprint_lab.notebook._read import as_path, check_recording, read_notebook
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_INERT_BLOCKS = re.compile(r"<(script|style|template|iframe|object)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
     "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "mark", "ol", "p", "pre", "q", "s",
@@ -197,6 +198,7 @@ def sanitize(html: str) -> str:
     """HTML from a file made inert: allowed tags and attributes only, links to http(s) and mailto only."""
     import bleach
 
+    html = _INERT_BLOCKS.sub("", html)  # bleach would keep a script's text as text; drop it whole
     return str(bleach.clean(html, tags=_TAGS, attributes=_allowed, protocols={"http", "https", "mailto", "data"},
                             strip=True, strip_comments=True))
 
