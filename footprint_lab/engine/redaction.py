@@ -354,6 +354,14 @@ class RunScrubber:
                 self.counts[name] = self.counts.get(name, 0) + hits
         return text
 
+    def patterns(self) -> tuple[_Pattern, ...]:
+        """The policy's compiled patterns, in order."""
+        return self._patterns
+
+    def knows_any(self, text: str) -> bool:
+        """``True`` when ``text`` holds a value this scrubber has masked under a key."""
+        return any(secret in text for secret in self._learned)
+
     def safe_cut(self, text: str) -> int:
         """The longest prefix of ``text`` ending at a whitespace break that a whole word follows
         and that no covered match crosses (0 when there is none)."""

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import secrets
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,8 +89,24 @@ def read_notebook(path: Any, argument: str = "path") -> dict[str, Any]:
 
 
 def write_notebook(notebook: dict[str, Any], path: Path) -> None:
-    """Write notebook data the way Jupyter does (indented JSON, a final newline)."""
-    text = json.dumps(notebook, indent=1, ensure_ascii=False, sort_keys=True)
+    """Write notebook data as Jupyter does (indented JSON, sorted keys, a final newline), except that
+    each embedded recording is written on one line: a third smaller, and several times faster
+    (an indented dump cannot use the C encoder)."""
+    held: list[tuple[dict[str, Any], Any]] = []
+    token = secrets.token_hex(8)  # a placeholder no string in the file can spell by chance
+    for _, _, output in outputs(notebook):
+        data = output.get("data")
+        if isinstance(data, dict) and isinstance(data.get(RECORDING_MIME), dict):
+            held.append((data, data[RECORDING_MIME]))
+            data[RECORDING_MIME] = f"\x00{token}-{len(held) - 1}\x00"
+    try:
+        text = json.dumps(notebook, indent=1, ensure_ascii=False, sort_keys=True)
+    finally:
+        for data, recording in held:  # the caller's data is left as it was given
+            data[RECORDING_MIME] = recording
+    for index, (_, recording) in enumerate(held):
+        compact = json.dumps(recording, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+        text = text.replace(f'"\\u0000{token}-{index}\\u0000"', compact, 1)
     path.write_text(text + "\n", encoding="utf-8")
 
 

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from footprint_lab.engine.recording import RECORDING_MIME, Recording, content_hash
-from footprint_lab.engine.redaction import Redaction, RunScrubber
+from footprint_lab.engine.redaction import Redaction, RunScrubber, normalize_key
 from footprint_lab.engine.refusal import SettingRefusal, describe_shape
 from footprint_lab.notebook._read import as_path, check_recording, outputs, read_notebook, widget_state, write_notebook
 
@@ -166,6 +166,8 @@ class _Pass:
         if not isinstance(checked, Recording):
             return self.scrubber.scrub(value)  # not loadable anyway: mask it as plain data
         data = checked.model_dump(mode="json")
+        if not self.learn and not _may_match(data, self.policy, self.scrubber):
+            return value
         masked = self.scrubber.scrub(data)
         if masked == data:
             return value
@@ -200,6 +202,26 @@ def _walk(notebook: dict[str, Any], visit: _Pass) -> None:
         for model_id, model in state.items():
             if isinstance(model, dict) and "state" in model:
                 visit.visit(model, "state", None, None, f"widget {model_id}")
+
+
+def _may_match(data: Any, policy: Redaction, scrubber: RunScrubber) -> bool:
+    """A cheap, never-wrong-way check on a recording's data: ``False`` only when nothing in it can match."""
+    texts: list[str] = []
+    keys: set[str] = set()
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            keys.update(normalize_key(k) for k in value if isinstance(k, str))
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    if any(normalize_key(key) in keys for key in policy.keys):
+        return True
+    text = "\n".join(texts)  # a match across two joined strings only costs a full pass, never a miss
+    return scrubber.knows_any(text) or any(pattern.regex.search(text) for pattern in scrubber.patterns())
 
 
 def _learn(value: Any, scrubber: RunScrubber) -> None:
