@@ -79,7 +79,9 @@ def _run_cells(run: Any, number: int) -> list[dict[str, Any]]:
     if recording.children:
         cells.append(_display("run.tree()", _bundle(run.tree())))
     if recording.exchanges or recording.children:
-        cells.append(_display("run.backtrack()", _bundle(run.backtrack())))
+        backtrack = _bundle(run.backtrack())
+        backtrack.pop("text/markdown", None)  # the same text a third time; HTML and plain text suffice
+        cells.append(_display("run.backtrack()", backtrack))
     cells.extend(_note_cells([n for n in notes if n.target != "answer"]))
     return cells
 

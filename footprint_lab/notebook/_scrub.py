@@ -22,6 +22,8 @@ Role: lab layer (``footprint_lab.notebook``).
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import json
 import os
 from collections.abc import Callable
@@ -31,7 +33,7 @@ from typing import Any, NamedTuple
 from footprint_lab.engine.recording import RECORDING_MIME, Recording, content_hash
 from footprint_lab.engine.redaction import Redaction, RunScrubber, normalize_key
 from footprint_lab.engine.refusal import SettingRefusal, describe_shape
-from footprint_lab.notebook._read import as_path, check_recording, outputs, read_notebook, widget_state, write_notebook
+from footprint_lab.notebook._read import as_path, outputs, read_notebook, widget_state, write_notebook
 
 #: A single widget's saved state over this many bytes is reported by :func:`check_widget_state`.
 WIDGET_LIMIT = 1_000_000
@@ -149,7 +151,8 @@ class _Pass:
               mask: Callable[[Any], Any] | None = None) -> None:
         original = holder[key]
         if self.learn:
-            _learn(original, self.scrubber)
+            _learn(original, self.scrubber, {normalize_key(k) for k in self.policy.keys})
+            return
         before = dict(self.scrubber.counts)
         masked = (mask or self.scrubber.scrub)(original)
         if masked == original:
@@ -162,21 +165,25 @@ class _Pass:
 
     def recording(self, value: Any) -> Any:
         """An embedded recording masked as data, still a valid recording (hashes and report updated)."""
-        checked = check_recording(value)
-        if not isinstance(checked, Recording):
-            return self.scrubber.scrub(value)  # not loadable anyway: mask it as plain data
-        data = checked.model_dump(mode="json")
-        if not self.learn and not _may_match(data, self.policy, self.scrubber):
+        data = value
+        if isinstance(value, str):
+            try:
+                data = json.loads(value)
+            except ValueError:
+                return self.scrubber.scrub(value)
+        if not _may_match(data, self.policy, self.scrubber):
             return value
         masked = self.scrubber.scrub(data)
         if masked == data:
             return value
-        try:
-            recording = Recording.model_validate(masked)
-        except ValueError:
-            recording = Recording.model_validate(_strings_only(data, self.scrubber.scrub))
-        _settle(recording, self.policy)
-        return recording.model_dump(mode="json")
+        for attempt in (masked, _strings_only(data, self.scrubber.scrub)):
+            try:
+                recording = Recording.model_validate(attempt)
+            except ValueError:
+                continue
+            _settle(recording, self.policy)
+            return recording.model_dump(mode="json")
+        return masked  # not a loadable recording anyway: masked as plain data
 
 
 def _walk(notebook: dict[str, Any], visit: _Pass) -> None:
@@ -204,6 +211,10 @@ def _walk(notebook: dict[str, Any], visit: _Pass) -> None:
                 visit.visit(model, "state", None, None, f"widget {model_id}")
 
 
+#: a notebook repeats a few dozen keys thousands of times: fold each once
+_folded = functools.lru_cache(maxsize=4096)(normalize_key)
+
+
 def _may_match(data: Any, policy: Redaction, scrubber: RunScrubber) -> bool:
     """A cheap, never-wrong-way check on a recording's data: ``False`` only when nothing in it can match."""
     texts: list[str] = []
@@ -214,7 +225,7 @@ def _may_match(data: Any, policy: Redaction, scrubber: RunScrubber) -> bool:
         if isinstance(value, str):
             texts.append(value)
         elif isinstance(value, dict):
-            keys.update(normalize_key(k) for k in value if isinstance(k, str))
+            keys.update(_folded(k) for k in value if isinstance(k, str))
             stack.extend(value.values())
         elif isinstance(value, list):
             stack.extend(value)
@@ -224,21 +235,23 @@ def _may_match(data: Any, policy: Redaction, scrubber: RunScrubber) -> bool:
     return scrubber.knows_any(text) or any(pattern.regex.search(text) for pattern in scrubber.patterns())
 
 
-def _learn(value: Any, scrubber: RunScrubber) -> None:
-    """Let the scrubber see values under covered keys inside JSON text too (a tool result is stored as
-    its JSON), so the second pass masks them wherever they appear."""
-    if isinstance(value, str):
-        if value[:1] in ("{", "["):
-            try:
-                scrubber.scrub(json.loads(value))
-            except ValueError:
-                return
-    elif isinstance(value, dict):
-        for item in value.values():
-            _learn(item, scrubber)
-    elif isinstance(value, list):
-        for item in value:
-            _learn(item, scrubber)
+def _learn(value: Any, scrubber: RunScrubber, keys: set[str]) -> None:
+    """Show the scrubber every value under a covered key, inside JSON text too (a tool result is stored
+    as its JSON), so the masking pass finds those values wherever else they appear."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if item[:1] in ("{", "["):
+                with contextlib.suppress(ValueError):
+                    stack.append(json.loads(item))
+        elif isinstance(item, dict):
+            for name, inner in item.items():
+                if isinstance(name, str) and _folded(name) in keys and isinstance(inner, str):
+                    scrubber.scrub({name: inner})
+                stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(item)
 
 
 def _textual(mime: str) -> bool:
