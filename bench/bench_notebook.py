@@ -49,11 +49,11 @@ def runs(count: int) -> list[Any]:
 
 
 def displayed_notebook(made: list[Any], path: Path) -> Path:
-    """What a notebook holds after displaying each run in its own cell and saving."""
+    """What a notebook holds after ``display(run)`` of each run in its own cell, and saving."""
     cells = []
     for run in made:
-        data = {RECORDING_MIME: json.loads(run.recording.model_dump_json()), "text/plain": repr(run),
-                "text/html": run.to_html()}
+        data = json.loads(json.dumps(run._repr_mimebundle_()))
+        assert RECORDING_MIME in data
         cells.append(nbformat.v4.new_code_cell("run", outputs=[nbformat.v4.new_output("display_data", data=data)]))
     nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
     return path

@@ -15,7 +15,7 @@ shape only, and says how to fix it. The tree::
     ├── InvalidQuestionError             ERR_INVALID_QUESTION       core.pause
     ├── AgentConfigError                 ERR_AGENT_CONFIG           core.agent
     ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
-    ├── LLMCallContextError              ERR_LLM_CALL_CONTEXT       core.agent
+    ├── LLMCallContextError              ERR_LLM_CALL_CONTEXT       core.llm_call
     ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
     ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
     ├── ParentRunRefusedError            ERR_PARENT_RUN_REFUSED     core.member_run
@@ -40,6 +40,8 @@ shape only, and says how to fix it. The tree::
     ├── InfluenceStrategyError           ERR_INFLUENCE_STRATEGY     explain.influence
     ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
     ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
+    ├── UnknownRunError                  ERR_UNKNOWN_RUN            lab.refusals
+    ├── MagicInputError                  ERR_MAGIC_INPUT            lab.refusals
     ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
     ├── ReplaySourceError                ERR_REPLAY_SOURCE          providers.replay
     ├── NotebookFileError                ERR_NOTEBOOK_FILE          notebook
@@ -72,7 +74,7 @@ from __future__ import annotations
 
 from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
 from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
-from footprint_lab.core.agent import AgentConfigError, DuplicateToolError, LLMCallContextError
+from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
 from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError
 from footprint_lab.core.checkpoint import RunCheckpointError as RunCheckpointError  # not a refusal: see above
 from footprint_lab.core.conversation import (
@@ -84,6 +86,7 @@ from footprint_lab.core.conversation import (
 )
 from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
+from footprint_lab.core.llm_call import LLMCallContextError
 from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.core.pause import InvalidQuestionError
 from footprint_lab.core.run import CallNotFoundError, InvalidAnnotationError
@@ -103,6 +106,7 @@ from footprint_lab.flow.refusals import (
     LoopBudgetError,
     ResumeDivergedError,
 )
+from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 from footprint_lab.notebook import NotebookFileError, SharingConfigError
 from footprint_lab.providers.errors import (
     ContextWindowError,
@@ -144,6 +148,7 @@ __all__ = [
     "InvalidRunInputError",
     "LLMCallContextError",
     "LoopBudgetError",
+    "MagicInputError",
     "MemberIdentityError",
     "MissingApiKeyError",
     "MockScriptError",
@@ -174,6 +179,7 @@ __all__ = [
     "SharingConfigError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
+    "UnknownRunError",
     "UnknownSourceError",
     "UnknownStepError",
 ]

@@ -21,10 +21,10 @@ POLICY_KEYS = ["password", "principal"]
 
 
 def displayed(run: Any) -> dict[str, Any]:
-    """The output a notebook front end stores for a displayed run (its recording under the recording MIME)."""
-    data = {RECORDING_MIME: json.loads(run.recording.model_dump_json()), "text/plain": repr(run),
-            "text/html": run.to_html()}
-    return nbformat.v4.new_output("display_data", data=data)
+    """The output a notebook front end stores for ``display(run)`` (its recording under the recording MIME)."""
+    data = run._repr_mimebundle_()
+    assert RECORDING_MIME in data
+    return nbformat.v4.new_output("display_data", data=json.loads(json.dumps(data)))
 
 
 def leaky_run() -> Any:

@@ -36,13 +36,11 @@ from tests.notebook_kit import (
 )
 
 ROUND_TRIP = '''
-import json
 from IPython.display import display
-from footprint_lab.engine.recording import RECORDING_MIME
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 run = planted_fact_agent().run_sync(REFUND_REQUEST)
 run.annotate("vip-override", "Planted: nobody wrote this fact.", tag="suspect")
-display({RECORDING_MIME: json.loads(run.recording.model_dump_json()), "text/plain": repr(run)}, raw=True)
+display(run)
 print(run.recording.model_dump_json())
 print(run.backtrack())
 '''

@@ -52,7 +52,7 @@ from typing import Any
 
 from footprint_lab.context.declarations import Injection, Instruction, Memory, Rag, Skill
 from footprint_lab.context.retrieval import retrieve
-from footprint_lab.context.triggers import IterationView, OnToolReturn, Rule
+from footprint_lab.context.triggers import Always, IterationView, OnToolReturn, Rule
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
 
@@ -346,6 +346,10 @@ class TurnContext:
             if loaded_by is not None:
                 offered.append(("skill", skill_id, "llm_activated", f"read_skill('{skill_id}')", schema,
                                 {"tool": name, "activated_by": loaded_by}))
+            elif isinstance(plan.skills[skill_id].trigger, Always):
+                # A skill forced in (context.rebuild) is loaded from the start: its body and its tools alike.
+                offered.append(("skill", skill_id, "always", "forced in: loaded from the first iteration", schema,
+                                {"tool": name}))
         landed = [*schemas]
         names = set()
         pieces = self.rec.pieces

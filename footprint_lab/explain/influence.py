@@ -6,6 +6,12 @@ Rule kept here: a ranking is correlational and says so. Each suspect carries two
   LLM call that produced the output, less for calls further back along the slice);
 - ``content_score``: how much of the output its content accounts for, by the chosen strategy.
 
+In a composed run a piece of an upstream member (one whose answer was passed on as another
+member's message) is ranked through the message that carried it: its structural score is that
+message's, since the hand-off copies the answer rather than adding a step of reasoning, and
+``carried_by`` says whose answer carried it where. The carrying message itself is no source (a
+rerun produces it again from those pieces), so it scores 0 and says which members it carried.
+
 ``score = content_score x structural_score``, so a suspect with no content evidence (a routing
 decision, a piece sharing nothing with the output) scores 0 and never outranks a piece whose
 content matches the output; ties are broken by structure, then by the order the pieces were
@@ -40,7 +46,7 @@ if TYPE_CHECKING:
 CORRELATIONAL = ("Scores are correlational: they rank what the output resembles and how directly each piece "
                  "reached it, not what caused it. Confirm a suspect with localize(), which removes it and reruns.")
 SUSPECT_COLUMNS = ["rank", "source_id", "source_kind", "score", "structural_score", "content_score", "evidence",
-                   "removal_id", "slot", "read_by", "content"]
+                   "removal_id", "slot", "read_by", "content", "member", "member_name", "carried_by"]
 
 _TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _MASK = re.compile(r"\[redacted:[^\]]*\]")
@@ -200,8 +206,10 @@ def suspects(
     turn, a tool's result; routing decisions on the path too), in rank order: ``rank``,
     ``source_id``, ``source_kind``, ``score``, ``structural_score``, ``content_score``,
     ``evidence``, ``removal_id`` (what ``localize`` removes; empty when a rerun cannot),
-    ``slot``, ``read_by`` and a preview of the ``content``. ``frame.attrs["note"]`` says the
-    scores are correlational.
+    ``slot``, ``read_by``, a preview of the ``content``, then ``member`` (the member's path in a
+    composed run, empty for the run itself), ``member_name`` (its runner's given name) and
+    ``carried_by`` (for an upstream member's piece: whose answer carried it to the target).
+    ``frame.attrs["note"]`` says the scores are correlational.
     """
     import pandas as pd
 
@@ -222,18 +230,25 @@ def _rows(walked: Backtrack, scorer: InfluenceStrategy) -> list[dict[str, Any]]:
         raise InfluenceStrategyError("a strategy's score() must return one finite number per content",
                                      f"{len(raw)} value(s) for {len(candidates)} content(s)")
     nearest = min((c.depth for c in candidates), default=0)
-    best: dict[tuple[str, str], dict[str, Any]] = {}
+    best: dict[tuple[str, str, str], dict[str, Any]] = {}
     for order, (candidate, value) in enumerate(zip(candidates, raw, strict=True)):
         content = min(1.0, max(0.0, float(value)))
-        structural = 1.0 / (1 + candidate.depth - nearest)
+        # An upstream piece sits where the message that carried it sits: the hand-off adds no reasoning step.
+        placed = candidate.carried[0].carrier if candidate.carried else candidate
+        structural = 1.0 / (1 + placed.depth - nearest)
+        evidence = "content matches the output" if content > 0 else "structural path only"
+        if candidate.carries:
+            whose = ", ".join(member.label() for member in candidate.carries)
+            content, evidence = 0.0, f"carrier: the answer of {whose}, ranked through its own pieces"
+        member = candidate.member
         row = {
             "source_id": candidate.source_id, "source_kind": candidate.source_kind,
             "score": content * structural, "structural_score": structural, "content_score": content,
-            "evidence": "content matches the output" if content > 0 else "structural path only",
-            "removal_id": candidate.removal_id, "slot": candidate.slot, "read_by": candidate.read_by,
-            "content": shorten(candidate.content, 80), "_order": order,
+            "evidence": evidence, "removal_id": candidate.removal_id, "slot": candidate.slot,
+            "read_by": candidate.read_by, "content": shorten(candidate.content, 80), "member": member.path,
+            "member_name": member.name, "carried_by": candidate.carried_by, "_order": order,
         }
-        key = (candidate.source_kind, candidate.source_id)
+        key = (member.path, candidate.source_kind, candidate.source_id)
         kept = best.get(key)
         if kept is None or (row["score"], row["structural_score"]) > (kept["score"], kept["structural_score"]):
             best[key] = row
@@ -242,10 +257,13 @@ def _rows(walked: Backtrack, scorer: InfluenceStrategy) -> list[dict[str, Any]]:
         if decision.step_id == walked.target:
             continue
         structural = 1.0 / (1 + max(depths.get(decision.step_id, 0) - nearest, 0))
-        best[("decision", decision.step_id)] = {
+        decider = walked.member_of(decision.step_id)
+        best[("", "decision", decision.step_id)] = {
             "source_id": decision.step_id, "source_kind": "decision", "score": 0.0, "structural_score": structural,
             "content_score": 0.0, "evidence": "structural path only", "removal_id": None, "slot": None,
-            "read_by": None, "content": f"{decision.rule}: chose {decision.chosen}", "_order": len(candidates),
+            "read_by": None, "content": f"{decision.rule}: chose {decision.chosen}",
+            "member": decider.path if decider is not None else None,
+            "member_name": decider.name if decider is not None else None, "carried_by": None, "_order": len(candidates),
         }
     ranked = sorted(best.values(), key=lambda r: (-r["score"], -r["structural_score"], r["_order"]))
     for rank, row in enumerate(ranked, 1):
@@ -267,10 +285,10 @@ class RankingConfidence:
     def __str__(self) -> str:
         return self.reason
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from footprint_lab.explain.render import mimebundle
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from footprint_lab.explain.render import display_bundle
 
-        return mimebundle("Ranking confidence", self.reason)
+        return display_bundle("ranking_confidence", self, "Ranking confidence", self.reason, include, exclude)
 
 
 def ranking_confidence(ranked: Any, *, margin: float = 0.3, shortlist_size: int = 5) -> RankingConfidence:

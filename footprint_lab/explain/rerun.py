@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
 from footprint_lab.explain.checks import ExplainConfigError, fraction
-from footprint_lab.explain.sources import NOT_REMOVABLE, removable_sources
+from footprint_lab.explain.members import Source, removable_sources
+from footprint_lab.explain.sources import NOT_REMOVABLE
 
 if TYPE_CHECKING:
     from footprint_lab.engine.recording import Recording
@@ -205,8 +206,8 @@ class Rerunner:
                        result if keep_run else None)
 
 
-def check_removable(function: str, recording: Recording, ids: Sequence[str]) -> dict[str, str]:
-    """The removable sources of a recording; refuse ids that name none of them."""
+def check_removable(function: str, recording: Recording, ids: Sequence[str]) -> dict[str, Source]:
+    """The removable sources of a recording (members' included); refuse ids that name none of them."""
     known = removable_sources(recording)
     unknown = [name for name in ids if name not in known]
     if unknown:

@@ -59,6 +59,12 @@ class Loop(Composition):
             return self.body
         return None
 
+    def _parts(self) -> list[tuple[str | None, Runner]]:
+        return [(None, self.body)]  # every pass runs the one body: its sources are named without a pass
+
+    def _rebuilt(self, runners: list[Runner]) -> Loop:
+        return Loop(runners[0], times=self.times, until=self.until, id=self.id, name=self.name)
+
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec
         source = INPUT

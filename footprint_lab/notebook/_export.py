@@ -19,7 +19,7 @@ from html import escape
 from pathlib import Path
 from typing import Any
 
-from footprint_lab.engine.recording import RECORDING_MIME, Annotation, Recording
+from footprint_lab.engine.recording import Annotation, Recording
 from footprint_lab.engine.redaction import Redaction
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.notebook._read import as_path, write_notebook
@@ -69,6 +69,8 @@ def _runs(runs: Any) -> list[Any]:
 
 
 def _run_cells(run: Any, number: int) -> list[dict[str, Any]]:
+    from footprint_lab.lab.views import run_bundle
+
     recording: Recording = run.recording
     runner = recording.runner
     who = runner.name or runner.id or runner.kind
@@ -77,7 +79,7 @@ def _run_cells(run: Any, number: int) -> list[dict[str, Any]]:
     cells.append(_display("the run: its answer view (the recording rides in this output)", run_bundle(recording)))
     cells.extend(_note_cells([n for n in notes if n.target == "answer"]))
     if recording.children:
-        cells.append(_display("run.tree()", _bundle(run.tree())))
+        cells.append(_display("run.tree()", _tree_bundle(run.tree())))
     if recording.exchanges or recording.children:
         backtrack = _bundle(run.backtrack())
         backtrack.pop("text/markdown", None)  # the same text a third time; HTML and plain text suffice
@@ -86,26 +88,19 @@ def _run_cells(run: Any, number: int) -> list[dict[str, Any]]:
     return cells
 
 
-def run_bundle(recording: Recording) -> dict[str, Any]:
-    """A run's display bundle: its views, and its recording under the recording MIME type."""
-    from footprint_lab.core.run import Run
-
-    bundle = _bundle(Run.from_recording(recording))
-    bundle[RECORDING_MIME] = json.loads(recording.model_dump_json())
-    return bundle
-
-
 def _bundle(shown: Any) -> dict[str, Any]:
-    """What a notebook front end would store for ``shown``: its MIME bundle, or its HTML and text."""
-    if hasattr(shown, "_repr_mimebundle_"):
-        bundle = shown._repr_mimebundle_()
-        data = bundle[0] if isinstance(bundle, tuple) else bundle
-        return dict(data)
-    if hasattr(shown, "_repr_html_"):
-        return {"text/html": shown._repr_html_(), "text/plain": repr(shown)}
-    if hasattr(shown, "to_frame"):
-        return {"text/html": shown.to_frame().to_html(escape=True, index=False), "text/plain": repr(shown)}
-    return {"text/plain": str(shown)}
+    """What a notebook front end stores for ``shown``: its own MIME bundle."""
+    bundle = shown._repr_mimebundle_()
+    return dict(bundle[0] if isinstance(bundle, tuple) else bundle)
+
+
+def _tree_bundle(tree: Any) -> dict[str, Any]:
+    """A tree's figure as plotly JSON beside its no-script HTML: no copy of plotly.js in the file
+    (JupyterLab draws the JSON itself; ``to_html`` embeds plotly.js once for the whole page)."""
+    from footprint_lab.lab.views.tree import PLOTLY_MIME, tree_figure, tree_html
+
+    return {"text/plain": tree.summary(), PLOTLY_MIME: json.loads(tree_figure(tree).to_json()),
+            "text/html": tree_html(tree)}
 
 
 def _note_cells(notes: list[Annotation]) -> list[dict[str, Any]]:

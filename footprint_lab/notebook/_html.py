@@ -10,8 +10,9 @@ What is drawn, and from what:
   never from the HTML the file stored beside it: a tampered notebook cannot inject markup;
 - a plotly figure is drawn by plotly.js from its JSON, with its static copy (the output's
   HTML or text) in a ``<noscript>`` block for readers with scripts off;
-- any other HTML or markdown from the file is sanitized (an allow-list of tags and
-  attributes, links only to http, https and mailto); text is escaped; images are inlined.
+- any other HTML or markdown from the file is sanitized (an allow-list of tags, attributes and
+  CSS properties, no ``<style>`` or ``<script>`` blocks, links only to http, https and mailto);
+  text is escaped; images are inlined.
 
 Role: lab layer (``footprint_lab.notebook``); needs the notebook extra (nbconvert's bleach and mistune).
 """
@@ -149,14 +150,9 @@ def _recording(cell: int, number: int, value: Any) -> str:
         field, problem = checked
         return (f'<p class="fl-skipped">cell {cell}, output {number}: recording not shown, field '
                 f"<code>{escape(field)}</code> {escape(problem)}</p>")
+    from footprint_lab.lab.views import answer_view
+
     return answer_view(checked)
-
-
-def answer_view(recording: Recording) -> str:
-    """A run's view for an offline page, drawn from its recording alone (escaped, no script)."""
-    from footprint_lab.lab.html import run_html
-
-    return run_html(recording)
 
 
 def _static(data: dict[str, Any]) -> str:
@@ -199,13 +195,16 @@ def sanitize(html: str) -> str:
     import bleach
 
     html = _INERT_BLOCKS.sub("", html)  # bleach would keep a script's text as text; drop it whole
+    from bleach.css_sanitizer import CSSSanitizer
+
     return str(bleach.clean(html, tags=_TAGS, attributes=_allowed, protocols={"http", "https", "mailto", "data"},
-                            strip=True, strip_comments=True))
+                            strip=True, strip_comments=True, css_sanitizer=CSSSanitizer()))
 
 
 def _allowed(tag: str, name: str, value: str) -> bool:
-    """Attributes kept: a few harmless ones, links to http(s)/mailto, images only as inline data."""
-    if name in ("class", "title", "colspan", "rowspan", "align", "alt"):
+    """Attributes kept: a few harmless ones (inline styles through a CSS allow-list), links to
+    http(s)/mailto, images only as inline data."""
+    if name in ("class", "title", "colspan", "rowspan", "align", "alt", "open", "style"):
         return True
     if tag == "a" and name == "href":
         return value.startswith(("http://", "https://", "mailto:", "#"))
