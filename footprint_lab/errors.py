@@ -58,7 +58,7 @@ shape only, and says how to fix it. The tree::
         ├── ProviderTimeoutError         ERR_PROVIDER_TIMEOUT
         ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
         ├── ProviderResponseError        ERR_PROVIDER_RESPONSE
-        └── ReplayMismatchError          ERR_REPLAY_MISMATCH        providers.replay
+        └── ReplayMismatchError          ERR_PROVIDER_REPLAY_MISMATCH  providers.replay
 
 Every ``ProviderError`` says in ``retryable`` whether calling again (or resuming the run
 from its checkpoint) can help.

@@ -38,7 +38,7 @@ def test_a_changed_system_prompt_is_refused_naming_the_system_slot() -> None:
     with pytest.raises(ReplayMismatchError) as refused:
         changed.run_sync(REFUND_REQUEST)
     error = refused.value
-    assert error.code == "ERR_REPLAY_MISMATCH" and error.retryable is False
+    assert error.code == "ERR_PROVIDER_REPLAY_MISMATCH" and error.retryable is False
     assert (error.call, error.slot, error.piece) == ("call-llm#3", "system", "system-prompt")
     assert "at character 35" in error.diff and '"sts for Acme. Policy' in error.diff
     assert "Acme Corp" not in str(error)  # the request is described by size, never quoted

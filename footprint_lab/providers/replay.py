@@ -62,7 +62,7 @@ class ReplayMismatchError(ProviderError):
     differ: the recorded text around it, the request's by size only). Nothing was answered.
     """
 
-    code = "ERR_REPLAY_MISMATCH"
+    code = "ERR_PROVIDER_REPLAY_MISMATCH"
     fields = ("call", "slot", "piece", "diff")
 
     def __init__(self, call: str, slot: str, piece: str | None, diff: str) -> None:
