@@ -8,7 +8,7 @@ about (notes on the answer after the answer view, notes on steps and pieces afte
 backtrack). Every text a note, a title or a run carries is HTML-escaped in the markdown.
 With ``redact``, the written notebook is scrubbed with that policy before it is saved.
 
-Role: lab layer (``footprint_lab.notebook``); views come from the objects' own displays.
+Role: lab layer (``footprint_lab.notebook``); the views are ``footprint_lab.lab.views``.
 """
 
 from __future__ import annotations
@@ -81,17 +81,11 @@ def _run_cells(run: Any, number: int) -> list[dict[str, Any]]:
     if recording.children:
         cells.append(_display("run.tree()", _tree_bundle(run.tree())))
     if recording.exchanges or recording.children:
-        backtrack = _bundle(run.backtrack())
-        backtrack.pop("text/markdown", None)  # the same text a third time; HTML and plain text suffice
-        cells.append(_display("run.backtrack()", backtrack))
+        # Its text only: the answer view above already draws each piece's chain of custody in HTML,
+        # and the same backtrack again as HTML and markdown would double the file.
+        cells.append(_display("run.backtrack()", {"text/plain": str(run.backtrack())}))
     cells.extend(_note_cells([n for n in notes if n.target != "answer"]))
     return cells
-
-
-def _bundle(shown: Any) -> dict[str, Any]:
-    """What a notebook front end stores for ``shown``: its own MIME bundle."""
-    bundle = shown._repr_mimebundle_()
-    return dict(bundle[0] if isinstance(bundle, tuple) else bundle)
 
 
 def _tree_bundle(tree: Any) -> dict[str, Any]:

@@ -176,9 +176,10 @@ class _Pass:
         masked = self.scrubber.scrub(data)
         if masked == data:
             return value
-        for attempt in (masked, _strings_only(data, self.scrubber.scrub)):
+        attempts = (lambda: masked, lambda: _strings_only(data, self.scrubber.scrub))
+        for attempt in attempts:
             try:
-                recording = Recording.model_validate(attempt)
+                recording = Recording.model_validate(attempt())
             except ValueError:
                 continue
             _settle(recording, self.policy)
@@ -232,7 +233,7 @@ def _may_match(data: Any, policy: Redaction, scrubber: RunScrubber) -> bool:
     if any(normalize_key(key) in keys for key in policy.keys):
         return True
     text = "\n".join(texts)  # a match across two joined strings only costs a full pass, never a miss
-    return scrubber.knows_any(text) or any(pattern.regex.search(text) for pattern in scrubber.patterns())
+    return scrubber.knows_any(text) or scrubber.may_match(text)
 
 
 def _learn(value: Any, scrubber: RunScrubber, keys: set[str]) -> None:
