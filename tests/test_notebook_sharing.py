@@ -145,11 +145,12 @@ def test_scrub_removes_every_planted_secret_and_the_recordings_still_explain(tmp
     run = leaky_run()
     source = nbformat.v4.new_code_cell(f"api_key = '{OPENAI_KEY}'")
     path = notebook_with([run], tmp_path / "leak.ipynb", extra_cells=[source],
-                         widgets=widget_state(w1={"value": f"<p>pw {PASSWORD}</p>", "description": OPENAI_KEY}))
+                         widgets=widget_state(w1={"value": f"<p>pw {PASSWORD}</p>", "description": OPENAI_KEY},
+                                              lab={"recording": run.recording.model_dump_json()}))
     policy = Redaction(keys=POLICY_KEYS, builtins=["openai_key"])
     found = scan(path, redact=policy)
     wheres = {f.where for f in found}
-    assert {"text", "recording", "data[text/plain]", "data[text/html]", "source", "widget w1"} <= wheres
+    assert {"text", "recording", "data[text/plain]", "data[text/html]", "source", "widget w1", "widget lab"} <= wheres
     assert all(OPENAI_KEY not in str(f) and PASSWORD not in str(f) for f in found)
     out = tmp_path / "clean.ipynb"
     masked = scrub(path, redact=policy, out=out)
@@ -163,6 +164,9 @@ def test_scrub_removes_every_planted_secret_and_the_recordings_still_explain(tmp
     assert loaded.recording.identity == {"principal": "[redacted:principal]"}
     assert loaded.recording.redaction["scrubbed"] is True
     assert len(loaded.backtrack()) == len(run.backtrack())
+    widget = json.loads(text)["metadata"]["widgets"]["application/vnd.jupyter.widget-state+json"]["state"]["lab"]
+    kept = Recording.model_validate_json(widget["state"]["recording"])  # still JSON text, still a recording
+    assert kept.identity == {"principal": "[redacted:principal]"}
     before = out.stat().st_mtime_ns
     assert scrub(out, redact=policy) == []  # nothing left: the file is not rewritten
     assert out.stat().st_mtime_ns == before

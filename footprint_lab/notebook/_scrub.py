@@ -183,7 +183,8 @@ class _Pass:
             except ValueError:
                 continue
             _settle(recording, self.policy)
-            return recording.model_dump(mode="json")
+            # given as JSON text (a widget trait), given back as JSON text
+            return recording.model_dump_json() if isinstance(value, str) else recording.model_dump(mode="json")
         return masked  # not a loadable recording anyway: masked as plain data
 
 
@@ -208,8 +209,12 @@ def _walk(notebook: dict[str, Any], visit: _Pass) -> None:
     state = block.get("state") if block is not None else None
     if isinstance(state, dict):
         for model_id, model in state.items():
-            if isinstance(model, dict) and "state" in model:
-                visit.visit(model, "state", None, None, f"widget {model_id}")
+            traits = model.get("state") if isinstance(model, dict) else None
+            if not isinstance(traits, dict):
+                continue
+            for name in list(traits):  # a widget may hold a recording: it stays one, still loadable
+                mask = visit.recording if _holds_recording(traits[name]) else None
+                visit.visit(traits, name, None, None, f"widget {model_id}", mask)
 
 
 #: a notebook repeats a few dozen keys thousands of times: fold each once
@@ -253,6 +258,13 @@ def _learn(value: Any, scrubber: RunScrubber, keys: set[str]) -> None:
                 stack.append(inner)
         elif isinstance(item, list):
             stack.extend(item)
+
+
+def _holds_recording(value: Any) -> bool:
+    """A widget trait that carries a recording (as data or as its JSON text)."""
+    if isinstance(value, dict):
+        return "run_id" in value and "schema_version" in value
+    return isinstance(value, str) and value[:1] == "{" and '"schema_version"' in value and '"run_id"' in value
 
 
 def _textual(mime: str) -> bool:
