@@ -34,8 +34,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.explain.checks import ExplainConfigError, fraction, whole_number
+from footprint_lab.context.similarity import cosine, words
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
+from footprint_lab.explain.checks import ExplainConfigError, fraction, recording_of, whole_number
 from footprint_lab.explain.custody import Backtrack, backtrack
 from footprint_lab.explain.render import shorten
 
@@ -48,7 +49,6 @@ CORRELATIONAL = ("Scores are correlational: they rank what the output resembles 
 SUSPECT_COLUMNS = ["rank", "source_id", "source_kind", "score", "structural_score", "content_score", "evidence",
                    "removal_id", "slot", "read_by", "content", "member", "member_name", "carried_by"]
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _MASK = re.compile(r"\[redacted:[^\]]*\]")
 _STOPWORDS = frozenset((
     "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for",
@@ -92,14 +92,8 @@ def tokens(text: str) -> set[str]:
 
     A redaction mask (``[redacted:email]``) is no evidence: two masks alike may hide different values.
     """
-    found = set()
-    for word in _TOKEN.findall(_MASK.sub(" ", text.lower())):
-        if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        found.add(word)
-    return found
+    return {word for word in words(_MASK.sub(" ", text))
+            if word not in _STOPWORDS and (len(word) > 1 or word.isdigit())}
 
 
 class LexicalInfluence:
@@ -111,14 +105,14 @@ class LexicalInfluence:
         wanted = tokens(output)
         held = [tokens(text) & wanted for text in contents]
         frequency: dict[str, int] = {}
-        for words in held:
-            for word in words:
+        for found in held:
+            for word in found:
                 frequency[word] = frequency.get(word, 0) + 1
         weight = {word: math.log(1.0 + len(contents) / count) for word, count in frequency.items()}
         total = sum(weight.values())
         if total == 0:
             return [0.0] * len(contents)
-        return [sum(weight[word] for word in words) / total for words in held]
+        return [sum(weight[word] for word in found) / total for found in held]
 
 
 class EmbeddingInfluence:
@@ -127,8 +121,9 @@ class EmbeddingInfluence:
     name = "embedding"
 
     def __init__(self, embed: Callable[[list[str]], Any]) -> None:
-        if not callable(embed):
-            raise InfluenceStrategyError("the embedding strategy needs embed=fn", describe_shape(embed))
+        problem = call_problem(embed, 1)
+        if problem is not None:
+            raise InfluenceStrategyError("the embedding strategy needs embed=fn", problem)
         self.embed = embed
 
     def score(self, output: str, contents: Sequence[str]) -> list[float]:
@@ -145,12 +140,7 @@ class EmbeddingInfluence:
             raise InfluenceStrategyError("embed(texts) must return one vector of the same length per text",
                                          f"{len(vectors)} vector(s) for {len(texts)} text(s)")
         first, rest = vectors[0], vectors[1:]
-        return [max(0.0, _cosine(first, vector)) for vector in rest]
-
-
-def _cosine(left: list[float], right: list[float]) -> float:
-    norm = math.sqrt(sum(x * x for x in left)) * math.sqrt(sum(y * y for y in right))
-    return 0.0 if norm == 0 else sum(x * y for x, y in zip(left, right, strict=True)) / norm
+        return [max(0.0, cosine(first, vector)) for vector in rest]
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,7 +204,10 @@ def suspects(
     import pandas as pd
 
     scorer = resolve_strategy(strategy, **({"embed": embed} if embed is not None else {}))
-    walked = trace if trace is not None else backtrack(run, at)
+    if trace is not None and not isinstance(trace, Backtrack):
+        raise ExplainConfigError("suspects", "trace", describe_shape(trace),
+                                 "must be the Backtrack that backtrack(run) or run.backtrack() returns, or None")
+    walked = trace if trace is not None else backtrack(recording_of(run, "suspects"), at)
     rows = _rows(walked, scorer)
     frame = pd.DataFrame(rows, columns=SUSPECT_COLUMNS)
     frame.attrs["note"] = CORRELATIONAL
@@ -299,7 +292,7 @@ def ranking_confidence(ranked: Any, *, margin: float = 0.3, shortlist_size: int 
     """
     fraction("ranking_confidence", "margin", margin)
     whole_number("ranking_confidence", "shortlist_size", shortlist_size, 1, 1000)
-    frame = ranked if _is_frame(ranked) else suspects(ranked)
+    frame = ranked if _is_frame(ranked) else suspects(recording_of(ranked, "ranking_confidence", "ranked"))
     if not {"source_id", "score"} <= set(frame.columns):
         raise ExplainConfigError("ranking_confidence", "ranked", "a DataFrame without source_id and score columns",
                                  "must be the frame run.suspects() returns, or the run itself")

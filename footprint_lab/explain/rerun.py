@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.explain.checks import ExplainConfigError, fraction
 from footprint_lab.explain.members import Source, removable_sources
 from footprint_lab.explain.sources import NOT_REMOVABLE
@@ -98,8 +98,9 @@ def check_comparator(function: str, comparator: Any) -> Comparator:
     """The comparator to use: the default when ``None``, else any callable of two texts."""
     if comparator is None:
         return TextDifference()
-    if not callable(comparator):
-        raise ExplainConfigError(function, "comparator", describe_shape(comparator),
+    problem = call_problem(comparator, 2)
+    if problem is not None:
+        raise ExplainConfigError(function, "comparator", problem,
                                  "must be a function (original, rerun) -> True when the outcome flipped, "
                                  "e.g. TextDifference(threshold=0.3)")
     return comparator

@@ -45,10 +45,10 @@ from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.leg import who
 from footprint_lab.core.member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
 from footprint_lab.core.run import Run
-from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id, run_coroutine_sync
+from footprint_lab.core.runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, RedactionConfigError, combine_policies
-from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.refusal import call_problem, describe_shape
 from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
@@ -222,11 +222,12 @@ class Composition(Runner):
         """Run once on ``input`` (a message, or ``{"message": ...}``), for ``identity`` when one is named."""
         bag = normalize_run_input(input, self.door, identity=identity)
         named = coerce_identity(bag.pop("identity", None), self.door)
+        listeners = self._listeners_for(on_event)
         opened = open_parent_run(new_run_id(), named, door=self.door)
         try:
-            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link,
+            mount = Mount(run_id=opened.run_id, listeners=listeners, link=opened.link,
                           scrubber=self.redact.for_run() if self.redact is not None else None)
-            return await self._execute(bag, mount)
+            return await self._kept(self._execute(bag, mount))
         finally:
             close_parent_run(opened)
 
@@ -260,12 +261,13 @@ class Composition(Runner):
         # The resumed leg is covered at least as the paused one was: by what its waiting members carry too.
         policy = combine_policies(sources, *(start.policy for start in waiting))
         matched = sorted({name for start in waiting for name in (start.marks or {}).get("matched", ())})
+        listeners = self._listeners_for(on_event)
         opened = open_parent_run(checkpoint.run_id, owner, door=door)
         try:
-            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link,
+            mount = Mount(run_id=opened.run_id, listeners=listeners, link=opened.link,
                           scrubber=policy.for_run({"matched": matched}) if policy is not None else None)
             mount.extra["resume"] = (checkpoint, text)
-            return await self._execute(dict(checkpoint.input), mount)
+            return await self._kept(self._execute(dict(checkpoint.input), mount))
         finally:
             close_parent_run(opened)
 
@@ -305,11 +307,12 @@ class Composition(Runner):
                 source = None
             exe.check_reached(type(self).__name__)
         except BaseException as exc:
-            rec.fail_open_step()
+            status = ended_status(exc)
+            rec.fail_open_step(status)
             error = {**failure_summary(exc), "step_id": rec.current}
             rec.emit("error", rec.current, dict(error))
-            rec.emit("run_end", rec.path, {"status": "failed"})
-            failed = self._make_run(exe, bag, "failed", None, error)
+            rec.emit("run_end", rec.path, {"status": status})
+            failed = self._make_run(exe, bag, status, None, error)
             with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
                 exc._footprint_run = failed  # type: ignore[attr-defined]
             raise
@@ -429,6 +432,7 @@ def failure_summary(exc: BaseException) -> dict[str, Any]:
 
 
 def check_callable(composition: str, setting: str, value: Any, fix: str) -> None:
-    """Refuse a predicate, mapper or merge that cannot be called."""
-    if not callable(value):
-        raise CompositionConfigError(composition, setting, describe_shape(value), fix)
+    """Refuse a predicate, mapper or merge that cannot be called with its one argument."""
+    problem = call_problem(value, 1)
+    if problem is not None:
+        raise CompositionConfigError(composition, setting, problem, fix)

@@ -171,7 +171,7 @@ class Graph(Composition):
                 "Graph", "answer", f"{len(sinks)} nodes that nothing needs",
                 "must name the node whose answer is the graph's answer when more than one node ends the graph",
             )
-        if answer is not None and answer not in names:
+        if answer is not None and (not isinstance(answer, str) or answer not in names):
             raise CompositionConfigError("Graph", "answer", describe_shape(answer), "must name a node of this graph")
         self.nodes = checked
         self.answer = answer if answer is not None else sinks[0]

@@ -30,7 +30,7 @@ from typing import Any
 
 from footprint_lab.engine.recording import LLMExchange, Recording, jsonable
 from footprint_lab.engine.redaction import BUILTIN_PATTERNS, Redaction
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.providers.errors import ProviderError
 from footprint_lab.providers.mock import chunks
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
@@ -53,8 +53,9 @@ class ReplaySourceError(Refusal):
         self.received = received
 
 
-class ReplayMismatchError(ProviderError):
-    """Raised during a replayed call whose request the recording does not hold.
+class ReplayMismatchError(ProviderError, RunFailure):
+    """Raised during a replayed call whose request the recording does not hold (a failure while
+    running: the steps before the call ran and are kept, like any provider failure's).
 
     Carries ``call`` (the step id of the nearest recorded call, member path included),
     ``slot`` (``system``, ``messages`` or ``tools``), ``piece`` (the source id of the context
