@@ -44,7 +44,7 @@ _EXPORTS: dict[str, str] = {
     "RunTree": "footprint_lab.explain.tree",
 }
 _ERRORS = "footprint_lab.errors"
-_SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab")
+_SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab", "notebook")
 
 if TYPE_CHECKING:
     from footprint_lab.core.agent import Agent

@@ -39,7 +39,7 @@ The tree::
     │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine.redaction
     │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      engine.recording_door
     │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core.run
-    │   ├── AnnotationError              ERR_ANNOTATION             core.run
+    │   ├── InvalidAnnotationError       ERR_INVALID_ANNOTATION     core.run
     │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context.declarations
     │   ├── FactRoleError                ERR_FACT_ROLE              context.declarations
     │   ├── ContextConfigError           ERR_CONTEXT_CONFIG         context.assembly
@@ -53,6 +53,9 @@ The tree::
     │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
     │   ├── MagicInputError              ERR_MAGIC_INPUT            lab.refusals
     │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers.mock
+    │   ├── ReplaySourceError            ERR_REPLAY_SOURCE          providers.replay
+    │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook
+    │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers.errors (also a ProviderError)
     │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers.errors (also a ProviderError)
     └── RunFailure                       ERR_RUN_FAILED             engine.refusal
@@ -69,7 +72,8 @@ The tree::
         ├── ProviderUnavailableError     ERR_PROVIDER_UNAVAILABLE
         ├── ProviderTimeoutError         ERR_PROVIDER_TIMEOUT
         ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
-        └── ProviderResponseError        ERR_PROVIDER_RESPONSE
+        ├── ProviderResponseError        ERR_PROVIDER_RESPONSE
+        └── ReplayMismatchError          ERR_PROVIDER_REPLAY_MISMATCH  providers.replay
 
 ``ProviderError`` (``ERR_PROVIDER``, providers.errors) is the family of the provider classes
 above, on both sides: ``except ProviderError`` catches them all, and each says in
@@ -94,7 +98,7 @@ from footprint_lab.core.identity import InvalidIdentityError
 from footprint_lab.core.llm_call import LLMCallContextError
 from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.core.pause import InvalidQuestionError
-from footprint_lab.core.run import AnnotationError, CallNotFoundError
+from footprint_lab.core.run import CallNotFoundError, InvalidAnnotationError
 from footprint_lab.core.runner import ListenerError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.recording_door import InvalidRecordingError
@@ -115,6 +119,7 @@ from footprint_lab.flow.refusals import (
     ResumeDivergedError,
 )
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
+from footprint_lab.notebook import NotebookFileError, SharingConfigError
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -130,10 +135,10 @@ from footprint_lab.providers.errors import (
     ProviderUnavailableError,
 )
 from footprint_lab.providers.mock import MockScriptError
+from footprint_lab.providers.replay import ReplayMismatchError, ReplaySourceError
 
 __all__ = [
     "AgentConfigError",
-    "AnnotationError",
     "CallNotFoundError",
     "CodedError",
     "CompositionConfigError",
@@ -150,6 +155,7 @@ __all__ = [
     "FlowCheckpointError",
     "GraphCycleError",
     "InfluenceStrategyError",
+    "InvalidAnnotationError",
     "InvalidCheckpointError",
     "InvalidIdentityError",
     "InvalidQuestionError",
@@ -164,6 +170,7 @@ __all__ = [
     "MockScriptError",
     "ModelNotFoundError",
     "NoConversationError",
+    "NotebookFileError",
     "NothingToLocalizeError",
     "ParentRunRefusedError",
     "PendingQuestionError",
@@ -178,6 +185,8 @@ __all__ = [
     "ProviderUnavailableError",
     "RedactionConfigError",
     "Refusal",
+    "ReplayMismatchError",
+    "ReplaySourceError",
     "ResumeDivergedError",
     "ResumeIdentityConflictError",
     "ResumeRedactionError",
@@ -185,6 +194,7 @@ __all__ = [
     "RunCheckpointError",
     "RunFailure",
     "RunInFlightError",
+    "SharingConfigError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
     "UnknownRunError",

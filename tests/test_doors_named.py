@@ -9,9 +9,9 @@ import pytest
 from footprint_lab import Agent, LLMCall, Loop, Parallel, Refusal, tool
 from footprint_lab.errors import (
     AgentConfigError,
-    AnnotationError,
     CompositionConfigError,
     ExplainConfigError,
+    InvalidAnnotationError,
     ListenerError,
     MockScriptError,
     ToolDefinitionError,
@@ -79,11 +79,11 @@ def test_ranking_confidence_and_suspects_name_their_own_door():
         assert str(caught.value).startswith(f"{function}:")
 
 
-@pytest.mark.parametrize("note", [None, "text", 5, [("a", 1)], {1: "x"}])
-def test_annotate_refuses_a_note_that_is_not_a_dict_of_named_fields(note: Any):
+@pytest.mark.parametrize("target", [None, 5, [("a", 1)], {1: "x"}, "no-such-step"])
+def test_annotate_refuses_a_target_that_names_nothing_in_the_run(target: Any):
     run = _agent().run_sync("go")
-    with pytest.raises(AnnotationError) as caught:
-        run.annotate(note)
+    with pytest.raises(InvalidAnnotationError) as caught:
+        run.annotate(target, "a note")
     assert isinstance(caught.value, Refusal) and run.recording.annotations == []
 
 

@@ -144,7 +144,7 @@ DOORS: dict[str, tuple[Callable[..., Any], tuple[Any, ...], dict[str, Any]]] = {
     "Agent.with_forced": (lambda *a, **k: _agent().with_forced(*a, **k), ("system-prompt",), {"seed": 1}),
     "Composition.without": (lambda *a, **k: Sequence([_agent()]).without(*a, **k), ("system-prompt",), {}),
     "provider_from_string": (provider_from_string, ("openai:gpt-4o-mini",), {"api_key": "k"}),
-    "Run.annotate": (_RUN.annotate, ("go",), {}),
+    "Run.annotate": (_RUN.annotate, ("answer", "a note"), {"tag": "checked"}),
     "Run.context": (_RUN.context, (), {}),
     "Run.backtrack": (_RUN.backtrack, (), {}),
     "Run.suspects": (_RUN.suspects, (), {}),

@@ -26,7 +26,6 @@ the only place that state changes (through ``_hold``).
 
 from __future__ import annotations
 
-from time import time
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.core.door import InvalidRunInputError, normalize_run_input
@@ -343,8 +342,8 @@ class Conversation:
             return None
         run = self.last_run
         if run is not None and run.run_id == pending.run_id:
-            run.annotate({"kind": "pause_abandoned", "tool_name": pending.tool_name,
-                          "tool_call_id": pending.tool_call_id, "at": time()})
+            run.annotate("answer", f"The question tool '{pending.tool_name}' asked (call {pending.tool_call_id}) "
+                         "was dropped with abandon_pause(); this run will not be resumed.", tag="pause_abandoned")
         self._hold("abandoned", None, None)
         return pending
 

@@ -180,7 +180,8 @@ class Turn:
                 redaction=report,
             )
 
-        return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early)
+        return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
+                   clean=rec.clean if rec.policy is not None else None)
 
 
 def input_refused() -> dict[str, Any]:

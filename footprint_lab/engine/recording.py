@@ -169,6 +169,19 @@ class LLMExchange(_Data):
     wire: dict[str, Any] | None = None
 
 
+class Annotation(_Data):
+    """An analyst's note on one part of a run: a step id, a context piece's source id, or ``"answer"``.
+
+    ``at`` is when it was written (seconds since the epoch); ``tag`` is a free label
+    (``"suspect"``, ``"ok"``...), ``None`` when not given.
+    """
+
+    target: str
+    text: str
+    tag: str | None = None
+    at: float = 0.0
+
+
 class Recording(_Data):
     """A whole run, as data."""
 
@@ -196,7 +209,7 @@ class Recording(_Data):
     #: for each transcript message, the index of the context piece that carries it
     message_pieces: list[int] = Field(default_factory=list)
     children: list[Recording] = Field(default_factory=list)
-    annotations: list[dict[str, Any]] = Field(default_factory=list)
+    annotations: list[Annotation] = Field(default_factory=list)
     redaction: dict[str, Any] | None = None
     listener_errors: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
@@ -231,6 +244,19 @@ class Recording(_Data):
         if left_out:
             sent += [p for p in pieces if p.verdict != "admitted" and p.iteration == exchange.iteration]
         return sent
+
+    def annotation_targets(self) -> dict[str, str]:
+        """What a note can be attached to, each with its kind: ``answer``, every ``step`` id and every
+        context ``piece``'s source id, member runs included (a step id wins over a same-named source)."""
+        pieces: dict[str, str] = {}
+        steps: dict[str, str] = {}
+        stack = [self]
+        while stack:
+            recording = stack.pop()
+            pieces.update((piece.source_id, "piece") for piece in recording.context_pieces)
+            steps.update((step.step_id, "step") for step in recording.steps)
+            stack.extend(recording.children)
+        return {**pieces, **steps, "answer": "answer"}
 
     def exchange_at(self, step_id: str) -> LLMExchange | None:
         """The exchange recorded by an LLM-call step, or ``None``."""

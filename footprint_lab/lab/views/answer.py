@@ -71,6 +71,7 @@ def run_body(recording: Recording, scope: str, *, full_members: bool = True, nes
     the header and the members, which the tree's own row and branches already show."""
     parts = [] if nested else [header(recording)]
     parts.append(answer_block(recording, scope))
+    parts.append(notes_block(recording))
     if recording.exchanges:
         parts.append(_Calls(recording, scope).render())
     if recording.children and not nested:
@@ -123,6 +124,18 @@ def slots_view(recording: Recording, exchange: LLMExchange, *, left_out: bool = 
     return wrap(scope, header(recording) + title + calls.call_block(exchange, answering=False, left_out=left_out))
 
 
+def notes_block(recording: Recording) -> str:
+    """The analyst's notes on the run (``run.annotate``), each with what it is about."""
+    if not recording.annotations:
+        return ""
+    items = "".join(
+        f'<li class="fl-noted"><code>{esc(note.target)}</code>'
+        + (f' <span class="fl-muted">({esc(note.tag)})</span>' if note.tag else "") + f": {esc(note.text)}</li>"
+        for note in recording.annotations
+    )
+    return f'<div class="fl-box fl-notes"><b>Notes</b><ul>{items}</ul></div>'
+
+
 class _Calls:
     """The LLM calls of one recording: the answering one open, the others collapsed to what differs."""
 
@@ -133,6 +146,9 @@ class _Calls:
         self.prefix = f"{recording.path}/" if recording.path else ""
         self.custody: dict[tuple[str, int], Candidate] = {}
         self.ranks: dict[tuple[str, str], tuple[int, float, int]] = {}
+        self.notes: dict[str, list[str]] = {}
+        for annotation in recording.annotations:
+            self.notes.setdefault(annotation.target, []).append(annotation.text)
         self._walk_back()
 
     def _walk_back(self) -> None:
