@@ -38,6 +38,7 @@ _EXPORTS: dict[str, str] = {
     "step": "footprint_lab.flow",
     "merge_with_llm": "footprint_lab.flow",
     "RunTree": "footprint_lab.explain.tree",
+    "Lab": "footprint_lab.lab.widget",
 }
 _ERRORS = "footprint_lab.errors"
 _SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab")
@@ -56,6 +57,7 @@ if TYPE_CHECKING:
     from footprint_lab.explain.tree import RunTree
     from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
     from footprint_lab.flow.checkpoint import FlowCheckpoint
+    from footprint_lab.lab.widget import Lab
 
 
 def __getattr__(name: str) -> Any:
@@ -100,6 +102,7 @@ __all__ = [
     "Graph",
     "Identity",
     "LLMCall",
+    "Lab",
     "Loop",
     "Parallel",
     "Recording",

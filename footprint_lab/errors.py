@@ -39,6 +39,7 @@ shape only, and says how to fix it. The tree::
     ├── InfluenceStrategyError           ERR_INFLUENCE_STRATEGY     explain.influence
     ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
     ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
+    ├── LabConfigError                   ERR_LAB_CONFIG             lab.door
     ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
     └── ProviderError                    ERR_PROVIDER               providers.errors
         ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
@@ -98,6 +99,7 @@ from footprint_lab.flow.refusals import (
     LoopBudgetError,
     ResumeDivergedError,
 )
+from footprint_lab.lab.door import LabConfigError
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -135,6 +137,7 @@ __all__ = [
     "InvalidQuestionError",
     "InvalidRunInputError",
     "LLMCallContextError",
+    "LabConfigError",
     "LoopBudgetError",
     "MemberIdentityError",
     "MissingApiKeyError",

@@ -50,7 +50,7 @@ from footprint_lab.core.pause import HumanQuestion, Pause
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner
 from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
-from footprint_lab.engine.recorder import Recorder
+from footprint_lab.engine.recorder import Recorder, summarize
 from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
@@ -694,8 +694,9 @@ class Agent(Conversation, Runner):
             message["is_error"] = True
         self._append(turn, message, "tool_result", call.id, iteration, tool=call.name, requested_by=requested_by,
                      is_error=is_error)
+        # a short preview for live views, cut only after the policy has masked what it covers
         rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error,
-                                       **turn.leg.who})
+                                       "result": summarize(rec.clean(content), 200), **turn.leg.who})
         rec.end("tool_error" if is_error else "ok")
 
     def _final(self, turn: _Turn) -> str:

@@ -1,0 +1,252 @@
+"""The Lab widget's detail panels: one LLM call's slots, one piece's custody, reruns and verdicts.
+
+Rule kept here: a panel is a pure function of a recording (and of the explain objects built
+from it), every value from a model, tool, user or document is HTML-escaped, and no panel
+carries JavaScript. What is clickable carries the same ``data-fl-*`` attributes the answer
+view uses (``data-fl-call``, ``data-fl-piece`` + ``data-fl-slot``, ``data-fl-action``), so
+the widget's one click handler serves them all.
+
+Role: lab layer, used by :mod:`footprint_lab.lab.widget`; the answer view itself comes from
+:mod:`footprint_lab.lab.views`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.explain.custody import SLOT_ORDER
+from footprint_lab.explain.index import RecordingIndex
+from footprint_lab.explain.render import shorten
+from footprint_lab.explain.sources import describe_source, removal_id
+from footprint_lab.lab.html import text
+
+if TYPE_CHECKING:
+    from footprint_lab.engine.recording import ContextPiece, Recording
+    from footprint_lab.explain.ablation import Localization, RerunReport
+    from footprint_lab.explain.custody import Candidate
+    from footprint_lab.explain.dropped import DroppedContext
+
+#: what the panels' CSS needs beyond the widget's own stylesheet, so a panel also reads well on its own
+STYLE = (
+    "<style>"
+    ".fl-p{font-family:system-ui,sans-serif;font-size:13px;line-height:1.4}"
+    ".fl-p h4{margin:.2rem 0 .3rem;font-size:13.5px}.fl-p h5{margin:.5rem 0 .15rem;font-size:12px;color:#59636e}"
+    ".fl-p table{border-collapse:collapse;width:100%;margin:.1rem 0}"
+    ".fl-p td,.fl-p th{border-bottom:1px solid #eaeef2;padding:2px 6px;text-align:left;vertical-align:top}"
+    ".fl-p th{font-weight:600;color:#59636e;font-size:12px}"
+    ".fl-p tr[data-fl-piece]:hover{background:#ddf4ff}.fl-p tr.fl-on{background:#ddf4ff}"
+    ".fl-p code{font-size:12px}.fl-p pre{white-space:pre-wrap;margin:.2rem 0;font-size:12px}"
+    ".fl-p .fl-kind{color:#8250df;font-size:12px}.fl-p .fl-dim{color:#59636e}"
+    ".fl-p .fl-hop{font-family:ui-monospace,monospace;font-size:12px}"
+    ".fl-p .fl-unproven{color:#cf222e}"
+    ".fl-p .fl-actions{display:flex;gap:.4rem;margin:.45rem 0;flex-wrap:wrap}"
+    ".fl-p .fl-act{font:inherit;font-size:12px;padding:.2rem .6rem;border-radius:6px;border:1px solid #d0d7de;"
+    "background:#f6f8fa;cursor:pointer}.fl-p .fl-act:hover{background:#ddf4ff}"
+    ".fl-p .fl-side{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}"
+    ".fl-p .fl-side>div{border:1px solid #d0d7de;border-radius:6px;padding:.35rem .55rem}"
+    ".fl-p .fl-verdict-CAUSAL{color:#cf222e;font-weight:600}.fl-p .fl-verdict-INCONCLUSIVE{color:#9a6700}"
+    ".fl-p .fl-piece{margin-top:.5rem;padding:.4rem .6rem;border-left:3px solid #8250df;background:#fbf8ff}"
+    "</style>"
+)
+
+
+def action(name: str, label: str, source: str | None = None) -> str:
+    """A button the widget's click handler turns into ``{do: "click", action: name, source: ...}``."""
+    extra = f' data-fl-source="{text(source)}"' if source is not None else ""
+    return f'<button class="fl-act" data-fl-action="{text(name)}"{extra}>{text(label)}</button>'
+
+
+def find_recording(recording: Recording, *, step_id: str | None = None, path: str | None = None) -> Recording | None:
+    """The recording of the tree (the root or a member's) holding ``step_id``, or mounted at ``path``."""
+    if path is not None:
+        if recording.path == path:
+            return recording
+        return next((found for child in recording.children
+                     if (found := find_recording(child, path=path)) is not None), None)
+    return RecordingIndex(recording).home.get(step_id or "")
+
+
+def answering_call(recording: Recording) -> str | None:
+    """The LLM call whose reply became the answer (the nearest call the backtrack reaches), if any."""
+    from footprint_lab.explain.custody import backtrack
+
+    calls = backtrack(recording).calls
+    if calls:
+        return calls[0]
+    exchanges = RecordingIndex(recording).exchanges
+    return next(reversed(exchanges), None)
+
+
+def call_panel(root: Recording, call: str, *, chosen: tuple[str, str] | None = None) -> str:
+    """One LLM call: what it replied, then its three slots, one clickable row per piece."""
+    home = find_recording(root, step_id=call)
+    exchange = home.exchange_at(call) if home is not None else None
+    if home is None or exchange is None:
+        return f'{STYLE}<div class="fl-p"><p>No LLM call <code>{text(call)}</code> in this run.</p></div>'
+    response = exchange.response
+    usage = response.usage
+    reply = response.content or ", ".join(f"{c.name}(…)" for c in response.tool_calls) or ""
+    parts = [
+        STYLE, f'<div class="fl-p fl-call-panel" data-fl-call="{text(call)}">',
+        f"<h4>The call <code>{text(call)}</code> · {text(exchange.model)} · "
+        f"{usage.input_tokens} in / {usage.output_tokens} out tokens</h4>",
+        f'<div class="fl-dim">replied</div><pre>{text(reply)}</pre>',
+    ]
+    pieces = home.call_pieces(exchange)
+    for slot in SLOT_ORDER:
+        in_slot = [piece for piece in pieces if piece.slot == slot]
+        parts.append(f"<h5>{text(slot)} slot · {len(in_slot)} piece(s)</h5>")
+        parts.append(_pieces_table(in_slot, chosen))
+    parts.append('<div class="fl-actions">' + action("left_out", "Left-out pieces")
+                 + action("dropped", "Find dropped context (reruns)") + "</div>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _pieces_table(pieces: list[ContextPiece], chosen: tuple[str, str] | None) -> str:
+    if not pieces:
+        return '<div class="fl-dim">nothing</div>'
+    rows = []
+    for piece in pieces:
+        on = ' class="fl-on"' if chosen == (piece.slot, piece.source_id) else ""
+        rows.append(
+            f'<tr data-fl-piece="{text(piece.source_id)}" data-fl-slot="{text(piece.slot)}"{on}>'
+            f'<td><span class="fl-kind">{text(piece.source_kind)}</span></td>'
+            f"<td><code>{text(piece.source_id)}</code></td>"
+            f"<td>{text(shorten(piece.content, 110))}</td>"
+            f'<td class="fl-dim">{text(piece.landed_by or "")}</td></tr>'
+        )
+    return "<table><tr><th>kind</th><th>source</th><th>content</th><th>landed by</th></tr>" + "".join(rows) + "</table>"
+
+
+def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects: Any, *, can_rerun: bool) -> str:
+    """One piece: its content, its chain of custody, its suspect score, and the reruns that test it."""
+    if candidate is None:
+        return (f'<div class="fl-piece"><p>The backtrack from <code>{text(call)}</code> finds no piece '
+                f"<code>{text(piece_id)}</code>.</p></div>")
+    piece = candidate.piece
+    hops = "".join(
+        f'<li class="fl-hop{"" if hop.proven else " fl-unproven"}">{text(hop.line())}</li>' for hop in candidate.hops
+    )
+    parts = [
+        f'<div class="fl-piece"><h4>{text(describe_source(piece))} · {text(piece.slot)} slot of '
+        f"<code>{text(candidate.read_by)}</code></h4>",
+        f"<pre>{text(piece.content)}</pre>",
+        f'<div class="fl-dim">chain of custody ({"every hop proven" if candidate.proven else "some hops unproven"})'
+        f'</div><ol class="fl-custody">{hops}</ol>',
+        _suspect_line(suspects, piece_id),
+    ]
+    removable = removal_id(piece)
+    if removable is None:
+        parts.append('<div class="fl-dim">A rerun cannot remove this piece: the user\'s message is the input every '
+                     "rerun answers, and the model's own turns are what a rerun produces again.</div>")
+    elif can_rerun:
+        parts.append('<div class="fl-actions">' + action("rerun", "Rerun without this piece", removable)
+                     + action("localize", "Localize (reruns the top suspects)") + "</div>")
+    else:
+        parts.append('<div class="fl-dim">Reruns need the agent that made the call: here Rerun and Localize are '
+                     "offered for an agent's own run.</div>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _suspect_line(suspects: Any, piece_id: str) -> str:
+    if suspects is None or len(suspects) == 0:
+        return ""
+    rows = suspects[suspects["source_id"] == piece_id]
+    if len(rows) == 0:
+        return '<div class="fl-dim">not among the ranked suspects</div>'
+    row = rows.iloc[0]
+    return (f'<div class="fl-suspect">suspect score <b>{float(row["score"]):.3f}</b>, rank {int(row["rank"])} of '
+            f'{len(suspects)} <span class="fl-dim">({text(row["evidence"])}; a ranking is correlational: only '
+            "Localize calls something a cause)</span></div>")
+
+
+def rerun_panel(report: RerunReport) -> str:
+    """``rerun_without``: the answer before and after, side by side, and which sources changed."""
+    after = report.after if report.after is not None else f"(the rerun failed: {report.error})"
+    return (
+        f'{STYLE}<div class="fl-p fl-rerun"><h4>{text(report.summary())}</h4><div class="fl-side">'
+        f'<div><div class="fl-dim">before</div><pre>{text(report.before)}</pre></div>'
+        f'<div><div class="fl-dim">after, without {text(", ".join(report.removed))}</div><pre>{text(after)}</pre></div>'
+        f'</div><div class="fl-dim">no longer sent: {text(", ".join(report.gone) or "nothing")} · newly sent: '
+        f'{text(", ".join(report.appeared) or "nothing")}. One rerun is an observation; Localize repeats it '
+        "against a baseline.</div></div>"
+    )
+
+
+def localize_panel(report: Localization) -> str:
+    """``localize``: one row per tested suspect with its verdict, flips and why."""
+    from footprint_lab.explain.ablation import VERDICT_LABELS
+
+    rows = "".join(
+        f'<tr><td>{suspect.rank}</td><td><code>{text(suspect.source_id)}</code></td>'
+        f"<td>{text(suspect.source_kind)}</td>"
+        f'<td class="fl-verdict-{text(VERDICT_LABELS[suspect.verdict]).replace(" ", "-")}">'
+        f"{text(VERDICT_LABELS[suspect.verdict])}</td>"
+        f"<td>{suspect.flips}/{suspect.samples}</td><td>{text(suspect.reason)}</td></tr>"
+        for suspect in report.suspects
+    )
+    untested = "".join(f"<li><code>{text(name)}</code>: {text(why)}</li>" for name, why in report.untested)
+    return (
+        f'{STYLE}<div class="fl-p fl-localize"><h4>{text(report.summary())}</h4>'
+        "<table><tr><th>rank</th><th>source</th><th>kind</th><th>verdict</th><th>flips</th><th>why</th></tr>"
+        f"{rows}</table>" + (f'<div class="fl-dim">not testable:</div><ul>{untested}</ul>' if untested else "")
+        + "</div>"
+    )
+
+
+def dropped_panel(report: DroppedContext, *, tested: bool) -> str:
+    """The pieces that were available but never reached the model, each with why (and, tested, what restoring did)."""
+    if len(report) == 0:
+        return f'{STYLE}<div class="fl-p"><h4>{text(report.summary())}</h4></div>'
+    items = "".join(f"<li>{text(piece.line())}</li>" for piece in report)
+    title = "Dropped context, each restored in a rerun" if tested else "Left-out pieces (nothing rerun)"
+    return f'{STYLE}<div class="fl-p fl-dropped"><h4>{title}</h4><p>{text(report.summary())}</p><ul>{items}</ul></div>'
+
+
+def tree_data(recording: Recording) -> dict[str, Any]:
+    """The run tree as the small JSON the widget draws (nothing for a run without members)."""
+    if not recording.children:
+        return {}
+    from footprint_lab.explain.tree import run_tree
+
+    tree = run_tree(recording)
+    into = {edge.child: edge for edge in tree.edges}
+    nodes = []
+    for node in tree.nodes:
+        edge = into.get(node.path)
+        name = node.name or node.runner_id or (node.path.rpartition("/")[2] or "run")
+        nodes.append({
+            "path": node.path, "parent": node.parent, "depth": node.depth, "status": node.status,
+            "label": f"{name} ({node.kind})", "preview": node.answer_preview,
+            "edge": f"{edge.rule}: {edge.chosen}" if edge is not None and edge.rule else "",
+        })
+    return {"nodes": nodes}
+
+
+def answer_html(recording: Recording) -> str:
+    """The answer view of a recording (part 1's :func:`footprint_lab.lab.views.answer_view`)."""
+    try:
+        from footprint_lab.lab.views import answer_view
+    except ImportError:  # the views land on main separately; until then, the answer and the run
+        return _interim_answer_view(recording)
+    return answer_view(recording)
+
+
+def _interim_answer_view(recording: Recording) -> str:
+    from footprint_lab.lab.html import run_html
+
+    call = answering_call(recording) if recording.exchanges or recording.children else None
+    answer = recording.answer if recording.answer is not None else ""
+    click = f' data-fl-call="{text(call)}"' if call else ""
+    head = (f'<div class="fl-answer" data-fl-answer{click} title="Click: the call that produced it">'
+            f"<b>Answer</b><pre>{text(answer)}</pre></div>") if recording.answer is not None else ""
+    return head + run_html(recording)
+
+
+def static_copy(view: str) -> str:
+    """The answer view as a saved notebook keeps it beside the widget, for readers without a kernel."""
+    return ('<div class="fl-static-copy"><div style="font:12px system-ui,sans-serif;color:#59636e">'
+            "footprint_lab Lab: the last answer (a static copy; run the notebook to click into it)</div>"
+            f"{view}</div>")
