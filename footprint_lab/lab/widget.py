@@ -22,7 +22,6 @@ Role: lab layer. ``from footprint_lab import Lab`` loads this module (and anywid
 from __future__ import annotations
 
 import asyncio
-import contextlib
 from collections.abc import Callable, Coroutine
 from pathlib import Path
 from typing import Any, ClassVar
@@ -73,10 +72,9 @@ class Lab(anywidget.AnyWidget):
         self.runner = runner
         #: the latest ``Run`` (finished, paused, failed or cancelled), to continue with in code
         self.run: Any = None
-        self._task: asyncio.Future[Any] | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
-        with contextlib.suppress(RuntimeError):
-            self._loop = asyncio.get_running_loop()
+        self._task: asyncio.Task[Any] | None = None
+        #: the kernel's loop, where the widget was built: runs happen there, whichever thread a click arrives on
+        self._loop = _running_loop()
         self._live: LiveSteps | None = None
         self._continued_from: Any = None  # the checkpoint the current run continued (reruns need it)
         self._call: str | None = None
@@ -89,7 +87,14 @@ class Lab(anywidget.AnyWidget):
         if not isinstance(content, dict):
             return
         handler = self._HANDLERS.get(str(content.get("do")))
-        if handler is not None:
+        if handler is None:
+            return
+        # A kernel may hand widget messages to a subshell thread; runs and their tasks live on
+        # the kernel's main loop, so the handler is moved there (a task is not thread-safe).
+        loop = self._loop
+        if loop is not None and not loop.is_closed() and _running_loop() is not loop:
+            loop.call_soon_threadsafe(handler, self, content)
+        else:
             handler(self, content)
 
     def press_run(self, content: dict[str, Any] | None = None) -> None:
@@ -194,15 +199,13 @@ class Lab(anywidget.AnyWidget):
         self._live = live
         self._task = self._schedule(self._drive(start(live.on_event), live, turn))
 
-    def _schedule(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Future[Any]:
-        """Run on the loop we are called from (the kernel's); from another thread, on the loop Lab was built in."""
-        try:
-            return asyncio.get_running_loop().create_task(coroutine)
-        except RuntimeError:
-            if self._loop is None:
-                coroutine.close()
-                raise RuntimeError("Lab: no running event loop to run on (use it inside a Jupyter kernel)") from None
-            return asyncio.wrap_future(asyncio.run_coroutine_threadsafe(coroutine, self._loop), loop=self._loop)
+    def _schedule(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """A task on the running loop: the kernel's, where every handler runs (see ``_on_message``)."""
+        loop = _running_loop()
+        if loop is None:
+            coroutine.close()
+            raise RuntimeError("Lab: there is no running event loop to run on; use the widget in a Jupyter kernel")
+        return loop.create_task(coroutine)
 
     def _show_steps(self, rows: list[dict[str, Any]], hidden: int) -> None:
         self.steps_hidden = hidden
@@ -384,3 +387,10 @@ class Lab(anywidget.AnyWidget):
         bundle = self._bundle()
         for handle in self._handles:
             handle.update(bundle, raw=True)
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -76,12 +76,13 @@ function drawSteps(list, steps, hidden) {
 
 function render({ model, el }) {
   const send = (message) => model.send(message);
-  const root = node("div", { cls: "fl-lab" });
+  // Keys typed in the widget are the analyst's, not notebook shortcuts (Lumino stops at this attribute).
+  const root = node("div", { cls: "fl-lab", "data-lm-suppress-shortcuts": "true" });
   const title = node("span", { cls: "fl-title" });
   const turn = node("span", { cls: "fl-turn" });
   const status = node("span", { cls: "fl-status" });
   const message = node("textarea", { cls: "fl-message", rows: "2", placeholder: "Message to the agent…", "aria-label": "message" });
-  const runButton = node("button", { cls: "fl-btn fl-run", text: "Run", title: "Run (Shift+Enter in the box)" });
+  const runButton = node("button", { cls: "fl-btn fl-run-btn", text: "Run", title: "Run (Shift+Enter in the box)" });
   const stopButton = node("button", { cls: "fl-btn fl-stop", text: "Stop" });
   const newButton = node("button", { cls: "fl-btn fl-new", text: "New conversation" });
   const identityFields = {};
