@@ -25,7 +25,7 @@ from typing import Any
 from footprint_lab.explain.render import shorten
 
 #: the events drawn; anything else (reads, writes, commits) only costs a dict lookup
-_DRAWN = frozenset({"run_start", "step_start", "step_end", "llm_start", "llm_end", "token", "tool_start",
+_DRAWN = frozenset({"run_start", "run_end", "step_start", "step_end", "llm_start", "llm_end", "token", "tool_start",
                     "tool_end", "decision", "error"})
 _STAGES = {"seed": "the message lands", "assemble": "slots assembled", "call-llm": "LLM call", "tool": "tool call",
            "final": "the answer is written"}
@@ -68,6 +68,12 @@ class LiveSteps:
             name = payload.get("name") or payload.get("id") or step_id.rpartition("/")[2]
             self._add(f"{step_id} ▸", "member", f"member run: {name} ({payload.get('runner', 'runner')})",
                       status="running")
+        elif kind == "run_end" and step_id:
+            row = self._by_step.get(f"{step_id} ▸")
+            if row is not None:
+                row["status"] = payload.get("status", "finished")
+                row["ms"] = round((perf_counter() - self.started) * 1000 - row["at"], 1)
+                self._touch(row)
         elif kind == "llm_start":
             self._label(step_id, f"LLM call ({payload.get('model') or 'model'}, {payload.get('messages', 0)} messages, "
                                  f"{payload.get('tools', 0)} tools)")
@@ -92,7 +98,9 @@ class LiveSteps:
         elif kind == "decision":
             self._detail(step_id, f"decided '{payload.get('rule', '')}': chose {payload.get('chosen', '')}")
         elif kind == "error":
-            self._add(f"{step_id or 'run'} ✕", "error", f"failed: {payload.get('type', 'error')}", status="error")
+            stopped = payload.get("type") == "CancelledError"
+            self._add(f"{step_id or 'run'} ✕", "error", "stopped here (cancelled)" if stopped else
+                      f"failed: {payload.get('type', 'error')}", status="cancelled" if stopped else "error")
         self._due()
 
     def _add(self, step_id: str, kind: str, label: str, *, status: str) -> None:

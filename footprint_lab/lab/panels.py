@@ -35,7 +35,11 @@ STYLE = (
     ".fl-p td,.fl-p th{border-bottom:1px solid #eaeef2;padding:2px 6px;text-align:left;vertical-align:top}"
     ".fl-p th{font-weight:600;color:#59636e;font-size:12px}"
     ".fl-p tr[data-fl-piece]:hover{background:#ddf4ff}.fl-p tr.fl-on{background:#ddf4ff}"
-    ".fl-p code{font-size:12px}.fl-p pre{white-space:pre-wrap;margin:.2rem 0;font-size:12px}"
+    ".fl-p code{font-size:12px}"
+    ".fl-p pre{white-space:pre-wrap;word-break:normal;overflow-wrap:break-word;margin:.2rem 0;font-size:12px}"
+    ".fl-p pre.fl-answer{font-size:13px;padding:.35rem .55rem;border:1px solid #d0d7de;border-radius:6px;"
+    "background:#f6f8fa}.fl-p pre.fl-answer:hover{border-color:#0969da;background:#ddf4ff}"
+    ".fl-p .fl-custody{list-style:none;padding-left:.2rem;margin:.2rem 0}"
     ".fl-p .fl-kind{color:#8250df;font-size:12px}.fl-p .fl-dim{color:#59636e}"
     ".fl-p .fl-hop{font-family:ui-monospace,monospace;font-size:12px}"
     ".fl-p .fl-unproven{color:#cf222e}"
@@ -45,7 +49,7 @@ STYLE = (
     ".fl-p .fl-side{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}"
     ".fl-p .fl-side>div{border:1px solid #d0d7de;border-radius:6px;padding:.35rem .55rem}"
     ".fl-p .fl-verdict-CAUSAL{color:#cf222e;font-weight:600}.fl-p .fl-verdict-INCONCLUSIVE{color:#9a6700}"
-    ".fl-p .fl-piece{margin-top:.5rem;padding:.4rem .6rem;border-left:3px solid #8250df;background:#fbf8ff}"
+    ".fl-p.fl-piece{margin-top:.5rem;padding:.4rem .6rem;border-left:3px solid #8250df;background:#fbf8ff}"
     "</style>"
 )
 
@@ -122,18 +126,18 @@ def _pieces_table(pieces: list[ContextPiece], chosen: tuple[str, str] | None) ->
 def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects: Any, *, can_rerun: bool) -> str:
     """One piece: its content, its chain of custody, its suspect score, and the reruns that test it."""
     if candidate is None:
-        return (f'<div class="fl-piece"><p>The backtrack from <code>{text(call)}</code> finds no piece '
+        return (f'<div class="fl-p fl-piece"><p>The backtrack from <code>{text(call)}</code> finds no piece '
                 f"<code>{text(piece_id)}</code>.</p></div>")
     piece = candidate.piece
     hops = "".join(
         f'<li class="fl-hop{"" if hop.proven else " fl-unproven"}">{text(hop.line())}</li>' for hop in candidate.hops
     )
     parts = [
-        f'<div class="fl-piece"><h4>{text(describe_source(piece))} · {text(piece.slot)} slot of '
+        f'<div class="fl-p fl-piece"><h4>{text(describe_source(piece))} · {text(piece.slot)} slot of '
         f"<code>{text(candidate.read_by)}</code></h4>",
         f"<pre>{text(piece.content)}</pre>",
         f'<div class="fl-dim">chain of custody ({"every hop proven" if candidate.proven else "some hops unproven"})'
-        f'</div><ol class="fl-custody">{hops}</ol>',
+        f'</div><ul class="fl-custody">{hops}</ul>',
         _suspect_line(suspects, piece_id),
     ]
     removable = removal_id(piece)
@@ -237,12 +241,13 @@ def answer_html(recording: Recording) -> str:
 def _interim_answer_view(recording: Recording) -> str:
     from footprint_lab.lab.html import run_html
 
-    call = answering_call(recording) if recording.exchanges or recording.children else None
-    answer = recording.answer if recording.answer is not None else ""
-    click = f' data-fl-call="{text(call)}"' if call else ""
-    head = (f'<div class="fl-answer" data-fl-answer{click} title="Click: the call that produced it">'
-            f"<b>Answer</b><pre>{text(answer)}</pre></div>") if recording.answer is not None else ""
-    return head + run_html(recording)
+    call = answering_call(recording) if recording.answer is not None else None
+    head = ""
+    if call is not None:
+        head = (f'<div class="fl-p"><div class="fl-dim">Answer (click it: the call that produced it, and what that '
+                f'call was sent)</div><pre class="fl-answer" data-fl-answer data-fl-call="{text(call)}">'
+                f"{text(recording.answer or '')}</pre></div>")
+    return f"{STYLE}{head}<details><summary>the run</summary>{run_html(recording)}</details>"
 
 
 def static_copy(view: str) -> str:

@@ -33,6 +33,7 @@ from footprint_lab.engine.refusal import Refusal
 from footprint_lab.lab import panels
 from footprint_lab.lab.cards import refusal_card_html
 from footprint_lab.lab.door import check_lab
+from footprint_lab.lab.html import text
 from footprint_lab.lab.live import LiveSteps
 
 STATIC = Path(__file__).parent / "static"
@@ -116,7 +117,10 @@ class Lab(anywidget.AnyWidget):
             def start(listener: Callable[[Any], None]) -> Coroutine[Any, Any, Any]:
                 return runner.run(message, on_event=listener, identity=identity)
 
-        self._launch(start, turn=True)
+        # Sent, the message leaves the box (as in a chat): the run's masked record keeps it, and the
+        # widget's saved state never holds what a redaction policy covers.
+        self.message = ""
+        self._launch(start, turn=True, typed=message)
 
     def press_stop(self, content: dict[str, Any] | None = None) -> None:
         """What the Stop button does: cancel the run (or the reruns) in flight."""
@@ -187,7 +191,8 @@ class Lab(anywidget.AnyWidget):
         chosen = {k: v for k, v in self.identity.items() if k in _IDENTITY_FIELDS and v}
         return chosen or None
 
-    def _launch(self, start: Callable[[Callable[[Any], None]], Coroutine[Any, Any, Any]], *, turn: bool) -> None:
+    def _launch(self, start: Callable[[Callable[[Any], None]], Coroutine[Any, Any, Any]], *, turn: bool,
+                typed: str = "") -> None:
         self.card = ""
         self.note = ""
         self.question = {}
@@ -197,7 +202,7 @@ class Lab(anywidget.AnyWidget):
         self.status = "running"
         live = LiveSteps(self._show_steps)
         self._live = live
-        self._task = self._schedule(self._drive(start(live.on_event), live, turn))
+        self._task = self._schedule(self._drive(start(live.on_event), live, turn, typed))
 
     def _schedule(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
         """A task on the running loop: the kernel's, where every handler runs (see ``_on_message``)."""
@@ -211,11 +216,12 @@ class Lab(anywidget.AnyWidget):
         self.steps_hidden = hidden
         self.steps = rows
 
-    async def _drive(self, running: Coroutine[Any, Any, Any], live: LiveSteps, turn: bool) -> None:
+    async def _drive(self, running: Coroutine[Any, Any, Any], live: LiveSteps, turn: bool, typed: str) -> None:
         try:
             run = await running
         except Refusal as refusal:
             live.close()
+            self.message = typed  # nothing ran: the message goes back in the box, to fix and send again
             self.status = "refused"
             self.card = refusal_card_html(refusal)
             return
@@ -299,7 +305,9 @@ class Lab(anywidget.AnyWidget):
             return
         member = panels.find_recording(self.run.recording, path=path)
         self.member_path = path
-        self.member_html = panels.answer_html(member) if member is not None else ""
+        self.member_html = "" if member is None else (
+            f'<div class="fl-section-title">member <code>{text(path)}</code> · {text(member.runner.kind)} '
+            f"{text(member.runner.name or member.runner.id or '')}</div>{panels.answer_html(member)}")
 
     def _can_rerun(self, call: str) -> bool:
         home = panels.find_recording(self.run.recording, step_id=call)

@@ -113,7 +113,7 @@ function render({ model, el }) {
   root.append(
     node("div", { cls: "fl-head" }, title, turn, status),
     node("div", { cls: "fl-compose" }, message, node("div", { cls: "fl-buttons" }, runButton, stopButton, newButton)),
-    identity, card, note, pause, stepsBox, tree, member, answer, progress, panel,
+    identity, card, note, pause, stepsBox, answer, tree, member, progress, panel,
   );
   el.append(root);
 
