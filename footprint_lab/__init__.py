@@ -9,6 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine import display as _display
+
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
@@ -58,6 +60,15 @@ if TYPE_CHECKING:
     from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
     from footprint_lab.flow.checkpoint import FlowCheckpoint
     from footprint_lab.lab.widget import Lab
+
+
+def _load_views() -> None:
+    importlib.import_module("footprint_lab.lab.views")
+
+
+# The package root wires the lab's renderers to the display registry below the core: the
+# first object displayed imports the views, so no core module ever imports the lab.
+_display.add_loader(_load_views)
 
 
 def __getattr__(name: str) -> Any:

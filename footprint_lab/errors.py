@@ -39,6 +39,8 @@ shape only, and says how to fix it. The tree::
     ├── InfluenceStrategyError           ERR_INFLUENCE_STRATEGY     explain.influence
     ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
     ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
+    ├── UnknownRunError                  ERR_UNKNOWN_RUN            lab.refusals
+    ├── MagicInputError                  ERR_MAGIC_INPUT            lab.refusals
     ├── LabConfigError                   ERR_LAB_CONFIG             lab.door
     ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
     └── ProviderError                    ERR_PROVIDER               providers.errors
@@ -100,6 +102,7 @@ from footprint_lab.flow.refusals import (
     ResumeDivergedError,
 )
 from footprint_lab.lab.door import LabConfigError
+from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -139,6 +142,7 @@ __all__ = [
     "LLMCallContextError",
     "LabConfigError",
     "LoopBudgetError",
+    "MagicInputError",
     "MemberIdentityError",
     "MissingApiKeyError",
     "MockScriptError",
@@ -165,6 +169,7 @@ __all__ = [
     "RunInFlightError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
+    "UnknownRunError",
     "UnknownSourceError",
     "UnknownStepError",
 ]

@@ -5,6 +5,9 @@ only JSON-native values, so ``Recording.model_validate_json(r.model_dump_json())
 holds for every run, and a recording saved from one process explains the same way in
 another. A composed run nests its members' recordings in ``children``.
 
+Displayed, a recording (like the ``Run`` around it) carries itself under
+:data:`RECORDING_MIME` beside its views, so a saved notebook holds its own evidence.
+
 Role: engine layer. This module is imported lazily (on the first ``run.recording`` access)
 so that ``import footprint_lab`` stays light.
 """
@@ -20,6 +23,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from footprint_lab.engine.recorder import Recorder, expand_payload
 
 SCHEMA_VERSION = 1
+#: the MIME type under which a displayed run carries its recording (``model_dump`` data, JSON-native)
+RECORDING_MIME = "application/vnd.footprint-lab.recording.v1+json"
 
 
 class _Data(BaseModel):
@@ -192,6 +197,13 @@ class Recording(_Data):
     redaction: dict[str, Any] | None = None
     listener_errors: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The run's views and this recording as JSON under :data:`RECORDING_MIME` (see ``engine.display``)."""
+        from footprint_lab.engine.display import bundle
+
+        return bundle("recording", self, lambda: {"text/plain": repr(self), RECORDING_MIME: self.model_dump(
+            mode="json")}, include, exclude)
 
     def request_messages(self, exchange: LLMExchange) -> list[dict[str, Any]]:
         """The messages an exchange sent, reconstructed exactly from the transcript."""

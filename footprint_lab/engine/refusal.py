@@ -33,6 +33,18 @@ class Refusal(Exception):
         """The typed fields of this refusal, by name (what a card shows beside the message)."""
         return {name: getattr(self, name, None) for name in self.fields}
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """A displayed refusal is its card (the lab's renderer, through ``engine.display``)."""
+        return show_error(self, include, exclude)
+
+
+def show_error(error: Exception, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    """The display bundle of a refusal (or a ``RunCheckpointError``): its card beside one line of text."""
+    from footprint_lab.engine.display import bundle
+
+    line = f"{type(error).__name__} [{getattr(error, 'code', '')}]: {error}"
+    return bundle("refusal", error, lambda: {"text/plain": line}, include, exclude)
+
 
 class SettingRefusal(Refusal):
     """Base of the refusals for a builder keyword that no run could use.

@@ -35,7 +35,7 @@ from footprint_lab.engine.refusal import Refusal
 from footprint_lab.explain.checks import id_list, recording_of, whole_number
 from footprint_lab.explain.custody import backtrack
 from footprint_lab.explain.influence import suspects as rank_suspects
-from footprint_lab.explain.render import mimebundle, shorten
+from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.rerun import (
     Outcome,
     Progress,
@@ -151,8 +151,8 @@ class Localization:
                 for s in self.suspects]
         return pd.DataFrame(rows, columns=columns)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), str(self))
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("localization", self, self.summary(), str(self), include, exclude)
 
 
 def judge(flips: int, samples: int, failed: int, baseline_stable: bool) -> tuple[str, str]:
@@ -288,8 +288,8 @@ class RerunReport:
         lines.append("One rerun is an observation, not a proof: localize() repeats it against a baseline.")
         return "\n".join(lines)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), str(self))
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("rerun_report", self, self.summary(), str(self), include, exclude)
 
 
 async def rerun_without(

@@ -31,7 +31,7 @@ from footprint_lab.engine.refusal import Refusal, describe_shape
 from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.explain.checks import recording_of, whole_number
 from footprint_lab.explain.index import ANSWER_PATH, RecordingIndex
-from footprint_lab.explain.render import mimebundle, shorten
+from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.slice import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, Slice, backward_slice
 from footprint_lab.explain.sources import removal_id
 
@@ -237,8 +237,8 @@ class Backtrack:
                    "proven", "evidence"]
         return pd.DataFrame(rows, columns=columns)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), self.render(limit=DISPLAY_LIMIT))
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("backtrack", self, self.summary(), self.render(limit=DISPLAY_LIMIT), include, exclude)
 
     def __repr__(self) -> str:
         return f"Backtrack(target={self.target!r}, candidates={len(self.candidates)})"

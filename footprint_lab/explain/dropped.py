@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.explain.checks import recording_of, whole_number
-from footprint_lab.explain.render import mimebundle, shorten
+from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.rerun import Outcome, Progress, Rerunner, check_comparator, run_all
 
 if TYPE_CHECKING:
@@ -132,8 +132,8 @@ class DroppedContext:
                 for p in self.pieces]
         return pd.DataFrame(rows, columns=columns)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), str(self))
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("dropped", self, self.summary(), str(self), include, exclude)
 
 
 def left_out(recording: Recording) -> tuple[list[str], list[DroppedPiece]]:

@@ -267,10 +267,10 @@ class RankingConfidence:
     def __str__(self) -> str:
         return self.reason
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from footprint_lab.explain.render import mimebundle
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from footprint_lab.explain.render import display_bundle
 
-        return mimebundle("Ranking confidence", self.reason)
+        return display_bundle("ranking_confidence", self, "Ranking confidence", self.reason, include, exclude)
 
 
 def ranking_confidence(ranked: Any, *, margin: float = 0.3, shortlist_size: int = 5) -> RankingConfidence:

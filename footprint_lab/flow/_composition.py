@@ -113,6 +113,8 @@ class _Exec:
         check_member_input(bag, door, member=True)
         child = Mount(run_id=self.serves.run_id, path=step_id, listeners=self.listeners, link=self.link,
                       scrubber=self.scrubber)
+        # the key the analyst mounted it under names the member in trees and views
+        self.rec.meta.setdefault("members", {})[step_id] = key
         if resume is not None and key == resume.asking:
             child.extra["resume"] = (resume.paused[key], self.resume_answer)
             self.resumed.add(key)

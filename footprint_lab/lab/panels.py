@@ -230,24 +230,10 @@ def tree_data(recording: Recording) -> dict[str, Any]:
 
 
 def answer_html(recording: Recording) -> str:
-    """The answer view of a recording (part 1's :func:`footprint_lab.lab.views.answer_view`)."""
-    try:
-        from footprint_lab.lab.views import answer_view
-    except ImportError:  # the views land on main separately; until then, the answer and the run
-        return _interim_answer_view(recording)
+    """The answer view of a recording: part 1's no-JS view, whose ``data-fl-*`` hooks the widget catches."""
+    from footprint_lab.lab.views import answer_view
+
     return answer_view(recording)
-
-
-def _interim_answer_view(recording: Recording) -> str:
-    from footprint_lab.lab.html import run_html
-
-    call = answering_call(recording) if recording.answer is not None else None
-    head = ""
-    if call is not None:
-        head = (f'<div class="fl-p"><div class="fl-dim">Answer (click it: the call that produced it, and what that '
-                f'call was sent)</div><pre class="fl-answer" data-fl-answer data-fl-call="{text(call)}">'
-                f"{text(recording.answer or '')}</pre></div>")
-    return f"{STYLE}{head}<details><summary>the run</summary>{run_html(recording)}</details>"
 
 
 def static_copy(view: str) -> str:

@@ -113,7 +113,7 @@ function render({ model, el }) {
   root.append(
     node("div", { cls: "fl-head" }, title, turn, status),
     node("div", { cls: "fl-compose" }, message, node("div", { cls: "fl-buttons" }, runButton, stopButton, newButton)),
-    identity, card, note, pause, stepsBox, answer, tree, member, progress, panel,
+    identity, card, note, pause, stepsBox, progress, panel, answer, tree, member,
   );
   el.append(root);
 
@@ -132,7 +132,15 @@ function render({ model, el }) {
   root.addEventListener("click", (event) => {
     const target = event.target.closest(CLICKABLE);
     if (!target || !root.contains(target) || target.closest(".fl-compose,.fl-pause")) return;
-    event.preventDefault();
+    if (target.tagName === "DETAILS" || target.tagName === "SECTION") {
+      // A block of the answer view: only its own summary or heading is a click on it, and it still opens natively.
+      const handle = event.target.closest("summary, h4");
+      if (!handle || handle.parentElement !== target) return;
+    } else if (event.target.closest("a[href]")) {
+      return;
+    } else {
+      event.preventDefault();
+    }
     const data = target.dataset;
     const within = target.closest("[data-fl-call]");
     send({
@@ -215,12 +223,17 @@ function render({ model, el }) {
     member_path: () => drawTree(tree, model.get("tree"), model.get("member_path")),
     member_html: () => { member.innerHTML = model.get("member_html"); },
     answer_html: () => { answer.innerHTML = model.get("answer_html"); },
-    panel_html: () => { panel.innerHTML = model.get("panel_html"); },
+    panel_html: () => {
+      panel.innerHTML = model.get("panel_html");
+      if (drawn && model.get("panel_html")) panel.scrollIntoView({ block: "nearest" });
+    },
   };
+  let drawn = false;  // the first drawing restores a view; only later changes scroll to the panel
   for (const [name, draw] of Object.entries(draws)) {
     model.on(`change:${name}`, draw);
     draw();
   }
+  drawn = true;
   return () => root.remove();
 }
 
