@@ -23,38 +23,22 @@ from lab_server import LabServer, start_lab, stop_lab
 
 pytestmark = pytest.mark.browser
 
-SETUP = '''
-import asyncio
-from footprint_lab import Agent, Lab, Sequence, ask_human, tool
+TESTS = Path(__file__).parent
+SETUP = f"""
+import sys
+sys.path.insert(0, {str(TESTS)!r})
+from footprint_lab import Lab
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
-from footprint_lab.providers import mock
-
-@tool
-def approve_refund(amount: float) -> str:
-    """Ask a person to approve a refund of `amount` EUR."""
-    ask_human(f"Refund {amount:.0f} EUR?", choices=["yes", "no"])
-
-@tool
-async def check_stock(sku: str) -> str:
-    """Check the warehouse (slow)."""
-    await asyncio.sleep(60)
-    return "in stock"
-
-approvals = Agent(provider=mock(replies=[{"tool": "approve_refund", "args": {"amount": 120}}, "Refunded 120 EUR."]),
-                  tools=[approve_refund], name="approvals")
-slow = Agent(provider=mock(replies=[{"tool": "check_stock", "args": {"sku": "X-1"}}, "In stock."]),
-             tools=[check_stock], name="stock")
-desk = Sequence({"triage": Agent(provider=mock(reply="A refund request."), name="triage"),
-                 "refunds": planted_fact_agent()}, name="desk")
-'''
+from lab_kit import approvals, desk, stock
+"""
 CELLS = {
     "setup": SETUP,
     "refunds": "lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)\nlab",
-    "pause": 'pause_lab = Lab(approvals, message="Refund order A-1001.")\npause_lab',
-    "slow": 'slow_lab = Lab(slow, message="Is X-1 in stock?")\nslow_lab',
+    "pause": 'pause_lab = Lab(approvals(), message="Refund order A-1001.")\npause_lab',
+    "slow": 'slow_lab = Lab(stock(), message="Is X-1 in stock?")\nslow_lab',
     "meanwhile": 'print("the kernel answers; the slow run is", slow_lab.status)',
     "refusal": "refusal_lab = Lab(planted_fact_agent())\nrefusal_lab",
-    "composition": "desk_lab = Lab(desk, message=REFUND_REQUEST)\ndesk_lab",
+    "composition": "desk_lab = Lab(desk(), message=REFUND_REQUEST)\ndesk_lab",
 }
 ORDER = list(CELLS)
 
@@ -125,13 +109,14 @@ def test_run_then_click_from_the_answer_to_the_planted_fact_and_its_custody(note
         answer = lab.locator(".fl-answer-view [data-fl-answer]")
         assert "APPROVED" in answer.inner_text()
         answer.click()
-        planted = lab.locator(".fl-panel tr[data-fl-piece='vip-override']")
+        planted = lab.locator(".fl-panel details[data-fl-piece='vip-override'] > summary")
         planted.wait_for()
         assert "VIP override" in planted.inner_text()
-        assert lab.locator(".fl-panel tr[data-fl-piece]").count() >= 6          # the call's three slots
+        assert lab.locator(".fl-panel details[data-fl-piece]").count() >= 6     # the call's three slots
         planted.click()
-        custody = lab.locator(".fl-panel .fl-custody")
+        custody = lab.locator(".fl-panel details[data-fl-piece='vip-override'][open] .fl-hops")
         custody.wait_for()
+        lab.locator(".fl-panel .fl-suspect").wait_for()
         chain = custody.inner_text()
         for hop in ("ANSWER", "READ", "LANDED", "ALLOWED", "BORN"):
             assert hop in chain
@@ -141,7 +126,6 @@ def test_run_then_click_from_the_answer_to_the_planted_fact_and_its_custody(note
         after = lab.locator(".fl-panel .fl-rerun")
         after.wait_for()
         assert "DECLINED" in after.inner_text() and "the outcome changed" in after.inner_text()
-        lab.locator(".fl-panel tr[data-fl-piece='vip-override']").click()
         lab.locator("[data-fl-action='localize']").click()
         verdicts = lab.locator(".fl-panel .fl-localize")
         verdicts.wait_for(timeout=60_000)
@@ -182,7 +166,7 @@ def test_a_pause_is_answered_in_the_widget_and_the_run_finishes(notebook):
         press_run(lab, "paused")                       # asks again: this time the question is dropped
         lab.locator(".fl-abandon").click()
         wait_status(lab, "abandoned")
-        assert "dropped" in lab.locator(".fl-note").inner_text()
+        assert "dropped" in lab.locator(".fl-lab-note").inner_text()
 
 
 def test_stop_cancels_a_slow_run_while_the_kernel_stays_responsive(notebook):
@@ -197,7 +181,7 @@ def test_stop_cancels_a_slow_run_while_the_kernel_stays_responsive(notebook):
         meanwhile.locator(".jp-OutputArea-output", has_text="the slow run is running").wait_for(timeout=30_000)
         lab.locator(".fl-stop").click()
         wait_status(lab, "cancelled")
-        assert "cancelled" in lab.locator(".fl-note").inner_text()
+        assert "cancelled" in lab.locator(".fl-lab-note").inner_text()
 
 
 def test_a_refusal_shows_as_its_card_and_the_widget_stays_usable(notebook):
@@ -218,21 +202,21 @@ def test_a_composition_tree_node_opens_that_members_answer(notebook):
     lab = widget(page, "composition")
     with evidence(page, console, "lab-tree"):
         press_run(lab, "finished")
-        nodes = lab.locator(".fl-tree [data-fl-member]")
+        nodes = lab.locator(".fl-lab-tree [data-fl-member]")
         assert nodes.count() == 3
-        triage = lab.locator(".fl-tree g[data-fl-member]", has_text="triage")
+        triage = lab.locator(".fl-lab-tree g[data-fl-member]", has_text="triage")
         triage.click()
-        lab.locator(".fl-member", has_text="A refund request.").wait_for()
-        lab.locator(".fl-tree g[data-fl-member]", has_text="refunds").click()
-        lab.locator(".fl-member", has_text="APPROVED").wait_for()
+        lab.locator(".fl-lab-member", has_text="A refund request.").wait_for()
+        lab.locator(".fl-lab-tree g[data-fl-member]", has_text="refunds").click()
+        lab.locator(".fl-lab-member", has_text="APPROVED").wait_for()
 
 
 def test_the_saved_notebook_keeps_small_widget_state_and_a_static_answer(notebook):
     page, console, path = notebook
     lab = widget(page, "refunds")
     with evidence(page, console, "lab-saved"):
-        if lab.get_attribute("data-status") != "finished":
-            press_run(lab, "finished")
+        lab.locator(".fl-message").fill("Please refund order A-1001.")
+        press_run(lab, "finished")
         page.locator(".jp-Cell").first.click()
         page.keyboard.press("Control+s")
         page.wait_for_function(

@@ -11,38 +11,12 @@ import asyncio
 import json
 
 import pytest
+from lab_kit import approvals, desk, stock
 
-from footprint_lab import (
-    Agent,
-    InvalidIdentityError,
-    Lab,
-    LabConfigError,
-    Redaction,
-    Sequence,
-    ask_human,
-    tool,
-)
+from footprint_lab import Agent, InvalidIdentityError, Lab, LabConfigError, Redaction, tool
 from footprint_lab.lab.live import LiveSteps
 from footprint_lab.lab.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock
-
-
-@tool
-def approve_refund(amount: float) -> str:
-    """Ask a person to approve a refund."""
-    ask_human(f"Refund {amount:.0f} EUR?", choices=["yes", "no"])
-
-
-@tool
-async def check_stock(sku: str) -> str:
-    """Slow: waits on the warehouse."""
-    await asyncio.sleep(30)
-    return "in stock"
-
-
-def approvals() -> Agent:
-    return Agent(provider=mock(replies=[{"tool": "approve_refund", "args": {"amount": 120}}, "Refunded 120 EUR."]),
-                 tools=[approve_refund], name="approvals")
 
 
 async def press(lab: Lab, handler: str, **content: object) -> None:
@@ -85,18 +59,20 @@ async def test_clicking_the_answer_opens_the_answering_call_then_a_piece_its_cus
     lab.press_click({"answer": True})
     panel = lab.panel_html
     assert 'data-fl-call="call-llm#6"' in panel
-    for slot in ("system slot", "messages slot", "tools slot"):
+    for slot in ('data-slot="system"', 'data-slot="messages"', 'data-slot="tools"'):
         assert slot in panel
-    assert 'data-fl-piece="vip-override" data-fl-slot="system"' in panel
+    assert 'data-fl-piece="vip-override" data-fl-slot="system">' in panel       # closed until clicked
     lab.press_click({"piece": "vip-override", "slot": "system", "call": "call-llm#6"})
     panel = lab.panel_html
+    assert 'data-fl-piece="vip-override" data-fl-slot="system" open>' in panel  # its custody, open
+    opened = panel.split('data-fl-piece="vip-override" data-fl-slot="system" open>')[1].split("</details>")[0]
     for hop in ("ANSWER", "READ", "LANDED", "ALLOWED", "BORN"):
-        assert f">{hop} " in panel
-    assert "define_fact(&#x27;vip-override&#x27;)" in panel
+        assert f"<b>{hop}</b>" in opened
+    assert "define_fact(&#x27;vip-override&#x27;)" in opened
     assert "suspect score <b>0.566</b>, rank 1 of" in panel
     assert 'data-fl-action="rerun" data-fl-source="vip-override"' in panel
     lab.press_click({"piece": "user-message", "slot": "messages"})   # the input: nothing a rerun can remove
-    assert "data-fl-action" not in lab.panel_html.split("fl-piece")[-1]
+    assert "data-fl-action" not in lab.panel_html.split("fl-lab-piece")[-1]
 
 
 async def test_rerun_without_a_piece_shows_before_and_after_and_localize_its_verdicts_with_progress():
@@ -118,10 +94,9 @@ async def test_left_out_pieces_and_dropped_context_are_one_click_away():
     lab = Lab(planted_fact_agent(variant="budget"), message=REFUND_REQUEST)
     await press(lab, "run")
     lab.press_click({"answer": True})
-    await press(lab, "click", action="left_out")
-    assert "refund-policy" in lab.panel_html and "nothing rerun" in lab.panel_html
+    assert "Left out of this call" in lab.panel_html and 'data-fl-piece="refund-policy"' in lab.panel_html
     await press(lab, "click", action="dropped")
-    assert "each restored in a rerun" in lab.panel_html
+    assert "each restored in a rerun" in lab.panel_html and "refund-policy" in lab.panel_html.split("fl-dropped")[1]
 
 
 async def test_turns_follow_up_until_a_new_conversation():
@@ -162,8 +137,7 @@ async def test_a_pause_is_answered_or_abandoned_from_the_widget():
 
 
 async def test_stop_cancels_the_run_and_keeps_its_recording_while_the_loop_stays_free():
-    slow = Agent(provider=mock(replies=[{"tool": "check_stock", "args": {"sku": "X-1"}}, "In stock."]),
-                 tools=[check_stock], name="stock")
+    slow = stock()
     lab = Lab(slow, message="Is X-1 in stock?")
     lab.press_run()
     await asyncio.sleep(0.2)                  # the loop is free: this coroutine runs while the run waits
@@ -187,9 +161,7 @@ async def test_a_refusal_is_a_card_in_the_widget_which_stays_usable():
 
 
 async def test_a_composition_shows_its_tree_and_a_clicked_node_shows_that_member():
-    desk = Sequence({"triage": Agent(provider=mock(reply="A refund request."), name="triage"),
-                     "refunds": planted_fact_agent()}, name="desk")
-    lab = Lab(desk, message=REFUND_REQUEST)
+    lab = Lab(desk(), message=REFUND_REQUEST)
     await press(lab, "run")
     nodes = lab.tree["nodes"]
     assert [(n["label"], n["depth"]) for n in nodes] == [

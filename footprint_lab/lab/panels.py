@@ -14,14 +14,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.explain.custody import SLOT_ORDER
 from footprint_lab.explain.index import RecordingIndex
-from footprint_lab.explain.render import shorten
 from footprint_lab.explain.sources import describe_source, removal_id
-from footprint_lab.lab.html import text
+from footprint_lab.lab.views.page import esc as text
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.recording import ContextPiece, Recording
+    from footprint_lab.engine.recording import Recording
     from footprint_lab.explain.ablation import Localization, RerunReport
     from footprint_lab.explain.custody import Candidate
     from footprint_lab.explain.dropped import DroppedContext
@@ -34,24 +32,23 @@ STYLE = (
     ".fl-p table{border-collapse:collapse;width:100%;margin:.1rem 0}"
     ".fl-p td,.fl-p th{border-bottom:1px solid #eaeef2;padding:2px 6px;text-align:left;vertical-align:top}"
     ".fl-p th{font-weight:600;color:#59636e;font-size:12px}"
-    ".fl-p tr[data-fl-piece]:hover{background:#ddf4ff}.fl-p tr.fl-on{background:#ddf4ff}"
     ".fl-p code{font-size:12px}"
     ".fl-p pre{white-space:pre-wrap;word-break:normal;overflow-wrap:break-word;margin:.2rem 0;font-size:12px}"
-    ".fl-p pre.fl-answer{font-size:13px;padding:.35rem .55rem;border:1px solid #d0d7de;border-radius:6px;"
-    "background:#f6f8fa}.fl-p pre.fl-answer:hover{border-color:#0969da;background:#ddf4ff}"
-    ".fl-p .fl-custody{list-style:none;padding-left:.2rem;margin:.2rem 0}"
-    ".fl-p .fl-kind{color:#8250df;font-size:12px}.fl-p .fl-dim{color:#59636e}"
-    ".fl-p .fl-hop{font-family:ui-monospace,monospace;font-size:12px}"
-    ".fl-p .fl-unproven{color:#cf222e}"
-    ".fl-p .fl-actions{display:flex;gap:.4rem;margin:.45rem 0;flex-wrap:wrap}"
+    ".fl-p .fl-dim{color:#59636e}"
+    ".fl-p.fl-actions,.fl-p .fl-actions{display:flex;gap:.4rem;margin:.45rem 0;flex-wrap:wrap}"
     ".fl-p .fl-act{font:inherit;font-size:12px;padding:.2rem .6rem;border-radius:6px;border:1px solid #d0d7de;"
     "background:#f6f8fa;cursor:pointer}.fl-p .fl-act:hover{background:#ddf4ff}"
     ".fl-p .fl-side{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}"
     ".fl-p .fl-side>div{border:1px solid #d0d7de;border-radius:6px;padding:.35rem .55rem}"
     ".fl-p .fl-verdict-CAUSAL{color:#cf222e;font-weight:600}.fl-p .fl-verdict-INCONCLUSIVE{color:#9a6700}"
-    ".fl-p.fl-piece{margin-top:.5rem;padding:.4rem .6rem;border-left:3px solid #8250df;background:#fbf8ff}"
+    ".fl-p.fl-lab-piece{margin-top:.5rem;padding:.4rem .6rem;border-left:3px solid #8250df;background:#fbf8ff}"
     "</style>"
 )
+
+
+#: the most HTML one view may put in the widget's saved state: the answer, the panel and a member's view, with
+#: the step rows, stay under the 1 MB a saved notebook's widget state should keep to
+VIEW_BUDGET = 200_000
 
 
 def action(name: str, label: str, source: str | None = None) -> str:
@@ -82,62 +79,36 @@ def answering_call(recording: Recording) -> str | None:
 
 
 def call_panel(root: Recording, call: str, *, chosen: tuple[str, str] | None = None) -> str:
-    """One LLM call: what it replied, then its three slots, one clickable row per piece."""
+    """One LLM call as part 1's slots view (each piece opens to its custody), with the chosen piece open."""
+    from footprint_lab.lab.views import slots_view
+
     home = find_recording(root, step_id=call)
     exchange = home.exchange_at(call) if home is not None else None
     if home is None or exchange is None:
         return f'{STYLE}<div class="fl-p"><p>No LLM call <code>{text(call)}</code> in this run.</p></div>'
-    response = exchange.response
-    usage = response.usage
-    reply = response.content or ", ".join(f"{c.name}(…)" for c in response.tool_calls) or ""
-    parts = [
-        STYLE, f'<div class="fl-p fl-call-panel" data-fl-call="{text(call)}">',
-        f"<h4>The call <code>{text(call)}</code> · {text(exchange.model)} · "
-        f"{usage.input_tokens} in / {usage.output_tokens} out tokens</h4>",
-        f'<div class="fl-dim">replied</div><pre>{text(reply)}</pre>',
-    ]
-    pieces = home.call_pieces(exchange)
-    for slot in SLOT_ORDER:
-        in_slot = [piece for piece in pieces if piece.slot == slot]
-        parts.append(f"<h5>{text(slot)} slot · {len(in_slot)} piece(s)</h5>")
-        parts.append(_pieces_table(in_slot, chosen))
-    parts.append('<div class="fl-actions">' + action("left_out", "Left-out pieces")
-                 + action("dropped", "Find dropped context (reruns)") + "</div>")
-    parts.append("</div>")
-    return "".join(parts)
-
-
-def _pieces_table(pieces: list[ContextPiece], chosen: tuple[str, str] | None) -> str:
-    if not pieces:
-        return '<div class="fl-dim">nothing</div>'
-    rows = []
-    for piece in pieces:
-        on = ' class="fl-on"' if chosen == (piece.slot, piece.source_id) else ""
-        rows.append(
-            f'<tr data-fl-piece="{text(piece.source_id)}" data-fl-slot="{text(piece.slot)}"{on}>'
-            f'<td><span class="fl-kind">{text(piece.source_kind)}</span></td>'
-            f"<td><code>{text(piece.source_id)}</code></td>"
-            f"<td>{text(shorten(piece.content, 110))}</td>"
-            f'<td class="fl-dim">{text(piece.landed_by or "")}</td></tr>'
-        )
-    return "<table><tr><th>kind</th><th>source</th><th>content</th><th>landed by</th></tr>" + "".join(rows) + "</table>"
+    view = slots_view(home, exchange, left_out=True)
+    if chosen is not None:
+        slot, piece = chosen
+        hook = f'data-fl-piece="{text(piece)}" data-fl-slot="{text(slot)}"'
+        view = view.replace(f"{hook}>", f"{hook} open>", 1)
+    return (f'{STYLE}<div class="fl-call-panel" data-fl-call="{text(call)}">{view}<div class="fl-p fl-actions">'
+            + action("dropped", "Find dropped context (restore each left-out piece)") + "</div></div>")
 
 
 def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects: Any, *, can_rerun: bool) -> str:
-    """One piece: its content, its chain of custody, its suspect score, and the reruns that test it."""
+    """One piece of the open call: whether its custody is proven, its suspect score, and the reruns that test it.
+
+    Its custody itself is open in the call's slots view above.
+    """
     if candidate is None:
-        return (f'<div class="fl-p fl-piece"><p>The backtrack from <code>{text(call)}</code> finds no piece '
-                f"<code>{text(piece_id)}</code>.</p></div>")
+        return (f'<div class="fl-p fl-lab-piece"><p>The backtrack from <code>{text(call)}</code> finds no piece '
+                f"<code>{text(piece_id)}</code>; its row above shows what its record holds.</p></div>")
     piece = candidate.piece
-    hops = "".join(
-        f'<li class="fl-hop{"" if hop.proven else " fl-unproven"}">{text(hop.line())}</li>' for hop in candidate.hops
-    )
+    proven = "every hop of its custody is proven" if candidate.proven else "some hops of its custody are unproven"
     parts = [
-        f'<div class="fl-p fl-piece"><h4>{text(describe_source(piece))} · {text(piece.slot)} slot of '
+        f'<div class="fl-p fl-lab-piece"><h4>{text(describe_source(piece))} · {text(piece.slot)} slot of '
         f"<code>{text(candidate.read_by)}</code></h4>",
-        f"<pre>{text(piece.content)}</pre>",
-        f'<div class="fl-dim">chain of custody ({"every hop proven" if candidate.proven else "some hops unproven"})'
-        f'</div><ul class="fl-custody">{hops}</ul>',
+        f'<div class="fl-dim">{proven} (open above)</div>',
         _suspect_line(suspects, piece_id),
     ]
     removable = removal_id(piece)
@@ -230,10 +201,31 @@ def tree_data(recording: Recording) -> dict[str, Any]:
 
 
 def answer_html(recording: Recording) -> str:
-    """The answer view of a recording: part 1's no-JS view, whose ``data-fl-*`` hooks the widget catches."""
-    from footprint_lab.lab.views import answer_view
+    """The answer view of a recording: part 1's no-JS view, whose ``data-fl-*`` hooks the widget catches.
 
-    return answer_view(recording)
+    A view larger than :data:`VIEW_BUDGET` (a long run whose every call is shown with every
+    slot) is replaced by its header and answer, still clickable, so the saved notebook stays small.
+    """
+    from footprint_lab.lab.views import answer_view
+    from footprint_lab.lab.views.answer import answer_block, header
+    from footprint_lab.lab.views.page import new_scope, wrap
+
+    view = answer_view(recording)
+    if len(view) <= VIEW_BUDGET:
+        return view
+    scope = new_scope()
+    note = (f'<p class="fl-note">The full view of this run is {len(view) // 1000} kB, more than a notebook should '
+            "keep: click the answer for the call that produced it, or display <code>lab.run</code> for all of it.</p>")
+    return wrap(scope, header(recording) + answer_block(recording, scope) + note)
+
+
+def bounded(view: str, what: str) -> str:
+    """A panel, or a line saying where to look when it is too large to keep in the widget's state."""
+    if len(view) <= VIEW_BUDGET:
+        return view
+    return (f'{STYLE}<div class="fl-p"><p>{text(what)} is {len(view) // 1000} kB of HTML, more than a notebook '
+            "should keep; <code>lab.run.context(call)</code> and <code>lab.run.backtrack()</code> hold it all."
+            "</p></div>")
 
 
 def static_copy(view: str) -> str:

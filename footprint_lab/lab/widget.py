@@ -33,8 +33,8 @@ from footprint_lab.engine.refusal import Refusal
 from footprint_lab.lab import panels
 from footprint_lab.lab.cards import refusal_card_html
 from footprint_lab.lab.door import check_lab
-from footprint_lab.lab.html import text
 from footprint_lab.lab.live import LiveSteps
+from footprint_lab.lab.views.page import esc as text
 
 STATIC = Path(__file__).parent / "static"
 _IDENTITY_FIELDS = ("conversation_id", "tenant", "principal")
@@ -277,7 +277,7 @@ class Lab(anywidget.AnyWidget):
             return
         self._call = call
         self._piece = None
-        self.panel_html = panels.call_panel(self.run.recording, call)
+        self.panel_html = panels.bounded(panels.call_panel(self.run.recording, call), f"The call {call}")
 
     def open_piece(self, piece: str, slot: str, *, call: Any = None) -> None:
         """One piece of the open call: its chain of custody, suspect score, and the reruns that test it."""
@@ -296,8 +296,9 @@ class Lab(anywidget.AnyWidget):
         candidate = next((c for c in found if c.source_id == piece and c.read_by == call and (not slot or
                                                                                               c.slot == slot)), None)
         ranked = suspects(recording, at=call)
-        self.panel_html = (panels.call_panel(recording, call, chosen=self._piece)
-                           + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._can_rerun(call)))
+        self.panel_html = panels.bounded(
+            panels.call_panel(recording, call, chosen=self._piece)
+            + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._can_rerun(call)), f"The call {call}")
 
     def open_member(self, path: str) -> None:
         """A member of the composition: its answer view, below the tree."""
@@ -331,9 +332,6 @@ class Lab(anywidget.AnyWidget):
         elif action == "localize":
             self._background("Localizing: reruns without each top suspect", before, lambda: localize(
                 run, rerun=runner, samples=3, progress=progress, **extra), panels.localize_panel)
-        elif action == "left_out":
-            self._background("Listing the left-out pieces", before, lambda: find_dropped_context(run, progress=False),
-                             lambda report: panels.dropped_panel(report, tested=False))
         elif action == "dropped":
             rerun = runner if callable(getattr(runner, "with_forced", None)) else None
             self._background("Restoring each left-out piece in a rerun", before, lambda: find_dropped_context(

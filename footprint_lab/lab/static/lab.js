@@ -99,14 +99,14 @@ function render({ model, el }) {
     identity.append(input);
   }
   const card = node("div", { cls: "fl-card-slot" });
-  const note = node("div", { cls: "fl-note" });
+  const note = node("div", { cls: "fl-lab-note" });
   const pause = node("div", { cls: "fl-pause" });
   const stepsBox = node("details", { cls: "fl-steps", open: "" });
   const stepsSummary = node("summary", { text: "steps" });
   const stepsList = node("ol", { cls: "fl-step-list" });
   stepsBox.append(stepsSummary, stepsList);
-  const tree = node("div", { cls: "fl-tree" });
-  const member = node("div", { cls: "fl-member" });
+  const tree = node("div", { cls: "fl-lab-tree" });
+  const member = node("div", { cls: "fl-lab-member" });
   const answer = node("div", { cls: "fl-answer-view" });
   const progress = node("div", { cls: "fl-progress" });
   const panel = node("div", { cls: "fl-panel" });
