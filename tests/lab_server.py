@@ -52,11 +52,16 @@ def start_lab(base: Path, *, timeout: float = 120.0) -> LabServer:
     (news / "notification.jupyterlab-settings").write_text(
         json.dumps({"checkForUpdates": False, "fetchNews": "false"}), encoding="utf-8")
     port = free_port()
+    # The kernel imports the footprint_lab these tests import (a checkout on PYTHONPATH, or the installed one).
+    import footprint_lab
+
+    package_root = str(Path(footprint_lab.__file__).resolve().parent.parent)
+    path = os.pathsep.join(p for p in (package_root, os.environ.get("PYTHONPATH", "")) if p)
     env = {
         **os.environ, "HOME": str(home), "JUPYTER_CONFIG_DIR": str(dirs["config"]),
         "JUPYTER_DATA_DIR": str(dirs["data"]), "JUPYTER_RUNTIME_DIR": str(dirs["runtime"]),
         "JUPYTERLAB_SETTINGS_DIR": str(dirs["settings"]), "JUPYTERLAB_WORKSPACES_DIR": str(dirs["workspaces"]),
-        "IPYTHONDIR": str(home / ".ipython"), "JUPYTER_PLATFORM_DIRS": "1",
+        "IPYTHONDIR": str(home / ".ipython"), "JUPYTER_PLATFORM_DIRS": "1", "PYTHONPATH": path,
     }
     log = base / "jupyterlab.log"
     command = [

@@ -166,7 +166,9 @@ async def test_a_composition_shows_its_tree_and_a_clicked_node_shows_that_member
     nodes = lab.tree["nodes"]
     assert [(n["label"], n["depth"]) for n in nodes] == [
         ("desk (sequence)", 0), ("triage (agent)", 1), ("refunds (agent)", 1)]
-    assert not lab.follows                                             # a composition has no follow-up
+    assert not lab.follows                                             # a composition has no follow-up:
+    await press(lab, "run", message=REFUND_REQUEST)                    # each Run is a first turn
+    assert lab.turn == 1
     lab.press_click({"member": nodes[1]["path"]})
     assert "A refund request." in lab.member_html and lab.member_path == nodes[1]["path"]
     lab.press_click({"answer": True})                                  # the answer came from the refunds member
@@ -233,3 +235,10 @@ async def test_live_rows_go_out_at_once_then_in_batches():
     assert sent == [1]                                  # within the interval: held for the timer
     live.close()
     assert sent == [1, 2]
+
+
+async def test_streamed_tokens_gather_on_their_call_row():
+    lab = Lab(Agent(provider=mock(reply="Streaming, word by word.", stream=True)), message="Talk to me.")
+    await press(lab, "run")
+    call = next(row for row in lab.steps if row["id"].startswith("call-llm"))
+    assert call["detail"] == "Streaming, word by word."

@@ -120,7 +120,7 @@ class Lab(anywidget.AnyWidget):
         # Sent, the message leaves the box (as in a chat): the run's masked record keeps it, and the
         # widget's saved state never holds what a redaction policy covers.
         self.message = ""
-        self._launch(start, turn=True, typed=message)
+        self._launch(start, turn=self.turn + 1 if follow else 1, typed=message)
 
     def press_stop(self, content: dict[str, Any] | None = None) -> None:
         """What the Stop button does: cancel the run (or the reruns) in flight."""
@@ -140,7 +140,7 @@ class Lab(anywidget.AnyWidget):
         def start(listener: Callable[[Any], None]) -> Coroutine[Any, Any, Any]:
             return runner.resume(checkpoint, answer, on_event=listener)
 
-        self._launch(start, turn=False)
+        self._launch(start, turn=None)
 
     def press_abandon(self, content: dict[str, Any] | None = None) -> None:
         """Drop the question on the record (``abandon_pause``); the next Run starts a new conversation."""
@@ -191,8 +191,9 @@ class Lab(anywidget.AnyWidget):
         chosen = {k: v for k, v in self.identity.items() if k in _IDENTITY_FIELDS and v}
         return chosen or None
 
-    def _launch(self, start: Callable[[Callable[[Any], None]], Coroutine[Any, Any, Any]], *, turn: bool,
+    def _launch(self, start: Callable[[Callable[[Any], None]], Coroutine[Any, Any, Any]], *, turn: int | None,
                 typed: str = "") -> None:
+        """Start a run; ``turn`` is the conversation's turn it will be once it ends (``None``: a resume)."""
         self.card = ""
         self.note = ""
         self.question = {}
@@ -216,7 +217,7 @@ class Lab(anywidget.AnyWidget):
         self.steps_hidden = hidden
         self.steps = rows
 
-    async def _drive(self, running: Coroutine[Any, Any, Any], live: LiveSteps, turn: bool, typed: str) -> None:
+    async def _drive(self, running: Coroutine[Any, Any, Any], live: LiveSteps, turn: int | None, typed: str) -> None:
         try:
             run = await running
         except Refusal as refusal:
@@ -239,8 +240,8 @@ class Lab(anywidget.AnyWidget):
                         f"The run failed: {type(failure).__name__} (lab.run holds what was recorded).")
             return
         live.close()
-        if turn:
-            self.turn += 1
+        if turn is not None:
+            self.turn = turn
         self._ended(run, run.status, "")
 
     def _ended(self, run: Any, status: str, note: str) -> None:
