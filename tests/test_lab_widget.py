@@ -242,3 +242,11 @@ async def test_streamed_tokens_gather_on_their_call_row():
     await press(lab, "run")
     call = next(row for row in lab.steps if row["id"].startswith("call-llm"))
     assert call["detail"] == "Streaming, word by word."
+
+
+async def test_a_piece_clicked_in_the_answer_view_gets_its_reruns_without_the_call_again():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
+    await press(lab, "run")
+    lab.press_click({"piece": "vip-override", "slot": "system", "call": "call-llm#6", "in_panel": False})
+    assert "data-fl-call" not in lab.panel_html                     # the answer view shows the call already
+    assert 'data-fl-action="rerun" data-fl-source="vip-override"' in lab.panel_html

@@ -108,7 +108,7 @@ def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects:
     parts = [
         f'<div class="fl-p fl-lab-piece"><h4>{text(describe_source(piece))} · {text(piece.slot)} slot of '
         f"<code>{text(candidate.read_by)}</code></h4>",
-        f'<div class="fl-dim">{proven} (open above)</div>',
+        f'<div class="fl-dim">{proven} (the piece\'s row shows each hop)</div>',
         _suspect_line(suspects, piece_id),
     ]
     removable = removal_id(piece)

@@ -170,7 +170,8 @@ class Lab(anywidget.AnyWidget):
         if content.get("action"):
             self._act(str(content["action"]), content.get("source"))
         elif content.get("piece"):
-            self.open_piece(str(content["piece"]), str(content.get("slot") or ""), call=content.get("call"))
+            self.open_piece(str(content["piece"]), str(content.get("slot") or ""), call=content.get("call"),
+                            with_call=bool(content.get("in_panel", True)))
         elif content.get("call"):
             self.open_call(str(content["call"]))
         elif content.get("answer"):
@@ -280,8 +281,12 @@ class Lab(anywidget.AnyWidget):
         self._piece = None
         self.panel_html = panels.bounded(panels.call_panel(self.run.recording, call), f"The call {call}")
 
-    def open_piece(self, piece: str, slot: str, *, call: Any = None) -> None:
-        """One piece of the open call: its chain of custody, suspect score, and the reruns that test it."""
+    def open_piece(self, piece: str, slot: str, *, call: Any = None, with_call: bool = True) -> None:
+        """One piece of a call: its chain of custody, suspect score, and the reruns that test it.
+
+        ``with_call`` shows the call's slots above it, the piece open; a piece clicked in the answer
+        view opens there already, so the panel then holds only its score and reruns.
+        """
         if self.run is None:
             return
         call = str(call) if call else self._call or panels.answering_call(self.run.recording)
@@ -297,9 +302,10 @@ class Lab(anywidget.AnyWidget):
         candidate = next((c for c in found if c.source_id == piece and c.read_by == call and (not slot or
                                                                                               c.slot == slot)), None)
         ranked = suspects(recording, at=call)
+        above = panels.call_panel(recording, call, chosen=self._piece) if with_call else ""
         self.panel_html = panels.bounded(
-            panels.call_panel(recording, call, chosen=self._piece)
-            + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._can_rerun(call)), f"The call {call}")
+            above + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._can_rerun(call)),
+            f"The call {call}")
 
     def open_member(self, path: str) -> None:
         """A member of the composition: its answer view, below the tree."""

@@ -71,7 +71,7 @@ function drawSteps(list, steps, hidden) {
     if (step.detail) row.append(node("div", { cls: "fl-step-detail", text: step.detail }));
     list.append(row);
   }
-  list.scrollTop = list.scrollHeight;
+  requestAnimationFrame(() => { list.scrollTop = list.scrollHeight; });
 }
 
 function render({ model, el }) {
@@ -147,6 +147,7 @@ function render({ model, el }) {
       do: "click", action: data.flAction ?? null, source: data.flSource ?? null, piece: data.flPiece ?? null,
       slot: data.flSlot ?? null, call: data.flCall ?? (within ? within.dataset.flCall : null),
       answer: data.flAnswer !== undefined, member: data.flMember ?? target.getAttribute("data-fl-member"),
+      in_panel: Boolean(target.closest(".fl-panel")),
     });
   });
   root.addEventListener("keydown", (event) => {
