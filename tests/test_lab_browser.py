@@ -130,7 +130,7 @@ def test_run_then_click_from_the_answer_to_the_planted_fact_and_its_custody(note
         verdicts = lab.locator(".fl-panel .fl-localize")
         verdicts.wait_for(timeout=60_000)
         row = verdicts.locator("tr", has_text="vip-override")
-        assert "CAUSAL" in row.inner_text()
+        assert "CONFIRMED" in row.inner_text() and "3/3" in row.inner_text()
 
 
 def test_follow_up_turns_and_a_new_conversation(notebook):

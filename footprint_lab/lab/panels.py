@@ -40,7 +40,6 @@ STYLE = (
     "background:#f6f8fa;cursor:pointer}.fl-p .fl-act:hover{background:#ddf4ff}"
     ".fl-p .fl-side{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}"
     ".fl-p .fl-side>div{border:1px solid #d0d7de;border-radius:6px;padding:.35rem .55rem}"
-    ".fl-p .fl-verdict-CAUSAL{color:#cf222e;font-weight:600}.fl-p .fl-verdict-INCONCLUSIVE{color:#9a6700}"
     ".fl-p.fl-lab-piece{margin-top:.5rem;padding:.4rem .6rem;border-left:3px solid #8250df;background:#fbf8ff}"
     "</style>"
 )
@@ -151,33 +150,17 @@ def rerun_panel(report: RerunReport) -> str:
 
 
 def localize_panel(report: Localization) -> str:
-    """``localize``: one row per tested suspect with its verdict, flips and why."""
-    from footprint_lab.explain.ablation import VERDICT_LABELS
+    """``localize``: part 1's verdicts table (one row per tested suspect), marked for the widget."""
+    from footprint_lab.lab.views.explain import localization_html
 
-    rows = "".join(
-        f'<tr><td>{suspect.rank}</td><td><code>{text(suspect.source_id)}</code></td>'
-        f"<td>{text(suspect.source_kind)}</td>"
-        f'<td class="fl-verdict-{text(VERDICT_LABELS[suspect.verdict]).replace(" ", "-")}">'
-        f"{text(VERDICT_LABELS[suspect.verdict])}</td>"
-        f"<td>{suspect.flips}/{suspect.samples}</td><td>{text(suspect.reason)}</td></tr>"
-        for suspect in report.suspects
-    )
-    untested = "".join(f"<li><code>{text(name)}</code>: {text(why)}</li>" for name, why in report.untested)
-    return (
-        f'{STYLE}<div class="fl-p fl-localize"><h4>{text(report.summary())}</h4>'
-        "<table><tr><th>rank</th><th>source</th><th>kind</th><th>verdict</th><th>flips</th><th>why</th></tr>"
-        f"{rows}</table>" + (f'<div class="fl-dim">not testable:</div><ul>{untested}</ul>' if untested else "")
-        + "</div>"
-    )
+    return f'<div class="fl-localize">{localization_html(report)}</div>'
 
 
-def dropped_panel(report: DroppedContext, *, tested: bool) -> str:
-    """The pieces that were available but never reached the model, each with why (and, tested, what restoring did)."""
-    if len(report) == 0:
-        return f'{STYLE}<div class="fl-p"><h4>{text(report.summary())}</h4></div>'
-    items = "".join(f"<li>{text(piece.line())}</li>" for piece in report)
-    title = "Dropped context, each restored in a rerun" if tested else "Left-out pieces (nothing rerun)"
-    return f'{STYLE}<div class="fl-p fl-dropped"><h4>{title}</h4><p>{text(report.summary())}</p><ul>{items}</ul></div>'
+def dropped_panel(report: DroppedContext) -> str:
+    """``find_dropped_context``: part 1's table of left-out pieces, each with what restoring it did."""
+    from footprint_lab.lab.views.explain import dropped_html
+
+    return f'<div class="fl-dropped">{dropped_html(report)}</div>'
 
 
 def tree_data(recording: Recording) -> dict[str, Any]:

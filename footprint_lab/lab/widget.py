@@ -342,8 +342,7 @@ class Lab(anywidget.AnyWidget):
         elif action == "dropped":
             rerun = runner if callable(getattr(runner, "with_forced", None)) else None
             self._background("Restoring each left-out piece in a rerun", before, lambda: find_dropped_context(
-                run, rerun=rerun, progress=progress, **extra), lambda report: panels.dropped_panel(
-                    report, tested=rerun is not None))
+                run, rerun=rerun, progress=progress, **extra), panels.dropped_panel)
 
     def _background(self, label: str, before: str, start: Callable[[], Coroutine[Any, Any, Any]],
                     draw: Callable[[Any], str]) -> None:
