@@ -4,6 +4,9 @@ Goals (issue 6), medians: ``backtrack`` from the answer of a recording of 10,000
 most 20 ms (the recording is materialised before timing: the walk is what is measured), and
 ``localize`` on the planted-fact scenario, 5 suspects x 3 samples plus the 3-rerun baseline on
 the mock provider, in at most 100 ms (ranking, rebuilding the agents and all 18 reruns).
+Issue 14: ``localize`` on the two-member ``Sequence`` (the fact planted in the triage member),
+6 suspects x 3 samples plus the baseline, reruns concurrent, in at most 150 ms (ranking across
+members, rebuilding the pipeline for each of the 21 reruns, and running them).
 Run ``python bench/bench_explain.py``; ``--quick`` takes fewer samples of the same workloads.
 """
 
@@ -19,6 +22,7 @@ from typing import Any
 
 from footprint_lab import Agent, define_tool
 from footprint_lab.explain import backtrack, find_dropped_context, localize
+from footprint_lab.lab.pipelines import refund_pipeline
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import LLMRequest, mock
 
@@ -87,6 +91,11 @@ async def main(quick: bool) -> None:
     budget = planted_fact_agent(variant="budget")
     dropped_run = await budget.run(REFUND_REQUEST)
     dropped_ms = await median_async_ms(lambda: find_dropped_context(dropped_run, rerun=budget), repeats)
+    pipeline = refund_pipeline(planted_in="triage")
+    composed = await pipeline.run(REFUND_REQUEST)
+    proven = await localize(composed, rerun=pipeline, samples=3, top=6)
+    assert len(proven.suspects) == 6 and proven.confirmed == ["vip-status"], str(proven)
+    pipeline_ms = await median_async_ms(lambda: localize(composed, rerun=pipeline, samples=3, top=6), repeats)
 
     print(f"backtrack, {STEPS:,}-step recording ({candidates:,} candidates), median: {walk_ms:.2f} ms   "
           "(goal <= 20 ms)")
@@ -95,6 +104,8 @@ async def main(quick: bool) -> None:
           "(goal <= 100 ms)")
     print(f"run.suspects(), planted fact, median:      {suspects_ms:.2f} ms")
     print(f"find_dropped_context with restoration, median: {dropped_ms:.2f} ms")
+    print(f"localize, two-member Sequence, 6 suspects x 3 samples + baseline, median: {pipeline_ms:.2f} ms   "
+          "(goal <= 150 ms)")
 
 
 if __name__ == "__main__":

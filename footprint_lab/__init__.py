@@ -15,7 +15,7 @@ __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "Agent": "footprint_lab.core.agent",
-    "LLMCall": "footprint_lab.core.agent",
+    "LLMCall": "footprint_lab.core.llm_call",
     "Run": "footprint_lab.core.run",
     "define_tool": "footprint_lab.core.tools",
     "tool": "footprint_lab.core.tools",
@@ -46,10 +46,11 @@ _ERRORS = "footprint_lab.errors"
 _SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab")
 
 if TYPE_CHECKING:
-    from footprint_lab.core.agent import Agent, LLMCall
+    from footprint_lab.core.agent import Agent
     from footprint_lab.core.checkpoint import Checkpoint, RunCheckpointError
     from footprint_lab.core.door import normalize_run_input
     from footprint_lab.core.identity import Identity
+    from footprint_lab.core.llm_call import LLMCall
     from footprint_lab.core.pause import ask_human
     from footprint_lab.core.run import Run
     from footprint_lab.core.tools import Tool, ToolContext, define_tool, tool

@@ -252,3 +252,13 @@ async def test_a_piece_clicked_in_the_answer_view_gets_its_reruns_without_the_ca
     lab.press_click({"piece": "vip-override", "slot": "system", "call": "call-llm#6", "in_panel": False})
     assert "data-fl-call" not in lab.panel_html                     # the answer view shows the call already
     assert 'data-fl-action="rerun" data-fl-source="vip-override"' in lab.panel_html
+
+
+async def test_a_run_that_fails_midway_shows_its_failure_card_and_keeps_the_run():
+    from footprint_lab.lab.scenarios import lookup_order
+
+    agent = Agent(provider=mock(replies=[{"tool": "lookup_order", "args": {"order_id": "A-1"}}]), tools=[lookup_order])
+    lab = Lab(agent, message="Look it up.")
+    await press(lab, "run")                       # the script runs out after the tool round
+    assert lab.status == "failed" and "ERR_RUN_CHECKPOINT" in lab.card
+    assert lab.run.status == "failed" and "failed" in lab.note

@@ -28,11 +28,18 @@ records that it stopped early and why.
 Each piece of what the provider receives is recorded as a context piece with its source,
 the step that admitted it and the step that landed it, so the recorded pieces of a slot
 always add up to exactly what was sent.
+
+Reading order, top down: the ``run`` door, ``_drive`` (one leg: the in-flight guard, and what
+the instance holds afterwards), ``_execute`` (one execution, mounted at top level or as a
+member of a composition), ``_loop`` (the iterations), then each step in the order it runs. The
+state of one execution and the ways it ends live in :mod:`footprint_lab.core.turn`; the other
+conversation doors (``follow_up``, ``resume``, ``resume_on_error``) in
+:mod:`footprint_lab.core.conversation`; ``LLMCall`` in :mod:`footprint_lab.core.llm_call`.
 """
+
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import weakref
@@ -40,19 +47,21 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
-from footprint_lab.context.assembly import READ_SKILL, ContextConfigError, ContextPlan
-from footprint_lab.core.conversation import Conversation, ResumeIdentityConflictError, answer_text
+from footprint_lab.context.assembly import READ_SKILL, ContextPlan
+from footprint_lab.core.conversation import Conversation
 from footprint_lab.core.door import normalize_run_input
-from footprint_lab.core.identity import Identity, coerce_identity, memory_identity
-from footprint_lab.core.leg import Continuation, Leg, Saved, freeze, turn_position, who
-from footprint_lab.core.member_run import ParentRun, run_for
-from footprint_lab.core.pause import HumanQuestion, Pause
+from footprint_lab.core.identity import Identity, coerce_identity
+from footprint_lab.core.leg import Continuation, Leg, turn_position, who
+from footprint_lab.core.member_run import run_for
+from footprint_lab.core.pause import HumanQuestion
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner
 from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
+from footprint_lab.core.turn import PAUSE, Turn, input_refused
 from footprint_lab.engine.recorder import Recorder, summarize
 from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
+from footprint_lab.engine.unicode import is_sound
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
 SYSTEM = ("slots", "system")
@@ -60,7 +69,6 @@ TOOLS = ("slots", "tools")
 MESSAGES = ("messages",)
 LAST_RESPONSE = ("last_response",)
 ANSWER = ("answer",)
-PAUSE = ("pause",)
 _HISTORY_SOURCE = {"user": "user", "assistant": "assistant", "tool": "tool_result"}
 
 
@@ -86,29 +94,6 @@ class DuplicateToolError(Refusal):
         )
         self.tool_name = tool_name
 
-
-class _Turn:
-    """The live state of one execution (never stored on the agent instance)."""
-
-    __slots__ = ("call_index", "context", "first_run_id", "history", "history_chars", "identity", "leg", "memory",
-                 "message", "rec", "run_id", "slots")
-
-    def __init__(self, rec: Recorder, message: Any, identity: Any, leg: Leg, first_run_id: str) -> None:
-        self.rec = rec
-        self.run_id = rec.run_id
-        self.message = message
-        self.identity = identity
-        self.leg = leg
-        # the run that opened this conversation, and whom its memory belongs to (core.identity)
-        self.first_run_id = first_run_id
-        self.memory = memory_identity(identity, first_run_id)
-        self.history: list[dict[str, Any]] = []
-        self.history_chars = 0
-        self.call_index = 0
-        # what the last assemble step put in the slots: (system text, system piece ids, tool schemas, tool piece ids)
-        self.slots: tuple[str, list[int], list[dict[str, Any]], list[int]] = ("", [], [], [])
-        # this run's declared context (footprint_lab.context), when the agent declares any
-        self.context: Any = None
 
 
 class Agent(Conversation, Runner):
@@ -152,6 +137,10 @@ class Agent(Conversation, Runner):
             raise AgentConfigError(runner, "model", describe_shape(model), "must be a model name string")
         if not isinstance(system, str):
             raise AgentConfigError(runner, "system", describe_shape(system), "must be a string system prompt")
+        if not is_sound(system):
+            raise AgentConfigError(runner, "system", "a string holding a lone surrogate",
+                                   "must be text that can be saved as UTF-8 (decode bytes with their real "
+                                   "encoding, or errors='replace')")
         if not isinstance(max_iterations, int) or isinstance(max_iterations, bool) or not 1 <= max_iterations <= 10_000:
             raise AgentConfigError(
                 runner, "max_iterations", describe_shape(max_iterations), "must be a whole number from 1 to 10000"
@@ -180,6 +169,334 @@ class Agent(Conversation, Runner):
         self._active_run_id: str | None = None
         self._last_run_ref: Callable[[], Run | None] = _no_run
 
+    # -- the run path, top down -------------------------------------------------------------
+    async def run(
+        self,
+        input: Any = None,
+        /,
+        *,
+        on_event: Listener | None = None,
+        identity: Any = None,
+        continue_from: Any = None,
+    ) -> Run:
+        """Answer one message: ``await agent.run("...")`` or ``agent.run({"message": "..."})``.
+
+        A run starts a new conversation; ``continue_from=checkpoint`` continues a stored one
+        (see also ``follow_up``, ``resume`` and ``resume_on_error``).
+        """
+        door = self.door
+        bag = normalize_run_input(input, door, identity=identity, continue_from=continue_from)
+        named = coerce_identity(bag.pop("identity", None), door)
+        start, named = self._start_turn(door, bag.pop("continue_from", None), named)
+        return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
+
+    async def _drive(
+        self, bag: dict[str, Any], *, door: str, start: Continuation | None, identity: Identity | None,
+        on_event: Listener | None,
+    ) -> Run:
+        """Run one leg and hold what it leaves: the only place the instance's conversation changes.
+
+        Every door of this agent (``run``, ``follow_up``, ``resume``, ``resume_on_error``) ends here.
+        """
+        listeners = self._listeners_for(on_event)  # refuses a listener that cannot listen, before the claim
+        run_id = self._claim(door)
+        try:
+            mount = Mount(run_id=run_id, listeners=listeners, identity=identity)
+            run = await self._execute(bag, mount, start)
+        except BaseException as exc:
+            # A RunCheckpointError carries the last good conversation; any other failure leaves none.
+            self._hold("failed", getattr(exc, "_saved", None), None)
+            self.last_run = getattr(exc, "_footprint_run", self.last_run)
+            raise
+        finally:
+            self._active_run_id = None
+        saved = run._conversation
+        self._hold(saved.outcome, saved if saved.history is not None else None, saved.pause)
+        self.last_run = run
+        return run
+
+    async def _execute(self, bag: dict[str, Any], mount: Mount, start: Continuation | None = None) -> Run:
+        """One execution: at top level (from ``_drive``) or as a member (a composition mounts it here)."""
+        # Whom this execution serves comes from the mount alone (member_run); never from the instance.
+        serves = run_for(mount, bag, self.door)
+        shared = mount.scrubber  # a composition's run: one scrubber covers every record of it
+        if start is None and "resume" in mount.extra:  # a member resumed by the composition it paused
+            start = self._member_resume(mount.extra["resume"], serves, shared.policy if shared is not None else None)
+        policy = start.policy if start is not None else self.redact
+        if shared is not None and (policy is None or shared.policy.covers(policy)):
+            scrubber = shared
+        else:
+            policy = combine_policies(policy, shared.policy if shared is not None else None)
+            scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
+        rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
+        if "member" in mount.extra:  # the name a composition mounted this agent under (footprint_lab.explain)
+            rec.meta["member"] = mount.extra["member"]
+        # A member's conversation is the run it serves; a continued one keeps the run that opened it.
+        first_run_id = start.first_run_id if start is not None and not mount.path else serves.run_id
+        turn = Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)),
+                    first_run_id, runner={"kind": self.kind, "id": self.id, "name": self.name},
+                    door=type(self).__name__)
+        if self._context is not None:
+            turn.context = self._context.start(rec, turn.message, turn.history, turn.memory.namespace())
+        rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})
+        try:
+            answer, stopped_early = await self._loop(turn)
+        except HumanQuestion as asked:
+            if turn.leg.call is None:  # asked outside a tool call: there is no call to answer later
+                turn.fail(bag, asked)
+                raise
+            return turn.pause(bag, asked)
+        except BaseException as exc:
+            turn.fail(bag, exc)
+            raise
+        return turn.finish(bag, answer, stopped_early)
+
+    async def _loop(self, turn: Turn) -> tuple[str, dict[str, Any] | None]:
+        first = await self._seed(turn)
+        if first is None:
+            return self._final(turn), input_refused()
+        for iteration in range(first, self.max_iterations + 1):
+            self._assemble(turn, iteration, withhold_tools=False)
+            response = await self._call(turn, iteration, withheld=False)
+            if not response.tool_calls:
+                return self._final(turn), None
+            await self._run_batch(turn, response.tool_calls, iteration)
+        # The budget is spent and the model still wants tools: one last call, tools withheld.
+        iteration = self.max_iterations + 1
+        self._assemble(turn, iteration, withhold_tools=True)
+        await self._call(turn, iteration, withheld=True)
+        stopped = {
+            "reason": "max_iterations",
+            "max_iterations": self.max_iterations,
+            "detail": f"the model still asked for tools after {self.max_iterations} iterations; "
+                      "one last call was made with the tools withheld so that it answered",
+        }
+        return self._final(turn), stopped
+
+    # -- the steps, in the order they run -------------------------------------------------
+    async def _seed(self, turn: Turn) -> int | None:
+        """Land the conversation so far and the new message; the iteration to go on from (``None``: refused).
+
+        A resumed leg lands the earlier turns, then (for a paused run) the person's answer as the
+        paused call's result and the rest of its batch, and goes on in the next iteration.
+        """
+        rec = turn.rec
+        start = turn.leg.start
+        rec.begin("seed")
+        if start is not None:
+            rec.meta["continues"] = {"run_id": start.from_run, "how": start.how, "first_run_id": turn.first_run_id}
+            for index, message in enumerate(start.history):
+                self._append(turn, message, _HISTORY_SOURCE[message["role"]], f"history#{index}",
+                             from_run=start.from_run)
+        if start is None or start.how in ("follow_up", "continue_from"):
+            rec.write(("input", "message"), "set", turn.message)
+            reply = await self._guard(turn)
+            if reply is not None:
+                rec.write(LAST_RESPONSE, "set", reply)
+                rec.end()
+                turn.context = None  # a refused message is admitted nowhere, declared memory included
+                return None
+            self._append(turn, {"role": "user", "content": turn.message}, "user", "user-message")
+            rec.end()
+            return 1
+        rec.end()
+        rounds, turn.call_index, open_calls = turn_position(turn.history)
+        if start.pause is not None:
+            self._answer(turn, rounds, open_calls[0], start.answer or "")
+            await self._run_batch(turn, [ToolCall(c["id"], c["name"], c["args"]) for c in open_calls[1:]], rounds)
+        else:
+            turn.leg.good = len(turn.history)
+        return rounds + 1
+
+    async def _guard(self, turn: Turn) -> str | None:
+        """The input guard's verdict on the new message, as a decision: ``None`` admits, a reply refuses."""
+        guard = self.input_guard
+        if guard is None:
+            return None
+        reply = guard(turn.message)
+        if inspect.isawaitable(reply):
+            reply = await reply
+        if reply is not None and (not isinstance(reply, str) or not reply.strip()):
+            raise AgentConfigError(type(self).__name__, "input_guard", f"a guard that returned {describe_shape(reply)}",
+                                   "must return None to admit the message, or a non-empty reply to refuse it")
+        verdict = "admitted" if reply is None else "refused"
+        turn.rec.decide("input-guard", [("input_guard", {"message": turn.message}, verdict)], verdict)
+        return reply
+
+    def _answer(self, turn: Turn, iteration: int, call: dict[str, Any], answer: str) -> None:
+        """The person's answer lands as the result of the tool call that asked."""
+        rec = turn.rec
+        who_ = turn.leg.who
+        step_id = rec.begin("tool", iteration)
+        rec.emit("tool_start", step_id, {"tool": call["name"], "tool_call_id": call["id"], "answered_by": "person",
+                                         **who_})
+        message = {"role": "tool", "tool_call_id": call["id"], "name": call["name"], "content": answer}
+        self._append(turn, message, "tool_result", call["id"], iteration, tool=call["name"], answered_by="person")
+        rec.write(PAUSE, "delete", None)
+        rec.emit("tool_end", step_id, {"tool": call["name"], "tool_call_id": call["id"], "is_error": False, **who_})
+        rec.end()
+
+    async def _run_batch(self, turn: Turn, calls: Sequence[Any], iteration: int) -> None:
+        """Run one response's tool calls in order; a batch that completes is a good point to resume from."""
+        leg = turn.leg
+        leg.iteration = iteration
+        for call in calls:
+            leg.call = call
+            await self._run_tool(turn, call, iteration)
+        leg.call = None
+        leg.good = len(turn.history)
+
+    def _append(self, turn: Turn, message: dict[str, Any], source_kind: str, source_id: str,
+                iteration: int | None = None, **evidence: Any) -> None:
+        """Append a turn to the conversation: it lands in the messages slot in this step.
+
+        The piece's content is what the model reads of the turn: its text, and for an
+        assistant turn that calls tools, each call as ``name({json args})`` on its own line.
+        """
+        rec = turn.rec
+        step_id = rec.current
+        rec.write(MESSAGES, "append", message)
+        position = len(turn.history)
+        turn.history.append(message)
+        turn.history_chars += len(message.get("content") or "")
+        rec.messages.append(message)
+        rec.message_pieces.append(len(rec.pieces))
+        rec.pieces.append({
+            "slot": "messages", "position": position, "source_kind": source_kind, "source_id": source_id,
+            "content": turn_text(message), "trigger": "base", "verdict": "admitted",
+            "reason": "conversation", "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
+            **evidence,
+        })
+
+    def _assemble(self, turn: Turn, iteration: int, *, withhold_tools: bool) -> None:
+        rec = turn.rec
+        step_id = rec.begin("assemble", iteration)
+        pieces = rec.pieces
+        system_ids: list[int] = []
+        parts: list[str] = []
+        if self.system:
+            system_ids.append(len(pieces))
+            pieces.append({
+                "slot": "system", "position": 0, "source_kind": "base", "source_id": "system-prompt",
+                "content": self.system, "trigger": "base", "verdict": "admitted", "reason": "always",
+                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
+            })
+            parts.append(self.system)
+        tool_ids: list[int] = []
+        schemas = [] if withhold_tools else self._tool_schemas
+        for position, schema in enumerate(schemas):
+            tool_ids.append(len(pieces))
+            pieces.append({
+                "slot": "tools", "position": position, "source_kind": "registry", "source_id": schema["name"],
+                "content": schema["description"], "trigger": "base", "verdict": "admitted", "reason": "always",
+                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
+            })
+        if turn.context is not None:
+            schemas = turn.context.land(step_id, iteration, parts=parts, system_ids=system_ids, schemas=schemas,
+                                        tool_ids=tool_ids, withhold_tools=withhold_tools,
+                                        history_chars=turn.history_chars)
+        system_text = "\n\n".join(parts)
+        rec.write(SYSTEM, "set", system_text)
+        names = self._tool_names if schemas is self._tool_schemas else tuple(s["name"] for s in schemas)
+        rec.write(TOOLS, "set", names)
+        turn.slots = (system_text, system_ids, schemas, tool_ids)
+        rec.end()
+
+    async def _call(self, turn: Turn, iteration: int, *, withheld: bool) -> LLMResponse:
+        rec = turn.rec
+        step_id = rec.begin("call-llm", iteration)
+        system_text = rec.read(SYSTEM)
+        rec.read(MESSAGES)
+        rec.read(TOOLS)
+        _, system_ids, schemas, tool_ids = turn.slots
+        injected, injected_ids = turn.context.injected_messages() if turn.context is not None else ((), ())
+        request = LLMRequest(
+            model=self.model, system=system_text, tools=schemas, iteration=iteration, call_index=turn.call_index,
+            messages=MessagesView(turn.history, tail=injected),
+            input_chars=len(system_text) + turn.history_chars + sum(len(m["content"]) for m in injected),
+        )
+        turn.call_index += 1
+        rec.emit("llm_start", step_id, {"model": self.model, "iteration": iteration,
+                                        "messages": len(request.messages), "tools": len(schemas)})
+        started = perf_counter_ns()
+
+        on_token, flush_tokens = rec.token_stream(step_id)
+        response = (await self.provider.complete(request, on_token)).made_sound()
+        flush_tokens()
+        duration_ms = (perf_counter_ns() - started) / 1e6
+        usage = response.usage
+        rec.emit("llm_end", step_id, {
+            "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
+            "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
+            "estimated": usage.estimated, "tool_calls": len(response.tool_calls), "stop_reason": response.stop_reason,
+        })
+        calls = [{"id": c.id, "name": c.name, "args": c.args} for c in response.tool_calls]
+        # Flat, and sharing the lists the message and the event already hold: see Recorder.
+        rec.exchanges.append({
+            "step_id": step_id, "iteration": iteration, "model": self.model, "system": system_text,
+            "message_count": len(turn.history), "injected_messages": injected, "message_pieces": injected_ids,
+            "tools": schemas, "system_pieces": tuple(system_ids),
+            "tool_pieces": tuple(tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
+            "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
+            "response_model": response.model, "wire": response.wire,
+            "usage": (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
+                      usage.estimated),
+        })
+        message: dict[str, Any] = {"role": "assistant", "content": response.content}
+        if calls:
+            message["tool_calls"] = calls
+        self._append(turn, message, "assistant", step_id, iteration)
+        rec.write(LAST_RESPONSE, "set", response.content)
+        rec.end()
+        return response
+
+    async def _run_tool(self, turn: Turn, call: Any, iteration: int) -> None:
+        rec = turn.rec
+        requested_by = rec.current
+        step_id = rec.begin("tool", iteration)
+        rec.emit("tool_start", step_id, {"tool": call.name, "tool_call_id": call.id, "args": call.args,
+                                         **turn.leg.who})
+        tool = self._tools_by_name.get(call.name)
+        if tool is None and turn.context is not None:
+            tool = turn.context.tool(call.name)
+        is_error = True
+        if tool is None:
+            content = f"Unknown tool: {call.name}"
+        else:
+            problem = tool.check_args(call.args)
+            if problem is not None:
+                content = problem
+            else:
+                ctx = ToolContext(run_id=turn.run_id, tool_call_id=call.id, tool_name=call.name,
+                                  identity=turn.identity, memory_identity=turn.memory)
+                try:
+                    result = await tool.invoke(call.args, ctx)
+                    rec.learn(result)  # a structured result's covered keys are read before it becomes text
+                    content = result_text(result)
+                    is_error = False
+                except Exception as exc:
+                    content = f"Error: tool '{call.name}' raised {type(exc).__name__}: {exc}"
+        message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
+        if is_error:
+            message["is_error"] = True
+        self._append(turn, message, "tool_result", call.id, iteration, tool=call.name, requested_by=requested_by,
+                     is_error=is_error)
+        # a short preview for live views, cut only after the policy has masked what it covers
+        rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error,
+                                       "result": summarize(rec.clean(content), 200), **turn.leg.who})
+        rec.end("tool_error" if is_error else "ok")
+
+    def _final(self, turn: Turn) -> str:
+        rec = turn.rec
+        rec.begin("final")
+        answer = rec.read(LAST_RESPONSE) or ""
+        rec.write(ANSWER, "set", answer)
+        if turn.context is not None:
+            turn.context.after_answer(str(answer))
+        rec.end()
+        return str(answer)
+
+    # -- what the instance keeps, and what is checked when it is built -----------------------
     @property
     def last_run(self) -> Run | None:
         """This instance's most recent run, while the caller still holds it (a failed run always).
@@ -225,27 +542,6 @@ class Agent(Conversation, Runner):
                 raise DuplicateToolError(READ_SKILL)
         return plan
 
-    # -- the doors ------------------------------------------------------------------------
-    async def run(
-        self,
-        input: Any = None,
-        /,
-        *,
-        on_event: Listener | None = None,
-        identity: Any = None,
-        continue_from: Any = None,
-    ) -> Run:
-        """Answer one message: ``await agent.run("...")`` or ``agent.run({"message": "..."})``.
-
-        A run starts a new conversation; ``continue_from=checkpoint`` continues a stored one
-        (see also ``follow_up``, ``resume`` and ``resume_on_error``).
-        """
-        door = self.door
-        bag = normalize_run_input(input, door, identity=identity, continue_from=continue_from)
-        named = coerce_identity(bag.pop("identity", None), door)
-        start, named = self._start_turn(door, bag.pop("continue_from", None), named)
-        return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
-
     # -- rebuilding for reruns (footprint_lab.explain) --------------------------------------
     def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Agent:
         """A new agent built from this one's declarations minus the ``exclude`` ids.
@@ -256,7 +552,7 @@ class Agent(Conversation, Runner):
         ids are refused with the ids this agent has. Listeners and runs are not carried over:
         the new agent is a clean rerun target.
         """
-        return self._rebuild(self._named("Agent.without", exclude, self._source_ids()), (), seed)
+        return self._rebuild(self._named("Agent.without", exclude, self.source_ids()), (), seed)
 
     def with_forced(self, force: Iterable[str] | str, *, exclude: Iterable[str] | str = (),
                     seed: int | None = None) -> Agent:
@@ -265,9 +561,8 @@ class Agent(Conversation, Runner):
         For testing missing context by restoration; see :mod:`footprint_lab.context.rebuild`
         for exactly what forcing changes. ``exclude`` and ``seed`` work as in :meth:`without`.
         """
-        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
-        forced = self._named("Agent.with_forced", force, declared, action="force in")
-        return self._rebuild(self._named("Agent.with_forced", exclude, self._source_ids()), forced, seed)
+        forced = self._named("Agent.with_forced", force, self.source_ids(forcible=True), action="force in")
+        return self._rebuild(self._named("Agent.with_forced", exclude, self.source_ids()), forced, seed)
 
     def _rebuild(self, removed: set[str], forced: Iterable[str], seed: int | None) -> Agent:
         from footprint_lab.context.rebuild import forced_declarations, without_declarations
@@ -298,9 +593,11 @@ class Agent(Conversation, Runner):
                 "context": [declaration for declaration, _, _ in plan.entries] if plan is not None else [],
                 "budgets": dict(plan.budgets) if plan is not None else None}
 
-    def _source_ids(self) -> list[str]:
-        """Every id ``without`` accepts for this agent."""
+    def source_ids(self, *, forcible: bool = False) -> list[str]:
+        """Every id ``without`` accepts for this agent (``forcible``: the declarations ``with_forced`` accepts)."""
         declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
+        if forcible:
+            return declared
         return [*(["system-prompt"] if self.system else []), *(t.name for t in self.tools), *declared]
 
     @staticmethod
@@ -313,479 +610,6 @@ class Agent(Conversation, Runner):
         if unknown:
             raise UnknownSourceError(door, len(unknown), known, action)
         return set(names)
-
-    # -- one execution --------------------------------------------------------------------
-    async def _execute(self, bag: dict[str, Any], mount: Mount, start: Continuation | None = None) -> Run:
-        # Whom this execution serves comes from the mount alone (member_run); never from the instance.
-        serves = run_for(mount, bag, self.door)
-        shared = mount.scrubber  # a composition's run: one scrubber covers every record of it
-        if start is None and "resume" in mount.extra:  # a member resumed by the composition it paused
-            start = self._member_resume(mount.extra["resume"], serves, shared.policy if shared is not None else None)
-        policy = start.policy if start is not None else self.redact
-        if shared is not None and (policy is None or shared.policy.covers(policy)):
-            scrubber = shared
-        else:
-            policy = combine_policies(policy, shared.policy if shared is not None else None)
-            scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
-        rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
-        # A member's conversation is the run it serves; a continued one keeps the run that opened it.
-        first_run_id = start.first_run_id if start is not None and not mount.path else serves.run_id
-        turn = _Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)),
-                     first_run_id)
-        if self._context is not None:
-            turn.context = self._context.start(rec, turn.message, turn.history, turn.memory.namespace())
-        rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})
-        try:
-            answer, stopped_early = await self._loop(turn)
-        except HumanQuestion as asked:
-            if turn.leg.call is None:  # asked outside a tool call: there is no call to answer later
-                self._fail(turn, bag, asked)
-                raise
-            return self._paused(turn, bag, asked)
-        except BaseException as exc:
-            self._fail(turn, bag, exc)
-            raise
-        rec.emit("run_end", rec.path, {"status": "finished"})
-        run = self._make_run(turn, bag, "finished", answer, stopped_early, None, perf_counter_ns())
-        refused = stopped_early is not None and stopped_early["reason"] == "input_refused"
-        run._conversation = self._leave(turn, "input-refused" if refused else "finished")
-        return run
-
-    def _member_resume(self, resume: tuple[Any, Any], serves: ParentRun, redact: Redaction | None) -> Continuation:
-        """How a member that paused inside a composition goes on: its checkpoint and the person's answer.
-
-        Read like any resume (the checkpoint checked field by field), but nothing on the
-        instance is read or held: the run it serves decides whom it runs for.
-        """
-        door = f"{type(self).__name__}.resume"
-        checkpoint, answer = resume
-        start = self._member_continuation(checkpoint, serves.identity, door, redact)
-        start.answer = answer_text(answer, door)
-        return start
-
-    def _member_continuation(
-        self, checkpoint: Any, owner: Identity | None, door: str, redact: Redaction | None,
-    ) -> Continuation:
-        """A member's checkpoint read for a resume of the run that serves ``owner``, or a refusal."""
-        start, whose = self._continuation(checkpoint, owner, door, "resume", redact)
-        if whose != owner:
-            raise ResumeIdentityConflictError(door)
-        if start.pause is None:
-            from footprint_lab.core.checkpoint import InvalidCheckpointError
-
-            raise InvalidCheckpointError(door, "pause", "null", "is null: this member is not waiting on a question")
-        return start
-
-    def _waiting_checkpoint(
-        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
-    ) -> tuple[Any, list[Any]]:
-        from footprint_lab.core.checkpoint import Checkpoint, InvalidCheckpointError, plain_checkpoint
-
-        start = self._member_continuation(checkpoint, owner, door, redact)
-        if start.from_run != run_id:
-            raise InvalidCheckpointError(door, "run_id", "another run's id",
-                                         "must be the id of the run the composition's checkpoint belongs to")
-        return Checkpoint.model_validate(plain_checkpoint(checkpoint, door)), [start]
-
-    def _fail(self, turn: _Turn, bag: dict[str, Any], exc: BaseException) -> None:
-        """Record a failure; after a completed tool round, raise it as a ``RunCheckpointError``."""
-        rec = turn.rec
-        rec.fail_open_step()
-        error = {"type": type(exc).__name__, "code": getattr(exc, "code", None), "step_id": rec.current}
-        rec.emit("error", rec.current, dict(error))
-        rec.emit("run_end", rec.path, {"status": "failed"})
-        failed = self._make_run(turn, bag, "failed", None, None, error, perf_counter_ns())
-        with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
-            exc._footprint_run = failed  # type: ignore[attr-defined]
-        good = turn.leg.good
-        if good is None or not isinstance(exc, Exception):
-            return
-        from footprint_lab.core.checkpoint import RunCheckpointError, checkpoint_from
-
-        saved = self._leave(turn, "failed", history=turn.history[:good])
-        _, stage, iteration = rec.steps[-1][:3] if rec.steps else ("", "run", None)
-        start = turn.leg.start
-        err = RunCheckpointError(
-            f"{type(self).__name__}.{start.how if start is not None else 'run'}", checkpoint=checkpoint_from(saved),
-            saved=saved, cause=exc, stage=stage, iteration=iteration or turn.leg.iteration, step_id=rec.current,
-            rounds=turn_position(turn.history[:good])[0],
-        )
-        err._footprint_run = failed  # type: ignore[attr-defined]
-        raise err from exc
-
-    def _paused(self, turn: _Turn, bag: dict[str, Any], asked: HumanQuestion) -> Run:
-        """Close the asking tool's step as paused and return the paused run with its checkpoint."""
-        from footprint_lab.core.checkpoint import checkpoint_from
-
-        rec = turn.rec
-        call = turn.leg.call
-        pause = Pause(question=asked.question, tool_name=call.name, tool_call_id=call.id, run_id=turn.run_id,
-                      choices=asked.choices)
-        step_id = rec.current
-        rec.write(PAUSE, "set", pause.as_data())
-        rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "paused": True, **turn.leg.who})
-        rec.end("paused")
-        rec.meta["pause"] = pause.as_data()
-        rec.emit("run_end", rec.path, {"status": "paused"})
-        saved = self._leave(turn, "paused", pause=pause)
-        run = self._make_run(turn, bag, "paused", None, None, None, perf_counter_ns())
-        run.question = asked.question
-        run.checkpoint = checkpoint_from(saved)
-        run._conversation = saved
-        return run
-
-    def _leave(
-        self, turn: _Turn, outcome: str, *, pause: Pause | None = None, history: list[dict[str, Any]] | None = None,
-    ) -> Saved:
-        """What this execution leaves for its runner to hold (never stored here: ``_drive`` does)."""
-        scrubber = turn.leg.scrubber
-        return Saved(
-            outcome=outcome, run_id=turn.run_id, first_run_id=turn.first_run_id,
-            history=None if outcome == "input-refused" else freeze(turn.history if history is None else history),
-            identity=turn.identity, agent_id=self.id, policy=scrubber.policy if scrubber is not None else None,
-            marks=turn.leg.marks(), pause=pause,
-        )
-
-    def _make_run(
-        self, turn: _Turn, bag: dict[str, Any], status: str, answer: str | None,
-        stopped_early: dict[str, Any] | None, error: dict[str, Any] | None, ended: int,
-    ) -> Run:
-        rec = turn.rec
-        runner_info = {"kind": self.kind, "id": self.id, "name": self.name}
-        identity = turn.identity
-        scrubber = turn.leg.scrubber
-        report = scrubber.report() if scrubber is not None else None
-
-        def build() -> Any:
-            from footprint_lab.engine.recording import build_recording
-
-            return build_recording(
-                rec, runner=runner_info, status=status, input=bag, answer=answer,
-                identity=_identity_dict(identity), stopped_early=stopped_early, error=error, ended_ns=ended,
-                redaction=report,
-            )
-
-        return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early)
-
-    async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
-        first = await self._seed(turn)
-        if first is None:
-            return self._final(turn), _input_refused()
-        for iteration in range(first, self.max_iterations + 1):
-            self._assemble(turn, iteration, withhold_tools=False)
-            response = await self._call(turn, iteration, withheld=False)
-            if not response.tool_calls:
-                return self._final(turn), None
-            await self._run_batch(turn, response.tool_calls, iteration)
-        # The budget is spent and the model still wants tools: one last call, tools withheld.
-        iteration = self.max_iterations + 1
-        self._assemble(turn, iteration, withhold_tools=True)
-        await self._call(turn, iteration, withheld=True)
-        stopped = {
-            "reason": "max_iterations",
-            "max_iterations": self.max_iterations,
-            "detail": f"the model still asked for tools after {self.max_iterations} iterations; "
-                      "one last call was made with the tools withheld so that it answered",
-        }
-        return self._final(turn), stopped
-
-    async def _seed(self, turn: _Turn) -> int | None:
-        """Land the conversation so far and the new message; the iteration to go on from (``None``: refused).
-
-        A resumed leg lands the earlier turns, then (for a paused run) the person's answer as the
-        paused call's result and the rest of its batch, and goes on in the next iteration.
-        """
-        rec = turn.rec
-        start = turn.leg.start
-        rec.begin("seed")
-        if start is not None:
-            rec.meta["continues"] = {"run_id": start.from_run, "how": start.how, "first_run_id": turn.first_run_id}
-            for index, message in enumerate(start.history):
-                self._append(turn, message, _HISTORY_SOURCE[message["role"]], f"history#{index}",
-                             from_run=start.from_run)
-        if start is None or start.how in ("follow_up", "continue_from"):
-            rec.write(("input", "message"), "set", turn.message)
-            reply = await self._guard(turn)
-            if reply is not None:
-                rec.write(LAST_RESPONSE, "set", reply)
-                rec.end()
-                turn.context = None  # a refused message is admitted nowhere, declared memory included
-                return None
-            self._append(turn, {"role": "user", "content": turn.message}, "user", "user-message")
-            rec.end()
-            return 1
-        rec.end()
-        rounds, turn.call_index, open_calls = turn_position(turn.history)
-        if start.pause is not None:
-            self._answer(turn, rounds, open_calls[0], start.answer or "")
-            await self._run_batch(turn, [ToolCall(c["id"], c["name"], c["args"]) for c in open_calls[1:]], rounds)
-        else:
-            turn.leg.good = len(turn.history)
-        return rounds + 1
-
-    async def _guard(self, turn: _Turn) -> str | None:
-        """The input guard's verdict on the new message, as a decision: ``None`` admits, a reply refuses."""
-        guard = self.input_guard
-        if guard is None:
-            return None
-        reply = guard(turn.message)
-        if inspect.isawaitable(reply):
-            reply = await reply
-        if reply is not None and (not isinstance(reply, str) or not reply.strip()):
-            raise AgentConfigError(type(self).__name__, "input_guard", f"a guard that returned {describe_shape(reply)}",
-                                   "must return None to admit the message, or a non-empty reply to refuse it")
-        verdict = "admitted" if reply is None else "refused"
-        turn.rec.decide("input-guard", [("input_guard", {"message": turn.message}, verdict)], verdict)
-        return reply
-
-    def _answer(self, turn: _Turn, iteration: int, call: dict[str, Any], answer: str) -> None:
-        """The person's answer lands as the result of the tool call that asked."""
-        rec = turn.rec
-        who_ = turn.leg.who
-        step_id = rec.begin("tool", iteration)
-        rec.emit("tool_start", step_id, {"tool": call["name"], "tool_call_id": call["id"], "answered_by": "person",
-                                         **who_})
-        message = {"role": "tool", "tool_call_id": call["id"], "name": call["name"], "content": answer}
-        self._append(turn, message, "tool_result", call["id"], iteration, tool=call["name"], answered_by="person")
-        rec.write(PAUSE, "delete", None)
-        rec.emit("tool_end", step_id, {"tool": call["name"], "tool_call_id": call["id"], "is_error": False, **who_})
-        rec.end()
-
-    async def _run_batch(self, turn: _Turn, calls: Sequence[Any], iteration: int) -> None:
-        """Run one response's tool calls in order; a batch that completes is a good point to resume from."""
-        leg = turn.leg
-        leg.iteration = iteration
-        for call in calls:
-            leg.call = call
-            await self._run_tool(turn, call, iteration)
-        leg.call = None
-        leg.good = len(turn.history)
-
-    def _append(self, turn: _Turn, message: dict[str, Any], source_kind: str, source_id: str,
-                iteration: int | None = None, **evidence: Any) -> None:
-        """Append a turn to the conversation: it lands in the messages slot in this step.
-
-        The piece's content is what the model reads of the turn: its text, and for an
-        assistant turn that calls tools, each call as ``name({json args})`` on its own line.
-        """
-        rec = turn.rec
-        step_id = rec.current
-        rec.write(MESSAGES, "append", message)
-        position = len(turn.history)
-        turn.history.append(message)
-        turn.history_chars += len(message.get("content") or "")
-        rec.messages.append(message)
-        rec.message_pieces.append(len(rec.pieces))
-        rec.pieces.append({
-            "slot": "messages", "position": position, "source_kind": source_kind, "source_id": source_id,
-            "content": turn_text(message), "trigger": "base", "verdict": "admitted",
-            "reason": "conversation", "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
-            **evidence,
-        })
-
-    def _assemble(self, turn: _Turn, iteration: int, *, withhold_tools: bool) -> None:
-        rec = turn.rec
-        step_id = rec.begin("assemble", iteration)
-        pieces = rec.pieces
-        system_ids: list[int] = []
-        parts: list[str] = []
-        if self.system:
-            system_ids.append(len(pieces))
-            pieces.append({
-                "slot": "system", "position": 0, "source_kind": "base", "source_id": "system-prompt",
-                "content": self.system, "trigger": "base", "verdict": "admitted", "reason": "always",
-                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
-            })
-            parts.append(self.system)
-        tool_ids: list[int] = []
-        schemas = [] if withhold_tools else self._tool_schemas
-        for position, schema in enumerate(schemas):
-            tool_ids.append(len(pieces))
-            pieces.append({
-                "slot": "tools", "position": position, "source_kind": "registry", "source_id": schema["name"],
-                "content": schema["description"], "trigger": "base", "verdict": "admitted", "reason": "always",
-                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
-            })
-        if turn.context is not None:
-            schemas = turn.context.land(step_id, iteration, parts=parts, system_ids=system_ids, schemas=schemas,
-                                        tool_ids=tool_ids, withhold_tools=withhold_tools,
-                                        history_chars=turn.history_chars)
-        system_text = "\n\n".join(parts)
-        rec.write(SYSTEM, "set", system_text)
-        names = self._tool_names if schemas is self._tool_schemas else tuple(s["name"] for s in schemas)
-        rec.write(TOOLS, "set", names)
-        turn.slots = (system_text, system_ids, schemas, tool_ids)
-        rec.end()
-
-    async def _call(self, turn: _Turn, iteration: int, *, withheld: bool) -> LLMResponse:
-        rec = turn.rec
-        step_id = rec.begin("call-llm", iteration)
-        system_text = rec.read(SYSTEM)
-        rec.read(MESSAGES)
-        rec.read(TOOLS)
-        _, system_ids, schemas, tool_ids = turn.slots
-        injected, injected_ids = turn.context.injected_messages() if turn.context is not None else ((), ())
-        request = LLMRequest(
-            model=self.model, system=system_text, tools=schemas, iteration=iteration, call_index=turn.call_index,
-            messages=MessagesView(turn.history, tail=injected),
-            input_chars=len(system_text) + turn.history_chars + sum(len(m["content"]) for m in injected),
-        )
-        turn.call_index += 1
-        rec.emit("llm_start", step_id, {"model": self.model, "iteration": iteration,
-                                        "messages": len(request.messages), "tools": len(schemas)})
-        started = perf_counter_ns()
-
-        on_token, flush_tokens = rec.token_stream(step_id)
-        response = await self.provider.complete(request, on_token)
-        flush_tokens()
-        duration_ms = (perf_counter_ns() - started) / 1e6
-        usage = response.usage
-        rec.emit("llm_end", step_id, {
-            "input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
-            "cache_read_tokens": usage.cache_read_tokens, "cache_write_tokens": usage.cache_write_tokens,
-            "estimated": usage.estimated, "tool_calls": len(response.tool_calls), "stop_reason": response.stop_reason,
-        })
-        calls = [{"id": c.id, "name": c.name, "args": c.args} for c in response.tool_calls]
-        # Flat, and sharing the lists the message and the event already hold: see Recorder.
-        rec.exchanges.append({
-            "step_id": step_id, "iteration": iteration, "model": self.model, "system": system_text,
-            "message_count": len(turn.history), "injected_messages": injected, "message_pieces": injected_ids,
-            "tools": schemas, "system_pieces": tuple(system_ids),
-            "tool_pieces": tuple(tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
-            "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
-            "response_model": response.model, "wire": response.wire,
-            "usage": (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
-                      usage.estimated),
-        })
-        message: dict[str, Any] = {"role": "assistant", "content": response.content}
-        if calls:
-            message["tool_calls"] = calls
-        self._append(turn, message, "assistant", step_id, iteration)
-        rec.write(LAST_RESPONSE, "set", response.content)
-        rec.end()
-        return response
-
-    async def _run_tool(self, turn: _Turn, call: Any, iteration: int) -> None:
-        rec = turn.rec
-        requested_by = rec.current
-        step_id = rec.begin("tool", iteration)
-        rec.emit("tool_start", step_id, {"tool": call.name, "tool_call_id": call.id, "args": call.args,
-                                         **turn.leg.who})
-        tool = self._tools_by_name.get(call.name)
-        if tool is None and turn.context is not None:
-            tool = turn.context.tool(call.name)
-        is_error = True
-        if tool is None:
-            content = f"Unknown tool: {call.name}"
-        else:
-            problem = tool.check_args(call.args)
-            if problem is not None:
-                content = problem
-            else:
-                ctx = ToolContext(run_id=turn.run_id, tool_call_id=call.id, tool_name=call.name,
-                                  identity=turn.identity, memory_identity=turn.memory)
-                try:
-                    content = result_text(await tool.invoke(call.args, ctx))
-                    is_error = False
-                except Exception as exc:
-                    content = f"Error: tool '{call.name}' raised {type(exc).__name__}: {exc}"
-        message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
-        if is_error:
-            message["is_error"] = True
-        self._append(turn, message, "tool_result", call.id, iteration, tool=call.name, requested_by=requested_by,
-                     is_error=is_error)
-        # a short preview for live views, cut only after the policy has masked what it covers
-        rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error,
-                                       "result": summarize(rec.clean(content), 200), **turn.leg.who})
-        rec.end("tool_error" if is_error else "ok")
-
-    def _final(self, turn: _Turn) -> str:
-        rec = turn.rec
-        rec.begin("final")
-        answer = rec.read(LAST_RESPONSE) or ""
-        rec.write(ANSWER, "set", answer)
-        if turn.context is not None:
-            turn.context.after_answer(str(answer))
-        rec.end()
-        return str(answer)
-
-
-class LLMCallContextError(Refusal):
-    """Raised when an ``LLMCall`` is given context that only a tool-using agent could use.
-
-    A skill is loaded by the model calling ``read_skill``, and an ``on_tool_return`` trigger
-    waits for a tool's result; an ``LLMCall`` offers no tools, so neither could ever land.
-    Carries ``context_id`` (the declaration's id) and ``kind`` (``skill``, or the kind of the
-    declaration whose trigger waits for a tool).
-    """
-
-    code = "ERR_LLM_CALL_CONTEXT"
-    fields = ("context_id", "kind")
-
-    def __init__(self, context_id: str, kind: str, why: str) -> None:
-        super().__init__(
-            f"LLMCall: context '{context_id}' (a {kind}) {why}, and an LLMCall offers the model no tools, so it "
-            "could never reach the model. Use an Agent(...) for context that depends on tools, or declare the "
-            "text without it (define_instruction(id=..., prompt=...) for a skill's body; no trigger for a fact "
-            "that should always be there)."
-        )
-        self.context_id = context_id
-        self.kind = kind
-
-
-class LLMCall(Agent):
-    """One LLM call with a system prompt and the caller's message; no tools, no loop.
-
-    ``context`` takes the same declarations as an ``Agent`` except those that need tools
-    (skills, ``on_tool_return`` triggers), which are refused when the call is built;
-    ``budgets`` caps the ``system`` and ``messages`` slots.
-    """
-
-    kind: ClassVar[str] = "llm_call"
-
-    def __init__(
-        self,
-        *,
-        provider: Any,
-        model: str | None = None,
-        system: str = "",
-        id: str | None = None,
-        name: str | None = None,
-        context: Sequence[Any] = (),
-        budgets: Mapping[str, int] | None = None,
-        redact: Redaction | None = None,
-        input_guard: Callable[[str], Any] | None = None,
-    ) -> None:
-        super().__init__(provider=provider, model=model, system=system, id=id, name=name, max_iterations=1,
-                         context=context, budgets=budgets, redact=redact, input_guard=input_guard)
-
-    def _plan_context(self, context: Any, budgets: Any, runner: str) -> ContextPlan | None:
-        """As for an agent, refusing what only tools could bring into the context."""
-        plan = ContextPlan.build(context, budgets, runner=runner)
-        if plan is None:
-            return None
-        for injection, _, _ in plan.entries:
-            if injection.kind == "skill":
-                raise LLMCallContextError(injection.id, "skill", "is loaded when the model calls read_skill")
-            if injection.trigger.kind == "on_tool_return":
-                raise LLMCallContextError(injection.id, injection.kind, "is admitted after a tool returns")
-        if "tools" in plan.budgets:
-            raise ContextConfigError(runner, "budgets", "a budget for the tools slot",
-                                     "may only cap 'system' and 'messages' for an LLMCall, which offers no tools")
-        return plan
-
-    def _declarations(self) -> dict[str, Any]:
-        """An agent's keywords less the two an LLMCall fixes itself (no tools, one iteration)."""
-        settings = super()._declarations()
-        del settings["tools"], settings["max_iterations"]
-        return settings
-
-    async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
-        if await self._seed(turn) is None:
-            return self._final(turn), _input_refused()
-        self._assemble(turn, 1, withhold_tools=True)
-        await self._call(turn, 1, withheld=False)
-        return self._final(turn), None
 
 
 def turn_text(message: dict[str, Any]) -> str:
@@ -802,10 +626,6 @@ def _no_run() -> None:
     return None
 
 
-def _input_refused() -> dict[str, Any]:
-    return {"reason": "input_refused", "detail": "the input guard refused the message; the model was not called"}
-
-
 def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:
     """The message a turn answers: the new one, or for a resumed leg the last one its conversation had."""
     message = bag.get("message")
@@ -813,6 +633,3 @@ def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:
         return str(next((m["content"] for m in reversed(start.history) if m["role"] == "user"), ""))
     return str(message)
 
-
-def _identity_dict(identity: Identity | None) -> dict[str, str] | None:
-    return identity.as_dict() if identity is not None else None

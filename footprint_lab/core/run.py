@@ -13,7 +13,7 @@ question the live one does. A paused run also carries ``question`` and ``checkpo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
@@ -49,6 +49,23 @@ class CallNotFoundError(Refusal):
         )
         self.received = received
         self.calls = calls
+
+
+class AnnotationError(Refusal):
+    """Raised by ``run.annotate`` when the note is not one a recording can keep.
+
+    Carries ``received`` (the shape of what arrived).
+    """
+
+    code = "ERR_ANNOTATION"
+    fields = ("received",)
+
+    def __init__(self, received: str) -> None:
+        super().__init__(
+            "run.annotate: a note is a dict with string keys, e.g. run.annotate({'text': 'wrong refund "
+            f"rule', 'step': 'call-llm#3'}}) (received {received})."
+        )
+        self.received = received
 
 
 class Run:
@@ -163,6 +180,8 @@ class Run:
 
     def annotate(self, note: dict[str, Any]) -> None:
         """Add a note to the run's record (``recording.annotations``), built now or later."""
+        if not isinstance(note, Mapping) or not all(isinstance(key, str) for key in note):
+            raise AnnotationError(describe_shape(note))
         if self._recording is not None:
             self._recording.annotations.append(dict(note))
             return

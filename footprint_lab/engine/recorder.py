@@ -30,6 +30,8 @@ from collections.abc import Callable, Iterable
 from time import perf_counter_ns, time
 from typing import Any, Protocol
 
+from footprint_lab.engine.unicode import sound_text
+
 Path = tuple[str, ...]
 Listener = Callable[[Any], None]
 
@@ -187,7 +189,7 @@ class Recorder:
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
         self.event_payloads: list[dict[str, Any]] = []
-        self.pieces: list[dict[str, Any]] = []
+        self.pieces: list[Any] = []  # CapturedPiece (engine.captured) once every runner writes it that way
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
         #: for each transcript message, the index of its context piece
@@ -208,6 +210,12 @@ class Recorder:
         """The value as the record may hold it (the policy applied, when there is one)."""
         policy = self.policy
         return value if policy is None else policy.scrub(value)
+
+    def learn(self, value: Any) -> None:
+        """Let the policy read structured data that will be captured only as text (a fact's
+        data as JSON): values under its covered keys are then masked in that text too."""
+        if self.policy is not None:
+            self.policy.scrub(value)
 
     # -- events -----------------------------------------------------------------------
     def emit(self, type_: str, step_id: str, payload: dict[str, Any]) -> None:
@@ -266,7 +274,7 @@ class Recorder:
         """
 
         def emit(text: str) -> None:
-            self.emit("token", step_id, {"text": text})
+            self.emit("token", step_id, {"text": sound_text(text)})
 
         policy = self.policy
         if policy is None:
@@ -276,7 +284,7 @@ class Recorder:
         if not isinstance(policy, RunScrubber):  # another scrubber: each piece is scrubbed on its own
             return emit, _nothing
 
-        gate = TokenGate(policy, lambda text: self._event("token", step_id, {"text": text}))  # scrubbed by the gate
+        gate = TokenGate(policy, lambda text: self._event("token", step_id, {"text": sound_text(text)}))  # scrubbed
         return gate.feed, gate.flush
 
     # -- steps ------------------------------------------------------------------------
@@ -378,7 +386,7 @@ class Recorder:
         self.end(status)
         self.current = current
 
-    def fail_open_step(self) -> None:
-        """Close a step left open by an exception, so the record shows where it stopped."""
+    def fail_open_step(self, status: str = "failed") -> None:
+        """Close a step left open by an exception (as ``error``) or a cancellation, to show where it stopped."""
         if self.steps and self.steps[-1][5] == "running":
-            self.end("error")
+            self.end("cancelled" if status == "cancelled" else "error")

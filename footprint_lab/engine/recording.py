@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -175,7 +176,7 @@ class Recording(_Data):
     path: str = ""
     runner: RunnerInfo
     identity: dict[str, str] | None = None
-    status: Literal["finished", "failed", "paused"]
+    status: Literal["finished", "failed", "paused", "cancelled"]
     input: dict[str, Any]
     answer: str | None = None
     stopped_early: dict[str, Any] | None = None
@@ -264,6 +265,16 @@ def jsonable(value: Any) -> Any:
     return repr(value)
 
 
+def _unchanged(value: Any) -> Any:
+    return value
+
+
+def _sweeper(recorder: Recorder) -> Callable[[Any], Any]:
+    """The policy's sweep of secrets learned during the run, or nothing to do."""
+    sweep: Callable[[Any], Any] | None = getattr(recorder.policy, "sweep", None)
+    return sweep if sweep is not None else _unchanged
+
+
 def build_recording(
     recorder: Recorder,
     *,
@@ -288,26 +299,30 @@ def build_recording(
         )
         for s in recorder.steps
     ]
-    reads = [Read(step_id=r[0], path=list(r[1]), writer=r[2], summary=r[3]) for r in recorder.reads]
+    # Records scrubbed as they happened may predate a secret the policy learned later in the
+    # run (a password typed in the message, then put under a covered key): sweep them again.
+    sweep = _sweeper(recorder)
+    reads = [Read(step_id=r[0], path=list(r[1]), writer=r[2], summary=sweep(r[3])) for r in recorder.reads]
     all_entries = list(zip(recorder.entry_paths, recorder.entry_verbs, recorder.entry_values, strict=True))
     commits = [
         Commit(
             step_id=c[0],
-            entries=[CommitEntry(path=list(p), verb=v, value=jsonable(x))  # type: ignore[arg-type]
+            entries=[CommitEntry(path=list(p), verb=v, value=jsonable(sweep(x)))  # type: ignore[arg-type]
                      for p, v, x in all_entries[c[1]:c[2]]],
         )
         for c in recorder.commits
     ]
     decisions = [
         Decision(
-            step_id=d[0], rule=d[1], chosen=d[3],
-            evidence=[RuleEvidence(rule=n, reads=jsonable(r), result=jsonable(x)) for n, r, x in d[2]],
+            step_id=d[0], rule=d[1], chosen=sweep(d[3]),
+            evidence=[RuleEvidence(rule=n, reads=jsonable(sweep(r)), result=jsonable(sweep(x))) for n, r, x in d[2]],
         )
         for d in recorder.decisions
     ]
     run_id = recorder.run_id
     events = [
-        Event(seq=seq, run_id=run_id, type=type_, step_id=step_id, payload=jsonable(expand_payload(type_, payload)))
+        Event(seq=seq, run_id=run_id, type=type_, step_id=step_id,
+              payload=jsonable(expand_payload(type_, payload) if isinstance(payload, tuple) else sweep(payload)))
         for seq, type_, step_id, payload in zip(
             recorder.event_seqs, recorder.event_types, recorder.event_steps, recorder.event_payloads, strict=True
         )

@@ -6,7 +6,7 @@ where it was mounted (``path``, the mounting step's id). The tree keeps one node
 decision the mounting step recorded (the branch a ``Conditional`` chose, a ``Loop`` pass's
 go-on-or-stop), so "why did this member run" is answered on the edge itself. A member is
 named by its runner's ``name``, or else by the key the analyst mounted it under
-(``Sequence({"first": a})``), which the composition records in ``meta["members"]``. With
+(``Sequence({"first": a})``), which the composition records in the member's ``meta["member"]``. With
 ``steps=True`` every LLM call and tool step is a node too, under the run that took it.
 
 Nothing here runs, mutates or re-reads anything: the same recording always gives the same
@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
+
+from footprint_lab.explain.members import member_key
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -115,14 +117,11 @@ def _walk(recording: Recording, parent: str | None, depth: int, member: str | No
     if steps:
         _step_nodes(recording, depth + 1, nodes, edges)
     decisions = {d.step_id: d for d in recording.decisions}
-    keys = recording.meta.get("members")
-    keys = keys if isinstance(keys, dict) else {}
     for child in recording.children:
         decision = decisions.get(child.path)
         edges.append(TreeEdge(parent=recording.path, child=child.path,
                               rule=decision.rule if decision else None, chosen=decision.chosen if decision else None))
-        key = keys.get(child.path)
-        tokens += _walk(child, recording.path, depth + 1, key if isinstance(key, str) else None, nodes, edges, steps)
+        tokens += _walk(child, recording.path, depth + 1, member_key(recording, child), nodes, edges, steps)
     nodes.insert(at, TreeNode(
         path=recording.path, parent=parent, depth=depth, kind=recording.runner.kind,
         name=recording.runner.name or member, runner_id=recording.runner.id, status=recording.status,

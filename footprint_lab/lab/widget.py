@@ -29,9 +29,9 @@ from typing import Any, ClassVar
 import anywidget
 import traitlets
 
-from footprint_lab.engine.refusal import Refusal
+from footprint_lab.engine.refusal import CodedError, Refusal
 from footprint_lab.lab import panels
-from footprint_lab.lab.cards import refusal_card_html
+from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.door import check_lab
 from footprint_lab.lab.live import LiveSteps
 from footprint_lab.lab.views.page import esc as text
@@ -225,7 +225,7 @@ class Lab(anywidget.AnyWidget):
             live.close()
             self.message = typed  # nothing ran: the message goes back in the box, to fix and send again
             self.status = "refused"
-            self.card = refusal_card_html(refusal)
+            self.card = error_card_html(refusal)
             return
         except asyncio.CancelledError as stopped:
             task = asyncio.current_task()
@@ -239,6 +239,8 @@ class Lab(anywidget.AnyWidget):
             live.close()
             self._ended(getattr(failure, "_footprint_run", None), "failed",
                         f"The run failed: {type(failure).__name__} (lab.run holds what was recorded).")
+            if isinstance(failure, CodedError):  # a run failure says what happened and where the work is kept
+                self.card = error_card_html(failure)
             return
         live.close()
         if turn is not None:
@@ -354,7 +356,7 @@ class Lab(anywidget.AnyWidget):
                 report = await start()
                 self.panel_html = before + draw(report)
             except Refusal as refusal:
-                self.panel_html = before + refusal_card_html(refusal)
+                self.panel_html = before + error_card_html(refusal)
             except asyncio.CancelledError:
                 task = asyncio.current_task()
                 if task is not None:
