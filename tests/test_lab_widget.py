@@ -262,3 +262,14 @@ async def test_a_run_that_fails_midway_shows_its_failure_card_and_keeps_the_run(
     await press(lab, "run")                       # the script runs out after the tool round
     assert lab.status == "failed" and "ERR_RUN_CHECKPOINT" in lab.card
     assert lab.run.status == "failed" and "failed" in lab.note
+
+
+async def test_identity_typed_in_the_widget_is_the_runs_identity():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
+    lab.identity = {"principal": "bo", "tenant": "", "unknown": "x"}     # as the identity fields sync it
+    await press(lab, "run")
+    assert lab.run.recording.identity == {"principal": "bo"}
+    lab.identity = {"principal": 5}                                    # refused at the door, shown as a card
+    lab.press_new()
+    await press(lab, "run", message=REFUND_REQUEST)
+    assert lab.status == "refused" and "ERR_INVALID_IDENTITY" in lab.card
