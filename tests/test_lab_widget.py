@@ -273,3 +273,17 @@ async def test_identity_typed_in_the_widget_is_the_runs_identity():
     lab.press_new()
     await press(lab, "run", message=REFUND_REQUEST)
     assert lab.status == "refused" and "ERR_INVALID_IDENTITY" in lab.card
+
+
+async def test_a_piece_of_a_members_call_is_rerun_on_that_member_agent():
+    lab = Lab(desk(), message=REFUND_REQUEST)
+    await press(lab, "run")
+    member = lab.tree["nodes"][2]["path"]
+    call = f"{member}/call-llm#6"
+    lab.press_click({"piece": "vip-override", "slot": "system", "call": call})
+    assert 'data-fl-action="rerun" data-fl-source="vip-override"' in lab.panel_html
+    await press(lab, "click", action="rerun", source="vip-override")
+    assert "the outcome changed" in lab.panel_html and DECLINED in lab.panel_html
+    triage = f"{lab.tree['nodes'][1]['path']}/call-llm#3"
+    lab.press_click({"piece": "user-message", "slot": "messages", "call": triage})
+    assert 'data-fl-action="rerun"' not in lab.panel_html and "A rerun cannot remove this piece" in lab.panel_html

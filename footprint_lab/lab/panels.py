@@ -118,8 +118,8 @@ def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects:
         parts.append('<div class="fl-actions">' + action("rerun", "Rerun without this piece", removable)
                      + action("localize", "Localize (reruns the top suspects)") + "</div>")
     else:
-        parts.append('<div class="fl-dim">Reruns need the agent that made the call: here Rerun and Localize are '
-                     "offered for an agent's own run.</div>")
+        parts.append('<div class="fl-dim">Reruns rebuild the agent that made this call, and no single agent of '
+                     "this runner matches it, so Rerun and Localize are not offered here.</div>")
     parts.append("</div>")
     return "".join(parts)
 

@@ -306,7 +306,7 @@ class Lab(anywidget.AnyWidget):
         ranked = suspects(recording, at=call)
         above = panels.call_panel(recording, call, chosen=self._piece) if with_call else ""
         self.panel_html = panels.bounded(
-            above + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._can_rerun(call)),
+            above + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._rerun_target(call) is not None),
             f"The call {call}")
 
     def open_member(self, path: str) -> None:
@@ -319,22 +319,37 @@ class Lab(anywidget.AnyWidget):
             f'<div class="fl-section-title">member <code>{text(path)}</code> · {text(member.runner.kind)} '
             f"{text(member.runner.name or member.runner.id or '')}</div>{panels.answer_html(member)}")
 
-    def _can_rerun(self, call: str) -> bool:
-        home = panels.find_recording(self.run.recording, step_id=call)
-        return home is self.run.recording and callable(getattr(self.runner, "without", None))
+    def _rerun_target(self, call: str | None) -> tuple[Any, Any] | None:
+        """What reruns from ``call`` rerun: this run with its agent, or the member run that made the call
+        with the one member agent that made it (``None`` when no agent can be rebuilt for it)."""
+        root = self.run.recording
+        home = panels.find_recording(root, step_id=call) if call else root
+        if home is None:
+            return None
+        if home is root:
+            return (self.run, self.runner) if callable(getattr(self.runner, "without", None)) else None
+        member = _member_agent(self.runner, home.runner)
+        if member is None:
+            return None
+        from footprint_lab.core.run import Run
+
+        return Run.from_recording(home), member
 
     def _act(self, action: str, source: Any) -> None:
         if self._in_flight() or self.run is None:
             return
         from footprint_lab.explain import find_dropped_context, localize, rerun_without
 
-        run, runner, carried = self.run, self.runner, self._continued_from
-        extra = {"continue_from": carried} if run.recording.meta.get("continues") else {}
+        run, runner = self._rerun_target(self._call) or (self.run, None)
+        carried = self._continued_from
+        extra = {"continue_from": carried} if run is self.run and run.recording.meta.get("continues") else {}
         before = self.panel_html
 
         def progress(done: int, total: int) -> None:
             self.progress = {"done": done, "total": total}
 
+        if action in ("rerun", "localize") and runner is None:
+            return
         if action == "rerun" and isinstance(source, str):
             self._background(f"Rerunning without '{source}'…", before, lambda: rerun_without(
                 run, [source], rerun=runner, **extra), panels.rerun_panel)
@@ -401,6 +416,21 @@ class Lab(anywidget.AnyWidget):
         bundle = self._bundle()
         for handle in self._handles:
             handle.update(bundle, raw=True)
+
+
+def _member_agent(composition: Any, made_by: Any) -> Any:
+    """The one agent among a composition's members (at any depth) recorded as ``made_by``, or ``None``."""
+    found: dict[int, Any] = {}
+    pending = [composition]
+    while pending:
+        runner = pending.pop()
+        members = getattr(runner, "_runners", None)
+        if callable(members):
+            pending.extend(members())
+        elif (callable(getattr(runner, "without", None)) and getattr(runner, "kind", None) == made_by.kind
+              and runner.name == made_by.name and runner.id == made_by.id):
+            found[id(runner)] = runner
+    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:
