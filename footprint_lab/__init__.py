@@ -42,6 +42,7 @@ _EXPORTS: dict[str, str] = {
     "step": "footprint_lab.flow",
     "merge_with_llm": "footprint_lab.flow",
     "RunTree": "footprint_lab.explain.tree",
+    "Lab": "footprint_lab.lab.widget",
 }
 _ERRORS = "footprint_lab.errors"
 _SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab", "notebook")
@@ -62,6 +63,7 @@ if TYPE_CHECKING:
     from footprint_lab.explain.tree import RunTree
     from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
     from footprint_lab.flow.checkpoint import FlowCheckpoint, FlowCheckpointError
+    from footprint_lab.lab.widget import Lab
 
 
 def _load_views() -> None:
@@ -116,6 +118,7 @@ __all__ = [
     "Graph",
     "Identity",
     "LLMCall",
+    "Lab",
     "Loop",
     "Parallel",
     "Recording",

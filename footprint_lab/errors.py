@@ -52,6 +52,7 @@ The tree::
     │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain.ablation
     │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
     │   ├── MagicInputError              ERR_MAGIC_INPUT            lab.refusals
+    │   ├── LabConfigError               ERR_LAB_CONFIG             lab.door
     │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers.mock
     │   ├── ReplaySourceError            ERR_REPLAY_SOURCE          providers.replay
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook
@@ -118,6 +119,7 @@ from footprint_lab.flow.refusals import (
     LoopBudgetError,
     ResumeDivergedError,
 )
+from footprint_lab.lab.door import LabConfigError
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 from footprint_lab.notebook import NotebookFileError, SharingConfigError
 from footprint_lab.providers.errors import (
@@ -162,6 +164,7 @@ __all__ = [
     "InvalidRecordingError",
     "InvalidRunInputError",
     "LLMCallContextError",
+    "LabConfigError",
     "ListenerError",
     "LoopBudgetError",
     "MagicInputError",

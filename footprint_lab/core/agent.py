@@ -58,7 +58,7 @@ from footprint_lab.core.runner import Listener, Mount, Runner, ended_status
 from footprint_lab.core.tools import Tool, ToolContext, result_text, tool_list
 from footprint_lab.core.turn import PAUSE, Slots, Turn, input_refused
 from footprint_lab.engine.captured import Evidence, UsageCounts, captured_piece
-from footprint_lab.engine.recorder import Recorder
+from footprint_lab.engine.recorder import Recorder, summarize
 from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, call_problem, describe_shape
 from footprint_lab.engine.unicode import is_sound
@@ -475,8 +475,9 @@ class Agent(Conversation, Runner):
             message["is_error"] = True
         self._append(turn, message, "tool_result", call.id, iteration, tool=call.name, requested_by=requested_by,
                      is_error=is_error)
+        # a short preview for live views, cut only after the policy has masked what it covers
         rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error,
-                                       **turn.leg.who})
+                                       "result": summarize(rec.clean(content), 200), **turn.leg.who})
         rec.end("tool_error" if is_error else "ok")
 
     def _final(self, turn: Turn) -> str:
