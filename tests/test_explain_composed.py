@@ -115,3 +115,23 @@ async def test_a_dropped_piece_in_a_member_is_forced_back_through_the_compositio
     assert (policy.member, policy.member_name) == ("refunds", "refunds")
     assert policy.status in ("confirmed", "not_confirmed") and policy.restoration.error is None
     assert "of member 'refunds'" in str(dropped)
+
+
+async def test_a_fact_two_hand_offs_upstream_is_followed_through_both_and_confirmed():
+    def says_what_it_read(request):
+        return f"Relayed: {request.messages[-1]['content']}"
+
+    relay = Agent(provider=mock(respond=says_what_it_read), system="Pass the summary on.", name="relay")
+    pipeline = Sequence({"intake": refund_pipeline().members[0][1],
+                         "desk": Sequence({"relay": relay, "refunds": planted_fact_agent().without(["vip-override"])})})
+    run = await pipeline.run(REFUND_REQUEST)
+    assert run.answer == APPROVED
+    planted = run.backtrack().candidate("vip-status")
+    kinds = [hop.kind for hop in planted.hops]
+    assert kinds[:3] == ["ANSWER", "CARRIED", "CARRIED"] and planted.proven
+    nearest, farthest = planted.carried
+    assert nearest.downstream.path == "desk/refunds" and farthest.upstream.path == "intake"
+    assert planted.carried_by.index("member 'intake'") < planted.carried_by.index("member 'desk/refunds'")
+    assert run.suspects().iloc[0][["source_id", "member"]].tolist() == ["vip-status", "intake"]
+    report = await localize(run, rerun=pipeline, samples=2, top=4)
+    assert report.confirmed == ["vip-status"]
