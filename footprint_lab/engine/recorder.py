@@ -30,6 +30,7 @@ from collections.abc import Callable, Iterable
 from time import perf_counter_ns, time
 from typing import Any, Protocol
 
+from footprint_lab.engine.captured import CapturedPiece
 from footprint_lab.engine.unicode import sound_text
 
 Path = tuple[str, ...]
@@ -189,7 +190,7 @@ class Recorder:
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
         self.event_payloads: list[dict[str, Any]] = []
-        self.pieces: list[Any] = []  # CapturedPiece (engine.captured) once every runner writes it that way
+        self.pieces: list[CapturedPiece] = []
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
         #: for each transcript message, the index of its context piece

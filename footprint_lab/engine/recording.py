@@ -21,10 +21,12 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from footprint_lab.engine.recorder import Recorder, expand_payload
+from footprint_lab.engine.captured import CapturedPiece, UsageCounts
+from footprint_lab.engine.recorder import ROUTINE_FIELDS, Recorder, expand_payload
 
 SCHEMA_VERSION = 1
-#: the MIME type under which a displayed run carries its recording (``model_dump`` data, JSON-native)
+#: the MIME type under which a displayed run carries its recording: JSON-native data that
+#: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out)
 RECORDING_MIME = "application/vnd.footprint-lab.recording.v1+json"
 
 
@@ -167,6 +169,19 @@ class LLMExchange(_Data):
     wire: dict[str, Any] | None = None
 
 
+class Annotation(_Data):
+    """An analyst's note on one part of a run: a step id, a context piece's source id, or ``"answer"``.
+
+    ``at`` is when it was written (seconds since the epoch); ``tag`` is a free label
+    (``"suspect"``, ``"ok"``...), ``None`` when not given.
+    """
+
+    target: str
+    text: str
+    tag: str | None = None
+    at: float = 0.0
+
+
 class Recording(_Data):
     """A whole run, as data."""
 
@@ -194,7 +209,7 @@ class Recording(_Data):
     #: for each transcript message, the index of the context piece that carries it
     message_pieces: list[int] = Field(default_factory=list)
     children: list[Recording] = Field(default_factory=list)
-    annotations: list[dict[str, Any]] = Field(default_factory=list)
+    annotations: list[Annotation] = Field(default_factory=list)
     redaction: dict[str, Any] | None = None
     listener_errors: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
@@ -229,6 +244,19 @@ class Recording(_Data):
         if left_out:
             sent += [p for p in pieces if p.verdict != "admitted" and p.iteration == exchange.iteration]
         return sent
+
+    def annotation_targets(self) -> dict[str, str]:
+        """What a note can be attached to, each with its kind: ``answer``, every ``step`` id and every
+        context ``piece``'s source id, member runs included (a step id wins over a same-named source)."""
+        pieces: dict[str, str] = {}
+        steps: dict[str, str] = {}
+        stack = [self]
+        while stack:
+            recording = stack.pop()
+            pieces.update((piece.source_id, "piece") for piece in recording.context_pieces)
+            steps.update((step.step_id, "step") for step in recording.steps)
+            stack.extend(recording.children)
+        return {**pieces, **steps, "answer": "answer"}
 
     def exchange_at(self, step_id: str) -> LLMExchange | None:
         """The exchange recorded by an LLM-call step, or ``None``."""
@@ -265,14 +293,31 @@ def jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def _unchanged(value: Any) -> Any:
-    return value
+def _sweep_learned(recorder: Recorder, reads: list[Read], commits: list[Commit], decisions: list[Decision],
+                   events: list[Event]) -> None:
+    """Mask again, in place, what the policy learned only after these records were captured.
 
-
-def _sweeper(recorder: Recorder) -> Callable[[Any], Any]:
-    """The policy's sweep of secrets learned during the run, or nothing to do."""
-    sweep: Callable[[Any], Any] | None = getattr(recorder.policy, "sweep", None)
-    return sweep if sweep is not None else _unchanged
+    A record is scrubbed as it happens, so one captured before a secret was learned (a
+    password typed in the message, then put under a covered key by a tool call) still holds
+    it; the Recording is the saved evidence, so it is swept once more here. Runs only when
+    the policy learned something (``RunScrubber.sweep``); a run without a policy pays nothing.
+    """
+    policy = recorder.policy
+    sweep: Callable[[Any], Any] | None = getattr(policy, "sweep", None)
+    if sweep is None or not getattr(policy, "learned", False):
+        return
+    for read in reads:
+        read.summary = sweep(read.summary)
+    for commit in commits:
+        for entry in commit.entries:
+            entry.value = sweep(entry.value)
+    for decision in decisions:
+        decision.chosen = sweep(decision.chosen)
+        for row in decision.evidence:
+            row.reads, row.result = sweep(row.reads), sweep(row.result)
+    for event in events:
+        if event.type not in ROUTINE_FIELDS:  # routine payloads hold paths and step ids, never values
+            event.payload = sweep(event.payload)
 
 
 def build_recording(
@@ -299,34 +344,31 @@ def build_recording(
         )
         for s in recorder.steps
     ]
-    # Records scrubbed as they happened may predate a secret the policy learned later in the
-    # run (a password typed in the message, then put under a covered key): sweep them again.
-    sweep = _sweeper(recorder)
-    reads = [Read(step_id=r[0], path=list(r[1]), writer=r[2], summary=sweep(r[3])) for r in recorder.reads]
+    reads = [Read(step_id=r[0], path=list(r[1]), writer=r[2], summary=r[3]) for r in recorder.reads]
     all_entries = list(zip(recorder.entry_paths, recorder.entry_verbs, recorder.entry_values, strict=True))
     commits = [
         Commit(
             step_id=c[0],
-            entries=[CommitEntry(path=list(p), verb=v, value=jsonable(sweep(x)))  # type: ignore[arg-type]
+            entries=[CommitEntry(path=list(p), verb=v, value=jsonable(x))  # type: ignore[arg-type]
                      for p, v, x in all_entries[c[1]:c[2]]],
         )
         for c in recorder.commits
     ]
     decisions = [
         Decision(
-            step_id=d[0], rule=d[1], chosen=sweep(d[3]),
-            evidence=[RuleEvidence(rule=n, reads=jsonable(sweep(r)), result=jsonable(sweep(x))) for n, r, x in d[2]],
+            step_id=d[0], rule=d[1], chosen=d[3],
+            evidence=[RuleEvidence(rule=n, reads=jsonable(r), result=jsonable(x)) for n, r, x in d[2]],
         )
         for d in recorder.decisions
     ]
     run_id = recorder.run_id
     events = [
-        Event(seq=seq, run_id=run_id, type=type_, step_id=step_id,
-              payload=jsonable(expand_payload(type_, payload) if isinstance(payload, tuple) else sweep(payload)))
+        Event(seq=seq, run_id=run_id, type=type_, step_id=step_id, payload=jsonable(expand_payload(type_, payload)))
         for seq, type_, step_id, payload in zip(
             recorder.event_seqs, recorder.event_types, recorder.event_steps, recorder.event_payloads, strict=True
         )
     ]
+    _sweep_learned(recorder, reads, commits, decisions, events)
     pieces = [_piece(index, piece, clean) for index, piece in enumerate(recorder.pieces)]
     exchanges = [_exchange(x, clean) for x in recorder.exchanges]
     return Recording(
@@ -361,22 +403,20 @@ def build_recording(
 _PIECE_FIELDS = frozenset(ContextPiece.model_fields) - {"index", "content", "content_hash", "detail"}
 
 
-def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
-    """A captured piece: its known fields as they are, any other key into ``detail``.
+def _piece(index: int, piece: CapturedPiece, clean: Any) -> ContextPiece:
+    """A captured piece: its known fields as they are, its evidence keys into ``detail``.
 
     Runners capture pieces as flat dicts of plain values (the garbage collector does not
-    track those), so extra evidence such as a tool result's ``requested_by`` rides as a
-    top-level key and is gathered into ``detail`` here.
+    track those, see ``engine.captured``), so evidence such as a tool result's
+    ``requested_by`` rides as a top-level key and is gathered into ``detail`` here.
     """
     content = clean(piece["content"])
-    known = {k: (clean(v) if k in _PIECE_TEXT else v) for k, v in piece.items() if k in _PIECE_FIELDS}
-    detail = {k: v for k, v in piece.items() if k not in _PIECE_FIELDS and k not in ("content", "detail")}
-    detail.update(piece.get("detail") or {})
+    known: dict[str, Any] = {k: (clean(v) if k in _PIECE_TEXT else v) for k, v in piece.items() if k in _PIECE_FIELDS}
+    detail = {k: v for k, v in piece.items() if k not in _PIECE_FIELDS and k != "content"}
     return ContextPiece(index=index, content=content, content_hash=content_hash(content),
                         detail=jsonable(clean(detail)), **known)
 
 
-_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "estimated")
 _RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage")
 
 
@@ -385,7 +425,7 @@ def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
     data = {k: v for k, v in captured.items() if k not in _RESPONSE_FIELDS}
     response = {k: captured.get(k) for k in _RESPONSE_FIELDS}
     response["model"] = response.pop("response_model")
-    if isinstance(response["usage"], tuple):
-        response["usage"] = dict(zip(_USAGE_FIELDS, response["usage"], strict=True))
+    if isinstance(response["usage"], UsageCounts):
+        response["usage"] = response["usage"]._asdict()
     data["response"] = response
     return LLMExchange.model_validate(clean(jsonable(data)))
