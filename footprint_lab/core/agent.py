@@ -465,7 +465,8 @@ class Agent(Conversation, Runner):
                 redaction=report,
             )
 
-        return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early)
+        return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
+                   shown_answer=rec.clean(answer))
 
     async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
         first = await self._seed(turn)

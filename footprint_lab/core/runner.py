@@ -1,16 +1,26 @@
 """What every runner shares: subscriptions, ``run`` / ``run_sync``, and where it is mounted.
 
-``async def run()`` is the one implementation; ``run_sync()`` only drives it. In a plain
-script it uses ``asyncio.run``; inside a running event loop (a Jupyter kernel) it runs the
-coroutine on a private loop in a worker thread and waits, so the same call works in both.
+``async def run()`` is the one implementation; ``run_sync()`` only drives it, on a loop kept
+for synchronous callers instead of a new one per call (starting and closing a loop cost more
+than a whole scripted run, and a kept loop keeps its provider connections for the next run):
+
+- from a thread with no running loop (a script), on that thread's own loop, made on its
+  first ``run_sync`` and closed when the thread ends or the interpreter exits;
+- inside a running loop (a Jupyter kernel), on one private loop in a daemon worker thread,
+  shared by every such caller, and waited for; a ``run_sync`` made from that worker's own
+  loop (a tool that runs an agent synchronously) gets a fresh thread and loop, as it would
+  otherwise wait on itself.
+
 In a notebook, ``await runner.run(...)`` is the direct way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
 import secrets
+import threading
 from collections.abc import Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -114,10 +124,69 @@ class Runner:
 
 
 def run_coroutine_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    """Drive a coroutine to completion from synchronous code."""
+    """Drive a coroutine to completion from synchronous code (see the module docstring)."""
     try:
-        asyncio.get_running_loop()
+        running = asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="footprint-run") as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+        return _thread_loop().run(coroutine)
+    worker = _worker_loop()
+    if running is worker:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="footprint-run") as pool:
+            return pool.submit(asyncio.run, coroutine).result()
+    future = asyncio.run_coroutine_threadsafe(coroutine, worker)
+    try:
+        return future.result()
+    except BaseException:  # interrupted while waiting: the run is cancelled, not left running
+        future.cancel()
+        raise
+
+
+class _LoopHolder:
+    """One thread's loop for ``run_sync``; closed (its async generators and connections with
+    it) when the thread ends and drops its locals, or at interpreter exit."""
+
+    __slots__ = ("runner",)
+
+    def __init__(self) -> None:
+        # a loop factory keeps the Runner from installing its loop as the thread's current one
+        self.runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
+
+    def __del__(self) -> None:
+        self.runner.close()
+
+
+_thread_loops = threading.local()
+
+
+def _thread_loop() -> asyncio.Runner:
+    holder: _LoopHolder | None = getattr(_thread_loops, "holder", None)
+    if holder is None:
+        holder = _thread_loops.holder = _LoopHolder()
+    return holder.runner
+
+
+_worker_lock = threading.Lock()
+_worker: asyncio.AbstractEventLoop | None = None
+
+
+def _worker_loop() -> asyncio.AbstractEventLoop:
+    """The loop that runs ``run_sync`` calls made inside a running loop, started on first use."""
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="footprint-run-sync", daemon=True).start()
+            _worker = loop
+        return _worker
+
+
+@atexit.register
+def _close_loops() -> None:
+    holder: _LoopHolder | None = getattr(_thread_loops, "holder", None)
+    if holder is not None:
+        del _thread_loops.holder
+        holder.runner.close()
+    loop = _worker
+    if loop is not None and not loop.is_closed():
+        asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop).result(timeout=5)
+        loop.call_soon_threadsafe(loop.stop)
