@@ -26,6 +26,7 @@ Role: engine layer. The recorder knows nothing about LLMs; runners put their own
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable
 from time import perf_counter_ns, time
 from typing import Any, Protocol
@@ -95,6 +96,20 @@ def summarize(value: Any, limit: int = 80) -> str:
 
 def _nothing() -> None:
     return None
+
+
+_PAYLOADS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+
+
+def routine(payload: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One shared copy of a routine payload seen before (``("ok",)``, ``("messages", "append")``):
+    a long run repeats a handful of them thousands of times."""
+    shared = _PAYLOADS.get(payload)
+    if shared is None:
+        shared = payload
+        if len(_PAYLOADS) < 4096:
+            _PAYLOADS[payload] = payload
+    return shared
 
 
 class EventStream(tuple[Callable[[Any], None], ...]):
@@ -183,7 +198,7 @@ class Recorder:
         # Events are kept in three parallel columns rather than one tuple each, and routine
         # payloads as tuples of plain values: the cyclic garbage collector stops tracking those,
         # so a long run's events do not make every collection slower (bench/bench_agent.py).
-        self.event_seqs: list[int] = []
+        self.event_seqs = array("q")  # 8 bytes a number, where a list holds a pointer and an int object
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
         self.event_payloads: list[dict[str, Any]] = []
@@ -287,7 +302,7 @@ class Recorder:
         self.current = step_id
         self.pending_start = len(self.entry_paths)
         self.steps.append((step_id, stage, iteration, perf_counter_ns(), 0, "running"))
-        self._event("step_start", step_id, (stage, iteration))
+        self._event("step_start", step_id, routine((stage, iteration)))
         return step_id
 
     def read(self, path: Path) -> Any:
@@ -326,7 +341,7 @@ class Recorder:
         self.entry_paths.append(path)
         self.entry_verbs.append(verb)
         self.entry_values.append(value if self.policy is None else self.policy.scrub(value))
-        self._event("write", self.current, (dotted(path), verb))
+        self._event("write", self.current, routine((dotted(path), verb)))
 
     def decide(self, rule: str, evidence: Iterable[tuple[str, dict[str, Any], Any]], chosen: str) -> None:
         """Record which branch the current step chose, with each rule's inputs and result."""
@@ -340,14 +355,14 @@ class Recorder:
         first, end = self.pending_start, len(self.entry_paths)
         self.commits.append((step_id, first, end))
         self.pending_start = end
-        self._event("commit", step_id, (", ".join(dotted(p) for p in self.entry_paths[first:end]),))
+        self._event("commit", step_id, routine((", ".join(dotted(p) for p in self.entry_paths[first:end]),)))
         step = self.steps[-1]
         index = len(self.steps) - 1
         if step[0] != step_id:  # a step opened alongside others is closed out of order
             index = next(i for i in range(index, -1, -1) if self.steps[i][0] == step_id)
             step = self.steps[index]
         self.steps[index] = (step[0], step[1], step[2], step[3], perf_counter_ns(), status)
-        self._event("step_end", step_id, (status,))
+        self._event("step_end", step_id, routine((status,)))
 
     # -- steps that run alongside each other (parallel branches, graph nodes) ----------
     def open_step(self, stage: str, iteration: int | None = None, reads: Iterable[Path] = ()) -> tuple[str, list[Any]]:
