@@ -19,6 +19,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import secrets
 import threading
 from collections.abc import Callable, Coroutine
@@ -125,10 +126,9 @@ class Runner:
 
 def run_coroutine_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:
     """Drive a coroutine to completion from synchronous code (see the module docstring)."""
-    try:
-        running = asyncio.get_running_loop()
-    except RuntimeError:
-        return _thread_loop().run(coroutine)
+    running = asyncio._get_running_loop()  # None outside a loop, where get_running_loop would raise
+    if running is None:
+        return _run_on(_thread_loop(), coroutine)
     worker = _worker_loop()
     if running is worker:
         with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="footprint-run") as pool:
@@ -141,28 +141,53 @@ def run_coroutine_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:
         raise
 
 
+def _run_on(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coroutine`` to its end on ``loop`` (not running); an interrupt cancels it rather than leaving it."""
+    task = loop.create_task(coroutine)
+    try:
+        return loop.run_until_complete(task)
+    except BaseException:
+        if not task.done():  # Ctrl-C while waiting: cancel the run and let it close what it opened
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                loop.run_until_complete(task)
+        raise
+
+
 class _LoopHolder:
     """One thread's loop for ``run_sync``; closed (its async generators and connections with
-    it) when the thread ends and drops its locals, or at interpreter exit."""
+    it) when the thread ends and drops its locals, or at interpreter exit.
 
-    __slots__ = ("runner",)
+    A plain loop driven with ``run_until_complete``: ``asyncio.Runner`` would install and
+    remove a signal handler on every call, which costs about as much as a one-turn run.
+    """
+
+    __slots__ = ("loop",)
 
     def __init__(self) -> None:
-        # a loop factory keeps the Runner from installing its loop as the thread's current one
-        self.runner = asyncio.Runner(loop_factory=asyncio.new_event_loop)
+        self.loop = asyncio.new_event_loop()
+
+    def close(self) -> None:
+        loop = self.loop
+        if not loop.is_closed():
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(loop.shutdown_default_executor())
+            finally:
+                loop.close()
 
     def __del__(self) -> None:
-        self.runner.close()
+        self.close()
 
 
 _thread_loops = threading.local()
 
 
-def _thread_loop() -> asyncio.Runner:
+def _thread_loop() -> asyncio.AbstractEventLoop:
     holder: _LoopHolder | None = getattr(_thread_loops, "holder", None)
     if holder is None:
         holder = _thread_loops.holder = _LoopHolder()
-    return holder.runner
+    return holder.loop
 
 
 _worker_lock = threading.Lock()
@@ -185,7 +210,7 @@ def _close_loops() -> None:
     holder: _LoopHolder | None = getattr(_thread_loops, "holder", None)
     if holder is not None:
         del _thread_loops.holder
-        holder.runner.close()
+        holder.close()
     loop = _worker
     if loop is not None and not loop.is_closed():
         asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop).result(timeout=5)

@@ -99,6 +99,26 @@ def _nothing() -> None:
 
 
 _PAYLOADS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+Compact = tuple[tuple[str, ...], tuple[Any, ...]]
+
+
+def compact(captured: dict[str, Any] | Compact) -> Compact:
+    """A captured dict as ``(keys, values)``, its keys' tuple shared with every dict of the same keys."""
+    if isinstance(captured, tuple):
+        return captured
+    keys = tuple(captured)
+    shared = _KEYS.get(keys)
+    if shared is None:
+        shared = keys
+        if len(_KEYS) < 4096:
+            _KEYS[keys] = keys
+    return shared, tuple(captured.values())
+
+
+def uncompact(captured: dict[str, Any] | Compact) -> dict[str, Any]:
+    """A captured dict, whichever form it is held in."""
+    return dict(zip(*captured, strict=True)) if isinstance(captured, tuple) else captured
 
 
 def routine(payload: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -202,6 +222,7 @@ class Recorder:
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
         self.event_payloads: list[dict[str, Any]] = []
+        #: flat dicts while the run goes on; (keys, values) pairs once it is sealed (see seal)
         self.pieces: list[dict[str, Any]] = []
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
@@ -226,10 +247,23 @@ class Recorder:
 
     # -- events -----------------------------------------------------------------------
     def emit(self, type_: str, step_id: str, payload: dict[str, Any]) -> None:
-        """Record an event and deliver it to the listeners, in order."""
+        """Record an event and deliver it to the listeners, in order (``run_end`` also seals the capture)."""
         if self.policy is not None:
             payload = self.policy.scrub(payload)
         self._event(type_, step_id, payload)
+        if type_ == "run_end":
+            self.seal()
+
+    def seal(self) -> None:
+        """Hold the finished run's pieces and exchanges compactly, as ``(keys, values)`` tuple pairs.
+
+        Runners capture them as flat dicts they may still update while the run goes on; once it
+        has ended they only wait to be read (:func:`~footprint_lab.engine.recording.build_recording`
+        reads both forms). A dict of a dozen keys takes about four times the room of its values'
+        tuple, and the keys' tuple is shared by every piece of the same shape.
+        """
+        self.pieces = [compact(piece) for piece in self.pieces]  # type: ignore[misc]
+        self.exchanges = [compact(exchange) for exchange in self.exchanges]
 
     def _event(self, type_: str, step_id: str, payload: Any) -> None:
         stream = self.listeners

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from footprint_lab.engine.recorder import Recorder, expand_payload
+from footprint_lab.engine.recorder import Recorder, expand_payload, uncompact
 from footprint_lab.engine.rows import Rows, rows_field
 
 SCHEMA_VERSION = 1
@@ -373,8 +373,10 @@ def build_recording(
         "commits": Rows(count=len(captured_commits), make=commit),
         "decisions": Rows(count=len(captured_decisions), make=decision),
         "events": Rows(count=len(seqs), make=event),
-        "context_pieces": Rows(count=len(captured_pieces), make=lambda i: _piece(i, captured_pieces[i], clean)),
-        "exchanges": Rows(count=len(captured_exchanges), make=lambda i: _exchange(captured_exchanges[i], clean)),
+        "context_pieces": Rows(count=len(captured_pieces),
+                               make=lambda i: _piece(i, uncompact(captured_pieces[i]), clean)),
+        "exchanges": Rows(count=len(captured_exchanges),
+                          make=lambda i: _exchange(uncompact(captured_exchanges[i]), clean)),
         "messages": clean(jsonable(recorder.messages)),
         "message_pieces": list(recorder.message_pieces),
         "children": children or [],

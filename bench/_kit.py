@@ -1,0 +1,117 @@
+"""What every benchmark shares: timing samples, the row each scenario reports, the machine.
+
+Each ``bench_*.py`` takes ``--quick`` (smaller sizes, few samples: only checks that it runs) and
+``--results PATH`` (append one JSON line per scenario there; ``bench/run_all.py`` passes it and
+writes ``bench/RESULTS.md`` from the lines). A row carries the samples' median, min and max, the
+goal in words, whether it was met, and, when the scenario is compared with a peer or a baseline,
+the peer's median and the ratio, both measured in the same process so that the load of a shared
+machine weighs on both sides alike.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import gc
+import json
+import os
+import platform
+import statistics
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+
+def options(description: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("--quick", action="store_true", help="smaller sizes and few samples: only checks it runs")
+    parser.add_argument("--results", help="append one JSON line per scenario to this file")
+    return parser.parse_args()
+
+
+def samples_ms(action: Callable[[], Any], repeats: int) -> list[float]:
+    """Wall time of each call, in ms; each sample starts from a collected heap (the collector stays on)."""
+    samples = []
+    for _ in range(repeats):
+        gc.collect()
+        started = time.perf_counter_ns()
+        result = action()
+        samples.append((time.perf_counter_ns() - started) / 1e6)
+        del result
+    return samples
+
+
+async def samples_async_ms(action: Callable[[], Awaitable[Any]], repeats: int) -> list[float]:
+    """:func:`samples_ms` for a coroutine function, awaited in the running loop."""
+    samples = []
+    for _ in range(repeats):
+        gc.collect()
+        started = time.perf_counter_ns()
+        result = await action()
+        samples.append((time.perf_counter_ns() - started) / 1e6)
+        del result
+    return samples
+
+
+def awaited_ms(action: Callable[[], Awaitable[Any]], repeats: int) -> list[float]:
+    """Samples of ``await action()`` taken inside one event loop (the awaited spelling of a run)."""
+    return asyncio.run(samples_async_ms(action, repeats))
+
+
+def machine() -> dict[str, Any]:
+    return {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(terse=True)}
+
+
+@dataclass
+class Row:
+    area: str
+    scenario: str
+    size: str
+    unit: str
+    median: float
+    min: float
+    max: float
+    goal: str
+    met: bool | None
+    peer: str = ""
+    peer_median: float | None = None
+    ratio: float | None = None
+    note: str = ""
+    machine: dict[str, Any] = field(default_factory=machine)
+
+
+class Report:
+    """The rows of one benchmark file: printed as they come, written to ``--results`` at the end."""
+
+    def __init__(self, area: str, args: argparse.Namespace) -> None:
+        self.area = area
+        self.path: str | None = args.results
+        self.rows: list[Row] = []
+
+    def add(self, scenario: str, samples: list[float], *, size: str = "", unit: str = "ms", goal: str = "",
+            met: bool | None = None, peer: str = "", peer_samples: list[float] | None = None,
+            ratio: float | None = None, note: str = "") -> Row:
+        peer_median = statistics.median(peer_samples) if peer_samples else None
+        row = Row(self.area, scenario, size, unit, statistics.median(samples), min(samples), max(samples), goal, met,
+                  peer, peer_median, ratio, note)
+        self.rows.append(row)
+        verdict = "" if met is None else ("  [met]" if met else "  [MISSED]")
+        shown = f"  {self.area} | {scenario} ({size}): median {row.median:.4g} {unit} (min {row.min:.4g}, " \
+                f"max {row.max:.4g})"
+        if peer_median is not None:
+            shown += f"; {peer}: {peer_median:.4g} {unit}"
+        if ratio is not None:
+            shown += f"; ratio {ratio:.2f}x"
+        print(f"{shown}; goal {goal or '-'}{verdict}{'  ' + note if note else ''}", flush=True)
+        return row
+
+    def close(self) -> None:
+        if self.path:
+            with open(self.path, "a", encoding="utf-8") as out:
+                for row in self.rows:
+                    out.write(json.dumps(asdict(row)) + "\n")
+
+
+def median(samples: list[float]) -> float:
+    return statistics.median(samples)
