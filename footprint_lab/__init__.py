@@ -9,11 +9,13 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine import display as _display
+
 __version__ = "0.1.0"
 
 _EXPORTS: dict[str, str] = {
     "Agent": "footprint_lab.core.agent",
-    "LLMCall": "footprint_lab.core.agent",
+    "LLMCall": "footprint_lab.core.llm_call",
     "Run": "footprint_lab.core.run",
     "define_tool": "footprint_lab.core.tools",
     "tool": "footprint_lab.core.tools",
@@ -43,10 +45,11 @@ _ERRORS = "footprint_lab.errors"
 _SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab")
 
 if TYPE_CHECKING:
-    from footprint_lab.core.agent import Agent, LLMCall
+    from footprint_lab.core.agent import Agent
     from footprint_lab.core.checkpoint import Checkpoint, RunCheckpointError
     from footprint_lab.core.door import normalize_run_input
     from footprint_lab.core.identity import Identity
+    from footprint_lab.core.llm_call import LLMCall
     from footprint_lab.core.pause import ask_human
     from footprint_lab.core.run import Run
     from footprint_lab.core.tools import Tool, ToolContext, define_tool, tool
@@ -56,6 +59,15 @@ if TYPE_CHECKING:
     from footprint_lab.explain.tree import RunTree
     from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
     from footprint_lab.flow.checkpoint import FlowCheckpoint
+
+
+def _load_views() -> None:
+    importlib.import_module("footprint_lab.lab.views")
+
+
+# The package root wires the lab's renderers to the display registry below the core: the
+# first object displayed imports the views, so no core module ever imports the lab.
+_display.add_loader(_load_views)
 
 
 def __getattr__(name: str) -> Any:

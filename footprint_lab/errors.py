@@ -5,6 +5,7 @@ shape only, and says how to fix it. The tree::
 
     Refusal                              footprint_lab.engine.refusal
     ├── InvalidRunInputError             ERR_INVALID_RUN_INPUT      core.door
+    ├── ListenerError                    ERR_LISTENER               core.runner
     ├── RunInFlightError                 ERR_RUN_IN_FLIGHT          core.conversation
     ├── PendingQuestionError             ERR_PENDING_QUESTION       core.conversation
     ├── NoConversationError              ERR_NO_CONVERSATION        core.conversation
@@ -15,7 +16,7 @@ shape only, and says how to fix it. The tree::
     ├── InvalidQuestionError             ERR_INVALID_QUESTION       core.pause
     ├── AgentConfigError                 ERR_AGENT_CONFIG           core.agent
     ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
-    ├── LLMCallContextError              ERR_LLM_CALL_CONTEXT       core.agent
+    ├── LLMCallContextError              ERR_LLM_CALL_CONTEXT       core.llm_call
     ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
     ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
     ├── ParentRunRefusedError            ERR_PARENT_RUN_REFUSED     core.member_run
@@ -29,6 +30,7 @@ shape only, and says how to fix it. The tree::
     ├── ResumeDivergedError              ERR_RESUME_DIVERGED        flow.refusals
     ├── RedactionConfigError             ERR_REDACTION_CONFIG       engine.redaction
     ├── CallNotFoundError                ERR_CALL_NOT_FOUND         core.run
+    ├── AnnotationError                  ERR_ANNOTATION             core.run
     ├── ContextDeclarationError          ERR_CONTEXT_DECLARATION    context.declarations
     ├── FactRoleError                    ERR_FACT_ROLE              context.declarations
     ├── ContextConfigError               ERR_CONTEXT_CONFIG         context.assembly
@@ -39,6 +41,8 @@ shape only, and says how to fix it. The tree::
     ├── InfluenceStrategyError           ERR_INFLUENCE_STRATEGY     explain.influence
     ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
     ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
+    ├── UnknownRunError                  ERR_UNKNOWN_RUN            lab.refusals
+    ├── MagicInputError                  ERR_MAGIC_INPUT            lab.refusals
     ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
     └── ProviderError                    ERR_PROVIDER               providers.errors
         ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
@@ -67,7 +71,7 @@ from __future__ import annotations
 
 from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
 from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
-from footprint_lab.core.agent import AgentConfigError, DuplicateToolError, LLMCallContextError
+from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
 from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError
 from footprint_lab.core.checkpoint import RunCheckpointError as RunCheckpointError  # not a refusal: see above
 from footprint_lab.core.conversation import (
@@ -79,9 +83,11 @@ from footprint_lab.core.conversation import (
 )
 from footprint_lab.core.door import InvalidRunInputError
 from footprint_lab.core.identity import InvalidIdentityError
+from footprint_lab.core.llm_call import LLMCallContextError
 from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.core.pause import InvalidQuestionError
-from footprint_lab.core.run import CallNotFoundError
+from footprint_lab.core.run import AnnotationError, CallNotFoundError
+from footprint_lab.core.runner import ListenerError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import Refusal
@@ -98,6 +104,7 @@ from footprint_lab.flow.refusals import (
     LoopBudgetError,
     ResumeDivergedError,
 )
+from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -116,6 +123,7 @@ from footprint_lab.providers.mock import MockScriptError
 
 __all__ = [
     "AgentConfigError",
+    "AnnotationError",
     "CallNotFoundError",
     "CompositionConfigError",
     "ContextConfigError",
@@ -135,7 +143,9 @@ __all__ = [
     "InvalidQuestionError",
     "InvalidRunInputError",
     "LLMCallContextError",
+    "ListenerError",
     "LoopBudgetError",
+    "MagicInputError",
     "MemberIdentityError",
     "MissingApiKeyError",
     "MockScriptError",
@@ -162,6 +172,7 @@ __all__ = [
     "RunInFlightError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
+    "UnknownRunError",
     "UnknownSourceError",
     "UnknownStepError",
 ]

@@ -96,7 +96,7 @@ async def test_to_frame_has_one_row_per_hop(planted_run):
     bt = planted_run.backtrack()
     frame = bt.to_frame()
     assert list(frame.columns) == ["candidate", "source_kind", "source_id", "slot", "position", "read_by", "hop",
-                                   "step_id", "proven", "evidence"]
+                                   "step_id", "proven", "evidence", "member", "member_name"]
     assert len(frame) == sum(len(c.hops) for c in bt.candidates)
     vip_rows = frame[frame.source_id == "vip-override"]
     assert list(vip_rows.hop) == ["ANSWER", "READ", "LANDED", "ALLOWED", "BORN"]

@@ -41,7 +41,7 @@ async def test_localize_confirms_the_planted_fact_and_nothing_benign(agent, plan
     assert any(name == "user-message" for name, _ in report.untested)
     frame = report.to_frame()
     assert list(frame.columns) == ["rank", "source_id", "source_kind", "verdict", "flips", "samples", "failed",
-                                   "score", "reason"]
+                                   "score", "reason", "member", "member_name"]
     assert frame.iloc[0].verdict == "confirmed"
 
 

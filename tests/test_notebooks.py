@@ -60,3 +60,13 @@ def test_localize_shows_a_progress_bar_in_the_kernel():
     views = [o for o in cell.outputs if o.output_type == "display_data"
              and "application/vnd.jupyter.widget-view+json" in o.data]
     assert len(views) == 1
+
+
+def test_pipeline_notebook_proves_the_upstream_fact_on_the_whole_pipeline():
+    text = printed_by("pipeline.ipynb")
+    assert "APPROVED: order A-1001 is refunded under the customer's VIP override." in text
+    assert "fact 'vip-status' of member 'triage'" in text
+    assert "CARRIED  the answer of member 'triage', written by sequence-step#2/final#4, was passed by" in text
+    assert "CAUSAL: removing 'vip-status' in member 'triage' flipped the outcome in 3/3 reruns" in text
+    assert "NOT CONFIRMED: removing 'refunds/customer' in member 'refunds'" in text
+    assert "[not proven]" not in text and "['vip-status']" in text

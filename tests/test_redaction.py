@@ -253,7 +253,8 @@ async def test_html_escapes_what_models_tools_and_users_wrote() -> None:
     html = run.to_html()
     assert "<script>alert" not in html and "<img" not in html and "<b>hi" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html
-    assert run._repr_html_() == html
+    shown = run._repr_mimebundle_()["text/html"]
+    assert "<script>alert" not in shown and "&lt;script&gt;alert(1)&lt;/script&gt;" in shown
 
 
 async def test_a_covered_identity_is_masked_wherever_the_run_records_it() -> None:

@@ -34,9 +34,10 @@ def test_schema_comes_from_type_hints_and_docstring():
     assert schema["required"] == ["item", "quantity", "size"]
     assert schema["properties"]["item"] == {"type": "string", "description": "what to order"}
     assert schema["properties"]["quantity"]["type"] == "integer"
-    assert schema["properties"]["size"] == {"enum": ["s", "l"]}
-    assert schema["properties"]["mode"] == {"enum": ["fast", "slow"], "default": "fast"}
+    assert schema["properties"]["size"] == {"type": "string", "enum": ["s", "l"]}
+    assert schema["properties"]["mode"] == {"type": "string", "enum": ["fast", "slow"], "default": "fast"}
     assert schema["properties"]["notes"]["anyOf"][0] == {"type": "array", "items": {"type": "string"}}
+    assert schema["additionalProperties"] is False
     run = Agent(provider=mock(replies=[{"tool": "order", "args": {"item": "tea", "quantity": 2, "size": "l"}},
                                        "ok"]), tools=[order]).run_sync("go")
     assert run.recording.messages[2]["content"] == "2 tea l fast"

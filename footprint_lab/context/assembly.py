@@ -52,7 +52,8 @@ from typing import Any
 
 from footprint_lab.context.declarations import Injection, Instruction, Memory, Rag, Skill
 from footprint_lab.context.retrieval import retrieve
-from footprint_lab.context.triggers import IterationView, OnToolReturn, Rule
+from footprint_lab.context.triggers import Always, IterationView, OnToolReturn, Rule
+from footprint_lab.engine.captured import Slot, Verdict, captured_piece
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
 
@@ -346,36 +347,38 @@ class TurnContext:
             if loaded_by is not None:
                 offered.append(("skill", skill_id, "llm_activated", f"read_skill('{skill_id}')", schema,
                                 {"tool": name, "activated_by": loaded_by}))
+            elif isinstance(plan.skills[skill_id].trigger, Always):
+                # A skill forced in (context.rebuild) is loaded from the start: its body and its tools alike.
+                offered.append(("skill", skill_id, "always", "forced in: loaded from the first iteration", schema,
+                                {"tool": name}))
         landed = [*schemas]
         names = set()
         pieces = self.rec.pieces
         for source_kind, source_id, trigger, reason, schema, detail in offered:
             content = schema.get("description") or ""
             dropped = budget.take("tools", len(content), detail) if budget is not None else None
-            verdict = "dropped" if dropped is not None else "admitted"
+            verdict: Verdict = "dropped" if dropped is not None else "admitted"
             if dropped is None:
                 tool_ids.append(len(pieces))
                 landed.append(schema)
                 names.add(schema["name"])
-            pieces.append({
-                "slot": "tools", "position": len(landed) - 1 if dropped is None else -1,
-                "source_kind": source_kind, "source_id": source_id, "content": content, "trigger": trigger,
-                "verdict": verdict, "reason": dropped or reason, "allowed_by": step_id,
-                "landed_by": step_id if dropped is None else None, "iteration": iteration,
-                "cache": "while_active" if source_kind == "skill" else "always",
-                "declared_at": plan.skills[source_id].declared_at if source_kind == "skill" else None, **detail,
-            })
+            skill = plan.skills[source_id] if source_kind == "skill" else None
+            pieces.append(captured_piece(
+                "tools", source_kind, source_id, content, step=step_id, iteration=iteration,
+                position=len(landed) - 1, verdict=verdict, reason=dropped or reason, trigger=trigger,
+                cache="while_active" if skill else "always", declared_at=skill.declared_at if skill else None,
+                detail=detail,
+            ))
         self._landed_tools = frozenset(names)
         return landed
 
-    def _record(self, injection: Injection, slot: str, content: str, verdict: str, reason: str, step_id: str,
+    def _record(self, injection: Injection, slot: Slot, content: str, verdict: Verdict, reason: str, step_id: str,
                 iteration: int, position: int, detail: dict[str, Any]) -> None:
-        self.rec.pieces.append({
-            "slot": slot, "position": position, "source_kind": injection.kind, "source_id": injection.id,
-            "content": content, "trigger": injection.trigger.kind, "verdict": verdict, "reason": reason,
-            "allowed_by": step_id, "landed_by": step_id if verdict == "admitted" else None,
-            "iteration": iteration, "cache": injection.cache, "declared_at": injection.declared_at, **detail,
-        })
+        self.rec.pieces.append(captured_piece(
+            slot, injection.kind, injection.id, content, step=step_id, iteration=iteration, position=position,
+            verdict=verdict, reason=reason, trigger=injection.trigger.kind, cache=injection.cache,
+            declared_at=injection.declared_at, detail=detail,
+        ))
 
     def _outcomes(self, injection: Injection, text: str) -> list[tuple[str, dict[str, Any], str | None]]:
         """What an admitted declaration gives: ``(content, detail, skip reason or None)`` per piece."""

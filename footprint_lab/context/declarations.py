@@ -36,11 +36,12 @@ import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, cast
 
 from footprint_lab.context.retrieval import BM25Scorer, Chunk, RetrievalIndex, chunk_corpus
 from footprint_lab.context.triggers import LLMActivated, Trigger, llm_activated, rule
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.captured import Cache, Slot
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 
 #: What a declaration id may be: short, and safe to show in any message or view.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -106,9 +107,9 @@ class Injection:
 
     id: str
     kind: str
-    slot: str
+    slot: Slot
     trigger: Trigger
-    cache: str
+    cache: Cache
     #: the text that lands, when it does not depend on the turn (empty for memory and RAG)
     text: str
     declared_at: str | None
@@ -201,12 +202,12 @@ def _check_text(declaration: str, injection_id: str, setting: str, value: Any) -
     return value
 
 
-def _check_cache(declaration: str, injection_id: str, value: Any) -> str:
+def _check_cache(declaration: str, injection_id: str, value: Any) -> Cache:
     if value not in CACHE_HINTS:
         raise ContextDeclarationError(
             declaration, "cache", value, f"must be one of {', '.join(CACHE_HINTS)}", injection_id=injection_id,
         )
-    return str(value)
+    return cast(Cache, value)
 
 
 def _check_count(declaration: str, injection_id: str, setting: str, value: Any, low: int, high: int) -> int:
@@ -226,11 +227,12 @@ def _trigger(declaration: str, injection_id: str, active_when: Any, trigger: Any
             injection_id=injection_id,
         )
     if active_when is not None:
-        if not callable(active_when):
+        problem = call_problem(active_when, 1)
+        if problem is not None:
             raise ContextDeclarationError(
                 declaration, "active_when", active_when,
                 "must be a function taking the iteration view, e.g. active_when=lambda view: view.iteration > 1",
-                injection_id=injection_id,
+                injection_id=injection_id, received=problem,
             )
         return rule(active_when)
     if trigger is None:
@@ -295,7 +297,7 @@ def define_fact(
             injection_id=fact_id,
         )
     return Injection(
-        id=fact_id, kind="fact", slot=slot, trigger=_trigger("define_fact", fact_id, active_when, trigger),
+        id=fact_id, kind="fact", slot=cast(Slot, slot), trigger=_trigger("define_fact", fact_id, active_when, trigger),
         cache=_check_cache("define_fact", fact_id, cache), text=_fact_text(fact_id, data),
         declared_at=_call_site(), role=role,
     )
@@ -448,7 +450,7 @@ def define_rag(
     if not isinstance(threshold, int | float) or isinstance(threshold, bool):
         raise ContextDeclarationError("define_rag", "threshold", threshold, "must be a number", injection_id=rag_id)
     chosen = scorer if scorer is not None else BM25Scorer()
-    if not callable(getattr(chosen, "index", None)):
+    if isinstance(chosen, type | list | tuple | str | bytes) or call_problem(getattr(chosen, "index", None), 1):
         raise ContextDeclarationError(
             "define_rag", "scorer", scorer,
             "must be a scorer with an index(texts) method, e.g. BM25Scorer() or EmbeddingScorer(embed)",

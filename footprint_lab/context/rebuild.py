@@ -11,7 +11,8 @@ and both are built from the agent's own declarations:
   its slot has a budget it goes first in that slot with the budget raised by exactly what it
   needs, so every other declaration meets the same remaining budget as before and keeps its
   fate. A memory or RAG source's size is known only at run time, so forcing one lifts its
-  slot's budget instead.
+  slot's budget instead. A skill forced in is loaded from the first iteration: its body
+  and its tools alike (``context.assembly`` offers the tools of a skill whose trigger is ``always``).
 
 A rebuilt agent never writes to a memory store (``write_back`` is off on every memory
 declaration): a rerun is an experiment, and a dozen ablation reruns must not leave a dozen

@@ -1,7 +1,8 @@
 """Retrieval for ``define_rag``: chunking, a lexical BM25 scorer, and a pluggable embedding scorer.
 
 Rule kept here: retrieval is explainable and local by default. The default scorer is BM25
-over lowercase word tokens (see :func:`tokenize`): no network, no model download, the same scores on every machine.
+over lowercase words (:func:`~footprint_lab.context.similarity.words`): no network, no model
+download, the same scores on every machine.
 An embedding scorer is a plug-in (``EmbeddingScorer(embed)``, where ``embed`` is any function
 from a list of texts to a list of vectors); it ranks by cosine similarity.
 
@@ -19,7 +20,8 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-_WORD = re.compile(r"\w+")
+from footprint_lab.context.similarity import cosine, words
+from footprint_lab.engine.refusal import call_problem
 
 
 class Chunk(NamedTuple):
@@ -38,19 +40,6 @@ class RetrievalIndex(Protocol):
         ...
 
 
-def tokenize(text: str) -> list[str]:
-    """Lowercase word tokens (letters, digits and '_' in any script), a plural-looking final 's' folded.
-
-    The folding (``refunds`` -> ``refund``, never ``process``) is the only normalisation: it is
-    cheap, the same on both sides of a match, and catches the commonest near miss.
-    """
-    return [_fold(token) for token in _WORD.findall(text.lower())]
-
-
-def _fold(token: str) -> str:
-    return token[:-1] if len(token) > 3 and token[-1] == "s" and token[-2] != "s" else token
-
-
 class BM25Index:
     """Okapi BM25 over an inverted index: scoring costs only the postings of the query's words."""
 
@@ -63,7 +52,7 @@ class BM25Index:
         self.postings: dict[str, list[tuple[int, int]]] = {}
         self.lengths: list[int] = []
         for position, text in enumerate(texts):
-            tokens = tokenize(text)
+            tokens = words(text)
             self.lengths.append(len(tokens))
             counts: dict[str, int] = {}
             for token in tokens:
@@ -80,7 +69,7 @@ class BM25Index:
     def scores(self, query: str) -> list[float]:
         out = [0.0] * self.size
         k1, b, mean, lengths = self.k1, self.b, self.mean_length or 1.0, self.lengths
-        for token in set(tokenize(query)):
+        for token in set(words(query)):
             posting = self.postings.get(token)
             if posting is None:
                 continue
@@ -105,7 +94,7 @@ class BM25Scorer:
 
 
 class EmbeddingIndex:
-    """Unit vectors of the corpus; a query is scored by cosine similarity."""
+    """The corpus's vectors; a query is scored by cosine similarity."""
 
     __slots__ = ("embed", "vectors")
 
@@ -115,10 +104,10 @@ class EmbeddingIndex:
 
     def scores(self, query: str) -> list[float]:
         vectors = list(self.embed([query]))
-        query_vector = _unit(vectors[0]) if len(vectors) == 1 else []
+        query_vector = [float(x) for x in vectors[0]] if len(vectors) == 1 else []
         if len(query_vector) != len(self.vectors[0]):
             raise ValueError("the embed function returned a query vector of another size than the corpus vectors")
-        return [sum(q * v for q, v in zip(query_vector, vector, strict=True)) for vector in self.vectors]
+        return [cosine(query_vector, vector) for vector in self.vectors]
 
 
 class EmbeddingScorer:
@@ -127,10 +116,12 @@ class EmbeddingScorer:
     def __init__(self, embed: Callable[[list[str]], Sequence[Sequence[float]]], *, name: str = "embedding") -> None:
         from footprint_lab.context.declarations import ContextDeclarationError
 
-        if not callable(embed):
+        problem = call_problem(embed, 1)
+        if problem is not None:
             raise ContextDeclarationError(
                 "EmbeddingScorer", "embed", embed,
                 "must be a function from a list of texts to a list of vectors (one list of floats per text)",
+                received=problem,
             )
         self.embed = embed
         self.name = name
@@ -138,7 +129,7 @@ class EmbeddingScorer:
     def index(self, texts: Sequence[str]) -> EmbeddingIndex:
         from footprint_lab.context.declarations import ContextDeclarationError
 
-        vectors = [_unit(v) for v in self.embed(list(texts))]
+        vectors = [[float(x) for x in v] for v in self.embed(list(texts))]
         if len(vectors) != len(texts) or not vectors or len({len(v) for v in vectors}) != 1 or not vectors[0]:
             raise ContextDeclarationError(
                 "EmbeddingScorer", "embed", vectors,
@@ -146,12 +137,6 @@ class EmbeddingScorer:
                 received=f"{len(vectors)} vector(s) for {len(texts)} text(s)",
             )
         return EmbeddingIndex(self.embed, vectors)
-
-
-def _unit(vector: Sequence[float]) -> list[float]:
-    values = [float(x) for x in vector]
-    norm = math.sqrt(sum(x * x for x in values))
-    return [x / norm for x in values] if norm else values
 
 
 def retrieve(index: RetrievalIndex, query: str, top_k: int) -> list[tuple[int, float]]:

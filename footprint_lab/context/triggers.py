@@ -30,6 +30,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine.refusal import call_problem
+
 if TYPE_CHECKING:
     from footprint_lab.context.assembly import TurnContext
 
@@ -177,10 +179,12 @@ def rule(predicate: Callable[[IterationView], Any]) -> Trigger:
     """Admit while ``predicate(view)`` is truthy; the same as ``active_when=predicate``."""
     from footprint_lab.context.declarations import ContextDeclarationError
 
-    if not callable(predicate):
+    problem = call_problem(predicate, 1)
+    if problem is not None:
         raise ContextDeclarationError(
             "rule", "predicate", predicate,
             "must be a function taking the iteration view, e.g. rule(lambda view: view.iteration > 1)",
+            received=problem,
         )
     return Rule(predicate)
 

@@ -28,11 +28,18 @@ records that it stopped early and why.
 Each piece of what the provider receives is recorded as a context piece with its source,
 the step that admitted it and the step that landed it, so the recorded pieces of a slot
 always add up to exactly what was sent.
+
+Reading order, top down: the ``run`` door, ``_drive`` (one leg: the in-flight guard, and what
+the instance holds afterwards), ``_execute`` (one execution, mounted at top level or as a
+member of a composition), ``_loop`` (the iterations), then each step in the order it runs. The
+state of one execution and the ways it ends live in :mod:`footprint_lab.core.turn`; the other
+conversation doors (``follow_up``, ``resume``, ``resume_on_error``) in
+:mod:`footprint_lab.core.conversation`; ``LLMCall`` in :mod:`footprint_lab.core.llm_call`.
 """
+
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
 import weakref
@@ -40,16 +47,17 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
-from footprint_lab.context.assembly import READ_SKILL, ContextConfigError, ContextPlan
-from footprint_lab.core.conversation import Conversation, ResumeIdentityConflictError, answer_text
+from footprint_lab.context.assembly import READ_SKILL, ContextPlan
+from footprint_lab.core.conversation import Conversation
 from footprint_lab.core.door import normalize_run_input
-from footprint_lab.core.identity import Identity, coerce_identity, memory_identity
-from footprint_lab.core.leg import Continuation, Leg, Saved, freeze, turn_position, who
-from footprint_lab.core.member_run import ParentRun, run_for
-from footprint_lab.core.pause import HumanQuestion, Pause
+from footprint_lab.core.identity import Identity, coerce_identity
+from footprint_lab.core.leg import Continuation, Leg, turn_position, who
+from footprint_lab.core.member_run import run_for
+from footprint_lab.core.pause import HumanQuestion
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner
 from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
+from footprint_lab.core.turn import PAUSE, Turn, input_refused
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
@@ -60,7 +68,6 @@ TOOLS = ("slots", "tools")
 MESSAGES = ("messages",)
 LAST_RESPONSE = ("last_response",)
 ANSWER = ("answer",)
-PAUSE = ("pause",)
 _HISTORY_SOURCE = {"user": "user", "assistant": "assistant", "tool": "tool_result"}
 
 
@@ -86,29 +93,6 @@ class DuplicateToolError(Refusal):
         )
         self.tool_name = tool_name
 
-
-class _Turn:
-    """The live state of one execution (never stored on the agent instance)."""
-
-    __slots__ = ("call_index", "context", "first_run_id", "history", "history_chars", "identity", "leg", "memory",
-                 "message", "rec", "run_id", "slots")
-
-    def __init__(self, rec: Recorder, message: Any, identity: Any, leg: Leg, first_run_id: str) -> None:
-        self.rec = rec
-        self.run_id = rec.run_id
-        self.message = message
-        self.identity = identity
-        self.leg = leg
-        # the run that opened this conversation, and whom its memory belongs to (core.identity)
-        self.first_run_id = first_run_id
-        self.memory = memory_identity(identity, first_run_id)
-        self.history: list[dict[str, Any]] = []
-        self.history_chars = 0
-        self.call_index = 0
-        # what the last assemble step put in the slots: (system text, system piece ids, tool schemas, tool piece ids)
-        self.slots: tuple[str, list[int], list[dict[str, Any]], list[int]] = ("", [], [], [])
-        # this run's declared context (footprint_lab.context), when the agent declares any
-        self.context: Any = None
 
 
 class Agent(Conversation, Runner):
@@ -180,52 +164,7 @@ class Agent(Conversation, Runner):
         self._active_run_id: str | None = None
         self._last_run_ref: Callable[[], Run | None] = _no_run
 
-    @property
-    def last_run(self) -> Run | None:
-        """This instance's most recent run, while the caller still holds it (a failed run always).
-
-        The instance does not keep a finished run's whole recording alive by itself: an agent
-        that serves many requests would otherwise pin one recording per instance in memory. A
-        failed run is kept, because its caller never received it.
-        """
-        return self._last_run_ref()
-
-    @last_run.setter
-    def last_run(self, run: Run | None) -> None:
-        if run is None:
-            self._last_run_ref = _no_run
-        elif run.status == "failed":
-            self._last_run_ref = lambda: run
-        else:
-            self._last_run_ref = weakref.ref(run)
-
-    @staticmethod
-    def _check_tools(tools: Iterable[Tool]) -> list[Tool]:
-        checked: list[Tool] = []
-        seen: set[str] = set()
-        for item in tools:
-            if not isinstance(item, Tool):
-                raise ToolDefinitionError(
-                    None, "tools",
-                    f"Agent: every entry of tools must be a tool built with define_tool(...) or @tool "
-                    f"(received {describe_shape(item)}).",
-                )
-            if item.name in seen:
-                raise DuplicateToolError(item.name)
-            seen.add(item.name)
-            checked.append(item)
-        return checked
-
-    def _plan_context(self, context: Any, budgets: Any, runner: str) -> ContextPlan | None:
-        """Check the context declarations; a skill's tools obey the same rules as the agent's own."""
-        plan = ContextPlan.build(context, budgets, runner=runner)
-        if plan is not None and plan.skills:
-            self._check_tools([*self.tools, *(tool for _, tool, _ in plan.skill_tools.values())])
-            if READ_SKILL in self._tools_by_name:
-                raise DuplicateToolError(READ_SKILL)
-        return plan
-
-    # -- the doors ------------------------------------------------------------------------
+    # -- the run path, top down -------------------------------------------------------------
     async def run(
         self,
         input: Any = None,
@@ -246,76 +185,33 @@ class Agent(Conversation, Runner):
         start, named = self._start_turn(door, bag.pop("continue_from", None), named)
         return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
 
-    # -- rebuilding for reruns (footprint_lab.explain) --------------------------------------
-    def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Agent:
-        """A new agent built from this one's declarations minus the ``exclude`` ids.
+    async def _drive(
+        self, bag: dict[str, Any], *, door: str, start: Continuation | None, identity: Identity | None,
+        on_event: Listener | None,
+    ) -> Run:
+        """Run one leg and hold what it leaves: the only place the instance's conversation changes.
 
-        An id names the system prompt (``'system-prompt'``), a tool (by its name: the tool is
-        gone, so are its results) or a context declaration (an instruction citing a removed
-        fact no longer cites it). ``seed`` is put on every request of the new agent. Unknown
-        ids are refused with the ids this agent has. Listeners and runs are not carried over:
-        the new agent is a clean rerun target.
+        Every door of this agent (``run``, ``follow_up``, ``resume``, ``resume_on_error``) ends here.
         """
-        return self._rebuild(self._named("Agent.without", exclude, self._source_ids()), (), seed)
+        listeners = self._listeners_for(on_event)  # refuses a listener that cannot listen, before the claim
+        run_id = self._claim(door)
+        try:
+            mount = Mount(run_id=run_id, listeners=listeners, identity=identity)
+            run = await self._execute(bag, mount, start)
+        except BaseException as exc:
+            # A RunCheckpointError carries the last good conversation; any other failure leaves none.
+            self._hold("failed", getattr(exc, "_saved", None), None)
+            self.last_run = getattr(exc, "_footprint_run", self.last_run)
+            raise
+        finally:
+            self._active_run_id = None
+        saved = run._conversation
+        self._hold(saved.outcome, saved if saved.history is not None else None, saved.pause)
+        self.last_run = run
+        return run
 
-    def with_forced(self, force: Iterable[str] | str, *, exclude: Iterable[str] | str = (),
-                    seed: int | None = None) -> Agent:
-        """A new agent whose ``force`` declarations are admitted on every iteration and past any budget.
-
-        For testing missing context by restoration; see :mod:`footprint_lab.context.rebuild`
-        for exactly what forcing changes. ``exclude`` and ``seed`` work as in :meth:`without`.
-        """
-        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
-        forced = self._named("Agent.with_forced", force, declared, action="force in")
-        return self._rebuild(self._named("Agent.with_forced", exclude, self._source_ids()), forced, seed)
-
-    def _rebuild(self, removed: set[str], forced: Iterable[str], seed: int | None) -> Agent:
-        from footprint_lab.context.rebuild import forced_declarations, without_declarations
-
-        settings = self._declarations()
-        if "system-prompt" in removed:
-            settings["system"] = ""
-        if "tools" in settings:
-            settings["tools"] = [t for t in settings["tools"] if t.name not in removed]
-        if "context" in settings:
-            settings["context"] = without_declarations(settings["context"], removed)
-            forced = list(forced)
-            if forced:
-                settings["context"], settings["budgets"] = forced_declarations(
-                    settings["context"], settings["budgets"] or {}, forced, system_prompt=bool(settings["system"]))
-        if seed is not None:
-            from footprint_lab.providers.seeded import seeded
-
-            settings["provider"] = seeded(self.provider, seed)
-        return type(self)(**settings)
-
-    def _declarations(self) -> dict[str, Any]:
-        """The keywords that rebuild this agent as it was declared."""
-        plan = self._context
-        return {"provider": self.provider, "model": self.model, "system": self.system, "tools": list(self.tools),
-                "id": self.id, "name": self.name, "max_iterations": self.max_iterations, "redact": self.redact,
-                "input_guard": self.input_guard,
-                "context": [declaration for declaration, _, _ in plan.entries] if plan is not None else [],
-                "budgets": dict(plan.budgets) if plan is not None else None}
-
-    def _source_ids(self) -> list[str]:
-        """Every id ``without`` accepts for this agent."""
-        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
-        return [*(["system-prompt"] if self.system else []), *(t.name for t in self.tools), *declared]
-
-    @staticmethod
-    def _named(door: str, ids: Iterable[str] | str, known: list[str], action: str = "remove") -> set[str]:
-        from footprint_lab.explain.checks import id_list
-        from footprint_lab.explain.rerun import UnknownSourceError
-
-        names = id_list(door, "exclude" if action == "remove" else "force", ids)
-        unknown = [name for name in names if name not in known]
-        if unknown:
-            raise UnknownSourceError(door, len(unknown), known, action)
-        return set(names)
-
-    # -- one execution --------------------------------------------------------------------
     async def _execute(self, bag: dict[str, Any], mount: Mount, start: Continuation | None = None) -> Run:
+        """One execution: at top level (from ``_drive``) or as a member (a composition mounts it here)."""
         # Whom this execution serves comes from the mount alone (member_run); never from the instance.
         serves = run_for(mount, bag, self.door)
         shared = mount.scrubber  # a composition's run: one scrubber covers every record of it
@@ -328,10 +224,13 @@ class Agent(Conversation, Runner):
             policy = combine_policies(policy, shared.policy if shared is not None else None)
             scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
         rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
+        if "member" in mount.extra:  # the name a composition mounted this agent under (footprint_lab.explain)
+            rec.meta["member"] = mount.extra["member"]
         # A member's conversation is the run it serves; a continued one keeps the run that opened it.
         first_run_id = start.first_run_id if start is not None and not mount.path else serves.run_id
-        turn = _Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)),
-                     first_run_id)
+        turn = Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)),
+                    first_run_id, runner={"kind": self.kind, "id": self.id, "name": self.name},
+                    door=type(self).__name__)
         if self._context is not None:
             turn.context = self._context.start(rec, turn.message, turn.history, turn.memory.namespace())
         rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})
@@ -339,139 +238,18 @@ class Agent(Conversation, Runner):
             answer, stopped_early = await self._loop(turn)
         except HumanQuestion as asked:
             if turn.leg.call is None:  # asked outside a tool call: there is no call to answer later
-                self._fail(turn, bag, asked)
+                turn.fail(bag, asked)
                 raise
-            return self._paused(turn, bag, asked)
+            return turn.pause(bag, asked)
         except BaseException as exc:
-            self._fail(turn, bag, exc)
+            turn.fail(bag, exc)
             raise
-        rec.emit("run_end", rec.path, {"status": "finished"})
-        run = self._make_run(turn, bag, "finished", answer, stopped_early, None, perf_counter_ns())
-        refused = stopped_early is not None and stopped_early["reason"] == "input_refused"
-        run._conversation = self._leave(turn, "input-refused" if refused else "finished")
-        return run
+        return turn.finish(bag, answer, stopped_early)
 
-    def _member_resume(self, resume: tuple[Any, Any], serves: ParentRun, redact: Redaction | None) -> Continuation:
-        """How a member that paused inside a composition goes on: its checkpoint and the person's answer.
-
-        Read like any resume (the checkpoint checked field by field), but nothing on the
-        instance is read or held: the run it serves decides whom it runs for.
-        """
-        door = f"{type(self).__name__}.resume"
-        checkpoint, answer = resume
-        start = self._member_continuation(checkpoint, serves.identity, door, redact)
-        start.answer = answer_text(answer, door)
-        return start
-
-    def _member_continuation(
-        self, checkpoint: Any, owner: Identity | None, door: str, redact: Redaction | None,
-    ) -> Continuation:
-        """A member's checkpoint read for a resume of the run that serves ``owner``, or a refusal."""
-        start, whose = self._continuation(checkpoint, owner, door, "resume", redact)
-        if whose != owner:
-            raise ResumeIdentityConflictError(door)
-        if start.pause is None:
-            from footprint_lab.core.checkpoint import InvalidCheckpointError
-
-            raise InvalidCheckpointError(door, "pause", "null", "is null: this member is not waiting on a question")
-        return start
-
-    def _waiting_checkpoint(
-        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
-    ) -> tuple[Any, list[Any]]:
-        from footprint_lab.core.checkpoint import Checkpoint, InvalidCheckpointError, plain_checkpoint
-
-        start = self._member_continuation(checkpoint, owner, door, redact)
-        if start.from_run != run_id:
-            raise InvalidCheckpointError(door, "run_id", "another run's id",
-                                         "must be the id of the run the composition's checkpoint belongs to")
-        return Checkpoint.model_validate(plain_checkpoint(checkpoint, door)), [start]
-
-    def _fail(self, turn: _Turn, bag: dict[str, Any], exc: BaseException) -> None:
-        """Record a failure; after a completed tool round, raise it as a ``RunCheckpointError``."""
-        rec = turn.rec
-        rec.fail_open_step()
-        error = {"type": type(exc).__name__, "code": getattr(exc, "code", None), "step_id": rec.current}
-        rec.emit("error", rec.current, dict(error))
-        rec.emit("run_end", rec.path, {"status": "failed"})
-        failed = self._make_run(turn, bag, "failed", None, None, error, perf_counter_ns())
-        with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
-            exc._footprint_run = failed  # type: ignore[attr-defined]
-        good = turn.leg.good
-        if good is None or not isinstance(exc, Exception):
-            return
-        from footprint_lab.core.checkpoint import RunCheckpointError, checkpoint_from
-
-        saved = self._leave(turn, "failed", history=turn.history[:good])
-        _, stage, iteration = rec.steps[-1][:3] if rec.steps else ("", "run", None)
-        start = turn.leg.start
-        err = RunCheckpointError(
-            f"{type(self).__name__}.{start.how if start is not None else 'run'}", checkpoint=checkpoint_from(saved),
-            saved=saved, cause=exc, stage=stage, iteration=iteration or turn.leg.iteration, step_id=rec.current,
-            rounds=turn_position(turn.history[:good])[0],
-        )
-        err._footprint_run = failed  # type: ignore[attr-defined]
-        raise err from exc
-
-    def _paused(self, turn: _Turn, bag: dict[str, Any], asked: HumanQuestion) -> Run:
-        """Close the asking tool's step as paused and return the paused run with its checkpoint."""
-        from footprint_lab.core.checkpoint import checkpoint_from
-
-        rec = turn.rec
-        call = turn.leg.call
-        pause = Pause(question=asked.question, tool_name=call.name, tool_call_id=call.id, run_id=turn.run_id,
-                      choices=asked.choices)
-        step_id = rec.current
-        rec.write(PAUSE, "set", pause.as_data())
-        rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "paused": True, **turn.leg.who})
-        rec.end("paused")
-        rec.meta["pause"] = pause.as_data()
-        rec.emit("run_end", rec.path, {"status": "paused"})
-        saved = self._leave(turn, "paused", pause=pause)
-        run = self._make_run(turn, bag, "paused", None, None, None, perf_counter_ns())
-        run.question = asked.question
-        run.checkpoint = checkpoint_from(saved)
-        run._conversation = saved
-        return run
-
-    def _leave(
-        self, turn: _Turn, outcome: str, *, pause: Pause | None = None, history: list[dict[str, Any]] | None = None,
-    ) -> Saved:
-        """What this execution leaves for its runner to hold (never stored here: ``_drive`` does)."""
-        scrubber = turn.leg.scrubber
-        return Saved(
-            outcome=outcome, run_id=turn.run_id, first_run_id=turn.first_run_id,
-            history=None if outcome == "input-refused" else freeze(turn.history if history is None else history),
-            identity=turn.identity, agent_id=self.id, policy=scrubber.policy if scrubber is not None else None,
-            marks=turn.leg.marks(), pause=pause,
-        )
-
-    def _make_run(
-        self, turn: _Turn, bag: dict[str, Any], status: str, answer: str | None,
-        stopped_early: dict[str, Any] | None, error: dict[str, Any] | None, ended: int,
-    ) -> Run:
-        rec = turn.rec
-        runner_info = {"kind": self.kind, "id": self.id, "name": self.name}
-        identity = turn.identity
-        scrubber = turn.leg.scrubber
-        report = scrubber.report() if scrubber is not None else None
-
-        def build() -> Any:
-            from footprint_lab.engine.recording import build_recording
-
-            return build_recording(
-                rec, runner=runner_info, status=status, input=bag, answer=answer,
-                identity=_identity_dict(identity), stopped_early=stopped_early, error=error, ended_ns=ended,
-                redaction=report,
-            )
-
-        return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
-                   shown_answer=rec.clean(answer))
-
-    async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
+    async def _loop(self, turn: Turn) -> tuple[str, dict[str, Any] | None]:
         first = await self._seed(turn)
         if first is None:
-            return self._final(turn), _input_refused()
+            return self._final(turn), input_refused()
         for iteration in range(first, self.max_iterations + 1):
             self._assemble(turn, iteration, withhold_tools=False)
             response = await self._call(turn, iteration, withheld=False)
@@ -490,7 +268,8 @@ class Agent(Conversation, Runner):
         }
         return self._final(turn), stopped
 
-    async def _seed(self, turn: _Turn) -> int | None:
+    # -- the steps, in the order they run -------------------------------------------------
+    async def _seed(self, turn: Turn) -> int | None:
         """Land the conversation so far and the new message; the iteration to go on from (``None``: refused).
 
         A resumed leg lands the earlier turns, then (for a paused run) the person's answer as the
@@ -524,7 +303,7 @@ class Agent(Conversation, Runner):
             turn.leg.good = len(turn.history)
         return rounds + 1
 
-    async def _guard(self, turn: _Turn) -> str | None:
+    async def _guard(self, turn: Turn) -> str | None:
         """The input guard's verdict on the new message, as a decision: ``None`` admits, a reply refuses."""
         guard = self.input_guard
         if guard is None:
@@ -539,7 +318,7 @@ class Agent(Conversation, Runner):
         turn.rec.decide("input-guard", [("input_guard", {"message": turn.message}, verdict)], verdict)
         return reply
 
-    def _answer(self, turn: _Turn, iteration: int, call: dict[str, Any], answer: str) -> None:
+    def _answer(self, turn: Turn, iteration: int, call: dict[str, Any], answer: str) -> None:
         """The person's answer lands as the result of the tool call that asked."""
         rec = turn.rec
         who_ = turn.leg.who
@@ -552,7 +331,7 @@ class Agent(Conversation, Runner):
         rec.emit("tool_end", step_id, {"tool": call["name"], "tool_call_id": call["id"], "is_error": False, **who_})
         rec.end()
 
-    async def _run_batch(self, turn: _Turn, calls: Sequence[Any], iteration: int) -> None:
+    async def _run_batch(self, turn: Turn, calls: Sequence[Any], iteration: int) -> None:
         """Run one response's tool calls in order; a batch that completes is a good point to resume from."""
         leg = turn.leg
         leg.iteration = iteration
@@ -562,7 +341,7 @@ class Agent(Conversation, Runner):
         leg.call = None
         leg.good = len(turn.history)
 
-    def _append(self, turn: _Turn, message: dict[str, Any], source_kind: str, source_id: str,
+    def _append(self, turn: Turn, message: dict[str, Any], source_kind: str, source_id: str,
                 iteration: int | None = None, **evidence: Any) -> None:
         """Append a turn to the conversation: it lands in the messages slot in this step.
 
@@ -584,7 +363,7 @@ class Agent(Conversation, Runner):
             **evidence,
         })
 
-    def _assemble(self, turn: _Turn, iteration: int, *, withhold_tools: bool) -> None:
+    def _assemble(self, turn: Turn, iteration: int, *, withhold_tools: bool) -> None:
         rec = turn.rec
         step_id = rec.begin("assemble", iteration)
         pieces = rec.pieces
@@ -618,7 +397,7 @@ class Agent(Conversation, Runner):
         turn.slots = (system_text, system_ids, schemas, tool_ids)
         rec.end()
 
-    async def _call(self, turn: _Turn, iteration: int, *, withheld: bool) -> LLMResponse:
+    async def _call(self, turn: Turn, iteration: int, *, withheld: bool) -> LLMResponse:
         rec = turn.rec
         step_id = rec.begin("call-llm", iteration)
         system_text = rec.read(SYSTEM)
@@ -666,7 +445,7 @@ class Agent(Conversation, Runner):
         rec.end()
         return response
 
-    async def _run_tool(self, turn: _Turn, call: Any, iteration: int) -> None:
+    async def _run_tool(self, turn: Turn, call: Any, iteration: int) -> None:
         rec = turn.rec
         requested_by = rec.current
         step_id = rec.begin("tool", iteration)
@@ -699,7 +478,7 @@ class Agent(Conversation, Runner):
                                        **turn.leg.who})
         rec.end("tool_error" if is_error else "ok")
 
-    def _final(self, turn: _Turn) -> str:
+    def _final(self, turn: Turn) -> str:
         rec = turn.rec
         rec.begin("final")
         answer = rec.read(LAST_RESPONSE) or ""
@@ -709,83 +488,120 @@ class Agent(Conversation, Runner):
         rec.end()
         return str(answer)
 
+    # -- what the instance keeps, and what is checked when it is built -----------------------
+    @property
+    def last_run(self) -> Run | None:
+        """This instance's most recent run, while the caller still holds it (a failed run always).
 
-class LLMCallContextError(Refusal):
-    """Raised when an ``LLMCall`` is given context that only a tool-using agent could use.
+        The instance does not keep a finished run's whole recording alive by itself: an agent
+        that serves many requests would otherwise pin one recording per instance in memory. A
+        failed run is kept, because its caller never received it.
+        """
+        return self._last_run_ref()
 
-    A skill is loaded by the model calling ``read_skill``, and an ``on_tool_return`` trigger
-    waits for a tool's result; an ``LLMCall`` offers no tools, so neither could ever land.
-    Carries ``context_id`` (the declaration's id) and ``kind`` (``skill``, or the kind of the
-    declaration whose trigger waits for a tool).
-    """
+    @last_run.setter
+    def last_run(self, run: Run | None) -> None:
+        if run is None:
+            self._last_run_ref = _no_run
+        elif run.status == "failed":
+            self._last_run_ref = lambda: run
+        else:
+            self._last_run_ref = weakref.ref(run)
 
-    code = "ERR_LLM_CALL_CONTEXT"
-    fields = ("context_id", "kind")
-
-    def __init__(self, context_id: str, kind: str, why: str) -> None:
-        super().__init__(
-            f"LLMCall: context '{context_id}' (a {kind}) {why}, and an LLMCall offers the model no tools, so it "
-            "could never reach the model. Use an Agent(...) for context that depends on tools, or declare the "
-            "text without it (define_instruction(id=..., prompt=...) for a skill's body; no trigger for a fact "
-            "that should always be there)."
-        )
-        self.context_id = context_id
-        self.kind = kind
-
-
-class LLMCall(Agent):
-    """One LLM call with a system prompt and the caller's message; no tools, no loop.
-
-    ``context`` takes the same declarations as an ``Agent`` except those that need tools
-    (skills, ``on_tool_return`` triggers), which are refused when the call is built;
-    ``budgets`` caps the ``system`` and ``messages`` slots.
-    """
-
-    kind: ClassVar[str] = "llm_call"
-
-    def __init__(
-        self,
-        *,
-        provider: Any,
-        model: str | None = None,
-        system: str = "",
-        id: str | None = None,
-        name: str | None = None,
-        context: Sequence[Any] = (),
-        budgets: Mapping[str, int] | None = None,
-        redact: Redaction | None = None,
-        input_guard: Callable[[str], Any] | None = None,
-    ) -> None:
-        super().__init__(provider=provider, model=model, system=system, id=id, name=name, max_iterations=1,
-                         context=context, budgets=budgets, redact=redact, input_guard=input_guard)
+    @staticmethod
+    def _check_tools(tools: Iterable[Tool]) -> list[Tool]:
+        checked: list[Tool] = []
+        seen: set[str] = set()
+        for item in tools:
+            if not isinstance(item, Tool):
+                raise ToolDefinitionError(
+                    None, "tools",
+                    f"Agent: every entry of tools must be a tool built with define_tool(...) or @tool "
+                    f"(received {describe_shape(item)}).",
+                )
+            if item.name in seen:
+                raise DuplicateToolError(item.name)
+            seen.add(item.name)
+            checked.append(item)
+        return checked
 
     def _plan_context(self, context: Any, budgets: Any, runner: str) -> ContextPlan | None:
-        """As for an agent, refusing what only tools could bring into the context."""
+        """Check the context declarations; a skill's tools obey the same rules as the agent's own."""
         plan = ContextPlan.build(context, budgets, runner=runner)
-        if plan is None:
-            return None
-        for injection, _, _ in plan.entries:
-            if injection.kind == "skill":
-                raise LLMCallContextError(injection.id, "skill", "is loaded when the model calls read_skill")
-            if injection.trigger.kind == "on_tool_return":
-                raise LLMCallContextError(injection.id, injection.kind, "is admitted after a tool returns")
-        if "tools" in plan.budgets:
-            raise ContextConfigError(runner, "budgets", "a budget for the tools slot",
-                                     "may only cap 'system' and 'messages' for an LLMCall, which offers no tools")
+        if plan is not None and plan.skills:
+            self._check_tools([*self.tools, *(tool for _, tool, _ in plan.skill_tools.values())])
+            if READ_SKILL in self._tools_by_name:
+                raise DuplicateToolError(READ_SKILL)
         return plan
 
-    def _declarations(self) -> dict[str, Any]:
-        """An agent's keywords less the two an LLMCall fixes itself (no tools, one iteration)."""
-        settings = super()._declarations()
-        del settings["tools"], settings["max_iterations"]
-        return settings
+    # -- rebuilding for reruns (footprint_lab.explain) --------------------------------------
+    def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Agent:
+        """A new agent built from this one's declarations minus the ``exclude`` ids.
 
-    async def _loop(self, turn: _Turn) -> tuple[str, dict[str, Any] | None]:
-        if await self._seed(turn) is None:
-            return self._final(turn), _input_refused()
-        self._assemble(turn, 1, withhold_tools=True)
-        await self._call(turn, 1, withheld=False)
-        return self._final(turn), None
+        An id names the system prompt (``'system-prompt'``), a tool (by its name: the tool is
+        gone, so are its results) or a context declaration (an instruction citing a removed
+        fact no longer cites it). ``seed`` is put on every request of the new agent. Unknown
+        ids are refused with the ids this agent has. Listeners and runs are not carried over:
+        the new agent is a clean rerun target.
+        """
+        return self._rebuild(self._named("Agent.without", exclude, self.source_ids()), (), seed)
+
+    def with_forced(self, force: Iterable[str] | str, *, exclude: Iterable[str] | str = (),
+                    seed: int | None = None) -> Agent:
+        """A new agent whose ``force`` declarations are admitted on every iteration and past any budget.
+
+        For testing missing context by restoration; see :mod:`footprint_lab.context.rebuild`
+        for exactly what forcing changes. ``exclude`` and ``seed`` work as in :meth:`without`.
+        """
+        forced = self._named("Agent.with_forced", force, self.source_ids(forcible=True), action="force in")
+        return self._rebuild(self._named("Agent.with_forced", exclude, self.source_ids()), forced, seed)
+
+    def _rebuild(self, removed: set[str], forced: Iterable[str], seed: int | None) -> Agent:
+        from footprint_lab.context.rebuild import forced_declarations, without_declarations
+
+        settings = self._declarations()
+        if "system-prompt" in removed:
+            settings["system"] = ""
+        if "tools" in settings:
+            settings["tools"] = [t for t in settings["tools"] if t.name not in removed]
+        if "context" in settings:
+            settings["context"] = without_declarations(settings["context"], removed)
+            forced = list(forced)
+            if forced:
+                settings["context"], settings["budgets"] = forced_declarations(
+                    settings["context"], settings["budgets"] or {}, forced, system_prompt=bool(settings["system"]))
+        if seed is not None:
+            from footprint_lab.providers.seeded import seeded
+
+            settings["provider"] = seeded(self.provider, seed)
+        return type(self)(**settings)
+
+    def _declarations(self) -> dict[str, Any]:
+        """The keywords that rebuild this agent as it was declared."""
+        plan = self._context
+        return {"provider": self.provider, "model": self.model, "system": self.system, "tools": list(self.tools),
+                "id": self.id, "name": self.name, "max_iterations": self.max_iterations, "redact": self.redact,
+                "input_guard": self.input_guard,
+                "context": [declaration for declaration, _, _ in plan.entries] if plan is not None else [],
+                "budgets": dict(plan.budgets) if plan is not None else None}
+
+    def source_ids(self, *, forcible: bool = False) -> list[str]:
+        """Every id ``without`` accepts for this agent (``forcible``: the declarations ``with_forced`` accepts)."""
+        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
+        if forcible:
+            return declared
+        return [*(["system-prompt"] if self.system else []), *(t.name for t in self.tools), *declared]
+
+    @staticmethod
+    def _named(door: str, ids: Iterable[str] | str, known: list[str], action: str = "remove") -> set[str]:
+        from footprint_lab.explain.checks import id_list
+        from footprint_lab.explain.rerun import UnknownSourceError
+
+        names = id_list(door, "exclude" if action == "remove" else "force", ids)
+        unknown = [name for name in names if name not in known]
+        if unknown:
+            raise UnknownSourceError(door, len(unknown), known, action)
+        return set(names)
 
 
 def turn_text(message: dict[str, Any]) -> str:
@@ -802,10 +618,6 @@ def _no_run() -> None:
     return None
 
 
-def _input_refused() -> dict[str, Any]:
-    return {"reason": "input_refused", "detail": "the input guard refused the message; the model was not called"}
-
-
 def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:
     """The message a turn answers: the new one, or for a resumed leg the last one its conversation had."""
     message = bag.get("message")
@@ -813,6 +625,3 @@ def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:
         return str(next((m["content"] for m in reversed(start.history) if m["role"] == "user"), ""))
     return str(message)
 
-
-def _identity_dict(identity: Identity | None) -> dict[str, str] | None:
-    return identity.as_dict() if identity is not None else None

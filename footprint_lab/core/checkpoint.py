@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from footprint_lab.core.identity import IDENTITY_FIELDS
 from footprint_lab.core.leg import Saved, thaw, turn_position
 from footprint_lab.engine.recording import jsonable
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, describe_shape, show_error
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT_FIELDS = (
@@ -64,6 +64,11 @@ class Checkpoint(BaseModel):
     redaction: dict[str, Any] | None = None
     redaction_marks: dict[str, list[str]]
     pause: dict[str, Any] | None = None
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from footprint_lab.engine.display import bundle
+
+        return bundle("checkpoint", self, lambda: {"text/plain": repr(self)}, include, exclude)
 
     @property
     def paused(self) -> bool:
@@ -375,6 +380,10 @@ class RunCheckpointError(Exception):
 
     code: ClassVar[str] = "ERR_RUN_CHECKPOINT"
     fields: ClassVar[tuple[str, ...]] = ("stage", "iteration", "step_id", "resumable", "checkpoint", "cause")
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """Displayed, it is a card like a refusal's: what failed, and the checkpoint that keeps the work."""
+        return show_error(self, include, exclude)
 
     def __init__(
         self, door: str, *, checkpoint: Checkpoint, saved: Saved, cause: BaseException, stage: str,

@@ -18,6 +18,10 @@ leaving the state as it was:
 ``follow_up()`` continues this instance's last finished run, ``run(..., continue_from=cp)``
 continues a stored one, ``resume()`` answers a paused one, ``resume_on_error()`` picks a
 failed one up at its last completed tool round.
+
+Role: the conversation doors of ``Agent`` (mixed in) and the state they guard. Every door
+checks here, then runs its leg through the agent's ``_drive`` (``core.agent``), which is
+the only place that state changes (through ``_hold``).
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ from footprint_lab.core.door import InvalidRunInputError, normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity
 from footprint_lab.core.leg import Continuation, Saved, thaw
 from footprint_lab.core.pause import Pause
-from footprint_lab.core.runner import Listener, Mount, new_run_id
+from footprint_lab.core.runner import Listener, new_run_id, run_coroutine_sync
 from footprint_lab.engine.redaction import (
     PolicyDataError,
     Redaction,
@@ -41,6 +45,7 @@ from footprint_lab.engine.refusal import Refusal, describe_shape
 
 if TYPE_CHECKING:
     from footprint_lab.core.checkpoint import Checkpoint
+    from footprint_lab.core.member_run import ParentRun
     from footprint_lab.core.run import Run
 
 
@@ -217,7 +222,10 @@ class Conversation:
 
         def _listeners_for(self, on_event: Listener | None) -> tuple[Listener, ...]: ...
 
-        async def _execute(self, bag: dict[str, Any], mount: Mount, start: Continuation | None = None) -> Run: ...
+        async def _drive(
+            self, bag: dict[str, Any], *, door: str, start: Continuation | None, identity: Identity | None,
+            on_event: Listener | None,
+        ) -> Run: ...
 
     def _door(self, name: str) -> str:
         return f"{type(self).__name__}.{name}"
@@ -306,6 +314,19 @@ class Conversation:
             )
         return await self._drive({}, door=door, start=start, identity=named, on_event=on_event)
 
+    # -- the same doors for synchronous code (scripts), like run_sync ----------------------------
+    def follow_up_sync(self, message: Any, /, **keywords: Any) -> Run:
+        """``follow_up`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.follow_up(message, **keywords))
+
+    def resume_sync(self, checkpoint: Any, answer: Any, /, **keywords: Any) -> Run:
+        """``resume`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.resume(checkpoint, answer, **keywords))
+
+    def resume_on_error_sync(self, checkpoint: Any, /, **keywords: Any) -> Run:
+        """``resume_on_error`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.resume_on_error(checkpoint, **keywords))
+
     def abandon_pause(self) -> Pause | None:
         """Drop the question this agent's last run is waiting on, on the record; returns it (or ``None``).
 
@@ -386,34 +407,51 @@ class Conversation:
             raise ResumeRedactionError(door, "missing")
         return combine_policies(carried, redact, self.redact)
 
-    # -- one turn -----------------------------------------------------------------------------
+    # -- a member resumed by its composition ------------------------------------------------
+    def _member_resume(self, resume: tuple[Any, Any], serves: ParentRun, redact: Redaction | None) -> Continuation:
+        """How a member that paused inside a composition goes on: its checkpoint and the person's answer.
+
+        Read like any resume (the checkpoint checked field by field), but nothing on the
+        instance is read or held: the run it serves decides whom it runs for.
+        """
+        door = f"{type(self).__name__}.resume"
+        checkpoint, answer = resume
+        start = self._member_continuation(checkpoint, serves.identity, door, redact)
+        start.answer = answer_text(answer, door)
+        return start
+
+    def _member_continuation(
+        self, checkpoint: Any, owner: Identity | None, door: str, redact: Redaction | None,
+    ) -> Continuation:
+        """A member's checkpoint read for a resume of the run that serves ``owner``, or a refusal."""
+        start, whose = self._continuation(checkpoint, owner, door, "resume", redact)
+        if whose != owner:
+            raise ResumeIdentityConflictError(door)
+        if start.pause is None:
+            from footprint_lab.core.checkpoint import InvalidCheckpointError
+
+            raise InvalidCheckpointError(door, "pause", "null", "is null: this member is not waiting on a question")
+        return start
+
+    def _waiting_checkpoint(
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
+    ) -> tuple[Any, list[Any]]:
+        from footprint_lab.core.checkpoint import Checkpoint, InvalidCheckpointError, plain_checkpoint
+
+        start = self._member_continuation(checkpoint, owner, door, redact)
+        if start.from_run != run_id:
+            raise InvalidCheckpointError(door, "run_id", "another run's id",
+                                         "must be the id of the run the composition's checkpoint belongs to")
+        return Checkpoint.model_validate(plain_checkpoint(checkpoint, door)), [start]
+
+
+    # -- what the instance holds --------------------------------------------------------------
     def _claim(self, door: str) -> str:
         """Check-and-set the in-flight guard, with no ``await`` in between."""
         self._refuse_if_busy(door)
         run_id = new_run_id()
         self._active_run_id = run_id
         return run_id
-
-    async def _drive(
-        self, bag: dict[str, Any], *, door: str, start: Continuation | None, identity: Identity | None,
-        on_event: Listener | None,
-    ) -> Run:
-        """Run one leg and hold what it leaves: the only place the instance's conversation changes."""
-        run_id = self._claim(door)
-        try:
-            mount = Mount(run_id=run_id, listeners=self._listeners_for(on_event), identity=identity)
-            run = await self._execute(bag, mount, start)
-        except BaseException as exc:
-            # A RunCheckpointError carries the last good conversation; any other failure leaves none.
-            self._hold("failed", getattr(exc, "_saved", None), None)
-            self.last_run = getattr(exc, "_footprint_run", self.last_run)
-            raise
-        finally:
-            self._active_run_id = None
-        saved = run._conversation
-        self._hold(saved.outcome, saved if saved.history is not None else None, saved.pause)
-        self.last_run = run
-        return run
 
     def _hold(self, outcome: str, saved: Saved | None, pending: Pause | None) -> None:
         self._outcome = outcome

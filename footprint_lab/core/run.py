@@ -3,15 +3,17 @@
 ``str(run)`` is the answer, the live value. ``run.recording`` is the full evidence
 (materialised from the capture on first access, then cached); ``run.steps`` and
 ``run.events`` are pandas views of it, ``run.context(call)`` shows what one LLM call was
-given, piece by piece, with where each piece came from, and ``run.to_html()`` is an HTML
-view. Every view and every explanation is a pure function of the recording (so a redaction
-policy covers them all), and a run loaded from JSON (``Run.from_recording``) answers every
+given, piece by piece, with where each piece came from, and a displayed run (or
+``run.to_html()``) is its answer view, rendered by the notebook lab through the display
+registry in ``footprint_lab.engine.display`` (this module never imports the lab). Every
+view and every explanation is a pure function of the recording (so a redaction policy
+covers them all), and a run loaded from JSON (``Run.from_recording``) answers every
 question the live one does. A paused run also carries ``question`` and ``checkpoint``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
@@ -47,6 +49,23 @@ class CallNotFoundError(Refusal):
         )
         self.received = received
         self.calls = calls
+
+
+class AnnotationError(Refusal):
+    """Raised by ``run.annotate`` when the note is not one a recording can keep.
+
+    Carries ``received`` (the shape of what arrived).
+    """
+
+    code = "ERR_ANNOTATION"
+    fields = ("received",)
+
+    def __init__(self, received: str) -> None:
+        super().__init__(
+            "run.annotate: a note is a dict with string keys, e.g. run.annotate({'text': 'wrong refund "
+            f"rule', 'step': 'call-llm#3'}}) (received {received})."
+        )
+        self.received = received
 
 
 class Run:
@@ -114,11 +133,14 @@ class Run:
         """One row per event, in order: ``seq``, ``type``, ``step_id``, ``payload``, ``run_id``."""
         return events_frame(self.recording)
 
-    def tree(self) -> RunTree:
-        """The run and its member runs as a tree (``.nodes``, ``.edges``, ``.to_frame()``)."""
+    def tree(self, *, steps: bool = False) -> RunTree:
+        """The run and its member runs as a tree (``.nodes``, ``.edges``, ``.to_frame()``); it displays as a figure.
+
+        With ``steps=True`` every LLM call and tool step is a node too.
+        """
         from footprint_lab.explain.tree import run_tree
 
-        return run_tree(self.recording)
+        return run_tree(self.recording, steps=steps)
 
     def context_pieces(self, call: int | str | None = None, *, left_out: bool = False) -> list[ContextPiece]:
         """The context pieces one LLM call was sent, slot by slot (system, messages, tools).
@@ -141,10 +163,11 @@ class Run:
         return frame.astype({"position": "int64", "iteration": "Int64"})
 
     def _call_pieces(self, call: int | str | None, left_out: bool) -> tuple[LLMExchange | None, list[ContextPiece]]:
-        exchange = self._exchange(call)
+        exchange = self.exchange(call)
         return exchange, [] if exchange is None else self.recording.call_pieces(exchange, left_out=left_out)
 
-    def _exchange(self, call: int | str | None) -> LLMExchange | None:
+    def exchange(self, call: int | str | None = None) -> LLMExchange | None:
+        """The recorded exchange of one LLM call, named as :meth:`context_pieces` names it (``None``: no call)."""
         exchanges = self.recording.exchanges
         if call is None:
             return exchanges[-1] if exchanges else None
@@ -161,6 +184,8 @@ class Run:
 
     def annotate(self, note: dict[str, Any]) -> None:
         """Add a note to the run's record (``recording.annotations``), built now or later."""
+        if not isinstance(note, Mapping) or not all(isinstance(key, str) for key in note):
+            raise AnnotationError(describe_shape(note))
         if self._recording is not None:
             self._recording.annotations.append(dict(note))
             return
@@ -175,13 +200,18 @@ class Run:
         self._build = build_with_note
 
     def to_html(self) -> str:
-        """The run as a self-contained HTML fragment (no JavaScript), drawn from its recording."""
-        from footprint_lab.lab.html import run_html
+        """The run's answer view: a self-contained HTML fragment (no JavaScript), drawn from its recording."""
+        return str(self._repr_mimebundle_(include=["text/html"])["text/html"])
 
-        return run_html(self.recording)
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """``text/plain`` (one line), ``text/html`` (the answer view) and the recording as JSON.
 
-    def _repr_html_(self) -> str:
-        return self.to_html()
+        The renderer comes from the display registry below this layer (the lab registers it),
+        so displaying a run needs no ``%load_ext`` and ``core`` never imports ``lab``.
+        """
+        from footprint_lab.engine.display import bundle
+
+        return bundle("run", self, lambda: {"text/plain": repr(self)}, include, exclude)
 
     # -- explanations: thin doors onto footprint_lab.explain -------------------------------
     def backtrack(self, at: str | None = None, *, max_depth: int = 32, max_steps: int = 2000) -> Backtrack:

@@ -22,7 +22,8 @@ import concurrent.futures
 import contextlib
 import secrets
 import threading
-from collections.abc import Callable, Coroutine
+import weakref
+from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -30,9 +31,37 @@ from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.run import Run
 from footprint_lab.engine.recorder import event_stream
-from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 
 Listener = Callable[[Any], None]
+
+
+class ListenerError(Refusal):
+    """Raised by ``subscribe(fn)`` and ``run(..., on_event=fn)`` when ``fn`` cannot receive an event.
+
+    A listener that raises never breaks a run, so one that cannot even be called would lose
+    every event without a word; it is refused where it is handed over instead. Carries
+    ``door`` and ``received`` (its shape).
+    """
+
+    code = "ERR_LISTENER"
+    fields = ("door", "received")
+
+    def __init__(self, door: str, received: str) -> None:
+        super().__init__(
+            f"{door}: a listener is a function of one event, e.g. on_event=print or "
+            f"subscribe(lambda event: print(event.type)) (received {received})."
+        )
+        self.door = door
+        self.received = received
+
+
+def check_listener(listener: Any, door: str) -> Listener:
+    """The listener, or a refusal when it cannot be called with one event."""
+    problem = call_problem(listener, 1)
+    if problem is not None:
+        raise ListenerError(door, problem)
+    return listener
 
 
 def new_run_id() -> str:
@@ -75,10 +104,45 @@ class Runner:
         self.id = id
         self.name = name
         self._listeners: list[Listener] = []
+        self._last_run_ref: Callable[[], Run | None] = _no_run
+
+    @property
+    def last_run(self) -> Run | None:
+        """This instance's most recent run to end, while the caller still holds it (a failed or cancelled one always).
+
+        A run that was cancelled (``task.cancel()``, ``asyncio.wait_for``, a notebook's Stop) or
+        failed never reached its caller, so the instance keeps it: its ``recording`` (status
+        ``cancelled`` or ``failed``) and, when a tool round had finished, its ``checkpoint``.
+        A finished run is not kept alive by the instance alone: a runner that serves many
+        requests would otherwise pin one recording per instance in memory. Runs of one
+        composition instance may overlap; this is the one that ended last.
+        """
+        return self._last_run_ref()
+
+    @last_run.setter
+    def last_run(self, run: Run | None) -> None:
+        if run is None:
+            self._last_run_ref = _no_run
+        elif run.status in ("failed", "cancelled"):
+            self._last_run_ref = lambda: run
+        else:
+            self._last_run_ref = weakref.ref(run)
+
+    async def _kept(self, execution: Awaitable[Run]) -> Run:
+        """Await a top-level execution and keep the run it ends with, however it ends, as ``last_run``."""
+        try:
+            run = await execution
+        except BaseException as exc:
+            ended = getattr(exc, "_footprint_run", None)  # put there by the failing execution
+            if isinstance(ended, Run):
+                self.last_run = ended
+            raise
+        self.last_run = run
+        return run
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Deliver every event of this runner's future runs to ``listener``; returns an unsubscribe."""
-        self._listeners.append(listener)
+        self._listeners.append(check_listener(listener, f"{type(self).__name__}.subscribe"))
 
         def unsubscribe() -> None:
             if listener in self._listeners:
@@ -87,7 +151,10 @@ class Runner:
         return unsubscribe
 
     def _listeners_for(self, on_event: Listener | None) -> tuple[Listener, ...]:
-        return (*self._listeners, on_event) if on_event is not None else tuple(self._listeners)
+        """This run's listeners; call it before anything runs, as it refuses an ``on_event`` that cannot listen."""
+        if on_event is None:
+            return tuple(self._listeners)
+        return (*self._listeners, check_listener(on_event, self.door))
 
     @property
     def door(self) -> str:
@@ -97,8 +164,9 @@ class Runner:
         """Run once on ``input`` (a message string, or ``{"message": ...}``)."""
         bag = normalize_run_input(input, self.door, identity=identity)
         named = coerce_identity(bag.pop("identity", None), self.door)
-        mount = Mount(run_id=new_run_id(), listeners=self._listeners_for(on_event), identity=named)
-        return await self._execute(bag, mount)
+        listeners = self._listeners_for(on_event)
+        mount = Mount(run_id=new_run_id(), listeners=listeners, identity=named)
+        return await self._kept(self._execute(bag, mount))
 
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
         raise TypeError(f"{type(self).__name__} does not define how it executes")
@@ -122,6 +190,15 @@ class Runner:
     def run_sync(self, input: Any = None, /, **keywords: Any) -> Run:
         """Run to completion from synchronous code, inside a running event loop or not."""
         return run_coroutine_sync(self.run(input, **keywords))
+
+
+def ended_status(exc: BaseException) -> str:
+    """How a run that raised ``exc`` ended: ``cancelled`` (by its caller) or ``failed``."""
+    return "cancelled" if isinstance(exc, asyncio.CancelledError) else "failed"
+
+
+def _no_run() -> None:
+    return None
 
 
 def run_coroutine_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:

@@ -222,8 +222,9 @@ class Recorder:
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
         self.event_payloads: list[dict[str, Any]] = []
-        #: flat dicts while the run goes on; (keys, values) pairs once it is sealed (see seal)
-        self.pieces: list[dict[str, Any]] = []
+        #: CapturedPiece dicts (engine.captured) while the run goes on; (keys, values) pairs once it
+        #: is sealed (see seal)
+        self.pieces: list[Any] = []
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
         #: for each transcript message, the index of its context piece
@@ -262,7 +263,7 @@ class Recorder:
         reads both forms). A dict of a dozen keys takes about four times the room of its values'
         tuple, and the keys' tuple is shared by every piece of the same shape.
         """
-        self.pieces = [compact(piece) for piece in self.pieces]  # type: ignore[misc]
+        self.pieces = [compact(piece) for piece in self.pieces]
         self.exchanges = [compact(exchange) for exchange in self.exchanges]
 
     def _event(self, type_: str, step_id: str, payload: Any) -> None:
@@ -427,7 +428,7 @@ class Recorder:
         self.end(status)
         self.current = current
 
-    def fail_open_step(self) -> None:
-        """Close a step left open by an exception, so the record shows where it stopped."""
+    def fail_open_step(self, status: str = "failed") -> None:
+        """Close a step left open by an exception (as ``error``) or a cancellation, to show where it stopped."""
         if self.steps and self.steps[-1][5] == "running":
-            self.end("error")
+            self.end("cancelled" if status == "cancelled" else "error")

@@ -11,6 +11,9 @@ values are JSON-native already), sharing one fields-set per class, and the per-s
 :class:`~footprint_lab.engine.rows.Rows` made on first use, so holding a recording costs
 about what its capture does (bench/bench_memory.py).
 
+Displayed, a recording (like the ``Run`` around it) carries itself under
+:data:`RECORDING_MIME` beside its views, so a saved notebook holds its own evidence.
+
 Role: engine layer. This module is imported lazily (on the first ``run.recording`` access)
 so that ``import footprint_lab`` stays light.
 """
@@ -27,6 +30,8 @@ from footprint_lab.engine.recorder import Recorder, expand_payload, uncompact
 from footprint_lab.engine.rows import Rows, rows_field
 
 SCHEMA_VERSION = 1
+#: the MIME type under which a displayed run carries its recording (``model_dump`` data, JSON-native)
+RECORDING_MIME = "application/vnd.footprint-lab.recording.v1+json"
 
 
 class _Data(BaseModel):
@@ -177,7 +182,7 @@ class Recording(_Data):
     path: str = ""
     runner: RunnerInfo
     identity: dict[str, str] | None = None
-    status: Literal["finished", "failed", "paused"]
+    status: Literal["finished", "failed", "paused", "cancelled"]
     input: dict[str, Any]
     answer: str | None = None
     stopped_early: dict[str, Any] | None = None
@@ -201,6 +206,13 @@ class Recording(_Data):
     redaction: dict[str, Any] | None = None
     listener_errors: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The run's views and this recording as JSON under :data:`RECORDING_MIME` (see ``engine.display``)."""
+        from footprint_lab.engine.display import bundle
+
+        return bundle("recording", self, lambda: {"text/plain": repr(self), RECORDING_MIME: self.model_dump(
+            mode="json")}, include, exclude)
 
     def request_messages(self, exchange: LLMExchange) -> list[dict[str, Any]]:
         """The messages an exchange sent, reconstructed exactly from the transcript."""

@@ -127,7 +127,7 @@ class Redaction:
         if isinstance(builtins, str) or not isinstance(builtins, Iterable):
             raise RedactionConfigError("builtins", describe_shape(builtins), "must be a list of built-in names")
         for name in builtins:
-            if name not in BUILTIN_PATTERNS:
+            if not isinstance(name, str) or name not in BUILTIN_PATTERNS:
                 raise RedactionConfigError(
                     "builtins", describe_shape(name),
                     f"must name built-in patterns; the library has: {', '.join(sorted(BUILTIN_PATTERNS))}",

@@ -15,6 +15,7 @@ Refusals live next to the door that raises them; ``footprint_lab.errors`` gather
 
 from __future__ import annotations
 
+import inspect
 from typing import Any, ClassVar
 
 
@@ -32,6 +33,18 @@ class Refusal(Exception):
     def evidence(self) -> dict[str, Any]:
         """The typed fields of this refusal, by name (what a card shows beside the message)."""
         return {name: getattr(self, name, None) for name in self.fields}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """A displayed refusal is its card (the lab's renderer, through ``engine.display``)."""
+        return show_error(self, include, exclude)
+
+
+def show_error(error: Exception, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    """The display bundle of a refusal (or a ``RunCheckpointError``): its card beside one line of text."""
+    from footprint_lab.engine.display import bundle
+
+    line = f"{type(error).__name__} [{getattr(error, 'code', '')}]: {error}"
+    return bundle("refusal", error, lambda: {"text/plain": line}, include, exclude)
 
 
 class SettingRefusal(Refusal):
@@ -71,3 +84,27 @@ def describe_shape(value: object) -> str:
         more = f" and {others} more" if others else ""
         return f"a dict with keys: {shown}{more}"
     return f"a {type(value).__name__}"
+
+
+
+def call_problem(value: object, count: int) -> str | None:
+    """``None`` when ``value`` can be called with ``count`` positional arguments, else its shape.
+
+    A class, a function of the wrong arity or a keyword-only function is refused at the door
+    that takes it, not when a run first calls it (where a listener's error would be swallowed
+    and a guard's would fail the run). A callable whose signature cannot be read (some
+    builtins) is given the benefit of the doubt.
+    """
+    if isinstance(value, type):
+        return "a class"
+    if not callable(value):
+        return describe_shape(value)
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return f"a function that cannot be called with {count} argument{'s' if count != 1 else ''}"
+    return None

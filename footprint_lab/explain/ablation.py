@@ -35,7 +35,8 @@ from footprint_lab.engine.refusal import Refusal
 from footprint_lab.explain.checks import id_list, recording_of, whole_number
 from footprint_lab.explain.custody import backtrack
 from footprint_lab.explain.influence import suspects as rank_suspects
-from footprint_lab.explain.render import mimebundle, shorten
+from footprint_lab.explain.members import Source
+from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.rerun import (
     Outcome,
     Progress,
@@ -98,6 +99,17 @@ class LocalizedSuspect:
     samples: int
     reason: str
     outcomes: list[Outcome] = field(default_factory=list)
+    #: in a composed run: the member's path (empty for the run itself) and the name its runner was given
+    member: str = ""
+    member_name: str | None = None
+
+    @property
+    def where(self) -> str:
+        """`` in member 'triage' (agent 'triage')``, or nothing for a source of the run itself."""
+        if not self.member:
+            return ""
+        named = self.member_name and self.member_name != self.member.rpartition("/")[2]
+        return f" in member '{self.member}'" + (f" ('{self.member_name}')" if named else "")
 
     @property
     def failed(self) -> int:
@@ -105,7 +117,8 @@ class LocalizedSuspect:
 
     def line(self) -> str:
         label = VERDICT_LABELS[self.verdict]
-        return f"{label}: removing '{self.source_id}' flipped the outcome in {self.flips}/{self.samples} reruns" + (
+        return (f"{label}: removing '{self.source_id}'{self.where} flipped the outcome in {self.flips}/{self.samples} "
+                "reruns") + (
             f" ({self.reason})" if self.verdict != "confirmed" else "")
 
 
@@ -142,17 +155,19 @@ class Localization:
         return "\n".join(lines)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per tested suspect: rank, source, verdict, flips, samples, failed reruns, score, reason."""
+        """One row per tested suspect: rank, source, verdict, flips, samples, failed reruns, score, reason, member."""
         import pandas as pd
 
-        columns = ["rank", "source_id", "source_kind", "verdict", "flips", "samples", "failed", "score", "reason"]
+        columns = ["rank", "source_id", "source_kind", "verdict", "flips", "samples", "failed", "score", "reason",
+                   "member", "member_name"]
         rows = [{"rank": s.rank, "source_id": s.source_id, "source_kind": s.source_kind, "verdict": s.verdict,
-                 "flips": s.flips, "samples": s.samples, "failed": s.failed, "score": s.score, "reason": s.reason}
+                 "flips": s.flips, "samples": s.samples, "failed": s.failed, "score": s.score, "reason": s.reason,
+                 "member": s.member, "member_name": s.member_name}
                 for s in self.suspects]
         return pd.DataFrame(rows, columns=columns)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), str(self))
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("localization", self, self.summary(), str(self), include, exclude)
 
 
 def judge(flips: int, samples: int, failed: int, baseline_stable: bool) -> tuple[str, str]:
@@ -221,25 +236,26 @@ async def localize(
     baseline = outcomes[:samples]
     stable = all(o.error is None and not o.flipped for o in baseline)
     tested = []
-    for position, (rank, name, kind, score) in enumerate(chosen):
+    for position, (rank, name, source, score) in enumerate(chosen):
         group = outcomes[samples * (position + 1): samples * (position + 2)]
         failed = sum(1 for o in group if o.error is not None)
         flips = sum(1 for o in group if o.flipped)
         verdict, reason = judge(flips, len(group), failed, stable)
-        tested.append(LocalizedSuspect(rank, name, kind, score, verdict, flips, len(group), reason, group))
+        tested.append(LocalizedSuspect(rank, name, source.kind, score, verdict, flips, len(group), reason, group,
+                                       source.member, source.member_name))
     return Localization(original, stable, baseline, tested, untested, repr(compare))
 
 
 def _chosen(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any,
-            top: int) -> tuple[list[tuple[int, str, str, float]], list[tuple[str, str]]]:
-    """``(rank, removal id, kind, score)`` of each suspect to test, and the higher-ranked ones no rerun can remove."""
+            top: int) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
+    """``(rank, removal id, source, score)`` of each suspect to test, and the higher-ranked ones no rerun can remove."""
     if sources is not None:
         named = id_list("localize", "sources", sources)
         known = check_removable("localize", recording, named)
         return [(position, name, known[name], 0.0) for position, name in enumerate(named, 1)], []
     known = check_removable("localize", recording, [])
     frame = rank_suspects(run, strategy=strategy)
-    chosen: list[tuple[int, str, str, float]] = []
+    chosen: list[tuple[int, str, Source, float]] = []
     untested: list[tuple[str, str]] = []
     seen: set[str] = set()
     for row in frame.to_dict("records"):
@@ -253,7 +269,8 @@ def _chosen(recording: Recording, run: Any, sources: Sequence[str] | None, strat
         if name in seen:
             continue
         seen.add(name)
-        chosen.append((int(row["rank"]), name, known.get(name, str(row["source_kind"])), float(row["score"])))
+        source = known.get(name) or Source(str(row["source_kind"]), [])
+        chosen.append((int(row["rank"]), name, source, float(row["score"])))
     return chosen, untested
 
 
@@ -288,8 +305,8 @@ class RerunReport:
         lines.append("One rerun is an observation, not a proof: localize() repeats it against a baseline.")
         return "\n".join(lines)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), str(self))
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("rerun_report", self, self.summary(), str(self), include, exclude)
 
 
 async def rerun_without(
@@ -328,4 +345,6 @@ async def rerun_without(
 
 def _sent_sources(recording: Recording) -> list[str]:
     """The sources that reached the answer (members' included), as ``kind 'id'``, in the order they were sent."""
-    return list(dict.fromkeys(describe_source(candidate.piece) for candidate in backtrack(recording).candidates))
+    return list(dict.fromkeys(
+        describe_source(c.piece) + (f" of member '{c.member.path}'" if c.member.path else "")
+        for c in backtrack(recording).candidates))

@@ -36,8 +36,8 @@ class ExplainConfigError(Refusal):
         self.received = received
 
 
-def recording_of(run: Any, function: str) -> Recording:
-    """The recording a run (or a recording) holds; refused when there is none."""
+def recording_of(run: Any, function: str, setting: str = "run") -> Recording:
+    """The recording a run (or a recording) holds; refused, naming ``function``'s ``setting``, when there is none."""
     from footprint_lab.engine.recording import Recording
 
     if isinstance(run, Recording):
@@ -46,7 +46,7 @@ def recording_of(run: Any, function: str) -> Recording:
     if isinstance(recording, Recording):
         return recording
     raise ExplainConfigError(
-        function, "run", describe_shape(run),
+        function, setting, describe_shape(run),
         "must be a finished run (what `await agent.run(...)` returns) or its Recording, e.g. "
         "Run.from_recording(Recording.model_validate_json(text)) for a saved one",
     )

@@ -9,8 +9,17 @@ it depends on; every piece each call was sent is a candidate, with its chain of 
     LANDED   the step whose commit wrote it into that slot
     ALLOWED  the verdict that let it in (its trigger and reason)
     BORN     where it came from: a declaration, the agent's prompt or tools, the user's
-             message, the model's own turn, a tool's result
+             message, the model's own turn, a tool's result, or (a member's message) the
+             answer of the member upstream that was passed on to it
     ASKED    (tool results) the LLM call whose response asked for that tool call
+
+In a composed run the walk crosses members: a member's message is often another member's
+answer (the message a ``Sequence`` step passed on, the branches' answers fed to a
+``Parallel`` merge), so the walk goes on into that member's answering call and its pieces.
+Each such upstream piece carries the links that brought it to the target (``carried``: whose
+answer was passed to whom, by which step), shown as CARRIED hops right after ANSWER, and the
+downstream message that carried it is marked as a carrier. Every candidate names its member
+(path and the name the analyst gave it).
 
 A hop the recording cannot prove (a step it does not hold, a commit that does not write the
 slot, a tool call no response asked for) is kept and marked unproven, with why; limits hit
@@ -31,16 +40,16 @@ from footprint_lab.engine.refusal import Refusal, describe_shape
 from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.explain.checks import recording_of, whole_number
 from footprint_lab.explain.index import ANSWER_PATH, RecordingIndex
-from footprint_lab.explain.render import mimebundle, shorten
+from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.slice import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, Slice, backward_slice
-from footprint_lab.explain.sources import removal_id
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.engine.recording import ContextPiece, LLMExchange, Recording
+    from footprint_lab.explain.members import Member
 
-HOP_KINDS = ("ANSWER", "READ", "LANDED", "ALLOWED", "BORN", "ASKED")
+HOP_KINDS = ("ANSWER", "CARRIED", "READ", "LANDED", "ALLOWED", "BORN", "ASKED")
 SLOT_ORDER = ("system", "messages", "tools")
 #: the tracked paths a step writes when it lands a piece in each slot
 SLOT_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
@@ -77,6 +86,22 @@ class UnknownStepError(Refusal):
         self.steps = steps
 
 
+class Link(NamedTuple):
+    """One hand-off between members: ``upstream``'s answer (written by ``answer_step``) was passed by ``passed_by``
+    to ``downstream`` as its message, where ``carrier`` is that message's candidate."""
+
+    upstream: Member
+    answer_step: str | None
+    passed_by: str
+    downstream: Member
+    carrier: Candidate
+
+    def describe(self) -> str:
+        written = f", written by {self.answer_step}," if self.answer_step else ""
+        return (f"the answer of {self.upstream.label()}{written} was passed by {self.passed_by} to "
+                f"{self.downstream.label()} as its message")
+
+
 class Hop(NamedTuple):
     """One link of a chain of custody."""
 
@@ -103,7 +128,7 @@ class _Walk:
 class Candidate:
     """A piece of context that demonstrably reached the target, with its hops (built on first access)."""
 
-    __slots__ = ("_hops", "_walk", "depth", "piece", "read_by", "recording")
+    __slots__ = ("_hops", "_walk", "carried", "carries", "depth", "piece", "read_by", "recording")
 
     def __init__(self, walk: _Walk, recording: Recording, piece: ContextPiece, read_by: str, depth: int) -> None:
         self._walk = walk
@@ -114,6 +139,15 @@ class Candidate:
         self.read_by = read_by
         #: how many reads back from the target that call is (0 when the target is the call)
         self.depth = depth
+        #: for a piece of an upstream member: the hand-offs that carried it to the target, nearest to it first
+        self.carried: list[Link] = []
+        #: for a member's message that was other members' answers: those members (it carried them downstream)
+        self.carries: list[Member] = []
+
+    @property
+    def member(self) -> Member:
+        """The member whose LLM call was sent this piece (path and the name the analyst gave it)."""
+        return self._walk.index.member(self.recording)
 
     @property
     def source_id(self) -> str:
@@ -133,8 +167,18 @@ class Candidate:
 
     @property
     def removal_id(self) -> str | None:
-        """The id a rerun excludes to remove this piece (``None`` for the user's message and model turns)."""
-        return removal_id(self.piece)
+        """The id a rerun excludes to remove this piece (``None`` for the user's message and model turns).
+
+        In a composed run it is qualified by the member's path when another member has a source of the same id.
+        """
+        return self._walk.index.names.name(self.recording, self.piece)
+
+    @property
+    def carried_by(self) -> str | None:
+        """Which member's answer carried this piece downstream to the target, in words (``None``: it was sent there)."""
+        if not self.carried:
+            return None
+        return "; then ".join(link.describe() for link in reversed(self.carried))
 
     @property
     def hops(self) -> list[Hop]:
@@ -153,7 +197,9 @@ class Candidate:
         return f"{self.source_kind} '{self.source_id}'"
 
     def __str__(self) -> str:
-        return "\n".join([self.label, *("  " + hop.line() for hop in self.hops)])
+        where = self.member
+        head = self.label if not where.path else f"{self.label} of {where.label()}"
+        return "\n".join([head, *("  " + hop.line() for hop in self.hops)])
 
     def __repr__(self) -> str:
         return f"Candidate({self.label}, read_by={self.read_by!r})"
@@ -163,7 +209,8 @@ class Backtrack:
     """Every piece of context that reached a target, each with its chain of custody."""
 
     def __init__(self, target: str | None, answer: Hop | None, candidates: list[Candidate], slice_: Slice | None,
-                 notes: list[str], decisions: list[Any], output: str = "") -> None:
+                 notes: list[str], decisions: list[Any], output: str = "", index: RecordingIndex | None = None) -> None:
+        self._index = index
         #: the step walked back from (``None`` when the run recorded none to start from)
         self.target = target
         #: what the target produced, in full (the answer's text, a reply, a decision's choice)
@@ -177,6 +224,12 @@ class Backtrack:
         self.decisions = decisions
         #: what the walk could not follow or prove: limits hit, untracked values, members a decision preceded
         self.notes = notes
+
+    def member_of(self, step_id: str) -> Member | None:
+        """The member (path, given name) whose recording holds a step of this run, or ``None``."""
+        index = self._index
+        home = index.home.get(step_id) if index is not None else None
+        return index.member(home) if index is not None and home is not None else None
 
     @property
     def calls(self) -> list[str]:
@@ -238,15 +291,15 @@ class Backtrack:
         rows = [
             {"candidate": number, "source_kind": c.source_kind, "source_id": c.source_id, "slot": c.slot,
              "position": c.piece.position, "read_by": c.read_by, "hop": hop.kind, "step_id": hop.step_id,
-             "proven": hop.proven, "evidence": hop.text}
+             "proven": hop.proven, "evidence": hop.text, "member": c.member.path, "member_name": c.member.name}
             for number, c in enumerate(self.candidates) for hop in c.hops
         ]
         columns = ["candidate", "source_kind", "source_id", "slot", "position", "read_by", "hop", "step_id",
-                   "proven", "evidence"]
+                   "proven", "evidence", "member", "member_name"]
         return pd.DataFrame(rows, columns=columns)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), self.render(limit=DISPLAY_LIMIT))
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("backtrack", self, self.summary(), self.render(limit=DISPLAY_LIMIT), include, exclude)
 
     def __repr__(self) -> str:
         return f"Backtrack(target={self.target!r}, candidates={len(self.candidates)})"
@@ -280,8 +333,9 @@ def backtrack(
     output, answer = _produced(index, target, at is None)
     walk = _Walk(index, answer)
     candidates = _candidates(walk, slice_)
+    _link_members(index, candidates)
     decisions = [d for r in index.recordings for d in r.decisions if d.step_id in slice_.depths]
-    return Backtrack(target, answer, candidates, slice_, notes, decisions, output)
+    return Backtrack(target, answer, candidates, slice_, notes, decisions, output, index)
 
 
 # -- the target -------------------------------------------------------------------------
@@ -354,10 +408,88 @@ def _candidates(walk: _Walk, slice_: Slice) -> list[Candidate]:
     return found
 
 
+# -- upstream members -------------------------------------------------------------------
+def feeders(index: RecordingIndex, recording: Recording) -> list[tuple[Recording, str]]:
+    """The members whose answers became ``recording``'s message, each with the step that passed it on.
+
+    The step that mounted the member read its message from the tracked state; each read is
+    stamped with its writer. A writer that mounted members wrote their answer; a composition's
+    ``seed`` wrote the composition's own message, which came from where that composition was
+    mounted, so the search goes on there.
+    """
+    found: list[tuple[Recording, str]] = []
+    pending = [recording]
+    visited: set[int] = set()
+    while pending:
+        current = pending.pop()
+        mount = current.path
+        if not mount or id(current) in visited or mount not in index.steps:
+            continue
+        visited.add(id(current))
+        for read in index.reads_of(mount):
+            writer = read.writer
+            if writer is None or writer not in index.steps:
+                continue
+            mounted = index.mounted.get(writer)
+            if mounted:
+                found += [(member, mount) for member in mounted if member is not current]
+            elif index.steps[writer].stage == "seed" and index.home[writer] is not index.root:
+                pending.append(index.home[writer])
+    return found
+
+
+def _is_message(candidate: Candidate) -> bool:
+    piece = candidate.piece
+    return piece.source_kind == "user" and piece.detail.get("from_run") is None
+
+
+def _link_members(index: RecordingIndex, candidates: list[Candidate]) -> None:
+    """Mark each member message that carried other members' answers, and give their pieces the chain."""
+    if len(index.recordings) == 1:
+        return
+    parents = {id(child): parent for parent in index.recordings for child in parent.children}
+    fed: dict[int, tuple[Recording, str, Candidate]] = {}
+    for candidate in candidates:  # nearest to the target first: the first carrier found for a member wins
+        if not _is_message(candidate) or not candidate.recording.path:
+            continue
+        upstream = feeders(index, candidate.recording)
+        candidate.carries = [index.member(member) for member, _ in upstream]
+        for member, mount in upstream:
+            fed.setdefault(id(member), (member, mount, candidate))
+    if not fed:
+        return
+    for candidate in candidates:
+        level: Recording | None = candidate.recording
+        chain: list[Link] = []
+        seen: set[int] = set()
+        while level is not None and id(level) not in seen:
+            seen.add(id(level))
+            hand_off = fed.get(id(level))
+            if hand_off is not None:
+                member, mount, carrier = hand_off
+                chain.append(Link(index.member(member), index.answer_step(member), mount,
+                                  index.member(carrier.recording), carrier))
+                level = carrier.recording
+            else:
+                level = parents.get(id(level))
+        candidate.carried = chain[::-1]
+
+
+def _carried_hops(candidate: Candidate) -> list[Hop]:
+    """One CARRIED hop per hand-off, from the target's side back to the member that was sent the piece."""
+    hops = []
+    for link in candidate.carried:
+        proven = link.answer_step is not None
+        text = link.describe()
+        hops.append(Hop("CARRIED", link.passed_by, proven, text if proven else
+                        f"{text}, but that member recorded no answer step"))
+    return hops
+
+
 def _hops(candidate: Candidate) -> list[Hop]:
     walk = candidate._walk
-    hops = [walk.answer, _read_hop(walk.index, candidate), _landed_hop(walk.index, candidate),
-            _allowed_hop(walk.index, candidate), _born_hop(walk.index, candidate)]
+    hops = [walk.answer, *_carried_hops(candidate), _read_hop(walk.index, candidate),
+            _landed_hop(walk.index, candidate), _allowed_hop(walk.index, candidate), _born_hop(walk.index, candidate)]
     if candidate.source_kind == "tool_result":
         hops.append(_asked_hop(walk.index, candidate))
     return hops
@@ -437,6 +569,8 @@ def _born_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
         how = continues.get("how", "a checkpoint")
         text = f"an earlier turn of the conversation, carried in from run {carried} ({how})"
         return Hop("BORN", piece.landed_by, continues.get("run_id") == carried, text)
+    if kind == "user" and candidate.recording.path:
+        return _member_message_hop(index, candidate)
     if kind == "user":
         message = candidate.recording.input.get("message")
         if message == piece.content:
@@ -454,6 +588,21 @@ def _born_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
         where = f" at {piece.declared_at}" if getattr(piece, "declared_at", None) else ""
         return Hop("BORN", None, True, f"define_{kind}('{piece.source_id}'){where}{_kind_detail(piece)}")
     return Hop("BORN", None, False, f"a {kind} source; the recording does not say where such a piece comes from")
+
+
+def _member_message_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
+    """A member's message: what the step that mounted it passed on (other members' answers, or the run's message)."""
+    recording = candidate.recording
+    mount = recording.path
+    here = index.member(recording).label()
+    upstream = feeders(index, recording)
+    if upstream:
+        answers = ", ".join(f"{index.member(member).label()} ({index.answer_step(member) or 'no answer step'})"
+                            for member, _ in upstream)
+        return Hop("BORN", mount, True, f"the message {mount} passed to {here}: built from the answer of {answers}")
+    if recording.input.get("message") == candidate.piece.content:
+        return Hop("BORN", mount, True, f"the message {mount} passed to {here}: the message its composition was given")
+    return Hop("BORN", mount, False, f"a user turn of {here} that is not the message it was passed (earlier history)")
 
 
 def _kind_detail(piece: ContextPiece) -> str:

@@ -25,7 +25,8 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.explain.checks import recording_of, whole_number
-from footprint_lab.explain.render import mimebundle, shorten
+from footprint_lab.explain.members import SourceNames
+from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.rerun import Outcome, Progress, Rerunner, check_comparator, run_all
 
 if TYPE_CHECKING:
@@ -52,6 +53,11 @@ class DroppedPiece:
     #: LLM calls of the run that this source did reach (earlier iterations)
     reached_earlier: list[str] = field(default_factory=list)
     restoration: Outcome | None = None
+    #: in a composed run: the member's path (empty for the run itself) and the name its runner was given
+    member: str = ""
+    member_name: str | None = None
+    #: the id a rerun of the whole run forces back in (qualified by member when another member has the same id)
+    force_id: str = ""
 
     @property
     def status(self) -> str:
@@ -67,7 +73,8 @@ class DroppedPiece:
 
     def line(self) -> str:
         where = f" at {self.decided_by}" if self.decided_by else ""
-        text = f"{self.label} ({self.slot} slot of {self.call}): {self.verdict}{where}: {self.why}"
+        member = f" of member '{self.member}'" if self.member else ""
+        text = f"{self.label}{member} ({self.slot} slot of {self.call}): {self.verdict}{where}: {self.why}"
         if self.reached_earlier:
             text += f"; it did reach {', '.join(self.reached_earlier)}"
         restored = self.restoration
@@ -123,30 +130,36 @@ class DroppedContext:
         import pandas as pd
 
         columns = ["source_id", "source_kind", "call", "slot", "verdict", "why", "decided_by", "iteration", "item",
-                   "reached_earlier", "status", "restored_answer"]
+                   "reached_earlier", "status", "restored_answer", "member", "member_name"]
         rows = [{"source_id": p.source_id, "source_kind": p.source_kind, "call": p.call, "slot": p.slot,
                  "verdict": p.verdict,
                  "why": p.why, "decided_by": p.decided_by, "iteration": p.iteration, "item": p.item,
                  "reached_earlier": p.reached_earlier, "status": p.status,
-                 "restored_answer": p.restoration.answer if p.restoration is not None else None}
+                 "restored_answer": p.restoration.answer if p.restoration is not None else None,
+                 "member": p.member, "member_name": p.member_name}
                 for p in self.pieces]
         return pd.DataFrame(rows, columns=columns)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), str(self))
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("dropped", self, self.summary(), str(self), include, exclude)
 
 
 def left_out(recording: Recording) -> tuple[list[str], list[DroppedPiece]]:
     """The answering calls of a recording and its member runs, and the pieces each left out."""
     calls: list[str] = []
     found: list[DroppedPiece] = []
+    names = SourceNames(recording)
     pending = [recording]
     while pending:
         current = pending.pop(0)
         pending.extend(current.children)
         if current.exchanges:
             calls.append(current.exchanges[-1].step_id)
-            found += _left_out_of_answer(current)
+            member = names.members[id(current)]
+            for piece in _left_out_of_answer(current):
+                piece.member, piece.member_name = member.path, member.name
+                piece.force_id = names.qualify(member, piece.source_id)
+                found.append(piece)
     return calls, found
 
 
@@ -216,7 +229,7 @@ async def find_dropped_context(
     report = DroppedContext(calls, recording.answer, pieces)
     if rerunner is None or not pieces or recording.answer is None:
         return report
-    names = list(dict.fromkeys(p.source_id for p in pieces))
+    names = list(dict.fromkeys(p.force_id for p in pieces))
     runners = [rerunner.build(force=[name], seed=0) for name in names]
     bar = Progress(len(runners), "restorations", progress)
     outcomes = await run_all([functools.partial(rerunner.run, r, 0, keep_run=True) for r in runners],
@@ -228,5 +241,5 @@ async def find_dropped_context(
     for outcome in outcomes:
         outcome.flipped = outcome.answer is not None and bool(compare(original, outcome.answer))
     for piece in pieces:
-        piece.restoration = by_name[piece.source_id]
+        piece.restoration = by_name[piece.force_id]
     return report

@@ -13,6 +13,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from footprint_lab.explain.members import Member, SourceNames
+
 if TYPE_CHECKING:
     from footprint_lab.engine.recording import Commit, Decision, Event, LLMExchange, Read, Recording, Step
 
@@ -22,8 +24,8 @@ ANSWER_PATH = ["answer"]
 class RecordingIndex:
     """Steps, exchanges, reads, commits and events of a recording tree, by step id."""
 
-    __slots__ = ("_commits", "_events", "_reads", "exchanges", "home", "mounted", "positions", "recordings", "root",
-                 "steps")
+    __slots__ = ("_commits", "_events", "_names", "_reads", "exchanges", "home", "mounted", "positions", "recordings",
+                 "root", "steps")
 
     def __init__(self, root: Recording) -> None:
         self.root = root
@@ -39,6 +41,7 @@ class RecordingIndex:
         self._reads: dict[str, list[Read]] | None = None
         self._commits: dict[str, Commit] | None = None
         self._events: dict[str, list[Event]] | None = None
+        self._names: SourceNames | None = None
         pending = [root]
         while pending:
             recording = pending.pop()
@@ -97,6 +100,17 @@ class RecordingIndex:
                     events.setdefault(event.step_id, []).append(event)
             self._events = events
         return self._events.get(step_id, [])
+
+    @property
+    def names(self) -> SourceNames:
+        """Each recording's member (path, name) and how its sources are named for a rerun."""
+        if self._names is None:
+            self._names = SourceNames(self.root)
+        return self._names
+
+    def member(self, recording: Recording) -> Member:
+        """Where a recording of this tree sits: its member path and the name its runner was given."""
+        return self.names.members[id(recording)]
 
     # -- questions every explanation asks ------------------------------------------------
     def answer_step(self, recording: Recording | None = None) -> str | None:

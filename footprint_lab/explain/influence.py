@@ -6,6 +6,12 @@ Rule kept here: a ranking is correlational and says so. Each suspect carries two
   LLM call that produced the output, less for calls further back along the slice);
 - ``content_score``: how much of the output its content accounts for, by the chosen strategy.
 
+In a composed run a piece of an upstream member (one whose answer was passed on as another
+member's message) is ranked through the message that carried it: its structural score is that
+message's, since the hand-off copies the answer rather than adding a step of reasoning, and
+``carried_by`` says whose answer carried it where. The carrying message itself is no source (a
+rerun produces it again from those pieces), so it scores 0 and says which members it carried.
+
 ``score = content_score x structural_score``, so a suspect with no content evidence (a routing
 decision, a piece sharing nothing with the output) scores 0 and never outranks a piece whose
 content matches the output; ties are broken by structure, then by the order the pieces were
@@ -28,8 +34,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
-from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.explain.checks import ExplainConfigError, fraction, whole_number
+from footprint_lab.context.similarity import cosine, words
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
+from footprint_lab.explain.checks import ExplainConfigError, fraction, recording_of, whole_number
 from footprint_lab.explain.custody import Backtrack, backtrack
 from footprint_lab.explain.render import shorten
 
@@ -40,9 +47,8 @@ if TYPE_CHECKING:
 CORRELATIONAL = ("Scores are correlational: they rank what the output resembles and how directly each piece "
                  "reached it, not what caused it. Confirm a suspect with localize(), which removes it and reruns.")
 SUSPECT_COLUMNS = ["rank", "source_id", "source_kind", "score", "structural_score", "content_score", "evidence",
-                   "removal_id", "slot", "read_by", "content"]
+                   "removal_id", "slot", "read_by", "content", "member", "member_name", "carried_by"]
 
-_TOKEN = re.compile(r"[^\W_]+", re.UNICODE)
 _MASK = re.compile(r"\[redacted:[^\]]*\]")
 _STOPWORDS = frozenset((
     "a", "an", "and", "are", "as", "at", "be", "been", "but", "by", "can", "could", "did", "do", "does", "for",
@@ -86,14 +92,8 @@ def tokens(text: str) -> set[str]:
 
     A redaction mask (``[redacted:email]``) is no evidence: two masks alike may hide different values.
     """
-    found = set()
-    for word in _TOKEN.findall(_MASK.sub(" ", text.lower())):
-        if word in _STOPWORDS or (len(word) < 2 and not word.isdigit()):
-            continue
-        if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-            word = word[:-1]
-        found.add(word)
-    return found
+    return {word for word in words(_MASK.sub(" ", text))
+            if word not in _STOPWORDS and (len(word) > 1 or word.isdigit())}
 
 
 class LexicalInfluence:
@@ -105,14 +105,14 @@ class LexicalInfluence:
         wanted = tokens(output)
         held = [tokens(text) & wanted for text in contents]
         frequency: dict[str, int] = {}
-        for words in held:
-            for word in words:
+        for found in held:
+            for word in found:
                 frequency[word] = frequency.get(word, 0) + 1
         weight = {word: math.log(1.0 + len(contents) / count) for word, count in frequency.items()}
         total = sum(weight.values())
         if total == 0:
             return [0.0] * len(contents)
-        return [sum(weight[word] for word in words) / total for words in held]
+        return [sum(weight[word] for word in found) / total for found in held]
 
 
 class EmbeddingInfluence:
@@ -121,8 +121,9 @@ class EmbeddingInfluence:
     name = "embedding"
 
     def __init__(self, embed: Callable[[list[str]], Any]) -> None:
-        if not callable(embed):
-            raise InfluenceStrategyError("the embedding strategy needs embed=fn", describe_shape(embed))
+        problem = call_problem(embed, 1)
+        if problem is not None:
+            raise InfluenceStrategyError("the embedding strategy needs embed=fn", problem)
         self.embed = embed
 
     def score(self, output: str, contents: Sequence[str]) -> list[float]:
@@ -139,12 +140,7 @@ class EmbeddingInfluence:
             raise InfluenceStrategyError("embed(texts) must return one vector of the same length per text",
                                          f"{len(vectors)} vector(s) for {len(texts)} text(s)")
         first, rest = vectors[0], vectors[1:]
-        return [max(0.0, _cosine(first, vector)) for vector in rest]
-
-
-def _cosine(left: list[float], right: list[float]) -> float:
-    norm = math.sqrt(sum(x * x for x in left)) * math.sqrt(sum(y * y for y in right))
-    return 0.0 if norm == 0 else sum(x * y for x, y in zip(left, right, strict=True)) / norm
+        return [max(0.0, cosine(first, vector)) for vector in rest]
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,13 +196,18 @@ def suspects(
     turn, a tool's result; routing decisions on the path too), in rank order: ``rank``,
     ``source_id``, ``source_kind``, ``score``, ``structural_score``, ``content_score``,
     ``evidence``, ``removal_id`` (what ``localize`` removes; empty when a rerun cannot),
-    ``slot``, ``read_by`` and a preview of the ``content``. ``frame.attrs["note"]`` says the
-    scores are correlational.
+    ``slot``, ``read_by``, a preview of the ``content``, then ``member`` (the member's path in a
+    composed run, empty for the run itself), ``member_name`` (its runner's given name) and
+    ``carried_by`` (for an upstream member's piece: whose answer carried it to the target).
+    ``frame.attrs["note"]`` says the scores are correlational.
     """
     import pandas as pd
 
     scorer = resolve_strategy(strategy, **({"embed": embed} if embed is not None else {}))
-    walked = trace if trace is not None else backtrack(run, at)
+    if trace is not None and not isinstance(trace, Backtrack):
+        raise ExplainConfigError("suspects", "trace", describe_shape(trace),
+                                 "must be the Backtrack that backtrack(run) or run.backtrack() returns, or None")
+    walked = trace if trace is not None else backtrack(recording_of(run, "suspects"), at)
     rows = _rows(walked, scorer)
     frame = pd.DataFrame(rows, columns=SUSPECT_COLUMNS)
     frame.attrs["note"] = CORRELATIONAL
@@ -222,18 +223,25 @@ def _rows(walked: Backtrack, scorer: InfluenceStrategy) -> list[dict[str, Any]]:
         raise InfluenceStrategyError("a strategy's score() must return one finite number per content",
                                      f"{len(raw)} value(s) for {len(candidates)} content(s)")
     nearest = min((c.depth for c in candidates), default=0)
-    best: dict[tuple[str, str], dict[str, Any]] = {}
+    best: dict[tuple[str, str, str], dict[str, Any]] = {}
     for order, (candidate, value) in enumerate(zip(candidates, raw, strict=True)):
         content = min(1.0, max(0.0, float(value)))
-        structural = 1.0 / (1 + candidate.depth - nearest)
+        # An upstream piece sits where the message that carried it sits: the hand-off adds no reasoning step.
+        placed = candidate.carried[0].carrier if candidate.carried else candidate
+        structural = 1.0 / (1 + placed.depth - nearest)
+        evidence = "content matches the output" if content > 0 else "structural path only"
+        if candidate.carries:
+            whose = ", ".join(member.label() for member in candidate.carries)
+            content, evidence = 0.0, f"carrier: the answer of {whose}, ranked through its own pieces"
+        member = candidate.member
         row = {
             "source_id": candidate.source_id, "source_kind": candidate.source_kind,
             "score": content * structural, "structural_score": structural, "content_score": content,
-            "evidence": "content matches the output" if content > 0 else "structural path only",
-            "removal_id": candidate.removal_id, "slot": candidate.slot, "read_by": candidate.read_by,
-            "content": shorten(candidate.content, 80), "_order": order,
+            "evidence": evidence, "removal_id": candidate.removal_id, "slot": candidate.slot,
+            "read_by": candidate.read_by, "content": shorten(candidate.content, 80), "member": member.path,
+            "member_name": member.name, "carried_by": candidate.carried_by, "_order": order,
         }
-        key = (candidate.source_kind, candidate.source_id)
+        key = (member.path, candidate.source_kind, candidate.source_id)
         kept = best.get(key)
         if kept is None or (row["score"], row["structural_score"]) > (kept["score"], kept["structural_score"]):
             best[key] = row
@@ -242,10 +250,13 @@ def _rows(walked: Backtrack, scorer: InfluenceStrategy) -> list[dict[str, Any]]:
         if decision.step_id == walked.target:
             continue
         structural = 1.0 / (1 + max(depths.get(decision.step_id, 0) - nearest, 0))
-        best[("decision", decision.step_id)] = {
+        decider = walked.member_of(decision.step_id)
+        best[("", "decision", decision.step_id)] = {
             "source_id": decision.step_id, "source_kind": "decision", "score": 0.0, "structural_score": structural,
             "content_score": 0.0, "evidence": "structural path only", "removal_id": None, "slot": None,
-            "read_by": None, "content": f"{decision.rule}: chose {decision.chosen}", "_order": len(candidates),
+            "read_by": None, "content": f"{decision.rule}: chose {decision.chosen}",
+            "member": decider.path if decider is not None else None,
+            "member_name": decider.name if decider is not None else None, "carried_by": None, "_order": len(candidates),
         }
     ranked = sorted(best.values(), key=lambda r: (-r["score"], -r["structural_score"], r["_order"]))
     for rank, row in enumerate(ranked, 1):
@@ -267,10 +278,10 @@ class RankingConfidence:
     def __str__(self) -> str:
         return self.reason
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        from footprint_lab.explain.render import mimebundle
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from footprint_lab.explain.render import display_bundle
 
-        return mimebundle("Ranking confidence", self.reason)
+        return display_bundle("ranking_confidence", self, "Ranking confidence", self.reason, include, exclude)
 
 
 def ranking_confidence(ranked: Any, *, margin: float = 0.3, shortlist_size: int = 5) -> RankingConfidence:
@@ -281,7 +292,7 @@ def ranking_confidence(ranked: Any, *, margin: float = 0.3, shortlist_size: int 
     """
     fraction("ranking_confidence", "margin", margin)
     whole_number("ranking_confidence", "shortlist_size", shortlist_size, 1, 1000)
-    frame = ranked if _is_frame(ranked) else suspects(ranked)
+    frame = ranked if _is_frame(ranked) else suspects(recording_of(ranked, "ranking_confidence", "ranked"))
     if not {"source_id", "score"} <= set(frame.columns):
         raise ExplainConfigError("ranking_confidence", "ranked", "a DataFrame without source_id and score columns",
                                  "must be the frame run.suspects() returns, or the run itself")

@@ -10,6 +10,7 @@ Role: explain layer.
 from __future__ import annotations
 
 import html
+from typing import Any
 
 
 def shorten(text: str, limit: int = 96) -> str:
@@ -27,3 +28,10 @@ def mimebundle(summary: str, text: str) -> dict[str, str]:
         "text/html": (f"<div class='footprint-explain'><p><strong>{html.escape(summary)}</strong></p>"
                       f"<pre>{html.escape(text)}</pre></div>"),
     }
+
+
+def display_bundle(kind: str, obj: Any, summary: str, text: str, include: Any, exclude: Any) -> dict[str, Any]:
+    """An explanation's display: the lab's view when registered (``engine.display``), else :func:`mimebundle`."""
+    from footprint_lab.engine.display import bundle
+
+    return bundle(kind, obj, lambda: mimebundle(summary, text), include, exclude)

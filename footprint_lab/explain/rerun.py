@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.explain.checks import ExplainConfigError, fraction
-from footprint_lab.explain.sources import NOT_REMOVABLE, removable_sources
+from footprint_lab.explain.members import Source, removable_sources
+from footprint_lab.explain.sources import NOT_REMOVABLE
 
 if TYPE_CHECKING:
     from footprint_lab.engine.recording import Recording
@@ -97,8 +98,9 @@ def check_comparator(function: str, comparator: Any) -> Comparator:
     """The comparator to use: the default when ``None``, else any callable of two texts."""
     if comparator is None:
         return TextDifference()
-    if not callable(comparator):
-        raise ExplainConfigError(function, "comparator", describe_shape(comparator),
+    problem = call_problem(comparator, 2)
+    if problem is not None:
+        raise ExplainConfigError(function, "comparator", problem,
                                  "must be a function (original, rerun) -> True when the outcome flipped, "
                                  "e.g. TextDifference(threshold=0.3)")
     return comparator
@@ -205,8 +207,8 @@ class Rerunner:
                        result if keep_run else None)
 
 
-def check_removable(function: str, recording: Recording, ids: Sequence[str]) -> dict[str, str]:
-    """The removable sources of a recording; refuse ids that name none of them."""
+def check_removable(function: str, recording: Recording, ids: Sequence[str]) -> dict[str, Source]:
+    """The removable sources of a recording (members' included); refuse ids that name none of them."""
     known = removable_sources(recording)
     unknown = [name for name in ids if name not in known]
     if unknown:

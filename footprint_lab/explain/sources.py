@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.recording import ContextPiece, Recording
+    from footprint_lab.engine.recording import ContextPiece
 
 #: Kinds a rerun cannot remove, with the reason shown when someone asks to.
 NOT_REMOVABLE = {
@@ -40,21 +40,6 @@ def removal_id(piece: ContextPiece) -> str | None:
     if kind == "registry" and piece.source_id == SKILL_LOADER:
         return None
     return piece.source_id
-
-
-def removable_sources(recording: Recording) -> dict[str, str]:
-    """Every id a rerun of this recording could exclude, with the kind of source it names.
-
-    A tool appears as ``tool`` whether it was seen in the tools slot or through its results.
-    Pieces that were skipped or dropped count too: they were declared, so they can be named.
-    """
-    found: dict[str, str] = {}
-    for piece in recording.context_pieces:
-        name = removal_id(piece)
-        if name is None or name in found:
-            continue
-        found[name] = "tool" if piece.source_kind in ("registry", "tool_result") else piece.source_kind
-    return found
 
 
 def describe_source(piece: ContextPiece) -> str:

@@ -45,10 +45,10 @@ from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.leg import who
 from footprint_lab.core.member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
 from footprint_lab.core.run import Run
-from footprint_lab.core.runner import Listener, Mount, Runner, new_run_id
+from footprint_lab.core.runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, RedactionConfigError, combine_policies
-from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.refusal import call_problem, describe_shape
 from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
@@ -61,6 +61,8 @@ Path = tuple[str, ...]
 INPUT: Path = ("input", "message")
 ANSWER: Path = ("answer",)
 RESERVED = "input"
+#: where a member's recording keeps the name its composition mounted it under (footprint_lab.explain.members)
+MEMBER_KEY = "member"
 
 
 def output(name: str) -> Path:
@@ -113,6 +115,7 @@ class _Exec:
         check_member_input(bag, door, member=True)
         child = Mount(run_id=self.serves.run_id, path=step_id, listeners=self.listeners, link=self.link,
                       scrubber=self.scrubber)
+        child.extra[MEMBER_KEY] = key
         if resume is not None and key == resume.asking:
             child.extra["resume"] = (resume.paused[key], self.resume_answer)
             self.resumed.add(key)
@@ -181,16 +184,50 @@ class Composition(Runner):
         """The runner mounted under ``key`` (what outputs and checkpoints are keyed by), or ``None``."""
         return next((runner for name, runner in self.members if name == key), None)
 
+    # -- rebuilding for reruns (footprint_lab.explain) --------------------------------------
+    def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Composition:
+        """A new composition of the same shape, each member rebuilt without the ``exclude`` ids.
+
+        A bare id removes that source from every member that has it; ``member/id`` (the path
+        ``run.suspects()`` shows in ``removal_id``) from that member only. ``seed`` goes to every
+        member. Unknown ids are refused with the ids this composition's members have.
+        """
+        from footprint_lab.flow.rebuild import rebuilt
+
+        return rebuilt(self, f"{type(self).__name__}.without", exclude=exclude, force=(), seed=seed)
+
+    def with_forced(self, force: Iterable[str] | str, *, exclude: Iterable[str] | str = (),
+                    seed: int | None = None) -> Composition:
+        """A new composition whose members have the ``force`` declarations forced in (see ``Agent.with_forced``)."""
+        from footprint_lab.flow.rebuild import rebuilt
+
+        return rebuilt(self, f"{type(self).__name__}.with_forced", exclude=exclude, force=force, seed=seed)
+
+    def source_ids(self, *, forcible: bool = False) -> list[str]:
+        """Every id ``without`` accepts (``forcible``: every id ``with_forced`` accepts), bare and by member."""
+        from footprint_lab.flow.rebuild import composition_ids
+
+        return composition_ids(self._parts(), forcible=forcible)
+
+    def _parts(self) -> list[tuple[str | None, Runner]]:
+        """The members a rebuild replaces, in order, each under the key its sources are qualified by."""
+        return [(key, runner) for key, runner in self.members]
+
+    def _rebuilt(self, runners: list[Runner]) -> Composition:
+        """This composition built again with ``runners`` in place of ``_parts()``, every other setting kept."""
+        raise TypeError(f"{type(self).__name__} does not say how it is rebuilt")
+
     # -- the doors ------------------------------------------------------------------------
     async def run(self, input: Any = None, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
         """Run once on ``input`` (a message, or ``{"message": ...}``), for ``identity`` when one is named."""
         bag = normalize_run_input(input, self.door, identity=identity)
         named = coerce_identity(bag.pop("identity", None), self.door)
+        listeners = self._listeners_for(on_event)
         opened = open_parent_run(new_run_id(), named, door=self.door)
         try:
-            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link,
+            mount = Mount(run_id=opened.run_id, listeners=listeners, link=opened.link,
                           scrubber=self.redact.for_run() if self.redact is not None else None)
-            return await self._execute(bag, mount)
+            return await self._kept(self._execute(bag, mount))
         finally:
             close_parent_run(opened)
 
@@ -224,14 +261,19 @@ class Composition(Runner):
         # The resumed leg is covered at least as the paused one was: by what its waiting members carry too.
         policy = combine_policies(sources, *(start.policy for start in waiting))
         matched = sorted({name for start in waiting for name in (start.marks or {}).get("matched", ())})
+        listeners = self._listeners_for(on_event)
         opened = open_parent_run(checkpoint.run_id, owner, door=door)
         try:
-            mount = Mount(run_id=opened.run_id, listeners=self._listeners_for(on_event), link=opened.link,
+            mount = Mount(run_id=opened.run_id, listeners=listeners, link=opened.link,
                           scrubber=policy.for_run({"matched": matched}) if policy is not None else None)
             mount.extra["resume"] = (checkpoint, text)
-            return await self._execute(dict(checkpoint.input), mount)
+            return await self._kept(self._execute(dict(checkpoint.input), mount))
         finally:
             close_parent_run(opened)
+
+    def resume_sync(self, checkpoint: Any, answer: Any, /, **keywords: Any) -> Run:
+        """``resume`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.resume(checkpoint, answer, **keywords))
 
     def _waiting_checkpoint(
         self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
@@ -247,6 +289,8 @@ class Composition(Runner):
         if scrubber is None and self.redact is not None:  # mounted by a runner that hands down no scrubber
             scrubber = self.redact.for_run()
         rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
+        if MEMBER_KEY in mount.extra:
+            rec.meta[MEMBER_KEY] = mount.extra[MEMBER_KEY]
         exe = _Exec(rec=rec, serves=serves, listeners=mount.listeners, link=mount.link, scrubber=scrubber)
         resume = mount.extra.get("resume")
         if resume is not None:
@@ -263,11 +307,12 @@ class Composition(Runner):
                 source = None
             exe.check_reached(type(self).__name__)
         except BaseException as exc:
-            rec.fail_open_step()
+            status = ended_status(exc)
+            rec.fail_open_step(status)
             error = {**failure_summary(exc), "step_id": rec.current}
             rec.emit("error", rec.current, dict(error))
-            rec.emit("run_end", rec.path, {"status": "failed"})
-            failed = self._make_run(exe, bag, "failed", None, error)
+            rec.emit("run_end", rec.path, {"status": status})
+            failed = self._make_run(exe, bag, status, None, error)
             with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
                 exc._footprint_run = failed  # type: ignore[attr-defined]
             raise
@@ -387,6 +432,7 @@ def failure_summary(exc: BaseException) -> dict[str, Any]:
 
 
 def check_callable(composition: str, setting: str, value: Any, fix: str) -> None:
-    """Refuse a predicate, mapper or merge that cannot be called."""
-    if not callable(value):
-        raise CompositionConfigError(composition, setting, describe_shape(value), fix)
+    """Refuse a predicate, mapper or merge that cannot be called with its one argument."""
+    problem = call_problem(value, 1)
+    if problem is not None:
+        raise CompositionConfigError(composition, setting, problem, fix)

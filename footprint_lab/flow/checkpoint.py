@@ -72,6 +72,11 @@ class FlowCheckpoint(BaseModel):
     answers: dict[str, str]
     paused: dict[str, Checkpoint | FlowCheckpoint]
 
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        from footprint_lab.engine.display import bundle
+
+        return bundle("flow_checkpoint", self, lambda: {"text/plain": repr(self)}, include, exclude)
+
     @property
     def asking(self) -> str:
         """The member the next answer is for."""

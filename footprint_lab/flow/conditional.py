@@ -63,6 +63,11 @@ class Conditional(Composition):
         self.otherwise = self.members[-1]
         self._cover()
 
+    def _rebuilt(self, runners: list[Runner]) -> Conditional:
+        pairs = zip(self.predicates, runners, strict=False)
+        branches = [(key, predicate, runner) for (key, predicate), runner in pairs]
+        return Conditional(branches, otherwise=(self.otherwise[0], runners[-1]), id=self.id, name=self.name)
+
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec
         step_id = rec.begin("branch")

@@ -8,16 +8,26 @@ not hold says so in ``run.stopped_early``.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Callable, Iterable
 from typing import Any, ClassVar
 
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, check_callable, check_runner, output
-from footprint_lab.flow.refusals import LoopBudgetError
+from footprint_lab.flow.refusals import CompositionConfigError, LoopBudgetError
 
 #: No loop may run more passes than this, whatever its budget says.
 MAX_PASSES = 500
+
+
+class _Omitted(enum.Enum):
+    """``until`` left out (an explicit ``None`` is a mistake: a predicate that is not there)."""
+
+    OMITTED = "omitted"
+
+
+_OMITTED = _Omitted.OMITTED
 
 
 class Loop(Composition):
@@ -27,27 +37,34 @@ class Loop(Composition):
 
     def __init__(
         self,
-        body: Runner,
+        body: Runner | None = None,
         /,
         *,
         times: int | None = None,
-        until: Callable[[str], Any] | None = None,
+        until: Callable[[str], Any] | _Omitted | None = _OMITTED,
         id: str | None = None,
         name: str | None = None,
     ) -> None:
         super().__init__(id=id, name=name)
         check_runner("Loop", "body", body)
+        if until is None:
+            raise CompositionConfigError(
+                "Loop", "until", "None",
+                "stops the loop early when it returns True for the last answer, so it must be a function; "
+                "leave it out to run exactly `times` passes",
+            )
         if times is None:
             raise LoopBudgetError("no budget", MAX_PASSES)
         if not isinstance(times, int) or isinstance(times, bool):
             raise LoopBudgetError(describe_shape(times), MAX_PASSES)
         if not 1 <= times <= MAX_PASSES:
             raise LoopBudgetError(f"{times} passes", MAX_PASSES)
-        if until is not None:
+        if not isinstance(until, _Omitted):
             check_callable("Loop", "until", until, "must be a function of the last answer returning True to stop")
+        assert body is not None  # check_runner refused anything else
         self.body = body
         self.times = times
-        self.until = until
+        self.until: Callable[[str], Any] | None = None if isinstance(until, _Omitted) else until
         self._cover()
 
     def _runners(self) -> Iterable[Runner]:
@@ -58,6 +75,13 @@ class Loop(Composition):
         if number.isdecimal() and key == _pass_key(int(number)) and 1 <= int(number) <= self.times:
             return self.body
         return None
+
+    def _parts(self) -> list[tuple[str | None, Runner]]:
+        return [(None, self.body)]  # every pass runs the one body: its sources are named without a pass
+
+    def _rebuilt(self, runners: list[Runner]) -> Loop:
+        until = _OMITTED if self.until is None else self.until
+        return Loop(runners[0], times=self.times, until=until, id=self.id, name=self.name)
 
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec

@@ -14,7 +14,7 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
-from footprint_lab.core.agent import LLMCall
+from footprint_lab.core.llm_call import LLMCall
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.flow._composition import (
@@ -101,6 +101,19 @@ class Parallel(Composition):
         if key == MERGE:
             return self.merge.caller if isinstance(self.merge, LLMMerge) else None
         return super()._member_for(key)
+
+    def _parts(self) -> list[tuple[str | None, Runner]]:
+        parts = super()._parts()
+        return [*parts, (MERGE, self.merge.caller)] if isinstance(self.merge, LLMMerge) else parts
+
+    def _rebuilt(self, runners: list[Runner]) -> Parallel:
+        branches = [(key, runner) for (key, _), runner in zip(self.members, runners, strict=False)]
+        merge = self.merge
+        if isinstance(merge, LLMMerge):
+            caller = runners[-1]
+            assert isinstance(caller, LLMCall)
+            merge = LLMMerge(caller, merge.prompt)
+        return Parallel(branches, merge=merge, tolerant=self.tolerant, id=self.id, name=self.name)
 
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec

@@ -20,6 +20,7 @@ from typing import Any
 
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.flow._composition import check_callable
 from footprint_lab.flow.conditional import Conditional
 from footprint_lab.flow.loop import Loop
 from footprint_lab.flow.parallel import Parallel
@@ -37,7 +38,8 @@ def reflection(writer: Runner, critic: Runner, /, *, rounds: int = 2,
              map=lambda v: f"Revise the draft using the critique.\n\nDraft:\n{v['input']}"
                            f"\n\nCritique:\n{v['critique']}"),
     ], name="critique-and-revise")
-    return Sequence([("draft", writer), ("reflect", Loop(revise, times=rounds, until=until))], name="reflection")
+    loop = Loop(revise, times=rounds) if until is None else Loop(revise, times=rounds, until=until)
+    return Sequence([("draft", writer), ("reflect", loop)], name="reflection")
 
 
 def debate(proponent: Runner, opponent: Runner, judge: Runner, /, *, rounds: int = 2) -> Workflow:
@@ -91,9 +93,7 @@ def map_reduce(mapper: Runner, reducer: Runner, /, *, split: Callable[[str], Seq
     if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
         raise CompositionConfigError("map_reduce", "shards", describe_shape(shards),
                                      "must be a whole number of at least 1")
-    if not callable(split):
-        raise CompositionConfigError("map_reduce", "split", describe_shape(split),
-                                     "must be a function of the message returning its parts")
+    check_callable("map_reduce", "split", split, "must be a function of the message returning its parts")
     parts = [f"map-{number}" for number in range(1, shards + 1)]
     nodes = [step(name, mapper, needs="input", map=_shard(split, index, shards)) for index, name in enumerate(parts)]
     nodes.append(step("reduce", reducer, needs=parts,
@@ -129,7 +129,7 @@ def swarm(agents: Mapping[str, Runner], /, *, entry: str, max_turns: int = 10, m
     """
     if not isinstance(agents, Mapping) or not agents:
         raise EmptyCompositionError("swarm", 'swarm({"triage": triage, "billing": billing}, entry="triage")')
-    if entry not in agents:
+    if not isinstance(entry, str) or entry not in agents:
         raise CompositionConfigError("swarm", "entry", describe_shape(entry), "must name one of the agents")
     routes = [(name, _hands_to(name, marker), runner) for name, runner in agents.items() if name != entry]
     router = Conditional(routes, otherwise=(entry, agents[entry]), name="handoff")

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
+from footprint_lab.core.runner import Runner
 from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, named_members, output
 
 EXAMPLE = 'Sequence({"classify": classifier, "review": reviewer})'
@@ -23,6 +24,10 @@ class Sequence(Composition):
         super().__init__(id=id, name=name)
         self.members = named_members("Sequence", members, EXAMPLE)
         self._cover()
+
+    def _rebuilt(self, runners: list[Runner]) -> Sequence:
+        return Sequence([(key, runner) for (key, _), runner in zip(self.members, runners, strict=True)],
+                        id=self.id, name=self.name)
 
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec

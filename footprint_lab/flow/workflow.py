@@ -127,6 +127,12 @@ class Workflow(Composition):
     def _member_for(self, key: str) -> Runner | None:
         return next((node.runner for node in self.steps if node.name == key), None)
 
+    def _parts(self) -> list[tuple[str | None, Runner]]:
+        return [(node.name, node.runner) for node in self.steps]
+
+    def _rebuilt(self, runners: list[Runner]) -> Workflow:
+        return Workflow(_replaced(self.steps, runners), id=self.id, name=self.name)
+
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec
         for node in self.steps:
@@ -165,7 +171,7 @@ class Graph(Composition):
                 "Graph", "answer", f"{len(sinks)} nodes that nothing needs",
                 "must name the node whose answer is the graph's answer when more than one node ends the graph",
             )
-        if answer is not None and answer not in names:
+        if answer is not None and (not isinstance(answer, str) or answer not in names):
             raise CompositionConfigError("Graph", "answer", describe_shape(answer), "must name a node of this graph")
         self.nodes = checked
         self.answer = answer if answer is not None else sinks[0]
@@ -176,6 +182,12 @@ class Graph(Composition):
 
     def _member_for(self, key: str) -> Runner | None:
         return next((node.runner for node in self.nodes if node.name == key), None)
+
+    def _parts(self) -> list[tuple[str | None, Runner]]:
+        return [(node.name, node.runner) for node in self.nodes]
+
+    def _rebuilt(self, runners: list[Runner]) -> Graph:
+        return Graph(_replaced(self.nodes, runners), answer=self.answer, id=self.id, name=self.name)
 
     async def _flow(self, exe: _Exec) -> Path:
         rec = exe.rec
@@ -222,6 +234,12 @@ class Graph(Composition):
         if exe.paused:
             raise MemberPaused(next(iter(exe.paused)))
         return output(self.answer)
+
+
+def _replaced(steps: list[FlowStep], runners: list[Runner]) -> list[FlowStep]:
+    """The same steps, each with its runner replaced (for a rebuild)."""
+    return [FlowStep(name=node.name, runner=runner, needs=node.needs, map=node.map)
+            for node, runner in zip(steps, runners, strict=True)]
 
 
 def find_cycle(needs: Mapping[str, Iterable[str]]) -> list[str] | None:

@@ -3,11 +3,17 @@
 A card shows the refusal's class and ``code``, its teaching message, and the typed evidence
 it carries (``fields``). Every value is HTML-escaped; a refusal never quotes the caller's
 data, so the card cannot either. A new refusal gets its card for free.
+
+A ``RunCheckpointError`` (a failure during a run, not a refusal) gets the same card with its
+own heading and footer: the run did work, and its checkpoint keeps it. Evidence that is an
+object (a checkpoint, the original error) is named by its kind, never printed whole, so a
+conversation held in a checkpoint never lands on the card.
 """
 
 from __future__ import annotations
 
 from html import escape
+from typing import Any
 
 from footprint_lab.engine.refusal import Refusal
 
@@ -26,22 +32,33 @@ _STYLE = (
 )
 
 
-def refusal_card_html(refusal: Refusal) -> str:
-    """The card for one refusal, as a self-contained HTML fragment (no JavaScript)."""
+def refusal_card_html(refusal: Any) -> str:
+    """The card for one refusal (or a ``RunCheckpointError``), as a self-contained HTML fragment (no JavaScript)."""
     rows = "".join(
         f"<tr><td>{escape(name)}</td><td><code>{escape(_shown(value))}</code></td></tr>"
         for name, value in refusal.evidence().items()
     )
     evidence = f"<table>{rows}</table>" if rows else ""
+    refused = isinstance(refusal, Refusal)
+    heading = "Refused" if refused else "Failed during the run"
+    footer = ("Nothing ran: the refusal fired at the door, before any step, call or charge." if refused else
+              "Work was done before the failure, and err.checkpoint keeps it.")
     return (
         f'{_STYLE}<div class="fl-card" role="alert">'
-        f"<h4>Refused: {escape(type(refusal).__name__)} "
+        f"<h4>{heading}: {escape(type(refusal).__name__)} "
         f'<span class="fl-code">{escape(refusal.code)}</span></h4>'
         f"<p>{escape(str(refusal))}</p>{evidence}"
-        "<p><small>Nothing ran: the refusal fired at the door, before any step, call or charge.</small></p>"
+        f"<p><small>{footer}</small></p>"
         "</div>"
     )
 
 
 def _shown(value: object) -> str:
-    return value if isinstance(value, str) else repr(value)
+    if value is None or isinstance(value, str | int | float | bool):
+        return value if isinstance(value, str) else repr(value)
+    if isinstance(value, list | tuple) and all(isinstance(v, str | int | float) for v in value):
+        return repr(value)
+    if isinstance(value, BaseException):
+        code = getattr(value, "code", None)
+        return type(value).__name__ + (f" ({code})" if isinstance(code, str) else "")
+    return f"a {type(value).__name__} (on the error object)"

@@ -20,7 +20,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
 
 Reply = str | dict[str, Any] | list[dict[str, Any]] | LLMResponse
@@ -126,10 +126,11 @@ def mock(
             )
         for position, item in enumerate(replies):
             to_response(item, position)  # refuse an unreadable script now, not mid-run
-    if respond is not None and not callable(respond):
+    unusable = call_problem(respond, 1) if respond is not None else None
+    if unusable is not None:
         raise MockScriptError(
-            "mock: respond must be a function that takes the request and returns a reply.",
-            received=describe_shape(respond),
+            f"mock: respond must be a function that takes the request and returns a reply (received {unusable}).",
+            received=unusable,
         )
     if reply is not None:
         fixed = reply
@@ -153,8 +154,22 @@ def to_response(reply: Any, call_index: int) -> LLMResponse:
         return LLMResponse(tool_calls=calls, stop_reason="tool_use")
     if isinstance(reply, dict) and ("content" in reply or "tool_calls" in reply):
         raw_calls = reply.get("tool_calls") or []
-        calls = [_tool_call(r, call_index, k) for k, r in enumerate(raw_calls)]
         content = reply.get("content")
+        if not isinstance(raw_calls, list) or not all(isinstance(r, dict) for r in raw_calls):
+            raise MockScriptError(
+                f"mock: 'tool_calls' in reply {call_index + 1} must be a list of "
+                f"{{'tool': name, 'args': {{...}}}} dicts (received {describe_shape(raw_calls)}).",
+                received=describe_shape(raw_calls),
+                call_index=call_index,
+            )
+        if content is not None and not isinstance(content, str):
+            raise MockScriptError(
+                f"mock: 'content' in reply {call_index + 1} must be the answer's text, a string, or "
+                f"None beside tool calls (received {describe_shape(content)}).",
+                received=describe_shape(content),
+                call_index=call_index,
+            )
+        calls = [_tool_call(r, call_index, k) for k, r in enumerate(raw_calls)]
         return LLMResponse(content=content, tool_calls=calls, stop_reason="tool_use" if calls else "end_turn")
     raise MockScriptError(
         f"mock: reply for LLM call {call_index + 1} is {describe_shape(reply)}, which is not a reply. "

@@ -1,0 +1,166 @@
+"""One execution of an agent: its live state, and the three ways it ends.
+
+Rule kept: everything an execution changes lives on its :class:`Turn`, never on the agent
+instance, so two executions of one agent (members of two compositions, a rerun next to
+the original) can never see each other's conversation, pause or slots.
+
+An execution ends one of three ways, each written here once:
+
+- **finished** (:meth:`Turn.finish`): the run with its answer, and the conversation it
+  leaves for ``follow_up`` (none when the input guard refused the message);
+- **paused** (:meth:`Turn.pause`): a tool asked a person; the asking ``tool`` step closes as
+  ``paused`` and the run carries the checkpoint that ``resume`` continues;
+- **failed** (:meth:`Turn.fail`): the open step is closed as failed and the run is kept on the
+  exception; after a completed tool round the failure is raised again as
+  ``RunCheckpointError`` with the conversation up to that round.
+
+Role: core layer; the agent (``core.agent``) drives the steps, this module holds their state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from time import perf_counter_ns
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.core.identity import Identity, memory_identity
+from footprint_lab.core.leg import Leg, Saved, freeze, turn_position
+from footprint_lab.core.pause import HumanQuestion, Pause
+from footprint_lab.core.run import Run
+
+if TYPE_CHECKING:
+    from footprint_lab.engine.recorder import Recorder
+
+PAUSE = ("pause",)
+
+
+class Turn:
+    """The live state of one execution (never stored on the agent instance).
+
+    ``runner`` is the agent as its recording names it (``kind``, ``id``, ``name``) and
+    ``door`` its class name, as failures name the door that raised.
+    """
+
+    __slots__ = ("call_index", "context", "door", "first_run_id", "history", "history_chars", "identity", "leg",
+                 "memory", "message", "rec", "run_id", "runner", "slots")
+
+    def __init__(self, rec: Recorder, message: Any, identity: Any, leg: Leg, first_run_id: str, *,
+                 runner: dict[str, Any], door: str) -> None:
+        self.rec = rec
+        self.run_id = rec.run_id
+        self.message = message
+        self.identity = identity
+        self.leg = leg
+        self.runner = runner
+        self.door = door
+        # the run that opened this conversation, and whom its memory belongs to (core.identity)
+        self.first_run_id = first_run_id
+        self.memory = memory_identity(identity, first_run_id)
+        self.history: list[dict[str, Any]] = []
+        self.history_chars = 0
+        self.call_index = 0
+        # what the last assemble step put in the slots: (system text, system piece ids, tool schemas, tool piece ids)
+        self.slots: tuple[str, list[int], list[dict[str, Any]], list[int]] = ("", [], [], [])
+        # this run's declared context (footprint_lab.context), when the agent declares any
+        self.context: Any = None
+
+    # -- how an execution ends ----------------------------------------------------------------
+    def finish(self, bag: dict[str, Any], answer: str, stopped_early: dict[str, Any] | None) -> Run:
+        """The finished run, holding the conversation it leaves (none when the message was refused)."""
+        self.rec.emit("run_end", self.rec.path, {"status": "finished"})
+        run = self.make_run(bag, "finished", answer, stopped_early, None)
+        refused = stopped_early is not None and stopped_early["reason"] == "input_refused"
+        run._conversation = self.leave("input-refused" if refused else "finished")
+        return run
+
+    def pause(self, bag: dict[str, Any], asked: HumanQuestion) -> Run:
+        """Close the asking tool's step as paused and return the paused run with its checkpoint."""
+        from footprint_lab.core.checkpoint import checkpoint_from
+
+        rec = self.rec
+        call = self.leg.call
+        pause = Pause(question=asked.question, tool_name=call.name, tool_call_id=call.id, run_id=self.run_id,
+                      choices=asked.choices)
+        step_id = rec.current
+        rec.write(PAUSE, "set", pause.as_data())
+        rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "paused": True, **self.leg.who})
+        rec.end("paused")
+        rec.meta["pause"] = pause.as_data()
+        rec.emit("run_end", rec.path, {"status": "paused"})
+        saved = self.leave("paused", pause=pause)
+        run = self.make_run(bag, "paused", None, None, None)
+        run.question = asked.question
+        run.checkpoint = checkpoint_from(saved)
+        run._conversation = saved
+        return run
+
+    def fail(self, bag: dict[str, Any], exc: BaseException) -> None:
+        """Record a failure; after a completed tool round, raise it as a ``RunCheckpointError``."""
+        rec = self.rec
+        rec.fail_open_step()
+        error = {"type": type(exc).__name__, "code": getattr(exc, "code", None), "step_id": rec.current}
+        rec.emit("error", rec.current, dict(error))
+        rec.emit("run_end", rec.path, {"status": "failed"})
+        failed = self.make_run(bag, "failed", None, None, error)
+        with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
+            exc._footprint_run = failed  # type: ignore[attr-defined]
+        good = self.leg.good
+        if good is None or not isinstance(exc, Exception):
+            return
+        from footprint_lab.core.checkpoint import RunCheckpointError, checkpoint_from
+
+        saved = self.leave("failed", history=self.history[:good])
+        _, stage, iteration = rec.steps[-1][:3] if rec.steps else ("", "run", None)
+        start = self.leg.start
+        err = RunCheckpointError(
+            f"{self.door}.{start.how if start is not None else 'run'}", checkpoint=checkpoint_from(saved),
+            saved=saved, cause=exc, stage=stage, iteration=iteration or self.leg.iteration, step_id=rec.current,
+            rounds=turn_position(self.history[:good])[0],
+        )
+        err._footprint_run = failed  # type: ignore[attr-defined]
+        raise err from exc
+
+    def leave(
+        self, outcome: str, *, pause: Pause | None = None, history: list[dict[str, Any]] | None = None,
+    ) -> Saved:
+        """What this execution leaves for its runner to hold (the agent's ``_drive`` holds it)."""
+        scrubber = self.leg.scrubber
+        return Saved(
+            outcome=outcome, run_id=self.run_id, first_run_id=self.first_run_id,
+            history=None if outcome == "input-refused" else freeze(self.history if history is None else history),
+            identity=self.identity, agent_id=self.runner["id"],
+            policy=scrubber.policy if scrubber is not None else None, marks=self.leg.marks(), pause=pause,
+        )
+
+    def make_run(
+        self, bag: dict[str, Any], status: str, answer: str | None, stopped_early: dict[str, Any] | None,
+        error: dict[str, Any] | None,
+    ) -> Run:
+        """The run users hold; its recording is built from the recorder when first asked for."""
+        ended = perf_counter_ns()
+        rec = self.rec
+        runner_info = self.runner
+        identity = self.identity
+        scrubber = self.leg.scrubber
+        report = scrubber.report() if scrubber is not None else None
+
+        def build() -> Any:
+            from footprint_lab.engine.recording import build_recording
+
+            return build_recording(
+                rec, runner=runner_info, status=status, input=bag, answer=answer,
+                identity=_identity_dict(identity), stopped_early=stopped_early, error=error, ended_ns=ended,
+                redaction=report,
+            )
+
+        return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
+                   shown_answer=rec.clean(answer))
+
+
+def input_refused() -> dict[str, Any]:
+    """Why a run stopped early when its input guard refused the message."""
+    return {"reason": "input_refused", "detail": "the input guard refused the message; the model was not called"}
+
+
+def _identity_dict(identity: Identity | None) -> dict[str, str] | None:
+    return identity.as_dict() if identity is not None else None

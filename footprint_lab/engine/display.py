@@ -1,0 +1,56 @@
+"""The display registry: how an object below the lab shows itself without importing the lab.
+
+Rule kept here: the layers point one way (engine < ... < core < flow < lab), yet a ``Run``,
+a ``Recording``, a ``Refusal`` or an explanation must render its rich notebook views even
+when nobody ran ``%load_ext``. So objects below the lab ask this registry for their MIME
+bundle by *kind* (``"run"``, ``"backtrack"``, ...); the lab registers one renderer per kind;
+and the package root (``footprint_lab/__init__.py``) adds a loader that imports the lab's
+views the first time a bundle is asked for. Nothing below the lab names the lab.
+
+Pattern: a registry with lazy loaders. When no renderer is registered for a kind (the lab
+failed to import, say), the object's own plain fallback is used, so display never breaks.
+
+Role: engine layer; imports nothing but the standard library.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Any
+
+Bundle = dict[str, Any]
+Renderer = Callable[[Any], Bundle]
+
+_renderers: dict[str, Renderer] = {}
+_loaders: list[Callable[[], None]] = []
+
+
+def register(kind: str, renderer: Renderer) -> None:
+    """Make ``renderer(obj)`` the MIME bundle of every object displayed as ``kind``."""
+    _renderers[kind] = renderer
+
+
+def add_loader(loader: Callable[[], None]) -> None:
+    """Call ``loader()`` once, the first time a kind without a renderer is displayed."""
+    _loaders.append(loader)
+
+
+def renderer_for(kind: str) -> Renderer | None:
+    """The renderer registered for ``kind``, running the pending loaders first when there is none."""
+    while kind not in _renderers and _loaders:
+        _loaders.pop(0)()
+    return _renderers.get(kind)
+
+
+def bundle(kind: str, obj: Any, fallback: Callable[[], Bundle], include: Iterable[str] | None = None,
+           exclude: Iterable[str] | None = None) -> Bundle:
+    """The MIME bundle of ``obj`` shown as ``kind``, restricted as IPython's ``include`` / ``exclude`` ask."""
+    renderer = renderer_for(kind)
+    data = renderer(obj) if renderer is not None else fallback()
+    if include is not None:
+        wanted = set(include)
+        data = {mime: value for mime, value in data.items() if mime in wanted}
+    if exclude is not None:
+        unwanted = set(exclude)
+        data = {mime: value for mime, value in data.items() if mime not in unwanted}
+    return data

@@ -1,0 +1,96 @@
+"""The notebook views: every footprint_lab object shows itself, with no JavaScript needed.
+
+Importing this package registers one renderer per kind with the display registry below the
+core (:mod:`footprint_lab.engine.display`); the package root adds the loader that imports it
+the first time anything is displayed, so ``Run._repr_mimebundle_`` works without
+``%load_ext`` and ``core`` never imports ``lab``.
+
+Public names:
+
+- :func:`answer_view` (a recording's answer view, HTML) and :func:`run_bundle` (a run's whole
+  bundle: ``text/plain``, ``text/html`` and the recording under :data:`RECORDING_MIME`);
+- :func:`tree_figure` (a run tree as a plotly ``Figure``) and :func:`tree_html`;
+- :func:`slots_view` (what one LLM call was given, for ``%fp_context``).
+
+Role: lab layer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from footprint_lab.engine import display
+from footprint_lab.engine.recording import RECORDING_MIME, Recording
+from footprint_lab.lab.cards import refusal_card_html
+from footprint_lab.lab.views.answer import answer_view, bundle_text, slots_view
+from footprint_lab.lab.views.explain import (
+    backtrack_html,
+    checkpoint_html,
+    dropped_html,
+    localization_html,
+    ranking_html,
+    text_bundle,
+)
+from footprint_lab.lab.views.tree import tree_bundle, tree_figure, tree_html
+
+__all__ = ["RECORDING_MIME", "answer_view", "run_bundle", "slots_view", "tree_figure", "tree_html"]
+
+
+def run_bundle(recording: Recording) -> dict[str, Any]:
+    """The whole display bundle of a run: one line of text, the answer view, and the recording as JSON."""
+    return {
+        "text/plain": bundle_text(recording),
+        "text/html": answer_view(recording),
+        RECORDING_MIME: recording.model_dump(mode="json"),
+    }
+
+
+def _run(run: Any) -> dict[str, Any]:
+    data = run_bundle(run.recording)
+    data["text/plain"] = repr(run)
+    return data
+
+
+def _explained(obj: Any, html: str) -> dict[str, Any]:
+    return {"text/plain": str(obj), "text/html": html}
+
+
+def _checkpoint(checkpoint: Any) -> dict[str, Any]:
+    pause = checkpoint.pause or {}
+    facts = [("run_id", checkpoint.run_id), ("first_run_id", checkpoint.first_run_id),
+             ("turns", len(checkpoint.history)), ("agent_id", checkpoint.agent_id),
+             ("identity", "named" if checkpoint.identity else "none"),
+             ("paused on", pause.get("question", "") if pause else "not paused")]
+    title = "Checkpoint: a conversation ready to continue" + (" (waiting on a person)" if pause else "")
+    return {"text/plain": repr(checkpoint), "text/html": checkpoint_html(title, facts)}
+
+
+def _flow_checkpoint(checkpoint: Any) -> dict[str, Any]:
+    runner = checkpoint.runner
+    facts = [("run_id", checkpoint.run_id), ("composition", runner.get("kind")),
+             ("name", runner.get("name") or runner.get("id") or ""),
+             ("answers kept", ", ".join(checkpoint.answers) or "none"),
+             ("waiting", ", ".join(checkpoint.paused)), ("asking", checkpoint.asking),
+             ("question", checkpoint.question)]
+    return {"text/plain": repr(checkpoint),
+            "text/html": checkpoint_html("FlowCheckpoint: a paused composition", facts)}
+
+
+def _register() -> None:
+    display.register("run", _run)
+    display.register("recording", run_bundle)
+    display.register("tree", tree_bundle)
+    display.register("backtrack", lambda bt: _explained(bt.render(limit=40), backtrack_html(bt)))
+    display.register("localization", lambda found: _explained(found, localization_html(found)))
+    display.register("dropped", lambda found: _explained(found, dropped_html(found)))
+    display.register("rerun_report", lambda report: text_bundle(report.summary(), str(report)))
+    display.register("ranking_confidence",
+                     lambda ranked: {"text/plain": str(ranked),
+                                     "text/html": ranking_html("Ranking confidence", ranked.reason)})
+    display.register("checkpoint", _checkpoint)
+    display.register("flow_checkpoint", _flow_checkpoint)
+    display.register("refusal", lambda refusal: {"text/plain": f"{type(refusal).__name__} [{refusal.code}]: "
+                                                               f"{refusal}", "text/html": refusal_card_html(refusal)})
+
+
+_register()

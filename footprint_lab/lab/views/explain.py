@@ -1,0 +1,103 @@
+"""HTML of the explanation objects and the checkpoints, with no JavaScript.
+
+Rule kept here: each view is built from the object's own fields and its plain text (which
+the explain layer writes once), every value escaped, wrapped in a scoped style sheet. A
+backtrack opens per piece to its hops; a localization and a missing-context report are
+tables; the rest show their summary above their full text.
+
+Role: lab layer; registered as renderers by :mod:`footprint_lab.lab.views`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.lab.views.page import CORRELATIONAL, esc, kind_style, new_scope, shorten, wrap
+
+if TYPE_CHECKING:
+    from footprint_lab.explain.ablation import Localization
+    from footprint_lab.explain.custody import Backtrack
+    from footprint_lab.explain.dropped import DroppedContext
+
+#: how many candidates a displayed backtrack opens before pointing at the full text
+SHOWN = 40
+
+
+def text_view(summary: str, text: str) -> str:
+    """A headline and the full text beneath it."""
+    scope = new_scope()
+    return wrap(scope, f"<p><b>{esc(summary)}</b></p><pre>{esc(text)}</pre>")
+
+
+def text_bundle(summary: str, text: str) -> dict[str, Any]:
+    """``text/plain`` and ``text/html`` of an object whose whole story is its text."""
+    return {"text/plain": text, "text/html": text_view(summary, text)}
+
+
+def backtrack_html(walked: Backtrack) -> str:
+    """Every candidate as a row that opens to its chain of custody."""
+    from footprint_lab.lab.views.answer import _hops_html
+
+    scope = new_scope()
+    parts = [f"<p><b>{esc(walked.summary())}</b></p>"]
+    if walked.output:
+        parts.append(f'<div class="fl-answer" data-fl-answer><b>Output of {esc(walked.target)}</b>'
+                     f"<pre>{esc(walked.output)}</pre></div>")
+    if walked.decisions:
+        items = "".join(f"<li><code>{esc(d.step_id)}</code> decided <b>{esc(d.rule)}</b>: chose "
+                        f"{esc(d.chosen)}</li>" for d in walked.decisions)
+        parts.append(f"<h4>Decisions on the path</h4><ul>{items}</ul>")
+    for candidate in walked.candidates[:SHOWN]:
+        piece = candidate.piece
+        proof = "" if candidate.proven else ' <span class="fl-unproven">[not proven]</span>'
+        parts.append(
+            f'<details class="fl-piece" style="{kind_style(piece.source_kind)}" data-fl-piece="{esc(piece.source_id)}"'
+            f' data-fl-slot="{esc(piece.slot)}" data-fl-call="{esc(candidate.read_by)}"><summary>'
+            f'<span class="fl-kind">{esc(piece.source_kind)}</span><code class="fl-id">{esc(piece.source_id)}</code>'
+            f'<span class="fl-prev">{esc(shorten(piece.content, 100))}</span>'
+            f'<span class="fl-at">{esc(candidate.read_by)}</span>{proof}</summary>'
+            f'<div class="fl-body">{_hops_html(candidate.hops, scope)}</div></details>')
+    if len(walked.candidates) > SHOWN:
+        parts.append(f'<p class="fl-note">… and {len(walked.candidates) - SHOWN} more: str(bt) or bt.to_frame() '
+                     "lists them all.</p>")
+    if walked.notes:
+        notes = "".join(f"<li>{esc(note)}</li>" for note in walked.notes)
+        parts.append(f"<h4>What the walk could not follow or prove</h4><ul>{notes}</ul>")
+    return wrap(scope, "".join(parts))
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> str:
+    head = "".join(f"<th>{esc(name)}</th>" for name in header)
+    body = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in rows)
+    return f'<table class="fl-table"><tr>{head}</tr>{body}</table>'
+
+
+def localization_html(found: Localization) -> str:
+    """The verdict on each tested suspect, as a table under the baseline's summary."""
+    rows = [[s.rank, s.source_kind, s.source_id, s.verdict.upper(), f"{s.flips}/{s.samples}", s.failed,
+             f"{s.score:.2f}", s.reason] for s in found.suspects]
+    table = _table(["rank", "kind", "source", "verdict", "flips", "failed", "score", "why"], rows)
+    untested = "".join(f"<li><code>{esc(name)}</code>: {esc(why)}</li>" for name, why in found.untested)
+    extra = f"<h4>Not tested</h4><ul>{untested}</ul>" if untested else ""
+    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{table}{extra}")
+
+
+def dropped_html(found: DroppedContext) -> str:
+    """Every piece left out of an answering call, as a table."""
+    rows = [[p.source_kind, p.source_id, p.call, p.slot, p.verdict, p.why, p.status,
+             shorten(p.restoration.answer or "", 60) if p.restoration is not None else ""] for p in found.pieces]
+    table = _table(["kind", "source", "call", "slot", "verdict", "why", "restored", "restored answer"], rows)
+    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{table if rows else ''}")
+
+
+def ranking_html(summary: str, reason: str) -> str:
+    return wrap(new_scope(), f"<p><b>{esc(summary)}</b></p><p>{esc(reason)}</p>"
+                             f'<p class="fl-note">{esc(CORRELATIONAL)}</p>')
+
+
+def checkpoint_html(title: str, facts: list[tuple[str, Any]]) -> str:
+    """A checkpoint: its kind and the facts that say where it stands (never the conversation's text)."""
+    rows = [[name, value] for name, value in facts]
+    return wrap(new_scope(), f"<p><b>{esc(title)}</b></p>{_table(['field', 'value'], rows)}"
+                             '<p class="fl-note">Plain JSON: checkpoint.model_dump_json() stores it; resume() '
+                             "continues it here or in another process.</p>")

@@ -1,0 +1,235 @@
+"""Composition runs drawn as trees: a plotly figure, and a nested no-JavaScript tree beside it.
+
+Rule kept here: a ``RunTree`` displays as a *plain* plotly figure bundle
+(``application/vnd.plotly.v1+json`` plus ``text/html``), never a ``FigureWidget``, whose saved
+widget state would weigh megabytes per figure. The ``text/html`` carries plotly.js from the
+installed plotly package (never a CDN), embedded at most once per kernel session: the first
+tree shown brings it, the later ones draw with it. Below the figure the same HTML holds the
+tree as nested ``<details>`` (one per member, with the member's answer view inside), so a page
+with JavaScript off, GitHub or nbviewer still reads every member.
+
+The figure is a node-link tree in a tidy layout (depth left to right, each leaf on its own
+row, a parent centred on its children), not an icicle: a ``Parallel``'s members run at once,
+so widths drawn as durations would overlap or lie, and an icicle has no edge on which to
+write the decision (the rule and the branch a ``Conditional`` chose, a ``Loop``'s go-on or
+stop). Markers are coloured by kind, outlined by status; hover shows duration, tokens and the
+answer's start; edges carry their decision.
+
+Role: lab layer; pure functions of a ``RunTree`` (and its recording, for the member views).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.lab.views.page import STATUS_COLOURS, anchor, esc, new_scope, shorten, wrap
+
+if TYPE_CHECKING:
+    import plotly.graph_objects as go
+
+    from footprint_lab.engine.recording import Recording
+    from footprint_lab.explain.tree import RunTree, TreeEdge, TreeNode
+
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+RUN_KIND_COLOURS = {
+    "agent": "#0969da", "llm_call": "#8250df", "sequence": "#1a7f37", "parallel": "#bc4c00",
+    "conditional": "#bf3989", "loop": "#9a6700", "workflow": "#0a7ea4", "graph": "#57606a", "tool": "#6e7781",
+}
+#: above this many nodes the figure drops its text labels (hover still names every node)
+LABELLED_NODES = 40
+_plotlyjs_sent = False
+
+
+def _as_tree(recording_or_tree: Any, steps: bool) -> RunTree:
+    from footprint_lab.explain.tree import RunTree, run_tree
+
+    if isinstance(recording_or_tree, RunTree):
+        return recording_or_tree
+    recording = getattr(recording_or_tree, "recording", recording_or_tree)
+    return run_tree(recording, steps=steps)
+
+
+def layout(tree: RunTree) -> dict[str, tuple[float, float]]:
+    """Tidy positions: ``x`` is the depth, each leaf takes the next row, a parent sits mid-way over its children."""
+    children: dict[str | None, list[str]] = {}
+    for node in tree.nodes:
+        children.setdefault(node.parent, []).append(node.path)
+    placed: dict[str, tuple[float, float]] = {}
+    depth = {node.path: node.depth for node in tree.nodes}
+    row = 0.0
+    roots = children.get(None, [])
+    # iterative post-order, so a deep tree never hits the recursion limit
+    stack: list[tuple[str, bool]] = [(path, False) for path in reversed(roots)]
+    while stack:
+        path, done = stack.pop()
+        below = children.get(path, [])
+        if not below:
+            placed[path] = (float(depth[path]), row)
+            row += 1
+        elif done:
+            placed[path] = (float(depth[path]), (placed[below[0]][1] + placed[below[-1]][1]) / 2)
+        else:
+            stack.append((path, True))
+            stack.extend((child, False) for child in reversed(below))
+    return placed
+
+
+def node_label(node: TreeNode) -> str:
+    return node.name or node.path.rsplit("/", 1)[-1] or node.kind
+
+
+def _hover(node: TreeNode, edge: TreeEdge | None) -> str:
+    lines = [f"<b>{esc(node_label(node))}</b> ({esc(node.kind)})", f"status: {esc(node.status)}",
+             f"{node.duration_ms:.1f} ms · {node.tokens} tokens"]
+    if node.path:
+        lines.append(f"at {esc(node.path)}")
+    if edge is not None and edge.rule:
+        lines.append(f"decision: {esc(edge.rule)} → {esc(edge.chosen)}")
+    if node.answer_preview:
+        lines.append(f"answer: {esc(shorten(node.answer_preview, 60))}")
+    return "<br>".join(lines)
+
+
+def tree_figure(recording_or_tree: Any, *, steps: bool = False) -> go.Figure:
+    """The tree as a plotly ``Figure`` (never a ``FigureWidget``): a run, a recording or a ``RunTree``."""
+    import plotly.graph_objects as go
+
+    tree = _as_tree(recording_or_tree, steps)
+    where = layout(tree)
+    into = {edge.child: edge for edge in tree.edges}
+    edge_x: list[float | None] = []
+    edge_y: list[float | None] = []
+    label_x: list[float] = []
+    label_y: list[float] = []
+    label_text: list[str] = []
+    for edge in tree.edges:
+        (x0, y0), (x1, y1) = where[edge.parent], where[edge.child]
+        middle = (x0 + x1) / 2
+        edge_x += [x0, middle, middle, x1, None]
+        edge_y += [y0, y0, y1, y1, None]
+        if edge.rule:
+            label_x.append(middle)
+            label_y.append(y1)
+            label_text.append(esc(shorten(f"{edge.rule} → {edge.chosen}", 40)))
+    labelled = len(tree.nodes) <= LABELLED_NODES
+    traces: list[Any] = [go.Scatter(x=edge_x, y=edge_y, mode="lines", hoverinfo="skip", showlegend=False,
+                                    line={"color": "#8c959f", "width": 1})]
+    for kind in dict.fromkeys(node.kind for node in tree.nodes):
+        group = [node for node in tree.nodes if node.kind == kind]
+        traces.append(go.Scatter(
+            x=[where[n.path][0] for n in group], y=[where[n.path][1] for n in group],
+            mode="markers+text" if labelled else "markers", name=esc(kind),
+            text=[esc(shorten(node_label(n), 28)) for n in group], textposition="top center",
+            hovertext=[_hover(n, into.get(n.path)) for n in group], hoverinfo="text",
+            customdata=[n.path for n in group],
+            marker={"size": 14 if labelled else 8, "color": RUN_KIND_COLOURS.get(kind, "#6e7781"),
+                    "line": {"width": 2.5, "color": [STATUS_COLOURS.get(n.status, "#6e7781") for n in group]}},
+        ))
+    if label_text and labelled:
+        traces.append(go.Scatter(x=label_x, y=label_y, mode="text", text=label_text, textposition="bottom center",
+                                 hoverinfo="skip", showlegend=False, textfont={"size": 10, "color": "#8250df"}))
+    rows = 1 + max((y for _, y in where.values()), default=0)
+    depth = max((node.depth for node in tree.nodes), default=0)
+    figure = go.Figure(data=traces)
+    figure.update_layout(
+        height=int(min(900, max(260, 48 * rows + 80))), margin={"l": 20, "r": 20, "t": 30, "b": 20},
+        plot_bgcolor="#fff", paper_bgcolor="#fff", hovermode="closest", legend={"title": {"text": "kind"}},
+        xaxis={"visible": False, "range": [-0.4, depth + 0.6]},
+        yaxis={"visible": False, "autorange": "reversed"},
+        title={"text": f"{len(tree.nodes)} node{'s' if len(tree.nodes) != 1 else ''} · depth {depth}",
+               "font": {"size": 12}},
+    )
+    return figure
+
+
+def members_html(recording: Recording, scope: str, *, full: bool) -> str:
+    """The members of a composed run as nested ``<details>``, each holding the member's view."""
+    from footprint_lab.explain.tree import run_tree
+
+    tree = run_tree(recording)
+    homes = _recordings_by_path(recording)
+    return _nested(tree, scope, homes, full, skip_root=True)
+
+
+def _recordings_by_path(recording: Recording) -> dict[str, Recording]:
+    found = {recording.path: recording}
+    for child in recording.children:
+        found.update(_recordings_by_path(child))
+    return found
+
+
+def _nested(tree: RunTree, scope: str, homes: dict[str, Recording], full: bool, *, skip_root: bool) -> str:
+    from footprint_lab.lab.views.answer import answer_block, header, run_body
+
+    children: dict[str | None, list[TreeNode]] = {}
+    for node in tree.nodes:
+        children.setdefault(node.parent, []).append(node)
+    into = {edge.child: edge for edge in tree.edges}
+
+    def member(node: TreeNode) -> str:
+        edge = into.get(node.path)
+        why = (f' <span class="fl-edge">{esc(edge.rule)} → {esc(edge.chosen)}</span>'
+               if edge is not None and edge.rule else "")
+        home = homes.get(node.path)
+        if home is None:  # a step node (steps=True)
+            body = f'<div class="fl-muted">{esc(node.answer_preview)}</div>'
+        elif full:
+            body = run_body(home, scope, full_members=True) if node.path else ""
+        else:
+            body = header(home) + answer_block(home, scope)
+        below = "".join(member(child) for child in children.get(node.path, []))
+        nested = f"<ul>{below}</ul>" if below else ""
+        status = esc(node.status)
+        return (f'<li><details class="fl-member" data-fl-member="{esc(node.path)}" '
+                f'id="{anchor(scope, "m", node.path)}"><summary><span class="fl-tag">{esc(node.kind)}</span> '
+                f"<b>{esc(node_label(node))}</b>{why} · "
+                f'<span class="fl-tag fl-st-{status}">{status}</span> '
+                f'<span class="fl-muted">{node.duration_ms:.1f} ms · {node.tokens} tokens · '
+                f"{esc(shorten(node.answer_preview, 60))}</span></summary>"
+                f'<div class="fl-member-body">{body}</div>{nested}</details></li>')
+
+    tops = children.get(None, [])
+    nodes = [child for top in tops for child in children.get(top.path, [])] if skip_root else tops
+    note = "" if full else (
+        '<p class="fl-note">This tree is large, so each member shows its header and answer only; '
+        "Run.from_recording(member_recording) displays any member in full.</p>")
+    return f'{note}<ul class="fl-tree">{"".join(member(node) for node in nodes)}</ul>'
+
+
+def tree_html(recording_or_tree: Any, *, steps: bool = False, figure: go.Figure | None = None) -> str:
+    """The tree's ``text/html``: the figure (plotly.js embedded on the first one only) and the no-JS tree."""
+    from footprint_lab.lab.views.answer import FULL_MEMBER_VIEWS
+
+    global _plotlyjs_sent
+    tree = _as_tree(recording_or_tree, steps)
+    scope = new_scope()
+    drawn = ""
+    if figure is not None:
+        drawn = figure.to_html(full_html=False, include_plotlyjs=False, div_id=f"{scope}-figure",
+                               config={"displaylogo": False, "responsive": True})
+        if not _plotlyjs_sent:
+            drawn = _plotlyjs() + drawn
+            _plotlyjs_sent = True
+    homes = _recordings_by_path(tree.recording) if tree.recording is not None else {}
+    nested = _nested(tree, scope, homes, len(tree.nodes) <= FULL_MEMBER_VIEWS, skip_root=False)
+    return wrap(scope, f'{drawn}<details class="fl-box fl-nojs" open><summary>Runs as a list '
+                       f"({len(tree.nodes)})</summary>{nested}</details>")
+
+
+def _plotlyjs() -> str:
+    """plotly.js from the installed package, in a scope where it sets ``window.Plotly`` even beside require.js."""
+    from plotly.offline import get_plotlyjs
+
+    return ('<script type="text/javascript">(function(module, exports, define){'
+            f"{get_plotlyjs()}\n}})();</script>")
+
+
+def tree_bundle(tree: RunTree) -> dict[str, Any]:
+    """The display bundle of a ``RunTree``: plotly's own MIME type, the HTML beside it, and a text outline."""
+    figure = tree_figure(tree)
+    return {
+        "text/plain": tree.summary(),
+        PLOTLY_MIME: json.loads(figure.to_json()),
+        "text/html": tree_html(tree, figure=figure),
+    }

@@ -1,0 +1,155 @@
+"""Every object shows itself: MIME bundles, the answer view's hooks, trees with their members' names."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from footprint_lab import Agent, Conditional, LLMCall, Parallel, Recording, Run, Sequence
+from footprint_lab.engine.recording import RECORDING_MIME
+from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.lab.views import answer_view, run_bundle, tree_figure
+from footprint_lab.providers import mock
+
+ROOT = Path(__file__).parent.parent / "footprint_lab"
+
+
+@pytest.fixture
+def planted() -> Run:
+    return planted_fact_agent().run_sync(REFUND_REQUEST)
+
+
+def test_a_run_carries_its_recording_beside_its_views(planted):
+    bundle = planted._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "text/html", RECORDING_MIME}
+    assert bundle["text/plain"] == repr(planted) and "\n" not in bundle["text/plain"]
+    assert bundle[RECORDING_MIME] == json.loads(planted.recording.model_dump_json())
+    assert Recording.model_validate(bundle[RECORDING_MIME]) == planted.recording
+    assert set(planted.recording._repr_mimebundle_()) == set(bundle)
+    assert planted._repr_mimebundle_(include=["text/plain"]) == {"text/plain": repr(planted)}
+    assert RECORDING_MIME not in planted._repr_mimebundle_(exclude=[RECORDING_MIME])
+
+
+def test_the_answer_view_walks_from_the_answer_to_the_planted_fact(planted):
+    html = answer_view(planted.recording)
+    assert "<script" not in html
+    assert html.count("data-fl-answer") == 1
+    answering = planted.recording.exchanges[-1].step_id
+    assert f'data-fl-call="{answering}"' in html
+    row = re.search(r'<details class="fl-piece"[^>]*data-fl-piece="vip-override" data-fl-slot="system">(.*?)</details>',
+                    html, re.S)
+    assert row is not None
+    custody = row.group(1)
+    for hop in ("ANSWER", "READ", "LANDED", "ALLOWED", "BORN"):
+        assert f"<b>{hop}</b>" in custody
+    assert "scenarios.py:" in custody and "not proven" not in custody
+    assert "Suspect rank 1 of" in custody and "correlational" in custody
+    # a tool result's custody names the call that asked for it
+    tool_row = re.search(r'data-fl-piece="call_1_1" data-fl-slot="messages">(.*?)</details>', html, re.S)
+    assert tool_row is not None and "<b>ASKED</b>" in tool_row.group(1)
+
+
+def test_left_out_pieces_are_listed_with_why():
+    run = planted_fact_agent(variant="budget").run_sync(REFUND_REQUEST)
+    html = answer_view(run.recording)
+    left = re.search(r'<details class="fl-box fl-left-out"><summary>(.*?)</summary>(.*?)</details>\s*<details',
+                     html, re.S)
+    assert left is not None and "dropped" in left.group(1) + left.group(2)
+    assert 'data-fl-piece="refund-policy"' in left.group(2) and "<b>BUDGET</b>" in left.group(2)
+
+
+def test_each_output_scopes_its_css_and_anchors(planted):
+    first, second = answer_view(planted.recording), answer_view(planted.recording)
+    scope = re.match(r'<div id="(fl-[0-9a-f]{10})"', first)
+    assert scope is not None and scope.group(1) not in second
+    rules = re.search(r"<style>(.*?)</style>", first, re.S)
+    assert rules is not None
+    selectors = [rule.split("{")[0] for rule in rules.group(1).split("}") if "{" in rule]
+    assert all(part.strip().startswith(f"#{scope.group(1)}") for s in selectors for part in s.split(","))
+    for target in re.findall(r'href="#([^"]+)"', first):
+        assert f'id="{target}"' in first
+
+
+def test_members_keep_the_names_the_analyst_gave_them():
+    flow = Sequence({"first": LLMCall(provider=mock(reply="a")), "second": Agent(provider=mock(reply="b"))})
+    tree = flow.run_sync("hi").tree()
+    assert [(n.name, n.member) for n in tree.nodes[1:]] == [("first", "first"), ("second", "second")]
+    loaded = Run.from_recording(Recording.model_validate_json(flow.run_sync("hi").recording.model_dump_json()))
+    assert [n.name for n in loaded.tree().nodes[1:]] == ["first", "second"]
+
+
+def test_a_member_named_by_its_runner_keeps_that_name():
+    flow = Sequence({"key": Agent(provider=mock(reply="b"), name="writer")})
+    assert flow.run_sync("hi").tree().nodes[1].name == "writer"
+
+
+def test_steps_add_a_node_per_llm_call_and_tool(planted):
+    tree = planted.tree(steps=True)
+    kinds = [node.kind for node in tree.nodes]
+    assert kinds == ["agent", "llm_call", "tool", "llm_call"]
+    assert {node.parent for node in tree.nodes[1:]} == {""}
+
+
+def test_a_tree_is_a_plain_plotly_figure_with_the_decision_on_its_edge():
+    import plotly.graph_objects as go
+
+    flow = Conditional([("refunds", lambda text: "refund" in text, Agent(provider=mock(reply="yes")))],
+                       otherwise=("other", Agent(provider=mock(reply="no"))))
+    run = flow.run_sync("a refund please")
+    tree = run.tree()
+    bundle = tree._repr_mimebundle_()
+    assert set(bundle) == {"text/plain", "application/vnd.plotly.v1+json", "text/html"}
+    figure = tree_figure(run)
+    assert type(figure) is go.Figure
+    texts = [t for trace in figure.data for t in (trace.text or ())]
+    assert any("refunds" in t for t in texts)
+    chosen = tree.edges[0].chosen
+    assert chosen is not None and any(chosen in t for t in texts)
+    plotly_data = bundle["application/vnd.plotly.v1+json"]
+    members = sum(len(trace["x"]) for trace in plotly_data["data"] if trace.get("mode", "").startswith("markers"))
+    assert members == len(tree.nodes)
+    html = bundle["text/html"]
+    assert 'data-fl-member=""' in html and f'data-fl-member="{tree.nodes[1].path}"' in html
+    assert not re.search(r"<script[^>]*\bsrc=", html)
+
+
+def test_plotly_js_is_embedded_once_and_never_from_a_cdn():
+    from footprint_lab.lab.views import tree as tree_views
+
+    flow = Parallel({"a": LLMCall(provider=mock(reply="a")), "b": LLMCall(provider=mock(reply="b"))},
+                    merge=lambda answers: " ".join(answers.values()))
+    tree = flow.run_sync("hi").tree()
+    tree_views._plotlyjs_sent = False
+    first = tree._repr_mimebundle_()["text/html"]
+    second = tree._repr_mimebundle_()["text/html"]
+    assert first.count("plotly.js v") == 1 and "plotly.js v" not in second
+    assert not re.search(r"<script[^>]*\bsrc=", first + second)
+    assert len(second) < 100_000
+
+
+def test_core_never_imports_the_lab():
+    for path in (ROOT / "core").glob("*.py"):
+        assert "footprint_lab.lab" not in path.read_text(encoding="utf-8"), path.name
+    for layer in ("engine", "providers", "context", "explain", "flow"):
+        for path in (ROOT / layer).glob("*.py"):
+            assert "footprint_lab.lab" not in path.read_text(encoding="utf-8"), path.name
+
+
+def test_a_run_displays_without_the_extension_in_a_fresh_interpreter():
+    import subprocess
+    import sys
+
+    code = ("from footprint_lab import Agent\nfrom footprint_lab.providers import mock\nimport sys\n"
+            "run = Agent(provider=mock(reply='ok')).run_sync('hi')\n"
+            "assert 'footprint_lab.lab.views' not in sys.modules\n"
+            "bundle = run._repr_mimebundle_()\n"
+            "assert 'data-fl-answer' in bundle['text/html'] and 'plotly' not in sys.modules\n")
+    subprocess.run([sys.executable, "-c", code], check=True)
+
+
+def test_the_run_bundle_is_what_a_run_displays(planted):
+    bundle = run_bundle(planted.recording)
+    assert bundle[RECORDING_MIME] == planted._repr_mimebundle_()[RECORDING_MIME]
