@@ -59,6 +59,42 @@ def awaited_ms(action: Callable[[], Awaitable[Any]], repeats: int) -> list[float
     return asyncio.run(samples_async_ms(action, repeats))
 
 
+def interleaved_ms(rounds: int, batch: int, **blocks: Callable[[int], None]) -> dict[str, list[float]]:
+    """Per-call ms of each named action, timed in blocks of ``batch`` calls, the blocks taking turns.
+
+    For ratios between spellings of one run: on a shared machine the load changes from one
+    second to the next, and blocks that alternate meet the same load, where two long series
+    one after the other would not. Each block gives one sample (its mean per call).
+    """
+    samples: dict[str, list[float]] = {name: [] for name in blocks}
+    for _ in range(rounds):
+        for name, block in blocks.items():
+            started = time.perf_counter_ns()
+            block(batch)
+            samples[name].append((time.perf_counter_ns() - started) / 1e6 / batch)
+    return samples
+
+
+def awaited_block(loop: asyncio.AbstractEventLoop, action: Callable[[], Awaitable[Any]]) -> Callable[[int], None]:
+    """A block of ``await action()`` calls made inside one coroutine on ``loop``."""
+
+    async def calls(count: int) -> None:
+        for _ in range(count):
+            await action()
+
+    return lambda count: loop.run_until_complete(calls(count))
+
+
+def called_block(action: Callable[[], Any]) -> Callable[[int], None]:
+    """A block of ``action()`` calls from plain code."""
+
+    def calls(count: int) -> None:
+        for _ in range(count):
+            action()
+
+    return calls
+
+
 def machine() -> dict[str, Any]:
     return {"cores": os.cpu_count(), "python": platform.python_version(), "platform": platform.platform(terse=True)}
 
