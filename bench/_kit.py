@@ -59,16 +59,23 @@ def awaited_ms(action: Callable[[], Awaitable[Any]], repeats: int) -> list[float
     return asyncio.run(samples_async_ms(action, repeats))
 
 
-def interleaved_ms(rounds: int, batch: int, **blocks: Callable[[int], None]) -> dict[str, list[float]]:
+def interleaved_ms(rounds: int, batch: int, *, collect: bool = False,
+                   **blocks: Callable[[int], None]) -> dict[str, list[float]]:
     """Per-call ms of each named action, timed in blocks of ``batch`` calls, the blocks taking turns.
 
     For ratios between spellings of one run: on a shared machine the load changes from one
     second to the next, and blocks that alternate meet the same load, where two long series
-    one after the other would not. Each block gives one sample (its mean per call).
+    one after the other would not; short blocks (a few ms) are also less often cut by the
+    scheduler, whose pauses a long block would count as its own time. Each block gives one
+    sample (its mean per call). With ``collect``, each block starts from a collected heap, so
+    that no side pays for the garbage the other left (a peer that allocates much more would
+    otherwise hand its collections to the next block).
     """
     samples: dict[str, list[float]] = {name: [] for name in blocks}
     for _ in range(rounds):
         for name, block in blocks.items():
+            if collect:
+                gc.collect()
             started = time.perf_counter_ns()
             block(batch)
             samples[name].append((time.perf_counter_ns() - started) / 1e6 / batch)

@@ -257,3 +257,15 @@ async def test_a_recordings_lists_are_built_on_first_use_and_read_and_dump_like_
     recording.annotations.append({"note": "checked"})
     recording.events.append(recording.events[0])  # a list to change, like any other
     assert recording.events[-1] == recording.events[0]
+
+
+def test_a_recordings_rows_sort_and_add_like_lists():
+    run = Agent(provider=mock(replies=[{"tool": "noop", "args": {}}, "done"]),
+                tools=[define_tool(name="noop", description="x", input_schema={"type": "object"}, fn=lambda: "ok")]
+                ).run_sync("go")
+    events = run.recording.events
+    newest_first = sorted(events, key=lambda e: -e.seq)
+    events.sort(key=lambda e: -e.seq)
+    assert list(events) == newest_first and events.index(newest_first[0]) == 0
+    extra = newest_first[:1]
+    assert (events + extra)[-1] == newest_first[0] and (extra + events)[1:] == newest_first

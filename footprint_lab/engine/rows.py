@@ -106,6 +106,10 @@ class Rows(MutableSequence[Item]):
     def __radd__(self, other: Iterable[Item]) -> list[Item]:
         return [*other, *self.items()]
 
+    def sort(self, *, key: Callable[[Item], Any] | None = None, reverse: bool = False) -> None:
+        """Sort in place, as ``list.sort``."""
+        self.items().sort(key=key, reverse=reverse)
+
     def copy(self) -> list[Item]:
         """A shallow copy, as a list."""
         return list(self.items())
