@@ -2,6 +2,7 @@
 
 Scenarios (issues 2 and 13), full recording on, one process:
 
+- (these first two timed as CPU time of interleaved blocks, see ``_kit.interleaved_ms``)
 - a 1-turn run and a 5-iteration scripted run (four rounds of one ``noop`` tool call, then
   ``final``), each awaited (``await agent.run``, inside one event loop) and through
   ``agent.run_sync`` (from plain code), side by side with pydantic-ai's ``Agent`` on a
@@ -86,26 +87,27 @@ def spellings(report: Report, iterations: int, rounds: int) -> None:
     blocks = {"awaited": awaited_block(loop, lambda: ours.run("go")),
               "run_sync": called_block(lambda: ours.run_sync("go"))}
     interleaved_ms(20, 10, **blocks)  # warm both paths and the caches
-    ours_ms = interleaved_ms(rounds * 10, 10 if iterations == 1 else 3, **blocks)
+    ours_ms = interleaved_ms(rounds * 10, 10 if iterations == 1 else 3, cpu=True, **blocks)
     awaited, synced = ours_ms["awaited"], ours_ms["run_sync"]
     ratio = statistics.median(synced) / statistics.median(awaited)
     report.add(f"{label}, run_sync vs awaited", synced, size=f"{iterations} iter", goal="<= 1.3x the awaited run",
                met=ratio <= 1.3, peer="awaited run", peer_samples=awaited, ratio=ratio,
-               note="short blocks of runs, the two spellings taking turns")
+               note="CPU time of short blocks of runs, the two spellings taking turns")
     if theirs is None:
         print("  pydantic-ai is not installed (pip install 'footprint_lab[bench]'): peer rows skipped")
         return
     peer_blocks = {"awaited": awaited_block(loop, lambda: theirs.run("go")),
                    "run_sync": called_block(lambda: theirs.run_sync("go"))}
     interleaved_ms(1, 3, **peer_blocks)
-    both = interleaved_ms(max(3, rounds), 5, collect=True, **{f"ours {name}": block for name, block in blocks.items()},
+    both = interleaved_ms(max(3, rounds), 5, collect=True, cpu=True,
+                          **{f"ours {name}": block for name, block in blocks.items()},
                           **{f"peer {name}": block for name, block in peer_blocks.items()})
     for spelling in ("awaited", "run_sync"):
         mine, theirs_ms = both[f"ours {spelling}"], both[f"peer {spelling}"]
         ratio = statistics.median(theirs_ms) / statistics.median(mine)
         report.add(f"{label}, {spelling}", mine, size=f"{iterations} iter", goal=">= 30x faster than the peer",
                    met=ratio >= 30, peer=f"pydantic-ai {spelling}", peer_samples=theirs_ms, ratio=ratio,
-                   note="blocks of 5 runs from a collected heap, ours and the peer's taking turns")
+                   note="CPU time of blocks of 5 runs from a collected heap, ours and the peer's taking turns")
     loop.close()
 
 

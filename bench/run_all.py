@@ -5,9 +5,10 @@ with ``--results``; this collects the rows they append and writes the table: per
 size, median, min and max, the goal, the peer or baseline it is compared with (measured in the
 same process as the scenario) and the ratio, with the machine it ran on.
 
-``python bench/run_all.py`` writes bench/RESULTS.md; ``--quick`` runs each in its quick mode
-and writes nowhere unless ``--out`` says where. Not part of the test command, which runs each
-benchmark with ``--quick`` on its own.
+``python bench/run_all.py`` writes bench/RESULTS.md (and its rows as bench/RESULTS.jsonl);
+``python bench/run_all.py bench_agent`` runs one again and replaces only its rows. ``--quick``
+runs each in its quick mode and writes nowhere unless ``--out`` says where. Not part of the
+test command, which runs each benchmark with ``--quick`` on its own.
 """
 
 from __future__ import annotations
@@ -88,6 +89,13 @@ def main() -> None:
     os.environ.setdefault("PYTHONPATH", str(HERE.parent))
     rows, failed = run_benches(args.quick, args.only)
     out = args.out or (None if args.quick else str(HERE / "RESULTS.md"))
+    kept = Path(out).with_suffix(".jsonl") if out else None
+    if kept is not None and args.only and kept.exists():  # the other benchmarks' rows stay as they were
+        ran = {row["area"] for row in rows}
+        earlier = [json.loads(line) for line in kept.read_text(encoding="utf-8").splitlines() if line.strip()]
+        rows = [row for row in earlier if row["area"] not in ran] + rows
+    if kept is not None:
+        kept.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     text = table(rows, args.quick, failed)
     if out:
         Path(out).write_text(text, encoding="utf-8")
