@@ -59,7 +59,7 @@ def awaited_ms(action: Callable[[], Awaitable[Any]], repeats: int) -> list[float
     return asyncio.run(samples_async_ms(action, repeats))
 
 
-def interleaved_ms(rounds: int, batch: int, *, collect: bool = False, cpu: bool = False,
+def interleaved_ms(rounds: int, batch: int, *, collect: bool = False,
                    **blocks: Callable[[int], None]) -> dict[str, list[float]]:
     """Per-call ms of each named action, timed in blocks of ``batch`` calls, the blocks taking turns.
 
@@ -69,12 +69,10 @@ def interleaved_ms(rounds: int, batch: int, *, collect: bool = False, cpu: bool 
     scheduler, whose pauses a long block would count as its own time. Each block gives one
     sample (its mean per call). With ``collect``, each block starts from a collected heap, so
     that no side pays for the garbage the other left (a peer that allocates much more would
-    otherwise hand its collections to the next block). With ``cpu``, a block is timed by the
-    process's CPU clock instead of the wall clock: for work that never waits (a scripted run on
-    the mock, the peer's FunctionModel), that leaves out the time the scheduler gives the
-    machine's other processes, which on a loaded shared machine is most of the variance.
+    otherwise hand its collections to the next block). Wall time: the peer hands its model
+    function to a worker thread and waits, which a user waits for too.
     """
-    clock = time.process_time_ns if cpu else time.perf_counter_ns
+    clock = time.perf_counter_ns
     samples: dict[str, list[float]] = {name: [] for name in blocks}
     for _ in range(rounds):
         for name, block in blocks.items():
