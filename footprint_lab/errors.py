@@ -1,53 +1,63 @@
-"""Every refusal footprint_lab can raise, in one place.
+"""Every error footprint_lab can raise on purpose, in one place.
 
-Each is raised before anything runs, carries a stable ``code``, describes what arrived by
-shape only, and says how to fix it. The tree::
+Two roots, one shape (``CodedError``: a stable ``code``, typed ``fields``, a message that
+says what arrived by shape only and how to fix it):
 
-    Refusal                              footprint_lab.engine.refusal
-    ├── InvalidRunInputError             ERR_INVALID_RUN_INPUT      core.door
-    ├── ListenerError                    ERR_LISTENER               core.runner
-    ├── RunInFlightError                 ERR_RUN_IN_FLIGHT          core.conversation
-    ├── PendingQuestionError             ERR_PENDING_QUESTION       core.conversation
-    ├── NoConversationError              ERR_NO_CONVERSATION        core.conversation
-    ├── ResumeIdentityConflictError      ERR_SESSION_OWNERSHIP_CONFLICT  core.conversation
-    ├── ResumeRedactionError             ERR_RESUME_REDACTION       core.conversation
-    ├── InvalidCheckpointError           ERR_INVALID_CHECKPOINT     core.checkpoint
-    ├── ConversationMismatchError        ERR_CONVERSATION_MISMATCH  core.checkpoint
-    ├── InvalidQuestionError             ERR_INVALID_QUESTION       core.pause
-    ├── AgentConfigError                 ERR_AGENT_CONFIG           core.agent
-    ├── DuplicateToolError               ERR_DUPLICATE_TOOL         core.agent
-    ├── LLMCallContextError              ERR_LLM_CALL_CONTEXT       core.llm_call
-    ├── InvalidIdentityError             ERR_INVALID_IDENTITY       core.identity
-    ├── ToolDefinitionError              ERR_TOOL_DEFINITION        core.tools
-    ├── ParentRunRefusedError            ERR_PARENT_RUN_REFUSED     core.member_run
-    ├── MemberIdentityError              ERR_MEMBER_NO_IDENTITY     core.member_run
-    ├── ResumeRequestConflictError       ERR_RESUME_REQUEST_CONFLICT core.member_run
-    ├── CompositionConfigError           ERR_COMPOSITION_CONFIG     flow.refusals
-    ├── EmptyCompositionError            ERR_EMPTY_COMPOSITION      flow.refusals
-    ├── DuplicateStepError               ERR_DUPLICATE_STEP         flow.refusals
-    ├── LoopBudgetError                  ERR_LOOP_BUDGET            flow.refusals
-    ├── GraphCycleError                  ERR_GRAPH_CYCLE            flow.refusals
-    ├── ResumeDivergedError              ERR_RESUME_DIVERGED        flow.refusals
-    ├── RedactionConfigError             ERR_REDACTION_CONFIG       engine.redaction
-    ├── CallNotFoundError                ERR_CALL_NOT_FOUND         core.run
-    ├── AnnotationError                  ERR_ANNOTATION             core.run
-    ├── ContextDeclarationError          ERR_CONTEXT_DECLARATION    context.declarations
-    ├── FactRoleError                    ERR_FACT_ROLE              context.declarations
-    ├── ContextConfigError               ERR_CONTEXT_CONFIG         context.assembly
-    ├── DuplicateContextIdError          ERR_DUPLICATE_CONTEXT_ID   context.assembly
-    ├── UnknownFactReferenceError        ERR_UNKNOWN_FACT_REF       context.assembly
-    ├── ExplainConfigError               ERR_EXPLAIN_CONFIG         explain.checks
-    ├── UnknownStepError                 ERR_UNKNOWN_STEP           explain.custody
-    ├── InfluenceStrategyError           ERR_INFLUENCE_STRATEGY     explain.influence
-    ├── UnknownSourceError               ERR_UNKNOWN_SOURCE         explain.rerun
-    ├── NothingToLocalizeError           ERR_NOTHING_TO_LOCALIZE    explain.ablation
-    ├── UnknownRunError                  ERR_UNKNOWN_RUN            lab.refusals
-    ├── MagicInputError                  ERR_MAGIC_INPUT            lab.refusals
-    ├── MockScriptError                  ERR_MOCK_SCRIPT            providers.mock
-    └── ProviderError                    ERR_PROVIDER               providers.errors
-        ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY
-        ├── ProviderConfigError          ERR_PROVIDER_CONFIG
-        ├── ProviderAuthError            ERR_PROVIDER_AUTH
+- a ``Refusal`` is raised at a door *before anything runs*: nothing was sent, billed or recorded;
+- a ``RunFailure`` happens *while running*: steps ran and calls may have been charged, and the
+  error says what was done, where it is kept, and (``retryable`` / ``resumable``) whether
+  trying again can help.
+
+The tree::
+
+    CodedError                           ERR_FOOTPRINT_LAB          engine.refusal
+    ├── Refusal                          ERR_REFUSED                engine.refusal
+    │   ├── InvalidRunInputError         ERR_INVALID_RUN_INPUT      core.door
+    │   ├── ListenerError                ERR_LISTENER               core.runner
+    │   ├── RunInFlightError             ERR_RUN_IN_FLIGHT          core.conversation
+    │   ├── PendingQuestionError         ERR_PENDING_QUESTION       core.conversation
+    │   ├── NoConversationError          ERR_NO_CONVERSATION        core.conversation
+    │   ├── ResumeIdentityConflictError  ERR_SESSION_OWNERSHIP_CONFLICT  core.conversation
+    │   ├── ResumeRedactionError         ERR_RESUME_REDACTION       core.conversation
+    │   ├── InvalidCheckpointError       ERR_INVALID_CHECKPOINT     core.checkpoint
+    │   ├── ConversationMismatchError    ERR_CONVERSATION_MISMATCH  core.checkpoint
+    │   ├── InvalidQuestionError         ERR_INVALID_QUESTION       core.pause
+    │   ├── AgentConfigError             ERR_AGENT_CONFIG           core.agent
+    │   ├── DuplicateToolError           ERR_DUPLICATE_TOOL         core.agent
+    │   ├── LLMCallContextError          ERR_LLM_CALL_CONTEXT       core.llm_call
+    │   ├── InvalidIdentityError         ERR_INVALID_IDENTITY       core.identity
+    │   ├── ToolDefinitionError          ERR_TOOL_DEFINITION        core.tools
+    │   ├── ParentRunRefusedError        ERR_PARENT_RUN_REFUSED     core.member_run
+    │   ├── MemberIdentityError          ERR_MEMBER_NO_IDENTITY     core.member_run
+    │   ├── ResumeRequestConflictError   ERR_RESUME_REQUEST_CONFLICT core.member_run
+    │   ├── CompositionConfigError       ERR_COMPOSITION_CONFIG     flow.refusals
+    │   ├── EmptyCompositionError        ERR_EMPTY_COMPOSITION      flow.refusals
+    │   ├── DuplicateStepError           ERR_DUPLICATE_STEP         flow.refusals
+    │   ├── LoopBudgetError              ERR_LOOP_BUDGET            flow.refusals
+    │   ├── GraphCycleError              ERR_GRAPH_CYCLE            flow.refusals
+    │   ├── ResumeDivergedError          ERR_RESUME_DIVERGED        flow.refusals
+    │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine.redaction
+    │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core.run
+    │   ├── AnnotationError              ERR_ANNOTATION             core.run
+    │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context.declarations
+    │   ├── FactRoleError                ERR_FACT_ROLE              context.declarations
+    │   ├── ContextConfigError           ERR_CONTEXT_CONFIG         context.assembly
+    │   ├── DuplicateContextIdError      ERR_DUPLICATE_CONTEXT_ID   context.assembly
+    │   ├── UnknownFactReferenceError    ERR_UNKNOWN_FACT_REF       context.assembly
+    │   ├── ExplainConfigError           ERR_EXPLAIN_CONFIG         explain.checks
+    │   ├── UnknownStepError             ERR_UNKNOWN_STEP           explain.custody
+    │   ├── InfluenceStrategyError       ERR_INFLUENCE_STRATEGY     explain.influence
+    │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         explain.rerun
+    │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain.ablation
+    │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
+    │   ├── MagicInputError              ERR_MAGIC_INPUT            lab.refusals
+    │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers.mock
+    │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers.errors (also a ProviderError)
+    │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers.errors (also a ProviderError)
+    └── RunFailure                       ERR_RUN_FAILED             engine.refusal
+        ├── RunCheckpointError           ERR_RUN_CHECKPOINT         core.checkpoint
+        │       a run failed after at least one completed tool round; .checkpoint keeps what was done
+        ├── ProviderAuthError            ERR_PROVIDER_AUTH          providers.errors (also a ProviderError)
         ├── ModelNotFoundError           ERR_PROVIDER_MODEL_NOT_FOUND
         ├── ContextWindowError           ERR_PROVIDER_CONTEXT_WINDOW
         ├── ProviderRequestError         ERR_PROVIDER_REQUEST
@@ -57,14 +67,9 @@ shape only, and says how to fix it. The tree::
         ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
         └── ProviderResponseError        ERR_PROVIDER_RESPONSE
 
-Every ``ProviderError`` says in ``retryable`` whether calling again (or resuming the run
-from its checkpoint) can help.
-
-Not a refusal (work was done before it), so not in ``__all__``, but coded the same way and
-importable from here and from the top level::
-
-    RunCheckpointError                   ERR_RUN_CHECKPOINT         core.checkpoint
-        a run failed after at least one completed tool round; .checkpoint keeps what was done
+``ProviderError`` (``ERR_PROVIDER``, providers.errors) is the family of the provider classes
+above, on both sides: ``except ProviderError`` catches them all, and each says in
+``retryable`` whether calling again (or resuming the run from its checkpoint) can help.
 """
 
 from __future__ import annotations
@@ -72,8 +77,7 @@ from __future__ import annotations
 from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
 from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
 from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
-from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError
-from footprint_lab.core.checkpoint import RunCheckpointError as RunCheckpointError  # not a refusal: see above
+from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
 from footprint_lab.core.conversation import (
     NoConversationError,
     PendingQuestionError,
@@ -90,7 +94,7 @@ from footprint_lab.core.run import AnnotationError, CallNotFoundError
 from footprint_lab.core.runner import ListenerError
 from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.redaction import RedactionConfigError
-from footprint_lab.engine.refusal import Refusal
+from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
 from footprint_lab.explain.ablation import NothingToLocalizeError
 from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.custody import UnknownStepError
@@ -125,6 +129,7 @@ __all__ = [
     "AgentConfigError",
     "AnnotationError",
     "CallNotFoundError",
+    "CodedError",
     "CompositionConfigError",
     "ContextConfigError",
     "ContextDeclarationError",
@@ -169,6 +174,8 @@ __all__ = [
     "ResumeIdentityConflictError",
     "ResumeRedactionError",
     "ResumeRequestConflictError",
+    "RunCheckpointError",
+    "RunFailure",
     "RunInFlightError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import footprint_lab
 from footprint_lab import errors
-from footprint_lab.engine.refusal import Refusal
+from footprint_lab.engine.refusal import Refusal, RunFailure
 
 CONVERSATION_ERRORS = {
     "RunInFlightError": "ERR_RUN_IN_FLIGHT",
@@ -31,5 +31,6 @@ def test_each_error_has_its_code_fields_and_place_in_the_tree() -> None:
         cls = getattr(errors, name)
         assert name in (errors.__doc__ or "")
         assert cls.code == code and cls.fields
-        is_refusal = name != "RunCheckpointError"  # work was done before it: not a refusal
-        assert issubclass(cls, Refusal) == is_refusal and (name in errors.__all__) == is_refusal
+        is_refusal = name != "RunCheckpointError"  # work was done before it: a failure while running
+        assert issubclass(cls, Refusal) == is_refusal and issubclass(cls, RunFailure) != is_refusal
+        assert name in errors.__all__

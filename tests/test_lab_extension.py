@@ -9,7 +9,7 @@ from nbclient.exceptions import CellExecutionError
 from nbformat.v4 import new_code_cell, new_notebook
 
 from footprint_lab.errors import InvalidRunInputError
-from footprint_lab.lab.cards import refusal_card_html
+from footprint_lab.lab.cards import error_card_html
 
 SECRET = "sk-live-DO-NOT-SHOW-1234567890abcdef"
 
@@ -48,7 +48,7 @@ def test_run_all_stops_at_the_refused_cell():
 
 def test_card_escapes_everything_and_shows_the_fields():
     refusal = InvalidRunInputError("Agent.run", "<script>alert(1)</script>", "hint <b>x</b>")
-    html = refusal_card_html(refusal)
+    html = error_card_html(refusal)
     assert "<script>alert" not in html and "&lt;script&gt;" in html
     assert "<b>x</b>" not in html
     assert "received" in html and "runner" in html

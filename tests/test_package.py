@@ -8,7 +8,7 @@ import sys
 
 import footprint_lab
 from footprint_lab import errors
-from footprint_lab.engine.refusal import Refusal
+from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
 
 #: The public modules and what a user imports from each (ARCHITECTURE.md, "Public names").
 PROMISED = {
@@ -54,11 +54,16 @@ def test_exported_names_are_the_librarys_own_objects():
                 assert (value.__doc__ or "").strip(), f"{module}.{name} has no docstring to teach its use"
 
 
-def test_every_refusal_is_exported_at_top_level_and_has_a_code():
+ROOTS = (CodedError, Refusal, RunFailure)
+
+
+def test_every_error_is_exported_at_top_level_and_has_a_code():
     for name in errors.__all__:
         cls = getattr(footprint_lab, name)
-        assert issubclass(cls, Refusal)
-        assert cls is Refusal or (cls.code.startswith("ERR_") and cls.code != Refusal.code)
+        assert issubclass(cls, CodedError)
+        assert cls in ROOTS or (cls.code.startswith("ERR_") and cls.code not in {root.code for root in ROOTS})
+        # one root each (CodedError and the ProviderError family span both)
+        assert issubclass(cls, Refusal) != issubclass(cls, RunFailure) or name in {"CodedError", "ProviderError"}
         assert name in errors.__doc__
 
 
@@ -75,10 +80,10 @@ def test_no_refusal_class_is_left_out_of_the_errors_module():
             yield from descendants(sub)
 
     # every class with a code of its own is raised somewhere, so a user must be able to import it
-    coded = {cls.__name__ for cls in descendants(Refusal) if "code" in vars(cls) and cls.__module__.startswith(
+    coded = {cls.__name__ for cls in descendants(CodedError) if "code" in vars(cls) and cls.__module__.startswith(
         "footprint_lab.")}
     assert coded - set(errors.__all__) == set()
-    assert len(coded) == len(errors.__all__) - 1  # every name but Refusal itself, and no two with one name
+    assert len(coded) == len(errors.__all__) - 1  # every name but CodedError itself, and no two with one name
 
 
 def test_each_refusal_code_names_one_class():

@@ -264,6 +264,9 @@ class TurnContext:
         self._landed_tools: frozenset[str] = frozenset()
         self._recalled: dict[str, list[dict[str, Any]]] = {}
         self._retrieved: dict[str, list[tuple[int, float]]] = {}
+        for injection, _, _ in plan.entries:
+            if injection.data is not None:  # structured data: the policy sees its keys before its text
+                rec.learn(injection.data)
 
     # -- the assemble step ----------------------------------------------------------------
     def land(

@@ -42,6 +42,7 @@ from footprint_lab.context.retrieval import BM25Scorer, Chunk, RetrievalIndex, c
 from footprint_lab.context.triggers import LLMActivated, Trigger, llm_activated, rule
 from footprint_lab.engine.captured import Cache, Slot
 from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
+from footprint_lab.engine.unicode import is_sound
 
 #: What a declaration id may be: short, and safe to show in any message or view.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -114,6 +115,9 @@ class Injection:
     text: str
     declared_at: str | None
     role: str | None = None
+    #: a fact's data as declared, when it was not a string: a redaction policy reads its keys
+    #: before the data is turned into text (a key rule cannot find a key in JSON text)
+    data: Any = None
 
 
 @dataclass(frozen=True, slots=True, kw_only=True, eq=False)
@@ -198,6 +202,12 @@ def _check_text(declaration: str, injection_id: str, setting: str, value: Any) -
             declaration, setting, value, "must be a non-empty string: it is the text the model is given",
             injection_id=injection_id,
             received="a blank string" if isinstance(value, str) else None,
+        )
+    if not is_sound(value):
+        raise ContextDeclarationError(
+            declaration, setting, value,
+            "must be text that can be saved as UTF-8 (decode bytes with their real encoding, or errors='replace')",
+            injection_id=injection_id, received="a string holding a lone surrogate",
         )
     return value
 
@@ -299,7 +309,7 @@ def define_fact(
     return Injection(
         id=fact_id, kind="fact", slot=cast(Slot, slot), trigger=_trigger("define_fact", fact_id, active_when, trigger),
         cache=_check_cache("define_fact", fact_id, cache), text=_fact_text(fact_id, data),
-        declared_at=_call_site(), role=role,
+        declared_at=_call_site(), role=role, data=None if isinstance(data, str) else data,
     )
 
 

@@ -61,6 +61,7 @@ from footprint_lab.core.turn import PAUSE, Turn, input_refused
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
+from footprint_lab.engine.unicode import is_sound
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
 SYSTEM = ("slots", "system")
@@ -136,6 +137,10 @@ class Agent(Conversation, Runner):
             raise AgentConfigError(runner, "model", describe_shape(model), "must be a model name string")
         if not isinstance(system, str):
             raise AgentConfigError(runner, "system", describe_shape(system), "must be a string system prompt")
+        if not is_sound(system):
+            raise AgentConfigError(runner, "system", "a string holding a lone surrogate",
+                                   "must be text that can be saved as UTF-8 (decode bytes with their real "
+                                   "encoding, or errors='replace')")
         if not isinstance(max_iterations, int) or isinstance(max_iterations, bool) or not 1 <= max_iterations <= 10_000:
             raise AgentConfigError(
                 runner, "max_iterations", describe_shape(max_iterations), "must be a whole number from 1 to 10000"
@@ -416,7 +421,7 @@ class Agent(Conversation, Runner):
         started = perf_counter_ns()
 
         on_token, flush_tokens = rec.token_stream(step_id)
-        response = await self.provider.complete(request, on_token)
+        response = (await self.provider.complete(request, on_token)).made_sound()
         flush_tokens()
         duration_ms = (perf_counter_ns() - started) / 1e6
         usage = response.usage
@@ -465,7 +470,9 @@ class Agent(Conversation, Runner):
                 ctx = ToolContext(run_id=turn.run_id, tool_call_id=call.id, tool_name=call.name,
                                   identity=turn.identity, memory_identity=turn.memory)
                 try:
-                    content = result_text(await tool.invoke(call.args, ctx))
+                    result = await tool.invoke(call.args, ctx)
+                    rec.learn(result)  # a structured result's covered keys are read before it becomes text
+                    content = result_text(result)
                     is_error = False
                 except Exception as exc:
                     content = f"Error: tool '{call.name}' raised {type(exc).__name__}: {exc}"

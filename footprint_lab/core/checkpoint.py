@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict
 from footprint_lab.core.identity import IDENTITY_FIELDS
 from footprint_lab.core.leg import Saved, thaw, turn_position
 from footprint_lab.engine.recording import jsonable
-from footprint_lab.engine.refusal import Refusal, describe_shape, show_error
+from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT_FIELDS = (
@@ -368,10 +368,10 @@ def resume_can_help(cause: BaseException) -> tuple[bool, str]:
     return True, ""
 
 
-class RunCheckpointError(Exception):
+class RunCheckpointError(RunFailure):
     """Raised when a run fails after at least one completed tool round.
 
-    Not a refusal: work was done. Nothing of it is lost: ``checkpoint`` holds the conversation
+    A :class:`RunFailure`, not a refusal: work was done. Nothing of it is lost: ``checkpoint`` holds the conversation
     up to the last completed round, ``cause`` the original error. ``stage`` says where it failed
     (``call-llm``, ``tool`` or another step), ``iteration`` in which loop iteration, ``step_id``
     the step, and ``resumable`` whether ``agent.resume_on_error(err.checkpoint)`` can get past
@@ -380,10 +380,6 @@ class RunCheckpointError(Exception):
 
     code: ClassVar[str] = "ERR_RUN_CHECKPOINT"
     fields: ClassVar[tuple[str, ...]] = ("stage", "iteration", "step_id", "resumable", "checkpoint", "cause")
-
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        """Displayed, it is a card like a refusal's: what failed, and the checkpoint that keeps the work."""
-        return show_error(self, include, exclude)
 
     def __init__(
         self, door: str, *, checkpoint: Checkpoint, saved: Saved, cause: BaseException, stage: str,
@@ -405,7 +401,6 @@ class RunCheckpointError(Exception):
             f"conversation up to the last completed round, and err.cause the original error ({named}). {then}"
         )
         super().__init__(message)
-        self.message = message
         self.checkpoint = checkpoint
         self.cause = cause
         self.stage = stage
@@ -413,7 +408,3 @@ class RunCheckpointError(Exception):
         self.step_id = step_id
         self.resumable = resumable
         self._saved = saved
-
-    def evidence(self) -> dict[str, Any]:
-        """The typed fields, by name (what a card shows beside the message)."""
-        return {name: getattr(self, name, None) for name in self.fields}

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.unicode import sound_text
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -187,13 +188,14 @@ class _SignatureArguments:
 
 
 def result_text(result: Any) -> str:
-    """A tool's return value as the text the model reads."""
+    """A tool's return value as the text the model reads (and the record keeps): always text
+    that can be saved, a lone surrogate made U+FFFD (:mod:`footprint_lab.engine.unicode`)."""
     if isinstance(result, str):
-        return result
+        return sound_text(result)
     try:
-        return json.dumps(result, default=str, ensure_ascii=False)
+        return sound_text(json.dumps(result, default=str, ensure_ascii=False))
     except (TypeError, ValueError):
-        return str(result)
+        return sound_text(str(result))
 
 
 def _check_ctx(fn: Callable[..., Any], name: str | None) -> bool:

@@ -31,6 +31,8 @@ from collections.abc import Callable, Iterable
 from time import perf_counter_ns, time
 from typing import Any, Protocol
 
+from footprint_lab.engine.unicode import sound_text
+
 Path = tuple[str, ...]
 Listener = Callable[[Any], None]
 
@@ -246,6 +248,12 @@ class Recorder:
         policy = self.policy
         return value if policy is None else policy.scrub(value)
 
+    def learn(self, value: Any) -> None:
+        """Let the policy read structured data that will be captured only as text (a fact's
+        data as JSON): values under its covered keys are then masked in that text too."""
+        if self.policy is not None:
+            self.policy.scrub(value)
+
     # -- events -----------------------------------------------------------------------
     def emit(self, type_: str, step_id: str, payload: dict[str, Any]) -> None:
         """Record an event and deliver it to the listeners, in order (``run_end`` also seals the capture)."""
@@ -316,7 +324,7 @@ class Recorder:
         """
 
         def emit(text: str) -> None:
-            self.emit("token", step_id, {"text": text})
+            self.emit("token", step_id, {"text": sound_text(text)})
 
         policy = self.policy
         if policy is None:
@@ -326,7 +334,7 @@ class Recorder:
         if not isinstance(policy, RunScrubber):  # another scrubber: each piece is scrubbed on its own
             return emit, _nothing
 
-        gate = TokenGate(policy, lambda text: self._event("token", step_id, {"text": text}))  # scrubbed by the gate
+        gate = TokenGate(policy, lambda text: self._event("token", step_id, {"text": sound_text(text)}))  # scrubbed
         return gate.feed, gate.flush
 
     # -- steps ------------------------------------------------------------------------

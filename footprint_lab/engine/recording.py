@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -305,6 +306,16 @@ def _maker(cls: type[_Data]) -> Any:
     ToolCallRecord, Recording))
 
 
+def _unchanged(value: Any) -> Any:
+    return value
+
+
+def _sweeper(recorder: Recorder) -> Callable[[Any], Any]:
+    """The policy's sweep of secrets learned during the run, or nothing to do."""
+    sweep: Callable[[Any], Any] | None = getattr(recorder.policy, "sweep", None)
+    return sweep if sweep is not None else _unchanged
+
+
 def build_recording(
     recorder: Recorder,
     *,
@@ -334,11 +345,14 @@ def build_recording(
         return _step({"step_id": s[0], "stage": s[1], "iteration": s[2], "status": s[5],
                       "started_ms": (s[3] - start) / 1e6, "duration_ms": ((s[4] or s[3]) - s[3]) / 1e6})
 
+    # Records scrubbed as they happened may predate a secret the policy learned later in the
+    # run (a password typed in the message, then put under a covered key): sweep them again.
+    sweep = _sweeper(recorder)
     captured_reads = recorder.reads
 
     def read(i: int) -> Read:
         r = captured_reads[i]
-        return _read({"step_id": r[0], "path": list(r[1]), "writer": r[2], "summary": r[3]})
+        return _read({"step_id": r[0], "path": list(r[1]), "writer": r[2], "summary": sweep(r[3])})
 
     captured_commits, paths, verbs, values = recorder.commits, recorder.entry_paths, recorder.entry_verbs, \
         recorder.entry_values
@@ -346,7 +360,8 @@ def build_recording(
     def commit(i: int) -> Commit:
         step_id, first, end = captured_commits[i]
         return _commit({"step_id": step_id, "entries": [
-            _entry({"path": list(paths[j]), "verb": verbs[j], "value": jsonable(values[j])}) for j in range(first, end)
+            _entry({"path": list(paths[j]), "verb": verbs[j], "value": jsonable(sweep(values[j]))})
+            for j in range(first, end)
         ]})
 
     captured_decisions = recorder.decisions
@@ -354,17 +369,18 @@ def build_recording(
     def decision(i: int) -> Decision:
         d = captured_decisions[i]
         return _decision({"step_id": d[0], "rule": d[1], "evidence": [
-            _rule({"rule": n, "reads": jsonable(r), "result": jsonable(x)}) for n, r, x in d[2]
-        ], "chosen": d[3]})
+            _rule({"rule": n, "reads": jsonable(sweep(r)), "result": jsonable(sweep(x))}) for n, r, x in d[2]
+        ], "chosen": sweep(d[3])})
 
     run_id = recorder.run_id
     seqs, types, event_steps, payloads = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
                                           recorder.event_payloads)
 
     def event(i: int) -> Event:
-        type_ = types[i]
-        return _event({"seq": seqs[i], "run_id": run_id, "type": type_,
-                       "step_id": event_steps[i], "payload": jsonable(expand_payload(type_, payloads[i]))})
+        type_, payload = types[i], payloads[i]
+        payload = expand_payload(type_, payload) if isinstance(payload, tuple) else sweep(payload)
+        return _event({"seq": seqs[i], "run_id": run_id, "type": type_, "step_id": event_steps[i],
+                       "payload": jsonable(payload)})
 
     captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
     return _recording({

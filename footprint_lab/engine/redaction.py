@@ -12,6 +12,9 @@ and the tools still get what they need.
 - ``patterns`` are regular expressions with names: a list is named for its content
   (``custom-<hash>``), a mapping names them itself, and ``builtins`` picks from the
   library's vocabulary (:data:`BUILTIN_PATTERNS`). A match becomes ``[redacted:<name>]``.
+  No input can stall a run in the matcher: the built-ins are written to run in linear time,
+  and a pattern the caller wrote runs under a time limit, past which the text it was
+  scanning is masked whole (fail closed: nothing it might have covered is shown).
 - Every run gets its own :class:`RunScrubber`, which counts what matched; the count becomes
   the ``Recording``'s redaction report and a checkpoint's redaction marks.
 
@@ -38,15 +41,34 @@ from footprint_lab.engine.refusal import SettingRefusal, describe_shape
 POLICY_FORMAT = "footprint_lab.redaction/1"
 
 #: The library's vocabulary of named patterns, usable as ``Redaction(builtins=[...])``.
+#:
+#: Each runs in time linear in the text it scans, whatever the text (bench/bench_redaction.py
+#: measures 1 MB of adversarial text per pattern). The forms keep to three habits: a pattern
+#: opens with a literal (or one character class) so the matcher's fast scan finds candidates,
+#: and checks the word boundary before it afterwards with a fixed-width look-behind; every
+#: repetition is possessive (``++``, ``{n,}+``) where giving characters back cannot help; and
+#: where a run could be rescanned from every position inside it (the local part of an email,
+#: the first segment of a token), a match may only start where that run starts, or the run
+#: stops where the next candidate begins. A private-key block missing its ``END`` line is
+#: masked to where its body ends, so a key cut short is still kept out.
+_EMAIL_LOCAL = r"[A-Za-z0-9._%+-]"
+_EMAIL_DOMAIN = r"@(?:[A-Za-z0-9-]*+\.)+[A-Za-z]{2,}+\b"
 BUILTIN_PATTERNS: dict[str, str] = {
-    "openai_key": r"\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}",
-    "anthropic_key": r"\bsk-ant-[A-Za-z0-9_-]{20,}",
-    "aws_access_key_id": r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b",
-    "github_token": r"\bgh[pousr]_[A-Za-z0-9]{36,}\b",
-    "bearer_token": r"(?i:\bbearer\s+[A-Za-z0-9._~+/-]{16,}=*)",
-    "jwt": r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}",
-    "private_key_block": r"-----BEGIN [A-Z ]*PRIVATE KEY-----[\s\S]*?-----END [A-Z ]*PRIVATE KEY-----",
-    "email": r"\b[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b",
+    "openai_key": r"sk-(?<!\wsk-)(?:proj-)?[A-Za-z0-9_-]{20,}+",
+    "anthropic_key": r"sk-ant-(?<!\wsk-ant-)[A-Za-z0-9_-]{20,}+",
+    "aws_access_key_id": r"(?:AKIA|ASIA)(?<!\w[A-Z]{4})[0-9A-Z]{16}\b",
+    "github_token": r"gh[pousr]_(?<!\wgh[pousr]_)[A-Za-z0-9]{36,}+\b",
+    "bearer_token": r"(?i:bearer(?<!\wbearer)\s++[A-Za-z0-9._~+/-]{16,}+=*+)",
+    "jwt": r"eyJ(?<![A-Za-z0-9_]eyJ)(?:[A-Za-z0-9_]++|-(?!eyJ))++\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+",
+    "private_key_block": (
+        r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:[^-]++|-(?!----))*+(?:-----END [A-Z ]{0,40}PRIVATE KEY-----)?"
+    ),
+    # from where a run of local-part characters starts (so no position inside it is tried again),
+    # and on through addresses glued to it, so a second address is never left half inside the first
+    "email": (
+        rf"{_EMAIL_LOCAL}(?<!{_EMAIL_LOCAL}{_EMAIL_LOCAL}){_EMAIL_LOCAL}*+{_EMAIL_DOMAIN}"
+        rf"(?:{_EMAIL_LOCAL}++{_EMAIL_DOMAIN})*+"
+    ),
 }
 
 #: Keys whose values :meth:`Redaction.standard` masks.
@@ -90,14 +112,63 @@ def normalize_key(key: str) -> str:
     return key.lower().replace("-", "").replace("_", "")
 
 
-class _Pattern:
-    __slots__ = ("fingerprint", "mask", "name", "regex")
+#: How long a pattern the caller wrote may spend on one text before the text is masked whole.
+PATTERN_TIME_LIMIT = 0.1
 
-    def __init__(self, name: str, regex: re.Pattern[str]) -> None:
+_REGEX_FLAGS = ("IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE", "ASCII", "UNICODE")
+
+
+class _Pattern:
+    """A named pattern. Built-ins run on :mod:`re` (their forms are linear); a pattern the caller
+    wrote runs on the :mod:`regex` engine under :data:`PATTERN_TIME_LIMIT`: a regular expression
+    can take time exponential in its input, and a run must not stall on what a user typed. A
+    text that outlasts the limit is masked whole (it cannot be shown which part matched, so no
+    part is shown), and counted as a match of that pattern."""
+
+    __slots__ = ("_bounded", "fingerprint", "mask", "name", "regex")
+
+    def __init__(self, name: str, regex: re.Pattern[str], *, builtin: bool = False) -> None:
         self.name = name
         self.regex = regex
         self.fingerprint = fingerprint(regex.pattern, regex.flags)
         self.mask = f"[redacted:{name}]"
+        self._bounded: Any = None if builtin else _time_bounded(regex)
+
+    def sub(self, text: str) -> tuple[str, int]:
+        """``text`` with every match masked, and how many there were."""
+        if self._bounded is None:
+            return self.regex.subn(self.mask, text)
+        try:
+            result: tuple[str, int] = self._bounded.subn(self.mask, text, timeout=PATTERN_TIME_LIMIT)
+        except TimeoutError:
+            return self.mask, 1
+        return result
+
+    def spans(self, text: str) -> list[tuple[int, int]]:
+        """Where the matches in ``text`` lie (all of it, when the time limit ran out)."""
+        if self._bounded is None:
+            return [m.span() for m in self.regex.finditer(text)]
+        try:
+            return [m.span() for m in self._bounded.finditer(text, timeout=PATTERN_TIME_LIMIT)]
+        except TimeoutError:
+            return [(0, len(text))]
+
+
+def _time_bounded(compiled: re.Pattern[str]) -> Any:
+    """``compiled`` on the :mod:`regex` engine, which can stop a search after a time limit."""
+    import regex
+
+    flags = 0
+    for flag in _REGEX_FLAGS:
+        if compiled.flags & getattr(re, flag):
+            flags |= getattr(regex, flag)
+    try:
+        return regex.compile(compiled.pattern, flags)
+    except regex.error:
+        raise RedactionConfigError(
+            "patterns", "a regular expression the time-bounded matcher cannot read",
+            "must use the syntax Python's re and the regex package share (no re-only constructs)",
+        ) from None
 
 
 class Redaction:
@@ -132,7 +203,7 @@ class Redaction:
                     "builtins", describe_shape(name),
                     f"must name built-in patterns; the library has: {', '.join(sorted(BUILTIN_PATTERNS))}",
                 )
-            compiled.append(_Pattern(name, re.compile(BUILTIN_PATTERNS[name])))
+            compiled.append(_Pattern(name, re.compile(BUILTIN_PATTERNS[name]), builtin=True))
         self._setup(key_list, compiled)
         if not self.keys and not self.patterns:
             raise RedactionConfigError(
@@ -314,19 +385,27 @@ class RunScrubber:
         self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
 
     def scrub(self, value: Any) -> Any:
-        """``value`` with every covered part masked; the original is never changed."""
+        """``value`` with every covered part masked; the original is never changed.
+
+        Mapping keys are scrubbed like values (a secret can be a key), and a number is
+        matched by its digits: once a value under a covered key is known, it is masked
+        wherever it shows up again, as text or as a number.
+        """
         if isinstance(value, str):
             return self._text(value)
-        if value is None or isinstance(value, bool | int | float):
+        if value is None or isinstance(value, bool):
             return value
+        if isinstance(value, int | float):
+            return self._learned.get(str(value), value) if self._learned else value
         if isinstance(value, dict):
             out: dict[Any, Any] = {}
             for key, item in value.items():
                 declared = self._keys.get(normalize_key(key)) if isinstance(key, str) else None
+                shown = self._key(key, out)
                 if declared is None or item is None:
-                    out[key] = self.scrub(item)
+                    out[shown] = self.scrub(item)
                 else:
-                    out[key] = self._mask_key(declared, item)
+                    out[shown] = self._mask_key(declared, item)
             return out
         if isinstance(value, list | tuple):
             return [self.scrub(item) for item in value]
@@ -335,20 +414,65 @@ class RunScrubber:
         # Anything else is recorded by its repr (as the Recording would), so scrub that text.
         return self._text(repr(value))
 
+    def _key(self, key: Any, taken: dict[Any, Any]) -> Any:
+        """A mapping key as it may be recorded (scrubbed like a value)."""
+        shown = self.scrub(key) if isinstance(key, str | int | float) and not isinstance(key, bool) else key
+        return _distinct(shown, taken)
+
     def _mask_key(self, declared: str, value: Any) -> str:
         name = f"key:{declared}"
         self.counts[name] = self.counts.get(name, 0) + 1
         mask = f"[redacted:{declared}]"
-        if isinstance(value, str) and len(value) >= _LEARN_MIN:
-            self._learned.setdefault(value, mask)
+        self._learn(value, mask)
         return mask
 
+    def _learn(self, value: Any, mask: str) -> None:
+        """Remember every text and number inside a masked value, to mask it wherever it shows up again."""
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, str | int | float):
+            text = str(value)
+            if len(text) >= _LEARN_MIN:
+                self._learned.setdefault(text, mask)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self._learn(key, mask)
+                self._learn(item, mask)
+        elif isinstance(value, list | tuple | set | frozenset):
+            for item in value:
+                self._learn(item, mask)
+        elif hasattr(value, "model_dump"):
+            self._learn(value.model_dump(mode="json"), mask)
+
+    def sweep(self, value: Any) -> Any:
+        """``value`` with every secret learned so far masked again, counting nothing.
+
+        A record captured before a secret was learned (the user's message naming a password
+        that a later tool call puts under a covered key) is swept when the ``Recording`` is
+        built, so the saved evidence is consistent whatever the order things happened in.
+        """
+        if not self._learned:
+            return value
+        if isinstance(value, str):
+            for secret, mask in self._learned.items():
+                if secret in value:
+                    value = value.replace(secret, mask)
+            return value
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return self._learned.get(str(value), value)
+        if isinstance(value, dict):
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                out[_distinct(self.sweep(key), out)] = self.sweep(item)
+            return out
+        if isinstance(value, list | tuple):
+            return [self.sweep(item) for item in value]
+        return value
+
     def _text(self, text: str) -> str:
-        for secret, mask in self._learned.items():
-            if secret in text:
-                text = text.replace(secret, mask)
+        text = self.sweep(text)
         for pattern in self._patterns:
-            text, hits = pattern.regex.subn(pattern.mask, text)
+            text, hits = pattern.sub(text)
             if hits:
                 name = f"pattern:{pattern.name}"
                 self.counts[name] = self.counts.get(name, 0) + hits
@@ -360,7 +484,7 @@ class RunScrubber:
         breaks = [m.start() for m in _BREAK.finditer(text)][:-1]
         if not breaks:
             return 0
-        spans = [m.span() for p in self._patterns for m in p.regex.finditer(text)]
+        spans = [span for p in self._patterns for span in p.spans(text)]
         for secret in self._learned:
             at = text.find(secret)
             while at != -1:
@@ -382,6 +506,16 @@ class RunScrubber:
     def report(self) -> dict[str, Any]:
         """The redaction report a ``Recording`` carries: what was in force and what matched, with counts."""
         return {**self.marks(), "counts": dict(sorted(self.counts.items()))}
+
+
+def _distinct(key: Any, taken: dict[Any, Any]) -> Any:
+    """``key``, or ``key#2``, ``key#3``...: two keys masked alike must stay two entries."""
+    if key not in taken:
+        return key
+    n = 2
+    while f"{key}#{n}" in taken:
+        n += 1
+    return f"{key}#{n}"
 
 
 class TokenGate:

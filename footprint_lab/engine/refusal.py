@@ -1,8 +1,11 @@
-"""The one base class for every error a caller can cause.
+"""The two roots of every error a user can meet: refused before running, or failed while running.
 
-Rule: a door that receives something it cannot use says so *before anything runs*:
-nothing is billed, nothing is half-recorded, and the runner's state is left as it was.
-Every refusal
+Rule: an error tells the truth about what happened. A :class:`Refusal` fires at a door
+that received something it cannot use, *before anything runs*: nothing is billed, nothing
+is half-recorded, and the runner's state is left as it was. A :class:`RunFailure` happens
+*while running* (a provider answered 429, a call timed out, a tool raised): steps ran, calls
+may have been charged, and the error says what was done and where it is kept. Both share
+one shape (:class:`CodedError`); every one
 
 - carries a stable ``code`` (``ERR_...``) that programs branch on,
 - describes what arrived by its shape, never by its value (the caller's data, a
@@ -19,11 +22,11 @@ import inspect
 from typing import Any, ClassVar
 
 
-class Refusal(Exception):
-    """A caller's mistake, refused at a door before anything ran."""
+class CodedError(Exception):
+    """The shape every footprint_lab error shares: a ``code``, a teaching message, typed ``fields``."""
 
-    code: ClassVar[str] = "ERR_REFUSED"
-    #: The names of the attributes that carry this refusal's evidence (rendered on cards).
+    code: ClassVar[str] = "ERR_FOOTPRINT_LAB"
+    #: The names of the attributes that carry this error's evidence (rendered on cards).
     fields: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, message: str) -> None:
@@ -31,7 +34,7 @@ class Refusal(Exception):
         self.message = message
 
     def evidence(self) -> dict[str, Any]:
-        """The typed fields of this refusal, by name (what a card shows beside the message)."""
+        """The typed fields of this error, by name (what a card shows beside the message)."""
         return {name: getattr(self, name, None) for name in self.fields}
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
@@ -40,11 +43,28 @@ class Refusal(Exception):
 
 
 def show_error(error: Exception, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-    """The display bundle of a refusal (or a ``RunCheckpointError``): its card beside one line of text."""
+    """The display bundle of a refusal or a run failure: its card beside one line of text."""
     from footprint_lab.engine.display import bundle
 
     line = f"{type(error).__name__} [{getattr(error, 'code', '')}]: {error}"
     return bundle("refusal", error, lambda: {"text/plain": line}, include, exclude)
+
+
+class Refusal(CodedError):
+    """A caller's mistake, refused at a door before anything ran."""
+
+    code: ClassVar[str] = "ERR_REFUSED"
+
+
+class RunFailure(CodedError):
+    """Something failed while running (after the door let the run in); what was done is kept.
+
+    Not a caller's mistake refused up front: steps ran and calls may have been charged. Each
+    subclass says where what was done is kept (a checkpoint, the failed exchange) and, in
+    ``retryable`` or ``resumable``, whether trying again can help.
+    """
+
+    code: ClassVar[str] = "ERR_RUN_FAILED"
 
 
 class SettingRefusal(Refusal):

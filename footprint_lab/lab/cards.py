@@ -1,21 +1,19 @@
-"""Refusal cards: any ``Refusal`` drawn from its own fields, with no code per refusal.
+"""Error cards: any ``Refusal`` or ``RunFailure`` drawn from its own fields, with no code per class.
 
-A card shows the refusal's class and ``code``, its teaching message, and the typed evidence
-it carries (``fields``). Every value is HTML-escaped; a refusal never quotes the caller's
-data, so the card cannot either. A new refusal gets its card for free.
-
-A ``RunCheckpointError`` (a failure during a run, not a refusal) gets the same card with its
-own heading and footer: the run did work, and its checkpoint keeps it. Evidence that is an
-object (a checkpoint, the original error) is named by its kind, never printed whole, so a
-conversation held in a checkpoint never lands on the card.
+A card shows the error's class and ``code``, its teaching message, the typed evidence it
+carries (``fields``), and one line that tells the truth about what happened: a refusal says
+nothing ran; a run failure says the run had started (steps ran, calls may have been
+charged) and where what was done is kept. Every value is HTML-escaped, and a field that is
+not a plain value (a checkpoint, the error that caused this one) is shown by its shape,
+never its contents: an error never quotes the caller's data, so the card cannot either.
+A new error class gets its card for free.
 """
 
 from __future__ import annotations
 
 from html import escape
-from typing import Any
 
-from footprint_lab.engine.refusal import Refusal
+from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure, describe_shape
 
 _STYLE = (
     "<style>"
@@ -28,37 +26,41 @@ _STYLE = (
     ".fl-card table{border-collapse:collapse;margin:0}"
     ".fl-card td{padding:1px 8px 1px 0;vertical-align:top;text-align:left;border:none;background:none}"
     ".fl-card td:first-child{color:#59636e}"
+    ".fl-card.fl-failed{border-left-color:#bc4c00;background:#fff8f0}"
     "</style>"
 )
 
 
-def refusal_card_html(refusal: Any) -> str:
-    """The card for one refusal (or a ``RunCheckpointError``), as a self-contained HTML fragment (no JavaScript)."""
+_REFUSED = "Nothing ran: the refusal fired at the door, before any step, call or charge."
+_FAILED = ("The run had started when this happened: steps before it ran and calls may have been charged. "
+           "What was done is kept where the message says; the fields say whether trying again can help.")
+
+
+def error_card_html(error: CodedError) -> str:
+    """The card for one refusal or run failure, as a self-contained HTML fragment (no JavaScript)."""
     rows = "".join(
         f"<tr><td>{escape(name)}</td><td><code>{escape(_shown(value))}</code></td></tr>"
-        for name, value in refusal.evidence().items()
+        for name, value in error.evidence().items()
     )
     evidence = f"<table>{rows}</table>" if rows else ""
-    refused = isinstance(refusal, Refusal)
-    heading = "Refused" if refused else "Failed during the run"
-    footer = ("Nothing ran: the refusal fired at the door, before any step, call or charge." if refused else
-              "Work was done before the failure, and err.checkpoint keeps it.")
+    refused = isinstance(error, Refusal) or not isinstance(error, RunFailure)
     return (
-        f'{_STYLE}<div class="fl-card" role="alert">'
-        f"<h4>{heading}: {escape(type(refusal).__name__)} "
-        f'<span class="fl-code">{escape(refusal.code)}</span></h4>'
-        f"<p>{escape(str(refusal))}</p>{evidence}"
-        f"<p><small>{footer}</small></p>"
+        f'{_STYLE}<div class="fl-card{"" if refused else " fl-failed"}" role="alert">'
+        f"<h4>{'Refused' if refused else 'Failed while running'}: {escape(type(error).__name__)} "
+        f'<span class="fl-code">{escape(error.code)}</span></h4>'
+        f"<p>{escape(str(error))}</p>{evidence}"
+        f"<p><small>{_REFUSED if refused else _FAILED}</small></p>"
         "</div>"
     )
 
 
 def _shown(value: object) -> str:
-    if value is None or isinstance(value, str | int | float | bool):
-        return value if isinstance(value, str) else repr(value)
-    if isinstance(value, list | tuple) and all(isinstance(v, str | int | float) for v in value):
+    if isinstance(value, str):
+        return value
+    if value is None or isinstance(value, bool | int | float):
         return repr(value)
+    if isinstance(value, CodedError):
+        return f"{type(value).__name__} ({value.code})"
     if isinstance(value, BaseException):
-        code = getattr(value, "code", None)
-        return type(value).__name__ + (f" ({code})" if isinstance(code, str) else "")
-    return f"a {type(value).__name__} (on the error object)"
+        return type(value).__name__
+    return describe_shape(value)

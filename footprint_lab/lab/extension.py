@@ -1,10 +1,10 @@
-"""``%load_ext footprint_lab``: refusal cards while the cell still fails, and the ``%fp_*`` magics.
+"""``%load_ext footprint_lab``: error cards while the cell still fails, and the ``%fp_*`` magics.
 
 Loading the extension
 
-- installs a custom exception handler for ``Refusal``: it displays the refusal's card and
-  then returns a one-line traceback, so the cell is still marked as failed (a notebook run
-  with ``nbclient`` or "Run all" stops there, as it should);
+- installs a custom exception handler for ``Refusal`` and ``RunFailure``: it displays the
+  error's card and then returns a one-line traceback, so the cell is still marked as failed
+  (a notebook run with ``nbclient`` or "Run all" stops there, as it should);
 - registers the magics of :mod:`footprint_lab.lab.magics`;
 - adds one post-cell hook that notices the last ``Run`` a cell produced (weakly held).
 
@@ -18,19 +18,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from footprint_lab.engine.refusal import Refusal
-from footprint_lab.lab.cards import refusal_card_html
+from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
+from footprint_lab.lab.cards import error_card_html
 
 #: what load() replaced on each shell, so unload() can put it back
 _SAVED: dict[int, dict[str, Any]] = {}
 
 
-def _show_refusal(shell: Any, etype: type[BaseException], value: BaseException, tb: Any,
+def _show_card(shell: Any, etype: type[BaseException], value: BaseException, tb: Any,
                   tb_offset: int | None = None) -> list[str]:
     from IPython.display import HTML, display
 
-    if isinstance(value, Refusal):
-        display(HTML(refusal_card_html(value)))
+    if isinstance(value, CodedError):
+        display(HTML(error_card_html(value)))
     stb: list[str] = shell.InteractiveTB.get_exception_only(etype, value)
     # IPython discards a custom handler's return value; sending the error output ourselves is
     # what marks the cell as failed in the kernel's reply (ipykernel overrides this method).
@@ -39,7 +39,7 @@ def _show_refusal(shell: Any, etype: type[BaseException], value: BaseException, 
 
 
 def load(ipython: Any) -> None:
-    """Install the refusal cards, the magics and the last-run hook on an IPython shell."""
+    """Install the error cards, the magics and the last-run hook on an IPython shell."""
     from footprint_lab.lab.magics import FootprintMagics, LastRun
 
     if id(ipython) in _SAVED:
@@ -53,7 +53,7 @@ def load(ipython: Any) -> None:
                    for kind in ("line", "cell")},
         "hook": last.after_cell,
     }
-    ipython.set_custom_exc((Refusal,), _show_refusal)
+    ipython.set_custom_exc((Refusal, RunFailure), _show_card)
     ipython.register_magics(magics)
     ipython.events.register("post_run_cell", last.after_cell)
 

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from footprint_lab.engine.unicode import sound
 from footprint_lab.providers._failures import Failures, Hints, Limits, display_url
 from footprint_lab.providers.types import LLMResponse
 
@@ -83,7 +84,7 @@ def safe_headers(headers: httpx.Headers) -> dict[str, str]:
 
 def _load(raw: bytes) -> Any:
     try:
-        return json.loads(raw)
+        return sound(json.loads(raw))  # a JSON \\u escape can decode to a lone surrogate: see engine.unicode
     except ValueError:
         return raw.decode("utf-8", "replace")[:2000]
 
@@ -291,7 +292,7 @@ def _decode_event(text: str) -> Any:
     """A stream event's data: a JSON object, or the text itself (a sentinel such as ``[DONE]``)."""
     if text.startswith("{"):
         try:
-            return json.loads(text)
+            return sound(json.loads(text))
         except ValueError:
             raise Missing("valid JSON in a stream event", retryable=True) from None
     return text
@@ -318,7 +319,7 @@ def parse_args(raw: Any, tool_name: str) -> dict[str, Any]:
         return {}
     if isinstance(raw, str):
         try:
-            value = json.loads(raw)
+            value = sound(json.loads(raw))
         except ValueError:
             value = None
         if isinstance(value, dict):

@@ -130,10 +130,10 @@ class _Stream:
             raise Missing("the end of the stream (no finish_reason and no [DONE])", retryable=True)
         calls = []
         for k, index in enumerate(sorted(self.calls)):
-            call_id, name, pieces = self.calls[index]
+            sent_id, name, pieces = self.calls[index]
             if not name:
                 raise Missing(f"the function name of streamed tool call {index}")
-            calls.append(ToolCall(id=call_id or call_id(self.request, k), name=name,
+            calls.append(ToolCall(id=sent_id or call_id(self.request, k), name=name,
                                   args=parse_args("".join(pieces), name)))
         return LLMResponse(
             content="".join(self.text) if self.text or not calls else None, tool_calls=calls,

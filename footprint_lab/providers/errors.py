@@ -12,20 +12,25 @@ text can echo the request, so it is not quoted either; the status, the server's 
 and code (identifiers) are, and the full exchange that failed (keys excluded) rides on the
 error's ``wire`` attribute for whoever needs to look.
 
-The missing-key and configuration refusals fire when a provider is built, before anything
-is sent. The others fire during a call, after the bounded retries the wire makes for rate
-limits, overloaded servers and dropped connections.
+The missing-key and configuration errors fire when a provider is built, before anything
+is sent: they are :class:`Refusal` s. The others fire during a call, after the bounded
+retries the wire makes for rate limits, overloaded servers and dropped connections: a
+request was sent (and may have been charged), so they are :class:`RunFailure` s. All of
+them are a :class:`ProviderError`, so one ``except ProviderError`` still catches the family.
 """
 
 from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from footprint_lab.engine.refusal import Refusal
+from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
 
 
-class ProviderError(Refusal):
-    """Base of every provider failure; carries ``provider``, ``status`` and ``retryable``."""
+class ProviderError(CodedError):
+    """Base of every provider error; carries ``provider``, ``status`` and ``retryable``.
+
+    Each concrete class is also a :class:`Refusal` (built wrong, nothing sent) or a
+    :class:`RunFailure` (a call was made and failed)."""
 
     code = "ERR_PROVIDER"
     fields: ClassVar[tuple[str, ...]] = ("provider", "status", "retryable")
@@ -45,7 +50,7 @@ class ProviderError(Refusal):
         self.wire = wire
 
 
-class MissingApiKeyError(ProviderError):
+class MissingApiKeyError(ProviderError, Refusal):
     """Raised when a provider for a hosted service is built without an API key.
 
     ``env_var`` names the environment variable that was read. Nothing was sent.
@@ -65,7 +70,7 @@ class MissingApiKeyError(ProviderError):
         self.env_var = env_var
 
 
-class ProviderConfigError(ProviderError):
+class ProviderConfigError(ProviderError, Refusal):
     """Raised when a provider is built with a setting no call could use.
 
     ``setting`` is the keyword at fault, ``received`` its shape (never its value).
@@ -80,7 +85,7 @@ class ProviderConfigError(ProviderError):
         self.received = received
 
 
-class ProviderAuthError(ProviderError):
+class ProviderAuthError(ProviderError, RunFailure):
     """Raised on HTTP 401 (key rejected) or 403 (key not allowed this model or endpoint).
 
     ``env_var`` names where the key is read from. The key itself is never shown.
@@ -95,7 +100,7 @@ class ProviderAuthError(ProviderError):
         self.env_var = env_var
 
 
-class ModelNotFoundError(ProviderError):
+class ModelNotFoundError(ProviderError, RunFailure):
     """Raised when the server says the configured model does not exist there (HTTP 404)."""
 
     code = "ERR_PROVIDER_MODEL_NOT_FOUND"
@@ -108,7 +113,7 @@ class ModelNotFoundError(ProviderError):
         self.base_url = base_url
 
 
-class ContextWindowError(ProviderError):
+class ContextWindowError(ProviderError, RunFailure):
     """Raised when the conversation no longer fits the model's context window. Never retried."""
 
     code = "ERR_PROVIDER_CONTEXT_WINDOW"
@@ -120,7 +125,7 @@ class ContextWindowError(ProviderError):
         self.model = model
 
 
-class ProviderRequestError(ProviderError):
+class ProviderRequestError(ProviderError, RunFailure):
     """Raised when the server rejects the request itself (400, 413, 422, a redirect, an unknown endpoint).
 
     ``error_type`` is the server's own error type or code, when it sent one.
@@ -135,7 +140,7 @@ class ProviderRequestError(ProviderError):
         self.error_type = error_type
 
 
-class ProviderRateLimitError(ProviderError):
+class ProviderRateLimitError(ProviderError, RunFailure):
     """Raised on HTTP 429 once the bounded retries are spent, or at once for a spent quota.
 
     ``attempts`` counts the requests made; ``retry_after`` is the wait the server last asked
@@ -153,7 +158,7 @@ class ProviderRateLimitError(ProviderError):
         self.retry_after = retry_after
 
 
-class ProviderUnavailableError(ProviderError):
+class ProviderUnavailableError(ProviderError, RunFailure):
     """Raised when the server keeps failing (5xx, overloaded, connection reset) past the retries.
 
     ``status`` is ``None`` when the connection dropped before any status arrived.
@@ -169,7 +174,7 @@ class ProviderUnavailableError(ProviderError):
         self.attempts = attempts
 
 
-class ProviderTimeoutError(ProviderError):
+class ProviderTimeoutError(ProviderError, RunFailure):
     """Raised when a phase of the call ran out of time.
 
     ``phase`` is ``connect`` (no connection in time), ``read`` (the server went quiet),
@@ -188,7 +193,7 @@ class ProviderTimeoutError(ProviderError):
         self.attempts = attempts
 
 
-class ProviderConnectionError(ProviderError):
+class ProviderConnectionError(ProviderError, RunFailure):
     """Raised when nothing answers at the provider's URL (connection refused, unknown host).
 
     ``base_url`` is where the provider looked (scheme, host, port and path; never credentials).
@@ -203,7 +208,7 @@ class ProviderConnectionError(ProviderError):
         self.base_url = base_url
 
 
-class ProviderResponseError(ProviderError):
+class ProviderResponseError(ProviderError, RunFailure):
     """Raised when a response body is malformed or was cut short.
 
     ``missing`` names what was missing or unreadable (``choices``, ``the end of the stream``,

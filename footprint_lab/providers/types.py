@@ -13,6 +13,8 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from footprint_lab.engine.unicode import sound, sound_text
+
 TokenCallback = Callable[[str], None]
 
 
@@ -126,6 +128,16 @@ class LLMResponse:
     model: str | None = None
     #: The request and response as sent and received on the wire, for replay (real providers).
     wire: dict[str, Any] | None = None
+
+    def made_sound(self) -> LLMResponse:
+        """This response with every lone surrogate in its text and tool calls made U+FFFD
+        (:mod:`footprint_lab.engine.unicode`): what the run goes on with is what can be saved.
+        (The HTTP wires make what they decode sound as they decode it, ``wire`` included.)"""
+        if self.content is not None:
+            self.content = sound_text(self.content)
+        if self.tool_calls:
+            self.tool_calls = [ToolCall(*sound(tuple(call))) for call in self.tool_calls]
+        return self
 
 
 @runtime_checkable

@@ -11,7 +11,7 @@ from wire_server import WireServer, json_reply
 
 import footprint_lab.errors as errors
 from footprint_lab import Agent
-from footprint_lab.engine.refusal import Refusal
+from footprint_lab.engine.refusal import Refusal, RunFailure
 from footprint_lab.providers import (
     AnthropicProvider,
     OllamaProvider,
@@ -160,13 +160,18 @@ PROVIDER_ERRORS = [cls for cls in vars(errors).values()
                    if inspect.isclass(cls) and issubclass(cls, ProviderError)]
 
 
-def test_every_provider_error_is_a_registered_refusal_with_its_own_code() -> None:
+def test_every_provider_error_is_registered_with_its_own_code_under_the_root_that_tells_the_truth() -> None:
     assert len(PROVIDER_ERRORS) == 12
     codes = [cls.code for cls in PROVIDER_ERRORS]
     assert len(set(codes)) == len(codes)
     for cls in PROVIDER_ERRORS:
-        assert issubclass(cls, Refusal) and cls.__name__ in errors.__all__
+        assert cls.__name__ in errors.__all__
         assert cls.code.startswith("ERR_PROVIDER") and cls.__doc__
+    # built wrong, nothing sent: refused; a call that was made and failed: a failure while running
+    refused = {cls.__name__ for cls in PROVIDER_ERRORS if issubclass(cls, Refusal)}
+    failed = {cls.__name__ for cls in PROVIDER_ERRORS if issubclass(cls, RunFailure)}
+    assert refused == {"MissingApiKeyError", "ProviderConfigError"}
+    assert failed == {cls.__name__ for cls in PROVIDER_ERRORS} - refused - {"ProviderError"}
 
 
 @pytest.mark.parametrize(("name", "retryable"), [

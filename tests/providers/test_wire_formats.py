@@ -84,30 +84,56 @@ async def test_tool_calls_whole_or_streamed_are_assembled(build: Any, server: Wi
     assert "".join(tokens) == (text if scenario == "stream_tools" and text else "")
 
 
-async def test_openai_tool_call_deltas_are_joined_by_index_not_by_arrival(build: Any, server: WireServer) -> None:
-    def chunk(delta: dict[str, Any], finish: str | None = None) -> str:
-        payload = {"id": "c", "object": "chat.completion.chunk", "model": "m",
-                   "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-        return f"data: {json.dumps(payload)}\n\n"
+def openai_chunk(delta: dict[str, Any], finish: str | None = None) -> str:
+    """One ``chat.completion.chunk`` server-sent event."""
+    payload = {"id": "c", "object": "chat.completion.chunk", "model": "m",
+               "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return f"data: {json.dumps(payload)}\n\n"
 
+
+async def test_openai_tool_call_deltas_are_joined_by_index_not_by_arrival(build: Any, server: WireServer) -> None:
     def piece(index: int, **function: str) -> dict[str, Any]:
         return {"tool_calls": [{"index": index, "function": function}]}
 
     chunks = [
-        chunk({"tool_calls": [{"index": 0, "id": "call_A", "type": "function",
-                               "function": {"name": "add", "arguments": ""}}]}),
-        chunk({"tool_calls": [{"index": 1, "id": "call_B", "type": "function",
-                               "function": {"name": "add", "arguments": '{"a": 7'}}]}),
-        chunk(piece(0, arguments='{"a": 1, ')),
-        chunk(piece(1, arguments=', "b": 8}')),
-        chunk(piece(0, arguments='"b": 2}')),
-        chunk({}, "tool_calls"),
+        openai_chunk({"tool_calls": [{"index": 0, "id": "call_A", "type": "function",
+                                      "function": {"name": "add", "arguments": ""}}]}),
+        openai_chunk({"tool_calls": [{"index": 1, "id": "call_B", "type": "function",
+                                      "function": {"name": "add", "arguments": '{"a": 7'}}]}),
+        openai_chunk(piece(0, arguments='{"a": 1, ')),
+        openai_chunk(piece(1, arguments=', "b": 8}')),
+        openai_chunk(piece(0, arguments='"b": 2}')),
+        openai_chunk({}, "tool_calls"),
         "data: [DONE]\n\n",
     ]
     server.queue(Reply(chunks=chunks, content_type="text/event-stream"))
     reply = await build("openai").complete(make_request(tools=[ADD_TOOL]))
     assert reply.tool_calls == [ToolCall("call_A", "add", {"a": 1, "b": 2}),
                                 ToolCall("call_B", "add", {"a": 7, "b": 8})]
+
+
+async def test_openai_streamed_tool_calls_without_ids_are_given_the_ids_a_whole_reply_gets(
+    build: Any, server: WireServer,
+) -> None:
+    # issue 17 finding 8: a local of the same name shadowed the id helper, so this raised TypeError
+    chunks = [
+        openai_chunk({"tool_calls": [{"index": 0, "type": "function", "function": {"name": "add", "arguments": ""}}]}),
+        openai_chunk({"tool_calls": [{"index": 1, "type": "function",
+                                      "function": {"name": "add", "arguments": '{"a": 7, "b": 8}'}}]}),
+        openai_chunk({"tool_calls": [{"index": 0, "function": {"arguments": '{"a": 1, "b": 2}'}}]}),
+        openai_chunk({}, "tool_calls"),
+        "data: [DONE]\n\n",
+    ]
+    whole = {"id": "c", "object": "chat.completion", "model": "m", "choices": [{
+        "index": 0, "finish_reason": "tool_calls", "message": {"role": "assistant", "content": None, "tool_calls": [
+            {"type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}},
+            {"type": "function", "function": {"name": "add", "arguments": '{"a": 7, "b": 8}'}}]}}]}
+    server.queue(Reply(chunks=chunks, content_type="text/event-stream"), Reply(body=whole))
+    streamed = await build("openai").complete(make_request(tools=[ADD_TOOL]))
+    read_whole = await build("openai", stream=False).complete(make_request(tools=[ADD_TOOL]))
+    assert streamed.tool_calls == read_whole.tool_calls
+    assert [call.id for call in streamed.tool_calls] == ["call_1_1", "call_1_2"]
+    assert [call.args for call in streamed.tool_calls] == [{"a": 1, "b": 2}, {"a": 7, "b": 8}]
 
 
 # -- what goes out on the wire ----------------------------------------------------------------

@@ -21,7 +21,7 @@ from typing import Any
 
 from footprint_lab.engine import display
 from footprint_lab.engine.recording import RECORDING_MIME, Recording
-from footprint_lab.lab.cards import refusal_card_html
+from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.views.answer import answer_view, bundle_text, slots_view
 from footprint_lab.lab.views.explain import (
     backtrack_html,
@@ -90,7 +90,7 @@ def _register() -> None:
     display.register("checkpoint", _checkpoint)
     display.register("flow_checkpoint", _flow_checkpoint)
     display.register("refusal", lambda refusal: {"text/plain": f"{type(refusal).__name__} [{refusal.code}]: "
-                                                               f"{refusal}", "text/html": refusal_card_html(refusal)})
+                                                               f"{refusal}", "text/html": error_card_html(refusal)})
 
 
 _register()

@@ -1,0 +1,117 @@
+"""Redaction benchmark: no text stalls the built-in patterns (issue 17, finding 1).
+
+Scenario: for each built-in pattern of ``Redaction.standard()``, 1 MB of adversarial text is
+scrubbed by a one-pattern policy (``Redaction(builtins=[name]).for_run().scrub(text)``, the
+path every recorded value takes). The texts are the known stallers (``"a." * N + "@"`` for the
+email pattern, repeated ``-----BEGIN RSA PRIVATE KEY----- `` for the private-key block) and a
+search for the worst case of each pattern: every prefix of a true match, followed by each of a
+few separators, repeated to 1 MB and closed by each of a few tails. A backtracking form is
+quadratic (or worse) on one of these; a linear one stays near the cost of reading the text.
+
+The search runs on 50 kB (a quadratic form already stands out there), then the worst text is
+timed at full size. Figures: per pattern, the median time over that text at 1 MB (goal: at most
+100 ms), and its ratio to the same text at 250 kB (linear: about 4; quadratic: about 16).
+Then a user pattern that backtracks exponentially (``(a|aa)+$``) on a 61-character text, to show
+the time limit holding it near :data:`~footprint_lab.engine.redaction.PATTERN_TIME_LIMIT` (the
+matcher looks at the clock between steps, so it can overrun a little) and the text masked whole.
+
+Run ``python bench/bench_redaction.py`` (``--quick`` runs each pattern on 20 kB only).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+
+from footprint_lab import Redaction
+from footprint_lab.engine.redaction import BUILTIN_PATTERNS, PATTERN_TIME_LIMIT
+
+GOAL_MS = 100.0
+
+#: A true match of each built-in pattern: the seed of the adversarial texts.
+SAMPLES = {
+    "openai_key": "sk-proj-abcdefghijklmnopqrstuvwxyz0123",
+    "anthropic_key": "sk-ant-api03-abcdefghijklmnopqrstuvwxyz",
+    "aws_access_key_id": "AKIAIOSFODNN7EXAMPLE",
+    "github_token": "ghp_" + "a1B2" * 10,
+    "bearer_token": "Bearer abcdefghijklmnopqrstuvwx==",
+    "jwt": "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U",
+    "private_key_block": "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA\n-----END RSA PRIVATE KEY-----",
+    "email": "john.doe+x@mail.example.co.uk",
+}
+#: The stallers reported in issue 17, and those found while writing the linear forms.
+KNOWN = {
+    "email": ["a.", "a@", "a.a@", "-a"],
+    "private_key_block": ["-----BEGIN RSA PRIVATE KEY----- ", "-----BEGIN "],
+    "jwt": ["-eyJ", "eyJa.", "eyJaaaaaaaaa.aaaaaaaaa"],
+    "openai_key": ["sk-", "-sk-a"],
+    "bearer_token": ["bearer ", "Bearer\t"],
+}
+SEPARATORS = ("", " ", ".", "-", "_", "@", "\n", "=")
+TAILS = ("", "@", "-----END RSA PRIVATE KEY-----")
+
+
+def repeated(unit: str, size: int) -> str:
+    return (unit * (size // len(unit) + 1))[:size]
+
+
+def units(name: str) -> list[str]:
+    sample = SAMPLES[name]
+    found = [sample[:cut] + sep for cut in range(1, len(sample) + 1) for sep in SEPARATORS]
+    return [*KNOWN.get(name, []), *found]
+
+
+def scrub_ms(policy: Redaction, text: str) -> float:
+    scrubber = policy.for_run()
+    started = time.perf_counter()
+    scrubber.scrub(text)
+    return (time.perf_counter() - started) * 1000
+
+
+def worst_text(name: str, size: int) -> tuple[str, str]:
+    """The text (and how it was made) that takes this pattern longest, over every candidate."""
+    policy = Redaction(builtins=[name])
+    worst = (-1.0, "", "")
+    for unit in units(name):
+        body = repeated(unit, size)
+        for tail in TAILS:
+            took = scrub_ms(policy, body + tail)
+            if took > worst[0]:
+                worst = (took, body + tail, f"{unit!r} repeated, then {tail!r}")
+    return worst[1], worst[2]
+
+
+def median_ms(policy: Redaction, text: str, rounds: int) -> float:
+    return statistics.median(scrub_ms(policy, text) for _ in range(rounds))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="20 kB per pattern, only checks it runs")
+    args = parser.parse_args()
+    size = 20_000 if args.quick else 1_000_000
+    rounds = 1 if args.quick else 7
+    search = 50_000 if not args.quick else 5_000
+    print(f"built-in patterns, worst adversarial text of {size:,} characters, median of {rounds}:")
+    slow = []
+    for name in BUILTIN_PATTERNS:
+        small, how = worst_text(name, search)
+        policy = Redaction(builtins=[name])
+        took = median_ms(policy, repeated(small, size), rounds)
+        growth = took / max(median_ms(policy, repeated(small, size // 4), rounds), 1e-3)
+        print(f"  {name:18s} {took:7.1f} ms   x{growth:4.1f} for 4x the text   ({how})")
+        if took > GOAL_MS:
+            slow.append(name)
+    hostile = Redaction(patterns={"hostile": r"(a|aa)+$"})
+    started = time.perf_counter()
+    masked = hostile.for_run().scrub("a" * 60 + "!")
+    held = (time.perf_counter() - started) * 1000
+    print(f"user pattern (a|aa)+$ on 61 characters: {held:.0f} ms (limit {PATTERN_TIME_LIMIT * 1000:.0f} ms), "
+          f"text masked whole: {masked == '[redacted:hostile]'}")
+    if not args.quick and slow:
+        raise SystemExit(f"over {GOAL_MS:.0f} ms: {', '.join(slow)}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,176 @@
+"""Redaction cannot be bypassed by shape (issue 17, finding 2).
+
+A secret used as a dict key, a number under a covered key, a fact's structured data, a value
+learned late in the run: each used to leak into some surface. Here hypothesis plants random
+secrets in random places and shapes, runs a real agent on the mock provider, and scans every
+surface a reader can reach: the recording's JSON, the live events, ``run.events``,
+``run.steps``, ``run.context()`` for every call, the HTML view, backtrack and suspects text.
+"""
+
+from __future__ import annotations
+
+import json
+import string
+from typing import Any
+
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from footprint_lab import Agent, Redaction, define_tool
+from footprint_lab.context import define_fact
+from footprint_lab.providers import mock
+
+POLICY = dict(keys=["password", "pin"], patterns={"ticket": r"TCK-\d{6}"})
+
+
+def surfaces(run: Any, live: list[str]) -> dict[str, str]:
+    """Every text a reader of the run can reach."""
+    out = {
+        "recording": run.recording.model_dump_json(),
+        "live events": "\n".join(live),
+        "events frame": run.events.to_json(),
+        "steps frame": run.steps.to_json(),
+        "html": run.to_html(),
+        "backtrack": str(run.backtrack()) + repr(run.backtrack().to_frame().to_dict()),
+        "suspects": str(run.suspects()),
+    }
+    calls = sum(1 for step in run.recording.steps if step.stage == "call-llm")
+    for call in range(calls):
+        out[f"context {call}"] = run.context(call, left_out=True).to_json()
+    return out
+
+
+def leaks(run: Any, live: list[str], secrets: list[str]) -> list[tuple[str, str]]:
+    return [(where, secret) for where, text in surfaces(run, live).items() for secret in secrets if secret in text]
+
+
+async def run_agent(agent: Agent, message: str) -> tuple[Any, list[str]]:
+    live: list[str] = []
+    agent.subscribe(lambda event: live.append(event.model_dump_json()))
+    run = await agent.run(message, on_event=lambda event: live.append(json.dumps(event.payload)))
+    return run, live
+
+
+# -- the reported shapes, one by one ------------------------------------------------------
+async def test_a_secret_used_as_a_dict_key_is_masked_as_a_key() -> None:
+    tool = define_tool(name="tickets", description="Update tickets.",
+                       input_schema={"type": "object", "properties": {}, "additionalProperties": True},
+                       fn=lambda **states: {"updated": states})
+    args = {"TCK-424242": "open", "TCK-535353": "closed"}
+    agent = Agent(provider=mock(replies=[{"tool": "tickets", "args": args}, "done"]), tools=[tool],
+                  redact=Redaction(**POLICY))  # type: ignore[arg-type]
+    run, live = await run_agent(agent, "update my tickets")
+    assert leaks(run, live, ["424242", "535353"]) == []
+    sent = next(entry.value for commit in run.recording.commits for entry in commit.entries
+                if isinstance(entry.value, dict) and entry.value.get("tool_calls"))
+    # two keys masked alike stay two entries, each value kept
+    assert sent["tool_calls"][0]["args"] == {"[redacted:ticket]": "open", "[redacted:ticket]#2": "closed"}
+
+
+async def test_a_facts_structured_data_is_covered_before_it_becomes_text() -> None:
+    agent = Agent(provider=mock(reply="ok"), redact=Redaction(**POLICY),  # type: ignore[arg-type]
+                  context=[define_fact(id="account", data={"user": "ana", "password": "hunter22xyz"})])
+    run, live = await run_agent(agent, "go")
+    assert leaks(run, live, ["hunter22xyz"]) == []
+    assert "[redacted:password]" in run.recording.exchanges[0].system
+
+
+async def test_a_number_under_a_covered_key_is_masked_wherever_it_shows_up() -> None:
+    tool = define_tool(name="unlock", description="Unlock.",
+                       input_schema={"type": "object", "properties": {"pin": {"type": "integer"}}},
+                       fn=lambda pin: {"echo": pin, "said": f"pin {pin} accepted"})
+    agent = Agent(provider=mock(replies=[{"tool": "unlock", "args": {"pin": 987654}}, "done"]), tools=[tool],
+                  redact=Redaction(**POLICY))  # type: ignore[arg-type]
+    run, live = await run_agent(agent, "unlock it")
+    assert leaks(run, live, ["987654"]) == []
+
+
+async def test_a_secret_learned_late_is_swept_from_records_made_before() -> None:
+    tool = define_tool(name="login", description="Log in.",
+                       input_schema={"type": "object", "properties": {"password": {"type": "string"}}},
+                       fn=lambda password: "ok")
+    agent = Agent(provider=mock(replies=[{"tool": "login", "args": {"password": "sesame-42x"}}, "done"]),
+                  tools=[tool], redact=Redaction(**POLICY))  # type: ignore[arg-type]
+    run, _ = await run_agent(agent, "my password is sesame-42x")
+    # the live events of the message went out before the secret was known; every saved record is swept
+    saved = {k: v for k, v in surfaces(run, []).items()}
+    assert [where for where, text in saved.items() if "sesame-42x" in text] == []
+
+
+# -- random secrets in random places and shapes ---------------------------------------------
+TOKEN = st.text(alphabet=string.ascii_letters + string.digits, min_size=8, max_size=14).map(lambda t: "Qz" + t)
+NUMBER = st.integers(min_value=10**11, max_value=10**12 - 1)
+TICKET = st.integers(min_value=100_000, max_value=999_999).map(lambda n: f"TCK-{n}")
+
+
+@st.composite
+def planted(draw: Any) -> dict[str, Any]:
+    """A scenario: where each secret goes, and in which shape."""
+    password = draw(TOKEN)
+    pin = draw(NUMBER)
+    ticket = draw(TICKET)
+    covered = draw(st.sampled_from([
+        {"password": password}, {"pin": pin}, {"user": {"password": password}},
+        {"items": [{"pin": pin}, {"note": "x"}]}, {"PassWord": password}, {"p-i-n": pin},
+    ]))
+    place = draw(st.sampled_from(["tool args", "tool result", "fact data", "nested result"]))
+    ticket_place = draw(st.sampled_from(["message", "result key", "result value", "answer", "fact key", "args key"]))
+    echo = draw(st.booleans())  # the model repeats the covered value in its answer
+    return {"password": password, "pin": pin, "ticket": ticket, "covered": covered, "place": place,
+            "ticket_place": ticket_place, "echo": echo}
+
+
+def build(plan: dict[str, Any]) -> tuple[Agent, str]:
+    covered, ticket = plan["covered"], plan["ticket"]
+    secret_text = str(plan["password"] if "password" in json.dumps(covered).lower() else plan["pin"])
+    args: dict[str, Any] = {"q": "lookup"}
+    result: dict[str, Any] = {"status": "ok"}
+    facts: dict[str, Any] = {"plan": "pro"}
+    if plan["place"] == "tool args":
+        args.update(covered)
+    elif plan["place"] == "tool result":
+        result.update(covered)
+    elif plan["place"] == "nested result":
+        result["rows"] = [{"deep": covered}]
+    else:
+        facts.update(covered)
+    message, answer = "please look this up", "all done"
+    where = plan["ticket_place"]
+    if where == "message":
+        message = f"about {ticket} please"
+    elif where == "result key":
+        result[ticket] = "open"
+    elif where == "result value":
+        result["ticket"] = f"see {ticket}"
+    elif where == "answer":
+        answer = f"your ticket is {ticket}"
+    elif where == "fact key":
+        facts[ticket] = {"state": "open"}
+    else:
+        args[ticket] = 1
+    if plan["echo"]:
+        answer += f" (value {secret_text})"
+
+    def lookup(**given: Any) -> dict[str, Any]:
+        return result
+
+    tool = define_tool(name="lookup", description="Look something up.",
+                       input_schema={"type": "object", "properties": {}, "additionalProperties": True}, fn=lookup)
+    agent = Agent(provider=mock(replies=[{"tool": "lookup", "args": args}, answer]), tools=[tool],
+                  context=[define_fact(id="account", data=facts)], redact=Redaction(**POLICY))  # type: ignore[arg-type]
+    return agent, message
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plan=planted())
+async def test_random_secrets_in_random_shapes_reach_no_surface(plan: dict[str, Any]) -> None:
+    agent, message = build(plan)
+    run, live = await run_agent(agent, message)
+    assert run.recording.status == "finished"
+    secrets = [plan["ticket"], plan["ticket"][4:]]
+    text = json.dumps(plan["covered"])
+    if "password" in text.lower():
+        secrets.append(plan["password"])
+    if '"pin"' in text or '"p-i-n"' in text:
+        secrets.append(str(plan["pin"]))
+    assert leaks(run, live, secrets) == []

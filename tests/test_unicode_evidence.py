@@ -1,0 +1,73 @@
+"""No evidence that cannot be saved (issue 17, finding 3): lone surrogates never reach a record.
+
+A lone surrogate ("\\udcff") is no character and cannot be written as UTF-8. Handed in
+before anything runs (the message, a system prompt, a declared text) it is refused by name;
+arriving while running (a model's reply, a tool's result) it becomes U+FFFD, the same for
+the model and the record, so the recording and the checkpoint always serialise.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from footprint_lab import Agent, define_tool
+from footprint_lab.context import define_fact
+from footprint_lab.errors import AgentConfigError, ContextDeclarationError, InvalidRunInputError
+from footprint_lab.providers import mock
+from footprint_lab.providers.types import LLMRequest
+
+LONE = "\udcff"
+
+
+def saved(run: Any, agent: Agent) -> tuple[str, str]:
+    """The run's recording and the agent's checkpoint as JSON, encoded as UTF-8 (what a file holds)."""
+    recording = run.recording.model_dump_json()
+    checkpoint = agent.checkpoint()
+    assert checkpoint is not None
+    stored = checkpoint.model_dump_json()
+    recording.encode("utf-8"), stored.encode("utf-8")
+    return recording, stored
+
+
+def test_a_message_holding_a_lone_surrogate_is_refused_at_the_door_by_name() -> None:
+    agent = Agent(provider=mock(reply="ok"))
+    with pytest.raises(InvalidRunInputError) as refused:
+        agent.run_sync(f"my file is caf{LONE}.txt")
+    assert refused.value.code == "ERR_INVALID_RUN_INPUT"
+    assert "lone surrogate" in refused.value.received and "caf" not in str(refused.value)
+    assert agent.last_run is None  # nothing ran
+
+
+def test_declared_text_and_a_system_prompt_holding_one_are_refused_when_built() -> None:
+    with pytest.raises(ContextDeclarationError) as refused:
+        define_fact(id="f", data=f"x{LONE}")
+    assert refused.value.received == "a string holding a lone surrogate"
+    with pytest.raises(AgentConfigError) as refused_too:
+        Agent(provider=mock(reply="ok"), system=f"be nice{LONE}")
+    assert refused_too.value.setting == "system"
+
+
+async def test_a_tool_result_and_a_model_reply_holding_one_are_recorded_in_a_form_that_saves() -> None:
+    calls: list[dict[str, Any]] = []
+
+    def respond(request: LLMRequest) -> Any:
+        calls.append({"messages": [dict(m) for m in request.messages]})
+        if request.call_index == 0:
+            return {"tool": "read_file", "args": {"path": f"caf{LONE}.txt"}}
+        return f"The file says: na{LONE}ve"
+
+    tool = define_tool(name="read_file", description="Read a file.",
+                       input_schema={"type": "object", "properties": {"path": {"type": "string"}}},
+                       fn=lambda path: {"path": path, "text": "bytes \udc80\udcff and a pair \ud83d\ude00"})
+    agent = Agent(provider=mock(respond=respond), tools=[tool])
+    run = await agent.run("read it")
+    recording, stored = saved(run, agent)
+    assert run.answer == "The file says: na\ufffdve"
+    # the model was sent what the record holds: the replaced text, never the lone surrogate
+    sent = json.dumps(calls[-1]["messages"], ensure_ascii=False)
+    assert "\ufffd" in sent and "😀" in sent
+    for text in (recording, stored):
+        assert "caf\ufffd.txt" in text and "\ufffd\ufffd" in text and "😀" in text
