@@ -12,6 +12,13 @@ from footprint_lab.engine.recording import RECORDING_MIME
 
 CELLS = [
     # 0: what the shell holds before the extension
+    # IPython 9 registers its own %load_ext / %unload_ext lazily and swaps them in on first use,
+    # so they are used once (on an empty extension) before the snapshot.
+    "import sys, types\n"
+    "probe = types.ModuleType('probe_ext')\n"
+    "probe.load_ipython_extension = probe.unload_ipython_extension = lambda ip: None\n"
+    "sys.modules['probe_ext'] = probe\n"
+    "%load_ext probe_ext\n%unload_ext probe_ext\n"
     "ip = get_ipython()\n"
     "before = (ip.custom_exceptions, ip.CustomTB, dict(ip.magics_manager.magics['line']),\n"
     "          dict(ip.magics_manager.magics['cell']), list(ip.events.callbacks['post_run_cell']))",
