@@ -74,8 +74,11 @@ def interleaved_ms(rounds: int, batch: int, *, collect: bool = False,
     """
     clock = time.perf_counter_ns
     samples: dict[str, list[float]] = {name: [] for name in blocks}
-    for _ in range(rounds):
-        for name, block in blocks.items():
+    order = list(blocks.items())
+    for round_ in range(rounds):
+        # each round starts one further along, so no action always follows the same other one
+        shift = round_ % len(order)
+        for name, block in order[shift:] + order[:shift]:
             if collect:
                 gc.collect()
             started = clock()

@@ -64,6 +64,8 @@ def table(rows: list[dict[str, Any]], quick: bool, failed: list[str]) -> str:
         "|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for row in rows:
+        row = {key: value.replace("|", "\\|").replace("\n", " ") if isinstance(value, str) else value
+               for key, value in row.items()}
         unit = row["unit"]
         met = {True: "yes", False: "**no**", None: ""}[row["met"]]
         ratio = f"{row['ratio']:.2f}x" if row["ratio"] is not None else ""
@@ -94,6 +96,7 @@ def main() -> None:
         ran = {row["area"] for row in rows}
         earlier = [json.loads(line) for line in kept.read_text(encoding="utf-8").splitlines() if line.strip()]
         rows = [row for row in earlier if row["area"] not in ran] + rows
+        rows.sort(key=lambda row: row["area"])  # stable: each benchmark's rows in their own order
     if kept is not None:
         kept.write_text("".join(json.dumps(row) + "\n" for row in rows), encoding="utf-8")
     text = table(rows, args.quick, failed)
