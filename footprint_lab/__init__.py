@@ -26,10 +26,12 @@ _EXPORTS: dict[str, str] = {
     "Checkpoint": "footprint_lab.core.checkpoint",
     "FlowCheckpoint": "footprint_lab.flow.checkpoint",
     "RunCheckpointError": "footprint_lab.core.checkpoint",
+    "FlowCheckpointError": "footprint_lab.flow.checkpoint",
     "ask_human": "footprint_lab.core.pause",
     "Redaction": "footprint_lab.engine.redaction",
     "Recording": "footprint_lab.engine.recording",
     "Event": "footprint_lab.engine.recording",
+    "load_recording": "footprint_lab.engine.recording_door",
     "Refusal": "footprint_lab.engine.refusal",
     "Sequence": "footprint_lab.flow",
     "Parallel": "footprint_lab.flow",
@@ -40,9 +42,10 @@ _EXPORTS: dict[str, str] = {
     "step": "footprint_lab.flow",
     "merge_with_llm": "footprint_lab.flow",
     "RunTree": "footprint_lab.explain.tree",
+    "Lab": "footprint_lab.lab.widget",
 }
 _ERRORS = "footprint_lab.errors"
-_SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab")
+_SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab", "notebook")
 
 if TYPE_CHECKING:
     from footprint_lab.core.agent import Agent
@@ -54,11 +57,13 @@ if TYPE_CHECKING:
     from footprint_lab.core.run import Run
     from footprint_lab.core.tools import Tool, ToolContext, define_tool, tool
     from footprint_lab.engine.recording import Event, Recording
+    from footprint_lab.engine.recording_door import load_recording
     from footprint_lab.engine.redaction import Redaction
     from footprint_lab.engine.refusal import Refusal
     from footprint_lab.explain.tree import RunTree
     from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
-    from footprint_lab.flow.checkpoint import FlowCheckpoint
+    from footprint_lab.flow.checkpoint import FlowCheckpoint, FlowCheckpointError
+    from footprint_lab.lab.widget import Lab
 
 
 def _load_views() -> None:
@@ -109,9 +114,11 @@ __all__ = [
     "Conditional",
     "Event",
     "FlowCheckpoint",
+    "FlowCheckpointError",
     "Graph",
     "Identity",
     "LLMCall",
+    "Lab",
     "Loop",
     "Parallel",
     "Recording",
@@ -126,6 +133,7 @@ __all__ = [
     "Workflow",
     "ask_human",
     "define_tool",
+    "load_recording",
     "merge_with_llm",
     "normalize_run_input",
     "step",

@@ -37,8 +37,9 @@ The tree::
     │   ├── GraphCycleError              ERR_GRAPH_CYCLE            flow.refusals
     │   ├── ResumeDivergedError          ERR_RESUME_DIVERGED        flow.refusals
     │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine.redaction
+    │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      engine.recording_door
     │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core.run
-    │   ├── AnnotationError              ERR_ANNOTATION             core.run
+    │   ├── InvalidAnnotationError       ERR_INVALID_ANNOTATION     core.run
     │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context.declarations
     │   ├── FactRoleError                ERR_FACT_ROLE              context.declarations
     │   ├── ContextConfigError           ERR_CONTEXT_CONFIG         context.assembly
@@ -51,12 +52,19 @@ The tree::
     │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain.ablation
     │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
     │   ├── MagicInputError              ERR_MAGIC_INPUT            lab.refusals
+    │   ├── LabConfigError               ERR_LAB_CONFIG             lab.door
     │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers.mock
+    │   ├── ReplaySourceError            ERR_REPLAY_SOURCE          providers.replay
+    │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook
+    │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers.errors (also a ProviderError)
     │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers.errors (also a ProviderError)
     └── RunFailure                       ERR_RUN_FAILED             engine.refusal
         ├── RunCheckpointError           ERR_RUN_CHECKPOINT         core.checkpoint
         │       a run failed after at least one completed tool round; .checkpoint keeps what was done
+        ├── FlowCheckpointError          ERR_FLOW_CHECKPOINT        flow.checkpoint
+        │       a composition failed after members answered; .checkpoint keeps the answers and what
+        │       the failed member kept, for composition.resume_on_error(err.checkpoint)
         ├── ProviderAuthError            ERR_PROVIDER_AUTH          providers.errors (also a ProviderError)
         ├── ModelNotFoundError           ERR_PROVIDER_MODEL_NOT_FOUND
         ├── ContextWindowError           ERR_PROVIDER_CONTEXT_WINDOW
@@ -65,7 +73,8 @@ The tree::
         ├── ProviderUnavailableError     ERR_PROVIDER_UNAVAILABLE
         ├── ProviderTimeoutError         ERR_PROVIDER_TIMEOUT
         ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
-        └── ProviderResponseError        ERR_PROVIDER_RESPONSE
+        ├── ProviderResponseError        ERR_PROVIDER_RESPONSE
+        └── ReplayMismatchError          ERR_PROVIDER_REPLAY_MISMATCH  providers.replay
 
 ``ProviderError`` (``ERR_PROVIDER``, providers.errors) is the family of the provider classes
 above, on both sides: ``except ProviderError`` catches them all, and each says in
@@ -90,9 +99,10 @@ from footprint_lab.core.identity import InvalidIdentityError
 from footprint_lab.core.llm_call import LLMCallContextError
 from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.core.pause import InvalidQuestionError
-from footprint_lab.core.run import AnnotationError, CallNotFoundError
+from footprint_lab.core.run import CallNotFoundError, InvalidAnnotationError
 from footprint_lab.core.runner import ListenerError
 from footprint_lab.core.tools import ToolDefinitionError
+from footprint_lab.engine.recording_door import InvalidRecordingError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
 from footprint_lab.explain.ablation import NothingToLocalizeError
@@ -100,6 +110,7 @@ from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.custody import UnknownStepError
 from footprint_lab.explain.influence import InfluenceStrategyError
 from footprint_lab.explain.rerun import UnknownSourceError
+from footprint_lab.flow.checkpoint import FlowCheckpointError
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
     DuplicateStepError,
@@ -108,7 +119,9 @@ from footprint_lab.flow.refusals import (
     LoopBudgetError,
     ResumeDivergedError,
 )
+from footprint_lab.lab.door import LabConfigError
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
+from footprint_lab.notebook import NotebookFileError, SharingConfigError
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -124,10 +137,10 @@ from footprint_lab.providers.errors import (
     ProviderUnavailableError,
 )
 from footprint_lab.providers.mock import MockScriptError
+from footprint_lab.providers.replay import ReplayMismatchError, ReplaySourceError
 
 __all__ = [
     "AgentConfigError",
-    "AnnotationError",
     "CallNotFoundError",
     "CodedError",
     "CompositionConfigError",
@@ -141,13 +154,17 @@ __all__ = [
     "EmptyCompositionError",
     "ExplainConfigError",
     "FactRoleError",
+    "FlowCheckpointError",
     "GraphCycleError",
     "InfluenceStrategyError",
+    "InvalidAnnotationError",
     "InvalidCheckpointError",
     "InvalidIdentityError",
     "InvalidQuestionError",
+    "InvalidRecordingError",
     "InvalidRunInputError",
     "LLMCallContextError",
+    "LabConfigError",
     "ListenerError",
     "LoopBudgetError",
     "MagicInputError",
@@ -156,6 +173,7 @@ __all__ = [
     "MockScriptError",
     "ModelNotFoundError",
     "NoConversationError",
+    "NotebookFileError",
     "NothingToLocalizeError",
     "ParentRunRefusedError",
     "PendingQuestionError",
@@ -170,6 +188,8 @@ __all__ = [
     "ProviderUnavailableError",
     "RedactionConfigError",
     "Refusal",
+    "ReplayMismatchError",
+    "ReplaySourceError",
     "ResumeDivergedError",
     "ResumeIdentityConflictError",
     "ResumeRedactionError",
@@ -177,6 +197,7 @@ __all__ = [
     "RunCheckpointError",
     "RunFailure",
     "RunInFlightError",
+    "SharingConfigError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
     "UnknownRunError",

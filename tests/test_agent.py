@@ -231,7 +231,7 @@ async def test_a_cancelled_run_releases_the_in_flight_guard():
     with pytest.raises(asyncio.CancelledError):
         await task
     cancelled = agent.last_run
-    assert cancelled is not None and cancelled.status == "failed"
+    assert cancelled is not None and cancelled.status == "cancelled"
     assert cancelled.recording.error["type"] == "CancelledError"
     gate.set()
     second = await agent.run("two")

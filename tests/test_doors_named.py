@@ -6,16 +6,19 @@ from typing import Any
 
 import pytest
 
-from footprint_lab import Agent, Loop, Parallel, Refusal
+from footprint_lab import Agent, LLMCall, Loop, Parallel, Refusal, tool
 from footprint_lab.errors import (
-    AnnotationError,
+    AgentConfigError,
     CompositionConfigError,
     ExplainConfigError,
+    InvalidAnnotationError,
     ListenerError,
     MockScriptError,
+    ToolDefinitionError,
 )
 from footprint_lab.explain import ranking_confidence, suspects
 from footprint_lab.providers import mock
+from footprint_lab.providers.mock import MockProvider
 
 
 def _agent() -> Agent:
@@ -76,9 +79,40 @@ def test_ranking_confidence_and_suspects_name_their_own_door():
         assert str(caught.value).startswith(f"{function}:")
 
 
-@pytest.mark.parametrize("note", [None, "text", 5, [("a", 1)], {1: "x"}])
-def test_annotate_refuses_a_note_that_is_not_a_dict_of_named_fields(note: Any):
+@pytest.mark.parametrize("target", [None, 5, [("a", 1)], {1: "x"}, "no-such-step"])
+def test_annotate_refuses_a_target_that_names_nothing_in_the_run(target: Any):
     run = _agent().run_sync("go")
-    with pytest.raises(AnnotationError) as caught:
-        run.annotate(note)
+    with pytest.raises(InvalidAnnotationError) as caught:
+        run.annotate(target, "a note")
     assert isinstance(caught.value, Refusal) and run.recording.annotations == []
+
+
+@pytest.mark.parametrize("tools", [None, 5, "lookup", {"lookup": 1}, [5]])
+def test_agent_tools_must_be_a_list_of_tools(tools: Any):
+    with pytest.raises(ToolDefinitionError) as caught:
+        Agent(provider=mock(reply="ok"), tools=tools)
+    assert caught.value.problem == "tools" and "received" in str(caught.value)
+
+
+def test_a_single_tool_is_refused_with_the_list_to_write_instead():
+    @tool
+    def lookup(order_id: str) -> str:
+        """Look an order up."""
+        return order_id
+
+    with pytest.raises(ToolDefinitionError) as caught:
+        Agent(provider=mock(reply="ok"), tools=lookup)  # type: ignore[arg-type]
+    assert "tools=[lookup]" in str(caught.value)
+
+
+def test_a_provider_class_is_refused_before_any_run():
+    for runner in (Agent, LLMCall):
+        with pytest.raises(AgentConfigError) as caught:
+            runner(provider=MockProvider)
+        assert caught.value.setting == "provider" and caught.value.received == "a class"
+
+
+def test_an_input_guard_that_cannot_take_the_message_is_refused_when_built():
+    with pytest.raises(AgentConfigError) as caught:
+        Agent(provider=mock(reply="ok"), input_guard=lambda: None)
+    assert caught.value.setting == "input_guard"

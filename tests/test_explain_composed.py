@@ -115,3 +115,46 @@ async def test_a_dropped_piece_in_a_member_is_forced_back_through_the_compositio
     assert (policy.member, policy.member_name) == ("refunds", "refunds")
     assert policy.status in ("confirmed", "not_confirmed") and policy.restoration.error is None
     assert "of member 'refunds'" in str(dropped)
+
+
+async def test_a_fact_two_hand_offs_upstream_is_followed_through_both_and_confirmed():
+    def says_what_it_read(request):
+        return f"Relayed: {request.messages[-1]['content']}"
+
+    relay = Agent(provider=mock(respond=says_what_it_read), system="Pass the summary on.", name="relay")
+    pipeline = Sequence({"intake": refund_pipeline().members[0][1],
+                         "desk": Sequence({"relay": relay, "refunds": planted_fact_agent().without(["vip-override"])})})
+    run = await pipeline.run(REFUND_REQUEST)
+    assert run.answer == APPROVED
+    planted = run.backtrack().candidate("vip-status")
+    kinds = [hop.kind for hop in planted.hops]
+    assert kinds[:3] == ["ANSWER", "CARRIED", "CARRIED"] and planted.proven
+    nearest, farthest = planted.carried
+    assert nearest.downstream.path == "desk/refunds" and farthest.upstream.path == "intake"
+    assert planted.carried_by.index("member 'intake'") < planted.carried_by.index("member 'desk/refunds'")
+    assert run.suspects().iloc[0][["source_id", "member"]].tolist() == ["vip-status", "intake"]
+    report = await localize(run, rerun=pipeline, samples=2, top=4)
+    assert report.confirmed == ["vip-status"]
+
+
+async def test_a_pattern_names_sources_the_way_its_rebuild_reads_them():
+    from footprint_lab.flow import reflection
+
+    def write(request):
+        return "A formal draft." if "formal" in request.system else "A casual draft."
+
+    writer = Agent(provider=mock(respond=write), context=[define_fact(id="style", data="Write formal prose.")],
+                   name="writer")
+    critic = Agent(provider=mock(reply="Fine."), name="critic")
+    pattern = reflection(writer, critic, rounds=1)
+    run = await pattern.run("Write a note.")
+    named = set(run.suspects().removal_id.dropna())
+    # The writer drafts and revises: its fact is named per place, and a Loop's pass is not part of the name.
+    assert {"draft/style", "reflect/revise/style"} <= named
+    assert named <= set(pattern.source_ids())
+    rebuilt = pattern.without(["reflect/revise/style"])
+    assert (await rebuilt.run("Write a note.")).answer == "A casual draft."
+    report = await localize(run, rerun=pattern, sources=["reflect/revise/style", "draft/style"], samples=2)
+    assert report.confirmed == ["reflect/revise/style"]
+    # the member path says which pass it was; the id names the body every pass runs
+    assert next(s for s in report.suspects if s.source_id == "reflect/revise/style").member == "reflect/pass-1/revise"

@@ -23,6 +23,7 @@ from footprint_lab import (
     tool,
 )
 from footprint_lab.core.member_run import open_run_count
+from footprint_lab.flow.checkpoint import FlowCheckpointError
 from footprint_lab.providers import LLMRequest, mock
 
 
@@ -104,8 +105,9 @@ async def test_parallel_runs_branches_concurrently_and_merges_by_name() -> None:
 
 async def test_parallel_fails_the_run_when_a_branch_fails() -> None:
     events: list = []
-    with pytest.raises(RuntimeError, match="provider down"):
+    with pytest.raises(FlowCheckpointError) as caught:  # the branch that answered is kept for resume_on_error
         await Parallel({"ok": echo("ok"), "bad": failing("bad")}, merge=lambda a: "x").run("q", on_event=events.append)
+    assert isinstance(caught.value.cause, RuntimeError) and "provider down" in str(caught.value.cause)
     assert any(e.type == "run_end" and e.payload == {"status": "failed"} and e.step_id == "" for e in events)
     assert open_run_count() == 0
 
@@ -333,8 +335,9 @@ async def test_a_failing_graph_node_stops_its_dependents_and_fails_the_run() -> 
         step("fine", echo("fine")),
         step("after", Agent(provider=downstream), needs=["bad", "fine"], map=lambda v: "x"),
     ])
-    with pytest.raises(RuntimeError, match="provider down"):
+    with pytest.raises(FlowCheckpointError) as caught:  # the node that finished is kept for resume_on_error
         await graph.run("q", on_event=events.append)
+    assert isinstance(caught.value.cause, RuntimeError) and "provider down" in str(caught.value.cause)
     assert downstream.calls == 0
     ends = {e.step_id: e.payload["status"] for e in events if e.type == "step_end" and "/" not in e.step_id}
     assert sorted(ends.values()) == ["error", "ok", "ok"]  # seed, the failed node, the node that finished

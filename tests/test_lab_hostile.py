@@ -30,7 +30,7 @@ HOSTILE = [
 JOINED = " | ".join(HOSTILE)
 #: every element the views write themselves
 ALLOWED = {"div", "style", "span", "b", "code", "pre", "details", "summary", "section", "h4", "h5", "p", "small",
-           "ol", "ul", "li", "a", "table", "tr", "td", "th", "script"}
+           "ol", "ul", "li", "a", "table", "tr", "td", "th", "script", "i", "mark", "noscript"}
 
 
 class _Collect(HTMLParser):
@@ -70,7 +70,7 @@ def assert_inert(html: str, *, scripts_allowed: bool = False) -> None:
 def hostile_agent(name: str = JOINED[:60]) -> Agent:
     tool = define_tool(name="fetch", description="Fetch a record.", fn=lambda: JOINED)
     return Agent(
-        provider=mock(replies=[{"tool": "fetch", "args": {}}, JOINED]),
+        provider=mock(replies=[{"tool": "fetch", "args": {}, "id": HOSTILE[3]}, JOINED]),  # a hostile call id
         system=f"System {HOSTILE[0]}", tools=[tool], name=name,
         context=[define_fact(id="planted", data=JOINED), define_fact(id="other", data={"k": HOSTILE[1]})],
     )

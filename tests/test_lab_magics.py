@@ -20,8 +20,10 @@ CELLS = [
     "sys.modules['probe_ext'] = probe\n"
     "%load_ext probe_ext\n%unload_ext probe_ext\n"
     "ip = get_ipython()\n"
-    "before = (ip.custom_exceptions, ip.CustomTB, dict(ip.magics_manager.magics['line']),\n"
-    "          dict(ip.magics_manager.magics['cell']), list(ip.events.callbacks['post_run_cell']))",
+    # magics by name and function (IPython may rebind its own magics' methods between cells)
+    "table = lambda kind: {n: getattr(f, '__qualname__', f) for n, f in ip.magics_manager.magics[kind].items()}\n"
+    "before = (ip.custom_exceptions, ip.CustomTB, table('line'), table('cell'),\n"
+    "          list(ip.events.callbacks['post_run_cell']))",
     "%load_ext footprint_lab",
     "from footprint_lab.lab.scenarios import planted_fact_agent\n"
     "agent = planted_fact_agent()\n"
@@ -37,8 +39,8 @@ CELLS = [
     "    print(ip.find_line_magic(name).__doc__)\n"
     "print(ip.find_cell_magic('fp_run').__doc__)",  # 10: what %fp_why? shows
     "%unload_ext footprint_lab",  # 11
-    "after = (ip.custom_exceptions, ip.CustomTB, dict(ip.magics_manager.magics['line']),\n"
-    "         dict(ip.magics_manager.magics['cell']), list(ip.events.callbacks['post_run_cell']))\n"
+    "after = (ip.custom_exceptions, ip.CustomTB, table('line'), table('cell'),\n"
+    "         list(ip.events.callbacks['post_run_cell']))\n"
     "print([a == b for a, b in zip(before, after)])",  # 12
 ]
 
@@ -86,7 +88,8 @@ def test_fp_tree_draws_a_figure_with_a_node_per_step():
 
 def test_fp_suspects_ranks_with_its_caveat():
     assert "correlational" in printed(6)
-    assert "vip-override" in data(6)["text/plain"]
+    table = data(6)["text/html"]
+    assert "vip-override" in table and "removal_id" in table and "structural_score" not in table
 
 
 def test_fp_run_runs_the_cell_and_binds_the_run():

@@ -26,8 +26,10 @@ def test_a_run_carries_its_recording_beside_its_views(planted):
     bundle = planted._repr_mimebundle_()
     assert set(bundle) == {"text/plain", "text/html", RECORDING_MIME}
     assert bundle["text/plain"] == repr(planted) and "\n" not in bundle["text/plain"]
-    assert bundle[RECORDING_MIME] == json.loads(planted.recording.model_dump_json())
-    assert Recording.model_validate(bundle[RECORDING_MIME]) == planted.recording
+    data = bundle[RECORDING_MIME]
+    assert json.loads(json.dumps(data)) == data and data["schema_version"] == planted.recording.schema_version
+    assert Recording.model_validate(data) == planted.recording
+    assert Recording.model_validate_json(json.dumps(data)) == planted.recording
     assert set(planted.recording._repr_mimebundle_()) == set(bundle)
     assert planted._repr_mimebundle_(include=["text/plain"]) == {"text/plain": repr(planted)}
     assert RECORDING_MIME not in planted._repr_mimebundle_(exclude=[RECORDING_MIME])
@@ -39,14 +41,18 @@ def test_the_answer_view_walks_from_the_answer_to_the_planted_fact(planted):
     assert html.count("data-fl-answer") == 1
     answering = planted.recording.exchanges[-1].step_id
     assert f'data-fl-call="{answering}"' in html
+    section = re.search(rf'<section class="fl-call" id="[^"]+" data-fl-call="{answering}">(.*?)</section>', html, re.S)
+    assert section is not None
+    # the ANSWER hop every piece shares is written once, above the slots
+    assert section.group(1).count("<b>ANSWER</b>") == 1 and "correlational" in section.group(1)
     row = re.search(r'<details class="fl-piece"[^>]*data-fl-piece="vip-override" data-fl-slot="system">(.*?)</details>',
                     html, re.S)
     assert row is not None
     custody = row.group(1)
-    for hop in ("ANSWER", "READ", "LANDED", "ALLOWED", "BORN"):
+    for hop in ("READ", "LANDED", "ALLOWED", "BORN"):
         assert f"<b>{hop}</b>" in custody
     assert "scenarios.py:" in custody and "not proven" not in custody
-    assert "Suspect rank 1 of" in custody and "correlational" in custody
+    assert "<mark>#1 · " in custody
     # a tool result's custody names the call that asked for it
     tool_row = re.search(r'data-fl-piece="call_1_1" data-fl-slot="messages">(.*?)</details>', html, re.S)
     assert tool_row is not None and "<b>ASKED</b>" in tool_row.group(1)
@@ -63,7 +69,7 @@ def test_left_out_pieces_are_listed_with_why():
 
 def test_each_output_scopes_its_css_and_anchors(planted):
     first, second = answer_view(planted.recording), answer_view(planted.recording)
-    scope = re.match(r'<div id="(fl-[0-9a-f]{10})"', first)
+    scope = re.match(r'<div id="(fl[0-9a-f]{6})"', first)
     assert scope is not None and scope.group(1) not in second
     rules = re.search(r"<style>(.*?)</style>", first, re.S)
     assert rules is not None
@@ -89,8 +95,10 @@ def test_a_member_named_by_its_runner_keeps_that_name():
 def test_steps_add_a_node_per_llm_call_and_tool(planted):
     tree = planted.tree(steps=True)
     kinds = [node.kind for node in tree.nodes]
-    assert kinds == ["agent", "llm_call", "tool", "llm_call"]
+    assert kinds == ["agent", "call-llm", "tool", "call-llm"]
     assert {node.parent for node in tree.nodes[1:]} == {""}
+    assert [node.name for node in tree.nodes[1:]] == ["call-llm#3 (mock-model)", "tool#4 (lookup_order)",
+                                                      "call-llm#6 (mock-model)"]
 
 
 def test_a_tree_is_a_plain_plotly_figure_with_the_decision_on_its_edge():
@@ -153,3 +161,37 @@ def test_a_run_displays_without_the_extension_in_a_fresh_interpreter():
 def test_the_run_bundle_is_what_a_run_displays(planted):
     bundle = run_bundle(planted.recording)
     assert bundle[RECORDING_MIME] == planted._repr_mimebundle_()[RECORDING_MIME]
+
+
+async def test_every_explanation_checkpoint_and_error_shows_itself(planted):
+    from flow_kit import approver
+
+    from footprint_lab import FlowCheckpoint, InvalidRunInputError
+    from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
+    from footprint_lab.lab.scenarios import planted_fact_agent as build
+
+    agent = build()
+    shown = {
+        "Backtrack": planted.backtrack(),
+        "Localization": await localize(planted, rerun=agent, samples=1, top=2, progress=False),
+        "RerunReport": await rerun_without(planted, ignore=["vip-override"], rerun=agent),
+        "DroppedContext": await find_dropped_context(planted, rerun=agent, progress=False),
+        "RankingConfidence": ranking_confidence(planted.suspects()),
+    }
+    paused = await Sequence({"approve": approver()}).run("refund")
+    assert isinstance(paused.checkpoint, FlowCheckpoint)
+    shown["FlowCheckpoint"] = paused.checkpoint
+    single = await approver().run("refund")
+    shown["Checkpoint"] = single.checkpoint
+    with pytest.raises(InvalidRunInputError) as refused:
+        await agent.run(["not", "a", "message"])
+    shown["Refusal"] = refused.value
+    for name, obj in shown.items():
+        bundle = obj._repr_mimebundle_()
+        assert set(bundle) == {"text/plain", "text/html"}, name
+        assert bundle["text/plain"].strip() and "<script" not in bundle["text/html"], name
+        assert re.match(r'<div id="fl[0-9a-f]{6}"|<style>', bundle["text/html"]), name
+    assert "CONFIRMED" in shown["Localization"]._repr_mimebundle_()["text/html"]
+    assert "Refund 120 EUR?" in shown["FlowCheckpoint"]._repr_mimebundle_()["text/html"]
+    assert "ERR_INVALID_RUN_INPUT" in shown["Refusal"]._repr_mimebundle_()["text/html"]
+    assert 'data-fl-piece="vip-override"' in shown["Backtrack"]._repr_mimebundle_()["text/html"]

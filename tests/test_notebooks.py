@@ -32,7 +32,10 @@ def printed_by(name: str) -> str:
 
 @pytest.mark.parametrize("name", NOTEBOOKS)
 def test_notebook_executes_without_errors(name):
-    assert [o for o in outputs(name) if o.output_type == "error"] == []
+    """Only a cell tagged ``raises-exception`` (a refusal shown on purpose) may fail, and it must."""
+    for cell in (c for c in executed(name).cells if c.cell_type == "code"):
+        failed = [o for o in cell.outputs if o.output_type == "error"]
+        assert len(failed) == (1 if "raises-exception" in cell.metadata.get("tags", []) else 0), cell.source
 
 
 def test_quickstart_shows_the_answer_and_the_refusal_card():
@@ -70,3 +73,73 @@ def test_pipeline_notebook_proves_the_upstream_fact_on_the_whole_pipeline():
     assert "CAUSAL: removing 'vip-status' in member 'triage' flipped the outcome in 3/3 reruns" in text
     assert "NOT CONFIRMED: removing 'refunds/customer' in member 'refunds'" in text
     assert "[not proven]" not in text and "['vip-status']" in text
+
+
+RECORDING = "application/vnd.footprint-lab.recording.v1+json"
+PLOTLY = "application/vnd.plotly.v1+json"
+#: the size goals of one output (its bundle as saved JSON); a composed run holds each member's view
+RUN_GOAL = 50_000
+COMPOSED_GOAL = 150_000
+#: the one output that brings plotly.js (from the installed package) into the document
+PLOTLYJS_GOAL = 5_500_000
+
+
+def cell_outputs(name: str, needle: str) -> list[nbformat.NotebookNode]:
+    """The outputs of the first code cell of a notebook whose source holds ``needle``."""
+    return next(c.outputs for c in executed(name).cells if c.cell_type == "code" and needle in c.source)
+
+
+def test_quickstart_ends_on_the_displayed_run():
+    last = [c for c in executed("quickstart.ipynb").cells if c.cell_type == "code"][-1]
+    assert last.source.strip() == "run"
+    (shown,) = last.outputs
+    assert {"text/plain", "text/html", RECORDING} <= set(shown.data)
+    assert "data-fl-answer" in shown.data["text/html"] and "DECLINED" in shown.data["text/html"]
+
+
+def test_lab_tour_shows_every_view_with_its_mime_types():
+    (run,) = cell_outputs("lab_tour.ipynb", "run = await agent.run(")
+    assert {"text/plain", "text/html", RECORDING} <= set(run.data)
+    assert run.data[RECORDING]["answer"].startswith("APPROVED")
+    (why,) = next(c.outputs for c in executed("lab_tour.ipynb").cells if c.source.strip() == "%fp_why")
+    assert 'data-fl-piece="vip-override"' in why.data["text/html"]
+    (tree,) = cell_outputs("lab_tour.ipynb", "%fp_tree flow_run")
+    assert {PLOTLY, "text/html", "text/plain"} <= set(tree.data)
+    names = [t for trace in tree.data[PLOTLY]["data"] for t in (trace.get("text") or [])]
+    assert {"triage", "route", "refunds", "summary"} <= set(names)
+    (composed,) = cell_outputs("lab_tour.ipynb", "flow_run = await support.run(")
+    html = composed.data["text/html"]
+    for member in ("triage", "route", "summary"):
+        assert f"<b>{member}</b>" in html
+    (localized,) = cell_outputs("lab_tour.ipynb", "await localize(")
+    assert "CONFIRMED" in localized.data["text/html"]
+
+
+def test_lab_tour_refusal_cell_fails_with_its_card():
+    outputs = cell_outputs("lab_tour.ipynb", "%fp_why no_such_run")
+    errors = [o for o in outputs if o.output_type == "error"]
+    cards = [o for o in outputs if o.output_type == "display_data" and "fl-card" in o.data.get("text/html", "")]
+    assert len(errors) == 1 and errors[0].ename == "UnknownRunError"
+    assert len(cards) == 1 and "ERR_UNKNOWN_RUN" in cards[0].data["text/html"]
+
+
+@pytest.mark.parametrize("name", ["lab_tour.ipynb", "quickstart.ipynb"])
+def test_no_output_is_over_its_size_goal(name):
+    import json
+
+    carrying_plotlyjs = 0
+    for output in outputs(name):
+        size = len(json.dumps(output.get("data", {}), separators=(",", ":")))
+        if "plotly.js v" in output.get("data", {}).get("text/html", ""):
+            carrying_plotlyjs += 1
+            assert size <= PLOTLYJS_GOAL
+        elif RECORDING in output.get("data", {}) and output.data[RECORDING].get("children"):
+            assert size <= COMPOSED_GOAL
+        else:
+            assert size <= RUN_GOAL, (size, output.get("data", {}).get("text/plain", "")[:80])
+    assert carrying_plotlyjs == (1 if name == "lab_tour.ipynb" else 0)
+
+
+def test_a_redaction_policy_keeps_its_secret_out_of_the_saved_notebook():
+    saved = nbformat.writes(executed("lab_tour.ipynb"))
+    assert "TCK-423456" not in saved and "[redacted:ticket]" in saved

@@ -88,7 +88,8 @@ async def test_a_new_message_while_a_question_is_pending_is_refused_until_abando
     dropped = agent.abandon_pause()
     assert dropped == Pause(question="Refund 120 EUR to this card?", tool_name="confirm", tool_call_id="call_2_1",
                             run_id=paused.run_id, choices=["yes", "no"])
-    assert paused.recording.annotations[-1]["kind"] == "pause_abandoned"
+    note = paused.recording.annotations[-1]
+    assert (note.target, note.tag) == ("answer", "pause_abandoned") and "'confirm'" in note.text
     assert agent.abandon_pause() is None
     assert agent.checkpoint() is None
     with pytest.raises(NoConversationError) as nothing:  # a dropped question leaves nothing to follow up
@@ -102,7 +103,7 @@ async def test_abandoning_before_the_recording_is_built_still_lands_on_the_recor
     agent, _ = pausing_agent([])
     paused = await agent.run("Refund my order")
     agent.abandon_pause()
-    assert [a["kind"] for a in paused.recording.annotations] == ["pause_abandoned"]
+    assert [a.tag for a in paused.recording.annotations] == ["pause_abandoned"]
 
 
 async def test_resume_with_the_original_identity_succeeds_and_with_another_is_refused() -> None:

@@ -174,3 +174,13 @@ async def test_random_secrets_in_random_shapes_reach_no_surface(plan: dict[str, 
     if '"pin"' in text or '"p-i-n"' in text:
         secrets.append(str(plan["pin"]))
     assert leaks(run, live, secrets) == []
+
+
+async def test_a_private_key_streamed_word_by_word_never_reaches_a_token_event() -> None:
+    # the gate released "-----BEGIN" before the header was whole, and then the body matched nothing
+    key = "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEAbodyline\nQQQQsecondline\n-----END RSA PRIVATE KEY-----"
+    agent = Agent(provider=mock(reply=f"Here: {key} done", stream=True), redact=Redaction.standard())
+    run, live = await run_agent(agent, "show me the key")
+    tokens = "".join(event.payload["text"] for event in run.recording.events if event.type == "token")
+    assert tokens.startswith("Here: [redacted:private_key_block]") and tokens.endswith(" done")
+    assert leaks(run, live, ["MIIEpAIBAAKCAQEAbodyline", "QQQQsecondline"]) == []

@@ -12,10 +12,18 @@ import json
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from footprint_lab import Agent, define_tool
-from footprint_lab.context import define_fact
-from footprint_lab.errors import AgentConfigError, ContextDeclarationError, InvalidRunInputError
+from footprint_lab import Agent, Identity, define_tool
+from footprint_lab.context import define_fact, define_rag
+from footprint_lab.errors import (
+    AgentConfigError,
+    ContextDeclarationError,
+    InvalidIdentityError,
+    InvalidRunInputError,
+    ToolDefinitionError,
+)
 from footprint_lab.providers import mock
 from footprint_lab.providers.types import LLMRequest
 
@@ -39,6 +47,11 @@ def test_a_message_holding_a_lone_surrogate_is_refused_at_the_door_by_name() -> 
     assert refused.value.code == "ERR_INVALID_RUN_INPUT"
     assert "lone surrogate" in refused.value.received and "caf" not in str(refused.value)
     assert agent.last_run is None  # nothing ran
+    with pytest.raises(InvalidRunInputError) as refused_bag:
+        agent.run_sync({"message": "hello", "note": f"x{LONE}"})
+    assert refused_bag.value.received.startswith("an input holding a lone surrogate")
+    with pytest.raises(InvalidIdentityError):
+        agent.run_sync("hello", identity=Identity(tenant=f"acme{LONE}", principal="ana"))
 
 
 def test_declared_text_and_a_system_prompt_holding_one_are_refused_when_built() -> None:
@@ -48,6 +61,18 @@ def test_declared_text_and_a_system_prompt_holding_one_are_refused_when_built() 
     with pytest.raises(AgentConfigError) as refused_too:
         Agent(provider=mock(reply="ok"), system=f"be nice{LONE}")
     assert refused_too.value.setting == "system"
+    for corpus in ([f"refunds {LONE} policy"], {f"doc{LONE}": "refunds"}):
+        with pytest.raises(ContextDeclarationError) as refused_rag:
+            define_rag(id="policies", corpus=corpus)
+        assert refused_rag.value.received == "a corpus holding a lone surrogate"
+    schema = {"type": "object", "properties": {}}
+    with pytest.raises(ToolDefinitionError) as refused_tool:
+        define_tool(name="t", description=f"Reads{LONE}", input_schema=schema, fn=lambda: 1)
+    assert refused_tool.value.problem == "description"
+    with pytest.raises(ToolDefinitionError) as refused_schema:
+        define_tool(name="t", description="Reads.", fn=lambda: 1,
+                    input_schema={"type": "object", "properties": {f"x{LONE}": {"type": "string"}}})
+    assert refused_schema.value.problem == "input_schema"
 
 
 async def test_a_tool_result_and_a_model_reply_holding_one_are_recorded_in_a_form_that_saves() -> None:
@@ -71,3 +96,26 @@ async def test_a_tool_result_and_a_model_reply_holding_one_are_recorded_in_a_for
     assert "\ufffd" in sent and "😀" in sent
     for text in (recording, stored):
         assert "caf\ufffd.txt" in text and "\ufffd\ufffd" in text and "😀" in text
+
+
+SURROGATE_TEXT = st.text(
+    alphabet=st.one_of(st.characters(min_codepoint=0xD800, max_codepoint=0xDFFF), st.sampled_from("ab é😀\n")),
+    min_size=1, max_size=8,
+)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(text=SURROGATE_TEXT, place=st.sampled_from(["message", "tool result", "reply", "tool args", "tool result key"]))
+async def test_text_with_surrogates_anywhere_is_refused_by_name_or_saved(text: str, place: str) -> None:
+    result: Any = {f"k{text}": 1} if place == "tool result key" else f"r{text}" if place == "tool result" else "ok"
+    tool = define_tool(name="echo", description="Echo.", input_schema={"type": "object", "properties": {}},
+                       fn=lambda **given: result)
+    args = {"x": text} if place == "tool args" else {}
+    reply = f"done {text}" if place == "reply" else "done"
+    agent = Agent(provider=mock(replies=[{"tool": "echo", "args": args}, reply]), tools=[tool])
+    try:
+        run = await agent.run(f"go {text}" if place == "message" else "go")
+    except InvalidRunInputError as refusal:
+        assert place == "message" and refusal.code == "ERR_INVALID_RUN_INPUT"
+        return
+    saved(run, agent)  # the recording and the checkpoint serialise, as UTF-8

@@ -53,7 +53,7 @@ from typing import Any
 from footprint_lab.context.declarations import Injection, Instruction, Memory, Rag, Skill
 from footprint_lab.context.retrieval import retrieve
 from footprint_lab.context.triggers import Always, IterationView, OnToolReturn, Rule
-from footprint_lab.engine.captured import Slot, Verdict, captured_piece
+from footprint_lab.engine.captured import Evidence, Slot, Verdict, captured_piece
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
 
@@ -207,7 +207,7 @@ class _Budget:
         self.limits = limits
         self.used = used
 
-    def take(self, slot: str, cost: int, detail: dict[str, Any]) -> str | None:
+    def take(self, slot: str, cost: int, detail: Evidence) -> str | None:
         """``None`` when ``cost`` fits (and is taken), else the reason it was dropped."""
         limit = self.limits.get(slot)
         if limit is None:
@@ -216,7 +216,7 @@ class _Budget:
         if used + cost <= limit:
             self.used[slot] = used + cost
             return None
-        detail.update(size=cost, budget=limit, used=used)
+        detail.update(Evidence(size=cost, budget=limit, used=used))
         return f"over the {slot} budget of {limit} characters: {used} used, this piece needs {cost}"
 
 
@@ -298,7 +298,7 @@ class TurnContext:
         earlier = {(m["role"], m["content"]): m for m in self.injected}
         for injection, text, described in self.plan.entries:
             admitted, reason, evidence = injection.trigger.check(injection.id, view, self)
-            outcomes = self._outcomes(injection, text) if admitted else ((text, {}, reason),)
+            outcomes = self._outcomes(injection, text) if admitted else [(text, Evidence(), reason)]
             for content, detail, skip in outcomes:
                 if described is not None:
                     detail["condition"] = described
@@ -341,19 +341,19 @@ class TurnContext:
                     budget: _Budget | None) -> list[dict[str, Any]]:
         """``read_skill``, then the tools of every loaded skill, in declaration order."""
         plan = self.plan
-        offered: list[tuple[str, str, str, str, dict[str, Any], dict[str, Any]]] = []
+        offered: list[tuple[str, str, str, str, dict[str, Any], Evidence]] = []
         assert plan.read_skill_schema is not None
         offered.append(("registry", READ_SKILL, "always", "skills declared", plan.read_skill_schema,
-                        {"tool": READ_SKILL, "skills": tuple(plan.skills)}))
+                        Evidence(tool=READ_SKILL, skills=tuple(plan.skills))))
         for name, (skill_id, _, schema) in plan.skill_tools.items():
             loaded_by = self.active_skills.get(skill_id)
             if loaded_by is not None:
                 offered.append(("skill", skill_id, "llm_activated", f"read_skill('{skill_id}')", schema,
-                                {"tool": name, "activated_by": loaded_by}))
+                                Evidence(tool=name, activated_by=loaded_by)))
             elif isinstance(plan.skills[skill_id].trigger, Always):
                 # A skill forced in (context.rebuild) is loaded from the start: its body and its tools alike.
                 offered.append(("skill", skill_id, "always", "forced in: loaded from the first iteration", schema,
-                                {"tool": name}))
+                                Evidence(tool=name)))
         landed = [*schemas]
         names = set()
         pieces = self.rec.pieces
@@ -370,20 +370,20 @@ class TurnContext:
                 "tools", source_kind, source_id, content, step=step_id, iteration=iteration,
                 position=len(landed) - 1, verdict=verdict, reason=dropped or reason, trigger=trigger,
                 cache="while_active" if skill else "always", declared_at=skill.declared_at if skill else None,
-                detail=detail,
+                **detail,
             ))
         self._landed_tools = frozenset(names)
         return landed
 
     def _record(self, injection: Injection, slot: Slot, content: str, verdict: Verdict, reason: str, step_id: str,
-                iteration: int, position: int, detail: dict[str, Any]) -> None:
+                iteration: int, position: int, detail: Evidence) -> None:
         self.rec.pieces.append(captured_piece(
             slot, injection.kind, injection.id, content, step=step_id, iteration=iteration, position=position,
             verdict=verdict, reason=reason, trigger=injection.trigger.kind, cache=injection.cache,
-            declared_at=injection.declared_at, detail=detail,
+            declared_at=injection.declared_at, **detail,
         ))
 
-    def _outcomes(self, injection: Injection, text: str) -> list[tuple[str, dict[str, Any], str | None]]:
+    def _outcomes(self, injection: Injection, text: str) -> list[tuple[str, Evidence, str | None]]:
         """What an admitted declaration gives: ``(content, detail, skip reason or None)`` per piece."""
         if isinstance(injection, Memory):
             return self._memory_outcomes(injection)
@@ -391,7 +391,7 @@ class TurnContext:
             return self._rag_outcomes(injection)
         return [(text, {}, None)]
 
-    def _memory_outcomes(self, memory: Memory) -> list[tuple[str, dict[str, Any], str | None]]:
+    def _memory_outcomes(self, memory: Memory) -> list[tuple[str, Evidence, str | None]]:
         items = self._recalled.get(memory.id)
         if items is None:  # recalled once per run; the same items land on every iteration
             items = self._recalled[memory.id] = memory.store.recall(self.namespace, limit=memory.limit)
@@ -403,18 +403,18 @@ class TurnContext:
             for item in items
         ]
 
-    def _rag_outcomes(self, rag: Rag) -> list[tuple[str, dict[str, Any], str | None]]:
+    def _rag_outcomes(self, rag: Rag) -> list[tuple[str, Evidence, str | None]]:
         hits = self._retrieved.get(rag.id)
         if hits is None:  # retrieved once per run, for the user's message
             hits = self._retrieved[rag.id] = retrieve(rag.index, self.message, rag.top_k)
         if not hits:
             return [("", {"threshold": rag.threshold, "scorer": rag.scorer},
                       "nothing retrieved: no chunk scored above 0 for the message")]
-        outcomes: list[tuple[str, dict[str, Any], str | None]] = []
+        outcomes: list[tuple[str, Evidence, str | None]] = []
         for rank, (position, score) in enumerate(hits, 1):
             chunk = rag.chunks[position]
-            detail = {"chunk": chunk.chunk_id, "document": chunk.document_id, "score": score, "rank": rank,
-                      "threshold": rag.threshold, "scorer": rag.scorer}
+            detail = Evidence(chunk=chunk.chunk_id, document=chunk.document_id, score=score, rank=rank,
+                              threshold=rag.threshold, scorer=rag.scorer)
             below = None if score >= rag.threshold else f"score {score:.4g} is below the threshold {rag.threshold:g}"
             outcomes.append((chunk.text, detail, below))
         return outcomes
@@ -428,7 +428,7 @@ class TurnContext:
             piece = pieces[index]
             if piece["source_kind"] != "tool_result":
                 break
-            returned.append((piece.get("tool", ""), piece["landed_by"]))
+            returned.append((piece.get("tool", ""), piece["allowed_by"]))  # a turn is admitted and landed at once
         returned.reverse()
         self.returned = returned
 

@@ -474,6 +474,12 @@ def define_rag(
             "with non-blank texts",
             injection_id=rag_id,
         )
+    if not all(is_sound(chunk.text) and is_sound(chunk.chunk_id) for chunk in chunks):
+        raise ContextDeclarationError(
+            "define_rag", "corpus", corpus,
+            "must hold text that can be saved as UTF-8 (decode bytes with their real encoding, or errors='replace')",
+            injection_id=rag_id, received="a corpus holding a lone surrogate",
+        )
     return Rag(
         id=rag_id, kind="rag", slot="system", trigger=_trigger("define_rag", rag_id, active_when, trigger),
         cache=_check_cache("define_rag", rag_id, cache), text="", declared_at=_call_site(),

@@ -42,10 +42,9 @@ from __future__ import annotations
 
 import inspect
 import json
-import weakref
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Unpack
 
 from footprint_lab.context.assembly import READ_SKILL, ContextPlan
 from footprint_lab.core.conversation import Conversation
@@ -55,12 +54,13 @@ from footprint_lab.core.leg import Continuation, Leg, turn_position, who
 from footprint_lab.core.member_run import run_for
 from footprint_lab.core.pause import HumanQuestion
 from footprint_lab.core.run import Run
-from footprint_lab.core.runner import Listener, Mount, Runner
-from footprint_lab.core.tools import Tool, ToolContext, ToolDefinitionError, result_text
-from footprint_lab.core.turn import PAUSE, Turn, input_refused
-from footprint_lab.engine.recorder import Recorder
+from footprint_lab.core.runner import Listener, Mount, Runner, ended_status
+from footprint_lab.core.tools import Tool, ToolContext, result_text, tool_list
+from footprint_lab.core.turn import PAUSE, Slots, Turn, input_refused
+from footprint_lab.engine.captured import Evidence, UsageCounts, captured_piece
+from footprint_lab.engine.recorder import Recorder, summarize
 from footprint_lab.engine.redaction import Redaction, combine_policies
-from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
+from footprint_lab.engine.refusal import Refusal, SettingRefusal, call_problem, describe_shape
 from footprint_lab.engine.unicode import is_sound
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
@@ -126,10 +126,11 @@ class Agent(Conversation, Runner):
     ) -> None:
         super().__init__(id=id, name=name)
         runner = type(self).__name__
-        if not callable(getattr(provider, "complete", None)):
+        if isinstance(provider, type) or not callable(getattr(provider, "complete", None)):
             raise AgentConfigError(
-                runner, "provider", describe_shape(provider),
-                "must be a provider, e.g. footprint_lab.providers.mock(reply='...') or providers.openai(...)",
+                runner, "provider", "a class" if isinstance(provider, type) else describe_shape(provider),
+                "must be a provider instance, e.g. footprint_lab.providers.mock(reply='...') or "
+                "providers.openai(...): call the function that builds one",
             )
         if model is None:  # the model is named once, on the provider, when the provider names one
             model = getattr(provider, "model", None) or "mock-model"
@@ -152,8 +153,9 @@ class Agent(Conversation, Runner):
         if redact is not None and not isinstance(redact, Redaction):
             raise AgentConfigError(runner, "redact", describe_shape(redact),
                                    "must be a Redaction(keys=[...], patterns=[...]) or None")
-        if input_guard is not None and not callable(input_guard):
-            raise AgentConfigError(runner, "input_guard", describe_shape(input_guard),
+        unusable = call_problem(input_guard, 1) if input_guard is not None else None
+        if unusable is not None:
+            raise AgentConfigError(runner, "input_guard", unusable,
                                    "must be a function of the message returning None (admit) or a reply (refuse)")
         self.redact = redact
         self.input_guard = input_guard
@@ -161,13 +163,12 @@ class Agent(Conversation, Runner):
         self.model = model
         self.system = system
         self.max_iterations = max_iterations
-        self.tools = self._check_tools(tools)
+        self.tools = self._check_tools(tools, runner)
         self._tools_by_name = {t.name: t for t in self.tools}
         self._tool_schemas = [t.schema() for t in self.tools]
         self._tool_names = tuple(t.name for t in self.tools)
         self._context = self._plan_context(context, budgets, runner)
         self._active_run_id: str | None = None
-        self._last_run_ref: Callable[[], Run | None] = _no_run
 
     # -- the run path, top down -------------------------------------------------------------
     async def run(
@@ -204,8 +205,9 @@ class Agent(Conversation, Runner):
             mount = Mount(run_id=run_id, listeners=listeners, identity=identity)
             run = await self._execute(bag, mount, start)
         except BaseException as exc:
-            # A RunCheckpointError carries the last good conversation; any other failure leaves none.
-            self._hold("failed", getattr(exc, "_saved", None), None)
+            # A RunCheckpointError, or a cancellation after a completed tool round, carries the last good
+            # conversation (Turn.fail); any other failure leaves none.
+            self._hold(ended_status(exc), getattr(exc, "_saved", None), None)
             self.last_run = getattr(exc, "_footprint_run", self.last_run)
             raise
         finally:
@@ -222,6 +224,8 @@ class Agent(Conversation, Runner):
         shared = mount.scrubber  # a composition's run: one scrubber covers every record of it
         if start is None and "resume" in mount.extra:  # a member resumed by the composition it paused
             start = self._member_resume(mount.extra["resume"], serves, shared.policy if shared is not None else None)
+        elif start is None and "retry" in mount.extra:  # a member that failed, picked up by its composition
+            start = self._member_retry(mount.extra["retry"], serves, shared.policy if shared is not None else None)
         policy = start.policy if start is not None else self.redact
         if shared is not None and (policy is None or shared.policy.covers(policy)):
             scrubber = shared
@@ -347,7 +351,7 @@ class Agent(Conversation, Runner):
         leg.good = len(turn.history)
 
     def _append(self, turn: Turn, message: dict[str, Any], source_kind: str, source_id: str,
-                iteration: int | None = None, **evidence: Any) -> None:
+                iteration: int | None = None, **evidence: Unpack[Evidence]) -> None:
         """Append a turn to the conversation: it lands in the messages slot in this step.
 
         The piece's content is what the model reads of the turn: its text, and for an
@@ -361,12 +365,8 @@ class Agent(Conversation, Runner):
         turn.history_chars += len(message.get("content") or "")
         rec.messages.append(message)
         rec.message_pieces.append(len(rec.pieces))
-        rec.pieces.append({
-            "slot": "messages", "position": position, "source_kind": source_kind, "source_id": source_id,
-            "content": turn_text(message), "trigger": "base", "verdict": "admitted",
-            "reason": "conversation", "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
-            **evidence,
-        })
+        rec.pieces.append(captured_piece("messages", source_kind, source_id, turn_text(message), step=step_id,
+                                         iteration=iteration, position=position, reason="conversation", **evidence))
 
     def _assemble(self, turn: Turn, iteration: int, *, withhold_tools: bool) -> None:
         rec = turn.rec
@@ -376,21 +376,15 @@ class Agent(Conversation, Runner):
         parts: list[str] = []
         if self.system:
             system_ids.append(len(pieces))
-            pieces.append({
-                "slot": "system", "position": 0, "source_kind": "base", "source_id": "system-prompt",
-                "content": self.system, "trigger": "base", "verdict": "admitted", "reason": "always",
-                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
-            })
+            pieces.append(captured_piece("system", "base", "system-prompt", self.system, step=step_id,
+                                         iteration=iteration, position=0))
             parts.append(self.system)
         tool_ids: list[int] = []
         schemas = [] if withhold_tools else self._tool_schemas
         for position, schema in enumerate(schemas):
             tool_ids.append(len(pieces))
-            pieces.append({
-                "slot": "tools", "position": position, "source_kind": "registry", "source_id": schema["name"],
-                "content": schema["description"], "trigger": "base", "verdict": "admitted", "reason": "always",
-                "allowed_by": step_id, "landed_by": step_id, "iteration": iteration,
-            })
+            pieces.append(captured_piece("tools", "registry", schema["name"], schema["description"], step=step_id,
+                                         iteration=iteration, position=position))
         if turn.context is not None:
             schemas = turn.context.land(step_id, iteration, parts=parts, system_ids=system_ids, schemas=schemas,
                                         tool_ids=tool_ids, withhold_tools=withhold_tools,
@@ -399,7 +393,7 @@ class Agent(Conversation, Runner):
         rec.write(SYSTEM, "set", system_text)
         names = self._tool_names if schemas is self._tool_schemas else tuple(s["name"] for s in schemas)
         rec.write(TOOLS, "set", names)
-        turn.slots = (system_text, system_ids, schemas, tool_ids)
+        turn.slots = Slots(system_text, system_ids, schemas, tool_ids)
         rec.end()
 
     async def _call(self, turn: Turn, iteration: int, *, withheld: bool) -> LLMResponse:
@@ -408,16 +402,16 @@ class Agent(Conversation, Runner):
         system_text = rec.read(SYSTEM)
         rec.read(MESSAGES)
         rec.read(TOOLS)
-        _, system_ids, schemas, tool_ids = turn.slots
+        slots = turn.slots
         injected, injected_ids = turn.context.injected_messages() if turn.context is not None else ((), ())
         request = LLMRequest(
-            model=self.model, system=system_text, tools=schemas, iteration=iteration, call_index=turn.call_index,
+            model=self.model, system=system_text, tools=slots.schemas, iteration=iteration, call_index=turn.call_index,
             messages=MessagesView(turn.history, tail=injected),
             input_chars=len(system_text) + turn.history_chars + sum(len(m["content"]) for m in injected),
         )
         turn.call_index += 1
         rec.emit("llm_start", step_id, {"model": self.model, "iteration": iteration,
-                                        "messages": len(request.messages), "tools": len(schemas)})
+                                        "messages": len(request.messages), "tools": len(slots.schemas)})
         started = perf_counter_ns()
 
         on_token, flush_tokens = rec.token_stream(step_id)
@@ -435,12 +429,12 @@ class Agent(Conversation, Runner):
         rec.exchanges.append({
             "step_id": step_id, "iteration": iteration, "model": self.model, "system": system_text,
             "message_count": len(turn.history), "injected_messages": injected, "message_pieces": injected_ids,
-            "tools": schemas, "system_pieces": tuple(system_ids),
-            "tool_pieces": tuple(tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
+            "tools": slots.schemas, "system_pieces": tuple(slots.system_ids),
+            "tool_pieces": tuple(slots.tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
             "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
             "response_model": response.model, "wire": response.wire,
-            "usage": (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens, usage.cache_write_tokens,
-                      usage.estimated),
+            "usage": UsageCounts(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
+                                 usage.cache_write_tokens, usage.estimated),
         })
         message: dict[str, Any] = {"role": "assistant", "content": response.content}
         if calls:
@@ -481,8 +475,9 @@ class Agent(Conversation, Runner):
             message["is_error"] = True
         self._append(turn, message, "tool_result", call.id, iteration, tool=call.name, requested_by=requested_by,
                      is_error=is_error)
+        # a short preview for live views, cut only after the policy has masked what it covers
         rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error,
-                                       **turn.leg.who})
+                                       "result": summarize(rec.clean(content), 200), **turn.leg.who})
         rec.end("tool_error" if is_error else "ok")
 
     def _final(self, turn: Turn) -> str:
@@ -496,47 +491,22 @@ class Agent(Conversation, Runner):
         return str(answer)
 
     # -- what the instance keeps, and what is checked when it is built -----------------------
-    @property
-    def last_run(self) -> Run | None:
-        """This instance's most recent run, while the caller still holds it (a failed run always).
-
-        The instance does not keep a finished run's whole recording alive by itself: an agent
-        that serves many requests would otherwise pin one recording per instance in memory. A
-        failed run is kept, because its caller never received it.
-        """
-        return self._last_run_ref()
-
-    @last_run.setter
-    def last_run(self, run: Run | None) -> None:
-        if run is None:
-            self._last_run_ref = _no_run
-        elif run.status == "failed":
-            self._last_run_ref = lambda: run
-        else:
-            self._last_run_ref = weakref.ref(run)
-
     @staticmethod
-    def _check_tools(tools: Iterable[Tool]) -> list[Tool]:
-        checked: list[Tool] = []
+    def _check_tools(tools: Any, runner: str) -> list[Tool]:
+        """The tools as a list of ``Tool``, each name once (a model calls tools by name)."""
+        checked = tool_list(tools, runner)
         seen: set[str] = set()
-        for item in tools:
-            if not isinstance(item, Tool):
-                raise ToolDefinitionError(
-                    None, "tools",
-                    f"Agent: every entry of tools must be a tool built with define_tool(...) or @tool "
-                    f"(received {describe_shape(item)}).",
-                )
+        for item in checked:
             if item.name in seen:
                 raise DuplicateToolError(item.name)
             seen.add(item.name)
-            checked.append(item)
         return checked
 
     def _plan_context(self, context: Any, budgets: Any, runner: str) -> ContextPlan | None:
         """Check the context declarations; a skill's tools obey the same rules as the agent's own."""
         plan = ContextPlan.build(context, budgets, runner=runner)
         if plan is not None and plan.skills:
-            self._check_tools([*self.tools, *(tool for _, tool, _ in plan.skill_tools.values())])
+            self._check_tools([*self.tools, *(tool for _, tool, _ in plan.skill_tools.values())], runner)
             if READ_SKILL in self._tools_by_name:
                 raise DuplicateToolError(READ_SKILL)
         return plan
@@ -619,10 +589,6 @@ def turn_text(message: dict[str, Any]) -> str:
         return text
     rendered = "\n".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False, sort_keys=True)})" for c in calls)
     return f"{text}\n{rendered}" if text else rendered
-
-
-def _no_run() -> None:
-    return None
 
 
 def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:

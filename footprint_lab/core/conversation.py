@@ -26,7 +26,6 @@ the only place that state changes (through ``_hold``).
 
 from __future__ import annotations
 
-from time import time
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.core.door import InvalidRunInputError, normalize_run_input
@@ -210,15 +209,15 @@ class Conversation:
     ``abandon_pause``. Mixed into ``Agent``; the state below has one owner at a time."""
 
     # What the instance holds, as class defaults until its first run.
-    _outcome: str | None = None  # finished | paused | failed | input-refused | abandoned
+    _outcome: str | None = None  # finished | paused | failed | cancelled | input-refused | abandoned
     _saved: Saved | None = None
     _pending: Pause | None = None
     _active_run_id: str | None = None
-    last_run: Run | None = None
     redact: Redaction | None = None
     id: str | None
 
     if TYPE_CHECKING:
+        last_run: Run | None  # the runner's (core.runner.Runner.last_run)
 
         def _listeners_for(self, on_event: Listener | None) -> tuple[Listener, ...]: ...
 
@@ -234,7 +233,7 @@ class Conversation:
     def checkpoint(self) -> Checkpoint | None:
         """The conversation this agent holds, as a ``Checkpoint``; ``None`` when it holds none.
 
-        It holds none before its first run, after a run that failed before completing a tool
+        It holds none before its first run, after a run that failed or was cancelled before completing a tool
         round, after its input guard refused a message, and after ``abandon_pause()``.
         """
         if self._saved is None:
@@ -244,14 +243,18 @@ class Conversation:
         return checkpoint_from(self._saved)
 
     async def follow_up(self, message: Any, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
-        """Continue this agent's last finished run with another message: ``await agent.follow_up("And then?")``."""
+        """Continue this agent's last finished run with another message: ``await agent.follow_up("And then?")``.
+
+        After a cancelled run it goes on from that run's last completed tool round.
+        """
         door = self._door("follow_up")
         bag = normalize_run_input(message, door, identity=identity)
         named = coerce_identity(bag.pop("identity", None), door)
         self._refuse_if_busy(door)
         self._refuse_if_pending(door)
         saved = self._saved
-        if self._outcome != "finished" or saved is None or saved.history is None:
+        # A cancelled run's caller chose to stop it; the conversation goes on from its last completed round.
+        if self._outcome not in ("finished", "cancelled") or saved is None or saved.history is None:
             reasons = {None: "never-run", "input-refused": "last-input-refused"}
             raise NoConversationError(door, reasons.get(self._outcome, "last-run-unfinished"))
         named = _one_identity(saved.identity, named, door)
@@ -339,8 +342,8 @@ class Conversation:
             return None
         run = self.last_run
         if run is not None and run.run_id == pending.run_id:
-            run.annotate({"kind": "pause_abandoned", "tool_name": pending.tool_name,
-                          "tool_call_id": pending.tool_call_id, "at": time()})
+            run.annotate("answer", f"The question tool '{pending.tool_name}' asked (call {pending.tool_call_id}) "
+                         "was dropped with abandon_pause(); this run will not be resumed.", tag="pause_abandoned")
         self._hold("abandoned", None, None)
         return pending
 
@@ -421,28 +424,43 @@ class Conversation:
         return start
 
     def _member_continuation(
-        self, checkpoint: Any, owner: Identity | None, door: str, redact: Redaction | None,
+        self, checkpoint: Any, owner: Identity | None, door: str, redact: Redaction | None, *, failed: bool = False,
     ) -> Continuation:
-        """A member's checkpoint read for a resume of the run that serves ``owner``, or a refusal."""
-        start, whose = self._continuation(checkpoint, owner, door, "resume", redact)
+        """A member's checkpoint read for a resume (``failed``: a resume_on_error) of the run serving ``owner``."""
+        start, whose = self._continuation(checkpoint, owner, door, "resume_on_error" if failed else "resume", redact)
         if whose != owner:
             raise ResumeIdentityConflictError(door)
-        if start.pause is None:
+        if failed and start.pause is not None:
+            from footprint_lab.core.checkpoint import InvalidCheckpointError
+
+            raise InvalidCheckpointError(door, "pause", "a pause", "is set: this member is waiting on a question, "
+                                         "not failed")
+        if not failed and start.pause is None:
             from footprint_lab.core.checkpoint import InvalidCheckpointError
 
             raise InvalidCheckpointError(door, "pause", "null", "is null: this member is not waiting on a question")
         return start
 
+    def _member_retry(self, checkpoint: Any, serves: ParentRun, redact: Redaction | None) -> Continuation:
+        """How a member that failed inside a composition goes on: from its last completed tool round."""
+        return self._member_continuation(checkpoint, serves.identity, f"{type(self).__name__}.resume_on_error",
+                                         redact, failed=True)
+
     def _waiting_checkpoint(
-        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any, failed: bool = False,
     ) -> tuple[Any, list[Any]]:
         from footprint_lab.core.checkpoint import Checkpoint, InvalidCheckpointError, plain_checkpoint
 
-        start = self._member_continuation(checkpoint, owner, door, redact)
+        start = self._member_continuation(checkpoint, owner, door, redact, failed=failed)
         if start.from_run != run_id:
             raise InvalidCheckpointError(door, "run_id", "another run's id",
                                          "must be the id of the run the composition's checkpoint belongs to")
         return Checkpoint.model_validate(plain_checkpoint(checkpoint, door)), [start]
+
+    def _failed_checkpoint(
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
+    ) -> tuple[Any, list[Any]]:
+        return self._waiting_checkpoint(checkpoint, door, run_id=run_id, owner=owner, redact=redact, failed=True)
 
 
     # -- what the instance holds --------------------------------------------------------------

@@ -26,7 +26,7 @@ from typing import Any
 
 from footprint_lab.core.member_run import PARENT_RUN_KEY, ParentRunRefusedError
 from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.engine.unicode import is_sound
+from footprint_lab.engine.unicode import all_sound, is_sound
 
 ACCEPTED_FORMS = "pass a message: run('your message') or run({'message': 'your message'})"
 
@@ -76,13 +76,14 @@ def normalize_run_input(input: Any, runner: str, **keywords: Any) -> dict[str, A
             "on the system prompt alone, say so in the message, e.g. run('Begin.') or "
             "run({'message': 'Begin.'})",
         )
-    if not is_sound(message):
+    if not all_sound(bag):
         raise InvalidRunInputError(
             runner,
-            "a message holding a lone surrogate (a code point that is no character)",
-            "the message must be text that can be saved as UTF-8, or the run's evidence could not be saved "
-            "either. Such text usually comes from bytes decoded with errors='surrogateescape'; decode with "
-            "the real encoding, or with errors='replace'",
+            f"{'a message' if not is_sound(message) else 'an input'} holding a lone surrogate "
+            "(a code point that is no character)",
+            "the message, and any other text in the input, must be text that can be saved as UTF-8, or the "
+            "run's evidence could not be saved either. Such text usually comes from bytes decoded with "
+            "errors='surrogateescape'; decode with the real encoding, or with errors='replace'",
         )
     if PARENT_RUN_KEY in bag:
         raise ParentRunRefusedError(runner, "input")

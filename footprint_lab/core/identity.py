@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.unicode import is_sound
 
 IDENTITY_FIELDS = ("conversation_id", "tenant", "principal")
 
@@ -78,6 +79,9 @@ def coerce_identity(value: Any, door: str) -> Identity | None:
     bad = [k for k, v in fields.items() if not isinstance(v, str) or not v.strip()]
     if bad:
         raise InvalidIdentityError(door, f"an identity whose {', '.join(sorted(bad))} is not a non-empty string")
+    unsound = [k for k, v in fields.items() if not is_sound(v)]
+    if unsound:  # it is recorded with the run: it must be text that can be saved
+        raise InvalidIdentityError(door, f"an identity whose {', '.join(sorted(unsound))} holds a lone surrogate")
     if not fields:
         raise InvalidIdentityError(door, "an identity with no field set")
     return value if isinstance(value, Identity) else Identity(**fields)

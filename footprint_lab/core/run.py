@@ -13,7 +13,8 @@ question the live one does. A paused run also carries ``question`` and ``checkpo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
+from time import time
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
@@ -21,7 +22,7 @@ from footprint_lab.engine.refusal import Refusal, describe_shape
 if TYPE_CHECKING:
     import pandas as pd
 
-    from footprint_lab.engine.recording import ContextPiece, LLMExchange, Recording
+    from footprint_lab.engine.recording import Annotation, ContextPiece, LLMExchange, Recording
     from footprint_lab.explain.custody import Backtrack
     from footprint_lab.explain.tree import RunTree
 
@@ -51,28 +52,35 @@ class CallNotFoundError(Refusal):
         self.calls = calls
 
 
-class AnnotationError(Refusal):
-    """Raised by ``run.annotate`` when the note is not one a recording can keep.
+class InvalidAnnotationError(Refusal):
+    """Raised by ``run.annotate(target, text, tag=...)`` when an argument cannot make a note.
 
-    Carries ``received`` (the shape of what arrived).
+    Carries ``argument`` (``target``, ``text`` or ``tag``), ``received`` (the shape of what
+    arrived) and, for a target, ``known`` (the ids a note can be attached to in this run).
     """
 
-    code = "ERR_ANNOTATION"
-    fields = ("received",)
+    code = "ERR_INVALID_ANNOTATION"
+    fields = ("argument", "received", "known")
 
-    def __init__(self, received: str) -> None:
-        super().__init__(
-            "run.annotate: a note is a dict with string keys, e.g. run.annotate({'text': 'wrong refund "
-            f"rule', 'step': 'call-llm#3'}}) (received {received})."
-        )
+    def __init__(self, argument: str, received: str, known: list[str] | None = None) -> None:
+        if known is not None:
+            shown = ", ".join(known[:12]) + (f" and {len(known) - 12} more" if len(known) > 12 else "")
+            fix = f"name 'answer', a step id from run.steps, or a context piece's source_id; this run has: {shown}"
+        elif argument == "text":
+            fix = "must be the note itself, a non-empty string"
+        else:
+            fix = "is a short label string (e.g. 'suspect'), or leave it out"
+        super().__init__(f"run.annotate: '{argument}' {fix} (received {received}).")
+        self.argument = argument
         self.received = received
+        self.known = known
 
 
 class Run:
     """One finished (or paused) run: its answer, status and recording."""
 
-    __slots__ = ("__weakref__", "_build", "_conversation", "_recording", "_shown_answer", "answer", "checkpoint",
-                 "question", "run_id", "status", "stopped_early")
+    __slots__ = ("__weakref__", "_build", "_clean", "_conversation", "_recording", "_shown_answer", "answer",
+                 "checkpoint", "question", "run_id", "status", "stopped_early")
 
     def __init__(
         self,
@@ -86,6 +94,7 @@ class Run:
         question: str | None = None,
         checkpoint: Any = None,
         shown_answer: str | None = None,
+        clean: Callable[[Any], Any] | None = None,
     ) -> None:
         self.run_id = run_id
         self.status = status
@@ -98,12 +107,22 @@ class Run:
         #: the answer as the recording holds it (a redaction policy applied), so ``repr`` never
         #: has to build the recording: asyncio and IPython call it on every finished run
         self._shown_answer = recording.answer if recording is not None else shown_answer
+        #: the run's redaction (the recorder's ``clean``), applied to notes; ``None`` without a policy
+        self._clean = clean
         #: what the run leaves its runner to hold (the conversation, a pause); not part of the evidence
         self._conversation: Any = None
 
     @classmethod
     def from_recording(cls, recording: Recording) -> Run:
-        """Wrap a recording (loaded from JSON, say) so every explanation works on it."""
+        """Wrap a recording (loaded from JSON, say) so every explanation works on it.
+
+        The recording is checked once, here (:func:`~footprint_lab.engine.recording_door.check_recording`):
+        one that does not hold together is refused with ``InvalidRecordingError`` naming the field,
+        so no view meets it. Load a saved one with ``footprint_lab.load_recording(text)``.
+        """
+        from footprint_lab.engine.recording_door import check_recording
+
+        recording = check_recording(recording, door="Run.from_recording")
         return cls(
             run_id=recording.run_id, status=recording.status, answer=recording.answer,
             recording=recording, stopped_early=recording.stopped_early,
@@ -182,22 +201,38 @@ class Run:
             raise CallNotFoundError("a string that is not the step id of one of its LLM calls", len(exchanges))
         raise CallNotFoundError(describe_shape(call), len(exchanges))
 
-    def annotate(self, note: dict[str, Any]) -> None:
-        """Add a note to the run's record (``recording.annotations``), built now or later."""
-        if not isinstance(note, Mapping) or not all(isinstance(key, str) for key in note):
-            raise AnnotationError(describe_shape(note))
-        if self._recording is not None:
-            self._recording.annotations.append(dict(note))
-            return
-        build = self._build
-        assert build is not None
+    def annotate(self, target: str, text: str, *, tag: str | None = None) -> Annotation:
+        """Attach a note to a step id (``"call-llm#3"``), a context piece's source id or ``"answer"``.
 
-        def build_with_note() -> Recording:
-            recording = build()
-            recording.annotations.append(dict(note))
-            return recording
+        The note is stored in the recording (``recording.annotations``), so it travels with the run:
+        through JSON, a notebook export and ``load_runs``. An unknown target is refused with the ids
+        that exist. A run recorded under a redaction policy masks the note with that policy too.
+        """
+        from footprint_lab.engine.recording import Annotation
 
-        self._build = build_with_note
+        targets = self.recording.annotation_targets()
+        if not isinstance(target, str) or target not in targets:
+            raise InvalidAnnotationError(
+                "target", "a string that names nothing in this run" if isinstance(target, str)
+                else describe_shape(target), sorted(targets),
+            )
+        for argument, value in (("text", text), ("tag", tag)):
+            if (value is not None or argument == "text") and (not isinstance(value, str) or not value.strip()):
+                raise InvalidAnnotationError(argument, "a blank string" if isinstance(value, str)
+                                             else describe_shape(value))
+        clean = self._clean
+        note = Annotation(target=target, text=text if clean is None else clean(text),
+                          tag=tag if tag is None or clean is None else clean(tag), at=time())
+        self.recording.annotations.append(note)
+        return note
+
+    def annotations(self) -> pd.DataFrame:
+        """The run's notes, one row each: ``target``, ``kind`` (answer, step or piece), ``text``, ``tag``, ``at``."""
+        import pandas as pd
+
+        kinds = self.recording.annotation_targets()
+        rows = [{**note.model_dump(), "kind": kinds.get(note.target, "unknown")} for note in self.recording.annotations]
+        return pd.DataFrame(rows, columns=["target", "kind", "text", "tag", "at"])
 
     def to_html(self) -> str:
         """The run's answer view: a self-contained HTML fragment (no JavaScript), drawn from its recording."""

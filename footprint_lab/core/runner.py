@@ -187,6 +187,12 @@ class Runner:
             "Resume a checkpoint on a composition built like the one that paused.",
         )
 
+    def _failed_checkpoint(
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
+    ) -> tuple[Any, list[Any]]:
+        """Read what this runner kept when it failed as a member of run ``run_id``, for ``door``; as above."""
+        return self._waiting_checkpoint(checkpoint, door, run_id=run_id, owner=owner, redact=redact)
+
     def run_sync(self, input: Any = None, /, **keywords: Any) -> Run:
         """Run to completion from synchronous code, inside a running event loop or not."""
         return run_coroutine_sync(self.run(input, **keywords))

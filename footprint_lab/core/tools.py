@@ -4,11 +4,15 @@ Two ways to declare one:
 
 - ``define_tool(name=..., description=..., input_schema={...}, fn=...)`` with an explicit
   JSON schema;
-- ``@tool`` on a function: the schema comes from its type hints, the descriptions from its
-  docstring (Google, NumPy or reST style).
+- ``@tool`` on a function: pydantic reads its signature (a model of the parameters the
+  model fills) for the schema, the docstring (Google, NumPy or reST style) gives the
+  descriptions. An annotation no JSON schema can describe is refused when the tool is
+  declared, not when the model first calls it.
 
-The model's arguments are checked against the schema *before* the function runs; a
-mismatch becomes a tool result that teaches the model the right shape, never a crash.
+The model's arguments are checked *before* the function runs (against the JSON schema for
+``define_tool``; validated and converted by pydantic for ``@tool``, so an ``Enum``, a
+``tuple``, a dataclass or a model arrives as that type); a mismatch becomes a tool result
+that teaches the model the right shape, never a crash.
 A first parameter named ``ctx`` receives the run's :class:`ToolContext` (identity, run id,
 tool call id, tool name): everything per-run reaches a tool that way, never through the
 tool's or the agent's instance. ``ctx`` anywhere but first is refused when the tool is
@@ -21,12 +25,12 @@ import inspect
 import json
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.engine.unicode import sound_text
+from footprint_lab.engine.unicode import is_sound, sound_text
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -82,6 +86,12 @@ class Tool:
         takes_ctx: bool,
         arguments: _Arguments | None = None,
     ) -> None:
+        for part, text in (("description", description), ("input_schema", json.dumps(input_schema, default=str,
+                                                                                     ensure_ascii=False))):
+            if not is_sound(text):  # the model is shown it and the recording keeps it: it must be savable
+                raise ToolDefinitionError(
+                    name, part, f"tool '{name}': its {part} holds a lone surrogate (a code point that is no "
+                    "character), which cannot be saved as UTF-8; decode the text with its real encoding.")
         self.name = name
         self.description = description
         self.input_schema = input_schema
@@ -185,6 +195,30 @@ class _SignatureArguments:
     def convert(self, args: dict[str, Any]) -> dict[str, Any]:
         checked = self._model.model_validate(args)
         return {self._names[field]: getattr(checked, field) for field in checked.model_fields_set}
+
+
+def tool_list(tools: Any, runner: str) -> list[Tool]:
+    """The ``tools=`` of a runner as a list of tools, or a refusal naming what to pass instead."""
+    if isinstance(tools, Tool):
+        raise ToolDefinitionError(
+            tools.name, "tools",
+            f"{runner}: tools takes a list, even for one tool: tools=[{tools.name}] (received a single Tool).",
+        )
+    if isinstance(tools, str | bytes | Mapping) or not isinstance(tools, Iterable):
+        raise ToolDefinitionError(
+            None, "tools",
+            f"{runner}: tools must be a list of tools built with @tool or define_tool(...), or left out for an "
+            f"agent without tools (received {describe_shape(tools)}).",
+        )
+    listed = list(tools)
+    for item in listed:
+        if not isinstance(item, Tool):
+            raise ToolDefinitionError(
+                None, "tools",
+                f"{runner}: every entry of tools must be a tool built with define_tool(...) or @tool "
+                f"(received {describe_shape(item)}).",
+            )
+    return listed
 
 
 def result_text(result: Any) -> str:

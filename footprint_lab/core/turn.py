@@ -19,19 +19,32 @@ Role: core layer; the agent (``core.agent``) drives the steps, this module holds
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 from time import perf_counter_ns
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from footprint_lab.core.identity import Identity, memory_identity
 from footprint_lab.core.leg import Leg, Saved, freeze, turn_position
 from footprint_lab.core.pause import HumanQuestion, Pause
 from footprint_lab.core.run import Run
+from footprint_lab.core.runner import ended_status
 
 if TYPE_CHECKING:
     from footprint_lab.engine.recorder import Recorder
 
 PAUSE = ("pause",)
+
+
+class Slots(NamedTuple):
+    """What one ``assemble`` step put in the slots, for the ``call-llm`` step that reads them."""
+
+    system_text: str
+    #: indexes of the system slot's context pieces, in the order their texts were joined
+    system_ids: list[int]
+    #: the tool schemas offered, and the indexes of their context pieces
+    schemas: list[dict[str, Any]]
+    tool_ids: list[int]
 
 
 class Turn:
@@ -59,8 +72,8 @@ class Turn:
         self.history: list[dict[str, Any]] = []
         self.history_chars = 0
         self.call_index = 0
-        # what the last assemble step put in the slots: (system text, system piece ids, tool schemas, tool piece ids)
-        self.slots: tuple[str, list[int], list[dict[str, Any]], list[int]] = ("", [], [], [])
+        # what the last assemble step put in the slots, for the call that reads them
+        self.slots = Slots("", [], [], [])
         # this run's declared context (footprint_lab.context), when the agent declares any
         self.context: Any = None
 
@@ -95,29 +108,43 @@ class Turn:
         return run
 
     def fail(self, bag: dict[str, Any], exc: BaseException) -> None:
-        """Record a failure; after a completed tool round, raise it as a ``RunCheckpointError``."""
-        rec = self.rec
-        rec.fail_open_step()
-        error = {"type": type(exc).__name__, "code": getattr(exc, "code", None), "step_id": rec.current}
-        rec.emit("error", rec.current, dict(error))
-        rec.emit("run_end", rec.path, {"status": "failed"})
-        failed = self.make_run(bag, "failed", None, None, error)
-        with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
-            exc._footprint_run = failed  # type: ignore[attr-defined]
-        good = self.leg.good
-        if good is None or not isinstance(exc, Exception):
-            return
+        """Record a failure or a cancellation, keeping the conversation up to the last completed tool round.
+
+        The ended run (status ``failed`` or ``cancelled``, with ``checkpoint`` when a round had
+        completed) rides on the exception for the agent to keep as ``last_run``. A failure after
+        a completed round is raised again as ``RunCheckpointError``; a cancellation is not
+        converted (it must reach whoever cancelled), it only carries the conversation (``_saved``).
+        """
         from footprint_lab.core.checkpoint import RunCheckpointError, checkpoint_from
 
-        saved = self.leave("failed", history=self.history[:good])
+        rec = self.rec
+        status = ended_status(exc)
+        rec.fail_open_step(status)
+        error = {"type": type(exc).__name__, "code": getattr(exc, "code", None), "step_id": rec.current}
+        rec.emit("error", rec.current, dict(error))
+        rec.emit("run_end", rec.path, {"status": status})
+        ended = self.make_run(bag, status, None, None, error)
+        with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
+            exc._footprint_run = ended  # type: ignore[attr-defined]
+        good = self.leg.good
+        if good is None or not isinstance(exc, Exception | asyncio.CancelledError):
+            return
+        saved = self.leave(status, history=self.history[:good])
+        checkpoint = ended.checkpoint = checkpoint_from(saved)
+        rounds = turn_position(self.history[:good])[0]
+        # The recording says what was kept (the checkpoint itself holds the conversation: it stays on the run).
+        rec.meta["kept"] = {"tool_rounds": rounds, "messages": good, "resume_with": "resume_on_error"}
+        if status == "cancelled":
+            exc._saved = saved  # type: ignore[union-attr]
+            return
         _, stage, iteration = rec.steps[-1][:3] if rec.steps else ("", "run", None)
         start = self.leg.start
         err = RunCheckpointError(
-            f"{self.door}.{start.how if start is not None else 'run'}", checkpoint=checkpoint_from(saved),
+            f"{self.door}.{start.how if start is not None else 'run'}", checkpoint=checkpoint,
             saved=saved, cause=exc, stage=stage, iteration=iteration or self.leg.iteration, step_id=rec.current,
-            rounds=turn_position(self.history[:good])[0],
+            rounds=rounds,
         )
-        err._footprint_run = failed  # type: ignore[attr-defined]
+        err._footprint_run = ended  # type: ignore[attr-defined]
         raise err from exc
 
     def leave(
@@ -154,7 +181,7 @@ class Turn:
             )
 
         return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
-                   shown_answer=rec.clean(answer))
+                   shown_answer=rec.clean(answer), clean=rec.clean if rec.policy is not None else None)
 
 
 def input_refused() -> dict[str, Any]:

@@ -7,8 +7,9 @@ bundle by *kind* (``"run"``, ``"backtrack"``, ...); the lab registers one render
 and the package root (``footprint_lab/__init__.py``) adds a loader that imports the lab's
 views the first time a bundle is asked for. Nothing below the lab names the lab.
 
-Pattern: a registry with lazy loaders. When no renderer is registered for a kind (the lab
-failed to import, say), the object's own plain fallback is used, so display never breaks.
+Pattern: a registry with lazy loaders. A kind no loader registers falls back to the object's
+own plain bundle (its one line of text). A loader that raises is not hidden: IPython reports
+the error under the cell and shows the object's plain ``repr`` instead.
 
 Role: engine layer; imports nothing but the standard library.
 """

@@ -27,11 +27,13 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from footprint_lab.engine.captured import UsageCounts
 from footprint_lab.engine.recorder import Recorder, expand_payload, uncompact
 from footprint_lab.engine.rows import Rows, rows_field
 
 SCHEMA_VERSION = 1
-#: the MIME type under which a displayed run carries its recording (``model_dump`` data, JSON-native)
+#: the MIME type under which a displayed run carries its recording: JSON-native data that
+#: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out)
 RECORDING_MIME = "application/vnd.footprint-lab.recording.v1+json"
 
 
@@ -174,6 +176,19 @@ class LLMExchange(_Data):
     wire: dict[str, Any] | None = None
 
 
+class Annotation(_Data):
+    """An analyst's note on one part of a run: a step id, a context piece's source id, or ``"answer"``.
+
+    ``at`` is when it was written (seconds since the epoch); ``tag`` is a free label
+    (``"suspect"``, ``"ok"``...), ``None`` when not given.
+    """
+
+    target: str
+    text: str
+    tag: str | None = None
+    at: float = 0.0
+
+
 class Recording(_Data):
     """A whole run, as data."""
 
@@ -203,7 +218,7 @@ class Recording(_Data):
     #: for each transcript message, the index of the context piece that carries it
     message_pieces: list[int] = Field(default_factory=list)
     children: list[Recording] = Field(default_factory=list)
-    annotations: list[dict[str, Any]] = Field(default_factory=list)
+    annotations: list[Annotation] = Field(default_factory=list)
     redaction: dict[str, Any] | None = None
     listener_errors: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
@@ -238,6 +253,19 @@ class Recording(_Data):
         if left_out:
             sent += [p for p in pieces if p.verdict != "admitted" and p.iteration == exchange.iteration]
         return sent
+
+    def annotation_targets(self) -> dict[str, str]:
+        """What a note can be attached to, each with its kind: ``answer``, every ``step`` id and every
+        context ``piece``'s source id, member runs included (a step id wins over a same-named source)."""
+        pieces: dict[str, str] = {}
+        steps: dict[str, str] = {}
+        stack = [self]
+        while stack:
+            recording = stack.pop()
+            pieces.update((piece.source_id, "piece") for piece in recording.context_pieces)
+            steps.update((step.step_id, "step") for step in recording.steps)
+            stack.extend(recording.children)
+        return {**pieces, **steps, "answer": "answer"}
 
     def exchange_at(self, step_id: str) -> LLMExchange | None:
         """The exchange recorded by an LLM-call step, or ``None``."""
@@ -311,9 +339,17 @@ def _unchanged(value: Any) -> Any:
 
 
 def _sweeper(recorder: Recorder) -> Callable[[Any], Any]:
-    """The policy's sweep of secrets learned during the run, or nothing to do."""
-    sweep: Callable[[Any], Any] | None = getattr(recorder.policy, "sweep", None)
-    return sweep if sweep is not None else _unchanged
+    """What masks again the secrets the policy learned only after some records were captured.
+
+    A record is scrubbed as it happens, so one captured before a secret was learned (a
+    password typed in the message, then put under a covered key by a tool call) still holds
+    it; the Recording is the saved evidence, so each record is swept once more as its row is
+    made. Only when the policy learned something (``RunScrubber.sweep``): otherwise, and for a
+    run without a policy, nothing is done per record.
+    """
+    policy = recorder.policy
+    sweep: Callable[[Any], Any] | None = getattr(policy, "sweep", None)
+    return sweep if sweep is not None and getattr(policy, "learned", False) else _unchanged
 
 
 def build_recording(
@@ -345,8 +381,6 @@ def build_recording(
         return _step({"step_id": s[0], "stage": s[1], "iteration": s[2], "status": s[5],
                       "started_ms": (s[3] - start) / 1e6, "duration_ms": ((s[4] or s[3]) - s[3]) / 1e6})
 
-    # Records scrubbed as they happened may predate a secret the policy learned later in the
-    # run (a password typed in the message, then put under a covered key): sweep them again.
     sweep = _sweeper(recorder)
     captured_reads = recorder.reads
 
@@ -360,7 +394,7 @@ def build_recording(
     def commit(i: int) -> Commit:
         step_id, first, end = captured_commits[i]
         return _commit({"step_id": step_id, "entries": [
-            _entry({"path": list(paths[j]), "verb": verbs[j], "value": jsonable(sweep(values[j]))})
+            _entry({"path": list(paths[j]), "verb": verbs[j], "value": sweep(jsonable(values[j]))})
             for j in range(first, end)
         ]})
 
@@ -369,7 +403,7 @@ def build_recording(
     def decision(i: int) -> Decision:
         d = captured_decisions[i]
         return _decision({"step_id": d[0], "rule": d[1], "evidence": [
-            _rule({"rule": n, "reads": jsonable(sweep(r)), "result": jsonable(sweep(x))}) for n, r, x in d[2]
+            _rule({"rule": n, "reads": sweep(jsonable(r)), "result": sweep(jsonable(x))}) for n, r, x in d[2]
         ], "chosen": sweep(d[3])})
 
     run_id = recorder.run_id
@@ -378,9 +412,10 @@ def build_recording(
 
     def event(i: int) -> Event:
         type_, payload = types[i], payloads[i]
-        payload = expand_payload(type_, payload) if isinstance(payload, tuple) else sweep(payload)
+        # a routine payload (a tuple) holds paths and step ids, never a value: nothing to sweep
+        payload = jsonable(expand_payload(type_, payload)) if isinstance(payload, tuple) else sweep(jsonable(payload))
         return _event({"seq": seqs[i], "run_id": run_id, "type": type_, "step_id": event_steps[i],
-                       "payload": jsonable(payload)})
+                       "payload": payload})
 
     captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
     return _recording({
@@ -408,7 +443,7 @@ def build_recording(
         "messages": clean(jsonable(recorder.messages)),
         "message_pieces": list(recorder.message_pieces),
         "children": children or [],
-        "annotations": clean(jsonable(recorder.annotations)),
+        "annotations": [Annotation.model_validate(note) for note in clean(jsonable(recorder.annotations))],
         "redaction": redaction,
         "listener_errors": recorder.listener_errors,
         "meta": clean(jsonable(recorder.meta)),
@@ -421,11 +456,12 @@ _PIECE_DEFAULTS = {name: field.default for name, field in ContextPiece.model_fie
 
 
 def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
-    """A captured piece: its known fields as they are, any other key into ``detail``.
+    """A captured piece (a ``CapturedPiece``): its known fields as they are, its evidence keys into ``detail``.
 
     Runners capture pieces as flat dicts of plain values (the garbage collector does not
-    track those), so extra evidence such as a tool result's ``requested_by`` rides as a
-    top-level key and is gathered into ``detail`` here.
+    track those, see ``engine.captured``), so evidence such as a tool result's
+    ``requested_by`` rides as a top-level key and is gathered into ``detail`` here; a field
+    a piece leaves out takes its default.
     """
     content = clean(piece["content"])
     values = dict(_PIECE_DEFAULTS)
@@ -433,14 +469,12 @@ def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
     for key, value in piece.items():
         if key in _PIECE_FIELDS:
             values[key] = clean(value) if key in _PIECE_TEXT else value
-        elif key != "content" and key != "detail":
+        elif key != "content":
             detail[key] = value
-    detail.update(piece.get("detail") or {})
     values.update(index=index, content=content, content_hash=content_hash(content), detail=jsonable(clean(detail)))
     return _context_piece({name: values[name] for name in _PIECE_ORDER})
 
 
-_USAGE_FIELDS = ("input_tokens", "output_tokens", "cache_read_tokens", "cache_write_tokens", "estimated")
 _RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage")
 
 
@@ -449,7 +483,8 @@ def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
     data = clean(jsonable({k: v for k, v in captured.items() if k not in _RESPONSE_FIELDS}))
     response = clean(jsonable({k: captured.get(k) for k in _RESPONSE_FIELDS}))
     usage = response["usage"]
-    usage = dict(zip(_USAGE_FIELDS, usage, strict=True)) if isinstance(usage, list) else usage or {}
+    # the captured UsageCounts, a list once made JSON-native
+    usage = dict(zip(UsageCounts._fields, usage, strict=True)) if isinstance(usage, list) else usage or {}
     calls = response["tool_calls"] or []
     data["response"] = _response({
         "content": response["content"],

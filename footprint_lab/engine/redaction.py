@@ -7,8 +7,14 @@ exported notebook) ever sees what it covers. The live run keeps the real values:
 and the tools still get what they need.
 
 - ``keys`` mask the whole value under a matching mapping key (case, ``-`` and ``_`` ignored,
-  so ``api_key`` covers ``apiKey`` and ``API-KEY``). A string masked that way is remembered
-  for the rest of the run and masked wherever it shows up again (a tool echoing a password).
+  so ``api_key`` covers ``apiKey`` and ``API-KEY``). Every text and number inside a value
+  masked that way is remembered for the rest of the run and masked wherever it shows up
+  again, as text or as a number (a tool echoing a password, a PIN repeated in an answer).
+- Shape never lets a value through: mapping keys are scrubbed like values (a secret can be
+  a key; two keys masked alike stay two, ``#2``), structured data that is captured only as
+  text (a fact's data, a tool's result) is read by the policy first (``Recorder.learn``),
+  and records captured before a secret was learned are swept again when the ``Recording``
+  is built (:meth:`RunScrubber.sweep`). Live events already delivered cannot be recalled.
 - ``patterns`` are regular expressions with names: a list is named for its content
   (``custom-<hash>``), a mapping names them itself, and ``builtins`` picks from the
   library's vocabulary (:data:`BUILTIN_PATTERNS`). A match becomes ``[redacted:<name>]``.
@@ -71,6 +77,13 @@ BUILTIN_PATTERNS: dict[str, str] = {
     ),
 }
 
+#: For a built-in whose match spans words, what the end of a streamed text looks like while a
+#: match may still be arriving (the words of a private key's header before its closing dashes):
+#: the token gate holds such a tail back instead of releasing its first words.
+_OPENINGS: dict[str, re.Pattern[str]] = {
+    "private_key_block": re.compile(r"-----BEGIN [A-Z -]{0,64}\Z"),
+}
+
 #: Keys whose values :meth:`Redaction.standard` masks.
 STANDARD_KEYS = (
     "password", "passwd", "secret", "client_secret", "api_key", "token", "access_token",
@@ -125,7 +138,7 @@ class _Pattern:
     text that outlasts the limit is masked whole (it cannot be shown which part matched, so no
     part is shown), and counted as a match of that pattern."""
 
-    __slots__ = ("_bounded", "fingerprint", "mask", "name", "regex")
+    __slots__ = ("_bounded", "_opening", "fingerprint", "mask", "name", "regex")
 
     def __init__(self, name: str, regex: re.Pattern[str], *, builtin: bool = False) -> None:
         self.name = name
@@ -133,6 +146,12 @@ class _Pattern:
         self.fingerprint = fingerprint(regex.pattern, regex.flags)
         self.mask = f"[redacted:{name}]"
         self._bounded: Any = None if builtin else _time_bounded(regex)
+        self._opening = _OPENINGS.get(name) if builtin else None
+
+    @property
+    def bounded(self) -> bool:
+        """``True`` for a caller's pattern (it runs under the time limit)."""
+        return self._bounded is not None
 
     def sub(self, text: str) -> tuple[str, int]:
         """``text`` with every match masked, and how many there were."""
@@ -152,6 +171,12 @@ class _Pattern:
             return [m.span() for m in self._bounded.finditer(text, timeout=PATTERN_TIME_LIMIT)]
         except TimeoutError:
             return [(0, len(text))]
+
+
+    def growing(self, text: str) -> tuple[int, int] | None:
+        """The tail of ``text`` where a match of this pattern may still be arriving, if any."""
+        found = self._opening.search(text) if self._opening is not None else None
+        return found.span() if found is not None else None
 
 
 def _time_bounded(compiled: re.Pattern[str]) -> Any:
@@ -367,19 +392,39 @@ def _library() -> Redaction:
     return _LIBRARY[0]
 
 
-def empty_marks() -> dict[str, list[str]]:
-    return {"keys": [], "patterns": [], "matched": []}
+#: Quicker supersets of built-in patterns whose own form makes a search crawl (each matches wherever
+#: its pattern does): an email address holds ``@domain.tld``; a bearer token starts with the word.
+_QUICKER = {
+    BUILTIN_PATTERNS["email"]: r"@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
+    BUILTIN_PATTERNS["bearer_token"]: r"(?i:bearer\s+[A-Za-z0-9._~+/-]{16,})",
+}
+
+
+def _screens(patterns: Sequence[_Pattern]) -> tuple[re.Pattern[str] | None, ...]:
+    """One quick test per built-in pattern, true wherever the pattern matches, so text that holds
+    nothing (most of it) is passed over without a substitution per pattern. A leading ``\\b`` is
+    dropped (an assertion removed can only widen a match), which lets the engine scan for the
+    literal after it. A caller's pattern gets none (``None``: always tried, under its time limit)."""
+    screens: list[re.Pattern[str] | None] = []
+    for pattern in patterns:
+        if pattern.bounded:
+            screens.append(None)
+            continue
+        source = _QUICKER.get(pattern.regex.pattern, pattern.regex.pattern)
+        screens.append(re.compile(source[2:] if source.startswith("\\b") else source, pattern.regex.flags))
+    return tuple(screens)
 
 
 class RunScrubber:
     """One run's view of a policy: masks values and counts what matched (``Recorder(policy=...)``)."""
 
-    __slots__ = ("_keys", "_learned", "_patterns", "counts", "policy", "prior")
+    __slots__ = ("_keys", "_learned", "_patterns", "_screens", "counts", "policy", "prior")
 
     def __init__(self, policy: Redaction, marks: Mapping[str, Any] | None = None) -> None:
         self.policy = policy
         self._keys = policy._keys
         self._patterns = tuple(policy._by_name.values())
+        self._screens = _screens(self._patterns)
         self._learned: dict[str, str] = {}
         self.counts: dict[str, int] = {}
         self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
@@ -444,6 +489,11 @@ class RunScrubber:
         elif hasattr(value, "model_dump"):
             self._learn(value.model_dump(mode="json"), mask)
 
+    @property
+    def learned(self) -> bool:
+        """Whether any value under a covered key has been seen (and is hunted for elsewhere)."""
+        return bool(self._learned)
+
     def sweep(self, value: Any) -> Any:
         """``value`` with every secret learned so far masked again, counting nothing.
 
@@ -471,12 +521,22 @@ class RunScrubber:
 
     def _text(self, text: str) -> str:
         text = self.sweep(text)
+        if not self.may_match(text):
+            return text
         for pattern in self._patterns:
             text, hits = pattern.sub(text)
             if hits:
                 name = f"pattern:{pattern.name}"
                 self.counts[name] = self.counts.get(name, 0) + hits
         return text
+
+    def may_match(self, text: str) -> bool:
+        """``False`` only when no pattern of the policy can match ``text`` (a quick test)."""
+        return any(screen is None or screen.search(text) for screen in self._screens)
+
+    def knows_any(self, text: str) -> bool:
+        """``True`` when ``text`` holds a value this scrubber has masked under a key."""
+        return any(secret in text for secret in self._learned)
 
     def safe_cut(self, text: str) -> int:
         """The longest prefix of ``text`` ending at a whitespace break that a whole word follows
@@ -485,6 +545,7 @@ class RunScrubber:
         if not breaks:
             return 0
         spans = [span for p in self._patterns for span in p.spans(text)]
+        spans += [tail for p in self._patterns if (tail := p.growing(text)) is not None]
         for secret in self._learned:
             at = text.find(secret)
             while at != -1:
@@ -532,17 +593,23 @@ class TokenGate:
     def __init__(self, scrub: RunScrubber, emit: Any) -> None:
         self._scrub = scrub
         self._emit = emit
-        self._held = ""
+        self._held: list[str] = []
 
     def feed(self, text: str) -> None:
-        held = self._held + text
+        self._held.append(text)
+        # Only a new break makes a new place to cut: text without one is held as it is, so a
+        # long stretch without whitespace costs one scan when its break arrives, not one per token.
+        if _BREAK.search(text) is None:
+            return
+        held = "".join(self._held)
         cut = self._scrub.safe_cut(held)
         if cut:
             self._emit(self._scrub.scrub(held[:cut]))
             held = held[cut:]
-        self._held = held
+        self._held = [held]
 
     def flush(self) -> None:
-        if self._held:
-            self._emit(self._scrub.scrub(self._held))
-            self._held = ""
+        held = "".join(self._held)
+        self._held = []
+        if held:
+            self._emit(self._scrub.scrub(held))

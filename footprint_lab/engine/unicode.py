@@ -35,6 +35,17 @@ def is_sound(text: str) -> bool:
     return True
 
 
+def all_sound(value: Any) -> bool:
+    """``True`` when every string in ``value`` (text or plain data, keys included) is sound."""
+    if isinstance(value, str):
+        return is_sound(value)
+    if isinstance(value, dict):
+        return all(all_sound(key) and all_sound(item) for key, item in value.items())
+    if isinstance(value, list | tuple):
+        return all(all_sound(item) for item in value)
+    return True
+
+
 def sound_text(text: str) -> str:
     """``text`` with each lone surrogate replaced by U+FFFD and each surrogate pair joined."""
     if is_sound(text):

@@ -204,7 +204,7 @@ async def localize(
     concurrency: int = 16,
     input: Any = None,
     continue_from: Any = None,
-    progress: bool | None = None,
+    progress: bool | Callable[[int, int], None] | None = None,
 ) -> Localization:
     """Test the top suspects of a run by removing each and rerunning; see the module docstring for verdicts.
 
@@ -212,7 +212,7 @@ async def localize(
     ``factory(exclude=[...])``. ``sources`` tests exactly these removal ids instead of the
     ranking's top. ``input`` replaces the recorded message (needed when it was redacted);
     ``continue_from`` is the checkpoint a follow-up run continued (needed for one).
-    ``progress`` shows a bar in a notebook (``None``: only inside a kernel).
+    ``progress`` shows a bar in a notebook (``None``: only inside a kernel), or is a function ``(done, total)``.
     """
     recording = recording_of(run, "localize")
     original = _original("localize", recording)

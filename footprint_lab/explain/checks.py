@@ -48,7 +48,7 @@ def recording_of(run: Any, function: str, setting: str = "run") -> Recording:
     raise ExplainConfigError(
         function, setting, describe_shape(run),
         "must be a finished run (what `await agent.run(...)` returns) or its Recording, e.g. "
-        "Run.from_recording(Recording.model_validate_json(text)) for a saved one",
+        "Run.from_recording(load_recording(text)) for a saved one",
     )
 
 

@@ -140,9 +140,9 @@ class Candidate:
         #: how many reads back from the target that call is (0 when the target is the call)
         self.depth = depth
         #: for a piece of an upstream member: the hand-offs that carried it to the target, nearest to it first
-        self.carried: list[Link] = []
+        self.carried: tuple[Link, ...] = ()
         #: for a member's message that was other members' answers: those members (it carried them downstream)
-        self.carries: list[Member] = []
+        self.carries: tuple[Member, ...] = ()
 
     @property
     def member(self) -> Member:
@@ -453,7 +453,7 @@ def _link_members(index: RecordingIndex, candidates: list[Candidate]) -> None:
         if not _is_message(candidate) or not candidate.recording.path:
             continue
         upstream = feeders(index, candidate.recording)
-        candidate.carries = [index.member(member) for member, _ in upstream]
+        candidate.carries = tuple(index.member(member) for member, _ in upstream)
         for member, mount in upstream:
             fed.setdefault(id(member), (member, mount, candidate))
     if not fed:
@@ -472,7 +472,7 @@ def _link_members(index: RecordingIndex, candidates: list[Candidate]) -> None:
                 level = carrier.recording
             else:
                 level = parents.get(id(level))
-        candidate.carried = chain[::-1]
+        candidate.carried = tuple(reversed(chain))
 
 
 def _carried_hops(candidate: Candidate) -> list[Hop]:

@@ -213,7 +213,7 @@ async def find_dropped_context(
     concurrency: int = 16,
     input: Any = None,
     continue_from: Any = None,
-    progress: bool | None = None,
+    progress: bool | Callable[[int, int], None] | None = None,
 ) -> DroppedContext:
     """What was available but never reached the model, each with why; with ``rerun``, confirmed by restoration.
 

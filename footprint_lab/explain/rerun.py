@@ -244,14 +244,23 @@ def _accepts(function: Callable[..., Any], keyword: str) -> bool:
 
 
 class Progress:
-    """A progress bar for reruns, shown only inside a notebook kernel (ipywidgets, imported then)."""
+    """A progress bar for reruns, shown only inside a notebook kernel (ipywidgets, imported then).
 
-    __slots__ = ("_bar", "_done", "_total")
+    ``wanted`` may instead be a function ``(done, total)``, told after every rerun (the Lab
+    widget draws its own bar with it).
+    """
 
-    def __init__(self, total: int, label: str, wanted: bool | None) -> None:
+    __slots__ = ("_bar", "_done", "_tell", "_total")
+
+    def __init__(self, total: int, label: str, wanted: bool | Callable[[int, int], None] | None) -> None:
         self._total = total
         self._done = 0
         self._bar: Any = None
+        self._tell: Callable[[int, int], None] | None = None
+        if callable(wanted):
+            self._tell = wanted
+            wanted(0, total)
+            return
         if wanted is False or (wanted is None and not _in_kernel()) or total == 0:
             return
         try:
@@ -264,6 +273,8 @@ class Progress:
 
     def step(self) -> None:
         self._done += 1
+        if self._tell is not None:
+            self._tell(self._done, self._total)
         if self._bar is not None:
             self._bar.value = self._done
 

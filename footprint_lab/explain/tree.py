@@ -132,7 +132,11 @@ def _walk(recording: Recording, parent: str | None, depth: int, member: str | No
 
 
 def _step_nodes(recording: Recording, depth: int, nodes: list[TreeNode], edges: list[TreeEdge]) -> None:
-    """One node per LLM call and tool step of ``recording`` (not of its members)."""
+    """One node per LLM call and tool step of ``recording`` (not of its members).
+
+    Their kinds are the stage names, ``call-llm`` and ``tool``, so a step never reads as a run of
+    kind ``llm_call``; each is named by its step id and the model or tool it used.
+    """
     exchanges = {x.step_id: x for x in recording.exchanges}
     tools = {e.step_id: e.payload for e in recording.events if e.type == "tool_start"}
     for step in recording.steps:
@@ -140,14 +144,15 @@ def _step_nodes(recording: Recording, depth: int, nodes: list[TreeNode], edges: 
         if exchange is not None:
             usage = exchange.response.usage
             reply = exchange.response.content or ", ".join(c.name for c in exchange.response.tool_calls)
-            kind, name, tokens = "llm_call", exchange.model, usage.input_tokens + usage.output_tokens
+            kind, what, tokens = "call-llm", exchange.model, usage.input_tokens + usage.output_tokens
         elif step.step_id in tools:
-            kind, name, tokens, reply = "tool", str(tools[step.step_id].get("tool", "")), 0, ""
+            kind, what, tokens, reply = "tool", str(tools[step.step_id].get("tool", "")), 0, ""
         else:
             continue
         edges.append(TreeEdge(parent=recording.path, child=step.step_id, rule=None, chosen=None))
         nodes.append(TreeNode(
-            path=step.step_id, parent=recording.path, depth=depth, kind=kind, name=name, runner_id=None,
+            path=step.step_id, parent=recording.path, depth=depth, kind=kind,
+            name=f"{step.step_id.rsplit('/', 1)[-1]} ({what})", runner_id=None,
             status="failed" if step.status == "failed" else "finished", duration_ms=step.duration_ms,
             tokens=tokens, answer_preview=_preview(reply),
         ))

@@ -34,15 +34,15 @@ from footprint_lab.flow.sequence import Sequence
 from footprint_lab.flow.workflow import FlowStep, Graph, Workflow, find_cycle, step
 
 if TYPE_CHECKING:
-    from footprint_lab.flow.checkpoint import FlowCheckpoint
+    from footprint_lab.flow.checkpoint import FlowCheckpoint, FlowCheckpointError
 
 
 def __getattr__(name: str) -> Any:
     # FlowCheckpoint is a pydantic model: imported when first asked for, so the flow layer stays light.
-    if name == "FlowCheckpoint":
-        from footprint_lab.flow.checkpoint import FlowCheckpoint
+    if name in ("FlowCheckpoint", "FlowCheckpointError"):
+        from footprint_lab.flow import checkpoint
 
-        return FlowCheckpoint
+        return getattr(checkpoint, name)
     raise AttributeError(f"module 'footprint_lab.flow' has no attribute {name!r}")
 
 __all__ = [
@@ -53,6 +53,7 @@ __all__ = [
     "DuplicateStepError",
     "EmptyCompositionError",
     "FlowCheckpoint",
+    "FlowCheckpointError",
     "FlowStep",
     "Graph",
     "GraphCycleError",

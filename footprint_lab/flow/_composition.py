@@ -48,7 +48,7 @@ from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, RedactionConfigError, combine_policies
-from footprint_lab.engine.refusal import call_problem, describe_shape
+from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
@@ -89,9 +89,12 @@ class _Exec:
     scrubber: Any = None
     resume: Any = None  # the FlowCheckpoint a resumed leg continues
     resume_answer: Any = None
+    retry: bool = False  # the resumed leg picks a failed run up (resume_on_error) rather than answering a pause
     children: list[tuple[int, Run]] = field(default_factory=list)
     answers: dict[str, str] = field(default_factory=dict)
     paused: dict[str, Any] = field(default_factory=dict)
+    #: members that failed in this leg, with what each kept (``None``: nothing)
+    failed: dict[str, Any] = field(default_factory=dict)
     replayed: set[str] = field(default_factory=set)
     resumed: set[str] = field(default_factory=set)
     stopped_early: dict[str, Any] | None = None
@@ -108,7 +111,7 @@ class _Exec:
             self.replayed.add(key)
             self.answers[key] = resume.answers[key]
             return resume.answers[key]
-        if resume is not None and key in resume.paused and key != resume.asking:
+        if resume is not None and key in resume.paused and (self.retry or key != resume.asking):
             self.paused[key] = resume.paused[key]
             raise MemberPaused(key)
         bag = normalize_run_input(input, door)
@@ -116,9 +119,11 @@ class _Exec:
         child = Mount(run_id=self.serves.run_id, path=step_id, listeners=self.listeners, link=self.link,
                       scrubber=self.scrubber)
         child.extra[MEMBER_KEY] = key
-        if resume is not None and key == resume.asking:
+        if resume is not None and not self.retry and key == resume.asking:
             child.extra["resume"] = (resume.paused[key], self.resume_answer)
             self.resumed.add(key)
+        elif resume is not None and self.retry and resume.failed.get(key) is not None:
+            child.extra["retry"] = resume.failed[key]
         order = parse_step_id(step_id)
         position = order.number if order is not None else len(self.children)
         try:
@@ -127,6 +132,10 @@ class _Exec:
             failed = getattr(exc, "_footprint_run", None)
             if isinstance(failed, Run):
                 self.children.append((position, failed))
+            if isinstance(exc, Exception):
+                from footprint_lab.flow.checkpoint import kept_by
+
+                self.failed[key] = kept_by(exc)
             raise
         self.children.append((position, run))
         if run.status == "paused":
@@ -145,7 +154,7 @@ class _Exec:
 
     def check_reached(self, composition: str) -> None:
         """On a resume: refuse a run that never got to the member the person's answer is for."""
-        if self.resume is not None and self.resume.asking not in self.resumed:
+        if self.resume is not None and not self.retry and self.resume.asking not in self.resumed:
             raise ResumeDivergedError(composition, self.resume.asking)
 
     def close(self, key: str, answer: str) -> None:
@@ -246,30 +255,65 @@ class Composition(Runner):
         its question) and the run pauses again for the next. ``redact`` names patterns a stored
         checkpoint's redaction policy refers to that no member here declares.
         """
-        from footprint_lab.flow.checkpoint import read_flow_checkpoint
-
         door = f"{type(self).__name__}.resume"
         named = coerce_identity(identity, door)
         if redact is not None and not isinstance(redact, Redaction):
             raise RedactionConfigError("redact", describe_shape(redact), "must be a Redaction(keys=..., patterns=...)")
         text = answer_text(answer, door)
         sources = combine_policies(self.redact, redact)
-        checkpoint, waiting = read_flow_checkpoint(checkpoint, self, door, redact=sources)
-        owner = checkpoint.owner()
-        if named is not None and named != owner:
+        read, waiting = self._read_checkpoint(checkpoint, door, sources, named, failed=False)
+        return await self._continue(read, door, waiting, sources, on_event, ("resume", (read, text)))
+
+    def _read_checkpoint(self, checkpoint: Any, door: str, sources: Redaction | None, named: Any, *,
+                         failed: bool) -> tuple[Any, list[Any]]:
+        """A paused (or failed) run's checkpoint read against this composition; another person is refused."""
+        from footprint_lab.flow.checkpoint import read_flow_checkpoint
+
+        read, waiting = read_flow_checkpoint(checkpoint, self, door, redact=sources, failed=failed)
+        if named is not None and named != read.owner():
             raise ResumeIdentityConflictError(door)
-        # The resumed leg is covered at least as the paused one was: by what its waiting members carry too.
+        return read, waiting
+
+    async def _continue(self, checkpoint: Any, door: str, waiting: list[Any], sources: Redaction | None,
+                        on_event: Listener | None, how: tuple[str, Any]) -> Run:
+        """Run the next leg of a checkpointed run under its own run id, for the person it served."""
+        # The leg is covered at least as the earlier one was: by what its waiting members carry too.
         policy = combine_policies(sources, *(start.policy for start in waiting))
         matched = sorted({name for start in waiting for name in (start.marks or {}).get("matched", ())})
         listeners = self._listeners_for(on_event)
-        opened = open_parent_run(checkpoint.run_id, owner, door=door)
+        opened = open_parent_run(checkpoint.run_id, checkpoint.owner(), door=door)
         try:
             mount = Mount(run_id=opened.run_id, listeners=listeners, link=opened.link,
                           scrubber=policy.for_run({"matched": matched}) if policy is not None else None)
-            mount.extra["resume"] = (checkpoint, text)
+            mount.extra[how[0]] = how[1]
             return await self._kept(self._execute(dict(checkpoint.input), mount))
         finally:
             close_parent_run(opened)
+
+    async def resume_on_error(
+        self, checkpoint: Any, /, *, identity: Any = None, redact: Redaction | None = None,
+        on_event: Listener | None = None,
+    ) -> Run:
+        """Pick a failed run of this composition up: ``await flow.resume_on_error(err.checkpoint)``.
+
+        ``err`` is the :class:`~footprint_lab.flow.FlowCheckpointError` the run raised; its
+        checkpoint (or the same as a dict or JSON text) is checked against this composition
+        before anything runs. The run goes on under its own run id, for the person it served:
+        the answers already produced are replayed, not recomputed; a member that failed after
+        completing a tool round goes on from there (no finished tool runs again), any other
+        failed member runs again from its message. ``redact`` is as for ``resume``.
+        """
+        door = f"{type(self).__name__}.resume_on_error"
+        named = coerce_identity(identity, door)
+        if redact is not None and not isinstance(redact, Redaction):
+            raise RedactionConfigError("redact", describe_shape(redact), "must be a Redaction(keys=..., patterns=...)")
+        sources = combine_policies(self.redact, redact)
+        read, waiting = self._read_checkpoint(checkpoint, door, sources, named, failed=True)
+        return await self._continue(read, door, waiting, sources, on_event, ("retry", read))
+
+    def resume_on_error_sync(self, checkpoint: Any, /, **keywords: Any) -> Run:
+        """``resume_on_error`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.resume_on_error(checkpoint, **keywords))
 
     def resume_sync(self, checkpoint: Any, answer: Any, /, **keywords: Any) -> Run:
         """``resume`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
@@ -281,6 +325,13 @@ class Composition(Runner):
         from footprint_lab.flow.checkpoint import read_flow_checkpoint
 
         return read_flow_checkpoint(checkpoint, self, door, member_of=(run_id, owner), redact=redact)
+
+    def _failed_checkpoint(
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
+    ) -> tuple[Any, list[Any]]:
+        from footprint_lab.flow.checkpoint import read_flow_checkpoint
+
+        return read_flow_checkpoint(checkpoint, self, door, member_of=(run_id, owner), redact=redact, failed=True)
 
     # -- one execution --------------------------------------------------------------------
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
@@ -295,6 +346,8 @@ class Composition(Runner):
         resume = mount.extra.get("resume")
         if resume is not None:
             exe.resume, exe.resume_answer = resume
+        elif "retry" in mount.extra:  # a failed run picked up again: by resume_on_error, or by the composition above
+            exe.resume, exe.retry = mount.extra["retry"], True
         rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name,
                                          **who(serves.identity)})
         rec.begin("seed")
@@ -315,7 +368,11 @@ class Composition(Runner):
             failed = self._make_run(exe, bag, status, None, error)
             with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
                 exc._footprint_run = failed  # type: ignore[attr-defined]
-            raise
+            kept = self._failure_kept(exe, bag, exc)
+            if kept is None:
+                raise
+            kept._footprint_run = failed
+            raise kept from exc
         if source is None:
             if rec.steps and rec.steps[-1][5] == "running":
                 rec.end("paused")
@@ -327,6 +384,26 @@ class Composition(Runner):
         rec.end()
         rec.emit("run_end", rec.path, {"status": "finished"})
         return self._make_run(exe, bag, "finished", answer, None)
+
+    def _failure_kept(self, exe: _Exec, bag: dict[str, Any], exc: BaseException) -> Any:
+        """A failure that leaves work to keep, as a ``FlowCheckpointError``; ``None`` when nothing was kept."""
+        from footprint_lab.engine.recording import jsonable
+        from footprint_lab.flow.checkpoint import FlowCheckpoint, FlowCheckpointError, root_cause
+
+        if not isinstance(exc, Exception) or isinstance(exc, Refusal) or not (exe.answers or any(exe.failed.values())):
+            return None  # a refusal says its own fix and is raised as it is; so is a failure that kept nothing
+        identity = exe.serves.identity
+        checkpoint = FlowCheckpoint(
+            run_id=exe.serves.run_id, runner=self._runner_info(),
+            identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
+            answers=dict(exe.answers), paused=dict(exe.paused), failed=dict(exe.failed),
+        )
+        inner = exc.member if isinstance(exc, FlowCheckpointError) else None
+        key = next(iter(exe.failed), None)
+        member = f"{key}/{inner}" if key is not None and inner else key
+        how = "resume_on_error" if exe.retry else "resume" if exe.resume is not None else "run"
+        return FlowCheckpointError(f"{type(self).__name__}.{how}", checkpoint=checkpoint, cause=root_cause(exc),
+                                   member=member)
 
     def _checkpoint(self, exe: _Exec, bag: dict[str, Any]) -> Any:
         """The paused run as a ``FlowCheckpoint``: whom it serves, the answers so far, the members waiting."""
@@ -377,6 +454,7 @@ class Composition(Runner):
             run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
             question=checkpoint.question if checkpoint is not None else None, checkpoint=checkpoint,
             shown_answer=rec.clean(answer),
+            clean=rec.clean if rec.policy is not None else None,
         )
 
 

@@ -12,6 +12,12 @@ answer already produced, by member name) and ``paused`` (the checkpoint of each 
 waiting on a person: an agent's :class:`~footprint_lab.Checkpoint`, or for a nested
 composition another ``FlowCheckpoint``). The next answer goes to the first of them.
 
+A run that failed after some of its members answered leaves the same checkpoint on
+:class:`FlowCheckpointError`, with ``failed``: each member that failed, with what it kept
+(an agent's checkpoint after a completed tool round, a nested composition's own
+``FlowCheckpoint``) or ``null``; ``resume_on_error`` replays the answers and picks each failed
+member up from what it kept. A checkpoint written before ``failed`` existed reads as one with none.
+
 Read against the composition resuming it, a checkpoint may only name that composition's
 own members, each paused entry is read by the member it names (an agent checks its
 conversation, identity and redaction policy exactly as its own ``resume`` would), and every
@@ -24,7 +30,7 @@ store it as you store the conversation itself.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
@@ -38,7 +44,7 @@ from footprint_lab.core.checkpoint import (
 )
 from footprint_lab.core.conversation import ResumeIdentityConflictError
 from footprint_lab.core.identity import Identity
-from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.refusal import RunFailure, describe_shape
 
 if TYPE_CHECKING:
     from footprint_lab.core.leg import Continuation
@@ -46,7 +52,7 @@ if TYPE_CHECKING:
     from footprint_lab.flow._composition import Composition
 
 FLOW_CHECKPOINT_VERSION = 1
-FLOW_CHECKPOINT_FIELDS = ("schema_version", "run_id", "runner", "identity", "input", "answers", "paused")
+FLOW_CHECKPOINT_FIELDS = ("schema_version", "run_id", "runner", "identity", "input", "answers", "paused", "failed")
 #: Input keys that would say whom the run is for: the doors refuse them, so no checkpoint carries them.
 _CLAIMS = ("parent_run", "identity")
 _AS_GIVEN = ("Pass run.checkpoint of a paused run of this composition as it was written; a stored one reads "
@@ -71,6 +77,8 @@ class FlowCheckpoint(BaseModel):
     input: dict[str, Any]
     answers: dict[str, str]
     paused: dict[str, Checkpoint | FlowCheckpoint]
+    #: members that failed (a failed run's checkpoint), each with what it kept, or ``None``
+    failed: dict[str, Checkpoint | FlowCheckpoint | None] = {}
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from footprint_lab.engine.display import bundle
@@ -79,8 +87,8 @@ class FlowCheckpoint(BaseModel):
 
     @property
     def asking(self) -> str:
-        """The member the next answer is for."""
-        return next(iter(self.paused))
+        """The member the next answer is for (empty for a failed run's checkpoint that waits on nobody)."""
+        return next(iter(self.paused), "")
 
     @property
     def question(self) -> str:
@@ -97,6 +105,61 @@ class FlowCheckpoint(BaseModel):
         return Identity(**self.identity) if self.identity is not None else None
 
 
+class FlowCheckpointError(RunFailure):
+    """Raised when a composition's run fails after some of its members answered (or kept work of their own).
+
+    A :class:`~footprint_lab.errors.RunFailure`, not a refusal: work was done, and none of it is
+    lost. ``checkpoint`` is a :class:`FlowCheckpoint` holding every answer already produced and, under ``failed``, what
+    each failed member kept; ``cause`` is the original error (the innermost one, when a nested
+    composition failed); ``member`` names the member that failed (its path from this
+    composition); ``resumable`` says whether ``composition.resume_on_error(err.checkpoint)`` can
+    get past the cause as it is. The message names the cause by type and code, never its text.
+    """
+
+    code: ClassVar[str] = "ERR_FLOW_CHECKPOINT"
+    fields: ClassVar[tuple[str, ...]] = ("member", "resumable", "checkpoint", "cause")
+
+    def __init__(self, door: str, *, checkpoint: FlowCheckpoint, cause: BaseException, member: str | None) -> None:
+        from footprint_lab.core.checkpoint import resume_can_help
+
+        resumable, why = resume_can_help(cause)
+        code = getattr(cause, "code", None)
+        named = f"{type(cause).__name__}{f', {code}' if isinstance(code, str) else ''}"
+        where = f"member '{member}' failed" if member else "the run failed between its members"
+        kept = len(checkpoint.answers)
+        then = ("Once the cause has passed, await composition.resume_on_error(err.checkpoint) continues there: the "
+                "members that answered are not run again, and a failed agent goes on from its last completed tool "
+                "round." if resumable else
+                f"Resuming as it is would not help: {why}; then composition.resume_on_error(err.checkpoint) can "
+                "continue.")
+        message = (f"{door}: {where} ({named}). Nothing done before it is lost: err.checkpoint keeps the {kept} "
+                   f"answer{'s' if kept != 1 else ''} already produced and what the failed member kept, and "
+                   f"err.cause the original error. {then}")
+        super().__init__(message)
+        self.checkpoint = checkpoint
+        self.cause = cause
+        self.member = member
+        self.resumable = resumable
+
+
+def kept_by(exc: BaseException) -> Checkpoint | FlowCheckpoint | None:
+    """What a failed member kept: the checkpoint on its ``RunCheckpointError`` / ``FlowCheckpointError``."""
+    from footprint_lab.core.checkpoint import RunCheckpointError
+
+    if isinstance(exc, RunCheckpointError | FlowCheckpointError):
+        return exc.checkpoint
+    return None
+
+
+def root_cause(exc: BaseException) -> BaseException:
+    """The original error under any checkpoint errors wrapping it."""
+    from footprint_lab.core.checkpoint import RunCheckpointError
+
+    while isinstance(exc, RunCheckpointError | FlowCheckpointError):
+        exc = exc.cause
+    return exc
+
+
 def _question_of(waiting: Checkpoint | FlowCheckpoint) -> str:
     if isinstance(waiting, FlowCheckpoint):
         return waiting.question
@@ -105,7 +168,7 @@ def _question_of(waiting: Checkpoint | FlowCheckpoint) -> str:
 
 def read_flow_checkpoint(
     value: Any, composition: Composition, door: str, *, member_of: tuple[str, Identity | None] | None = None,
-    redact: Redaction | None = None,
+    redact: Redaction | None = None, failed: bool = False,
 ) -> tuple[FlowCheckpoint, list[Continuation]]:
     """A paused run's checkpoint, checked against ``composition``: the checkpoint, and how each waiting
     agent goes on (its :class:`~footprint_lab.core.leg.Continuation`, carrying the policy it was covered by).
@@ -113,9 +176,12 @@ def read_flow_checkpoint(
     A nested checkpoint is read ``member_of`` its run (run id, owner): it must belong to
     that run and serve that person (else
     :class:`~footprint_lab.errors.ResumeIdentityConflictError`). ``redact`` is the policy the
-    patterns of a carried redaction policy are looked up in.
+    patterns of a carried redaction policy are looked up in. ``failed`` reads it for
+    ``resume_on_error`` (a failed run's checkpoint) rather than for ``resume`` (a paused one's).
     """
     data = plain_checkpoint(value, door, _AS_GIVEN)
+    if "failed" not in data:  # written before failed runs kept checkpoints
+        data["failed"] = {}
     check_envelope(data, FLOW_CHECKPOINT_FIELDS, FLOW_CHECKPOINT_VERSION, door, _AS_GIVEN)
     run_id = data["run_id"]
     if not nonblank(run_id):
@@ -135,9 +201,18 @@ def read_flow_checkpoint(
                                      "must be an object of member name -> answer text", _AS_GIVEN)
     _check_members(answers, "answers", composition, door)
     paused = data["paused"]
-    if not isinstance(paused, dict) or not paused:
-        raise InvalidCheckpointError(door, "paused", describe_shape(paused),
-                                     "must name at least one member waiting on a person", _AS_GIVEN)
+    failures = data["failed"]
+    if not isinstance(failures, dict):
+        raise InvalidCheckpointError(door, "failed", describe_shape(failures),
+                                     "must be an object of member name -> what it kept (or null)", _AS_GIVEN)
+    _check_members(failures, "failed", composition, door)
+    if not isinstance(paused, dict) or (not paused and not failed):
+        why = ("must name at least one member waiting on a person" if not failures else
+               "is empty: this run failed rather than paused, so pick it up with resume_on_error(checkpoint)")
+        raise InvalidCheckpointError(door, "paused", describe_shape(paused), why, _AS_GIVEN)
+    if failed and paused and not failures:
+        raise InvalidCheckpointError(door, "failed", "nothing", "is empty: this run is waiting on a person, not "
+                                     "failed; answer it with resume(checkpoint, answer)", _AS_GIVEN)
     _check_members(paused, "paused", composition, door)
     waiting: dict[str, Checkpoint | FlowCheckpoint] = {}
     continuations: list[Continuation] = []
@@ -152,8 +227,24 @@ def read_flow_checkpoint(
         except InvalidCheckpointError as refused:
             raise refused.within(f"paused.{key}") from None
         continuations.extend(found)
+    kept: dict[str, Checkpoint | FlowCheckpoint | None] = {}
+    for key, entry in failures.items():
+        if key in answers or key in paused:
+            raise InvalidCheckpointError(door, f"failed.{key}", "a member that answered or is waiting",
+                                         "must be a member that failed", _AS_GIVEN)
+        if entry is None:
+            kept[key] = None
+            continue
+        member = composition._member_for(key)
+        assert member is not None  # _check_members refused every other name
+        try:
+            kept[key], found = member._failed_checkpoint(entry, door, run_id=run_id, owner=owner, redact=redact)
+        except InvalidCheckpointError as refused:
+            raise refused.within(f"failed.{key}") from None
+        continuations.extend(found)
     checkpoint = FlowCheckpoint(schema_version=FLOW_CHECKPOINT_VERSION, run_id=run_id, runner=data["runner"],
-                                identity=data["identity"], input=data["input"], answers=answers, paused=waiting)
+                                identity=data["identity"], input=data["input"], answers=answers, paused=waiting,
+                                failed=kept)
     return checkpoint, continuations
 
 

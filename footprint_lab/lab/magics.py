@@ -139,7 +139,9 @@ class FootprintMagics(Magics):
         args = parse_argstring(self.fp_suspects, line)
         ranked = self._run("fp_suspects", args.run).suspects()
         print(ranked.attrs.get("note", ""))
-        return ranked
+        # the columns an analyst reads first; run.suspects() has them all
+        shown = ranked[["rank", "source_kind", "source_id", "score", "evidence", "removal_id", "content"]]
+        return shown.set_index("rank")
 
     @cell_magic
     @magic_arguments()

@@ -2,7 +2,8 @@
 
 Only the provider line of an agent changes between them; everything recorded stays the same.
 ``openai``, ``anthropic``, ``ollama`` and ``provider_from_string`` (and the provider error
-classes) load httpx on first use, so importing this package stays light.
+classes) load httpx on first use, so importing this package stays light; ``replay_provider``
+(answers from a recording, no key, no network) loads pydantic on first use.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ _LAZY = {
     "OllamaProvider": "footprint_lab.providers._ollama",
     "provider_from_string": "footprint_lab.providers._from_string",
     "HttpProvider": "footprint_lab.providers._base",
+    "replay_provider": "footprint_lab.providers.replay",
+    "ReplayProvider": "footprint_lab.providers.replay",
 }
 
 if TYPE_CHECKING:
@@ -30,6 +33,7 @@ if TYPE_CHECKING:
     from footprint_lab.providers._from_string import provider_from_string
     from footprint_lab.providers._ollama import OllamaProvider, ollama
     from footprint_lab.providers._openai import OpenAIProvider, openai
+    from footprint_lab.providers.replay import ReplayProvider, replay_provider
 
 
 def __getattr__(name: str) -> Any:
@@ -42,6 +46,6 @@ def __getattr__(name: str) -> Any:
 
 __all__ = [
     "AnthropicProvider", "HttpProvider", "LLMRequest", "LLMResponse", "MessagesView", "MockProvider",
-    "MockScriptError", "OllamaProvider", "OpenAIProvider", "Provider", "ToolCall", "Usage", "anthropic", "mock",
-    "ollama", "openai", "provider_from_string",
+    "MockScriptError", "OllamaProvider", "OpenAIProvider", "Provider", "ReplayProvider", "ToolCall", "Usage",
+    "anthropic", "mock", "ollama", "openai", "provider_from_string", "replay_provider",
 ]

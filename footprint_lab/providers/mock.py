@@ -91,7 +91,7 @@ class MockProvider:
         if response.model is None:
             response.model = request.model
         if self._stream and on_token is not None and response.content:
-            for chunk in _chunks(response.content):
+            for chunk in chunks(response.content):
                 on_token(chunk)
         return response
 
@@ -201,6 +201,6 @@ def _estimate(request: LLMRequest, response: LLMResponse) -> Usage:
     )
 
 
-def _chunks(text: str) -> list[str]:
+def chunks(text: str) -> list[str]:
     words = text.split(" ")
     return [w + (" " if i < len(words) - 1 else "") for i, w in enumerate(words)]

@@ -41,8 +41,18 @@ def run_bundle(recording: Recording) -> dict[str, Any]:
     return {
         "text/plain": bundle_text(recording),
         "text/html": answer_view(recording),
-        RECORDING_MIME: recording.model_dump(mode="json"),
+        RECORDING_MIME: recording_data(recording),
     }
+
+
+def recording_data(recording: Recording) -> dict[str, Any]:
+    """The recording as compact JSON-native data: ``Recording.model_validate(data) == recording``.
+
+    Fields left at their defaults are left out (a notebook holds many runs), except
+    ``schema_version``, which a reader needs to know how to read the rest.
+    """
+    data: dict[str, Any] = recording.model_dump(mode="json", exclude_defaults=True)
+    return {"schema_version": recording.schema_version, **data}
 
 
 def _run(run: Any) -> dict[str, Any]:

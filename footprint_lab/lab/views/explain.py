@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.lab.views.page import CORRELATIONAL, esc, kind_style, new_scope, shorten, wrap
+from footprint_lab.lab.views.page import CORRELATIONAL, attr, esc, kind_style, new_scope, shorten, wrap
 
 if TYPE_CHECKING:
     from footprint_lab.explain.ablation import Localization
@@ -51,12 +51,11 @@ def backtrack_html(walked: Backtrack) -> str:
         piece = candidate.piece
         proof = "" if candidate.proven else ' <span class="fl-unproven">[not proven]</span>'
         parts.append(
-            f'<details class="fl-piece" style="{kind_style(piece.source_kind)}" data-fl-piece="{esc(piece.source_id)}"'
-            f' data-fl-slot="{esc(piece.slot)}" data-fl-call="{esc(candidate.read_by)}"><summary>'
-            f'<span class="fl-kind">{esc(piece.source_kind)}</span><code class="fl-id">{esc(piece.source_id)}</code>'
-            f'<span class="fl-prev">{esc(shorten(piece.content, 100))}</span>'
-            f'<span class="fl-at">{esc(candidate.read_by)}</span>{proof}</summary>'
-            f'<div class="fl-body">{_hops_html(candidate.hops, scope)}</div></details>')
+            f'<details class="fl-piece" style="{kind_style(piece.source_kind)}" data-fl-piece="{attr(piece.source_id)}"'
+            f' data-fl-slot="{attr(piece.slot)}" data-fl-call="{attr(candidate.read_by)}"><summary>'
+            f"<i>{esc(piece.source_kind)}</i><code>{esc(piece.source_id)}</code>"
+            f"<span>{esc(shorten(piece.content, 100))}</span><small>{esc(candidate.read_by)}</small>{proof}</summary>"
+            f"{_hops_html(candidate.hops, scope)}</details>")
     if len(walked.candidates) > SHOWN:
         parts.append(f'<p class="fl-note">… and {len(walked.candidates) - SHOWN} more: str(bt) or bt.to_frame() '
                      "lists them all.</p>")
@@ -69,7 +68,7 @@ def backtrack_html(walked: Backtrack) -> str:
 def _table(header: list[str], rows: list[list[Any]]) -> str:
     head = "".join(f"<th>{esc(name)}</th>" for name in header)
     body = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return f'<table class="fl-table"><tr>{head}</tr>{body}</table>'
+    return f'<table><tr>{head}</tr>{body}</table>'
 
 
 def localization_html(found: Localization) -> str:

@@ -28,64 +28,58 @@ CORRELATIONAL = ("Ranks are correlational: a high rank says the piece resembles 
                  "it; localize() confirms a cause by rerunning without it.")
 
 _CSS = """
-§{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;font-size:13px;line-height:1.45;color:#1f2328;
-background:#fff;max-width:64rem;padding:.2rem .1rem}
-§ code,§ pre{font-family:ui-monospace,SFMono-Regular,Menlo,monospace;font-size:12px}
+§{font:13px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1f2328;background:#fff;max-width:64rem}
+§ code,§ pre,§ .fl-piece li a{font-family:ui-monospace,Menlo,monospace;font-size:12px}
 § pre{white-space:pre-wrap;word-break:break-word;margin:.2rem 0;background:#f6f8fa;padding:.35rem .5rem;
 border-radius:4px;max-height:22rem;overflow:auto}
-§ .fl-head{display:flex;flex-wrap:wrap;gap:.25rem .6rem;align-items:baseline;margin-bottom:.35rem}
+§ .fl-head{display:flex;flex-wrap:wrap;gap:.25rem .6rem;align-items:baseline;margin-bottom:.3rem}
 § .fl-head b{font-size:14px}
-§ .fl-muted{color:#59636e}
-§ .fl-tag{display:inline-block;border-radius:10px;padding:0 7px;font-size:11px;color:#fff;background:#6e7781}
+§ .fl-muted,§ .fl-note{color:#59636e}
+§ .fl-note{font-size:12px;margin:.2rem 0}
+§ .fl-tag{border-radius:10px;padding:0 7px;font-size:11px;color:#fff;background:#6e7781}
 § .fl-st-finished{background:#1a7f37}§ .fl-st-failed{background:#cf222e}§ .fl-st-paused{background:#9a6700}
-§ .fl-answer{border-left:4px solid #0969da;background:#f3f8ff;padding:.35rem .6rem;margin:.35rem 0;
-border-radius:0 6px 6px 0}
-§ .fl-answer.fl-failed{border-color:#cf222e;background:#fff5f5}
-§ .fl-answer.fl-paused{border-color:#9a6700;background:#fff8e5}
-§ .fl-answer pre{background:transparent;padding:0;font-size:13px;font-family:inherit}
-§ h4{margin:.7rem 0 .25rem 0;font-size:13.5px}
-§ h5{margin:.45rem 0 .15rem 0;font-size:12px;text-transform:uppercase;letter-spacing:.04em;color:#59636e}
-§ details{margin:0}
+§ .fl-answer{border-left:4px solid #0969da;background:#f3f8ff;padding:.35rem .6rem;margin:.35rem 0}
+§ .fl-failed{border-color:#cf222e;background:#fff5f5}§ .fl-paused{border-color:#9a6700;background:#fff8e5}
+§ .fl-answer pre{background:none;padding:0;font:inherit}
+§ h4{margin:.7rem 0 .2rem;font-size:13.5px}
+§ h5{margin:.4rem 0 .1rem;font-size:11px;text-transform:uppercase;color:#59636e}
 § summary{cursor:pointer}
-§ .fl-piece{border-left:4px solid var(--k,#6e7781);background:#fafbfc;margin:2px 0;border-radius:0 4px 4px 0}
-§ .fl-piece>summary{padding:2px 6px;display:flex;gap:.5rem;align-items:baseline;list-style:none}
-§ .fl-piece>summary::-webkit-details-marker{display:none}
-§ .fl-piece>summary::before{content:'▸';color:#8c959f}
-§ .fl-piece[open]>summary::before{content:'▾'}
+§ .fl-piece{border-left:4px solid var(--k);background:#fafbfc;margin:2px 0}
 § .fl-piece[open]{background:#f6f8fa}
-§ .fl-kind{font-size:11px;font-weight:600;color:var(--k,#6e7781);min-width:5.5rem}
-§ .fl-id{font-weight:600}
-§ .fl-prev{color:#59636e;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;flex:1;min-width:0}
-§ .fl-at{color:#59636e;font-size:11px;white-space:nowrap}
-§ .fl-rank{font-size:11px;white-space:nowrap;background:#fff1e5;border-radius:8px;padding:0 6px;color:#953800}
-§ .fl-body{padding:.2rem .6rem .45rem 1.4rem}
-§ .fl-hops{list-style:none;margin:.25rem 0;padding:0}
-§ .fl-hops li{padding:1px 0}
-§ .fl-hops b{display:inline-block;min-width:4.6rem;font-family:ui-monospace,monospace;font-size:11px}
+§ .fl-piece>summary{padding:2px 6px;display:flex;gap:.5rem;align-items:baseline}
+§ .fl-piece>summary>i{font:600 11px sans-serif;color:var(--k);min-width:5.5rem}
+§ .fl-piece>summary>code{font-weight:600}
+§ .fl-piece>summary>span{color:#59636e;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;flex:1}
+§ .fl-piece>summary>small{color:#59636e;white-space:nowrap}
+§ mark{font-size:11px;white-space:nowrap;background:#fff1e5;border-radius:8px;padding:0 6px;color:#953800}
+§ .fl-piece>pre,§ .fl-piece>ol,§ .fl-piece>ul{margin:.2rem .6rem .4rem 1.4rem}
+§ .fl-piece ol,§ .fl-piece ul,§ .fl-hops{list-style:none;padding:0}
+§ .fl-piece li b,§ .fl-hops b{display:inline-block;min-width:4.6rem;font:600 11px monospace}
 § .fl-unproven{color:#cf222e}
-§ .fl-note{color:#59636e;font-size:12px;margin:.2rem 0}
-§ .fl-box{border:1px solid #d0d7de;border-radius:6px;padding:.25rem .6rem;margin:.4rem 0}
+§ .fl-box{border:1px solid #d0d7de;border-radius:6px;padding:.2rem .6rem;margin:.4rem 0}
 § .fl-box>summary{font-weight:600}
-§ table.fl-table{border-collapse:collapse;margin:.3rem 0;font-size:12px}
-§ .fl-table td,§ .fl-table th{border:1px solid #d8dee4;padding:1px 6px;text-align:left;vertical-align:top}
-§ .fl-table th{background:#f6f8fa}
+§ table{border-collapse:collapse;margin:.3rem 0;font-size:12px}
+§ td,§ th{border:1px solid #d8dee4;padding:1px 6px;text-align:left;vertical-align:top}
 § .fl-tree,§ .fl-tree ul{list-style:none;margin:0;padding-left:1.1rem;border-left:1px dashed #d0d7de}
-§ .fl-tree{padding-left:.4rem;border-left:none}
-§ .fl-member>summary{padding:2px 0}
+§ .fl-tree{padding-left:.2rem;border-left:none}
 § .fl-edge{font-size:11px;color:#8250df}
-§ .fl-member-body{border:1px solid #d0d7de;border-radius:6px;padding:.3rem .6rem;margin:.2rem 0 .4rem 0}
-§ a{color:#0969da}
+§ .fl-member-body{border:1px solid #d0d7de;border-radius:6px;padding:.3rem .6rem;margin:.2rem 0 .4rem}
 """
 
 
 def esc(value: Any) -> str:
-    """Any value as text safe in HTML content and in quoted attributes."""
+    """Any value as text safe in HTML content (``<``, ``>`` and ``&`` escaped; quotes need not be there)."""
+    return html.escape(value if isinstance(value, str) else str(value), quote=False)
+
+
+def attr(value: Any) -> str:
+    """Any value as text safe inside a double- or single-quoted attribute."""
     return html.escape(value if isinstance(value, str) else str(value), quote=True)
 
 
 def new_scope() -> str:
-    """A fresh id for one output: its CSS and its anchors live under it."""
-    return "fl-" + uuid.uuid4().hex[:10]
+    """A fresh id for one output (``fl`` and six hex digits): its CSS and its anchors live under it."""
+    return "fl" + uuid.uuid4().hex[:6]
 
 
 def style(scope: str) -> str:
@@ -98,12 +92,17 @@ def wrap(scope: str, body: str, *, css_class: str = "fl-view") -> str:
     return f'<div id="{scope}" class="{css_class}">{style(scope)}{body}</div>'
 
 
-_UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
+_UNSAFE = re.compile(r"[^A-Za-z0-9-]")
+_SHORT = {"#": "_", "/": "."}
 
 
 def anchor(scope: str, kind: str, key: str) -> str:
-    """An element id under ``scope`` for ``key`` (a step id, a mount path), made of safe characters only."""
-    return f"{scope}-{kind}-" + _UNSAFE.sub(lambda m: f"_{ord(m.group()):x}_", key)
+    """An element id under ``scope`` for ``key`` (a step id, a mount path), made of safe characters only.
+
+    A step id's ``#`` and ``/`` become ``_`` and ``.``; anything else outside letters, digits
+    and ``-`` becomes ``_xx.`` (its code point in hex).
+    """
+    return f"{scope}-{kind}-" + _UNSAFE.sub(lambda m: _SHORT.get(m.group()) or f"_{ord(m.group()):x}.", key)
 
 
 def shorten(text: str, limit: int) -> str:

@@ -20,10 +20,9 @@ Role: lab layer; pure functions of a ``RunTree`` (and its recording, for the mem
 
 from __future__ import annotations
 
-import json
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.lab.views.page import STATUS_COLOURS, anchor, esc, new_scope, shorten, wrap
+from footprint_lab.lab.views.page import STATUS_COLOURS, anchor, attr, esc, new_scope, shorten, wrap
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -34,10 +33,12 @@ if TYPE_CHECKING:
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 RUN_KIND_COLOURS = {
     "agent": "#0969da", "llm_call": "#8250df", "sequence": "#1a7f37", "parallel": "#bc4c00",
-    "conditional": "#bf3989", "loop": "#9a6700", "workflow": "#0a7ea4", "graph": "#57606a", "tool": "#6e7781",
+    "conditional": "#bf3989", "loop": "#9a6700", "workflow": "#0a7ea4", "graph": "#57606a",
+    "call-llm": "#d2b4fe", "tool": "#afb8c1",
 }
 #: above this many nodes the figure drops its text labels (hover still names every node)
 LABELLED_NODES = 40
+CONFIG = {"displaylogo": False, "responsive": True}
 _plotlyjs_sent = False
 
 
@@ -95,7 +96,15 @@ def tree_figure(recording_or_tree: Any, *, steps: bool = False) -> go.Figure:
     """The tree as a plotly ``Figure`` (never a ``FigureWidget``): a run, a recording or a ``RunTree``."""
     import plotly.graph_objects as go
 
-    tree = _as_tree(recording_or_tree, steps)
+    return go.Figure(figure_data(_as_tree(recording_or_tree, steps)))
+
+
+def figure_data(tree: RunTree) -> dict[str, Any]:
+    """The figure as plain plotly JSON (``data`` and ``layout``), built without plotly's validation.
+
+    Displaying a tree needs only this; building a ``go.Figure`` validates every value, which
+    costs a 1,000-member tree most of its time, so only :func:`tree_figure` does it.
+    """
     where = layout(tree)
     into = {edge.child: edge for edge in tree.edges}
     edge_x: list[float | None] = []
@@ -113,34 +122,34 @@ def tree_figure(recording_or_tree: Any, *, steps: bool = False) -> go.Figure:
             label_y.append(y1)
             label_text.append(esc(shorten(f"{edge.rule} → {edge.chosen}", 40)))
     labelled = len(tree.nodes) <= LABELLED_NODES
-    traces: list[Any] = [go.Scatter(x=edge_x, y=edge_y, mode="lines", hoverinfo="skip", showlegend=False,
-                                    line={"color": "#8c959f", "width": 1})]
+    traces: list[dict[str, Any]] = [{"type": "scatter", "x": edge_x, "y": edge_y, "mode": "lines", "hoverinfo": "skip",
+                                     "showlegend": False, "line": {"color": "#8c959f", "width": 1}}]
     for kind in dict.fromkeys(node.kind for node in tree.nodes):
         group = [node for node in tree.nodes if node.kind == kind]
-        traces.append(go.Scatter(
-            x=[where[n.path][0] for n in group], y=[where[n.path][1] for n in group],
-            mode="markers+text" if labelled else "markers", name=esc(kind),
-            text=[esc(shorten(node_label(n), 28)) for n in group], textposition="top center",
-            hovertext=[_hover(n, into.get(n.path)) for n in group], hoverinfo="text",
-            customdata=[n.path for n in group],
-            marker={"size": 14 if labelled else 8, "color": RUN_KIND_COLOURS.get(kind, "#6e7781"),
-                    "line": {"width": 2.5, "color": [STATUS_COLOURS.get(n.status, "#6e7781") for n in group]}},
-        ))
+        traces.append({
+            "type": "scatter", "x": [where[n.path][0] for n in group], "y": [where[n.path][1] for n in group],
+            "mode": "markers+text" if labelled else "markers", "name": esc(kind),
+            "text": [esc(shorten(node_label(n), 28)) for n in group], "textposition": "top center",
+            "hovertext": [_hover(n, into.get(n.path)) for n in group], "hoverinfo": "text",
+            "customdata": [n.path for n in group],
+            "marker": {"size": 14 if labelled else 8, "color": RUN_KIND_COLOURS.get(kind, "#6e7781"),
+                       "line": {"width": 2.5, "color": [STATUS_COLOURS.get(n.status, "#6e7781") for n in group]}},
+        })
     if label_text and labelled:
-        traces.append(go.Scatter(x=label_x, y=label_y, mode="text", text=label_text, textposition="bottom center",
-                                 hoverinfo="skip", showlegend=False, textfont={"size": 10, "color": "#8250df"}))
+        traces.append({"type": "scatter", "x": label_x, "y": label_y, "mode": "text", "text": label_text,
+                       "textposition": "bottom center", "hoverinfo": "skip", "showlegend": False,
+                       "textfont": {"size": 10, "color": "#8250df"}})
     rows = 1 + max((y for _, y in where.values()), default=0)
     depth = max((node.depth for node in tree.nodes), default=0)
-    figure = go.Figure(data=traces)
-    figure.update_layout(
-        height=int(min(900, max(260, 48 * rows + 80))), margin={"l": 20, "r": 20, "t": 30, "b": 20},
-        plot_bgcolor="#fff", paper_bgcolor="#fff", hovermode="closest", legend={"title": {"text": "kind"}},
-        xaxis={"visible": False, "range": [-0.4, depth + 0.6]},
-        yaxis={"visible": False, "autorange": "reversed"},
-        title={"text": f"{len(tree.nodes)} node{'s' if len(tree.nodes) != 1 else ''} · depth {depth}",
-               "font": {"size": 12}},
-    )
-    return figure
+    return {"data": traces, "layout": {
+        "height": int(min(900, max(260, 48 * rows + 80))), "margin": {"l": 20, "r": 20, "t": 30, "b": 20},
+        "plot_bgcolor": "#fff", "paper_bgcolor": "#fff", "hovermode": "closest",
+        "legend": {"title": {"text": "kind"}},
+        "xaxis": {"visible": False, "range": [-0.4, depth + 0.6]},
+        "yaxis": {"visible": False, "autorange": "reversed"},
+        "title": {"text": f"{len(tree.nodes)} node{'s' if len(tree.nodes) != 1 else ''} · depth {depth}",
+                  "font": {"size": 12}},
+    }}
 
 
 def members_html(recording: Recording, scope: str, *, full: bool) -> str:
@@ -160,7 +169,7 @@ def _recordings_by_path(recording: Recording) -> dict[str, Recording]:
 
 
 def _nested(tree: RunTree, scope: str, homes: dict[str, Recording], full: bool, *, skip_root: bool) -> str:
-    from footprint_lab.lab.views.answer import answer_block, header, run_body
+    from footprint_lab.lab.views.answer import answer_block, run_body
 
     children: dict[str | None, list[TreeNode]] = {}
     for node in tree.nodes:
@@ -174,14 +183,15 @@ def _nested(tree: RunTree, scope: str, homes: dict[str, Recording], full: bool, 
         home = homes.get(node.path)
         if home is None:  # a step node (steps=True)
             body = f'<div class="fl-muted">{esc(node.answer_preview)}</div>'
-        elif full:
-            body = run_body(home, scope, full_members=True) if node.path else ""
+        elif full and node.path:
+            body = run_body(home, scope, nested=True)
         else:
-            body = header(home) + answer_block(home, scope)
+            body = answer_block(home, scope)
         below = "".join(member(child) for child in children.get(node.path, []))
         nested = f"<ul>{below}</ul>" if below else ""
-        status = esc(node.status)
-        return (f'<li><details class="fl-member" data-fl-member="{esc(node.path)}" '
+        status = attr(node.status)
+        opened = " open" if not node.path else ""
+        return (f'<li><details class="fl-member"{opened} data-fl-member="{attr(node.path)}" '
                 f'id="{anchor(scope, "m", node.path)}"><summary><span class="fl-tag">{esc(node.kind)}</span> '
                 f"<b>{esc(node_label(node))}</b>{why} · "
                 f'<span class="fl-tag fl-st-{status}">{status}</span> '
@@ -197,7 +207,7 @@ def _nested(tree: RunTree, scope: str, homes: dict[str, Recording], full: bool, 
     return f'{note}<ul class="fl-tree">{"".join(member(node) for node in nodes)}</ul>'
 
 
-def tree_html(recording_or_tree: Any, *, steps: bool = False, figure: go.Figure | None = None) -> str:
+def tree_html(recording_or_tree: Any, *, steps: bool = False, figure: dict[str, Any] | None = None) -> str:
     """The tree's ``text/html``: the figure (plotly.js embedded on the first one only) and the no-JS tree."""
     from footprint_lab.lab.views.answer import FULL_MEMBER_VIEWS
 
@@ -206,8 +216,13 @@ def tree_html(recording_or_tree: Any, *, steps: bool = False, figure: go.Figure 
     scope = new_scope()
     drawn = ""
     if figure is not None:
-        drawn = figure.to_html(full_html=False, include_plotlyjs=False, div_id=f"{scope}-figure",
-                               config={"displaylogo": False, "responsive": True})
+        import plotly.io
+
+        drawn = plotly.io.to_html(figure, full_html=False, include_plotlyjs=False, div_id=f"{scope}-figure",
+                                  config=CONFIG, validate=False)
+        # with scripting off the figure's empty box is hidden; the list below holds everything
+        drawn = (f'<div class="fl-figure">{drawn}</div>'
+                 f"<noscript><style>#{scope} .fl-figure{{display:none}}</style></noscript>")
         if not _plotlyjs_sent:
             drawn = _plotlyjs() + drawn
             _plotlyjs_sent = True
@@ -227,9 +242,9 @@ def _plotlyjs() -> str:
 
 def tree_bundle(tree: RunTree) -> dict[str, Any]:
     """The display bundle of a ``RunTree``: plotly's own MIME type, the HTML beside it, and a text outline."""
-    figure = tree_figure(tree)
+    figure = figure_data(tree)
     return {
         "text/plain": tree.summary(),
-        PLOTLY_MIME: json.loads(figure.to_json()),
+        PLOTLY_MIME: {**figure, "config": CONFIG},
         "text/html": tree_html(tree, figure=figure),
     }

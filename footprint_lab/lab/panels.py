@@ -1,0 +1,218 @@
+"""The Lab widget's detail panels: one LLM call's slots, one piece's custody, reruns and verdicts.
+
+Rule kept here: a panel is a pure function of a recording (and of the explain objects built
+from it), every value from a model, tool, user or document is HTML-escaped, and no panel
+carries JavaScript. What is clickable carries the same ``data-fl-*`` attributes the answer
+view uses (``data-fl-call``, ``data-fl-piece`` + ``data-fl-slot``, ``data-fl-action``), so
+the widget's one click handler serves them all.
+
+Role: lab layer, used by :mod:`footprint_lab.lab.widget`; the answer view itself comes from
+:mod:`footprint_lab.lab.views`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.explain.index import RecordingIndex
+from footprint_lab.explain.sources import describe_source, removal_id
+from footprint_lab.lab.views.page import esc as text
+
+if TYPE_CHECKING:
+    from footprint_lab.engine.recording import Recording
+    from footprint_lab.explain.ablation import Localization, RerunReport
+    from footprint_lab.explain.custody import Candidate
+    from footprint_lab.explain.dropped import DroppedContext
+
+#: what the panels' CSS needs beyond the widget's own stylesheet, so a panel also reads well on its own
+STYLE = (
+    "<style>"
+    ".fl-p{font-family:system-ui,sans-serif;font-size:13px;line-height:1.4}"
+    ".fl-p h4{margin:.2rem 0 .3rem;font-size:13.5px}.fl-p h5{margin:.5rem 0 .15rem;font-size:12px;color:#59636e}"
+    ".fl-p table{border-collapse:collapse;width:100%;margin:.1rem 0}"
+    ".fl-p td,.fl-p th{border-bottom:1px solid #eaeef2;padding:2px 6px;text-align:left;vertical-align:top}"
+    ".fl-p th{font-weight:600;color:#59636e;font-size:12px}"
+    ".fl-p code{font-size:12px}"
+    ".fl-p pre{white-space:pre-wrap;word-break:normal;overflow-wrap:break-word;margin:.2rem 0;font-size:12px}"
+    ".fl-p .fl-dim{color:#59636e}"
+    ".fl-p.fl-actions,.fl-p .fl-actions{display:flex;gap:.4rem;margin:.45rem 0;flex-wrap:wrap}"
+    ".fl-p .fl-act{font:inherit;font-size:12px;padding:.2rem .6rem;border-radius:6px;border:1px solid #d0d7de;"
+    "background:#f6f8fa;cursor:pointer}.fl-p .fl-act:hover{background:#ddf4ff}"
+    ".fl-p .fl-side{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}"
+    ".fl-p .fl-side>div{border:1px solid #d0d7de;border-radius:6px;padding:.35rem .55rem}"
+    ".fl-p.fl-lab-piece{margin-top:.5rem;padding:.4rem .6rem;border-left:3px solid #8250df;background:#fbf8ff}"
+    "</style>"
+)
+
+
+#: the most HTML one view may put in the widget's saved state: the answer, the panel and a member's view, with
+#: the step rows, stay under the 1 MB a saved notebook's widget state should keep to
+VIEW_BUDGET = 200_000
+
+
+def action(name: str, label: str, source: str | None = None) -> str:
+    """A button the widget's click handler turns into ``{do: "click", action: name, source: ...}``."""
+    extra = f' data-fl-source="{text(source)}"' if source is not None else ""
+    return f'<button class="fl-act" data-fl-action="{text(name)}"{extra}>{text(label)}</button>'
+
+
+def find_recording(recording: Recording, *, step_id: str | None = None, path: str | None = None) -> Recording | None:
+    """The recording of the tree (the root or a member's) holding ``step_id``, or mounted at ``path``."""
+    if path is not None:
+        if recording.path == path:
+            return recording
+        return next((found for child in recording.children
+                     if (found := find_recording(child, path=path)) is not None), None)
+    return RecordingIndex(recording).home.get(step_id or "")
+
+
+def answering_call(recording: Recording) -> str | None:
+    """The LLM call whose reply became the answer (the nearest call the backtrack reaches), if any."""
+    from footprint_lab.explain.custody import backtrack
+
+    calls = backtrack(recording).calls
+    if calls:
+        return calls[0]
+    exchanges = RecordingIndex(recording).exchanges
+    return next(reversed(exchanges), None)
+
+
+def call_panel(root: Recording, call: str, *, chosen: tuple[str, str] | None = None) -> str:
+    """One LLM call as part 1's slots view (each piece opens to its custody), with the chosen piece open."""
+    from footprint_lab.lab.views import slots_view
+
+    home = find_recording(root, step_id=call)
+    exchange = home.exchange_at(call) if home is not None else None
+    if home is None or exchange is None:
+        return f'{STYLE}<div class="fl-p"><p>No LLM call <code>{text(call)}</code> in this run.</p></div>'
+    view = slots_view(home, exchange, left_out=True)
+    if chosen is not None:
+        slot, piece = chosen
+        hook = f'data-fl-piece="{text(piece)}" data-fl-slot="{text(slot)}"'
+        view = view.replace(f"{hook}>", f"{hook} open>", 1)
+    return (f'{STYLE}<div class="fl-call-panel" data-fl-call="{text(call)}">{view}<div class="fl-p fl-actions">'
+            + action("dropped", "Find dropped context (restore each left-out piece)") + "</div></div>")
+
+
+def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects: Any, *, can_rerun: bool) -> str:
+    """One piece of the open call: whether its custody is proven, its suspect score, and the reruns that test it.
+
+    Its custody itself is open in the call's slots view above.
+    """
+    if candidate is None:
+        return (f'<div class="fl-p fl-lab-piece"><p>The backtrack from <code>{text(call)}</code> finds no piece '
+                f"<code>{text(piece_id)}</code>; its row above shows what its record holds.</p></div>")
+    piece = candidate.piece
+    proven = "every hop of its custody is proven" if candidate.proven else "some hops of its custody are unproven"
+    parts = [
+        f'<div class="fl-p fl-lab-piece"><h4>{text(describe_source(piece))} · {text(piece.slot)} slot of '
+        f"<code>{text(candidate.read_by)}</code></h4>",
+        f'<div class="fl-dim">{proven} (the piece\'s row shows each hop)</div>',
+        _suspect_line(suspects, piece_id),
+    ]
+    removable = removal_id(piece)
+    if removable is None:
+        parts.append('<div class="fl-dim">A rerun cannot remove this piece: the user\'s message is the input every '
+                     "rerun answers, and the model's own turns are what a rerun produces again.</div>")
+    elif can_rerun:
+        parts.append('<div class="fl-actions">' + action("rerun", "Rerun without this piece", removable)
+                     + action("localize", "Localize (reruns the top suspects)") + "</div>")
+    else:
+        parts.append('<div class="fl-dim">Reruns rebuild the agent that made this call, and no single agent of '
+                     "this runner matches it, so Rerun and Localize are not offered here.</div>")
+    parts.append("</div>")
+    return "".join(parts)
+
+
+def _suspect_line(suspects: Any, piece_id: str) -> str:
+    if suspects is None or len(suspects) == 0:
+        return ""
+    rows = suspects[suspects["source_id"] == piece_id]
+    if len(rows) == 0:
+        return '<div class="fl-dim">not among the ranked suspects</div>'
+    row = rows.iloc[0]
+    return (f'<div class="fl-suspect">suspect score <b>{float(row["score"]):.3f}</b>, rank {int(row["rank"])} of '
+            f'{len(suspects)} <span class="fl-dim">({text(row["evidence"])}; a ranking is correlational: only '
+            "Localize calls something a cause)</span></div>")
+
+
+def rerun_panel(report: RerunReport) -> str:
+    """``rerun_without``: the answer before and after, side by side, and which sources changed."""
+    after = report.after if report.after is not None else f"(the rerun failed: {report.error})"
+    return (
+        f'{STYLE}<div class="fl-p fl-rerun"><h4>{text(report.summary())}</h4><div class="fl-side">'
+        f'<div><div class="fl-dim">before</div><pre>{text(report.before)}</pre></div>'
+        f'<div><div class="fl-dim">after, without {text(", ".join(report.removed))}</div><pre>{text(after)}</pre></div>'
+        f'</div><div class="fl-dim">no longer sent: {text(", ".join(report.gone) or "nothing")} · newly sent: '
+        f'{text(", ".join(report.appeared) or "nothing")}. One rerun is an observation; Localize repeats it '
+        "against a baseline.</div></div>"
+    )
+
+
+def localize_panel(report: Localization) -> str:
+    """``localize``: part 1's verdicts table (one row per tested suspect), marked for the widget."""
+    from footprint_lab.lab.views.explain import localization_html
+
+    return f'<div class="fl-localize">{localization_html(report)}</div>'
+
+
+def dropped_panel(report: DroppedContext) -> str:
+    """``find_dropped_context``: part 1's table of left-out pieces, each with what restoring it did."""
+    from footprint_lab.lab.views.explain import dropped_html
+
+    return f'<div class="fl-dropped">{dropped_html(report)}</div>'
+
+
+def tree_data(recording: Recording) -> dict[str, Any]:
+    """The run tree as the small JSON the widget draws (nothing for a run without members)."""
+    if not recording.children:
+        return {}
+    from footprint_lab.explain.tree import run_tree
+
+    tree = run_tree(recording)
+    into = {edge.child: edge for edge in tree.edges}
+    nodes = []
+    for node in tree.nodes:
+        edge = into.get(node.path)
+        name = node.name or node.runner_id or (node.path.rpartition("/")[2] or "run")
+        nodes.append({
+            "path": node.path, "parent": node.parent, "depth": node.depth, "status": node.status,
+            "label": f"{name} ({node.kind})", "preview": node.answer_preview,
+            "edge": f"{edge.rule}: {edge.chosen}" if edge is not None and edge.rule else "",
+        })
+    return {"nodes": nodes}
+
+
+def answer_html(recording: Recording) -> str:
+    """The answer view of a recording: part 1's no-JS view, whose ``data-fl-*`` hooks the widget catches.
+
+    A view larger than :data:`VIEW_BUDGET` (a long run whose every call is shown with every
+    slot) is replaced by its header and answer, still clickable, so the saved notebook stays small.
+    """
+    from footprint_lab.lab.views import answer_view
+    from footprint_lab.lab.views.answer import answer_block, header
+    from footprint_lab.lab.views.page import new_scope, wrap
+
+    view = answer_view(recording)
+    if len(view) <= VIEW_BUDGET:
+        return view
+    scope = new_scope()
+    note = (f'<p class="fl-note">The full view of this run is {len(view) // 1000} kB, more than a notebook should '
+            "keep: click the answer for the call that produced it, or display <code>lab.run</code> for all of it.</p>")
+    return wrap(scope, header(recording) + answer_block(recording, scope) + note)
+
+
+def bounded(view: str, what: str) -> str:
+    """A panel, or a line saying where to look when it is too large to keep in the widget's state."""
+    if len(view) <= VIEW_BUDGET:
+        return view
+    return (f'{STYLE}<div class="fl-p"><p>{text(what)} is {len(view) // 1000} kB of HTML, more than a notebook '
+            "should keep; <code>lab.run.context(call)</code> and <code>lab.run.backtrack()</code> hold it all."
+            "</p></div>")
+
+
+def static_copy(view: str) -> str:
+    """The answer view as a saved notebook keeps it beside the widget, for readers without a kernel."""
+    return ('<div class="fl-static-copy"><div style="font:12px system-ui,sans-serif;color:#59636e">'
+            "footprint_lab Lab: the last answer (a static copy; run the notebook to click into it)</div>"
+            f"{view}</div>")

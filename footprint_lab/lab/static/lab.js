@@ -1,0 +1,241 @@
+// footprint_lab Lab widget: the front end of footprint_lab.lab.widget.Lab (an anywidget ES module).
+//
+// Rule kept here: the browser holds no logic an explanation needs. It draws the state the
+// kernel syncs (status, live steps, question, refusal card, answer view, tree, detail panel)
+// and sends back what the analyst did ({do: ...} messages). Text from a run is written with
+// textContent; HTML fields arrive already escaped by the kernel's views.
+
+const CLICKABLE = "[data-fl-action],[data-fl-piece],[data-fl-call],[data-fl-answer],[data-fl-member]";
+const STATUS_TEXT = {
+  idle: "ready", running: "running…", finished: "finished", paused: "waiting on you", failed: "failed",
+  cancelled: "cancelled", refused: "refused", abandoned: "question dropped",
+};
+
+function node(tag, attrs = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs)) {
+    if (key === "text") element.textContent = value;
+    else if (key === "cls") element.className = value;
+    else element.setAttribute(key, value);
+  }
+  for (const child of children) if (child) element.append(child);
+  return element;
+}
+
+function svg(tag, attrs = {}) {
+  const element = document.createElementNS("http://www.w3.org/2000/svg", tag);
+  for (const [key, value] of Object.entries(attrs)) element.setAttribute(key, value);
+  return element;
+}
+
+// The run tree as an indented diagram: one row per member run, depth first, elbows to the parent.
+function drawTree(holder, tree, selected) {
+  holder.replaceChildren();
+  const nodes = (tree && tree.nodes) || [];
+  if (nodes.length < 2) return;
+  const rowHeight = 30, indent = 26, width = 560;
+  const picture = svg("svg", {
+    width: String(width), height: String(nodes.length * rowHeight + 6), class: "fl-tree-svg", role: "tree",
+  });
+  const rowOf = new Map(nodes.map((n, i) => [n.path, i]));
+  nodes.forEach((n, i) => {
+    const x = 8 + n.depth * indent, y = 4 + i * rowHeight;
+    if (n.parent !== null && rowOf.has(n.parent)) {
+      const p = rowOf.get(n.parent), px = 8 + (n.depth - 1) * indent + 8;
+      picture.append(svg("path", { d: `M${px},${4 + p * rowHeight + 22} V${y + 11} H${x}`, class: "fl-tree-edge" }));
+    }
+    const group = svg("g", { "data-fl-member": n.path, class: `fl-tree-node fl-st-${n.status}` + (n.path === selected ? " fl-selected" : ""), role: "treeitem", tabindex: "0" });
+    const label = `${n.label}`;
+    const box = svg("rect", { x: String(x), y: String(y), rx: "5", height: "22", width: String(Math.min(width - x - 4, 12 + label.length * 7.2 + 90)) });
+    const title = svg("title");
+    title.textContent = n.preview ? `${n.label}: ${n.preview}` : n.label;
+    const text = svg("text", { x: String(x + 8), y: String(y + 15) });
+    text.textContent = label;
+    const meta = svg("text", { x: String(x + 14 + label.length * 7.2), y: String(y + 15), class: "fl-tree-meta" });
+    meta.textContent = `${n.status}${n.edge ? " · " + n.edge : ""}`;
+    group.append(title, box, text, meta);
+    picture.append(group);
+  });
+  holder.append(node("div", { cls: "fl-section-title", text: "Run tree (click a member to see its answer)" }), picture);
+}
+
+function drawSteps(list, steps, hidden) {
+  list.replaceChildren();
+  if (hidden > 0) list.append(node("li", { cls: "fl-step fl-step-more", text: `… ${hidden} earlier steps (lab.run.steps has them all)` }));
+  for (const step of steps) {
+    const row = node("li", { cls: `fl-step fl-step-${step.kind} fl-st-${step.status}`, "data-fl-step": step.id },
+      node("span", { cls: "fl-step-dot" }),
+      node("code", { cls: "fl-step-id", text: step.id }),
+      node("span", { cls: "fl-step-label", text: step.label || "" }),
+      step.ms !== undefined ? node("span", { cls: "fl-step-ms", text: `${step.ms} ms` }) : null);
+    if (step.detail) row.append(node("div", { cls: "fl-step-detail", text: step.detail }));
+    list.append(row);
+  }
+  requestAnimationFrame(() => { list.scrollTop = list.scrollHeight; });
+}
+
+function render({ model, el }) {
+  const send = (message) => model.send(message);
+  // Keys typed in the widget are the analyst's, not notebook shortcuts (Lumino stops at this attribute).
+  const root = node("div", { cls: "fl-lab", "data-lm-suppress-shortcuts": "true" });
+  const title = node("span", { cls: "fl-title" });
+  const turn = node("span", { cls: "fl-turn" });
+  const status = node("span", { cls: "fl-status" });
+  const message = node("textarea", { cls: "fl-message", rows: "2", placeholder: "Message to the agent…", "aria-label": "message" });
+  const runButton = node("button", { cls: "fl-btn fl-run-btn", text: "Run", title: "Run (Shift+Enter in the box)" });
+  const stopButton = node("button", { cls: "fl-btn fl-stop", text: "Stop" });
+  const newButton = node("button", { cls: "fl-btn fl-new", text: "New conversation" });
+  const identityFields = {};
+  const identity = node("details", { cls: "fl-identity" }, node("summary", { text: "identity" }));
+  for (const field of ["conversation_id", "tenant", "principal"]) {
+    const input = node("input", { type: "text", cls: `fl-identity-${field}`, placeholder: field, "aria-label": field });
+    input.addEventListener("change", () => {
+      const value = { ...model.get("identity") };
+      if (input.value.trim()) value[field] = input.value.trim(); else delete value[field];
+      model.set("identity", value);
+      model.save_changes();
+    });
+    identityFields[field] = input;
+    identity.append(input);
+  }
+  const card = node("div", { cls: "fl-card-slot" });
+  const note = node("div", { cls: "fl-lab-note" });
+  const pause = node("div", { cls: "fl-pause" });
+  const stepsBox = node("details", { cls: "fl-steps", open: "" });
+  const stepsSummary = node("summary", { text: "steps" });
+  const stepsList = node("ol", { cls: "fl-step-list" });
+  stepsBox.append(stepsSummary, stepsList);
+  const tree = node("div", { cls: "fl-lab-tree" });
+  const member = node("div", { cls: "fl-lab-member" });
+  const answer = node("div", { cls: "fl-answer-view" });
+  const progress = node("div", { cls: "fl-progress" });
+  const panel = node("div", { cls: "fl-panel" });
+  root.append(
+    node("div", { cls: "fl-head" }, title, turn, status),
+    node("div", { cls: "fl-compose" }, message, node("div", { cls: "fl-buttons" }, runButton, stopButton, newButton)),
+    identity, card, note, pause, stepsBox, progress, panel, answer, tree, member,
+  );
+  el.append(root);
+
+  const pressRun = () => {
+    model.set("message", message.value);
+    model.save_changes();
+    send({ do: "run", message: message.value });
+  };
+  runButton.addEventListener("click", pressRun);
+  message.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && event.shiftKey) { event.preventDefault(); event.stopPropagation(); pressRun(); }
+  });
+  message.addEventListener("change", () => { model.set("message", message.value); model.save_changes(); });
+  stopButton.addEventListener("click", () => send({ do: "stop" }));
+  newButton.addEventListener("click", () => send({ do: "new" }));
+  root.addEventListener("click", (event) => {
+    const target = event.target.closest(CLICKABLE);
+    if (!target || !root.contains(target) || target.closest(".fl-compose,.fl-pause")) return;
+    if (target.tagName === "DETAILS" || target.tagName === "SECTION") {
+      // A block of the answer view: only its own summary or heading is a click on it, and it still opens natively.
+      const handle = event.target.closest("summary, h4");
+      if (!handle || handle.parentElement !== target) return;
+    } else if (event.target.closest("a[href]")) {
+      return;
+    } else {
+      event.preventDefault();
+    }
+    const data = target.dataset;
+    const within = target.closest("[data-fl-call]");
+    send({
+      do: "click", action: data.flAction ?? null, source: data.flSource ?? null, piece: data.flPiece ?? null,
+      slot: data.flSlot ?? null, call: data.flCall ?? (within ? within.dataset.flCall : null),
+      answer: data.flAnswer !== undefined, member: data.flMember ?? target.getAttribute("data-fl-member"),
+      in_panel: Boolean(target.closest(".fl-panel")),
+    });
+  });
+  root.addEventListener("keydown", (event) => {
+    if (event.key === "Enter" && event.target.matches && event.target.matches(".fl-tree-node")) event.target.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+  });
+
+  const drawPause = () => {
+    pause.replaceChildren();
+    const question = model.get("question") || {};
+    if (!question.text) return;
+    const box = node("input", { type: "text", cls: "fl-pause-answer", placeholder: "your answer", "aria-label": "answer" });
+    const answerWith = (text) => send({ do: "answer", answer: text });
+    const buttons = node("div", { cls: "fl-buttons" });
+    for (const choice of question.choices || []) {
+      const button = node("button", { cls: "fl-btn fl-choice", text: choice });
+      button.addEventListener("click", () => answerWith(choice));
+      buttons.append(button);
+    }
+    const submit = node("button", { cls: "fl-btn fl-pause-submit", text: "Answer" });
+    submit.addEventListener("click", () => answerWith(box.value));
+    box.addEventListener("keydown", (event) => { if (event.key === "Enter") { event.stopPropagation(); answerWith(box.value); } });
+    const abandon = node("button", { cls: "fl-btn fl-abandon", text: "Abandon" });
+    abandon.addEventListener("click", () => send({ do: "abandon" }));
+    pause.append(
+      node("div", { cls: "fl-pause-head", text: `${question.tool ? "Tool " + question.tool + " asks" : "A question"}:` }),
+      node("div", { cls: "fl-pause-question", text: question.text }),
+      node("div", { cls: "fl-pause-row" }, box, buttons, submit, abandon),
+    );
+  };
+
+  const drawProgress = () => {
+    progress.replaceChildren();
+    const p = model.get("progress") || {};
+    const busy = model.get("busy");
+    if (!busy) return;
+    const bar = node("progress", { max: String(p.total || 1), value: String(p.done || 0) });
+    progress.append(node("span", { text: `${busy} ` }), bar, node("span", { text: p.total ? ` ${p.done}/${p.total}` : "" }));
+  };
+
+  const drawControls = () => {
+    const state = model.get("status");
+    const running = state === "running";
+    const busy = Boolean(model.get("busy"));
+    title.textContent = model.get("title");
+    const turns = model.get("turn");
+    turn.textContent = turns ? `turn ${turns}` : "";
+    status.textContent = STATUS_TEXT[state] || state;
+    status.className = `fl-status fl-st-${state}`;
+    root.dataset.status = state;
+    runButton.disabled = running || busy;
+    stopButton.disabled = !(running || busy);
+    newButton.disabled = running || busy || !turns;
+    runButton.textContent = model.get("follows") ? "Send" : "Run";
+    runButton.title = model.get("follows") ? "Continue this conversation (Shift+Enter)" : "Run (Shift+Enter)";
+  };
+  const drawMessage = () => {
+    if (document.activeElement !== message && message.value !== model.get("message")) message.value = model.get("message");
+  };
+  const drawIdentity = () => {
+    const who = model.get("identity") || {};
+    for (const [field, input] of Object.entries(identityFields)) if (document.activeElement !== input) input.value = who[field] || "";
+  };
+  const drawSteps_ = () => {
+    const steps = model.get("steps") || [];
+    drawSteps(stepsList, steps, model.get("steps_hidden"));
+    stepsSummary.textContent = `steps (${steps.length + model.get("steps_hidden")})`;
+  };
+  const draws = {
+    status: drawControls, turn: drawControls, title: drawControls, busy: () => { drawControls(); drawProgress(); },
+    follows: drawControls, message: drawMessage, identity: drawIdentity, steps: drawSteps_, steps_hidden: drawSteps_,
+    card: () => { card.innerHTML = model.get("card"); }, note: () => { note.textContent = model.get("note"); },
+    question: drawPause, progress: drawProgress,
+    tree: () => drawTree(tree, model.get("tree"), model.get("member_path")),
+    member_path: () => drawTree(tree, model.get("tree"), model.get("member_path")),
+    member_html: () => { member.innerHTML = model.get("member_html"); },
+    answer_html: () => { answer.innerHTML = model.get("answer_html"); },
+    panel_html: () => {
+      panel.innerHTML = model.get("panel_html");
+      if (drawn && model.get("panel_html")) panel.scrollIntoView({ block: "nearest" });
+    },
+  };
+  let drawn = false;  // the first drawing restores a view; only later changes scroll to the panel
+  for (const [name, draw] of Object.entries(draws)) {
+    model.on(`change:${name}`, draw);
+    draw();
+  }
+  drawn = true;
+  return () => root.remove();
+}
+
+export default { render };

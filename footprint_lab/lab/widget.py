@@ -1,0 +1,440 @@
+"""``Lab(runner)``: run an agent or a composition inside the notebook, watch it, and click into why.
+
+Rules kept here:
+
+- The kernel stays responsive. **Run** schedules the run as a task on the kernel's own event
+  loop and returns at once; **Stop** cancels that task. A cancelled run keeps its recording
+  (the engine records where it stopped) and shows as cancelled; ``lab.run`` holds it.
+- What the widget shows comes from the run's own event stream while it runs
+  (:mod:`footprint_lab.lab.live`) and from its recording once it ends (the answer view of
+  :mod:`footprint_lab.lab.views`, the panels of :mod:`footprint_lab.lab.panels`); the
+  browser holds no logic of its own.
+- A refusal is shown as its card inside the widget, which stays usable; a pause shows the
+  question with an answer box (**Answer** resumes the run, **Abandon** calls ``abandon_pause``).
+- Several turns continue one conversation (``follow_up``) until **New conversation**.
+- What a saved notebook keeps is small: the synced state holds short rows and the HTML of the
+  current views only, never a recording; and the cell's output carries a static, no-JS copy of
+  the last answer view beside the widget, refreshed after every run, for readers without a kernel.
+
+Role: lab layer. ``from footprint_lab import Lab`` loads this module (and anywidget) on first use.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Coroutine
+from pathlib import Path
+from typing import Any, ClassVar
+
+import anywidget
+import traitlets
+
+from footprint_lab.engine.refusal import CodedError, Refusal
+from footprint_lab.lab import panels
+from footprint_lab.lab.cards import error_card_html
+from footprint_lab.lab.door import check_lab
+from footprint_lab.lab.live import LiveSteps
+from footprint_lab.lab.views.page import esc as text
+
+STATIC = Path(__file__).parent / "static"
+_IDENTITY_FIELDS = ("conversation_id", "tenant", "principal")
+
+
+class Lab(anywidget.AnyWidget):
+    """The inline lab: a message box, Run / Stop, the live steps, the answer view made clickable."""
+
+    _esm = STATIC / "lab.js"
+    _css = STATIC / "lab.css"
+
+    title = traitlets.Unicode("").tag(sync=True)
+    message = traitlets.Unicode("").tag(sync=True)
+    identity = traitlets.Dict().tag(sync=True)
+    status = traitlets.Unicode("idle").tag(sync=True)
+    turn = traitlets.Int(0).tag(sync=True)
+    follows = traitlets.Bool(False).tag(sync=True)
+    steps: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    steps_hidden = traitlets.Int(0).tag(sync=True)
+    question = traitlets.Dict().tag(sync=True)
+    card = traitlets.Unicode("").tag(sync=True)
+    note = traitlets.Unicode("").tag(sync=True)
+    answer_html = traitlets.Unicode("").tag(sync=True)
+    tree = traitlets.Dict().tag(sync=True)
+    member_path = traitlets.Unicode("").tag(sync=True)
+    member_html = traitlets.Unicode("").tag(sync=True)
+    panel_html = traitlets.Unicode("").tag(sync=True)
+    busy = traitlets.Unicode("").tag(sync=True)
+    progress = traitlets.Dict().tag(sync=True)
+
+    def __init__(self, runner: Any, *, identity: Any = None, message: str | None = None) -> None:
+        who = check_lab(runner, identity, message)
+        name = getattr(runner, "name", None) or getattr(runner, "id", None) or type(runner).__name__
+        super().__init__(title=f"Lab · {name} ({getattr(runner, 'kind', 'runner')})", message=message or "",
+                         identity=who)
+        self.runner = runner
+        #: the latest ``Run`` (finished, paused, failed or cancelled), to continue with in code
+        self.run: Any = None
+        self._task: asyncio.Task[Any] | None = None
+        #: the kernel's loop, where the widget was built: runs happen there, whichever thread a click arrives on
+        self._loop = _running_loop()
+        self._live: LiveSteps | None = None
+        self._continued_from: Any = None  # the checkpoint the current run continued (reruns need it)
+        self._call: str | None = None
+        self._piece: tuple[str, str] | None = None
+        self._handles: list[Any] = []
+        self.on_msg(self._on_message)
+
+    # -- what the browser sends -------------------------------------------------------------
+    def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
+        if not isinstance(content, dict):
+            return
+        handler = self._HANDLERS.get(str(content.get("do")))
+        if handler is None:
+            return
+        # A kernel may hand widget messages to a subshell thread; runs and their tasks live on
+        # the kernel's main loop, so the handler is moved there (a task is not thread-safe).
+        loop = self._loop
+        if loop is not None and not loop.is_closed() and _running_loop() is not loop:
+            loop.call_soon_threadsafe(handler, self, content)
+        else:
+            handler(self, content)
+
+    def press_run(self, content: dict[str, Any] | None = None) -> None:
+        """What the Run button does: run the message (continuing the conversation after a first turn)."""
+        if self._in_flight():
+            return
+        if content is not None and isinstance(content.get("message"), str):
+            self.message = content["message"]
+        runner, message, identity = self.runner, self.message, self._identity()
+        follow = self.follows and callable(getattr(runner, "follow_up", None))
+        if follow:
+            self._continued_from = runner.checkpoint()
+
+            def start(listener: Callable[[Any], None]) -> Coroutine[Any, Any, Any]:
+                return runner.follow_up(message, on_event=listener, identity=identity)
+        else:
+            self._continued_from = None
+
+            def start(listener: Callable[[Any], None]) -> Coroutine[Any, Any, Any]:
+                return runner.run(message, on_event=listener, identity=identity)
+
+        # Sent, the message leaves the box (as in a chat): the run's masked record keeps it, and the
+        # widget's saved state never holds what a redaction policy covers.
+        self.message = ""
+        self._launch(start, turn=self.turn + 1 if follow else 1, typed=message)
+
+    def press_stop(self, content: dict[str, Any] | None = None) -> None:
+        """What the Stop button does: cancel the run (or the reruns) in flight."""
+        if self._task is not None and not self._task.done():
+            self._task.cancel()
+
+    def press_answer(self, content: dict[str, Any]) -> None:
+        """Answer the question the run is waiting on: the run resumes where it paused."""
+        run = self.run
+        if self._in_flight() or run is None or not run.paused:
+            return
+        answer = content.get("answer")
+        checkpoint = run.checkpoint
+        self._continued_from = checkpoint
+        runner = self.runner
+
+        def start(listener: Callable[[Any], None]) -> Coroutine[Any, Any, Any]:
+            return runner.resume(checkpoint, answer, on_event=listener)
+
+        self._launch(start, turn=None)
+
+    def press_abandon(self, content: dict[str, Any] | None = None) -> None:
+        """Drop the question on the record (``abandon_pause``); the next Run starts a new conversation."""
+        if self._in_flight() or self.run is None or not self.run.paused:
+            return
+        abandon = getattr(self.runner, "abandon_pause", None)
+        if callable(abandon):
+            abandon()
+        self.question = {}
+        self.status = "abandoned"
+        self.note = "The question was dropped, on the record; the next Run starts a new conversation."
+        self.follows = False
+        self.turn = 0
+
+    def press_new(self, content: dict[str, Any] | None = None) -> None:
+        """Start a new conversation: the next Run is a fresh ``run()``, the turn counter starts over."""
+        if self._in_flight():
+            return
+        self.follows = False
+        self.turn = 0
+        self.status = "idle"
+        self.message = ""
+        self._clear_views()
+
+    def press_click(self, content: dict[str, Any]) -> None:
+        """A click in the answer view, the tree or a panel."""
+        if content.get("action"):
+            self._act(str(content["action"]), content.get("source"))
+        elif content.get("piece"):
+            self.open_piece(str(content["piece"]), str(content.get("slot") or ""), call=content.get("call"),
+                            with_call=bool(content.get("in_panel", True)))
+        elif content.get("call"):
+            self.open_call(str(content["call"]))
+        elif content.get("answer"):
+            self.open_answer()
+        elif content.get("member") is not None:
+            self.open_member(str(content["member"]))
+
+    _HANDLERS: ClassVar[dict[str, Callable[[Lab, dict[str, Any]], None]]] = {
+        "run": press_run, "stop": press_stop, "answer": press_answer, "abandon": press_abandon, "new": press_new,
+        "click": press_click,
+    }
+
+    # -- running ------------------------------------------------------------------------------
+    def _in_flight(self) -> bool:
+        return self._task is not None and not self._task.done()
+
+    def _identity(self) -> dict[str, str] | None:
+        chosen = {k: v for k, v in self.identity.items() if k in _IDENTITY_FIELDS and v}
+        return chosen or None
+
+    def _launch(self, start: Callable[[Callable[[Any], None]], Coroutine[Any, Any, Any]], *, turn: int | None,
+                typed: str = "") -> None:
+        """Start a run; ``turn`` is the conversation's turn it will be once it ends (``None``: a resume)."""
+        self.card = ""
+        self.note = ""
+        self.question = {}
+        self._clear_views()
+        self.steps = []
+        self.steps_hidden = 0
+        self.status = "running"
+        live = LiveSteps(self._show_steps)
+        self._live = live
+        self._task = self._schedule(self._drive(start(live.on_event), live, turn, typed))
+
+    def _schedule(self, coroutine: Coroutine[Any, Any, Any]) -> asyncio.Task[Any]:
+        """A task on the running loop: the kernel's, where every handler runs (see ``_on_message``)."""
+        loop = _running_loop()
+        if loop is None:
+            coroutine.close()
+            raise RuntimeError("Lab: there is no running event loop to run on; use the widget in a Jupyter kernel")
+        return loop.create_task(coroutine)
+
+    def _show_steps(self, rows: list[dict[str, Any]], hidden: int) -> None:
+        self.steps_hidden = hidden
+        self.steps = rows
+
+    async def _drive(self, running: Coroutine[Any, Any, Any], live: LiveSteps, turn: int | None, typed: str) -> None:
+        try:
+            run = await running
+        except Refusal as refusal:
+            live.close()
+            self.message = typed  # nothing ran: the message goes back in the box, to fix and send again
+            self.status = "refused"
+            self.card = error_card_html(refusal)
+            return
+        except asyncio.CancelledError as stopped:
+            task = asyncio.current_task()
+            if task is not None:
+                task.uncancel()
+            live.close()
+            self._ended(getattr(stopped, "_footprint_run", None), "cancelled",
+                        "Stopped: the run was cancelled; what it did up to there is recorded (lab.run).")
+            return
+        except Exception as failure:
+            live.close()
+            self._ended(getattr(failure, "_footprint_run", None), "failed",
+                        f"The run failed: {type(failure).__name__} (lab.run holds what was recorded).")
+            if isinstance(failure, CodedError):  # a run failure says what happened and where the work is kept
+                self.card = error_card_html(failure)
+            return
+        live.close()
+        if turn is not None:
+            self.turn = turn
+        self._ended(run, run.status, "")
+
+    def _ended(self, run: Any, status: str, note: str) -> None:
+        self.run = run
+        self.note = note
+        self.follows = status == "finished" and callable(getattr(self.runner, "follow_up", None))
+        if status != "finished":
+            self.follows = False
+        if run is None:
+            self.status = status
+            return
+        recording = run.recording
+        if run.paused:
+            pause = recording.meta.get("pause") or {}
+            self.question = {"text": run.question or "", "choices": list(pause.get("choices") or []),
+                             "tool": pause.get("tool_name", "")}
+        self.tree = panels.tree_data(recording)
+        self.answer_html = panels.answer_html(recording)
+        self.status = status
+        self._refresh_static_copy()
+
+    # -- clicking into the answer -------------------------------------------------------------
+    def open_answer(self) -> None:
+        """The call that produced the answer, with its three slots."""
+        if self.run is None:
+            return
+        call = panels.answering_call(self.run.recording)
+        if call is not None:
+            self.open_call(call)
+
+    def open_call(self, call: str) -> None:
+        """One LLM call's slots, one clickable row per piece."""
+        if self.run is None:
+            return
+        self._call = call
+        self._piece = None
+        self.panel_html = panels.bounded(panels.call_panel(self.run.recording, call), f"The call {call}")
+
+    def open_piece(self, piece: str, slot: str, *, call: Any = None, with_call: bool = True) -> None:
+        """One piece of a call: its chain of custody, suspect score, and the reruns that test it.
+
+        ``with_call`` shows the call's slots above it, the piece open; a piece clicked in the answer
+        view opens there already, so the panel then holds only its score and reruns.
+        """
+        if self.run is None:
+            return
+        call = str(call) if call else self._call or panels.answering_call(self.run.recording)
+        if call is None:
+            return
+        from footprint_lab.explain.custody import backtrack
+        from footprint_lab.explain.influence import suspects
+
+        recording = self.run.recording
+        self._call = call
+        self._piece = (slot, piece)
+        found = backtrack(recording, call)
+        candidate = next((c for c in found if c.source_id == piece and c.read_by == call and (not slot or
+                                                                                              c.slot == slot)), None)
+        ranked = suspects(recording, at=call)
+        above = panels.call_panel(recording, call, chosen=self._piece) if with_call else ""
+        self.panel_html = panels.bounded(
+            above + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._rerun_target(call) is not None),
+            f"The call {call}")
+
+    def open_member(self, path: str) -> None:
+        """A member of the composition: its answer view, below the tree."""
+        if self.run is None:
+            return
+        member = panels.find_recording(self.run.recording, path=path)
+        self.member_path = path
+        self.member_html = "" if member is None else (
+            f'<div class="fl-section-title">member <code>{text(path)}</code> · {text(member.runner.kind)} '
+            f"{text(member.runner.name or member.runner.id or '')}</div>{panels.answer_html(member)}")
+
+    def _rerun_target(self, call: str | None) -> tuple[Any, Any] | None:
+        """What reruns from ``call`` rerun: this run with its agent, or the member run that made the call
+        with the one member agent that made it (``None`` when no agent can be rebuilt for it)."""
+        root = self.run.recording
+        home = panels.find_recording(root, step_id=call) if call else root
+        if home is None:
+            return None
+        if home is root:
+            return (self.run, self.runner) if callable(getattr(self.runner, "without", None)) else None
+        member = _member_agent(self.runner, home.runner)
+        if member is None:
+            return None
+        from footprint_lab.core.run import Run
+
+        return Run.from_recording(home), member
+
+    def _act(self, action: str, source: Any) -> None:
+        if self._in_flight() or self.run is None:
+            return
+        from footprint_lab.explain import find_dropped_context, localize, rerun_without
+
+        run, runner = self._rerun_target(self._call) or (self.run, None)
+        carried = self._continued_from
+        extra = {"continue_from": carried} if run is self.run and run.recording.meta.get("continues") else {}
+        before = self.panel_html
+
+        def progress(done: int, total: int) -> None:
+            self.progress = {"done": done, "total": total}
+
+        if action in ("rerun", "localize") and runner is None:
+            return
+        if action == "rerun" and isinstance(source, str):
+            self._background(f"Rerunning without '{source}'…", before, lambda: rerun_without(
+                run, [source], rerun=runner, **extra), panels.rerun_panel)
+        elif action == "localize":
+            self._background("Localizing: reruns without each top suspect", before, lambda: localize(
+                run, rerun=runner, samples=3, progress=progress, **extra), panels.localize_panel)
+        elif action == "dropped":
+            rerun = runner if callable(getattr(runner, "with_forced", None)) else None
+            self._background("Restoring each left-out piece in a rerun", before, lambda: find_dropped_context(
+                run, rerun=rerun, progress=progress, **extra), panels.dropped_panel)
+
+    def _background(self, label: str, before: str, start: Callable[[], Coroutine[Any, Any, Any]],
+                    draw: Callable[[Any], str]) -> None:
+        self.busy = label
+        self.progress = {}
+
+        async def work() -> None:
+            try:
+                report = await start()
+                self.panel_html = before + draw(report)
+            except Refusal as refusal:
+                self.panel_html = before + error_card_html(refusal)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()
+                self.panel_html = before
+                self.note = "Stopped: the reruns were cancelled."
+            finally:
+                self.busy = ""
+                self.progress = {}
+
+        self._task = self._schedule(work())
+
+    def _clear_views(self) -> None:
+        self.answer_html = ""
+        self.panel_html = ""
+        self.tree = {}
+        self.member_path = ""
+        self.member_html = ""
+        self._call = None
+        self._piece = None
+
+    # -- display and the saved copy -----------------------------------------------------------
+    def _bundle(self) -> dict[str, Any]:
+        shown = super()._repr_mimebundle_()
+        bundle: dict[str, Any] = dict(shown[0]) if shown is not None else {}
+        bundle["text/plain"] = f"{self.title}: {self.status}"
+        if self.answer_html:
+            bundle["text/html"] = panels.static_copy(self.answer_html)
+        return bundle
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        return self._bundle(), {}
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        handle = display(self._bundle(), raw=True, display_id=True)
+        if handle is not None:
+            self._handles.append(handle)
+
+    def _refresh_static_copy(self) -> None:
+        bundle = self._bundle()
+        for handle in self._handles:
+            handle.update(bundle, raw=True)
+
+
+def _member_agent(composition: Any, made_by: Any) -> Any:
+    """The one agent among a composition's members (at any depth) recorded as ``made_by``, or ``None``."""
+    found: dict[int, Any] = {}
+    pending = [composition]
+    while pending:
+        runner = pending.pop()
+        members = getattr(runner, "_runners", None)
+        if callable(members):
+            pending.extend(members())
+        elif (callable(getattr(runner, "without", None)) and getattr(runner, "kind", None) == made_by.kind
+              and runner.name == made_by.name and runner.id == made_by.id):
+            found[id(runner)] = runner
+    return next(iter(found.values())) if len(found) == 1 else None
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:
+        return None

@@ -1,0 +1,40 @@
+"""Share annotated notebooks: recordings travel inside the ``.ipynb``, safe to share and to read offline.
+
+- :func:`load_runs` reads every recording a notebook's outputs carry, as ``Run`` objects that
+  explain exactly like live ones (nothing in the file is executed; untrustworthy ones are
+  skipped with a warning naming the cell and field).
+- :func:`scan` lists what a redaction policy would still find; :func:`scrub` masks it in every
+  output, embedded recording and widget state, keeping the recordings loadable.
+- :func:`export` writes runs as a new notebook (title, per run its views, backtrack and notes,
+  the recordings embedded); :func:`to_html` writes one offline HTML page from a notebook.
+- :func:`check_widget_state` reports saved widget state that breaks GitHub's renderer or bloats the file.
+
+The console script ``footprint-lab`` (``scan``, ``scrub``, ``html``) runs the same functions,
+and ``.pre-commit-hooks.yaml`` lets a team refuse a commit that still holds a match.
+
+Role: lab layer. Reached as ``footprint_lab.notebook``; nothing else in the library imports it.
+"""
+
+from __future__ import annotations
+
+from footprint_lab.notebook._export import export
+from footprint_lab.notebook._html import to_html
+from footprint_lab.notebook._read import (
+    WIDGET_STATE_MIME,
+    NotebookFileError,
+    RecordingSkippedWarning,
+    load_runs,
+)
+from footprint_lab.notebook._scrub import (
+    Finding,
+    SharingConfigError,
+    WidgetStateProblem,
+    check_widget_state,
+    scan,
+    scrub,
+)
+
+__all__ = [
+    "WIDGET_STATE_MIME", "Finding", "NotebookFileError", "RecordingSkippedWarning", "SharingConfigError",
+    "WidgetStateProblem", "check_widget_state", "export", "load_runs", "scan", "scrub", "to_html",
+]

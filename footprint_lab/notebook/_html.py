@@ -1,0 +1,217 @@
+"""``to_html(path, out)``: one self-contained HTML page from a notebook, readable with no network at all.
+
+Rule kept here: the page makes no request outside itself, and says everything with scripts
+off. A Content-Security-Policy forbids every fetch (images only as ``data:`` URIs) and lets
+only the page's own scripts run (a per-page nonce); plotly.js, when a figure needs it, is
+embedded once from the installed plotly package, never from a CDN.
+
+What is drawn, and from what:
+- a run's output is drawn from its recording (validated and checked like ``load_runs`` does),
+  never from the HTML the file stored beside it: a tampered notebook cannot inject markup;
+- a plotly figure is drawn by plotly.js from its JSON, with its static copy (the output's
+  HTML or text) in a ``<noscript>`` block for readers with scripts off;
+- any other HTML or markdown from the file is sanitized (an allow-list of tags, attributes and
+  CSS properties, no ``<style>`` or ``<script>`` blocks, links only to http, https and mailto);
+  text is escaped; images are inlined.
+
+Role: lab layer (``footprint_lab.notebook``); needs the notebook extra (nbconvert's bleach and mistune).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import os
+import re
+import secrets
+from html import escape
+from pathlib import Path
+from typing import Any
+
+from footprint_lab.engine.recording import RECORDING_MIME, Recording
+from footprint_lab.notebook._read import as_path, check_recording, read_notebook
+
+PLOTLY_MIME = "application/vnd.plotly.v1+json"
+_ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+_INERT_BLOCKS = re.compile(r"<(script|style|template|iframe|object)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+_TAGS = frozenset({
+    "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
+    "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "mark", "ol", "p", "pre", "q", "s",
+    "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr",
+    "u", "ul",
+})
+_PAGE_STYLE = """
+body{font-family:system-ui,sans-serif;font-size:14px;line-height:1.45;margin:2rem auto;max-width:64rem;color:#1f2328}
+.fl-cell{margin:1rem 0}.fl-source{background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:.5rem;
+white-space:pre-wrap;font-size:12px;color:#57606a}.fl-output{margin:.4rem 0 .4rem 1rem;overflow-x:auto}
+.fl-output pre{white-space:pre-wrap;margin:0}.fl-output table{border-collapse:collapse}
+.fl-output td,.fl-output th{border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top}
+blockquote{border-left:4px solid #d4a72c;margin:.5rem 0;padding:.2rem .8rem;background:#fff8c5}
+.fl-skipped{color:#cf222e}
+"""
+
+
+def to_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
+    """Write the notebook at ``path`` as one offline HTML page at ``out``; returns ``out``."""
+    notebook = read_notebook(path)
+    target = as_path(out, "out")
+    nonce = secrets.token_urlsafe(16)
+    page = _Page(nonce)
+    for index, cell in enumerate(notebook["cells"]):
+        if isinstance(cell, dict):
+            page.cell(index, cell)
+    title = page.title or as_path(path).stem
+    scripts = ""
+    if page.plots:
+        import plotly.offline
+
+        bundle = plotly.offline.get_plotlyjs().replace("</script", "<\\/script")
+        scripts = (f'<script nonce="{nonce}">{bundle}</script>'
+                   f'<script nonce="{nonce}">{_DRAW}</script>')
+    policy = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
+              f"script-src 'nonce-{nonce}'")
+    target.write_text(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
+        f"<title>{escape(title)}</title><style>{_PAGE_STYLE}</style></head><body>"
+        + "".join(page.parts) + scripts + "</body></html>\n",
+        encoding="utf-8",
+    )
+    return target
+
+
+# Draws every figure from its JSON; each figure's static copy sits in <noscript> beside it.
+_DRAW = """
+document.querySelectorAll('script[type="application/json"].fl-figure').forEach(function (data) {
+  var figure = JSON.parse(data.textContent);
+  var target = document.getElementById(data.dataset.target);
+  Plotly.newPlot(target, figure.data || [], figure.layout || {}, {displaylogo: false, responsive: true});
+});
+"""
+
+
+class _Page:
+    def __init__(self, nonce: str) -> None:
+        self.nonce = nonce
+        self.parts: list[str] = []
+        self.plots = 0
+        self.title: str | None = None
+
+    def cell(self, index: int, cell: dict[str, Any]) -> None:
+        source = _text(cell.get("source", ""))
+        kind = cell.get("cell_type")
+        if kind == "markdown":
+            if self.title is None:
+                heading = re.search(r"^#\s+(.+)$", source, re.MULTILINE)
+                self.title = heading.group(1).strip() if heading else None
+            self.parts.append(f'<div class="fl-cell fl-markdown">{_markdown(source)}</div>')
+            return
+        if kind != "code":
+            return
+        shown = [f'<div class="fl-cell" id="cell-{index}">']
+        if source.strip():
+            shown.append(f'<pre class="fl-source">{escape(source)}</pre>')
+        for number, output in enumerate(cell.get("outputs") or []):
+            if isinstance(output, dict):
+                shown.append(f'<div class="fl-output">{self.output(index, number, output)}</div>')
+        shown.append("</div>")
+        self.parts.append("".join(shown))
+
+    def output(self, cell: int, number: int, output: dict[str, Any]) -> str:
+        kind = output.get("output_type")
+        if kind == "stream":
+            return f"<pre>{escape(_ANSI.sub('', _text(output.get('text', ''))))}</pre>"
+        if kind == "error":
+            trace = "\n".join(_text(line) for line in output.get("traceback") or [])
+            return f'<pre class="fl-error">{escape(_ANSI.sub("", trace))}</pre>'
+        data = output.get("data")
+        if not isinstance(data, dict):
+            return ""
+        if RECORDING_MIME in data:
+            return _recording(cell, number, data[RECORDING_MIME])
+        if PLOTLY_MIME in data and isinstance(data[PLOTLY_MIME], dict):
+            return self.figure(data)
+        return _static(data)
+
+    def figure(self, data: dict[str, Any]) -> str:
+        self.plots += 1
+        target = f"fl-figure-{self.plots}"
+        figure = json.dumps(data[PLOTLY_MIME], ensure_ascii=True).replace("</", "<\\/")
+        fallback = _static({k: v for k, v in data.items() if k != PLOTLY_MIME}) or "<p>(a figure)</p>"
+        return (f'<div id="{target}" class="fl-plot"></div>'
+                f'<script type="application/json" class="fl-figure" data-target="{target}">{figure}</script>'
+                f"<noscript>{fallback}</noscript>")
+
+
+def _recording(cell: int, number: int, value: Any) -> str:
+    checked = check_recording(value)
+    if not isinstance(checked, Recording):
+        field, problem = checked
+        return (f'<p class="fl-skipped">cell {cell}, output {number}: recording not shown, field '
+                f"<code>{escape(field)}</code> {escape(problem)}</p>")
+    from footprint_lab.lab.views import answer_view
+
+    return answer_view(checked)
+
+
+def _static(data: dict[str, Any]) -> str:
+    """The richest output kind a page can show without running anything from the file."""
+    if isinstance(data.get("text/html"), str | list):
+        return sanitize(_text(data["text/html"]))
+    for mime in ("image/png", "image/jpeg", "image/svg+xml"):
+        if mime in data:
+            image = _image(mime, data[mime])
+            if image:
+                return image
+    if isinstance(data.get("text/markdown"), str | list):
+        return _markdown(_text(data["text/markdown"]))
+    if "text/plain" in data:
+        return f"<pre>{escape(_ANSI.sub('', _text(data['text/plain'])))}</pre>"
+    return ""
+
+
+def _image(mime: str, value: Any) -> str:
+    raw = _text(value)
+    if mime == "image/svg+xml":
+        raw = base64.b64encode(raw.encode("utf-8")).decode("ascii")
+    else:
+        raw = "".join(raw.split())
+        try:
+            base64.b64decode(raw, validate=True)
+        except (binascii.Error, ValueError):
+            return ""
+    return f'<img alt="" src="data:{mime};base64,{raw}">'
+
+
+def _markdown(source: str) -> str:
+    import mistune
+
+    return sanitize(str(mistune.html(source)))
+
+
+def sanitize(html: str) -> str:
+    """HTML from a file made inert: allowed tags and attributes only, links to http(s) and mailto only."""
+    import bleach
+
+    html = _INERT_BLOCKS.sub("", html)  # bleach would keep a script's text as text; drop it whole
+    from bleach.css_sanitizer import CSSSanitizer
+
+    return str(bleach.clean(html, tags=_TAGS, attributes=_allowed, protocols={"http", "https", "mailto", "data"},
+                            strip=True, strip_comments=True, css_sanitizer=CSSSanitizer()))
+
+
+def _allowed(tag: str, name: str, value: str) -> bool:
+    """Attributes kept: a few harmless ones (inline styles through a CSS allow-list), links to
+    http(s)/mailto, images only as inline data."""
+    if name in ("class", "title", "colspan", "rowspan", "align", "alt", "open", "style"):
+        return True
+    if tag == "a" and name == "href":
+        return value.startswith(("http://", "https://", "mailto:", "#"))
+    return tag == "img" and name == "src" and value.startswith("data:image/")
+
+
+def _text(value: Any) -> str:
+    if isinstance(value, list):
+        return "".join(v for v in value if isinstance(v, str))
+    return value if isinstance(value, str) else ""

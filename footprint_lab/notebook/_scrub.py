@@ -1,0 +1,300 @@
+"""Safe to share: find and mask what a redaction policy covers anywhere in a notebook.
+
+Rule kept here: after ``scrub(path, redact=policy)``, ``scan(path, redact=policy)`` is empty,
+and every recording the notebook carries still loads and explains. One sweep walks every
+place text can hide (cell sources, stream text, every text or JSON output, error tracebacks,
+embedded recordings, saved widget state); ``scan`` reports what it would change (cell,
+output, where, the names that matched, never the values) and ``scrub`` writes the masked
+copy. The sweep runs twice with one scrubber, so a value first seen under a covered key
+(``password``) is masked wherever else it appears, before or after.
+
+An embedded recording is masked as data, then validated again: its pieces' content hashes
+are recomputed, and its redaction report gains the policy's keys and pattern names (so a
+replay masks live requests the same way). Should key masking break the schema, only its
+text is masked.
+
+``check_widget_state`` reports saved widget state that GitHub's renderer cannot show (the
+``state`` key missing, a displayed widget whose model was not saved) or that bloats the file
+(one widget over 1 MB).
+
+Role: lab layer (``footprint_lab.notebook``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import json
+import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from footprint_lab.engine.recording import RECORDING_MIME, Recording, content_hash
+from footprint_lab.engine.redaction import Redaction, RunScrubber, normalize_key
+from footprint_lab.engine.refusal import SettingRefusal, describe_shape
+from footprint_lab.notebook._read import as_path, outputs, read_notebook, widget_state, write_notebook
+
+#: A single widget's saved state over this many bytes is reported by :func:`check_widget_state`.
+WIDGET_LIMIT = 1_000_000
+_WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
+_LEARNED = "a value first seen under a covered key"
+
+
+class SharingConfigError(SettingRefusal):
+    """Raised when a sharing function (``scrub``, ``scan``, ``export``...) is handed an argument it cannot use.
+
+    Carries ``setting`` (the argument) and ``received`` (its shape).
+    """
+
+    code = "ERR_SHARING_CONFIG"
+
+    def __init__(self, function: str, setting: str, received: str, fix: str) -> None:
+        super().__init__(function, setting, received, fix)
+
+
+class Finding(NamedTuple):
+    """One place a policy still matches: ``cell`` and ``output`` indices (``None`` for notebook metadata),
+    ``where`` in it (``source``, ``text``, ``data[text/html]``, ``recording``, ``widget <id>``...), and
+    ``matched``, the key and pattern names that matched there."""
+
+    cell: int | None
+    output: int | None
+    where: str
+    matched: tuple[str, ...]
+
+    def __str__(self) -> str:
+        place = "notebook metadata" if self.cell is None else f"cell {self.cell}" + (
+            "" if self.output is None else f", output {self.output}")
+        return f"{place}, {self.where}: {', '.join(self.matched)}"
+
+
+class WidgetStateProblem(NamedTuple):
+    """Saved widget state that breaks a renderer or bloats the file: ``problem`` is ``missing-state``,
+    ``missing-model`` or ``too-large``; ``widget`` the model id (when one is at fault); ``size`` in bytes."""
+
+    problem: str
+    widget: str | None = None
+    size: int | None = None
+
+
+def check_policy(function: str, redact: Any) -> Redaction:
+    if not isinstance(redact, Redaction):
+        raise SharingConfigError(function, "redact", describe_shape(redact),
+                                 "must be a Redaction, e.g. Redaction.standard() or Redaction(keys=['password'])")
+    return redact
+
+
+def scan(path: str | os.PathLike[str], *, redact: Redaction) -> list[Finding]:
+    """Every place in the notebook at ``path`` that ``redact`` would still mask, in file order."""
+    policy = check_policy("scan", redact)
+    return sweep(read_notebook(path), policy, write=False)
+
+
+def scrub(path: str | os.PathLike[str], *, redact: Redaction,
+          out: str | os.PathLike[str] | None = None) -> list[Finding]:
+    """Mask what ``redact`` covers everywhere in the notebook; writes ``out`` (or the file itself, when it changed).
+
+    Returns what was masked (as :func:`scan` would have listed it).
+    """
+    policy = check_policy("scrub", redact)
+    notebook = read_notebook(path)
+    target = as_path(out, "out") if out is not None else Path(path)
+    found = sweep(notebook, policy, write=True)
+    if found or out is not None:  # a clean notebook is left as it is (a pre-commit hook sees no change)
+        write_notebook(notebook, target)
+    return found
+
+
+def check_widget_state(path: str | os.PathLike[str]) -> list[WidgetStateProblem]:
+    """What in the notebook's saved widget state would break GitHub's renderer or bloat the file."""
+    notebook = read_notebook(path)
+    problems: list[WidgetStateProblem] = []
+    widgets = notebook.get("metadata", {}).get("widgets")
+    block = widget_state(notebook)
+    if widgets is not None and (block is None or not isinstance(block.get("state"), dict)):
+        problems.append(WidgetStateProblem("missing-state"))
+    saved = block.get("state") if block is not None else None
+    state: dict[str, Any] = saved if isinstance(saved, dict) else {}
+    for model_id, model in state.items():
+        size = len(json.dumps(model, ensure_ascii=False).encode("utf-8"))
+        if size > WIDGET_LIMIT:
+            problems.append(WidgetStateProblem("too-large", str(model_id), size))
+    for _, _, output in outputs(notebook):
+        view = (output.get("data") or {}).get(_WIDGET_VIEW_MIME) if isinstance(output.get("data"), dict) else None
+        if isinstance(view, dict) and view.get("model_id") not in state:
+            problems.append(WidgetStateProblem("missing-model", str(view.get("model_id"))))
+    return problems
+
+
+# -- the sweep ------------------------------------------------------------------------------
+def sweep(notebook: dict[str, Any], policy: Redaction, *, write: bool) -> list[Finding]:
+    """Every place ``policy`` matches in notebook data; with ``write``, masked in place."""
+    scrubber = policy.for_run()
+    _walk(notebook, _Pass(scrubber, policy, write=False, learn=True))  # finds the values under covered keys
+    found = _Pass(scrubber, policy, write=write, learn=False)
+    _walk(notebook, found)
+    return found.findings
+
+
+class _Pass:
+    """One walk over a notebook: each part masked, what changed noted (and written back when asked)."""
+
+    def __init__(self, scrubber: RunScrubber, policy: Redaction, *, write: bool, learn: bool) -> None:
+        self.scrubber = scrubber
+        self.policy = policy
+        self.write = write
+        self.learn = learn
+        self.findings: list[Finding] = []
+
+    def visit(self, holder: dict[str, Any], key: str, cell: int | None, output: int | None, where: str,
+              mask: Callable[[Any], Any] | None = None) -> None:
+        original = holder[key]
+        if self.learn:
+            _learn(original, self.scrubber, {normalize_key(k) for k in self.policy.keys})
+            return
+        before = dict(self.scrubber.counts)
+        masked = (mask or self.scrubber.scrub)(original)
+        if masked == original:
+            return
+        counts = self.scrubber.counts
+        names = tuple(sorted(n for n in counts if counts[n] != before.get(n, 0))) or (_LEARNED,)
+        self.findings.append(Finding(cell, output, where, names))
+        if self.write:
+            holder[key] = masked
+
+    def recording(self, value: Any) -> Any:
+        """An embedded recording masked as data, still a valid recording (hashes and report updated)."""
+        data = value
+        if isinstance(value, str):
+            try:
+                data = json.loads(value)
+            except ValueError:
+                return self.scrubber.scrub(value)
+        if not _may_match(data, self.policy, self.scrubber):
+            return value
+        masked = self.scrubber.scrub(data)
+        if masked == data:
+            return value
+        attempts = (lambda: masked, lambda: _strings_only(data, self.scrubber.scrub))
+        for attempt in attempts:
+            try:
+                recording = Recording.model_validate(attempt())
+            except ValueError:
+                continue
+            _settle(recording, self.policy)
+            # given as JSON text (a widget trait), given back as JSON text
+            return recording.model_dump_json() if isinstance(value, str) else recording.model_dump(mode="json")
+        return masked  # not a loadable recording anyway: masked as plain data
+
+
+def _walk(notebook: dict[str, Any], visit: _Pass) -> None:
+    for cell_index, cell in enumerate(notebook["cells"]):
+        if isinstance(cell, dict) and "source" in cell:
+            cell["source"] = _joined(cell["source"])
+            visit.visit(cell, "source", cell_index, None, "source")
+    for cell_index, output_index, output in outputs(notebook):
+        for key in ("text", "evalue", "traceback", "ename"):
+            if key in output:
+                visit.visit(output, key, cell_index, output_index, "text" if key == "text" else "error")
+        data = output.get("data")
+        if isinstance(data, dict):
+            for mime in list(data):
+                if mime == RECORDING_MIME:
+                    visit.visit(data, mime, cell_index, output_index, "recording", visit.recording)
+                elif _textual(mime):
+                    data[mime] = _joined(data[mime])
+                    visit.visit(data, mime, cell_index, output_index, f"data[{mime}]")
+    block = widget_state(notebook)
+    state = block.get("state") if block is not None else None
+    if isinstance(state, dict):
+        for model_id, model in state.items():
+            traits = model.get("state") if isinstance(model, dict) else None
+            if not isinstance(traits, dict):
+                continue
+            for name in list(traits):  # a widget may hold a recording: it stays one, still loadable
+                mask = visit.recording if _holds_recording(traits[name]) else None
+                visit.visit(traits, name, None, None, f"widget {model_id}", mask)
+
+
+#: a notebook repeats a few dozen keys thousands of times: fold each once
+_folded = functools.lru_cache(maxsize=4096)(normalize_key)
+
+
+def _may_match(data: Any, policy: Redaction, scrubber: RunScrubber) -> bool:
+    """A cheap, never-wrong-way check on a recording's data: ``False`` only when nothing in it can match."""
+    texts: list[str] = []
+    keys: set[str] = set()
+    stack = [data]
+    while stack:
+        value = stack.pop()
+        if isinstance(value, str):
+            texts.append(value)
+        elif isinstance(value, dict):
+            keys.update(_folded(k) for k in value if isinstance(k, str))
+            stack.extend(value.values())
+        elif isinstance(value, list):
+            stack.extend(value)
+    if any(normalize_key(key) in keys for key in policy.keys):
+        return True
+    text = "\n".join(texts)  # a match across two joined strings only costs a full pass, never a miss
+    return scrubber.knows_any(text) or scrubber.may_match(text)
+
+
+def _learn(value: Any, scrubber: RunScrubber, keys: set[str]) -> None:
+    """Show the scrubber every value under a covered key, inside JSON text too (a tool result is stored
+    as its JSON), so the masking pass finds those values wherever else they appear."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            if item[:1] in ("{", "["):
+                with contextlib.suppress(ValueError):
+                    stack.append(json.loads(item))
+        elif isinstance(item, dict):
+            for name, inner in item.items():
+                if isinstance(name, str) and _folded(name) in keys and isinstance(inner, str):
+                    scrubber.scrub({name: inner})
+                stack.append(inner)
+        elif isinstance(item, list):
+            stack.extend(item)
+
+
+def _holds_recording(value: Any) -> bool:
+    """A widget trait that carries a recording (as data or as its JSON text)."""
+    if isinstance(value, dict):
+        return "run_id" in value and "schema_version" in value
+    return isinstance(value, str) and value[:1] == "{" and '"schema_version"' in value and '"run_id"' in value
+
+
+def _textual(mime: str) -> bool:
+    """Outputs worth reading for text: text/*, JSON and JavaScript; not base64 images or PDFs."""
+    return mime.startswith("text/") or mime.endswith("json") or "javascript" in mime or mime == "image/svg+xml"
+
+
+def _joined(value: Any) -> Any:
+    """nbformat's multi-line strings (lists of lines) as one string, so a match across lines is found."""
+    return "".join(value) if isinstance(value, list) and all(isinstance(v, str) for v in value) else value
+
+
+def _strings_only(value: Any, mask: Callable[[str], Any]) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {k: _strings_only(v, mask) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_strings_only(v, mask) for v in value]
+    return value
+
+
+def _settle(recording: Recording, policy: Redaction) -> None:
+    """After masking: every piece's hash is its content's again, and the report names the policy."""
+    for piece in recording.context_pieces:
+        piece.content_hash = content_hash(piece.content)
+    report = dict(recording.redaction or {"keys": [], "patterns": [], "matched": [], "counts": {}})
+    report["keys"] = sorted({*report.get("keys", []), *policy.keys})
+    report["patterns"] = sorted({*report.get("patterns", []), *policy.patterns})
+    report["scrubbed"] = True
+    recording.redaction = report
+    for child in recording.children:
+        _settle(child, policy)

@@ -1,0 +1,65 @@
+"""Notebooks for the sharing tests: built in-process with nbformat, or executed in a real kernel."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import nbformat
+
+from footprint_lab import Agent, Identity, tool
+from footprint_lab.engine.recording import RECORDING_MIME
+from footprint_lab.notebook._read import WIDGET_STATE_MIME
+from footprint_lab.providers import mock
+
+#: secrets planted in a run, each where a policy must find it
+OPENAI_KEY = "sk-abcdefghijklmnopqrstuvwx1234"
+PASSWORD = "hunter2-correct-horse"
+PRINCIPAL = "dana.reyes@example.com"
+POLICY_KEYS = ["password", "principal"]
+
+
+def displayed(run: Any) -> dict[str, Any]:
+    """The output a notebook front end stores for ``display(run)`` (its recording under the recording MIME)."""
+    data = run._repr_mimebundle_()
+    assert RECORDING_MIME in data
+    return nbformat.v4.new_output("display_data", data=json.loads(json.dumps(data)))
+
+
+def leaky_run() -> Any:
+    """A run that meets a key in its input, a password in a tool result, and an identity."""
+
+    @tool
+    def account(customer: str) -> dict:
+        """Look a customer's account up."""
+        return {"customer": customer, "password": PASSWORD, "note": f"rotate {OPENAI_KEY}"}
+
+    agent = Agent(provider=mock(replies=[{"tool": "account", "args": {"customer": "Dana"}},
+                                         f"Rotated {OPENAI_KEY}; the old password {PASSWORD} is void."]),
+                  system="Help with accounts.", tools=[account])
+    return agent.run_sync(f"My key {OPENAI_KEY} leaked", identity=Identity(principal=PRINCIPAL))
+
+
+def notebook_with(runs: list[Any], path: Path, *, widgets: dict[str, Any] | None = None,
+                  extra_cells: list[Any] | None = None) -> Path:
+    """A saved notebook: one code cell per run displaying it (and printing its answer)."""
+    cells = [nbformat.v4.new_markdown_cell("# Findings")]
+    for run in runs:
+        cell = nbformat.v4.new_code_cell("run")
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{run.answer}\n"), displayed(run)]
+        cells.append(cell)
+    cells.extend(extra_cells or [])
+    notebook = nbformat.v4.new_notebook(cells=cells)
+    if widgets is not None:
+        notebook.metadata["widgets"] = {WIDGET_STATE_MIME: widgets}
+    nbformat.write(notebook, path)
+    return path
+
+
+def widget_state(**models: dict[str, Any]) -> dict[str, Any]:
+    """Saved widget state as Jupyter writes it, one model per keyword (its state given)."""
+    return {"version_major": 2, "version_minor": 0, "state": {
+        model_id: {"model_name": "HTMLModel", "model_module": "@jupyter-widgets/controls",
+                   "model_module_version": "2.0.0", "state": state}
+        for model_id, state in models.items()}}

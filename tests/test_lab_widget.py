@@ -1,0 +1,289 @@
+"""``Lab(runner)`` in the kernel: what each button does to the runner and to the state the browser draws.
+
+These drive the widget through the same handlers the browser's messages reach (``press_*``,
+``_on_message``), on a real event loop, with real runners on the mock provider. The browser
+tier (``test_lab_browser.py``) checks the same behaviour through JupyterLab and chromium.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+from lab_kit import approvals, desk, stock
+
+from footprint_lab import Agent, InvalidIdentityError, Lab, LabConfigError, Redaction, tool
+from footprint_lab.lab.live import LiveSteps
+from footprint_lab.lab.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent
+from footprint_lab.providers import mock
+
+
+async def press(lab: Lab, handler: str, **content: object) -> None:
+    """Press a button and wait for whatever it started."""
+    getattr(lab, f"press_{handler}")(content)
+    if lab._task is not None:
+        await lab._task
+
+
+def test_lab_is_refused_by_name_for_what_it_cannot_use():
+    with pytest.raises(LabConfigError) as refused:
+        Lab("an agent")
+    assert refused.value.setting == "runner" and refused.value.code == "ERR_LAB_CONFIG"
+    assert "an agent" not in str(refused.value)
+    with pytest.raises(LabConfigError) as refused:
+        Lab(planted_fact_agent(), message=["hi"])
+    assert refused.value.setting == "message"
+    with pytest.raises(InvalidIdentityError):
+        Lab(planted_fact_agent(), identity={"principal": 7})
+
+
+async def test_run_shows_its_steps_then_the_answer_and_keeps_the_run():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST, identity={"principal": "ana"})
+    await press(lab, "run")
+    assert (lab.status, lab.turn, lab.follows) == ("finished", 1, True)
+    assert str(lab.run) == APPROVED and lab.run.recording.identity == {"principal": "ana"}
+    rows = {row["id"]: row for row in lab.steps}
+    assert list(rows) == ["seed#1", "assemble#2", "call-llm#3", "tool#4", "assemble#5", "call-llm#6", "final#7"]
+    assert all(row["status"] == "ok" for row in rows.values())
+    assert rows["tool#4"]["detail"].startswith('lookup_order({"order_id": "A-1001"})')
+    assert '"age_days": 47' in rows["tool#4"]["detail"]                 # the tool's result, as it came back
+    assert "asks for 1 tool call" in rows["call-llm#3"]["label"]
+    assert "APPROVED: order A-1001" in lab.answer_html
+    assert lab.card == "" and lab.question == {}
+
+
+async def test_clicking_the_answer_opens_the_answering_call_then_a_piece_its_custody():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
+    await press(lab, "run")
+    lab.press_click({"answer": True})
+    panel = lab.panel_html
+    assert 'data-fl-call="call-llm#6"' in panel
+    for slot in ('data-slot="system"', 'data-slot="messages"', 'data-slot="tools"'):
+        assert slot in panel
+    assert 'data-fl-piece="vip-override" data-fl-slot="system">' in panel       # closed until clicked
+    lab.press_click({"piece": "vip-override", "slot": "system", "call": "call-llm#6"})
+    panel = lab.panel_html
+    assert 'data-fl-piece="vip-override" data-fl-slot="system" open>' in panel  # its custody, open
+    opened = panel.split('data-fl-piece="vip-override" data-fl-slot="system" open>')[1].split("</details>")[0]
+    for hop in ("ANSWER", "READ", "LANDED", "ALLOWED", "BORN"):
+        assert f"<b>{hop}</b>" in opened
+    assert "define_fact(&#x27;vip-override&#x27;)" in opened
+    assert "suspect score <b>0.566</b>, rank 1 of" in panel
+    assert 'data-fl-action="rerun" data-fl-source="vip-override"' in panel
+    lab.press_click({"piece": "user-message", "slot": "messages"})   # the input: nothing a rerun can remove
+    assert "data-fl-action" not in lab.panel_html.split("fl-lab-piece")[-1]
+
+
+async def test_rerun_without_a_piece_shows_before_and_after_and_localize_its_verdicts_with_progress():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
+    await press(lab, "run")
+    lab.press_click({"piece": "vip-override", "slot": "system", "call": "call-llm#6"})
+    await press(lab, "click", action="rerun", source="vip-override")
+    assert "the outcome changed" in lab.panel_html
+    assert APPROVED.replace("'", "&#x27;") in lab.panel_html and DECLINED in lab.panel_html
+    seen: list[dict] = []
+    lab.observe(lambda change: seen.append(change["new"]), names="progress")
+    await press(lab, "click", action="localize")
+    verdicts = lab.panel_html.split('class="fl-localize"')[1]
+    assert "<td>vip-override</td><td>CONFIRMED</td><td>3/3</td>" in verdicts
+    assert seen[-2] == {"done": 18, "total": 18} and seen[-1] == {}   # 3 baseline + 5 suspects x 3, then cleared
+    assert lab.busy == ""
+
+
+async def test_left_out_pieces_and_dropped_context_are_one_click_away():
+    lab = Lab(planted_fact_agent(variant="budget"), message=REFUND_REQUEST)
+    await press(lab, "run")
+    lab.press_click({"answer": True})
+    assert "Left out of this call" in lab.panel_html and 'data-fl-piece="refund-policy"' in lab.panel_html
+    await press(lab, "click", action="dropped")
+    restored = lab.panel_html.split('class="fl-dropped"')[1]
+    assert "<td>refund-policy</td>" in restored and "restored answer" in restored
+
+
+async def test_turns_follow_up_until_a_new_conversation():
+    agent = planted_fact_agent()
+    lab = Lab(agent, message=REFUND_REQUEST)
+    await press(lab, "run")
+    await press(lab, "run", message="Why?")
+    assert lab.turn == 2 and lab.run.recording.meta["continues"]["how"] == "follow_up"
+    lab.press_click({"piece": "vip-override", "slot": "system", "call": lab.run.recording.exchanges[-1].step_id})
+    await press(lab, "click", action="rerun", source="vip-override")   # a follow-up reruns within its conversation
+    assert "Rerun without &#x27;vip-override&#x27;: the outcome" in lab.panel_html and "fl-card" not in lab.panel_html
+    lab.press_new()
+    assert (lab.turn, lab.follows, lab.answer_html) == (0, False, "")
+    await press(lab, "run", message=REFUND_REQUEST)
+    assert lab.turn == 1 and "continues" not in lab.run.recording.meta
+
+
+async def test_a_pause_is_answered_or_abandoned_from_the_widget():
+    agent = approvals()
+    lab = Lab(agent, message="Refund order A-1001.")
+    await press(lab, "run")
+    assert lab.status == "paused"
+    assert lab.question == {"text": "Refund 120 EUR?", "choices": ["yes", "no"], "tool": "approve_refund"}
+    await press(lab, "run", message="Something else")                 # a new message while a question waits
+    assert lab.status == "refused" and "ERR_PENDING_QUESTION" in lab.card
+    lab.run = agent.last_run
+    await press(lab, "answer", answer="yes")
+    assert (lab.status, str(lab.run), lab.question) == ("finished", "Refunded 120 EUR.", {})
+    assert lab.turn == 1                                              # answering is not a new turn
+    await press(lab, "run", message="And order A-1002?")
+    assert lab.status == "paused"
+    paused = lab.run
+    lab.press_abandon()
+    assert lab.status == "abandoned" and not lab.follows and lab.question == {}
+    assert paused.recording.annotations[-1]["kind"] == "pause_abandoned"
+    await press(lab, "run", message="Refund order A-1003.")           # the agent takes a new message again
+    assert lab.status == "paused"
+
+
+async def test_stop_cancels_the_run_and_keeps_its_recording_while_the_loop_stays_free():
+    slow = stock()
+    lab = Lab(slow, message="Is X-1 in stock?")
+    lab.press_run()
+    await asyncio.sleep(0.2)                  # the loop is free: this coroutine runs while the run waits
+    assert lab.status == "running"
+    assert any(row["id"] == "tool#4" and row["status"] == "running" for row in lab.steps)
+    lab.press_stop()
+    await lab._task
+    assert lab.status == "cancelled" and "cancelled" in lab.note
+    assert lab.run.status == "failed" and lab.run.recording.error["type"] == "CancelledError"
+    assert lab.steps[-1]["label"] == "stopped here (cancelled)"
+    assert not slow._active_run_id                                     # the agent can run again
+
+
+async def test_a_refusal_is_a_card_in_the_widget_which_stays_usable():
+    lab = Lab(planted_fact_agent())
+    await press(lab, "run")
+    assert lab.status == "refused"
+    assert "ERR_INVALID_RUN_INPUT" in lab.card and 'role="alert"' in lab.card
+    await press(lab, "run", message=REFUND_REQUEST)
+    assert lab.status == "finished" and lab.card == ""
+
+
+async def test_a_composition_shows_its_tree_and_a_clicked_node_shows_that_member():
+    lab = Lab(desk(), message=REFUND_REQUEST)
+    await press(lab, "run")
+    nodes = lab.tree["nodes"]
+    assert [(n["label"], n["depth"]) for n in nodes] == [
+        ("desk (sequence)", 0), ("triage (agent)", 1), ("refunds (agent)", 1)]
+    assert not lab.follows                                             # a composition has no follow-up:
+    await press(lab, "run", message=REFUND_REQUEST)                    # each Run is a first turn
+    assert lab.turn == 1
+    lab.press_click({"member": nodes[1]["path"]})
+    assert "A refund request." in lab.member_html and lab.member_path == nodes[1]["path"]
+    lab.press_click({"answer": True})                                  # the answer came from the refunds member
+    assert f'data-fl-call="{nodes[2]["path"]}/call-llm#6"' in lab.panel_html
+
+
+async def test_a_click_arriving_on_another_thread_runs_on_the_kernel_loop():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
+    await asyncio.to_thread(lab._on_message, lab, {"do": "run"}, [])   # as a kernel subshell delivers it
+    for _ in range(100):
+        if lab._task is not None:
+            break
+        await asyncio.sleep(0.01)
+    await lab._task
+    assert lab.status == "finished"
+
+
+async def test_what_the_widget_shows_is_escaped_and_covered_by_redaction():
+    @tool
+    def read_ticket(ticket: str) -> str:
+        """Read a ticket."""
+        return "customer wrote <script>alert(1)</script> and TCK-123456"
+
+    agent = Agent(provider=mock(replies=[{"tool": "read_ticket", "args": {"ticket": "t"}}, "<b>done</b> TCK-123456"]),
+                  tools=[read_ticket], redact=Redaction(patterns={"ticket": r"TCK-\d{6}"}))
+    lab = Lab(agent, message="Look at TCK-123456")
+    await press(lab, "run")
+    assert lab.message == ""                                          # sent: the box is cleared, as in a chat
+    lab.press_click({"answer": True})
+    state = json.dumps(lab.get_state())
+    assert "TCK-123456" not in state and "[redacted:ticket]" in state
+    html = lab.answer_html + lab.panel_html   # step rows are text: the browser never parses them as HTML
+    assert "<script>" not in html and "<b>done</b>" not in html and "&lt;b&gt;done&lt;/b&gt;" in html
+
+
+async def test_the_saved_state_is_small_and_the_output_carries_a_static_answer():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
+    bundle, _ = lab._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in bundle and "text/html" not in bundle
+    await press(lab, "run")
+    bundle, _ = lab._repr_mimebundle_()
+    assert "APPROVED: order A-1001" in bundle["text/html"] and "<script" not in bundle["text/html"]
+    busy = Agent(provider=mock(replies=[*[{"tool": "lookup", "args": {}}] * 100, "done"]),
+                 tools=[tool(lambda: "x" * 5000, name="lookup", description="Looks up.")], max_iterations=150)
+    long_lab = Lab(busy, message="go")
+    await press(long_lab, "run")
+    assert len(long_lab.run.recording.steps) > 300
+    assert len(long_lab.steps) == 300 and long_lab.steps_hidden > 0
+    assert len(json.dumps(long_lab.get_state())) < 1_000_000
+
+
+async def test_live_rows_go_out_at_once_then_in_batches():
+    sent: list[int] = []
+    live = LiveSteps(lambda rows, hidden: sent.append(len(rows)), interval=60)
+
+    class Event:
+        def __init__(self, type: str, step_id: str, payload: dict) -> None:
+            self.type, self.step_id, self.payload = type, step_id, payload
+
+    live.on_event(Event("step_start", "seed#1", {"stage": "seed"}))
+    assert sent == [1]                                  # the first row is shown at once
+    live.on_event(Event("step_start", "assemble#2", {"stage": "assemble"}))
+    live.on_event(Event("read", "assemble#2", {}))      # routine engine events are not drawn
+    assert sent == [1]                                  # within the interval: held for the timer
+    live.close()
+    assert sent == [1, 2]
+
+
+async def test_streamed_tokens_gather_on_their_call_row():
+    lab = Lab(Agent(provider=mock(reply="Streaming, word by word.", stream=True)), message="Talk to me.")
+    await press(lab, "run")
+    call = next(row for row in lab.steps if row["id"].startswith("call-llm"))
+    assert call["detail"] == "Streaming, word by word."
+
+
+async def test_a_piece_clicked_in_the_answer_view_gets_its_reruns_without_the_call_again():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
+    await press(lab, "run")
+    lab.press_click({"piece": "vip-override", "slot": "system", "call": "call-llm#6", "in_panel": False})
+    assert "data-fl-call" not in lab.panel_html                     # the answer view shows the call already
+    assert 'data-fl-action="rerun" data-fl-source="vip-override"' in lab.panel_html
+
+
+async def test_a_run_that_fails_midway_shows_its_failure_card_and_keeps_the_run():
+    from footprint_lab.lab.scenarios import lookup_order
+
+    agent = Agent(provider=mock(replies=[{"tool": "lookup_order", "args": {"order_id": "A-1"}}]), tools=[lookup_order])
+    lab = Lab(agent, message="Look it up.")
+    await press(lab, "run")                       # the script runs out after the tool round
+    assert lab.status == "failed" and "ERR_RUN_CHECKPOINT" in lab.card
+    assert lab.run.status == "failed" and "failed" in lab.note
+
+
+async def test_identity_typed_in_the_widget_is_the_runs_identity():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
+    lab.identity = {"principal": "bo", "tenant": "", "unknown": "x"}     # as the identity fields sync it
+    await press(lab, "run")
+    assert lab.run.recording.identity == {"principal": "bo"}
+    lab.identity = {"principal": 5}                                    # refused at the door, shown as a card
+    lab.press_new()
+    await press(lab, "run", message=REFUND_REQUEST)
+    assert lab.status == "refused" and "ERR_INVALID_IDENTITY" in lab.card
+
+
+async def test_a_piece_of_a_members_call_is_rerun_on_that_member_agent():
+    lab = Lab(desk(), message=REFUND_REQUEST)
+    await press(lab, "run")
+    member = lab.tree["nodes"][2]["path"]
+    call = f"{member}/call-llm#6"
+    lab.press_click({"piece": "vip-override", "slot": "system", "call": call})
+    assert 'data-fl-action="rerun" data-fl-source="vip-override"' in lab.panel_html
+    await press(lab, "click", action="rerun", source="vip-override")
+    assert "the outcome changed" in lab.panel_html and DECLINED in lab.panel_html
+    triage = f"{lab.tree['nodes'][1]['path']}/call-llm#3"
+    lab.press_click({"piece": "user-message", "slot": "messages", "call": triage})
+    assert 'data-fl-action="rerun"' not in lab.panel_html and "A rerun cannot remove this piece" in lab.panel_html

@@ -1,0 +1,233 @@
+"""``Lab(runner)`` used as an analyst uses it: in real JupyterLab, in Debian's chromium, by clicking.
+
+One JupyterLab server for the tier (started in a temporary home, stopped by its pid), one
+notebook written here with a widget per scenario, executed once in the page. Each test then
+drives its widget: types, presses Run, reads what appears, clicks into the answer. On failure
+the page's screenshot and console log are kept under ``test-artifacts/`` and their paths printed.
+
+Run the tier alone with ``pytest -m browser``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+from browser_kit import chromium, keep_evidence
+from lab_server import LabServer, start_lab, stop_lab
+
+pytestmark = pytest.mark.browser
+
+TESTS = Path(__file__).parent
+SETUP = f"""
+import sys
+sys.path.insert(0, {str(TESTS)!r})
+from footprint_lab import Lab
+from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from lab_kit import approvals, desk, stock
+"""
+CELLS = {
+    "setup": SETUP,
+    "refunds": "lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)\nlab",
+    "pause": 'pause_lab = Lab(approvals(), message="Refund order A-1001.")\npause_lab',
+    "slow": 'slow_lab = Lab(stock(), message="Is X-1 in stock?")\nslow_lab',
+    "meanwhile": 'print("the kernel answers; the slow run is", slow_lab.status)',
+    "refusal": "refusal_lab = Lab(planted_fact_agent())\nrefusal_lab",
+    "composition": "desk_lab = Lab(desk(), message=REFUND_REQUEST)\ndesk_lab",
+}
+ORDER = list(CELLS)
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
+    server = start_lab(tmp_path_factory.mktemp("jupyterlab"))
+    try:
+        yield server
+    finally:
+        stop_lab(server)
+
+
+@pytest.fixture(scope="module")
+def notebook(lab_server: LabServer) -> Iterator[tuple[Any, list[str], Path]]:
+    """The test notebook open in chromium with every cell run once: ``(page, console, path)``."""
+    book = nbformat.v4.new_notebook()
+    book.cells = [nbformat.v4.new_code_cell(CELLS[name].strip()) for name in ORDER]
+    book.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    path = lab_server.root / "lab_widget.ipynb"
+    nbformat.write(book, path)
+    console: list[str] = []
+    with chromium() as context:
+        page = context.new_page()
+        page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+        with evidence(page, console, "lab-notebook-open"):
+            page.goto(f"{lab_server.url}/lab/tree/{path.name}")
+            page.wait_for_selector("text=Python 3 (ipykernel) | Idle", timeout=90_000)
+            page.locator(".jp-Cell").first.click()
+            for _ in ORDER:
+                page.keyboard.press("Shift+Enter")
+            page.locator(".jp-Cell").nth(len(ORDER) - 1).locator(".fl-lab").wait_for(timeout=60_000)
+        yield page, console, path
+
+
+@contextmanager
+def evidence(page: Any, console: list[str], name: str) -> Iterator[None]:
+    """On failure, keep the page's screenshot and console log and say where they went."""
+    try:
+        yield
+    except BaseException:
+        print(f"browser evidence for {name}: {keep_evidence(page, name, console)}")
+        raise
+
+
+def widget(page: Any, name: str) -> Any:
+    return page.locator(".jp-Cell").nth(ORDER.index(name)).locator(".fl-lab")
+
+
+def press_run(lab: Any, status: str) -> None:
+    """Press Run (or Send) and wait until the widget says ``status``."""
+    lab.locator(".fl-run-btn").click()
+    wait_status(lab, status)
+
+
+def wait_status(lab: Any, status: str, timeout: float = 30_000) -> None:
+    lab.page.wait_for_function(
+        "([lab, status]) => lab.dataset.status === status", arg=[lab.element_handle(), status], timeout=timeout)
+
+
+def test_run_then_click_from_the_answer_to_the_planted_fact_and_its_custody(notebook):
+    page, console, _ = notebook
+    lab = widget(page, "refunds")
+    with evidence(page, console, "lab-answer-custody"):
+        press_run(lab, "finished")
+        assert lab.locator(".fl-step-id", has_text="call-llm#3").count() == 1   # the steps it took, shown
+        assert "lookup_order" in lab.locator(".fl-step-list").inner_text()
+        answer = lab.locator(".fl-answer-view [data-fl-answer]")
+        assert "APPROVED" in answer.inner_text()
+        answer.click()
+        planted = lab.locator(".fl-panel details[data-fl-piece='vip-override'] > summary")
+        planted.wait_for()
+        assert "VIP override" in planted.inner_text()
+        assert lab.locator(".fl-panel details[data-fl-piece]").count() >= 6     # the call's three slots
+        planted.click()
+        custody = lab.locator(".fl-panel details[data-fl-piece='vip-override'][open] .fl-hops")
+        custody.wait_for()
+        lab.locator(".fl-panel .fl-suspect").wait_for()
+        chain = custody.inner_text()
+        for hop in ("ANSWER", "READ", "LANDED", "ALLOWED", "BORN"):
+            assert hop in chain
+        assert "define_fact('vip-override')" in chain
+        assert "suspect score" in lab.locator(".fl-panel .fl-suspect").inner_text()
+        lab.locator("[data-fl-action='rerun']").click()
+        after = lab.locator(".fl-panel .fl-rerun")
+        after.wait_for()
+        assert "DECLINED" in after.inner_text() and "the outcome changed" in after.inner_text()
+        lab.locator("[data-fl-action='localize']").click()
+        verdicts = lab.locator(".fl-panel .fl-localize")
+        verdicts.wait_for(timeout=60_000)
+        row = verdicts.locator("tr", has_text="vip-override")
+        assert "CONFIRMED" in row.inner_text() and "3/3" in row.inner_text()
+
+
+def test_follow_up_turns_and_a_new_conversation(notebook):
+    page, console, _ = notebook
+    lab = widget(page, "refunds")
+    with evidence(page, console, "lab-turns"):
+        if lab.get_attribute("data-status") != "finished":
+            press_run(lab, "finished")
+        assert lab.locator(".fl-turn").inner_text() == "turn 1"
+        assert lab.locator(".fl-run-btn").inner_text() == "Send"
+        lab.locator(".fl-message").fill("And what about the VIP override?")
+        lab.locator(".fl-run-btn").click()
+        page.wait_for_function("lab => lab.querySelector('.fl-turn').textContent === 'turn 2'",
+                               arg=lab.element_handle(), timeout=30_000)
+        wait_status(lab, "finished")
+        assert lab.locator(".fl-step-id", has_text="seed#1").count() == 1
+        lab.locator(".fl-new").click()
+        page.wait_for_function("lab => lab.querySelector('.fl-turn').textContent === ''", arg=lab.element_handle())
+        assert lab.locator(".fl-run-btn").inner_text() == "Run"
+
+
+def test_a_pause_is_answered_in_the_widget_and_the_run_finishes(notebook):
+    page, console, _ = notebook
+    lab = widget(page, "pause")
+    with evidence(page, console, "lab-pause"):
+        press_run(lab, "paused")
+        assert lab.locator(".fl-pause-question").inner_text() == "Refund 120 EUR?"
+        lab.locator(".fl-choice", has_text="yes").click()
+        wait_status(lab, "finished")
+        assert "Refunded 120 EUR." in lab.locator(".fl-answer-view").inner_text()
+        assert lab.locator(".fl-pause").inner_text() == ""
+        lab.locator(".fl-message").fill("Refund order A-1002 too.")
+        press_run(lab, "paused")                       # asks again: this time the question is dropped
+        lab.locator(".fl-abandon").click()
+        wait_status(lab, "abandoned")
+        assert "dropped" in lab.locator(".fl-lab-note").inner_text()
+
+
+def test_stop_cancels_a_slow_run_while_the_kernel_stays_responsive(notebook):
+    page, console, _ = notebook
+    lab = widget(page, "slow")
+    with evidence(page, console, "lab-stop"):
+        press_run(lab, "running")
+        lab.locator(".fl-step-detail", has_text='check_stock({"sku": "X-1"})').wait_for()   # the tool call, live
+        meanwhile = page.locator(".jp-Cell").nth(ORDER.index("meanwhile"))
+        meanwhile.locator(".jp-InputArea-editor").click()
+        page.keyboard.press("Control+Enter")
+        meanwhile.locator(".jp-OutputArea-output", has_text="the slow run is running").wait_for(timeout=30_000)
+        lab.locator(".fl-stop").click()
+        wait_status(lab, "cancelled")
+        assert "cancelled" in lab.locator(".fl-lab-note").inner_text()
+
+
+def test_a_refusal_shows_as_its_card_and_the_widget_stays_usable(notebook):
+    page, console, _ = notebook
+    lab = widget(page, "refusal")
+    with evidence(page, console, "lab-refusal"):
+        press_run(lab, "refused")                       # an empty message: refused at the door
+        card = lab.locator(".fl-card-slot .fl-card")
+        assert "ERR_INVALID_RUN_INPUT" in card.inner_text()
+        lab.locator(".fl-message").fill("Please refund order A-1001.")
+        press_run(lab, "finished")
+        assert lab.locator(".fl-card-slot").inner_text() == ""
+        assert "APPROVED" in lab.locator(".fl-answer-view").inner_text()
+
+
+def test_a_composition_tree_node_opens_that_members_answer(notebook):
+    page, console, _ = notebook
+    lab = widget(page, "composition")
+    with evidence(page, console, "lab-tree"):
+        press_run(lab, "finished")
+        nodes = lab.locator(".fl-lab-tree [data-fl-member]")
+        assert nodes.count() == 3
+        triage = lab.locator(".fl-lab-tree g[data-fl-member]", has_text="triage")
+        triage.click()
+        lab.locator(".fl-lab-member", has_text="A refund request.").wait_for()
+        lab.locator(".fl-lab-tree g[data-fl-member]", has_text="refunds").click()
+        lab.locator(".fl-lab-member", has_text="APPROVED").wait_for()
+
+
+def test_the_saved_notebook_keeps_small_widget_state_and_a_static_answer(notebook):
+    page, console, path = notebook
+    lab = widget(page, "refunds")
+    with evidence(page, console, "lab-saved"):
+        lab.locator(".fl-message").fill("Please refund order A-1001.")
+        press_run(lab, "finished")
+        page.locator(".jp-Cell").first.click()
+        page.keyboard.press("Control+s")
+        page.wait_for_function(
+            "() => !document.querySelector('.jp-mod-current .jp-mod-dirty')", timeout=30_000)
+        page.wait_for_timeout(500)
+        saved = nbformat.read(path, as_version=4)
+        state = saved.metadata["widgets"]["application/vnd.jupyter.widget-state+json"]
+        assert "state" in state                                  # what GitHub's renderer requires
+        assert len(json.dumps(state)) < 1_000_000
+        outputs = saved.cells[ORDER.index("refunds")].outputs
+        data = next(o.data for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {}))
+        static = data["text/html"]                               # the copy a reader without a kernel sees
+        assert "APPROVED" in static
+        assert "<script" not in static

@@ -1,0 +1,86 @@
+"""Offline HTML: one file that renders in Chromium with every outside request blocked, scripts on or off."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import nbformat
+import plotly.graph_objects as go
+import pytest
+
+from footprint_lab import Agent, Sequence
+from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.notebook import export, to_html
+from footprint_lab.notebook.cli import main as cli
+from footprint_lab.providers import mock
+from tests.browser_kit import chromium, keep_evidence
+
+HOSTILE = '<img src="http://example.invalid/pixel.png"><script>document.title = "pwned"</script><p>kept</p>'
+
+
+def shared_notebook(tmp_path: Path) -> Path:
+    """An export (a planted-fact run with notes, a composed run), plus a figure and hostile outputs."""
+    run = planted_fact_agent().run_sync(REFUND_REQUEST)
+    run.annotate("vip-override", "Planted <script>alert(1)</script>", tag="suspect")
+    flow = Sequence([("draft", Agent(provider=mock(reply="draft"))), ("check", Agent(provider=mock(reply="ok")))])
+    path = export([run, flow.run_sync("go")], tmp_path / "shared.ipynb", title="Refund audit")
+    notebook = nbformat.read(path, as_version=4)
+    figure = json.loads(go.Figure(go.Scatter(x=[1, 2, 3], y=[3, 1, 2])).to_json())
+    twice = [nbformat.v4.new_output("display_data", data={
+        "application/vnd.plotly.v1+json": figure, "text/html": "<p>static copy of the figure</p>",
+        "text/plain": "Figure"}) for _ in range(2)]
+    hostile = nbformat.v4.new_output("display_data", data={"text/html": HOSTILE, "text/plain": "x"})
+    notebook.cells.append(nbformat.v4.new_code_cell("figures", outputs=[*twice, hostile]))
+    forged = notebook.cells[2].outputs[0]["data"]  # the first run's output: its stored HTML is never trusted
+    forged["text/html"] = HOSTILE
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_the_page_embeds_plotly_once_and_nothing_from_outside(tmp_path: Path) -> None:
+    page = to_html(shared_notebook(tmp_path), tmp_path / "page.html").read_text()
+    assert page.count("Plotly.newPlot") == 1 and page.count("plotly.js v") <= 2  # the bundle, once
+    assert "cdn" not in page.lower().split("<script nonce")[0]
+    assert "example.invalid" not in page and 'document.title = "pwned"' not in page
+    assert "Content-Security-Policy" in page and "default-src 'none'" in page
+    assert "Planted &lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+def test_the_console_script_writes_the_page(tmp_path: Path) -> None:
+    out = tmp_path / "cli.html"
+    assert cli(["html", str(shared_notebook(tmp_path)), "--out", str(out)]) == 0
+    assert out.read_text().startswith("<!DOCTYPE html>")
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("javascript", [True, False], ids=["js-on", "js-off"])
+def test_the_page_renders_offline_in_chromium(tmp_path: Path, javascript: bool) -> None:
+    html = to_html(shared_notebook(tmp_path), tmp_path / "page.html")
+    with chromium(javascript=javascript, offline=True) as context:
+        page = context.new_page()
+        console: list[str] = []
+        requests: list[str] = []
+        page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+        page.on("request", lambda request: requests.append(request.url))
+        page.goto(html.as_uri())
+        page.wait_for_load_state("load")
+        try:
+            body = page.inner_text("body")
+            assert requests == [html.as_uri()]  # nothing but the file itself was asked for
+            assert "APPROVED: order A-1001 is refunded" in body  # the answer view, drawn from the recording
+            every_text = page.locator("body").text_content() or ""  # closed <details> included
+            assert "LANDED" in every_text and "BORN" in every_text  # the backtrack
+            assert "sequence-step#2" in body  # the composed run's tree
+            assert "Planted <script>alert(1)</script>" in body  # the note, as text
+            assert page.title() == "Refund audit"
+            if javascript:
+                page.wait_for_selector(".fl-plot .main-svg", state="attached", timeout=10_000)
+                assert page.locator(".fl-plot .main-svg").count() >= 2
+                assert not [line for line in console if line.startswith("error")]
+            else:
+                assert "static copy of the figure" in body  # the no-script copy
+                assert page.locator(".fl-plot .main-svg").count() == 0
+            assert body.count("kept") == 1  # the hostile output, made inert; the forged run HTML not shown
+        except AssertionError as failure:
+            raise AssertionError(f"{failure}; {keep_evidence(page, f'offline-html-{javascript}', console)}") from None
