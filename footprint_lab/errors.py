@@ -55,6 +55,7 @@ The tree::
     │   ├── LabConfigError               ERR_LAB_CONFIG             lab.door
     │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers.mock
     │   ├── ReplaySourceError            ERR_REPLAY_SOURCE          providers.replay
+    │   ├── OtelSpansError                ERR_OTEL_SPANS             otel.spans
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook
     │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers.errors (also a ProviderError)
@@ -122,6 +123,7 @@ from footprint_lab.flow.refusals import (
 from footprint_lab.lab.door import LabConfigError
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 from footprint_lab.notebook import NotebookFileError, SharingConfigError
+from footprint_lab.otel.spans import OtelSpansError
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -175,6 +177,7 @@ __all__ = [
     "NoConversationError",
     "NotebookFileError",
     "NothingToLocalizeError",
+    "OtelSpansError",
     "ParentRunRefusedError",
     "PendingQuestionError",
     "ProviderAuthError",
