@@ -102,7 +102,13 @@ def _group(spans: list[SpanData]) -> list[tuple[SpanData | None, list[SpanData]]
 
 
 def _text_of(parts: Any) -> tuple[str, bool]:
-    """The text parts of a message (or of ``gen_ai.system_instructions``) joined, and whether content was there."""
+    """The text parts of a message joined, and whether content was there."""
+    texts, present = _texts_of(parts)
+    return "\n".join(texts), present
+
+
+def _texts_of(parts: Any) -> tuple[list[str], bool]:
+    """The text parts of a message (or of ``gen_ai.system_instructions``), and whether content was there."""
     texts: list[str] = []
     silent = False
     for part in parts if isinstance(parts, list) else []:
@@ -111,7 +117,7 @@ def _text_of(parts: Any) -> tuple[str, bool]:
                 texts.append(str(part["content"]))
             else:
                 silent = True
-    return "\n".join(texts), not silent
+    return texts, not silent
 
 
 def _call_of(part: dict[str, Any]) -> dict[str, Any]:
@@ -171,7 +177,8 @@ class _Importer:
     def __init__(self, root: SpanData | None, spans: list[SpanData]) -> None:
         self.root = root
         self.spans = spans
-        self.rec = Recorder(f"otel-{root.span_id if root else spans[0].trace_id}")
+        known = root.attributes.get("footprint_lab.run_id") if root else None
+        self.rec = Recorder(known if isinstance(known, str) else f"otel-{root.span_id if root else spans[0].trace_id}")
         self.history: list[dict[str, Any]] = []
         self.asked: dict[str, str] = {}  # tool call id -> the call-llm step that asked for it
         self.answered: set[str] = set()
@@ -253,7 +260,8 @@ class _Importer:
                                          "args": args if isinstance(args, dict) else {}})
         if "gen_ai.tool.call.result" not in attrs and "gen_ai.tool.call.arguments" not in attrs:
             self.present = False
-        content = result_text(json_attribute(span, "gen_ai.tool.call.result") or "")
+        raw = attrs.get("gen_ai.tool.call.result")  # text is kept as the tool gave it; other values as JSON
+        content = raw if isinstance(raw, str) else result_text(raw if raw is not None else "")
         self._tool_turn({"role": "tool", "tool_call_id": call_id, "name": name, "content": content}, span.failed)
         rec.emit("tool_end", step_id, {"tool": name, "tool_call_id": call_id, "is_error": span.failed})
         status = "tool_error" if span.failed else "ok"
@@ -265,28 +273,31 @@ class _Importer:
         self.iteration += 1
         iteration = self.iteration
         system, turns, present = conversation(json_attribute(span, "gen_ai.input.messages"))
-        instructions, has = _text_of(json_attribute(span, "gen_ai.system_instructions"))
+        instructions_parts, has = _texts_of(json_attribute(span, "gen_ai.system_instructions"))
         self.present &= present and has and "gen_ai.input.messages" in span.attributes
         step_id = rec.begin("assemble", iteration)
         pieces = rec.pieces
         system_ids: list[int] = []
-        parts = ([("instructions", instructions)] if instructions else []) + [("system-part", t) for t in system]
-        counts: dict[str, int] = {}
-        for kind, text in parts:
-            counts[kind] = counts.get(kind, 0) + 1
+        texts = (instructions_parts if instructions_parts else []) + system
+        named = _named(json_attribute(span, "footprint_lab.source_ids"), "system", len(texts))
+        ids = named or [("base", f"instructions-{n + 1}") for n in range(len(instructions_parts))] + [
+            ("base", f"system-part-{n + 1}") for n in range(len(system))]
+        for position, (text, (kind, source_id)) in enumerate(zip(texts, ids, strict=True)):
             system_ids.append(len(pieces))
-            pieces.append(self._piece("system", "base", f"{kind}-{counts[kind]}", text, step_id, len(system_ids) - 1))
+            pieces.append(self._piece("system", kind, source_id, text, step_id, position))
         schemas = [_schema(d) for d in json_attribute(span, "gen_ai.tool.definitions") or [] if isinstance(d, dict)]
         tool_ids: list[int] = []
+        named = _named(json_attribute(span, "footprint_lab.source_ids"), "tools", len(schemas))
         for position, schema in enumerate(schemas):
+            kind, source_id = named[position] if named else ("registry", schema["name"])
             tool_ids.append(len(pieces))
-            pieces.append(self._piece("tools", "registry", schema["name"], schema["description"], step_id, position))
+            pieces.append(self._piece("tools", kind, source_id, schema["description"], step_id, position))
         for turn in turns[len(self.history):]:  # turns the spans show only as this call's input
             if turn["role"] == "tool":
                 self._tool_turn(turn)
             else:
                 self._append(turn, turn["role"], step_id if turn["role"] == "assistant" else "user-message")
-        system_text = "\n\n".join(text for _, text in parts)
+        system_text = "\n\n".join(texts)
         rec.write(SYSTEM, "set", system_text)
         rec.write(TOOLS, "set", tuple(s["name"] for s in schemas))
         rec.end()
@@ -338,6 +349,16 @@ class _Importer:
         rec.write(ANSWER, "set", self.answer)
         rec.end()
         self._times(at, at)
+
+
+def _named(source_ids: Any, slot: str, count: int) -> list[tuple[str, str]] | None:
+    """The (kind, source id) of each piece of a slot, when a footprint_lab export named them (and they fit)."""
+    named = source_ids.get(slot) if isinstance(source_ids, dict) else None
+    if not isinstance(named, list) or len(named) != count:
+        return None
+    if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in named):
+        return None
+    return [(kind, source_id) for kind, source_id in named]
 
 
 def _schema(definition: dict[str, Any]) -> dict[str, Any]:

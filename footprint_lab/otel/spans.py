@@ -2,7 +2,7 @@
 
 Rule kept: the import door accepts the two forms a team has at hand (the SDK's finished
 ``ReadableSpan`` objects, and the OTLP JSON a collector's file exporter writes) and refuses
-anything else by name before a recording is built (:class:`OtelSpansError`), saying what
+anything else by name before a recording is built (``OtelSpansError``), saying what
 arrived by shape only. Past this module nothing looks at a span's origin.
 
 Pattern: duck typing on the SDK's public span properties (``context``, ``parent``,
@@ -17,25 +17,8 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
-from footprint_lab.engine.refusal import Refusal, describe_shape
-
-
-class OtelSpansError(Refusal):
-    """Raised when ``from_spans`` is given something that is not a collection of finished spans.
-
-    Carries ``received`` (the shape of what arrived, never its content). Nothing is imported.
-    """
-
-    code = "ERR_OTEL_SPANS"
-    fields = ("received",)
-
-    def __init__(self, received: str) -> None:
-        super().__init__(
-            f"from_spans: received {received}, not finished spans. Pass a list of the SDK's finished spans "
-            "(InMemorySpanExporter().get_finished_spans(), or cap.spans inside `with capture() as cap:`) or "
-            "OTLP JSON (a dict with 'resourceSpans', as a collector's file exporter writes it)."
-        )
-        self.received = received
+from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.otel.refusals import OtelSpansError
 
 
 class SpanData(NamedTuple):
