@@ -132,3 +132,36 @@ def test_from_spans_refuses_what_is_not_spans(bad: object) -> None:
     with pytest.raises(OtelSpansError) as refused:
         from_spans(bad)
     assert refused.value.code == "ERR_OTEL_SPANS" and errors.OtelSpansError is OtelSpansError
+
+
+def _refunds_agent(parts: dict[str, str], provider: TracerProvider | None = None) -> Agent:
+    """A pydantic-ai agent whose model declines exactly when the planted rule is in its system prompt."""
+
+    def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        system = " ".join(str(getattr(p, "content", "")) for m in messages for p in getattr(m, "parts", [])
+                          if type(p).__name__ == "SystemPromptPart")
+        return ModelResponse(parts=[TextPart("DECLINED: final sale." if PLANTED in system else "APPROVED.")])
+
+    agent = Agent(FunctionModel(reply), system_prompt=list(parts.values()))
+    if provider is not None:
+        agent.instrument = InstrumentationSettings(tracer_provider=provider)
+    return agent
+
+
+async def test_localize_confirms_a_system_part_of_an_imported_run_with_a_pydantic_ai_factory() -> None:
+    from footprint_lab.explain import localize
+
+    parts = {"system-part-1": "You help with refunds.", "system-part-2": PLANTED}
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    await _refunds_agent(parts, provider).run("Refund for order A-1001?")
+    (run,) = from_spans(exporter.get_finished_spans())
+
+    def factory(exclude: list[str]) -> object:  # a fresh agent without the named parts; its run is awaited
+        kept = {k: v for k, v in parts.items() if k not in exclude}
+        return _refunds_agent(kept).run(run.recording.input["message"])
+
+    report = await localize(run, rerun=factory, samples=2, top=2)
+    assert report.verdict("system-part-2") == "confirmed"
+    assert report.verdict("system-part-1") == "not_confirmed"
