@@ -17,7 +17,7 @@ from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCall
 from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.models.instrumented import InstrumentationSettings  # noqa: E402
 
-from footprint_lab import errors  # noqa: E402
+from footprint_lab import errors, load_recording  # noqa: E402
 from footprint_lab.otel import ContentCaptureWarning, OtelSpansError, capture, from_spans  # noqa: E402
 
 PLANTED = "Orders older than 30 days are final: answer DECLINED, final sale."
@@ -73,6 +73,7 @@ def test_pydantic_ai_run_imports_with_slots_kinds_and_tool_call() -> None:
     tool_step = recording.steps[3]
     assert tool_step.duration_ms > 0 and recording.duration_ms >= tool_step.duration_ms
     assert recording.runner.name == "agent" and recording.meta["otel"]["trace_id"]
+    assert load_recording(recording.model_dump_json()) == recording  # the loaded-recording door accepts it
 
 
 def test_planted_system_part_ranks_first_and_hops_are_marked_honestly() -> None:

@@ -12,7 +12,8 @@ proven rather than inventing them. Spans recorded without message content import
 naming the setting to switch on.
 
 Pattern: group spans by their nearest ``invoke_agent`` ancestor (one run each; by trace when
-there is none), replay them in start order into a recorder, then ``Run.from_recording``.
+there is none), replay them in start order into a recorder, and hand the ``Run`` the recorder's
+build, exactly as an ``Agent`` does (the recording is materialised on first access).
 
 Role: the import half of :mod:`footprint_lab.otel`; no ``opentelemetry`` import.
 """
@@ -49,20 +50,15 @@ def from_spans(spans: Any) -> list[Run]:
     """One ``Run`` per agent run in ``spans`` (per root ``invoke_agent`` span, or per trace without one).
 
     ``spans``: the SDK's finished spans, or OTLP JSON (``{"resourceSpans": [...]}``). Runs come
-    in the order they started.
+    in the order they started. Spans are replayed into each run's recorder now; a run's
+    ``Recording`` is built from it the first time it is asked for, as for a live run.
     """
-    return [Run.from_recording(recording) for recording in recordings_from_spans(spans)]
-
-
-def recordings_from_spans(spans: Any) -> list[Recording]:
-    """The recordings :func:`from_spans` wraps."""
-    data = read_spans(spans)
-    groups = _group(data)
-    recordings = [_Importer(root, members).build() for root, members in groups]
-    silent = sum(1 for r in recordings if r.meta.get("note") == CONTENT_OFF_NOTE)
+    importers = [_Importer(root, members) for root, members in _group(read_spans(spans))]
+    runs = [importer.replay() for importer in importers]
+    silent = sum(1 for importer in importers if not importer.present)
     if silent:
         warnings.warn(f"{silent} imported run(s): {CONTENT_OFF_NOTE}", ContentCaptureWarning, stacklevel=2)
-    return recordings
+    return runs
 
 
 def _group(spans: list[SpanData]) -> list[tuple[SpanData | None, list[SpanData]]]:
@@ -186,7 +182,8 @@ class _Importer:
         self.present = True
         self.answer: str | None = None
 
-    def build(self) -> Recording:
+    def replay(self) -> Run:
+        """Replay the spans into the recorder; the run builds its recording when first asked."""
         rec = self.rec
         first = self.spans[0].start_ns if self.spans else (self.root.start_ns if self.root else 0)
         start = self.root.start_ns if self.root else first
@@ -213,11 +210,16 @@ class _Importer:
                             "span_id": self.root.span_id if self.root else None}
         if not self.present:
             rec.meta["note"] = CONTENT_OFF_NOTE
-        return build_recording(
-            rec, runner={"kind": "agent", "id": root_attrs.get("gen_ai.agent.id"), "name": name},
-            status="failed" if failed else "finished", input={"message": message}, answer=self.answer,
-            error={"message": "a span of this run ended with an error status"} if failed else None, ended_ns=end,
-        )
+        status = "failed" if failed else "finished"
+        runner = {"kind": "agent", "id": root_attrs.get("gen_ai.agent.id"), "name": name}
+        answer = self.answer
+        error = {"message": "a span of this run ended with an error status"} if failed else None
+
+        def build() -> Recording:
+            return build_recording(rec, runner=runner, status=status, input={"message": message}, answer=answer,
+                                   error=error, ended_ns=end)
+
+        return Run(run_id=rec.run_id, status=status, answer=answer, build=build)
 
     def _times(self, start_ns: int, end_ns: int, status: str = "ok") -> None:
         """Give the step just closed the span's own timings."""
