@@ -146,3 +146,35 @@ def test_export_refuses_bad_arguments_and_reports_a_refusing_collector(receiver:
     with pytest.raises(OtlpExportFailed) as failed:
         export_otlp(run, endpoint=endpoint, headers={"authorization": "Bearer sk-xyz"})
     assert failed.value.retryable and "sk-xyz" not in str(failed.value)
+
+
+def test_live_spans_follow_a_composed_run_as_it_happens_without_the_secret() -> None:
+    from opentelemetry.sdk.trace import TracerProvider
+    from opentelemetry.sdk.trace.export import SimpleSpanProcessor
+    from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
+
+    from footprint_lab.otel import live_spans
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    pipeline = Sequence({"first": _agent("first"), "second": _agent("second")})
+    pipeline.subscribe(live_spans(provider))
+    run = pipeline.run_sync("Refund for A-1001?")
+    spans = exporter.get_finished_spans()
+    agents = [s for s in spans if s.attributes["gen_ai.operation.name"] == "invoke_agent"]
+    (root,) = [s for s in agents if s.parent is None]
+    assert root.attributes["footprint_lab.run_id"] == run.run_id
+    assert root.attributes["footprint_lab.status"] == "finished"
+    members = {s.attributes["gen_ai.agent.name"]: s for s in agents if s.parent is not None}
+    assert set(members) == {"first", "second"}
+    assert all(m.parent.span_id == root.context.span_id for m in members.values())
+    chats = [s for s in spans if s.name == "chat mock-model"]
+    tools = [s for s in spans if s.name == "execute_tool lookup_order"]
+    assert len(chats) == 4 and len(tools) == 2
+    member_ids = {m.context.span_id for m in members.values()}
+    assert all(s.parent.span_id in member_ids for s in [*chats, *tools])
+    assert all(s.attributes["gen_ai.usage.output_tokens"] > 0 for s in chats)
+    assert json.loads(tools[0].attributes["gen_ai.tool.call.arguments"]) == {"order_id": "A-1001"}
+    assert "[redacted:password]" in tools[0].attributes["footprint_lab.result_preview"]
+    assert all(SECRET not in json.dumps(dict(s.attributes), default=str) for s in spans)
