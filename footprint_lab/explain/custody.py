@@ -535,6 +535,9 @@ def _allowed_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
     step = piece.allowed_by
     if piece.verdict != "admitted":
         return Hop("ALLOWED", step, False, f"its recorded verdict is {piece.verdict} ({piece.reason})")
+    imported = candidate.recording.meta.get("imported")
+    if imported:  # a foreign framework's spans do not say which rule let a piece in
+        return Hop("ALLOWED", step, False, f"in the call's input; {imported}")
     if step is None or step not in index.steps:
         return Hop("ALLOWED", step, False, "no step of this recording gave it a verdict")
     kind = piece.source_kind
@@ -558,6 +561,9 @@ def _born_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
     piece = candidate.piece
     kind = piece.source_kind
     runner = candidate.recording.runner
+    imported = candidate.recording.meta.get("imported")
+    if imported:  # the spans show the piece, never the declaration that made it
+        return Hop("BORN", None, False, f"a {kind} piece; {imported}")
     who = f"{runner.kind} '{runner.name or runner.id}'" if (runner.name or runner.id) else f"the {runner.kind}"
     if kind == "base":
         return Hop("BORN", None, True, f"the system prompt of {who} (its system=...)")
