@@ -8,7 +8,8 @@ output, where, the names that matched, never the values) and ``scrub`` writes th
 copy. The sweep runs twice with one scrubber, so a value first seen under a covered key
 (``password``) is masked wherever else it appears, before or after.
 
-An embedded recording is masked as data, then validated again: its pieces' content hashes
+An embedded recording is masked as data in record form (its tables unpacked, so every value
+sits under its field's name, as a key policy expects), then validated again and packed back: its pieces' content hashes
 are recomputed, and its redaction report gains the policy's keys and pattern names (so a
 replay masks live requests the same way). Should key masking break the schema, only its
 text is masked.
@@ -30,7 +31,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from footprint_lab.engine.recording import RECORDING_MIME, Recording, content_hash
+from footprint_lab.engine.recording import RECORDING_MIME, Recording, content_hash, packed, unpacked
 from footprint_lab.engine.redaction import Redaction, RunScrubber, normalize_key
 from footprint_lab.engine.refusal import SettingRefusal, describe_shape
 from footprint_lab.notebook._read import as_path, outputs, read_notebook, widget_state, write_notebook
@@ -171,6 +172,7 @@ class _Pass:
                 data = json.loads(value)
             except ValueError:
                 return self.scrubber.scrub(value)
+        data = unpacked(data)  # masked in record form, where every value sits under its field's name
         if not _may_match(data, self.policy, self.scrubber):
             return value
         masked = self.scrubber.scrub(data)
@@ -184,7 +186,7 @@ class _Pass:
                 continue
             _settle(recording, self.policy)
             # given as JSON text (a widget trait), given back as JSON text
-            return recording.model_dump_json() if isinstance(value, str) else recording.model_dump(mode="json")
+            return recording.model_dump_json() if isinstance(value, str) else packed(recording)
         return masked  # not a loadable recording anyway: masked as plain data
 
 
@@ -252,6 +254,7 @@ def _learn(value: Any, scrubber: RunScrubber, keys: set[str]) -> None:
                 with contextlib.suppress(ValueError):
                     stack.append(json.loads(item))
         elif isinstance(item, dict):
+            item = unpacked(item) if _holds_recording(item) else item
             for name, inner in item.items():
                 if isinstance(name, str) and _folded(name) in keys and isinstance(inner, str):
                     scrubber.scrub({name: inner})
