@@ -174,6 +174,19 @@ def test_scrub_removes_every_planted_secret_and_the_recordings_still_explain(tmp
     assert out.stat().st_mtime_ns == before
 
 
+def test_a_covered_key_that_names_a_saved_table_column_is_masked_under_it(tmp_path: Path) -> None:
+    run = leaky_run()  # its reads each carry a summary: a field the saved recording writes once, as a column
+    path = notebook_with([run], tmp_path / "keyed.ipynb")
+    summaries = {read.summary for read in run.recording.reads}
+    out = tmp_path / "clean.ipynb"
+    policy = Redaction(keys=["Summary"])
+    scrub(path, redact=policy, out=out)
+    (loaded,) = load_runs(out)
+    assert loaded.recording.reads and {read.summary for read in loaded.recording.reads} == {"[redacted:Summary]"}
+    assert all(summary not in out.read_text() for summary in summaries if len(summary) > 12)
+    assert scan(out, redact=policy) == []
+
+
 def test_scan_and_scrub_refuse_a_missing_policy(tmp_path: Path) -> None:
     path = notebook_with([], tmp_path / "n.ipynb")
     for call in (scan, scrub):

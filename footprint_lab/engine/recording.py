@@ -282,6 +282,11 @@ _PIECE_TEXT = frozenset({"source_id", "reason"})
 _TABLES: dict[str, type[_Data]] = {"steps": Step, "reads": Read, "events": Event, "context_pieces": ContextPiece}
 
 
+#: the names a table hides from a reader that looks values up by key (a scrubber masking by key)
+TABLE_KEYS = frozenset({"columns", "rows", "same",
+                        *(name for model in _TABLES.values() for name in model.model_fields)})
+
+
 def packed(recording: Recording) -> dict[str, Any]:
     """The recording as compact JSON-native data that ``Recording.model_validate`` reads back equal.
 
