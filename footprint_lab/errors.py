@@ -38,6 +38,7 @@ The tree::
     │   ├── ResumeDivergedError          ERR_RESUME_DIVERGED        flow.refusals
     │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine.redaction
     │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      engine.recording_door
+    │   ├── SealSourceError              ERR_SEAL_SOURCE            engine.seal
     │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core.run
     │   ├── InvalidAnnotationError       ERR_INVALID_ANNOTATION     core.run
     │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context.declarations
@@ -105,6 +106,7 @@ from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.recording_door import InvalidRecordingError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
+from footprint_lab.engine.seal import SealSourceError
 from footprint_lab.explain.ablation import NothingToLocalizeError
 from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.custody import UnknownStepError
@@ -197,6 +199,7 @@ __all__ = [
     "RunCheckpointError",
     "RunFailure",
     "RunInFlightError",
+    "SealSourceError",
     "SharingConfigError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",

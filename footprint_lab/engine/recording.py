@@ -182,6 +182,19 @@ class Annotation(_Data):
     at: float = 0.0
 
 
+class Seal(_Data):
+    """A recording's seal (see :mod:`footprint_lab.engine.seal`): the chain's ``head``, a SHA-256 digest per
+    record kind (the header counts as one), per kind a CRC-32 tag per field (to locate a break), the
+    policy names a scrub re-sealed under, and when it was sealed."""
+
+    algorithm: str
+    head: str
+    kinds: dict[str, str]
+    tags: dict[str, str]
+    scrubbed: list[str] = Field(default_factory=list)
+    sealed_at: float = 0.0
+
+
 class Recording(_Data):
     """A whole run, as data."""
 
@@ -213,6 +226,8 @@ class Recording(_Data):
     redaction: dict[str, Any] | None = None
     listener_errors: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
+    #: set by ``footprint_lab.seal``; annotations stay outside it
+    seal: Seal | None = None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """The run's views and this recording as JSON under :data:`RECORDING_MIME` (see ``engine.display``)."""

@@ -94,8 +94,22 @@ def header(recording: Recording) -> str:
         f'<code class="fl-muted">{esc(recording.run_id)}</code>'
         f'<span class="fl-tag fl-st-{attr(recording.status)}">{esc(recording.status)}</span>'
         f'<span class="fl-muted">{recording.duration_ms:.1f} ms · {sent + got} tokens ({sent} in, {got} out)'
-        f" · {calls} LLM call{'s' if calls != 1 else ''}</span></div>"
+        f" · {calls} LLM call{'s' if calls != 1 else ''}</span>{seal_badge(recording)}</div>"
     )
+
+
+def seal_badge(recording: Recording) -> str:
+    """The seal, checked now: ``sealed · verified`` (green), ``seal broken`` (red, naming the first broken
+    link), nothing for a recording that was never sealed. A scrubbed one says by which policy names."""
+    from footprint_lab.engine.seal import verify
+
+    verdict = verify(recording)
+    if verdict.status == "unsealed":
+        return ""
+    scrubbed = f" · scrubbed ({', '.join(verdict.scrubbed)})" if verdict.scrubbed else ""
+    label, tone = ("sealed · verified" + scrubbed, "finished") if verdict.holds else ("seal broken", "failed")
+    return (f'<span class="fl-tag fl-st-{tone}" data-fl-seal="{attr(verdict.status)}" '
+            f'title="{attr(str(verdict))}">{esc(label)}</span>')
 
 
 def answer_block(recording: Recording, scope: str) -> str:

@@ -1,0 +1,80 @@
+"""Trust benchmark (issue 19): what sealing costs a run, and how fast a long recording verifies.
+
+Scenarios, medians over many samples:
+
+1. A 5-iteration run (five rounds of one ``noop`` tool call, then ``final``, mock provider), its
+   recording built, without and with ``Agent(..., seal=True)``, samples interleaved. Figures: the
+   wall time of each, the seal's share of the run (goal: at most 5%), and the run alone
+   (``agent.run`` without touching ``run.recording``), which the seal does not touch since the
+   seal is made when the recording is first built.
+2. ``verify`` on a sealed recording of a run of at least 10,000 steps (goal: at most 100 ms).
+
+Run ``python bench/bench_trust.py`` (``--quick`` only checks it runs, on small sizes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+from footprint_lab import Agent, define_tool, seal, verify
+from footprint_lab.providers import mock
+
+SEAL_GOAL = 0.05
+VERIFY_GOAL_MS = 100.0
+
+
+def agent(iterations: int, *, sealed: bool) -> Agent:
+    noop = define_tool(name="noop", description="Does nothing.", input_schema={"type": "object", "properties": {}},
+                       fn=lambda: "ok")
+    script: list[Any] = [{"tool": "noop", "args": {}}] * iterations + ["final"]
+    return Agent(provider=mock(replies=script), tools=[noop], max_iterations=iterations + 1, seal=sealed)
+
+
+def timed(work: Callable[[], Any]) -> float:
+    gc.collect()
+    started = time.perf_counter_ns()
+    work()
+    return (time.perf_counter_ns() - started) / 1e6
+
+
+def seal_cost(repeats: int) -> dict[str, float]:
+    plain: list[float] = []
+    sealed: list[float] = []
+    bare: list[float] = []
+    for _ in range(repeats):
+        for flag, samples in ((False, plain), (True, sealed)):
+            runner = agent(5, sealed=flag)
+            samples.append(timed(lambda runner=runner: runner.run_sync("go").recording))  # type: ignore[misc]
+        runner = agent(5, sealed=True)
+        bare.append(timed(lambda runner=runner: runner.run_sync("go")))  # type: ignore[misc]
+    base, with_seal = statistics.median(plain), statistics.median(sealed)
+    return {"plain_ms": base, "sealed_ms": with_seal, "share": with_seal / base - 1,
+            "run_only_ms": statistics.median(bare)}
+
+
+def verify_long(steps: int, repeats: int) -> tuple[int, float]:
+    iterations = steps // 3 + 1  # each iteration records about three steps
+    recording = seal(agent(iterations, sealed=False).run_sync("go").recording)
+    assert verify(recording).holds
+    return len(recording.steps), statistics.median(timed(lambda: verify(recording)) for _ in range(repeats))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--quick", action="store_true", help="only check that it runs")
+    quick = parser.parse_args().quick
+    cost = seal_cost(5 if quick else 200)
+    print(f"5-iteration run + recording: {cost['plain_ms']:.2f} ms plain, {cost['sealed_ms']:.2f} ms sealed "
+          f"-> sealing adds {cost['share']:.1%} (goal <= {SEAL_GOAL:.0%}); "
+          f"agent.run alone with seal=True: {cost['run_only_ms']:.2f} ms")
+    steps, verify_ms = verify_long(200 if quick else 10_000, 3 if quick else 5)
+    print(f"verify on a {steps}-step sealed recording: {verify_ms:.1f} ms (goal <= {VERIFY_GOAL_MS:.0f} ms)")
+
+
+if __name__ == "__main__":
+    main()
