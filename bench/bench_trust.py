@@ -8,6 +8,8 @@ Scenarios, medians over many samples:
    (``agent.run`` without touching ``run.recording``), which the seal does not touch since the
    seal is made when the recording is first built.
 2. ``verify`` on a sealed recording of a run of at least 10,000 steps (goal: at most 100 ms).
+3. ``lint_tools`` on a catalog of 500 tools in the MCP shape, each with two parameters, drawn from
+   a few dozen words so many pairs share words (goal: at most 1 s).
 
 Run ``python bench/bench_trust.py`` (``--quick`` only checks it runs, on small sizes).
 """
@@ -21,11 +23,14 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from footprint_lab import Agent, define_tool, seal, verify
+from footprint_lab import Agent, define_tool, lint_tools, seal, verify
 from footprint_lab.providers import mock
 
 SEAL_GOAL = 0.05
 VERIFY_GOAL_MS = 100.0
+LINT_GOAL_MS = 1000.0
+VERBS = ("get", "list", "search", "update", "create", "cancel", "refund", "track")
+NOUNS = ("order", "invoice", "customer", "shipment", "product", "ticket", "payment", "review", "coupon", "return")
 
 
 def agent(iterations: int, *, sealed: bool) -> Agent:
@@ -64,6 +69,23 @@ def verify_long(steps: int, repeats: int) -> tuple[int, float]:
     return len(recording.steps), statistics.median(timed(lambda: verify(recording)) for _ in range(repeats))
 
 
+def catalog(size: int) -> dict[str, Any]:
+    tools = []
+    for n in range(size):
+        verb, noun, other = VERBS[n % len(VERBS)], NOUNS[n % len(NOUNS)], NOUNS[(n * 7) % len(NOUNS)]
+        tools.append({"name": f"{verb}_{noun}_{n}", "description": f"Returns the {noun} records linked to a {other}, "
+                      f"variant {n}.", "inputSchema": {"type": "object", "properties": {
+                          f"{noun}_id": {"type": "string", "description": f"The {noun} id."},
+                          "mode": {"type": "string", "description": "one of fast, full or audit"}}}})
+    return {"tools": tools}
+
+
+def lint_ms(size: int, repeats: int) -> tuple[float, int]:
+    tools = catalog(size)
+    found = len(lint_tools(tools))
+    return statistics.median(timed(lambda: lint_tools(tools)) for _ in range(repeats)), found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="only check that it runs")
@@ -74,6 +96,9 @@ def main() -> None:
           f"agent.run alone with seal=True: {cost['run_only_ms']:.2f} ms")
     steps, verify_ms = verify_long(200 if quick else 10_000, 3 if quick else 5)
     print(f"verify on a {steps}-step sealed recording: {verify_ms:.1f} ms (goal <= {VERIFY_GOAL_MS:.0f} ms)")
+    size = 50 if quick else 500
+    lint, found = lint_ms(size, 3 if quick else 7)
+    print(f"lint_tools on {size} tools: {lint:.1f} ms, {found} findings (goal <= {LINT_GOAL_MS:.0f} ms)")
 
 
 if __name__ == "__main__":

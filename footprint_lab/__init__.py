@@ -35,6 +35,7 @@ _EXPORTS: dict[str, str] = {
     "seal": "footprint_lab.engine.seal",
     "verify": "footprint_lab.engine.seal",
     "Verdict": "footprint_lab.engine.seal",
+    "lint_tools": "footprint_lab.explain.tool_lint",
     "Refusal": "footprint_lab.engine.refusal",
     "Sequence": "footprint_lab.flow",
     "Parallel": "footprint_lab.flow",
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from footprint_lab.engine.redaction import Redaction
     from footprint_lab.engine.refusal import Refusal
     from footprint_lab.engine.seal import Verdict, seal, verify
+    from footprint_lab.explain.tool_lint import lint_tools
     from footprint_lab.explain.tree import RunTree
     from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
     from footprint_lab.flow.checkpoint import FlowCheckpoint, FlowCheckpointError
@@ -138,6 +140,7 @@ __all__ = [
     "Workflow",
     "ask_human",
     "define_tool",
+    "lint_tools",
     "load_recording",
     "merge_with_llm",
     "normalize_run_input",

@@ -49,6 +49,7 @@ The tree::
     │   ├── ExplainConfigError           ERR_EXPLAIN_CONFIG         explain.checks
     │   ├── UnknownStepError             ERR_UNKNOWN_STEP           explain.custody
     │   ├── InfluenceStrategyError       ERR_INFLUENCE_STRATEGY     explain.influence
+    │   ├── ToolCatalogError             ERR_TOOL_CATALOG           explain.tool_lint
     │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         explain.rerun
     │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain.ablation
     │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
@@ -112,6 +113,7 @@ from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.custody import UnknownStepError
 from footprint_lab.explain.influence import InfluenceStrategyError
 from footprint_lab.explain.rerun import UnknownSourceError
+from footprint_lab.explain.tool_lint import ToolCatalogError
 from footprint_lab.flow.checkpoint import FlowCheckpointError
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
@@ -201,6 +203,7 @@ __all__ = [
     "RunInFlightError",
     "SealSourceError",
     "SharingConfigError",
+    "ToolCatalogError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
     "UnknownRunError",

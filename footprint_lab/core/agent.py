@@ -105,7 +105,8 @@ class Agent(Conversation, Runner):
     :class:`~footprint_lab.Redaction` covers out of everything recorded; ``input_guard`` (a
     function of the message returning ``None`` to admit it or a reply to refuse it) screens
     each new message before the model sees it. ``seal=True`` seals every run's recording
-    (``footprint_lab.seal``; check it with ``footprint_lab.verify``).
+    (``footprint_lab.seal``; check it with ``footprint_lab.verify``); ``lint_tools=True`` lints the
+    tools once, here, and warns (``ToolLintWarning``) about what ``footprint_lab.lint_tools`` finds.
     """
 
     kind: ClassVar[str] = "agent"
@@ -125,6 +126,7 @@ class Agent(Conversation, Runner):
         redact: Redaction | None = None,
         input_guard: Callable[[str], Any] | None = None,
         seal: bool = False,
+        lint_tools: bool = False,
     ) -> None:
         super().__init__(id=id, name=name)
         runner = type(self).__name__
@@ -159,8 +161,9 @@ class Agent(Conversation, Runner):
         if unusable is not None:
             raise AgentConfigError(runner, "input_guard", unusable,
                                    "must be a function of the message returning None (admit) or a reply (refuse)")
-        if not isinstance(seal, bool):
-            raise AgentConfigError(runner, "seal", describe_shape(seal), "must be True or False")
+        for flag, given in (("seal", seal), ("lint_tools", lint_tools)):
+            if not isinstance(given, bool):
+                raise AgentConfigError(runner, flag, describe_shape(given), "must be True or False")
         self.redact = redact
         self.seal = seal
         self.input_guard = input_guard
@@ -172,6 +175,11 @@ class Agent(Conversation, Runner):
         self._tools_by_name = {t.name: t for t in self.tools}
         self._tool_schemas = [t.schema() for t in self.tools]
         self._tool_names = tuple(t.name for t in self.tools)
+        self.lint_tools = lint_tools
+        if lint_tools and self.tools:
+            from footprint_lab.explain.tool_lint import warn_findings
+
+            warn_findings(self.tools, runner)
         self._context = self._plan_context(context, budgets, runner)
         self._active_run_id: str | None = None
 
