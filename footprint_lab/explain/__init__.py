@@ -11,12 +11,20 @@ and never changes it:
   and :func:`ranking_confidence` to say when the top is a clear winner;
 - :func:`localize`: proof by ablation: each top suspect removed over seeded reruns, against a
   baseline, with a verdict of confirmed / inconclusive / not_confirmed;
+- :func:`bisect_culprits`: when no single removal flips the outcome, the smallest sets of
+  suspects whose joint removal does, within a bounded number of reruns;
 - :func:`rerun_without`: one rerun without named sources, and what changed;
 - :func:`find_dropped_context`: what was available but never reached the model, and why,
-  confirmed by restoring it.
+  confirmed by restoring it;
+- :func:`ask`: a question in plain words, answered by an explainer agent that opens the
+  recording only through read-only, bounded views and cites its ids;
+- :func:`integrity`: the contradictions a recording holds (an ungrounded tool, an invented
+  identifier, a duplicate tool call, an answer against a tool result), with a disposition
+  for every check.
 
 Reruns go through whatever runner is handed in (an agent, rebuilt with ``agent.without``,
-or a factory), so this layer never imports a runner.
+or a factory), and ``ask`` builds its explainer through a factory (by default the package
+root's ``Agent``), so this layer never imports a runner.
 """
 
 from footprint_lab.explain.ablation import (
@@ -27,7 +35,9 @@ from footprint_lab.explain.ablation import (
     localize,
     rerun_without,
 )
+from footprint_lab.explain.asking import Explanation, ask
 from footprint_lab.explain.checks import ExplainConfigError
+from footprint_lab.explain.culprits import Culprits, CulpritSet, bisect_culprits
 from footprint_lab.explain.custody import Backtrack, Candidate, Hop, UnknownStepError, backtrack
 from footprint_lab.explain.dropped import DroppedContext, DroppedPiece, find_dropped_context
 from footprint_lab.explain.influence import (
@@ -41,18 +51,25 @@ from footprint_lab.explain.influence import (
     register_influence_strategy,
     suspects,
 )
+from footprint_lab.explain.integrity_checks import Disposition, Finding, IntegrityReport, integrity
 from footprint_lab.explain.rerun import TextDifference, UnknownSourceError
 
 __all__ = [
     "CORRELATIONAL",
     "Backtrack",
     "Candidate",
+    "CulpritSet",
+    "Culprits",
+    "Disposition",
     "DroppedContext",
     "DroppedPiece",
     "EmbeddingInfluence",
     "ExplainConfigError",
+    "Explanation",
+    "Finding",
     "Hop",
     "InfluenceStrategyError",
+    "IntegrityReport",
     "LexicalInfluence",
     "Localization",
     "LocalizedSuspect",
@@ -62,8 +79,11 @@ __all__ = [
     "TextDifference",
     "UnknownSourceError",
     "UnknownStepError",
+    "ask",
     "backtrack",
+    "bisect_culprits",
     "find_dropped_context",
+    "integrity",
     "list_influence_strategies",
     "localize",
     "ranking_confidence",

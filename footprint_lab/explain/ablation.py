@@ -78,7 +78,7 @@ class NothingToLocalizeError(Refusal):
         self.status = status
 
 
-def _original(function: str, recording: Recording) -> str:
+def original_answer(function: str, recording: Recording) -> str:
     if not recording.exchanges and not any(child.exchanges for child in recording.children):
         raise NothingToLocalizeError(function, "no_llm_call", recording.status)
     if recording.answer is None:
@@ -149,9 +149,21 @@ class Localization:
                 f"unchanged reruns gave the original outcome); {len(self.confirmed)} of {len(self.suspects)} "
                 f"suspects confirmed; comparator {self.comparator}.")
 
+    @property
+    def nothing_alone(self) -> bool:
+        """``True`` when, on a stable baseline, no tested suspect flipped the outcome in any rerun.
+
+        Causes can still act together (two redundant facts, each enough to keep the outcome):
+        :func:`~footprint_lab.explain.bisect_culprits` searches for sets whose joint removal flips it.
+        """
+        return self.baseline_stable and bool(self.suspects) and not any(s.flips for s in self.suspects)
+
     def __str__(self) -> str:
         lines = [self.summary(), *(s.line() for s in self.suspects)]
         lines += [f"not tested: '{name}' ({why})" for name, why in self.untested]
+        if self.nothing_alone:
+            lines.append("No suspect flipped the outcome alone; causes may act only together: "
+                         "bisect_culprits(run, rerun=...) searches for sets whose joint removal flips it.")
         return "\n".join(lines)
 
     def to_frame(self) -> pd.DataFrame:
@@ -215,29 +227,21 @@ async def localize(
     ``progress`` shows a bar in a notebook (``None``: only inside a kernel), or is a function ``(done, total)``.
     """
     recording = recording_of(run, "localize")
-    original = _original("localize", recording)
+    original = original_answer("localize", recording)
     whole_number("localize", "samples", samples, 1, 1000)
     whole_number("localize", "top", top, 1, 1000)
     whole_number("localize", "concurrency", concurrency, 1, 10_000)
     compare = check_comparator("localize", comparator)
     rerunner = Rerunner("localize", rerun, recording, input, continue_from)
-    chosen, untested = _chosen(recording, run, sources, strategy, top)
-    seeds = list(range(samples))
-    # Every runner is built before the first rerun starts: a bad factory is refused before anything is billed.
-    baseline_runners = [rerunner.build(seed=seed) for seed in seeds]
-    suspect_runners = [[rerunner.build(exclude=[name], seed=seed) for seed in seeds] for _, name, _, _ in chosen]
-    runners = [*baseline_runners, *(r for group in suspect_runners for r in group)]
-    jobs = [functools.partial(rerunner.run, runner, seeds[k % samples]) for k, runner in enumerate(runners)]
-    bar = Progress(len(jobs), "reruns", progress)
-    outcomes = await run_all(jobs, concurrency=concurrency, on_done=bar.step)
+    chosen, untested = choose_suspects(recording, run, sources, strategy, top)
+    bar = Progress(samples * (len(chosen) + 1), "reruns", progress)
+    groups = await rerun_groups(rerunner, [[], *([name] for _, name, _, _ in chosen)], range(samples), compare,
+                                original, concurrency=concurrency, bar=bar)
     bar.close()
-    for outcome in outcomes:
-        outcome.flipped = outcome.answer is not None and bool(compare(original, outcome.answer))
-    baseline = outcomes[:samples]
+    baseline = groups[0]
     stable = all(o.error is None and not o.flipped for o in baseline)
     tested = []
-    for position, (rank, name, source, score) in enumerate(chosen):
-        group = outcomes[samples * (position + 1): samples * (position + 2)]
+    for (rank, name, source, score), group in zip(chosen, groups[1:], strict=True):
         failed = sum(1 for o in group if o.error is not None)
         flips = sum(1 for o in group if o.flipped)
         verdict, reason = judge(flips, len(group), failed, stable)
@@ -246,8 +250,27 @@ async def localize(
     return Localization(original, stable, baseline, tested, untested, repr(compare))
 
 
-def _chosen(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any,
-            top: int) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
+async def rerun_groups(rerunner: Rerunner, groups: Sequence[Sequence[str]], seeds: Sequence[int],
+                       compare: Callable[[str, str], bool], original: str, *, concurrency: int,
+                       bar: Progress | None = None) -> list[list[Outcome]]:
+    """Rerun once per seed without each group of sources, all concurrently.
+
+    Every runner is built before the first rerun starts, so a bad factory is refused before
+    anything is billed. Each outcome is judged against ``original``; the result holds one list
+    of outcomes per group, in order.
+    """
+    seeds = list(seeds)
+    samples = len(seeds)
+    runners = [rerunner.build(exclude=list(group), seed=seed) for group in groups for seed in seeds]
+    jobs = [functools.partial(rerunner.run, runner, seeds[k % samples]) for k, runner in enumerate(runners)]
+    outcomes = await run_all(jobs, concurrency=concurrency, on_done=bar.step if bar is not None else None)
+    for outcome in outcomes:
+        outcome.flipped = outcome.answer is not None and bool(compare(original, outcome.answer))
+    return [outcomes[samples * n: samples * (n + 1)] for n in range(len(groups))]
+
+
+def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any,
+                    top: int) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
     """``(rank, removal id, source, score)`` of each suspect to test, and the higher-ranked ones no rerun can remove."""
     if sources is not None:
         named = id_list("localize", "sources", sources)
@@ -327,7 +350,7 @@ async def rerun_without(
     recording = recording_of(run, "rerun_without")
     names = id_list("rerun_without", "ignore", ignore)
     check_removable("rerun_without", recording, names)
-    original = _original("rerun_without", recording)
+    original = original_answer("rerun_without", recording)
     compare = check_comparator("rerun_without", comparator)
     rerunner = Rerunner("rerun_without", rerun, recording, input, continue_from)
     runner = rerunner.build(exclude=names, seed=0)

@@ -356,7 +356,7 @@ def _produced(index: RecordingIndex, target: str, is_answer: bool) -> tuple[str,
     """What the target produced (its full text) and the ANSWER hop that shows it."""
     exchange = index.exchanges.get(target)
     if exchange is not None:
-        text = _reply_text(exchange)
+        text = reply_text(exchange)
         return text, Hop("ANSWER", target, True, f'{target} replied: "{shorten(text)}"')
     decision = index.decision_of(target)
     if decision is not None:
@@ -374,7 +374,7 @@ def _produced(index: RecordingIndex, target: str, is_answer: bool) -> tuple[str,
     return "", Hop("ANSWER", target, True, f"{target} ({index.steps[target].stage}) wrote {paths}")
 
 
-def _reply_text(exchange: LLMExchange) -> str:
+def reply_text(exchange: LLMExchange) -> str:
     response = exchange.response
     calls = [f"{c.name}({json.dumps(c.args, ensure_ascii=False, sort_keys=True)})" for c in response.tool_calls]
     return "\n".join(part for part in [response.content or "", *calls] if part)

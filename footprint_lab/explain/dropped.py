@@ -71,12 +71,17 @@ class DroppedPiece:
         item = f" item {self.item}" if self.item else ""
         return f"{self.source_kind} '{self.source_id}'{item}"
 
-    def line(self) -> str:
+    def describe(self) -> str:
+        """What was left out, of which call, by which step and why (the recording's account, no rerun)."""
         where = f" at {self.decided_by}" if self.decided_by else ""
         member = f" of member '{self.member}'" if self.member else ""
         text = f"{self.label}{member} ({self.slot} slot of {self.call}): {self.verdict}{where}: {self.why}"
         if self.reached_earlier:
             text += f"; it did reach {', '.join(self.reached_earlier)}"
+        return text
+
+    def line(self) -> str:
+        text = self.describe()
         restored = self.restoration
         if restored is None:
             return text + "\n    not tested: pass rerun=agent to force it back in and rerun"

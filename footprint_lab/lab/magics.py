@@ -1,4 +1,4 @@
-"""The notebook magics: ``%fp_why``, ``%fp_context``, ``%fp_tree``, ``%fp_suspects`` and ``%%fp_run``.
+"""The notebook magics: ``%fp_why``, ``%fp_context``, ``%fp_tree``, ``%fp_suspects``, ``%%fp_run``, ``%fp_ask``.
 
 Rule kept here: a magic only reads. RUN is a variable holding a ``Run``, or a run id; left out,
 it is the last run this kernel produced, which the extension notices after each cell (the
@@ -18,7 +18,7 @@ import json
 import weakref
 from typing import Any
 
-from IPython.core.magic import Magics, cell_magic, line_magic, magics_class
+from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from footprint_lab.core.run import Run
@@ -170,3 +170,16 @@ class FootprintMagics(Magics):
         self.namespace["_fp"] = run
         self.last.remember(run)
         return run
+
+    @line_cell_magic
+    def fp_ask(self, line: str, cell: str | None = None) -> Any:
+        """Ask a run why, in plain words: ``%fp_ask [-p PROVIDER] [RUN] question``.
+
+        An explainer agent on PROVIDER (a variable holding a provider, a string such as
+        openai:gpt-4o-mini, or the variable fp_explainer) opens RUN (a variable; the last run when
+        left out) through read-only views and cites its ids. A question ending in ``word?`` goes in
+        the cell form: ``%%fp_ask -p explainer run``, the question on the lines below.
+        """
+        from footprint_lab.lab.ask_magic import ask_from_magic
+
+        return ask_from_magic(line, cell, self.namespace, lambda: self._run("fp_ask", None))

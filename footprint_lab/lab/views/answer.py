@@ -7,7 +7,9 @@ in-page anchor under the output's own id, so the page reads the same in JupyterL
 GitHub, nbviewer and an exported HTML file.
 
 Layout, top to bottom: who ran and how it ended; the answer (or the pending question, or the
-failure); what the answering call was given, slot by slot, one row per piece colour-coded by
+failure); the integrity findings (``explain.integrity``), each linking to its steps, which carry
+a badge per finding in the call blocks and the steps table; what the answering call was given,
+slot by slot, one row per piece colour-coded by
 source kind, each opening to its custody and suspect rank; what that iteration left out; every
 other LLM call, collapsed; for a composition, its members as a nested tree with each member's
 own view inside; the steps, collapsed.
@@ -38,6 +40,7 @@ from footprint_lab.lab.views.page import (
 if TYPE_CHECKING:
     from footprint_lab.engine.recording import ContextPiece, LLMExchange, Recording
     from footprint_lab.explain.custody import Backtrack, Candidate, Hop
+    from footprint_lab.explain.integrity_checks import IntegrityReport
 
 SLOTS = ("system", "messages", "tools")
 #: a composition whose tree has more runs than this shows each member's answer and header only
@@ -69,18 +72,45 @@ def usage_of(recording: Recording) -> tuple[int, int, int]:
 def run_body(recording: Recording, scope: str, *, full_members: bool = True, nested: bool = False) -> str:
     """A run's view without its style sheet; ``nested`` (a member inside its parent's tree) leaves out
     the header and the members, which the tree's own row and branches already show."""
+    from footprint_lab.explain.integrity_checks import integrity
+
+    report = integrity(recording)
+    badges = report.by_step()
     parts = [] if nested else [header(recording)]
     parts.append(answer_block(recording, scope))
+    parts.append(integrity_block(report, scope))
     parts.append(notes_block(recording))
     if recording.exchanges:
-        parts.append(_Calls(recording, scope).render())
+        parts.append(_Calls(recording, scope, badges).render())
     if recording.children and not nested:
         from footprint_lab.lab.views.tree import members_html
 
         parts.append('<details class="fl-box" open><summary>Members</summary>'
                      f"{members_html(recording, scope, full=full_members)}</details>")
-    parts.append(steps_table(recording, scope))
+    parts.append(steps_table(recording, scope, badges))
     return "".join(parts)
+
+
+def flags(kinds: list[str]) -> str:
+    """One badge per kind of integrity finding on a step."""
+    return "".join(f'<span class="fl-flag">{esc(kind)}</span>' for kind in kinds)
+
+
+def integrity_block(report: IntegrityReport, scope: str) -> str:
+    """The findings of the integrity checks, each linking to its steps, and every check's disposition."""
+    checks = "".join(f"<li><code>{esc(d.check)}</code> {esc(d.status.replace('_', ' '))}: {esc(d.note)}</li>"
+                     for d in report.dispositions)
+    ledger = f'<details><summary>Every check</summary><ul class="fl-hops">{checks}</ul></details>'
+    if not report.findings:
+        return f'<div class="fl-muted fl-integrity">Integrity: no findings.{ledger}</div>'
+    items = "".join(
+        f"<li>{flags([f.kind])} {esc(f.what)} "
+        + " ".join(f'<a href="#{anchor(scope, "s", step)}"><code>{esc(step)}</code></a>' for step in f.steps)
+        + f'<div class="fl-note">{esc(f.why)}</div></li>'
+        for f in report.findings)
+    return (f'<details class="fl-box fl-integrity" open><summary>Integrity: {len(report.findings)} '
+            f"finding{'s' if len(report.findings) != 1 else ''}</summary><ul class=\"fl-hops\">{items}</ul>"
+            f"{ledger}</details>")
 
 
 def header(recording: Recording) -> str:
@@ -153,9 +183,10 @@ def notes_block(recording: Recording) -> str:
 class _Calls:
     """The LLM calls of one recording: the answering one open, the others collapsed to what differs."""
 
-    def __init__(self, recording: Recording, scope: str) -> None:
+    def __init__(self, recording: Recording, scope: str, badges: dict[str, list[str]] | None = None) -> None:
         self.recording = recording
         self.scope = scope
+        self.badges = badges or {}
         #: a member's step ids are shown relative to where it was mounted (the data attributes keep them whole)
         self.prefix = f"{recording.path}/" if recording.path else ""
         self.custody: dict[tuple[str, int], Candidate] = {}
@@ -195,7 +226,9 @@ class _Calls:
 
     def _facts(self, exchange: LLMExchange) -> str:
         usage = exchange.response.usage
-        return (f"<code>{esc(local(exchange.step_id, self.prefix))}</code> · <code>{esc(exchange.model)}</code> · "
+        flagged = flags(self.badges.get(exchange.step_id, []))
+        return (f"<code>{esc(local(exchange.step_id, self.prefix))}</code>{flagged} · "
+                f"<code>{esc(exchange.model)}</code> · "
                 f"{usage.input_tokens} in / {usage.output_tokens} out tokens · {exchange.duration_ms:.1f} ms")
 
     def call_block(self, exchange: LLMExchange, *, answering: bool, left_out: bool = True) -> str:
@@ -327,11 +360,12 @@ def _hops_html(hops: list[Hop], scope: str, prefix: str = "") -> str:
     return f'<ol>{"".join(items)}</ol>'
 
 
-def steps_table(recording: Recording, scope: str) -> str:
-    """Every step of the run, collapsed; each row is an anchor the custody hops link to."""
+def steps_table(recording: Recording, scope: str, badges: dict[str, list[str]] | None = None) -> str:
+    """Every step of the run, collapsed; each row is an anchor the custody hops link to (and findings badge)."""
+    badges = badges or {}
     # closing tags of rows and cells are optional in HTML: left out, a long run's table is a third smaller
     rows = "".join(
-        f'<tr id="{anchor(scope, "s", step.step_id)}"><td>{esc(step.step_id)}'
+        f'<tr id="{anchor(scope, "s", step.step_id)}"><td>{esc(step.step_id)}{flags(badges.get(step.step_id, []))}'
         f"<td>{'' if step.iteration is None else step.iteration}<td>{esc(step.status)}<td>{step.duration_ms:.2f}"
         for step in recording.steps
     )

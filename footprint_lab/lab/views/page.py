@@ -56,6 +56,8 @@ border-radius:4px;max-height:22rem;overflow:auto}
 § .fl-piece ol,§ .fl-piece ul,§ .fl-hops{list-style:none;padding:0}
 § .fl-piece li b,§ .fl-hops b{display:inline-block;min-width:4.6rem;font:600 11px monospace}
 § .fl-unproven{color:#cf222e}
+§ .fl-flag{display:inline-block;margin-left:4px;border-radius:8px;padding:0 6px;font-size:11px;color:#fff;
+background:#bc4c00}
 § .fl-box{border:1px solid #d0d7de;border-radius:6px;padding:.2rem .6rem;margin:.4rem 0}
 § .fl-box>summary{font-weight:600}
 § table{border-collapse:collapse;margin:.3rem 0;font-size:12px}
