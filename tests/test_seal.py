@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 import footprint_lab
-from footprint_lab import Agent, Redaction, Sequence, define_tool, load_recording, seal, verify
+from footprint_lab import Agent, LLMCall, Redaction, Sequence, define_tool, load_recording, seal, verify
 from footprint_lab.engine.recording import Recording
 from footprint_lab.errors import AgentConfigError, SealSourceError
 from footprint_lab.lab.views.answer import answer_view
@@ -80,6 +80,13 @@ def test_an_unsealed_recording_says_so_and_notes_stay_outside_the_seal() -> None
     run = sealed_run()
     run.annotate("answer", "checked against the warehouse", tag="ok")
     assert verify(run).holds
+
+
+def test_an_llm_call_seals_and_a_rebuilt_agent_keeps_its_seal() -> None:
+    call = LLMCall(provider=mock(reply="fine"), system="Be brief.", seal=True)
+    assert verify(call.run_sync("hi")).holds
+    agent = Agent(provider=mock(reply="ok"), system="Be brief.", tools=[lookup_tool()], seal=True)
+    assert verify(agent.without("lookup").run_sync("hi")).holds
 
 
 def test_redaction_happens_before_sealing() -> None:
