@@ -135,3 +135,18 @@ def test_an_agent_with_lint_tools_warns_once_at_build_time() -> None:
     with pytest.raises(AgentConfigError):
         Agent(provider=mock(reply="ok"), lint_tools="yes")
     assert footprint_lab.lint_tools is lint_tools
+
+
+def test_the_answer_view_says_when_a_tool_was_chosen_between_twins() -> None:
+    from footprint_lab.lab.views.answer import answer_view
+
+    tools = [define_tool(name=t["name"], description=t["description"], input_schema=t["inputSchema"],
+                         fn=lambda **_: "shipped") for t in PLAIN[:2]]
+    tools.append(define_tool(name="escalate", description=PLAIN[3]["description"],
+                             input_schema=PLAIN[3]["inputSchema"], fn=lambda **_: "ok"))
+    script = [{"tool": "get_order_status", "args": {"order_id": "A-1"}}, {"tool": "escalate",
+              "args": {"priority": "low"}}, "A-1 shipped."]
+    run = Agent(provider=mock(replies=script), tools=tools).run_sync("status of A-1?")
+    html = answer_view(run.recording)
+    assert html.count("data-fl-twins") == 1  # escalate has no twin
+    assert "<code>get_order_status</code> chose between twins: <code>get_order_history</code>" in html

@@ -17,9 +17,10 @@ result, or plain ``{name, description, inputSchema}`` dicts) and reports, one ro
   cosine); pass ``embed=fn`` (texts to vectors) to compare embeddings instead. Each carries its
   ``score``, the ``threshold`` and the ``margin`` above it.
 
-Every finding has a suggested ``fix``. The same catalog in any of the accepted shapes gives the same
-findings. A catalog that cannot be read is refused with :class:`ToolCatalogError`, naming the
-entry by index and saying what arrived by shape only.
+:func:`twins` gives, for a tool a model chose, the confusable neighbours it was sent beside it
+(the answer view says "chose between twins"). Every finding has a suggested ``fix``. The same
+catalog in any of the accepted shapes gives the same findings. A catalog that cannot be read is
+refused with :class:`ToolCatalogError`, naming the entry by index and saying what arrived by shape only.
 
 Role: explain layer (reads the tools slot; nothing here runs a model). ``lint_tools`` returns a
 DataFrame (pandas imported on call); :func:`lint_findings` returns plain rows for the core.
@@ -27,6 +28,7 @@ DataFrame (pandas imported on call); :func:`lint_findings` returns plain rows fo
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import re
@@ -272,6 +274,28 @@ def _cosines(rows: Any) -> Any:
     norms[norms == 0] = 1.0
     unit = rows / norms[:, None]
     return unit @ unit.T
+
+
+def twins(tools: list[dict[str, Any]], chosen: str, *, threshold: float = THRESHOLD) -> list[tuple[str, float]]:
+    """The tools of one call's tools slot that the lint finds confusable with ``chosen``, closest first.
+
+    What the answer view shows beside a tool call ("chose between twins"); the provider's
+    log-probabilities, which would give the choice's real margin, are not recorded today.
+    """
+    key = json.dumps(tools, sort_keys=True, default=str)
+    pairs = _twin_pairs(key, threshold)
+    found = [(b, score) for a, b, score in pairs if a == chosen] + [(a, score) for a, b, score in pairs if b == chosen]
+    return sorted(found, key=lambda pair: -pair[1])
+
+
+@functools.lru_cache(maxsize=64)
+def _twin_pairs(key: str, threshold: float) -> tuple[tuple[str, str, float], ...]:
+    """Every confusable pair of a tools slot (given as its JSON), linted once per distinct slot."""
+    try:
+        findings = lint_findings(json.loads(key), threshold=threshold)
+    except ToolCatalogError:
+        return ()
+    return tuple((f.tool, f.other or "", f.score or 0.0) for f in findings if f.check == "confusable")
 
 
 class ToolLintWarning(UserWarning):
