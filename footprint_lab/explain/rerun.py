@@ -130,7 +130,7 @@ class Rerunner:
         self._redacted = recording.redaction is not None
         if callable(getattr(rerun, "without", None)):
             self._seeded = True
-        elif callable(rerun):
+        elif callable(rerun) and (_accepts(rerun, "exclude") or _accepts(rerun, "force")):
             self._seeded = _accepts(rerun, "seed")
         else:
             raise ExplainConfigError(
