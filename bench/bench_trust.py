@@ -11,17 +11,19 @@ Scenarios, medians over many samples:
 3. ``lint_tools`` on a catalog of 500 tools in the MCP shape, each with two parameters, drawn from
    a few dozen words so many pairs share words (goal: at most 1 s).
 
-Run ``python bench/bench_trust.py`` (``--quick`` only checks it runs, on small sizes).
+Run ``python bench/bench_trust.py`` (``--quick`` only checks it runs, on small sizes; ``--results``
+appends the rows for ``bench/run_all.py``).
 """
 
 from __future__ import annotations
 
-import argparse
 import gc
 import statistics
 import time
 from collections.abc import Callable
 from typing import Any
+
+from _kit import Report, median, options, samples_ms
 
 from footprint_lab import Agent, define_tool, lint_tools, seal, verify
 from footprint_lab.providers import mock
@@ -62,11 +64,11 @@ def seal_cost(repeats: int) -> dict[str, float]:
             "run_only_ms": statistics.median(bare)}
 
 
-def verify_long(steps: int, repeats: int) -> tuple[int, float]:
+def verify_long(steps: int, repeats: int) -> tuple[int, list[float]]:
     iterations = steps // 3 + 1  # each iteration records about three steps
     recording = seal(agent(iterations, sealed=False).run_sync("go").recording)
     assert verify(recording).holds
-    return len(recording.steps), statistics.median(timed(lambda: verify(recording)) for _ in range(repeats))
+    return len(recording.steps), samples_ms(lambda: verify(recording), repeats)
 
 
 def catalog(size: int) -> dict[str, Any]:
@@ -80,25 +82,30 @@ def catalog(size: int) -> dict[str, Any]:
     return {"tools": tools}
 
 
-def lint_ms(size: int, repeats: int) -> tuple[float, int]:
+def lint_ms(size: int, repeats: int) -> tuple[list[float], int]:
     tools = catalog(size)
     found = len(lint_tools(tools))
-    return statistics.median(timed(lambda: lint_tools(tools)) for _ in range(repeats)), found
+    return samples_ms(lambda: lint_tools(tools), repeats), found
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="only check that it runs")
-    quick = parser.parse_args().quick
+    args = options(__doc__.splitlines()[0])
+    quick = args.quick
+    report = Report("trust", args)
     cost = seal_cost(5 if quick else 200)
-    print(f"5-iteration run + recording: {cost['plain_ms']:.2f} ms plain, {cost['sealed_ms']:.2f} ms sealed "
-          f"-> sealing adds {cost['share']:.1%} (goal <= {SEAL_GOAL:.0%}); "
-          f"agent.run alone with seal=True: {cost['run_only_ms']:.2f} ms")
-    steps, verify_ms = verify_long(200 if quick else 10_000, 3 if quick else 5)
-    print(f"verify on a {steps}-step sealed recording: {verify_ms:.1f} ms (goal <= {VERIFY_GOAL_MS:.0f} ms)")
+    report.add("5-iteration run + recording, seal=True", [cost["sealed_ms"]], size="5 iterations",
+               goal=f"<= {SEAL_GOAL:.0%} over plain", met=cost["share"] <= SEAL_GOAL, peer="same run, seal=False",
+               peer_samples=[cost["plain_ms"]], ratio=cost["sealed_ms"] / cost["plain_ms"],
+               note=f"agent.run alone with seal=True: {cost['run_only_ms']:.2f} ms (sealed when the recording "
+                    "is built)")
+    steps, verify_samples = verify_long(200 if quick else 10_000, 3 if quick else 5)
+    report.add("verify a sealed recording", verify_samples, size=f"{steps} steps", goal=f"<= {VERIFY_GOAL_MS:.0f} ms",
+               met=median(verify_samples) <= VERIFY_GOAL_MS)
     size = 50 if quick else 500
-    lint, found = lint_ms(size, 3 if quick else 7)
-    print(f"lint_tools on {size} tools: {lint:.1f} ms, {found} findings (goal <= {LINT_GOAL_MS:.0f} ms)")
+    lint_samples, found = lint_ms(size, 3 if quick else 7)
+    report.add("lint_tools", lint_samples, size=f"{size} tools, {found} findings", goal=f"<= {LINT_GOAL_MS:.0f} ms",
+               met=median(lint_samples) <= LINT_GOAL_MS)
+    report.close()
 
 
 if __name__ == "__main__":

@@ -462,6 +462,7 @@ def build_recording(
         "redaction": redaction,
         "listener_errors": recorder.listener_errors,
         "meta": clean(jsonable(recorder.meta)),
+        "seal": None,
     })
 
 
