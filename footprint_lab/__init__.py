@@ -32,6 +32,10 @@ _EXPORTS: dict[str, str] = {
     "Recording": "footprint_lab.engine.recording",
     "Event": "footprint_lab.engine.recording",
     "load_recording": "footprint_lab.engine.recording_door",
+    "seal": "footprint_lab.engine.seal",
+    "verify": "footprint_lab.engine.seal",
+    "Verdict": "footprint_lab.engine.seal",
+    "lint_tools": "footprint_lab.explain.tool_lint",
     "Refusal": "footprint_lab.engine.refusal",
     "Sequence": "footprint_lab.flow",
     "Parallel": "footprint_lab.flow",
@@ -60,6 +64,8 @@ if TYPE_CHECKING:
     from footprint_lab.engine.recording_door import load_recording
     from footprint_lab.engine.redaction import Redaction
     from footprint_lab.engine.refusal import Refusal
+    from footprint_lab.engine.seal import Verdict, seal, verify
+    from footprint_lab.explain.tool_lint import lint_tools
     from footprint_lab.explain.tree import RunTree
     from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
     from footprint_lab.flow.checkpoint import FlowCheckpoint, FlowCheckpointError
@@ -130,12 +136,16 @@ __all__ = [
     "Sequence",
     "Tool",
     "ToolContext",
+    "Verdict",
     "Workflow",
     "ask_human",
     "define_tool",
+    "lint_tools",
     "load_recording",
     "merge_with_llm",
     "normalize_run_input",
+    "seal",
     "step",
     "tool",
+    "verify",
 ]

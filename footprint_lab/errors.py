@@ -38,6 +38,7 @@ The tree::
     │   ├── ResumeDivergedError          ERR_RESUME_DIVERGED        flow.refusals
     │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine.redaction
     │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      engine.recording_door
+    │   ├── SealSourceError              ERR_SEAL_SOURCE            engine.seal
     │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core.run
     │   ├── InvalidAnnotationError       ERR_INVALID_ANNOTATION     core.run
     │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context.declarations
@@ -48,6 +49,7 @@ The tree::
     │   ├── ExplainConfigError           ERR_EXPLAIN_CONFIG         explain.checks
     │   ├── UnknownStepError             ERR_UNKNOWN_STEP           explain.custody
     │   ├── InfluenceStrategyError       ERR_INFLUENCE_STRATEGY     explain.influence
+    │   ├── ToolCatalogError             ERR_TOOL_CATALOG           explain.tool_lint
     │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         explain.rerun
     │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain.ablation
     │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
@@ -108,11 +110,13 @@ from footprint_lab.core.tools import ToolDefinitionError
 from footprint_lab.engine.recording_door import InvalidRecordingError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
+from footprint_lab.engine.seal import SealSourceError
 from footprint_lab.explain.ablation import NothingToLocalizeError
 from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.custody import UnknownStepError
 from footprint_lab.explain.influence import InfluenceStrategyError
 from footprint_lab.explain.rerun import UnknownSourceError
+from footprint_lab.explain.tool_lint import ToolCatalogError
 from footprint_lab.flow.checkpoint import FlowCheckpointError
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
@@ -204,7 +208,9 @@ __all__ = [
     "RunCheckpointError",
     "RunFailure",
     "RunInFlightError",
+    "SealSourceError",
     "SharingConfigError",
+    "ToolCatalogError",
     "ToolDefinitionError",
     "UnknownFactReferenceError",
     "UnknownRunError",

@@ -104,7 +104,9 @@ class Agent(Conversation, Runner):
     pieces that do not fit and recording them as dropped. ``redact`` keeps what a
     :class:`~footprint_lab.Redaction` covers out of everything recorded; ``input_guard`` (a
     function of the message returning ``None`` to admit it or a reply to refuse it) screens
-    each new message before the model sees it.
+    each new message before the model sees it. ``seal=True`` seals every run's recording
+    (``footprint_lab.seal``; check it with ``footprint_lab.verify``); ``lint_tools=True`` lints the
+    tools once, here, and warns (``ToolLintWarning``) about what ``footprint_lab.lint_tools`` finds.
     """
 
     kind: ClassVar[str] = "agent"
@@ -123,6 +125,8 @@ class Agent(Conversation, Runner):
         budgets: Mapping[str, int] | None = None,
         redact: Redaction | None = None,
         input_guard: Callable[[str], Any] | None = None,
+        seal: bool = False,
+        lint_tools: bool = False,
     ) -> None:
         super().__init__(id=id, name=name)
         runner = type(self).__name__
@@ -157,7 +161,11 @@ class Agent(Conversation, Runner):
         if unusable is not None:
             raise AgentConfigError(runner, "input_guard", unusable,
                                    "must be a function of the message returning None (admit) or a reply (refuse)")
+        for flag, given in (("seal", seal), ("lint_tools", lint_tools)):
+            if not isinstance(given, bool):
+                raise AgentConfigError(runner, flag, describe_shape(given), "must be True or False")
         self.redact = redact
+        self.seal = seal
         self.input_guard = input_guard
         self.provider = provider
         self.model = model
@@ -167,6 +175,11 @@ class Agent(Conversation, Runner):
         self._tools_by_name = {t.name: t for t in self.tools}
         self._tool_schemas = [t.schema() for t in self.tools]
         self._tool_names = tuple(t.name for t in self.tools)
+        self.lint_tools = lint_tools
+        if lint_tools and self.tools:
+            from footprint_lab.explain.tool_lint import warn_findings
+
+            warn_findings(self.tools, runner)
         self._context = self._plan_context(context, budgets, runner)
         self._active_run_id: str | None = None
 
@@ -249,11 +262,19 @@ class Agent(Conversation, Runner):
             if turn.leg.call is None:  # asked outside a tool call: there is no call to answer later
                 turn.fail(bag, asked)
                 raise
-            return turn.pause(bag, asked)
+            return self._sealed(turn.pause(bag, asked))
         except BaseException as exc:
             turn.fail(bag, exc)
             raise
-        return turn.finish(bag, answer, stopped_early)
+        return self._sealed(turn.finish(bag, answer, stopped_early))
+
+    def _sealed(self, run: Run) -> Run:
+        """With ``seal=True``, the run's recording is sealed as it is built (``footprint_lab.seal``)."""
+        if self.seal and run._build is not None:
+            from footprint_lab.engine.seal import sealing
+
+            run._build = sealing(run._build)
+        return run
 
     async def _loop(self, turn: Turn) -> tuple[str, dict[str, Any] | None]:
         first = await self._seed(turn)
@@ -558,7 +579,7 @@ class Agent(Conversation, Runner):
         plan = self._context
         return {"provider": self.provider, "model": self.model, "system": self.system, "tools": list(self.tools),
                 "id": self.id, "name": self.name, "max_iterations": self.max_iterations, "redact": self.redact,
-                "input_guard": self.input_guard,
+                "input_guard": self.input_guard, "seal": self.seal,
                 "context": [declaration for declaration, _, _ in plan.entries] if plan is not None else [],
                 "budgets": dict(plan.budgets) if plan is not None else None}
 

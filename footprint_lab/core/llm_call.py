@@ -50,7 +50,7 @@ class LLMCall(Agent):
 
     ``context`` takes the same declarations as an ``Agent`` except those that need tools
     (skills, ``on_tool_return`` triggers), which are refused when the call is built;
-    ``budgets`` caps the ``system`` and ``messages`` slots.
+    ``budgets`` caps the ``system`` and ``messages`` slots; ``seal=True`` seals each run's recording.
     """
 
     kind: ClassVar[str] = "llm_call"
@@ -67,9 +67,10 @@ class LLMCall(Agent):
         budgets: Mapping[str, int] | None = None,
         redact: Redaction | None = None,
         input_guard: Callable[[str], Any] | None = None,
+        seal: bool = False,
     ) -> None:
         super().__init__(provider=provider, model=model, system=system, id=id, name=name, max_iterations=1,
-                         context=context, budgets=budgets, redact=redact, input_guard=input_guard)
+                         context=context, budgets=budgets, redact=redact, input_guard=input_guard, seal=seal)
 
     async def _loop(self, turn: Turn) -> tuple[str, dict[str, Any] | None]:
         if await self._seed(turn) is None:

@@ -190,6 +190,19 @@ class Annotation(_Data):
     at: float = 0.0
 
 
+class Seal(_Data):
+    """A recording's seal (see :mod:`footprint_lab.engine.seal`): the chain's ``head``, a SHA-256 digest per
+    record kind (the header counts as one), per kind a CRC-32 tag per field (to locate a break), the
+    policy names a scrub re-sealed under, and when it was sealed."""
+
+    algorithm: str
+    head: str
+    kinds: dict[str, str]
+    tags: dict[str, str]
+    scrubbed: list[str] = Field(default_factory=list)
+    sealed_at: float = 0.0
+
+
 class Recording(_Data):
     """A whole run, as data."""
 
@@ -223,6 +236,8 @@ class Recording(_Data):
     redaction: dict[str, Any] | None = None
     listener_errors: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
+    #: set by ``footprint_lab.seal``; annotations stay outside it
+    seal: Seal | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -528,6 +543,7 @@ def build_recording(
         "redaction": redaction,
         "listener_errors": recorder.listener_errors,
         "meta": clean(jsonable(recorder.meta)),
+        "seal": None,
     })
 
 

@@ -167,12 +167,15 @@ class Composition(Runner):
     """Base of every composition. Subclasses build their members, call ``_cover()``, and write ``_flow``.
 
     ``redact`` is the policy every run of the composition is covered by: the union of its
-    members' policies, at any depth (``None`` when no member declares one).
+    members' policies, at any depth (``None`` when no member declares one). ``seal`` is ``True``
+    when any member seals (``Agent(..., seal=True)``): the composition's recording is then
+    sealed with every member's inside it.
     """
 
     kind: ClassVar[str] = "composition"
     members: list[tuple[str, Runner]]
     redact: Redaction | None = None
+    seal: bool = False
 
     def __init__(self, *, id: str | None = None, name: str | None = None) -> None:
         for setting, value in (("id", id), ("name", name)):
@@ -182,8 +185,10 @@ class Composition(Runner):
         super().__init__(id=id, name=name)
 
     def _cover(self) -> None:
-        """Combine the members' redaction policies; two different patterns under one name are refused here."""
+        """Combine the members' redaction policies (two different patterns under one name are refused here);
+        a composition with a sealing member, at any depth, seals its whole run."""
         self.redact = combine_policies(*(getattr(runner, "redact", None) for runner in self._runners()))
+        self.seal = any(getattr(runner, "seal", False) for runner in self._runners())
 
     def _runners(self) -> Iterable[Runner]:
         """Every runner this composition may mount."""
@@ -450,6 +455,10 @@ class Composition(Runner):
                 error=error, ended_ns=ended, children=[child.recording for child in children], redaction=report,
             )
 
+        if self.seal:
+            from footprint_lab.engine.seal import sealing
+
+            build = sealing(build)
         return Run(
             run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
             question=checkpoint.question if checkpoint is not None else None, checkpoint=checkpoint,

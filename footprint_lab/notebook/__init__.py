@@ -9,7 +9,9 @@
   the recordings embedded); :func:`to_html` writes one offline HTML page from a notebook.
 - :func:`check_widget_state` reports saved widget state that breaks GitHub's renderer or bloats the file.
 
-The console script ``footprint-lab`` (``scan``, ``scrub``, ``html``) runs the same functions,
+- :func:`verify_file` checks the seal of every recording a notebook (or ``.json`` file) carries.
+
+The console script ``footprint-lab`` (``scan``, ``scrub``, ``html``, ``verify``) runs the same functions,
 and ``.pre-commit-hooks.yaml`` lets a team refuse a commit that still holds a match.
 
 Role: lab layer. Reached as ``footprint_lab.notebook``; nothing else in the library imports it.
@@ -24,6 +26,7 @@ from footprint_lab.notebook._read import (
     NotebookFileError,
     RecordingSkippedWarning,
     load_runs,
+    verify_file,
 )
 from footprint_lab.notebook._scrub import (
     Finding,
@@ -37,4 +40,5 @@ from footprint_lab.notebook._scrub import (
 __all__ = [
     "WIDGET_STATE_MIME", "Finding", "NotebookFileError", "RecordingSkippedWarning", "SharingConfigError",
     "WidgetStateProblem", "check_widget_state", "export", "load_runs", "scan", "scrub", "to_html",
+    "verify_file",
 ]

@@ -27,6 +27,7 @@ from footprint_lab.engine.refusal import Refusal, describe_shape
 
 if TYPE_CHECKING:
     from footprint_lab.core.run import Run
+    from footprint_lab.engine.seal import Verdict
 
 #: Where Jupyter keeps a notebook's widget state, inside ``metadata.widgets``.
 WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
@@ -197,3 +198,30 @@ def load_runs(path: str | os.PathLike[str]) -> list[Run]:
     for _, _, recording in embedded(read_notebook(path)):
         found[recording.run_id] = recording
     return [Run.from_recording(recording) for recording in found.values()]
+
+
+def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
+    """The seal verdict of every recording a file carries, each with where it sits.
+
+    A ``.ipynb`` notebook gives one verdict per embedded recording (``cell 3, output 0``), every
+    copy checked; a recording that no longer fits the schema is a broken verdict naming the field.
+    Any other path is read as one saved recording (``.json``).
+    """
+    from footprint_lab.engine.seal import Verdict, verify
+
+    where = as_path(path)
+    if where.suffix.lower() != ".ipynb":
+        return [("recording", verify(where))]
+    found: list[tuple[str, Verdict]] = []
+    for cell, output, data in outputs(read_notebook(where)):
+        carried = data.get("data")
+        if not isinstance(carried, dict) or RECORDING_MIME not in carried:
+            continue
+        recording = check_recording(carried[RECORDING_MIME])
+        place = f"cell {cell}, output {output}"
+        if isinstance(recording, Recording):
+            found.append((place, verify(recording)))
+        else:
+            field, problem = recording
+            found.append((place, Verdict("broken", kind="recording", field=field, problem=problem)))
+    return found

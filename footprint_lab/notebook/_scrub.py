@@ -12,7 +12,8 @@ An embedded recording is masked as data (in record form, its tables unpacked, wh
 key is one of the field names a table writes once), then validated again and packed back: its pieces' content hashes
 are recomputed, and its redaction report gains the policy's keys and pattern names (so a
 replay masks live requests the same way). Should key masking break the schema, only its
-text is masked.
+text is masked. A sealed recording is sealed again after masking, its seal naming the policy's
+keys and patterns (``seal.scrubbed``), so a reviewer sees the evidence was changed on purpose.
 
 ``check_widget_state`` reports saved widget state that GitHub's renderer cannot show (the
 ``state`` key missing, a displayed widget whose model was not saved) or that bloats the file
@@ -41,6 +42,7 @@ from footprint_lab.engine.recording import (
 )
 from footprint_lab.engine.redaction import Redaction, RunScrubber, normalize_key
 from footprint_lab.engine.refusal import SettingRefusal, describe_shape
+from footprint_lab.engine.seal import seal
 from footprint_lab.notebook._read import as_path, outputs, read_notebook, widget_state, write_notebook
 
 #: A single widget's saved state over this many bytes is reported by :func:`check_widget_state`.
@@ -230,6 +232,8 @@ class _Pass:
             except ValueError:
                 continue
             _settle(recording, self.policy)
+            if recording.seal is not None:  # changed on purpose: sealed again, naming the policy
+                seal(recording, scrubbed=sorted({*self.policy.keys, *self.policy.patterns}))
             # given as JSON text (a widget trait), given back as JSON text
             return recording.model_dump_json() if isinstance(value, str) else packed(recording)
         return masked  # not a loadable recording anyway: masked as plain data

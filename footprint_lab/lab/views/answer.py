@@ -126,8 +126,38 @@ def header(recording: Recording) -> str:
         f'<code class="fl-muted">{esc(recording.run_id)}</code>'
         f'<span class="fl-tag fl-st-{attr(recording.status)}">{esc(recording.status)}</span>'
         f'<span class="fl-muted">{recording.duration_ms:.1f} ms · {sent + got} tokens ({sent} in, {got} out)'
-        f" · {calls} LLM call{'s' if calls != 1 else ''}</span></div>"
+        f" · {calls} LLM call{'s' if calls != 1 else ''}</span>{seal_badge(recording)}</div>"
     )
+
+
+def twins_note(exchange: LLMExchange) -> str:
+    """For each tool the model chose, the tools it was sent that read nearly alike (the tool lint's
+    confusable pairs): "chose between twins". Empty when no choice had a twin."""
+    if not exchange.response.tool_calls or len(exchange.tools) < 2:
+        return ""
+    from footprint_lab.explain.tool_lint import twins
+
+    notes = []
+    for name in dict.fromkeys(call.name for call in exchange.response.tool_calls):
+        near = twins(exchange.tools, name)
+        if near:
+            listed = ", ".join(f"<code>{esc(other)}</code> ({score:.2f})" for other, score in near)
+            notes.append(f"<code>{esc(name)}</code> chose between twins: {listed}")
+    return "".join(f'<p class="fl-note" data-fl-twins>{note}</p>' for note in notes)
+
+
+def seal_badge(recording: Recording) -> str:
+    """The seal, checked now: ``sealed · verified`` (green), ``seal broken`` (red, naming the first broken
+    link), nothing for a recording that was never sealed. A scrubbed one says by which policy names."""
+    from footprint_lab.engine.seal import verify
+
+    verdict = verify(recording)
+    if verdict.status == "unsealed":
+        return ""
+    scrubbed = f" · scrubbed ({', '.join(verdict.scrubbed)})" if verdict.scrubbed else ""
+    label, tone = ("sealed · verified" + scrubbed, "finished") if verdict.holds else ("seal broken", "failed")
+    return (f'<span class="fl-tag fl-st-{tone}" data-fl-seal="{attr(verdict.status)}" '
+            f'title="{attr(str(verdict))}">{esc(label)}</span>')
 
 
 def answer_block(recording: Recording, scope: str) -> str:
@@ -224,7 +254,8 @@ class _Calls:
         step = exchange.step_id
         shared = self._shared_answer(step) if answering else None
         reply = self.reply(exchange) if self._reply_text(exchange) != self.recording.answer else ""
-        body = self.slots(exchange, shared) + (self.left_out(exchange) if left_out else "") + reply
+        body = (self.slots(exchange, shared) + (self.left_out(exchange) if left_out else "") + reply
+                + twins_note(exchange))
         which = "the answering call" if self.recording.status == "finished" else "the last LLM call"
         title = f"<h4>What {which} was given</h4>" if answering else ""
         return (f'<section class="fl-call" id="{anchor(self.scope, "c", step)}" data-fl-call="{attr(step)}">{title}'
@@ -252,7 +283,7 @@ class _Calls:
         full = self.reply(exchange) if reply != text else ""
         return (f'<details class="fl-call fl-box" id="{anchor(self.scope, "c", step)}" data-fl-call="{attr(step)}">'
                 f'<summary>{self._facts(exchange)} <span class="fl-muted">replied: {esc(reply)}</span></summary>'
-                f"{rows}{shared}{self.left_out(exchange)}{full}</details>")
+                f"{twins_note(exchange)}{rows}{shared}{self.left_out(exchange)}{full}</details>")
 
     def slots(self, exchange: LLMExchange, shared: Hop | None = None) -> str:
         pieces = self.recording.context_pieces

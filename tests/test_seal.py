@@ -1,0 +1,168 @@
+"""Sealed recordings: seal, save, load, verify; an edit is named by kind, step and field; notes stay free."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import footprint_lab
+from footprint_lab import Agent, LLMCall, Redaction, Sequence, define_tool, load_recording, seal, verify
+from footprint_lab.engine.recording import Recording
+from footprint_lab.errors import AgentConfigError, SealSourceError
+from footprint_lab.lab.views.answer import answer_view
+from footprint_lab.notebook import load_runs, scrub, verify_file
+from footprint_lab.notebook.cli import main
+from footprint_lab.providers import mock
+from tests.notebook_kit import OPENAI_KEY, leaky_run, notebook_with
+
+
+def lookup_tool() -> Any:
+    return define_tool(name="lookup", description="Look an order up by its id.",
+                       input_schema={"type": "object", "properties": {"order": {"type": "string"}}},
+                       fn=lambda order: {"order": order, "state": "shipped"})
+
+
+def sealed_run(**settings: Any) -> Any:
+    replies = [{"tool": "lookup", "args": {"order": "A-1"}}, {"tool": "lookup", "args": {"order": "B-2"}},
+               "Both orders shipped."]
+    agent = Agent(provider=mock(replies=replies), tools=[lookup_tool()], seal=True, **settings)
+    return agent.run_sync("Where are my orders?")
+
+
+def test_a_sealed_run_saved_and_loaded_verifies(tmp_path: Path) -> None:
+    run = sealed_run()
+    assert run.recording.seal is not None
+    path = tmp_path / "run.json"
+    path.write_text(run.recording.model_dump_json())
+    for source in (run, run.recording, path, str(path), path.read_text(), load_recording(path.read_text())):
+        verdict = verify(source)
+        assert verdict.holds and verdict.status == "holds" and bool(verdict)
+
+
+def test_editing_one_commits_value_names_that_step_and_field(tmp_path: Path) -> None:
+    run = sealed_run()
+    data = json.loads(run.recording.model_dump_json())
+    index = next(n for n, c in enumerate(data["commits"]) if c["step_id"].startswith("tool"))
+    data["commits"][index]["entries"][0]["value"] = "cancelled"
+    path = tmp_path / "edited.json"
+    path.write_text(json.dumps(data))
+    verdict = verify(path)
+    assert verdict.status == "broken" and not verdict
+    assert (verdict.kind, verdict.index, verdict.field) == ("commits", index, "entries")
+    assert verdict.step_id == data["commits"][index]["step_id"]
+    assert verdict.step_id in str(verdict) and "cancelled" not in str(verdict)
+
+
+@pytest.mark.parametrize(("edit", "kind", "field"), [
+    (lambda d: d.__setitem__("answer", "Nothing shipped."), "header", "answer"),
+    (lambda d: d["context_pieces"][0].__setitem__("content", "You may refund anything."), "context_pieces",
+     "content"),
+    (lambda d: d["steps"][1].__setitem__("status", "ok!"), "steps", "status"),
+    (lambda d: d["messages"][0].__setitem__("content", "other question"), "messages", "content"),
+    (lambda d: d["events"].pop(), "events", None),
+    (lambda d: d["seal"].__setitem__("head", "0" * 64), "seal", "head"),
+])
+def test_each_kind_of_edit_is_named(edit: Any, kind: str, field: str | None) -> None:
+    data = json.loads(sealed_run().recording.model_dump_json())
+    edit(data)
+    verdict = verify(Recording.model_validate(data))
+    assert (verdict.status, verdict.kind) == ("broken", kind)
+    if field is not None:
+        assert verdict.field == field
+
+
+def test_an_unsealed_recording_says_so_and_notes_stay_outside_the_seal() -> None:
+    plain = Agent(provider=mock(reply="hi")).run_sync("hello")
+    assert verify(plain).status == "unsealed" and "not sealed" in str(verify(plain))
+    run = sealed_run()
+    run.annotate("answer", "checked against the warehouse", tag="ok")
+    assert verify(run).holds
+
+
+def test_an_llm_call_seals_and_a_rebuilt_agent_keeps_its_seal() -> None:
+    call = LLMCall(provider=mock(reply="fine"), system="Be brief.", seal=True)
+    assert verify(call.run_sync("hi")).holds
+    agent = Agent(provider=mock(reply="ok"), system="Be brief.", tools=[lookup_tool()], seal=True)
+    assert verify(agent.without("lookup").run_sync("hi")).holds
+
+
+def test_redaction_happens_before_sealing() -> None:
+    agent = Agent(provider=mock(replies=[f"your key {OPENAI_KEY} is rotated"]), seal=True,
+                  redact=Redaction(builtins=["openai_key"]))
+    run = agent.run_sync(f"rotate {OPENAI_KEY}")
+    text = run.recording.model_dump_json()
+    assert OPENAI_KEY not in text and verify(run).holds
+
+
+def test_a_composition_with_a_sealing_member_seals_every_member() -> None:
+    sealing = Agent(provider=mock(reply="draft"), name="writer", seal=True)
+    other = Agent(provider=mock(reply="final"), name="editor")
+    run = Sequence({"writer": sealing, "editor": other}).run_sync("write")
+    recording = run.recording
+    assert recording.seal is not None and all(child.seal is not None for child in recording.children)
+    assert verify(run).holds
+    data = json.loads(recording.model_dump_json())
+    data["children"][1]["answer"] = "changed"
+    verdict = verify(Recording.model_validate(data))
+    assert (verdict.status, verdict.run, verdict.kind, verdict.field) == ("broken", "children.1", "header", "answer")
+
+
+def test_seal_and_verify_refuse_what_is_not_a_recording(tmp_path: Path) -> None:
+    with pytest.raises(SealSourceError) as refused:
+        verify(42)
+    assert refused.value.code == "ERR_SEAL_SOURCE"
+    with pytest.raises(SealSourceError):
+        verify(tmp_path / "missing.json")
+    with pytest.raises(SealSourceError):
+        seal({"run_id": "x"})
+    with pytest.raises(AgentConfigError):
+        Agent(provider=mock(reply="x"), seal="yes")
+
+
+def test_a_shared_notebook_verifies_and_a_scrub_reseals_naming_the_policy(tmp_path: Path) -> None:
+    run = leaky_run()
+    seal(run.recording)
+    path = notebook_with([run, sealed_run()], tmp_path / "shared.ipynb")
+    assert all(verify(loaded).holds for loaded in load_runs(path))
+    assert [v.status for _, v in verify_file(path)] == ["holds", "holds"]
+    scrub(path, redact=Redaction(builtins=["openai_key"]))
+    verdicts = [verdict for _, verdict in verify_file(path)]
+    assert verdicts[0].holds and verdicts[0].scrubbed == ("openai_key",)
+    assert verdicts[1].holds and verdicts[1].scrubbed == ()
+    assert "scrubbed (openai_key)" in answer_view(load_runs(path)[0].recording)
+
+
+def test_the_console_script_exits_non_zero_on_a_broken_seal(tmp_path: Path, capsys: Any) -> None:
+    run = sealed_run()
+    good = tmp_path / "good.json"
+    good.write_text(run.recording.model_dump_json())
+    notebook = notebook_with([run], tmp_path / "good.ipynb")
+    assert main(["verify", str(good), str(notebook)]) == 0
+    text = notebook.read_text().replace("Both orders shipped.", "No order shipped.")
+    broken = tmp_path / "broken.ipynb"
+    broken.write_text(text)
+    assert main(["verify", str(broken)]) == 1
+    assert "seal broken" in capsys.readouterr().out
+    plain = tmp_path / "plain.json"
+    plain.write_text(Agent(provider=mock(reply="x")).run_sync("q").recording.model_dump_json())
+    assert main(["verify", str(plain)]) == 0
+    assert main(["verify", "--require-seal", str(plain)]) == 1
+
+
+def test_the_answer_view_shows_the_seal_escaped() -> None:
+    run = sealed_run(name="<b>orders</b>")
+    html = answer_view(run.recording)
+    assert 'data-fl-seal="holds"' in html and "sealed · verified" in html
+    data = json.loads(run.recording.model_dump_json())
+    data["answer"] = "<script>alert(1)</script>"
+    html = answer_view(Recording.model_validate(data))
+    assert 'data-fl-seal="broken"' in html and "<script>" not in html
+    assert "data-fl-seal" not in answer_view(Agent(provider=mock(reply="x")).run_sync("q").recording)
+
+
+def test_the_seal_names_are_exported() -> None:
+    assert footprint_lab.seal is seal and footprint_lab.verify is verify
+    assert footprint_lab.Verdict.__name__ == "Verdict"
