@@ -12,11 +12,11 @@ Run ``python bench/bench_otel.py``; ``--quick`` uses 100 runs and fewer samples 
 from __future__ import annotations
 
 import argparse
-import gc
 import statistics
-import time
 from collections.abc import Callable
 from typing import Any
+
+from _kit import samples_ms
 
 from footprint_lab import Agent, define_tool
 from footprint_lab.otel import from_spans
@@ -42,14 +42,7 @@ def five_iteration_agent() -> Agent:
 
 
 def median_ms(action: Callable[[], Any], repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        gc.collect()
-        started = time.perf_counter_ns()
-        result = action()
-        samples.append((time.perf_counter_ns() - started) / 1e6)
-        del result
-    return statistics.median(samples)
+    return statistics.median(samples_ms(action, repeats))
 
 
 def main(quick: bool) -> None:
