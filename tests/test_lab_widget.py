@@ -9,10 +9,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import re
 
 import pytest
-from lab_kit import approvals, desk, stock
+from lab_kit import approvals, desk, explainer, stock
 
 from footprint_lab import Agent, InvalidIdentityError, Lab, LabConfigError, Redaction, tool
 from footprint_lab.lab.live import LiveSteps
@@ -291,25 +290,8 @@ async def test_a_piece_of_a_members_call_is_rerun_on_that_member_agent():
 
 
 # -- the Ask box ------------------------------------------------------------------------------
-TOP_SUSPECT = re.compile(r"^1\. \w+ '([^']+)'", re.M)
-
-
-def explainer_script(request: LLMRequest) -> object:
-    """A mock explainer that knows no id of the run: it ranks the suspects, reads the top one's id from
-    that tool's output, opens its custody, then answers citing it (and one id no view showed)."""
-    results = [str(m["content"]) for m in request.messages if m.get("role") == "tool"]
-    if not results:
-        return {"tool": "suspects", "args": {}}
-    top = TOP_SUSPECT.search(results[0])
-    assert top is not None
-    if len(results) == 1:
-        return {"tool": "custody", "args": {"source_id": top.group(1)}}
-    return f"Approved because of [{top.group(1)}] <b>alone</b>, said in [call-llm#99]."
-
-
 async def test_ask_shows_the_answer_with_its_cited_ids_opening_what_they_name():
-    explainer = mock(respond=explainer_script)
-    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST, explainer=explainer)
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST, explainer=explainer())
     assert lab.ask_hint == ""
     await press(lab, "run")
     seen: list[str] = []
