@@ -357,3 +357,14 @@ def test_an_explainer_of_the_wrong_type_is_refused_at_the_lab_by_name():
             Lab(planted_fact_agent(), explainer=wrong)
         assert refused.value.setting == "explainer" and "gpt-4o-mini (received" not in str(refused.value)
     assert Lab(planted_fact_agent(), explainer="ollama:llama3.2").explainer.model == "llama3.2"
+
+
+async def test_in_a_composition_a_cited_piece_opens_in_the_member_call_that_read_it():
+    lab = Lab(desk(), message=REFUND_REQUEST, explainer=explainer())
+    await press(lab, "run")
+    await press(lab, "ask", question="Why was the refund approved?")
+    assert lab.explanation.cited == ["vip-override"] and 'data-fl-cite="vip-override"' in lab.ask_html
+    lab.press_cite({"id": "vip-override"})
+    member_call = f'{lab.tree["nodes"][2]["path"]}/call-llm#6'
+    assert f'data-fl-call="{member_call}"' in lab.panel_html
+    assert 'data-fl-piece="vip-override" data-fl-slot="system" open>' in lab.panel_html
