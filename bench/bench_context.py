@@ -12,17 +12,18 @@ Figures (medians over many runs, full recording on):
 - that a long run with messages-slot facts stays linear: a 2,000-iteration run at most 12x a
   200-iteration one (each call's messages are a view over the conversation, never a copy).
 
-Run ``python bench/bench_context.py`` (``--quick`` only checks it runs).
+Goal (issue 13): the 10-iteration run with the 200 declarations at most 5x the same run without
+them, every piece still recorded. Run ``python bench/bench_context.py`` (``--quick`` only checks it runs).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import gc
 import re
 import statistics
 import time
+
+from _kit import Report, options, samples_async_ms
 
 from footprint_lab import Agent, Identity, define_tool
 from footprint_lab.context import (
@@ -115,18 +116,12 @@ def long_agent(iterations: int) -> Agent:
                  tools=[tool("lookup")], max_iterations=iterations + 1, context=context)
 
 
-async def long_run_ms(iterations: int, repeats: int) -> float:
+async def long_run(iterations: int, repeats: int) -> list[float]:
     agent = long_agent(iterations)
-    samples = []
-    for _ in range(repeats):
-        gc.collect()
-        started = time.perf_counter_ns()
-        await agent.run(QUESTION)
-        samples.append((time.perf_counter_ns() - started) / 1e6)
-    return statistics.median(samples)
+    return await samples_async_ms(lambda: agent.run(QUESTION), repeats)
 
 
-async def main(quick: bool) -> None:
+async def main(report: Report, quick: bool) -> None:
     repeats = 5 if quick else 300
     loaded = make_agent(True)
     bare = make_agent(False)
@@ -137,21 +132,24 @@ async def main(quick: bool) -> None:
     run = await loaded.run(QUESTION, identity=WHO)
     pieces = run.recording.context_pieces
     counts = {v: sum(p.verdict == v for p in pieces) for v in ("admitted", "skipped", "dropped")}
-    assemble_ms = statistics.median(assembles)
-    extra_ms = (statistics.median(walls) - statistics.median(bare_walls)) / ITERATIONS
-    print(f"declarations: 200, iterations: {ITERATIONS}, pieces recorded per run: {len(pieces)} {counts}")
-    print(f"assemble step per iteration, median:      {assemble_ms:.3f} ms   (goal <= 5 ms)")
-    print(f"extra run time per iteration vs no context: {extra_ms:.3f} ms")
-    print(f"10-iteration run, median: {statistics.median(walls):.2f} ms with context, "
-          f"{statistics.median(bare_walls):.2f} ms without")
+    assert all(counts.values()), counts
+    size = f"200 declarations, {ITERATIONS} iter"
+    ratio = statistics.median(walls) / statistics.median(bare_walls)
+    report.add("run with declared context", walls, size=size, goal="<= 5x the run without", met=ratio <= 5,
+               peer="the same run without declarations", peer_samples=bare_walls, ratio=ratio,
+               note=f"{len(pieces)} pieces recorded a run: " + ", ".join(f"{n} {v}" for v, n in counts.items()))
+    report.add("assemble step per iteration", assembles, size=size, goal="<= 5 ms",
+               met=statistics.median(assembles) <= 5)
     small, large = (20, 200) if quick else (200, 2000)
-    small_ms = await long_run_ms(small, 3 if quick else 15)
-    large_ms = await long_run_ms(large, 3 if quick else 15)
-    print(f"messages-slot facts, {small}-iteration run {small_ms:.1f} ms, {large}-iteration run {large_ms:.1f} ms: "
-          f"ratio {large_ms / small_ms:.1f}x (goal <= 12x for 10x the iterations)")
+    small_ms = await long_run(small, 3 if quick else 15)
+    large_ms = await long_run(large, 3 if quick else 15)
+    ratio = statistics.median(large_ms) / statistics.median(small_ms)
+    report.add("messages-slot facts, long run", large_ms, size=f"{large} iter", goal="<= 12x for 10x the iterations",
+               met=ratio <= 12, peer=f"{small} iter", peer_samples=small_ms, ratio=ratio)
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="only check that the benchmark runs")
-    asyncio.run(main(parser.parse_args().quick))
+    args = options(__doc__ or "")
+    report = Report("context", args)
+    asyncio.run(main(report, args.quick))
+    report.close()

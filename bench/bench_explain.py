@@ -7,20 +7,22 @@ the mock provider, in at most 100 ms (ranking, rebuilding the agents and all 18 
 Issue 14: ``localize`` on the two-member ``Sequence`` (the fact planted in the triage member),
 6 suspects x 3 samples plus the baseline, reruns concurrent, in at most 150 ms (ranking across
 members, rebuilding the pipeline for each of the 21 reruns, and running them).
-Run ``python bench/bench_explain.py``; ``--quick`` takes fewer samples of the same workloads.
+Rendering (issue 13): on the same 10,000-step recording, ``str(bt)`` and the notebook display
+(``_repr_mimebundle_``: markdown and HTML) of its backtrack, and the HTML of its suspects table,
+each at most 2x the time to compute the object; views that would be huge say what they left out
+(``bt.render()`` and ``bt.to_frame()`` give everything).
+Run ``python bench/bench_explain.py``; ``--quick`` takes a 1,000-step recording and fewer samples.
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import gc
 import statistics
-import time
-from collections.abc import Callable
 from typing import Any
 
-from footprint_lab import Agent, define_tool
+from _kit import Report, options, samples_async_ms, samples_ms
+
+from footprint_lab import Agent, Run, define_tool
 from footprint_lab.explain import backtrack, find_dropped_context, localize
 from footprint_lab.lab.pipelines import refund_pipeline
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
@@ -45,70 +47,59 @@ def long_agent(steps: int) -> Agent:
                  max_iterations=rounds + 1)
 
 
-def median_ms(action: Callable[[], Any], repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        gc.collect()
-        started = time.perf_counter_ns()
-        result = action()
-        samples.append((time.perf_counter_ns() - started) / 1e6)
-        del result
-    return statistics.median(samples)
+def rendering(report: Report, steps: int, repeats: int) -> None:
+    """Backtrack and suspects on a ``steps``-step recording: computed, then shown as text and HTML."""
+    recording = asyncio.run(long_agent(steps).run("go")).recording
+    assert len(recording.steps) == steps, len(recording.steps)
+    run = Run.from_recording(recording)
+    bt = backtrack(recording)
+    size = f"{steps:,} steps, {len(bt.candidates):,} candidates"
+    walk = samples_ms(lambda: backtrack(recording), repeats)
+    report.add("backtrack", walk, size=size, goal="<= 20 ms", met=statistics.median(walk) <= 20)
+    for label, show in (("str(backtrack)", lambda: str(bt)), ("backtrack display (markdown + HTML)",
+                                                               lambda: bt._repr_mimebundle_())):
+        shown = samples_ms(show, repeats)
+        ratio = statistics.median(shown) / statistics.median(walk)
+        report.add(label, shown, size=size, goal="<= 2x computing it", met=ratio <= 2, peer="backtrack",
+                   peer_samples=walk, ratio=ratio)
+    ranked = samples_ms(run.suspects, max(3, repeats // 10))
+    table = run.suspects()
+    shown = samples_ms(table._repr_html_, repeats)
+    ratio = statistics.median(shown) / statistics.median(ranked)
+    report.add("suspects table HTML", shown, size=f"{steps:,} steps, {len(table):,} rows", goal="<= 2x computing it",
+               met=ratio <= 2, peer="run.suspects()", peer_samples=ranked, ratio=ratio)
 
 
-async def median_async_ms(action: Callable[[], Any], repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        gc.collect()
-        started = time.perf_counter_ns()
-        result = await action()
-        samples.append((time.perf_counter_ns() - started) / 1e6)
-        del result
-    return statistics.median(samples)
-
-
-async def walk_figures(repeats: int, text_repeats: int) -> tuple[float, int, float]:
-    """Median backtrack time on a 10,000-step recording, its candidate count, and the time to render it."""
-    recording = (await long_agent(STEPS).run("go")).recording
-    assert len(recording.steps) == STEPS, len(recording.steps)
-    candidates = len(backtrack(recording).candidates)
-    walk_ms = median_ms(lambda: backtrack(recording), repeats)
-    text_ms = median_ms(lambda: str(backtrack(recording)), text_repeats)
-    return walk_ms, candidates, text_ms
-
-
-async def main(quick: bool) -> None:
-    repeats = 11 if quick else 101
-    walk_ms, candidates, text_ms = await walk_figures(repeats, 3 if quick else 11)
-    # The long recording is gone now: the rest is timed on a small heap, as in an analyst's notebook.
-
+async def planted(report: Report, repeats: int) -> None:
     agent = planted_fact_agent()
-    planted = await agent.run(REFUND_REQUEST)
-    report = await localize(planted, rerun=agent, samples=3, top=5)
-    assert len(report.suspects) == 5 and report.confirmed == ["vip-override"], str(report)
-    localize_ms = await median_async_ms(lambda: localize(planted, rerun=agent, samples=3, top=5), repeats)
-    suspects_ms = median_ms(planted.suspects, repeats)
+    run = await agent.run(REFUND_REQUEST)
+    report_ = await localize(run, rerun=agent, samples=3, top=5)
+    assert len(report_.suspects) == 5 and report_.confirmed == ["vip-override"], str(report_)
+    localized = await samples_async_ms(lambda: localize(run, rerun=agent, samples=3, top=5), repeats)
+    report.add("localize, planted fact, 5 suspects x 3 samples + baseline", localized, size="18 reruns",
+               goal="<= 100 ms", met=statistics.median(localized) <= 100)
+    report.add("run.suspects(), planted fact", samples_ms(run.suspects, repeats), size="1 run")
     budget = planted_fact_agent(variant="budget")
     dropped_run = await budget.run(REFUND_REQUEST)
-    dropped_ms = await median_async_ms(lambda: find_dropped_context(dropped_run, rerun=budget), repeats)
+    report.add("find_dropped_context with restoration",
+               await samples_async_ms(lambda: find_dropped_context(dropped_run, rerun=budget), repeats), size="1 run")
     pipeline = refund_pipeline(planted_in="triage")
     composed = await pipeline.run(REFUND_REQUEST)
     proven = await localize(composed, rerun=pipeline, samples=3, top=6)
     assert len(proven.suspects) == 6 and proven.confirmed == ["vip-status"], str(proven)
-    pipeline_ms = await median_async_ms(lambda: localize(composed, rerun=pipeline, samples=3, top=6), repeats)
+    localized = await samples_async_ms(lambda: localize(composed, rerun=pipeline, samples=3, top=6), repeats)
+    report.add("localize, two-member Sequence, 6 suspects x 3 samples + baseline", localized, size="21 reruns",
+               goal="<= 150 ms", met=statistics.median(localized) <= 150)
 
-    print(f"backtrack, {STEPS:,}-step recording ({candidates:,} candidates), median: {walk_ms:.2f} ms   "
-          "(goal <= 20 ms)")
-    print(f"  str(backtrack) of it, every hop rendered:  {text_ms:.1f} ms")
-    print(f"localize, planted fact, 5 suspects x 3 samples + baseline, median: {localize_ms:.2f} ms   "
-          "(goal <= 100 ms)")
-    print(f"run.suspects(), planted fact, median:      {suspects_ms:.2f} ms")
-    print(f"find_dropped_context with restoration, median: {dropped_ms:.2f} ms")
-    print(f"localize, two-member Sequence, 6 suspects x 3 samples + baseline, median: {pipeline_ms:.2f} ms   "
-          "(goal <= 150 ms)")
+
+def main() -> None:
+    args = options(__doc__ or "")
+    report = Report("explain", args)
+    rendering(report, 1_000 if args.quick else STEPS, 5 if args.quick else 31)
+    # The long recording is gone now: the rest is timed on a small heap, as in an analyst's notebook.
+    asyncio.run(planted(report, 5 if args.quick else 101))
+    report.close()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="fewer samples of the same workloads")
-    asyncio.run(main(parser.parse_args().quick))
+    main()

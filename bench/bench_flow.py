@@ -12,16 +12,18 @@ and then answers, recording on:
    Parallel's median time divided by their members, against a lone run of the same agent;
    and the 1,000 overlapping runs per member, against as many lone agent runs at once.
 
-Run ``python bench/bench_flow.py`` (``--quick`` only checks that it runs).
+Goals (issue 13): the Parallel of 100 at most 1.3x a lone run per member; a Sequence and the
+overlapping runs at most 2x. Run ``python bench/bench_flow.py`` (``--quick`` only checks that it runs).
 """
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import time
 from typing import Any
+
+from _kit import Report, options, samples_async_ms
 
 from footprint_lab import Agent, Identity, Parallel, Sequence, ToolContext, tool
 from footprint_lab.core.member_run import open_run_count
@@ -58,24 +60,15 @@ def clerk(checks: Checks) -> Agent:
     return Agent(provider=mock(respond=respond), tools=[whoami], system="You are a careful clerk.")
 
 
-async def median_ms(make_run: Any, repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        started = time.perf_counter_ns()
-        await make_run()
-        samples.append((time.perf_counter_ns() - started) / 1e6)
-    return statistics.median(samples)
-
-
-async def per_member_ratio(make_composition: Any, members: int, repeats: int) -> tuple[float, float, float]:
-    """Median of a lone run, of a composition run, and the composition's time per member over the lone run."""
+async def per_member_ratio(make_composition: Any, members: int, repeats: int) -> tuple[list[float], list[float]]:
+    """Samples of a lone run, and of a composition run divided by its members (ms)."""
     lone = clerk(Checks())
     composition = make_composition(clerk(Checks()))
-    await median_ms(lambda: lone.run("warm up"), 20)
-    await median_ms(lambda: composition.run("warm up"), 3)
-    lone_ms = await median_ms(lambda: lone.run("hello"), repeats)
-    composed_ms = await median_ms(lambda: composition.run("hello"), max(5, repeats * 4 // members))
-    return lone_ms, composed_ms, composed_ms / members / lone_ms
+    await samples_async_ms(lambda: lone.run("warm up"), 20)
+    await samples_async_ms(lambda: composition.run("warm up"), 3)
+    lone_samples = await samples_async_ms(lambda: lone.run("hello"), repeats)
+    composed = await samples_async_ms(lambda: composition.run("hello"), max(5, repeats * 4 // members))
+    return lone_samples, [ms / members for ms in composed]
 
 
 async def overlapping_runs(count: int) -> tuple[float, int, int, int]:
@@ -103,34 +96,36 @@ async def overlapping_lone_runs(count: int) -> float:
     return (time.perf_counter_ns() - started) / 1e6
 
 
-async def main(quick: bool) -> None:
+async def main(report: Report, quick: bool) -> None:
     repeats = 20 if quick else 600
     overlapping = 50 if quick else 1000
     width = 3
-    lone_ms, chain_ms, chain_ratio = await per_member_ratio(
-        lambda member: Sequence({f"step-{n}": member for n in range(1, width + 1)}), width, repeats)
-    _, fan_ms, fan_ratio = await per_member_ratio(
-        lambda member: Parallel({f"agent-{n}": member for n in range(100)}, merge=lambda a: f"{len(a)} answers"),
-        100, repeats)
+    for label, members, goal, make in (
+        (f"Sequence of {width}, per member", width, 2.0,
+         lambda member: Sequence({f"step-{n}": member for n in range(1, width + 1)})),
+        ("Parallel of 100 agents, per member", 100, 1.3,
+         lambda member: Parallel({f"agent-{n}": member for n in range(100)}, merge=lambda a: f"{len(a)} answers")),
+    ):
+        lone, per_member = await per_member_ratio(make, members, repeats)
+        ratio = statistics.median(per_member) / statistics.median(lone)
+        report.add(label, per_member, size=f"{members} members", goal=f"<= {goal}x a lone run per member",
+                   met=ratio <= goal, peer="lone agent run", peer_samples=lone, ratio=ratio)
     burst_ms, cross_identity, peak_open, calls = await overlapping_runs(overlapping)
     assert calls == 2 * overlapping, "every member's tool ran once"
+    assert cross_identity == 0, f"{cross_identity} cross-identity reads"
+    assert open_run_count() == 0, "the member-run registry is empty afterwards"
     lone_burst_ms = await overlapping_lone_runs(2 * overlapping)
-    burst_ratio = (burst_ms / (2 * overlapping)) / (lone_burst_ms / (2 * overlapping))
-
-    print(f"lone agent run (1 tool call), median:   {lone_ms:.3f} ms")
-    print(f"Sequence of {width}, median:                {chain_ms:.3f} ms   per member {chain_ms / width:.3f} ms "
-          f"= {chain_ratio:.2f}x a lone run (goal <= 2x)")
-    print(f"Parallel of 100 agents, median:         {fan_ms:.1f} ms    per member {fan_ms / 100:.3f} ms "
-          f"= {fan_ratio:.2f}x a lone run (goal <= 2x)")
-    print(f"{overlapping} overlapping Sequence runs (2 members, distinct identities): {burst_ms:.0f} ms in all, "
-          f"{burst_ms / overlapping:.3f} ms a run; peak open runs {peak_open}")
-    print(f"  per member {burst_ms / (2 * overlapping):.3f} ms against {2 * overlapping} lone agent runs at once, "
-          f"{lone_burst_ms / (2 * overlapping):.3f} ms each: {burst_ratio:.2f}x (goal <= 2x)")
-    print(f"cross-identity reads: {cross_identity} (goal 0) over {calls} tool calls")
-    print(f"member-run registry after: {open_run_count()} open (goal 0)")
+    ratio = burst_ms / lone_burst_ms
+    report.add("overlapping Sequence runs (2 members, distinct identities), per member",
+               [burst_ms / (2 * overlapping)], size=f"{overlapping} runs", goal="<= 2x lone runs at once",
+               met=ratio <= 2, peer=f"{2 * overlapping} lone runs at once",
+               peer_samples=[lone_burst_ms / (2 * overlapping)],
+               ratio=ratio, note=f"cross-identity reads 0 over {calls} tool calls; peak open runs {peak_open}; "
+                                 "registry empty after")
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="only check that the benchmark runs")
-    asyncio.run(main(parser.parse_args().quick))
+    args = options(__doc__ or "")
+    report = Report("flow", args)
+    asyncio.run(main(report, args.quick))
+    report.close()

@@ -16,16 +16,13 @@ Run ``python bench/bench_lab.py``; ``--quick`` takes fewer samples of the same w
 
 from __future__ import annotations
 
-import argparse
-import gc
 import json
-import statistics
 import subprocess
 import sys
-import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+from _kit import Report, median, options, samples_ms
 
 from footprint_lab import Agent, LLMCall, Parallel, Run, define_tool
 from footprint_lab.context import define_fact
@@ -34,16 +31,6 @@ from footprint_lab.lab.views import tree as tree_views
 from footprint_lab.providers import LLMRequest, mock
 
 ROOT = Path(__file__).parent.parent
-
-
-def median_ms(action: Callable[[], Any], repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        gc.collect()
-        started = time.perf_counter_ns()
-        action()
-        samples.append((time.perf_counter_ns() - started) / 1e6)
-    return statistics.median(samples)
 
 
 def looping_agent(iterations: int, declarations: int = 2) -> Agent:
@@ -80,7 +67,10 @@ def load_ext_ms() -> float:
     return float(done.stdout.strip().splitlines()[-1])
 
 
-def main(quick: bool) -> None:
+def main() -> None:
+    args = options(__doc__.splitlines()[0])  # --quick: fewer samples, and a 100-member tree
+    report = Report("lab", args)
+    quick = args.quick
     repeats = 3 if quick else 21
     five = looping_agent(5).run_sync("Can I get a refund for order A-1000?")
     assert len(five.recording.exchanges) == 5
@@ -91,27 +81,28 @@ def main(quick: bool) -> None:
     declared = looping_agent(2, declarations=200).run_sync("Can I get a refund for order A-1000?")
     recording = declared.recording
     assert sum(1 for p in recording.context_pieces if p.source_kind == "fact") >= 200
-    view_ms = median_ms(lambda: answer_view(recording), repeats)
+    view_ms = samples_ms(lambda: answer_view(recording), repeats)
 
     wide = wide_parallel(100 if quick else 1000)
     wide.recording  # noqa: B018 - materialised before timing
     tree_views._plotlyjs_sent = True  # plotly.js is the package's own 4.8 MB, sent once per document: not timed
-    tree_ms = median_ms(lambda: wide.tree()._repr_mimebundle_(), repeats)
+    tree_ms = samples_ms(lambda: wide.tree()._repr_mimebundle_(), repeats)
     html = wide.tree()._repr_mimebundle_()["text/html"]
     nojs = html[html.index('<details class="fl-box fl-nojs"'):]
 
     loads = [load_ext_ms() for _ in range(1 if quick else 5)]
 
     members = len(wide.recording.children)
-    print(f"5-iteration run, whole display bundle: {size:.1f} kB   (goal <= 50 kB)  "
-          + ", ".join(f"{mime} {kb:.1f} kB" for mime, kb in parts.items()))
-    print(f"answer view, run with 200 declarations, median: {view_ms:.1f} ms   (goal <= 100 ms)")
-    print(f"tree of a {members:,}-member Parallel, built and rendered, median: {tree_ms:.1f} ms   "
-          f"(goal <= 500 ms for 1,000); no-JS HTML {len(nojs) / 1e6:.2f} MB (goal <= 1.5 MB)")
-    print(f"%load_ext footprint_lab, fresh interpreter, median: {statistics.median(loads):.0f} ms   (goal <= 1000 ms)")
+    report.add("whole display bundle", [size], size="5-iteration run", unit="kB", goal="<= 50 kB", met=size <= 50,
+               note=", ".join(f"{mime} {kb:.1f} kB" for mime, kb in parts.items()))
+    report.add("answer view", view_ms, size="200 declarations", goal="<= 100 ms", met=median(view_ms) <= 100)
+    report.add("Parallel tree built and rendered", tree_ms, size=f"{members:,} members", goal="<= 500 ms for 1,000",
+               met=median(tree_ms) <= 500 if members >= 1000 else None)
+    report.add("Parallel tree, no-JavaScript HTML", [len(nojs) / 1e6], size=f"{members:,} members", unit="MB",
+               goal="<= 1.5 MB", met=len(nojs) / 1e6 <= 1.5)
+    report.add("%load_ext footprint_lab, fresh interpreter", loads, goal="<= 1000 ms", met=median(loads) <= 1000)
+    report.close()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="fewer samples, and a 100-member tree")
-    main(parser.parse_args().quick)
+    main()

@@ -7,10 +7,8 @@ Run ``python bench/bench_notebook.py``; ``--quick`` only checks that it runs (10
 
 from __future__ import annotations
 
-import argparse
 import gc
 import json
-import statistics
 import tempfile
 import time
 from collections.abc import Callable
@@ -18,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import nbformat
+from _kit import Report, median, options
 
 from footprint_lab import Agent, Redaction, tool
 from footprint_lab.engine.recording import RECORDING_MIME
@@ -59,8 +58,8 @@ def displayed_notebook(made: list[Any], path: Path) -> Path:
     return path
 
 
-def median_ms(action: Callable[[], Any], repeats: int) -> tuple[float, float]:
-    """Median wall-clock and process CPU milliseconds (the CPU figure shows what a busy machine adds)."""
+def wall_and_cpu_ms(action: Callable[[], Any], repeats: int) -> tuple[list[float], list[float]]:
+    """Wall-clock and process CPU milliseconds of each call (the CPU figure shows what a busy machine adds)."""
     wall, cpu = [], []
     for _ in range(repeats):
         gc.collect()
@@ -68,10 +67,13 @@ def median_ms(action: Callable[[], Any], repeats: int) -> tuple[float, float]:
         action()
         wall.append((time.perf_counter_ns() - started) / 1e6)
         cpu.append((time.process_time_ns() - started_cpu) / 1e6)
-    return statistics.median(wall), statistics.median(cpu)
+    return wall, cpu
 
 
-def main(quick: bool) -> None:
+def main() -> None:
+    args = options(__doc__.splitlines()[0])  # --quick: 10 runs, one sample: only checks that it runs
+    report = Report("notebook", args)
+    quick = args.quick
     count, repeats = (10, 1) if quick else (100, 5)
     policy = Redaction.standard().union(Redaction(keys=["customer"]))
     with tempfile.TemporaryDirectory() as folder:
@@ -80,21 +82,19 @@ def main(quick: bool) -> None:
         loaded = load_runs(shown)
         assert [r.recording for r in loaded] == [r.recording for r in made]
         figures = {
-            "load_runs": median_ms(lambda: load_runs(shown), repeats),
-            "export": median_ms(lambda: export(made, Path(folder) / "export.ipynb", title="Bench"), repeats),
-            "scrub": median_ms(lambda: scrub(shown, redact=policy, out=Path(folder) / "clean.ipynb"), repeats),
+            "load_runs": wall_and_cpu_ms(lambda: load_runs(shown), repeats),
+            "export": wall_and_cpu_ms(lambda: export(made, Path(folder) / "export.ipynb", title="Bench"), repeats),
+            "scrub": wall_and_cpu_ms(lambda: scrub(shown, redact=policy, out=Path(folder) / "clean.ipynb"), repeats),
         }
         size = (Path(folder) / "export.ipynb").stat().st_size
         shown_size = shown.stat().st_size
-    for name, (value, cpu) in figures.items():
-        verdict = "ok" if value <= GOALS[name] else "OVER"
-        print(f"{name:9}, {count} displayed 5-iteration runs, median: {value:8.1f} ms (CPU {cpu:7.1f} ms)   "
-              f"(goal <= {GOALS[name]:.0f} ms: {verdict})")
-    print(f"exported file: {size / 1e6:.2f} MB   (goal <= {SIZE_GOAL / 1e6:.0f} MB: "
-          f"{'ok' if size <= SIZE_GOAL else 'OVER'}); displayed notebook: {shown_size / 1e6:.2f} MB")
+    for name, (wall, cpu) in figures.items():
+        report.add(name, wall, size=f"{count} displayed 5-iteration runs", goal=f"<= {GOALS[name]:.0f} ms",
+                   met=median(wall) <= GOALS[name], note=f"CPU {median(cpu):.1f} ms")
+    report.add("exported file", [size / 1e6], size=f"{count} runs", unit="MB", goal=f"<= {SIZE_GOAL / 1e6:.0f} MB",
+               met=size <= SIZE_GOAL, note=f"displayed notebook {shown_size / 1e6:.2f} MB")
+    report.close()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="10 runs, one sample: only checks that it runs")
-    main(parser.parse_args().quick)
+    main()

@@ -16,7 +16,6 @@ Figures are medians. Run ``python bench/bench_providers.py`` (``--quick`` only c
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import statistics
 import sys
@@ -29,6 +28,7 @@ import httpx
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "providers"))
 
+from _kit import Report, options
 from wire_server import Reply, WireServer, fixture_text, ndjson_lines, sse_events
 
 from footprint_lab import Agent, define_tool
@@ -105,11 +105,11 @@ async def overhead(kind: str, server: WireServer, repeats: int) -> float:
         tokens.clear()
     assert reply.tool_calls and reply.usage.output_tokens
     await provider.aclose()
-    return statistics.median(samples[len(samples) // 10:])
+    return samples[len(samples) // 10:]  # the first tenth warms the caches
 
 
-async def end_to_end(kind: str, server: WireServer, repeats: int) -> tuple[float, float]:
-    """Median ms per call over the socket: the provider, and bare httpx moving the same bytes."""
+async def end_to_end(kind: str, server: WireServer, repeats: int) -> tuple[list[float], list[float]]:
+    """Ms per call over the socket: the provider, and bare httpx moving the same bytes."""
     provider = build(kind, server.url)
     chunks = chunks_of(WIRES[kind][2])
     server.fallback = Reply(chunks=chunks, content_type="text/event-stream")
@@ -128,7 +128,7 @@ async def end_to_end(kind: str, server: WireServer, repeats: int) -> tuple[float
             raw_ms.append((time.perf_counter_ns() - started) / 1e6)
     await provider.aclose()
     server.fallback = None
-    return statistics.median(provider_ms), statistics.median(raw_ms)
+    return provider_ms, raw_ms
 
 
 async def concurrent_runs(server: WireServer, runs: int, waves: int = 2) -> tuple[int, int, list[float], int]:
@@ -176,26 +176,26 @@ async def bare_bursts(server: WireServer, runs: int, waves: int = 2) -> list[flo
     return walls
 
 
-async def main(quick: bool) -> None:
+async def main(report: Report, quick: bool) -> None:
     server = WireServer()
     try:
         repeats = 30 if quick else 3000
         e2e_repeats = 10 if quick else 300
-        print(f"provider overhead per call (encode + serialise + parse stream + record), median of {repeats}:")
         for kind in WIRES:
-            ms = await overhead(kind, server, repeats)
-            print(f"  {kind:<10} {ms:.3f} ms   (goal <= 0.3 ms)")
-        print(f"end to end over 127.0.0.1, median of {e2e_repeats} (provider vs bare httpx, same bytes):")
+            samples = await overhead(kind, server, repeats)
+            report.add(f"{kind}: encode + serialise + parse stream + record", samples, size="1 call",
+                       goal="<= 0.3 ms", met=statistics.median(samples) <= 0.3)
         for kind in WIRES:
             full, raw = await end_to_end(kind, server, e2e_repeats)
-            print(f"  {kind:<10} provider {full:.3f} ms   bare httpx {raw:.3f} ms   difference {full - raw:+.3f} ms")
+            report.add(f"{kind}: end to end over 127.0.0.1", full, size="1 call", peer="bare httpx, same bytes",
+                       peer_samples=raw, ratio=statistics.median(full) / statistics.median(raw))
         runs = 20 if quick else 100
         finished, failed, walls, connections = await concurrent_runs(server, runs)
-        print(f"concurrent runs on one provider, 2 bursts of {runs}: {finished} finished, {failed} failed, "
-              f"{connections} connections opened (goal: 0 failed)")
         bare = await bare_bursts(server, runs)
-        print(f"  wall per burst: {walls[0]:.0f} ms opening the pool, {walls[1]:.0f} ms reusing it; bare httpx "
-              f"{bare[0]:.0f} / {bare[1]:.0f} ms (the local server is threaded Python in this process and dominates)")
+        report.add("concurrent runs on one provider, per burst", walls, size=f"2 bursts of {runs}",
+                   goal="0 failed", met=failed == 0, peer="bare httpx bursts", peer_samples=bare,
+                   note=f"{finished} finished, {failed} failed, {connections} connections opened; the local "
+                        "server is threaded Python in this process and dominates")
         if failed:
             raise SystemExit(1)
     finally:
@@ -203,6 +203,7 @@ async def main(quick: bool) -> None:
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--quick", action="store_true", help="only check that the benchmark runs")
-    asyncio.run(main(parser.parse_args().quick))
+    args = options(__doc__ or "")
+    report = Report("providers", args)
+    asyncio.run(main(report, args.quick))
+    report.close()

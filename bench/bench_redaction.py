@@ -24,9 +24,10 @@ Run ``python bench/bench_redaction.py`` (``--quick`` runs each pattern on 20 kB 
 
 from __future__ import annotations
 
-import argparse
 import statistics
 import time
+
+from _kit import Report, options
 
 from footprint_lab import Redaction
 from footprint_lab.engine.redaction import BUILTIN_PATTERNS, PATTERN_TIME_LIMIT, TokenGate
@@ -86,14 +87,13 @@ def worst_text(name: str, size: int) -> tuple[str, str]:
     return worst[1], worst[2]
 
 
-def median_ms(policy: Redaction, text: str, rounds: int) -> float:
-    return statistics.median(scrub_ms(policy, text) for _ in range(rounds))
+def samples(policy: Redaction, text: str, rounds: int) -> list[float]:
+    return [scrub_ms(policy, text) for _ in range(rounds)]
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="20 kB per pattern, only checks it runs")
-    args = parser.parse_args()
+    args = options(__doc__.splitlines()[0])  # --quick: 20 kB per pattern, only checks it runs
+    report = Report("redaction", args)
     size = 20_000 if args.quick else 1_000_000
     rounds = 1 if args.quick else 7
     search = 50_000 if not args.quick else 5_000
@@ -102,9 +102,13 @@ def main() -> None:
     for name in BUILTIN_PATTERNS:
         small, how = worst_text(name, search)
         policy = Redaction(builtins=[name])
-        took = median_ms(policy, repeated(small, size), rounds)
-        growth = took / max(median_ms(policy, repeated(small, size // 4), rounds), 1e-3)
-        print(f"  {name:18s} {took:7.1f} ms   x{growth:4.1f} for 4x the text   ({how})")
+        full = samples(policy, repeated(small, size), rounds)
+        quarter = samples(policy, repeated(small, size // 4), rounds)
+        took = statistics.median(full)
+        growth = took / max(statistics.median(quarter), 1e-3)
+        report.add(f"built-in pattern {name}, worst text", full, size=f"{size:,} chars",
+                   goal=f"<= {GOAL_MS:.0f} ms", met=took <= GOAL_MS, peer=f"{size // 4:,} chars",
+                   peer_samples=quarter, ratio=growth, note=how)
         if took > GOAL_MS:
             slow.append(name)
     hostile = Redaction(patterns={"hostile": r"(a|aa)+$"})
@@ -113,14 +117,18 @@ def main() -> None:
     held = (time.perf_counter() - started) * 1000
     print(f"user pattern (a|aa)+$ on 61 characters: {held:.0f} ms (limit {PATTERN_TIME_LIMIT * 1000:.0f} ms), "
           f"text masked whole: {masked == '[redacted:hostile]'}")
-    released: list[str] = []
-    gate = TokenGate(Redaction.standard().for_run(), released.append)
-    started = time.perf_counter()
-    for _ in range(size // 4):
-        gate.feed("abcd")
-    gate.flush()
-    streamed = (time.perf_counter() - started) * 1000
-    print(f"token gate, {size:,} characters in 4-character tokens without whitespace: {streamed:.0f} ms")
+    def streamed_ms() -> float:
+        released: list[str] = []
+        gate = TokenGate(Redaction.standard().for_run(), released.append)
+        started = time.perf_counter()
+        for _ in range(size // 4):
+            gate.feed("abcd")
+        gate.flush()
+        return (time.perf_counter() - started) * 1000
+
+    report.add("token gate, 4-character tokens without whitespace", [streamed_ms() for _ in range(rounds)],
+               size=f"{size:,} chars", note="held whole; looked at again only when a break arrives")
+    report.close()
     if not args.quick and slow:
         raise SystemExit(f"over {GOAL_MS:.0f} ms: {', '.join(slow)}")
 

@@ -13,12 +13,12 @@ checks that they appear. Run ``python bench/bench_widget.py``; ``--quick`` takes
 
 from __future__ import annotations
 
-import argparse
 import asyncio
 import gc
-import statistics
 import time
 from typing import Any
+
+from _kit import Report, median, options
 
 from footprint_lab import Agent, Lab, tool
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
@@ -66,8 +66,8 @@ def rounds_agent(rounds: int, pause_s: float) -> Agent:
     return Agent(provider=mock(respond=respond), tools=[fetch], max_iterations=rounds + 1, name="pages")
 
 
-async def first_step_ms(repeats: int) -> tuple[float, float]:
-    """Median (press Run -> first step sent, press Run -> the run's own first step), in ms."""
+async def first_step_ms(repeats: int) -> tuple[list[float], list[float]]:
+    """Samples of (press Run -> first step sent, press Run -> the run's own first step), in ms."""
     shown, own = [], []
     for _ in range(repeats):
         lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
@@ -79,20 +79,19 @@ async def first_step_ms(repeats: int) -> tuple[float, float]:
         first = min(watch.happened, key=watch.happened.__getitem__)
         shown.append((watch.shown[first] - pressed) * 1000)
         own.append((watch.happened[first] - pressed) * 1000)
-    return statistics.median(shown), statistics.median(own)
+    return shown, own
 
 
-async def live_lag_ms(rounds: int, pause_s: float) -> tuple[int, float, float]:
-    """(steps, median lag, worst lag) of one run shown live."""
+async def live_lag_ms(rounds: int, pause_s: float) -> list[float]:
+    """How long after it happened each step of one run shown live was sent, in ms."""
     lab = Lab(rounds_agent(rounds, pause_s), message="go")
     watch = Watch(lab)
     lab.press_run()
     await lab._task
-    lags = watch.lags_ms()
-    return len(lags), statistics.median(lags), max(lags)
+    return watch.lags_ms()
 
 
-def build_ms(repeats: int) -> float:
+def build_ms(repeats: int) -> list[float]:
     agent = planted_fact_agent()
     samples = []
     for _ in range(repeats):
@@ -100,23 +99,26 @@ def build_ms(repeats: int) -> float:
         started = time.perf_counter()
         Lab(agent, message=REFUND_REQUEST)
         samples.append((time.perf_counter() - started) * 1000)
-    return statistics.median(samples)
+    return samples
 
 
-async def main(quick: bool) -> None:
+async def main() -> None:
+    args = options(__doc__.splitlines()[0])  # --quick: fewer samples, shorter runs
+    report = Report("widget", args)
+    quick = args.quick
     Lab(planted_fact_agent())  # imports (anywidget, ipywidgets) are paid once per kernel, not per widget
     built = build_ms(5 if quick else 50)
-    print(f"widget built: median {built:.1f} ms (goal <= 200 ms)")
+    report.add("widget built", built, goal="<= 200 ms", met=median(built) <= 200)
     shown, own = await first_step_ms(3 if quick else 30)
-    print(f"press Run -> first step sent: median {shown:.2f} ms; the run's own time to it {own:.2f} ms; "
-          f"over it {shown - own:.2f} ms (goal <= 100 ms)")
+    over = median(shown) - median(own)
+    report.add("press Run -> first step sent", shown, goal="<= 100 ms over the run's own time", met=over <= 100,
+               peer="the run's own time to it", peer_samples=own, note=f"over it {over:.2f} ms")
     for pause in (0.0, 0.002 if quick else 0.01):
-        steps, median, worst = await live_lag_ms(66 if not quick else 20, pause)
-        print(f"{steps}-step run, tool waits {pause * 1000:.0f} ms: step happened -> sent median {median:.1f} ms, "
-              f"worst {worst:.1f} ms (goal: worst <= 250 ms)")
+        lags = await live_lag_ms(66 if not quick else 20, pause)
+        report.add("live view: step happened -> sent", lags, goal="worst <= 250 ms", met=max(lags) <= 250,
+                   size=f"{len(lags)} steps, tool waits {pause * 1000:.0f} ms")
+    report.close()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="only check that the benchmark runs")
-    asyncio.run(main(parser.parse_args().quick))
+    asyncio.run(main())

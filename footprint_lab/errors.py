@@ -55,6 +55,8 @@ The tree::
     │   ├── LabConfigError               ERR_LAB_CONFIG             lab.door
     │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers.mock
     │   ├── ReplaySourceError            ERR_REPLAY_SOURCE          providers.replay
+    │   ├── OtelSpansError               ERR_OTEL_SPANS             otel.refusals
+    │   ├── OtelExportError              ERR_OTEL_EXPORT            otel.refusals
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook
     │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers.errors (also a ProviderError)
@@ -74,6 +76,7 @@ The tree::
         ├── ProviderTimeoutError         ERR_PROVIDER_TIMEOUT
         ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
         ├── ProviderResponseError        ERR_PROVIDER_RESPONSE
+        ├── OtlpExportFailed             ERR_OTLP_EXPORT_FAILED     otel.refusals
         └── ReplayMismatchError          ERR_PROVIDER_REPLAY_MISMATCH  providers.replay
 
 ``ProviderError`` (``ERR_PROVIDER``, providers.errors) is the family of the provider classes
@@ -122,6 +125,7 @@ from footprint_lab.flow.refusals import (
 from footprint_lab.lab.door import LabConfigError
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 from footprint_lab.notebook import NotebookFileError, SharingConfigError
+from footprint_lab.otel.refusals import OtelExportError, OtelSpansError, OtlpExportFailed
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -175,6 +179,9 @@ __all__ = [
     "NoConversationError",
     "NotebookFileError",
     "NothingToLocalizeError",
+    "OtelExportError",
+    "OtelSpansError",
+    "OtlpExportFailed",
     "ParentRunRefusedError",
     "PendingQuestionError",
     "ProviderAuthError",

@@ -6,7 +6,7 @@ import asyncio
 
 import pytest
 
-from footprint_lab import Agent, LLMCall, Recording, define_tool, tool
+from footprint_lab import Agent, LLMCall, Recording, Run, define_tool, tool
 from footprint_lab.errors import AgentConfigError, DuplicateToolError, RunInFlightError, ToolDefinitionError
 from footprint_lab.providers import LLMRequest, mock
 
@@ -271,6 +271,45 @@ def test_run_sync_works_in_a_script():
 async def test_run_sync_works_inside_a_running_loop():
     # As in a Jupyter cell: an event loop is already running in this thread.
     assert Agent(provider=mock(reply="from a kernel")).run_sync("go").answer == "from a kernel"
+
+
+def test_run_sync_keeps_one_loop_per_thread_and_a_tool_may_call_run_sync_again():
+    inner = Agent(provider=mock(reply="inner answer"))
+    loops: list[asyncio.AbstractEventLoop] = []
+
+    @tool
+    def ask_inner() -> str:
+        """Ask the inner agent, synchronously."""
+        loops.append(asyncio.get_running_loop())
+        return inner.run_sync("go").answer or ""
+
+    outer = Agent(provider=mock(replies=[{"tool": "ask_inner", "args": {}}, "outer answer"]), tools=[ask_inner])
+    assert outer.run_sync("go").answer == "outer answer"
+    assert outer.run_sync("go").answer == "outer answer"
+    assert loops[0] is loops[1]  # the same loop served both calls from this thread
+
+
+async def test_run_sync_inside_a_kernel_may_nest_in_a_tool():
+    inner = Agent(provider=mock(reply="inner answer"))
+
+    @tool
+    def ask_inner() -> str:
+        """Ask the inner agent, synchronously, from the private loop run_sync uses in a kernel."""
+        return inner.run_sync("go").answer or ""
+
+    outer = Agent(provider=mock(replies=[{"tool": "ask_inner", "args": {}}, "outer answer"]), tools=[ask_inner])
+    run = outer.run_sync("go")
+    assert run.answer == "outer answer"
+    assert run.recording.messages[2]["content"] == "inner answer"
+
+
+async def test_repr_and_str_of_a_run_leave_its_recording_unbuilt():
+    # asyncio and IPython call repr on every finished run: it must not build the whole recording.
+    run = await Agent(provider=mock(reply="The answer.")).run("go")
+    assert str(run) == "The answer."
+    assert "The answer." in repr(run)
+    assert run._recording is None
+    assert repr(run) == repr(Run.from_recording(run.recording))
 
 
 async def test_recording_round_trips_through_json_exactly():

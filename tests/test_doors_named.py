@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from typing import Any
 
 import pytest
@@ -116,3 +117,13 @@ def test_an_input_guard_that_cannot_take_the_message_is_refused_when_built():
     with pytest.raises(AgentConfigError) as caught:
         Agent(provider=mock(reply="ok"), input_guard=lambda: None)
     assert caught.value.setting == "input_guard"
+
+
+@pytest.mark.parametrize("factory", [dict, lambda: None, lambda message: None])
+def test_a_rerun_factory_that_takes_no_exclude_is_refused_before_any_rerun(factory: Any):
+    from footprint_lab.explain import localize
+
+    run = _agent().run_sync("go")
+    with pytest.raises(ExplainConfigError) as caught:
+        asyncio.run(localize(run, rerun=factory, samples=1))
+    assert caught.value.code == "ERR_EXPLAIN_CONFIG" and "factory(exclude=[...])" in str(caught.value)

@@ -223,3 +223,49 @@ def test_steps_and_events_frames():
     events = run.events
     assert {"seq", "type", "step_id", "payload"} <= set(events.columns)
     assert list(events["seq"]) == sorted(events["seq"])
+
+
+async def test_a_recordings_lists_are_built_on_first_use_and_read_and_dump_like_lists():
+    import copy
+    import json
+    import pickle
+
+    from footprint_lab import Conditional, Recording, Redaction
+    from footprint_lab.lab.scenarios import planted_fact_agent
+
+    flow = Conditional([("refunds", lambda message: "refund" in message, planted_fact_agent())],
+                       otherwise=("other", Agent(provider=mock(reply="no"))))
+    runs = [await planted_fact_agent().run("Please refund order A-1001."),
+            await flow.run("Please refund order A-1001."),
+            await Agent(provider=mock(reply="ok TCK-123456"), redact=Redaction(patterns={"t": r"TCK-\d{6}"}))
+            .run("Ticket TCK-123456")]
+    for run in runs:
+        recording = run.recording
+        dumped = recording.model_dump_json()
+        # The JSON of a fresh recording (its lists not yet built) is that of plain lists of models,
+        # field order included: loading it and dumping again gives the same bytes.
+        again = Recording.model_validate_json(dumped)
+        assert again.model_dump_json() == dumped == recording.model_dump_json()
+        assert again == recording and recording == again
+        assert len(recording.events) == len(json.loads(dumped)["events"])
+        assert recording.events[0] == again.events[0] and recording.events[-1].seq == again.events[-1].seq
+        assert recording.steps[:2] == again.steps[:2] and list(recording.reads) == again.reads
+        assert pickle.loads(pickle.dumps(recording)) == recording == copy.deepcopy(recording)
+    assert "TCK-123456" not in runs[2].recording.model_dump_json()
+    assert runs[1].recording.decisions[0].chosen == "refunds"
+    recording = runs[0].recording
+    recording.annotations.append({"note": "checked"})
+    recording.events.append(recording.events[0])  # a list to change, like any other
+    assert recording.events[-1] == recording.events[0]
+
+
+def test_a_recordings_rows_sort_and_add_like_lists():
+    run = Agent(provider=mock(replies=[{"tool": "noop", "args": {}}, "done"]),
+                tools=[define_tool(name="noop", description="x", input_schema={"type": "object"}, fn=lambda: "ok")]
+                ).run_sync("go")
+    events = run.recording.events
+    newest_first = sorted(events, key=lambda e: -e.seq)
+    events.sort(key=lambda e: -e.seq)
+    assert list(events) == newest_first and events.index(newest_first[0]) == 0
+    extra = newest_first[:1]
+    assert (events + extra)[-1] == newest_first[0] and (extra + events)[1:] == newest_first

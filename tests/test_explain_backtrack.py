@@ -271,3 +271,19 @@ async def test_a_decision_whose_order_against_its_member_is_not_recorded_says_so
     assert any("does not order" in note and "member 'refunds'" in note for note in bt.notes)
     assert "What the walk could not follow or prove:" in str(bt)
     assert bt.calls == [member.exchanges[-1].step_id]
+
+
+async def test_the_text_of_a_huge_backtrack_is_summarised_and_render_gives_every_candidate():
+    from footprint_lab import define_tool
+
+    noop = define_tool(name="noop", description="Does nothing.", input_schema={"type": "object", "properties": {}},
+                       fn=lambda: "ok")
+    rounds = 150
+    agent = Agent(provider=mock(replies=[{"tool": "noop", "args": {}}] * rounds + ["done"]), tools=[noop],
+                  max_iterations=rounds + 1)
+    bt = (await agent.run("go")).backtrack()
+    assert len(bt.candidates) > 200
+    text, full = str(bt), bt.render()
+    assert text.count("\n  ANSWER ") == 200 and full.count("\n  ANSWER ") == len(bt.candidates)
+    assert f"and {len(bt.candidates) - 200} more candidates: bt.render() or bt.to_frame()" in text
+    assert text.splitlines()[0] == full.splitlines()[0] == bt.summary()

@@ -115,7 +115,7 @@ def test_run_then_click_from_the_answer_to_the_planted_fact_and_its_custody(note
         assert "VIP override" in planted.inner_text()
         assert lab.locator(".fl-panel details[data-fl-piece]").count() >= 6     # the call's three slots
         planted.click()
-        custody = lab.locator(".fl-panel details[data-fl-piece='vip-override'][open] .fl-hops")
+        custody = lab.locator(".fl-panel details[data-fl-piece='vip-override'][open] > ol")
         custody.wait_for()
         lab.locator(".fl-panel .fl-suspect").wait_for()
         chain = custody.inner_text()

@@ -98,6 +98,6 @@ def test_each_refusal_code_names_one_class():
 
 def test_import_does_not_pull_heavy_libraries():
     code = ("import sys, footprint_lab; heavy = [m for m in ('pandas', 'plotly', 'ipywidgets', 'pydantic', "
-            "'httpx', 'nbformat') if m in sys.modules]; print(','.join(heavy))")
+            "'httpx', 'nbformat', 'opentelemetry') if m in sys.modules]; print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""

@@ -79,8 +79,8 @@ class InvalidAnnotationError(Refusal):
 class Run:
     """One finished (or paused) run: its answer, status and recording."""
 
-    __slots__ = ("__weakref__", "_build", "_clean", "_conversation", "_recording", "answer", "checkpoint", "question",
-                 "run_id", "status", "stopped_early")
+    __slots__ = ("__weakref__", "_build", "_clean", "_conversation", "_recording", "_shown_answer", "answer",
+                 "checkpoint", "question", "run_id", "status", "stopped_early")
 
     def __init__(
         self,
@@ -93,6 +93,7 @@ class Run:
         stopped_early: dict[str, Any] | None = None,
         question: str | None = None,
         checkpoint: Any = None,
+        shown_answer: str | None = None,
         clean: Callable[[Any], Any] | None = None,
     ) -> None:
         self.run_id = run_id
@@ -103,6 +104,9 @@ class Run:
         self.checkpoint = checkpoint
         self._build = build
         self._recording = recording
+        #: the answer as the recording holds it (a redaction policy applied), so ``repr`` never
+        #: has to build the recording: asyncio and IPython call it on every finished run
+        self._shown_answer = recording.answer if recording is not None else shown_answer
         #: the run's redaction (the recorder's ``clean``), applied to notes; ``None`` without a policy
         self._clean = clean
         #: what the run leaves its runner to hold (the conversation, a pause); not part of the evidence
@@ -271,8 +275,10 @@ class Run:
         return self.answer or ""
 
     def __repr__(self) -> str:
-        # Drawn from the recording, so a redaction policy covers what a notebook shows.
-        preview = (self.recording.answer or "")[:60]
+        # The answer as recorded, so a redaction policy covers what a notebook shows; read
+        # without building the recording (asyncio and IPython ask for this on every run).
+        shown = self._recording.answer if self._recording is not None else self._shown_answer
+        preview = (shown or "")[:60]
         return f"Run(run_id={self.run_id!r}, status={self.status!r}, answer={preview!r})"
 
 

@@ -1,16 +1,27 @@
 """What every runner shares: subscriptions, ``run`` / ``run_sync``, and where it is mounted.
 
-``async def run()`` is the one implementation; ``run_sync()`` only drives it. In a plain
-script it uses ``asyncio.run``; inside a running event loop (a Jupyter kernel) it runs the
-coroutine on a private loop in a worker thread and waits, so the same call works in both.
+``async def run()`` is the one implementation; ``run_sync()`` only drives it, on a loop kept
+for synchronous callers instead of a new one per call (starting and closing a loop cost more
+than a whole scripted run, and a kept loop keeps its provider connections for the next run):
+
+- from a thread with no running loop (a script), on that thread's own loop, made on its
+  first ``run_sync`` and closed when the thread ends or the interpreter exits;
+- inside a running loop (a Jupyter kernel), on one private loop in a daemon worker thread,
+  shared by every such caller, and waited for; a ``run_sync`` made from that worker's own
+  loop (a tool that runs an agent synchronously) gets a fresh thread and loop, as it would
+  otherwise wait on itself.
+
 In a notebook, ``await runner.run(...)`` is the direct way.
 """
 
 from __future__ import annotations
 
 import asyncio
+import atexit
 import concurrent.futures
+import contextlib
 import secrets
+import threading
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
@@ -197,10 +208,93 @@ def _no_run() -> None:
 
 
 def run_coroutine_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:
-    """Drive a coroutine to completion from synchronous code."""
+    """Drive a coroutine to completion from synchronous code (see the module docstring)."""
+    running = asyncio._get_running_loop()  # None outside a loop, where get_running_loop would raise
+    if running is None:
+        return _run_on(_thread_loop(), coroutine)
+    worker = _worker_loop()
+    if running is worker:
+        with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="footprint-run") as pool:
+            return pool.submit(asyncio.run, coroutine).result()
+    future = asyncio.run_coroutine_threadsafe(coroutine, worker)
     try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coroutine)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=1, thread_name_prefix="footprint-run") as pool:
-        return pool.submit(asyncio.run, coroutine).result()
+        return future.result()
+    except BaseException:  # interrupted while waiting: the run is cancelled, not left running
+        future.cancel()
+        raise
+
+
+def _run_on(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, Any]) -> Any:
+    """Run ``coroutine`` to its end on ``loop`` (not running); an interrupt cancels it rather than leaving it."""
+    task = loop.create_task(coroutine)
+    try:
+        return loop.run_until_complete(task)
+    except BaseException:
+        if not task.done():  # Ctrl-C while waiting: cancel the run and let it close what it opened
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                loop.run_until_complete(task)
+        raise
+
+
+class _LoopHolder:
+    """One thread's loop for ``run_sync``; closed (its async generators and connections with
+    it) when the thread ends and drops its locals, or at interpreter exit.
+
+    A plain loop driven with ``run_until_complete``: ``asyncio.Runner`` would install and
+    remove a signal handler on every call, which costs about as much as a one-turn run.
+    """
+
+    __slots__ = ("loop",)
+
+    def __init__(self) -> None:
+        self.loop = asyncio.new_event_loop()
+
+    def close(self) -> None:
+        loop = self.loop
+        if not loop.is_closed():
+            try:
+                loop.run_until_complete(loop.shutdown_asyncgens())
+                loop.run_until_complete(loop.shutdown_default_executor())
+            finally:
+                loop.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+
+_thread_loops = threading.local()
+
+
+def _thread_loop() -> asyncio.AbstractEventLoop:
+    holder: _LoopHolder | None = getattr(_thread_loops, "holder", None)
+    if holder is None:
+        holder = _thread_loops.holder = _LoopHolder()
+    return holder.loop
+
+
+_worker_lock = threading.Lock()
+_worker: asyncio.AbstractEventLoop | None = None
+
+
+def _worker_loop() -> asyncio.AbstractEventLoop:
+    """The loop that runs ``run_sync`` calls made inside a running loop, started on first use."""
+    global _worker
+    with _worker_lock:
+        if _worker is None:
+            loop = asyncio.new_event_loop()
+            threading.Thread(target=loop.run_forever, name="footprint-run-sync", daemon=True).start()
+            _worker = loop
+        return _worker
+
+
+@atexit.register
+def _close_loops() -> None:
+    holder: _LoopHolder | None = getattr(_thread_loops, "holder", None)
+    if holder is not None:
+        del _thread_loops.holder
+        holder.close()
+    loop = _worker
+    if loop is not None and not loop.is_closed():
+        asyncio.run_coroutine_threadsafe(loop.shutdown_asyncgens(), loop).result(timeout=5)
+        loop.call_soon_threadsafe(loop.stop)

@@ -181,7 +181,7 @@ class Turn:
             )
 
         return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
-                   clean=rec.clean if rec.policy is not None else None)
+                   shown_answer=rec.clean(answer), clean=rec.clean if rec.policy is not None else None)
 
 
 def input_refused() -> dict[str, Any]:

@@ -26,11 +26,11 @@ Role: engine layer. The recorder knows nothing about LLMs; runners put their own
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Callable, Iterable
 from time import perf_counter_ns, time
 from typing import Any, Protocol
 
-from footprint_lab.engine.captured import CapturedPiece
 from footprint_lab.engine.unicode import sound_text
 
 Path = tuple[str, ...]
@@ -98,6 +98,40 @@ def summarize(value: Any, limit: int = 80) -> str:
 
 def _nothing() -> None:
     return None
+
+
+_PAYLOADS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
+_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+Compact = tuple[tuple[str, ...], tuple[Any, ...]]
+
+
+def compact(captured: dict[str, Any] | Compact) -> Compact:
+    """A captured dict as ``(keys, values)``, its keys' tuple shared with every dict of the same keys."""
+    if isinstance(captured, tuple):
+        return captured
+    keys = tuple(captured)
+    shared = _KEYS.get(keys)
+    if shared is None:
+        shared = keys
+        if len(_KEYS) < 4096:
+            _KEYS[keys] = keys
+    return shared, tuple(captured.values())
+
+
+def uncompact(captured: dict[str, Any] | Compact) -> dict[str, Any]:
+    """A captured dict, whichever form it is held in."""
+    return dict(zip(*captured, strict=True)) if isinstance(captured, tuple) else captured
+
+
+def routine(payload: tuple[Any, ...]) -> tuple[Any, ...]:
+    """One shared copy of a routine payload seen before (``("ok",)``, ``("messages", "append")``):
+    a long run repeats a handful of them thousands of times."""
+    shared = _PAYLOADS.get(payload)
+    if shared is None:
+        shared = payload
+        if len(_PAYLOADS) < 4096:
+            _PAYLOADS[payload] = payload
+    return shared
 
 
 class EventStream(tuple[Callable[[Any], None], ...]):
@@ -186,11 +220,13 @@ class Recorder:
         # Events are kept in three parallel columns rather than one tuple each, and routine
         # payloads as tuples of plain values: the cyclic garbage collector stops tracking those,
         # so a long run's events do not make every collection slower (bench/bench_agent.py).
-        self.event_seqs: list[int] = []
+        self.event_seqs = array("q")  # 8 bytes a number, where a list holds a pointer and an int object
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
         self.event_payloads: list[dict[str, Any]] = []
-        self.pieces: list[CapturedPiece] = []
+        #: CapturedPiece dicts (engine.captured) while the run goes on; (keys, values) pairs once it
+        #: is sealed (see seal)
+        self.pieces: list[Any] = []
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
         #: for each transcript message, the index of its context piece
@@ -220,10 +256,23 @@ class Recorder:
 
     # -- events -----------------------------------------------------------------------
     def emit(self, type_: str, step_id: str, payload: dict[str, Any]) -> None:
-        """Record an event and deliver it to the listeners, in order."""
+        """Record an event and deliver it to the listeners, in order (``run_end`` also seals the capture)."""
         if self.policy is not None:
             payload = self.policy.scrub(payload)
         self._event(type_, step_id, payload)
+        if type_ == "run_end":
+            self.seal()
+
+    def seal(self) -> None:
+        """Hold the finished run's pieces and exchanges compactly, as ``(keys, values)`` tuple pairs.
+
+        Runners capture them as flat dicts they may still update while the run goes on; once it
+        has ended they only wait to be read (:func:`~footprint_lab.engine.recording.build_recording`
+        reads both forms). A dict of a dozen keys takes about four times the room of its values'
+        tuple, and the keys' tuple is shared by every piece of the same shape.
+        """
+        self.pieces = [compact(piece) for piece in self.pieces]
+        self.exchanges = [compact(exchange) for exchange in self.exchanges]
 
     def _event(self, type_: str, step_id: str, payload: Any) -> None:
         stream = self.listeners
@@ -296,7 +345,7 @@ class Recorder:
         self.current = step_id
         self.pending_start = len(self.entry_paths)
         self.steps.append((step_id, stage, iteration, perf_counter_ns(), 0, "running"))
-        self._event("step_start", step_id, (stage, iteration))
+        self._event("step_start", step_id, routine((stage, iteration)))
         return step_id
 
     def read(self, path: Path) -> Any:
@@ -335,7 +384,7 @@ class Recorder:
         self.entry_paths.append(path)
         self.entry_verbs.append(verb)
         self.entry_values.append(value if self.policy is None else self.policy.scrub(value))
-        self._event("write", self.current, (dotted(path), verb))
+        self._event("write", self.current, routine((dotted(path), verb)))
 
     def decide(self, rule: str, evidence: Iterable[tuple[str, dict[str, Any], Any]], chosen: str) -> None:
         """Record which branch the current step chose, with each rule's inputs and result."""
@@ -349,14 +398,14 @@ class Recorder:
         first, end = self.pending_start, len(self.entry_paths)
         self.commits.append((step_id, first, end))
         self.pending_start = end
-        self._event("commit", step_id, (", ".join(dotted(p) for p in self.entry_paths[first:end]),))
+        self._event("commit", step_id, routine((", ".join(dotted(p) for p in self.entry_paths[first:end]),)))
         step = self.steps[-1]
         index = len(self.steps) - 1
         if step[0] != step_id:  # a step opened alongside others is closed out of order
             index = next(i for i in range(index, -1, -1) if self.steps[i][0] == step_id)
             step = self.steps[index]
         self.steps[index] = (step[0], step[1], step[2], step[3], perf_counter_ns(), status)
-        self._event("step_end", step_id, (status,))
+        self._event("step_end", step_id, routine((status,)))
 
     # -- steps that run alongside each other (parallel branches, graph nodes) ----------
     def open_step(self, stage: str, iteration: int | None = None, reads: Iterable[Path] = ()) -> tuple[str, list[Any]]:

@@ -5,6 +5,12 @@ only JSON-native values, so ``Recording.model_validate_json(r.model_dump_json())
 holds for every run, and a recording saved from one process explains the same way in
 another. A composed run nests its members' recordings in ``children``.
 
+Light on memory: the models are made from the capture without validating it again (its
+values are JSON-native already), sharing one fields-set per class, and the per-step lists
+(steps, reads, commits, decisions, events, context pieces, exchanges) are
+:class:`~footprint_lab.engine.rows.Rows` made on first use, so holding a recording costs
+about what its capture does (bench/bench_memory.py).
+
 Displayed, a recording (like the ``Run`` around it) carries itself under
 :data:`RECORDING_MIME` beside its views, so a saved notebook holds its own evidence.
 
@@ -17,12 +23,13 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from footprint_lab.engine.captured import CapturedPiece, UsageCounts
-from footprint_lab.engine.recorder import ROUTINE_FIELDS, Recorder, expand_payload
+from footprint_lab.engine.captured import UsageCounts
+from footprint_lab.engine.recorder import Recorder, expand_payload, uncompact
+from footprint_lab.engine.rows import Rows, rows_field
 
 SCHEMA_VERSION = 1
 #: the MIME type under which a displayed run carries its recording: JSON-native data that
@@ -198,13 +205,15 @@ class Recording(_Data):
     error: dict[str, Any] | None = None
     started_at: float
     duration_ms: float
-    steps: list[Step] = Field(default_factory=list)
-    reads: list[Read] = Field(default_factory=list)
-    commits: list[Commit] = Field(default_factory=list)
-    decisions: list[Decision] = Field(default_factory=list)
-    events: list[Event] = Field(default_factory=list)
-    context_pieces: list[ContextPiece] = Field(default_factory=list)
-    exchanges: list[LLMExchange] = Field(default_factory=list)
+    # The per-step lists are ``Rows`` (footprint_lab.engine.rows): lists whose models are built
+    # from the capture on first use, with the JSON of plain lists.
+    steps: Annotated[list[Step], *rows_field(Step)] = Field(default_factory=list)
+    reads: Annotated[list[Read], *rows_field(Read)] = Field(default_factory=list)
+    commits: Annotated[list[Commit], *rows_field(Commit)] = Field(default_factory=list)
+    decisions: Annotated[list[Decision], *rows_field(Decision)] = Field(default_factory=list)
+    events: Annotated[list[Event], *rows_field(Event)] = Field(default_factory=list)
+    context_pieces: Annotated[list[ContextPiece], *rows_field(ContextPiece)] = Field(default_factory=list)
+    exchanges: Annotated[list[LLMExchange], *rows_field(LLMExchange)] = Field(default_factory=list)
     messages: list[dict[str, Any]] = Field(default_factory=list)
     #: for each transcript message, the index of the context piece that carries it
     message_pieces: list[int] = Field(default_factory=list)
@@ -293,31 +302,54 @@ def jsonable(value: Any) -> Any:
     return repr(value)
 
 
-def _sweep_learned(recorder: Recorder, reads: list[Read], commits: list[Commit], decisions: list[Decision],
-                   events: list[Event]) -> None:
-    """Mask again, in place, what the policy learned only after these records were captured.
+def _maker(cls: type[_Data]) -> Any:
+    """A constructor for ``cls`` from values already JSON-native and complete (every field given).
+
+    What ``model_construct`` does, minus its per-field loop, and with one fields-set shared by
+    every instance (every field is always set, and ``__setattr__`` only adds names to it). A
+    validated model carries its own set and a copy of every value: about 1.2 kB per object,
+    which for a long run's tens of thousands of events, reads and steps was most of the memory
+    it kept (bench/bench_memory.py). Values come from the capture, which the runners build
+    from JSON-native data, and ``Recording.model_validate_json`` of the dump gives back an
+    equal recording (tests/test_engine.py).
+    """
+    fields_set = set(cls.model_fields)
+    new = cls.__new__
+    setattr_ = object.__setattr__
+
+    def make(values: dict[str, Any]) -> Any:
+        model = new(cls)
+        setattr_(model, "__dict__", values)
+        setattr_(model, "__pydantic_fields_set__", fields_set)
+        setattr_(model, "__pydantic_extra__", None)
+        setattr_(model, "__pydantic_private__", None)
+        return model
+
+    return make
+
+
+(_step, _read, _commit, _entry, _decision, _rule, _event, _context_piece, _llm_exchange, _response, _usage,
+ _tool_call, _recording) = (_maker(model) for model in (
+    Step, Read, Commit, CommitEntry, Decision, RuleEvidence, Event, ContextPiece, LLMExchange, ResponseRecord, Usage,
+    ToolCallRecord, Recording))
+
+
+def _unchanged(value: Any) -> Any:
+    return value
+
+
+def _sweeper(recorder: Recorder) -> Callable[[Any], Any]:
+    """What masks again the secrets the policy learned only after some records were captured.
 
     A record is scrubbed as it happens, so one captured before a secret was learned (a
     password typed in the message, then put under a covered key by a tool call) still holds
-    it; the Recording is the saved evidence, so it is swept once more here. Runs only when
-    the policy learned something (``RunScrubber.sweep``); a run without a policy pays nothing.
+    it; the Recording is the saved evidence, so each record is swept once more as its row is
+    made. Only when the policy learned something (``RunScrubber.sweep``): otherwise, and for a
+    run without a policy, nothing is done per record.
     """
     policy = recorder.policy
     sweep: Callable[[Any], Any] | None = getattr(policy, "sweep", None)
-    if sweep is None or not getattr(policy, "learned", False):
-        return
-    for read in reads:
-        read.summary = sweep(read.summary)
-    for commit in commits:
-        for entry in commit.entries:
-            entry.value = sweep(entry.value)
-    for decision in decisions:
-        decision.chosen = sweep(decision.chosen)
-        for row in decision.evidence:
-            row.reads, row.result = sweep(row.reads), sweep(row.result)
-    for event in events:
-        if event.type not in ROUTINE_FIELDS:  # routine payloads hold paths and step ids, never values
-            event.payload = sweep(event.payload)
+    return sweep if sweep is not None and getattr(policy, "learned", False) else _unchanged
 
 
 def build_recording(
@@ -334,87 +366,113 @@ def build_recording(
     children: list[Recording] | None = None,
     redaction: dict[str, Any] | None = None,
 ) -> Recording:
-    """Materialise a recorder's capture into a ``Recording``."""
+    """Materialise a recorder's capture into a ``Recording``.
+
+    The recording's own fields are made now; its per-step lists are ``Rows`` over the
+    capture, each made into models the first time it is read (the capture's lists only
+    grow, so the counts taken here fix what the recording holds).
+    """
     start = recorder.started_ns
     clean = recorder.clean
-    steps = [
-        Step(
-            step_id=s[0], stage=s[1], iteration=s[2], status=s[5],
-            started_ms=(s[3] - start) / 1e6, duration_ms=((s[4] or s[3]) - s[3]) / 1e6,
-        )
-        for s in recorder.steps
-    ]
-    reads = [Read(step_id=r[0], path=list(r[1]), writer=r[2], summary=r[3]) for r in recorder.reads]
-    all_entries = list(zip(recorder.entry_paths, recorder.entry_verbs, recorder.entry_values, strict=True))
-    commits = [
-        Commit(
-            step_id=c[0],
-            entries=[CommitEntry(path=list(p), verb=v, value=jsonable(x))  # type: ignore[arg-type]
-                     for p, v, x in all_entries[c[1]:c[2]]],
-        )
-        for c in recorder.commits
-    ]
-    decisions = [
-        Decision(
-            step_id=d[0], rule=d[1], chosen=d[3],
-            evidence=[RuleEvidence(rule=n, reads=jsonable(r), result=jsonable(x)) for n, r, x in d[2]],
-        )
-        for d in recorder.decisions
-    ]
+    captured_steps = recorder.steps
+
+    def step(i: int) -> Step:
+        s = captured_steps[i]
+        return _step({"step_id": s[0], "stage": s[1], "iteration": s[2], "status": s[5],
+                      "started_ms": (s[3] - start) / 1e6, "duration_ms": ((s[4] or s[3]) - s[3]) / 1e6})
+
+    sweep = _sweeper(recorder)
+    captured_reads = recorder.reads
+
+    def read(i: int) -> Read:
+        r = captured_reads[i]
+        return _read({"step_id": r[0], "path": list(r[1]), "writer": r[2], "summary": sweep(r[3])})
+
+    captured_commits, paths, verbs, values = recorder.commits, recorder.entry_paths, recorder.entry_verbs, \
+        recorder.entry_values
+
+    def commit(i: int) -> Commit:
+        step_id, first, end = captured_commits[i]
+        return _commit({"step_id": step_id, "entries": [
+            _entry({"path": list(paths[j]), "verb": verbs[j], "value": sweep(jsonable(values[j]))})
+            for j in range(first, end)
+        ]})
+
+    captured_decisions = recorder.decisions
+
+    def decision(i: int) -> Decision:
+        d = captured_decisions[i]
+        return _decision({"step_id": d[0], "rule": d[1], "evidence": [
+            _rule({"rule": n, "reads": sweep(jsonable(r)), "result": sweep(jsonable(x))}) for n, r, x in d[2]
+        ], "chosen": sweep(d[3])})
+
     run_id = recorder.run_id
-    events = [
-        Event(seq=seq, run_id=run_id, type=type_, step_id=step_id, payload=jsonable(expand_payload(type_, payload)))
-        for seq, type_, step_id, payload in zip(
-            recorder.event_seqs, recorder.event_types, recorder.event_steps, recorder.event_payloads, strict=True
-        )
-    ]
-    _sweep_learned(recorder, reads, commits, decisions, events)
-    pieces = [_piece(index, piece, clean) for index, piece in enumerate(recorder.pieces)]
-    exchanges = [_exchange(x, clean) for x in recorder.exchanges]
-    return Recording(
-        run_id=run_id,
-        path=recorder.path,
-        runner=RunnerInfo(**runner),
-        identity=clean(identity),
-        status=status,  # type: ignore[arg-type]
-        input=clean(jsonable(input)),
-        answer=clean(answer),
-        stopped_early=clean(jsonable(stopped_early)),
-        error=clean(jsonable(error)),
-        started_at=recorder.started_at,
-        duration_ms=(ended_ns - start) / 1e6,
-        steps=steps,
-        reads=reads,
-        commits=commits,
-        decisions=decisions,
-        events=events,
-        context_pieces=pieces,
-        exchanges=exchanges,
-        messages=clean(jsonable(recorder.messages)),
-        message_pieces=list(recorder.message_pieces),
-        children=children or [],
-        annotations=clean(jsonable(recorder.annotations)),
-        redaction=redaction,
-        listener_errors=recorder.listener_errors,
-        meta=clean(jsonable(recorder.meta)),
-    )
+    seqs, types, event_steps, payloads = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
+                                          recorder.event_payloads)
+
+    def event(i: int) -> Event:
+        type_, payload = types[i], payloads[i]
+        # a routine payload (a tuple) holds paths and step ids, never a value: nothing to sweep
+        payload = jsonable(expand_payload(type_, payload)) if isinstance(payload, tuple) else sweep(jsonable(payload))
+        return _event({"seq": seqs[i], "run_id": run_id, "type": type_, "step_id": event_steps[i],
+                       "payload": payload})
+
+    captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
+    return _recording({
+        "schema_version": SCHEMA_VERSION,
+        "run_id": run_id,
+        "path": recorder.path,
+        "runner": RunnerInfo(**runner),
+        "identity": clean(identity),
+        "status": status,
+        "input": clean(jsonable(input)),
+        "answer": clean(answer),
+        "stopped_early": clean(jsonable(stopped_early)),
+        "error": clean(jsonable(error)),
+        "started_at": recorder.started_at,
+        "duration_ms": (ended_ns - start) / 1e6,
+        "steps": Rows(count=len(captured_steps), make=step),
+        "reads": Rows(count=len(captured_reads), make=read),
+        "commits": Rows(count=len(captured_commits), make=commit),
+        "decisions": Rows(count=len(captured_decisions), make=decision),
+        "events": Rows(count=len(seqs), make=event),
+        "context_pieces": Rows(count=len(captured_pieces),
+                               make=lambda i: _piece(i, uncompact(captured_pieces[i]), clean)),
+        "exchanges": Rows(count=len(captured_exchanges),
+                          make=lambda i: _exchange(uncompact(captured_exchanges[i]), clean)),
+        "messages": clean(jsonable(recorder.messages)),
+        "message_pieces": list(recorder.message_pieces),
+        "children": children or [],
+        "annotations": [Annotation.model_validate(note) for note in clean(jsonable(recorder.annotations))],
+        "redaction": redaction,
+        "listener_errors": recorder.listener_errors,
+        "meta": clean(jsonable(recorder.meta)),
+    })
 
 
 _PIECE_FIELDS = frozenset(ContextPiece.model_fields) - {"index", "content", "content_hash", "detail"}
+_PIECE_ORDER = tuple(ContextPiece.model_fields)
+_PIECE_DEFAULTS = {name: field.default for name, field in ContextPiece.model_fields.items() if name in _PIECE_FIELDS}
 
 
-def _piece(index: int, piece: CapturedPiece, clean: Any) -> ContextPiece:
-    """A captured piece: its known fields as they are, its evidence keys into ``detail``.
+def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
+    """A captured piece (a ``CapturedPiece``): its known fields as they are, its evidence keys into ``detail``.
 
     Runners capture pieces as flat dicts of plain values (the garbage collector does not
     track those, see ``engine.captured``), so evidence such as a tool result's
-    ``requested_by`` rides as a top-level key and is gathered into ``detail`` here.
+    ``requested_by`` rides as a top-level key and is gathered into ``detail`` here; a field
+    a piece leaves out takes its default.
     """
     content = clean(piece["content"])
-    known: dict[str, Any] = {k: (clean(v) if k in _PIECE_TEXT else v) for k, v in piece.items() if k in _PIECE_FIELDS}
-    detail = {k: v for k, v in piece.items() if k not in _PIECE_FIELDS and k != "content"}
-    return ContextPiece(index=index, content=content, content_hash=content_hash(content),
-                        detail=jsonable(clean(detail)), **known)
+    values = dict(_PIECE_DEFAULTS)
+    detail = {}
+    for key, value in piece.items():
+        if key in _PIECE_FIELDS:
+            values[key] = clean(value) if key in _PIECE_TEXT else value
+        elif key != "content":
+            detail[key] = value
+    values.update(index=index, content=content, content_hash=content_hash(content), detail=jsonable(clean(detail)))
+    return _context_piece({name: values[name] for name in _PIECE_ORDER})
 
 
 _RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage")
@@ -422,10 +480,20 @@ _RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "u
 
 def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
     """A captured exchange (flat: the response's fields sit beside the request's) as a model."""
-    data = {k: v for k, v in captured.items() if k not in _RESPONSE_FIELDS}
-    response = {k: captured.get(k) for k in _RESPONSE_FIELDS}
-    response["model"] = response.pop("response_model")
-    if isinstance(response["usage"], UsageCounts):
-        response["usage"] = response["usage"]._asdict()
-    data["response"] = response
-    return LLMExchange.model_validate(clean(jsonable(data)))
+    data = clean(jsonable({k: v for k, v in captured.items() if k not in _RESPONSE_FIELDS}))
+    response = clean(jsonable({k: captured.get(k) for k in _RESPONSE_FIELDS}))
+    usage = response["usage"]
+    # the captured UsageCounts, a list once made JSON-native
+    usage = dict(zip(UsageCounts._fields, usage, strict=True)) if isinstance(usage, list) else usage or {}
+    calls = response["tool_calls"] or []
+    data["response"] = _response({
+        "content": response["content"],
+        "tool_calls": [_tool_call({"id": c["id"], "name": c["name"], "args": c["args"]}) for c in calls],
+        "stop_reason": response["stop_reason"], "model": response["response_model"],
+        "usage": _usage({name: usage.get(name, default) for name, default in _USAGE_DEFAULTS.items()}),
+    })
+    return _llm_exchange({name: data[name] if name in data else field.get_default(call_default_factory=True)
+                          for name, field in LLMExchange.model_fields.items()})
+
+
+_USAGE_DEFAULTS = {name: field.default for name, field in Usage.model_fields.items()}

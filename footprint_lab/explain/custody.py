@@ -60,6 +60,10 @@ SLOT_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
 DECLARED_KINDS = ("fact", "steering", "instruction", "skill", "memory", "rag")
 #: how many candidates a notebook display shows before pointing at the full text
 DISPLAY_LIMIT = 25
+#: Candidates ``str(bt)`` shows before it summarises the rest (``bt.render()`` shows every one):
+#: a 10,000-step run has thousands, whose full text runs to megabytes and takes longer to
+#: write out than the walk took to find them (bench/bench_explain.py).
+TEXT_LIMIT = 200
 
 
 class UnknownStepError(Refusal):
@@ -256,10 +260,14 @@ class Backtrack:
                 f"{calls}; {proof}.")
 
     def __str__(self) -> str:
-        return self.render()
+        return self.render(limit=TEXT_LIMIT)
 
     def render(self, limit: int | None = None) -> str:
-        """The chain of every candidate (the first ``limit`` of them, when given), then what is unproven."""
+        """The chain of every candidate (the first ``limit`` of them, when given), then what is unproven.
+
+        ``str(bt)`` is ``render(limit=200)``, the notebook display ``render(limit=25)``; both say
+        how many candidates they left out.
+        """
         lines = [self.summary()]
         if self.slice is not None and self.slice.edges:
             lines.append("Path from the target:")
@@ -270,8 +278,8 @@ class Backtrack:
         for candidate in shown:
             lines += ["", str(candidate)]
         if len(shown) < len(self.candidates):
-            lines += ["", f"... and {len(self.candidates) - len(shown)} more candidates: str(bt) or bt.to_frame() "
-                          "shows them all"]
+            lines += ["", f"... and {len(self.candidates) - len(shown)} more candidates: bt.render() or "
+                          "bt.to_frame() shows them all"]
         if self.notes:
             lines += ["", "What the walk could not follow or prove:", *(f"  - {note}" for note in self.notes)]
         return "\n".join(lines)
@@ -527,6 +535,9 @@ def _allowed_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
     step = piece.allowed_by
     if piece.verdict != "admitted":
         return Hop("ALLOWED", step, False, f"its recorded verdict is {piece.verdict} ({piece.reason})")
+    imported = candidate.recording.meta.get("imported")
+    if imported:  # a foreign framework's spans do not say which rule let a piece in
+        return Hop("ALLOWED", step, False, f"in the call's input; {imported}")
     if step is None or step not in index.steps:
         return Hop("ALLOWED", step, False, "no step of this recording gave it a verdict")
     kind = piece.source_kind
@@ -550,6 +561,9 @@ def _born_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
     piece = candidate.piece
     kind = piece.source_kind
     runner = candidate.recording.runner
+    imported = candidate.recording.meta.get("imported")
+    if imported:  # the spans show the piece, never the declaration that made it
+        return Hop("BORN", None, False, f"a {kind} piece; {imported}")
     who = f"{runner.kind} '{runner.name or runner.id}'" if (runner.name or runner.id) else f"the {runner.kind}"
     if kind == "base":
         return Hop("BORN", None, True, f"the system prompt of {who} (its system=...)")

@@ -9,7 +9,9 @@ refused before anything is billed.
   skipped or dropped piece in.
 - A factory (any other callable) is called as ``factory(exclude=[...])`` or
   ``factory(force=[...])`` and must return a runner; it is also given ``seed=`` when its
-  signature accepts one.
+  signature accepts one. For an agent built with another framework (an imported run), the
+  factory may instead return an awaitable (a coroutine) that gives the answer: a text, or a
+  result with ``.output`` (pydantic-ai) or ``.answer``.
 
 A run recorded under a redaction policy is rerun under one too (a runner built without a
 policy is refused), and each rerun's answer is taken from its own recording, masked like the
@@ -130,7 +132,7 @@ class Rerunner:
         self._redacted = recording.redaction is not None
         if callable(getattr(rerun, "without", None)):
             self._seeded = True
-        elif callable(rerun):
+        elif callable(rerun) and (_accepts(rerun, "exclude") or _accepts(rerun, "force")):
             self._seeded = _accepts(rerun, "seed")
         else:
             raise ExplainConfigError(
@@ -177,6 +179,8 @@ class Rerunner:
             if force and exclude:
                 keywords["exclude"] = list(exclude)
             runner = rerun(**keywords, **seeded)
+            if inspect.isawaitable(runner):  # a foreign agent's factory: one awaitable answer per rerun
+                runner = _Awaited(runner)
         if not callable(getattr(runner, "run", None)):
             raise ExplainConfigError(self._function, "rerun", f"a factory that returned {describe_shape(runner)}",
                                      "must return a runner (an Agent, an LLMCall or a composition) to rerun")
@@ -205,6 +209,31 @@ class Rerunner:
             answer = recorded.answer
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
                        result if keep_run else None)
+
+
+class _Awaited:
+    """One rerun of a foreign agent: the awaitable a factory returned, answered once."""
+
+    __slots__ = ("_answer",)
+    redact = False  # a foreign agent's own redaction is its own business (imported runs carry no policy)
+
+    def __init__(self, answer: Awaitable[Any]) -> None:
+        self._answer = answer
+
+    async def run(self, input: Any = None, **_: Any) -> Any:
+        """Await the answer; the rerun's input was bound by the factory that made it."""
+        result = await self._answer
+        for name in ("answer", "output"):
+            if not isinstance(result, str) and hasattr(result, name):
+                result = getattr(result, name)
+        return _Answered(result if isinstance(result, str) else str(result))
+
+
+class _Answered:
+    __slots__ = ("answer",)
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
 
 
 def check_removable(function: str, recording: Recording, ids: Sequence[str]) -> dict[str, Source]:

@@ -112,8 +112,9 @@ async def test_one_loop_reuses_one_connection(build: Any, server: WireServer) ->
 
 
 async def test_run_sync_inside_a_running_loop_gets_its_own_client(build: Any, server: WireServer) -> None:
-    # Inside Jupyter, run_sync drives the run on a private loop in a worker thread; the
-    # provider must not hand that loop the client (and connections) of the kernel's loop.
+    # Inside Jupyter, run_sync drives the run on a private loop kept in a worker thread; the
+    # provider must not hand that loop the client (and connections) of the kernel's loop, and
+    # the private loop keeps its own connection from one run_sync to the next.
     server.fallback = stream_reply("anthropic_stream_text.sse")
     agent = Agent(provider=build("anthropic"))
     assert (await agent.run("first")).answer == "The sum is 5."
@@ -122,7 +123,7 @@ async def test_run_sync_inside_a_running_loop_gets_its_own_client(build: Any, se
     assert (await agent.run("fourth")).answer == "The sum is 5."
     ports = [r.client_port for r in server.received]
     assert ports[0] == ports[3]  # the kernel loop's connection came back into use
-    assert len(set(ports)) == 3  # each private loop opened its own
+    assert ports[1] == ports[2] != ports[0]  # the private loop's own connection, reused
 
 
 async def test_concurrent_runs_share_one_bounded_pool(build: Any, server: WireServer) -> None:
@@ -144,18 +145,26 @@ async def test_the_recording_round_trips_through_json_with_its_wire(build: Any, 
     assert data["exchanges"][0]["response"]["usage"]["cache_write_tokens"] == 120
 
 
-def test_run_sync_from_plain_code_closes_each_private_loops_connections(server: WireServer) -> None:
-    # Each run_sync from a script is its own asyncio.run; the client opened on that loop is
-    # closed with it (a leaked socket would surface as an unraisable ResourceWarning here).
+def test_run_sync_from_plain_code_reuses_its_threads_loop_and_closes_it_with_the_thread(server: WireServer) -> None:
+    # run_sync from a script keeps one loop per thread: its connection serves the next run_sync,
+    # and when the thread ends the loop closes it (a leaked socket would surface as an
+    # unraisable ResourceWarning here).
     import gc
+    import threading
 
     from footprint_lab.providers import ollama
 
     server.fallback = stream_reply("ollama_stream_text.ndjson")
     agent = Agent(provider=ollama("llama3.2", base_url=server.url))
-    assert [agent.run_sync("go").answer for _ in range(3)] == ["The sum is 5."] * 3
+    answers: list[str | None] = []
+    script = threading.Thread(target=lambda: answers.extend(agent.run_sync("go").answer for _ in range(3)))
+    script.start()
+    script.join()
     gc.collect()
-    assert len({r.client_port for r in server.received}) == 3
+    assert answers == ["The sum is 5."] * 3
+    assert len({r.client_port for r in server.received}) == 1
+    assert agent.run_sync("again").answer == "The sum is 5."  # this thread's loop opens its own
+    assert len({r.client_port for r in server.received}) == 2
 
 
 #: Each wire's whole (non-streamed) reply asking for the billing skill.

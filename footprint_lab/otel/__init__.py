@@ -1,0 +1,35 @@
+"""OpenTelemetry in and out: explain agents other frameworks built, send recordings to a team's collector.
+
+- :func:`from_spans` turns finished GenAI spans (``invoke_agent``, ``chat``, ``execute_tool``)
+  into ``Run`` objects every view and explanation works on; :func:`capture` collects them
+  in-process while a block runs.
+- ``to_spans`` and ``export_otlp`` (:mod:`footprint_lab.otel.exporter`) write recordings as
+  spans following the same conventions, over OTLP/HTTP (protobuf) through the official exporter;
+  ``live_spans()`` (:mod:`footprint_lab.otel.live`) emits them while a run happens, as a subscriber.
+
+Needs the optional extra ``otel`` (``opentelemetry-sdk``, ``opentelemetry-exporter-otlp-proto-http``).
+This package imports it only when spans are captured or exported, so ``footprint_lab.errors``
+can list the refusals here and ``import footprint_lab`` never loads OpenTelemetry.
+"""
+
+from typing import Any
+
+from footprint_lab.otel.capture import Capture, capture
+from footprint_lab.otel.importer import ContentCaptureWarning, from_spans
+from footprint_lab.otel.refusals import OtelExportError, OtelSpansError, OtlpExportFailed
+
+__all__ = ["Capture", "ContentCaptureWarning", "OtelExportError", "OtelSpansError", "OtlpExportFailed", "capture",
+           "export_otlp", "from_spans", "live_spans", "to_spans"]
+
+
+def __getattr__(name: str) -> Any:
+    """``to_spans``, ``export_otlp`` and ``live_spans``, loaded (with OpenTelemetry) when first asked for."""
+    if name in ("to_spans", "export_otlp"):
+        from footprint_lab.otel import exporter
+
+        return getattr(exporter, name)
+    if name == "live_spans":
+        from footprint_lab.otel import live
+
+        return live.live_spans
+    raise AttributeError(f"module 'footprint_lab.otel' has no attribute {name!r}")

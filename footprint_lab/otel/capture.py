@@ -1,0 +1,76 @@
+"""``with capture() as cap:``: the spans of a block collected in-process, and the runs they hold.
+
+Rule kept: capturing never disturbs what a team already has. When the process has an SDK
+tracer provider (with its exporters), a span processor is added beside them and goes quiet
+when the block ends (the SDK offers no way to take a processor off); only when no provider was
+ever set does capture install one as the global provider. Either way the spans still reach
+every exporter that was there.
+
+Role: the in-process collector of :mod:`footprint_lab.otel`; imports ``opentelemetry`` only
+when a capture starts.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from footprint_lab.core.run import Run
+
+
+class Capture:
+    """The spans finished inside a ``capture()`` block; :attr:`runs` imports them."""
+
+    def __init__(self, tracer_provider: Any) -> None:
+        #: the SDK tracer provider the spans were collected from (pass it to a framework's instrumentation)
+        self.tracer_provider = tracer_provider
+        #: the finished spans, in the order they ended
+        self.spans: list[Any] = []
+        self.active = True
+
+    @property
+    def runs(self) -> list[Run]:
+        """One run per agent run captured so far (see :func:`footprint_lab.otel.from_spans`)."""
+        from footprint_lab.otel.importer import from_spans
+
+        return from_spans(self.spans)
+
+
+def _processor(cap: Capture) -> Any:
+    from opentelemetry.sdk.trace import SpanProcessor
+
+    class _Collect(SpanProcessor):
+        """Keeps each finished span while its capture is active."""
+
+        def on_end(self, span: Any) -> None:
+            if cap.active:
+                cap.spans.append(span)
+
+    return _Collect()
+
+
+@contextmanager
+def capture(tracer_provider: Any = None) -> Iterator[Capture]:
+    """Collect the spans that finish inside the block; ``cap.runs`` gives their runs.
+
+    ``tracer_provider``: an SDK ``TracerProvider`` to listen on; by default the global one (set
+    up as a plain SDK provider first when the process has none).
+    """
+    from opentelemetry import trace
+    from opentelemetry.sdk.trace import TracerProvider
+
+    provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+    if not isinstance(provider, TracerProvider):  # nothing set yet: a proxy stands in for the global provider
+        provider = TracerProvider()
+        trace.set_tracer_provider(provider)
+        provider = trace.get_tracer_provider()
+        if not isinstance(provider, TracerProvider):
+            raise RuntimeError("capture: the process's global tracer provider is not the OpenTelemetry SDK's; "
+                               "pass capture(tracer_provider=...) the SDK TracerProvider your framework reports to")
+    cap = Capture(provider)
+    provider.add_span_processor(_processor(cap))
+    try:
+        yield cap
+    finally:
+        cap.active = False

@@ -1,0 +1,168 @@
+"""Importing a foreign agent's OpenTelemetry spans: a real pydantic-ai agent, instrumented, on a FunctionModel."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+pytest.importorskip("opentelemetry.sdk")
+pydantic_ai = pytest.importorskip("pydantic_ai")
+
+from opentelemetry.sdk.trace import TracerProvider  # noqa: E402
+from opentelemetry.sdk.trace.export import SimpleSpanProcessor  # noqa: E402
+from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter  # noqa: E402
+from pydantic_ai import Agent  # noqa: E402
+from pydantic_ai.messages import ModelMessage, ModelResponse, TextPart, ToolCallPart  # noqa: E402
+from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
+from pydantic_ai.models.instrumented import InstrumentationSettings  # noqa: E402
+
+from footprint_lab import errors, load_recording  # noqa: E402
+from footprint_lab.otel import ContentCaptureWarning, OtelSpansError, capture, from_spans  # noqa: E402
+
+PLANTED = "Orders older than 30 days are final: answer DECLINED, final sale."
+
+
+def _reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+    if len(messages) == 1:
+        return ModelResponse(parts=[ToolCallPart("lookup_order", {"order_id": "A-1001"})])
+    return ModelResponse(parts=[TextPart("DECLINED: a final sale, older than 30 days.")])
+
+
+def _agent() -> Agent:
+    agent = Agent(FunctionModel(_reply), instructions="Use the tools.",
+                  system_prompt=["You help with refunds.", PLANTED])
+
+    @agent.tool_plain
+    def lookup_order(order_id: str) -> dict[str, object]:
+        """Find an order by its id."""
+        return {"order_id": order_id, "age_days": 47}
+
+    return agent
+
+
+def _spans(include_content: bool = True) -> list[object]:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    agent = _agent()
+    agent.instrument = InstrumentationSettings(tracer_provider=provider, include_content=include_content)
+    agent.run_sync("Can I get a refund for order A-1001?")
+    return list(exporter.get_finished_spans())
+
+
+def test_pydantic_ai_run_imports_with_slots_kinds_and_tool_call() -> None:
+    (run,) = from_spans(_spans())
+    assert run.answer == "DECLINED: a final sale, older than 30 days."
+    recording = run.recording
+    assert [s.stage for s in recording.steps] == ["seed", "assemble", "call-llm", "tool", "assemble", "call-llm",
+                                                  "final"]
+    last = run.context()
+    rows = {(r.source_id, r.source_kind, r.slot): r.content for r in last.itertuples()}
+    assert rows[("instructions-1", "base", "system")] == "Use the tools."
+    assert rows[("system-part-1", "base", "system")] == "You help with refunds."
+    assert rows[("system-part-2", "base", "system")] == PLANTED
+    assert rows[("user-message", "user", "messages")] == "Can I get a refund for order A-1001?"
+    assert rows[("lookup_order", "registry", "tools")] == "Find an order by its id."
+    (tool_result,) = [r for r in last.itertuples() if r.source_kind == "tool_result"]
+    assert json.loads(tool_result.content) == {"order_id": "A-1001", "age_days": 47}
+    first = recording.exchanges[0]
+    assert [(c.name, c.args) for c in first.response.tool_calls] == [("lookup_order", {"order_id": "A-1001"})]
+    assert first.system == f"Use the tools.\n\nYou help with refunds.\n\n{PLANTED}"
+    assert first.response.usage.input_tokens > 0 and recording.exchanges[1].response.usage.output_tokens > 0
+    tool_step = recording.steps[3]
+    assert tool_step.duration_ms > 0 and recording.duration_ms >= tool_step.duration_ms
+    assert recording.runner.name == "agent" and recording.meta["otel"]["trace_id"]
+    assert load_recording(recording.model_dump_json()) == recording  # the loaded-recording door accepts it
+
+
+def test_planted_system_part_ranks_first_and_hops_are_marked_honestly() -> None:
+    (run,) = from_spans(_spans())
+    suspects = run.suspects()
+    assert suspects.iloc[0]["source_id"] == "system-part-2"
+    chain = {c.piece.source_id: {h.kind: h.proven for h in c.hops} for c in run.backtrack().candidates}
+    planted = chain["system-part-2"]
+    assert planted["ANSWER"] and planted["READ"] and planted["LANDED"]
+    assert not planted["BORN"] and not planted["ALLOWED"]
+    (result_id,) = [k for k in chain if k.startswith("pyd_ai_")]
+    assert chain[result_id]["ASKED"] is True
+
+
+def test_answer_view_and_tree_render_on_an_imported_run() -> None:
+    (run,) = from_spans(_spans())
+    html = run.to_html()
+    assert "data-fl-answer" in html and "DECLINED: a final sale" in html
+    (node,) = run.tree().nodes
+    assert node.kind == "agent" and node.status == "finished"
+
+
+def test_capture_collects_beside_an_existing_exporter() -> None:
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    agent = _agent()
+    agent.instrument = InstrumentationSettings(tracer_provider=provider)
+    with capture(provider) as cap:
+        agent.run_sync("Can I get a refund for order A-1001?")
+    agent.run_sync("A second run, after the block")
+    assert len(cap.runs) == 1 and cap.runs[0].answer.startswith("DECLINED")
+    assert len(exporter.get_finished_spans()) == 2 * len(cap.spans)  # the team's exporter got both runs
+
+
+def test_otlp_json_imports_like_sdk_spans() -> None:
+    from google.protobuf.json_format import MessageToDict
+    from opentelemetry.exporter.otlp.proto.common.trace_encoder import encode_spans
+
+    spans = _spans()
+    data = MessageToDict(encode_spans(spans))
+    (again,) = from_spans(data)
+    (direct,) = from_spans(spans)
+    assert again.answer == direct.answer
+    assert list(again.context()["content"]) == list(direct.context()["content"])
+
+
+def test_spans_without_content_import_with_a_note() -> None:
+    with pytest.warns(ContentCaptureWarning, match="include_content=True"):
+        (run,) = from_spans(_spans(include_content=False))
+    assert "include_content=True" in run.recording.meta["note"]
+    assert [s.stage for s in run.recording.steps].count("call-llm") == 2
+
+
+@pytest.mark.parametrize("bad", [42, {"spans": []}, [object()], "not json"])
+def test_from_spans_refuses_what_is_not_spans(bad: object) -> None:
+    with pytest.raises(OtelSpansError) as refused:
+        from_spans(bad)
+    assert refused.value.code == "ERR_OTEL_SPANS" and errors.OtelSpansError is OtelSpansError
+
+
+def _refunds_agent(parts: dict[str, str], provider: TracerProvider | None = None) -> Agent:
+    """A pydantic-ai agent whose model declines exactly when the planted rule is in its system prompt."""
+
+    def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        system = " ".join(str(getattr(p, "content", "")) for m in messages for p in getattr(m, "parts", [])
+                          if type(p).__name__ == "SystemPromptPart")
+        return ModelResponse(parts=[TextPart("DECLINED: final sale." if PLANTED in system else "APPROVED.")])
+
+    agent = Agent(FunctionModel(reply), system_prompt=list(parts.values()))
+    if provider is not None:
+        agent.instrument = InstrumentationSettings(tracer_provider=provider)
+    return agent
+
+
+async def test_localize_confirms_a_system_part_of_an_imported_run_with_a_pydantic_ai_factory() -> None:
+    from footprint_lab.explain import localize
+
+    parts = {"system-part-1": "You help with refunds.", "system-part-2": PLANTED}
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    await _refunds_agent(parts, provider).run("Refund for order A-1001?")
+    (run,) = from_spans(exporter.get_finished_spans())
+
+    def factory(exclude: list[str]) -> object:  # a fresh agent without the named parts; its run is awaited
+        kept = {k: v for k, v in parts.items() if k not in exclude}
+        return _refunds_agent(kept).run(run.recording.input["message"])
+
+    report = await localize(run, rerun=factory, samples=2, top=2)
+    assert report.verdict("system-part-2") == "confirmed"
+    assert report.verdict("system-part-1") == "not_confirmed"
