@@ -35,6 +35,18 @@ def test_a_run_carries_its_recording_beside_its_views(planted):
     assert RECORDING_MIME not in planted._repr_mimebundle_(exclude=[RECORDING_MIME])
 
 
+def test_the_saved_recording_names_each_field_once_and_reads_back_equal_with_its_members():
+    branches = {name: LLMCall(provider=mock(reply=f"{name} says yes")) for name in ("billing", "legal")}
+    checks = Parallel(branches, merge=lambda answers: "ok")
+    run = Sequence({"refunds": planted_fact_agent(), "checks": checks}).run_sync(REFUND_REQUEST)
+    data = run._repr_mimebundle_()[RECORDING_MIME]
+    full = json.dumps(run.recording.model_dump(mode="json", exclude_defaults=True))
+    assert len(json.dumps(data)) < 0.8 * len(full)          # the long lists of records are tables
+    back = Recording.model_validate_json(json.dumps(data))
+    assert back == run.recording and back.children == run.recording.children
+    assert back.model_dump() == run.recording.model_dump()  # every field, members' included, as recorded
+
+
 def test_the_answer_view_walks_from_the_answer_to_the_planted_fact(planted):
     html = answer_view(planted.recording)
     assert "<script" not in html

@@ -95,7 +95,8 @@ async def test_left_out_pieces_and_dropped_context_are_one_click_away():
     lab = Lab(planted_fact_agent(variant="budget"), message=REFUND_REQUEST)
     await press(lab, "run")
     lab.press_click({"answer": True})
-    assert "Left out: 1 piece" in lab.panel_html and 'data-fl-piece="refund-policy"' in lab.panel_html
+    left_out = lab.panel_html.split('class="fl-box fl-left-out"')[1]
+    assert "Left out: " in left_out and 'data-fl-piece="refund-policy"' in left_out
     await press(lab, "click", action="dropped")
     restored = lab.panel_html.split('class="fl-dropped"')[1]
     assert "<td>refund-policy</td>" in restored and "restored answer" in restored
@@ -149,6 +150,7 @@ async def test_stop_cancels_the_run_and_keeps_its_recording_while_the_loop_stays
     await lab._task
     assert lab.status == "cancelled" and "cancelled" in lab.note
     assert lab.run.status == "cancelled" and lab.run.recording.error["type"] == "CancelledError"
+    assert lab.run.recording.error["step_id"] == "tool#4"                # where it stopped, kept
     assert lab.steps[-1]["label"] == "stopped here (cancelled)"
     assert not slow._active_run_id                                     # the agent can run again
 

@@ -115,6 +115,7 @@ def test_run_then_click_from_the_answer_to_the_planted_fact_and_its_custody(note
         assert "VIP override" in planted.inner_text()
         assert lab.locator(".fl-panel details[data-fl-piece]").count() >= 6     # the call's three slots
         planted.click()
+        # the piece's row opens to its custody: the list of hops directly inside it (the answer view's hook)
         custody = lab.locator(".fl-panel details[data-fl-piece='vip-override'][open] > ol")
         custody.wait_for()
         lab.locator(".fl-panel .fl-suspect").wait_for()

@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from footprint_lab.engine.captured import UsageCounts
 from footprint_lab.engine.recorder import Recorder, expand_payload, uncompact
@@ -33,7 +33,8 @@ from footprint_lab.engine.rows import Rows, rows_field
 
 SCHEMA_VERSION = 1
 #: the MIME type under which a displayed run carries its recording: JSON-native data that
-#: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out)
+#: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out, and
+#: the long lists of flat records may come as tables: see :func:`packed`)
 RECORDING_MIME = "application/vnd.footprint-lab.recording.v1+json"
 
 
@@ -223,6 +224,12 @@ class Recording(_Data):
     listener_errors: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
 
+    @model_validator(mode="before")
+    @classmethod
+    def _unpack(cls, data: Any) -> Any:
+        """Read the table form :func:`packed` writes: each table back to its list of records."""
+        return _untables(data)
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """The run's views and this recording as JSON under :data:`RECORDING_MIME` (see ``engine.display``)."""
         from footprint_lab.engine.display import bundle
@@ -278,6 +285,80 @@ class Recording(_Data):
 #: The fields of a context piece, besides its content and detail, that can carry text from a
 #: model, a tool, a user or a document (a redaction policy covers them too).
 _PIECE_TEXT = frozenset({"source_id", "reason"})
+
+
+#: the lists of flat records a recording stores as tables in its compact form, with each record's model
+_TABLES: dict[str, type[_Data]] = {"steps": Step, "reads": Read, "events": Event, "context_pieces": ContextPiece}
+
+
+#: the names a table hides from a reader that looks values up by key (a scrubber masking by key)
+TABLE_KEYS = frozenset({"columns", "rows", "same",
+                        *(name for model in _TABLES.values() for name in model.model_fields)})
+
+
+def packed(recording: Recording) -> dict[str, Any]:
+    """The recording as compact JSON-native data that ``Recording.model_validate`` reads back equal.
+
+    Fields at their defaults are left out, except ``schema_version`` (a reader needs it to read
+    the rest). Each list of flat records (steps, reads, events, context pieces) becomes a table,
+    ``{"columns": [...], "rows": [[...], ...]}``, naming each field once instead of once per
+    record; a column with one value in every row is written once, under ``same``. Members
+    (``children``) are packed the same way. Nothing is dropped: a record's field left at its
+    default is written as that default.
+    """
+    data: dict[str, Any] = recording.model_dump(mode="json", exclude_defaults=True)
+    return {"schema_version": recording.schema_version, **_pack(data)}
+
+
+def _pack(data: dict[str, Any]) -> dict[str, Any]:
+    for name, model in _TABLES.items():
+        records = data.get(name)
+        if records:
+            data[name] = _table(records, model)
+    if data.get("children"):
+        data["children"] = [_pack(child) for child in data["children"]]
+    return data
+
+
+def _table(records: list[dict[str, Any]], model: type[_Data]) -> dict[str, Any]:
+    columns = list(dict.fromkeys(key for record in records for key in record))
+    fields = model.model_fields
+    defaults = {name: fields[name].get_default(call_default_factory=True) for name in columns
+                if not fields[name].is_required()}
+    rows = [[record[name] if name in record else defaults[name] for name in columns] for record in records]
+    same = {name: rows[0][at] for at, name in enumerate(columns)
+            if len(rows) > 1 and all(row[at] == rows[0][at] for row in rows)}
+    if same:
+        keep = [at for at, name in enumerate(columns) if name not in same]
+        columns = [columns[at] for at in keep]
+        rows = [[row[at] for at in keep] for row in rows]
+    return {"columns": columns, "rows": rows, **({"same": same} if same else {})}
+
+
+def unpacked(data: Any) -> Any:
+    """Recording data with every table (its members' too) back in record form; other data as given.
+
+    For readers that work on the data rather than the model, e.g. a scrubber masking values by key.
+    """
+    data = _untables(data)
+    if isinstance(data, dict) and isinstance(data.get("children"), list):
+        data = {**data, "children": [unpacked(child) for child in data["children"]]}
+    return data
+
+
+def _untables(data: Any) -> Any:
+    if isinstance(data, dict) and any(isinstance(data.get(name), dict) for name in _TABLES):
+        data = {**data, **{name: _untable(data[name]) for name in _TABLES if isinstance(data.get(name), dict)}}
+    return data
+
+
+def _untable(table: dict[str, Any]) -> Any:
+    """A table back to its records; anything else is given back for the schema to refuse by field."""
+    columns, rows, same = table.get("columns"), table.get("rows"), table.get("same", {})
+    if not (isinstance(columns, list) and isinstance(rows, list) and isinstance(same, dict)
+            and all(isinstance(row, list) and len(row) == len(columns) for row in rows)):
+        return table
+    return [{**same, **dict(zip(columns, row, strict=True))} for row in rows]
 
 
 def content_hash(text: str) -> str:

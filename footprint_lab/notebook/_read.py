@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import secrets
 import warnings
 from collections.abc import Iterator
@@ -104,9 +105,10 @@ def write_notebook(notebook: dict[str, Any], path: Path) -> None:
     finally:
         for data, recording in held:  # the caller's data is left as it was given
             data[RECORDING_MIME] = recording
-    for index, (_, recording) in enumerate(held):
-        compact = json.dumps(recording, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
-        text = text.replace(f'"\\u0000{token}-{index}\\u0000"', compact, 1)
+    compact = [json.dumps(recording, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+               for _, recording in held]
+    # one pass over the text for all placeholders (a replace per recording would rescan the whole file each time)
+    text = re.sub(f'"\\\\u0000{token}-([0-9]+)\\\\u0000"', lambda found: compact[int(found.group(1))], text)
     path.write_text(text + "\n", encoding="utf-8")
 
 

@@ -8,7 +8,8 @@ output, where, the names that matched, never the values) and ``scrub`` writes th
 copy. The sweep runs twice with one scrubber, so a value first seen under a covered key
 (``password``) is masked wherever else it appears, before or after.
 
-An embedded recording is masked as data, then validated again: its pieces' content hashes
+An embedded recording is masked as data (in record form, its tables unpacked, when a covered
+key is one of the field names a table writes once), then validated again and packed back: its pieces' content hashes
 are recomputed, and its redaction report gains the policy's keys and pattern names (so a
 replay masks live requests the same way). Should key masking break the schema, only its
 text is masked.
@@ -30,7 +31,14 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, NamedTuple
 
-from footprint_lab.engine.recording import RECORDING_MIME, Recording, content_hash
+from footprint_lab.engine.recording import (
+    RECORDING_MIME,
+    TABLE_KEYS,
+    Recording,
+    content_hash,
+    packed,
+    unpacked,
+)
 from footprint_lab.engine.redaction import Redaction, RunScrubber, normalize_key
 from footprint_lab.engine.refusal import SettingRefusal, describe_shape
 from footprint_lab.notebook._read import as_path, outputs, read_notebook, widget_state, write_notebook
@@ -130,11 +138,46 @@ def check_widget_state(path: str | os.PathLike[str]) -> list[WidgetStateProblem]
 # -- the sweep ------------------------------------------------------------------------------
 def sweep(notebook: dict[str, Any], policy: Redaction, *, write: bool) -> list[Finding]:
     """Every place ``policy`` matches in notebook data; with ``write``, masked in place."""
-    scrubber = policy.for_run()
+    scrubber = _RepeatScrubber(policy)
     _walk(notebook, _Pass(scrubber, policy, write=False, learn=True))  # finds the values under covered keys
     found = _Pass(scrubber, policy, write=write, learn=False)
     _walk(notebook, found)
     return found.findings
+
+
+class _RepeatScrubber(RunScrubber):
+    """A scrubber that masks each distinct text once per notebook: a notebook repeats the same
+    texts (field names, prompts, tool results) in every recording, event and view.
+
+    A repeat gets the masked text of its first sighting and counts its matches again, so what
+    is masked and what is counted are as without the memo; the memo starts over whenever the
+    scrubber learns a new value under a covered key (a text masked before may hold it).
+    """
+
+    __slots__ = ("_memo", "_memo_learned")
+
+    def __init__(self, policy: Redaction) -> None:
+        super().__init__(policy)
+        self._memo: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}
+        self._memo_learned = 0
+
+    def scrub(self, value: Any) -> Any:
+        if not isinstance(value, str):
+            return super().scrub(value)
+        if len(self._learned) != self._memo_learned:
+            self._memo.clear()
+            self._memo_learned = len(self._learned)
+        counts = self.counts
+        hit = self._memo.get(value)
+        if hit is None:
+            before = dict(counts)
+            masked = super().scrub(value)
+            hit = masked, tuple((n, c - before.get(n, 0)) for n, c in counts.items() if c != before.get(n, 0))
+            self._memo[value] = hit
+            return masked
+        for name, added in hit[1]:
+            counts[name] = counts.get(name, 0) + added
+        return hit[0]
 
 
 class _Pass:
@@ -146,12 +189,14 @@ class _Pass:
         self.write = write
         self.learn = learn
         self.findings: list[Finding] = []
+        #: whether a covered key is a field name a recording's tables write once as a column
+        self.keyed_tables = _keyed_tables(policy)
 
     def visit(self, holder: dict[str, Any], key: str, cell: int | None, output: int | None, where: str,
               mask: Callable[[Any], Any] | None = None) -> None:
         original = holder[key]
         if self.learn:
-            _learn(original, self.scrubber, {normalize_key(k) for k in self.policy.keys})
+            _learn(original, self.scrubber, {normalize_key(k) for k in self.policy.keys}, unpack=self.keyed_tables)
             return
         before = dict(self.scrubber.counts)
         masked = (mask or self.scrubber.scrub)(original)
@@ -171,6 +216,8 @@ class _Pass:
                 data = json.loads(value)
             except ValueError:
                 return self.scrubber.scrub(value)
+        if self.keyed_tables:  # masked in record form, where every value sits under its field's name
+            data = unpacked(data)
         if not _may_match(data, self.policy, self.scrubber):
             return value
         masked = self.scrubber.scrub(data)
@@ -184,7 +231,7 @@ class _Pass:
                 continue
             _settle(recording, self.policy)
             # given as JSON text (a widget trait), given back as JSON text
-            return recording.model_dump_json() if isinstance(value, str) else recording.model_dump(mode="json")
+            return recording.model_dump_json() if isinstance(value, str) else packed(recording)
         return masked  # not a loadable recording anyway: masked as plain data
 
 
@@ -241,7 +288,12 @@ def _may_match(data: Any, policy: Redaction, scrubber: RunScrubber) -> bool:
     return scrubber.knows_any(text) or scrubber.may_match(text)
 
 
-def _learn(value: Any, scrubber: RunScrubber, keys: set[str]) -> None:
+def _keyed_tables(policy: Redaction) -> bool:
+    keys = {normalize_key(key) for key in policy.keys}
+    return any(normalize_key(name) in keys for name in TABLE_KEYS)
+
+
+def _learn(value: Any, scrubber: RunScrubber, keys: set[str], *, unpack: bool) -> None:
     """Show the scrubber every value under a covered key, inside JSON text too (a tool result is stored
     as its JSON), so the masking pass finds those values wherever else they appear."""
     stack = [value]
@@ -252,6 +304,7 @@ def _learn(value: Any, scrubber: RunScrubber, keys: set[str]) -> None:
                 with contextlib.suppress(ValueError):
                     stack.append(json.loads(item))
         elif isinstance(item, dict):
+            item = unpacked(item) if unpack and _holds_recording(item) else item
             for name, inner in item.items():
                 if isinstance(name, str) and _folded(name) in keys and isinstance(inner, str):
                     scrubber.scrub({name: inner})

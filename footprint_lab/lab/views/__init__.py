@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from footprint_lab.engine import display
-from footprint_lab.engine.recording import RECORDING_MIME, Recording
+from footprint_lab.engine.recording import RECORDING_MIME, Recording, packed
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.views.answer import answer_view, bundle_text, slots_view
 from footprint_lab.lab.views.explain import (
@@ -46,13 +46,9 @@ def run_bundle(recording: Recording) -> dict[str, Any]:
 
 
 def recording_data(recording: Recording) -> dict[str, Any]:
-    """The recording as compact JSON-native data: ``Recording.model_validate(data) == recording``.
-
-    Fields left at their defaults are left out (a notebook holds many runs), except
-    ``schema_version``, which a reader needs to know how to read the rest.
-    """
-    data: dict[str, Any] = recording.model_dump(mode="json", exclude_defaults=True)
-    return {"schema_version": recording.schema_version, **data}
+    """The recording as compact JSON-native data: ``Recording.model_validate(data) == recording``
+    (its long lists as tables, fields at their defaults left out: see ``engine.recording.packed``)."""
+    return packed(recording)
 
 
 def _run(run: Any) -> dict[str, Any]:

@@ -16,7 +16,9 @@ own view inside; the steps, collapsed.
 
 Stable hooks for the live widget (which embeds this HTML and catches clicks): ``data-fl-answer``
 on the answer, ``data-fl-call`` (step id) on each LLM call block, ``data-fl-piece`` (source id)
-and ``data-fl-slot`` on each piece row, ``data-fl-member`` (mount path) on each member block.
+and ``data-fl-slot`` on each piece row (its custody hops are the ``<ol>`` directly inside it; a hop
+every row of a call shares is written once above the slots as ``ul.fl-hops``), ``data-fl-member``
+(mount path) on each member block.
 
 Role: lab layer; a pure function of a ``Recording`` (through ``footprint_lab.explain``).
 """
