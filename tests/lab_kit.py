@@ -2,16 +2,19 @@
 
 ``approvals()`` pauses to ask a person (``approve_refund``), ``stock()`` waits a long time in
 a tool (``check_stock``: something to Stop), ``desk()`` is a two-member composition whose
-second member is the planted-fact refunds agent.
+second member is the planted-fact refunds agent. ``explainer()`` is a scripted mock explainer
+for the Ask box that reads every id it cites from its tools' output.
 """
 
 from __future__ import annotations
 
 import asyncio
+import re
+from typing import Any
 
 from footprint_lab import Agent, Sequence, ask_human, tool
 from footprint_lab.lab.scenarios import planted_fact_agent
-from footprint_lab.providers import mock
+from footprint_lab.providers import LLMRequest, mock
 
 
 @tool
@@ -40,3 +43,24 @@ def stock() -> Agent:
 def desk() -> Sequence:
     return Sequence({"triage": Agent(provider=mock(reply="A refund request."), name="triage"),
                      "refunds": planted_fact_agent()}, name="desk")
+
+
+TOP_SUSPECT = re.compile(r"^1\. \w+ '([^']+)'", re.M)
+
+
+def _explain(request: LLMRequest) -> object:
+    """Rank the suspects, read the top one's id from that tool's output, open its custody, then answer
+    citing it (escaped markup included) and one id no view showed."""
+    results = [str(m["content"]) for m in request.messages if m.get("role") == "tool"]
+    if not results:
+        return {"tool": "suspects", "args": {}}
+    top = TOP_SUSPECT.search(results[0])
+    assert top is not None
+    if len(results) == 1:
+        return {"tool": "custody", "args": {"source_id": top.group(1)}}
+    return f"Approved because of [{top.group(1)}] <b>alone</b>, said in [call-llm#99]."
+
+
+def explainer() -> Any:
+    """A mock explainer provider that knows no id of the run it is asked about."""
+    return mock(respond=_explain)

@@ -11,12 +11,12 @@ import asyncio
 import json
 
 import pytest
-from lab_kit import approvals, desk, stock
+from lab_kit import approvals, desk, explainer, stock
 
 from footprint_lab import Agent, InvalidIdentityError, Lab, LabConfigError, Redaction, tool
 from footprint_lab.lab.live import LiveSteps
 from footprint_lab.lab.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent
-from footprint_lab.providers import mock
+from footprint_lab.providers import LLMRequest, mock
 
 
 async def press(lab: Lab, handler: str, **content: object) -> None:
@@ -289,3 +289,84 @@ async def test_a_piece_of_a_members_call_is_rerun_on_that_member_agent():
     triage = f"{lab.tree['nodes'][1]['path']}/call-llm#3"
     lab.press_click({"piece": "user-message", "slot": "messages", "call": triage})
     assert 'data-fl-action="rerun"' not in lab.panel_html and "A rerun cannot remove this piece" in lab.panel_html
+
+
+# -- the Ask box ------------------------------------------------------------------------------
+async def test_ask_shows_the_answer_with_its_cited_ids_opening_what_they_name():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST, explainer=explainer())
+    assert lab.ask_hint == ""
+    await press(lab, "run")
+    seen: list[str] = []
+    lab.observe(lambda change: seen.append(change["new"]), names="busy")
+    await press(lab, "ask", question="Why was the refund approved?")
+    assert seen == ["asking…", ""] and lab.ask_state == "finished"
+    assert lab.explanation.cited == ["vip-override"] and lab.explanation.unsupported == ["call-llm#99"]
+    shown = lab.ask_html
+    assert "Q: Why was the refund approved?" in shown
+    assert 'data-fl-cite="vip-override"' in shown and "&lt;b&gt;alone&lt;/b&gt;" in shown and "<b>alone" not in shown
+    assert 'class="fl-ask-unsupported"' in shown and "call-llm#99" in shown.split("unsupported")[-1]
+    assert 'data-fl-cite="call-llm#99"' not in shown                 # flagged, never a link
+    assert "vip-override" in json.dumps(lab.get_state())
+    lab.press_cite({"id": "vip-override"})                             # the chip opens the piece in its call
+    assert 'data-fl-piece="vip-override" data-fl-slot="system" open>' in lab.panel_html
+    assert 'data-fl-call="call-llm#6"' in lab.panel_html
+    lab.press_cite({"id": "call-llm#3"})                               # a call's id opens that call
+    assert 'data-fl-call="call-llm#3"' in lab.panel_html
+    await press(lab, "run", message=REFUND_REQUEST)                    # a new run clears the old answer
+    assert lab.ask_html == "" and lab.run.recording.runner.name != "explainer"
+
+
+async def test_ask_without_an_explainer_says_how_to_enable_it_and_before_a_run_what_to_do():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
+    assert "explainer=" in lab.ask_hint
+    await press(lab, "run")
+    await press(lab, "ask", question="Why?")
+    assert lab.ask_state == "off" and "explainer=" in lab.ask_html and lab.explanation is None
+    waiting = Lab(planted_fact_agent(), explainer=mock(reply="unused"))
+    await press(waiting, "ask", question="Why?")
+    assert waiting.ask_state == "waiting" and "press Run first" in waiting.ask_html
+
+
+async def test_ask_errors_are_cards_and_the_widget_stays_usable():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST, explainer=mock(replies=[{"tool": "suspects", "args": {}}]))
+    await press(lab, "run")
+    await press(lab, "ask", question="  ")                             # refused by ask's door: nothing was asked
+    assert lab.ask_state == "refused" and "ERR_EXPLAIN_CONFIG" in lab.ask_html and 'role="alert"' in lab.ask_html
+    await press(lab, "ask", question="Why?")                           # the script runs out mid-answer
+    assert lab.ask_state == "failed" and "fl-card" in lab.ask_html and lab.busy == ""
+    await press(lab, "run", message=REFUND_REQUEST)
+    assert lab.status == "finished"
+
+
+async def test_stop_cancels_a_question_in_flight():
+    async def slow(request: LLMRequest) -> object:
+        await asyncio.sleep(60)
+        return "never"
+
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST, explainer=mock(respond=slow))
+    await press(lab, "run")
+    lab.press_ask({"question": "Why?"})
+    await asyncio.sleep(0.1)
+    assert lab.ask_state == "asking" and lab.busy == "asking…"
+    lab.press_stop()
+    await lab._task
+    assert lab.ask_state == "cancelled" and "cancelled" in lab.ask_html and lab.busy == ""
+
+
+def test_an_explainer_of_the_wrong_type_is_refused_at_the_lab_by_name():
+    for wrong in (42, "gpt-4o-mini", "nowhere:model"):
+        with pytest.raises(LabConfigError) as refused:
+            Lab(planted_fact_agent(), explainer=wrong)
+        assert refused.value.setting == "explainer" and "gpt-4o-mini (received" not in str(refused.value)
+    assert Lab(planted_fact_agent(), explainer="ollama:llama3.2").explainer.model == "llama3.2"
+
+
+async def test_in_a_composition_a_cited_piece_opens_in_the_member_call_that_read_it():
+    lab = Lab(desk(), message=REFUND_REQUEST, explainer=explainer())
+    await press(lab, "run")
+    await press(lab, "ask", question="Why was the refund approved?")
+    assert lab.explanation.cited == ["vip-override"] and 'data-fl-cite="vip-override"' in lab.ask_html
+    lab.press_cite({"id": "vip-override"})
+    member_call = f'{lab.tree["nodes"][2]["path"]}/call-llm#6'
+    assert f'data-fl-call="{member_call}"' in lab.panel_html
+    assert 'data-fl-piece="vip-override" data-fl-slot="system" open>' in lab.panel_html

@@ -29,7 +29,7 @@ import sys
 sys.path.insert(0, {str(TESTS)!r})
 from footprint_lab import Lab
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
-from lab_kit import approvals, desk, stock
+from lab_kit import approvals, desk, explainer, stock
 """
 CELLS = {
     "setup": SETUP,
@@ -39,6 +39,7 @@ CELLS = {
     "meanwhile": 'print("the kernel answers; the slow run is", slow_lab.status)',
     "refusal": "refusal_lab = Lab(planted_fact_agent())\nrefusal_lab",
     "composition": "desk_lab = Lab(desk(), message=REFUND_REQUEST)\ndesk_lab",
+    "asking": "ask_lab = Lab(planted_fact_agent(), message=REFUND_REQUEST, explainer=explainer())\nask_lab",
 }
 ORDER = list(CELLS)
 
@@ -232,3 +233,22 @@ def test_the_saved_notebook_keeps_small_widget_state_and_a_static_answer(noteboo
         static = data["text/html"]                               # the copy a reader without a kernel sees
         assert "APPROVED" in static
         assert "<script" not in static
+
+
+def test_ask_why_shows_the_answer_and_a_cited_id_opens_its_piece(notebook):
+    page, console, _ = notebook
+    lab = widget(page, "asking")
+    with evidence(page, console, "lab-ask"):
+        press_run(lab, "finished")
+        lab.locator(".fl-ask-question").fill("Why was the refund approved?")
+        lab.locator(".fl-ask-question").press("Enter")
+        answer = lab.locator(".fl-ask-answer")
+        answer.wait_for(timeout=30_000)
+        assert "Q: Why was the refund approved?" in answer.inner_text()
+        assert "<b>alone</b>" in answer.locator(".fl-ask-text").inner_text()       # escaped: shown as text
+        assert "call-llm#99" in answer.locator(".fl-ask-unsupported").first.inner_text()
+        lab.locator(".fl-ask-text [data-fl-cite='vip-override']").click()
+        lab.locator(".fl-panel details[data-fl-piece='vip-override'][open]").wait_for()
+        # a Lab built without an explainer says how to enable its Ask box, which stays off
+        assert "explainer=" in (widget(page, "refunds").locator(".fl-ask-hint").text_content() or "")
+        assert widget(page, "refunds").locator(".fl-ask-btn").is_disabled()

@@ -1,7 +1,8 @@
 """The ``Lab(...)`` door: what the widget is built from, checked before anything is drawn.
 
-Rule kept here: a Lab is built around something that runs, an optional starting message and
-an optional identity; anything else is refused by name, describing what arrived by shape
+Rule kept here: a Lab is built around something that runs, an optional starting message, an
+optional identity and an optional explainer for its Ask box (a provider, or a string such as
+``openai:gpt-4o-mini``); anything else is refused by name, describing what arrived by shape
 only. Kept apart from the widget so the refusal can be imported without loading anywidget.
 
 Role: lab layer. Refusal raised here: :class:`LabConfigError` (an identity of the wrong shape
@@ -19,7 +20,7 @@ from footprint_lab.engine.refusal import SettingRefusal, describe_shape
 class LabConfigError(SettingRefusal):
     """Raised when ``Lab(...)`` is built with something it cannot run or show.
 
-    Carries ``setting`` (``runner`` or ``message``) and ``received`` (its shape, never its value).
+    Carries ``setting`` (``runner``, ``message`` or ``explainer``) and ``received`` (its shape, never its value).
     """
 
     code = "ERR_LAB_CONFIG"
@@ -35,3 +36,25 @@ def check_lab(runner: Any, identity: Any, message: Any) -> dict[str, str]:
                              "must be the text to start the message box with, or be left out")
     named = coerce_identity(identity, "Lab")
     return named.as_dict() if named is not None else {}
+
+
+_EXPLAINER_FIX = ("must be the provider the Ask box questions runs with: a provider object such as "
+                  "footprint_lab.providers.openai('gpt-4o-mini'), a string such as 'openai:gpt-4o-mini', or left out")
+
+
+def check_explainer(explainer: Any) -> Any:
+    """The provider the Ask box uses (built from a ``provider:model`` string), or ``None`` when none was given."""
+    if explainer is None or callable(getattr(explainer, "complete", None)):
+        return explainer
+    if not isinstance(explainer, str):
+        raise LabConfigError("Lab", "explainer", describe_shape(explainer), _EXPLAINER_FIX)
+    from footprint_lab.providers import provider_from_string
+    from footprint_lab.providers.errors import ProviderConfigError
+
+    try:
+        return provider_from_string(explainer)
+    except ProviderConfigError as wrong:
+        if wrong.setting != "spec":  # the string named a provider that refused its own settings: its refusal says why
+            raise
+        raise LabConfigError("Lab", "explainer", "a string that is not of the form 'provider:model'",
+                             _EXPLAINER_FIX) from None

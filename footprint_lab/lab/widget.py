@@ -12,6 +12,10 @@ Rules kept here:
 - A refusal is shown as its card inside the widget, which stays usable; a pause shows the
   question with an answer box (**Answer** resumes the run, **Abandon** calls ``abandon_pause``).
 - Several turns continue one conversation (``follow_up``) until **New conversation**.
+- **Ask** questions the latest run in plain words through ``explain.ask`` with the Lab's
+  ``explainer`` provider, as a task on the same loop (**Stop** cancels it); the answer shows
+  with its cited ids as chips that open the call or piece they name
+  (:mod:`footprint_lab.lab.ask_box`). Without an explainer the box says how to enable it.
 - What a saved notebook keeps is small: the synced state holds short rows and the HTML of the
   current views only, never a recording; and the cell's output carries a static, no-JS copy of
   the last answer view beside the widget, refreshed after every run, for readers without a kernel.
@@ -30,9 +34,9 @@ import anywidget
 import traitlets
 
 from footprint_lab.engine.refusal import CodedError, Refusal
-from footprint_lab.lab import panels
+from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
-from footprint_lab.lab.door import check_lab
+from footprint_lab.lab.door import check_explainer, check_lab
 from footprint_lab.lab.live import LiveSteps
 from footprint_lab.lab.views.page import esc as text
 
@@ -64,13 +68,23 @@ class Lab(anywidget.AnyWidget):
     panel_html = traitlets.Unicode("").tag(sync=True)
     busy = traitlets.Unicode("").tag(sync=True)
     progress = traitlets.Dict().tag(sync=True)
+    ask_question = traitlets.Unicode("").tag(sync=True)
+    ask_hint = traitlets.Unicode("").tag(sync=True)
+    ask_state = traitlets.Unicode("").tag(sync=True)
+    ask_html = traitlets.Unicode("").tag(sync=True)
 
-    def __init__(self, runner: Any, *, identity: Any = None, message: str | None = None) -> None:
+    def __init__(self, runner: Any, *, identity: Any = None, message: str | None = None,
+                 explainer: Any = None) -> None:
         who = check_lab(runner, identity, message)
+        explaining = check_explainer(explainer)
         name = getattr(runner, "name", None) or getattr(runner, "id", None) or type(runner).__name__
         super().__init__(title=f"Lab · {name} ({getattr(runner, 'kind', 'runner')})", message=message or "",
-                         identity=who)
+                         identity=who, ask_hint="" if explaining is not None else ask_box.HINT)
         self.runner = runner
+        #: the Ask box's provider (``None``: the box says how to enable it)
+        self.explainer: Any = explaining
+        #: the latest ``Explanation`` the Ask box showed, to continue with in code
+        self.explanation: Any = None
         #: the latest ``Run`` (finished, paused, failed or cancelled), to continue with in code
         self.run: Any = None
         self._task: asyncio.Task[Any] | None = None
@@ -390,8 +404,73 @@ class Lab(anywidget.AnyWidget):
         self.tree = {}
         self.member_path = ""
         self.member_html = ""
+        self.ask_html = ""
+        self.ask_state = ""
         self._call = None
         self._piece = None
+
+    # -- asking the run why ---------------------------------------------------------------------
+    def press_ask(self, content: dict[str, Any] | None = None) -> None:
+        """What the Ask button does: question the latest run with the explainer, as a task on the loop."""
+        if self._in_flight():
+            return
+        if content is not None and isinstance(content.get("question"), str):
+            self.ask_question = content["question"]
+        if self.explainer is None:
+            self.ask_state = "off"
+            self.ask_html = ask_box.note_html(ask_box.HINT)
+            return
+        if self.run is None:
+            self.ask_state = "waiting"
+            self.ask_html = ask_box.note_html(ask_box.NO_RUN)
+            return
+        from footprint_lab.explain import ask
+
+        run, question = self.run, self.ask_question
+        self.ask_state = "asking"
+        self.ask_html = ""
+        self.busy = "asking…"
+        self.progress = {}
+
+        async def work() -> None:
+            try:
+                explanation = await ask(run, question, provider=self.explainer)
+            except Refusal as refusal:
+                self.ask_state, self.ask_html = "refused", error_card_html(refusal)
+            except asyncio.CancelledError:
+                task = asyncio.current_task()
+                if task is not None:
+                    task.uncancel()
+                self.ask_state = "cancelled"
+                self.ask_html = ask_box.note_html("Stopped: the question was cancelled before an answer.")
+            except Exception as failure:
+                self.ask_state = "failed"
+                self.ask_html = error_card_html(failure) if isinstance(failure, CodedError) else ask_box.note_html(
+                    f"The explainer failed: {type(failure).__name__}; the run itself is unchanged.")
+            else:
+                self.explanation = explanation
+                self.ask_state = explanation.status
+                self.ask_html = panels.bounded(ask_box.answer_html(explanation, run.recording), "The answer")
+            finally:
+                self.busy = ""
+
+        self._task = self._schedule(work())
+
+    def press_cite(self, content: dict[str, Any]) -> None:
+        """A click on an id the answer cites: open the LLM call or the piece it names."""
+        cited = content.get("id")
+        if self.run is None or not isinstance(cited, str):
+            return
+        opens = ask_box.target(self.run.recording, cited)
+        if opens is None:
+            return
+        kind, call, slot = opens
+        if kind == "call" and call is not None:
+            self.open_call(call)
+        else:
+            self.open_piece(cited, slot, call=call or panels.answering_call(self.run.recording))
+
+    _HANDLERS = {**_HANDLERS, "ask": press_ask, "cite": press_cite}
 
     # -- display and the saved copy -----------------------------------------------------------
     def _bundle(self) -> dict[str, Any]:

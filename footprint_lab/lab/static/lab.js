@@ -74,6 +74,53 @@ function drawSteps(list, steps, hidden) {
   requestAnimationFrame(() => { list.scrollTop = list.scrollHeight; });
 }
 
+// The Ask box: a question to the explainer about the latest run, its answer (kernel-drawn, escaped)
+// and the ids it cites. A cited chip asks the kernel to open what it names ({do: "cite"}) and
+// outlines the same id where the answer view shows it.
+function askBox(model, send, answer) {
+  const box = node("div", { cls: "fl-ask" });
+  const question = node("input", { type: "text", cls: "fl-ask-question", placeholder: "Ask the run why… (e.g. Why was the refund approved?)", "aria-label": "question" });
+  const askButton = node("button", { cls: "fl-btn fl-ask-btn", text: "Ask" });
+  const state = node("span", { cls: "fl-ask-state" });
+  const hint = node("div", { cls: "fl-ask-hint" });
+  const shown = node("div", { cls: "fl-ask-result" });
+  box.append(node("div", { cls: "fl-ask-row" }, question, askButton, state), hint, shown);
+  // the question travels in the message; the kernel keeps it in ask_question, shown back in the box
+  const pressAsk = () => send({ do: "ask", question: question.value });
+  askButton.addEventListener("click", pressAsk);
+  question.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter") return;
+    event.preventDefault();
+    event.stopPropagation();
+    pressAsk();
+  });
+  shown.addEventListener("click", (event) => {
+    const chip = event.target.closest("[data-fl-cite]");
+    if (!chip || !shown.contains(chip)) return;
+    event.preventDefault();
+    event.stopPropagation();
+    const id = chip.dataset.flCite;
+    send({ do: "cite", id });
+    const quoted = CSS.escape(id);
+    for (const found of answer.querySelectorAll(`[data-fl-piece="${quoted}"],[data-fl-call="${quoted}"]`)) {
+      found.classList.add("fl-ask-lit");
+      setTimeout(() => found.classList.remove("fl-ask-lit"), 2500);
+    }
+  });
+  const draw = () => {
+    const asking = model.get("ask_state") === "asking";
+    const blocked = model.get("status") === "running" || Boolean(model.get("busy"));
+    askButton.disabled = blocked || Boolean(model.get("ask_hint"));
+    state.textContent = asking ? "asking…" : "";
+    hint.textContent = model.get("ask_hint");
+    if (document.activeElement !== question && question.value !== model.get("ask_question")) question.value = model.get("ask_question");
+    shown.innerHTML = model.get("ask_html");
+  };
+  for (const name of ["ask_state", "ask_hint", "ask_html", "ask_question", "status", "busy"]) model.on(`change:${name}`, draw);
+  draw();
+  return box;
+}
+
 function render({ model, el }) {
   const send = (message) => model.send(message);
   // Keys typed in the widget are the analyst's, not notebook shortcuts (Lumino stops at this attribute).
@@ -115,6 +162,7 @@ function render({ model, el }) {
     node("div", { cls: "fl-compose" }, message, node("div", { cls: "fl-buttons" }, runButton, stopButton, newButton)),
     identity, card, note, pause, stepsBox, progress, panel, answer, tree, member,
   );
+  root.insertBefore(askBox(model, send, answer), panel);
   el.append(root);
 
   const pressRun = () => {
@@ -183,7 +231,8 @@ function render({ model, el }) {
     const p = model.get("progress") || {};
     const busy = model.get("busy");
     if (!busy) return;
-    const bar = node("progress", { max: String(p.total || 1), value: String(p.done || 0) });
+    // no count yet (an Ask, the first rerun): the bar runs without a value, as a spinner would
+    const bar = node("progress", p.total ? { max: String(p.total), value: String(p.done || 0) } : {});
     progress.append(node("span", { text: `${busy} ` }), bar, node("span", { text: p.total ? ` ${p.done}/${p.total}` : "" }));
   };
 
