@@ -370,3 +370,20 @@ async def test_in_a_composition_a_cited_piece_opens_in_the_member_call_that_read
     member_call = f'{lab.tree["nodes"][2]["path"]}/call-llm#6'
     assert f'data-fl-call="{member_call}"' in lab.panel_html
     assert 'data-fl-piece="vip-override" data-fl-slot="system" open>' in lab.panel_html
+
+
+async def test_a_question_holding_what_the_policy_covers_is_asked_and_shown_masked():
+    agent = Agent(provider=mock(reply="Noted."), redact=Redaction(patterns={"ticket": r"TCK-\d{6}"}))
+    asked: list[str] = []
+
+    def explain(request: LLMRequest) -> str:
+        asked.append(json.dumps(request.messages[-1]["content"]))
+        return "Nothing in the evidence says."
+
+    lab = Lab(agent, message="Ticket TCK-123456 please", explainer=mock(respond=explain))
+    await press(lab, "run")
+    await press(lab, "ask", question="Why did TCK-654321 get no answer?")
+    assert lab.ask_state == "finished" and lab.ask_question == ""
+    assert "[redacted:ticket]" in lab.ask_html
+    for surface in (json.dumps(lab.get_state()), lab.ask_html, *asked):
+        assert "TCK-654321" not in surface and "TCK-123456" not in surface

@@ -220,11 +220,14 @@ class Run:
             if (value is not None or argument == "text") and (not isinstance(value, str) or not value.strip()):
                 raise InvalidAnnotationError(argument, "a blank string" if isinstance(value, str)
                                              else describe_shape(value))
-        clean = self._clean
-        note = Annotation(target=target, text=text if clean is None else clean(text),
-                          tag=tag if tag is None or clean is None else clean(tag), at=time())
+        note = Annotation(target=target, text=self.masked(text), tag=tag if tag is None else self.masked(tag),
+                          at=time())
         self.recording.annotations.append(note)
         return note
+
+    def masked(self, text: str) -> str:
+        """``text`` as this run's redaction policy would record it (unchanged for a run without one)."""
+        return text if self._clean is None else self._clean(text)
 
     def annotations(self) -> pd.DataFrame:
         """The run's notes, one row each: ``target``, ``kind`` (answer, step or piece), ``text``, ``tag``, ``at``."""

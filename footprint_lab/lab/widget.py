@@ -426,7 +426,10 @@ class Lab(anywidget.AnyWidget):
             return
         from footprint_lab.explain import ask
 
-        run, question = self.run, self.ask_question
+        # Like a sent message, the question leaves the box; the explainer and the view get it masked by
+        # the run's policy, so neither the widget's saved state nor the answer shows what it covers.
+        run, question = self.run, self.run.masked(self.ask_question)
+        self.ask_question = ""
         self.ask_state = "asking"
         self.ask_html = ""
         self.busy = "asking…"
