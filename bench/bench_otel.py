@@ -11,12 +11,9 @@ Run ``python bench/bench_otel.py``; ``--quick`` uses 100 runs and fewer samples 
 
 from __future__ import annotations
 
-import argparse
-import statistics
-from collections.abc import Callable
 from typing import Any
 
-from _kit import samples_ms
+from _kit import Report, median, options, samples_ms
 
 from footprint_lab import Agent, define_tool
 from footprint_lab.otel import from_spans
@@ -41,30 +38,29 @@ def five_iteration_agent() -> Agent:
                  max_iterations=ITERATIONS)
 
 
-def median_ms(action: Callable[[], Any], repeats: int) -> float:
-    return statistics.median(samples_ms(action, repeats))
-
-
-def main(quick: bool) -> None:
-    count = 100 if quick else 1000
-    repeats = 3 if quick else 7
+def main() -> None:
+    args = options(__doc__.splitlines()[0])
+    count = 100 if args.quick else 1000
+    repeats = 3 if args.quick else 7
     agent = five_iteration_agent()
     recordings = [agent.run_sync(f"Refund for order {n}?").recording for n in range(count)]
     spans = to_spans(recordings)
     runs = from_spans(spans)
     assert len(runs) == count and all(len(r.recording.exchanges) == ITERATIONS for r in runs)
     assert runs[0].answer == recordings[0].answer
-    import_ms = median_ms(lambda: from_spans(spans), repeats)
-    built_ms = median_ms(lambda: [run.recording for run in from_spans(spans)], repeats)
-    export_ms = median_ms(lambda: to_spans(recordings), repeats)
-    print(f"from_spans, {count:,} runs x {ITERATIONS} iterations ({len(spans):,} spans), median: {import_ms:.0f} ms"
-          f"   (goal for 1,000 runs: <= 2000 ms)")
-    print(f"  the same, every run's Recording then built (as on first view), median: {built_ms:.0f} ms")
-    print(f"to_spans, {count:,} runs x {ITERATIONS} iterations, median: {export_ms:.0f} ms"
-          f"   (goal for 1,000 runs: <= 2000 ms, before network time)")
+    report = Report("otel", args)
+    size = f"{count:,} runs x {ITERATIONS} iterations ({len(spans):,} spans)"
+    goal = 2000.0 * count / 1000
+    imported = samples_ms(lambda: from_spans(spans), repeats)
+    report.add("from_spans", imported, size=size, goal=f"<= {goal:.0f} ms", met=median(imported) <= goal)
+    built = samples_ms(lambda: [run.recording for run in from_spans(spans)], repeats)
+    report.add("from_spans, every run's Recording then built (as on first view)", built, size=size,
+               note="reference: imported runs build their recording on first access, as live runs do")
+    exported = samples_ms(lambda: to_spans(recordings), repeats)
+    report.add("to_spans (before network time)", exported, size=f"{count:,} runs x {ITERATIONS} iterations",
+               goal=f"<= {goal:.0f} ms", met=median(exported) <= goal)
+    report.close()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="100 runs, fewer samples (checks it runs)")
-    main(parser.parse_args().quick)
+    main()

@@ -9,12 +9,10 @@ Run ``python bench/bench_question.py``; ``--quick`` takes fewer samples of the s
 
 from __future__ import annotations
 
-import argparse
 import asyncio
-import gc
-import statistics
-import time
 from typing import Any
+
+from _kit import Report, median, options, samples_ms
 
 from footprint_lab import Agent, define_tool
 from footprint_lab.context import define_fact
@@ -54,42 +52,36 @@ def pair_agent(exclude: Any = (), seed: Any = None) -> Agent:
     return agent.without(list(exclude)) if exclude else agent
 
 
-def median_ms(action: Any, repeats: int) -> float:
-    samples = []
-    for _ in range(repeats):
-        gc.collect()
-        started = time.perf_counter_ns()
-        action()
-        samples.append((time.perf_counter_ns() - started) / 1e6)
-    return statistics.median(samples)
-
-
-async def integrity_figure(repeats: int) -> float:
-    """Median ``integrity`` time on a 10,000-step recording (which is gone when this returns)."""
+async def integrity_samples(repeats: int) -> list[float]:
+    """``integrity`` times on a 10,000-step recording (which is gone when this returns)."""
     recording = (await long_agent(STEPS).run("go")).recording
     assert len(recording.steps) == STEPS, len(recording.steps)
     report = integrity(recording)
     assert report.findings == [], str(report)
-    return median_ms(lambda: integrity(recording), repeats)
+    return samples_ms(lambda: integrity(recording), repeats)
 
 
-async def main(quick: bool) -> None:
-    integrity_ms = await integrity_figure(5 if quick else 31)
+async def main() -> None:
+    args = options(__doc__.splitlines()[0])
+    report = Report("question", args)
+    timed = await integrity_samples(5 if args.quick else 31)
     # The machine's pace, to read the figure on a shared or loaded host (about 3.5 ms on an idle core).
-    reference_ms = median_ms(lambda: [n * 2 for n in range(100_000)], 5 if quick else 31)
+    reference = samples_ms(lambda: [n * 2 for n in range(100_000)], 5 if args.quick else 31)
+    report.add("integrity", timed, size=f"{STEPS:,} steps", goal="<= 50 ms", met=median(timed) <= 50,
+               peer="reference loop of 100,000 items", peer_samples=reference,
+               ratio=median(timed) / median(reference))
 
     run = await pair_agent().run("Refund?")
     suspects = [f"f{n}" for n in range(SUSPECTS)]
     found = await bisect_culprits(run, rerun=pair_agent, samples=3, sources=suspects)
     assert [set(s.sources) for s in found.culprits] == [{"f2", "f5"}], str(found)
-    print(f"integrity on a {STEPS:,}-step recording: {integrity_ms:.1f} ms median (goal <= 50 ms); "
-          f"reference loop of 100,000 items {reference_ms:.1f} ms, ratio {integrity_ms / reference_ms:.1f}")
-    print(f"bisect_culprits on {SUSPECTS} suspects, one jointly sufficient pair: {found.reruns} reruns "
-          f"(goal <= 40), found {found.culprits[0].sources} {found.culprits[0].flips}/{found.culprits[0].samples}")
+    culprit = found.culprits[0]
+    report.add("bisect_culprits, reruns needed", [float(found.reruns)], unit="reruns",
+               size=f"{SUSPECTS} suspects, one jointly sufficient pair", goal="<= 40 reruns", met=found.reruns <= 40,
+               note=f"found {culprit.sources} {culprit.flips}/{culprit.samples}")
     assert found.reruns <= 40, found.reruns  # a count, the same on any machine
+    report.close()
 
 
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--quick", action="store_true", help="only check that it runs")
-    asyncio.run(main(parser.parse_args().quick))
+    asyncio.run(main())

@@ -58,7 +58,8 @@ def table(rows: list[dict[str, Any]], quick: bool, failed: list[str]) -> str:
         f"{time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}; machine: {machine.get('cores')} cores, "
         f"Python {machine.get('python')}, {machine.get('platform')}. Timings on a shared machine vary 2-3x "
         "from one run to the next; each ratio compares two figures taken in the same process, one after "
-        "the other, so it holds better than the medians themselves.",
+        "the other, so it holds better than the medians themselves. `python bench/run_all.py NAME...` "
+        "re-runs only those files and keeps the other rows as they were last measured.",
         "",
         "| area | scenario | size | median | min | max | goal | peer / baseline | its median | ratio | met |",
         "|---|---|---|---|---|---|---|---|---|---|---|",
