@@ -47,7 +47,10 @@ from footprint_lab.core.identity import Identity
 from footprint_lab.engine.refusal import RunFailure, describe_shape
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from footprint_lab.core.leg import Continuation
+    from footprint_lab.core.runner import Runner
     from footprint_lab.engine.redaction import Redaction
     from footprint_lab.flow._composition import Composition
 
@@ -216,32 +219,30 @@ def read_flow_checkpoint(
     _check_members(paused, "paused", composition, door)
     waiting: dict[str, Checkpoint | FlowCheckpoint] = {}
     continuations: list[Continuation] = []
+
+    def member_checkpoint(key: str, field: str, pick: Callable[[Runner], Callable[..., Any]], entry: Any) -> Any:
+        """One member's own checkpoint, read by the member; a refusal names where in this one it sits."""
+        member = composition._member_for(key)
+        assert member is not None  # _check_members refused every other name
+        try:
+            kept, found = pick(member)(entry, door, run_id=run_id, owner=owner, redact=redact)
+        except InvalidCheckpointError as refused:
+            raise refused.within(f"{field}.{key}") from None
+        continuations.extend(found)
+        return kept
+
     for key, entry in paused.items():
         if key in answers:
             raise InvalidCheckpointError(door, f"paused.{key}", "a member that already answered",
                                          "must be a member still waiting on a person", _AS_GIVEN)
-        member = composition._member_for(key)
-        assert member is not None  # _check_members refused every other name
-        try:
-            waiting[key], found = member._waiting_checkpoint(entry, door, run_id=run_id, owner=owner, redact=redact)
-        except InvalidCheckpointError as refused:
-            raise refused.within(f"paused.{key}") from None
-        continuations.extend(found)
+        waiting[key] = member_checkpoint(key, "paused", lambda member: member._waiting_checkpoint, entry)
     kept: dict[str, Checkpoint | FlowCheckpoint | None] = {}
     for key, entry in failures.items():
         if key in answers or key in paused:
             raise InvalidCheckpointError(door, f"failed.{key}", "a member that answered or is waiting",
                                          "must be a member that failed", _AS_GIVEN)
-        if entry is None:
-            kept[key] = None
-            continue
-        member = composition._member_for(key)
-        assert member is not None  # _check_members refused every other name
-        try:
-            kept[key], found = member._failed_checkpoint(entry, door, run_id=run_id, owner=owner, redact=redact)
-        except InvalidCheckpointError as refused:
-            raise refused.within(f"failed.{key}") from None
-        continuations.extend(found)
+        kept[key] = None if entry is None else member_checkpoint(
+            key, "failed", lambda member: member._failed_checkpoint, entry)
     checkpoint = FlowCheckpoint(schema_version=FLOW_CHECKPOINT_VERSION, run_id=run_id, runner=data["runner"],
                                 identity=data["identity"], input=data["input"], answers=answers, paused=waiting,
                                 failed=kept)
