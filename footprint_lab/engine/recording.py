@@ -27,7 +27,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
-from footprint_lab.engine.captured import UsageCounts, as_dict
+from footprint_lab.engine.captured import OVER_BUDGET, UsageCounts, as_dict, budget_reason
 from footprint_lab.engine.recorder import Recorder, expand_payload
 from footprint_lab.engine.rows import Rows, rows_field
 
@@ -568,6 +568,8 @@ def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
             values[key] = clean(value) if key in _PIECE_TEXT else value
         elif key != "content":
             detail[key] = value
+    if values["reason"] == OVER_BUDGET and values["verdict"] == "dropped":
+        values["reason"] = budget_reason(values["slot"], detail["budget"], detail["used"], detail["size"])
     values.update(index=index, content=content, content_hash=content_hash(content), detail=jsonable(clean(detail)))
     return _context_piece({name: values[name] for name in _PIECE_ORDER})
 
