@@ -28,7 +28,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from footprint_lab.engine.captured import OVER_BUDGET, UsageCounts, as_dict, budget_reason
-from footprint_lab.engine.recorder import Recorder, expand_payload
+from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.rows import Rows, rows_field
 
 SCHEMA_VERSION = 1
@@ -503,13 +503,13 @@ def build_recording(
         ], "chosen": sweep(d[3])})
 
     run_id = recorder.run_id
-    seqs, types, event_steps, payloads = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
-                                          recorder.event_payloads)
+    seqs, types, event_steps, payloads, refs = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
+                                                recorder.event_payloads, recorder.event_refs)
 
     def event(i: int) -> Event:
         type_, payload = types[i], payloads[i]
-        # a routine payload (a tuple) holds paths and step ids, never a value: nothing to sweep
-        payload = jsonable(expand_payload(type_, payload)) if isinstance(payload, tuple) else sweep(jsonable(payload))
+        # a routine event's payload (made from its record) holds paths and step ids, never a value: nothing to sweep
+        payload = jsonable(recorder.payload(type_, None, refs[i])) if payload is None else sweep(jsonable(payload))
         return _event({"seq": seqs[i], "run_id": run_id, "type": type_, "step_id": event_steps[i],
                        "payload": payload})
 
