@@ -102,6 +102,11 @@ def event_stream(listeners: Iterable[Listener]) -> EventStream:
     return listeners if isinstance(listeners, EventStream) else EventStream(listeners)
 
 
+#: the capture's columns, which :meth:`Recorder.seal` turns into tuples when the run ends
+_COLUMNS = ("steps", "reads", "commits", "entry_paths", "entry_verbs", "entry_values", "event_types", "event_steps",
+            "event_payloads", "pieces", "exchanges", "messages", "message_pieces")
+
+
 class Recorder:
     """Captures one run (or one member run) as it executes."""
 
@@ -217,18 +222,23 @@ class Recorder:
             self.seal()
 
     def seal(self) -> None:
-        """Hold the finished run's exchanges compactly, as ``(keys, *values)`` tuples, and let go of its live state.
+        """Make the finished run's capture read-only, compact, and invisible to the garbage collector.
 
-        The agent captures an exchange as a flat dict it may still update while the call goes
-        on; once the run has ended it only waits to be read
-        (:func:`~footprint_lab.engine.recording.build_recording` reads both forms). A dict of a
-        dozen keys takes about four times the room of its values' tuple, and the keys' tuple is
-        shared by every exchange of the same shape. Context pieces are captured in that form
-        from the start (``engine.captured``).
+        - Each exchange, captured as a flat dict the agent may update while its call goes on,
+          becomes a ``(keys, *values)`` tuple, its keys shared by every exchange of the same
+          shape (about a quarter of the dict's room; ``build_recording`` reads both forms).
+          Context pieces are captured in that form from the start (``engine.captured``).
+        - Every column becomes a tuple. A list is walked by every full collection, element by
+          element, for as long as the run is held; a tuple of untracked values (strings,
+          numbers, the capture's tuples) is untracked by the collector's next pass and never
+          walked again. A notebook holds many finished runs (``agent.last_run`` at least):
+          each one's capture then costs later collections nothing (bench/bench_agent.py). A
+          column written after the run ended would fail loudly (a tuple has no ``append``).
+        - The live tracked scope is let go: every value it held is in the commits.
         """
         self.exchanges = [flat(exchange) if isinstance(exchange, dict) else exchange for exchange in self.exchanges]
-        # The live tracked scope is done with: every value it held is in the commits. Kept, it
-        # would hold a long run's conversation once more for the collector to walk.
+        for column in _COLUMNS:
+            setattr(self, column, tuple(getattr(self, column)))
         self.state = {}
         self.writers = {}
 
