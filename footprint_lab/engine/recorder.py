@@ -183,7 +183,7 @@ class Recorder:
         self.event_steps: list[str] = []
         #: each event's payload dict, None for a routine event (see event_refs)
         self.event_payloads: list[dict[str, Any] | None] = []
-        #: context pieces, each captured as a ``(keys, values)`` pair (engine.captured.CapturedPiece)
+        #: context pieces, each captured as one flat tuple, its keys first (engine.captured.CapturedPiece)
         self.pieces: list[Any] = []
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
