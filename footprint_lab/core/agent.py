@@ -57,7 +57,7 @@ from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, ended_status
 from footprint_lab.core.tools import Tool, ToolContext, result_text, tool_list
 from footprint_lab.core.turn import PAUSE, Slots, Turn, input_refused
-from footprint_lab.engine.captured import Evidence, captured_piece
+from footprint_lab.engine.captured import Evidence, captured_piece, flat
 from footprint_lab.engine.recorder import Recorder, summarize
 from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, call_problem, describe_shape
@@ -446,17 +446,19 @@ class Agent(Conversation, Runner):
             "estimated": usage.estimated, "tool_calls": len(response.tool_calls), "stop_reason": response.stop_reason,
         })
         calls = [{"id": c.id, "name": c.name, "args": c.args} for c in response.tool_calls]
-        # Flat, and sharing the lists the message and the event already hold: see Recorder.
-        rec.exchanges.append({
+        # One flat tuple of plain values (engine.captured.flat): the tools list is held once by the
+        # recorder (Recorder.share) and the tool calls by the reply message, the next in the
+        # transcript ("reply"), so the collector stops tracking the record.
+        rec.exchanges.append(flat({
             "step_id": step_id, "iteration": iteration, "model": self.model, "system": system_text,
             "message_count": len(turn.history), "injected_messages": injected, "message_pieces": injected_ids,
-            "tools": slots.schemas, "system_pieces": tuple(slots.system_ids),
+            "tools": rec.share(slots.schemas), "system_pieces": tuple(slots.system_ids),
             "tool_pieces": tuple(slots.tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
-            "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
+            "content": response.content, "reply": len(turn.history), "stop_reason": response.stop_reason,
             "response_model": response.model, "wire": response.wire,
             "usage": (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,  # as UsageCounts names
                       usage.cache_write_tokens, usage.estimated),
-        })
+        }))
         message: dict[str, Any] = {"role": "assistant", "content": response.content}
         if calls:
             message["tool_calls"] = calls

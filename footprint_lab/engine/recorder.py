@@ -104,7 +104,7 @@ def event_stream(listeners: Iterable[Listener]) -> EventStream:
 
 #: the capture's columns, which :meth:`Recorder.seal` turns into tuples when the run ends
 _COLUMNS = ("steps", "reads", "commits", "entry_paths", "entry_verbs", "entry_values", "event_types", "event_steps",
-            "event_payloads", "pieces", "exchanges", "messages", "message_pieces")
+            "event_payloads", "pieces", "exchanges", "messages", "message_pieces", "shared")
 
 
 class Recorder:
@@ -112,6 +112,7 @@ class Recorder:
 
     __slots__ = (
         "_event_class",
+        "_shared_at",
         "annotations",
         "children",
         "commits",
@@ -138,6 +139,7 @@ class Recorder:
         "policy",
         "reads",
         "run_id",
+        "shared",
         "started_at",
         "started_ns",
         "state",
@@ -191,6 +193,9 @@ class Recorder:
         self.message_pieces: list[int] = []
         self.children: list[Any] = []
         self.annotations: list[dict[str, Any]] = []
+        #: values many records refer to, each kept once (see share)
+        self.shared: list[Any] = []
+        self._shared_at: dict[int, int] = {}
         #: the run's listeners and its event counter (shared with the member runs it mounts)
         self.listeners = event_stream(listeners)
         self.listener_errors = 0
@@ -201,6 +206,20 @@ class Recorder:
         self._event_class: Any = None
 
     # -- redaction: the one place a value enters the capture ---------------------------
+    def share(self, value: Any) -> int:
+        """The index under which ``value`` (this very object) is kept in :attr:`shared`, kept there on first sight.
+
+        A record that holds the index instead of the value (an exchange's tools list, the same
+        object on every call of an agent without skills) holds only plain values, which the
+        garbage collector stops tracking: a long run's records then do not bring on its full
+        passes (bench/bench_agent.py).
+        """
+        at = self._shared_at.get(id(value))  # the object stays in self.shared, so its id is not reused
+        if at is None:
+            at = self._shared_at[id(value)] = len(self.shared)
+            self.shared.append(value)
+        return at
+
     def clean(self, value: Any) -> Any:
         """The value as the record may hold it (the policy applied, when there is one)."""
         policy = self.policy

@@ -535,7 +535,7 @@ def build_recording(
         "context_pieces": Rows(count=len(captured_pieces),
                                make=lambda i: _piece(i, as_dict(captured_pieces[i]), clean)),
         "exchanges": Rows(count=len(captured_exchanges),
-                          make=lambda i: _exchange(as_dict(captured_exchanges[i]), clean)),
+                          make=lambda i: _exchange(as_dict(captured_exchanges[i]), clean, recorder)),
         "messages": clean(jsonable(recorder.messages)),
         "message_pieces": list(recorder.message_pieces),
         "children": children or [],
@@ -577,8 +577,16 @@ def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
 _RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage")
 
 
-def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
-    """A captured exchange (flat: the response's fields sit beside the request's) as a model."""
+def _exchange(captured: dict[str, Any], clean: Any, recorder: Recorder) -> LLMExchange:
+    """A captured exchange (flat: the response's fields sit beside the request's) as a model.
+
+    Its ``tools`` may be an index into the recorder's shared values, and its tool calls (given
+    ``reply`` instead of ``tool_calls``) those of the reply message, at that index in the transcript.
+    """
+    if isinstance(captured.get("tools"), int):
+        captured = {**captured, "tools": recorder.shared[captured["tools"]]}
+    if "reply" in captured:
+        captured = {**captured, "tool_calls": recorder.messages[captured["reply"]].get("tool_calls", [])}
     data = clean(jsonable({k: v for k, v in captured.items() if k not in _RESPONSE_FIELDS}))
     response = clean(jsonable({k: captured.get(k) for k in _RESPONSE_FIELDS}))
     usage = response["usage"]
