@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, WrapSerializer, model_validator
 
 from footprint_lab.engine.captured import UsageCounts
 from footprint_lab.engine.recorder import Recorder, expand_payload, uncompact
@@ -203,6 +203,82 @@ class Seal(_Data):
     sealed_at: float = 0.0
 
 
+class PendingSeal(Seal):
+    """A seal owed since the run ended, worked out the first time anything looks at it.
+
+    ``Agent(..., seal=True)`` seals every run, but hashing a recording means making every one
+    of its records, which costs more than the run itself; most runs are never saved or
+    checked. So a sealed run's recording carries this stand-in, made from the run's closed
+    capture and stamped with the run's end as ``sealed_at``: reading any field, comparing,
+    copying, pickling or dumping it (the recording's own dump included) computes the seal
+    then, exactly as it would have been computed when the run ended, and from then on it is
+    an ordinary ``Seal``.
+    """
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[], Seal]) -> None:  # no fields yet: they come on first use
+        object.__setattr__(self, "__dict__", {})
+        object.__setattr__(self, "__pydantic_fields_set__", set())
+        object.__setattr__(self, "__pydantic_extra__", None)
+        object.__setattr__(self, "__pydantic_private__", None)
+        object.__setattr__(self, "_make", make)
+
+    def settled(self) -> Seal:
+        """This seal with its fields computed (they are computed once)."""
+        make = self._make
+        if make is not None:
+            object.__setattr__(self, "_make", None)
+            try:
+                made = make()
+            except BaseException:
+                object.__setattr__(self, "_make", make)
+                raise
+            self.__dict__.update(made.__dict__)
+            object.__setattr__(self, "__pydantic_fields_set__", set(made.__pydantic_fields_set__))
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        if self._make is not None and name in Seal.model_fields:
+            return getattr(self.settled(), name)
+        return super().__getattr__(name)  # type: ignore[misc]
+
+    def __eq__(self, other: object) -> bool:
+        self.settled()
+        if isinstance(other, PendingSeal):
+            other.settled()
+        return isinstance(other, Seal) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.as_seal())
+
+    def as_seal(self) -> Seal:
+        """A plain ``Seal`` with these fields (what copies, pickles and dumps are made of)."""
+        return Seal.model_construct(**self.settled().__dict__)
+
+    def __copy__(self) -> Seal:  # type: ignore[override]
+        return self.as_seal()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Seal:  # type: ignore[override]
+        return self.as_seal().model_copy(deep=True)
+
+    def __reduce__(self) -> Any:
+        return self.as_seal().__reduce__()
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        return self.as_seal().model_dump(**options)
+
+    def model_dump_json(self, **options: Any) -> str:
+        return self.as_seal().model_dump_json(**options)
+
+
+def _settled_seal(value: Seal | None, handler: Any) -> Any:
+    """How a recording's dump writes its seal: a pending one is computed first."""
+    return handler(value.as_seal() if isinstance(value, PendingSeal) else value)
+
+
 class Recording(_Data):
     """A whole run, as data."""
 
@@ -237,7 +313,7 @@ class Recording(_Data):
     listener_errors: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
     #: set by ``footprint_lab.seal``; annotations stay outside it
-    seal: Seal | None = None
+    seal: Annotated[Seal | None, WrapSerializer(_settled_seal)] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -382,13 +458,19 @@ def content_hash(text: str) -> str:
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` as JSON-native data, so a recording round-trips exactly."""
+    """``value`` as JSON-native data, so a recording round-trips exactly.
+
+    A mapping comes back with its keys sorted: a saved notebook sorts every key, so a
+    recording whose free-form data is already in that order reads back identical, text
+    included, which is what lets its seal hold after the trip (``engine.seal``).
+    """
     if value is None or isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
     if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
+        out = {str(k): jsonable(v) for k, v in value.items()}
+        return out if len(out) < 2 else {k: out[k] for k in sorted(out)}
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     if isinstance(value, set | frozenset):
