@@ -454,6 +454,7 @@ class Agent(Conversation, Runner):
             "tool_pieces": tuple(slots.tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
             "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
             "response_model": response.model, "wire": response.wire,
+            "tool_margins": _margins(response, calls, slots.schemas),
             "usage": UsageCounts(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
                                  usage.cache_write_tokens, usage.estimated),
         })
@@ -619,3 +620,11 @@ def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:
         return str(next((m["content"] for m in reversed(start.history) if m["role"] == "user"), ""))
     return str(message)
 
+
+def _margins(response: LLMResponse, calls: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+    """How close each tool choice was, when the provider reported log-probabilities (``explain.choice``)."""
+    if not response.logprobs or not calls:
+        return ()
+    from footprint_lab.explain.choice import choice_margins
+
+    return choice_margins(response.logprobs, calls, [tool["name"] for tool in tools])

@@ -146,12 +146,31 @@ class ToolCallRecord(_Data):
     args: dict[str, Any]
 
 
+class ToolMargin(_Data):
+    """How close one tool choice was, from the provider's log-probabilities (``explain.choice``).
+
+    ``logprob`` is the deciding token's; ``runner_up`` the best other token at that position and
+    ``runner_up_tool`` the offered tool it would have begun (``None`` when it begins none);
+    ``margin`` is the difference in nats (``None`` when the provider listed no alternative).
+    """
+
+    call_id: str
+    tool: str
+    logprob: float
+    runner_up: str | None = None
+    runner_up_tool: str | None = None
+    runner_up_logprob: float | None = None
+    margin: float | None = None
+
+
 class ResponseRecord(_Data):
     content: str | None
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     stop_reason: str | None = None
     model: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    #: per tool call, how close the choice was, when the provider reported log-probabilities
+    tool_margins: list[ToolMargin] = Field(default_factory=list)
 
 
 class LLMExchange(_Data):
@@ -507,9 +526,9 @@ def _maker(cls: type[_Data]) -> Any:
 
 
 (_step, _read, _commit, _entry, _decision, _rule, _event, _context_piece, _llm_exchange, _response, _usage,
- _tool_call, _recording) = (_maker(model) for model in (
+ _tool_call, _tool_margin, _recording) = (_maker(model) for model in (
     Step, Read, Commit, CommitEntry, Decision, RuleEvidence, Event, ContextPiece, LLMExchange, ResponseRecord, Usage,
-    ToolCallRecord, Recording))
+    ToolCallRecord, ToolMargin, Recording))
 
 
 def _unchanged(value: Any) -> Any:
@@ -654,7 +673,7 @@ def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
     return _context_piece({name: values[name] for name in _PIECE_ORDER})
 
 
-_RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage")
+_RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage", "tool_margins")
 
 
 def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
@@ -670,9 +689,12 @@ def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
         "tool_calls": [_tool_call({"id": c["id"], "name": c["name"], "args": c["args"]}) for c in calls],
         "stop_reason": response["stop_reason"], "model": response["response_model"],
         "usage": _usage({name: usage.get(name, default) for name, default in _USAGE_DEFAULTS.items()}),
+        "tool_margins": [_tool_margin({name: margin.get(name) for name in _MARGIN_FIELDS})  # in field order
+                         for margin in response["tool_margins"] or ()],
     })
     return _llm_exchange({name: data[name] if name in data else field.get_default(call_default_factory=True)
                           for name, field in LLMExchange.model_fields.items()})
 
 
 _USAGE_DEFAULTS = {name: field.default for name, field in Usage.model_fields.items()}
+_MARGIN_FIELDS = tuple(ToolMargin.model_fields)
