@@ -57,7 +57,7 @@ from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, ended_status
 from footprint_lab.core.tools import Tool, ToolContext, result_text, tool_list
 from footprint_lab.core.turn import PAUSE, Slots, Turn, input_refused
-from footprint_lab.engine.captured import Evidence, UsageCounts, captured_piece
+from footprint_lab.engine.captured import Evidence, captured_piece
 from footprint_lab.engine.recorder import Recorder, summarize
 from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, call_problem, describe_shape
@@ -455,8 +455,8 @@ class Agent(Conversation, Runner):
             "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
             "response_model": response.model, "wire": response.wire,
             "tool_margins": _margins(response, calls, slots.schemas),
-            "usage": UsageCounts(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
-                                 usage.cache_write_tokens, usage.estimated),
+            "usage": (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,  # as UsageCounts names
+                      usage.cache_write_tokens, usage.estimated),
         })
         message: dict[str, Any] = {"role": "assistant", "content": response.content}
         if calls:

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from time import perf_counter_ns, time
 from typing import Any, Protocol
 
+from footprint_lab.engine.captured import flat, one_copy
 from footprint_lab.engine.unicode import sound_text
 
 Path = tuple[str, ...]
@@ -101,37 +102,12 @@ def _nothing() -> None:
 
 
 _PAYLOADS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
-Compact = tuple[tuple[str, ...], tuple[Any, ...]]
-
-
-def compact(captured: dict[str, Any] | Compact) -> Compact:
-    """A captured dict as ``(keys, values)``, its keys' tuple shared with every dict of the same keys."""
-    if isinstance(captured, tuple):
-        return captured
-    keys = tuple(captured)
-    shared = _KEYS.get(keys)
-    if shared is None:
-        shared = keys
-        if len(_KEYS) < 4096:
-            _KEYS[keys] = keys
-    return shared, tuple(captured.values())
-
-
-def uncompact(captured: dict[str, Any] | Compact) -> dict[str, Any]:
-    """A captured dict, whichever form it is held in."""
-    return dict(zip(*captured, strict=True)) if isinstance(captured, tuple) else captured
 
 
 def routine(payload: tuple[Any, ...]) -> tuple[Any, ...]:
     """One shared copy of a routine payload seen before (``("ok",)``, ``("messages", "append")``):
     a long run repeats a handful of them thousands of times."""
-    shared = _PAYLOADS.get(payload)
-    if shared is None:
-        shared = payload
-        if len(_PAYLOADS) < 4096:
-            _PAYLOADS[payload] = payload
-    return shared
+    return one_copy(_PAYLOADS, payload)
 
 
 class EventStream(tuple[Callable[[Any], None], ...]):
@@ -224,8 +200,7 @@ class Recorder:
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
         self.event_payloads: list[dict[str, Any]] = []
-        #: CapturedPiece dicts (engine.captured) while the run goes on; (keys, values) pairs once it
-        #: is sealed (see seal)
+        #: context pieces, each captured as a ``(keys, values)`` pair (engine.captured.CapturedPiece)
         self.pieces: list[Any] = []
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
@@ -264,15 +239,16 @@ class Recorder:
             self.seal()
 
     def seal(self) -> None:
-        """Hold the finished run's pieces and exchanges compactly, as ``(keys, values)`` tuple pairs.
+        """Hold the finished run's exchanges compactly, as ``(keys, *values)`` tuples.
 
-        Runners capture them as flat dicts they may still update while the run goes on; once it
-        has ended they only wait to be read (:func:`~footprint_lab.engine.recording.build_recording`
-        reads both forms). A dict of a dozen keys takes about four times the room of its values'
-        tuple, and the keys' tuple is shared by every piece of the same shape.
+        The agent captures an exchange as a flat dict it may still update while the call goes
+        on; once the run has ended it only waits to be read
+        (:func:`~footprint_lab.engine.recording.build_recording` reads both forms). A dict of a
+        dozen keys takes about four times the room of its values' tuple, and the keys' tuple is
+        shared by every exchange of the same shape. Context pieces are captured in that form
+        from the start (``engine.captured``).
         """
-        self.pieces = [compact(piece) for piece in self.pieces]
-        self.exchanges = [compact(exchange) for exchange in self.exchanges]
+        self.exchanges = [flat(exchange) if isinstance(exchange, dict) else exchange for exchange in self.exchanges]
 
     def _event(self, type_: str, step_id: str, payload: Any) -> None:
         stream = self.listeners

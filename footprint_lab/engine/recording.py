@@ -27,8 +27,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WrapSerializer, model_validator
 
-from footprint_lab.engine.captured import UsageCounts
-from footprint_lab.engine.recorder import Recorder, expand_payload, uncompact
+from footprint_lab.engine.captured import UsageCounts, as_dict
+from footprint_lab.engine.recorder import Recorder, expand_payload
 from footprint_lab.engine.rows import Rows, rows_field
 
 SCHEMA_VERSION = 1
@@ -634,9 +634,9 @@ def build_recording(
         "decisions": Rows(count=len(captured_decisions), make=decision),
         "events": Rows(count=len(seqs), make=event),
         "context_pieces": Rows(count=len(captured_pieces),
-                               make=lambda i: _piece(i, uncompact(captured_pieces[i]), clean)),
+                               make=lambda i: _piece(i, as_dict(captured_pieces[i]), clean)),
         "exchanges": Rows(count=len(captured_exchanges),
-                          make=lambda i: _exchange(uncompact(captured_exchanges[i]), clean)),
+                          make=lambda i: _exchange(as_dict(captured_exchanges[i]), clean)),
         "messages": clean(jsonable(recorder.messages)),
         "message_pieces": list(recorder.message_pieces),
         "children": children or [],
@@ -654,12 +654,12 @@ _PIECE_DEFAULTS = {name: field.default for name, field in ContextPiece.model_fie
 
 
 def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
-    """A captured piece (a ``CapturedPiece``): its known fields as they are, its evidence keys into ``detail``.
+    """A captured piece (a ``CapturedPiece``, as a dict): its known fields as they are, its evidence keys
+    into ``detail``.
 
-    Runners capture pieces as flat dicts of plain values (the garbage collector does not
-    track those, see ``engine.captured``), so evidence such as a tool result's
-    ``requested_by`` rides as a top-level key and is gathered into ``detail`` here; a field
-    a piece leaves out takes its default.
+    Runners capture pieces as flat tuples of plain values (see ``engine.captured``), so evidence
+    such as a tool result's ``requested_by`` rides beside the fields and is gathered into
+    ``detail`` here; a field a piece leaves out takes its default.
     """
     content = clean(piece["content"])
     values = dict(_PIECE_DEFAULTS)
@@ -681,7 +681,7 @@ def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
     data = clean(jsonable({k: v for k, v in captured.items() if k not in _RESPONSE_FIELDS}))
     response = clean(jsonable({k: captured.get(k) for k in _RESPONSE_FIELDS}))
     usage = response["usage"]
-    # the captured UsageCounts, a list once made JSON-native
+    # the captured usage counts (engine.captured.UsageCounts), a list once made JSON-native
     usage = dict(zip(UsageCounts._fields, usage, strict=True)) if isinstance(usage, list) else usage or {}
     calls = response["tool_calls"] or []
     data["response"] = _response({
