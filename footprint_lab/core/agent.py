@@ -245,6 +245,8 @@ class Agent(Conversation, Runner):
         else:
             policy = combine_policies(policy, shared.policy if shared is not None else None)
             scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
+        if scrubber is not None and start is not None and start.learned:
+            scrubber.teach(start.learned)  # what earlier legs learned is masked from this leg's first record
         rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
         if "member" in mount.extra:  # the name a composition mounted this agent under (footprint_lab.explain)
             rec.meta["member"] = mount.extra["member"]

@@ -157,6 +157,7 @@ class Turn:
             history=None if outcome == "input-refused" else freeze(self.history if history is None else history),
             identity=self.identity, agent_id=self.runner["id"],
             policy=scrubber.policy if scrubber is not None else None, marks=self.leg.marks(), pause=pause,
+            scrubber=scrubber,
         )
 
     def make_run(

@@ -459,6 +459,14 @@ class RunScrubber:
         # Anything else is recorded by its repr (as the Recording would), so scrub that text.
         return self._text(repr(value))
 
+    def quietly(self, value: Any) -> Any:
+        """:meth:`scrub`, counting nothing: for a second surface of records already counted (a checkpoint)."""
+        counts = dict(self.counts)
+        try:
+            return self.scrub(value)
+        finally:
+            self.counts = counts
+
     def _key(self, key: Any, taken: dict[Any, Any]) -> Any:
         """A mapping key as it may be recorded (scrubbed like a value)."""
         shown = self.scrub(key) if isinstance(key, str | int | float) and not isinstance(key, bool) else key
@@ -488,6 +496,16 @@ class RunScrubber:
                 self._learn(item, mask)
         elif hasattr(value, "model_dump"):
             self._learn(value.model_dump(mode="json"), mask)
+
+    def teach(self, secrets: Mapping[str, str]) -> None:
+        """Mask ``secrets`` (value -> mask) from the start: what an earlier leg of the conversation learned."""
+        for secret, mask in secrets.items():
+            if len(secret) >= _LEARN_MIN:
+                self._learned.setdefault(secret, mask)
+
+    def known(self) -> dict[str, str]:
+        """What this scrubber has learned so far (value -> mask), for the leg that continues its conversation."""
+        return dict(self._learned)
 
     @property
     def learned(self) -> bool:
