@@ -54,6 +54,7 @@ Role: context layer. Refusals raised here, when the agent is built: :class:`Cont
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Mapping
 from typing import Any, NamedTuple, cast
 
@@ -63,6 +64,7 @@ from footprint_lab.context.triggers import Always, IterationView, OnToolReturn, 
 from footprint_lab.context.triggers import Verdict as TriggerVerdict
 from footprint_lab.engine.captured import (
     ALLOWED_BY,
+    OVER_BUDGET,
     SOURCE_KIND,
     Cache,
     Evidence,
@@ -225,6 +227,7 @@ class ContextPlan:
 DROPPED = ("size", "budget", "used")
 
 
+@functools.lru_cache(maxsize=256)
 def _shapes(evidence: tuple[str, ...], described: bool) -> tuple[tuple[str, ...], ...]:
     """The keys of a declaration's pieces that carry ``evidence`` (and ``condition`` when its trigger is
     spelled out), indexed by ``2 * dropped + activated``: ``activated_by`` and the budget's three
@@ -393,10 +396,9 @@ class TurnContext:
                     cost = len(content) + 2 if slot == "system" and parts else len(content)
                     before = used[slot]
                     if before + cost > limit:
-                        append((
-                            keys[2 + activated], slot, -1, kind, source_id, content, trigger_kind, "dropped",
-                            f"over the {slot} budget of {limit} characters: {before} used, this piece needs {cost}",
-                            step_id, None, iteration, cache, where, *values, *tail, cost, limit, before))
+                        append((keys[2 + activated], slot, -1, kind, source_id, content, trigger_kind, "dropped",
+                                OVER_BUDGET, step_id, None, iteration, cache, where, *values, *tail, cost, limit,
+                                before))
                         continue
                     used[slot] = before + cost
                 if slot == "system":
@@ -446,26 +448,24 @@ class TurnContext:
         limit = limits.get("tools")
         for source_kind, source_id, trigger, reason, schema, detail in offered:
             content = schema.get("description") or ""
-            dropped = None
+            verdict: Verdict = "admitted"
             if limit is not None:
                 before = used["tools"]
                 if before + len(content) <= limit:
                     used["tools"] = before + len(content)
                 else:
                     detail.update(Evidence(size=len(content), budget=limit, used=before))
-                    dropped = (f"over the tools budget of {limit} characters: {before} used, this piece needs "
-                               f"{len(content)}")
-            verdict: Verdict = "dropped" if dropped is not None else "admitted"
-            if dropped is None:
+                    verdict = "dropped"
+            if verdict == "admitted":
                 tool_ids.append(len(pieces))
                 landed.append(schema)
                 names.add(schema["name"])
             skill = plan.skills[source_id] if source_kind == "skill" else None
             pieces.append(captured_piece(
                 "tools", source_kind, source_id, content, step=step_id, iteration=iteration,
-                position=len(landed) - 1, verdict=verdict, reason=dropped or reason, trigger=trigger,
-                cache="while_active" if skill else "always", declared_at=skill.declared_at if skill else None,
-                **detail,
+                position=len(landed) - 1, verdict=verdict, reason=OVER_BUDGET if verdict == "dropped" else reason,
+                trigger=trigger, cache="while_active" if skill else "always",
+                declared_at=skill.declared_at if skill else None, **detail,
             ))
         self._landed_tools = frozenset(names)
         return landed

@@ -15,6 +15,7 @@ Role: context layer; pure computation, nothing here records.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -148,9 +149,9 @@ class EmbeddingScorer:
 
 def retrieve(index: RetrievalIndex, query: str, top_k: int) -> list[tuple[int, float]]:
     """``(chunk position, score)`` of the ``top_k`` best chunks with a positive score, best first."""
-    scored = [(score, position) for position, score in enumerate(index.scores(query)) if score > 0]
-    scored.sort(key=lambda pair: (-pair[0], pair[1]))
-    return [(position, score) for score, position in scored[:top_k]]
+    best = heapq.nsmallest(top_k, ((-score, position) for position, score in enumerate(index.scores(query))
+                                   if score > 0))
+    return [(position, -score) for score, position in best]
 
 
 def _documents(corpus: Any) -> list[tuple[str, str]] | None:

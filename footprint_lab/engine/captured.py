@@ -65,6 +65,17 @@ SOURCE_KIND, ALLOWED_BY = PIECE_FIELDS.index("source_kind") + 1, PIECE_FIELDS.in
 #: value per key.
 CapturedPiece = tuple[Any, ...]
 
+#: The reason a piece dropped over its slot's budget is captured with; its text is written from
+#: its slot and its ``size`` / ``budget`` / ``used`` evidence when the recording is built
+#: (:func:`budget_reason`), so that a run with many dropped pieces formats none of them.
+OVER_BUDGET = "over budget"
+
+
+def budget_reason(slot: str, budget: int, used: int, size: int) -> str:
+    """Why a piece was dropped: its slot's budget, what was used before it, and what it needed."""
+    return f"over the {slot} budget of {budget} characters: {used} used, this piece needs {size}"
+
+
 Shared = TypeVar("Shared", bound=Hashable)
 _KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
 

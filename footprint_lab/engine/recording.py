@@ -27,8 +27,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, WrapSerializer, model_validator
 
-from footprint_lab.engine.captured import UsageCounts, as_dict
-from footprint_lab.engine.recorder import Recorder, expand_payload
+from footprint_lab.engine.captured import OVER_BUDGET, UsageCounts, as_dict, budget_reason
+from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.rows import Rows, rows_field
 
 SCHEMA_VERSION = 1
@@ -604,13 +604,13 @@ def build_recording(
         ], "chosen": sweep(d[3])})
 
     run_id = recorder.run_id
-    seqs, types, event_steps, payloads = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
-                                          recorder.event_payloads)
+    seqs, types, event_steps, payloads, refs = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
+                                                recorder.event_payloads, recorder.event_refs)
 
     def event(i: int) -> Event:
         type_, payload = types[i], payloads[i]
-        # a routine payload (a tuple) holds paths and step ids, never a value: nothing to sweep
-        payload = jsonable(expand_payload(type_, payload)) if isinstance(payload, tuple) else sweep(jsonable(payload))
+        # a routine event's payload (made from its record) holds paths and step ids, never a value: nothing to sweep
+        payload = jsonable(recorder.payload(type_, None, refs[i])) if payload is None else sweep(jsonable(payload))
         return _event({"seq": seqs[i], "run_id": run_id, "type": type_, "step_id": event_steps[i],
                        "payload": payload})
 
@@ -669,6 +669,8 @@ def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
             values[key] = clean(value) if key in _PIECE_TEXT else value
         elif key != "content":
             detail[key] = value
+    if values["reason"] == OVER_BUDGET and values["verdict"] == "dropped":
+        values["reason"] = budget_reason(values["slot"], detail["budget"], detail["used"], detail["size"])
     values.update(index=index, content=content, content_hash=content_hash(content), detail=jsonable(clean(detail)))
     return _context_piece({name: values[name] for name in _PIECE_ORDER})
 
