@@ -14,7 +14,9 @@ and the tools still get what they need.
   a key; two keys masked alike stay two, ``#2``), structured data that is captured only as
   text (a fact's data, a tool's result) is read by the policy first (``Recorder.learn``),
   and records captured before a secret was learned are swept again when the ``Recording``
-  is built (:meth:`RunScrubber.sweep`). Live events already delivered cannot be recalled.
+  is built (:meth:`RunScrubber.sweep`). Live events already delivered cannot be taken back: the
+  listeners are sent a ``recall`` event naming each by ``seq`` with its payload masked as it
+  should have been (never the value), which a live view applies.
 - ``patterns`` are regular expressions with names: a list is named for its content
   (``custom-<hash>``), a mapping names them itself, and ``builtins`` picks from the
   library's vocabulary (:data:`BUILTIN_PATTERNS`). A match becomes ``[redacted:<name>]``.
@@ -516,6 +518,15 @@ class RunScrubber:
         for secret, mask in secrets.items():
             if len(secret) >= _LEARN_MIN:
                 self._learned.setdefault(secret, mask)
+
+    @property
+    def learned_count(self) -> int:
+        """How many values this scrubber has learned to mask (it only ever learns more)."""
+        return len(self._learned)
+
+    def learned_since(self, count: int) -> list[str]:
+        """The values learned after the first ``count``."""
+        return list(self._learned)[count:]
 
     def known(self) -> dict[str, str]:
         """What this scrubber has learned so far (value -> mask), for the leg that continues its conversation."""
