@@ -254,7 +254,7 @@ class Agent(Conversation, Runner):
         first_run_id = start.first_run_id if start is not None and not mount.path else serves.run_id
         turn = Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)),
                     first_run_id, runner={"kind": self.kind, "id": self.id, "name": self.name},
-                    door=type(self).__name__)
+                    door=type(self).__name__, sealed=self.seal)
         if self._context is not None:
             turn.context = self._context.start(rec, turn.message, turn.history, turn.memory.namespace())
         rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})

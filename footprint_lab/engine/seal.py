@@ -63,6 +63,8 @@ ALGORITHM = "sha256-chain/2"
 #: the record kinds, in the order the chain takes them
 KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges", "messages",
          "message_pieces")
+#: the one kind of a sealed checkpoint (or any other document with a ``seal`` field)
+DOCUMENT = "document"
 #: fields the seal leaves out: notes stay writable, members carry their own seal
 _OUTSIDE = frozenset({"annotations", "seal", "children"})
 _HEADER = tuple(name for name in Recording.model_fields if name not in _OUTSIDE and name not in KINDS)
@@ -128,12 +130,50 @@ def seal(recording: Recording, *, scrubbed: list[str] | None = None) -> Recordin
     """Seal ``recording`` (and each member run) in place and return it; sealing again replaces the seal.
 
     ``scrubbed`` names the redaction keys and patterns that changed the evidence since it was first
-    sealed (``notebook.scrub`` passes them); they are sealed too, and kept on re-sealing.
+    sealed (``notebook.scrub`` passes them); they are sealed too, and kept on re-sealing. A
+    ``Checkpoint`` or ``FlowCheckpoint`` is sealed the same way, over its saved (masked) form.
     """
+    if _is_document(recording):
+        recording.seal = _document_seal(recording)
+        return recording
     if not isinstance(recording, Recording):
         raise SealSourceError("seal", describe_shape(recording))
     recording.seal = _seal_of(recording, scrubbed or [], time.time())
     return recording
+
+
+# -- checkpoints and other documents -------------------------------------------------------------
+def _is_document(value: Any) -> bool:
+    """A model other than a recording that keeps a seal of its own (a ``Checkpoint``, a ``FlowCheckpoint``)."""
+    return isinstance(value, BaseModel) and not isinstance(value, Recording) and "seal" in type(value).model_fields
+
+
+def _document_records(document: BaseModel) -> list[Any]:
+    """A document as the seal reads it: its saved form (a checkpoint's masked one), every field but the seal."""
+    return [document.model_dump(mode="json", exclude={"seal"})]
+
+
+def _document_seal(document: BaseModel) -> Seal:
+    text = _text(DOCUMENT, _document_records(document))
+    made = Seal(algorithm=ALGORITHM, head="", kinds={DOCUMENT: hashlib.sha256(text).hexdigest()},
+                tags={DOCUMENT: base64.b64encode(_tags(DOCUMENT, text)).decode("ascii")}, sealed_at=time.time())
+    made.head = _head(made, [])
+    return made
+
+
+def _verify_document(document: BaseModel) -> Verdict:
+    made = getattr(document, "seal", None)
+    if made is None:
+        return Verdict("unsealed")
+    if not isinstance(made, Seal) or made.algorithm != ALGORITHM:
+        return Verdict("broken", "", "seal", field="algorithm", problem="is not an algorithm this library knows")
+    records = _document_records(document)
+    text = _text(DOCUMENT, records)
+    if made.kinds.get(DOCUMENT) != hashlib.sha256(text).hexdigest():
+        return _locate(DOCUMENT, records, text, made.tags.get(DOCUMENT, ""), "", ())
+    if made.head != _head(made, []):
+        return Verdict("broken", "", "seal", field="head", problem="the seal itself was altered")
+    return Verdict("holds")
 
 
 def sealing(build: Callable[[], Recording]) -> Callable[[], Recording]:
@@ -200,18 +240,19 @@ def _fields_of(value: Any) -> Any:
 
 
 def _encoder(kind: str) -> Callable[[Any], bytes]:
-    """The canonical encoding for ``kind``: compact orjson, keys sorted for the header only.
+    """The canonical encoding for ``kind``: compact orjson, keys sorted for the header and documents only.
 
     Data orjson cannot write (an integer beyond 64 bits) falls back to the standard library's
     encoder; both sides of a check take the same branch for the same data, so the texts agree.
     """
-    option = orjson.OPT_SORT_KEYS if kind == "header" else 0
+    sort = kind in ("header", DOCUMENT)
+    option = orjson.OPT_SORT_KEYS if sort else 0
 
     def encode(value: Any) -> bytes:
         try:
             return orjson.dumps(value, default=_fields_of, option=option)
         except TypeError:
-            return json.dumps(value, default=_fields_of, sort_keys=kind == "header", separators=(",", ":"),
+            return json.dumps(value, default=_fields_of, sort_keys=sort, separators=(",", ":"),
                               ensure_ascii=False).encode("utf-8", "surrogatepass")
 
     return encode
@@ -233,6 +274,7 @@ _CUTS: dict[str, re.Pattern[bytes]] = {
     **{kind: _cut(Recording.model_fields[kind].annotation.__args__[0].model_fields)  # type: ignore[union-attr]
        for kind in KINDS if kind not in ("messages", "message_pieces")},
     "messages": re.compile(rb',"[^"\\]*":'),
+    DOCUMENT: re.compile(rb',"[^"\\]*":'),
     "message_pieces": re.compile(rb","),
 }
 
@@ -255,7 +297,7 @@ def _starts(kind: str, text: bytes) -> list[int]:
 
 def _head(made: Seal, child_heads: list[str]) -> str:
     link = hashlib.sha256(made.algorithm.encode("ascii")).digest()
-    for kind in ("header", *KINDS):
+    for kind in ("header", *KINDS, DOCUMENT):
         link = hashlib.sha256(link + kind.encode("ascii") + made.kinds.get(kind, "").encode("ascii")).digest()
     for head in child_heads:
         link = hashlib.sha256(link + b"child" + head.encode("ascii")).digest()
@@ -265,10 +307,13 @@ def _head(made: Seal, child_heads: list[str]) -> str:
 
 # -- verifying -----------------------------------------------------------------------------------
 def verify(recording: Any) -> Verdict:
-    """Check a recording's seal offline: a ``Recording``, a ``Run``, JSON text or a saved ``.json`` path.
+    """Check a recording's seal offline: a ``Recording``, a ``Run``, JSON text or a saved ``.json`` path;
+    or a checkpoint's (``Checkpoint.model_validate_json(text)`` reads a stored one back).
 
     Returns a :class:`Verdict`; a broken or missing seal is a verdict, not an error.
     """
+    if _is_document(recording):
+        return _verify_document(recording)
     return _verify(_as_recording(recording), "")
 
 
@@ -343,7 +388,8 @@ def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, s
                        scrubbed=scrubbed)
     record = records[index]
     step = record.get("step_id") if isinstance(record, dict) else getattr(record, "step_id", None)
-    return Verdict("broken", run, kind, None if kind == "header" else index, step if isinstance(step, str) else None,
+    return Verdict("broken", run, kind, None if kind in ("header", DOCUMENT) else index,
+                   step if isinstance(step, str) else None,
                    field, problem, scrubbed)
 
 
@@ -361,7 +407,7 @@ def _place(kind: str, records: list[Any], offset: int) -> tuple[int, str | None]
             fields = _fields_of(record) if isinstance(record, BaseModel) else record
             if not isinstance(fields, dict):
                 return index, None
-            names = sorted(fields) if kind == "header" else list(fields)
+            names = sorted(fields) if kind in ("header", DOCUMENT) else list(fields)
             inner = at + 1
             for name in names:
                 inner += len(encode(name)) + 1 + len(encode(fields[name])) + 1
