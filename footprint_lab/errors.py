@@ -21,6 +21,8 @@ The tree::
     │   ├── ResumeRedactionError         ERR_RESUME_REDACTION       core.conversation
     │   ├── InvalidCheckpointError       ERR_INVALID_CHECKPOINT     core.checkpoint
     │   ├── ConversationMismatchError    ERR_CONVERSATION_MISMATCH  core.checkpoint
+    │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core.concealed
+    │   ├── UnmaskArgumentError          ERR_UNMASK_ARGUMENT        core.concealed
     │   ├── InvalidQuestionError         ERR_INVALID_QUESTION       core.pause
     │   ├── AgentConfigError             ERR_AGENT_CONFIG           core.agent
     │   ├── DuplicateToolError           ERR_DUPLICATE_TOOL         core.agent
@@ -92,6 +94,7 @@ from footprint_lab.context.assembly import ContextConfigError, DuplicateContextI
 from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
 from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
 from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
+from footprint_lab.core.concealed import MaskedCheckpointError, UnmaskArgumentError
 from footprint_lab.core.conversation import (
     NoConversationError,
     PendingQuestionError,
@@ -176,6 +179,7 @@ __all__ = [
     "ListenerError",
     "LoopBudgetError",
     "MagicInputError",
+    "MaskedCheckpointError",
     "MemberIdentityError",
     "MissingApiKeyError",
     "MockScriptError",
@@ -216,4 +220,5 @@ __all__ = [
     "UnknownRunError",
     "UnknownSourceError",
     "UnknownStepError",
+    "UnmaskArgumentError",
 ]

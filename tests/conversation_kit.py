@@ -8,7 +8,7 @@ from typing import Any
 from footprint_lab import Agent, ask_human, define_tool
 from footprint_lab.core.tools import Tool
 from footprint_lab.providers import mock
-from footprint_lab.providers.types import LLMRequest
+from footprint_lab.providers.types import LLMRequest, LLMResponse
 
 SECRET = "sk-" + "A1b2C3d4E5f6G7h8I9j0K1l2M3"
 
@@ -62,3 +62,18 @@ def pausing_agent(calls: list[str], **keywords: Any) -> tuple[Agent, Seen]:
     )
     tools = [counted_tool("lookup", calls), asking_tool(calls=calls), counted_tool("notify", calls)]
     return Agent(provider=seen.provider, tools=tools, **keywords), seen
+
+
+class Streaming:
+    """A provider that streams its reply in the chunks it is given."""
+
+    name = "streaming"
+
+    def __init__(self, chunks: list[str]) -> None:
+        self.chunks = chunks
+
+    async def complete(self, request: LLMRequest, on_token: Any = None) -> LLMResponse:
+        for chunk in self.chunks:
+            if on_token is not None:
+                on_token(chunk)
+        return LLMResponse(content="".join(self.chunks), stop_reason="end_turn")

@@ -10,9 +10,9 @@ import pytest
 from conversation_kit import SECRET, Seen, scripted
 from flow_kit import approver, echo
 
-from footprint_lab import Agent, Identity, Parallel, Redaction, Sequence, define_tool
+from footprint_lab import Agent, FlowCheckpoint, Identity, Parallel, Redaction, Sequence, define_tool
 from footprint_lab.core.member_run import open_run_count
-from footprint_lab.errors import RedactionConfigError, ResumeRedactionError
+from footprint_lab.errors import MaskedCheckpointError, RedactionConfigError, ResumeRedactionError
 from footprint_lab.providers import mock
 
 KEY_PATTERN = r"sk-[A-Za-z0-9]{20,}"
@@ -100,8 +100,14 @@ async def test_a_stored_pause_resumes_covered_on_a_freshly_built_composition() -
     paused = await paused_flow(policy).run("go", identity=Identity(principal="ana"))
     assert SECRET not in paused.recording.model_dump_json()
     stored = paused.checkpoint.model_dump_json()
-    assert KEY_PATTERN not in stored  # the policy travels by name, never as a pattern
-    done = await paused_flow(Redaction(patterns={"openai": KEY_PATTERN})).resume(stored, "yes")
+    assert KEY_PATTERN not in stored and SECRET not in stored  # the policy travels by name; the values masked
+    events: list[Any] = []
+    with pytest.raises(MaskedCheckpointError) as caught:  # a stored copy holds masks: resumed only once told how
+        await paused_flow(Redaction(patterns={"openai": KEY_PATTERN})).resume(stored, "yes", on_event=events.append)
+    assert caught.value.code == "ERR_MASKED_CHECKPOINT" and events == [] and open_run_count() == 0
+    unmasked = FlowCheckpoint.model_validate_json(stored).unmask({"[redacted:openai]": SECRET})
+    assert SECRET not in unmasked.model_dump_json()  # what it shows stays masked
+    done = await paused_flow(Redaction(patterns={"openai": KEY_PATTERN})).resume(unmasked, "yes")
     assert done.answer == "approved: yes" and SECRET not in done.recording.model_dump_json()
     assert "[redacted:openai]" in json.dumps(done.recording.children[0].messages)  # the approver's leg
 
@@ -115,13 +121,16 @@ async def test_a_stored_pause_whose_pattern_this_side_lacks_is_refused_before_an
     assert "resume(checkpoint, answer, redact=...)" in str(caught.value)
     assert events == [] and open_run_count() == 0
     named = Redaction(patterns={"openai": KEY_PATTERN})
-    done = await paused_flow(None).resume(paused.checkpoint.model_dump_json(), f"use {SECRET}", redact=named)
+    stored = FlowCheckpoint.model_validate_json(paused.checkpoint.model_dump_json())
+    done = await paused_flow(None).resume(stored.unmask({"[redacted:openai]": SECRET}), f"use {SECRET}",
+                                          redact=named)
     assert done.answer == f"approved: use {SECRET}" and SECRET not in done.recording.model_dump_json()
 
 
 async def test_a_carried_library_pattern_covers_the_resumed_composition_too() -> None:
     paused = await paused_flow(Redaction(builtins=["openai_key"])).run("go")
-    resumed = await paused_flow(None).resume(paused.checkpoint.model_dump_json(), f"yes, use {SECRET}")
+    stored = FlowCheckpoint.model_validate_json(paused.checkpoint.model_dump_json()).accept_masked()
+    resumed = await paused_flow(None).resume(stored, f"yes, use {SECRET}")
     assert resumed.answer == f"approved: yes, use {SECRET}"
     text = resumed.recording.model_dump_json()
     assert SECRET not in text and "[redacted:openai_key]" in text

@@ -6,13 +6,12 @@ import json
 from typing import Any
 
 import pytest
-from conversation_kit import SECRET, Seen, asking_tool, scripted
+from conversation_kit import SECRET, Seen, Streaming, asking_tool, scripted
 
 from footprint_lab import Agent, Redaction, define_tool
 from footprint_lab.engine.redaction import BUILTIN_PATTERNS
 from footprint_lab.errors import PendingQuestionError, RedactionConfigError, ResumeRedactionError
 from footprint_lab.providers import mock
-from footprint_lab.providers.types import LLMRequest, LLMResponse
 
 KEY_PATTERN = r"sk-[A-Za-z0-9]{20,}"
 
@@ -80,21 +79,6 @@ async def test_masked_text_in_decisions_inputs_and_read_summaries() -> None:
     assert "[redacted:" in recording.decisions[0].evidence[0].reads["message"]
     assert "[redacted:" in recording.input["message"]
     assert any("[redacted:" in read.summary for read in recording.reads)
-
-
-class Streaming:
-    """A provider that streams its reply in the chunks it is given."""
-
-    name = "streaming"
-
-    def __init__(self, chunks: list[str]) -> None:
-        self.chunks = chunks
-
-    async def complete(self, request: LLMRequest, on_token: Any = None) -> LLMResponse:
-        for chunk in self.chunks:
-            if on_token is not None:
-                on_token(chunk)
-        return LLMResponse(content="".join(self.chunks), stop_reason="end_turn")
 
 
 @pytest.mark.parametrize(

@@ -1,20 +1,15 @@
 """Redaction cannot be bypassed by shape (issue 17, finding 2).
 
 A secret used as a dict key, a number under a covered key, a fact's structured data, a value
-learned late in the run: each used to leak into some surface. Here hypothesis plants random
-secrets in random places and shapes, runs a real agent on the mock provider, and scans every
-surface a reader can reach: the recording's JSON, the live events, ``run.events``,
-``run.steps``, ``run.context()`` for every call, the HTML view, backtrack and suspects text.
+learned late in the run: each used to leak into some surface. Each shape is tested here on its
+own; ``test_redaction_hostile.py`` plants random secrets in random places and shapes and scans
+every surface a reader can reach.
 """
 
 from __future__ import annotations
 
 import json
-import string
 from typing import Any
-
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 from footprint_lab import Agent, Redaction, define_tool
 from footprint_lab.context import define_fact
@@ -95,85 +90,6 @@ async def test_a_secret_learned_late_is_swept_from_records_made_before() -> None
     # the live events of the message went out before the secret was known; every saved record is swept
     saved = {k: v for k, v in surfaces(run, []).items()}
     assert [where for where, text in saved.items() if "sesame-42x" in text] == []
-
-
-# -- random secrets in random places and shapes ---------------------------------------------
-TOKEN = st.text(alphabet=string.ascii_letters + string.digits, min_size=8, max_size=14).map(lambda t: "Qz" + t)
-NUMBER = st.integers(min_value=10**11, max_value=10**12 - 1)
-TICKET = st.integers(min_value=100_000, max_value=999_999).map(lambda n: f"TCK-{n}")
-
-
-@st.composite
-def planted(draw: Any) -> dict[str, Any]:
-    """A scenario: where each secret goes, and in which shape."""
-    password = draw(TOKEN)
-    pin = draw(NUMBER)
-    ticket = draw(TICKET)
-    covered = draw(st.sampled_from([
-        {"password": password}, {"pin": pin}, {"user": {"password": password}},
-        {"items": [{"pin": pin}, {"note": "x"}]}, {"PassWord": password}, {"p-i-n": pin},
-    ]))
-    place = draw(st.sampled_from(["tool args", "tool result", "fact data", "nested result"]))
-    ticket_place = draw(st.sampled_from(["message", "result key", "result value", "answer", "fact key", "args key"]))
-    echo = draw(st.booleans())  # the model repeats the covered value in its answer
-    return {"password": password, "pin": pin, "ticket": ticket, "covered": covered, "place": place,
-            "ticket_place": ticket_place, "echo": echo}
-
-
-def build(plan: dict[str, Any]) -> tuple[Agent, str]:
-    covered, ticket = plan["covered"], plan["ticket"]
-    secret_text = str(plan["password"] if "password" in json.dumps(covered).lower() else plan["pin"])
-    args: dict[str, Any] = {"q": "lookup"}
-    result: dict[str, Any] = {"status": "ok"}
-    facts: dict[str, Any] = {"plan": "pro"}
-    if plan["place"] == "tool args":
-        args.update(covered)
-    elif plan["place"] == "tool result":
-        result.update(covered)
-    elif plan["place"] == "nested result":
-        result["rows"] = [{"deep": covered}]
-    else:
-        facts.update(covered)
-    message, answer = "please look this up", "all done"
-    where = plan["ticket_place"]
-    if where == "message":
-        message = f"about {ticket} please"
-    elif where == "result key":
-        result[ticket] = "open"
-    elif where == "result value":
-        result["ticket"] = f"see {ticket}"
-    elif where == "answer":
-        answer = f"your ticket is {ticket}"
-    elif where == "fact key":
-        facts[ticket] = {"state": "open"}
-    else:
-        args[ticket] = 1
-    if plan["echo"]:
-        answer += f" (value {secret_text})"
-
-    def lookup(**given: Any) -> dict[str, Any]:
-        return result
-
-    tool = define_tool(name="lookup", description="Look something up.",
-                       input_schema={"type": "object", "properties": {}, "additionalProperties": True}, fn=lookup)
-    agent = Agent(provider=mock(replies=[{"tool": "lookup", "args": args}, answer]), tools=[tool],
-                  context=[define_fact(id="account", data=facts)], redact=Redaction(**POLICY))  # type: ignore[arg-type]
-    return agent, message
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(plan=planted())
-async def test_random_secrets_in_random_shapes_reach_no_surface(plan: dict[str, Any]) -> None:
-    agent, message = build(plan)
-    run, live = await run_agent(agent, message)
-    assert run.recording.status == "finished"
-    secrets = [plan["ticket"], plan["ticket"][4:]]
-    text = json.dumps(plan["covered"])
-    if "password" in text.lower():
-        secrets.append(plan["password"])
-    if '"pin"' in text or '"p-i-n"' in text:
-        secrets.append(str(plan["pin"]))
-    assert leaks(run, live, secrets) == []
 
 
 async def test_a_private_key_streamed_word_by_word_never_reaches_a_token_event() -> None:

@@ -245,6 +245,8 @@ class Agent(Conversation, Runner):
         else:
             policy = combine_policies(policy, shared.policy if shared is not None else None)
             scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
+        if scrubber is not None and start is not None and start.learned:
+            scrubber.teach(start.learned)  # what earlier legs learned is masked from this leg's first record
         rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
         if "member" in mount.extra:  # the name a composition mounted this agent under (footprint_lab.explain)
             rec.meta["member"] = mount.extra["member"]
@@ -252,7 +254,7 @@ class Agent(Conversation, Runner):
         first_run_id = start.first_run_id if start is not None and not mount.path else serves.run_id
         turn = Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)),
                     first_run_id, runner={"kind": self.kind, "id": self.id, "name": self.name},
-                    door=type(self).__name__)
+                    door=type(self).__name__, sealed=self.seal)
         if self._context is not None:
             turn.context = self._context.start(rec, turn.message, turn.history, turn.memory.namespace())
         rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})
@@ -456,6 +458,7 @@ class Agent(Conversation, Runner):
             "tool_pieces": tuple(slots.tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
             "content": response.content, "reply": len(turn.history), "stop_reason": response.stop_reason,
             "response_model": response.model, "wire": response.wire,
+            "tool_margins": _margins(response, calls, slots.schemas),
             "usage": (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,  # as UsageCounts names
                       usage.cache_write_tokens, usage.estimated),
         }))
@@ -621,3 +624,11 @@ def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:
         return str(next((m["content"] for m in reversed(start.history) if m["role"] == "user"), ""))
     return str(message)
 
+
+def _margins(response: LLMResponse, calls: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+    """How close each tool choice was, when the provider reported log-probabilities (``explain.choice``)."""
+    if not response.logprobs or not calls:
+        return ()
+    from footprint_lab.explain.choice import choice_margins
+
+    return choice_margins(response.logprobs, calls, [tool["name"] for tool in tools])

@@ -13,9 +13,10 @@ and is not a turn), ``identity`` and ``agent_id`` (only when set explicitly), ``
 (the policy the run was covered by, as data) with ``redaction_marks`` (what it covered and
 what matched), and ``pause`` (the question a paused run waits on).
 
-The history holds the conversation's real values: the model needs them to go on. Store a
-checkpoint as you store the conversation itself; the records and views of the run are what
-a redaction policy keeps clean.
+With a redaction policy in force a checkpoint is covered like every other record: its fields
+and its JSON hold masks, and the real values the model needs to go on stay in a private part
+that never leaves this process (:mod:`footprint_lab.core.concealed`). A stored checkpoint
+holding masks is continued only once its caller says how (``unmask`` or ``accept_masked``).
 
 A run that fails after at least one completed tool round raises :class:`RunCheckpointError`
 carrying the last good checkpoint, so nothing done so far is lost.
@@ -29,15 +30,16 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
+from footprint_lab.core.concealed import Concealed, Mapper, map_value
 from footprint_lab.core.identity import IDENTITY_FIELDS
 from footprint_lab.core.leg import Saved, thaw, turn_position
-from footprint_lab.engine.recording import jsonable
+from footprint_lab.engine.recording import Seal, jsonable
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT_FIELDS = (
     "schema_version", "run_id", "first_run_id", "history", "identity", "agent_id", "redaction", "redaction_marks",
-    "pause",
+    "pause", "seal",
 )
 _ROLE_KEYS = {
     "user": {"role", "content"},
@@ -50,10 +52,16 @@ _AS_GIVEN = (
 )
 
 
-class Checkpoint(BaseModel):
-    """A conversation, ready to continue in this process or another: plain JSON any store can keep."""
+class Checkpoint(Concealed):
+    """A conversation, ready to continue in this process or another: plain JSON any store can keep.
+
+    Under a redaction policy its fields and JSON are masked (``masked`` says so); the one a run
+    hands back resumes with the real values in this process, a stored one once told how
+    (``unmask({...})`` or ``accept_masked()``).
+    """
 
     model_config = ConfigDict(extra="forbid")
+    _VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("history", "pause", "identity")
 
     schema_version: int = CHECKPOINT_VERSION
     run_id: str
@@ -64,6 +72,8 @@ class Checkpoint(BaseModel):
     redaction: dict[str, Any] | None = None
     redaction_marks: dict[str, list[str]]
     pause: dict[str, Any] | None = None
+    #: set by ``footprint_lab.seal`` (and by ``Agent(..., seal=True)``): a hash over the saved form above
+    seal: Seal | None = None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from footprint_lab.engine.display import bundle
@@ -75,6 +85,33 @@ class Checkpoint(BaseModel):
         """``True`` when the conversation waits on a person's answer."""
         return self.pause is not None
 
+    @classmethod
+    def _map_values(cls, values: dict[str, Any], fn: Mapper) -> dict[str, Any]:
+        """The turns' texts and tool arguments, the pending question and its choices, the identity's fields."""
+        out = dict(values)
+        history = values.get("history")
+        if isinstance(history, list):
+            out["history"] = [_turn_values(turn, fn) if isinstance(turn, dict) else turn for turn in history]
+        pause = values.get("pause")
+        if isinstance(pause, dict):
+            out["pause"] = {**pause, "question": map_value(pause.get("question"), fn),
+                            "choices": map_value(pause.get("choices"), fn)}
+        identity = values.get("identity")
+        if isinstance(identity, dict):
+            out["identity"] = {key: fn(value) for key, value in identity.items()}
+        return out
+
+
+def _turn_values(turn: dict[str, Any], fn: Mapper) -> dict[str, Any]:
+    out = dict(turn)
+    if isinstance(turn.get("content"), str):
+        out["content"] = fn(turn["content"])
+    calls = turn.get("tool_calls")
+    if isinstance(calls, list):
+        out["tool_calls"] = [{**call, "args": fn(call["args"])} if isinstance(call, dict) and "args" in call
+                             else call for call in calls]
+    return out
+
 
 def checkpoint_from(saved: Saved) -> Checkpoint:
     """The checkpoint of what an execution left (a fresh copy: changing it changes nothing held)."""
@@ -83,7 +120,7 @@ def checkpoint_from(saved: Saved) -> Checkpoint:
     for turn in history:  # an empty reply is an empty string here, as the checks below require
         if turn["role"] == "assistant" and turn.get("content") is None and not turn.get("tool_calls"):
             turn["content"] = ""
-    return Checkpoint(
+    checkpoint = Checkpoint(
         schema_version=CHECKPOINT_VERSION,
         run_id=saved.run_id,
         first_run_id=saved.first_run_id,
@@ -94,6 +131,12 @@ def checkpoint_from(saved: Saved) -> Checkpoint:
         redaction_marks={k: list(v) for k, v in saved.marks.items()},
         pause=jsonable(saved.pause.as_data()) if saved.pause is not None else None,
     )
+    checkpoint = checkpoint if saved.scrubber is None else checkpoint.concealed_by(saved.scrubber)
+    if saved.sealed:  # over the saved form: a sealed checkpoint never holds what the policy covers
+        from footprint_lab.engine.seal import seal
+
+        seal(checkpoint)  # type: ignore[arg-type]  # seal takes a checkpoint too
+    return checkpoint
 
 
 class InvalidCheckpointError(Refusal):
@@ -142,9 +185,10 @@ class ConversationMismatchError(Refusal):
         self.checkpoint_agent_id = checkpoint_agent_id
 
 
-def read_checkpoint(value: Any, door: str) -> dict[str, Any]:
-    """A checkpoint (``Checkpoint``, a dict, or its JSON text) as checked plain data, or a refusal."""
-    data = plain_checkpoint(value, door)
+def read_checkpoint(value: Any, door: str) -> tuple[dict[str, Any], bool]:
+    """A checkpoint (``Checkpoint``, a dict, or its JSON text) as checked plain data, or a refusal; and
+    whether its values may go on as they are (see :func:`door_checkpoint`)."""
+    data, trusted = door_checkpoint(value, door)
     check_envelope(data, CHECKPOINT_FIELDS, CHECKPOINT_VERSION, door)
     for name in ("run_id", "first_run_id"):
         if not nonblank(data[name]):
@@ -157,7 +201,34 @@ def read_checkpoint(value: Any, door: str) -> dict[str, Any]:
     _check_history(data["history"], door)
     _check_marks(data["redaction_marks"], door)
     _check_pause(data["pause"], data["history"], door)
-    return data
+    return data, trusted
+
+
+def refuse_masked(data: dict[str, Any], door: str) -> None:
+    """A stored checkpoint's masks (of the policy it was covered by) must not reach the model unannounced."""
+    Checkpoint.refuse_placeholders({name: data[name] for name in Checkpoint._VALUE_FIELDS},
+                                   covered_names(data["redaction_marks"], data["redaction"]), door)
+
+
+def covered_names(marks: dict[str, Any], policy: Any) -> set[str]:
+    """The key and pattern names a checkpoint's masks may carry: those in force when it was written."""
+    names = {*marks["keys"], *marks["patterns"]}
+    if isinstance(policy, dict):
+        names.update(k for k in policy.get("keys") or () if isinstance(k, str))
+        names.update(p["name"] for p in policy.get("patterns") or () if isinstance(p, dict) and isinstance(
+            p.get("name"), str))
+    return names
+
+
+def door_checkpoint(value: Any, door: str, fix: str = _AS_GIVEN) -> tuple[dict[str, Any], bool]:
+    """A checkpoint handed to a door as plain data with the values it continues with, and whether those
+    may go on as they are (the run's own, or accepted by the caller) rather than be checked for masks."""
+    if isinstance(value, Concealed):
+        data = value.model_dump(mode="json")
+        values, trusted = value.door_values()
+        data.update(values)
+        return plain_checkpoint(data, door, fix), trusted
+    return plain_checkpoint(value, door, fix), False
 
 
 def plain_checkpoint(value: Any, door: str, fix: str = _AS_GIVEN) -> dict[str, Any]:
@@ -184,15 +255,22 @@ def plain_checkpoint(value: Any, door: str, fix: str = _AS_GIVEN) -> dict[str, A
 
 
 def check_envelope(data: dict[str, Any], names: tuple[str, ...], version: int, door: str, fix: str = _AS_GIVEN) -> None:
-    """Every field present, none unknown, and the version this library reads and writes."""
+    """Every field present (a ``seal`` may be left out), none unknown, and the version this library reads and writes."""
     for name in names:
-        if name not in data:
+        if name not in data and name != "seal":
             raise InvalidCheckpointError(door, name, "nothing", "is missing", fix)
     unknown = [k for k in data if k not in names]
     if unknown:
         raise InvalidCheckpointError(
             door, "checkpoint", f"{len(unknown)} field(s) this library does not write", "has unknown fields", fix
         )
+    made = data.get("seal")
+    if made is not None and not isinstance(made, Seal):
+        try:
+            Seal.model_validate(made)
+        except ValueError:
+            raise InvalidCheckpointError(door, "seal", describe_shape(made),
+                                         "must be null or the seal footprint_lab.seal wrote", fix) from None
     found = data["schema_version"]
     if type(found) is not int or found != version:
         raise InvalidCheckpointError(

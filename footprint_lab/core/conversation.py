@@ -259,7 +259,8 @@ class Conversation:
             raise NoConversationError(door, reasons.get(self._outcome, "last-run-unfinished"))
         named = _one_identity(saved.identity, named, door)
         start = Continuation("follow_up", thaw(saved.history), saved.run_id, saved.first_run_id,
-                             policy=combine_policies(saved.policy, self.redact), marks=saved.marks)
+                             policy=combine_policies(saved.policy, self.redact), marks=saved.marks,
+                             learned=saved.scrubber.known() if saved.scrubber is not None else None)
         return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
 
     async def resume(
@@ -378,20 +379,24 @@ class Conversation:
         self, value: Any, named: Identity | None, door: str, how: str, redact: Any,
     ) -> tuple[Continuation, Identity | None]:
         """Read a checkpoint for ``door``: refused by name, or how the leg starts and whom it runs for."""
-        from footprint_lab.core.checkpoint import ConversationMismatchError, read_checkpoint
+        from footprint_lab.core.checkpoint import ConversationMismatchError, read_checkpoint, refuse_masked
+        from footprint_lab.core.concealed import Concealed
 
         if redact is not None and not isinstance(redact, Redaction):
             raise RedactionConfigError("redact", describe_shape(redact), "must be a Redaction(keys=..., patterns=...)")
-        data = read_checkpoint(value, door)
+        data, trusted = read_checkpoint(value, door)
         written_by = data["agent_id"]
         if self.id is not None and written_by is not None and written_by != self.id:
             raise ConversationMismatchError(door, self.id, written_by)
         carried_identity = Identity(**data["identity"]) if data["identity"] is not None else None
         named = _one_identity(carried_identity, named, door)
         policy = self._carried_policy(data, door, redact)
+        if not trusted:
+            refuse_masked(data, door)
         pause = Pause(run_id=data["run_id"], **data["pause"]) if data["pause"] is not None else None
         start = Continuation(how, data["history"], data["run_id"], data["first_run_id"], policy=policy,
-                             marks=data["redaction_marks"], pause=pause)
+                             marks=data["redaction_marks"], pause=pause,
+                             learned=value.learned() if isinstance(value, Concealed) else None)
         return start, named
 
     def _carried_policy(self, data: dict[str, Any], door: str, redact: Redaction | None) -> Redaction | None:
@@ -455,6 +460,8 @@ class Conversation:
         if start.from_run != run_id:
             raise InvalidCheckpointError(door, "run_id", "another run's id",
                                          "must be the id of the run the composition's checkpoint belongs to")
+        if isinstance(checkpoint, Checkpoint):  # kept as it is: its private values resume the member
+            return checkpoint, [start]
         return Checkpoint.model_validate(plain_checkpoint(checkpoint, door)), [start]
 
     def _failed_checkpoint(

@@ -69,6 +69,8 @@ class Continuation:
     marks: dict[str, list[str]] | None = None
     pause: Pause | None = None
     answer: str | None = None
+    #: values earlier legs learned to mask (value -> mask): masked from this leg's first record on
+    learned: dict[str, str] | None = None
 
 
 @dataclass(slots=True)
@@ -110,6 +112,10 @@ class Saved:
     policy: Redaction | None
     marks: dict[str, list[str]]
     pause: Pause | None = None
+    #: the run's scrubber (with what it learned), which masks the checkpoint's saved form
+    scrubber: RunScrubber | None = None
+    #: whether the checkpoint is sealed (``Agent(..., seal=True)``)
+    sealed: bool = False
 
 
 def freeze(history: Sequence[dict[str, Any]]) -> str:

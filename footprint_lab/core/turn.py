@@ -55,11 +55,12 @@ class Turn:
     """
 
     __slots__ = ("call_index", "context", "door", "first_run_id", "history", "history_chars", "identity", "leg",
-                 "memory", "message", "rec", "run_id", "runner", "slots")
+                 "memory", "message", "rec", "run_id", "runner", "sealed", "slots")
 
     def __init__(self, rec: Recorder, message: Any, identity: Any, leg: Leg, first_run_id: str, *,
-                 runner: dict[str, Any], door: str) -> None:
+                 runner: dict[str, Any], door: str, sealed: bool = False) -> None:
         self.rec = rec
+        self.sealed = sealed
         self.run_id = rec.run_id
         self.message = message
         self.identity = identity
@@ -157,6 +158,7 @@ class Turn:
             history=None if outcome == "input-refused" else freeze(self.history if history is None else history),
             identity=self.identity, agent_id=self.runner["id"],
             policy=scrubber.policy if scrubber is not None else None, marks=self.leg.marks(), pause=pause,
+            scrubber=scrubber, sealed=self.sealed,
         )
 
     def make_run(

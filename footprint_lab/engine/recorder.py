@@ -26,6 +26,7 @@ Role: engine layer. The recorder knows nothing about LLMs; runners put their own
 
 from __future__ import annotations
 
+import json
 from array import array
 from collections.abc import Callable, Iterable
 from time import perf_counter_ns, time
@@ -40,7 +41,7 @@ Listener = Callable[[Any], None]
 #: Event types, in the vocabulary every view and subscriber shares.
 EVENT_TYPES = (
     "run_start", "run_end", "step_start", "step_end", "read", "write", "commit", "decision",
-    "llm_start", "llm_end", "token", "tool_start", "tool_end", "error",
+    "llm_start", "llm_end", "token", "tool_start", "tool_end", "error", "recall",
 )
 VERBS = ("set", "merge", "append", "delete")
 
@@ -90,10 +91,17 @@ class EventStream(tuple[Callable[[Any], None], ...]):
     """
 
     next_seq: int
+    #: ``(seq, payload)`` of every delivered event that may hold a value (routine ones hold none), as
+    #: delivered or as last recalled: what a secret learned later is looked for in
+    delivered: list[tuple[int, dict[str, Any]]]
+    #: for each scrubber on the stream (by id), how many learned values its delivered events were checked for
+    checked: dict[int, int]
 
     def __new__(cls, listeners: Iterable[Listener] = ()) -> EventStream:
         stream = super().__new__(cls, listeners)
         stream.next_seq = 0
+        stream.delivered = []
+        stream.checked = {}
         return stream
 
 
@@ -263,6 +271,9 @@ class Recorder:
 
     def _event(self, type_: str, step_id: str, payload: dict[str, Any] | None, ref: int = -1) -> None:
         stream = self.listeners
+        learned: int = getattr(self.policy, "learned_count", 0)
+        if learned and stream:
+            self._recall(stream)
         seq = stream.next_seq
         stream.next_seq = seq + 1
         self.event_seqs.append(seq)
@@ -271,7 +282,10 @@ class Recorder:
         self.event_steps.append(step_id)
         self.event_payloads.append(payload)
         if stream:
-            self._deliver(seq, type_, step_id, self.payload(type_, payload, ref))
+            delivered = self.payload(type_, payload, ref)
+            if payload is not None:  # a routine payload holds paths and step ids, never a value
+                stream.delivered.append((seq, delivered))
+            self._deliver(seq, type_, step_id, delivered)
 
     def payload(self, type_: str, captured: dict[str, Any] | None, ref: int) -> dict[str, Any]:
         """An event's payload: as captured, or (a routine event) made from the record at ``ref``."""
@@ -289,6 +303,32 @@ class Recorder:
             return {"path": dotted(self.entry_paths[ref]), "verb": self.entry_verbs[ref]}
         _, first, end = self.commits[ref]
         return {"paths": ", ".join(dotted(path) for path in self.entry_paths[first:end])}
+
+    def _recall(self, stream: EventStream) -> None:
+        """Tell the listeners which events they were sent before the policy learned a value they hold.
+
+        A value is learned late (a tool puts under a covered key a password the user's message
+        already held): the events already delivered cannot be taken back, so a ``recall`` event
+        names each by ``seq`` with its payload as the policy now masks it (never the value), for
+        a live view to replace what it shows. The recording is swept the same way when built.
+        """
+        policy: Any = self.policy
+        count = policy.learned_count
+        checked = stream.checked.get(id(policy), 0)
+        if count == checked:
+            return
+        stream.checked[id(policy)] = count
+        fresh = policy.learned_since(checked)
+        recalled = []
+        for index, (seq, payload) in enumerate(stream.delivered):
+            text = json.dumps(payload, ensure_ascii=False, default=str)
+            if any(secret in text for secret in fresh):
+                swept = policy.sweep(payload)
+                if swept != payload:
+                    stream.delivered[index] = (seq, swept)
+                    recalled.append({"seq": seq, "payload": swept})
+        if recalled:
+            self._event("recall", self.current or self.path, {"events": recalled})
 
     def commit(self, index: int) -> tuple[str, tuple[tuple[Path, str, Any], ...]]:
         """Commit number ``index`` as ``(step_id, entries)``."""

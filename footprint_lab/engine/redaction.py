@@ -14,7 +14,9 @@ and the tools still get what they need.
   a key; two keys masked alike stay two, ``#2``), structured data that is captured only as
   text (a fact's data, a tool's result) is read by the policy first (``Recorder.learn``),
   and records captured before a secret was learned are swept again when the ``Recording``
-  is built (:meth:`RunScrubber.sweep`). Live events already delivered cannot be recalled.
+  is built (:meth:`RunScrubber.sweep`). Live events already delivered cannot be taken back: the
+  listeners are sent a ``recall`` event naming each by ``seq`` with its payload masked as it
+  should have been (never the value), which a live view applies.
 - ``patterns`` are regular expressions with names: a list is named for its content
   (``custom-<hash>``), a mapping names them itself, and ``builtins`` picks from the
   library's vocabulary (:data:`BUILTIN_PATTERNS`). A match becomes ``[redacted:<name>]``.
@@ -77,12 +79,18 @@ BUILTIN_PATTERNS: dict[str, str] = {
     ),
 }
 
-#: For a built-in whose match spans words, what the end of a streamed text looks like while a
-#: match may still be arriving (the words of a private key's header before its closing dashes):
-#: the token gate holds such a tail back instead of releasing its first words.
-_OPENINGS: dict[str, re.Pattern[str]] = {
-    "private_key_block": re.compile(r"-----BEGIN [A-Z -]{0,64}\Z"),
+#: How the token gate looks for a built-in match still arriving, where the pattern itself would not say:
+#: a private key's ``END`` line is optional (a key cut short is masked to where its body ends), so a
+#: partial ``END`` line would let the pattern match without it; while streaming, the line is awaited.
+_STREAM_FORMS = {
+    "private_key_block": (
+        r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:[^-]++|-(?!----))*+-----END [A-Z ]{0,40}PRIVATE KEY-----"
+    ),
 }
+
+#: The built-ins whose matches can hold whitespace. The token gate cuts a stream only at whitespace,
+#: so no match of any other built-in can straddle a cut, and the gate does not look for them.
+_SPANNING = frozenset({"bearer_token", "private_key_block"})
 
 #: Keys whose values :meth:`Redaction.standard` masks.
 STANDARD_KEYS = (
@@ -92,6 +100,7 @@ STANDARD_KEYS = (
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _BREAK = re.compile(r"\s+")
+_LOOK_AGAIN = 512  # held text longer than this, that nothing could be released from, is looked at again at twice
 _LEARN_MIN = 4  # shorter masked strings are not hunted for elsewhere: they would mask ordinary words
 
 
@@ -138,7 +147,7 @@ class _Pattern:
     text that outlasts the limit is masked whole (it cannot be shown which part matched, so no
     part is shown), and counted as a match of that pattern."""
 
-    __slots__ = ("_bounded", "_opening", "fingerprint", "mask", "name", "regex")
+    __slots__ = ("_bounded", "_partial", "fingerprint", "mask", "name", "regex", "spans_breaks")
 
     def __init__(self, name: str, regex: re.Pattern[str], *, builtin: bool = False) -> None:
         self.name = name
@@ -146,7 +155,9 @@ class _Pattern:
         self.fingerprint = fingerprint(regex.pattern, regex.flags)
         self.mask = f"[redacted:{name}]"
         self._bounded: Any = None if builtin else _time_bounded(regex)
-        self._opening = _OPENINGS.get(name) if builtin else None
+        self._partial: Any = self._bounded  # a built-in's is compiled when a stream first needs it
+        #: whether a match may hold whitespace (and so straddle where a stream is cut); a caller's may
+        self.spans_breaks = not builtin or name in _SPANNING
 
     @property
     def bounded(self) -> bool:
@@ -164,19 +175,24 @@ class _Pattern:
         return result
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        """Where the matches in ``text`` lie (all of it, when the time limit ran out)."""
-        if self._bounded is None:
-            return [m.span() for m in self.regex.finditer(text)]
+        """Where matches in ``text`` lie, and where one may still be arriving at its end.
+
+        A match that could go on with the next token (``Project Blu`` of ``Project Blue Falcon``,
+        or ``Project Blue`` itself) counts as running to the end, so a stream is never cut inside
+        it. All of ``text`` when the time limit ran out (fail closed).
+        """
+        if self._partial is None:
+            source = _STREAM_FORMS.get(self.name, self.regex.pattern)
+            self._partial = _time_bounded(re.compile(source, self.regex.flags))
         try:
-            return [m.span() for m in self._bounded.finditer(text, timeout=PATTERN_TIME_LIMIT)]
+            found = [m.span() for m in self.regex.finditer(text)] if self._bounded is None else [
+                m.span() for m in self._bounded.finditer(text, timeout=PATTERN_TIME_LIMIT)]
+            for m in self._partial.finditer(text, partial=True, timeout=PATTERN_TIME_LIMIT):
+                if m.partial and m.start() < len(text):
+                    found.append((m.start(), len(text)))
         except TimeoutError:
             return [(0, len(text))]
-
-
-    def growing(self, text: str) -> tuple[int, int] | None:
-        """The tail of ``text`` where a match of this pattern may still be arriving, if any."""
-        found = self._opening.search(text) if self._opening is not None else None
-        return found.span() if found is not None else None
+        return found
 
 
 def _time_bounded(compiled: re.Pattern[str]) -> Any:
@@ -459,6 +475,14 @@ class RunScrubber:
         # Anything else is recorded by its repr (as the Recording would), so scrub that text.
         return self._text(repr(value))
 
+    def quietly(self, value: Any) -> Any:
+        """:meth:`scrub`, counting nothing: for a second surface of records already counted (a checkpoint)."""
+        counts = dict(self.counts)
+        try:
+            return self.scrub(value)
+        finally:
+            self.counts = counts
+
     def _key(self, key: Any, taken: dict[Any, Any]) -> Any:
         """A mapping key as it may be recorded (scrubbed like a value)."""
         shown = self.scrub(key) if isinstance(key, str | int | float) and not isinstance(key, bool) else key
@@ -488,6 +512,25 @@ class RunScrubber:
                 self._learn(item, mask)
         elif hasattr(value, "model_dump"):
             self._learn(value.model_dump(mode="json"), mask)
+
+    def teach(self, secrets: Mapping[str, str]) -> None:
+        """Mask ``secrets`` (value -> mask) from the start: what an earlier leg of the conversation learned."""
+        for secret, mask in secrets.items():
+            if len(secret) >= _LEARN_MIN:
+                self._learned.setdefault(secret, mask)
+
+    @property
+    def learned_count(self) -> int:
+        """How many values this scrubber has learned to mask (it only ever learns more)."""
+        return len(self._learned)
+
+    def learned_since(self, count: int) -> list[str]:
+        """The values learned after the first ``count``."""
+        return list(self._learned)[count:]
+
+    def known(self) -> dict[str, str]:
+        """What this scrubber has learned so far (value -> mask), for the leg that continues its conversation."""
+        return dict(self._learned)
 
     @property
     def learned(self) -> bool:
@@ -544,8 +587,7 @@ class RunScrubber:
         breaks = [m.start() for m in _BREAK.finditer(text)][:-1]
         if not breaks:
             return 0
-        spans = [span for p in self._patterns for span in p.spans(text)]
-        spans += [tail for p in self._patterns if (tail := p.growing(text)) is not None]
+        spans = [span for p in self._patterns if p.spans_breaks for span in p.spans(text)]
         for secret in self._learned:
             at = text.find(secret)
             while at != -1:
@@ -584,32 +626,45 @@ class TokenGate:
 
     With a policy in force, a secret split across two tokens would slip past a per-token
     match. The gate holds text back until a whole word has followed it, and never cuts
-    inside a match, so a pattern spanning words is still matched whole; :meth:`flush`
+    inside a match nor inside the start of one still arriving at the end of what it holds
+    (a partial match: ``Project Blue`` while ``Project Blue Falcon`` may follow), so a pattern
+    spanning words or tokens is matched whole, however the stream is split; :meth:`flush`
     releases what is left when the call ends.
     """
 
-    __slots__ = ("_emit", "_held", "_scrub")
+    __slots__ = ("_emit", "_held", "_look_at", "_scrub", "_size")
 
     def __init__(self, scrub: RunScrubber, emit: Any) -> None:
         self._scrub = scrub
         self._emit = emit
         self._held: list[str] = []
+        self._size = 0
+        #: how much must be held before the next look: after a look that could release nothing
+        #: (a match still arriving from early on), twice as much, so a stream held whole (a key
+        #: that never ends) is looked at a logarithmic number of times, not at every break
+        self._look_at = 0
 
     def feed(self, text: str) -> None:
         self._held.append(text)
+        self._size += len(text)
         # Only a new break makes a new place to cut: text without one is held as it is, so a
         # long stretch without whitespace costs one scan when its break arrives, not one per token.
-        if _BREAK.search(text) is None:
+        if self._size < self._look_at or _BREAK.search(text) is None:
             return
         held = "".join(self._held)
         cut = self._scrub.safe_cut(held)
         if cut:
             self._emit(self._scrub.scrub(held[:cut]))
             held = held[cut:]
+            self._look_at = 0
+        else:
+            self._look_at = 2 * len(held) if len(held) > _LOOK_AGAIN else 0
         self._held = [held]
+        self._size = len(held)
 
     def flush(self) -> None:
         held = "".join(self._held)
         self._held = []
+        self._size = self._look_at = 0
         if held:
             self._emit(self._scrub.scrub(held))

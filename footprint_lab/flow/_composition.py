@@ -288,8 +288,10 @@ class Composition(Runner):
         listeners = self._listeners_for(on_event)
         opened = open_parent_run(checkpoint.run_id, checkpoint.owner(), door=door)
         try:
-            mount = Mount(run_id=opened.run_id, listeners=listeners, link=opened.link,
-                          scrubber=policy.for_run({"matched": matched}) if policy is not None else None)
+            scrubber = policy.for_run({"matched": matched}) if policy is not None else None
+            if scrubber is not None:
+                scrubber.teach(checkpoint.learned())  # what the earlier leg learned is masked from the start
+            mount = Mount(run_id=opened.run_id, listeners=listeners, link=opened.link, scrubber=scrubber)
             mount.extra[how[0]] = how[1]
             return await self._kept(self._execute(dict(checkpoint.input), mount))
         finally:
@@ -403,6 +405,7 @@ class Composition(Runner):
             identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
             answers=dict(exe.answers), paused=dict(exe.paused), failed=dict(exe.failed),
         )
+        checkpoint = self._saved_form(checkpoint, exe)
         inner = exc.member if isinstance(exc, FlowCheckpointError) else None
         key = next(iter(exe.failed), None)
         member = f"{key}/{inner}" if key is not None and inner else key
@@ -421,11 +424,22 @@ class Composition(Runner):
                 raise TypeError(f"{type(self).__name__}: member '{key}' paused without leaving an agent's Checkpoint "
                                 "or a composition's FlowCheckpoint, so its run could never be resumed")
         identity = exe.serves.identity
-        return FlowCheckpoint(
+        checkpoint = FlowCheckpoint(
             run_id=exe.serves.run_id, runner=self._runner_info(),
             identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
             answers=dict(exe.answers), paused=dict(exe.paused),
         )
+        return self._saved_form(checkpoint, exe)
+
+    def _saved_form(self, checkpoint: Any, exe: _Exec) -> Any:
+        """The checkpoint as it is handed out: masked under a policy, then sealed when a member seals."""
+        if exe.scrubber is not None:
+            checkpoint = checkpoint.concealed_by(exe.scrubber)
+        if self.seal:
+            from footprint_lab.engine.seal import seal
+
+            seal(checkpoint)
+        return checkpoint
 
     async def _flow(self, exe: _Exec) -> Path:
         """Run the members; return the tracked path holding the composition's answer."""

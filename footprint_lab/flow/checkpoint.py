@@ -24,26 +24,31 @@ conversation, identity and redaction policy exactly as its own ``resume`` would)
 nested checkpoint must belong to the same run and the same person. A stored checkpoint
 therefore resumes on a freshly built composition of the same shape, in any process.
 
-Like an agent's checkpoint it holds the run's real values (the model and tools need them);
-store it as you store the conversation itself.
+Like an agent's checkpoint it is a redaction surface (:mod:`footprint_lab.core.concealed`): under
+a policy its input, answers, identity and every nested checkpoint show masks, the real values stay
+private to the process that ran it, and a stored one holding masks resumes once told how
+(``unmask({...})`` or ``accept_masked()``, which reach the nested checkpoints too).
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import ConfigDict, Field
 
 from footprint_lab.core.checkpoint import (
     Checkpoint,
     InvalidCheckpointError,
     check_envelope,
     check_identity_data,
+    door_checkpoint,
     nonblank,
-    plain_checkpoint,
 )
+from footprint_lab.core.concealed import Concealed, Mapper, map_value
 from footprint_lab.core.conversation import ResumeIdentityConflictError
 from footprint_lab.core.identity import Identity
+from footprint_lab.engine.recording import Seal
 from footprint_lab.engine.refusal import RunFailure, describe_shape
 
 if TYPE_CHECKING:
@@ -55,14 +60,15 @@ if TYPE_CHECKING:
     from footprint_lab.flow._composition import Composition
 
 FLOW_CHECKPOINT_VERSION = 1
-FLOW_CHECKPOINT_FIELDS = ("schema_version", "run_id", "runner", "identity", "input", "answers", "paused", "failed")
+FLOW_CHECKPOINT_FIELDS = ("schema_version", "run_id", "runner", "identity", "input", "answers", "paused", "failed",
+                          "seal")
 #: Input keys that would say whom the run is for: the doors refuse them, so no checkpoint carries them.
 _CLAIMS = ("parent_run", "identity")
 _AS_GIVEN = ("Pass run.checkpoint of a paused run of this composition as it was written; a stored one reads "
              "back with FlowCheckpoint.model_validate_json(text) or can be passed as the JSON text itself.")
 
 
-class FlowCheckpoint(BaseModel):
+class FlowCheckpoint(Concealed):
     """Where a paused composition stopped: plain JSON, resumable in this process or another.
 
     ``answers`` holds every member answer already produced; ``paused`` the checkpoint of each
@@ -72,6 +78,7 @@ class FlowCheckpoint(BaseModel):
     """
 
     model_config = ConfigDict(extra="forbid")
+    _VALUE_FIELDS: ClassVar[tuple[str, ...]] = ("identity", "input", "answers")
 
     schema_version: int = FLOW_CHECKPOINT_VERSION
     run_id: str
@@ -81,7 +88,9 @@ class FlowCheckpoint(BaseModel):
     answers: dict[str, str]
     paused: dict[str, Checkpoint | FlowCheckpoint]
     #: members that failed (a failed run's checkpoint), each with what it kept, or ``None``
-    failed: dict[str, Checkpoint | FlowCheckpoint | None] = {}
+    failed: dict[str, Checkpoint | FlowCheckpoint | None] = Field(default_factory=dict)
+    #: set by ``footprint_lab.seal`` (and by a composition with a sealing member): over the saved form above
+    seal: Seal | None = None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from footprint_lab.engine.display import bundle
@@ -95,13 +104,32 @@ class FlowCheckpoint(BaseModel):
 
     @property
     def question(self) -> str:
-        """What that member asked."""
-        return self.questions[self.asking]
+        """What that member asked (empty for a failed run's checkpoint that waits on nobody)."""
+        return self.questions.get(self.asking, "")
 
     @property
     def questions(self) -> dict[str, str]:
         """What each waiting member asked, by member name."""
         return {key: _question_of(waiting) for key, waiting in self.paused.items()}
+
+    @classmethod
+    def _map_values(cls, values: dict[str, Any], fn: Mapper) -> dict[str, Any]:
+        """The run's input, every member answer (by member name), the identity's fields."""
+        out = dict(values)
+        out["input"] = map_value(values.get("input"), fn)
+        answers = values.get("answers")
+        if isinstance(answers, dict):
+            out["answers"] = {key: fn(answer) for key, answer in answers.items()}
+        identity = values.get("identity")
+        if isinstance(identity, dict):
+            out["identity"] = {key: fn(value) for key, value in identity.items()}
+        return out
+
+    def _nested(self) -> Iterator[tuple[str, str, Concealed]]:
+        for field in ("paused", "failed"):
+            for key, inner in getattr(self, field).items():
+                if isinstance(inner, Concealed):
+                    yield field, key, inner
 
     def owner(self) -> Identity | None:
         """Whom the paused run serves: the identity its caller named, or ``None``."""
@@ -182,7 +210,9 @@ def read_flow_checkpoint(
     patterns of a carried redaction policy are looked up in. ``failed`` reads it for
     ``resume_on_error`` (a failed run's checkpoint) rather than for ``resume`` (a paused one's).
     """
-    data = plain_checkpoint(value, door, _AS_GIVEN)
+    data, trusted = door_checkpoint(value, door, _AS_GIVEN)
+    if isinstance(value, FlowCheckpoint):  # each member reads its own checkpoint, private values and all
+        data["paused"], data["failed"] = dict(value.paused), dict(value.failed)
     if "failed" not in data:  # written before failed runs kept checkpoints
         data["failed"] = {}
     check_envelope(data, FLOW_CHECKPOINT_FIELDS, FLOW_CHECKPOINT_VERSION, door, _AS_GIVEN)
@@ -203,6 +233,9 @@ def read_flow_checkpoint(
         raise InvalidCheckpointError(door, "answers", describe_shape(answers),
                                      "must be an object of member name -> answer text", _AS_GIVEN)
     _check_members(answers, "answers", composition, door)
+    if not trusted and redact is not None:  # a stored checkpoint: masks must not reach a member as its input
+        FlowCheckpoint.refuse_placeholders({name: data[name] for name in FlowCheckpoint._VALUE_FIELDS},
+                                           {*redact.keys, *redact.patterns}, door)
     paused = data["paused"]
     failures = data["failed"]
     if not isinstance(failures, dict):
@@ -246,6 +279,8 @@ def read_flow_checkpoint(
     checkpoint = FlowCheckpoint(schema_version=FLOW_CHECKPOINT_VERSION, run_id=run_id, runner=data["runner"],
                                 identity=data["identity"], input=data["input"], answers=answers, paused=waiting,
                                 failed=kept)
+    if isinstance(value, Concealed):
+        checkpoint._learned = value.learned()
     return checkpoint, continuations
 
 

@@ -6,6 +6,10 @@ it ended); an LLM call's row gathers its streamed tokens, a tool's row its argum
 result, a member run's start its own row. The engine's routine ``read`` / ``write`` /
 ``commit`` events are not drawn.
 
+A ``recall`` event (a value learned late that earlier events held) is applied: those events'
+payloads are replaced with the masked ones it carries and the rows folded again, so the view
+stops showing what the run's policy covers.
+
 Rows go out in batches: at once when the last batch left more than ``interval`` seconds ago,
 otherwise on a timer that fires within ``interval`` (so no row waits longer than that plus
 whatever the run itself holds the event loop for). Only the last ``keep`` rows are sent, so
@@ -42,6 +46,8 @@ class LiveSteps:
         self.keep = keep
         self.rows: list[dict[str, Any]] = []
         self._by_step: dict[str, dict[str, Any]] = {}
+        #: every drawn event as ``[seq, type, step_id, payload, at]``, to fold again after a recall
+        self._seen: list[list[Any]] = []
         self._dirty = False
         self._last = 0.0
         self._timer: asyncio.TimerHandle | None = None
@@ -49,30 +55,55 @@ class LiveSteps:
 
     # -- in: events -------------------------------------------------------------------------
     def on_event(self, event: Any) -> None:
-        """A runner's listener: fold one event in, and send a batch when one is due."""
+        """A runner's listener: fold one event in, and send a batch when one is due.
+
+        A ``recall`` event (the run learned a value its earlier events held) replaces those
+        events' payloads with the masked ones it carries, and the rows are folded again.
+        """
         kind = event.type
+        if kind == "recall":
+            self._recall(event.payload.get("events") or [])
+            self._due()
+            return
         if kind not in _DRAWN:
             return
-        step_id = event.step_id
-        payload = event.payload
+        at = round((perf_counter() - self.started) * 1000, 1)
+        self._seen.append([getattr(event, "seq", None), kind, event.step_id, event.payload, at])
+        self._fold(kind, event.step_id, event.payload, at)
+        self._due()
+
+    def _recall(self, recalled: list[Any]) -> None:
+        masked = {entry["seq"]: entry["payload"] for entry in recalled
+                  if isinstance(entry, dict) and isinstance(entry.get("payload"), dict)}
+        hit = [seen for seen in self._seen if seen[0] in masked]
+        if not hit:
+            return
+        for seen in hit:
+            seen[3] = masked[seen[0]]
+        self.rows, self._by_step = [], {}
+        for _, kind, step_id, payload, at in self._seen:
+            self._fold(kind, step_id, payload, at)
+        self._dirty = True
+
+    def _fold(self, kind: str, step_id: str, payload: dict[str, Any], at: float) -> None:
         if kind == "step_start":
             stage = payload.get("stage", "")
-            self._add(step_id, "step", _STAGES.get(stage, stage), status="running")
+            self._add(step_id, "step", _STAGES.get(stage, stage), status="running", at=at)
         elif kind == "step_end":
             row = self._by_step.get(step_id)
             if row is not None:
                 row["status"] = payload.get("status", "ok")
-                row["ms"] = round((perf_counter() - self.started) * 1000 - row["at"], 1)
+                row["ms"] = round(at - row["at"], 1)
                 self._touch(row)
         elif kind == "run_start" and step_id:  # a member run (the top run's own start is the widget's)
             name = payload.get("name") or payload.get("id") or step_id.rpartition("/")[2]
             self._add(f"{step_id} ▸", "member", f"member run: {name} ({payload.get('runner', 'runner')})",
-                      status="running")
+                      status="running", at=at)
         elif kind == "run_end" and step_id:
             row = self._by_step.get(f"{step_id} ▸")
             if row is not None:
                 row["status"] = payload.get("status", "finished")
-                row["ms"] = round((perf_counter() - self.started) * 1000 - row["at"], 1)
+                row["ms"] = round(at - row["at"], 1)
                 self._touch(row)
         elif kind == "llm_start":
             self._label(step_id, f"LLM call ({payload.get('model') or 'model'}, {payload.get('messages', 0)} messages, "
@@ -100,12 +131,10 @@ class LiveSteps:
         elif kind == "error":
             stopped = payload.get("type") == "CancelledError"
             self._add(f"{step_id or 'run'} ✕", "error", "stopped here (cancelled)" if stopped else
-                      f"failed: {payload.get('type', 'error')}", status="cancelled" if stopped else "error")
-        self._due()
+                      f"failed: {payload.get('type', 'error')}", status="cancelled" if stopped else "error", at=at)
 
-    def _add(self, step_id: str, kind: str, label: str, *, status: str) -> None:
-        row = {"id": step_id, "kind": kind, "label": label, "status": status, "detail": "",
-               "at": round((perf_counter() - self.started) * 1000, 1)}
+    def _add(self, step_id: str, kind: str, label: str, *, status: str, at: float) -> None:
+        row = {"id": step_id, "kind": kind, "label": label, "status": status, "detail": "", "at": at}
         self.rows.append(row)
         self._by_step[step_id] = row
         self._dirty = True
