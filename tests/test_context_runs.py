@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import re
 
 import pytest
@@ -195,6 +196,30 @@ async def test_read_skill_loads_body_and_tools_from_the_next_iteration_for_the_r
     agent.provider = again.provider
     await agent.run("hello")
     assert "BILLING PLAYBOOK" not in again.requests[0].system
+
+
+async def test_a_finished_run_with_skills_and_memory_is_freed_without_the_garbage_collector():
+    """A notebook drops runs all the time: their capture must go when the last reference does.
+
+    (The read_skill tool once held the run's context state in a reference cycle, so a run's whole
+    capture waited for a full collection.)"""
+    from footprint_lab.engine.recorder import Recorder
+
+    skill = define_skill(id="billing", description="Refunds", body="BILLING", tools=[make_tool("refund")])
+    memory = define_memory(id="notes", store=InMemoryStore())
+    script = Script([{"tool": "read_skill", "args": {"skill": "billing"}}, {"tool": "refund", "args": {}}, "done"])
+    agent = Agent(provider=script.provider, tools=[make_tool("noop")], context=[skill, memory])
+    gc.collect()
+    gc.disable()
+    try:
+        run = await agent.run("refund please")
+        run_id = run.run_id
+        assert any(isinstance(o, Recorder) and o.run_id == run_id for o in gc.get_objects())
+        del run
+        agent.last_run = None
+        assert not any(isinstance(o, Recorder) and o.run_id == run_id for o in gc.get_objects())
+    finally:
+        gc.enable()
 
 
 async def test_read_skill_with_an_unknown_name_teaches_the_model():
