@@ -288,12 +288,16 @@ class Recorder:
             self._deliver(seq, type_, step_id, delivered)
 
     def payload(self, type_: str, captured: dict[str, Any] | None, ref: int) -> dict[str, Any]:
-        """An event's payload: as captured, or (a routine event) made from the record at ``ref``."""
+        """An event's payload: as captured, or (a routine event) made from the record at ``ref``.
+
+        A routine payload is JSON-native and its keys are in sorted order, as a recording keeps
+        every mapping (``engine.recording.jsonable``), so it goes into a recording as it is.
+        """
         if captured is not None:
             return captured
         if type_ == "step_start":
             step = self.steps[ref]
-            return {"stage": step[1], "iteration": step[2]}
+            return {"iteration": step[2], "stage": step[1]}
         if type_ == "step_end":
             return {"status": self.steps[ref][5]}
         if type_ == "read":

@@ -481,22 +481,30 @@ def jsonable(value: Any) -> Any:
 
     A mapping comes back with its keys sorted: a saved notebook sorts every key, so a
     recording whose free-form data is already in that order reads back identical, text
-    included, which is what lets its seal hold after the trip (``engine.seal``).
+    included, which is what lets its seal hold after the trip (``engine.seal``). Plain text,
+    whole numbers, flags and ``None`` are taken as they are without a call per value (a
+    recording's build passes through this for every captured value).
     """
-    if value is None or isinstance(value, str | bool | int):
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, dict):
+        out = {str(k): v if type(v) in _PLAIN else jsonable(v) for k, v in value.items()}
+        return out if len(out) < 2 else {k: out[k] for k in sorted(out)}
+    if isinstance(value, list | tuple):
+        return [v if type(v) in _PLAIN else jsonable(v) for v in value]
+    if value is None or isinstance(value, str | bool | int):  # subclasses (an enum's member, say)
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
-    if isinstance(value, dict):
-        out = {str(k): jsonable(v) for k, v in value.items()}
-        return out if len(out) < 2 else {k: out[k] for k in sorted(out)}
-    if isinstance(value, list | tuple):
-        return [jsonable(v) for v in value]
     if isinstance(value, set | frozenset):
         return sorted((jsonable(v) for v in value), key=repr)
     if isinstance(value, BaseModel):
         return jsonable(value.model_dump(mode="json"))
     return repr(value)
+
+
+#: the types :func:`jsonable` passes through as they are (exact types: a subclass takes the long way)
+_PLAIN = frozenset({str, int, bool, type(None)})
 
 
 def _maker(cls: type[_Data]) -> Any:
@@ -610,11 +618,12 @@ def build_recording(
     def event(i: int) -> Event:
         type_, payload = types[i], payloads[i]
         # a routine event's payload (made from its record) holds paths and step ids, never a value: nothing to sweep
-        payload = jsonable(recorder.payload(type_, None, refs[i])) if payload is None else sweep(jsonable(payload))
+        payload = recorder.payload(type_, None, refs[i]) if payload is None else sweep(jsonable(payload))
         return _event({"seq": seqs[i], "run_id": run_id, "type": type_, "step_id": event_steps[i],
                        "payload": payload})
 
     captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
+    shared_tools: dict[int, Any] = {}
     return _recording({
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
@@ -636,7 +645,7 @@ def build_recording(
         "context_pieces": Rows(count=len(captured_pieces),
                                make=lambda i: _piece(i, as_dict(captured_pieces[i]), clean)),
         "exchanges": Rows(count=len(captured_exchanges),
-                          make=lambda i: _exchange(as_dict(captured_exchanges[i]), clean, recorder)),
+                          make=lambda i: _exchange(as_dict(captured_exchanges[i]), clean, recorder, shared_tools)),
         "messages": clean(jsonable(recorder.messages)),
         "message_pieces": list(recorder.message_pieces),
         "children": children or [],
@@ -678,17 +687,27 @@ def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
 _RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage", "tool_margins")
 
 
-def _exchange(captured: dict[str, Any], clean: Any, recorder: Recorder) -> LLMExchange:
+def _exchange(captured: dict[str, Any], clean: Any, recorder: Recorder, shared_tools: dict[int, Any]) -> LLMExchange:
     """A captured exchange (flat: the response's fields sit beside the request's) as a model.
 
-    Its ``tools`` may be an index into the recorder's shared values, and its tool calls (given
-    ``reply`` instead of ``tool_calls``) those of the reply message, at that index in the transcript.
+    Its ``tools`` may be an index into the recorder's shared values (made JSON-native once per
+    index, in ``shared_tools``: every call of a run is usually sent the same tools), and its
+    tool calls (given ``reply`` instead of ``tool_calls``) those of the reply message, at that
+    index in the transcript.
     """
-    if isinstance(captured.get("tools"), int):
-        captured = {**captured, "tools": recorder.shared[captured["tools"]]}
+    tools = captured.get("tools")
+    if isinstance(tools, int):
+        made = shared_tools.get(tools)
+        if made is None:
+            made = shared_tools[tools] = clean(jsonable(recorder.shared[tools]))
+        captured = {**captured, "tools": ()}
+    else:
+        made = None
     if "reply" in captured:
         captured = {**captured, "tool_calls": recorder.messages[captured["reply"]].get("tool_calls", [])}
     data = clean(jsonable({k: v for k, v in captured.items() if k not in _RESPONSE_FIELDS}))
+    if made is not None:
+        data["tools"] = made  # one list for every exchange sent the same tools, as the run sent them
     response = clean(jsonable({k: captured.get(k) for k in _RESPONSE_FIELDS}))
     usage = response["usage"]
     # the captured usage counts (engine.captured.UsageCounts), a list once made JSON-native
