@@ -97,7 +97,7 @@ def build(plan: dict[str, Any]) -> tuple[Agent, str]:
         facts[ticket] = {"state": "open"}
     elif where == "error":
         raised.append(f"ticket {ticket} is locked")
-    asks = [f"May I close {ticket}?"] if where == "question" else []
+    asks = [f"May I close {ticket} with {json.dumps(covered)}?"] if where == "question" else []
     if plan["echo"]:
         answer += f" (values {json.dumps(covered)})"
 

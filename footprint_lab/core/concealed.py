@@ -27,16 +27,13 @@ Role: core layer; ``core.checkpoint`` and ``flow.checkpoint`` build on it.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, PrivateAttr
 
+from footprint_lab.engine.redaction import PLACEHOLDER
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
-
-#: What a mask looks like in a saved checkpoint (the recorder writes ``[redacted:<name>]``).
-PLACEHOLDER = re.compile(r"\[redacted:[^\[\]\n]{1,80}\]")
 
 Mapper = Callable[[Any], Any]
 

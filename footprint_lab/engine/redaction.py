@@ -98,6 +98,9 @@ STANDARD_KEYS = (
     "refresh_token", "authorization", "private_key", "cookie",
 )
 
+#: What a mask looks like wherever a policy wrote one: ``[redacted:<key or pattern name>]``.
+PLACEHOLDER = re.compile(r"\[redacted:[^\[\]\n]{1,80}\]")
+
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _BREAK = re.compile(r"\s+")
 _LOOK_AGAIN = 512  # held text longer than this, that nothing could be released from, is looked at again at twice
