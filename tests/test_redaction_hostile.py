@@ -2,12 +2,13 @@
 
 Hypothesis puts a password (text), a PIN (a number) and a ticket (a pattern match) into random
 places: mapping keys and values, nested structures, tool arguments, tool results, a fact's data,
-an error a tool raises, a note on the run, the answer; and sometimes makes the run fail after
-its tool round. Then it scans everything a reader can reach: the recording's JSON, the live
-events as a subscriber applying recalls holds them, ``run.events`` / ``run.steps`` / every
-``run.context()`` frame, the HTML view, backtrack and suspects text, the notes, the checkpoint
-(agent's, run's, the error's) with its repr and pickle, the error's message, and the notebook
-``footprint_lab.notebook.export`` writes.
+an error a tool raises, a note on the run, the answer, a person's question, a tool call's id;
+and sometimes makes the run fail after its tool round. Then it scans everything a reader can
+reach: the recording's JSON, the live events as a subscriber applying recalls holds them,
+``run.events`` / ``run.steps`` / every ``run.context()`` frame, the HTML view, backtrack and
+suspects text, the notes, the checkpoint (agent's, run's, the error's) with its repr and pickle,
+the error's message, a refusal quoting a pending question, the notebook
+``footprint_lab.notebook.export`` writes, and all of it again for the leg that resumes the run.
 """
 
 from __future__ import annotations
@@ -34,7 +35,7 @@ NUMBER = st.integers(min_value=10**11, max_value=10**12 - 1)
 TICKET = st.integers(min_value=100_000, max_value=999_999).map(lambda n: f"TCK-{n}")
 PLACES = ("tool args", "tool result", "nested result", "fact data", "error")
 TICKET_PLACES = ("message", "args key", "args value", "result key", "result value", "answer", "fact key", "note",
-                 "error", "question")
+                 "error", "question", "call id")
 
 
 @st.composite
@@ -111,8 +112,8 @@ def build(plan: dict[str, Any]) -> tuple[Agent, str]:
     failing = [plan["fail"] and where != "question"]
 
     def respond(request: LLMRequest) -> Any:
-        if request.messages[-1]["role"] == "user":
-            return {"tool": "lookup", "args": args}
+        if request.messages[-1]["role"] == "user":  # a hostile model may put anything in a call's id
+            return {"tool": "lookup", "args": args, **({"id": f"call_{ticket}"} if where == "call id" else {})}
         if failing.pop() if failing else False:
             raise ConnectionError("the provider went away")
         return answer

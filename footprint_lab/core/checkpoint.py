@@ -101,14 +101,19 @@ class Checkpoint(Concealed):
 
 
 def _turn_values(turn: dict[str, Any], fn: Mapper) -> dict[str, Any]:
-    out = dict(turn)
-    if isinstance(turn.get("content"), str):
-        out["content"] = fn(turn["content"])
+    """A turn with ``fn`` applied to its text, its tool calls' arguments, and the ids and tool names a model
+    wrote (a hostile one can put anything there; each is masked alike wherever it recurs, so a masked
+    call and its result still pair up)."""
+    out = {key: fn(value) if key in _TURN_TEXTS and isinstance(value, str) else value for key, value in turn.items()}
     calls = turn.get("tool_calls")
     if isinstance(calls, list):
-        out["tool_calls"] = [{**call, "args": fn(call["args"])} if isinstance(call, dict) and "args" in call
-                             else call for call in calls]
+        out["tool_calls"] = [{key: fn(value) if key in _CALL_VALUES else value for key, value in call.items()}
+                             if isinstance(call, dict) else call for call in calls]
     return out
+
+
+_TURN_TEXTS = frozenset({"content", "tool_call_id", "name"})
+_CALL_VALUES = frozenset({"id", "name", "args"})
 
 
 def checkpoint_from(saved: Saved) -> Checkpoint:
