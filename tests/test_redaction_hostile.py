@@ -23,9 +23,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from footprint_lab import Agent, Redaction, ask_human, define_tool
+from footprint_lab import Agent, Redaction, Sequence, ask_human, define_tool
 from footprint_lab.context import define_fact
-from footprint_lab.errors import Refusal, RunCheckpointError
+from footprint_lab.errors import FlowCheckpointError, Refusal, RunCheckpointError
 from footprint_lab.notebook import export
 from footprint_lab.providers import LLMRequest, mock
 
@@ -201,4 +201,41 @@ async def test_random_secrets_in_random_places_reach_no_surface(plan: dict[str, 
     found = await surfaces(agent, message, plan)
     secrets = secrets_of(plan)
     leaks = [(where, secret) for where, text in found.items() for secret in secrets if secret in text]
+    assert leaks == []
+
+
+async def composed_surfaces(plan: dict[str, Any]) -> dict[str, str]:
+    """The same run as the second member of a Sequence whose first member already said the values (unmasked then:
+    nothing had covered them yet), and the leg that resumes the composition."""
+    agent, message = build(plan)
+    said = f"Known so far: {plan['password']} and {plan['pin']}, ticket pending."
+    flow = Sequence({"teller": Agent(provider=mock(reply=said, stream=plan["stream"]), name="teller"),
+                     "worker": agent})
+    events: list[Any] = []
+    out: dict[str, str] = {}
+    try:
+        run = await flow.run(message, on_event=events.append)
+    except FlowCheckpointError as err:
+        out["error"] = f"{err}\n{err!r}\n{json.dumps(err.evidence(), default=str)}"
+        out["error checkpoint"] = shown_checkpoint(err.checkpoint)
+        run, kept = flow.last_run, err.checkpoint
+    else:
+        kept = run.checkpoint
+    assert run is not None
+    with tempfile.TemporaryDirectory() as folder:
+        out.update(run_surfaces(run, agent, events, folder, "first"))
+        if kept is not None:
+            events = []
+            then = (await flow.resume(kept, f"yes, {plan['password']}", on_event=events.append) if run.paused else
+                    await flow.resume_on_error(kept, on_event=events.append))
+            assert then.status == "finished"
+            out.update(run_surfaces(then, agent, events, folder, "then"))
+    return out
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plan=plans())
+async def test_random_secrets_reach_no_surface_of_a_composition_either(plan: dict[str, Any]) -> None:
+    found = await composed_surfaces(plan)
+    leaks = [(where, secret) for where, text in found.items() for secret in secrets_of(plan) if secret in text]
     assert leaks == []
