@@ -166,76 +166,56 @@ def run_surfaces(run: Any, agent: Agent, events: list[Any], folder: str, leg: st
     return {f"{leg} {where}": text for where, text in out.items()}
 
 
-async def surfaces(agent: Agent, message: str, plan: dict[str, Any]) -> dict[str, str]:
+async def surfaces(runner: Any, agent: Agent, message: str, plan: dict[str, Any]) -> dict[str, str]:
     """Every surface of the run, and of the leg that continues it (a resume of a pause or a failure)."""
     events: list[Any] = []
     out: dict[str, str] = {}
     try:
-        run = await agent.run(message, on_event=events.append)
-    except RunCheckpointError as err:
+        run = await runner.run(message, on_event=events.append)
+    except (RunCheckpointError, FlowCheckpointError) as err:
         out["error"] = f"{err}\n{err!r}\n{json.dumps(err.evidence(), default=str)}"
         out["error checkpoint"] = shown_checkpoint(err.checkpoint)
-        run = agent.last_run
-    assert run is not None
+        run, kept = runner.last_run, err.checkpoint
+    else:
+        kept = run.checkpoint
+    assert run is not None and run.status in ("finished", "paused", "failed")
     run.annotate("answer", f"checked {plan['ticket']} with {json.dumps(plan['covered'])}", tag="audit")
     with tempfile.TemporaryDirectory() as folder:
         out.update(run_surfaces(run, agent, events, folder, "first"))
-        if run.status in ("paused", "failed"):
+        if run.status == "finished":
+            return out
+        if runner is agent:
             try:
                 await agent.run("something else")
             except Refusal as refused:  # a pending question is quoted masked
                 out["refusal"] = str(refused)
-            events = []
-            secret_answer = f"yes, {plan['password']} {plan['pin']}"
-            then = (await agent.resume(run.checkpoint, secret_answer, on_event=events.append) if run.paused else
-                    await agent.resume_on_error(run.checkpoint, on_event=events.append))
-            assert then.status == "finished"
-            out.update(run_surfaces(then, agent, events, folder, "then"))
+        events = []
+        answer = f"yes, {plan['password']} {plan['pin']}"
+        then = (await runner.resume(kept, answer, on_event=events.append) if run.paused else
+                await runner.resume_on_error(kept, on_event=events.append))
+        assert then.status == "finished"
+        out.update(run_surfaces(then, agent, events, folder, "then"))
     return out
+
+
+def leaks(found: dict[str, str], plan: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(where, secret) for where, text in found.items() for secret in secrets_of(plan) if secret in text]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plan=plans())
 async def test_random_secrets_in_random_places_reach_no_surface(plan: dict[str, Any]) -> None:
     agent, message = build(plan)
-    found = await surfaces(agent, message, plan)
-    secrets = secrets_of(plan)
-    leaks = [(where, secret) for where, text in found.items() for secret in secrets if secret in text]
-    assert leaks == []
-
-
-async def composed_surfaces(plan: dict[str, Any]) -> dict[str, str]:
-    """The same run as the second member of a Sequence whose first member already said the values (unmasked then:
-    nothing had covered them yet), and the leg that resumes the composition."""
-    agent, message = build(plan)
-    said = f"Known so far: {plan['password']} and {plan['pin']}, ticket pending."
-    flow = Sequence({"teller": Agent(provider=mock(reply=said, stream=plan["stream"]), name="teller"),
-                     "worker": agent})
-    events: list[Any] = []
-    out: dict[str, str] = {}
-    try:
-        run = await flow.run(message, on_event=events.append)
-    except FlowCheckpointError as err:
-        out["error"] = f"{err}\n{err!r}\n{json.dumps(err.evidence(), default=str)}"
-        out["error checkpoint"] = shown_checkpoint(err.checkpoint)
-        run, kept = flow.last_run, err.checkpoint
-    else:
-        kept = run.checkpoint
-    assert run is not None
-    with tempfile.TemporaryDirectory() as folder:
-        out.update(run_surfaces(run, agent, events, folder, "first"))
-        if kept is not None:
-            events = []
-            then = (await flow.resume(kept, f"yes, {plan['password']}", on_event=events.append) if run.paused else
-                    await flow.resume_on_error(kept, on_event=events.append))
-            assert then.status == "finished"
-            out.update(run_surfaces(then, agent, events, folder, "then"))
-    return out
+    assert leaks(await surfaces(agent, agent, message, plan), plan) == []
 
 
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plan=plans())
 async def test_random_secrets_reach_no_surface_of_a_composition_either(plan: dict[str, Any]) -> None:
-    found = await composed_surfaces(plan)
-    leaks = [(where, secret) for where, text in found.items() for secret in secrets_of(plan) if secret in text]
-    assert leaks == []
+    """The same run as the second member of a Sequence whose first member already said the values (unmasked
+    then: nothing had covered them yet)."""
+    agent, message = build(plan)
+    said = f"Known so far: {plan['password']} and {plan['pin']}, ticket pending."
+    flow = Sequence({"teller": Agent(provider=mock(reply=said, stream=plan["stream"]), name="teller"),
+                     "worker": agent})
+    assert leaks(await surfaces(flow, agent, message, plan), plan) == []
