@@ -402,6 +402,19 @@ def policy_from_data(data: Any, *sources: Redaction | None) -> Redaction:
     return Redaction._of(keys, patterns)
 
 
+def policy_from_reports(reports: Iterable[Any]) -> Redaction | None:
+    """What can be rebuilt of the policies recordings were made under, from their redaction reports:
+    the keys, and the library's patterns by name (a caller's pattern is reported by name only, so it
+    cannot be). ``None`` when the reports name neither."""
+    keys: set[str] = set()
+    names: set[str] = set()
+    for report in reports:
+        if isinstance(report, Mapping):
+            keys.update(k for k in report.get("keys") or () if isinstance(k, str) and k.strip())
+            names.update(n for n in report.get("patterns") or () if isinstance(n, str) and n in BUILTIN_PATTERNS)
+    return Redaction(keys=sorted(keys), builtins=sorted(names)) if keys or names else None
+
+
 _LIBRARY: list[Redaction] = []
 
 

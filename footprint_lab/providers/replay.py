@@ -32,7 +32,7 @@ from itertools import takewhile
 from typing import Any
 
 from footprint_lab.engine.recording import LLMExchange, Recording, jsonable
-from footprint_lab.engine.redaction import BUILTIN_PATTERNS, Redaction
+from footprint_lab.engine.redaction import Redaction, policy_from_reports
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.providers.errors import ProviderError
 from footprint_lab.providers.mock import chunks
@@ -197,12 +197,9 @@ def _first_model(recording: Recording) -> str:
 
 def _policy(recording: Recording, redact: Redaction | None) -> Redaction | None:
     """The policy to mask live requests with: ``redact``, else the report's keys and library patterns."""
-    reports = [m.redaction for m in _members(recording) if m.redaction]
-    if redact is not None or not reports:
+    if redact is not None:
         return redact
-    keys = sorted({k for report in reports for k in report.get("keys", []) if isinstance(k, str) and k.strip()})
-    names = sorted({n for report in reports for n in report.get("patterns", []) if n in BUILTIN_PATTERNS})
-    return Redaction(keys=keys, builtins=names) if keys or names else None
+    return policy_from_reports(m.redaction for m in _members(recording) if m.redaction)
 
 
 def _key(request: dict[str, Any]) -> str:
