@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 from footprint_lab.engine.captured import UsageCounts
+from footprint_lab.engine.recall import swept_tokens
 from footprint_lab.engine.recorder import Recorder, expand_payload, uncompact
 from footprint_lab.engine.rows import Rows, rows_field
 
@@ -506,8 +507,11 @@ def build_recording(
     seqs, types, event_steps, payloads = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
                                           recorder.event_payloads)
 
+    # a value learned late whose words went out in neighbouring streamed tokens: those tokens as they should read
+    tokens = swept_tokens(types, event_steps, payloads, recorder.policy) if sweep is not _unchanged else {}
+
     def event(i: int) -> Event:
-        type_, payload = types[i], payloads[i]
+        type_, payload = types[i], tokens.get(i, payloads[i])
         # a routine payload (a tuple) holds paths and step ids, never a value: nothing to sweep
         payload = jsonable(expand_payload(type_, payload)) if isinstance(payload, tuple) else sweep(jsonable(payload))
         return _event({"seq": seqs[i], "run_id": run_id, "type": type_, "step_id": event_steps[i],
