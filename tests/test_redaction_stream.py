@@ -90,3 +90,17 @@ def test_a_long_stream_held_behind_a_key_that_never_ends_is_released_masked_at_t
     out = released([prose[i:i + 3] for i in range(0, len(prose), 3)])
     assert len(out) > 100 and "".join(out) == POLICY.for_run().scrub(prose)
     assert not any(word in piece for piece in out for word in ("Falcon", "Elm"))
+
+
+def test_a_known_pass_phrase_is_never_released_word_by_word() -> None:
+    scrubber = Redaction(keys=["password"]).for_run()
+    scrubber.scrub({"password": "correct horse battery staple"})  # learned before the stream
+    text = "I will try correct horse battery staple now, then stop."
+    for cuts in itertools.chain(((i,) for i in range(1, len(text))), itertools.combinations(range(1, len(text), 4), 2)):
+        out: list[str] = []
+        gate = TokenGate(scrubber, out.append)
+        for chunk in pieces(text, cuts):
+            gate.feed(chunk)
+        gate.flush()
+        assert "".join(out) == "I will try [redacted:password] now, then stop.", cuts
+        assert not any(word in piece for piece in out for word in ("correct", "horse", "battery")), cuts

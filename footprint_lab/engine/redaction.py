@@ -605,10 +605,16 @@ class RunScrubber:
             return 0
         spans = [span for p in self._patterns if p.spans_breaks for span in p.spans(text)]
         for secret in self._learned:
+            if not any(char.isspace() for char in secret):
+                continue  # a value without whitespace cannot straddle a cut at whitespace
             at = text.find(secret)
             while at != -1:
                 spans.append((at, at + len(secret)))
                 at = text.find(secret, at + 1)
+            # the start of the value may be what the text ends with: the rest may be on its way
+            arriving = next((k for k in range(min(len(secret) - 1, len(text)), 0, -1) if text.endswith(secret[:k])), 0)
+            if arriving:
+                spans.append((len(text) - arriving, len(text)))
         for cut in reversed(breaks):
             if cut and all(not start < cut < end for start, end in spans):
                 return cut
