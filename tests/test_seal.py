@@ -166,3 +166,49 @@ def test_the_answer_view_shows_the_seal_escaped() -> None:
 def test_the_seal_names_are_exported() -> None:
     assert footprint_lab.seal is seal and footprint_lab.verify is verify
     assert footprint_lab.Verdict.__name__ == "Verdict"
+
+
+def echo_tool() -> Any:
+    """A tool whose result spells the records' own field names, in no sorted order, with a huge integer."""
+    return define_tool(
+        name="echo", description="Echo a record back.", input_schema={"type": "object", "properties": {}},
+        fn=lambda: {"zeta": 1, "step_id": "tool#99", "content": "nested", "seq": 2**70, "alpha": [3, 2, 1]})
+
+
+def test_an_edit_after_data_that_spells_field_names_is_still_named_exactly() -> None:
+    agent = Agent(provider=mock(replies=[{"tool": "echo", "args": {}}, "done"]), tools=[echo_tool()], seal=True)
+    data = json.loads(agent.run_sync("go").recording.model_dump_json())
+    last = len(data["events"]) - 1
+    data["events"][last]["type"] = "edited"
+    verdict = verify(Recording.model_validate(data))
+    assert (verdict.kind, verdict.index, verdict.field) == ("events", last, "type")
+    piece = next(n for n, p in enumerate(data["context_pieces"]) if p["source_kind"] == "tool_result")
+    data = json.loads(agent.run_sync("go").recording.model_dump_json())
+    data["context_pieces"][piece]["detail"]["requested_by"] = "someone else"
+    verdict = verify(Recording.model_validate(data))
+    assert (verdict.kind, verdict.index, verdict.field) == ("context_pieces", piece, "detail")
+
+
+def test_a_seal_holds_after_keys_are_sorted_and_integers_beyond_64_bits() -> None:
+    """A saved notebook writes every key sorted; the recording's free-form data already is."""
+    run = Agent(provider=mock(replies=[{"tool": "echo", "args": {}}, "done"]), tools=[echo_tool()],
+                seal=True).run_sync("go")
+    resorted = json.dumps(json.loads(run.recording.model_dump_json()), sort_keys=True)
+    assert verify(resorted).holds and verify(run).holds
+    assert str(2**70) in resorted
+
+
+def test_a_run_sealed_by_its_agent_is_sealed_as_it_ended_and_survives_copies() -> None:
+    import copy
+    import pickle
+
+    run = sealed_run()
+    recording = run.recording
+    ended = recording.started_at + recording.duration_ms / 1000
+    assert recording.seal is not None and recording.seal.sealed_at == pytest.approx(ended)
+    assert verify(run).holds
+    for other in (copy.deepcopy(recording), pickle.loads(pickle.dumps(recording)),
+                  Recording.model_validate_json(recording.model_dump_json())):
+        assert other == recording and verify(other).holds
+    fresh = sealed_run().recording  # copied before its seal was ever read
+    assert verify(copy.deepcopy(fresh)).holds and verify(pickle.loads(pickle.dumps(fresh))).holds

@@ -15,6 +15,7 @@ Role: context layer; pure computation, nothing here records.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -41,7 +42,12 @@ class RetrievalIndex(Protocol):
 
 
 class BM25Index:
-    """Okapi BM25 over an inverted index: scoring costs only the postings of the query's words."""
+    """Okapi BM25 over an inverted index: scoring costs only the postings of the query's words.
+
+    Everything in a word's score for a text but the query is known once the corpus is indexed,
+    so each posting holds the word's whole contribution to that text's score, and scoring a
+    query adds up its words' postings.
+    """
 
     __slots__ = ("b", "k1", "lengths", "mean_length", "postings", "size", "weights")
 
@@ -49,7 +55,7 @@ class BM25Index:
         self.k1 = k1
         self.b = b
         self.size = len(texts)
-        self.postings: dict[str, list[tuple[int, int]]] = {}
+        counted: dict[str, list[tuple[int, int]]] = {}
         self.lengths: list[int] = []
         for position, text in enumerate(texts):
             tokens = words(text)
@@ -58,25 +64,27 @@ class BM25Index:
             for token in tokens:
                 counts[token] = counts.get(token, 0) + 1
             for token, count in counts.items():
-                self.postings.setdefault(token, []).append((position, count))
+                counted.setdefault(token, []).append((position, count))
         self.mean_length = (sum(self.lengths) / self.size) if self.size else 0.0
         # The "+1" form of BM25's idf: never negative, so a common word still counts a little.
         self.weights = {
             token: math.log(1 + (self.size - len(posting) + 0.5) / (len(posting) + 0.5))
-            for token, posting in self.postings.items()
+            for token, posting in counted.items()
+        }
+        mean = self.mean_length or 1.0
+        #: word -> (text position, the word's contribution to that text's score)
+        self.postings: dict[str, list[tuple[int, float]]] = {
+            token: [(position, self.weights[token] * count * (k1 + 1)
+                     / (count + k1 * (1 - b + b * self.lengths[position] / mean)))
+                    for position, count in posting]
+            for token, posting in counted.items()
         }
 
     def scores(self, query: str) -> list[float]:
         out = [0.0] * self.size
-        k1, b, mean, lengths = self.k1, self.b, self.mean_length or 1.0, self.lengths
         for token in set(words(query)):
-            posting = self.postings.get(token)
-            if posting is None:
-                continue
-            weight = self.weights[token]
-            for position, count in posting:
-                norm = k1 * (1 - b + b * lengths[position] / mean)
-                out[position] += weight * count * (k1 + 1) / (count + norm)
+            for position, contribution in self.postings.get(token, ()):
+                out[position] += contribution
         return out
 
 
@@ -141,9 +149,9 @@ class EmbeddingScorer:
 
 def retrieve(index: RetrievalIndex, query: str, top_k: int) -> list[tuple[int, float]]:
     """``(chunk position, score)`` of the ``top_k`` best chunks with a positive score, best first."""
-    scored = [(score, position) for position, score in enumerate(index.scores(query)) if score > 0]
-    scored.sort(key=lambda pair: (-pair[0], pair[1]))
-    return [(position, score) for score, position in scored[:top_k]]
+    best = heapq.nsmallest(top_k, ((-score, position) for position, score in enumerate(index.scores(query))
+                                   if score > 0))
+    return [(position, -score) for score, position in best]
 
 
 def _documents(corpus: Any) -> list[tuple[str, str]] | None:

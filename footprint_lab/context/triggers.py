@@ -130,12 +130,15 @@ class Rule(Trigger):
 
 
 class OnToolReturn(Trigger):
-    __slots__ = ("name", "pattern")
+    __slots__ = ("name", "pattern", "target")
     kind = "on_tool_return"
 
     def __init__(self, name: str | None, pattern: re.Pattern[str] | None) -> None:
         self.name = name
         self.pattern = pattern
+        #: what the verdict depends on besides the tools that returned: triggers with equal
+        #: targets give equal verdicts in an iteration
+        self.target = (name, pattern)
 
     def matches(self, tool_name: str) -> bool:
         if self.pattern is not None:

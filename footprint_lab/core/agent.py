@@ -57,7 +57,7 @@ from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, ended_status
 from footprint_lab.core.tools import Tool, ToolContext, result_text, tool_list
 from footprint_lab.core.turn import PAUSE, Slots, Turn, input_refused
-from footprint_lab.engine.captured import Evidence, UsageCounts, captured_piece
+from footprint_lab.engine.captured import Evidence, captured_piece
 from footprint_lab.engine.recorder import Recorder, summarize
 from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, call_problem, describe_shape
@@ -254,7 +254,7 @@ class Agent(Conversation, Runner):
         first_run_id = start.first_run_id if start is not None and not mount.path else serves.run_id
         turn = Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)),
                     first_run_id, runner={"kind": self.kind, "id": self.id, "name": self.name},
-                    door=type(self).__name__)
+                    door=type(self).__name__, sealed=self.seal)
         if self._context is not None:
             turn.context = self._context.start(rec, turn.message, turn.history, turn.memory.namespace())
         rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})
@@ -456,8 +456,9 @@ class Agent(Conversation, Runner):
             "tool_pieces": tuple(slots.tool_ids), "tools_withheld": withheld, "duration_ms": duration_ms,
             "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
             "response_model": response.model, "wire": response.wire,
-            "usage": UsageCounts(usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,
-                                 usage.cache_write_tokens, usage.estimated),
+            "tool_margins": _margins(response, calls, slots.schemas),
+            "usage": (usage.input_tokens, usage.output_tokens, usage.cache_read_tokens,  # as UsageCounts names
+                      usage.cache_write_tokens, usage.estimated),
         })
         message: dict[str, Any] = {"role": "assistant", "content": response.content}
         if calls:
@@ -621,3 +622,11 @@ def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:
         return str(next((m["content"] for m in reversed(start.history) if m["role"] == "user"), ""))
     return str(message)
 
+
+def _margins(response: LLMResponse, calls: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
+    """How close each tool choice was, when the provider reported log-probabilities (``explain.choice``)."""
+    if not response.logprobs or not calls:
+        return ()
+    from footprint_lab.explain.choice import choice_margins
+
+    return choice_margins(response.logprobs, calls, [tool["name"] for tool in tools])

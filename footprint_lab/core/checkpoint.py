@@ -33,13 +33,13 @@ from pydantic import BaseModel, ConfigDict
 from footprint_lab.core.concealed import Concealed, Mapper, map_value
 from footprint_lab.core.identity import IDENTITY_FIELDS
 from footprint_lab.core.leg import Saved, thaw, turn_position
-from footprint_lab.engine.recording import jsonable
+from footprint_lab.engine.recording import Seal, jsonable
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT_FIELDS = (
     "schema_version", "run_id", "first_run_id", "history", "identity", "agent_id", "redaction", "redaction_marks",
-    "pause",
+    "pause", "seal",
 )
 _ROLE_KEYS = {
     "user": {"role", "content"},
@@ -72,6 +72,8 @@ class Checkpoint(Concealed):
     redaction: dict[str, Any] | None = None
     redaction_marks: dict[str, list[str]]
     pause: dict[str, Any] | None = None
+    #: set by ``footprint_lab.seal`` (and by ``Agent(..., seal=True)``): a hash over the saved form above
+    seal: Seal | None = None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from footprint_lab.engine.display import bundle
@@ -134,7 +136,12 @@ def checkpoint_from(saved: Saved) -> Checkpoint:
         redaction_marks={k: list(v) for k, v in saved.marks.items()},
         pause=jsonable(saved.pause.as_data()) if saved.pause is not None else None,
     )
-    return checkpoint if saved.scrubber is None else checkpoint.concealed_by(saved.scrubber)
+    checkpoint = checkpoint if saved.scrubber is None else checkpoint.concealed_by(saved.scrubber)
+    if saved.sealed:  # over the saved form: a sealed checkpoint never holds what the policy covers
+        from footprint_lab.engine.seal import seal
+
+        seal(checkpoint)  # type: ignore[arg-type]  # seal takes a checkpoint too
+    return checkpoint
 
 
 class InvalidCheckpointError(Refusal):
@@ -253,15 +260,22 @@ def plain_checkpoint(value: Any, door: str, fix: str = _AS_GIVEN) -> dict[str, A
 
 
 def check_envelope(data: dict[str, Any], names: tuple[str, ...], version: int, door: str, fix: str = _AS_GIVEN) -> None:
-    """Every field present, none unknown, and the version this library reads and writes."""
+    """Every field present (a ``seal`` may be left out), none unknown, and the version this library reads and writes."""
     for name in names:
-        if name not in data:
+        if name not in data and name != "seal":
             raise InvalidCheckpointError(door, name, "nothing", "is missing", fix)
     unknown = [k for k in data if k not in names]
     if unknown:
         raise InvalidCheckpointError(
             door, "checkpoint", f"{len(unknown)} field(s) this library does not write", "has unknown fields", fix
         )
+    made = data.get("seal")
+    if made is not None and not isinstance(made, Seal):
+        try:
+            Seal.model_validate(made)
+        except ValueError:
+            raise InvalidCheckpointError(door, "seal", describe_shape(made),
+                                         "must be null or the seal footprint_lab.seal wrote", fix) from None
     found = data["schema_version"]
     if type(found) is not int or found != version:
         raise InvalidCheckpointError(

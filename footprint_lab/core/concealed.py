@@ -36,6 +36,8 @@ from footprint_lab.engine.redaction import PLACEHOLDER
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
 
 Mapper = Callable[[Any], Any]
+#: a checkpoint's own seal (``footprint_lab.seal``) is not part of what its private values stand for
+_OWN_SEAL = {"seal"}
 
 
 class MaskedCheckpointError(Refusal):
@@ -197,7 +199,7 @@ class Concealed(BaseModel):
         The private values while the fields are as written; else the fields themselves, which
         a door checks for placeholders.
         """
-        if self._real is not None and self.model_dump_json() == self._shown:
+        if self._real is not None and self.model_dump_json(exclude=_OWN_SEAL) == self._shown:
             return json.loads(self._real), self._trusted
         shown = self.model_dump(mode="json", include=set(self._VALUE_FIELDS))
         return shown, False
@@ -224,7 +226,7 @@ class Concealed(BaseModel):
         values, _ = self.door_values()
         real = self._map_values(values, fn)
         copy._real = json.dumps(real, ensure_ascii=False)
-        copy._shown = copy.model_dump_json()
+        copy._shown = copy.model_dump_json(exclude=_OWN_SEAL)
         copy._trusted = trust or not placeholders(real)
         return copy
 
@@ -245,5 +247,5 @@ class Concealed(BaseModel):
         copy._real = json.dumps(real, ensure_ascii=False)
         copy._trusted = trusted or self._real is None  # a run's own values, or what its caller accepted
         copy._learned = {**self._learned, **scrubber.known()}
-        copy._shown = copy.model_dump_json()
+        copy._shown = copy.model_dump_json(exclude=_OWN_SEAL)
         return copy

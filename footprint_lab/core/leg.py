@@ -114,6 +114,8 @@ class Saved:
     pause: Pause | None = None
     #: the run's scrubber (with what it learned), which masks the checkpoint's saved form
     scrubber: RunScrubber | None = None
+    #: whether the checkpoint is sealed (``Agent(..., seal=True)``)
+    sealed: bool = False
 
 
 def freeze(history: Sequence[dict[str, Any]]) -> str:

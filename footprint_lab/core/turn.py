@@ -55,11 +55,12 @@ class Turn:
     """
 
     __slots__ = ("call_index", "context", "door", "first_run_id", "history", "history_chars", "identity", "leg",
-                 "memory", "message", "rec", "run_id", "runner", "slots")
+                 "memory", "message", "rec", "run_id", "runner", "sealed", "slots")
 
     def __init__(self, rec: Recorder, message: Any, identity: Any, leg: Leg, first_run_id: str, *,
-                 runner: dict[str, Any], door: str) -> None:
+                 runner: dict[str, Any], door: str, sealed: bool = False) -> None:
         self.rec = rec
+        self.sealed = sealed
         self.run_id = rec.run_id
         self.message = message
         self.identity = identity
@@ -157,7 +158,7 @@ class Turn:
             history=None if outcome == "input-refused" else freeze(self.history if history is None else history),
             identity=self.identity, agent_id=self.runner["id"],
             policy=scrubber.policy if scrubber is not None else None, marks=self.leg.marks(), pause=pause,
-            scrubber=scrubber,
+            scrubber=scrubber, sealed=self.sealed,
         )
 
     def make_run(
@@ -167,22 +168,44 @@ class Turn:
         """The run users hold; its recording is built from the recorder when first asked for."""
         ended = perf_counter_ns()
         rec = self.rec
-        runner_info = self.runner
-        identity = self.identity
         scrubber = self.leg.scrubber
-        report = scrubber.report() if scrubber is not None else None
-
-        def build() -> Any:
-            from footprint_lab.engine.recording import build_recording
-
-            return build_recording(
-                rec, runner=runner_info, status=status, input=bag, answer=answer,
-                identity=_identity_dict(identity), stopped_early=stopped_early, error=error, ended_ns=ended,
-                redaction=report,
-            )
-
+        build = _Build(rec, self.runner, status, bag, answer, self.identity, stopped_early, error, ended,
+                       scrubber.report() if scrubber is not None else None)
         return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
                    shown_answer=rec.clean(answer), clean=rec.clean if rec.policy is not None else None)
+
+
+class _Build:
+    """What a finished run's recording is built from, when first asked for.
+
+    One object where a closure held a cell per value: a composition keeps one per member run
+    alive, and the collector walks every one of them (bench/bench_flow.py).
+    """
+
+    __slots__ = ("answer", "bag", "ended", "error", "identity", "rec", "report", "runner", "status", "stopped_early")
+
+    def __init__(self, rec: Recorder, runner: dict[str, Any], status: str, bag: dict[str, Any], answer: str | None,
+                 identity: Identity | None, stopped_early: dict[str, Any] | None, error: dict[str, Any] | None,
+                 ended: int, report: dict[str, Any] | None) -> None:
+        self.rec = rec
+        self.runner = runner
+        self.status = status
+        self.bag = bag
+        self.answer = answer
+        self.identity = identity
+        self.stopped_early = stopped_early
+        self.error = error
+        self.ended = ended
+        self.report = report
+
+    def __call__(self) -> Any:
+        from footprint_lab.engine.recording import build_recording
+
+        return build_recording(
+            self.rec, runner=self.runner, status=self.status, input=self.bag, answer=self.answer,
+            identity=_identity_dict(self.identity), stopped_early=self.stopped_early, error=self.error,
+            ended_ns=self.ended, redaction=self.report,
+        )
 
 
 def input_refused() -> dict[str, Any]:

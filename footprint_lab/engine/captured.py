@@ -1,18 +1,21 @@
 """What a runner captures while it runs, typed: a context piece, and the token usage of a call.
 
 Rule kept: each captured record has one shape, written by one constructor. A runner appends
-thousands of these per run, so they stay a flat ``dict`` of plain values (a ``TypedDict``,
-which the garbage collector never has to track) and a ``NamedTuple``: the type checker knows
-every key and field, and nothing costs more at run time than the literal it replaces. The
-``Recording`` turns them into its pydantic models once, when the run ends
-(``engine.recording``), where every :class:`Evidence` key goes into the piece's ``detail``.
+thousands of pieces per run (200 declarations give 200 verdicts an iteration), so a piece is
+captured in the form the finished run keeps: one flat tuple, its keys first (one tuple shared by
+every piece of its shape), then its values, all plain values; the garbage collector stops
+tracking such a tuple after its first pass, and a piece costs one allocation, never a dict
+to be converted later. The token usage of a call is a plain tuple in the order
+:class:`UsageCounts` names. The ``Recording`` turns pieces into its pydantic models on first
+use (``engine.recording``), where every :class:`Evidence` key goes into the piece's ``detail``.
 
 Role: engine layer, shared by ``core`` (the agent's own pieces) and ``context`` (declared ones).
 """
 
 from __future__ import annotations
 
-from typing import Literal, NamedTuple, TypedDict, Unpack
+from collections.abc import Hashable
+from typing import Any, Literal, NamedTuple, TypedDict, TypeVar, Unpack
 
 Slot = Literal["system", "messages", "tools"]
 Verdict = Literal["admitted", "skipped", "dropped"]
@@ -51,25 +54,67 @@ class Evidence(TypedDict, total=False):
     used: int
 
 
-class CapturedPiece(Evidence):
-    """One context piece as captured: the ``ContextPiece`` fields known while the run is live.
+#: The ``ContextPiece`` fields every captured piece holds, in this order, before its evidence;
+#: ``content_hash`` and ``index`` are computed when the recording is built.
+PIECE_FIELDS = ("slot", "position", "source_kind", "source_id", "content", "trigger", "verdict", "reason",
+                "allowed_by", "landed_by", "iteration", "cache", "declared_at")
+#: where :data:`PIECE_FIELDS` sit in a captured piece (its keys come first)
+SOURCE_KIND, ALLOWED_BY = PIECE_FIELDS.index("source_kind") + 1, PIECE_FIELDS.index("allowed_by") + 1
+#: A captured piece: ``(keys, *values)``, the keys being :data:`PIECE_FIELDS` followed by the
+#: :class:`Evidence` keys it carries (one tuple shared by every piece of that shape), then one
+#: value per key.
+CapturedPiece = tuple[Any, ...]
 
-    ``content_hash`` and ``index`` are computed when the recording is built.
-    """
+#: The reason a piece dropped over its slot's budget is captured with; its text is written from
+#: its slot and its ``size`` / ``budget`` / ``used`` evidence when the recording is built
+#: (:func:`budget_reason`), so that a run with many dropped pieces formats none of them.
+OVER_BUDGET = "over budget"
 
-    slot: Slot
-    position: int
-    source_kind: str
-    source_id: str
-    content: str
-    trigger: str
-    verdict: Verdict
-    reason: str
-    allowed_by: str
-    landed_by: str | None
-    iteration: int | None
-    cache: Cache | None
-    declared_at: str | None
+
+def budget_reason(slot: str, budget: int, used: int, size: int) -> str:
+    """Why a piece was dropped: its slot's budget, what was used before it, and what it needed."""
+    return f"over the {slot} budget of {budget} characters: {used} used, this piece needs {size}"
+
+
+Shared = TypeVar("Shared", bound=Hashable)
+_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def one_copy(table: dict[Shared, Shared], value: Shared) -> Shared:
+    """The copy of ``value`` kept in ``table`` (kept there on first sight, while the table is small):
+    a long run captures thousands of records that repeat a few keys tuples and payloads."""
+    shared = table.get(value)
+    if shared is None:
+        shared = value
+        if len(table) < 4096:
+            table[value] = value
+    return shared
+
+
+def shared_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """One shared copy of a tuple of keys."""
+    return one_copy(_KEYS, keys)
+
+
+def piece_keys(evidence: tuple[str, ...]) -> tuple[str, ...]:
+    """The keys of a piece that carries these evidence keys (shared, see :func:`shared_keys`)."""
+    return shared_keys(PIECE_FIELDS + evidence)
+
+
+def evidence_of(piece: CapturedPiece, key: str, default: Any = None) -> Any:
+    """One evidence value of a captured piece (``default`` when it does not carry that key)."""
+    keys = piece[0]
+    return piece[keys.index(key) + 1] if key in keys else default
+
+
+def flat(record: dict[str, Any]) -> tuple[Any, ...]:
+    """A captured dict in the form a piece is captured in: ``(keys, *values)``, its keys shared."""
+    return (shared_keys(tuple(record)), *record.values())
+
+
+def as_dict(record: tuple[Any, ...] | dict[str, Any]) -> dict[str, Any]:
+    """A captured record (a piece, an exchange) as a dict, whichever form it is held in."""
+    return dict(zip(record[0], record[1:], strict=True)) if isinstance(record, tuple) else record
 
 
 def captured_piece(
@@ -94,16 +139,13 @@ def captured_piece(
     position ``-1`` and no ``landed_by``, whatever ``position`` says.
     """
     landed = verdict == "admitted"
-    return {
-        "slot": slot, "position": position if landed else -1, "source_kind": source_kind, "source_id": source_id,
-        "content": content, "trigger": trigger, "verdict": verdict, "reason": reason, "allowed_by": step,
-        "landed_by": step if landed else None, "iteration": iteration, "cache": cache, "declared_at": declared_at,
-        **evidence,
-    }
+    return (piece_keys(tuple(evidence)), slot, position if landed else -1, source_kind, source_id, content, trigger,
+            verdict, reason, step, step if landed else None, iteration, cache, declared_at, *evidence.values())
 
 
 class UsageCounts(NamedTuple):
-    """The token usage of one LLM call, as captured with its exchange."""
+    """The token usage of one LLM call, as captured with its exchange (in this order, as a plain tuple:
+    the collector stops tracking a plain tuple of numbers, never a named one)."""
 
     input_tokens: int
     output_tokens: int

@@ -16,6 +16,7 @@ only when a policy has learned something since it last looked; the work is over 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from typing import Any
 
 #: one delivered event, as a run's stream keeps it: ``(seq, type, step_id, payload)``
@@ -41,7 +42,8 @@ def recall(delivered: list[Delivered], policy: Any, fresh: list[str]) -> list[di
     return [{"seq": delivered[index][0], "payload": changed[index]} for index in sorted(changed)]
 
 
-def swept_tokens(types: list[str], steps: list[str], payloads: list[Any], policy: Any) -> dict[int, dict[str, Any]]:
+def swept_tokens(types: Sequence[str], steps: Sequence[str], payloads: Sequence[Any],
+                 policy: Any) -> dict[int, dict[str, Any]]:
     """For a recording's events (by index): token events that carry a learned value between them, as they
     should read. A per-event sweep cannot find a value whose words went out in neighbouring tokens."""
     known = policy.known()

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable
 from time import perf_counter_ns, time
 from typing import Any, Protocol
 
+from footprint_lab.engine.captured import flat
 from footprint_lab.engine.unicode import sound_text
 
 Path = tuple[str, ...]
@@ -42,25 +43,6 @@ EVENT_TYPES = (
     "llm_start", "llm_end", "token", "tool_start", "tool_end", "error", "recall",
 )
 VERBS = ("set", "merge", "append", "delete")
-
-#: The payload fields of the engine's own routine events. Their payloads are captured as
-#: tuples of plain values (which the garbage collector stops tracking) and expanded into
-#: dicts with these names when delivered or materialised.
-ROUTINE_FIELDS: dict[str, tuple[str, ...]] = {
-    "step_start": ("stage", "iteration"),
-    "step_end": ("status",),
-    "read": ("path", "writer"),
-    "write": ("path", "verb"),
-    "commit": ("paths",),
-}
-
-
-def expand_payload(type_: str, payload: Any) -> dict[str, Any]:
-    """An event payload as a dict, whichever form it was captured in."""
-    if isinstance(payload, tuple):
-        return dict(zip(ROUTINE_FIELDS[type_], payload, strict=True))
-    return payload
-
 
 class Scrubber(Protocol):
     """What the recorder needs of a redaction policy."""
@@ -100,40 +82,6 @@ def _nothing() -> None:
     return None
 
 
-_PAYLOADS: dict[tuple[Any, ...], tuple[Any, ...]] = {}
-_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
-Compact = tuple[tuple[str, ...], tuple[Any, ...]]
-
-
-def compact(captured: dict[str, Any] | Compact) -> Compact:
-    """A captured dict as ``(keys, values)``, its keys' tuple shared with every dict of the same keys."""
-    if isinstance(captured, tuple):
-        return captured
-    keys = tuple(captured)
-    shared = _KEYS.get(keys)
-    if shared is None:
-        shared = keys
-        if len(_KEYS) < 4096:
-            _KEYS[keys] = keys
-    return shared, tuple(captured.values())
-
-
-def uncompact(captured: dict[str, Any] | Compact) -> dict[str, Any]:
-    """A captured dict, whichever form it is held in."""
-    return dict(zip(*captured, strict=True)) if isinstance(captured, tuple) else captured
-
-
-def routine(payload: tuple[Any, ...]) -> tuple[Any, ...]:
-    """One shared copy of a routine payload seen before (``("ok",)``, ``("messages", "append")``):
-    a long run repeats a handful of them thousands of times."""
-    shared = _PAYLOADS.get(payload)
-    if shared is None:
-        shared = payload
-        if len(_PAYLOADS) < 4096:
-            _PAYLOADS[payload] = payload
-    return shared
-
-
 class EventStream(tuple[Callable[[Any], None], ...]):
     """The listeners of one run (a tuple of them), with the event counter its recorders share.
 
@@ -161,6 +109,11 @@ def event_stream(listeners: Iterable[Listener]) -> EventStream:
     return listeners if isinstance(listeners, EventStream) else EventStream(listeners)
 
 
+#: the capture's columns, which :meth:`Recorder.seal` turns into tuples when the run ends
+_COLUMNS = ("steps", "reads", "commits", "entry_paths", "entry_verbs", "entry_values", "event_types", "event_steps",
+            "event_payloads", "pieces", "exchanges", "messages", "message_pieces")
+
+
 class Recorder:
     """Captures one run (or one member run) as it executes."""
 
@@ -176,6 +129,7 @@ class Recorder:
         "entry_values",
         "entry_verbs",
         "event_payloads",
+        "event_refs",
         "event_seqs",
         "event_steps",
         "event_types",
@@ -224,15 +178,19 @@ class Recorder:
         self.entry_values: list[Any] = []
         self.commits: list[tuple[str, int, int]] = []
         self.decisions: list[tuple[str, str, tuple[tuple[str, dict[str, Any], Any], ...], str]] = []
-        # Events are kept in three parallel columns rather than one tuple each, and routine
-        # payloads as tuples of plain values: the cyclic garbage collector stops tracking those,
-        # so a long run's events do not make every collection slower (bench/bench_agent.py).
+        # Events are kept in parallel columns rather than one tuple each. The engine's routine
+        # events (step_start, step_end, read, write, commit) each announce a record kept anyway
+        # (a step, a read, a commit entry, a commit): such an event keeps only that record's
+        # index, in event_refs (-1 for the others), and its payload is made from the record when
+        # delivered or materialised (payload). A long run's events then add no object for the
+        # garbage collector to walk (bench/bench_agent.py).
         self.event_seqs = array("q")  # 8 bytes a number, where a list holds a pointer and an int object
+        self.event_refs = array("q")
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
-        self.event_payloads: list[dict[str, Any]] = []
-        #: CapturedPiece dicts (engine.captured) while the run goes on; (keys, values) pairs once it
-        #: is sealed (see seal)
+        #: each event's payload dict, None for a routine event (see event_refs)
+        self.event_payloads: list[dict[str, Any] | None] = []
+        #: context pieces, each captured as a ``(keys, values)`` pair (engine.captured.CapturedPiece)
         self.pieces: list[Any] = []
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
@@ -271,17 +229,27 @@ class Recorder:
             self.seal()
 
     def seal(self) -> None:
-        """Hold the finished run's pieces and exchanges compactly, as ``(keys, values)`` tuple pairs.
+        """Make the finished run's capture read-only, compact, and invisible to the garbage collector.
 
-        Runners capture them as flat dicts they may still update while the run goes on; once it
-        has ended they only wait to be read (:func:`~footprint_lab.engine.recording.build_recording`
-        reads both forms). A dict of a dozen keys takes about four times the room of its values'
-        tuple, and the keys' tuple is shared by every piece of the same shape.
+        - Each exchange, captured as a flat dict the agent may update while its call goes on,
+          becomes a ``(keys, *values)`` tuple, its keys shared by every exchange of the same
+          shape (about a quarter of the dict's room; ``build_recording`` reads both forms).
+          Context pieces are captured in that form from the start (``engine.captured``).
+        - Every column becomes a tuple. A list is walked by every full collection, element by
+          element, for as long as the run is held; a tuple of untracked values (strings,
+          numbers, the capture's tuples) is untracked by the collector's next pass and never
+          walked again. A notebook holds many finished runs (``agent.last_run`` at least):
+          each one's capture then costs later collections nothing (bench/bench_agent.py). A
+          column written after the run ended would fail loudly (a tuple has no ``append``).
+        - The live tracked scope is let go: every value it held is in the commits.
         """
-        self.pieces = [compact(piece) for piece in self.pieces]
-        self.exchanges = [compact(exchange) for exchange in self.exchanges]
+        self.exchanges = [flat(exchange) if isinstance(exchange, dict) else exchange for exchange in self.exchanges]
+        for column in _COLUMNS:
+            setattr(self, column, tuple(getattr(self, column)))
+        self.state = {}
+        self.writers = {}
 
-    def _event(self, type_: str, step_id: str, payload: Any) -> None:
+    def _event(self, type_: str, step_id: str, payload: dict[str, Any] | None, ref: int = -1) -> None:
         stream = self.listeners
         learned: int = getattr(self.policy, "learned_count", 0)
         if learned and stream:
@@ -289,14 +257,32 @@ class Recorder:
         seq = stream.next_seq
         stream.next_seq = seq + 1
         self.event_seqs.append(seq)
+        self.event_refs.append(ref)
         self.event_types.append(type_)
         self.event_steps.append(step_id)
         self.event_payloads.append(payload)
         if stream:
-            delivered = expand_payload(type_, payload)
-            if not isinstance(payload, tuple):
+            delivered = self.payload(type_, payload, ref)
+            if payload is not None:  # a routine payload holds paths and step ids, never a value
                 stream.delivered.append((seq, type_, step_id, delivered))
             self._deliver(seq, type_, step_id, delivered)
+
+    def payload(self, type_: str, captured: dict[str, Any] | None, ref: int) -> dict[str, Any]:
+        """An event's payload: as captured, or (a routine event) made from the record at ``ref``."""
+        if captured is not None:
+            return captured
+        if type_ == "step_start":
+            step = self.steps[ref]
+            return {"stage": step[1], "iteration": step[2]}
+        if type_ == "step_end":
+            return {"status": self.steps[ref][5]}
+        if type_ == "read":
+            read = self.reads[ref]
+            return {"path": dotted(read[1]), "writer": read[2]}
+        if type_ == "write":
+            return {"path": dotted(self.entry_paths[ref]), "verb": self.entry_verbs[ref]}
+        _, first, end = self.commits[ref]
+        return {"paths": ", ".join(dotted(path) for path in self.entry_paths[first:end])}
 
     def _recall(self, stream: EventStream) -> None:
         """Tell the listeners which events they were sent before the policy learned a value they hold.
@@ -328,9 +314,9 @@ class Recorder:
     def events(self) -> list[tuple[int, str, str, dict[str, Any]]]:
         """The events so far as ``(seq, type, step_id, payload)`` tuples."""
         return [
-            (seq, type_, step_id, expand_payload(type_, payload))
-            for seq, type_, step_id, payload in zip(
-                self.event_seqs, self.event_types, self.event_steps, self.event_payloads, strict=True
+            (seq, type_, step_id, self.payload(type_, payload, ref))
+            for seq, type_, step_id, payload, ref in zip(
+                self.event_seqs, self.event_types, self.event_steps, self.event_payloads, self.event_refs, strict=True
             )
         ]
 
@@ -378,7 +364,7 @@ class Recorder:
         self.current = step_id
         self.pending_start = len(self.entry_paths)
         self.steps.append((step_id, stage, iteration, perf_counter_ns(), 0, "running"))
-        self._event("step_start", step_id, routine((stage, iteration)))
+        self._event("step_start", step_id, None, len(self.steps) - 1)
         return step_id
 
     def read(self, path: Path) -> Any:
@@ -393,7 +379,7 @@ class Recorder:
         else:
             summary = policy.scrub(summarize(value))
         self.reads.append((self.current, path, writer, summary))
-        self._event("read", self.current, (dotted(path), writer))
+        self._event("read", self.current, None, len(self.reads) - 1)
         return value
 
     def write(self, path: Path, verb: str, value: Any) -> None:
@@ -417,7 +403,7 @@ class Recorder:
         self.entry_paths.append(path)
         self.entry_verbs.append(verb)
         self.entry_values.append(value if self.policy is None else self.policy.scrub(value))
-        self._event("write", self.current, routine((dotted(path), verb)))
+        self._event("write", self.current, None, len(self.entry_paths) - 1)
 
     def decide(self, rule: str, evidence: Iterable[tuple[str, dict[str, Any], Any]], chosen: str) -> None:
         """Record which branch the current step chose, with each rule's inputs and result."""
@@ -431,14 +417,14 @@ class Recorder:
         first, end = self.pending_start, len(self.entry_paths)
         self.commits.append((step_id, first, end))
         self.pending_start = end
-        self._event("commit", step_id, routine((", ".join(dotted(p) for p in self.entry_paths[first:end]),)))
+        self._event("commit", step_id, None, len(self.commits) - 1)
         step = self.steps[-1]
         index = len(self.steps) - 1
         if step[0] != step_id:  # a step opened alongside others is closed out of order
             index = next(i for i in range(index, -1, -1) if self.steps[i][0] == step_id)
             step = self.steps[index]
         self.steps[index] = (step[0], step[1], step[2], step[3], perf_counter_ns(), status)
-        self._event("step_end", step_id, routine((status,)))
+        self._event("step_end", step_id, None, index)
 
     # -- steps that run alongside each other (parallel branches, graph nodes) ----------
     def open_step(self, stage: str, iteration: int | None = None, reads: Iterable[Path] = ()) -> tuple[str, list[Any]]:

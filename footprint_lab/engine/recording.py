@@ -25,11 +25,11 @@ import math
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, WrapSerializer, model_validator
 
-from footprint_lab.engine.captured import UsageCounts
+from footprint_lab.engine.captured import OVER_BUDGET, UsageCounts, as_dict, budget_reason
 from footprint_lab.engine.recall import swept_tokens
-from footprint_lab.engine.recorder import Recorder, expand_payload, uncompact
+from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.rows import Rows, rows_field
 
 SCHEMA_VERSION = 1
@@ -147,12 +147,31 @@ class ToolCallRecord(_Data):
     args: dict[str, Any]
 
 
+class ToolMargin(_Data):
+    """How close one tool choice was, from the provider's log-probabilities (``explain.choice``).
+
+    ``logprob`` is the deciding token's; ``runner_up`` the best other token at that position and
+    ``runner_up_tool`` the offered tool it would have begun (``None`` when it begins none);
+    ``margin`` is the difference in nats (``None`` when the provider listed no alternative).
+    """
+
+    call_id: str
+    tool: str
+    logprob: float
+    runner_up: str | None = None
+    runner_up_tool: str | None = None
+    runner_up_logprob: float | None = None
+    margin: float | None = None
+
+
 class ResponseRecord(_Data):
     content: str | None
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     stop_reason: str | None = None
     model: str | None = None
     usage: Usage = Field(default_factory=Usage)
+    #: per tool call, how close the choice was, when the provider reported log-probabilities
+    tool_margins: list[ToolMargin] = Field(default_factory=list)
 
 
 class LLMExchange(_Data):
@@ -204,6 +223,82 @@ class Seal(_Data):
     sealed_at: float = 0.0
 
 
+class PendingSeal(Seal):
+    """A seal owed since the run ended, worked out the first time anything looks at it.
+
+    ``Agent(..., seal=True)`` seals every run, but hashing a recording means making every one
+    of its records, which costs more than the run itself; most runs are never saved or
+    checked. So a sealed run's recording carries this stand-in, made from the run's closed
+    capture and stamped with the run's end as ``sealed_at``: reading any field, comparing,
+    copying, pickling or dumping it (the recording's own dump included) computes the seal
+    then, exactly as it would have been computed when the run ended, and from then on it is
+    an ordinary ``Seal``.
+    """
+
+    __slots__ = ("_make",)
+
+    def __init__(self, make: Callable[[], Seal]) -> None:  # no fields yet: they come on first use
+        object.__setattr__(self, "__dict__", {})
+        object.__setattr__(self, "__pydantic_fields_set__", set())
+        object.__setattr__(self, "__pydantic_extra__", None)
+        object.__setattr__(self, "__pydantic_private__", None)
+        object.__setattr__(self, "_make", make)
+
+    def settled(self) -> Seal:
+        """This seal with its fields computed (they are computed once)."""
+        make = self._make
+        if make is not None:
+            object.__setattr__(self, "_make", None)
+            try:
+                made = make()
+            except BaseException:
+                object.__setattr__(self, "_make", make)
+                raise
+            self.__dict__.update(made.__dict__)
+            object.__setattr__(self, "__pydantic_fields_set__", set(made.__pydantic_fields_set__))
+        return self
+
+    def __getattr__(self, name: str) -> Any:
+        if self._make is not None and name in Seal.model_fields:
+            return getattr(self.settled(), name)
+        return super().__getattr__(name)  # type: ignore[misc]
+
+    def __eq__(self, other: object) -> bool:
+        self.settled()
+        if isinstance(other, PendingSeal):
+            other.settled()
+        return isinstance(other, Seal) and self.__dict__ == other.__dict__
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(self.as_seal())
+
+    def as_seal(self) -> Seal:
+        """A plain ``Seal`` with these fields (what copies, pickles and dumps are made of)."""
+        return Seal.model_construct(**self.settled().__dict__)
+
+    def __copy__(self) -> Seal:  # type: ignore[override]
+        return self.as_seal()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Seal:  # type: ignore[override]
+        return self.as_seal().model_copy(deep=True)
+
+    def __reduce__(self) -> Any:
+        return self.as_seal().__reduce__()
+
+    def model_dump(self, **options: Any) -> dict[str, Any]:
+        return self.as_seal().model_dump(**options)
+
+    def model_dump_json(self, **options: Any) -> str:
+        return self.as_seal().model_dump_json(**options)
+
+
+def _settled_seal(value: Seal | None, handler: Any) -> Any:
+    """How a recording's dump writes its seal: a pending one is computed first."""
+    return handler(value.as_seal() if isinstance(value, PendingSeal) else value)
+
+
 class Recording(_Data):
     """A whole run, as data."""
 
@@ -238,7 +333,7 @@ class Recording(_Data):
     listener_errors: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
     #: set by ``footprint_lab.seal``; annotations stay outside it
-    seal: Seal | None = None
+    seal: Annotated[Seal | None, WrapSerializer(_settled_seal)] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -383,13 +478,19 @@ def content_hash(text: str) -> str:
 
 
 def jsonable(value: Any) -> Any:
-    """``value`` as JSON-native data, so a recording round-trips exactly."""
+    """``value`` as JSON-native data, so a recording round-trips exactly.
+
+    A mapping comes back with its keys sorted: a saved notebook sorts every key, so a
+    recording whose free-form data is already in that order reads back identical, text
+    included, which is what lets its seal hold after the trip (``engine.seal``).
+    """
     if value is None or isinstance(value, str | bool | int):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else repr(value)
     if isinstance(value, dict):
-        return {str(k): jsonable(v) for k, v in value.items()}
+        out = {str(k): jsonable(v) for k, v in value.items()}
+        return out if len(out) < 2 else {k: out[k] for k in sorted(out)}
     if isinstance(value, list | tuple):
         return [jsonable(v) for v in value]
     if isinstance(value, set | frozenset):
@@ -426,9 +527,9 @@ def _maker(cls: type[_Data]) -> Any:
 
 
 (_step, _read, _commit, _entry, _decision, _rule, _event, _context_piece, _llm_exchange, _response, _usage,
- _tool_call, _recording) = (_maker(model) for model in (
+ _tool_call, _tool_margin, _recording) = (_maker(model) for model in (
     Step, Read, Commit, CommitEntry, Decision, RuleEvidence, Event, ContextPiece, LLMExchange, ResponseRecord, Usage,
-    ToolCallRecord, Recording))
+    ToolCallRecord, ToolMargin, Recording))
 
 
 def _unchanged(value: Any) -> Any:
@@ -504,16 +605,16 @@ def build_recording(
         ], "chosen": sweep(d[3])})
 
     run_id = recorder.run_id
-    seqs, types, event_steps, payloads = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
-                                          recorder.event_payloads)
+    seqs, types, event_steps, payloads, refs = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
+                                                recorder.event_payloads, recorder.event_refs)
 
     # a value learned late whose words went out in neighbouring streamed tokens: those tokens as they should read
     tokens = swept_tokens(types, event_steps, payloads, recorder.policy) if sweep is not _unchanged else {}
 
     def event(i: int) -> Event:
         type_, payload = types[i], tokens.get(i, payloads[i])
-        # a routine payload (a tuple) holds paths and step ids, never a value: nothing to sweep
-        payload = jsonable(expand_payload(type_, payload)) if isinstance(payload, tuple) else sweep(jsonable(payload))
+        # a routine event's payload (made from its record) holds paths and step ids, never a value: nothing to sweep
+        payload = jsonable(recorder.payload(type_, None, refs[i])) if payload is None else sweep(jsonable(payload))
         return _event({"seq": seqs[i], "run_id": run_id, "type": type_, "step_id": event_steps[i],
                        "payload": payload})
 
@@ -537,9 +638,9 @@ def build_recording(
         "decisions": Rows(count=len(captured_decisions), make=decision),
         "events": Rows(count=len(seqs), make=event),
         "context_pieces": Rows(count=len(captured_pieces),
-                               make=lambda i: _piece(i, uncompact(captured_pieces[i]), clean)),
+                               make=lambda i: _piece(i, as_dict(captured_pieces[i]), clean)),
         "exchanges": Rows(count=len(captured_exchanges),
-                          make=lambda i: _exchange(uncompact(captured_exchanges[i]), clean)),
+                          make=lambda i: _exchange(as_dict(captured_exchanges[i]), clean)),
         "messages": clean(jsonable(recorder.messages)),
         "message_pieces": list(recorder.message_pieces),
         "children": children or [],
@@ -557,12 +658,12 @@ _PIECE_DEFAULTS = {name: field.default for name, field in ContextPiece.model_fie
 
 
 def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
-    """A captured piece (a ``CapturedPiece``): its known fields as they are, its evidence keys into ``detail``.
+    """A captured piece (a ``CapturedPiece``, as a dict): its known fields as they are, its evidence keys
+    into ``detail``.
 
-    Runners capture pieces as flat dicts of plain values (the garbage collector does not
-    track those, see ``engine.captured``), so evidence such as a tool result's
-    ``requested_by`` rides as a top-level key and is gathered into ``detail`` here; a field
-    a piece leaves out takes its default.
+    Runners capture pieces as flat tuples of plain values (see ``engine.captured``), so evidence
+    such as a tool result's ``requested_by`` rides beside the fields and is gathered into
+    ``detail`` here; a field a piece leaves out takes its default.
     """
     content = clean(piece["content"])
     values = dict(_PIECE_DEFAULTS)
@@ -572,11 +673,13 @@ def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
             values[key] = clean(value) if key in _PIECE_TEXT else value
         elif key != "content":
             detail[key] = value
+    if values["reason"] == OVER_BUDGET and values["verdict"] == "dropped":
+        values["reason"] = budget_reason(values["slot"], detail["budget"], detail["used"], detail["size"])
     values.update(index=index, content=content, content_hash=content_hash(content), detail=jsonable(clean(detail)))
     return _context_piece({name: values[name] for name in _PIECE_ORDER})
 
 
-_RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage")
+_RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage", "tool_margins")
 
 
 def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
@@ -584,7 +687,7 @@ def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
     data = clean(jsonable({k: v for k, v in captured.items() if k not in _RESPONSE_FIELDS}))
     response = clean(jsonable({k: captured.get(k) for k in _RESPONSE_FIELDS}))
     usage = response["usage"]
-    # the captured UsageCounts, a list once made JSON-native
+    # the captured usage counts (engine.captured.UsageCounts), a list once made JSON-native
     usage = dict(zip(UsageCounts._fields, usage, strict=True)) if isinstance(usage, list) else usage or {}
     calls = response["tool_calls"] or []
     data["response"] = _response({
@@ -592,9 +695,12 @@ def _exchange(captured: dict[str, Any], clean: Any) -> LLMExchange:
         "tool_calls": [_tool_call({"id": c["id"], "name": c["name"], "args": c["args"]}) for c in calls],
         "stop_reason": response["stop_reason"], "model": response["response_model"],
         "usage": _usage({name: usage.get(name, default) for name, default in _USAGE_DEFAULTS.items()}),
+        "tool_margins": [_tool_margin({name: margin.get(name) for name in _MARGIN_FIELDS})  # in field order
+                         for margin in response["tool_margins"] or ()],
     })
     return _llm_exchange({name: data[name] if name in data else field.get_default(call_default_factory=True)
                           for name, field in LLMExchange.model_fields.items()})
 
 
 _USAGE_DEFAULTS = {name: field.default for name, field in Usage.model_fields.items()}
+_MARGIN_FIELDS = tuple(ToolMargin.model_fields)

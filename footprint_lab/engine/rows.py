@@ -121,6 +121,12 @@ class Rows(MutableSequence[Item]):
         return (Rows, (self.items(),))
 
 
+def as_list(value: list[Item]) -> list[Item]:
+    """A recording's list as a plain list (a ``Rows``'s own, built now if it was not): for loops that
+    index it thousands of times, where each ``Rows`` lookup would be a Python call."""
+    return value.items() if isinstance(value, Rows) else value
+
+
 def _wrap(value: list[Any]) -> Rows[Any]:
     return value if isinstance(value, Rows) else Rows(value)
 

@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.rows import as_list
 from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.explain.checks import recording_of, whole_number
 from footprint_lab.explain.index import ANSWER_PATH, RecordingIndex
@@ -395,13 +396,14 @@ def _candidates(walk: _Walk, slice_: Slice) -> list[Candidate]:
     found: list[Candidate] = []
     for call in slice_.calls:
         recording = index.home[call]
-        pieces = recording.context_pieces
+        pieces = as_list(recording.context_pieces)
+        count = len(pieces)
         depth = slice_.depths[call]
         owner = id(recording)
         for indices in recording.exchange_pieces(index.exchanges[call]).values():
             for number in indices:
                 key = (owner, number)
-                if key in seen or not 0 <= number < len(pieces):
+                if key in seen or not 0 <= number < count:
                     continue
                 seen.add(key)
                 found.append(Candidate(walk, recording, pieces[number], call, depth))

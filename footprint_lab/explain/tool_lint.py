@@ -279,8 +279,8 @@ def _cosines(rows: Any) -> Any:
 def twins(tools: list[dict[str, Any]], chosen: str, *, threshold: float = THRESHOLD) -> list[tuple[str, float]]:
     """The tools of one call's tools slot that the lint finds confusable with ``chosen``, closest first.
 
-    What the answer view shows beside a tool call ("chose between twins"); the provider's
-    log-probabilities, which would give the choice's real margin, are not recorded today.
+    What the answer view shows beside a tool call ("chose between twins") when the provider reported
+    no log-probabilities; with them, the recording's measured margins (``explain.choice``) come first.
     """
     key = json.dumps(tools, sort_keys=True, default=str)
     pairs = _twin_pairs(key, threshold)

@@ -406,8 +406,7 @@ class Composition(Runner):
             identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
             answers=dict(exe.answers), paused=dict(exe.paused), failed=dict(exe.failed),
         )
-        if exe.scrubber is not None:
-            checkpoint = checkpoint.concealed_by(exe.scrubber)
+        checkpoint = self._saved_form(checkpoint, exe)
         inner = exc.member if isinstance(exc, FlowCheckpointError) else None
         key = next(iter(exe.failed), None)
         member = f"{key}/{inner}" if key is not None and inner else key
@@ -431,7 +430,17 @@ class Composition(Runner):
             identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
             answers=dict(exe.answers), paused=dict(exe.paused),
         )
-        return checkpoint if exe.scrubber is None else checkpoint.concealed_by(exe.scrubber)
+        return self._saved_form(checkpoint, exe)
+
+    def _saved_form(self, checkpoint: Any, exe: _Exec) -> Any:
+        """The checkpoint as it is handed out: masked under a policy, then sealed when a member seals."""
+        if exe.scrubber is not None:
+            checkpoint = checkpoint.concealed_by(exe.scrubber)
+        if self.seal:
+            from footprint_lab.engine.seal import seal
+
+            seal(checkpoint)
+        return checkpoint
 
     async def _flow(self, exe: _Exec) -> Path:
         """Run the members; return the tracked path holding the composition's answer."""

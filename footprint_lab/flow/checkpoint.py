@@ -48,6 +48,7 @@ from footprint_lab.core.checkpoint import (
 from footprint_lab.core.concealed import Concealed, Mapper, map_value
 from footprint_lab.core.conversation import ResumeIdentityConflictError
 from footprint_lab.core.identity import Identity
+from footprint_lab.engine.recording import Seal
 from footprint_lab.engine.refusal import RunFailure, describe_shape
 
 if TYPE_CHECKING:
@@ -59,7 +60,8 @@ if TYPE_CHECKING:
     from footprint_lab.flow._composition import Composition
 
 FLOW_CHECKPOINT_VERSION = 1
-FLOW_CHECKPOINT_FIELDS = ("schema_version", "run_id", "runner", "identity", "input", "answers", "paused", "failed")
+FLOW_CHECKPOINT_FIELDS = ("schema_version", "run_id", "runner", "identity", "input", "answers", "paused", "failed",
+                          "seal")
 #: Input keys that would say whom the run is for: the doors refuse them, so no checkpoint carries them.
 _CLAIMS = ("parent_run", "identity")
 _AS_GIVEN = ("Pass run.checkpoint of a paused run of this composition as it was written; a stored one reads "
@@ -87,6 +89,8 @@ class FlowCheckpoint(Concealed):
     paused: dict[str, Checkpoint | FlowCheckpoint]
     #: members that failed (a failed run's checkpoint), each with what it kept, or ``None``
     failed: dict[str, Checkpoint | FlowCheckpoint | None] = Field(default_factory=dict)
+    #: set by ``footprint_lab.seal`` (and by a composition with a sealing member): over the saved form above
+    seal: Seal | None = None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from footprint_lab.engine.display import bundle

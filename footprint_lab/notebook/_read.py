@@ -205,13 +205,14 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
 
     A ``.ipynb`` notebook gives one verdict per embedded recording (``cell 3, output 0``), every
     copy checked; a recording that no longer fits the schema is a broken verdict naming the field.
-    Any other path is read as one saved recording (``.json``).
+    Any other path is read as one saved recording (``.json``), or a saved checkpoint (an agent's
+    or a composition's, told apart by their fields).
     """
     from footprint_lab.engine.seal import Verdict, verify
 
     where = as_path(path)
     if where.suffix.lower() != ".ipynb":
-        return [("recording", verify(where))]
+        return [_saved_checkpoint(where) or ("recording", verify(where))]
     found: list[tuple[str, Verdict]] = []
     for cell, output, data in outputs(read_notebook(where)):
         carried = data.get("data")
@@ -225,3 +226,28 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
             field, problem = recording
             found.append((place, Verdict("broken", kind="recording", field=field, problem=problem)))
     return found
+
+
+def _saved_checkpoint(where: Path) -> tuple[str, Verdict] | None:
+    """A saved checkpoint's verdict, or ``None`` when the file is not a checkpoint."""
+    from pydantic import ValidationError
+
+    from footprint_lab.core.checkpoint import Checkpoint
+    from footprint_lab.engine.seal import Verdict, verify
+    from footprint_lab.flow.checkpoint import FlowCheckpoint
+
+    try:
+        text = where.read_bytes()
+        data = json.loads(text)
+    except (OSError, ValueError):
+        return None
+    kind = (Checkpoint if isinstance(data, dict) and {"first_run_id", "history"} <= data.keys()
+            else FlowCheckpoint if isinstance(data, dict) and {"answers", "paused"} <= data.keys() else None)
+    if kind is None:
+        return None
+    try:
+        return "checkpoint", verify(kind.model_validate_json(text))
+    except ValidationError as problem:
+        field = ".".join(str(part) for part in problem.errors()[0]["loc"])
+        return "checkpoint", Verdict("broken", kind="checkpoint", field=field,
+                                     problem="does not fit the checkpoint schema")

@@ -3,7 +3,7 @@
     footprint-lab scan  NOTEBOOK...  [policy]    exit 1 when anything still matches
     footprint-lab scrub NOTEBOOK...  [policy] [--out PATH]
     footprint-lab html  NOTEBOOK     --out PAGE.html
-    footprint-lab verify FILE...     [--require-seal]   (.ipynb or a saved .json recording)
+    footprint-lab verify FILE...     [--require-seal]   (.ipynb, or a saved .json recording or checkpoint)
     footprint-lab lint-tools CATALOG.json [--threshold X]
 
 The policy is ``Redaction.standard()`` (common secret keys and every built-in pattern) plus

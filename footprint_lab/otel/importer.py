@@ -329,7 +329,7 @@ class _Importer:
             "message_count": len(self.history), "tools": schemas, "system_pieces": system_ids,
             "tool_pieces": tool_ids, "duration_ms": (span.end_ns - span.start_ns) / 1e6,
             "content": reply.get("content"), "tool_calls": calls, "stop_reason": _stop(attrs),
-            "response_model": attrs.get("gen_ai.response.model"), "usage": usage,
+            "response_model": attrs.get("gen_ai.response.model"), "usage": tuple(usage),
         })
         for call in calls:
             self.asked[call["id"]] = step_id

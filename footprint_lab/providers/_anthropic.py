@@ -39,6 +39,7 @@ class AnthropicProvider(HttpProvider):
 
     name: ClassVar[str] = "anthropic"
     key_env: ClassVar[str | None] = "ANTHROPIC_API_KEY"
+    has_logprobs: ClassVar[bool] = False
     base_url_env: ClassVar[str | None] = "ANTHROPIC_BASE_URL"
     default_base_url: ClassVar[str] = "https://api.anthropic.com"
     path: ClassVar[str] = "/v1/messages"

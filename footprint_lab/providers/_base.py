@@ -73,6 +73,7 @@ class Settings(TypedDict, total=False):
     retry_backoff: float
     max_retry_wait: float
     max_connections: int
+    logprobs: int | None
 
 
 class HttpProvider(ABC):
@@ -89,6 +90,9 @@ class HttpProvider(ABC):
     wait for a connection, in seconds; ``max_retries``, ``retry_backoff`` and
     ``max_retry_wait`` bound the retries of rate-limited or failing calls;
     ``max_connections`` sizes the connection pool every run of this provider shares.
+    ``logprobs=n`` asks for each generated token's log-probability with the ``n`` likeliest
+    alternatives (0-20), so the recording can say how close each tool choice was
+    (``footprint_lab.explain.choice``); a wire that reports none refuses it.
     """
 
     name: ClassVar[str] = "http"
@@ -101,6 +105,8 @@ class HttpProvider(ABC):
     path: ClassVar[str] = ""
     #: How a streamed reply is framed: ``sse`` (server-sent events) or ``ndjson``.
     framing: ClassVar[str] = "sse"
+    #: Whether the wire can report log-probabilities of generated tokens.
+    has_logprobs: ClassVar[bool] = True
     #: Request-body keys the provider owns; ``options`` may not set them.
     reserved: ClassVar[frozenset[str]] = frozenset({"model", "messages", "stream", "tools", "system"})
 
@@ -120,6 +126,7 @@ class HttpProvider(ABC):
         retry_backoff: float = 0.5,
         max_retry_wait: float = 20.0,
         max_connections: int = 100,
+        logprobs: int | None = None,
     ) -> None:
         p = self.name
         if not isinstance(model, str) or not model.strip():
@@ -132,6 +139,13 @@ class HttpProvider(ABC):
                                        or max_tokens < 1):
             raise ProviderConfigError(p, "max_tokens", describe_shape(max_tokens),
                                       "must be a whole number of at least 1, or None")
+        if logprobs is not None and (isinstance(logprobs, bool) or not isinstance(logprobs, int)
+                                     or not 0 <= logprobs <= 20):
+            raise ProviderConfigError(p, "logprobs", describe_shape(logprobs),
+                                      "must be how many alternatives to report per token, 0 to 20, or None")
+        if logprobs is not None and not self.has_logprobs:
+            raise ProviderConfigError(p, "logprobs", "a number", f"is not reported by the {p} API; leave it unset "
+                                      "(the answer view then names the tools that read alike instead)")
         limits = _limits(p, timeout=timeout, connect_timeout=connect_timeout, max_retries=max_retries,
                          retry_backoff=retry_backoff, max_retry_wait=max_retry_wait,
                          max_connections=max_connections)
@@ -139,6 +153,7 @@ class HttpProvider(ABC):
         self.base_url = url
         self.stream = stream
         self.max_tokens = max_tokens
+        self.logprobs = logprobs
         self.options = self._check_options(options)
         wire_headers = _check_headers(p, headers)
         wire_headers.update(self._auth_headers(self._api_key(api_key, own_server=url != self.default_base_url)))

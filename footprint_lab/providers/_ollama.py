@@ -20,7 +20,15 @@ from typing import Any, ClassVar, Unpack
 from footprint_lab.providers._base import HttpProvider, Settings, call_id, function_tools, stop_reason
 from footprint_lab.providers._failures import Hints
 from footprint_lab.providers._http import Missing, ServerError, parse_args, require
-from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
+from footprint_lab.providers.types import (
+    LLMRequest,
+    LLMResponse,
+    TokenCallback,
+    TokenChoice,
+    ToolCall,
+    Usage,
+    token_choices,
+)
 
 
 class OllamaProvider(HttpProvider):
@@ -64,6 +72,9 @@ class OllamaProvider(HttpProvider):
         options = {**self.options, **request.options}
         if self.max_tokens is not None:
             options["num_predict"] = self.max_tokens
+        if self.logprobs is not None:
+            body["logprobs"] = True
+            body["top_logprobs"] = self.logprobs
         if request.seed is not None:
             options["seed"] = request.seed
         if options:
@@ -78,7 +89,7 @@ class OllamaProvider(HttpProvider):
         return LLMResponse(
             content=message.get("content") if message.get("content") or not calls else None, tool_calls=calls,
             usage=_usage(payload), stop_reason=stop_reason(payload.get("done_reason"), bool(calls)),
-            model=payload.get("model"),
+            model=payload.get("model"), logprobs=token_choices(payload["logprobs"]) if "logprobs" in payload else None,
         )
 
     def parser(self, request: LLMRequest, on_token: TokenCallback | None) -> _Stream:
@@ -88,7 +99,7 @@ class OllamaProvider(HttpProvider):
 class _Stream:
     """Assembles NDJSON chat lines until the one marked ``done``."""
 
-    __slots__ = ("calls", "final", "on_token", "request", "text")
+    __slots__ = ("calls", "final", "logprobs", "on_token", "request", "text")
 
     def __init__(self, request: LLMRequest, on_token: TokenCallback | None) -> None:
         self.request = request
@@ -96,6 +107,7 @@ class _Stream:
         self.text: list[str] = []
         self.calls: list[ToolCall] = []
         self.final: dict[str, Any] | None = None
+        self.logprobs: list[TokenChoice] | None = None
 
     def feed(self, event: str | None, data: Any) -> None:
         if not isinstance(data, dict):
@@ -108,6 +120,9 @@ class _Stream:
             self.text.append(text)
             if self.on_token is not None:
                 self.on_token(text)
+        if data.get("logprobs"):
+            self.logprobs = self.logprobs if self.logprobs is not None else []
+            self.logprobs.extend(token_choices(data["logprobs"]))
         if message.get("tool_calls"):
             self.calls.extend(_calls(message["tool_calls"], self.request, len(self.calls)))
         if data.get("done"):
@@ -120,7 +135,7 @@ class _Stream:
         return LLMResponse(
             content="".join(self.text) if self.text or not self.calls else None, tool_calls=self.calls,
             usage=_usage(final), stop_reason=stop_reason(final.get("done_reason"), bool(self.calls)),
-            model=final.get("model"),
+            model=final.get("model"), logprobs=self.logprobs,
         )
 
 

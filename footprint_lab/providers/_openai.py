@@ -19,7 +19,15 @@ from typing import Any, ClassVar, Unpack
 from footprint_lab.providers._base import HttpProvider, Settings, call_id, function_tools, stop_reason
 from footprint_lab.providers._failures import Hints
 from footprint_lab.providers._http import Missing, ServerError, parse_args, require
-from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
+from footprint_lab.providers.types import (
+    LLMRequest,
+    LLMResponse,
+    TokenCallback,
+    TokenChoice,
+    ToolCall,
+    Usage,
+    token_choices,
+)
 
 
 class OpenAIProvider(HttpProvider):
@@ -52,6 +60,9 @@ class OpenAIProvider(HttpProvider):
             body["tools"] = function_tools(request.tools)
         if self.max_tokens is not None:
             body["max_tokens"] = self.max_tokens
+        if self.logprobs is not None:
+            body["logprobs"] = True
+            body["top_logprobs"] = self.logprobs
         if request.seed is not None:
             body["seed"] = request.seed
         body.update(self.options)
@@ -71,9 +82,11 @@ class OpenAIProvider(HttpProvider):
                      args=parse_args(raw["function"].get("arguments"), name))
             for k, raw in enumerate(message.get("tool_calls") or ())
         ]
+        logprobs = choice.get("logprobs")
         return LLMResponse(
             content=message.get("content"), tool_calls=calls, usage=_usage(payload.get("usage")),
             stop_reason=stop_reason(choice.get("finish_reason"), bool(calls)), model=payload.get("model"),
+            logprobs=token_choices(logprobs.get("content")) if isinstance(logprobs, dict) else None,
         )
 
     def parser(self, request: LLMRequest, on_token: TokenCallback | None) -> _Stream:
@@ -83,7 +96,7 @@ class OpenAIProvider(HttpProvider):
 class _Stream:
     """Assembles ``chat.completion.chunk`` events; tool calls by their ``index``."""
 
-    __slots__ = ("calls", "done", "finish_reason", "model", "on_token", "request", "text", "usage")
+    __slots__ = ("calls", "done", "finish_reason", "logprobs", "model", "on_token", "request", "text", "usage")
 
     def __init__(self, request: LLMRequest, on_token: TokenCallback | None) -> None:
         self.request = request
@@ -94,6 +107,7 @@ class _Stream:
         self.usage: dict[str, Any] | None = None
         self.model: str | None = None
         self.done = False
+        self.logprobs: list[TokenChoice] | None = None
 
     def feed(self, event: str | None, data: Any) -> None:
         if data == "[DONE]":
@@ -115,6 +129,10 @@ class _Stream:
                 self.text.append(text)
                 if self.on_token is not None:
                     self.on_token(text)
+            logprobs = choice.get("logprobs")
+            if isinstance(logprobs, dict) and logprobs.get("content"):
+                self.logprobs = self.logprobs if self.logprobs is not None else []
+                self.logprobs.extend(token_choices(logprobs["content"]))
             for piece in delta.get("tool_calls") or ():
                 slot = self.calls.setdefault(piece.get("index", 0), [None, None, []])
                 slot[0] = slot[0] or piece.get("id")
@@ -138,6 +156,7 @@ class _Stream:
         return LLMResponse(
             content="".join(self.text) if self.text or not calls else None, tool_calls=calls,
             usage=_usage(self.usage), stop_reason=stop_reason(self.finish_reason, bool(calls)), model=self.model,
+            logprobs=self.logprobs,
         )
 
 

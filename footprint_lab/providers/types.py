@@ -26,6 +26,40 @@ class ToolCall(NamedTuple):
     args: dict[str, Any]
 
 
+class TokenChoice(NamedTuple):
+    """One generated token as a provider reported it when asked for log-probabilities.
+
+    ``logprob`` is the natural log of the probability the model gave this token; ``top`` the
+    other likely tokens at the same position with theirs, most likely first (the chosen one
+    may be among them).
+    """
+
+    token: str
+    logprob: float
+    top: tuple[tuple[str, float], ...] = ()
+
+
+def token_choices(raw: Any) -> list[TokenChoice]:
+    """The OpenAI-shaped token list (``[{"token", "logprob", "top_logprobs": [{"token", "logprob"}]}]``,
+    also Ollama's), as :class:`TokenChoice` items.
+
+    Log-probabilities are evidence a provider may add, not part of the answer: an entry in
+    another shape is left out rather than failing the call, and text is made sound.
+    """
+    choices: list[TokenChoice] = []
+    for entry in raw if isinstance(raw, list) else ():
+        if not isinstance(entry, dict):
+            continue
+        token, logprob = entry.get("token"), entry.get("logprob")
+        if not isinstance(token, str) or not isinstance(logprob, int | float) or isinstance(logprob, bool):
+            continue
+        top = tuple((sound_text(alt["token"]), float(alt["logprob"])) for alt in entry.get("top_logprobs") or ()
+                    if isinstance(alt, dict) and isinstance(alt.get("token"), str)
+                    and isinstance(alt.get("logprob"), int | float) and not isinstance(alt.get("logprob"), bool))
+        choices.append(TokenChoice(sound_text(token), float(logprob), top))
+    return choices
+
+
 @dataclass(slots=True)
 class Usage:
     """Token counts for one call; ``estimated`` when no wire reported them."""
@@ -128,6 +162,9 @@ class LLMResponse:
     model: str | None = None
     #: The request and response as sent and received on the wire, for replay (real providers).
     wire: dict[str, Any] | None = None
+    #: The generated tokens with their log-probabilities, when the provider was asked for them
+    #: (``options={"logprobs": True, "top_logprobs": 5}`` on an OpenAI-compatible or Ollama provider).
+    logprobs: list[TokenChoice] | None = None
 
     def made_sound(self) -> LLMResponse:
         """This response with every lone surrogate in its text and tool calls made U+FFFD

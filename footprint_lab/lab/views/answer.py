@@ -25,6 +25,7 @@ Role: lab layer; a pure function of a ``Recording`` (through ``footprint_lab.exp
 
 from __future__ import annotations
 
+import math
 from typing import TYPE_CHECKING
 
 from footprint_lab.lab.views.page import (
@@ -131,18 +132,37 @@ def header(recording: Recording) -> str:
 
 
 def twins_note(exchange: LLMExchange) -> str:
-    """For each tool the model chose, the tools it was sent that read nearly alike (the tool lint's
-    confusable pairs): "chose between twins". Empty when no choice had a twin."""
-    if not exchange.response.tool_calls or len(exchange.tools) < 2:
+    """How close each tool choice was: from the provider's log-probabilities when it reported them
+    (the margin over the runner-up, "close call" under ``log 2``), otherwise the tools it was sent
+    that read nearly alike (the tool lint's confusable pairs): "chose between twins". Empty when
+    there is nothing to say."""
+    response = exchange.response
+    if not response.tool_calls:
         return ""
-    from footprint_lab.explain.tool_lint import twins
+    from footprint_lab.explain.choice import CLOSE_CALL
 
     notes = []
-    for name in dict.fromkeys(call.name for call in exchange.response.tool_calls):
-        near = twins(exchange.tools, name)
-        if near:
-            listed = ", ".join(f"<code>{esc(other)}</code> ({score:.2f})" for other, score in near)
-            notes.append(f"<code>{esc(name)}</code> chose between twins: {listed}")
+    measured = set()
+    for margin in response.tool_margins:
+        measured.add(margin.tool)
+        chose = f"<code>{esc(margin.tool)}</code> p={math.exp(margin.logprob):.2f}"
+        if margin.margin is None:
+            notes.append(f"{chose} (the provider listed no alternative)")
+            continue
+        rival = (f"<code>{esc(margin.runner_up_tool)}</code>" if margin.runner_up_tool
+                 else f"token <code>{esc(margin.runner_up)}</code>")
+        close = margin.margin < CLOSE_CALL
+        verdict = "close call, chose between twins: " if close else ""
+        notes.append(f'{verdict}{chose} over {rival} p={math.exp(margin.runner_up_logprob or 0.0):.2f}, '
+                     f'margin {margin.margin:.2f} nats' + ("" if close else " (clear)"))
+    if len(exchange.tools) >= 2:
+        from footprint_lab.explain.tool_lint import twins
+
+        for name in dict.fromkeys(call.name for call in response.tool_calls):
+            near = twins(exchange.tools, name) if name not in measured else []
+            if near:
+                listed = ", ".join(f"<code>{esc(other)}</code> ({score:.2f})" for other, score in near)
+                notes.append(f"<code>{esc(name)}</code> chose between twins: {listed}")
     return "".join(f'<p class="fl-note" data-fl-twins>{note}</p>' for note in notes)
 
 
