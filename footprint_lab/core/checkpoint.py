@@ -35,6 +35,7 @@ from footprint_lab.core.identity import IDENTITY_FIELDS
 from footprint_lab.core.leg import Saved, thaw, turn_position
 from footprint_lab.engine.recording import Seal, jsonable
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
+from footprint_lab.engine.unicode import is_sound
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT_FIELDS = (
@@ -256,7 +257,31 @@ def plain_checkpoint(value: Any, door: str, fix: str = _AS_GIVEN) -> dict[str, A
         raise InvalidCheckpointError(
             door, "checkpoint", describe_shape(value), "holds values that are not plain JSON", fix
         ) from None
+    unsound = _unsound_at(data, "")
+    if unsound is not None:  # the continued run's recording could not be saved
+        raise InvalidCheckpointError(door, unsound or "checkpoint", "a string holding a lone surrogate",
+                                     "must be text that can be saved as UTF-8", fix)
     return data
+
+
+def _unsound_at(value: Any, at: str) -> str | None:
+    """The path of the first string (key or value) in ``value`` that holds a lone surrogate, or ``None``."""
+    if isinstance(value, str):
+        return None if is_sound(value) else at
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{at}.{key}" if at else str(key)
+            if not is_sound(str(key)):
+                return at or "checkpoint"
+            found = _unsound_at(item, where)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _unsound_at(item, f"{at}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 def check_envelope(data: dict[str, Any], names: tuple[str, ...], version: int, door: str, fix: str = _AS_GIVEN) -> None:

@@ -34,6 +34,7 @@ from pydantic import BaseModel, PrivateAttr
 
 from footprint_lab.engine.redaction import PLACEHOLDER
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
+from footprint_lab.engine.unicode import is_sound
 
 Mapper = Callable[[Any], Any]
 #: a checkpoint's own seal (``footprint_lab.seal``) is not part of what its private values stand for
@@ -171,6 +172,9 @@ class Concealed(BaseModel):
                                           "keys must be placeholders this checkpoint holds (see its saved form)")
             if value is None or not isinstance(value, str | int | float):
                 raise UnmaskArgumentError(describe_shape(value), "values must be strings or numbers")
+            if isinstance(value, str) and not is_sound(value):
+                raise UnmaskArgumentError("a string holding a lone surrogate",
+                                          "values must be text that can be saved as UTF-8")
         copy = self._rewritten(put_back(dict(values)), trust=False)
         copy._learned = {**self._learned, **{str(value): mask for mask, value in values.items()}}
         return copy
