@@ -104,3 +104,20 @@ def test_a_known_pass_phrase_is_never_released_word_by_word() -> None:
         gate.flush()
         assert "".join(out) == "I will try [redacted:password] now, then stop.", cuts
         assert not any(word in piece for piece in out for word in ("correct", "horse", "battery")), cuts
+
+
+def test_a_pattern_reading_around_its_match_is_never_cut_from_what_it_reads() -> None:
+    policy = Redaction(patterns={"pin": r"(?<=pin: )\d{4}", "amount": r"\d+(?= EUR)"})
+    text = "my pin: 4821 and pay 120 EUR today, thanks a lot."
+    whole = policy.for_run().scrub(text)
+    assert whole == "my pin: [redacted:pin] and pay [redacted:amount] EUR today, thanks a lot."
+    for cuts in itertools.chain(((i,) for i in range(1, len(text))), itertools.combinations(range(1, len(text), 3), 2)):
+        out = released(pieces(text, cuts), policy)
+        assert "".join(out) == whole, cuts
+
+
+def test_a_look_behind_pattern_still_arriving_keeps_what_it_reads() -> None:
+    policy = Redaction(patterns={"pin": r"(?<=pin: )\d{4}"})
+    out = released(["my pin: 48", "21 and", " more words", " here."], policy)
+    assert "".join(out) == "my pin: [redacted:pin] and more words here."
+    assert not any("48" in piece for piece in out)

@@ -150,7 +150,7 @@ class _Pattern:
     text that outlasts the limit is masked whole (it cannot be shown which part matched, so no
     part is shown), and counted as a match of that pattern."""
 
-    __slots__ = ("_bounded", "_partial", "fingerprint", "mask", "name", "regex", "spans_breaks")
+    __slots__ = ("_bounded", "_looks_back", "_partial", "fingerprint", "mask", "name", "regex", "spans_breaks")
 
     def __init__(self, name: str, regex: re.Pattern[str], *, builtin: bool = False) -> None:
         self.name = name
@@ -161,6 +161,8 @@ class _Pattern:
         self._partial: Any = self._bounded  # a built-in's is compiled when a stream first needs it
         #: whether a match may hold whitespace (and so straddle where a stream is cut); a caller's may
         self.spans_breaks = not builtin or name in _SPANNING
+        #: a caller's look-behind reads text before its match: a stream is not cut while one may be arriving
+        self._looks_back = not builtin and ("(?<=" in regex.pattern or "(?<!" in regex.pattern)
 
     @property
     def bounded(self) -> bool:
@@ -192,7 +194,7 @@ class _Pattern:
                 m.span() for m in self._bounded.finditer(text, timeout=PATTERN_TIME_LIMIT)]
             for m in self._partial.finditer(text, partial=True, timeout=PATTERN_TIME_LIMIT):
                 if m.partial and m.start() < len(text):
-                    found.append((m.start(), len(text)))
+                    found.append((0 if self._looks_back else m.start(), len(text)))
         except TimeoutError:
             return [(0, len(text))]
         return found
@@ -603,7 +605,11 @@ class RunScrubber:
         breaks = [m.start() for m in _BREAK.finditer(text)][:-1]
         if not breaks:
             return 0
-        spans = [span for p in self._patterns if p.spans_breaks for span in p.spans(text)]
+        found = {p: p.spans(text) for p in self._patterns if p.spans_breaks}
+        spans = [span for hits in found.values() for span in hits]
+        # a caller's pattern that matches here may read around its match (see _cuts_alike); one that
+        # matches nothing whole can, cut, only mask more
+        reading = [p for p, hits in found.items() if p.bounded and hits]
         for secret in self._learned:
             if not any(char.isspace() for char in secret):
                 continue  # a value without whitespace cannot straddle a cut at whitespace
@@ -616,7 +622,7 @@ class RunScrubber:
             if arriving:
                 spans.append((len(text) - arriving, len(text)))
         for cut in reversed(breaks):
-            if cut and all(not start < cut < end for start, end in spans):
+            if cut and all(not start < cut < end for start, end in spans) and _cuts_alike(reading, text, cut):
                 return cut
         return 0
 
@@ -631,6 +637,14 @@ class RunScrubber:
     def report(self) -> dict[str, Any]:
         """The redaction report a ``Recording`` carries: what was in force and what matched, with counts."""
         return {**self.marks(), "counts": dict(sorted(self.counts.items()))}
+
+
+def _cuts_alike(patterns: list[_Pattern], text: str, cut: int) -> bool:
+    r"""Whether a caller's patterns mask ``text`` cut at ``cut`` as they mask it whole: a look-behind or
+    look-ahead may read across the cut (``(?<=pin: )\d+``, ``\d+(?= EUR)``) although no match crosses it.
+    The built-ins' only look at one character beside a match, never whitespace, so they always do."""
+    head, tail = text[:cut], text[cut:]
+    return all(p.sub(head)[0] + p.sub(tail)[0] == p.sub(text)[0] for p in patterns)
 
 
 def _distinct(key: Any, taken: dict[Any, Any]) -> Any:
