@@ -103,7 +103,6 @@ PLACEHOLDER = re.compile(r"\[redacted:[^\[\]\n]{1,80}\]")
 
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _BREAK = re.compile(r"\s+")
-_LOOK_AGAIN = 512  # held text longer than this, that nothing could be released from, is looked at again at twice
 _LEARN_MIN = 4  # shorter masked strings are not hunted for elsewhere: they would mask ordinary words
 
 
@@ -676,8 +675,9 @@ class TokenGate:
         self._held: list[str] = []
         self._size = 0
         #: how much must be held before the next look: after a look that could release nothing
-        #: (a match still arriving from early on), twice as much, so a stream held whole (a key
-        #: that never ends) is looked at a logarithmic number of times, not at every break
+        #: (a match still arriving from early on, a caller's pattern out of time), twice as much, so
+        #: a stream held whole (a key that never ends) is looked at a logarithmic number of times,
+        #: not at every break
         self._look_at = 0
 
     def feed(self, text: str) -> None:
@@ -694,7 +694,7 @@ class TokenGate:
             held = held[cut:]
             self._look_at = 0
         else:
-            self._look_at = 2 * len(held) if len(held) > _LOOK_AGAIN else 0
+            self._look_at = 2 * len(held)
         self._held = [held]
         self._size = len(held)
 
