@@ -545,6 +545,11 @@ class RunScrubber:
         """The values learned after the first ``count``."""
         return list(self._learned)[count:]
 
+    def share_learning(self, other: RunScrubber) -> None:
+        """Learn into ``other``'s values from now on (and mask what it learned): one run, one set of them."""
+        other._learned.update({k: v for k, v in self._learned.items() if k not in other._learned})
+        self._learned = other._learned
+
     def known(self) -> dict[str, str]:
         """What this scrubber has learned so far (value -> mask), for the leg that continues its conversation."""
         return dict(self._learned)
