@@ -24,7 +24,12 @@ and the tools still get what they need.
   and a pattern the caller wrote runs under a time limit, past which the text it was
   scanning is masked whole (fail closed: nothing it might have covered is shown).
 - Every run gets its own :class:`RunScrubber`, which counts what matched; the count becomes
-  the ``Recording``'s redaction report and a checkpoint's redaction marks.
+  the ``Recording``'s redaction report and a checkpoint's redaction marks. What it learned
+  is carried into the leg that continues the conversation (``teach``) and shared by every
+  member of a composition (``share_learning``).
+- Streamed tokens pass the :class:`TokenGate`, which releases text only where no match (a
+  pattern's, or a learned value's) crosses the cut or may still be arriving past it.
+- Checkpoints are masked with the run's scrubber too (:mod:`footprint_lab.core.concealed`).
 
 A policy travels in a checkpoint as plain data (:meth:`Redaction.to_data`): keys, and each
 pattern by name and fingerprint. A pattern is never compiled from that data (a stored
