@@ -19,6 +19,7 @@ from typing import Any
 import nbformat
 import pytest
 from browser_kit import chromium, keep_evidence
+from lab_kit import VAULT_PASSWORD
 from lab_server import LabServer, start_lab, stop_lab
 
 pytestmark = pytest.mark.browser
@@ -256,12 +257,10 @@ def test_ask_why_shows_the_answer_and_a_cited_id_opens_its_piece(notebook):
 
 
 def test_a_value_covered_late_disappears_from_the_live_steps(notebook):
-    from lab_kit import VAULT_PASSWORD
-
     page, console, _ = notebook
     lab = widget(page, "recall")
     with evidence(page, console, "lab-recall"):
-        press_run(lab, "finished")
+        press_run(lab, "finished")  # the vault's password showed in a tool result before login covered it
         steps = lab.locator(".fl-step-list")
         page.wait_for_function("([list, word]) => !list.textContent.includes(word)",
                                arg=[steps.element_handle(), VAULT_PASSWORD], timeout=10_000)
