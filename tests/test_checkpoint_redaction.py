@@ -117,6 +117,7 @@ async def test_a_stored_masked_checkpoint_is_refused_before_anything_runs_and_na
 async def test_unmask_puts_the_values_back_for_the_resume_only_numbers_as_numbers() -> None:
     _, _, _, err = await failed_after_login()
     stored = Checkpoint.model_validate_json(err.checkpoint.model_dump_json())
+    assert stored.masks == ["[redacted:email]", "[redacted:password]", "[redacted:pin]"]
     unmasked = stored.unmask({"[redacted:password]": PASSWORD, "[redacted:pin]": PIN, "[redacted:email]": EMAIL})
     assert leaks(shown(unmasked)) == [] and unmasked.model_dump_json() == stored.model_dump_json()
     model, logins = Model(), []

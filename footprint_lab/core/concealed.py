@@ -60,7 +60,7 @@ class MaskedCheckpointError(Refusal):
             "it; a stored one needs you to say how: checkpoint.unmask({placeholder: value, ...}) puts the values "
             "back for this resume (its saved form stays masked), or checkpoint.accept_masked() continues with "
             "the placeholders as they are. Read a stored one back with Checkpoint.model_validate_json(text) "
-            "(FlowCheckpoint for a composition) first."
+            "(FlowCheckpoint for a composition) first; its .masks lists the placeholders."
         )
         self.door = door
         self.placeholders = placeholders
@@ -153,6 +153,11 @@ class Concealed(BaseModel):
     def masked(self) -> bool:
         """``True`` when the saved form holds placeholders (a stored copy resumes only once told how)."""
         return bool(self._placeholders())
+
+    @property
+    def masks(self) -> list[str]:
+        """The distinct placeholders the saved form holds (``["[redacted:password]", ...]``): what ``unmask`` takes."""
+        return sorted(self._placeholders())
 
     def unmask(self, values: Mapping[str, Any]) -> Self:
         """A copy that resumes with ``values`` (``{"[redacted:password]": "...", ...}``) in place of their masks.
