@@ -3,7 +3,8 @@
 ``approvals()`` pauses to ask a person (``approve_refund``), ``stock()`` waits a long time in
 a tool (``check_stock``: something to Stop), ``desk()`` is a two-member composition whose
 second member is the planted-fact refunds agent. ``explainer()`` is a scripted mock explainer
-for the Ask box that reads every id it cites from its tools' output.
+for the Ask box that reads every id it cites from its tools' output. ``vault()`` shows a password
+in a tool result before a login call puts it under a covered key (a live event to recall).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ import asyncio
 import re
 from typing import Any
 
-from footprint_lab import Agent, Sequence, ask_human, tool
+from footprint_lab import Agent, Redaction, Sequence, ask_human, tool
 from footprint_lab.lab.scenarios import planted_fact_agent
 from footprint_lab.providers import LLMRequest, mock
 
@@ -43,6 +44,27 @@ def stock() -> Agent:
 def desk() -> Sequence:
     return Sequence({"triage": Agent(provider=mock(reply="A refund request."), name="triage"),
                      "refunds": planted_fact_agent()}, name="desk")
+
+
+VAULT_PASSWORD = "velvet-otter-93"
+
+
+@tool
+def read_vault() -> str:
+    """Read the vault's note."""
+    return f"the password is {VAULT_PASSWORD}"
+
+
+@tool
+def login(password: str) -> str:
+    """Log in with the password."""
+    return "logged in"
+
+
+def vault() -> Agent:
+    script = [{"tool": "read_vault", "args": {}}, {"tool": "login", "args": {"password": VAULT_PASSWORD}}, "In."]
+    return Agent(provider=mock(replies=script), tools=[read_vault, login], redact=Redaction(keys=["password"]),
+                 name="vault")
 
 
 TOP_SUSPECT = re.compile(r"^1\. \w+ '([^']+)'", re.M)

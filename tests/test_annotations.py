@@ -57,3 +57,17 @@ def test_a_note_on_a_redacted_run_is_masked_by_its_policy() -> None:
     run.annotate("answer", "The customer quoted TCK-123456 twice.")
     assert "TCK-123456" not in run.recording.model_dump_json()
     assert run.annotations().iloc[0]["text"] == "The customer quoted [redacted:ticket] twice."
+
+
+async def test_a_note_on_a_loaded_run_is_masked_by_what_its_report_names() -> None:
+    from footprint_lab import load_recording
+
+    agent = Agent(provider=mock(reply="ok"), redact=Redaction(keys=["password"], builtins=["email"]))
+    run = await agent.run("mail ana@example.org")
+    loaded = Run.from_recording(load_recording(run.recording.model_dump_json()))
+    note = loaded.annotate("answer", "asked bob@example.org")
+    assert note.text == "asked [redacted:email]" == run.annotate("answer", "asked bob@example.org").text
+    assert "bob@example.org" not in loaded.recording.model_dump_json()
+    bare = Run.from_recording(load_recording((await Agent(provider=mock(reply="ok")).run("hi")).recording
+                                             .model_dump_json()))
+    assert bare.annotate("answer", "asked bob@example.org").text == "asked bob@example.org"  # no policy: as typed

@@ -5,10 +5,13 @@ from __future__ import annotations
 
 import json
 import pickle
+import string
 from typing import Any
 
 import pytest
 from flow_kit import approver
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from footprint_lab import Agent, Checkpoint, FlowCheckpoint, Identity, Redaction, Sequence, define_tool, tool
 from footprint_lab.core.member_run import open_run_count
@@ -114,6 +117,7 @@ async def test_a_stored_masked_checkpoint_is_refused_before_anything_runs_and_na
 async def test_unmask_puts_the_values_back_for_the_resume_only_numbers_as_numbers() -> None:
     _, _, _, err = await failed_after_login()
     stored = Checkpoint.model_validate_json(err.checkpoint.model_dump_json())
+    assert stored.masks == ["[redacted:email]", "[redacted:password]", "[redacted:pin]"]
     unmasked = stored.unmask({"[redacted:password]": PASSWORD, "[redacted:pin]": PIN, "[redacted:email]": EMAIL})
     assert leaks(shown(unmasked)) == [] and unmasked.model_dump_json() == stored.model_dump_json()
     model, logins = Model(), []
@@ -263,3 +267,47 @@ def test_a_composition_with_a_sealing_member_seals_its_flow_checkpoint() -> None
     data = json.loads(run.checkpoint.model_dump_json())
     data["answers"]["writer"] = "a different draft"
     assert verify(FlowCheckpoint.model_validate(data)).field == "answers"
+
+
+WORDS = st.text(alphabet=string.ascii_letters + " .,", min_size=1, max_size=40)
+SECRET_TEXT = st.text(alphabet=string.ascii_letters + string.digits, min_size=6, max_size=16).map(lambda t: "Zq" + t)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(said=WORDS, secret=SECRET_TEXT, pin=st.integers(min_value=10_000, max_value=99_999_999))
+async def test_a_stored_checkpoint_unmasked_with_its_values_resumes_exactly_as_the_run_would(
+    said: str, secret: str, pin: int,
+) -> None:
+    def respond(request: LLMRequest) -> Any:
+        if request.messages[-1]["role"] == "user" and len(request.messages) == 1:
+            return {"tool": "login", "args": {"user": "ana", "password": secret, "pin": pin}}
+        return f"{said} {secret}"
+
+    logins: list[Any] = []
+
+    @tool
+    def login(user: str, password: str, pin: int) -> str:
+        """Log the user in."""
+        logins.append((password, pin))
+        return f"welcome {user}"
+
+    def agent(model: Any) -> Agent:
+        return Agent(provider=mock(respond=model), tools=[login], redact=Redaction(keys=["password", "pin"]))
+
+    first = agent(respond)
+    await first.run(f"{said} my password is {secret}")
+    held = first.checkpoint()
+    assert held is not None
+    stored = held.model_dump_json()
+    assert secret not in stored and str(pin) not in stored
+    sent: list[list[dict[str, Any]]] = []
+
+    def model(request: LLMRequest) -> Any:
+        sent.append(list(request.messages))
+        return "fine"
+
+    await agent(model).run("again", continue_from=held)  # this process: the real values
+    await agent(model).run("again", continue_from=Checkpoint.model_validate_json(stored).unmask(
+        {"[redacted:password]": secret, "[redacted:pin]": pin}))
+    assert sent[0] == sent[1]
+    assert logins == [(secret, pin)]

@@ -60,6 +60,7 @@ async def test_a_member_failing_after_a_tool_round_is_picked_up_without_rerunnin
     assert err.checkpoint.answers == {"triage": "triage(refund A-1001)"}
     assert [m["role"] for m in err.checkpoint.failed["refunds"].history] == ["user", "assistant", "tool"]
     assert err._footprint_run.status == "failed"
+    assert flow.last_run is err._footprint_run and flow.last_run.checkpoint is err.checkpoint  # kept on the run too
 
     # Stored as text, picked up by a composition built the same way in another process.
     stored = err.checkpoint.model_dump_json()

@@ -13,7 +13,7 @@ import json
 import pytest
 from lab_kit import approvals, desk, explainer, stock
 
-from footprint_lab import Agent, InvalidIdentityError, Lab, LabConfigError, Redaction, tool
+from footprint_lab import Agent, InvalidIdentityError, Lab, LabConfigError, Redaction, ask_human, tool
 from footprint_lab.lab.live import LiveSteps
 from footprint_lab.lab.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import LLMRequest, mock
@@ -206,6 +206,20 @@ async def test_what_the_widget_shows_is_escaped_and_covered_by_redaction():
     assert "TCK-123456" not in state and "[redacted:ticket]" in state
     html = lab.answer_html + lab.panel_html   # step rows are text: the browser never parses them as HTML
     assert "<script>" not in html and "<b>done</b>" not in html and "&lt;b&gt;done&lt;/b&gt;" in html
+
+
+async def test_a_pending_question_holding_what_the_policy_covers_is_shown_masked():
+    @tool
+    def confirm(ticket: str) -> str:
+        """Ask a person to close the ticket."""
+        ask_human(f"Close {ticket}?", choices=["yes", "no"])
+
+    agent = Agent(provider=mock(replies=[{"tool": "confirm", "args": {"ticket": "TCK-123456"}}, "Closed."]),
+                  tools=[confirm], redact=Redaction(patterns={"ticket": r"TCK-\d{6}"}))
+    lab = Lab(agent, message="Close my ticket.")
+    await press(lab, "run")
+    assert lab.status == "paused" and lab.question["text"] == "Close [redacted:ticket]?"
+    assert "TCK-123456" not in json.dumps(lab.get_state())
 
 
 async def test_the_saved_state_is_small_and_the_output_carries_a_static_answer():

@@ -19,6 +19,7 @@ from typing import Any
 import nbformat
 import pytest
 from browser_kit import chromium, keep_evidence
+from lab_kit import VAULT_PASSWORD
 from lab_server import LabServer, start_lab, stop_lab
 
 pytestmark = pytest.mark.browser
@@ -29,7 +30,7 @@ import sys
 sys.path.insert(0, {str(TESTS)!r})
 from footprint_lab import Lab
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
-from lab_kit import approvals, desk, explainer, stock
+from lab_kit import approvals, desk, explainer, stock, vault
 """
 CELLS = {
     "setup": SETUP,
@@ -40,6 +41,7 @@ CELLS = {
     "refusal": "refusal_lab = Lab(planted_fact_agent())\nrefusal_lab",
     "composition": "desk_lab = Lab(desk(), message=REFUND_REQUEST)\ndesk_lab",
     "asking": "ask_lab = Lab(planted_fact_agent(), message=REFUND_REQUEST, explainer=explainer())\nask_lab",
+    "recall": 'vault_lab = Lab(vault(), message="Log me in.")\nvault_lab',
 }
 ORDER = list(CELLS)
 
@@ -252,3 +254,15 @@ def test_ask_why_shows_the_answer_and_a_cited_id_opens_its_piece(notebook):
         # a Lab built without an explainer says how to enable its Ask box, which stays off
         assert "explainer=" in (widget(page, "refunds").locator(".fl-ask-hint").text_content() or "")
         assert widget(page, "refunds").locator(".fl-ask-btn").is_disabled()
+
+
+def test_a_value_covered_late_disappears_from_the_live_steps(notebook):
+    page, console, _ = notebook
+    lab = widget(page, "recall")
+    with evidence(page, console, "lab-recall"):
+        press_run(lab, "finished")  # the vault's password showed in a tool result before login covered it
+        steps = lab.locator(".fl-step-list")
+        page.wait_for_function("([list, word]) => !list.textContent.includes(word)",
+                               arg=[steps.element_handle(), VAULT_PASSWORD], timeout=10_000)
+        assert "[redacted:password]" in steps.text_content()
+        assert VAULT_PASSWORD not in lab.text_content()

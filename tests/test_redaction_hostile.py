@@ -2,12 +2,13 @@
 
 Hypothesis puts a password (text), a PIN (a number) and a ticket (a pattern match) into random
 places: mapping keys and values, nested structures, tool arguments, tool results, a fact's data,
-an error a tool raises, a note on the run, the answer; and sometimes makes the run fail after
-its tool round. Then it scans everything a reader can reach: the recording's JSON, the live
-events as a subscriber applying recalls holds them, ``run.events`` / ``run.steps`` / every
-``run.context()`` frame, the HTML view, backtrack and suspects text, the notes, the checkpoint
-(agent's, run's, the error's) with its repr and pickle, the error's message, and the notebook
-``footprint_lab.notebook.export`` writes.
+an error a tool raises, a note on the run, the answer, a person's question, a tool call's id;
+and sometimes makes the run fail after its tool round. Then it scans everything a reader can
+reach: the recording's JSON, the live events as a subscriber applying recalls holds them,
+``run.events`` / ``run.steps`` / every ``run.context()`` frame, the HTML view, backtrack and
+suspects text, the notes, the checkpoint (agent's, run's, the error's) with its repr and pickle,
+the error's message, a refusal quoting a pending question, the notebook
+``footprint_lab.notebook.export`` writes, and all of it again for the leg that resumes the run.
 """
 
 from __future__ import annotations
@@ -22,9 +23,9 @@ from typing import Any
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from footprint_lab import Agent, Redaction, ask_human, define_tool
+from footprint_lab import Agent, Redaction, Sequence, ask_human, define_tool
 from footprint_lab.context import define_fact
-from footprint_lab.errors import Refusal, RunCheckpointError
+from footprint_lab.errors import FlowCheckpointError, Refusal, RunCheckpointError
 from footprint_lab.notebook import export
 from footprint_lab.providers import LLMRequest, mock
 
@@ -34,7 +35,7 @@ NUMBER = st.integers(min_value=10**11, max_value=10**12 - 1)
 TICKET = st.integers(min_value=100_000, max_value=999_999).map(lambda n: f"TCK-{n}")
 PLACES = ("tool args", "tool result", "nested result", "fact data", "error")
 TICKET_PLACES = ("message", "args key", "args value", "result key", "result value", "answer", "fact key", "note",
-                 "error", "question")
+                 "error", "question", "call id")
 
 
 @st.composite
@@ -97,7 +98,7 @@ def build(plan: dict[str, Any]) -> tuple[Agent, str]:
         facts[ticket] = {"state": "open"}
     elif where == "error":
         raised.append(f"ticket {ticket} is locked")
-    asks = [f"May I close {ticket}?"] if where == "question" else []
+    asks = [f"May I close {ticket} with {json.dumps(covered)}?"] if where == "question" else []
     if plan["echo"]:
         answer += f" (values {json.dumps(covered)})"
 
@@ -111,8 +112,8 @@ def build(plan: dict[str, Any]) -> tuple[Agent, str]:
     failing = [plan["fail"] and where != "question"]
 
     def respond(request: LLMRequest) -> Any:
-        if request.messages[-1]["role"] == "user":
-            return {"tool": "lookup", "args": args}
+        if request.messages[-1]["role"] == "user":  # a hostile model may put anything in a call's id
+            return {"tool": "lookup", "args": args, **({"id": f"call_{ticket}"} if where == "call id" else {})}
         if failing.pop() if failing else False:
             raise ConnectionError("the provider went away")
         return answer
@@ -165,39 +166,56 @@ def run_surfaces(run: Any, agent: Agent, events: list[Any], folder: str, leg: st
     return {f"{leg} {where}": text for where, text in out.items()}
 
 
-async def surfaces(agent: Agent, message: str, plan: dict[str, Any]) -> dict[str, str]:
+async def surfaces(runner: Any, agent: Agent, message: str, plan: dict[str, Any]) -> dict[str, str]:
     """Every surface of the run, and of the leg that continues it (a resume of a pause or a failure)."""
     events: list[Any] = []
     out: dict[str, str] = {}
     try:
-        run = await agent.run(message, on_event=events.append)
-    except RunCheckpointError as err:
+        run = await runner.run(message, on_event=events.append)
+    except (RunCheckpointError, FlowCheckpointError) as err:
         out["error"] = f"{err}\n{err!r}\n{json.dumps(err.evidence(), default=str)}"
         out["error checkpoint"] = shown_checkpoint(err.checkpoint)
-        run = agent.last_run
-    assert run is not None
+        run, kept = runner.last_run, err.checkpoint
+    else:
+        kept = run.checkpoint
+    assert run is not None and run.status in ("finished", "paused", "failed")
     run.annotate("answer", f"checked {plan['ticket']} with {json.dumps(plan['covered'])}", tag="audit")
     with tempfile.TemporaryDirectory() as folder:
         out.update(run_surfaces(run, agent, events, folder, "first"))
-        if run.status in ("paused", "failed"):
+        if run.status == "finished":
+            return out
+        if runner is agent:
             try:
                 await agent.run("something else")
             except Refusal as refused:  # a pending question is quoted masked
                 out["refusal"] = str(refused)
-            events = []
-            secret_answer = f"yes, {plan['password']} {plan['pin']}"
-            then = (await agent.resume(run.checkpoint, secret_answer, on_event=events.append) if run.paused else
-                    await agent.resume_on_error(run.checkpoint, on_event=events.append))
-            assert then.status == "finished"
-            out.update(run_surfaces(then, agent, events, folder, "then"))
+        events = []
+        answer = f"yes, {plan['password']} {plan['pin']}"
+        then = (await runner.resume(kept, answer, on_event=events.append) if run.paused else
+                await runner.resume_on_error(kept, on_event=events.append))
+        assert then.status == "finished"
+        out.update(run_surfaces(then, agent, events, folder, "then"))
     return out
+
+
+def leaks(found: dict[str, str], plan: dict[str, Any]) -> list[tuple[str, str]]:
+    return [(where, secret) for where, text in found.items() for secret in secrets_of(plan) if secret in text]
 
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(plan=plans())
 async def test_random_secrets_in_random_places_reach_no_surface(plan: dict[str, Any]) -> None:
     agent, message = build(plan)
-    found = await surfaces(agent, message, plan)
-    secrets = secrets_of(plan)
-    leaks = [(where, secret) for where, text in found.items() for secret in secrets if secret in text]
-    assert leaks == []
+    assert leaks(await surfaces(agent, agent, message, plan), plan) == []
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(plan=plans())
+async def test_random_secrets_reach_no_surface_of_a_composition_either(plan: dict[str, Any]) -> None:
+    """The same run as the second member of a Sequence whose first member already said the values (unmasked
+    then: nothing had covered them yet)."""
+    agent, message = build(plan)
+    said = f"Known so far: {plan['password']} and {plan['pin']}, ticket pending."
+    flow = Sequence({"teller": Agent(provider=mock(reply=said, stream=plan["stream"]), name="teller"),
+                     "worker": agent})
+    assert leaks(await surfaces(flow, agent, message, plan), plan) == []

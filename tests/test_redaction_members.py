@@ -73,3 +73,20 @@ async def test_a_value_a_later_member_covers_leaves_no_trace_of_an_earlier_one(
     leaked = [where for where, text in surfaces(run, tmp_path).items() if PASSWORD in text]
     assert leaked == []
     assert "[redacted:password]" in run.recording.model_dump_json()
+
+
+async def test_a_member_covered_by_a_policy_the_composition_lacks_shares_what_it_learns(tmp_path: Path) -> None:
+    # the locksmith's policy is set after the composition was built, so the composition's own does not cover it:
+    # it runs under a scrubber of its own, which must still learn into the run's one set of values
+    smith = Agent(provider=mock(replies=[{"tool": "unlock", "args": {"pin": PASSWORD}}, "open"]),
+                  tools=[define_tool(name="unlock", description="Unlock.",
+                                     input_schema={"type": "object", "properties": {"pin": {"type": "string"}}},
+                                     fn=lambda pin: "ok")], name="locksmith")
+    first = teller()
+    first.redact = Redaction(keys=["password"])
+    flow = Sequence({"teller": first, "locksmith": smith, "again": teller()})
+    smith.redact = Redaction(keys=["pin"])
+    assert flow.redact is not None and flow.redact.keys == ("password",)
+    run = await flow.run("Open the vault.")
+    leaked = [where for where, text in surfaces(run, tmp_path).items() if PASSWORD in text]
+    assert leaked == []

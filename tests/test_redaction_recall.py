@@ -15,7 +15,8 @@ from flow_kit import approver
 
 from footprint_lab import Agent, Redaction, Sequence, define_tool
 from footprint_lab.lab.live import LiveSteps
-from footprint_lab.providers import mock
+from footprint_lab.providers import LLMRequest, LLMResponse, mock
+from footprint_lab.providers.types import ToolCall
 
 PASSWORD = "sesame-42x"
 
@@ -91,3 +92,43 @@ async def test_a_later_member_recalls_what_an_earlier_member_sent() -> None:
     assert any(PASSWORD in json.dumps(e.payload) for e in events if e.type != "recall")
     assert PASSWORD not in json.dumps(applied(events))
     assert PASSWORD not in run.recording.model_dump_json()
+
+
+async def test_a_pass_phrase_learned_late_is_recalled_from_the_tokens_that_carried_it_in_pieces() -> None:
+    phrase = "correct horse battery staple"
+    chunks = ["I will try ", "correct horse", " battery", " staple now", "."]
+
+    class Streaming:
+        """Streams a reply in the given chunks first, then calls the login tool with the phrase."""
+
+        name = "streaming"
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        async def complete(self, request: LLMRequest, on_token: Any = None) -> LLMResponse:
+            self.calls += 1
+            if self.calls == 1:
+                for chunk in chunks:
+                    on_token(chunk)
+                return LLMResponse(content="".join(chunks), tool_calls=[ToolCall("c1", "login", {"password": phrase})],
+                                   stop_reason="tool_use")
+            return LLMResponse(content="in", stop_reason="end_turn")
+
+    login = define_tool(name="login", description="Log in.",
+                        input_schema={"type": "object", "properties": {"password": {"type": "string"}}},
+                        fn=lambda password: "ok")
+    agent = Agent(provider=Streaming(), tools=[login], redact=Redaction(keys=["password"]))
+    events: list[Any] = []
+    published: list[list[dict[str, Any]]] = []
+    live = LiveSteps(lambda rows, hidden: published.append(rows), interval=0)
+    run = await agent.run("log in", on_event=lambda e: (events.append(e), live.on_event(e)))
+    live.close()
+    tokens = [e for e in events if e.type == "token"]
+    assert len(tokens) > 1 and "horse" in json.dumps([t.payload for t in tokens])  # it went out in pieces
+    held = applied(events)
+    streamed = "".join(held[t.seq]["text"] for t in tokens)
+    assert streamed == "I will try [redacted:password] now."
+    assert not any(word in json.dumps(held) for word in ("horse", "battery", "staple"))
+    assert "horse" not in json.dumps(live.rows) and "[redacted:password]" in json.dumps(live.rows)
+    assert "horse" not in run.recording.model_dump_json()

@@ -54,7 +54,10 @@ def test_a_multi_word_match_is_held_whole_whatever_two_or_three_tokens_carry_it(
 WORD = st.text(alphabet=string.ascii_lowercase, min_size=1, max_size=7)
 PLANTS = st.sampled_from(["Project Blue Falcon", "Project\tBlue  Falcon", "12 Elm Road", "bob@mail.example.com",
                           "Bearer abcdefghijklmnop1234", "sk-" + "Ab1" * 8,
-                          "-----BEGIN RSA PRIVATE KEY-----\nMIIEbody line\n-----END RSA PRIVATE KEY-----"])
+                          "-----BEGIN RSA PRIVATE KEY-----\nMIIEbody line\n-----END RSA PRIVATE KEY-----",
+                          "pin: 4821", "pay 9120 EUR"])
+#: patterns that read around their match, beside the policy above
+LOOKING = POLICY.union(Redaction(patterns={"pin": r"(?<=pin: )\d{4}", "amount": r"\d+(?= EUR)"}))
 
 
 @settings(max_examples=150, deadline=None)
@@ -65,9 +68,11 @@ def test_random_streams_release_exactly_what_the_policy_makes_of_the_whole(
 ) -> None:
     text = "".join(word + sep for word, sep in zip(words, seps, strict=False)).rstrip()
     cuts = tuple(sorted(set(data.draw(st.lists(st.integers(1, max(1, len(text) - 1)), max_size=20)))))
-    out = released(pieces(text, tuple(c for c in cuts if 0 < c < len(text))))
-    assert "".join(out) == POLICY.for_run().scrub(text)
-    secrets = ("Falcon", "Elm", "bob@", "abcdefghijklmnop", "Ab1Ab1", "MIIEbody")
+    policy = data.draw(st.sampled_from([POLICY, LOOKING]))
+    out = released(pieces(text, tuple(c for c in cuts if 0 < c < len(text))), policy)
+    assert "".join(out) == policy.for_run().scrub(text)
+    secrets = ("Falcon", "Elm", "bob@", "abcdefghijklmnop", "Ab1Ab1", "MIIEbody") + (
+        ("4821", "9120") if policy is LOOKING else ())
     assert not any(secret in piece for piece in out for secret in secrets)
 
 
@@ -90,3 +95,34 @@ def test_a_long_stream_held_behind_a_key_that_never_ends_is_released_masked_at_t
     out = released([prose[i:i + 3] for i in range(0, len(prose), 3)])
     assert len(out) > 100 and "".join(out) == POLICY.for_run().scrub(prose)
     assert not any(word in piece for piece in out for word in ("Falcon", "Elm"))
+
+
+def test_a_known_pass_phrase_is_never_released_word_by_word() -> None:
+    scrubber = Redaction(keys=["password"]).for_run()
+    scrubber.scrub({"password": "correct horse battery staple"})  # learned before the stream
+    text = "I will try correct horse battery staple now, then stop."
+    for cuts in itertools.chain(((i,) for i in range(1, len(text))), itertools.combinations(range(1, len(text), 4), 2)):
+        out: list[str] = []
+        gate = TokenGate(scrubber, out.append)
+        for chunk in pieces(text, cuts):
+            gate.feed(chunk)
+        gate.flush()
+        assert "".join(out) == "I will try [redacted:password] now, then stop.", cuts
+        assert not any(word in piece for piece in out for word in ("correct", "horse", "battery")), cuts
+
+
+def test_a_pattern_reading_around_its_match_is_never_cut_from_what_it_reads() -> None:
+    policy = Redaction(patterns={"pin": r"(?<=pin: )\d{4}", "amount": r"\d+(?= EUR)"})
+    text = "my pin: 4821 and pay 120 EUR today, thanks a lot."
+    whole = policy.for_run().scrub(text)
+    assert whole == "my pin: [redacted:pin] and pay [redacted:amount] EUR today, thanks a lot."
+    for cuts in itertools.chain(((i,) for i in range(1, len(text))), itertools.combinations(range(1, len(text), 3), 2)):
+        out = released(pieces(text, cuts), policy)
+        assert "".join(out) == whole, cuts
+
+
+def test_a_look_behind_pattern_still_arriving_keeps_what_it_reads() -> None:
+    policy = Redaction(patterns={"pin": r"(?<=pin: )\d{4}"})
+    out = released(["my pin: 48", "21 and", " more words", " here."], policy)
+    assert "".join(out) == "my pin: [redacted:pin] and more words here."
+    assert not any("48" in piece for piece in out)

@@ -110,3 +110,22 @@ def test_replay_refuses_what_is_not_a_recording() -> None:
     silent.recording.children[0].exchanges.clear()
     with pytest.raises(ReplaySourceError):
         replay_provider(silent)
+
+
+def test_a_recording_with_a_value_learned_late_replays_under_its_policy() -> None:
+    # the message names the password before a tool call puts it under a covered key: the recording
+    # is swept, and the replayed request must be masked the same way to be recognised
+    policy = Redaction(keys=["password"])
+
+    @tool
+    def login(password: str) -> str:
+        """Log in."""
+        return "ok"
+
+    def agent(provider):
+        return Agent(provider=provider, tools=[login], redact=policy)
+
+    script = [{"tool": "login", "args": {"password": "sesame-42x"}}, "Logged in."]
+    live = agent(mock(replies=script)).run_sync("my password is sesame-42x")
+    assert "sesame-42x" not in live.recording.model_dump_json()
+    assert agent(replay_provider(live, redact=policy)).run_sync("my password is sesame-42x").answer == "Logged in."

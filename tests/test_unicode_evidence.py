@@ -119,3 +119,41 @@ async def test_text_with_surrogates_anywhere_is_refused_by_name_or_saved(text: s
         assert place == "message" and refusal.code == "ERR_INVALID_RUN_INPUT"
         return
     saved(run, agent)  # the recording and the checkpoint serialise, as UTF-8
+
+
+@pytest.mark.parametrize(
+    ("edit", "field"),
+    [
+        (lambda d: d["history"][0].update(content="bad \udcff"), "history[0].content"),
+        (lambda d: d["history"][1]["tool_calls"][0]["args"].update(note="x\udcffy"),
+         "history[1].tool_calls[0].args.note"),
+        (lambda d: d["history"][2].update(content="\ud800"), "history[2].content"),
+    ],
+)
+async def test_a_checkpoint_holding_a_lone_surrogate_is_refused_naming_where(edit: Any, field: str) -> None:
+    from footprint_lab.errors import InvalidCheckpointError
+
+    lookup = define_tool(name="lookup", description="Look up.",
+                         input_schema={"type": "object", "properties": {}, "additionalProperties": True},
+                         fn=lambda **_: "ok")
+    agent = Agent(provider=mock(replies=[{"tool": "lookup", "args": {"q": 1}}, "done"]), tools=[lookup])
+    await agent.run("hi")
+    data = agent.checkpoint().model_dump(mode="json")  # type: ignore[union-attr]
+    edit(data)
+    fresh = Agent(provider=mock(reply="ok"), tools=[lookup])
+    with pytest.raises(InvalidCheckpointError) as caught:
+        await fresh.run("more", continue_from=data)
+    assert caught.value.field == field and "lone surrogate" in caught.value.received
+    assert fresh.last_run is None
+
+
+async def test_unmask_refuses_a_value_that_could_not_be_saved() -> None:
+    from footprint_lab import Redaction
+    from footprint_lab.errors import UnmaskArgumentError
+
+    agent = Agent(provider=mock(reply="ok"), redact=Redaction(builtins=["email"]))
+    await agent.run("mail ana@example.org")
+    stored = agent.checkpoint().model_validate_json(agent.checkpoint().model_dump_json())  # type: ignore[union-attr]
+    with pytest.raises(UnmaskArgumentError) as caught:
+        stored.unmask({"[redacted:email]": "ana\udcff@example.org"})
+    assert caught.value.received == "a string holding a lone surrogate"

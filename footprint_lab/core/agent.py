@@ -245,6 +245,8 @@ class Agent(Conversation, Runner):
         else:
             policy = combine_policies(policy, shared.policy if shared is not None else None)
             scrubber = policy.for_run(start.marks if start is not None else None) if policy is not None else None
+            if shared is not None and scrubber is not None:  # a policy the composition's does not cover:
+                scrubber.share_learning(shared)  # still one set of learned values for the whole run
         if scrubber is not None and start is not None and start.learned:
             scrubber.teach(start.learned)  # what earlier legs learned is masked from this leg's first record
         rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)

@@ -35,6 +35,7 @@ from footprint_lab.core.identity import IDENTITY_FIELDS
 from footprint_lab.core.leg import Saved, thaw, turn_position
 from footprint_lab.engine.recording import Seal, jsonable
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
+from footprint_lab.engine.unicode import is_sound
 
 CHECKPOINT_VERSION = 1
 CHECKPOINT_FIELDS = (
@@ -103,14 +104,19 @@ class Checkpoint(Concealed):
 
 
 def _turn_values(turn: dict[str, Any], fn: Mapper) -> dict[str, Any]:
-    out = dict(turn)
-    if isinstance(turn.get("content"), str):
-        out["content"] = fn(turn["content"])
+    """A turn with ``fn`` applied to its text, its tool calls' arguments, and the ids and tool names a model
+    wrote (a hostile one can put anything there; each is masked alike wherever it recurs, so a masked
+    call and its result still pair up)."""
+    out = {key: fn(value) if key in _TURN_TEXTS and isinstance(value, str) else value for key, value in turn.items()}
     calls = turn.get("tool_calls")
     if isinstance(calls, list):
-        out["tool_calls"] = [{**call, "args": fn(call["args"])} if isinstance(call, dict) and "args" in call
-                             else call for call in calls]
+        out["tool_calls"] = [{key: fn(value) if key in _CALL_VALUES else value for key, value in call.items()}
+                             if isinstance(call, dict) else call for call in calls]
     return out
+
+
+_TURN_TEXTS = frozenset({"content", "tool_call_id", "name"})
+_CALL_VALUES = frozenset({"id", "name", "args"})
 
 
 def checkpoint_from(saved: Saved) -> Checkpoint:
@@ -251,7 +257,31 @@ def plain_checkpoint(value: Any, door: str, fix: str = _AS_GIVEN) -> dict[str, A
         raise InvalidCheckpointError(
             door, "checkpoint", describe_shape(value), "holds values that are not plain JSON", fix
         ) from None
+    unsound = _unsound_at(data, "")
+    if unsound is not None:  # the continued run's recording could not be saved
+        raise InvalidCheckpointError(door, unsound or "checkpoint", "a string holding a lone surrogate",
+                                     "must be text that can be saved as UTF-8", fix)
     return data
+
+
+def _unsound_at(value: Any, at: str) -> str | None:
+    """The path of the first string (key or value) in ``value`` that holds a lone surrogate, or ``None``."""
+    if isinstance(value, str):
+        return None if is_sound(value) else at
+    if isinstance(value, dict):
+        for key, item in value.items():
+            where = f"{at}.{key}" if at else str(key)
+            if not is_sound(str(key)):
+                return at or "checkpoint"
+            found = _unsound_at(item, where)
+            if found is not None:
+                return found
+    elif isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _unsound_at(item, f"{at}[{index}]")
+            if found is not None:
+                return found
+    return None
 
 
 def check_envelope(data: dict[str, Any], names: tuple[str, ...], version: int, door: str, fix: str = _AS_GIVEN) -> None:

@@ -27,16 +27,14 @@ Role: core layer; ``core.checkpoint`` and ``flow.checkpoint`` build on it.
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Self
 
 from pydantic import BaseModel, PrivateAttr
 
+from footprint_lab.engine.redaction import PLACEHOLDER
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
-
-#: What a mask looks like in a saved checkpoint (the recorder writes ``[redacted:<name>]``).
-PLACEHOLDER = re.compile(r"\[redacted:[^\[\]\n]{1,80}\]")
+from footprint_lab.engine.unicode import is_sound
 
 Mapper = Callable[[Any], Any]
 #: a checkpoint's own seal (``footprint_lab.seal``) is not part of what its private values stand for
@@ -62,7 +60,7 @@ class MaskedCheckpointError(Refusal):
             "it; a stored one needs you to say how: checkpoint.unmask({placeholder: value, ...}) puts the values "
             "back for this resume (its saved form stays masked), or checkpoint.accept_masked() continues with "
             "the placeholders as they are. Read a stored one back with Checkpoint.model_validate_json(text) "
-            "(FlowCheckpoint for a composition) first."
+            "(FlowCheckpoint for a composition) first; its .masks lists the placeholders."
         )
         self.door = door
         self.placeholders = placeholders
@@ -156,6 +154,11 @@ class Concealed(BaseModel):
         """``True`` when the saved form holds placeholders (a stored copy resumes only once told how)."""
         return bool(self._placeholders())
 
+    @property
+    def masks(self) -> list[str]:
+        """The distinct placeholders the saved form holds (``["[redacted:password]", ...]``): what ``unmask`` takes."""
+        return sorted(self._placeholders())
+
     def unmask(self, values: Mapping[str, Any]) -> Self:
         """A copy that resumes with ``values`` (``{"[redacted:password]": "...", ...}``) in place of their masks.
 
@@ -174,6 +177,9 @@ class Concealed(BaseModel):
                                           "keys must be placeholders this checkpoint holds (see its saved form)")
             if value is None or not isinstance(value, str | int | float):
                 raise UnmaskArgumentError(describe_shape(value), "values must be strings or numbers")
+            if isinstance(value, str) and not is_sound(value):
+                raise UnmaskArgumentError("a string holding a lone surrogate",
+                                          "values must be text that can be saved as UTF-8")
         copy = self._rewritten(put_back(dict(values)), trust=False)
         copy._learned = {**self._learned, **{str(value): mask for mask, value in values.items()}}
         return copy

@@ -359,10 +359,16 @@ class Conversation:
             raise PendingQuestionError(door, pending, self._quote(pending.question))
 
     def _quote(self, question: str) -> str:
-        """This agent's own question as an error may show it: masked by the policy it was recorded under."""
+        """This agent's own question as an error may show it: masked by the policy it was recorded under,
+        values its run learned under covered keys included."""
         saved = self._saved
         policy = combine_policies(saved.policy if saved is not None else None, self.redact)
-        return question if policy is None else str(policy.for_run().scrub(question))
+        if policy is None:
+            return question
+        scrubber = policy.for_run()
+        if saved is not None and saved.scrubber is not None:
+            scrubber.teach(saved.scrubber.known())
+        return str(scrubber.scrub(question))
 
     def _start_turn(self, door: str, carried: Any, named: Identity | None) -> tuple[Continuation | None, Any]:
         """Checks for a new message (``run``): nothing in flight, no pending question, a sound checkpoint."""

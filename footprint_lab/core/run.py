@@ -123,9 +123,14 @@ class Run:
         from footprint_lab.engine.recording_door import check_recording
 
         recording = check_recording(recording, door="Run.from_recording")
+        from footprint_lab.engine.redaction import policy_from_reports
+
+        # notes added now are masked with what can be rebuilt of the policy it was recorded under
+        policy = policy_from_reports([recording.redaction] if recording.redaction else [])
         return cls(
             run_id=recording.run_id, status=recording.status, answer=recording.answer,
             recording=recording, stopped_early=recording.stopped_early,
+            clean=policy.for_run().scrub if policy is not None else None,
         )
 
     @property

@@ -26,7 +26,6 @@ Role: engine layer. The recorder knows nothing about LLMs; runners put their own
 
 from __future__ import annotations
 
-import json
 from array import array
 from collections.abc import Callable, Iterable
 from time import perf_counter_ns, time
@@ -91,9 +90,9 @@ class EventStream(tuple[Callable[[Any], None], ...]):
     """
 
     next_seq: int
-    #: ``(seq, payload)`` of every delivered event that may hold a value (routine ones hold none), as
-    #: delivered or as last recalled: what a secret learned later is looked for in
-    delivered: list[tuple[int, dict[str, Any]]]
+    #: ``(seq, type, step_id, payload)`` of every delivered event that may hold a value (routine ones
+    #: hold none), as delivered or as last recalled: what a value learned later is looked for in
+    delivered: list[tuple[int, str, str, dict[str, Any]]]
     #: for each scrubber on the stream (by id), how many learned values its delivered events were checked for
     checked: dict[int, int]
 
@@ -284,7 +283,7 @@ class Recorder:
         if stream:
             delivered = self.payload(type_, payload, ref)
             if payload is not None:  # a routine payload holds paths and step ids, never a value
-                stream.delivered.append((seq, delivered))
+                stream.delivered.append((seq, type_, step_id, delivered))
             self._deliver(seq, type_, step_id, delivered)
 
     def payload(self, type_: str, captured: dict[str, Any] | None, ref: int) -> dict[str, Any]:
@@ -322,15 +321,9 @@ class Recorder:
         if count == checked:
             return
         stream.checked[id(policy)] = count
-        fresh = policy.learned_since(checked)
-        recalled = []
-        for index, (seq, payload) in enumerate(stream.delivered):
-            text = json.dumps(payload, ensure_ascii=False, default=str)
-            if any(secret in text for secret in fresh):
-                swept = policy.sweep(payload)
-                if swept != payload:
-                    stream.delivered[index] = (seq, swept)
-                    recalled.append({"seq": seq, "payload": swept})
+        from footprint_lab.engine.recall import recall
+
+        recalled = recall(stream.delivered, policy, policy.learned_since(checked))
         if recalled:
             self._event("recall", self.current or self.path, {"events": recalled})
 

@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, WrapSerializer, model_validator
 
 from footprint_lab.engine.captured import OVER_BUDGET, UsageCounts, as_dict, budget_reason
+from footprint_lab.engine.recall import swept_tokens
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.rows import Rows, rows_field
 
@@ -615,8 +616,11 @@ def build_recording(
     seqs, types, event_steps, payloads, refs = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
                                                 recorder.event_payloads, recorder.event_refs)
 
+    # a value learned late whose words went out in neighbouring streamed tokens: those tokens as they should read
+    tokens = swept_tokens(types, event_steps, payloads, recorder.policy) if sweep is not _unchanged else {}
+
     def event(i: int) -> Event:
-        type_, payload = types[i], payloads[i]
+        type_, payload = types[i], tokens.get(i, payloads[i])
         # a routine event's payload (made from its record) holds paths and step ids, never a value: nothing to sweep
         payload = recorder.payload(type_, None, refs[i]) if payload is None else sweep(jsonable(payload))
         return _event({"seq": seqs[i], "run_id": run_id, "type": type_, "step_id": event_steps[i],

@@ -24,7 +24,12 @@ and the tools still get what they need.
   and a pattern the caller wrote runs under a time limit, past which the text it was
   scanning is masked whole (fail closed: nothing it might have covered is shown).
 - Every run gets its own :class:`RunScrubber`, which counts what matched; the count becomes
-  the ``Recording``'s redaction report and a checkpoint's redaction marks.
+  the ``Recording``'s redaction report and a checkpoint's redaction marks. What it learned
+  is carried into the leg that continues the conversation (``teach``) and shared by every
+  member of a composition (``share_learning``).
+- Streamed tokens pass the :class:`TokenGate`, which releases text only where no match (a
+  pattern's, or a learned value's) crosses the cut or may still be arriving past it.
+- Checkpoints are masked with the run's scrubber too (:mod:`footprint_lab.core.concealed`).
 
 A policy travels in a checkpoint as plain data (:meth:`Redaction.to_data`): keys, and each
 pattern by name and fingerprint. A pattern is never compiled from that data (a stored
@@ -98,9 +103,11 @@ STANDARD_KEYS = (
     "refresh_token", "authorization", "private_key", "cookie",
 )
 
+#: What a mask looks like wherever a policy wrote one: ``[redacted:<key or pattern name>]``.
+PLACEHOLDER = re.compile(r"\[redacted:[^\[\]\n]{1,80}\]")
+
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _BREAK = re.compile(r"\s+")
-_LOOK_AGAIN = 512  # held text longer than this, that nothing could be released from, is looked at again at twice
 _LEARN_MIN = 4  # shorter masked strings are not hunted for elsewhere: they would mask ordinary words
 
 
@@ -147,7 +154,7 @@ class _Pattern:
     text that outlasts the limit is masked whole (it cannot be shown which part matched, so no
     part is shown), and counted as a match of that pattern."""
 
-    __slots__ = ("_bounded", "_partial", "fingerprint", "mask", "name", "regex", "spans_breaks")
+    __slots__ = ("_bounded", "_looks_back", "_partial", "fingerprint", "mask", "name", "regex", "spans_breaks")
 
     def __init__(self, name: str, regex: re.Pattern[str], *, builtin: bool = False) -> None:
         self.name = name
@@ -158,6 +165,8 @@ class _Pattern:
         self._partial: Any = self._bounded  # a built-in's is compiled when a stream first needs it
         #: whether a match may hold whitespace (and so straddle where a stream is cut); a caller's may
         self.spans_breaks = not builtin or name in _SPANNING
+        #: a caller's look-behind reads text before its match: a stream is not cut while one may be arriving
+        self._looks_back = not builtin and ("(?<=" in regex.pattern or "(?<!" in regex.pattern)
 
     @property
     def bounded(self) -> bool:
@@ -189,7 +198,7 @@ class _Pattern:
                 m.span() for m in self._bounded.finditer(text, timeout=PATTERN_TIME_LIMIT)]
             for m in self._partial.finditer(text, partial=True, timeout=PATTERN_TIME_LIMIT):
                 if m.partial and m.start() < len(text):
-                    found.append((m.start(), len(text)))
+                    found.append((0 if self._looks_back else m.start(), len(text)))
         except TimeoutError:
             return [(0, len(text))]
         return found
@@ -399,6 +408,19 @@ def policy_from_data(data: Any, *sources: Redaction | None) -> Redaction:
     return Redaction._of(keys, patterns)
 
 
+def policy_from_reports(reports: Iterable[Any]) -> Redaction | None:
+    """What can be rebuilt of the policies recordings were made under, from their redaction reports:
+    the keys, and the library's patterns by name (a caller's pattern is reported by name only, so it
+    cannot be). ``None`` when the reports name neither."""
+    keys: set[str] = set()
+    names: set[str] = set()
+    for report in reports:
+        if isinstance(report, Mapping):
+            keys.update(k for k in report.get("keys") or () if isinstance(k, str) and k.strip())
+            names.update(n for n in report.get("patterns") or () if isinstance(n, str) and n in BUILTIN_PATTERNS)
+    return Redaction(keys=sorted(keys), builtins=sorted(names)) if keys or names else None
+
+
 _LIBRARY: list[Redaction] = []
 
 
@@ -528,6 +550,11 @@ class RunScrubber:
         """The values learned after the first ``count``."""
         return list(self._learned)[count:]
 
+    def share_learning(self, other: RunScrubber) -> None:
+        """Learn into ``other``'s values from now on (and mask what it learned): one run, one set of them."""
+        other._learned.update({k: v for k, v in self._learned.items() if k not in other._learned})
+        self._learned = other._learned
+
     def known(self) -> dict[str, str]:
         """What this scrubber has learned so far (value -> mask), for the leg that continues its conversation."""
         return dict(self._learned)
@@ -587,14 +614,24 @@ class RunScrubber:
         breaks = [m.start() for m in _BREAK.finditer(text)][:-1]
         if not breaks:
             return 0
-        spans = [span for p in self._patterns if p.spans_breaks for span in p.spans(text)]
+        found = {p: p.spans(text) for p in self._patterns if p.spans_breaks}
+        spans = [span for hits in found.values() for span in hits]
+        # a caller's pattern that matches here may read around its match (see _cuts_alike); one that
+        # matches nothing whole can, cut, only mask more
+        reading = [p for p, hits in found.items() if p.bounded and hits]
         for secret in self._learned:
+            if not any(char.isspace() for char in secret):
+                continue  # a value without whitespace cannot straddle a cut at whitespace
             at = text.find(secret)
             while at != -1:
                 spans.append((at, at + len(secret)))
                 at = text.find(secret, at + 1)
+            # the start of the value may be what the text ends with: the rest may be on its way
+            arriving = next((k for k in range(min(len(secret) - 1, len(text)), 0, -1) if text.endswith(secret[:k])), 0)
+            if arriving:
+                spans.append((len(text) - arriving, len(text)))
         for cut in reversed(breaks):
-            if cut and all(not start < cut < end for start, end in spans):
+            if cut and all(not start < cut < end for start, end in spans) and _cuts_alike(reading, text, cut):
                 return cut
         return 0
 
@@ -609,6 +646,14 @@ class RunScrubber:
     def report(self) -> dict[str, Any]:
         """The redaction report a ``Recording`` carries: what was in force and what matched, with counts."""
         return {**self.marks(), "counts": dict(sorted(self.counts.items()))}
+
+
+def _cuts_alike(patterns: list[_Pattern], text: str, cut: int) -> bool:
+    r"""Whether a caller's patterns mask ``text`` cut at ``cut`` as they mask it whole: a look-behind or
+    look-ahead may read across the cut (``(?<=pin: )\d+``, ``\d+(?= EUR)``) although no match crosses it.
+    The built-ins' only look at one character beside a match, never whitespace, so they always do."""
+    head, tail = text[:cut], text[cut:]
+    return all(p.sub(head)[0] + p.sub(tail)[0] == p.sub(text)[0] for p in patterns)
 
 
 def _distinct(key: Any, taken: dict[Any, Any]) -> Any:
@@ -640,8 +685,9 @@ class TokenGate:
         self._held: list[str] = []
         self._size = 0
         #: how much must be held before the next look: after a look that could release nothing
-        #: (a match still arriving from early on), twice as much, so a stream held whole (a key
-        #: that never ends) is looked at a logarithmic number of times, not at every break
+        #: (a match still arriving from early on, a caller's pattern out of time), twice as much, so
+        #: a stream held whole (a key that never ends) is looked at a logarithmic number of times,
+        #: not at every break
         self._look_at = 0
 
     def feed(self, text: str) -> None:
@@ -658,7 +704,7 @@ class TokenGate:
             held = held[cut:]
             self._look_at = 0
         else:
-            self._look_at = 2 * len(held) if len(held) > _LOOK_AGAIN else 0
+            self._look_at = 2 * len(held)
         self._held = [held]
         self._size = len(held)
 

@@ -378,6 +378,7 @@ class Composition(Runner):
             kept = self._failure_kept(exe, bag, exc)
             if kept is None:
                 raise
+            failed.checkpoint = kept.checkpoint  # reachable from the failed run too, as an agent's is
             kept._footprint_run = failed
             raise kept from exc
         if source is None:

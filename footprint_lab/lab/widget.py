@@ -273,7 +273,8 @@ class Lab(anywidget.AnyWidget):
         recording = run.recording
         if run.paused:
             pause = recording.meta.get("pause") or {}
-            self.question = {"text": run.question or "", "choices": list(pause.get("choices") or []),
+            # the question as the run's policy records it: widget state is saved with the notebook
+            self.question = {"text": run.masked(run.question or ""), "choices": list(pause.get("choices") or []),
                              "tool": pause.get("tool_name", "")}
         self.tree = panels.tree_data(recording)
         self.answer_html = panels.answer_html(recording)

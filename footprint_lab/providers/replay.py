@@ -17,6 +17,8 @@ business, not the request's: it is not compared.
 A recording made under a redaction policy holds masked requests; the live request is masked
 with the same policy before it is looked up (``redact=`` when the policy has patterns of its
 own, otherwise rebuilt from the keys and library pattern names the recording's report lists).
+A value masked under one of its keys may have been learned only later in the recorded run (the
+recording is swept), so where no request matches exactly such a mask stands for any text.
 
 Pattern: recorded-cassette fake at the provider seam. Role: providers layer.
 """
@@ -24,12 +26,13 @@ Pattern: recorded-cassette fake at the provider seam. Role: providers layer.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Sequence
 from itertools import takewhile
 from typing import Any
 
 from footprint_lab.engine.recording import LLMExchange, Recording, jsonable
-from footprint_lab.engine.redaction import BUILTIN_PATTERNS, Redaction
+from footprint_lab.engine.redaction import Redaction, policy_from_reports
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.providers.errors import ProviderError
 from footprint_lab.providers.mock import chunks
@@ -102,6 +105,9 @@ class ReplayProvider:
     def __init__(self, recording: Recording, policy: Redaction | None, stream: bool) -> None:
         self.model = recording.exchanges[0].model if recording.exchanges else _first_model(recording)
         self._policy = policy
+        #: the masks of the policy's keys: in a recorded request, each stands for whatever value it masked
+        self._wild = re.compile("|".join(re.escape(f"[redacted:{key}]") for key in policy.keys)) if (
+            policy is not None and policy.keys) else None
         self._stream = stream
         self._recorded = [_Recorded(r, x, k) for r in _members(recording) for k, x in enumerate(r.exchanges)]
         self._table: dict[str, list[_Recorded]] = {}
@@ -115,6 +121,9 @@ class ReplayProvider:
         sent = self._as_recorded(request)
         key = _key(sent)
         found = self._table.get(key)
+        if not found and self._wild is not None:  # a value masked under a key stands for any text
+            key = next((_key(r.request) for r in self._recorded if _fits(r.request, sent, self._wild)), key)
+            found = self._table.get(key)
         if not found:
             raise self._mismatch(sent, request.call_index)
         turn = self._served.get(key, 0)
@@ -135,7 +144,10 @@ class ReplayProvider:
                 "tools": jsonable(request.tools)}
         if self._policy is None:
             return sent
-        scrubbed: dict[str, Any] = self._policy.for_run().scrub(sent)
+        scrubber = self._policy.for_run()
+        # swept once scrubbed, as a recording is: a value learned under a covered key late in the request
+        # (a tool call's password) is masked in the turns before it too
+        scrubbed: dict[str, Any] = scrubber.sweep(scrubber.scrub(sent))
         return scrubbed
 
     def _mismatch(self, sent: dict[str, Any], call_index: int) -> ReplayMismatchError:
@@ -185,16 +197,51 @@ def _first_model(recording: Recording) -> str:
 
 def _policy(recording: Recording, redact: Redaction | None) -> Redaction | None:
     """The policy to mask live requests with: ``redact``, else the report's keys and library patterns."""
-    reports = [m.redaction for m in _members(recording) if m.redaction]
-    if redact is not None or not reports:
+    if redact is not None:
         return redact
-    keys = sorted({k for report in reports for k in report.get("keys", []) if isinstance(k, str) and k.strip()})
-    names = sorted({n for report in reports for n in report.get("patterns", []) if n in BUILTIN_PATTERNS})
-    return Redaction(keys=keys, builtins=names) if keys or names else None
+    return policy_from_reports(m.redaction for m in _members(recording) if m.redaction)
 
 
 def _key(request: dict[str, Any]) -> str:
     return json.dumps([request[s] for s in _SLOTS], sort_keys=True, ensure_ascii=False)
+
+
+def _fits(recorded: Any, sent: Any, wild: re.Pattern[str]) -> bool:
+    """Whether ``sent`` is ``recorded`` with each of its ``wild`` masks standing for some text.
+
+    A value the run learned to mask only late (a password the message named before a tool call put
+    it under a covered key) is masked in the recording's every request, but a live request can
+    only be masked with what the policy knows by then. A pattern's mask is not wild: the policy
+    masks every match of it as soon as it sees one.
+    """
+    if isinstance(recorded, str) and isinstance(sent, str):
+        return _glob(recorded, sent, wild)
+    if isinstance(recorded, list) and isinstance(sent, list):
+        return len(recorded) == len(sent) and all(_fits(a, b, wild) for a, b in zip(recorded, sent, strict=True))
+    if isinstance(recorded, dict) and isinstance(sent, dict):
+        return len(recorded) == len(sent) and all(
+            _fits(key, other, wild) and _fits(value, given, wild)
+            for (key, value), (other, given) in zip(recorded.items(), sent.items(), strict=True))
+    return bool(recorded == sent)
+
+
+def _glob(recorded: str, sent: str, wild: re.Pattern[str]) -> bool:
+    """``sent`` read against ``recorded`` whose ``wild`` masks each match one or more characters (linear: each
+    literal part is found leftmost, in order, never backtracking)."""
+    parts = wild.split(recorded)
+    if len(parts) == 1:
+        return recorded == sent
+    first, *middle, last = parts
+    end = len(sent) - len(last)
+    if not sent.startswith(first) or not sent.endswith(last) or end - len(first) < len(parts) - 1:
+        return False
+    at = len(first)
+    for part in middle:
+        found = sent.find(part, at + 1, end)
+        if found == -1:
+            return False
+        at = found + len(part)
+    return end - at >= 1
 
 
 def _likeness(sent: dict[str, Any], recorded: dict[str, Any]) -> tuple[int, int]:
