@@ -212,3 +212,27 @@ def test_a_run_sealed_by_its_agent_is_sealed_as_it_ended_and_survives_copies() -
         assert other == recording and verify(other).holds
     fresh = sealed_run().recording  # copied before its seal was ever read
     assert verify(copy.deepcopy(fresh)).holds and verify(pickle.loads(pickle.dumps(fresh))).holds
+
+
+@pytest.mark.parametrize("ending", ["failed", "cancelled"])
+def test_a_run_that_fails_or_is_cancelled_is_sealed_too(ending: str) -> None:
+    """A failed run's recording is evidence too: a sealing agent seals it, whatever ended the run."""
+    import asyncio
+
+    def respond(request: Any) -> Any:
+        if request.messages[-1]["role"] == "user":
+            return {"tool": "lookup", "args": {"order": "A-1"}}
+        if ending == "failed":
+            raise ConnectionError("the provider went away")
+        raise asyncio.CancelledError
+
+    from footprint_lab.errors import RunCheckpointError
+
+    agent = Agent(provider=mock(respond=respond), tools=[lookup_tool()], seal=True)
+    with pytest.raises(RunCheckpointError if ending == "failed" else asyncio.CancelledError):
+        agent.run_sync("Where is A-1?")
+    assert agent.last_run is not None and agent.last_run.status == ending
+    assert agent.last_run.recording.seal is not None and verify(agent.last_run).holds
+    data = json.loads(agent.last_run.recording.model_dump_json())
+    data["error"] = None
+    assert verify(Recording.model_validate(data)).field == "error"

@@ -104,9 +104,10 @@ class Agent(Conversation, Runner):
     pieces that do not fit and recording them as dropped. ``redact`` keeps what a
     :class:`~footprint_lab.Redaction` covers out of everything recorded; ``input_guard`` (a
     function of the message returning ``None`` to admit it or a reply to refuse it) screens
-    each new message before the model sees it. ``seal=True`` seals every run's recording
-    (``footprint_lab.seal``; check it with ``footprint_lab.verify``); ``lint_tools=True`` lints the
-    tools once, here, and warns (``ToolLintWarning``) about what ``footprint_lab.lint_tools`` finds.
+    each new message before the model sees it. ``seal=True`` seals every run's recording, however
+    the run ends, and its checkpoints (``footprint_lab.seal``; check it with ``footprint_lab.verify``);
+    ``lint_tools=True`` lints the tools once, here, and warns (``ToolLintWarning``) about what
+    ``footprint_lab.lint_tools`` finds.
     """
 
     kind: ClassVar[str] = "agent"
@@ -266,19 +267,11 @@ class Agent(Conversation, Runner):
             if turn.leg.call is None:  # asked outside a tool call: there is no call to answer later
                 turn.fail(bag, asked)
                 raise
-            return self._sealed(turn.pause(bag, asked))
+            return turn.pause(bag, asked)
         except BaseException as exc:
             turn.fail(bag, exc)
             raise
-        return self._sealed(turn.finish(bag, answer, stopped_early))
-
-    def _sealed(self, run: Run) -> Run:
-        """With ``seal=True``, the run's recording is sealed as it is built (``footprint_lab.seal``)."""
-        if self.seal and run._build is not None:
-            from footprint_lab.engine.seal import sealing
-
-            run._build = sealing(run._build)
-        return run
+        return turn.finish(bag, answer, stopped_early)
 
     async def _loop(self, turn: Turn) -> tuple[str, dict[str, Any] | None]:
         first = await self._seed(turn)

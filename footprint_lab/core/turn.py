@@ -169,8 +169,12 @@ class Turn:
         ended = perf_counter_ns()
         rec = self.rec
         scrubber = self.leg.scrubber
-        build = _Build(rec, self.runner, status, bag, answer, self.identity, stopped_early, error, ended,
-                       scrubber.report() if scrubber is not None else None)
+        build: Any = _Build(rec, self.runner, status, bag, answer, self.identity, stopped_early, error, ended,
+                            scrubber.report() if scrubber is not None else None)
+        if self.sealed:  # every way a run ends, failing and cancelled included, owes its seal (engine.seal)
+            from footprint_lab.engine.seal import sealing
+
+            build = sealing(build)
         return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
                    shown_answer=rec.clean(answer), clean=rec.clean if rec.policy is not None else None)
 
