@@ -27,6 +27,7 @@ Role: core layer; ``core.checkpoint`` and ``flow.checkpoint`` build on it.
 from __future__ import annotations
 
 import json
+from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping
 from typing import Any, ClassVar, Self
 
@@ -140,9 +141,10 @@ class Concealed(BaseModel):
     _learned: dict[str, str] = PrivateAttr(default_factory=dict)
 
     @classmethod
+    @abstractmethod
     def _map_values(cls, values: dict[str, Any], fn: Mapper) -> dict[str, Any]:
-        """``values`` (the value fields) with ``fn`` applied to every part that holds a value."""
-        raise NotImplementedError
+        """``values`` (the value fields) with ``fn`` applied to every part that holds a value
+        (each checkpoint kind knows where its values sit)."""
 
     def _nested(self) -> Iterator[tuple[str, str, Concealed]]:
         """The checkpoints inside this one, as ``(field, key, checkpoint)``."""
