@@ -38,6 +38,8 @@ from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.engine.unicode import is_sound
 
 CHECKPOINT_VERSION = 1
+#: fields a stored checkpoint may leave out: a checkpoint nobody sealed was written without one
+MAY_BE_LEFT_OUT = frozenset({"seal"})
 CHECKPOINT_FIELDS = (
     "schema_version", "run_id", "first_run_id", "history", "identity", "agent_id", "redaction", "redaction_marks",
     "pause", "seal",
@@ -285,9 +287,10 @@ def _unsound_at(value: Any, at: str) -> str | None:
 
 
 def check_envelope(data: dict[str, Any], names: tuple[str, ...], version: int, door: str, fix: str = _AS_GIVEN) -> None:
-    """Every field present (a ``seal`` may be left out), none unknown, and the version this library reads and writes."""
+    """Every field present (but those that :data:`MAY_BE_LEFT_OUT`), none unknown, and the version this
+    library reads and writes."""
     for name in names:
-        if name not in data and name != "seal":
+        if name not in data and name not in MAY_BE_LEFT_OUT:
             raise InvalidCheckpointError(door, name, "nothing", "is missing", fix)
     unknown = [k for k in data if k not in names]
     if unknown:

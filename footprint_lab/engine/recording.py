@@ -244,6 +244,11 @@ class PendingSeal(Seal):
         object.__setattr__(self, "__pydantic_private__", None)
         object.__setattr__(self, "_make", make)
 
+    @property
+    def owed(self) -> bool:
+        """``True`` until the seal has been worked out."""
+        return self._make is not None
+
     def settled(self) -> Seal:
         """This seal with its fields computed (they are computed once)."""
         make = self._make

@@ -212,7 +212,7 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
 
     where = as_path(path)
     if where.suffix.lower() != ".ipynb":
-        return [_saved_checkpoint(where) or ("recording", verify(where))]
+        return [_saved_json(where)]
     found: list[tuple[str, Verdict]] = []
     for cell, output, data in outputs(read_notebook(where)):
         carried = data.get("data")
@@ -228,25 +228,28 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
     return found
 
 
-def _saved_checkpoint(where: Path) -> tuple[str, Verdict] | None:
-    """A saved checkpoint's verdict, or ``None`` when the file is not a checkpoint."""
+def _saved_json(where: Path) -> tuple[str, Verdict]:
+    """The verdict of a saved recording or checkpoint (an agent's or a composition's, told apart by
+    their fields), the file read and parsed once; what is not a readable ``.json`` file is refused
+    by ``verify`` itself, naming what arrived."""
     from pydantic import ValidationError
 
     from footprint_lab.core.checkpoint import Checkpoint
     from footprint_lab.engine.seal import Verdict, verify
     from footprint_lab.flow.checkpoint import FlowCheckpoint
 
+    if where.suffix.lower() != ".json" or not where.is_file():
+        return "recording", verify(where)
     try:
-        text = where.read_bytes()
-        data = json.loads(text)
-    except (OSError, ValueError):
-        return None
+        data = json.loads(where.read_bytes())
+    except ValueError:
+        return "recording", verify(where)
     kind = (Checkpoint if isinstance(data, dict) and {"first_run_id", "history"} <= data.keys()
             else FlowCheckpoint if isinstance(data, dict) and {"answers", "paused"} <= data.keys() else None)
     if kind is None:
-        return None
+        return "recording", verify(data)
     try:
-        return "checkpoint", verify(kind.model_validate_json(text))
+        return "checkpoint", verify(kind.model_validate(data))
     except ValidationError as problem:
         field = ".".join(str(part) for part in problem.errors()[0]["loc"])
         return "checkpoint", Verdict("broken", kind="checkpoint", field=field,
