@@ -115,6 +115,18 @@ def test_lab_tour_shows_every_view_with_its_mime_types():
     assert "CONFIRMED" in localized.data["text/html"]
 
 
+def test_lab_tour_shows_a_sealed_run_a_close_tool_choice_and_a_broken_seal_named():
+    (lint,) = cell_outputs("lab_tour.ipynb", "lint_tools(tools)")
+    assert "confusable" in lint.data["text/html"] and "what-not-when" in lint.data["text/html"]
+    (twins,) = cell_outputs("lab_tour.ipynb", "twins_run = await Agent(")
+    html = twins.data["text/html"]
+    assert 'data-fl-seal="holds"' in html and "close call, chose between twins" in html
+    assert twins.data[RECORDING]["seal"]["algorithm"] == "sha256-chain/2"
+    (printed,) = cell_outputs("lab_tour.ipynb", "print(verify(twins_run))")
+    assert printed.text.splitlines() == ["seal holds: the recording is as it was sealed",
+                                         "seal broken at header.answer: changed after the run was sealed"]
+
+
 def test_lab_tour_refusal_cell_fails_with_its_card():
     outputs = cell_outputs("lab_tour.ipynb", "%fp_why no_such_run")
     errors = [o for o in outputs if o.output_type == "error"]
