@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from typing import Any
+
 import pytest
 
 from footprint_lab import define_tool
@@ -30,3 +33,15 @@ def compose():
         return recording, member, member.path
 
     return build
+
+
+@pytest.fixture(scope="session")
+def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """One real JupyterLab server for the browser tier (``lab_server.start_lab``), stopped at the end."""
+    from lab_server import start_lab, stop_lab
+
+    server = start_lab(tmp_path_factory.mktemp("jupyterlab"))
+    try:
+        yield server
+    finally:
+        stop_lab(server)

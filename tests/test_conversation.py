@@ -184,7 +184,7 @@ async def test_a_checkpoint_that_is_not_json_is_refused() -> None:
     assert caught.value.field == "checkpoint"
     with pytest.raises(InvalidCheckpointError) as caught:
         await agent.run("next", continue_from=42)
-    assert caught.value.received == "a int"
+    assert caught.value.received == "an int"
 
 
 async def test_another_agents_conversation_is_refused_when_both_ids_are_explicit() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from footprint_lab import Agent, Recording, Run, tool
@@ -185,9 +187,10 @@ async def test_the_answer_view_shows_findings_and_badges_the_steps_they_concern(
                      "DECLINED")
     page = answer_view((await agent.run("Refund order A-1001, please.")).recording)
     assert "Integrity: 2 findings" in page
-    assert page.count('<span class="fl-flag">duplicate_tool_call</span>') >= 1 + 4  # the finding, then its 4 steps
-    assert '<code>call-llm#9</code><span class="fl-flag">invented_identifier</span>' in page
+    flag = '<span class="fl-flag" style="[^"]*">'
+    assert len(re.findall(flag + "duplicate_tool_call</span>", page)) >= 1 + 4  # the finding, then its 4 steps
+    assert re.search("<code>call-llm#9</code>" + flag + "invented_identifier</span>", page)
     assert "&lt;i&gt;Z-9999" in page and "<i>Z-9999" not in page
     assert "<script" not in page
     clean = answer_view((await planted_fact_agent().run(REFUND_REQUEST)).recording)
-    assert "Integrity: no findings." in clean and "fl-flag\">" not in clean
+    assert "Integrity: no findings." in clean and 'class="fl-flag"' not in clean

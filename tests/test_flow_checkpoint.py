@@ -227,7 +227,7 @@ async def test_a_resume_refuses_a_redact_that_is_not_a_policy() -> None:
     assert caught.value.setting == "redact"
 
 
-@pytest.mark.parametrize(("given", "received"), [("{not json", "text that is not JSON"), (42, "a int"),
+@pytest.mark.parametrize(("given", "received"), [("{not json", "text that is not JSON"), (42, "an int"),
                                                   ({"schema_version": 1}, "nothing")])
 async def test_what_is_no_flow_checkpoint_at_all_is_refused_teaching_where_one_comes_from(
     given: Any, received: str,

@@ -64,7 +64,7 @@ def test_the_answer_view_walks_from_the_answer_to_the_planted_fact(planted):
     for hop in ("READ", "LANDED", "ALLOWED", "BORN"):
         assert f"<b>{hop}</b>" in custody
     assert "scenarios.py:" in custody and "not proven" not in custody
-    assert "<mark>#1 · " in custody
+    assert re.search(r'<mark style="[^"]*">#1 · ', custody)
     # a tool result's custody names the call that asked for it
     tool_row = re.search(r'data-fl-piece="call_1_1" data-fl-slot="messages">(.*?)</details>', html, re.S)
     assert tool_row is not None and "<b>ASKED</b>" in tool_row.group(1)
@@ -207,3 +207,33 @@ async def test_every_explanation_checkpoint_and_error_shows_itself(planted):
     assert "Refund 120 EUR?" in shown["FlowCheckpoint"]._repr_mimebundle_()["text/html"]
     assert "ERR_INVALID_RUN_INPUT" in shown["Refusal"]._repr_mimebundle_()["text/html"]
     assert 'data-fl-piece="vip-override"' in shown["Backtrack"]._repr_mimebundle_()["text/html"]
+
+
+def test_a_long_runs_view_draws_the_ends_of_each_slot_and_the_latest_calls_and_says_where_the_rest_is(noop_tool):
+    from footprint_lab.lab.views.answer import EARLIER_CALLS, FIRST_ROWS, SLOT_ROWS
+
+    rounds = 60
+    replies = [{"tool": "noop", "args": {}}] * rounds + ["done"]
+    run = Agent(provider=mock(replies=replies), tools=[noop_tool], max_iterations=rounds + 1).run_sync("go")
+    html = answer_view(run.recording)
+    answering = run.recording.exchanges[-1].step_id
+    section = re.search(rf'<section class="fl-call" id="[^"]+" data-fl-call="{answering}">(.*?)</section>', html, re.S)
+    assert section is not None
+    slot = re.search(r'<div class="fl-slot" data-slot="messages"><h5>messages · (\d+)</h5>(.*?)</div>',
+                     section.group(1), re.S)
+    assert slot is not None
+    total = int(slot.group(1))
+    sent = run.context(answering)
+    assert total == len(sent[sent["slot"] == "messages"]) == 1 + 2 * rounds
+    drawn = re.findall(r'<details class="fl-piece"[^>]*data-fl-slot="messages"', slot.group(2))
+    assert SLOT_ROWS <= len(drawn) < total  # the ends, and any top suspect between
+    note = re.search(r"(\d+) more pieces of this slot are not drawn here: <code>run\.context\(&quot;(.+?)&quot;\)",
+                     slot.group(2))
+    assert note is not None and int(note.group(1)) == total - len(drawn) and note.group(2) == answering
+    ids = re.findall(r'data-fl-piece="([^"]+)" data-fl-slot="messages"', slot.group(2))
+    first = list(sent[sent["slot"] == "messages"]["source_id"])
+    assert ids[:FIRST_ROWS] == first[:FIRST_ROWS] and ids[-5:] == first[-5:]
+    earlier = re.findall(r'<details class="fl-call fl-box" id="[^"]+" data-fl-call="([^"]+)"', html)
+    calls = [x.step_id for x in run.recording.exchanges[:-1]]
+    assert earlier == list(reversed(calls))[:EARLIER_CALLS]
+    assert f"… and {len(calls) - EARLIER_CALLS} earlier calls, not drawn here" in html

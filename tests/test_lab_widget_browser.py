@@ -20,7 +20,7 @@ import nbformat
 import pytest
 from browser_kit import chromium, keep_evidence
 from lab_kit import VAULT_PASSWORD
-from lab_server import LabServer, start_lab, stop_lab
+from lab_server import LabServer
 
 pytestmark = pytest.mark.browser
 
@@ -44,15 +44,6 @@ CELLS = {
     "recall": 'vault_lab = Lab(vault(), message="Log me in.")\nvault_lab',
 }
 ORDER = list(CELLS)
-
-
-@pytest.fixture(scope="session")
-def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LabServer]:
-    server = start_lab(tmp_path_factory.mktemp("jupyterlab"))
-    try:
-        yield server
-    finally:
-        stop_lab(server)
 
 
 @pytest.fixture(scope="module")

@@ -85,7 +85,7 @@ class SettingRefusal(Refusal):
 def describe_shape(value: object) -> str:
     """Describe a value by its shape, never by its content.
 
-    ``None``, ``a list of 3``, ``a dict with no keys``, ``a dict with keys: text``, ``a int``.
+    ``None``, ``a list of 3``, ``a dict with no keys``, ``a dict with keys: text``, ``an int``.
     Only short identifier-like string keys are named; any other key is counted, because a
     key can itself be the caller's data.
     """
@@ -103,7 +103,8 @@ def describe_shape(value: object) -> str:
             return f"a dict with {len(value)} key{'s' if len(value) != 1 else ''} (not shown)"
         more = f" and {others} more" if others else ""
         return f"a dict with keys: {shown}{more}"
-    return f"a {type(value).__name__}"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
 
 

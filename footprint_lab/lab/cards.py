@@ -17,18 +17,21 @@ from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure, descri
 
 _STYLE = (
     "<style>"
-    ".fl-card{font-family:system-ui,sans-serif;font-size:13px;line-height:1.45;max-width:56rem;"
-    "border:1px solid #d0d7de;border-left:4px solid #cf222e;border-radius:6px;padding:.6rem .9rem;"
-    "margin:.3rem 0;background:#fff8f8;color:#1f2328}"
-    ".fl-card .fl-code{font-family:ui-monospace,monospace;background:#ffebe9;border-radius:4px;padding:1px 6px}"
+    ".fl-card{font-family:system-ui,sans-serif;font-size:13px;line-height:1.45;max-width:56rem;margin:.3rem 0;"
+    "color:#1f2328}"
+    ".fl-card .fl-code{font-family:ui-monospace,monospace}"
     ".fl-card h4{margin:0 0 .35rem 0;font-size:14px}"
     ".fl-card p{margin:.2rem 0 .45rem 0}"
     ".fl-card table{border-collapse:collapse;margin:0}"
     ".fl-card td{padding:1px 8px 1px 0;vertical-align:top;text-align:left;border:none;background:none}"
     ".fl-card td:first-child{color:#59636e}"
-    ".fl-card.fl-failed{border-left-color:#bc4c00;background:#fff8f0}"
     "</style>"
 )
+#: the card's colours, on its elements (a notebook opened untrusted drops the sheet: see lab.views.page):
+#: red for a refusal, orange for a failure during a run
+_BOX = ("border:1px solid #d0d7de;border-left:4px solid {edge};border-radius:6px;padding:.6rem .9rem;"
+        "background:{fill}")
+_CODE = "background:#ffebe9;border-radius:4px;padding:1px 6px"
 
 
 _REFUSED = "Nothing ran: the refusal fired at the door, before any step, call or charge."
@@ -44,10 +47,11 @@ def error_card_html(error: CodedError) -> str:
     )
     evidence = f"<table>{rows}</table>" if rows else ""
     refused = isinstance(error, Refusal) or not isinstance(error, RunFailure)
+    box = _BOX.format(edge="#cf222e", fill="#fff8f8") if refused else _BOX.format(edge="#bc4c00", fill="#fff8f0")
     return (
-        f'{_STYLE}<div class="fl-card{"" if refused else " fl-failed"}" role="alert">'
+        f'{_STYLE}<div class="fl-card{"" if refused else " fl-failed"}" role="alert" style="{box}">'
         f"<h4>{'Refused' if refused else 'Failed while running'}: {escape(type(error).__name__)} "
-        f'<span class="fl-code">{escape(error.code)}</span></h4>'
+        f'<span class="fl-code" style="{_CODE}">{escape(error.code)}</span></h4>'
         f"<p>{escape(str(error))}</p>{evidence}"
         f"<p><small>{_REFUSED if refused else _FAILED}</small></p>"
         "</div>"

@@ -30,13 +30,19 @@ from typing import TYPE_CHECKING
 
 from footprint_lab.lab.views.page import (
     CORRELATIONAL,
+    UNPROVEN,
     anchor,
+    answer_box,
     attr,
     clip,
     esc,
+    flag,
+    kind_label,
     kind_style,
+    mark,
     new_scope,
     shorten,
+    tag,
     wrap,
 )
 
@@ -48,6 +54,13 @@ if TYPE_CHECKING:
 SLOTS = ("system", "messages", "tools")
 #: a composition whose tree has more runs than this shows each member's answer and header only
 FULL_MEMBER_VIEWS = 60
+#: A long run's view stays readable and quick to draw: a slot shows its first FIRST_ROWS pieces, its
+#: latest ones up to SLOT_ROWS in all, and any top-TOP_RANKS suspect between; the earlier calls
+#: section shows the latest EARLIER_CALLS. What is left out is counted, with the method that shows it.
+SLOT_ROWS = 40
+FIRST_ROWS = 5
+TOP_RANKS = 5
+EARLIER_CALLS = 20
 
 
 def answer_view(recording: Recording) -> str:
@@ -96,7 +109,7 @@ def run_body(recording: Recording, scope: str, *, full_members: bool = True, nes
 
 def flags(kinds: list[str]) -> str:
     """One badge per kind of integrity finding on a step."""
-    return "".join(f'<span class="fl-flag">{esc(kind)}</span>' for kind in kinds)
+    return "".join(flag(kind) for kind in kinds)
 
 
 def integrity_block(report: IntegrityReport, scope: str) -> str:
@@ -123,9 +136,9 @@ def header(recording: Recording) -> str:
     name = runner.name or runner.id
     who = f"<b>{esc(name)}</b>" if name else ""
     return (
-        f'<div class="fl-head"><span class="fl-tag">{esc(runner.kind)}</span>{who}'
+        f'<div class="fl-head">{tag(runner.kind)}{who}'
         f'<code class="fl-muted">{esc(recording.run_id)}</code>'
-        f'<span class="fl-tag fl-st-{attr(recording.status)}">{esc(recording.status)}</span>'
+        f'{tag(recording.status, recording.status)}'
         f'<span class="fl-muted">{recording.duration_ms:.1f} ms · {sent + got} tokens ({sent} in, {got} out)'
         f" · {calls} LLM call{'s' if calls != 1 else ''}</span>{seal_badge(recording)}</div>"
     )
@@ -176,8 +189,7 @@ def seal_badge(recording: Recording) -> str:
         return ""
     scrubbed = f" · scrubbed ({', '.join(verdict.scrubbed)})" if verdict.scrubbed else ""
     label, tone = ("sealed · verified" + scrubbed, "finished") if verdict.holds else ("seal broken", "failed")
-    return (f'<span class="fl-tag fl-st-{tone}" data-fl-seal="{attr(verdict.status)}" '
-            f'title="{attr(str(verdict))}">{esc(label)}</span>')
+    return tag(label, tone, f' data-fl-seal="{attr(verdict.status)}" title="{attr(str(verdict))}"')
 
 
 def answer_block(recording: Recording, scope: str) -> str:
@@ -187,15 +199,15 @@ def answer_block(recording: Recording, scope: str) -> str:
     if recording.status == "paused":
         question = pause.get("question", "") if isinstance(pause, dict) else ""
         tool = pause.get("tool_name", "") if isinstance(pause, dict) else ""
-        return (f'<div class="fl-answer fl-paused" data-fl-answer {target}><b>Waiting on a person</b> '
-                f'<span class="fl-muted">(tool {esc(tool)})</span><pre>{esc(question)}</pre></div>')
+        return answer_box("paused", f'<b>Waiting on a person</b> <span class="fl-muted">(tool {esc(tool)})</span>'
+                                    f"<pre>{esc(question)}</pre>", f" data-fl-answer {target}")
     if recording.status == "failed":
         error = recording.error or {}
-        return (f'<div class="fl-answer fl-failed" data-fl-answer {target}><b>Failed</b> at '
-                f"<code>{esc(error.get('step_id', '?'))}</code>: {esc(error.get('type', 'an error'))}"
-                f"<pre>{esc(error.get('message', ''))}</pre></div>")
-    return (f'<div class="fl-answer" data-fl-answer {target}><b>Answer</b>'
-            f"<pre>{esc(recording.answer or '')}</pre></div>")
+        return answer_box("failed", f"<b>Failed</b> at <code>{esc(error.get('step_id', '?'))}</code>: "
+                                    f"{esc(error.get('type', 'an error'))}<pre>{esc(error.get('message', ''))}</pre>",
+                          f" data-fl-answer {target}")
+    return answer_box(recording.status, f"<b>Answer</b><pre>{esc(recording.answer or '')}</pre>",
+                      f" data-fl-answer {target}")
 
 
 def slots_view(recording: Recording, exchange: LLMExchange, *, left_out: bool = False) -> str:
@@ -257,7 +269,10 @@ class _Calls:
         others = exchanges[:-1]
         if others:
             sent = self._sent_keys(answering)
-            inner = "".join(self.other_call(x, sent) for x in reversed(others))
+            inner = "".join(self.other_call(x, sent) for x in reversed(others[-EARLIER_CALLS:]))
+            if len(others) > EARLIER_CALLS:
+                inner += (f'<p class="fl-note">… and {len(others) - EARLIER_CALLS} earlier calls, not drawn here: '
+                          f"<code>run.context(&quot;{esc(others[0].step_id)}&quot;)</code> shows any call's slots.</p>")
             parts.append(f'<details class="fl-box"><summary>Every other LLM call ({len(others)}), latest first: what '
                          f"each was given that the answering call was not</summary>{inner}</details>")
         return "".join(parts)
@@ -314,14 +329,27 @@ class _Calls:
         for slot, indices in self.recording.exchange_pieces(exchange).items():
             if not indices:
                 continue
-            rows = "".join(self.piece_row(pieces[i], exchange.step_id, shared)
-                           for i in indices if 0 <= i < len(pieces))
+            drawn = [i for i in self._drawn(indices) if 0 <= i < len(pieces)]
+            rows = "".join(self.piece_row(pieces[i], exchange.step_id, shared) for i in drawn)
+            if len(drawn) < len(indices):
+                rows += (f'<p class="fl-note">{len(indices) - len(drawn)} more pieces of this slot are not drawn '
+                         f"here: <code>run.context(&quot;{esc(exchange.step_id)}&quot;)</code> lists every one.</p>")
             parts.append(f'<div class="fl-slot" data-slot="{slot}"><h5>{slot} · {len(indices)}</h5>{rows}</div>')
         if self.ranks:
-            parts.append(f'<p class="fl-note"><mark>#rank · score</mark> a piece\'s suspect rank of '
+            parts.append(f'<p class="fl-note">{mark("#rank · score")} a piece\'s suspect rank of '
                          f"{next(iter(self.ranks.values()))[2]} (lexical overlap with the answer, weighted by "
                          f"distance); unmarked pieces share no words with it. {CORRELATIONAL}</p>")
         return "".join(parts)
+
+    def _drawn(self, indices: list[int]) -> list[int]:
+        """Which of a slot's pieces a view draws (see SLOT_ROWS), in slot order."""
+        if len(indices) <= SLOT_ROWS:
+            return indices
+        pieces = self.recording.context_pieces
+        ends = set(indices[:FIRST_ROWS]) | set(indices[FIRST_ROWS - SLOT_ROWS:])
+        ranked = {i for i in indices if 0 <= i < len(pieces) and (
+            self.ranks.get((pieces[i].source_kind, pieces[i].source_id), (TOP_RANKS + 1,))[0] <= TOP_RANKS)}
+        return [i for i in indices if i in ends or i in ranked]
 
     def left_out(self, exchange: LLMExchange) -> str:
         missing = [p for p in self.recording.context_pieces
@@ -344,9 +372,9 @@ class _Calls:
     def piece_row(self, piece: ContextPiece, call: str, shared: Hop | None = None) -> str:
         candidate = self.custody.get((call, piece.index))
         rank = self.ranks.get((piece.source_kind, piece.source_id)) if candidate is not None else None
-        ranked = f"<mark>#{rank[0]} · {rank[1]:.2f}</mark>" if rank and rank[1] > 0 else ""
+        ranked = mark(f"#{rank[0]} · {rank[1]:.2f}") if rank and rank[1] > 0 else ""
         preview = shorten(piece.content, 110)
-        summary = (f"<i>{esc(piece.source_kind)}</i><code>{esc(piece.source_id)}</code><span>{esc(preview)}</span>"
+        summary = (f"{kind_label(piece.source_kind)}<code>{esc(piece.source_id)}</code><span>{esc(preview)}</span>"
                    f"{ranked}<small>{esc(local(piece.landed_by or piece.verdict, self.prefix))}</small>")
         hops = self._recorded(piece) if candidate is None else _hops_html(
             [hop for hop in candidate.hops if hop != shared], self.scope, self.prefix)
@@ -386,11 +414,11 @@ def _hop_html(hop: Hop, scope: str, prefix: str = "", *, linked: bool = True, ta
         shown = _step_link(scope, hop.step_id, prefix, "c" if hop.kind == "READ" else "s") if linked else \
             esc(local(hop.step_id, prefix))
         link = shown + " "
-    mark = "" if hop.proven else ' <span class="fl-unproven">[not proven]</span>'
+    unproven = "" if hop.proven else UNPROVEN
     text = "wrote the output above" if hop.kind == "ANSWER" and hop.proven else hop.text
     if hop.step_id and text.startswith(hop.step_id + " "):  # the link already names the step
         text = text[len(hop.step_id) + 1:]
-    return f"<li><b>{esc(hop.kind)}</b> {link}{esc(text)}{esc(tail)}{mark}</li>"
+    return f"<li><b>{esc(hop.kind)}</b> {link}{esc(text)}{esc(tail)}{unproven}</li>"
 
 
 def _hops_html(hops: list[Hop], scope: str, prefix: str = "") -> str:

@@ -12,7 +12,18 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.lab.views.page import CORRELATIONAL, attr, esc, kind_style, new_scope, shorten, wrap
+from footprint_lab.lab.views.page import (
+    CORRELATIONAL,
+    UNPROVEN,
+    answer_box,
+    attr,
+    esc,
+    kind_label,
+    kind_style,
+    new_scope,
+    shorten,
+    wrap,
+)
 
 if TYPE_CHECKING:
     from footprint_lab.explain.ablation import Localization
@@ -41,19 +52,19 @@ def backtrack_html(walked: Backtrack) -> str:
     scope = new_scope()
     parts = [f"<p><b>{esc(walked.summary())}</b></p>"]
     if walked.output:
-        parts.append(f'<div class="fl-answer" data-fl-answer><b>Output of {esc(walked.target)}</b>'
-                     f"<pre>{esc(walked.output)}</pre></div>")
+        parts.append(answer_box("finished", f"<b>Output of {esc(walked.target)}</b><pre>{esc(walked.output)}</pre>",
+                                " data-fl-answer"))
     if walked.decisions:
         items = "".join(f"<li><code>{esc(d.step_id)}</code> decided <b>{esc(d.rule)}</b>: chose "
                         f"{esc(d.chosen)}</li>" for d in walked.decisions)
         parts.append(f"<h4>Decisions on the path</h4><ul>{items}</ul>")
     for candidate in walked.candidates[:SHOWN]:
         piece = candidate.piece
-        proof = "" if candidate.proven else ' <span class="fl-unproven">[not proven]</span>'
+        proof = "" if candidate.proven else UNPROVEN
         parts.append(
             f'<details class="fl-piece" style="{kind_style(piece.source_kind)}" data-fl-piece="{attr(piece.source_id)}"'
             f' data-fl-slot="{attr(piece.slot)}" data-fl-call="{attr(candidate.read_by)}"><summary>'
-            f"<i>{esc(piece.source_kind)}</i><code>{esc(piece.source_id)}</code>"
+            f"{kind_label(piece.source_kind)}<code>{esc(piece.source_id)}</code>"
             f"<span>{esc(shorten(piece.content, 100))}</span><small>{esc(candidate.read_by)}</small>{proof}</summary>"
             f"{_hops_html(candidate.hops, scope)}</details>")
     if len(walked.candidates) > SHOWN:

@@ -36,28 +36,21 @@ border-radius:4px;max-height:22rem;overflow:auto}
 § .fl-head b{font-size:14px}
 § .fl-muted,§ .fl-note{color:#59636e}
 § .fl-note{font-size:12px;margin:.2rem 0}
-§ .fl-tag{border-radius:10px;padding:0 7px;font-size:11px;color:#fff;background:#6e7781}
-§ .fl-st-finished{background:#1a7f37}§ .fl-st-failed{background:#cf222e}§ .fl-st-paused{background:#9a6700}
-§ .fl-answer{border-left:4px solid #0969da;background:#f3f8ff;padding:.35rem .6rem;margin:.35rem 0}
-§ .fl-failed{border-color:#cf222e;background:#fff5f5}§ .fl-paused{border-color:#9a6700;background:#fff8e5}
 § .fl-answer pre{background:none;padding:0;font:inherit}
+§ .fl-tag,§ .fl-flag,§ mark{font-size:11px;white-space:nowrap}
 § h4{margin:.7rem 0 .2rem;font-size:13.5px}
 § h5{margin:.4rem 0 .1rem;font-size:11px;text-transform:uppercase;color:#59636e}
 § summary{cursor:pointer}
-§ .fl-piece{border-left:4px solid var(--k);background:#fafbfc;margin:2px 0}
+§ .fl-piece{background:#fafbfc;margin:2px 0}
 § .fl-piece[open]{background:#f6f8fa}
 § .fl-piece>summary{padding:2px 6px;display:flex;gap:.5rem;align-items:baseline}
-§ .fl-piece>summary>i{font:600 11px sans-serif;color:var(--k);min-width:5.5rem}
+§ .fl-piece>summary>i{font:600 11px sans-serif;min-width:5.5rem}
 § .fl-piece>summary>code{font-weight:600}
 § .fl-piece>summary>span{color:#59636e;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;flex:1}
 § .fl-piece>summary>small{color:#59636e;white-space:nowrap}
-§ mark{font-size:11px;white-space:nowrap;background:#fff1e5;border-radius:8px;padding:0 6px;color:#953800}
 § .fl-piece>pre,§ .fl-piece>ol,§ .fl-piece>ul{margin:.2rem .6rem .4rem 1.4rem}
 § .fl-piece ol,§ .fl-piece ul,§ .fl-hops{list-style:none;padding:0}
 § .fl-piece li b,§ .fl-hops b{display:inline-block;min-width:4.6rem;font:600 11px monospace}
-§ .fl-unproven{color:#cf222e}
-§ .fl-flag{display:inline-block;margin-left:4px;border-radius:8px;padding:0 6px;font-size:11px;color:#fff;
-background:#bc4c00}
 § .fl-box{border:1px solid #d0d7de;border-radius:6px;padding:.2rem .6rem;margin:.4rem 0}
 § .fl-box>summary{font-weight:600}
 § table{border-collapse:collapse;margin:.3rem 0;font-size:12px}
@@ -120,6 +113,49 @@ def clip(text: str, limit: int = 4000) -> str:
     return f"{text[:limit]}\n… ({len(text) - limit} more characters: run.context() holds them all)"
 
 
+# -- looks that carry meaning ------------------------------------------------------------
+# A colour that says something (a piece's source kind, a status, a finding, the answer itself)
+# is written on its element, not in the style sheet: JupyterLab strips ``<style>`` blocks from
+# the outputs of a notebook it does not trust yet (one someone else saved and shared) but keeps
+# ``style`` attributes, so a shared view still says what it said. Layout stays in the sheet.
+
+GREY = "#6e7781"
+#: the answer box's border and background per run status (an unlisted status reads as finished)
+_ANSWER_TONES = {"paused": ("#9a6700", "#fff8e5"), "failed": ("#cf222e", "#fff5f5")}
+UNPROVEN = ' <span class="fl-unproven" style="color:#cf222e">[not proven]</span>'
+
+
 def kind_style(kind: str) -> str:
-    """The inline custom property that colours a row by source kind."""
-    return f"--k:{KIND_COLOURS.get(kind, '#6e7781')}"
+    """The inline style that colours a piece's row by its source kind."""
+    return f"border-left:4px solid {KIND_COLOURS.get(kind, GREY)}"
+
+
+def kind_label(kind: str) -> str:
+    """A piece's source kind, in its kind's colour."""
+    return f'<i style="color:{KIND_COLOURS.get(kind, GREY)}">{esc(kind)}</i>'
+
+
+def tag(text: str, status: str | None = None, extra: str = "") -> str:
+    """A badge: ``text`` (escaped here) in white on the status colour (grey with none), with ``extra`` attributes."""
+    css_class = f"fl-tag fl-st-{attr(status)}" if status else "fl-tag"
+    return (f'<span class="{css_class}" style="border-radius:10px;padding:0 7px;color:#fff;'
+            f'background:{STATUS_COLOURS.get(status or "", GREY)}"{extra}>{esc(text)}</span>')
+
+
+def flag(kind: str) -> str:
+    """The badge of one kind of integrity finding."""
+    return (f'<span class="fl-flag" style="display:inline-block;margin-left:4px;border-radius:8px;padding:0 6px;'
+            f'color:#fff;background:#bc4c00">{esc(kind)}</span>')
+
+
+def mark(text: str) -> str:
+    """A highlighted note beside a row (a suspect rank), ``text`` escaped here."""
+    return f'<mark style="background:#fff1e5;border-radius:8px;padding:0 6px;color:#953800">{esc(text)}</mark>'
+
+
+def answer_box(status: str, inner: str, hooks: str = "") -> str:
+    """The answer (or the pause, or the failure) in its box; ``inner`` is HTML already escaped, ``hooks`` attributes."""
+    border, background = _ANSWER_TONES.get(status, ("#0969da", "#f3f8ff"))
+    css_class = f"fl-answer fl-{status}" if status in _ANSWER_TONES else "fl-answer"
+    return (f'<div class="{css_class}" style="border-left:4px solid {border};background:{background};'
+            f'padding:.35rem .6rem;margin:.35rem 0"{hooks}>{inner}</div>')

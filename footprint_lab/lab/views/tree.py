@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.lab.views.page import STATUS_COLOURS, anchor, attr, esc, new_scope, shorten, wrap
+from footprint_lab.lab.views.page import STATUS_COLOURS, anchor, attr, esc, new_scope, shorten, tag, wrap
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -189,12 +189,11 @@ def _nested(tree: RunTree, scope: str, homes: dict[str, Recording], full: bool, 
             body = answer_block(home, scope)
         below = "".join(member(child) for child in children.get(node.path, []))
         nested = f"<ul>{below}</ul>" if below else ""
-        status = attr(node.status)
         opened = " open" if not node.path else ""
         return (f'<li><details class="fl-member"{opened} data-fl-member="{attr(node.path)}" '
-                f'id="{anchor(scope, "m", node.path)}"><summary><span class="fl-tag">{esc(node.kind)}</span> '
+                f'id="{anchor(scope, "m", node.path)}"><summary>{tag(node.kind)} '
                 f"<b>{esc(node_label(node))}</b>{why} · "
-                f'<span class="fl-tag fl-st-{status}">{status}</span> '
+                f'{tag(node.status, node.status)} '
                 f'<span class="fl-muted">{node.duration_ms:.1f} ms · {node.tokens} tokens · '
                 f"{esc(shorten(node.answer_preview, 60))}</span></summary>"
                 f'<div class="fl-member-body">{body}</div>{nested}</details></li>')
