@@ -26,6 +26,7 @@ from footprint_lab import Agent, Run, define_tool
 from footprint_lab.explain import backtrack, find_dropped_context, localize
 from footprint_lab.lab.pipelines import refund_pipeline
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.lab.views import answer_view
 from footprint_lab.providers import LLMRequest, mock
 
 STEPS = 10_000
@@ -62,6 +63,11 @@ def rendering(report: Report, steps: int, repeats: int) -> None:
         ratio = statistics.median(shown) / statistics.median(walk)
         report.add(label, shown, size=size, goal="<= 2x computing it", met=ratio <= 2, peer="backtrack",
                    peer_samples=walk, ratio=ratio)
+    view = samples_ms(lambda: answer_view(recording), max(3, repeats // 10))
+    report.add("answer view (what displaying the run draws)", view, size=size,
+               note=f"reference: {len(answer_view(recording)) / 1e6:.2f} MB of HTML, computing included (backtrack, "
+                    "suspects, integrity); each slot's first and latest pieces and top suspects are drawn, the "
+                    "latest 20 earlier calls, the rest counted with the method that shows it")
     ranked = samples_ms(run.suspects, max(3, repeats // 10))
     table = run.suspects()
     shown = samples_ms(table._repr_html_, repeats)
