@@ -135,12 +135,13 @@ def header(recording: Recording) -> str:
     sent, got, calls = usage_of(recording)
     name = runner.name or runner.id
     who = f"<b>{esc(name)}</b>" if name else ""
+    # the spaces between the items keep them apart where the sheet's flex gap is gone (an untrusted notebook)
     return (
-        f'<div class="fl-head">{tag(runner.kind)}{who}'
-        f'<code class="fl-muted">{esc(recording.run_id)}</code>'
-        f'{tag(recording.status, recording.status)}'
+        f'<div class="fl-head">{tag(runner.kind)} {who} '
+        f'<code class="fl-muted">{esc(recording.run_id)}</code> '
+        f'{tag(recording.status, recording.status)} '
         f'<span class="fl-muted">{recording.duration_ms:.1f} ms · {sent + got} tokens ({sent} in, {got} out)'
-        f" · {calls} LLM call{'s' if calls != 1 else ''}</span>{seal_badge(recording)}</div>"
+        f" · {calls} LLM call{'s' if calls != 1 else ''}</span> {seal_badge(recording)}</div>"
     )
 
 
