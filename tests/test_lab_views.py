@@ -237,3 +237,26 @@ def test_a_long_runs_view_draws_the_ends_of_each_slot_and_the_latest_calls_and_s
     calls = [x.step_id for x in run.recording.exchanges[:-1]]
     assert earlier == list(reversed(calls))[:EARLIER_CALLS]
     assert f"… and {len(calls) - EARLIER_CALLS} earlier calls, not drawn here" in html
+
+
+def test_a_long_runs_step_tree_displays_its_first_and_latest_steps_and_counts_the_rest(noop_tool):
+    from footprint_lab.lab.views.tree import FIRST_STEPS, STEPS_PER_RUN
+
+    rounds = 60
+    replies = [{"tool": "noop", "args": {}}] * rounds + ["done"]
+    run = Agent(provider=mock(replies=replies), tools=[noop_tool], max_iterations=rounds + 1).run_sync("go")
+    tree = run.tree(steps=True)
+    every = tree.to_frame()
+    steps = list(every[every["kind"].isin(["call-llm", "tool"])]["path"])
+    assert len(steps) == 2 * rounds + 1  # nothing is left out of the tree itself
+    bundle = tree._repr_mimebundle_()
+    html = bundle["text/html"]
+    drawn = re.findall(r'data-fl-member="([^"]*)"', html)
+    assert drawn == ["", *steps[:FIRST_STEPS], *steps[FIRST_STEPS - STEPS_PER_RUN:]]
+    left = len(steps) - STEPS_PER_RUN
+    assert f"{left} more LLM-call and tool steps are not drawn" in html and "tree.to_frame()" in html
+    assert bundle["text/plain"].endswith(f"… {left} more LLM-call and tool steps are not drawn (each run shows its "
+                                         f"first {FIRST_STEPS} and its latest ones): tree.to_frame() lists every node")
+    figure = bundle["application/vnd.plotly.v1+json"]
+    marked = [path for trace in figure["data"] for path in trace.get("customdata", [])]
+    assert marked.count("") == 1 and sorted(marked) == sorted(drawn)

@@ -38,6 +38,11 @@ RUN_KIND_COLOURS = {
 }
 #: above this many nodes the figure drops its text labels (hover still names every node)
 LABELLED_NODES = 40
+#: a displayed tree (``steps=True``) draws at most this many step nodes under one run: its first
+#: FIRST_STEPS and its latest ones; the rest are counted, and ``tree.to_frame()`` lists every node
+STEPS_PER_RUN = 40
+FIRST_STEPS = 5
+STEP_KINDS = ("call-llm", "tool")
 CONFIG = {"displaylogo": False, "responsive": True}
 _plotlyjs_sent = False
 
@@ -206,8 +211,33 @@ def _nested(tree: RunTree, scope: str, homes: dict[str, Recording], full: bool, 
     return f'{note}<ul class="fl-tree">{"".join(member(node) for node in nodes)}</ul>'
 
 
-def tree_html(recording_or_tree: Any, *, steps: bool = False, figure: dict[str, Any] | None = None) -> str:
-    """The tree's ``text/html``: the figure (plotly.js embedded on the first one only) and the no-JS tree."""
+def drawn_steps(tree: RunTree) -> tuple[RunTree, int]:
+    """``tree`` as a display draws it, each run's step nodes bounded (see STEPS_PER_RUN), and how many it left out."""
+    from footprint_lab.explain.tree import RunTree
+
+    under: dict[str | None, list[str]] = {}
+    for node in tree.nodes:
+        if node.kind in STEP_KINDS:
+            under.setdefault(node.parent, []).append(node.path)
+    dropped = {path for paths in under.values() if len(paths) > STEPS_PER_RUN
+               for path in paths[FIRST_STEPS:FIRST_STEPS - STEPS_PER_RUN]}
+    if not dropped:
+        return tree, 0
+    return RunTree(nodes=tuple(n for n in tree.nodes if n.path not in dropped),
+                   edges=tuple(e for e in tree.edges if e.child not in dropped), recording=tree.recording), len(dropped)
+
+
+def _left_out_note(left_out: int) -> str:
+    return (f"{left_out} more LLM-call and tool steps are not drawn (each run shows its first {FIRST_STEPS} and "
+            f"its latest ones): tree.to_frame() lists every node") if left_out else ""
+
+
+def tree_html(recording_or_tree: Any, *, steps: bool = False, figure: dict[str, Any] | None = None,
+              left_out: int = 0) -> str:
+    """The tree's ``text/html``: the figure (plotly.js embedded on the first one only) and the no-JS tree.
+
+    ``left_out`` says how many step nodes the caller's tree leaves out (:func:`drawn_steps`).
+    """
     from footprint_lab.lab.views.answer import FULL_MEMBER_VIEWS
 
     global _plotlyjs_sent
@@ -227,7 +257,8 @@ def tree_html(recording_or_tree: Any, *, steps: bool = False, figure: dict[str, 
             _plotlyjs_sent = True
     homes = _recordings_by_path(tree.recording) if tree.recording is not None else {}
     nested = _nested(tree, scope, homes, len(tree.nodes) <= FULL_MEMBER_VIEWS, skip_root=False)
-    return wrap(scope, f'{drawn}<details class="fl-box fl-nojs" open><summary>Runs as a list '
+    note = f'<p class="fl-note">{esc(_left_out_note(left_out))}</p>' if left_out else ""
+    return wrap(scope, f'{drawn}{note}<details class="fl-box fl-nojs" open><summary>Runs as a list '
                        f"({len(tree.nodes)})</summary>{nested}</details>")
 
 
@@ -240,10 +271,15 @@ def _plotlyjs() -> str:
 
 
 def tree_bundle(tree: RunTree) -> dict[str, Any]:
-    """The display bundle of a ``RunTree``: plotly's own MIME type, the HTML beside it, and a text outline."""
-    figure = figure_data(tree)
+    """The display bundle of a ``RunTree``: plotly's own MIME type, the HTML beside it, and a text outline.
+
+    A run with many steps (``steps=True``) is drawn with its first and latest ones (:func:`drawn_steps`).
+    """
+    shown, left_out = drawn_steps(tree)
+    figure = figure_data(shown)
+    note = _left_out_note(left_out)
     return {
-        "text/plain": tree.summary(),
+        "text/plain": shown.summary() + (f"\n… {note}" if note else ""),
         PLOTLY_MIME: {**figure, "config": CONFIG},
-        "text/html": tree_html(tree, figure=figure),
+        "text/html": tree_html(shown, figure=figure, left_out=left_out),
     }
