@@ -27,6 +27,7 @@ from footprint_lab.explain import backtrack, find_dropped_context, localize
 from footprint_lab.lab.pipelines import refund_pipeline
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.views import answer_view
+from footprint_lab.lab.views.tree import drawn_steps
 from footprint_lab.providers import LLMRequest, mock
 
 STEPS = 10_000
@@ -68,6 +69,12 @@ def rendering(report: Report, steps: int, repeats: int) -> None:
                note=f"reference: {len(answer_view(recording)) / 1e6:.2f} MB of HTML, computing included (backtrack, "
                     "suspects, integrity); each slot's first and latest pieces and top suspects are drawn, the "
                     "latest 20 earlier calls, the rest counted with the method that shows it")
+    tree = run.tree(steps=True)
+    shown_tree = samples_ms(tree._repr_mimebundle_, max(3, repeats // 10))
+    drawn, left_out = drawn_steps(tree)
+    report.add("step tree display (steps=True)", shown_tree, size=size,
+               note=f"reference: {len(drawn.nodes):,} of {len(tree.nodes):,} nodes drawn, {left_out:,} steps counted "
+                    "(each run's first and latest steps); tree.to_frame() lists every node")
     ranked = samples_ms(run.suspects, max(3, repeats // 10))
     table = run.suspects()
     shown = samples_ms(table._repr_html_, repeats)
