@@ -260,3 +260,18 @@ def test_a_long_runs_step_tree_displays_its_first_and_latest_steps_and_counts_th
     figure = bundle["application/vnd.plotly.v1+json"]
     marked = [path for trace in figure["data"] for path in trace.get("customdata", [])]
     assert marked.count("") == 1 and sorted(marked) == sorted(drawn)
+
+
+def test_a_piece_chosen_in_the_widget_is_drawn_open_even_in_the_middle_of_a_long_slot(noop_tool):
+    from footprint_lab.lab import panels
+
+    rounds = 60
+    replies = [{"tool": "noop", "args": {}}] * rounds + ["done"]
+    run = Agent(provider=mock(replies=replies), tools=[noop_tool], max_iterations=rounds + 1).run_sync("go")
+    answering = run.recording.exchanges[-1].step_id
+    sent = run.context(answering)
+    messages = list(sent[sent["slot"] == "messages"]["source_id"])
+    drawn = set(re.findall(r'data-fl-piece="([^"]+)" data-fl-slot="messages"', answer_view(run.recording)))
+    middle = next(piece for piece in messages[len(messages) // 2:] if piece not in drawn)
+    panel = panels.call_panel(run.recording, answering, chosen=("messages", middle))
+    assert f'data-fl-piece="{middle}" data-fl-slot="messages" open>' in panel

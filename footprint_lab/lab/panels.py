@@ -85,7 +85,7 @@ def call_panel(root: Recording, call: str, *, chosen: tuple[str, str] | None = N
     exchange = home.exchange_at(call) if home is not None else None
     if home is None or exchange is None:
         return f'{STYLE}<div class="fl-p"><p>No LLM call <code>{text(call)}</code> in this run.</p></div>'
-    view = slots_view(home, exchange, left_out=True)
+    view = slots_view(home, exchange, left_out=True, keep=chosen)
     if chosen is not None:
         slot, piece = chosen
         hook = f'data-fl-piece="{text(piece)}" data-fl-slot="{text(slot)}"'

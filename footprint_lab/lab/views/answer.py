@@ -211,10 +211,14 @@ def answer_block(recording: Recording, scope: str) -> str:
                       f" data-fl-answer {target}")
 
 
-def slots_view(recording: Recording, exchange: LLMExchange, *, left_out: bool = False) -> str:
-    """What one LLM call was given, slot by slot (and, with ``left_out``, what its iteration left out)."""
+def slots_view(recording: Recording, exchange: LLMExchange, *, left_out: bool = False,
+               keep: tuple[str, str] | None = None) -> str:
+    """What one LLM call was given, slot by slot (and, with ``left_out``, what its iteration left out).
+
+    ``keep`` (a slot and a source id) is a piece drawn even where a long slot leaves pieces out.
+    """
     scope = new_scope()
-    calls = _Calls(recording, scope)
+    calls = _Calls(recording, scope, keep=keep)
     title = f"<h4>What <code>{esc(exchange.step_id)}</code> was given</h4>"
     return wrap(scope, header(recording) + title + calls.call_block(exchange, answering=False, left_out=left_out))
 
@@ -234,10 +238,12 @@ def notes_block(recording: Recording) -> str:
 class _Calls:
     """The LLM calls of one recording: the answering one open, the others collapsed to what differs."""
 
-    def __init__(self, recording: Recording, scope: str, badges: dict[str, list[str]] | None = None) -> None:
+    def __init__(self, recording: Recording, scope: str, badges: dict[str, list[str]] | None = None,
+                 keep: tuple[str, str] | None = None) -> None:
         self.recording = recording
         self.scope = scope
         self.badges = badges or {}
+        self.keep = keep
         #: a member's step ids are shown relative to where it was mounted (the data attributes keep them whole)
         self.prefix = f"{recording.path}/" if recording.path else ""
         self.custody: dict[tuple[str, int], Candidate] = {}
@@ -343,13 +349,14 @@ class _Calls:
         return "".join(parts)
 
     def _drawn(self, indices: list[int]) -> list[int]:
-        """Which of a slot's pieces a view draws (see SLOT_ROWS), in slot order."""
+        """Which of a slot's pieces a view draws (see SLOT_ROWS, and ``keep``), in slot order."""
         if len(indices) <= SLOT_ROWS:
             return indices
         pieces = self.recording.context_pieces
         ends = set(indices[:FIRST_ROWS]) | set(indices[FIRST_ROWS - SLOT_ROWS:])
         ranked = {i for i in indices if 0 <= i < len(pieces) and (
-            self.ranks.get((pieces[i].source_kind, pieces[i].source_id), (TOP_RANKS + 1,))[0] <= TOP_RANKS)}
+            self.ranks.get((pieces[i].source_kind, pieces[i].source_id), (TOP_RANKS + 1,))[0] <= TOP_RANKS
+            or (pieces[i].slot, pieces[i].source_id) == self.keep)}
         return [i for i in indices if i in ends or i in ranked]
 
     def left_out(self, exchange: LLMExchange) -> str:
