@@ -10,6 +10,8 @@ import plotly.graph_objects as go
 import pytest
 
 from footprint_lab import Agent, Sequence
+from footprint_lab.errors import InvalidRunInputError
+from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.notebook import export, to_html
 from footprint_lab.notebook.cli import main as cli
@@ -31,7 +33,11 @@ def shared_notebook(tmp_path: Path) -> Path:
         "application/vnd.plotly.v1+json": figure, "text/html": "<p>static copy of the figure</p>",
         "text/plain": "Figure"}) for _ in range(2)]
     hostile = nbformat.v4.new_output("display_data", data={"text/html": HOSTILE, "text/plain": "x"})
-    notebook.cells.append(nbformat.v4.new_code_cell("figures", outputs=[*twice, hostile]))
+    try:
+        flow.run_sync({"text": "not a message"})
+    except InvalidRunInputError as refusal:
+        card = nbformat.v4.new_output("display_data", data={"text/html": error_card_html(refusal), "text/plain": "x"})
+    notebook.cells.append(nbformat.v4.new_code_cell("figures", outputs=[*twice, hostile, card]))
     forged = notebook.cells[2].outputs[0]["data"]  # the first run's output: its stored HTML is never trusted
     forged["text/html"] = HOSTILE
     nbformat.write(notebook, path)
@@ -82,5 +88,8 @@ def test_the_page_renders_offline_in_chromium(tmp_path: Path, javascript: bool) 
                 assert "static copy of the figure" in body  # the no-script copy
                 assert page.locator(".fl-plot .main-svg").count() == 0
             assert body.count("kept") == 1  # the hostile output, made inert; the forged run HTML not shown
+            card = page.locator(".fl-card", has_text="ERR_INVALID_RUN_INPUT")  # its <style> dropped, its box kept
+            assert card.evaluate("(card) => getComputedStyle(card).borderLeft") == "4px solid rgb(207, 34, 46)"
+            assert card.evaluate("(card) => getComputedStyle(card).backgroundColor") == "rgb(255, 248, 248)"
         except AssertionError as failure:
             raise AssertionError(f"{failure}; {keep_evidence(page, f'offline-html-{javascript}', console)}") from None

@@ -30,8 +30,8 @@ _STYLE = (
 #: the card's colours, on its elements (a notebook opened untrusted drops the sheet: see lab.views.page):
 #: red for a refusal, orange for a failure during a run
 _BOX = ("border:1px solid #d0d7de;border-left:4px solid {edge};border-radius:6px;padding:.6rem .9rem;"
-        "background:{fill}")
-_CODE = "background:#ffebe9;border-radius:4px;padding:1px 6px"
+        "background-color:{fill}")
+_CODE = "background-color:#ffebe9;border-radius:4px;padding:1px 6px"
 
 
 _REFUSED = "Nothing ran: the refusal fired at the door, before any step, call or charge."

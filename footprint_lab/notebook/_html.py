@@ -195,10 +195,22 @@ def sanitize(html: str) -> str:
     import bleach
 
     html = _INERT_BLOCKS.sub("", html)  # bleach would keep a script's text as text; drop it whole
-    from bleach.css_sanitizer import CSSSanitizer
+    from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
 
+    properties = ALLOWED_CSS_PROPERTIES | _BOX_PROPERTIES
     return str(bleach.clean(html, tags=_TAGS, attributes=_allowed, protocols={"http", "https", "mailto", "data"},
-                            strip=True, strip_comments=True, css_sanitizer=CSSSanitizer()))
+                            strip=True, strip_comments=True,
+                            css_sanitizer=CSSSanitizer(allowed_css_properties=properties)))
+
+
+#: Besides bleach's own list, the properties that draw a box (an error card's coloured edge, a badge's
+#: round corners): lengths and colours only, none of them can name a URL.
+_BOX_PROPERTIES = frozenset({
+    "border", "border-top", "border-right", "border-bottom", "border-left", "border-width", "border-style",
+    "border-left-width", "border-left-style", "border-radius", "padding", "padding-top", "padding-right",
+    "padding-bottom", "padding-left", "margin", "margin-top", "margin-right", "margin-bottom", "margin-left",
+    "max-width", "min-width",
+})
 
 
 def _allowed(tag: str, name: str, value: str) -> bool:

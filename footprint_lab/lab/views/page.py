@@ -139,23 +139,23 @@ def tag(text: str, status: str | None = None, extra: str = "") -> str:
     """A badge: ``text`` (escaped here) in white on the status colour (grey with none), with ``extra`` attributes."""
     css_class = f"fl-tag fl-st-{attr(status)}" if status else "fl-tag"
     return (f'<span class="{css_class}" style="border-radius:10px;padding:0 7px;color:#fff;'
-            f'background:{STATUS_COLOURS.get(status or "", GREY)}"{extra}>{esc(text)}</span>')
+            f'background-color:{STATUS_COLOURS.get(status or "", GREY)}"{extra}>{esc(text)}</span>')
 
 
 def flag(kind: str) -> str:
     """The badge of one kind of integrity finding."""
     return (f'<span class="fl-flag" style="display:inline-block;margin-left:4px;border-radius:8px;padding:0 6px;'
-            f'color:#fff;background:#bc4c00">{esc(kind)}</span>')
+            f'color:#fff;background-color:#bc4c00">{esc(kind)}</span>')
 
 
 def mark(text: str) -> str:
     """A highlighted note beside a row (a suspect rank), ``text`` escaped here."""
-    return f'<mark style="background:#fff1e5;border-radius:8px;padding:0 6px;color:#953800">{esc(text)}</mark>'
+    return f'<mark style="background-color:#fff1e5;border-radius:8px;padding:0 6px;color:#953800">{esc(text)}</mark>'
 
 
 def answer_box(status: str, inner: str, hooks: str = "") -> str:
     """The answer (or the pause, or the failure) in its box; ``inner`` is HTML already escaped, ``hooks`` attributes."""
     border, background = _ANSWER_TONES.get(status, ("#0969da", "#f3f8ff"))
     css_class = f"fl-answer fl-{status}" if status in _ANSWER_TONES else "fl-answer"
-    return (f'<div class="{css_class}" style="border-left:4px solid {border};background:{background};'
+    return (f'<div class="{css_class}" style="border-left:4px solid {border};background-color:{background};'
             f'padding:.35rem .6rem;margin:.35rem 0"{hooks}>{inner}</div>')
