@@ -30,6 +30,8 @@ from typing import TYPE_CHECKING
 
 from footprint_lab.lab.views.page import (
     CORRELATIONAL,
+    FIRST_DRAWN,
+    LONG_LIST,
     UNPROVEN,
     anchor,
     answer_box,
@@ -41,6 +43,7 @@ from footprint_lab.lab.views.page import (
     kind_style,
     mark,
     new_scope,
+    not_drawn,
     shorten,
     tag,
     wrap,
@@ -54,11 +57,11 @@ if TYPE_CHECKING:
 SLOTS = ("system", "messages", "tools")
 #: a composition whose tree has more runs than this shows each member's answer and header only
 FULL_MEMBER_VIEWS = 60
-#: A long run's view stays readable and quick to draw: a slot shows its first FIRST_ROWS pieces, its
-#: latest ones up to SLOT_ROWS in all, and any top-TOP_RANKS suspect between; the earlier calls
-#: section shows the latest EARLIER_CALLS. What is left out is counted, with the method that shows it.
-SLOT_ROWS = 40
-FIRST_ROWS = 5
+#: A long run's view stays readable and quick to draw: a slot is a long list (``page.not_drawn``) that
+#: also draws any top-TOP_RANKS suspect; the earlier calls section shows the latest EARLIER_CALLS.
+#: What is left out is counted, with the method that shows it.
+SLOT_ROWS = LONG_LIST
+FIRST_ROWS = FIRST_DRAWN
 TOP_RANKS = 5
 EARLIER_CALLS = 20
 
@@ -350,14 +353,14 @@ class _Calls:
 
     def _drawn(self, indices: list[int]) -> list[int]:
         """Which of a slot's pieces a view draws (see SLOT_ROWS, and ``keep``), in slot order."""
-        if len(indices) <= SLOT_ROWS:
+        middle = set(not_drawn(indices))
+        if not middle:
             return indices
         pieces = self.recording.context_pieces
-        ends = set(indices[:FIRST_ROWS]) | set(indices[FIRST_ROWS - SLOT_ROWS:])
-        ranked = {i for i in indices if 0 <= i < len(pieces) and (
+        ranked = {i for i in middle if 0 <= i < len(pieces) and (
             self.ranks.get((pieces[i].source_kind, pieces[i].source_id), (TOP_RANKS + 1,))[0] <= TOP_RANKS
             or (pieces[i].slot, pieces[i].source_id) == self.keep)}
-        return [i for i in indices if i in ends or i in ranked]
+        return [i for i in indices if i not in middle or i in ranked]
 
     def left_out(self, exchange: LLMExchange) -> str:
         missing = [p for p in self.recording.context_pieces

@@ -15,7 +15,10 @@ from __future__ import annotations
 import html
 import re
 import uuid
-from typing import Any
+from collections.abc import Sequence
+from typing import Any, TypeVar
+
+T = TypeVar("T")
 
 #: one colour per source kind of a context piece (the answer view's rows, the tree's legend)
 KIND_COLOURS = {
@@ -100,6 +103,17 @@ def anchor(scope: str, kind: str, key: str) -> str:
     return f"{scope}-{kind}-" + _UNSAFE.sub(lambda m: _SHORT.get(m.group()) or f"_{ord(m.group()):x}.", key)
 
 
+#: A long list in a view (a slot's pieces, a run's steps) draws its first FIRST_DRAWN items and its
+#: latest ones, LONG_LIST in all; the views count what is left out and name the method that shows it.
+LONG_LIST = 40
+FIRST_DRAWN = 5
+
+
+def not_drawn(items: Sequence[T]) -> Sequence[T]:
+    """The middle of ``items`` a view leaves out (nothing for a list of at most LONG_LIST)."""
+    return items[FIRST_DRAWN:FIRST_DRAWN - LONG_LIST] if len(items) > LONG_LIST else items[:0]
+
+
 def shorten(text: str, limit: int) -> str:
     """One line of at most ``limit`` characters."""
     flat = " ".join(text.split())
@@ -120,8 +134,8 @@ def clip(text: str, limit: int = 4000) -> str:
 # ``style`` attributes, so a shared view still says what it said. Layout stays in the sheet.
 
 GREY = "#6e7781"
-#: the answer box's border and background per run status (an unlisted status reads as finished)
-_ANSWER_TONES = {"paused": ("#9a6700", "#fff8e5"), "failed": ("#cf222e", "#fff5f5")}
+#: the answer box's background where the run did not finish (its edge is the status colour)
+_ANSWER_FILLS = {"paused": "#fff8e5", "failed": "#fff5f5"}
 UNPROVEN = ' <span class="fl-unproven" style="color:#cf222e">[not proven]</span>'
 
 
@@ -155,7 +169,9 @@ def mark(text: str) -> str:
 
 def answer_box(status: str, inner: str, hooks: str = "") -> str:
     """The answer (or the pause, or the failure) in its box; ``inner`` is HTML already escaped, ``hooks`` attributes."""
-    border, background = _ANSWER_TONES.get(status, ("#0969da", "#f3f8ff"))
-    css_class = f"fl-answer fl-{status}" if status in _ANSWER_TONES else "fl-answer"
+    unfinished = status in _ANSWER_FILLS
+    border = STATUS_COLOURS[status] if unfinished else "#0969da"
+    background = _ANSWER_FILLS[status] if unfinished else "#f3f8ff"
+    css_class = f"fl-answer fl-{status}" if unfinished else "fl-answer"
     return (f'<div class="{css_class}" style="border-left:4px solid {border};background-color:{background};'
             f'padding:.35rem .6rem;margin:.35rem 0"{hooks}>{inner}</div>')

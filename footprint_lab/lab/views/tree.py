@@ -22,7 +22,19 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.lab.views.page import STATUS_COLOURS, anchor, attr, esc, new_scope, shorten, tag, wrap
+from footprint_lab.lab.views.page import (
+    FIRST_DRAWN,
+    LONG_LIST,
+    STATUS_COLOURS,
+    anchor,
+    attr,
+    esc,
+    new_scope,
+    not_drawn,
+    shorten,
+    tag,
+    wrap,
+)
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
@@ -38,10 +50,10 @@ RUN_KIND_COLOURS = {
 }
 #: above this many nodes the figure drops its text labels (hover still names every node)
 LABELLED_NODES = 40
-#: a displayed tree (``steps=True``) draws at most this many step nodes under one run: its first
-#: FIRST_STEPS and its latest ones; the rest are counted, and ``tree.to_frame()`` lists every node
-STEPS_PER_RUN = 40
-FIRST_STEPS = 5
+#: a displayed tree (``steps=True``) draws each run's steps as a long list (``page.not_drawn``): the
+#: rest are counted, and ``tree.to_frame()`` lists every node
+STEPS_PER_RUN = LONG_LIST
+FIRST_STEPS = FIRST_DRAWN
 STEP_KINDS = ("call-llm", "tool")
 CONFIG = {"displaylogo": False, "responsive": True}
 _plotlyjs_sent = False
@@ -219,8 +231,7 @@ def drawn_steps(tree: RunTree) -> tuple[RunTree, int]:
     for node in tree.nodes:
         if node.kind in STEP_KINDS:
             under.setdefault(node.parent, []).append(node.path)
-    dropped = {path for paths in under.values() if len(paths) > STEPS_PER_RUN
-               for path in paths[FIRST_STEPS:FIRST_STEPS - STEPS_PER_RUN]}
+    dropped = {path for paths in under.values() for path in not_drawn(paths)}
     if not dropped:
         return tree, 0
     return RunTree(nodes=tuple(n for n in tree.nodes if n.path not in dropped),
