@@ -37,7 +37,8 @@ def shared_notebook(tmp_path: Path) -> Path:
         flow.run_sync({"text": "not a message"})
     except InvalidRunInputError as refusal:
         card = nbformat.v4.new_output("display_data", data={"text/html": error_card_html(refusal), "text/plain": "x"})
-    notebook.cells.append(nbformat.v4.new_code_cell("figures", outputs=[*twice, hostile, card]))
+    tree = nbformat.v4.new_output("display_data", data=flow.run_sync("go").tree()._repr_mimebundle_())
+    notebook.cells.append(nbformat.v4.new_code_cell("figures", outputs=[*twice, hostile, card, tree]))
     forged = notebook.cells[2].outputs[0]["data"]  # the first run's output: its stored HTML is never trusted
     forged["text/html"] = HOSTILE
     nbformat.write(notebook, path)
@@ -86,6 +87,10 @@ def test_the_page_renders_offline_in_chromium(tmp_path: Path, javascript: bool) 
                 assert not [line for line in console if line.startswith("error")]
             else:
                 assert "static copy of the figure" in body  # the no-script copy
+                # the tree's copy: its list, and no empty box left where the figure would have been drawn
+                assert page.locator(".fl-nojs summary", has_text="Runs as a list").count() >= 1
+                box = page.locator("div.fl-figure").first.bounding_box()
+                assert box is not None and box["height"] < 5, box
                 assert page.locator(".fl-plot .main-svg").count() == 0
             assert body.count("kept") == 1  # the hostile output, made inert; the forged run HTML not shown
             card = page.locator(".fl-card", has_text="ERR_INVALID_RUN_INPUT")  # its <style> dropped, its box kept

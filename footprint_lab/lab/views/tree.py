@@ -20,6 +20,7 @@ Role: lab layer; pure functions of a ``RunTree`` (and its recording, for the mem
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.lab.views.page import (
@@ -57,6 +58,7 @@ FIRST_STEPS = FIRST_DRAWN
 STEP_KINDS = ("call-llm", "tool")
 CONFIG = {"displaylogo": False, "responsive": True}
 _plotlyjs_sent = False
+_FIXED_HEIGHT = re.compile(r'^\s*<div style="height:[0-9.]+px; width:100%;">')
 
 
 def _as_tree(recording_or_tree: Any, steps: bool) -> RunTree:
@@ -260,7 +262,10 @@ def tree_html(recording_or_tree: Any, *, steps: bool = False, figure: dict[str, 
 
         drawn = plotly.io.to_html(figure, full_html=False, include_plotlyjs=False, div_id=f"{scope}-figure",
                                   config=CONFIG, validate=False)
-        # with scripting off the figure's empty box is hidden; the list below holds everything
+        # The box takes its height from the figure once plotly.js draws it, so where nothing draws it
+        # (scripts off, a sanitized copy) it is no empty gap; plotly writes the height on its wrapper.
+        drawn = _FIXED_HEIGHT.sub('<div style="width:100%;">', drawn, count=1)
+        # with scripting off the figure's box is hidden too; the list below holds everything
         drawn = (f'<div class="fl-figure">{drawn}</div>'
                  f"<noscript><style>#{scope} .fl-figure{{display:none}}</style></noscript>")
         if not _plotlyjs_sent:
