@@ -12,9 +12,9 @@ Role: lab layer, used by :mod:`footprint_lab.lab.widget`.
 
 from __future__ import annotations
 
-import re
 from typing import TYPE_CHECKING
 
+from footprint_lab.explain.asking import BRACKETED as _BRACKETED
 from footprint_lab.explain.index import RecordingIndex
 from footprint_lab.lab.views.page import esc as text
 
@@ -26,7 +26,6 @@ if TYPE_CHECKING:
 HINT = ("Ask needs an explainer model: build the Lab with explainer=..., a provider such as "
         "footprint_lab.providers.openai('gpt-4o-mini') or a string such as 'openai:gpt-4o-mini'.")
 NO_RUN = "Ask questions the latest run: press Run first."
-_BRACKETED = re.compile(r"\[([^\[\]\n]{1,120})\]")
 
 
 def target(recording: Recording, cited: str) -> tuple[str, str | None, str] | None:
