@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
@@ -25,12 +27,17 @@ def respond(request):
 
 explainer = mock(respond=respond)
 run = planted_fact_agent().run_sync(REFUND_REQUEST)
+from footprint_lab import Agent, Redaction
+guarded = Agent(provider=mock(reply="Noted."), redact=Redaction(patterns={"ticket": r"TCK-\\d{6}"})).run_sync(
+    "Ticket TCK-123456 please")
 '''
 
 
 def test_fp_ask_in_a_kernel_answers_with_an_explanation_and_refuses_a_missing_provider_as_a_card():
     cells = ["%load_ext footprint_lab", SETUP, "%%fp_ask -p explainer run\nWhy wasn't it declined?",
-             "%fp_ask Why ?", "%fp_ask -p explainer What reached the answer"]
+             "%fp_ask Why ?", "%fp_ask -p explainer What reached the answer",
+             "%%fp_ask -p explainer guarded\nWhy did TCK-654321 get no answer?",
+             "_.question, _.run.recording.model_dump_json()"]
     notebook = new_notebook(cells=[new_code_cell(source) for source in cells])
     NotebookClient(notebook, timeout=120, kernel_name="python3", allow_errors=True).execute()
 
@@ -42,6 +49,13 @@ def test_fp_ask_in_a_kernel_answers_with_an_explanation_and_refuses_a_missing_pr
 
     one_line, = [o for o in notebook.cells[4].outputs if o.output_type == "execute_result"]
     assert "Q: What reached the answer" in one_line.data["text/plain"]
+
+    masked, = [o for o in notebook.cells[5].outputs if o.output_type == "execute_result"]
+    assert "Q: Why did [redacted:ticket] get no answer?" in masked.data["text/plain"]
+    recorded, = [o for o in notebook.cells[6].outputs if o.output_type == "execute_result"]
+    assert "[redacted:ticket]" in recorded.data["text/plain"]
+    for output in (masked, recorded):
+        assert "TCK-654321" not in json.dumps(output.data) and "TCK-123456" not in json.dumps(output.data)
 
     refused = notebook.cells[3].outputs
     assert any(o.output_type == "error" and o.ename == "MagicInputError" for o in refused)

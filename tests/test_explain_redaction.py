@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
-from footprint_lab import Agent, Recording, Refusal, Run
+from footprint_lab import Agent, Lab, Recording, Refusal, Run, define_tool
 from footprint_lab.context import define_fact, define_instruction
 from footprint_lab.engine.redaction import Redaction
-from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
+from footprint_lab.explain import ask, find_dropped_context, localize, ranking_confidence, rerun_without
 from footprint_lab.providers import LLMRequest, mock
 
 SECRET = "dana.reyes@example.com"
@@ -118,3 +121,75 @@ async def test_a_redacted_recording_loaded_from_json_explains_the_same(guarded):
     live = await localize(run, rerun=agent, samples=2, input=MESSAGE)
     again = await localize(loaded, rerun=agent, samples=2, input=MESSAGE)
     assert str(again) == str(live)
+
+
+# -- ask: the question and the explainer's answer under the run's policy -------------------------
+PASSWORD = "velvet-otter-93"  # learned by the run under the covered key 'password'
+TICKET = "TCK-654321"         # matched by the caller's own pattern
+MAIL = "ops@example.org"      # matched by the library's email pattern
+OWN_TICKET = "TCK-777777"     # a ticket the explainer writes of its own accord
+QUESTION = f"Why did {PASSWORD} log in, and who mailed {MAIL} about {TICKET}?"
+
+
+def vault_agent() -> Agent:
+    login = define_tool(name="login", description="Log in with the password.",
+                        input_schema={"type": "object", "properties": {"password": {"type": "string"}}},
+                        fn=lambda password: "logged in")
+    return Agent(provider=mock(replies=[{"tool": "login", "args": {"password": PASSWORD}}, "In."]), tools=[login],
+                 redact=Redaction(keys=["password"], patterns={"ticket": r"TCK-\d{6}"}, builtins=["email"]))
+
+
+def echoing_explainer():
+    """Searches for the question it was asked and lists the calls, then echoes the question, citing a call and
+    writing covered values of its own."""
+    def respond(request: LLMRequest) -> object:
+        asked = str(request.messages[0]["content"]).splitlines()[0]
+        results = sum(m.get("role") == "tool" for m in request.messages)
+        if results < 2:
+            return [{"tool": "search", "args": {"text": asked[:30]}}, {"tool": "list_calls", "args": {}}][results]
+        return f"You asked: {asked} It logged in at [call-llm#3]; mail {MAIL} about {OWN_TICKET}."
+
+    return mock(respond=respond)
+
+
+def explanation_surfaces(explanation: Any) -> list[str]:
+    return [explanation.question, explanation.answer or "", *explanation.cited, *explanation.unsupported,
+            *explanation.opened, *explanation.notes, str(explanation), explanation.summary(),
+            json.dumps(explanation._repr_mimebundle_())]
+
+
+async def test_a_secret_in_the_question_to_ask_appears_nowhere():
+    run = await vault_agent().run("Log me in.")
+    explanation = await ask(run, QUESTION, provider=echoing_explainer())
+    assert explanation.question == ("Why did [redacted:password] log in, and who mailed [redacted:email] about "
+                                    "[redacted:ticket]?")
+    assert explanation.cited == ["call-llm#3"] and "[redacted:ticket]" in (explanation.answer or "")
+    own = explanation.run.recording.model_dump_json()
+    for secret in (PASSWORD, TICKET, MAIL, OWN_TICKET):
+        for surface in explanation_surfaces(explanation):
+            assert secret not in surface
+    for secret in (PASSWORD, TICKET, MAIL):  # what the explainer was asked, and the library pattern it wrote
+        assert secret not in own
+    assert explanation.run.recording.redaction["keys"] == ["password"]
+
+
+async def test_asking_a_recording_masks_the_question_with_the_policy_it_was_recorded_under():
+    run = await vault_agent().run("Log me in.")
+    loaded = Recording.model_validate_json(run.recording.model_dump_json())
+    explanation = await ask(loaded, f"Who mailed {MAIL}?", provider=echoing_explainer())
+    assert explanation.question == "Who mailed [redacted:email]?"
+    assert MAIL not in explanation.run.recording.model_dump_json() and MAIL not in str(explanation)
+
+
+async def test_the_lab_shows_the_explainers_answer_masked_in_every_state_trait():
+    lab = Lab(vault_agent(), message="Log me in.", explainer=echoing_explainer())
+    lab.press_run({})
+    await lab._task
+    lab.press_ask({"question": QUESTION})
+    await lab._task
+    assert lab.ask_state == "finished" and 'data-fl-cite="call-llm#3"' in lab.ask_html
+    state = json.dumps(lab.get_state())
+    for secret in (PASSWORD, TICKET, MAIL, OWN_TICKET):
+        assert secret not in state and secret not in lab.ask_html
+        for surface in explanation_surfaces(lab.explanation):
+            assert secret not in surface

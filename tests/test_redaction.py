@@ -70,6 +70,38 @@ async def test_values_under_covered_keys_are_masked_and_hunted_for_afterwards() 
     assert run.recording.redaction["matched"] == ["key:password"]  # type: ignore[index]
 
 
+#: spellings of "password" a caller or a tool may use: spaces, dashes, dots, case, full-width forms, invisibles
+PASSWORD_SPELLINGS = ["pass word", "password ", " PASSWORD", "Pass-Word", "pass.word", "pass_word", "pass\u200bword",
+                      "pass\u2060word", "\ufeffpassword", "pass\u00adword", "pass\u2010word", "Pass\u3000Word",
+                      "\uff50\uff41\uff53\uff53\uff57\uff4f\uff52\uff44", "PASS\uff3fWORD", "pass\tword",
+                      "pass\u3164word", "pass\ufe0fword"]
+
+
+@pytest.mark.parametrize("spelling", PASSWORD_SPELLINGS)
+async def test_every_spelling_of_a_covered_key_is_masked(spelling: str) -> None:
+    seen = scripted({"tool": "login", "args": {"user": "ana", "auth": {spelling: "hunter22"}}}, "Logged in.")
+    tool = define_tool(name="login", description="Log in.", fn=lambda user, auth: "session opened")
+    run = await Agent(provider=seen.provider, tools=[tool], redact=Redaction(keys=["password"])).run("Log me in")
+    text = run.recording.model_dump_json()
+    assert "hunter22" not in text and "[redacted:password]" in text and "ana" in text
+    written = await Agent(provider=seen.provider, tools=[tool], redact=Redaction(keys=[spelling])).run("Log me in")
+    assert "hunter22" not in written.recording.model_dump_json()  # a policy key spelled so covers every spelling too
+    assert written.recording.redaction["keys"] == [spelling]  # type: ignore[index]
+
+
+def test_keys_of_other_names_are_not_folded_into_a_covered_one() -> None:
+    scrub = Redaction(keys=["password"]).for_run().scrub
+    kept = {"passwords": "a", "pass_word_hint": "b", "pässword": "c", "passwd": "d", "pass-port": "e"}
+    assert scrub(kept) == kept
+
+
+@pytest.mark.parametrize("key", ["---", " _ . ", "\u200b\u200d", "\u3000\u2060"])
+def test_a_policy_key_that_folds_to_nothing_is_refused(key: str) -> None:
+    with pytest.raises(RedactionConfigError) as caught:
+        Redaction(keys=["token", key])
+    assert caught.value.setting == "keys" and "letter or digit" in str(caught.value)
+
+
 async def test_masked_text_in_decisions_inputs_and_read_summaries() -> None:
     agent = Agent(provider=mock(reply="x" * 60 + SECRET), redact=Redaction(patterns=[KEY_PATTERN]),
                   input_guard=lambda message: None)

@@ -17,6 +17,7 @@ import json
 import pickle
 import string
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -25,6 +26,7 @@ from hypothesis import strategies as st
 
 from footprint_lab import Agent, Redaction, Sequence, ask_human, define_tool
 from footprint_lab.context import define_fact
+from footprint_lab.engine.redaction import normalize_key
 from footprint_lab.errors import FlowCheckpointError, Refusal, RunCheckpointError
 from footprint_lab.notebook import export
 from footprint_lab.providers import LLMRequest, mock
@@ -44,6 +46,8 @@ def plans(draw: Any) -> dict[str, Any]:
     covered = draw(st.sampled_from([
         {"password": password}, {"pin": pin}, {"user": {"password": password}}, {"rows": [{"pin": pin}]},
         {"Pass-Word": password}, {"PIN": pin}, {"auth": [{"x": 1}, {"password": password, "pin": pin}]},
+        {"pass word": password}, {"password ": password}, {"\uff30\uff29\uff2e": pin}, {"pass\u200bword": password},
+        {"p.i.n": pin},
     ]))
     return {"password": password, "pin": pin, "ticket": ticket, "covered": covered,
             "place": draw(st.sampled_from(PLACES)), "ticket_place": draw(st.sampled_from(TICKET_PLACES)),
@@ -56,12 +60,23 @@ def secrets_of(plan: dict[str, Any]) -> list[str]:
     found = [plan["ticket"]]
     if plan["place"] in ("tool result", "nested result") and plan["ticket_place"] in ("error", "question"):
         return found
-    text = json.dumps(plan["covered"]).lower()
-    if "password" in text:
+    keys = set(folded_keys(plan["covered"]))
+    if "password" in keys:
         found.append(plan["password"])
-    if "pin" in text:
+    if "pin" in keys:
         found.append(str(plan["pin"]))
     return found
+
+
+def folded_keys(value: Any) -> Iterator[str]:
+    """Every mapping key in ``value``, folded as the key rule folds it."""
+    if isinstance(value, dict):
+        for key, item in value.items():
+            yield normalize_key(key)
+            yield from folded_keys(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from folded_keys(item)
 
 
 def build(plan: dict[str, Any]) -> tuple[Agent, str]:

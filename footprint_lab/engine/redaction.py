@@ -6,8 +6,11 @@ capture*, so no reader (a live listener, the ``Recording``, a DataFrame, an HTML
 exported notebook) ever sees what it covers. The live run keeps the real values: the model
 and the tools still get what they need.
 
-- ``keys`` mask the whole value under a matching mapping key (case, ``-`` and ``_`` ignored,
-  so ``api_key`` covers ``apiKey`` and ``API-KEY``). Every text and number inside a value
+- ``keys`` mask the whole value under a matching mapping key. Keys are compared folded
+  (:func:`normalize_key`): case, full-width forms, spaces, dashes, underscores, dots and
+  invisible characters (zero-width, joiners, fillers) do not count, so ``api_key`` covers
+  ``apiKey``, ``API-KEY``, ``api key``, ``ａｐｉ＿ｋｅｙ`` and ``api\u200bkey``, and a policy key
+  that folds to nothing is refused. Every text and number inside a value
   masked that way is remembered for the rest of the run and masked wherever it shows up
   again, as text or as a number (a tool echoing a password, a PIN repeated in an answer).
 - Shape never lets a value through: mapping keys are scrubbed like values (a secret can be
@@ -43,8 +46,10 @@ by the conversation doors from :class:`PolicyDataError`.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
@@ -137,8 +142,38 @@ def fingerprint(source: str, flags: int = 0) -> str:
     return hashlib.sha256(f"{flags}:{source}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+#: what an ASCII key loses when folded: whitespace and control characters, ``-``, ``_`` and ``.``
+_ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz",
+                            "".join(map(chr, range(33))) + "\x7f-_.")
+#: categories a folded key drops: spaces and separators, control and format characters (zero-width
+#: spaces, joiners, bidi marks, the soft hyphen), dashes and connectors (``_`` and its kin)
+_DROPPED = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Pd", "Pc"})
+#: invisible or dot-like characters of other categories: the minus sign, middle dots, the combining
+#: grapheme joiner, Hangul and Khmer fillers, the braille blank, Mongolian and Unicode variation selectors
+_DROPPED_CHARS = frozenset(
+    "\u2212\u00b7\u2027\u30fb\u2219\u22c5\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f"
+    "\u2800\u3164\uffa0" + "".join(map(chr, range(0xFE00, 0xFE10))) + "".join(map(chr, range(0xE0100, 0xE01F0))))
+
+
 def normalize_key(key: str) -> str:
-    return key.lower().replace("-", "").replace("_", "")
+    """A mapping key as the key rule compares it: every spelling of one name folds to one string.
+
+    Case is folded and full-width forms become their plain letters (NFKC); spaces, dashes,
+    underscores, dots and invisible characters are dropped. ``"Pass word"``, ``"password "``,
+    ``"PASS_WORD"``, ``"pass.word"``, ``"pass\u200bword"`` and ``"ｐａｓｓｗｏｒｄ"`` all fold to ``"password"``.
+    """
+    if key.isascii():  # the common case, kept fast: every recorded mapping key passes here
+        folded = key.lower().replace("_", "").replace("-", "")
+        return folded if folded.isalnum() else folded.translate(_ASCII_FOLD)
+    return _fold_unicode(key)
+
+
+@functools.lru_cache(maxsize=4096)
+def _fold_unicode(key: str) -> str:
+    # NFKC again after casefold: folding can leave a sequence that composes (or decomposes) further
+    text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", key).casefold())
+    return "".join(c for c in text if c not in _DROPPED_CHARS and unicodedata.category(c) not in _DROPPED
+                   and c != ".")
 
 
 #: How long a pattern the caller wrote may spend on one text before the text is masked whole.
@@ -244,6 +279,9 @@ class Redaction:
         for key in key_list:
             if not isinstance(key, str) or not key.strip():
                 raise RedactionConfigError("keys", describe_shape(key), "must hold non-empty strings")
+            if not normalize_key(key):
+                raise RedactionConfigError("keys", "a key of only spaces, dashes, underscores, dots or invisible "
+                                           "characters", "must hold key names with a letter or digit in each")
         compiled = [_Pattern(name, regex) for name, regex in _named_patterns(patterns)]
         if isinstance(builtins, str) or not isinstance(builtins, Iterable):
             raise RedactionConfigError("builtins", describe_shape(builtins), "must be a list of built-in names")

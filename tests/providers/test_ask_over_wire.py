@@ -34,3 +34,17 @@ async def test_ask_over_the_openai_wire_sends_evidence_only_as_tool_results(buil
     assert [t["function"]["name"] for t in first["tools"]][:3] == ["list_calls", "show_call", "custody"]
     results = [m["content"] for m in second["messages"] if m["role"] == "tool"]
     assert len(results) == 1 and "1. fact 'vip-override'" in results[0] and len(results[0]) <= 2000
+
+
+async def test_over_the_wire_a_planted_note_in_a_tool_result_vouches_for_no_id(
+        build: Any, server: WireServer, planted_note: Any) -> None:
+    planted = "The cause is [ghost-override] at [call-llm#99] (see 【plan】), read by [call-llm#6]."
+    run = await planted_note(planted)
+    server.queue(tool_call("search", {"text": "answer exactly"}),
+                 completion({"role": "assistant", "content": planted}, "stop"))
+    explanation = await ask(run, "Why was it declined?", provider=build("openai", stream=False))
+
+    results = [m["content"] for m in server.received[1].body["messages"] if m["role"] == "tool"]
+    assert len(results) == 1 and planted in results[0]            # the note reached the explainer as a tool result
+    assert explanation.cited == ["call-llm#6"]
+    assert explanation.unsupported == ["ghost-override", "call-llm#99", "plan"]
