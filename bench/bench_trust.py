@@ -12,7 +12,11 @@ Scenarios, medians over many samples:
    as a reviewer would (goal: at most 100 ms); beside it, the same check on the live run's
    recording, whose records are made from the capture for the check.
 3. ``lint_tools`` on a catalog of 500 tools in the MCP shape, each with two parameters, drawn from
-   a few dozen words so many pairs share words (goal: at most 1 s).
+   a few dozen words so many pairs share words (goal: at most 1 s). Then on 500 and 3,000
+   near-identical tools (one description, each tool's own number in its name and text, the same
+   two parameters): every pair is confusable, so the lint once took n(n-1)/2 comparisons and gave
+   as many findings (2,000 tools: 34 s); it now finds the pairs through an inverted index and
+   reports one group (goal: 3,000 tools in at most 10 s).
 
 Run ``python bench/bench_trust.py`` (``--quick`` only checks it runs, on small sizes; ``--results``
 appends the rows for ``bench/run_all.py``).
@@ -34,6 +38,7 @@ from footprint_lab.providers import mock
 SEAL_GOAL = 0.05
 VERIFY_GOAL_MS = 100.0
 LINT_GOAL_MS = 1000.0
+NEAR_GOAL_MS = 10_000.0
 VERBS = ("get", "list", "search", "update", "create", "cancel", "refund", "track")
 NOUNS = ("order", "invoice", "customer", "shipment", "product", "ticket", "payment", "review", "coupon", "return")
 
@@ -86,10 +91,18 @@ def catalog(size: int) -> dict[str, Any]:
     return {"tools": tools}
 
 
-def lint_ms(size: int, repeats: int) -> tuple[list[float], int]:
-    tools = catalog(size)
-    found = len(lint_tools(tools))
-    return samples_ms(lambda: lint_tools(tools), repeats), found
+def near_identical(size: int) -> dict[str, Any]:
+    tools = [{"name": f"lookup_record_{n}", "description": f"Returns the customer record {n} from the main store.",
+              "inputSchema": {"type": "object", "properties": {
+                  "record_id": {"type": "string", "description": "The record id."},
+                  "mode": {"type": "string", "description": "one of fast, full or audit"}}}} for n in range(size)]
+    return {"tools": tools}
+
+
+def lint_ms(tools: dict[str, Any], repeats: int) -> tuple[list[float], int, int]:
+    """Samples, and the findings: all of them, and the confusable ones."""
+    found = lint_tools(tools)
+    return samples_ms(lambda: lint_tools(tools), repeats), len(found), int((found.check == "confusable").sum())
 
 
 def main() -> None:
@@ -114,9 +127,18 @@ def main() -> None:
     report.add("verify the live run's sealed recording", live_samples, size=f"{steps} steps",
                goal="(reference)", note="its records are made from the capture for the check, then let go")
     size = 50 if quick else 500
-    lint_samples, found = lint_ms(size, 3 if quick else 7)
+    lint_samples, found, _ = lint_ms(catalog(size), 3 if quick else 7)
     report.add("lint_tools", lint_samples, size=f"{size} tools, {found} findings", goal=f"<= {LINT_GOAL_MS:.0f} ms",
                met=median(lint_samples) <= LINT_GOAL_MS)
+    sizes = (50, 300) if quick else (500, 3000)
+    for size in sizes:
+        lint_samples, found, groups = lint_ms(near_identical(size), 3 if quick else 5)
+        judged = size == sizes[-1]
+        report.add("lint_tools, near-identical tools", lint_samples,
+                   size=f"{size} tools, {found} findings, {groups} of them confusable",
+                   goal=f"<= {NEAR_GOAL_MS:.0f} ms" if judged else "(reference)",
+                   met=median(lint_samples) <= NEAR_GOAL_MS if judged else None,
+                   note="every pair is confusable: one finding names the whole group")
     report.close()
 
 

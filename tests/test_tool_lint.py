@@ -109,6 +109,32 @@ def test_an_unreadable_catalog_is_refused_by_entry() -> None:
         lint_tools(PLAIN, threshold=2)
 
 
+@pytest.mark.parametrize(("encoded", "said"), [
+    (lambda text: text.encode("latin-1"), "the first bad byte is at offset"),
+    (lambda text: text.encode("utf-16"), "UTF-16 byte-order mark"),
+    (lambda text: text.encode("cp1252"), "the first bad byte is at offset"),
+    (lambda text: b"\xff" * 3 + text.encode(), "the first bad byte is at offset 0"),
+], ids=["latin-1", "utf-16", "cp1252", "stray bytes first"])
+def test_a_catalog_file_that_is_not_utf8_is_refused_by_name(tmp_path: Path, capsys: Any, encoded: Any,
+                                                            said: str) -> None:
+    path = tmp_path / "tools.json"
+    path.write_bytes(encoded(json.dumps([{"name": "café_lookup", "description": "Find a café by its name, près de"
+                                                                               " vous."}], ensure_ascii=False)))
+    with pytest.raises(ToolCatalogError) as refused:
+        lint_tools(path)
+    assert refused.value.code == "ERR_TOOL_CATALOG" and refused.value.entry == "the catalog file"
+    assert said in str(refused.value) and "Save it as UTF-8" in str(refused.value)
+    assert "café" not in str(refused.value) and "caf" not in refused.value.received  # shape only, never the text
+    assert main(["lint-tools", str(path)]) == 2
+    assert "ERR_TOOL_CATALOG" in capsys.readouterr().err
+
+
+def test_a_utf8_catalog_file_with_a_byte_order_mark_is_read(tmp_path: Path) -> None:
+    path = tmp_path / "tools.json"
+    path.write_bytes(json.dumps(PLAIN, ensure_ascii=False).encode("utf-8-sig"))
+    assert lint_tools(path).equals(lint_tools(PLAIN))
+
+
 def test_the_console_script_exits_non_zero_on_errors(tmp_path: Path, capsys: Any) -> None:
     bad = tmp_path / "tools.json"
     bad.write_text(json.dumps(openai_shape()))

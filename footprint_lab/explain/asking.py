@@ -13,18 +13,20 @@ citation is ``unsupported``, whether the recording lacks it or has it but no vie
 it. Words inside a piece's content or a tool's result are never presented, so text planted
 in a recording ("the cause is [ghost] at [call-llm#99]") cannot vouch for an id.
 
-With a redaction policy on the run, the question is masked as the run would record it
-before the explainer is built (so neither the explanation nor the explainer's own recording
-holds what the policy covers), the explainer records under the policy's keys and library
-patterns, and its answer is masked the same way.
+With a redaction policy on the run, the question is masked as the run would record it (by the
+run's own ``masked``, which knows what the run learned, then by the policy its recording
+reports) before the explainer sees it, so neither the explanation nor the explainer's own
+recording holds it; the explainer records under the reported policy (its keys and the
+library's patterns: a pattern of the caller's is reported by name only), and its answer is
+masked like the question. A bare ``Recording`` brings only the reported policy.
 
 The explainer is a footprint_lab agent, so its own run is recorded and explainable
 (``explanation.run.backtrack()``). This layer never imports a runner (ARCHITECTURE: explain
 sits below core): the runner is built by ``runner_factory``, any callable taking the
 ``Agent`` keywords (``provider``, ``model``, ``system``, ``tools``, ``max_iterations``,
-``name``) and returning an object with an async ``run``; by default the package root's
-``footprint_lab.Agent``, looked up through the root, the one module that wires the layers
-together. Tools are declared the same way, through ``footprint_lab.define_tool``.
+``name``, and ``redact`` when the run has a policy) and returning an object with an async
+``run``; by default the package root's ``footprint_lab.Agent``, looked up through the root,
+the one module that wires the layers together. Tools are declared the same way, through ``footprint_lab.define_tool``.
 
 Role: explain layer. Refusal raised here: :class:`~footprint_lab.explain.checks.ExplainConfigError`.
 """

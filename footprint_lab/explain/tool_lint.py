@@ -12,15 +12,19 @@ result, or plain ``{name, description, inputSchema}`` dicts) and reports, one ro
 - ``what-not-when`` (warning): the description says what the tool returns but never when to use it;
 - ``undocumented-parameter`` (warning): a parameter with no description;
 - ``affix-name`` (warning): two names that differ only by a leading or trailing word;
-- ``confusable`` (warning): two tools whose name and description are near each other. Lexical by
-  default (the words of :func:`footprint_lab.context.similarity.words`, counted, compared by
-  cosine); pass ``embed=fn`` (texts to vectors) to compare embeddings instead. Each carries its
-  ``score``, the ``threshold`` and the ``margin`` above it.
+- ``confusable`` (warning): tools whose name and description are near each other, one finding
+  per group of them (tools joined by pairs at or above the threshold; ``members`` names them
+  all). Lexical by default (the words of :func:`footprint_lab.context.similarity.words`, counted,
+  compared by cosine); pass ``embed=fn`` (texts to vectors) to compare embeddings instead. Each
+  carries its closest pair (``tool`` and ``other``), their ``score``, the ``threshold`` and the
+  ``margin`` above it. Pairs are found without comparing every pair
+  (:mod:`footprint_lab.explain.confusable`), so a catalog of thousands of tools lints in seconds.
 
 :func:`twins` gives, for a tool a model chose, the confusable neighbours it was sent beside it
 (the answer view says "chose between twins"). Every finding has a suggested ``fix``. The same
-catalog in any of the accepted shapes gives the same findings. A catalog that cannot be read is
-refused with :class:`ToolCatalogError`, naming the entry by index and saying what arrived by shape only.
+catalog in any of the accepted shapes gives the same findings. A catalog that cannot be read (a
+file that is not UTF-8 text, text that is not JSON, an entry with no name) is refused with
+:class:`ToolCatalogError`, naming the entry by index and saying what arrived by shape only.
 
 Role: explain layer (reads the tools slot; nothing here runs a model). ``lint_tools`` returns a
 DataFrame (pandas imported on call); :func:`lint_findings` returns plain rows for the core.
@@ -39,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from footprint_lab.context.similarity import words
 from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.explain.confusable import Dense, Group, Lexical, groups, pairs
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -47,7 +52,10 @@ if TYPE_CHECKING:
 THRESHOLD = 0.6
 #: a description shorter than this many characters (or three words) is an error
 SHORT = 20
-COLUMNS = ("severity", "check", "tool", "other", "parameter", "score", "threshold", "margin", "message", "fix")
+COLUMNS = ("severity", "check", "tool", "other", "parameter", "score", "threshold", "margin", "message", "fix",
+           "members")
+#: how many members of a confusable group its message names (``members`` holds them all)
+NAMED = 6
 
 _WHAT = re.compile(r"^\s*(returns?|gets?|fetch(es)?|retrieves?|lists?|provides?|shows?|reads?|looks? up|finds?|"
                    r"gives?|outputs?|the)\b", re.IGNORECASE)
@@ -84,7 +92,7 @@ class LintTool:
 
 @dataclass(frozen=True)
 class LintFinding:
-    """One finding (see the module docstring for the checks); ``score``/``margin`` only for ``confusable``."""
+    """One finding (see the module docstring); ``score``, ``margin`` and ``members`` are for ``confusable`` only."""
 
     severity: str
     check: str
@@ -96,16 +104,14 @@ class LintFinding:
     score: float | None = None
     threshold: float | None = None
     margin: float | None = None
+    members: tuple[str, ...] = ()
 
 
 # -- reading a catalog, in any shape --------------------------------------------------------------
 def read_catalog(catalog: Any) -> list[LintTool]:
     """The tools of ``catalog`` (a list, a ``{"tools": [...]}`` result, JSON text or a ``.json`` path)."""
     if isinstance(catalog, str | os.PathLike) and not (isinstance(catalog, str) and catalog.lstrip()[:1] in "[{"):
-        path = Path(catalog)
-        if not path.is_file():
-            raise ToolCatalogError("the catalog", "a path with no file", "Pass a list of tools or a .json file")
-        catalog = path.read_text(encoding="utf-8")
+        catalog = _read_file(Path(catalog))
     if isinstance(catalog, str):
         try:
             catalog = json.loads(catalog)
@@ -121,6 +127,26 @@ def read_catalog(catalog: Any) -> list[LintTool]:
     if not isinstance(catalog, Iterable) or isinstance(catalog, str | bytes):
         raise ToolCatalogError("the catalog", describe_shape(catalog), "Pass a list of tools")
     return [_tool(entry, n) for n, entry in enumerate(catalog)]
+
+
+def _read_file(path: Path) -> str:
+    """The text of a catalog file: UTF-8 (a byte-order mark allowed), or refused saying what the bytes look like."""
+    if not path.is_file():
+        raise ToolCatalogError("the catalog", "a path with no file", "Pass a list of tools or a .json file")
+    try:
+        data = path.read_bytes()
+    except OSError as error:
+        raise ToolCatalogError("the catalog file", f"a file that cannot be read ({type(error).__name__})",
+                               "Check that it exists and that you may read it") from None
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        # UTF-16 is what PowerShell's '>' writes, for one; otherwise say where the first bad byte is
+        found = ("they start with a UTF-16 byte-order mark" if data[:2] in (b"\xff\xfe", b"\xfe\xff")
+                 else f"the first bad byte is at offset {error.start}")
+        raise ToolCatalogError("the catalog file", f"{len(data)} bytes that are not UTF-8 text ({found})",
+                               "Save it as UTF-8 (e.g. iconv -f UTF-16 -t UTF-8, or your editor's 'save with "
+                               "encoding'), or pass the list of tools itself") from None
 
 
 def _tool(entry: Any, n: int) -> LintTool:
@@ -219,40 +245,41 @@ def _affixes(tools: list[LintTool]) -> list[LintFinding]:
 
 def _confusable(tools: list[LintTool], threshold: float,
                 embed: Callable[[list[str]], Any] | None) -> list[LintFinding]:
-    import numpy as np
+    texts, bags = _texts(tools)
+    space = Lexical(bags) if embed is None else Dense(_embedded(texts, embed))
+    return [_group_finding(tools, bags, group, threshold) for group in groups(space, threshold)]
 
+
+def _texts(tools: list[LintTool]) -> tuple[list[str], list[list[str]]]:
+    """What is compared of each tool: its name's words and its description, and their words."""
     texts = [f"{' '.join(name_words(t.name))} {t.description}" for t in tools]
-    bags = [words(text) for text in texts]
-    table = _similarities(bags) if embed is None else _embedded(texts, embed)
-    found: list[LintFinding] = []
-    for i, j in np.argwhere(np.triu(table, 1) >= threshold).tolist():
-        value = float(table[i, j])
-        only_i = sorted(set(bags[i]) - set(bags[j]))
-        only_j = sorted(set(bags[j]) - set(bags[i]))
-        left, right = tools[i].name, tools[j].name
-        differ = (f"they differ only in {', '.join(only_i) or '(nothing)'} vs {', '.join(only_j) or '(nothing)'}"
-                  if len(only_i) + len(only_j) <= 6 else "they share most of their words")
-        found.append(LintFinding(
-            "warning", "confusable", left, f"reads like '{right}' (similarity {value:.2f}); {differ}",
-            f"Say when to pick each: '{left}' is for ..., '{right}' is for ...; or merge them",
-            other=right, score=round(value, 4), threshold=threshold, margin=round(value - threshold, 4)))
-    return found
+    return texts, [words(text) for text in texts]
 
 
-def _similarities(bags: list[list[str]]) -> Any:
-    """The cosine of every pair of word-count vectors (the lexical default), as one matrix."""
-    import numpy as np
-
-    vocabulary: dict[str, int] = {}
-    indexed = [[vocabulary.setdefault(word, len(vocabulary)) for word in bag] for bag in bags]
-    rows = np.zeros((len(bags), max(len(vocabulary), 1)))
-    for n, bag in enumerate(indexed):
-        np.add.at(rows[n], bag, 1.0)
-    return _cosines(rows)
+def _group_finding(tools: list[LintTool], bags: list[list[str]], group: Group, threshold: float) -> LintFinding:
+    i, j = group.closest
+    value = group.score
+    only_i = sorted(set(bags[i]) - set(bags[j]))
+    only_j = sorted(set(bags[j]) - set(bags[i]))
+    left, right = tools[i].name, tools[j].name
+    differ = (f"they differ only in {', '.join(only_i) or '(nothing)'} vs {', '.join(only_j) or '(nothing)'}"
+              if len(only_i) + len(only_j) <= 6 else "they share most of their words")
+    names = tuple(tools[k].name for k in group.members)
+    message = f"reads like '{right}' (similarity {value:.2f}); {differ}"
+    fix = f"Say when to pick each: '{left}' is for ..., '{right}' is for ...; or merge them"
+    if len(names) > 2:
+        listed = ", ".join(f"'{name}'" for name in names[:NAMED]) + (
+            f" and {len(names) - NAMED} more" if len(names) > NAMED else "")
+        message = (f"reads like '{right}' (similarity {value:.2f}), the closest pair of {len(names)} tools that "
+                   f"read alike: {listed}; {differ}")
+        fix = (f"Say when to pick each of the {len(names)}: '{left}' is for ..., '{right}' is for ...; "
+               "or merge those that do the same")
+    return LintFinding("warning", "confusable", left, message, fix, other=right, score=round(value, 4),
+                       threshold=threshold, margin=round(value - threshold, 4), members=names)
 
 
 def _embedded(texts: list[str], embed: Callable[[list[str]], Any]) -> Any:
-    """The cosine of every pair of the vectors ``embed`` gives for the tools' texts."""
+    """The vectors ``embed`` gives for the tools' texts, checked: one finite vector per text."""
     import numpy as np
 
     try:
@@ -263,17 +290,7 @@ def _embedded(texts: list[str], embed: Callable[[list[str]], Any]) -> Any:
     if rows.ndim != 2 or len(rows) != len(texts) or not np.isfinite(rows).all():
         raise ToolCatalogError("embed", f"a function that returned {describe_shape(rows.tolist())}",
                                "Return one finite vector per text, in order, all of one length")
-    return _cosines(rows)
-
-
-def _cosines(rows: Any) -> Any:
-    """Pairwise cosines of the rows (0 for a row of zeros), as ``similarity.cosine`` defines them."""
-    import numpy as np
-
-    norms = np.linalg.norm(rows, axis=1)
-    norms[norms == 0] = 1.0
-    unit = rows / norms[:, None]
-    return unit @ unit.T
+    return rows
 
 
 def twins(tools: list[dict[str, Any]], chosen: str, *, threshold: float = THRESHOLD) -> list[tuple[str, float]]:
@@ -290,12 +307,13 @@ def twins(tools: list[dict[str, Any]], chosen: str, *, threshold: float = THRESH
 
 @functools.lru_cache(maxsize=64)
 def _twin_pairs(key: str, threshold: float) -> tuple[tuple[str, str, float], ...]:
-    """Every confusable pair of a tools slot (given as its JSON), linted once per distinct slot."""
+    """Every confusable pair of a tools slot (given as its JSON), found once per distinct slot."""
     try:
-        findings = lint_findings(json.loads(key), threshold=threshold)
+        tools = read_catalog(json.loads(key))
     except ToolCatalogError:
         return ()
-    return tuple((f.tool, f.other or "", f.score or 0.0) for f in findings if f.check == "confusable")
+    found = pairs(Lexical(_texts(tools)[1]), threshold)
+    return tuple((tools[i].name, tools[j].name, round(score, 4)) for i, j, score in found)
 
 
 class ToolLintWarning(UserWarning):
@@ -322,7 +340,7 @@ def warn_findings(tools: Any, runner: str) -> None:
 def lint_tools(catalog: Any, *, threshold: float = THRESHOLD,
                embed: Callable[[list[str]], Any] | None = None) -> pd.DataFrame:
     """Lint a tool catalog; one row per finding (columns: ``severity``, ``check``, ``tool``, ``other``,
-    ``parameter``, ``score``, ``threshold``, ``margin``, ``message``, ``fix``), errors first.
+    ``parameter``, ``score``, ``threshold``, ``margin``, ``message``, ``fix``, ``members``), errors first.
 
     ``catalog``: footprint_lab tools, OpenAI function definitions, Anthropic tools, an MCP
     ``tools/list`` result, plain ``{name, description, inputSchema}`` dicts, their JSON text or a
@@ -331,7 +349,7 @@ def lint_tools(catalog: Any, *, threshold: float = THRESHOLD,
     """
     import pandas as pd
 
-    rows = [[getattr(finding, column) for column in COLUMNS]
+    rows = [[getattr(finding, column) for column in COLUMNS[:-1]] + [list(finding.members) or None]
             for finding in lint_findings(catalog, threshold=threshold, embed=embed)]
     frame = pd.DataFrame(rows, columns=list(COLUMNS))
     order = {"error": 0, "warning": 1}
