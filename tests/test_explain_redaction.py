@@ -140,13 +140,14 @@ def vault_agent() -> Agent:
 
 
 def echoing_explainer():
-    """Searches for the question it was asked and lists the calls, then echoes the question, citing a call and
-    writing covered values of its own."""
+    """Searches for the question it was asked and for a ticket of its own, lists the calls, then echoes the
+    question, citing a call and writing covered values of its own."""
     def respond(request: LLMRequest) -> object:
         asked = str(request.messages[0]["content"]).splitlines()[0]
         results = sum(m.get("role") == "tool" for m in request.messages)
-        if results < 2:
-            return [{"tool": "search", "args": {"text": asked[:30]}}, {"tool": "list_calls", "args": {}}][results]
+        if results < 3:
+            return [{"tool": "search", "args": {"text": asked[:30]}},
+                    {"tool": "search", "args": {"text": OWN_TICKET}}, {"tool": "list_calls", "args": {}}][results]
         return f"You asked: {asked} It logged in at [call-llm#3]; mail {MAIL} about {OWN_TICKET}."
 
     return mock(respond=respond)

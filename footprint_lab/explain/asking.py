@@ -18,7 +18,8 @@ run's own ``masked``, which knows what the run learned, then by the policy its r
 reports) before the explainer sees it, so neither the explanation nor the explainer's own
 recording holds it; the explainer records under the reported policy (its keys and the
 library's patterns: a pattern of the caller's is reported by name only), and its answer is
-masked like the question. A bare ``Recording`` brings only the reported policy.
+masked like the question, as are the views it opened (their arguments). A bare
+``Recording`` brings only the reported policy.
 
 The explainer is a footprint_lab agent, so its own run is recorded and explainable
 (``explanation.run.backtrack()``). This layer never imports a runner (ARCHITECTURE: explain
@@ -241,7 +242,7 @@ async def ask(
     explainer = build(**settings)
     result = await explainer.run(_opening(question, len(recordings)))
     own: Recording = result.recording
-    opened = [f"{c.name}({', '.join(f'{k}={v!r}' for k, v in c.args.items())})"
+    opened = [_masked(f"{c.name}({', '.join(f'{k}={v!r}' for k, v in c.args.items())})", maskers)
               for x in own.exchanges for c in x.response.tool_calls]
     answer = None if own.answer is None else _masked(own.answer, maskers)
     cited, unsupported = _check_citations(answer or "", desk.presented)
