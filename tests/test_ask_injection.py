@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from conftest import PLANTED
+from ask_kit import PLANTED
 
 from footprint_lab.explain import ask
 from footprint_lab.explain.desk import EvidenceDesk
