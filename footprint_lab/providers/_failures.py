@@ -61,6 +61,7 @@ class Limits:
     retry_backoff: float
     max_retry_wait: float
     max_connections: int
+    max_concurrency: int
 
 
 def display_url(url: str) -> str:

@@ -9,6 +9,12 @@ A streamed reply arrives as ``chat.completion.chunk`` events: text deltas, and t
 deltas that carry their ``index`` (the id and name first, the argument JSON in pieces), so
 calls are assembled by index, never by arrival order. ``stream_options.include_usage``
 asks for a last chunk with the token counts; ``data: [DONE]`` closes the stream.
+
+A stream is whole only when a chunk says why the reply stopped (``finish_reason``):
+llama.cpp's Python server, interrupted by another request, ends a reply it cut short with
+``[DONE]`` alone, and that reply is refused as cut rather than taken as the model's answer.
+A server that reports no token counts (the same server ignores ``include_usage``) leaves
+the call's usage estimated, and marked so, rather than recorded as zero.
 """
 
 from __future__ import annotations
@@ -26,6 +32,7 @@ from footprint_lab.providers.types import (
     TokenChoice,
     ToolCall,
     Usage,
+    estimated_usage,
     token_choices,
 )
 
@@ -83,11 +90,13 @@ class OpenAIProvider(HttpProvider):
             for k, raw in enumerate(message.get("tool_calls") or ())
         ]
         logprobs = choice.get("logprobs")
-        return LLMResponse(
-            content=message.get("content"), tool_calls=calls, usage=_usage(payload.get("usage")),
+        reply = LLMResponse(
+            content=message.get("content"), tool_calls=calls,
             stop_reason=stop_reason(choice.get("finish_reason"), bool(calls)), model=payload.get("model"),
             logprobs=token_choices(logprobs.get("content")) if isinstance(logprobs, dict) else None,
         )
+        reply.usage = _usage(payload.get("usage"), request, reply)
+        return reply
 
     def parser(self, request: LLMRequest, on_token: TokenCallback | None) -> _Stream:
         return _Stream(request, on_token)
@@ -144,8 +153,10 @@ class _Stream:
                 self.finish_reason = choice["finish_reason"]
 
     def finish(self) -> LLMResponse:
-        if self.finish_reason is None and not self.done:
-            raise Missing("the end of the stream (no finish_reason and no [DONE])", retryable=True)
+        if self.finish_reason is None:
+            ended = "with [DONE] " if self.done else ""
+            raise Missing(f"a finish_reason (the stream ended {ended}before any chunk said why the reply stopped: "
+                          "the reply was cut short)", retryable=True)
         calls = []
         for k, index in enumerate(sorted(self.calls)):
             sent_id, name, pieces = self.calls[index]
@@ -153,11 +164,12 @@ class _Stream:
                 raise Missing(f"the function name of streamed tool call {index}")
             calls.append(ToolCall(id=sent_id or call_id(self.request, k), name=name,
                                   args=parse_args("".join(pieces), name)))
-        return LLMResponse(
+        reply = LLMResponse(
             content="".join(self.text) if self.text or not calls else None, tool_calls=calls,
-            usage=_usage(self.usage), stop_reason=stop_reason(self.finish_reason, bool(calls)), model=self.model,
-            logprobs=self.logprobs,
+            stop_reason=stop_reason(self.finish_reason, bool(calls)), model=self.model, logprobs=self.logprobs,
         )
+        reply.usage = _usage(self.usage, self.request, reply)
+        return reply
 
 
 def _message(message: dict[str, Any]) -> dict[str, Any]:
@@ -174,9 +186,10 @@ def _message(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _usage(raw: Any) -> Usage:
+def _usage(raw: Any, request: LLMRequest, reply: LLMResponse) -> Usage:
+    """The token counts the server reported; estimated (and marked so) when it reported none."""
     if not isinstance(raw, dict):
-        return Usage()
+        return estimated_usage(request, reply)
     details = raw.get("prompt_tokens_details") or {}
     return Usage(input_tokens=raw.get("prompt_tokens") or 0, output_tokens=raw.get("completion_tokens") or 0,
                  cache_read_tokens=details.get("cached_tokens") or 0)
