@@ -45,3 +45,16 @@ def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
         yield server
     finally:
         stop_lab(server)
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """``model_server("stock" | "patient" | "tools")``: a real llama.cpp server on SmolLM2-135M, one per
+    variant for the session (``real_model_kit``), every one stopped at the end."""
+    from real_model_kit import ModelServers
+
+    servers = ModelServers(tmp_path_factory.mktemp("llama"))
+    try:
+        yield servers
+    finally:
+        servers.stop_all()

@@ -47,12 +47,16 @@ _SECRET_MARKERS = ("auth", "key", "token", "secret", "cookie", "signature", "pas
 
 
 class Missing(Exception):
-    """Raised by a wire format when a reply lacks something; the wire turns it into a typed error."""
+    """Raised by a wire format when a reply lacks something; the wire turns it into a typed error.
 
-    def __init__(self, what: str, *, retryable: bool = False) -> None:
+    ``fix`` replaces the error message's usual last sentence when the wire knows better.
+    """
+
+    def __init__(self, what: str, *, retryable: bool = False, fix: str | None = None) -> None:
         super().__init__(what)
         self.what = what
         self.retryable = retryable
+        self.fix = fix
 
 
 class ServerError(Exception):
@@ -228,7 +232,7 @@ class Wire(Failures):
                 reply = await read_stream(response.aiter_lines(), framing, parser, received)
         except Missing as missing:
             wire = self.record(response, body, self._scrub(received), attempt)
-            raise self._unreadable(status, missing.what, missing.retryable, wire) from None
+            raise self._unreadable(status, missing.what, missing.retryable, wire, missing.fix) from None
         except ServerError as failure:
             wire = self.record(response, body, self._scrub(received), attempt)
             error, _ = self._classify(None, failure.payload, wire, attempt, None)

@@ -304,3 +304,17 @@ async def test_token_counts_a_server_leaves_out_are_estimated_and_marked_so(buil
     server.queue(json_reply("openai_reply.json"))
     reported = await build("openai", stream=False).complete(request)
     assert reported.usage.estimated is False and reported.usage.output_tokens > 0
+
+
+async def test_an_openai_stream_with_no_event_at_all_is_refused_naming_the_servers_log(
+    build: Any, server: WireServer,
+) -> None:
+    # llama.cpp's Python server answers 200, then fails to stream a reply that may call a tool
+    from footprint_lab.providers.errors import ProviderResponseError
+
+    server.queue(Reply(chunks=[], content_type="text/event-stream"))
+    with pytest.raises(ProviderResponseError) as caught:
+        await build("openai").complete(make_request(tools=[ADD_TOOL]))
+    error = caught.value
+    assert error.retryable is False and "without sending one" in error.missing and len(server.received) == 1
+    assert "log says why" in str(error) and "stream=False" in str(error)
