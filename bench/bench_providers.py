@@ -139,7 +139,7 @@ async def concurrent_runs(server: WireServer, runs: int, waves: int = 2) -> tupl
     """
     server.fallback = Reply(chunks=chunks_of("openai_stream_text.sse"), content_type="text/event-stream")
     server.received.clear()
-    provider = build("openai", server.url)
+    provider = build("openai", server.url, max_concurrency=runs)  # all at once (a local server gets 1 by default)
     add = define_tool(name="add", description="Add.", input_schema=TOOLS[0]["input_schema"], fn=lambda a, b: a + b)
     agents = [Agent(provider=provider, tools=[add], system="Be brief.") for _ in range(runs)]
     walls, failed = [], 0

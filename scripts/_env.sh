@@ -81,11 +81,24 @@ fl_prepare() {
     return 0
   fi
   fl_say "installing footprint_lab[$extra] (and what it needs) into that environment"
+  if [ "$extra" = test ] &&
+     ! "$FL_PYTHON" -c 'import importlib.util, sys; sys.exit(importlib.util.find_spec("llama_cpp") is None)' 2>/dev/null; then
+    fl_say "the first time, pip builds llama.cpp from source for the real-model tests (about 10 minutes on 2 cores); later installs reuse the wheel it built"
+    if ! command -v c++ >/dev/null 2>&1; then
+      if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+        fl_say "installing Debian's C++ compiler to build llama.cpp"
+        apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq g++ >/dev/null
+      else
+        fl_say "ERR_NO_COMPILER: building llama.cpp needs a C++ compiler. Fix: sudo apt-get install g++"
+        exit 1
+      fi
+    fi
+  fi
   "$FL_PYTHON" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -e "$FL_ROOT[$extra]"
-  # Lines from an older pyproject.toml are dropped; the test extra includes the notebook extra.
+  # Lines from an older pyproject.toml are dropped; the test extra includes the notebook and real-model extras.
   { grep " $hash\$" "$stamp" 2>/dev/null || true
     echo "$extra $hash"
-    if [ "$extra" = test ]; then echo "notebook $hash"; fi
+    if [ "$extra" = test ]; then echo "notebook $hash"; echo "real-model $hash"; fi
   } | sort -u > "$stamp.new"
   mv "$stamp.new" "$stamp"
 }

@@ -53,3 +53,16 @@ def planted_note():
     from ask_kit import planted_note_run
 
     return planted_note_run
+
+
+@pytest.fixture(scope="session")
+def model_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """``model_server("stock" | "patient" | "tools")``: a real llama.cpp server on SmolLM2-135M, one per
+    variant for the session (``real_model_kit``), every one stopped at the end."""
+    from real_model_kit import ModelServers
+
+    servers = ModelServers(tmp_path_factory.mktemp("llama"))
+    try:
+        yield servers
+    finally:
+        servers.stop_all()

@@ -1,11 +1,13 @@
 """What every real provider shares: its settings door, the call, and the neutral vocabulary.
 
 Rule kept here: a provider's settings are judged when it is built, before anything is
-sent. A hosted service's key is read once, from the argument or its environment variable,
-and a provider aimed at the hosted service without one is refused right there with the
-variable's name (a server of one's own, reached through another ``base_url``, may need no
-key). The key then lives only in the client's headers (never in ``repr``, an error, or a
-recording).
+sent. A keyword that is no setting is refused by name, never by value, with where it
+belongs: a generation setting (``temperature``, ``top_p``, ``seed``...) goes in
+``options={...}``, a misspelt setting gets the real name closest to it. A hosted service's
+key is read once, from the argument or its environment variable, and a provider aimed at the
+hosted service without one is refused right there with the variable's name (a server of
+one's own, reached through another ``base_url``, may need no key). The key then lives only
+in the client's headers (never in ``repr``, an error, or a recording).
 
 The call itself is the same for every wire: encode the neutral request, send it over the
 shared :class:`~footprint_lab.providers._http.Wire`, assemble the reply (streamed or whole),
@@ -14,6 +16,7 @@ and hand it back with the exchange recorded on ``LLMResponse.wire``.
 
 from __future__ import annotations
 
+import difflib
 import json
 import os
 from abc import ABC, abstractmethod
@@ -58,6 +61,18 @@ def function_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+#: ``max_concurrency`` for a provider aimed at its own hosted service (any other server: 1).
+HOSTED_CONCURRENCY = 16
+
+#: Generation settings a wire reads from the request body: they travel in ``options={...}``.
+GENERATION_SETTINGS = frozenset({
+    "temperature", "top_p", "top_k", "min_p", "typical_p", "seed", "stop", "stop_sequences", "n",
+    "presence_penalty", "frequency_penalty", "repeat_penalty", "repetition_penalty", "logit_bias",
+    "response_format", "tool_choice", "parallel_tool_calls", "max_completion_tokens", "reasoning_effort",
+    "thinking", "metadata", "user", "num_ctx", "num_predict", "mirostat", "keep_alive",
+})
+
+
 class Settings(TypedDict, total=False):
     """The settings every real provider takes besides its model (see :class:`HttpProvider`)."""
 
@@ -73,6 +88,7 @@ class Settings(TypedDict, total=False):
     retry_backoff: float
     max_retry_wait: float
     max_connections: int
+    max_concurrency: int | None
     logprobs: int | None
 
 
@@ -90,6 +106,12 @@ class HttpProvider(ABC):
     wait for a connection, in seconds; ``max_retries``, ``retry_backoff`` and
     ``max_retry_wait`` bound the retries of rate-limited or failing calls;
     ``max_connections`` sizes the connection pool every run of this provider shares.
+    ``max_concurrency`` caps how many requests of this provider are in flight at once, across
+    every run (and every loop) sharing it; the others wait their turn. Left ``None`` it is
+    :data:`HOSTED_CONCURRENCY` for the provider's own hosted service and 1 for any other
+    server (a local model, a gateway, a self-hosted one), since many local servers serve one
+    request at a time and some cut a reply short when a second one arrives; raise it for a
+    server known to batch (vLLM, a hosted gateway).
     ``logprobs=n`` asks for each generated token's log-probability with the ``n`` likeliest
     alternatives (0-20), so the recording can say how close each tool choice was
     (``footprint_lab.explain.choice``); a wire that reports none refuses it.
@@ -126,9 +148,13 @@ class HttpProvider(ABC):
         retry_backoff: float = 0.5,
         max_retry_wait: float = 20.0,
         max_connections: int = 100,
+        max_concurrency: int | None = None,
         logprobs: int | None = None,
+        **unknown: object,
     ) -> None:
         p = self.name
+        if unknown:
+            raise unknown_setting(p, unknown)
         if not isinstance(model, str) or not model.strip():
             raise ProviderConfigError(p, "model", describe_shape(model),
                                       f"must name the model to call, e.g. {p}(model='...')")
@@ -146,14 +172,18 @@ class HttpProvider(ABC):
         if logprobs is not None and not self.has_logprobs:
             raise ProviderConfigError(p, "logprobs", "a number", f"is not reported by the {p} API; leave it unset "
                                       "(the answer view then names the tools that read alike instead)")
+        if max_concurrency is None:
+            hosted = url == self.default_base_url and self.key_required
+            max_concurrency = HOSTED_CONCURRENCY if hosted else 1
         limits = _limits(p, timeout=timeout, connect_timeout=connect_timeout, max_retries=max_retries,
                          retry_backoff=retry_backoff, max_retry_wait=max_retry_wait,
-                         max_connections=max_connections)
+                         max_connections=max_connections, max_concurrency=max_concurrency)
         self.model = model
         self.base_url = url
         self.stream = stream
         self.max_tokens = max_tokens
         self.logprobs = logprobs
+        self.max_concurrency = max_concurrency
         self.options = self._check_options(options)
         wire_headers = _check_headers(p, headers)
         wire_headers.update(self._auth_headers(self._api_key(api_key, own_server=url != self.default_base_url)))
@@ -242,9 +272,37 @@ class HttpProvider(ABC):
                 f"stream={getattr(self, 'stream', None)})")
 
 
+def unknown_setting(provider: str, unknown: Mapping[str, object]) -> ProviderConfigError:
+    """The refusal of keywords that are no provider setting: by name, with where each belongs.
+
+    A name is shown only when it is a short identifier (``**{...}`` can pass any string as a
+    keyword, and such a string may be the caller's data); a value never is.
+    """
+    settings = sorted({"model", *Settings.__optional_keys__})
+    name = sorted(unknown)[0]
+    shown = name.isidentifier() and len(name) <= 32
+    lowered = name.lower()
+    close = difflib.get_close_matches(lowered, [*settings, *sorted(GENERATION_SETTINGS)], n=1, cutoff=0.75)
+    target = lowered if lowered in GENERATION_SETTINGS else close[0] if close else None
+    what = "is not a setting" if shown else "holds a keyword that is not a setting"
+    if target in GENERATION_SETTINGS:
+        meant = ("is a generation setting, not a provider setting" if target == lowered
+                 else f"{what}; the closest name is the generation setting '{target}'")
+        fix = f"{meant}: pass it in options, sent with every call, e.g. {provider}(model, options={{'{target}': ...}})"
+    elif target is not None:
+        fix = f"{what} of {provider}(...): did you mean '{target}'?"
+    else:
+        fix = (f"{what} of {provider}(...), whose settings are {', '.join(settings)}; generation settings "
+               "(temperature, top_p, seed...) go in options={...}")
+    others = len(unknown) - 1
+    received = "a keyword the provider does not take" + (
+        f", and {others} other unknown keyword{'s' if others != 1 else ''}" if others else "")
+    return ProviderConfigError(provider, name if shown else "**settings", received, fix)
+
+
 def _limits(provider: str, **values: Any) -> Limits:
     for name, value in values.items():
-        whole = name in ("max_retries", "max_connections")
+        whole = name in ("max_retries", "max_connections", "max_concurrency")
         lowest = 0 if name in ("max_retries", "retry_backoff") else 1 if whole else 0.001
         if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value < lowest:
             kind = "a whole number" if whole else "a number of seconds"

@@ -61,6 +61,7 @@ class Limits:
     retry_backoff: float
     max_retry_wait: float
     max_connections: int
+    max_concurrency: int
 
 
 def display_url(url: str) -> str:
@@ -244,9 +245,11 @@ class Failures:
             provider=p, phase="read", timeout=limits.timeout, attempts=attempt,
         )
 
-    def _unreadable(self, status: int, what: str, retryable: bool, wire: dict[str, Any]) -> ProviderError:
-        tail = ("Running again usually works." if retryable else
-                "The server does not speak this provider's wire format: check base_url and the provider chosen.")
+    def _unreadable(self, status: int, what: str, retryable: bool, wire: dict[str, Any],
+                    fix: str | None = None) -> ProviderError:
+        tail = fix or ("Running again usually works." if retryable else
+                       "The server does not speak this provider's wire format: check base_url and the provider "
+                       "chosen.")
         return ProviderResponseError(
             f"{self.provider}: the reply from {self.shown_url} (HTTP {status}) could not be read: {what} was "
             f"missing. {tail}",

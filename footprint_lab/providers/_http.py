@@ -7,6 +7,10 @@ Rules kept here:
   run on a private loop in a worker thread, so a client is never handed to another loop: a
   new loop gets its own, which is closed when that loop shuts down.
 - Every phase has a limit (connect, read, write, pool), so a call never hangs.
+- At most ``max_concurrency`` requests of one provider are in flight at once, across every
+  loop and thread that shares it (:mod:`~footprint_lab.providers._gate`); the others wait
+  their turn before anything is sent, so a server that serves one request at a time is never
+  handed a second.
 - Rate limits, failing servers and connections dropped before a response are retried a
   bounded number of times (the policy and the naming of each failure live in
   :mod:`~footprint_lab.providers._failures`). Nothing is retried once response bytes have
@@ -35,6 +39,7 @@ import httpx
 
 from footprint_lab.engine.unicode import sound
 from footprint_lab.providers._failures import Failures, Hints, Limits, display_url
+from footprint_lab.providers._gate import Gate
 from footprint_lab.providers.types import LLMResponse
 
 #: Header names containing any of these are never recorded.
@@ -42,12 +47,16 @@ _SECRET_MARKERS = ("auth", "key", "token", "secret", "cookie", "signature", "pas
 
 
 class Missing(Exception):
-    """Raised by a wire format when a reply lacks something; the wire turns it into a typed error."""
+    """Raised by a wire format when a reply lacks something; the wire turns it into a typed error.
 
-    def __init__(self, what: str, *, retryable: bool = False) -> None:
+    ``fix`` replaces the error message's usual last sentence when the wire knows better.
+    """
+
+    def __init__(self, what: str, *, retryable: bool = False, fix: str | None = None) -> None:
         super().__init__(what)
         self.what = what
         self.retryable = retryable
+        self.fix = fix
 
 
 class ServerError(Exception):
@@ -153,6 +162,7 @@ class Wire(Failures):
             asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, AsyncGenerator[None, None]]
         ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
+        self.gate = Gate(limits.max_concurrency)
         self._shown_urls: dict[bytes, str] = {}
 
     # -- clients ---------------------------------------------------------------------------
@@ -189,8 +199,8 @@ class Wire(Failures):
         while True:
             attempt += 1
             try:
-                async with client.stream("POST", path, content=content,
-                                         headers={"content-type": "application/json"}) as response:
+                async with self.gate.slot(), client.stream("POST", path, content=content,
+                                                           headers={"content-type": "application/json"}) as response:
                     if response.status_code < 300:
                         return await self._read(response, body, framing, decode, parser, attempt)
                     raw = await response.aread()
@@ -222,7 +232,7 @@ class Wire(Failures):
                 reply = await read_stream(response.aiter_lines(), framing, parser, received)
         except Missing as missing:
             wire = self.record(response, body, self._scrub(received), attempt)
-            raise self._unreadable(status, missing.what, missing.retryable, wire) from None
+            raise self._unreadable(status, missing.what, missing.retryable, wire, missing.fix) from None
         except ServerError as failure:
             wire = self.record(response, body, self._scrub(received), attempt)
             error, _ = self._classify(None, failure.payload, wire, attempt, None)

@@ -3,12 +3,22 @@
 ``base_url`` is all that changes between OpenAI and Ollama's ``/v1``, llama.cpp's
 ``llama-server``, vLLM, LM Studio, Together or Groq. The system prompt is the first
 message; tools go out as ``{"type": "function", ...}``; an assistant turn carries its
-``tool_calls`` with JSON-string arguments and each tool result is a ``role: tool`` message.
+``tool_calls`` with JSON-string arguments (and ``content: ""`` when it said nothing: llama.cpp's
+Python server refuses ``null``) and each tool result is a ``role: tool`` message.
 
 A streamed reply arrives as ``chat.completion.chunk`` events: text deltas, and tool-call
 deltas that carry their ``index`` (the id and name first, the argument JSON in pieces), so
 calls are assembled by index, never by arrival order. ``stream_options.include_usage``
 asks for a last chunk with the token counts; ``data: [DONE]`` closes the stream.
+
+A stream is whole only when a chunk says why the reply stopped (``finish_reason``):
+llama.cpp's Python server, interrupted by another request, ends a reply it cut short with
+``[DONE]`` alone, and that reply is refused as cut rather than taken as the model's answer.
+A server that reports no token counts (the same server ignores ``include_usage``) leaves
+the call's usage estimated, and marked so, rather than recorded as zero. A stream with no
+event at all is a server that failed after its 200 (that same server does so for a
+conversation over its window, or a streamed reply that may call a tool): it is refused as
+such, not retryable, since the same request fails the same way.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ from footprint_lab.providers.types import (
     TokenChoice,
     ToolCall,
     Usage,
+    estimated_usage,
     token_choices,
 )
 
@@ -83,11 +94,13 @@ class OpenAIProvider(HttpProvider):
             for k, raw in enumerate(message.get("tool_calls") or ())
         ]
         logprobs = choice.get("logprobs")
-        return LLMResponse(
-            content=message.get("content"), tool_calls=calls, usage=_usage(payload.get("usage")),
+        reply = LLMResponse(
+            content=message.get("content"), tool_calls=calls,
             stop_reason=stop_reason(choice.get("finish_reason"), bool(calls)), model=payload.get("model"),
             logprobs=token_choices(logprobs.get("content")) if isinstance(logprobs, dict) else None,
         )
+        reply.usage = _usage(payload.get("usage"), request, reply)
+        return reply
 
     def parser(self, request: LLMRequest, on_token: TokenCallback | None) -> _Stream:
         return _Stream(request, on_token)
@@ -96,7 +109,8 @@ class OpenAIProvider(HttpProvider):
 class _Stream:
     """Assembles ``chat.completion.chunk`` events; tool calls by their ``index``."""
 
-    __slots__ = ("calls", "done", "finish_reason", "logprobs", "model", "on_token", "request", "text", "usage")
+    __slots__ = ("calls", "done", "events", "finish_reason", "logprobs", "model", "on_token", "request", "text",
+                 "usage")
 
     def __init__(self, request: LLMRequest, on_token: TokenCallback | None) -> None:
         self.request = request
@@ -107,9 +121,11 @@ class _Stream:
         self.usage: dict[str, Any] | None = None
         self.model: str | None = None
         self.done = False
+        self.events = 0
         self.logprobs: list[TokenChoice] | None = None
 
     def feed(self, event: str | None, data: Any) -> None:
+        self.events += 1
         if data == "[DONE]":
             self.done = True
             return
@@ -144,8 +160,16 @@ class _Stream:
                 self.finish_reason = choice["finish_reason"]
 
     def finish(self) -> LLMResponse:
-        if self.finish_reason is None and not self.done:
-            raise Missing("the end of the stream (no finish_reason and no [DONE])", retryable=True)
+        if not self.events:  # a 200 and then nothing: the server failed once it had answered
+            raise Missing("any event (the server ended the stream without sending one)",
+                          fix="A server that fails once it has answered 200 does this (llama.cpp's Python server "
+                              "does, for a conversation over its context window or a streamed reply that may call "
+                              "a tool), and the same request fails the same way: the server's log says why, and "
+                              "with stream=False the server can answer with its error.")
+        if self.finish_reason is None:
+            ended = "with [DONE] " if self.done else ""
+            raise Missing(f"a finish_reason (the stream ended {ended}before any chunk said why the reply stopped: "
+                          "the reply was cut short)", retryable=True)
         calls = []
         for k, index in enumerate(sorted(self.calls)):
             sent_id, name, pieces = self.calls[index]
@@ -153,11 +177,12 @@ class _Stream:
                 raise Missing(f"the function name of streamed tool call {index}")
             calls.append(ToolCall(id=sent_id or call_id(self.request, k), name=name,
                                   args=parse_args("".join(pieces), name)))
-        return LLMResponse(
+        reply = LLMResponse(
             content="".join(self.text) if self.text or not calls else None, tool_calls=calls,
-            usage=_usage(self.usage), stop_reason=stop_reason(self.finish_reason, bool(calls)), model=self.model,
-            logprobs=self.logprobs,
+            stop_reason=stop_reason(self.finish_reason, bool(calls)), model=self.model, logprobs=self.logprobs,
         )
+        reply.usage = _usage(self.usage, self.request, reply)
+        return reply
 
 
 def _message(message: dict[str, Any]) -> dict[str, Any]:
@@ -166,6 +191,9 @@ def _message(message: dict[str, Any]) -> dict[str, Any]:
         return {"role": "tool", "tool_call_id": message["tool_call_id"], "content": message.get("content") or ""}
     out: dict[str, Any] = {"role": role, "content": message.get("content")}
     if message.get("tool_calls"):
+        # A turn of calls that said nothing goes as "": llama.cpp's Python server refuses null and
+        # its function-calling template fails on a missing content; OpenAI takes either.
+        out["content"] = out["content"] or ""
         out["tool_calls"] = [
             {"id": c["id"], "type": "function",
              "function": {"name": c["name"], "arguments": json.dumps(c["args"], ensure_ascii=False)}}
@@ -174,9 +202,10 @@ def _message(message: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _usage(raw: Any) -> Usage:
+def _usage(raw: Any, request: LLMRequest, reply: LLMResponse) -> Usage:
+    """The token counts the server reported; estimated (and marked so) when it reported none."""
     if not isinstance(raw, dict):
-        return Usage()
+        return estimated_usage(request, reply)
     details = raw.get("prompt_tokens_details") or {}
     return Usage(input_tokens=raw.get("prompt_tokens") or 0, output_tokens=raw.get("completion_tokens") or 0,
                  cache_read_tokens=details.get("cached_tokens") or 0)

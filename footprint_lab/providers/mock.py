@@ -16,12 +16,11 @@ from __future__ import annotations
 
 import asyncio
 import inspect
-import json
 from collections.abc import Callable, Sequence
 from typing import Any
 
 from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
-from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
+from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, estimated_usage
 
 Reply = str | dict[str, Any] | list[dict[str, Any]] | LLMResponse
 
@@ -87,7 +86,7 @@ class MockProvider:
             reply = script[request.call_index]
         response = to_response(reply, request.call_index)
         if response.usage.input_tokens == 0 and response.usage.output_tokens == 0:
-            response.usage = _estimate(request, response)
+            response.usage = estimated_usage(request, response)
         if response.model is None:
             response.model = request.model
         if self._stream and on_token is not None and response.content:
@@ -190,15 +189,6 @@ def _tool_call(raw: dict[str, Any], call_index: int, position: int) -> ToolCall:
             call_index=call_index,
         )
     return ToolCall(id=str(raw.get("id") or f"call_{call_index + 1}_{position + 1}"), name=name, args=args)
-
-
-def _estimate(request: LLMRequest, response: LLMResponse) -> Usage:
-    out_chars = len(response.content or "")
-    for call in response.tool_calls:
-        out_chars += len(call.name) + len(json.dumps(call.args))
-    return Usage(
-        input_tokens=-(-request.input_chars // 4), output_tokens=-(-out_chars // 4), estimated=True
-    )
 
 
 def chunks(text: str) -> list[str]:

@@ -9,6 +9,7 @@ on tool turns. Each wire adapter translates that shape to its own format and bac
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -175,6 +176,15 @@ class LLMResponse:
         if self.tool_calls:
             self.tool_calls = [ToolCall(*sound(tuple(call))) for call in self.tool_calls]
         return self
+
+
+def estimated_usage(request: LLMRequest, response: LLMResponse) -> Usage:
+    """Token counts guessed at four characters a token, marked ``estimated``: for a call whose
+    provider reported none (the mock, or a server that leaves usage out)."""
+    out_chars = len(response.content or "")
+    for call in response.tool_calls:
+        out_chars += len(call.name) + len(json.dumps(call.args))
+    return Usage(input_tokens=-(-request.input_chars // 4), output_tokens=-(-out_chars // 4), estimated=True)
 
 
 @runtime_checkable

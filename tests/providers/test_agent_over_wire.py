@@ -128,7 +128,7 @@ async def test_run_sync_inside_a_running_loop_gets_its_own_client(build: Any, se
 
 async def test_concurrent_runs_share_one_bounded_pool(build: Any, server: WireServer) -> None:
     server.fallback = stream_reply("openai_stream_text.sse")
-    provider = build("openai", max_connections=4)
+    provider = build("openai", max_connections=4, max_concurrency=24)
     agents = [Agent(provider=provider) for _ in range(24)]
     runs = await asyncio.gather(*(agent.run(f"question {n}") for n, agent in enumerate(agents)))
     assert {run.answer for run in runs} == {"The sum is 5."}

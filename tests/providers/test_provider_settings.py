@@ -204,3 +204,66 @@ def test_a_half_built_provider_still_has_a_repr():
 
     half_built = object.__new__(OpenAIProvider)
     assert repr(half_built) == "OpenAIProvider(model=None, base_url=None, stream=None)"
+
+
+# -- keywords that are no setting ---------------------------------------------------------------
+#: Every door that takes provider settings as keywords, each aimed at a server of its own.
+DOORS: list[tuple[str, Any]] = [
+    ("openai", lambda **kw: openai("m", base_url="http://127.0.0.1:9/v1", **kw)),
+    ("anthropic", lambda **kw: anthropic("m", base_url="http://127.0.0.1:9", **kw)),
+    ("ollama", lambda **kw: ollama("m", **kw)),
+    ("openai", lambda **kw: provider_from_string("openai:m", base_url="http://127.0.0.1:9/v1", **kw)),
+    ("ollama", lambda **kw: provider_from_string("ollama:m", **kw)),
+    ("openai", lambda **kw: OpenAIProvider(model="m", base_url="http://127.0.0.1:9/v1", **kw)),
+]
+VALUE = "s3cret-VALUE-never-shown"
+
+
+@pytest.mark.parametrize(("provider", "door"), DOORS)
+@pytest.mark.parametrize("name", ["temperature", "top_p", "seed", "stop", "num_ctx", "Temperature"])
+def test_a_generation_setting_passed_as_a_keyword_is_sent_to_options(provider: str, door: Any, name: str) -> None:
+    with pytest.raises(ProviderConfigError) as caught:
+        door(**{name: VALUE})
+    error = caught.value
+    assert (error.code, error.provider, error.setting) == ("ERR_PROVIDER_CONFIG", provider, name)
+    assert f"options={{'{name.lower()}': ...}}" in str(error) and "generation setting" in str(error)
+    assert VALUE not in str(error) and VALUE not in repr(error.evidence())
+
+
+@pytest.mark.parametrize(("provider", "door"), DOORS)
+@pytest.mark.parametrize(("name", "meant"), [
+    ("max_token", "max_tokens"), ("timout", "timeout"), ("base_uri", "base_url"), ("apikey", "api_key"),
+    ("max_concurrancy", "max_concurrency"), ("top_logprobs", "logprobs"), ("retries", "max_retries"),
+])
+def test_a_misspelt_setting_is_refused_with_the_closest_real_name(provider: str, door: Any, name: str,
+                                                                  meant: str) -> None:
+    with pytest.raises(ProviderConfigError) as caught:
+        door(**{name: VALUE})
+    assert caught.value.setting == name and f"did you mean '{meant}'?" in str(caught.value)
+    assert VALUE not in str(caught.value)
+
+
+@pytest.mark.parametrize(("name", "meant"), [("temprature", "temperature"), ("top-p", "top_p"),
+                                             ("presence_penalti", "presence_penalty")])
+def test_a_misspelt_generation_setting_is_sent_to_options_under_its_real_name(name: str, meant: str) -> None:
+    with pytest.raises(ProviderConfigError) as caught:
+        openai("m", base_url="http://127.0.0.1:9/v1", **{name: VALUE})
+    assert f"options={{'{meant}': ...}}" in str(caught.value) and VALUE not in str(caught.value)
+
+
+def test_a_keyword_close_to_nothing_lists_the_settings_there_are() -> None:
+    with pytest.raises(ProviderConfigError) as caught:
+        ollama("m", zebra=VALUE, aardvark=VALUE)
+    error = caught.value
+    assert error.setting == "aardvark" and "1 other unknown keyword" in error.received
+    assert "max_concurrency" in str(error) and "options=" in str(error) and VALUE not in str(error)
+
+
+@pytest.mark.parametrize("name", ["my api key is sk-live-123", "x" * 40, "naïve\u202e", "1st"])
+def test_a_keyword_that_may_be_the_callers_data_is_never_quoted(name: str) -> None:
+    # ``**{...}`` can pass any string as a keyword; only a short plain name is shown
+    with pytest.raises(ProviderConfigError) as caught:
+        openai("m", base_url="http://127.0.0.1:9/v1", **{name: VALUE})
+    error = caught.value
+    assert error.setting == "**settings" and name not in str(error) and VALUE not in str(error)
+    assert "not a setting of openai(...)" in str(error)

@@ -269,3 +269,52 @@ async def test_ollama_stream_record_keeps_every_line(build: Any, server: WireSer
     assert reply.wire is not None
     assert [line["done"] for line in reply.wire["response"]["body"]] == [False, False, False, True]
 
+
+
+async def test_an_openai_stream_ended_by_done_alone_is_refused_as_cut_not_taken_as_the_answer(
+    build: Any, server: WireServer,
+) -> None:
+    # llama.cpp's Python server, interrupted by another request, ends the reply it cut with [DONE] alone
+    from footprint_lab.providers.errors import ProviderResponseError
+
+    server.queue(Reply(chunks=[openai_chunk({"role": "assistant"}), openai_chunk({"content": "The capital"}),
+                               "data: [DONE]\n\n"], content_type="text/event-stream"))
+    tokens: list[str] = []
+    with pytest.raises(ProviderResponseError) as caught:
+        await build("openai").complete(make_request(), tokens.append)
+    error = caught.value
+    assert error.retryable is True and "finish_reason" in error.missing and "cut short" in error.missing
+    assert tokens == ["The capital"]  # what arrived reached the run; the error says it is not the whole reply
+    assert error.wire is not None and error.wire["response"]["body"][-1] == "[DONE]"
+
+
+@pytest.mark.parametrize("stream", [False, True])
+async def test_token_counts_a_server_leaves_out_are_estimated_and_marked_so(build: Any, server: WireServer,
+                                                                             stream: bool) -> None:
+    text = "Paris is the capital of France."
+    if stream:
+        server.queue(Reply(chunks=[openai_chunk({"content": text}, "stop"), "data: [DONE]\n\n"],
+                           content_type="text/event-stream"))
+    else:
+        server.queue(Reply(body={"id": "c", "object": "chat.completion", "model": "m", "choices": [
+            {"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": text}}]}))
+    request = make_request(input_chars=40)
+    reply = await build("openai", stream=stream).complete(request)
+    assert reply.usage == Usage(input_tokens=10, output_tokens=8, estimated=True)
+    server.queue(json_reply("openai_reply.json"))
+    reported = await build("openai", stream=False).complete(request)
+    assert reported.usage.estimated is False and reported.usage.output_tokens > 0
+
+
+async def test_an_openai_stream_with_no_event_at_all_is_refused_naming_the_servers_log(
+    build: Any, server: WireServer,
+) -> None:
+    # llama.cpp's Python server answers 200, then fails to stream a reply that may call a tool
+    from footprint_lab.providers.errors import ProviderResponseError
+
+    server.queue(Reply(chunks=[], content_type="text/event-stream"))
+    with pytest.raises(ProviderResponseError) as caught:
+        await build("openai").complete(make_request(tools=[ADD_TOOL]))
+    error = caught.value
+    assert error.retryable is False and "without sending one" in error.missing and len(server.received) == 1
+    assert "log says why" in str(error) and "stream=False" in str(error)

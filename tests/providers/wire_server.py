@@ -3,7 +3,8 @@
 Provider tests point a provider's ``base_url`` here. Each request takes the next scripted
 :class:`Reply` (or the ``fallback``): a whole JSON body, a chunked stream (optionally slow,
 or cut off mid-way), a stall that never answers, or a dropped connection. Every request is
-kept as :class:`Received` (path, headers, JSON body, client port) for the test to inspect.
+kept as :class:`Received` (path, headers, JSON body, client port) for the test to inspect,
+and ``peak`` is the most requests the server was answering at one moment.
 """
 
 from __future__ import annotations
@@ -54,6 +55,9 @@ class WireServer:
         self.fallback: Reply | None = None
         self.received: list[Received] = []
         self.release = threading.Event()
+        self.in_flight = 0
+        self.peak = 0
+        self._count = threading.Lock()
         self._httpd = _Server(("127.0.0.1", 0), _Handler)
         self._httpd.wire = self  # type: ignore[attr-defined]
         self._thread = threading.Thread(target=self._httpd.serve_forever, kwargs={"poll_interval": 0.05},
@@ -100,6 +104,16 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         wire: WireServer = self.server.wire  # type: ignore[attr-defined]
+        with wire._count:
+            wire.in_flight += 1
+            wire.peak = max(wire.peak, wire.in_flight)
+        try:
+            self._answer(wire)
+        finally:
+            with wire._count:
+                wire.in_flight -= 1
+
+    def _answer(self, wire: WireServer) -> None:
         raw = self.rfile.read(int(self.headers.get("content-length") or 0))
         try:
             body = json.loads(raw) if raw else None
