@@ -1,0 +1,447 @@
+"""How reruns are spent to reach a verdict: screen cheaply, then confirm on fresh reruns with an exact test.
+
+Rule kept here: a piece is confirmed only by reruns that played no part in choosing it. Every
+trial of "does changing this change the outcome?" (removing a suspect, forcing a dropped piece
+back in, removing a set together) goes through two phases:
+
+1. **Screening** chooses what to test. Each arm (one change to the run) is tried a few times,
+   next to two unchanged reruns that show whether the model is noisy at all; arms that never
+   flip more often than the others are set aside. With many arms (more than half the budget
+   would go on trying them one at a time), the screening removes random halves of them instead
+   and scores each by how much more often the outcome flipped when it was among the removed
+   (a group test). Screening may be as adaptive as it likes: its reruns decide nothing.
+2. **Confirmation** proves it. The candidates get fresh reruns with their own seeds, beside a
+   fresh baseline of unchanged reruns (seeded ``0, 1, 2 ...``, each candidate's rerun ``k`` with
+   the same seed as baseline rerun ``k``), first ``samples`` a side, then twice and four times as
+   many for a candidate still undecided. At each of those looks each candidate's flips are tested
+   against the baseline's with Boschloo's exact test (:mod:`~footprint_lab.explain.stats`), Holm-
+   corrected over the candidates; the looks share ``alpha`` (70%, 20% and 10% of it).
+
+So the chance that a call confirms any arm that has no effect is at most ``alpha`` (5% by
+default), whatever the model's noise: screening only chooses, each look's test is exact for the
+look's fixed size, and the looks and candidates split ``alpha`` between them. Verdicts:
+
+- ``confirmed``: the test rejected "no more flips than noise" at its look;
+- ``not_confirmed``: screening saw no sign of an effect, or the confirmation reruns flipped no
+  more often than the baseline did;
+- ``undecided``: there is a sign of an effect, but the budget or the looks ran out before the test
+  could decide (or too many reruns failed, or the baseline was too noisy to tell anything).
+
+A rerun that fails is tried again (see :class:`~footprint_lab.explain.rerun.Rerunner`); one that
+still fails is counted as failed, never as a flip and never as noise, and the counts a test uses
+are those of the reruns that finished.
+
+Role: explain layer; it knows arms, seeds and counts, never a runner (``draw`` runs the reruns).
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from footprint_lab.explain.checks import ExplainConfigError, fraction, whole_number
+from footprint_lab.explain.rerun import Outcome
+from footprint_lab.explain.stats import boschloo_greater, holm, holm_thresholds, rate
+
+#: How the looks of the confirmation share ``alpha``; look ``j`` runs ``samples * 2**j`` reruns a side.
+LOOK_SHARES = (0.7, 0.2, 0.1)
+#: Unchanged reruns the screening starts with (do they flip at all?).
+SCREEN_BASELINE = 2
+#: Seeds of screening reruns start here, so no confirmation rerun repeats one (they are seeded from 0).
+SCREEN_SEED = 1000
+#: The default budget, in reruns, for each rerun a side of the first look.
+BUDGET_PER_SAMPLE = 16
+VERDICT_LABELS = {"confirmed": "CONFIRMED", "undecided": "UNDECIDED", "not_confirmed": "NOT CONFIRMED"}
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    """One change to the run to test: sources removed, sources forced in, under the name it is reported by."""
+
+    key: str
+    exclude: tuple[str, ...] = ()
+    force: tuple[str, ...] = ()
+
+
+#: Runs one rerun per ``(arm, seed)`` (``None`` for an unchanged rerun), concurrently, outcomes judged.
+Draw = Callable[[Sequence[tuple["Arm | None", int]]], Awaitable[list[Outcome]]]
+
+
+def tally(outcomes: Sequence[Outcome]) -> tuple[int, int]:
+    """``(flips, finished)`` of some reruns: failed ones count in neither."""
+    finished = [o for o in outcomes if o.error is None]
+    return sum(1 for o in finished if o.flipped), len(finished)
+
+
+def failures(outcomes: Sequence[Outcome]) -> Counter[str]:
+    """How many reruns failed, by the error each ended with."""
+    return Counter(str(o.error) for o in outcomes if o.error is not None)
+
+
+@dataclass(slots=True)
+class ArmVerdict:
+    """What the reruns said about one arm: its verdict and every count it rests on."""
+
+    arm: Arm
+    verdict: str = "not_confirmed"
+    reason: str = ""
+    screening: list[Outcome] = field(default_factory=list)
+    confirmation: list[Outcome] = field(default_factory=list)
+    #: the baseline this arm was last judged against: flips and finished reruns
+    noise_flips: int = 0
+    noise_samples: int = 0
+    p_value: float | None = None
+    #: the level ``p_value`` was compared with (``alpha``'s share at its look, Holm-corrected)
+    level: float | None = None
+    #: the look that decided it (1, 2, 3), or 0 when screening set it aside
+    look: int = 0
+    #: joint screening: how much more often the outcome flipped when this arm was among the removed
+    screening_score: float | None = None
+
+    @property
+    def tested(self) -> bool:
+        """Whether the arm reached confirmation."""
+        return bool(self.confirmation)
+
+    @property
+    def counted(self) -> list[Outcome]:
+        """The reruns its flips and samples are counted over: the confirmation's, else the screening's."""
+        return self.confirmation or self.screening
+
+    @property
+    def flips(self) -> int:
+        return tally(self.counted)[0]
+
+    @property
+    def samples(self) -> int:
+        """The reruns counted (failed ones excluded)."""
+        return tally(self.counted)[1]
+
+    @property
+    def flip_rate(self) -> float | None:
+        return rate(*tally(self.counted))
+
+    @property
+    def noise_rate(self) -> float | None:
+        return rate(self.noise_flips, self.noise_samples)
+
+    @property
+    def reruns(self) -> int:
+        """Every rerun spent on this arm alone, screening and confirmation, failed ones included."""
+        return len(self.screening) + len(self.confirmation)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for o in (*self.screening, *self.confirmation) if o.error is not None)
+
+    @property
+    def failures(self) -> Counter[str]:
+        return failures([*self.screening, *self.confirmation])
+
+
+@dataclass(slots=True)
+class TrialResult:
+    """Every arm's verdict, the baselines they were judged against, and what was spent."""
+
+    arms: list[ArmVerdict]
+    screening_baseline: list[Outcome]
+    baseline: list[Outcome]
+    reruns: int
+    budget: int
+    alpha: float
+    design: str
+    #: joint screening reruns (random halves removed together), not attributed to one arm
+    joint: list[Outcome] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def noise(self) -> tuple[int, int]:
+        """``(flips, finished)`` of the baseline the verdicts rest on (the confirmation's, else the screening's)."""
+        return tally(self.baseline or self.screening_baseline)
+
+    @property
+    def all_outcomes(self) -> list[Outcome]:
+        arms = [o for verdict in self.arms for o in (*verdict.screening, *verdict.confirmation)]
+        return [*self.screening_baseline, *self.baseline, *self.joint, *arms]
+
+    @property
+    def failures(self) -> Counter[str]:
+        return failures(self.all_outcomes)
+
+
+def check_trial_settings(function: str, *, samples: int, alpha: float, budget: int | None,
+                         concurrency: int) -> int:
+    """Refuse trial settings no trial can use; the budget to hold to (its default when ``None``)."""
+    whole_number(function, "samples", samples, 1, 1000)
+    whole_number(function, "concurrency", concurrency, 1, 10_000)
+    if fraction(function, "alpha", alpha) <= 0 or alpha > 0.5:
+        raise ExplainConfigError(function, "alpha", "a number outside (0, 0.5]",
+                                 "must be the false-confirmation rate to hold to, above 0 and at most 0.5 "
+                                 "(0.05 is usual)")
+    if budget is None:
+        return BUDGET_PER_SAMPLE * samples
+    return whole_number(function, "budget", budget, 2 * samples, 1_000_000)
+
+
+
+
+class _Spend:
+    """The reruns one trial may still start, and those it has run."""
+
+    def __init__(self, draw: Draw, budget: int) -> None:
+        self._draw = draw
+        self.budget = budget
+        self.spent = 0
+
+    def left(self) -> int:
+        return self.budget - self.spent
+
+    async def __call__(self, jobs: Sequence[tuple[Arm | None, int]]) -> list[Outcome]:
+        self.spent += len(jobs)
+        return await self._draw(jobs) if jobs else []
+
+
+async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float, budget: int,
+                 screen: bool = True) -> TrialResult:
+    """Screen ``arms`` (when there are more than two and ``screen``), then confirm the candidates."""
+    spend = _Spend(draw, budget)
+    verdicts = {arm.key: ArmVerdict(arm) for arm in arms}
+    screening_baseline: list[Outcome] = []
+    joint: list[Outcome] = []
+    notes: list[str] = []
+    if screen and len(arms) > 2:
+        screening_baseline = await spend([(None, SCREEN_SEED + k) for k in range(SCREEN_BASELINE)])
+        if SCREEN_BASELINE + 2 * len(arms) <= budget // 2:
+            design = "one at a time"
+            candidates = await _screen_singly(list(arms), verdicts, spend, screening_baseline, samples)
+        else:
+            candidates, joint = await _screen_jointly(list(arms), verdicts, spend, budget)
+            design = f"group test ({len(joint)} reruns removing random halves together)"
+        hopeless = _hopeless(screening_baseline, verdicts.values())
+        if hopeless:
+            notes.append(hopeless)
+            for verdict in verdicts.values():
+                verdict.verdict, verdict.reason = "undecided", hopeless
+            return TrialResult(list(verdicts.values()), screening_baseline, [], spend.spent, budget, alpha,
+                               design, joint, notes)
+    else:
+        design = "each arm confirmed directly"
+        candidates = list(arms)
+    baseline = await _confirm(candidates, verdicts, spend, samples, alpha)
+    return TrialResult(list(verdicts.values()), screening_baseline, baseline, spend.spent, budget, alpha, design,
+                       joint, notes)
+
+
+def _hopeless(baseline: Sequence[Outcome], verdicts: Iterable[ArmVerdict]) -> str:
+    """Why no flip can be told from noise, when the unchanged reruns flip as often as anything."""
+    flips, finished = tally(baseline)
+    tried = [v for v in verdicts if v.screening]
+    rates = [v.flip_rate for v in tried if v.flip_rate is not None]
+    if finished and flips == finished and rates and sum(1 for r in rates if r >= 1.0) >= 0.8 * len(rates):
+        return (f"could not be judged: every unchanged rerun changed the outcome ({flips}/{finished}) and so did "
+                "nearly every removal; the comparator tells each rerun from the original whatever is removed, so no "
+                "flip can be told from noise")
+    return ""
+
+
+async def _screen_singly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
+                         baseline: list[Outcome], rounds: int) -> list[Arm]:
+    """Successive elimination, one rerun per arm a round, at most ``rounds`` rounds.
+
+    A quiet first round (no unchanged rerun flipped, at most one arm did) ends it: the model looks
+    deterministic, so what flipped is the candidate (or, when nothing did, there is none). Otherwise
+    an arm stays while it has at least one flip fewer than the leader.
+    """
+    alive = list(arms)
+    for round_number in range(rounds):
+        jobs = [(arm, SCREEN_SEED + SCREEN_BASELINE + round_number) for arm in alive]
+        if spend.left() < len(jobs):
+            break
+        for arm, outcome in zip(alive, await spend(jobs), strict=True):
+            verdicts[arm.key].screening.append(outcome)
+        flips = {arm.key: verdicts[arm.key].flips for arm in alive}
+        noisy = tally(baseline)[0] > 0 or sum(1 for f in flips.values() if f) > 1
+        if round_number == 0 and not noisy:
+            alive = [arm for arm in alive if flips[arm.key]]
+            break
+        lead = max(flips.values(), default=0)
+        alive = [arm for arm in alive if flips[arm.key] >= lead - 1 and (flips[arm.key] > 0 or round_number == 0)]
+        if round_number >= 1 and len(alive) <= 1:
+            break
+    noise = tally(baseline)
+    alive = [arm for arm in alive if verdicts[arm.key].flips]
+    alive.sort(key=lambda arm: -(verdicts[arm.key].flip_rate or 0.0))  # stable: ties keep the given order
+    for verdict in verdicts.values():
+        verdict.noise_flips, verdict.noise_samples = noise
+        if verdict.arm not in alive:
+            verdict.reason = _screened_out(verdict)
+    return alive
+
+
+def _screened_out(verdict: ArmVerdict) -> str:
+    flips, finished = tally(verdict.screening)
+    if not finished:
+        return "could not be judged: every screening rerun failed"
+    return (f"flipped the outcome in {flips}/{finished} screening reruns: no sign of an effect beside noise "
+            f"({verdict.noise_flips}/{verdict.noise_samples}) and the other suspects")
+
+
+async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
+                          budget: int) -> tuple[list[Arm], list[Outcome]]:
+    """A group test: pairs of reruns that each remove one random half; arms scored by flips removed vs kept.
+
+    A first batch scores every arm; when no arm stands clear of the rest, a second batch among the
+    best eight (every other arm kept in place) sharpens their scores. The random halves come from a
+    fixed seed, so a trial is repeatable.
+    """
+    chooser = random.Random(len(arms))
+    pairs = min(max(4, math.ceil(math.log2(len(arms))) + 2), max(budget // 6, 2))
+    seen: dict[str, list[tuple[bool, bool]]] = {arm.key: [] for arm in arms}  # (removed, flipped) per rerun
+    outcomes: list[Outcome] = []
+
+    async def batch(pool: list[Arm]) -> dict[str, float]:
+        jobs: list[tuple[Arm | None, int]] = []
+        halves: list[set[str]] = []
+        for _ in range(pairs):
+            order = pool[:]
+            chooser.shuffle(order)
+            for half in (order[: len(order) // 2], order[len(order) // 2:]):
+                halves.append({arm.key for arm in half})
+                jobs.append((Arm(" + ".join(arm.key for arm in half),
+                                 tuple(name for arm in half for name in arm.exclude),
+                                 tuple(name for arm in half for name in arm.force)),
+                             SCREEN_SEED + SCREEN_BASELINE + len(outcomes) + len(jobs)))
+        jobs, halves = jobs[: spend.left()], halves[: spend.left()]
+        for members, outcome in zip(halves, await spend(jobs), strict=True):
+            outcomes.append(outcome)
+            if outcome.error is None:
+                for arm in pool:
+                    seen[arm.key].append((arm.key in members, outcome.flipped))
+        return {arm.key: _difference(seen[arm.key]) for arm in pool}
+
+    score = await batch(arms)
+    ranked = sorted(arms, key=lambda arm: -score[arm.key])
+    if len(ranked) > 2 and score[ranked[0].key] - score[ranked[1].key] < 0.3 and spend.left() >= 2 * pairs:
+        ranked = ranked[: min(8, len(ranked))]
+        for arm in ranked:
+            seen[arm.key] = []
+        score.update(await batch(ranked))
+        ranked.sort(key=lambda arm: -score[arm.key])
+    lead = score[ranked[0].key] if ranked else 0.0
+    candidates = [arm for arm in ranked[:3] if score[arm.key] > 0 and score[arm.key] >= lead - 0.25]
+    for arm in arms:
+        verdict = verdicts[arm.key]
+        verdict.screening_score = score[arm.key]
+        if arm not in candidates:
+            verdict.reason = (f"changed the flip rate by {score[arm.key]:+.2f} in the group test (removed against "
+                              "kept), short of the leading suspects")
+    return candidates, outcomes
+
+
+def _difference(observations: list[tuple[bool, bool]]) -> float:
+    """How much more often the outcome flipped in reruns that removed an arm than in those that kept it."""
+    gone = [flipped for removed, flipped in observations if removed]
+    kept = [flipped for removed, flipped in observations if not removed]
+    return (sum(gone) / len(gone) if gone else 0.0) - (sum(kept) / len(kept) if kept else 0.0)
+
+
+async def _confirm(candidates: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend, samples: int,
+                   alpha: float) -> list[Outcome]:
+    """The looks of the confirmation; returns the baseline they shared."""
+    baseline: list[Outcome] = []
+    states = {arm.key: "open" for arm in candidates}
+    for look, share in enumerate(LOOK_SHARES, 1):
+        size = samples * 2 ** (look - 1)
+        open_arms = [arm for arm in candidates if states[arm.key] == "open"]
+        if not open_arms:
+            break
+        affordable = _affordable(open_arms, verdicts, size, len(baseline), spend.left())
+        if not affordable:
+            break
+        jobs: list[tuple[Arm | None, int]] = [(None, seed) for seed in range(len(baseline), size)]
+        for arm in affordable:
+            jobs += [(arm, seed) for seed in range(len(verdicts[arm.key].confirmation), size)]
+        results = iter(await spend(jobs))
+        baseline += [next(results) for _ in range(len(baseline), size)]
+        for arm in affordable:
+            verdict = verdicts[arm.key]
+            verdict.confirmation += [next(results) for _ in range(len(verdict.confirmation), size)]
+        noise = tally(baseline)
+        p_values = [_p_value(verdicts[arm.key], noise, states[arm.key], arm in affordable) for arm in candidates]
+        rejected = holm(p_values, alpha * share)
+        levels = holm_thresholds(p_values, alpha * share)
+        for arm, p_value, level, reject in zip(candidates, p_values, levels, rejected, strict=True):
+            verdict = verdicts[arm.key]
+            if states[arm.key] != "open" or arm not in affordable:
+                continue
+            verdict.noise_flips, verdict.noise_samples = noise
+            verdict.p_value, verdict.level, verdict.look = p_value, level, look
+            flips, finished = tally(verdict.confirmation)
+            if reject:
+                states[arm.key] = "confirmed"
+            elif finished == 0 or not noise[1]:
+                states[arm.key] = "undecided"  # nothing to count: every rerun of the arm, or of the baseline, failed
+            elif flips * noise[1] <= noise[0] * finished:
+                states[arm.key] = "not_confirmed"
+    for arm in candidates:
+        verdict = verdicts[arm.key]
+        verdict.verdict = states[arm.key] if states[arm.key] != "open" else "undecided"
+        verdict.reason = _confirmation_reason(verdict, spend, tally(baseline))
+    return baseline
+
+
+def _affordable(open_arms: list[Arm], verdicts: dict[str, ArmVerdict], size: int, have: int,
+                left: int) -> list[Arm]:
+    """The open arms (strongest first) whose next look the budget can pay for, with the baseline's."""
+    chosen: list[Arm] = []
+    cost = max(size - have, 0)
+    for arm in sorted(open_arms, key=lambda a: verdicts[a.key].p_value or 0.0):
+        more = size - len(verdicts[arm.key].confirmation)
+        if cost + more > left:
+            break
+        chosen.append(arm)
+        cost += more
+    return chosen
+
+
+def _p_value(verdict: ArmVerdict, noise: tuple[int, int], state: str, looked: bool) -> float:
+    """The arm's p-value at this look: 0 when confirmed earlier, 1 when set aside or not looked at."""
+    if state == "confirmed":
+        return 0.0
+    if state != "open" or not looked:
+        return 1.0
+    flips, finished = tally(verdict.confirmation)
+    return boschloo_greater(flips, finished, noise[0], noise[1])
+
+
+def _confirmation_reason(verdict: ArmVerdict, spend: _Spend, noise: tuple[int, int]) -> str:
+    if not verdict.confirmation:
+        return "was not tested: the budget ran out before its confirmation"
+    flips, finished = tally(verdict.confirmation)
+    failed = verdict.failed
+    lost = f"; {failed} rerun(s) failed ({_failure_text(verdict.failures)})" if failed else ""
+    if not finished:
+        return "could not be judged: every confirmation rerun failed" + lost
+    if not noise[1]:
+        return "could not be judged: every unchanged rerun failed, so there is no noise to test against" + lost
+    counts = f"flipped the outcome in {flips}/{finished} reruns against noise {noise[0]}/{noise[1]}"
+    shown = f"p = {_p(verdict.p_value)} {'<=' if verdict.verdict == 'confirmed' else '>'} {_p(verdict.level)}"
+    if verdict.verdict == "confirmed":
+        return f"{counts} ({shown})" + lost
+    if verdict.verdict == "not_confirmed":
+        return f"{counts}: no more often than noise" + lost
+    why = "the budget ran out" if spend.left() < finished else "the looks ran out"
+    return f"{counts} ({shown}): more reruns could decide, but {why}" + lost
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2g}" if value >= 0.001 else f"{value:.1e}"
+
+
+def _failure_text(counts: Counter[str]) -> str:
+    return ", ".join(f"{name} x{count}" for name, count in counts.most_common())
