@@ -295,21 +295,21 @@ class Judge:
 
 
 def suggest(answer: str) -> str:
-    """A comparator to try for runs that answer like ``answer`` (a sentence that names it)."""
+    """A comparator to try for runs that answer like ``answer`` (a sentence that names it, and the others)."""
     found = _json_object(answer)
-    if isinstance(found, dict) and found:
-        first = next(iter(found))
-        if isinstance(first, str) and re.fullmatch(r"[A-Za-z_][\w-]{0,40}", first):
-            return f"Compare outcomes instead: comparator=JsonField({first!r}) (footprint_lab.explain.compare)."
-    labels = list(dict.fromkeys(_LABEL_LIKE.findall(answer[:200])))
-    if labels:
-        return (f"Compare outcomes instead: comparator=Label(choices=[{labels[0]!r}, ...]) listing every outcome "
-                "the answer can give (footprint_lab.explain.compare).")
-    if _NUMBER.search(answer):
-        return ("Compare outcomes instead: comparator=Number() (footprint_lab.explain.compare) if the number is "
-                "the answer.")
-    return ("Compare outcomes instead: comparator=Mentions('...') for a term the answer hinges on, or "
-            "Judge(provider, question='...') to have a model judge it (footprint_lab.explain.compare).")
+    first_word = answer.strip().split(maxsplit=1)[0].strip(":.,;!-") if answer.strip() else ""
+    if isinstance(found, dict) and found and isinstance(next(iter(found)), str) and \
+            re.fullmatch(r"[A-Za-z_][\w-]{0,40}", next(iter(found))):
+        pick = f"JsonField({next(iter(found))!r}) to compare that field"
+    elif _LABEL_LIKE.fullmatch(first_word):
+        pick = f"Label(choices=[{first_word!r}, ...]) listing every outcome the answer can open with"
+    elif _NUMBER.search(answer) and len(answer.split()) <= 8:
+        pick = "Number() to compare the number it gives"
+    else:
+        pick = ("Mentions('...') for a term the outcome hinges on, or Judge(provider, question='...') to have a "
+                "model judge the outcome")
+    return (f"Compare outcomes instead: comparator={pick} (footprint_lab.explain.compare has Label, Number, "
+            "Mentions, JsonField and Judge).")
 
 
 __all__ = ["ComparatorError", "JsonField", "Judge", "Label", "Mentions", "Number", "suggest"]

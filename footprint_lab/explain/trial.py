@@ -15,7 +15,7 @@ back in, removing a set together) goes through two phases:
    the same seed as baseline rerun ``k``), first ``samples`` a side, then twice and four times as
    many for a candidate still undecided. At each of those looks each candidate's flips are tested
    against the baseline's with Boschloo's exact test (:mod:`~footprint_lab.explain.stats`), Holm-
-   corrected over the candidates; the looks share ``alpha`` (70%, 20% and 10% of it).
+   corrected over the candidates; the looks share ``alpha`` (65%, 20% and 15% of it).
 
 So the chance that a call confirms any arm that has no effect is at most ``alpha`` (5% by
 default), whatever the model's noise: screening only chooses, each look's test is exact for the
@@ -47,7 +47,7 @@ from footprint_lab.explain.rerun import Outcome
 from footprint_lab.explain.stats import boschloo_greater, holm, holm_thresholds, rate
 
 #: How the looks of the confirmation share ``alpha``; look ``j`` runs ``samples * 2**j`` reruns a side.
-LOOK_SHARES = (0.7, 0.2, 0.1)
+LOOK_SHARES = (0.65, 0.2, 0.15)
 #: Unchanged reruns the screening starts with (do they flip at all?).
 SCREEN_BASELINE = 2
 #: Seeds of screening reruns start here, so no confirmation rerun repeats one (they are seeded from 0).
@@ -218,13 +218,14 @@ async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
             design = "one at a time"
             candidates = await _screen_singly(list(arms), verdicts, spend, screening_baseline, samples)
         else:
-            candidates, joint = await _screen_jointly(list(arms), verdicts, spend, budget)
+            candidates, joint = await _screen_jointly(list(arms), verdicts, spend, samples, budget)
             design = f"group test ({len(joint)} reruns removing random halves together)"
         hopeless = _hopeless(screening_baseline, verdicts.values())
         if hopeless:
             notes.append(hopeless)
             for verdict in verdicts.values():
-                verdict.verdict, verdict.reason = "undecided", hopeless
+                verdict.verdict = "undecided"
+                verdict.reason = "could not be judged: unchanged reruns change the outcome as often as removals do"
             return TrialResult(list(verdicts.values()), screening_baseline, [], spend.spent, budget, alpha,
                                design, joint, notes)
     else:
@@ -241,9 +242,9 @@ def _hopeless(baseline: Sequence[Outcome], verdicts: Iterable[ArmVerdict]) -> st
     tried = [v for v in verdicts if v.screening]
     rates = [v.flip_rate for v in tried if v.flip_rate is not None]
     if finished and flips == finished and rates and sum(1 for r in rates if r >= 1.0) >= 0.8 * len(rates):
-        return (f"could not be judged: every unchanged rerun changed the outcome ({flips}/{finished}) and so did "
-                "nearly every removal; the comparator tells each rerun from the original whatever is removed, so no "
-                "flip can be told from noise")
+        return (f"Every unchanged rerun changed the outcome ({flips}/{finished}) and so did nearly every removal: "
+                "the comparator tells each rerun from the original whatever is removed, so no flip can be told from "
+                "noise and the screening stopped there.")
     return ""
 
 
@@ -263,6 +264,8 @@ async def _screen_singly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend
         for arm, outcome in zip(alive, await spend(jobs), strict=True):
             verdicts[arm.key].screening.append(outcome)
         flips = {arm.key: verdicts[arm.key].flips for arm in alive}
+        if round_number == 0 and _hopeless(baseline, verdicts.values()):
+            return []  # the comparator sees every rerun as changed: more screening could tell nothing
         noisy = tally(baseline)[0] > 0 or sum(1 for f in flips.values() if f) > 1
         if round_number == 0 and not noisy:
             alive = [arm for arm in alive if flips[arm.key]]
@@ -289,55 +292,71 @@ def _screened_out(verdict: ArmVerdict) -> str:
             f"({verdict.noise_flips}/{verdict.noise_samples}) and the other suspects")
 
 
-async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
+async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend, samples: int,
                           budget: int) -> tuple[list[Arm], list[Outcome]]:
-    """A group test: pairs of reruns that each remove one random half; arms scored by flips removed vs kept.
+    """A group test: pairs of reruns that each remove one half of the arms; the arms that explain the flips win.
 
-    A first batch scores every arm; when no arm stands clear of the rest, a second batch among the
-    best eight (every other arm kept in place) sharpens their scores. The random halves come from a
-    fixed seed, so a trial is repeatable.
+    The halves are a binary code: in pair ``j`` one rerun removes the arms whose ``j``-th bit is set,
+    the other the rest, so any two arms are parted by at least one pair; two random pairs follow, for
+    noise. An arm's mismatches are the reruns where "it was removed" and "the outcome flipped"
+    disagree (none, for a lone cause on a quiet model). Arms within one mismatch of the best are
+    candidates; when more than one is, a second code over the best eight (every other arm kept)
+    sorts them out. The screening leaves what two looks at one candidate need for the confirmation.
     """
-    chooser = random.Random(len(arms))
-    pairs = min(max(4, math.ceil(math.log2(len(arms))) + 2), max(budget // 6, 2))
+    chooser = random.Random(len(arms))  # a fixed seed: the same arms give the same design
+    reserve = 2 * 2 * samples
     seen: dict[str, list[tuple[bool, bool]]] = {arm.key: [] for arm in arms}  # (removed, flipped) per rerun
     outcomes: list[Outcome] = []
 
-    async def batch(pool: list[Arm]) -> dict[str, float]:
+    async def batch(pool: list[Arm]) -> None:
+        bits = max(1, math.ceil(math.log2(len(pool))))
+        order = pool[:]
+        chooser.shuffle(order)
+        splits = [[arm for k, arm in enumerate(order) if k >> bit & 1] for bit in range(bits)]
+        for _ in range(2):
+            chooser.shuffle(order)
+            splits.append(order[: len(order) // 2])
         jobs: list[tuple[Arm | None, int]] = []
         halves: list[set[str]] = []
-        for _ in range(pairs):
-            order = pool[:]
-            chooser.shuffle(order)
-            for half in (order[: len(order) // 2], order[len(order) // 2:]):
+        for split in splits:
+            chosen = {arm.key for arm in split}
+            for half in (split, [arm for arm in pool if arm.key not in chosen]):
                 halves.append({arm.key for arm in half})
                 jobs.append((Arm(" + ".join(arm.key for arm in half),
                                  tuple(name for arm in half for name in arm.exclude),
                                  tuple(name for arm in half for name in arm.force)),
                              SCREEN_SEED + SCREEN_BASELINE + len(outcomes) + len(jobs)))
-        jobs, halves = jobs[: spend.left()], halves[: spend.left()]
+        room = max(spend.left() - reserve, 0)
+        jobs, halves = jobs[:room], halves[:room]
         for members, outcome in zip(halves, await spend(jobs), strict=True):
             outcomes.append(outcome)
             if outcome.error is None:
                 for arm in pool:
                     seen[arm.key].append((arm.key in members, outcome.flipped))
-        return {arm.key: _difference(seen[arm.key]) for arm in pool}
 
-    score = await batch(arms)
-    ranked = sorted(arms, key=lambda arm: -score[arm.key])
-    if len(ranked) > 2 and score[ranked[0].key] - score[ranked[1].key] < 0.3 and spend.left() >= 2 * pairs:
-        ranked = ranked[: min(8, len(ranked))]
-        for arm in ranked:
+    def close(pool: list[Arm]) -> list[Arm]:
+        """The arms of ``pool`` within one mismatch of the best, best first."""
+        ranked = sorted(pool, key=lambda arm: _mismatches(seen[arm.key]))
+        if not ranked:
+            return []
+        best = _mismatches(seen[ranked[0].key])
+        return [arm for arm in ranked if _mismatches(seen[arm.key]) <= best + 1]
+
+    await batch(arms)
+    leaders = close(arms)
+    if len(leaders) > 1 and spend.left() - reserve >= 2 * (math.ceil(math.log2(min(8, len(arms)))) + 2):
+        pool = sorted(arms, key=lambda arm: _mismatches(seen[arm.key]))[:8]
+        for arm in pool:
             seen[arm.key] = []
-        score.update(await batch(ranked))
-        ranked.sort(key=lambda arm: -score[arm.key])
-    lead = score[ranked[0].key] if ranked else 0.0
-    candidates = [arm for arm in ranked[:3] if score[arm.key] > 0 and score[arm.key] >= lead - 0.25]
+        await batch(pool)
+        leaders = close(pool)
+    candidates = [arm for arm in leaders[:3] if _difference(seen[arm.key]) > 0]
     for arm in arms:
         verdict = verdicts[arm.key]
-        verdict.screening_score = score[arm.key]
+        verdict.screening_score = _difference(seen[arm.key])
         if arm not in candidates:
-            verdict.reason = (f"changed the flip rate by {score[arm.key]:+.2f} in the group test (removed against "
-                              "kept), short of the leading suspects")
+            verdict.reason = (f"changed the flip rate by {verdict.screening_score:+.2f} in the group test (removed "
+                              "against kept), short of the leading suspects")
     return candidates, outcomes
 
 
@@ -346,6 +365,11 @@ def _difference(observations: list[tuple[bool, bool]]) -> float:
     gone = [flipped for removed, flipped in observations if removed]
     kept = [flipped for removed, flipped in observations if not removed]
     return (sum(gone) / len(gone) if gone else 0.0) - (sum(kept) / len(kept) if kept else 0.0)
+
+
+def _mismatches(observations: list[tuple[bool, bool]]) -> int:
+    """Reruns where "this arm was removed" and "the outcome flipped" disagree."""
+    return sum(1 for removed, flipped in observations if removed != flipped)
 
 
 async def _confirm(candidates: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend, samples: int,
@@ -384,8 +408,8 @@ async def _confirm(candidates: list[Arm], verdicts: dict[str, ArmVerdict], spend
                 states[arm.key] = "confirmed"
             elif finished == 0 or not noise[1]:
                 states[arm.key] = "undecided"  # nothing to count: every rerun of the arm, or of the baseline, failed
-            elif flips * noise[1] <= noise[0] * finished:
-                states[arm.key] = "not_confirmed"
+            elif flips * noise[1] <= noise[0] * finished and (flips < finished or look == len(LOOK_SHARES)):
+                states[arm.key] = "not_confirmed"  # an arm that flipped every time stays open while looks remain
     for arm in candidates:
         verdict = verdicts[arm.key]
         verdict.verdict = states[arm.key] if states[arm.key] != "open" else "undecided"
