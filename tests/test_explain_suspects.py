@@ -251,7 +251,8 @@ async def test_a_reference_answer_sinks_a_topical_innocent_and_raises_what_pushe
         return "DECLINED: refunds for orders are allowed within 30 days of purchase; yours is 47 days old."
 
     agent = Agent(provider=mock(respond=respond), system="You decide refunds.", context=[
-        define_fact(id="policy", data=policy), define_fact(id="tier", data="Customer loyalty tier gold: waives the limit."),
+        define_fact(id="policy", data=policy),
+        define_fact(id="tier", data="Customer loyalty tier gold: waives the limit."),
         define_fact(id="shipping", data="Shipping is free over 50 EUR.")])
     run = await agent.run("Refund order A-1001?")
     plain = run.suspects()
