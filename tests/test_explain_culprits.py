@@ -23,7 +23,9 @@ async def test_two_redundant_facts_neither_alone_and_the_pair_together_3_of_3(re
     assert alone.confirmed == []
     assert {s.source_id for s in alone.suspects} >= {"vip-override", "manager-exception"}
     assert alone.nothing_alone
-    assert "bisect_culprits(run, rerun=...)" in str(alone)
+    # no removal flipped it alone, removing all at once did: the group test found the pair, and it was confirmed
+    assert [set(found) for found in alone.confirmed_together] == [{"vip-override", "manager-exception"}]
+    assert "CONFIRMED TOGETHER: removing" in str(alone) and "bisect_culprits(run, rerun=...)" not in str(alone)
 
     found = await bisect_culprits(run, rerun=redundant, samples=3)
     culprit, = found.culprits

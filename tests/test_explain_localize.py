@@ -64,8 +64,8 @@ async def test_localize_with_a_factory_called_with_exclude_and_seed(planted_run)
     # two suspects need no screening; 2 a side cannot decide (p = 1/16), so a second look of 4 a side does;
     # the other suspect flipped no more than noise at the first look and stopped there
     assert len(calls) == len(set(calls))  # one runner per rerun, the one built to check the factory reused
-    expected = [*(((), seed) for seed in range(4)), *((("vip-override",), seed) for seed in range(4)),
-                ((other,), 0), ((other,), 1)]
+    expected = [*(((), seed) for seed in range(6)), *((("vip-override",), seed) for seed in range(4)),
+                ((other,), 0), ((other,), 1)]  # the baseline of the second look is half again the arm's
     assert sorted(calls) == sorted(expected)
     assert report.suspects[0].trial.look == 2 and report.verdict(other) == "not_confirmed"
 
@@ -83,17 +83,17 @@ async def test_reruns_are_seeded_like_the_baseline(planted_run):
 
 
 async def test_a_noisy_baseline_confirms_nothing_and_names_a_comparator_to_try(planted_run):
-    runs = {"count": 0}
+    import random
 
-    def moody(request: LLMRequest):
+    def coin(request: LLMRequest):  # a model that ignores its context and answers either way at random
         if request.tools and not any(m.get("role") == "tool" for m in request.messages):
-            runs["count"] += 1
             return {"tool": "lookup_order", "args": {"order_id": "A-1001"}}
-        return APPROVED if runs["count"] % 2 else DECLINED
+        chooser = random.Random(f"{request.seed}|{request.system}")
+        return APPROVED if chooser.random() < 0.5 else DECLINED
 
-    agent = planted_fact_agent(provider=mock(respond=moody))
-    report = await localize(planted_run, rerun=agent, samples=3, top=2, concurrency=1)
-    assert not report.baseline_stable and report.confirmed == []
+    agent = planted_fact_agent(provider=mock(respond=coin))
+    report = await localize(planted_run, rerun=agent, samples=3, top=2)
+    assert not report.baseline_stable and report.confirmed == [] and report.confirmed_together == []
     assert {s.verdict for s in report.suspects} <= {"undecided", "not_confirmed"}
     flips, finished = report.noise
     assert flips > 0 and f"noise: {flips}/{finished} unchanged reruns" in report.summary()
@@ -113,7 +113,7 @@ async def test_a_rare_flip_is_undecided_after_every_look(planted_run):
     only = report.suspects[0]
     assert (only.verdict, only.flips, only.samples, only.trial.look) == ("undecided", 1, 12, 3)
     assert only.p_value > only.level and "more reruns could decide" in only.reason
-    assert report.reruns == 24  # 12 a side: the third look, then no more looks
+    assert report.reruns == 12 + 18  # the third look: 12 reruns without it, 18 unchanged; then no more looks
 
 
 async def test_a_single_sample_starts_small_and_looks_again(agent, planted_run):
@@ -134,8 +134,8 @@ async def test_half_the_reruns_flipping_is_an_effect_beyond_a_stable_baseline(pl
     report = await localize(planted_run, rerun=agent, samples=4, sources=["vip-override"])
     only = report.suspects[0]
     assert report.baseline_stable
-    assert (only.verdict, only.flips, only.samples, only.flip_rate) == ("confirmed", 8, 16, 0.5)
-    assert "flipped the outcome in 8/16 reruns against noise 0/16" in str(report)
+    assert (only.verdict, only.flips, only.samples, only.flip_rate) == ("confirmed", 4, 8, 0.5)
+    assert "flipped the outcome in 4/8 reruns against noise 0/12" in str(report)
 
 
 async def test_a_failed_baseline_rerun_is_neither_noise_nor_a_flip(planted_run):

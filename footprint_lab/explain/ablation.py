@@ -185,6 +185,17 @@ class Localization:
         """The ids of the suspects whose removal was shown to flip the outcome (verdict ``confirmed``)."""
         return [s.source_id for s in self.suspects if s.verdict == "confirmed"]
 
+    @property
+    def together(self) -> list[ArmVerdict]:
+        """Sets of suspects tested together because none flipped the outcome alone (see the trial's design)."""
+        singles = {s.source_id for s in self.suspects}
+        return [verdict for verdict in self.trial.arms if verdict.arm.key not in singles]
+
+    @property
+    def confirmed_together(self) -> list[tuple[str, ...]]:
+        """The sets whose joint removal was shown to flip the outcome: causes that act only together."""
+        return [verdict.arm.exclude for verdict in self.together if verdict.verdict == "confirmed"]
+
     def verdict(self, source_id: str) -> str | None:
         """The verdict on one tested source, or ``None`` when it was not tested."""
         return next((s.verdict for s in self.suspects if s.source_id == source_id), None)
@@ -195,8 +206,10 @@ class Localization:
         failed = self.trial.failures
         lost = (f"; {sum(failed.values())} failed ({', '.join(f'{k} x{v}' for k, v in failed.most_common())})"
                 if failed else "")
+        together = (f", {len(self.confirmed_together)} set(s) confirmed together" if self.confirmed_together
+                    else "")
         return (f"Localization of \"{shorten(self.original, 60)}\": {counts['confirmed']} of {len(self.suspects)} "
-                f"suspects confirmed, {counts['undecided']} undecided, in {self.reruns} reruns (budget "
+                f"suspects confirmed{together}, {counts['undecided']} undecided, in {self.reruns} reruns (budget "
                 f"{self.budget}){lost}; noise: {flips}/{finished} unchanged reruns changed the outcome; "
                 f"false-confirmation rate at most {self.alpha:.0%}; comparator {self.comparator}.")
 
@@ -212,9 +225,11 @@ class Localization:
 
     def __str__(self) -> str:
         lines = [self.summary(), *(s.line() for s in self.suspects)]
+        lines += [f"{VERDICT_LABELS[v.verdict]} TOGETHER: removing {' + '.join(repr(n) for n in v.arm.exclude)} "
+                  f"at once {v.reason}; {v.reruns} reruns" for v in self.together]
         lines += [f"not tested: '{name}' ({why})" for name, why in self.untested]
         lines += self.notes
-        if self.nothing_alone:
+        if self.nothing_alone and not self.confirmed_together:
             lines.append("No suspect flipped the outcome alone; causes may act only together: "
                          "bisect_culprits(run, rerun=...) searches for sets whose joint removal flips it.")
         return "\n".join(lines)

@@ -14,15 +14,11 @@ and it is answered by Boschloo's exact test (one-sided):
 Boschloo's test is uniformly more powerful than Fisher's: three flips of three against a stable
 baseline of three gives p = 0.016 where Fisher gives 0.05.
 
-:func:`holm` corrects for testing several pieces at once: the family-wise chance of confirming
-any piece that has no effect stays at most ``alpha``.
-
 Role: explain layer, pure functions (numpy is imported on first use).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from functools import lru_cache
 from math import comb
 from typing import Any
@@ -97,26 +93,6 @@ def boschloo_greater(k: int, n: int, b: int, big_b: int) -> float:
         low, high = (inner[0], high) if left < right else (low, inner[1])
     refined = float(tail(np.array([(low + high) / 2]))[0])
     return min(1.0, max(float(values[best]), refined))
-
-
-def holm(p_values: Sequence[float], alpha: float) -> list[bool]:
-    """Holm's step-down: which hypotheses to reject at family-wise level ``alpha``, in the order given."""
-    order = sorted(range(len(p_values)), key=lambda index: p_values[index])
-    rejected = [False] * len(p_values)
-    for position, index in enumerate(order):
-        if p_values[index] > alpha / (len(p_values) - position):
-            break
-        rejected[index] = True
-    return rejected
-
-
-def holm_thresholds(p_values: Sequence[float], alpha: float) -> list[float]:
-    """The level each hypothesis was compared with by :func:`holm` (``alpha`` over those still in play)."""
-    order = sorted(range(len(p_values)), key=lambda index: p_values[index])
-    levels = [alpha] * len(p_values)
-    for position, index in enumerate(order):
-        levels[index] = alpha / (len(p_values) - position)
-    return levels
 
 
 def rate(flips: int, samples: int) -> float | None:
