@@ -19,12 +19,15 @@ outcomes) in that share of seeded calls, as a model sampled above temperature 0 
 original run is unseeded and so never strays: it is the answer the analyst got. Outcomes are
 compared with ``Label(choices=OUTCOMES)``.
 
+:func:`evaluate` runs a case, explains it the way an analyst would, and scores what was found.
+
 Role: examples (used by ``bench/bench_truth.py`` and the tests); imports anything.
 """
 
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +36,9 @@ from footprint_lab.context import InMemoryStore, define_fact, define_instruction
 from footprint_lab.core.agent import Agent
 from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.tools import define_tool
+from footprint_lab.explain.ablation import localize
 from footprint_lab.explain.compare import Label
+from footprint_lab.explain.dropped import find_dropped_context
 from footprint_lab.providers import LLMRequest, mock
 
 OUTCOMES = ("APPROVED", "DECLINED", "ESCALATED")
@@ -164,9 +169,58 @@ def case(kind: str, variant: int, *, noise: float = 0.0) -> TruthCase:
     raise ValueError(f"no case class {kind!r}; the classes are {', '.join(CLASSES)}")
 
 
+@dataclass(slots=True)
+class Scored:
+    """What the explanation found for one case, against what was planted."""
+
+    case: str
+    kind: str
+    answer: str
+    #: the confirmed findings, strongest first (removal ids; a set acting together as a sorted tuple)
+    confirmed: list[Any]
+    top1: bool
+    top3: bool
+    #: confirmed findings that remove (or restore) nothing that was planted
+    false: int
+    reruns: int
+    seconds: float
+
+
+def _finding(ids: Sequence[str]) -> Any:
+    return ids[0] if len(ids) == 1 else tuple(sorted(ids))
+
+
+async def evaluate(case: TruthCase, *, budget: int = 48, comparator: Any = None, **settings: Any) -> Scored:
+    """Run the case, explain its answer the way an analyst would (``case.method``), and score the finding.
+
+    Top-1: the strongest confirmed finding (smallest p-value) is the planted cause; top-3: it is
+    among the three strongest findings, confirmed or undecided.
+    """
+    started = time.perf_counter()
+    run = await case.agent.run(case.message, identity=case.identity)
+    compare = comparator if comparator is not None else case.comparator
+    if case.method == "find_dropped_context":
+        dropped = await find_dropped_context(run, rerun=case.agent, comparator=compare, budget=budget, **settings)
+        tested = [(p.trial, (p.force_id,)) for p in dropped.pieces if p.trial is not None]
+        reruns = dropped.trial.reruns if dropped.trial is not None else 0
+    else:
+        report = await localize(run, rerun=case.agent, comparator=compare, budget=budget, **settings)
+        tested = [(s.trial, (s.source_id,)) for s in report.suspects] + [(v, v.arm.exclude) for v in report.together]
+        reruns = report.reruns
+    by_strength = sorted((t for t in tested if t[0].verdict in ("confirmed", "undecided")),
+                         key=lambda t: (t[0].verdict != "confirmed", t[0].p_value if t[0].p_value is not None else 1))
+    want = _finding(case.culprits)
+    confirmed = [_finding(ids) for trial, ids in by_strength if trial.verdict == "confirmed"]
+    leading = [_finding(ids) for _, ids in by_strength[:3]]
+    planted = set(case.culprits)
+    false = sum(1 for trial, ids in by_strength if trial.verdict == "confirmed" and not planted & set(ids))
+    return Scored(case.name, case.kind, run.answer or "", confirmed, bool(confirmed) and confirmed[0] == want,
+                  want in leading and want in confirmed, false, reruns, time.perf_counter() - started)
+
+
 def cases(per_class: int, *, noise: float = 0.0, kinds: Sequence[str] = CLASSES) -> list[TruthCase]:
     """``per_class`` cases of each class."""
     return [case(kind, variant, noise=noise) for kind in kinds for variant in range(per_class)]
 
 
-__all__ = ["CLASSES", "OUTCOMES", "TruthCase", "case", "cases", "scripted"]
+__all__ = ["CLASSES", "OUTCOMES", "Scored", "TruthCase", "case", "cases", "evaluate", "scripted"]
