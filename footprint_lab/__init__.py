@@ -10,6 +10,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine import display as _display
+from footprint_lab.engine import runners as _runners
 
 __version__ = "0.1.0"
 
@@ -79,6 +80,14 @@ def _load_views() -> None:
 # The package root wires the lab's renderers to the display registry below the core: the
 # first object displayed imports the views, so no core module ever imports the lab.
 _display.add_loader(_load_views)
+
+
+def _load_runners() -> None:
+    importlib.import_module("footprint_lab.core.llm_call")  # registers "agent" (through its import) and "llm_call"
+
+
+# Likewise the runners an explanation builds for itself (an LLM judge): registered by core, loaded on first use.
+_runners.add_loader(_load_runners)
 
 
 def __getattr__(name: str) -> Any:

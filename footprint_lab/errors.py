@@ -54,6 +54,7 @@ The tree::
     │   ├── ToolCatalogError             ERR_TOOL_CATALOG           explain.tool_lint
     │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         explain.rerun
     │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain.ablation
+    │   ├── ComparatorError              ERR_COMPARATOR             explain.compare
     │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
     │   ├── MagicInputError              ERR_MAGIC_INPUT            lab.refusals
     │   ├── LabConfigError               ERR_LAB_CONFIG             lab.door
@@ -116,6 +117,7 @@ from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
 from footprint_lab.engine.seal import SealSourceError
 from footprint_lab.explain.ablation import NothingToLocalizeError
 from footprint_lab.explain.checks import ExplainConfigError
+from footprint_lab.explain.compare import ComparatorError
 from footprint_lab.explain.custody import UnknownStepError
 from footprint_lab.explain.influence import InfluenceStrategyError
 from footprint_lab.explain.rerun import UnknownSourceError
@@ -154,6 +156,7 @@ __all__ = [
     "AgentConfigError",
     "CallNotFoundError",
     "CodedError",
+    "ComparatorError",
     "CompositionConfigError",
     "ContextConfigError",
     "ContextDeclarationError",

@@ -23,7 +23,9 @@ async def test_two_redundant_facts_neither_alone_and_the_pair_together_3_of_3(re
     assert alone.confirmed == []
     assert {s.source_id for s in alone.suspects} >= {"vip-override", "manager-exception"}
     assert alone.nothing_alone
-    assert "bisect_culprits(run, rerun=...)" in str(alone)
+    # no removal flipped it alone, removing all at once did: the group test found the pair, and it was confirmed
+    assert [set(found) for found in alone.confirmed_together] == [{"vip-override", "manager-exception"}]
+    assert "CONFIRMED TOGETHER: removing" in str(alone) and "bisect_culprits(run, rerun=...)" not in str(alone)
 
     found = await bisect_culprits(run, rerun=redundant, samples=3)
     culprit, = found.culprits
@@ -31,9 +33,12 @@ async def test_two_redundant_facts_neither_alone_and_the_pair_together_3_of_3(re
     assert (culprit.flips, culprit.samples, culprit.minimal) == (3, 3, True)
     assert found.baseline_stable and not found.exhausted
     assert found.reruns <= found.budget == 40
-    assert found.reruns == sum(p.samples for p in found.probes) + 3 + 1  # baseline, and the pair completed to 3
-    assert f"CULPRITS {' + '.join(repr(n) for n in culprit.sources)}: removing them together flipped the " \
-        "outcome in 3/3 reruns (minimal)" in str(found)
+    # the search's baseline and probes, then the pair confirmed on fresh reruns beside a fresh baseline
+    assert found.reruns == 3 + sum(p.samples for p in found.probes) + 3 + 3
+    assert (culprit.verdict, culprit.noise_samples) == ("confirmed", 3) and culprit.p_value == pytest.approx(1 / 64)
+    assert found.confirmed == [culprit.sources]
+    assert f"CULPRITS {' + '.join(repr(n) for n in culprit.sources)} (minimal): CONFIRMED: removing them together " \
+        "flipped the outcome in 3/3 reruns against noise 0/3" in str(found)
     assert list(found.to_frame().columns) == ["removed", "flips", "samples", "flipped"]
 
 
@@ -82,14 +87,14 @@ async def test_removing_every_suspect_without_a_flip_ends_the_search_early():
 async def test_a_small_budget_cuts_the_search_short_and_says_so():
     factory = facts_agent([{"f2", "f5"}])
     run = await factory().run("Decide")
-    found = await bisect_culprits(run, rerun=factory, budget=9, sources=[f"f{n}" for n in range(8)])
-    assert found.exhausted and found.reruns <= 9
+    found = await bisect_culprits(run, rerun=factory, budget=15, sources=[f"f{n}" for n in range(8)])
+    assert found.exhausted and found.reruns <= 15
     assert "budget cut the search short" in found.summary()
     assert all(not c.minimal for c in found.culprits)
 
 
 async def test_an_unstable_baseline_searches_nothing():
-    answers = iter(["APPROVED", "DECLINED", "APPROVED"] * 10)
+    answers = iter(["APPROVED", "DECLINED"] * 20)  # the original approves; two of three unchanged reruns decline
     agent = Agent(provider=mock(respond=lambda request: next(answers)), context=[define_fact(id="a", data="x")])
     run = await agent.run("Decide")
     found = await bisect_culprits(run, rerun=agent)
@@ -97,7 +102,8 @@ async def test_an_unstable_baseline_searches_nothing():
     assert "unstable" in str(found)
 
 
-@pytest.mark.parametrize(("setting", "value"), [("samples", 1), ("budget", 5), ("budget", "40"), ("top", 0)])
+@pytest.mark.parametrize(("setting", "value"), [("samples", 1), ("budget", 11), ("budget", "40"), ("top", 0),
+                                               ("alpha", 0.0), ("alpha", 1), ("retries", 11)])
 async def test_settings_no_search_can_use_are_refused_before_any_rerun(setting, value):
     agent = planted_fact_agent()
     run = await agent.run(REFUND_REQUEST)

@@ -44,7 +44,7 @@ async def test_restoration_forces_the_piece_in_and_keeps_every_other_fate():
     sent = {p.source_id: p.verdict for p in restored.call_pieces(restored.exchanges[-1], left_out=True)}
     assert sent["refund-policy"] == "admitted"
     assert all(sent[name] == "admitted" for name in ("customer", "vip-override", "tone"))
-    assert "restoring it left the outcome unchanged" in str(report)
+    assert "NOT CONFIRMED: restoring it flipped the outcome in 0/3 reruns against noise 0/3" in str(report)
 
 
 async def test_a_skipped_instruction_that_matters_is_confirmed_by_restoration():
@@ -60,7 +60,10 @@ async def test_a_skipped_instruction_that_matters_is_confirmed_by_restoration():
     assert by_id["strict-mode"].status == "confirmed"
     assert by_id["strict-mode"].restoration.answer == "DECLINED"
     assert by_id["harmless"].status == "not_confirmed"
-    assert "CHANGED the outcome" in str(report)
+    assert "CONFIRMED: restoring it flipped the outcome in 3/3 reruns against noise 0/3" in str(report)
+    strict = by_id["strict-mode"].trial
+    assert strict.p_value == pytest.approx(1 / 64) and report.trial.alpha == 0.05
+    assert "was shown to change the outcome" in report.summary()
 
 
 async def test_a_rag_chunk_below_its_threshold_is_listed_by_item():

@@ -10,7 +10,6 @@ from footprint_lab import Agent
 from footprint_lab.context import define_fact, define_instruction
 from footprint_lab.errors import ExplainConfigError, NothingToLocalizeError, UnknownSourceError
 from footprint_lab.explain import TextDifference, localize, rerun_without
-from footprint_lab.explain.ablation import judge
 from footprint_lab.lab.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent, refund_model
 from footprint_lab.providers import LLMRequest, mock
 
@@ -36,13 +35,20 @@ async def test_localize_confirms_the_planted_fact_and_nothing_benign(agent, plan
     assert report.confirmed == ["vip-override"]
     assert report.suspects[0].source_id == "vip-override"
     assert len(report.suspects) == 5
-    assert "CAUSAL: removing 'vip-override' flipped the outcome in 3/3 reruns" in str(report)
-    assert "NOT CONFIRMED: removing 'customer' flipped the outcome in 0/3 reruns" in str(report)
+    assert (vip.noise_flips, vip.noise_samples, vip.phase) == (0, 3, "confirmation")
+    assert vip.p_value == pytest.approx(1 / 64) and vip.p_value <= vip.level
+    assert ("CONFIRMED: removing 'vip-override' flipped the outcome in 3/3 reruns against noise 0/3 (p = 0.016 <= "
+            in str(report))
+    assert "NOT CONFIRMED: removing 'customer' flipped the outcome in 0/1 screening reruns" in str(report)
     assert any(name == "user-message" for name, _ in report.untested)
+    # a deterministic model: two unchanged reruns and one rerun per suspect screen, 3 + 3 confirm
+    assert report.reruns == 2 + 5 + 3 + 3 and report.reruns <= report.budget
     frame = report.to_frame()
-    assert list(frame.columns) == ["rank", "source_id", "source_kind", "verdict", "flips", "samples", "failed",
-                                   "score", "reason", "member", "member_name"]
-    assert frame.iloc[0].verdict == "confirmed"
+    assert list(frame.columns) == ["rank", "source_id", "source_kind", "verdict", "flips", "samples", "flip_rate",
+                                   "noise_flips", "noise_samples", "noise_rate", "p_value", "level", "reruns",
+                                   "failed", "phase", "score", "reason", "member", "member_name"]
+    assert frame.iloc[0].verdict == "confirmed" and frame.iloc[0].p_value < 0.05
+    assert frame.reruns.sum() + 2 + 3 == report.reruns  # every rerun is counted once: arms, then the baselines
 
 
 async def test_localize_with_a_factory_called_with_exclude_and_seed(planted_run):
@@ -54,8 +60,14 @@ async def test_localize_with_a_factory_called_with_exclude_and_seed(planted_run)
 
     report = await localize(planted_run, rerun=factory, samples=2, top=2)
     assert report.verdict("vip-override") == "confirmed"
-    assert sorted(calls) == sorted([((), 0), ((), 1), (("vip-override",), 0), (("vip-override",), 1),
-                                    ((report.suspects[1].source_id,), 0), ((report.suspects[1].source_id,), 1)])
+    other = report.suspects[1].source_id
+    # two suspects need no screening; 2 a side cannot decide (p = 1/16), so a second look of 4 a side does;
+    # the other suspect flipped no more than noise at the first look and stopped there
+    assert len(calls) == len(set(calls))  # one runner per rerun, the one built to check the factory reused
+    expected = [*(((), seed) for seed in range(6)), *((("vip-override",), seed) for seed in range(4)),
+                ((other,), 0), ((other,), 1)]  # the baseline of the second look is half again the arm's
+    assert sorted(calls) == sorted(expected)
+    assert report.suspects[0].trial.look == 2 and report.verdict(other) == "not_confirmed"
 
 
 async def test_reruns_are_seeded_like_the_baseline(planted_run):
@@ -70,23 +82,26 @@ async def test_reruns_are_seeded_like_the_baseline(planted_run):
     assert sorted(set(seeds)) == [0, 1, 2]
 
 
-async def test_an_unstable_baseline_makes_every_verdict_inconclusive(planted_run):
-    runs = {"count": 0}
+async def test_a_noisy_baseline_confirms_nothing_and_names_a_comparator_to_try(planted_run):
+    import random
 
-    def moody(request: LLMRequest):
+    def coin(request: LLMRequest):  # a model that ignores its context and answers either way at random
         if request.tools and not any(m.get("role") == "tool" for m in request.messages):
-            runs["count"] += 1
             return {"tool": "lookup_order", "args": {"order_id": "A-1001"}}
-        return APPROVED if runs["count"] % 2 else DECLINED
+        chooser = random.Random(f"{request.seed}|{request.system}")
+        return APPROVED if chooser.random() < 0.5 else DECLINED
 
-    agent = planted_fact_agent(provider=mock(respond=moody))
-    report = await localize(planted_run, rerun=agent, samples=3, top=2, concurrency=1)
-    assert not report.baseline_stable
-    assert {s.verdict for s in report.suspects} == {"inconclusive"}
-    assert "UNSTABLE" in report.summary()
+    agent = planted_fact_agent(provider=mock(respond=coin))
+    report = await localize(planted_run, rerun=agent, samples=3, top=2)
+    assert not report.baseline_stable and report.confirmed == [] and report.confirmed_together == []
+    assert {s.verdict for s in report.suspects} <= {"undecided", "not_confirmed"}
+    flips, finished = report.noise
+    assert flips > 0 and f"noise: {flips}/{finished} unchanged reruns" in report.summary()
+    assert any("Label(choices=['APPROVED'" in note for note in report.notes)  # the answer starts with a label
+    assert report.notes[0] in str(report)
 
 
-async def test_a_minority_of_flips_is_inconclusive(planted_run):
+async def test_a_rare_flip_is_undecided_after_every_look(planted_run):
     def seed_sensitive(request: LLMRequest):
         reply = refund_model(request)
         if reply == DECLINED and request.seed != 0:
@@ -96,38 +111,21 @@ async def test_a_minority_of_flips_is_inconclusive(planted_run):
     agent = planted_fact_agent(provider=mock(respond=seed_sensitive))
     report = await localize(planted_run, rerun=agent, samples=3, sources=["vip-override"])
     only = report.suspects[0]
-    assert (only.flips, only.verdict) == (1, "inconclusive")
+    assert (only.verdict, only.flips, only.samples, only.trial.look) == ("undecided", 1, 12, 3)
+    assert only.p_value > only.level and "more reruns could decide" in only.reason
+    assert report.reruns == 12 + 18  # the third look: 12 reruns without it, 18 unchanged; then no more looks
 
 
-@pytest.mark.parametrize(
-    ("flips", "samples", "failed", "stable", "verdict"),
-    [
-        (3, 3, 0, True, "confirmed"), (2, 3, 0, True, "confirmed"), (2, 2, 0, True, "confirmed"),
-        (3, 5, 0, True, "confirmed"),  # the smallest majority of five
-        (2, 4, 0, True, "inconclusive"),  # exactly half is no majority
-        (1, 3, 0, True, "inconclusive"), (1, 2, 0, True, "inconclusive"),
-        (1, 1, 0, True, "not_confirmed"),  # one rerun, even flipped, cannot confirm
-        (0, 3, 0, True, "not_confirmed"), (0, 1, 0, True, "not_confirmed"),
-        (2, 3, 1, True, "confirmed"),  # 2 of 3 asked flipped; the failure does not matter
-        (2, 5, 3, True, "inconclusive"),  # 2 of the 2 that finished, but 2 of 5 asked: failures never confirm
-        (1, 3, 2, True, "inconclusive"), (0, 3, 3, True, "not_confirmed"),
-        (3, 3, 0, False, "inconclusive"), (0, 3, 0, False, "inconclusive"), (1, 1, 0, False, "inconclusive"),
-    ],
-)
-def test_verdicts_follow_the_rules(flips, samples, failed, stable, verdict):
-    assert judge(flips, samples, failed, stable)[0] == verdict
-
-
-async def test_a_single_sample_never_confirms_and_two_flips_of_two_do(agent, planted_run):
+async def test_a_single_sample_starts_small_and_looks_again(agent, planted_run):
     one = await localize(planted_run, rerun=agent, samples=1, sources=["vip-override"])
-    assert (one.suspects[0].flips, one.suspects[0].samples, one.suspects[0].verdict) == (1, 1, "not_confirmed")
-    assert "single rerun" in one.suspects[0].reason
+    only = one.suspects[0]
+    # 1 against 1 (p = 0.25) and 2 against 2 (p = 0.0625) cannot decide; 4 flips of 4 against a stable 4 can
+    assert (only.verdict, only.flips, only.samples, only.trial.look) == ("confirmed", 4, 4, 3)
     two = await localize(planted_run, rerun=agent, samples=2, sources=["vip-override"])
-    assert (two.suspects[0].flips, two.suspects[0].verdict) == (2, "confirmed")
-    assert "CAUSAL: removing 'vip-override' flipped the outcome in 2/2 reruns" in str(two)
+    assert (two.suspects[0].verdict, two.suspects[0].flips, two.suspects[0].trial.look) == ("confirmed", 4, 2)
 
 
-async def test_half_the_reruns_flipping_is_inconclusive(planted_run):
+async def test_half_the_reruns_flipping_is_an_effect_beyond_a_stable_baseline(planted_run):
     def even_seeds_notice(request: LLMRequest):
         reply = refund_model(request)
         return APPROVED if reply == DECLINED and request.seed % 2 else reply
@@ -135,11 +133,12 @@ async def test_half_the_reruns_flipping_is_inconclusive(planted_run):
     agent = planted_fact_agent(provider=mock(respond=even_seeds_notice))
     report = await localize(planted_run, rerun=agent, samples=4, sources=["vip-override"])
     only = report.suspects[0]
-    assert report.baseline_stable and (only.flips, only.samples, only.verdict) == (2, 4, "inconclusive")
-    assert "INCONCLUSIVE: removing 'vip-override' flipped the outcome in 2/4 reruns" in str(report)
+    assert report.baseline_stable
+    assert (only.verdict, only.flips, only.samples, only.flip_rate) == ("confirmed", 4, 8, 0.5)
+    assert "flipped the outcome in 4/8 reruns against noise 0/12" in str(report)
 
 
-async def test_a_failed_baseline_rerun_makes_the_baseline_unstable(planted_run):
+async def test_a_failed_baseline_rerun_is_neither_noise_nor_a_flip(planted_run):
     def first_baseline_fails(request: LLMRequest):
         if request.seed == 0 and "VIP override" in request.system and request.call_index == 0:
             raise RuntimeError("provider down")
@@ -147,8 +146,35 @@ async def test_a_failed_baseline_rerun_makes_the_baseline_unstable(planted_run):
 
     agent = planted_fact_agent(provider=mock(respond=first_baseline_fails))
     report = await localize(planted_run, rerun=agent, samples=3, sources=["customer"])
-    assert not report.baseline_stable and report.baseline[0].error == "RuntimeError"
-    assert report.suspects[0].verdict == "inconclusive"
+    assert report.baseline[0].error == "RuntimeError" and report.noise == (0, 2)
+    assert report.baseline_stable and report.suspects[0].verdict == "not_confirmed"
+    # removing 'customer' keeps the override in the prompt, so that arm's seed-0 rerun fails too
+    assert (report.suspects[0].failed, report.suspects[0].samples) == (1, 2)
+    assert "2 failed (RuntimeError x2)" in report.summary()
+
+
+async def test_a_rerun_that_fails_for_a_passing_reason_is_tried_again(planted_run):
+    from footprint_lab.providers.errors import ProviderUnavailableError
+
+    tries: dict[tuple[int | None, str], int] = {}
+
+    def flaky(request: LLMRequest):  # the first try of every rerun fails
+        if request.call_index == 0:
+            key = (request.seed, request.system)
+            tries[key] = tries.get(key, 0) + 1
+            if tries[key] == 1:
+                raise ProviderUnavailableError("the server cut its reply", provider="mock", status=None, attempts=1)
+        return refund_model(request)
+
+    agent = planted_fact_agent(provider=mock(respond=flaky))
+    report = await localize(planted_run, rerun=agent, samples=3, sources=["vip-override"], retries=1)
+    assert report.failed == 0 and report.confirmed == ["vip-override"]
+    assert all(outcome.attempts == 2 for outcome in report.suspects[0].outcomes)
+    never = planted_fact_agent(provider=mock(respond=lambda r: (_ for _ in ()).throw(
+        ProviderUnavailableError("down", provider="mock", status=None, attempts=1))))
+    down = await localize(planted_run, rerun=never, samples=2, sources=["vip-override"], retries=1)
+    assert down.confirmed == [] and down.suspects[0].verdict == "undecided"
+    assert down.suspects[0].outcomes[0].attempts == 2 and "ProviderUnavailableError x" in down.summary()
 
 
 async def test_reruns_of_different_suspects_run_concurrently(planted_run):
@@ -175,8 +201,9 @@ async def test_a_failing_rerun_is_reported_not_raised(planted_run):
     agent = planted_fact_agent(provider=mock(respond=broken))
     report = await localize(planted_run, rerun=agent, samples=2, sources=["vip-override"])
     only = report.suspects[0]
-    assert (only.failed, only.flips, only.verdict) == (2, 0, "not_confirmed")
-    assert "failed" in only.reason
+    assert (only.failed, only.flips, only.samples, only.verdict) == (2, 0, 0, "undecided")
+    assert "every confirmation rerun failed" in only.reason and "RuntimeError x2" in only.reason
+    assert report.reruns == 4  # an arm whose every rerun failed is not looked at again
 
 
 async def test_localize_refuses_a_run_with_no_llm_call():
@@ -202,7 +229,9 @@ async def test_localize_refuses_bad_settings_before_any_rerun(planted_run):
     agent = planted_fact_agent(provider=mock(respond=counting))
     bad = [{"rerun": "agent"}, {"rerun": agent, "samples": 0}, {"rerun": agent, "top": -1},
            {"rerun": agent, "comparator": "strict"}, {"rerun": lambda exclude: "not a runner"},
-           {"rerun": agent, "sources": ["no-such-source"]}, {"rerun": agent, "sources": ["user-message"]}]
+           {"rerun": agent, "sources": ["no-such-source"]}, {"rerun": agent, "sources": ["user-message"]},
+           {"rerun": agent, "alpha": 0}, {"rerun": agent, "alpha": 0.9}, {"rerun": agent, "alpha": "5%"},
+           {"rerun": agent, "budget": 5}, {"rerun": agent, "budget": 2.5}, {"rerun": agent, "retries": -1}]
     for settings in bad:
         with pytest.raises((ExplainConfigError, UnknownSourceError)):
             await localize(planted_run, **settings)
@@ -233,7 +262,17 @@ async def test_rerun_without_reports_what_changed(agent, planted_run):
     assert "the outcome changed" in str(report)
     assert report.run.recording.answer == DECLINED
     same = await rerun_without(planted_run, ignore="customer", rerun=agent)
-    assert not same.changed and same.gone == ["fact 'customer'"]
+    assert not same.changed and same.gone == ["fact 'customer'"] and same.verdict is None
+    assert "samples=3 tests it" in str(same)
+
+
+async def test_rerun_without_over_several_samples_is_tested_like_a_suspect(agent, planted_run):
+    report = await rerun_without(planted_run, ignore=["vip-override"], rerun=agent, samples=3)
+    assert report.verdict == "confirmed" and report.changed and report.after == DECLINED
+    assert (report.trial.flips, report.trial.samples, report.trial.noise_samples) == (3, 3, 3)
+    assert report.summary().startswith("Rerun without 'vip-override': CONFIRMED: removing them flipped the outcome")
+    same = await rerun_without(planted_run, ignore=["customer"], rerun=agent, samples=3)
+    assert same.verdict == "not_confirmed" and same.trial.reruns == 3
 
 
 async def test_rerun_without_refuses_an_unknown_source_by_name(agent, planted_run):

@@ -239,3 +239,44 @@ def test_no_bare_structural_row_ever_outranks_a_content_match(values):
     if len(matched) and len(bare):
         assert matched.max() < bare.min()
     assert list(frame["rank"]) == list(range(1, len(frame) + 1))
+
+
+async def test_a_reference_answer_sinks_a_topical_innocent_and_raises_what_pushed_the_answer_off():
+    policy = "Refund policy: refunds for orders are allowed within 30 days of purchase, for orders with a receipt."
+
+    def respond(request):
+        if "loyalty tier gold" in request.system:
+            return ("APPROVED: refunds for orders are allowed within 30 days of purchase; the gold tier waives the "
+                    "limit.")
+        return "DECLINED: refunds for orders are allowed within 30 days of purchase; yours is 47 days old."
+
+    agent = Agent(provider=mock(respond=respond), system="You decide refunds.", context=[
+        define_fact(id="policy", data=policy),
+        define_fact(id="tier", data="Customer loyalty tier gold: waives the limit."),
+        define_fact(id="shipping", data="Shipping is free over 50 EUR.")])
+    run = await agent.run("Refund order A-1001?")
+    plain = run.suspects()
+    assert plain.iloc[0].source_id == "policy" and plain.reference_score.isna().all()
+    assert plain.attrs["confidence"].clear_winner and plain.attrs["confidence"].top == "policy"
+    expected = "DECLINED: refunds for orders are allowed within 30 days of purchase; yours is 47 days old."
+    contrast = run.suspects(reference=expected)
+    assert contrast.iloc[0].source_id == "tier" and contrast.attrs["reference"]
+    by_id = contrast.set_index("source_id")
+    assert by_id.loc["policy", "score"] == 0 and by_id.loc["policy", "reference_score"] > 0
+    assert by_id.loc["policy", "evidence"] == "resembles the reference as much as the output"
+    assert by_id.loc["tier", "evidence"] == "resembles the output more than the reference"
+    assert contrast.attrs["confidence"].top == "tier"
+
+
+@pytest.mark.parametrize("reference", ["", "   ", 3, ["a"]])
+async def test_a_reference_that_is_not_text_is_refused(planted_run, reference):
+    with pytest.raises(ExplainConfigError) as refused:
+        planted_run.suspects(reference=reference)
+    assert refused.value.setting == "reference"
+
+
+async def test_a_flat_ranking_says_it_is_a_shortlist(planted_run):
+    frame = planted_run.suspects()
+    confidence = frame.attrs["confidence"]
+    assert confidence.top == frame.iloc[0].source_id
+    assert confidence.clear_winner == (len(confidence.shortlist) == 1)

@@ -86,8 +86,9 @@ async def test_rerun_without_a_piece_shows_before_and_after_and_localize_its_ver
     lab.observe(lambda change: seen.append(change["new"]), names="progress")
     await press(lab, "click", action="localize")
     verdicts = lab.panel_html.split('class="fl-localize"')[1]
-    assert "<td>vip-override</td><td>CONFIRMED</td><td>3/3</td>" in verdicts
-    assert seen[-2] == {"done": 18, "total": 18} and seen[-1] == {}   # 3 baseline + 5 suspects x 3, then cleared
+    assert "<td>vip-override</td><td>CONFIRMED</td><td>3/3</td><td>0/3</td>" in verdicts
+    assert seen[1] == {"done": 1, "total": 48}                          # the budget is the most it may take
+    assert seen[-2] == {"done": 13, "total": 13} and seen[-1] == {}   # 2 + 5 screening, 3 + 3 confirming; cleared
     assert lab.busy == ""
 
 

@@ -52,7 +52,8 @@ def test_planted_fact_notebook_walks_the_wrong_answer_back_to_the_planted_fact()
     assert "APPROVED: order A-1001 is refunded under the customer's VIP override." in text
     assert "BORN     define_fact('vip-override') at In[2]:" in text and "[not proven]" not in text
     assert "Clear winner: 'vip-override'" in text
-    assert "CAUSAL: removing 'vip-override' flipped the outcome in 3/3 reruns" in text
+    assert ("CONFIRMED: removing 'vip-override' flipped the outcome in 3/3 reruns against noise 0/3 (p = 0.016"
+            in text)
     assert "NOT CONFIRMED: removing 'customer'" in text and "NOT CONFIRMED: removing 'lookup_order'" in text
     assert "instruction 'refund-policy' (system slot of call-llm#6): dropped" in text
 
@@ -70,7 +71,7 @@ def test_pipeline_notebook_proves_the_upstream_fact_on_the_whole_pipeline():
     assert "APPROVED: order A-1001 is refunded under the customer's VIP override." in text
     assert "fact 'vip-status' of member 'triage'" in text
     assert "CARRIED  the answer of member 'triage', written by sequence-step#2/final#4, was passed by" in text
-    assert "CAUSAL: removing 'vip-status' in member 'triage' flipped the outcome in 3/3 reruns" in text
+    assert "CONFIRMED: removing 'vip-status' in member 'triage' flipped the outcome in 3/3 reruns" in text
     assert "NOT CONFIRMED: removing 'refunds/customer' in member 'refunds'" in text
     assert "[not proven]" not in text and "['vip-status']" in text
 

@@ -61,6 +61,7 @@ from footprint_lab.engine.captured import Evidence, captured_piece, flat
 from footprint_lab.engine.recorder import Recorder, summarize
 from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, call_problem, describe_shape
+from footprint_lab.engine.runners import register as register_runner
 from footprint_lab.engine.unicode import is_sound
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
@@ -627,3 +628,6 @@ def _margins(response: LLMResponse, calls: list[dict[str, Any]], tools: list[dic
     from footprint_lab.explain.choice import choice_margins
 
     return choice_margins(response.logprobs, calls, [tool["name"] for tool in tools])
+
+
+register_runner("agent", Agent)

@@ -20,6 +20,7 @@ from footprint_lab.core.agent import Agent
 from footprint_lab.core.turn import Turn, input_refused
 from footprint_lab.engine.redaction import Redaction
 from footprint_lab.engine.refusal import Refusal
+from footprint_lab.engine.runners import register as register_runner
 
 
 class LLMCallContextError(Refusal):
@@ -99,3 +100,6 @@ class LLMCall(Agent):
         settings = super()._declarations()
         del settings["tools"], settings["max_iterations"]
         return settings
+
+
+register_runner("llm_call", LLMCall)

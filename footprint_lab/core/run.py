@@ -269,15 +269,18 @@ class Run:
         return backtrack(self.recording, at, max_depth=max_depth, max_steps=max_steps)
 
     def suspects(self, strategy: Any = "lexical", *, at: str | None = None,
-                 embed: Callable[[list[str]], Any] | None = None) -> pd.DataFrame:
+                 embed: Callable[[list[str]], Any] | None = None, reference: str | None = None) -> pd.DataFrame:
         """The backtrack's pieces ranked by how plausibly each shaped the output (correlational, not causal).
 
         ``strategy`` is ``"lexical"`` (default), ``"embedding"`` (with ``embed=fn``) or any object
         with ``score(output, contents)``; see ``footprint_lab.explain.list_influence_strategies()``.
+        ``reference`` (the answer that was expected) ranks each piece by how much more it resembles
+        the actual answer than the reference. ``frame.attrs["confidence"]`` says whether the top
+        stands clear of the rest or which shortlist to confirm.
         """
         from footprint_lab.explain.influence import suspects
 
-        return suspects(self.recording, strategy=strategy, at=at, embed=embed)
+        return suspects(self.recording, strategy=strategy, at=at, embed=embed, reference=reference)
 
     def __str__(self) -> str:
         return self.answer or ""

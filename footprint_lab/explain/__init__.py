@@ -9,11 +9,13 @@ and never changes it:
 - :func:`suspects` (``run.suspects()``): those pieces ranked by how plausibly they shaped the
   output, a correlational ranking with pluggable strategies (:func:`list_influence_strategies`)
   and :func:`ranking_confidence` to say when the top is a clear winner;
-- :func:`localize`: proof by ablation: each top suspect removed over seeded reruns, against a
-  baseline, with a verdict of confirmed / inconclusive / not_confirmed;
+- :func:`localize`: proof by ablation: suspects removed over seeded reruns, screened cheaply and
+  then confirmed on fresh reruns by an exact test against the model's own noise, within a rerun
+  budget, with a verdict of confirmed / undecided / not_confirmed (its flips, noise, p-value and
+  reruns); comparators that read outcomes live in :mod:`footprint_lab.explain.compare`;
 - :func:`bisect_culprits`: when no single removal flips the outcome, the smallest sets of
   suspects whose joint removal does, within a bounded number of reruns;
-- :func:`rerun_without`: one rerun without named sources, and what changed;
+- :func:`rerun_without`: a rerun without named sources, and what changed (``samples=`` tests it);
 - :func:`find_dropped_context`: what was available but never reached the model, and why,
   confirmed by restoring it;
 - :func:`ask`: a question in plain words, answered by an explainer agent that opens the

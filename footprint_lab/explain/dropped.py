@@ -3,10 +3,13 @@
 Rule kept here: every piece left out is reported with the reason the recording gives for it,
 and its absence is tested by *restoration*, never by ablation: with ``rerun=``, each left-out
 source is forced back in (``agent.with_forced([...])`` / ``factory(force=[...])``) and the
-same input is run again. A piece is
+same input is run again, as a trial like ``localize``'s (screened when there are more than two,
+confirmed on fresh reruns against unchanged ones by an exact test, at false-confirmation rate
+``alpha``; see :mod:`~footprint_lab.explain.trial`). A piece is
 
-- ``confirmed`` when restoring it changed the outcome (its absence mattered),
-- ``not_confirmed`` when the outcome stayed the same (or the rerun failed),
+- ``confirmed`` when restoring it changes the outcome more often than noise does (its absence mattered),
+- ``not_confirmed`` when restoring it showed no sign of changing it,
+- ``undecided`` when there was a sign, but the reruns allowed could not settle it,
 - ``not_tested`` when no ``rerun`` was given.
 
 Left out means: a declaration whose trigger did not fire (``skipped``), a piece over its
@@ -19,15 +22,16 @@ Role: explain layer; a function of a ``Recording`` (plus reruns when asked).
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.explain.checks import recording_of, whole_number
+from footprint_lab.explain.draws import Draws
 from footprint_lab.explain.members import SourceNames
 from footprint_lab.explain.render import display_bundle, shorten
-from footprint_lab.explain.rerun import Outcome, Progress, Rerunner, check_comparator, run_all
+from footprint_lab.explain.rerun import Outcome, Progress, Rerunner, check_comparator
+from footprint_lab.explain.trial import VERDICT_LABELS, Arm, ArmVerdict, TrialResult, check_trial_settings, decide
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -52,7 +56,8 @@ class DroppedPiece:
     detail: dict[str, Any]
     #: LLM calls of the run that this source did reach (earlier iterations)
     reached_earlier: list[str] = field(default_factory=list)
-    restoration: Outcome | None = None
+    #: the restoration's trial (``None`` when nothing was rerun)
+    trial: ArmVerdict | None = None
     #: in a composed run: the member's path (empty for the run itself) and the name its runner was given
     member: str = ""
     member_name: str | None = None
@@ -61,10 +66,16 @@ class DroppedPiece:
 
     @property
     def status(self) -> str:
-        """``confirmed`` / ``not_confirmed`` by restoration, or ``not_tested``."""
-        if self.restoration is None:
-            return "not_tested"
-        return "confirmed" if self.restoration.flipped else "not_confirmed"
+        """``confirmed`` / ``not_confirmed`` / ``undecided`` by restoration, or ``not_tested``."""
+        return self.trial.verdict if self.trial is not None else "not_tested"
+
+    @property
+    def restoration(self) -> Outcome | None:
+        """One rerun with it restored (the first that finished), to read what the answer became."""
+        if self.trial is None:
+            return None
+        reruns = self.trial.counted or self.trial.confirmation or self.trial.screening
+        return next((o for o in reruns if o.error is None), reruns[0] if reruns else None)
 
     @property
     def label(self) -> str:
@@ -82,13 +93,12 @@ class DroppedPiece:
 
     def line(self) -> str:
         text = self.describe()
-        restored = self.restoration
-        if restored is None:
+        if self.trial is None:
             return text + "\n    not tested: pass rerun=agent to force it back in and rerun"
-        if restored.answer is None:
-            return text + f"\n    restoring it: the rerun failed ({restored.error})"
-        state = "CHANGED the outcome" if restored.flipped else "left the outcome unchanged"
-        return text + f"\n    restoring it {state}: \"{shorten(restored.answer, 80)}\""
+        restored = self.restoration
+        example = (f"; e.g. \"{shorten(restored.answer, 80)}\"" if restored is not None and restored.answer is not None
+                   else "")
+        return text + f"\n    {VERDICT_LABELS[self.trial.verdict]}: restoring it {self.trial.reason}{example}"
 
 
 @dataclass(slots=True)
@@ -102,6 +112,8 @@ class DroppedContext:
     calls: list[str]
     original: str | None
     pieces: list[DroppedPiece]
+    #: the restorations' trial (``None`` when nothing was rerun)
+    trial: TrialResult | None = None
 
     def __iter__(self) -> Iterator[DroppedPiece]:
         return iter(self.pieces)
@@ -124,7 +136,9 @@ class DroppedContext:
             return f"Missing context: every declared piece evaluated for {calls} reached it."
         confirmed = sum(1 for p in self.pieces if p.status == "confirmed")
         tested = sum(1 for p in self.pieces if p.status != "not_tested")
-        proof = f"; restoring {confirmed} of {tested} tested changed the outcome" if tested else ""
+        spent = f" ({self.trial.reruns} reruns, false-confirmation rate at most {self.trial.alpha:.0%})" \
+            if self.trial is not None else ""
+        proof = f"; restoring {confirmed} of {tested} tested was shown to change the outcome{spent}" if tested else ""
         return f"Missing context: {len(self.pieces)} piece(s) were available but did not reach {calls}{proof}."
 
     def __str__(self) -> str:
@@ -135,11 +149,16 @@ class DroppedContext:
         import pandas as pd
 
         columns = ["source_id", "source_kind", "call", "slot", "verdict", "why", "decided_by", "iteration", "item",
-                   "reached_earlier", "status", "restored_answer", "member", "member_name"]
+                   "reached_earlier", "status", "flips", "samples", "noise_flips", "noise_samples", "p_value",
+                   "restored_answer", "member", "member_name"]
         rows = [{"source_id": p.source_id, "source_kind": p.source_kind, "call": p.call, "slot": p.slot,
                  "verdict": p.verdict,
                  "why": p.why, "decided_by": p.decided_by, "iteration": p.iteration, "item": p.item,
                  "reached_earlier": p.reached_earlier, "status": p.status,
+                 "flips": p.trial.flips if p.trial else None, "samples": p.trial.samples if p.trial else None,
+                 "noise_flips": p.trial.noise_flips if p.trial else None,
+                 "noise_samples": p.trial.noise_samples if p.trial else None,
+                 "p_value": p.trial.p_value if p.trial else None,
                  "restored_answer": p.restoration.answer if p.restoration is not None else None,
                  "member": p.member, "member_name": p.member_name}
                 for p in self.pieces]
@@ -214,37 +233,41 @@ async def find_dropped_context(
     run: Any,
     *,
     rerun: Any = None,
-    comparator: Callable[[str, str], bool] | None = None,
+    samples: int = 3,
+    alpha: float = 0.05,
+    budget: int | None = None,
+    comparator: Callable[[str, str], Any] | None = None,
     concurrency: int = 16,
     input: Any = None,
     continue_from: Any = None,
+    retries: int = 2,
     progress: bool | Callable[[int, int], None] | None = None,
 ) -> DroppedContext:
-    """What was available but never reached the model, each with why; with ``rerun``, confirmed by restoration.
+    """What was available but never reached the model, each with why; with ``rerun``, tested by restoration.
 
     ``rerun`` is the agent (rebuilt with each left-out source forced in: ``agent.with_forced``)
-    or a factory called as ``factory(force=[...])``. Without it, nothing is rerun. ``input`` and
-    ``continue_from`` are as for ``localize``.
+    or a factory called as ``factory(force=[...])``. Without it, nothing is rerun. ``samples``,
+    ``alpha``, ``budget``, ``comparator``, ``input``, ``continue_from``, ``retries`` and
+    ``progress`` are as for ``localize``.
     """
     recording = recording_of(run, "find_dropped_context")
-    whole_number("find_dropped_context", "concurrency", concurrency, 1, 10_000)
+    limit = check_trial_settings("find_dropped_context", samples=samples, alpha=alpha, budget=budget,
+                                 concurrency=concurrency)
+    whole_number("find_dropped_context", "retries", retries, 0, 10)
     compare = check_comparator("find_dropped_context", comparator)
-    rerunner = Rerunner("find_dropped_context", rerun, recording, input, continue_from) if rerun is not None else None
+    rerunner = (Rerunner("find_dropped_context", rerun, recording, input, continue_from, retries=retries)
+                if rerun is not None else None)
     calls, pieces = left_out(recording)
     report = DroppedContext(calls, recording.answer, pieces)
     if rerunner is None or not pieces or recording.answer is None:
         return report
-    names = list(dict.fromkeys(p.force_id for p in pieces))
-    runners = [rerunner.build(force=[name], seed=0) for name in names]
-    bar = Progress(len(runners), "restorations", progress)
-    outcomes = await run_all([functools.partial(rerunner.run, r, 0, keep_run=True) for r in runners],
-                             concurrency=concurrency,
-                             on_done=bar.step)
+    arms = [Arm(name, force=(name,)) for name in dict.fromkeys(p.force_id for p in pieces)]
+    bar = Progress(limit, "restorations", progress)
+    draws = Draws(rerunner, compare, recording.answer, concurrency=concurrency, bar=bar, keep_runs=True)
+    draws.prepare(arms)
+    report.trial = await decide(arms, draws, samples=samples, alpha=alpha, budget=limit)
     bar.close()
-    original = recording.answer
-    by_name = dict(zip(names, outcomes, strict=True))
-    for outcome in outcomes:
-        outcome.flipped = outcome.answer is not None and bool(compare(original, outcome.answer))
+    by_name = {verdict.arm.key: verdict for verdict in report.trial.arms}
     for piece in pieces:
-        piece.restoration = by_name[piece.force_id]
+        piece.trial = by_name[piece.force_id]
     return report

@@ -12,6 +12,12 @@ message's, since the hand-off copies the answer rather than adding a step of rea
 ``carried_by`` says whose answer carried it where. The carrying message itself is no source (a
 rerun produces it again from those pieces), so it scores 0 and says which members it carried.
 
+With ``reference`` (the answer that was expected), a ranking is contrastive: a piece scores by
+how much more it resembles the actual answer than the reference (its content score against the
+answer less its score against the reference, never below 0). A piece that is topically central
+to both, such as the policy text every refund answer quotes, then drops away, and what pushed
+the answer off the expected one rises.
+
 ``score = content_score x structural_score``, so a suspect with no content evidence (a routing
 decision, a piece sharing nothing with the output) scores 0 and never outranks a piece whose
 content matches the output; ties are broken by structure, then by the order the pieces were
@@ -47,7 +53,8 @@ if TYPE_CHECKING:
 CORRELATIONAL = ("Scores are correlational: they rank what the output resembles and how directly each piece "
                  "reached it, not what caused it. Confirm a suspect with localize(), which removes it and reruns.")
 SUSPECT_COLUMNS = ["rank", "source_id", "source_kind", "score", "structural_score", "content_score", "evidence",
-                   "removal_id", "slot", "read_by", "content", "member", "member_name", "carried_by"]
+                   "removal_id", "slot", "read_by", "content", "member", "member_name", "carried_by",
+                   "reference_score"]
 
 _MASK = re.compile(r"\[redacted:[^\]]*\]")
 _STOPWORDS = frozenset((
@@ -189,6 +196,7 @@ def suspects(
     at: str | None = None,
     embed: Callable[[list[str]], Any] | None = None,
     trace: Backtrack | None = None,
+    reference: str | None = None,
 ) -> pd.DataFrame:
     """The candidates of ``backtrack(run, at)`` ranked by how plausibly each shaped the output (correlational).
 
@@ -197,9 +205,11 @@ def suspects(
     ``source_id``, ``source_kind``, ``score``, ``structural_score``, ``content_score``,
     ``evidence``, ``removal_id`` (what ``localize`` removes; empty when a rerun cannot),
     ``slot``, ``read_by``, a preview of the ``content``, then ``member`` (the member's path in a
-    composed run, empty for the run itself), ``member_name`` (its runner's given name) and
-    ``carried_by`` (for an upstream member's piece: whose answer carried it to the target).
-    ``frame.attrs["note"]`` says the scores are correlational.
+    composed run, empty for the run itself), ``member_name`` (its runner's given name),
+    ``carried_by`` (for an upstream member's piece: whose answer carried it to the target) and
+    ``reference_score`` (how much it resembles ``reference``, when one is given: see the module
+    docstring). ``frame.attrs["note"]`` says the scores are correlational and
+    ``frame.attrs["confidence"]`` (a :class:`RankingConfidence`) whether the top stands clear.
     """
     import pandas as pd
 
@@ -207,29 +217,45 @@ def suspects(
     if trace is not None and not isinstance(trace, Backtrack):
         raise ExplainConfigError("suspects", "trace", describe_shape(trace),
                                  "must be the Backtrack that backtrack(run) or run.backtrack() returns, or None")
+    if reference is not None and (not isinstance(reference, str) or not reference.strip()):
+        raise ExplainConfigError("suspects", "reference", describe_shape(reference),
+                                 "must be the answer that was expected, as text, or None")
     walked = trace if trace is not None else backtrack(recording_of(run, "suspects"), at)
-    rows = _rows(walked, scorer)
+    rows = _rows(walked, scorer, reference)
     frame = pd.DataFrame(rows, columns=SUSPECT_COLUMNS)
     frame.attrs["note"] = CORRELATIONAL
     frame.attrs["strategy"] = getattr(scorer, "name", type(scorer).__name__)
     frame.attrs["target"] = walked.target
+    frame.attrs["reference"] = reference is not None
+    frame.attrs["confidence"] = ranking_confidence(frame)
     return frame
 
 
-def _rows(walked: Backtrack, scorer: InfluenceStrategy) -> list[dict[str, Any]]:
-    candidates = walked.candidates
-    raw = scorer.score(walked.output, [c.content for c in candidates]) if candidates else []
-    if len(raw) != len(candidates) or not all(isinstance(v, int | float) and math.isfinite(v) for v in raw):
+def _scores(scorer: InfluenceStrategy, output: str, contents: list[str]) -> list[float]:
+    raw = scorer.score(output, contents) if contents else []
+    if len(raw) != len(contents) or not all(isinstance(v, int | float) and math.isfinite(v) for v in raw):
         raise InfluenceStrategyError("a strategy's score() must return one finite number per content",
-                                     f"{len(raw)} value(s) for {len(candidates)} content(s)")
+                                     f"{len(raw)} value(s) for {len(contents)} content(s)")
+    return [min(1.0, max(0.0, float(value))) for value in raw]
+
+
+def _rows(walked: Backtrack, scorer: InfluenceStrategy, reference: str | None) -> list[dict[str, Any]]:
+    candidates = walked.candidates
+    contents = [c.content for c in candidates]
+    raw = _scores(scorer, walked.output, contents)
+    against = _scores(scorer, reference, contents) if reference is not None else [None] * len(candidates)
     nearest = min((c.depth for c in candidates), default=0)
     best: dict[tuple[str, str, str], dict[str, Any]] = {}
-    for order, (candidate, value) in enumerate(zip(candidates, raw, strict=True)):
-        content = min(1.0, max(0.0, float(value)))
+    for order, (candidate, value, versus) in enumerate(zip(candidates, raw, against, strict=True)):
+        content = value if versus is None else max(0.0, value - versus)
         # An upstream piece sits where the message that carried it sits: the hand-off adds no reasoning step.
         placed = candidate.carried[0].carrier if candidate.carried else candidate
         structural = 1.0 / (1 + placed.depth - nearest)
-        evidence = "content matches the output" if content > 0 else "structural path only"
+        if versus is None:
+            evidence = "content matches the output" if content > 0 else "structural path only"
+        else:
+            evidence = ("resembles the output more than the reference" if content > 0 else
+                        "resembles the reference as much as the output" if value > 0 else "structural path only")
         if candidate.carries:
             whose = ", ".join(member.label() for member in candidate.carries)
             content, evidence = 0.0, f"carrier: the answer of {whose}, ranked through its own pieces"
@@ -239,7 +265,8 @@ def _rows(walked: Backtrack, scorer: InfluenceStrategy) -> list[dict[str, Any]]:
             "score": content * structural, "structural_score": structural, "content_score": content,
             "evidence": evidence, "removal_id": candidate.removal_id, "slot": candidate.slot,
             "read_by": candidate.read_by, "content": shorten(candidate.content, 80), "member": member.path,
-            "member_name": member.name, "carried_by": candidate.carried_by, "_order": order,
+            "member_name": member.name, "carried_by": candidate.carried_by, "reference_score": versus,
+            "_order": order,
         }
         key = (member.path, candidate.source_kind, candidate.source_id)
         kept = best.get(key)
@@ -256,7 +283,8 @@ def _rows(walked: Backtrack, scorer: InfluenceStrategy) -> list[dict[str, Any]]:
             "content_score": 0.0, "evidence": "structural path only", "removal_id": None, "slot": None,
             "read_by": None, "content": f"{decision.rule}: chose {decision.chosen}",
             "member": decider.path if decider is not None else None,
-            "member_name": decider.name if decider is not None else None, "carried_by": None, "_order": len(candidates),
+            "member_name": decider.name if decider is not None else None, "carried_by": None,
+            "reference_score": None, "_order": len(candidates),
         }
     ranked = sorted(best.values(), key=lambda r: (-r["score"], -r["structural_score"], r["_order"]))
     for rank, row in enumerate(ranked, 1):

@@ -110,24 +110,32 @@ def check_comparator(function: str, comparator: Any) -> Comparator:
 
 @dataclass(slots=True)
 class Outcome:
-    """One rerun: its seed, its answer (``None`` when it failed), and the run it left."""
+    """One rerun: its seed, its answer (``None`` when it failed), and the run it left.
+
+    ``attempts`` counts the tries a failing rerun was given (see :meth:`Rerunner.run`).
+    """
 
     seed: int | None
     answer: str | None
     error: str | None = None
     run: Any = None
     flipped: bool = False
+    attempts: int = 1
 
 
 class Rerunner:
     """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
 
-    __slots__ = ("_continue_from", "_function", "_input", "_redacted", "_seeded", "identity", "rerun")
+    __slots__ = ("_continue_from", "_function", "_input", "_redacted", "_seeded", "identity", "rerun", "retries",
+                 "retry_wait")
 
     def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
-                 continue_from: Any = None) -> None:
+                 continue_from: Any = None, *, retries: int = 2, retry_wait: float = 0.5) -> None:
         self._function = function
         self.rerun = rerun
+        #: how many more times a rerun that fails for a passing reason is tried, waiting retry_wait, then twice that
+        self.retries = retries
+        self.retry_wait = retry_wait
         #: the run was recorded under a redaction policy: reruns are judged and shown as recorded, masked alike
         self._redacted = recording.redaction is not None
         if callable(getattr(rerun, "without", None)):
@@ -192,23 +200,50 @@ class Rerunner:
             )
         return runner
 
-    async def run(self, runner: Any, seed: int | None, *, keep_run: bool = False) -> Outcome:
-        """Run one rerun; a failure is an outcome with its exception type, never an exception."""
+    async def run(self, runner: Any, seed: int | None, *, keep_run: bool = False,
+                  rebuild: Callable[[], Any] | None = None) -> Outcome:
+        """Run one rerun; a failure is an outcome with its exception type, never an exception.
+
+        A failure that may pass (a rate limit, a dropped connection, a server that cut its reply:
+        anything marked ``retryable``) is tried again up to ``retries`` times, waiting
+        ``retry_wait`` seconds and then twice as long each time, on a runner from ``rebuild``
+        (the same one when none is given). Any other failure is final at once.
+        """
         extra = {"continue_from": self._continue_from} if self._continue_from is not None else {}
-        try:
-            result = await runner.run(self._input, identity=self.identity, **extra)
-        except Exception as exc:  # one failed rerun must not sink the others; it is reported as failed
-            return Outcome(seed, None, f"{type(exc).__name__}")
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                result = await runner.run(self._input, identity=self.identity, **extra)
+                break
+            except Exception as exc:  # one failed rerun must not sink the others; it is reported as failed
+                if attempt > self.retries or not transient(exc):
+                    return Outcome(seed, None, f"{type(exc).__name__}", attempts=attempt)
+            await asyncio.sleep(self.retry_wait * 2 ** (attempt - 1))
+            if rebuild is not None:
+                runner = rebuild()
         answer = getattr(result, "answer", None)
         if self._redacted:
             # The live answer holds what the policy covers; the rerun's own recording holds it masked,
             # as the original's does, so the two compare like with like and can be shown.
             recorded: Any = getattr(result, "recording", None)
             if getattr(recorded, "redaction", None) is None:
-                return Outcome(seed, None, "rerun not recorded under a redaction policy")
+                return Outcome(seed, None, "rerun not recorded under a redaction policy", attempts=attempt)
             answer = recorded.answer
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
-                       result if keep_run else None)
+                       result if keep_run else None, attempts=attempt)
+
+
+def transient(error: BaseException) -> bool:
+    """Whether a failure may pass if tried again: marked ``retryable`` (itself or what caused it), or a timeout."""
+    seen: BaseException | None = error
+    for _ in range(8):  # a bounded walk down the chain of causes
+        if seen is None:
+            return False
+        if getattr(seen, "retryable", False) is True or isinstance(seen, TimeoutError | ConnectionError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
 
 
 class _Awaited:
@@ -308,7 +343,12 @@ class Progress:
             self._bar.value = self._done
 
     def close(self) -> None:
+        """The work is done (a trial may end well before ``total``): the bar shows it full."""
+        if self._tell is not None and self._done != self._total:
+            self._tell(self._done, self._done)
         if self._bar is not None:
+            self._bar.max = max(self._done, 1)
+            self._bar.value = self._done
             self._bar.bar_style = "success"
 
 

@@ -138,7 +138,7 @@ class FootprintMagics(Magics):
         """The pieces that reached the answer, ranked by resemblance to it (correlational: localize() confirms)."""
         args = parse_argstring(self.fp_suspects, line)
         ranked = self._run("fp_suspects", args.run).suspects()
-        print(ranked.attrs.get("note", ""))
+        print(ranked.attrs["confidence"].reason)
         # the columns an analyst reads first; run.suspects() has them all
         shown = ranked[["rank", "source_kind", "source_id", "score", "evidence", "removal_id", "content"]]
         return shown.set_index("rank")

@@ -82,21 +82,42 @@ def _table(header: list[str], rows: list[list[Any]]) -> str:
     return f'<table><tr>{head}</tr>{body}</table>'
 
 
+def _count(flips: int | None, samples: int | None) -> str:
+    return f"{flips}/{samples}" if flips is not None and samples else "-"
+
+
+def _p_value(p_value: float | None, level: float | None) -> str:
+    if p_value is None:
+        return "-"
+    shown = f"{p_value:.2g}" if p_value >= 0.001 else f"{p_value:.1e}"
+    return f"{shown} {'≤' if level is not None and p_value <= level else '>'} {level:.2g}" if level else shown
+
+
 def localization_html(found: Localization) -> str:
-    """The verdict on each tested suspect, as a table under the baseline's summary."""
-    rows = [[s.rank, s.source_kind, s.source_id, s.verdict.upper(), f"{s.flips}/{s.samples}", s.failed,
+    """The verdict on each tested suspect, with the counts it rests on, under the trial's summary."""
+    rows = [[s.rank, s.source_kind, s.source_id, s.verdict.upper().replace("_", " "), _count(s.flips, s.samples),
+             _count(s.noise_flips, s.noise_samples), _p_value(s.p_value, s.level), s.reruns, s.failed or "-",
              f"{s.score:.2f}", s.reason] for s in found.suspects]
-    table = _table(["rank", "kind", "source", "verdict", "flips", "failed", "score", "why"], rows)
+    table = _table(["rank", "kind", "source", "verdict", "flips", "noise", "p", "reruns", "failed", "score", "why"],
+                   rows)
     untested = "".join(f"<li><code>{esc(name)}</code>: {esc(why)}</li>" for name, why in found.untested)
     extra = f"<h4>Not tested</h4><ul>{untested}</ul>" if untested else ""
-    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{table}{extra}")
+    notes = "".join(f'<p class="fl-note">{esc(note)}</p>' for note in found.notes)
+    how = (f'<p class="fl-note">Screening: {esc(found.design)}. A verdict tests the flips against the noise of '
+           f"unchanged reruns (Boschloo's exact test, Holm-corrected): at most {found.alpha:.0%} of calls confirm "
+           "a piece that has no effect.</p>")
+    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{table}{notes}{how}{extra}")
 
 
 def dropped_html(found: DroppedContext) -> str:
-    """Every piece left out of an answering call, as a table."""
-    rows = [[p.source_kind, p.source_id, p.call, p.slot, p.verdict, p.why, p.status,
-             shorten(p.restoration.answer or "", 60) if p.restoration is not None else ""] for p in found.pieces]
-    table = _table(["kind", "source", "call", "slot", "verdict", "why", "restored", "restored answer"], rows)
+    """Every piece left out of an answering call, as a table, with what restoring it did when tested."""
+    rows = [[p.source_kind, p.source_id, p.call, p.slot, p.verdict, p.why, p.status.replace("_", " "),
+             _count(p.trial.flips, p.trial.samples) if p.trial else "-",
+             _count(p.trial.noise_flips, p.trial.noise_samples) if p.trial else "-",
+             _p_value(p.trial.p_value, p.trial.level) if p.trial else "-",
+             shorten(p.restoration.answer or "", 60) if p.restoration is not None else "-"] for p in found.pieces]
+    table = _table(["kind", "source", "call", "slot", "verdict", "why", "restored", "flips", "noise", "p",
+                    "restored answer"], rows)
     return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{table if rows else ''}")
 
 

@@ -1,0 +1,226 @@
+"""Planted-culprit cases: runs whose cause is known, to measure whether the explanations find it.
+
+Rule kept here: each case plants one cause (or one pair) among benign pieces, in one of seven
+classes, and says what an analyst would run to find it and what finding it means:
+
+- ``fact``: a declared fact that flips the decision;
+- ``memory``: a stale item recalled from the run's memory;
+- ``tool``: a tool whose result misleads the model (removing the tool removes it);
+- ``instruction``: an instruction that forces the decision;
+- ``innocent``: the cause shares no word with the answer, while a policy text that the answer
+  quotes word for word ranks first (a topically central innocent);
+- ``missing``: a piece that was declared but left out, whose absence caused the answer
+  (found by restoration);
+- ``together``: two facts, each enough on its own, so only removing both flips the answer.
+
+The model is scripted (``mock(respond=...)``): it decides from what it was sent, words its
+answer anew on every seeded rerun, and, with ``noise``, answers at random (one of the three
+outcomes) in that share of seeded calls, as a model sampled above temperature 0 strays. The
+original run is unseeded and so never strays: it is the answer the analyst got. Outcomes are
+compared with ``Label(choices=OUTCOMES)``.
+
+:func:`evaluate` runs a case, explains it the way an analyst would, and scores what was found.
+
+Role: examples (used by ``bench/bench_truth.py`` and the tests); imports anything.
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from footprint_lab.context import InMemoryStore, define_fact, define_instruction, define_memory
+from footprint_lab.core.agent import Agent
+from footprint_lab.core.identity import coerce_identity
+from footprint_lab.core.tools import define_tool
+from footprint_lab.explain.ablation import localize
+from footprint_lab.explain.compare import Label
+from footprint_lab.explain.dropped import find_dropped_context
+from footprint_lab.providers import LLMRequest, mock
+
+OUTCOMES = ("APPROVED", "DECLINED", "ESCALATED")
+CLASSES = ("fact", "memory", "tool", "instruction", "innocent", "missing", "together")
+IDENTITY = {"tenant": "acme", "principal": "analyst"}
+_BENIGN = (
+    "Shipping is free for orders over 50 EUR.", "Support answers within one working day.",
+    "The warehouse is in Rotterdam.", "Invoices are sent at the start of each month.",
+    "Gift cards cannot be exchanged for cash.", "Customers may change their address until dispatch.",
+    "The store closes on public holidays.", "Parcels are insured up to 500 EUR.",
+    "Phone support runs from 9 to 17.", "Loyalty points expire after two years.",
+)
+_POLICY = ("Refund policy: refunds for orders are allowed within 30 days of purchase, with the receipt, "
+           "for the customer who paid.")
+_WORDING = ("", "Thank you for your patience.", "Let me know if anything else comes up.", "Kind regards.",
+            "I have checked the order details.", "Here is what I found.")
+
+
+@dataclass(slots=True)
+class TruthCase:
+    """One planted cause: how to build the agent, what to ask, what should be found, and how."""
+
+    name: str
+    kind: str
+    agent: Agent
+    message: str
+    #: the removal (or, for ``missing``, restoration) ids that are the cause; two for ``together``
+    culprits: tuple[str, ...]
+    identity: dict[str, str] = field(default_factory=lambda: dict(IDENTITY))
+
+    @property
+    def method(self) -> str:
+        """What an analyst runs: ``localize``, then ``bisect_culprits`` for a pair; ``find_dropped_context``."""
+        return {"missing": "find_dropped_context", "together": "bisect_culprits"}.get(self.kind, "localize")
+
+    @property
+    def comparator(self) -> Label:
+        return Label(choices=list(OUTCOMES))
+
+
+def scripted(decide: Callable[[str, LLMRequest], str | dict[str, Any]], noise: float,
+             reason: str = "the order details decide it") -> Any:
+    """A mock provider that decides from everything it was sent, words it afresh, and strays with ``noise``."""
+
+    def respond(request: LLMRequest) -> Any:
+        sent = request.system + "\n" + "\n".join(str(m.get("content", "")) for m in request.messages)
+        decided = decide(sent, request)
+        if not isinstance(decided, str):
+            return decided  # a tool call
+        if request.seed is None:
+            return f"{decided}: {reason}."
+        chooser = random.Random(f"{request.seed}|{sent}")
+        if chooser.random() < noise:
+            decided = chooser.choice(OUTCOMES)
+        return f"{decided}: {reason}. {chooser.choice(_WORDING)}".strip()
+
+    return mock(respond=respond)
+
+
+def _benign(chooser: random.Random, count: int, prefix: str = "note") -> list[Any]:
+    return [define_fact(id=f"{prefix}-{n}", data=text) for n, text in enumerate(chooser.sample(_BENIGN, count))]
+
+
+def case(kind: str, variant: int, *, noise: float = 0.0) -> TruthCase:
+    """The ``variant``-th case of a class (0, 1, 2 ...): its benign pieces and names vary with the variant."""
+    chooser = random.Random(f"{kind}-{variant}")
+    benign = _benign(chooser, chooser.randint(3, 7))
+    order = f"A-{4000 + variant * 37}"
+    message = f"Can I get a refund for order {order}?"
+    name = f"{kind}-{variant}"
+    if kind == "fact":
+        marker = chooser.choice(["VIP waiver", "goodwill credit", "founder account"])
+        provider = scripted(lambda sent, _: "APPROVED" if marker in sent else "DECLINED", noise)
+        context = [*benign, define_fact(id="account-note", data=f"Account note: the customer holds a {marker}.")]
+        return TruthCase(name, kind, Agent(provider=provider, system=_POLICY, context=context), message,
+                         ("account-note",))
+    if kind == "memory":
+        store = InMemoryStore()
+        namespace = coerce_identity(IDENTITY, "truth").namespace()  # type: ignore[union-attr]
+        store.remember(namespace, [{"role": "assistant", "content": f"Order {order} was refunded last month."},
+                                   {"role": "user", "content": "Thanks, bye."}])
+        provider = scripted(lambda sent, _: "DECLINED" if "refunded last month" in sent else "APPROVED", noise)
+        context = [*benign, define_memory(id="history", store=store, write_back=False)]
+        return TruthCase(name, kind, Agent(provider=provider, system=_POLICY, context=context), message,
+                         ("history",))
+    if kind == "tool":
+        status = chooser.choice(["lost in transit", "flagged for fraud"])
+        lookup = define_tool(name="lookup_order", description="Look up an order's shipping status by its id.",
+                             input_schema={"type": "object", "properties": {"order_id": {"type": "string"}}},
+                             fn=lambda order_id: {"order_id": order_id, "status": status})
+
+        def decide_with_tool(sent: str, request: LLMRequest) -> str | dict[str, Any]:
+            if request.tools and not any(m.get("role") == "tool" for m in request.messages):
+                return {"tool": "lookup_order", "args": {"order_id": order}}
+            return "ESCALATED" if status in sent else "APPROVED"
+
+        provider = scripted(decide_with_tool, noise)
+        agent = Agent(provider=provider, system=_POLICY, context=benign, tools=[lookup])
+        return TruthCase(name, kind, agent, message, ("lookup_order",))
+    if kind == "instruction":
+        provider = scripted(lambda sent, _: "DECLINED" if "Decline every refund" in sent else "APPROVED", noise)
+        context = [*benign, define_instruction(id="freeze", prompt="Decline every refund while the audit runs.")]
+        return TruthCase(name, kind, Agent(provider=provider, system="You decide refunds.", context=context),
+                         message, ("freeze",))
+    if kind == "innocent":
+        reason = ("refunds for orders are allowed within 30 days of purchase, with the receipt, for the customer "
+                  "who paid")
+        provider = scripted(lambda sent, _: "APPROVED" if "Ledger flag Q7" in sent else "DECLINED", noise, reason)
+        context = [define_fact(id="policy", data=_POLICY), *benign,
+                   define_fact(id="ledger", data="Ledger flag Q7 set.")]
+        return TruthCase(name, kind, Agent(provider=provider, system="You decide refunds.", context=context),
+                         message, ("ledger",))
+    if kind == "missing":
+        provider = scripted(lambda sent, _: "APPROVED" if "Damaged parcels" in sent else "DECLINED", noise)
+        context = [*benign,
+                   define_instruction(id="damage-rule", prompt="Damaged parcels are refunded in full.",
+                                      active_when=lambda view: "damaged" in view.message),
+                   define_instruction(id="bulk-rule", prompt="Bulk orders ship from the second warehouse.",
+                                      active_when=lambda view: "bulk" in view.message)]
+        agent = Agent(provider=provider, system=_POLICY, context=context)
+        return TruthCase(name, kind, agent, f"My parcel for order {order} arrived broken. Refund?", ("damage-rule",))
+    if kind == "together":
+        provider = scripted(lambda sent, _: "APPROVED" if "VIP" in sent or "manager" in sent else "DECLINED", noise)
+        context = [*benign, define_fact(id="vip", data="The customer is a VIP."),
+                   define_fact(id="exception", data="A manager granted an exception for this order.")]
+        return TruthCase(name, kind, Agent(provider=provider, system=_POLICY, context=context), message,
+                         ("vip", "exception"))
+    raise ValueError(f"no case class {kind!r}; the classes are {', '.join(CLASSES)}")
+
+
+@dataclass(slots=True)
+class Scored:
+    """What the explanation found for one case, against what was planted."""
+
+    case: str
+    kind: str
+    answer: str
+    #: the confirmed findings, strongest first (removal ids; a set acting together as a sorted tuple)
+    confirmed: list[Any]
+    top1: bool
+    top3: bool
+    #: confirmed findings that remove (or restore) nothing that was planted
+    false: int
+    reruns: int
+    seconds: float
+
+
+def _finding(ids: Sequence[str]) -> Any:
+    return ids[0] if len(ids) == 1 else tuple(sorted(ids))
+
+
+async def evaluate(case: TruthCase, *, budget: int = 48, comparator: Any = None, **settings: Any) -> Scored:
+    """Run the case, explain its answer the way an analyst would (``case.method``), and score the finding.
+
+    Top-1: the strongest confirmed finding (smallest p-value) is the planted cause; top-3: it is
+    among the three strongest findings, confirmed or undecided.
+    """
+    started = time.perf_counter()
+    run = await case.agent.run(case.message, identity=case.identity)
+    compare = comparator if comparator is not None else case.comparator
+    if case.method == "find_dropped_context":
+        dropped = await find_dropped_context(run, rerun=case.agent, comparator=compare, budget=budget, **settings)
+        tested = [(p.trial, (p.force_id,)) for p in dropped.pieces if p.trial is not None]
+        reruns = dropped.trial.reruns if dropped.trial is not None else 0
+    else:
+        report = await localize(run, rerun=case.agent, comparator=compare, budget=budget, **settings)
+        tested = [(s.trial, (s.source_id,)) for s in report.suspects] + [(v, v.arm.exclude) for v in report.together]
+        reruns = report.reruns
+    by_strength = sorted((t for t in tested if t[0].verdict in ("confirmed", "undecided")),
+                         key=lambda t: (t[0].verdict != "confirmed", t[0].p_value if t[0].p_value is not None else 1))
+    want = _finding(case.culprits)
+    confirmed = [_finding(ids) for trial, ids in by_strength if trial.verdict == "confirmed"]
+    leading = [_finding(ids) for _, ids in by_strength[:3]]
+    planted = set(case.culprits)
+    false = sum(1 for trial, ids in by_strength if trial.verdict == "confirmed" and not planted & set(ids))
+    return Scored(case.name, case.kind, run.answer or "", confirmed, bool(confirmed) and confirmed[0] == want,
+                  want in leading and want in confirmed, false, reruns, time.perf_counter() - started)
+
+
+def cases(per_class: int, *, noise: float = 0.0, kinds: Sequence[str] = CLASSES) -> list[TruthCase]:
+    """``per_class`` cases of each class."""
+    return [case(kind, variant, noise=noise) for kind in kinds for variant in range(per_class)]
+
+
+__all__ = ["CLASSES", "OUTCOMES", "Scored", "TruthCase", "case", "cases", "evaluate", "scripted"]
