@@ -560,3 +560,24 @@ def test_the_unmutated_documents_import() -> None:
     (from_json,) = from_spans(_valid_otlp())
     (from_sdk,) = from_spans(list(_valid_sdk_spans()))
     assert from_json.answer == from_sdk.answer == f"DECLINED {SECRET}"
+
+
+# -- the export walks member runs the same way ---------------------------------------------------------------------
+
+
+def test_export_walks_deeply_nested_member_runs_and_refuses_a_recording_that_holds_itself() -> None:
+    from footprint_lab.otel import OtelExportError
+
+    leaf = Agent(provider=mock(reply="ok"), name="leaf").run_sync("hi").recording
+    chain = leaf
+    for n in range(3_000):  # deeper than Python's stack would allow a recursive walk
+        chain = chain.model_copy(update={"run_id": f"member-{n}", "children": [chain]})
+    spans = bounded(lambda: to_spans(chain))
+    assert len(spans) == 3_001 * 2  # each level: its invoke_agent span and its one chat
+    looped = leaf.model_copy(update={"children": []})
+    looped.children.append(looped)
+    with pytest.raises(OtelExportError) as raised:
+        bounded(lambda: to_spans(looped))
+    assert raised.value.argument == "runs"
+    shared = leaf.model_copy(update={"run_id": "parent", "children": [leaf, leaf]})  # a repeat, but no loop
+    assert len(to_spans(shared)) == 6

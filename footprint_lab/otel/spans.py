@@ -5,14 +5,17 @@ Rule kept: the import door accepts the two forms a team has at hand (the SDK's f
 anything else by name before a recording is built, saying what arrived by shape only:
 something that is not spans at all (``OtelSpansError``), a field of a shape no span has,
 named by its path (``OtelSpanFieldError``), spans whose parents run in a loop
-(``OtelSpanLoopError``). Past this module every span has text ids, whole-nanosecond times
-(an end before the start, which a wall clock stepped back can write, is read as a zero
-duration), text that can be saved (a lone surrogate made U+FFFD, as
-:mod:`footprint_lab.engine.unicode` does for what a run received), plain attribute values
-nested at most :data:`MAX_DEPTH` deep, the
-attributes the importer reads in the type it reads them (the JSON-valued ones decoded), a
-``(trace_id, span_id)`` no other span has, and a ``parent_id`` that is ``None`` or names
-another span of the same trace, with no loop: walking up from any span reaches a root.
+(``OtelSpanLoopError``). Past this module every span has
+
+- text ids, and a ``(trace_id, span_id)`` no other span has (a copy delivered twice is kept once);
+- a ``parent_id`` that is ``None`` or names another span of the same trace, with no loop:
+  walking up from any span reaches a root;
+- whole-nanosecond times (an end before the start, which a wall clock stepped back can
+  write, reads as a zero duration);
+- text that can be saved (a lone surrogate made U+FFFD, as :mod:`footprint_lab.engine.unicode`
+  does for what a run received) and plain attribute values nested at most :data:`MAX_DEPTH` deep;
+- the attributes the importer reads in the type it reads them, the JSON-valued ones decoded.
+
 Nothing past here looks at a span's origin.
 
 Pattern: duck typing on the SDK's public span properties (``context``, ``parent``,
