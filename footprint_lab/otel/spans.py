@@ -34,7 +34,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
 
 from footprint_lab.engine.refusal import describe_shape
-from footprint_lab.engine.unicode import is_sound, sound, sound_text
+from footprint_lab.engine.unicode import sound, sound_text
 from footprint_lab.otel.refusals import OtelSpanFieldError, OtelSpanLoopError, OtelSpansError
 
 #: How many lists or objects an attribute value (or a JSON-valued attribute) may nest: the GenAI
@@ -48,6 +48,7 @@ COUNT_KEYS = frozenset({"gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens
                         "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens"})
 JSON_KEYS = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
                        "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "footprint_lab.source_ids"})
+_READ_KEYS = TEXT_KEYS | COUNT_KEYS | JSON_KEYS
 _TEXT_WHEN_NOT_JSON = frozenset({"gen_ai.tool.call.arguments"})  # kept as the text it is when it is not JSON
 
 _DIGITS = re.compile(r"[0-9]{1,20}")
@@ -121,16 +122,24 @@ def _sdk_span(span: Any, at: str) -> SpanData:
     for k, (key, value) in enumerate((raw or {}).items()):
         if not isinstance(key, str):
             raise OtelSpanFieldError(f"{at}.attributes[{k}]", f"has a key that is {describe_shape(key)}, not text")
-        attributes[sound_text(key)] = _sdk_value(value, f"{at}.attributes[{k}]", 0)
+        if type(value) is str and value.isascii() and key.isascii():  # nearly every attribute: nothing to check
+            attributes[key] = value
+        else:
+            attributes[_sound(key)] = _sdk_value(value, f"{at}.attributes[{k}]", 0)
     status = getattr(getattr(span, "status", None), "status_code", None)
     return SpanData(
         trace_id=_sdk_id(context.trace_id, 128, f"{at}.context.trace_id"),
         span_id=_sdk_id(context.span_id, 64, f"{at}.context.span_id"),
         parent_id=_sdk_id(parent.span_id, 64, f"{at}.parent.span_id") if parent is not None else None,
-        name=sound_text(name or ""), start_ns=start, end_ns=end,
+        name=_sound(name or ""), start_ns=start, end_ns=end,
         attributes=_conventions(attributes, f"{at}.attributes"),
         failed=getattr(status, "name", None) == "ERROR",
     )
+
+
+def _sound(text: str) -> str:
+    """``text`` made sound (see :func:`~footprint_lab.engine.unicode.sound_text`); ASCII, the usual case, as it is."""
+    return text if text.isascii() else sound_text(text)
 
 
 def _whole(value: Any) -> bool:
@@ -154,7 +163,7 @@ def _sdk_nanos(value: Any, at: str, default: int) -> int:
 def _sdk_value(value: Any, at: str, depth: int) -> Any:
     """An SDK attribute value as plain data (bytes as text, sequences as tuples), or a refusal."""
     if isinstance(value, str):
-        return sound_text(value)
+        return _sound(value)
     if value is None or isinstance(value, bool | int | float):
         return value
     if isinstance(value, bytes | bytearray):
@@ -165,7 +174,7 @@ def _sdk_value(value: Any, at: str, depth: int) -> Any:
         if isinstance(value, Mapping):
             if not all(isinstance(key, str) for key in value):
                 raise OtelSpanFieldError(at, "is a mapping with a key that is not text")
-            return {sound_text(key): _sdk_value(item, at, depth + 1) for key, item in value.items()}
+            return {_sound(key): _sdk_value(item, at, depth + 1) for key, item in value.items()}
         return tuple(_sdk_value(item, at, depth + 1) for item in value)
     raise OtelSpanFieldError(at, f"is {describe_shape(value)}, not an attribute value ({_PLAIN})")
 
@@ -218,9 +227,9 @@ def _otlp_span(value: Any, at: str) -> SpanData:
     if code is not None and (isinstance(code, bool) or not isinstance(code, int | str)):
         raise OtelSpanFieldError(f"{at}.status.code", f"is {describe_shape(code)}, not a status code")
     attributes = _key_values(span.get("attributes"), f"{at}.attributes", 0)
-    return SpanData(trace_id=sound_text(trace_id), span_id=sound_text(span_id),
-                    parent_id=sound_text(parent_id) if isinstance(parent_id, str) and parent_id else None,
-                    name=sound_text(name or ""),
+    return SpanData(trace_id=_sound(trace_id), span_id=_sound(span_id),
+                    parent_id=_sound(parent_id) if isinstance(parent_id, str) and parent_id else None,
+                    name=_sound(name or ""),
                     start_ns=start, end_ns=end, attributes=_conventions(attributes, f"{at}.attributes"),
                     failed=code in (2, "STATUS_CODE_ERROR"))
 
@@ -256,7 +265,7 @@ def _key_values(value: Any, at: str, depth: int) -> dict[str, Any]:
         if not isinstance(key, str):
             raise OtelSpanFieldError(f"{at}[{k}].key", "is missing" if key is None else
                                      f"is {describe_shape(key)}, not text")
-        out[sound_text(key)] = _any_value(pair.get("value"), f"{at}[{k}].value", depth)
+        out[_sound(key)] = _any_value(pair.get("value"), f"{at}[{k}].value", depth)
     return out
 
 
@@ -274,7 +283,7 @@ def _any_value(value: Any, at: str, depth: int) -> Any:
     item = holder[key]
     where = f"{at}.{key}"
     if key in ("stringValue", "bytesValue") and isinstance(item, str):
-        return sound_text(item)
+        return _sound(item)
     if key == "boolValue" and isinstance(item, bool):
         return item
     if key == "intValue" and (_whole(item) or (isinstance(item, str) and _SIGNED.fullmatch(item))):
@@ -304,7 +313,7 @@ def _any_value(value: Any, at: str, depth: int) -> Any:
 
 def _conventions(attributes: dict[str, Any], at: str) -> dict[str, Any]:
     """``attributes`` with the keys the importer reads checked, and the JSON-valued ones decoded."""
-    for key in attributes.keys() & (TEXT_KEYS | COUNT_KEYS | JSON_KEYS):
+    for key in attributes.keys() & _READ_KEYS:
         value = attributes[key]
         if value is None:
             continue
@@ -348,7 +357,7 @@ def json_value(text: str) -> Any:
                 break
         else:
             raise TooDeepError
-    if _SURROGATE_ESCAPE.search(text) or not is_sound(text):  # a JSON \u escape can decode to a lone surrogate
+    if _SURROGATE_ESCAPE.search(text) or _sound(text) is not text:  # a \u escape can decode to a lone surrogate
         return sound(value)
     return value
 
