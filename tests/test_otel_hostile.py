@@ -107,13 +107,13 @@ def test_a_loop_of_any_length_is_refused_with_its_length(size: int) -> None:
     assert "loop-" not in str(refusal)  # no id is quoted
 
 
-def test_a_loop_hanging_off_a_valid_tree_is_refused_and_spans_below_it_are_not_counted_as_loop() -> None:
-    below_loop = span("below", "loop-" + SECRET + "-1")  # a child of the loop: stuck, but not on the loop
-    into_tree = [*ring(3)]
-    into_tree[0]["parentSpanId"] = into_tree[2]["spanId"]
-    refusal = refused(otlp(*tree(), *into_tree, below_loop, span("leaf", "chat")))
+def test_a_loop_in_the_trace_of_a_valid_run_is_refused_and_spans_below_it_are_not_on_it() -> None:
+    loop = ring(3)  # in trace t1, beside the valid run, with one of its spans an agent run
+    loop[1]["name"] = "invoke_agent stuck"
+    below = [span("below-1", loop[1]["spanId"]), span("below-2", "below-1", name="execute_tool t")]
+    refusal = refused(otlp(*tree(), *loop, *below, span("leaf", "chat")))
     assert isinstance(refusal, OtelSpanLoopError)
-    assert (refusal.spans, refusal.loops) == (3, (3,))
+    assert (refusal.spans, refusal.loops, refusal.traces) == (3, (3,), 1)
 
 
 def test_loops_in_two_traces_are_counted_apart() -> None:
