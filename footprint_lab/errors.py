@@ -61,6 +61,9 @@ The tree::
     │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers.mock
     │   ├── ReplaySourceError            ERR_REPLAY_SOURCE          providers.replay
     │   ├── OtelSpansError               ERR_OTEL_SPANS             otel.refusals
+    │   ├── OtelSpanFieldError           ERR_OTEL_SPAN_FIELD        otel.refusals
+    │   ├── OtelSpanLoopError            ERR_OTEL_SPAN_LOOP         otel.refusals
+    │   ├── OtelCaptureError             ERR_OTEL_CAPTURE           otel.refusals
     │   ├── OtelExportError              ERR_OTEL_EXPORT            otel.refusals
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook
     │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook
@@ -134,7 +137,14 @@ from footprint_lab.flow.refusals import (
 from footprint_lab.lab.door import LabConfigError
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 from footprint_lab.notebook import NotebookFileError, SharingConfigError
-from footprint_lab.otel.refusals import OtelExportError, OtelSpansError, OtlpExportFailed
+from footprint_lab.otel.refusals import (
+    OtelCaptureError,
+    OtelExportError,
+    OtelSpanFieldError,
+    OtelSpanLoopError,
+    OtelSpansError,
+    OtlpExportFailed,
+)
 from footprint_lab.providers.errors import (
     ContextWindowError,
     MissingApiKeyError,
@@ -190,7 +200,10 @@ __all__ = [
     "NoConversationError",
     "NotebookFileError",
     "NothingToLocalizeError",
+    "OtelCaptureError",
     "OtelExportError",
+    "OtelSpanFieldError",
+    "OtelSpanLoopError",
     "OtelSpansError",
     "OtlpExportFailed",
     "ParentRunRefusedError",

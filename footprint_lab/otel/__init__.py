@@ -16,10 +16,18 @@ from typing import Any
 
 from footprint_lab.otel.capture import Capture, capture
 from footprint_lab.otel.importer import ContentCaptureWarning, from_spans
-from footprint_lab.otel.refusals import OtelExportError, OtelSpansError, OtlpExportFailed
+from footprint_lab.otel.refusals import (
+    OtelCaptureError,
+    OtelExportError,
+    OtelSpanFieldError,
+    OtelSpanLoopError,
+    OtelSpansError,
+    OtlpExportFailed,
+)
 
-__all__ = ["Capture", "ContentCaptureWarning", "OtelExportError", "OtelSpansError", "OtlpExportFailed", "capture",
-           "export_otlp", "from_spans", "live_spans", "to_spans"]
+__all__ = ["Capture", "ContentCaptureWarning", "OtelCaptureError", "OtelExportError", "OtelSpanFieldError",
+           "OtelSpanLoopError", "OtelSpansError", "OtlpExportFailed", "capture", "export_otlp", "from_spans",
+           "live_spans", "to_spans"]
 
 
 def __getattr__(name: str) -> Any:

@@ -17,6 +17,8 @@ from contextlib import contextmanager
 from typing import Any
 
 from footprint_lab.core.run import Run
+from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.otel.refusals import OtelCaptureError
 
 
 class Capture:
@@ -50,24 +52,33 @@ def _processor(cap: Capture) -> Any:
     return _Collect()
 
 
+def _listens(provider: Any) -> bool:
+    """Whether span processors can be added to ``provider`` (the SDK's, or a wrapper that forwards to it)."""
+    return callable(getattr(provider, "add_span_processor", None))
+
+
 @contextmanager
 def capture(tracer_provider: Any = None) -> Iterator[Capture]:
     """Collect the spans that finish inside the block; ``cap.runs`` gives their runs.
 
     ``tracer_provider``: an SDK ``TracerProvider`` to listen on; by default the global one (set
-    up as a plain SDK provider first when the process has none).
+    up as a plain SDK provider first when the process has none). A provider spans cannot be
+    collected from is refused with :class:`~footprint_lab.otel.refusals.OtelCaptureError`.
     """
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
 
-    provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
-    if not isinstance(provider, TracerProvider):  # nothing set yet: a proxy stands in for the global provider
-        provider = TracerProvider()
-        trace.set_tracer_provider(provider)
+    if tracer_provider is not None:
+        if not _listens(tracer_provider):
+            raise OtelCaptureError("tracer_provider", describe_shape(tracer_provider))
+        provider = tracer_provider
+    else:
         provider = trace.get_tracer_provider()
-        if not isinstance(provider, TracerProvider):
-            raise RuntimeError("capture: the process's global tracer provider is not the OpenTelemetry SDK's; "
-                               "pass capture(tracer_provider=...) the SDK TracerProvider your framework reports to")
+        if isinstance(provider, trace.ProxyTracerProvider):  # nothing set yet: a proxy stands in for the global
+            trace.set_tracer_provider(TracerProvider())
+            provider = trace.get_tracer_provider()
+        if not _listens(provider):
+            raise OtelCaptureError("global", describe_shape(provider))
     cap = Capture(provider)
     provider.add_span_processor(_processor(cap))
     try:

@@ -96,7 +96,29 @@ class _Builder:
             name, context=context, parent=parent, resource=_RESOURCE, attributes=attributes, kind=kind,
             status=_FAILED if failed else _OK, start_time=start, end_time=end, instrumentation_scope=_SCOPE))
 
-    def run(self, recording: Recording, trace_id: int, parent: SpanContext | None) -> None:
+    def tree(self, recording: Recording) -> None:
+        """One run and its member runs, parents first, walked without recursion (any depth).
+
+        A recording among its own members (which only a hand-edited one can be) is refused.
+        """
+        trace_id = _id(128, recording.run_id)
+        path: list[int] = []  # ids of the recordings from the root down to the one being written
+        on_path: set[int] = set()
+        stack: list[tuple[Recording, SpanContext | None, int]] = [(recording, None, 0)]
+        while stack:
+            current, parent, depth = stack.pop()
+            while len(path) > depth:
+                on_path.discard(path.pop())
+            if id(current) in on_path:
+                raise OtelExportError("runs", "a recording that holds itself among its member runs",
+                                      "Pass runs as footprint_lab recorded them, or load_recording a saved one")
+            path.append(id(current))
+            on_path.add(id(current))
+            context = self.run(current, trace_id, parent)
+            stack.extend((child, context, depth + 1) for child in reversed(current.children))
+
+    def run(self, recording: Recording, trace_id: int, parent: SpanContext | None) -> SpanContext:
+        """One run's own spans (``invoke_agent``, its chats and tools); the context its members hang under."""
         run_id = recording.run_id
         start = int(recording.started_at * 1e9)
         context = SpanContext(trace_id, _id(64, run_id, recording.path, "run"), False, TraceFlags(1))
@@ -120,8 +142,7 @@ class _Builder:
         for step in recording.steps:
             if step.stage == "tool":
                 self.tool(recording, step, trace_id, context, start)
-        for child in recording.children:
-            self.run(child, trace_id, context)
+        return context
 
     def chat(self, recording: Recording, exchange: LLMExchange, steps: dict[str, Any], trace_id: int,
              parent: SpanContext, run_start: int) -> None:
@@ -184,7 +205,7 @@ def to_spans(runs: Any) -> list[ReadableSpan]:
     out: list[ReadableSpan] = []
     builder = _Builder(out)
     for recording in _runs(runs):
-        builder.run(recording, _id(128, recording.run_id), None)
+        builder.tree(recording)
     return out
 
 

@@ -20,7 +20,6 @@ Role: the import half of :mod:`footprint_lab.otel`; no ``opentelemetry`` import.
 
 from __future__ import annotations
 
-import json
 import warnings
 from collections.abc import Iterable
 from typing import Any
@@ -31,7 +30,7 @@ from footprint_lab.core.tools import result_text
 from footprint_lab.engine.captured import CapturedPiece, UsageCounts, captured_piece
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.recording import Recording, build_recording
-from footprint_lab.otel.spans import SpanData, json_attribute, operation, read_spans
+from footprint_lab.otel.spans import SpanData, json_value, operation, read_spans
 
 #: What an imported recording says about the hops spans cannot prove (read by the custody walk).
 IMPORTED_NOTE = ("imported from OpenTelemetry spans: they do not say which declaration made a piece or which rule "
@@ -61,39 +60,48 @@ def from_spans(spans: Any) -> list[Run]:
     return runs
 
 
-def _group(spans: list[SpanData]) -> list[tuple[SpanData | None, list[SpanData]]]:
-    """Each run's root span (``None`` for a trace without ``invoke_agent``) with its chat and tool spans."""
-    by_id = {span.span_id: span for span in spans}
-    kinds = {span.span_id: operation(span) for span in spans}
-    owners: dict[str, str] = {}
+#: A span's identity (trace id, span id); ``(trace id, None)`` stands for a trace's spans outside any agent run.
+_Key = tuple[str, str | None]
 
-    def owner(span: SpanData) -> str:
-        """The id of the nearest enclosing ``invoke_agent`` span, or ``trace:<id>``."""
-        seen: list[str] = []
-        current: SpanData | None = span
-        found = f"trace:{span.trace_id}"
+
+def _group(spans: list[SpanData]) -> list[tuple[SpanData | None, list[SpanData]]]:
+    """Each run's root span (``None`` for a trace without ``invoke_agent``) with its chat and tool spans.
+
+    :func:`~footprint_lab.otel.spans.read_spans` guarantees a parent is a span of the same trace
+    and that no parent chain loops, so each walk up ends; each span's owner is worked out once.
+    """
+    by_key: dict[_Key, SpanData] = {(span.trace_id, span.span_id): span for span in spans}
+    kinds = {key: operation(span) for key, span in by_key.items()}
+    owners: dict[_Key, _Key] = {}
+
+    def owner(key: _Key) -> _Key:
+        """The key of the nearest enclosing ``invoke_agent`` span, or ``(trace_id, None)``."""
+        walked: list[_Key] = []
+        found: _Key = (key[0], None)
+        current: _Key | None = key
         while current is not None:
-            known = owners.get(current.span_id)
-            if known is not None:
-                found = known
+            if current in owners:
+                found = owners[current]
                 break
-            seen.append(current.span_id)
-            if kinds[current.span_id] == "invoke_agent":
-                found = current.span_id
+            walked.append(current)
+            if kinds[current] == "invoke_agent":
+                found = current
                 break
-            current = by_id.get(current.parent_id) if current.parent_id else None
-        for span_id in seen:
-            owners[span_id] = found
+            parent = by_key[current].parent_id
+            current = (current[0], parent) if parent is not None else None
+        for key in walked:
+            owners[key] = found
         return found
 
-    groups: dict[str, list[SpanData]] = {}
-    for span in spans:
-        if kinds[span.span_id] in ("chat", "execute_tool", "text_completion", "generate_content"):
-            groups.setdefault(owner(span), []).append(span)
-    for span in spans:  # an agent run without a call still becomes a run
-        if kinds[span.span_id] == "invoke_agent":
-            groups.setdefault(span.span_id, [])
-    out = [(by_id.get(key), sorted(members, key=lambda s: s.start_ns)) for key, members in groups.items()]
+    groups: dict[_Key, list[SpanData]] = {}
+    for key, kind in kinds.items():
+        if kind in ("chat", "execute_tool", "text_completion", "generate_content"):
+            groups.setdefault(owner(key), []).append(by_key[key])
+    for key, kind in kinds.items():  # an agent run without a call still becomes a run
+        if kind == "invoke_agent":
+            groups.setdefault(key, [])
+    out = [(by_key[key] if key[1] is not None else None, sorted(members, key=lambda s: s.start_ns))
+           for key, members in groups.items()]
     return sorted(out, key=lambda g: g[0].start_ns if g[0] is not None else min(s.start_ns for s in g[1]))
 
 
@@ -120,8 +128,8 @@ def _call_of(part: dict[str, Any]) -> dict[str, Any]:
     args = part.get("arguments")
     if isinstance(args, str):
         try:
-            args = json.loads(args)
-        except ValueError:
+            args = json_value(args)
+        except ValueError:  # not JSON, or nested too deep to be arguments: kept as the text it is
             args = {"input": args}
     return {"id": str(part.get("id") or ""), "name": str(part.get("name") or ""),
             "args": args if isinstance(args, dict) else ({} if args is None else {"input": args})}
@@ -140,7 +148,8 @@ def conversation(messages: Any) -> tuple[list[str], list[dict[str, Any]], bool]:
         if not isinstance(message, dict):
             continue
         role = message.get("role")
-        parts = message.get("parts") or []
+        parts = message.get("parts")
+        parts = parts if isinstance(parts, list) else []
         if role == "system":
             for part in parts:
                 text, has = _text_of([part])
@@ -192,7 +201,7 @@ class _Importer:
         chats = [s for s in self.spans if operation(s) != "execute_tool"]
         message = ""
         if chats:
-            _, turns, _ = conversation(json_attribute(chats[0], "gen_ai.input.messages"))
+            _, turns, _ = conversation(chats[0].attributes.get("gen_ai.input.messages"))
             message = next((t["content"] for t in turns if t["role"] == "user"), "")
         self._seed(message, first)
         for span in self.spans:
@@ -256,7 +265,7 @@ class _Importer:
         attrs = span.attributes
         call_id = str(attrs.get("gen_ai.tool.call.id") or span.span_id)
         name = str(attrs.get("gen_ai.tool.name") or span.name.split(" ", 1)[-1])
-        args = json_attribute(span, "gen_ai.tool.call.arguments")
+        args = span.attributes.get("gen_ai.tool.call.arguments")
         step_id = rec.begin("tool", self.iteration or None)
         rec.emit("tool_start", step_id, {"tool": name, "tool_call_id": call_id,
                                          "args": args if isinstance(args, dict) else {}})
@@ -274,22 +283,23 @@ class _Importer:
         rec = self.rec
         self.iteration += 1
         iteration = self.iteration
-        system, turns, present = conversation(json_attribute(span, "gen_ai.input.messages"))
-        instructions_parts, has = _texts_of(json_attribute(span, "gen_ai.system_instructions"))
+        system, turns, present = conversation(span.attributes.get("gen_ai.input.messages"))
+        instructions_parts, has = _texts_of(span.attributes.get("gen_ai.system_instructions"))
         self.present &= present and has and "gen_ai.input.messages" in span.attributes
         step_id = rec.begin("assemble", iteration)
         pieces = rec.pieces
         system_ids: list[int] = []
         texts = (instructions_parts if instructions_parts else []) + system
-        named = _named(json_attribute(span, "footprint_lab.source_ids"), "system", len(texts))
+        named = _named(span.attributes.get("footprint_lab.source_ids"), "system", len(texts))
         ids = named or [("base", f"instructions-{n + 1}") for n in range(len(instructions_parts))] + [
             ("base", f"system-part-{n + 1}") for n in range(len(system))]
         for position, (text, (kind, source_id)) in enumerate(zip(texts, ids, strict=True)):
             system_ids.append(len(pieces))
             pieces.append(self._piece("system", kind, source_id, text, step_id, position))
-        schemas = [_schema(d) for d in json_attribute(span, "gen_ai.tool.definitions") or [] if isinstance(d, dict)]
+        definitions = span.attributes.get("gen_ai.tool.definitions")
+        schemas = [_schema(d) for d in definitions if isinstance(d, dict)] if isinstance(definitions, list) else []
         tool_ids: list[int] = []
-        named = _named(json_attribute(span, "footprint_lab.source_ids"), "tools", len(schemas))
+        named = _named(span.attributes.get("footprint_lab.source_ids"), "tools", len(schemas))
         for position, schema in enumerate(schemas):
             kind, source_id = named[position] if named else ("registry", schema["name"])
             tool_ids.append(len(pieces))
@@ -310,7 +320,7 @@ class _Importer:
         rec.read(TOOLS)
         attrs = span.attributes
         model = str(attrs.get("gen_ai.request.model") or "")
-        _, out, out_present = conversation(json_attribute(span, "gen_ai.output.messages"))
+        _, out, out_present = conversation(span.attributes.get("gen_ai.output.messages"))
         self.present &= out_present
         reply: dict[str, Any] = next((t for t in reversed(out) if t["role"] == "assistant"),
                                      {"role": "assistant", "content": None})
