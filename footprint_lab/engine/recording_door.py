@@ -87,11 +87,17 @@ def load_recording(data: Any, *, door: str = "load_recording") -> Recording:
     if isinstance(data, Recording):
         return check_recording(data, door=door)
     if isinstance(data, str | bytes | bytearray):
-        data = read_json(data, door)
+        return load_parsed(read_json(data, door), door=door)  # measured as it was parsed
+    if isinstance(data, dict) and nesting(data) > MAX_NESTING:
+        raise InvalidRecordingError(door, "recording", f"nests deeper than {MAX_NESTING} levels")
+    return load_parsed(data, door=door)
+
+
+def load_parsed(data: Any, *, door: str) -> Recording:
+    """A recording from data ``parse_json`` gave (or a part of it: a file's nesting bounds every part),
+    checked like :func:`load_recording` checks it, its nesting aside."""
     if not isinstance(data, dict):
         raise InvalidRecordingError(door, "recording", f"is {describe_shape(data)}, not a recording", _LOAD_FIX)
-    if nesting(data) > MAX_NESTING:
-        raise InvalidRecordingError(door, "recording", f"nests deeper than {MAX_NESTING} levels")
     _check_version(data.get("schema_version", SCHEMA_VERSION), door, "schema_version")
     try:
         recording = Recording.model_validate(data)

@@ -32,6 +32,7 @@ from footprint_lab.engine.unicode import all_sound, is_sound
 
 #: JSON nested deeper than this many levels (arrays and objects) is refused at the door
 MAX_NESTING = 100
+_CONTAINERS = (dict, list)
 
 
 class NestingTooDeep(Exception):
@@ -51,7 +52,7 @@ def parse_json(raw: str | bytes | bytearray) -> Any:
         value = json.loads(raw)
     except RecursionError:  # deeper than the parser's own reach: deeper than the bound anyway
         raise NestingTooDeep from None
-    if nesting(value) > MAX_NESTING:
+    if _openings(raw) > MAX_NESTING and nesting(value) > MAX_NESTING:  # fewer openings cannot nest deeper
         raise NestingTooDeep
     # bytes hold no surrogate but through an escape, so the walk runs only when one is written
     if isinstance(raw, str):
@@ -61,6 +62,13 @@ def parse_json(raw: str | bytes | bytearray) -> Any:
     if unsound:
         raise ValueError("the text holds a lone surrogate, which is no character")
     return value
+
+
+def _openings(raw: str | bytes | bytearray) -> int:
+    """How many ``[`` and ``{`` the text holds, inside strings too: a bound on how deep it can nest."""
+    if isinstance(raw, str):
+        return raw.count("[") + raw.count("{")
+    return raw.count(b"[") + raw.count(b"{")
 
 
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -73,14 +81,14 @@ def nesting(value: Any, *, stop: int = MAX_NESTING) -> int:
     Level by level over the containers only, so its cost is one look at each value and its
     stack is flat, however deep ``value`` goes.
     """
-    level = [value] if isinstance(value, dict | list) else []
+    level = [value] if isinstance(value, _CONTAINERS) else []
     depth = 0
     while level and depth <= stop:
         depth += 1
         below = []
         for container in level:
             for item in container.values() if isinstance(container, dict) else container:
-                if isinstance(item, dict | list):
+                if isinstance(item, _CONTAINERS):  # a tuple: isinstance checks it twice as fast as a union
                     below.append(item)
         level = below
     return depth

@@ -32,7 +32,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from footprint_lab.engine.recording import RECORDING_MIME, Recording, content_hash
-from footprint_lab.engine.recording_door import InvalidRecordingError, RecordingVersionError, load_recording
+from footprint_lab.engine.recording_door import (
+    InvalidRecordingError,
+    RecordingVersionError,
+    load_parsed,
+    load_recording,
+)
 from footprint_lab.engine.refusal import Refusal, describe_shape
 from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 
@@ -193,7 +198,8 @@ def check_recording(value: Any, door: str) -> Recording | InvalidRecordingError:
     check, or the refusal that says which field is at fault (a :class:`RecordingVersionError` for a
     recording written by a newer footprint_lab)."""
     try:
-        recording = load_recording(value, door=door)
+        # JSON data of the parsed file is within its nesting bound already; text is parsed (and measured) anew
+        recording = load_recording(value, door=door) if isinstance(value, str) else load_parsed(value, door=door)
     except InvalidRecordingError as refused:
         return refused
     field = tampered(recording)
