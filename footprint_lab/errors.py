@@ -40,6 +40,8 @@ The tree::
     │   ├── ResumeDivergedError          ERR_RESUME_DIVERGED        flow.refusals
     │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine.redaction
     │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      engine.recording_door
+    │   │   └── RecordingVersionError    ERR_RECORDING_VERSION      engine.recording_door
+    │   │           a recording written by a newer footprint_lab (its schema version is higher)
     │   ├── SealSourceError              ERR_SEAL_SOURCE            engine.seal
     │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core.run
     │   ├── InvalidAnnotationError       ERR_INVALID_ANNOTATION     core.run
@@ -114,7 +116,7 @@ from footprint_lab.core.pause import InvalidQuestionError
 from footprint_lab.core.run import CallNotFoundError, InvalidAnnotationError
 from footprint_lab.core.runner import ListenerError
 from footprint_lab.core.tools import ToolDefinitionError
-from footprint_lab.engine.recording_door import InvalidRecordingError
+from footprint_lab.engine.recording_door import InvalidRecordingError, RecordingVersionError
 from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
 from footprint_lab.engine.seal import SealSourceError
@@ -217,6 +219,7 @@ __all__ = [
     "ProviderResponseError",
     "ProviderTimeoutError",
     "ProviderUnavailableError",
+    "RecordingVersionError",
     "RedactionConfigError",
     "Refusal",
     "ReplayMismatchError",

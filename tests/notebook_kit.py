@@ -63,3 +63,37 @@ def widget_state(**models: dict[str, Any]) -> dict[str, Any]:
         model_id: {"model_name": "HTMLModel", "model_module": "@jupyter-widgets/controls",
                    "model_module_version": "2.0.0", "state": state}
         for model_id, state in models.items()}}
+
+
+def composed_run(*, sealed: bool = False) -> Any:
+    """A composition three runs deep (a Sequence, a Parallel inside it, a Sequence inside that), sealed
+    when asked: member runs whose paths nest, for the tree checks."""
+    from footprint_lab import Parallel, Sequence
+
+    def echo(tag: str, **keywords: Any) -> Agent:
+        return Agent(provider=mock(respond=lambda r: f"{tag}({r.messages[-1]['content']})"), name=tag, **keywords)
+
+    inner = Sequence({"z": echo("z")})
+    fan = Parallel({"x": echo("x", seal=sealed), "y": inner}, merge=lambda answers: " | ".join(answers.values()))
+    return Sequence({"a": echo("a"), "fan": fan}).run_sync("hi")
+
+
+def rich_notebook(path: Path) -> Path:
+    """A notebook as a team shares it: an export (a leaky agent run with a note, a sealed composition
+    with its tree figure), then a cell with stream and error output, and saved widget state whose
+    trait carries a recording as JSON text."""
+    from footprint_lab.notebook import export
+
+    leaky = leaky_run()
+    leaky.annotate("answer", f"checked by {PRINCIPAL}")
+    composed = composed_run(sealed=True)
+    export([leaky, composed], path, title="Audit")
+    notebook = nbformat.read(path, as_version=4)
+    cell = nbformat.v4.new_code_cell("print(run.answer)")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=f"{leaky.answer}\n"),
+                    nbformat.v4.new_output("error", ename="KeyError", evalue=PASSWORD, traceback=["KeyError"])]
+    notebook.cells.append(cell)
+    notebook.metadata["widgets"] = {WIDGET_STATE_MIME: widget_state(panel={
+        "value": "<b>panel</b>", "recording": leaky.recording.model_dump_json()})}
+    nbformat.write(notebook, path)
+    return path

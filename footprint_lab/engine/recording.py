@@ -25,7 +25,7 @@ import math
 from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, WrapSerializer, model_validator
+from pydantic import BaseModel, ConfigDict, Field, StrictInt, WrapSerializer, model_validator
 
 from footprint_lab.engine.captured import OVER_BUDGET, UsageCounts, as_dict, budget_reason
 from footprint_lab.engine.recall import swept_tokens
@@ -307,7 +307,8 @@ def _settled_seal(value: Seal | None, handler: Any) -> Any:
 class Recording(_Data):
     """A whole run, as data."""
 
-    schema_version: int = SCHEMA_VERSION
+    #: a whole number, never text or a boolean that would pass for one (the door refuses a newer one)
+    schema_version: StrictInt = SCHEMA_VERSION
     run_id: str
     #: where the run was mounted: the mounting step's id for a member run, empty at top level
     path: str = ""

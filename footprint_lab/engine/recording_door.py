@@ -3,29 +3,41 @@
 Defect closed: a recording loaded from a file (or edited by hand, or changed after it was
 loaded) reached the views as it was. An exchange naming piece ``999`` raised ``IndexError``
 deep in ``run.context()``; piece ``-1`` silently showed another piece; a tool call that is a
-string broke the HTML view; ``schema_version=99`` loaded without a word; a missing or extra
-field surfaced as pydantic's own ``ValidationError``, quoting the data.
+string broke the HTML view; ``schema_version=99`` loaded without a word (and ``"1"``, text,
+passed for 1); a missing or extra field surfaced as pydantic's own ``ValidationError``, quoting
+the data; a member run that was a copy of the top run (the same ``path``) loaded and then sent
+every view round the same run until ``RecursionError``.
 
 Rule kept here: :func:`load_recording` (JSON text, bytes or ``model_dump`` data) and
 :func:`check_recording` (a ``Recording`` object, as ``Run.from_recording`` receives it) are
-the one door. They check the schema version, the shape of every record pydantic cannot pin
+the one door. Text is parsed by :func:`~footprint_lab.engine.saved_json.parse_json` (at most
+``MAX_NESTING`` levels deep). They check the schema version (a whole number; a newer one is
+refused as :class:`RecordingVersionError`, naming it), that the member runs nest as a tree
+(each member's ``path`` extends its parent's, no two share one, at most
+:data:`MAX_MEMBER_DEPTH` levels of members), the shape of every record pydantic cannot pin
 down (messages, tool calls, the redaction report) and every cross reference (piece indices,
 message counts, the steps exchanges name), in the recording and each member run's. A
 recording that fails is refused with :class:`InvalidRecordingError`, naming the field by
 its path (``exchanges.2.system_pieces.0``) and what is wrong with it, never quoting a value.
+The members are walked with a stack, not by recursion.
 
 Role: engine layer, next to the ``Recording`` it guards.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
 from footprint_lab.engine.recording import SCHEMA_VERSION, Recording
 from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
+
+#: member runs nested deeper than this below the top run are refused (a composition of
+#: compositions nests a few levels; the views walk members one level at a time)
+MAX_MEMBER_DEPTH = 32
 
 _LOAD_FIX = ("Pass a Recording: load a saved one with footprint_lab.load_recording(text) (JSON text, bytes or "
              "the dict model_dump() gives), which checks it on the way in")
@@ -40,7 +52,7 @@ class InvalidRecordingError(Refusal):
     """
 
     code = "ERR_INVALID_RECORDING"
-    fields = ("door", "field", "problem")
+    fields: ClassVar[tuple[str, ...]] = ("door", "field", "problem")
 
     def __init__(self, door: str, field: str, problem: str, fix: str | None = None) -> None:
         advice = fix or ("A recording is evidence: use it as the library wrote it, or record the run again; "
@@ -51,30 +63,95 @@ class InvalidRecordingError(Refusal):
         self.problem = problem
 
 
+class RecordingVersionError(InvalidRecordingError):
+    """Raised when a recording was written by a newer footprint_lab: its ``schema_version`` is a
+    whole number above the one this library reads.
+
+    Carries ``version`` (that number) besides ``door``, ``field`` and ``problem``. Not a sign of
+    tampering: read it with the footprint_lab version that wrote it.
+    """
+
+    code = "ERR_RECORDING_VERSION"
+    fields = ("door", "field", "problem", "version")
+
+    def __init__(self, door: str, field: str, version: int) -> None:
+        shown = str(version) if version < 1_000_000 else "a version over a million"
+        super().__init__(door, field, f"is {shown}, newer than {SCHEMA_VERSION}, the schema version this "
+                         "library reads", "Read it with the newer footprint_lab that wrote it "
+                         "(pip install -U footprint-lab)")
+        self.version = version
+
+
 def load_recording(data: Any, *, door: str = "load_recording") -> Recording:
     """A saved recording (JSON text or bytes, or ``model_dump`` data), read and checked once."""
     if isinstance(data, Recording):
         return check_recording(data, door=door)
-    if isinstance(data, dict):
-        _check_version(data.get("schema_version", SCHEMA_VERSION), door, "schema_version")
-        reader: Callable[[Any], Recording] = Recording.model_validate
-    elif isinstance(data, str | bytes | bytearray):
-        reader = Recording.model_validate_json
-    else:
+    if isinstance(data, str | bytes | bytearray):
+        return load_parsed(read_json(data, door), door=door)  # measured as it was parsed
+    if isinstance(data, dict) and nesting(data) > MAX_NESTING:
+        raise InvalidRecordingError(door, "recording", f"nests deeper than {MAX_NESTING} levels")
+    return load_parsed(data, door=door)
+
+
+def load_parsed(data: Any, *, door: str) -> Recording:
+    """A recording from data ``parse_json`` gave (or a part of it: a file's nesting bounds every part),
+    checked like :func:`load_recording` checks it, its nesting aside."""
+    if not isinstance(data, dict):
         raise InvalidRecordingError(door, "recording", f"is {describe_shape(data)}, not a recording", _LOAD_FIX)
+    _check_version(data.get("schema_version", SCHEMA_VERSION), door, "schema_version")
     try:
-        recording = reader(data)
+        recording = Recording.model_validate(data)
     except ValidationError as invalid:
         raise _refusal(invalid, door) from None
     return check_recording(recording, door=door)
+
+
+def read_json(raw: str | bytes | bytearray, door: str) -> Any:
+    """Saved text parsed (see ``engine.saved_json``), or :class:`InvalidRecordingError` saying why not."""
+    try:
+        return parse_json(raw)
+    except NestingTooDeep:
+        raise InvalidRecordingError(door, "recording", f"nests deeper than {MAX_NESTING} levels") from None
+    except ValueError:
+        raise InvalidRecordingError(door, "recording", "is not valid JSON") from None
 
 
 def check_recording(recording: Any, *, door: str = "Run.from_recording") -> Recording:
     """``recording`` itself when it holds together; :class:`InvalidRecordingError` naming the first fault."""
     if not isinstance(recording, Recording):
         raise InvalidRecordingError(door, "recording", f"is {describe_shape(recording)}, not a Recording", _LOAD_FIX)
-    _Checker(door).recording(recording, "")
+    checker = _Checker(door)
+    for member, at in _members(recording, door):
+        checker.recording(member, at)
     return recording
+
+
+def _members(recording: Recording, door: str) -> Iterator[tuple[Recording, str]]:
+    """The recording and every member run, each with its field path (``children.1.``), in document
+    order; refuses a member that does not nest: one that is not a recording, whose ``path`` does not
+    extend its parent's or repeats another's, or that sits more than MAX_MEMBER_DEPTH levels down."""
+    seen = {recording.path}
+    stack: list[tuple[Recording, str, int]] = [(recording, "", 0)]
+    while stack:
+        member, at, depth = stack.pop()
+        yield member, at
+        children = member.children
+        if children and depth == MAX_MEMBER_DEPTH:
+            raise InvalidRecordingError(door, f"{at}children", f"nests member runs deeper than {MAX_MEMBER_DEPTH} "
+                                        "levels below the top run")
+        below = f"{member.path}/" if member.path else ""
+        for n, child in enumerate(children):
+            where = f"{at}children.{n}"
+            if not isinstance(child, Recording):
+                raise InvalidRecordingError(door, where, "is not a recording")
+            path = child.path
+            if not isinstance(path, str) or not path.startswith(below) or len(path) == len(below):
+                raise InvalidRecordingError(door, f"{where}.path", "does not extend its parent run's path (a member "
+                                            "run is mounted at one of its parent's steps)")
+            if path in seen:
+                raise InvalidRecordingError(door, f"{where}.path", "is the path of another run of this recording")
+            seen.add(path)
+        stack.extend((child, f"{at}children.{n}.", depth + 1) for n, child in reversed(list(enumerate(children))))
 
 
 def _refusal(invalid: ValidationError, door: str) -> InvalidRecordingError:
@@ -93,15 +170,17 @@ def _refusal(invalid: ValidationError, door: str) -> InvalidRecordingError:
 
 
 def _check_version(version: Any, door: str, where: str) -> None:
-    if version != SCHEMA_VERSION or isinstance(version, bool):
-        raise InvalidRecordingError(
-            door, where, f"is not {SCHEMA_VERSION}, the only schema version this library reads",
-            "Read it with the footprint_lab version that wrote it, or record the run again",
-        )
+    if version == SCHEMA_VERSION and _is_int(version):
+        return
+    if _is_int(version) and version > SCHEMA_VERSION:
+        raise RecordingVersionError(door, where, version)
+    raise InvalidRecordingError(door, where, f"is not {SCHEMA_VERSION} (a whole number), the only schema version "
+                                "this library reads", "Read it with the footprint_lab version that wrote it, or "
+                                "record the run again")
 
 
 class _Checker:
-    """Walks one recording (and its member runs) looking for the first fault."""
+    """Checks one recording's own fields (its member runs are handed in one by one) for the first fault."""
 
     __slots__ = ("door",)
 
@@ -142,10 +221,6 @@ class _Checker:
                 self.call(call if isinstance(call, dict) else getattr(call, "__dict__", call),
                           f"{where}.response.tool_calls.{k}")
         self.redaction(recording.redaction, f"{at}redaction")
-        for n, child in enumerate(recording.children):
-            if not isinstance(child, Recording):
-                raise self.fail(f"{at}children.{n}", "is not a recording")
-            self.recording(child, f"{at}children.{n}.")
 
     def indices(self, values: Any, size: int, where: str) -> None:
         if not isinstance(values, list | tuple):

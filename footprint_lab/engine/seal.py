@@ -90,7 +90,9 @@ class SealSourceError(Refusal):
 
 @dataclass(frozen=True)
 class Verdict:
-    """What :func:`verify` found: ``status`` is ``holds``, ``broken`` or ``unsealed``.
+    """What :func:`verify` found: ``status`` is ``holds``, ``broken`` or ``unsealed``; and, from
+    ``footprint_lab.notebook.verify_file``, ``unsupported`` for a recording written by a newer
+    footprint_lab (a higher schema version: not checked, ``field`` and ``problem`` say which).
 
     A broken verdict names the first link that fails: ``run`` (``""`` for the top run, ``children.0``
     for a member), ``kind`` (``header``, ``steps``, ``commits``... or ``seal``), ``index`` and
@@ -116,6 +118,8 @@ class Verdict:
     def __str__(self) -> str:
         if self.status == "unsealed":
             return "not sealed: this recording carries no seal (nothing to check)"
+        if self.status == "unsupported":
+            return f"not checked: the recording's '{self.field}' {self.problem}"
         if self.status == "holds":
             note = f" (re-sealed after a scrub by: {', '.join(self.scrubbed)})" if self.scrubbed else ""
             return "seal holds: the recording is as it was sealed" + note
@@ -333,7 +337,11 @@ def _as_recording(value: Any) -> Recording:
         path = Path(value)
         if path.suffix.lower() != ".json" or not path.is_file():
             raise SealSourceError("verify", "a path that is not a saved .json recording")
-        return load_recording(path.read_bytes(), door="verify")
+        try:
+            saved = path.read_bytes()
+        except OSError:
+            raise SealSourceError("verify", "a path to a .json file that could not be read") from None
+        return load_recording(saved, door="verify")
     raise SealSourceError("verify", describe_shape(value))
 
 

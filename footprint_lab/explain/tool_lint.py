@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 
 from footprint_lab.context.similarity import words
 from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.explain.confusable import Dense, Group, Lexical, groups, pairs
 
 if TYPE_CHECKING:
@@ -114,7 +115,10 @@ def read_catalog(catalog: Any) -> list[LintTool]:
         catalog = _read_file(Path(catalog))
     if isinstance(catalog, str):
         try:
-            catalog = json.loads(catalog)
+            catalog = parse_json(catalog)  # the one JSON door for saved files: bounded nesting
+        except NestingTooDeep:
+            raise ToolCatalogError("the catalog", f"JSON nested deeper than {MAX_NESTING} levels",
+                                   "Pass a JSON list of tools or an MCP tools/list result") from None
         except ValueError:
             raise ToolCatalogError("the catalog", f"text of {len(catalog)} characters that is not JSON",
                                    "Pass a JSON list of tools or an MCP tools/list result") from None

@@ -11,8 +11,11 @@
 
 - :func:`verify_file` checks the seal of every recording a notebook (or ``.json`` file) carries.
 
-The console script ``footprint-lab`` (``scan``, ``scrub``, ``html``, ``verify``) runs the same functions,
-and ``.pre-commit-hooks.yaml`` lets a team refuse a commit that still holds a match.
+The console script ``footprint-lab`` (``scan``, ``scrub``, ``html``, ``verify``, ``lint-tools``) runs the
+same functions and exits 0 when clean, 1 on findings, 2 when an input is refused (see ``cli``);
+``.pre-commit-hooks.yaml`` lets a team refuse a commit that still holds a match. Every file is read
+through one door (``_read``): a missing, unreadable, malformed or too deeply nested file, or a path
+to write whose folder does not exist, is refused by name (:class:`NotebookFileError`).
 
 Role: lab layer. Reached as ``footprint_lab.notebook``; nothing else in the library imports it.
 """

@@ -6,7 +6,8 @@ display (its answer view, with the recording under the recording MIME type), its
 it is composed, its backtrack, and each of its notes as a markdown quote next to what it is
 about (notes on the answer after the answer view, notes on steps and pieces after the
 backtrack). Every text a note, a title or a run carries is HTML-escaped in the markdown.
-With ``redact``, the written notebook is scrubbed with that policy before it is saved.
+With ``redact``, the written notebook is scrubbed with that policy before it is saved. The path
+is checked before any view is drawn (its folder must exist; see ``_read.output_path``).
 
 Role: lab layer (``footprint_lab.notebook``); the views are ``footprint_lab.lab.views``.
 """
@@ -22,7 +23,7 @@ from typing import Any
 from footprint_lab.engine.recording import Annotation, Recording
 from footprint_lab.engine.redaction import Redaction
 from footprint_lab.engine.refusal import describe_shape
-from footprint_lab.notebook._read import as_path, write_notebook
+from footprint_lab.notebook._read import output_path, write_notebook
 from footprint_lab.notebook._scrub import SharingConfigError, check_policy, sweep
 
 NBFORMAT_MINOR = 5
@@ -37,7 +38,7 @@ def export(runs: Any, path: str | os.PathLike[str], *, title: str, notes: str | 
     if notes is not None and not isinstance(notes, str):
         raise SharingConfigError("export", "notes", describe_shape(notes), "must be a string, or left out")
     policy = check_policy("export", redact) if redact is not None else None
-    target = as_path(path)
+    target = output_path(path, "path")  # its folder checked before any view is drawn
     cells = [_markdown(f"# {_md(title)}" + (f"\n\n{_md(notes)}" if notes else ""))]
     for number, run in enumerate(items, start=1):
         cells.extend(_run_cells(run, number))
@@ -46,8 +47,8 @@ def export(runs: Any, path: str | os.PathLike[str], *, title: str, notes: str | 
     for index, cell in enumerate(cells):
         cell["id"] = f"fl-{index}"
     if policy is not None:
-        sweep(notebook, policy, write=True)
-    write_notebook(notebook, target)
+        sweep(notebook, policy, write=True, argument="runs")
+    write_notebook(notebook, target, "path")
     return target
 
 

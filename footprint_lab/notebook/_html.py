@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from footprint_lab.engine.recording import RECORDING_MIME, Recording
-from footprint_lab.notebook._read import as_path, check_recording, read_notebook
+from footprint_lab.notebook._read import as_path, check_recording, output_path, read_notebook, write_text
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
@@ -53,9 +53,14 @@ blockquote{border-left:4px solid #d4a72c;margin:.5rem 0;padding:.2rem .8rem;back
 
 
 def to_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
-    """Write the notebook at ``path`` as one offline HTML page at ``out``; returns ``out``."""
+    """Write the notebook at ``path`` as one offline HTML page at ``out``; returns ``out``.
+
+    ``out`` is checked first (its folder must exist), and the page is written once, whole.
+    A recording this library cannot read (a newer schema version, or one that fails its checks)
+    is not drawn: its place says which field, as ``load_runs`` warns.
+    """
+    target = output_path(out, "out")
     notebook = read_notebook(path)
-    target = as_path(out, "out")
     nonce = secrets.token_urlsafe(16)
     page = _Page(nonce)
     for index, cell in enumerate(notebook["cells"]):
@@ -71,12 +76,12 @@ def to_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
                    f'<script nonce="{nonce}">{_DRAW}</script>')
     policy = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
               f"script-src 'nonce-{nonce}'")
-    target.write_text(
+    write_text(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
         f"<title>{escape(title)}</title><style>{_PAGE_STYLE}</style></head><body>"
         + "".join(page.parts) + scripts + "</body></html>\n",
-        encoding="utf-8",
+        target, "out",
     )
     return target
 
@@ -145,9 +150,9 @@ class _Page:
 
 
 def _recording(cell: int, number: int, value: Any) -> str:
-    checked = check_recording(value)
+    checked = check_recording(value, "to_html")
     if not isinstance(checked, Recording):
-        field, problem = checked
+        field, problem = checked.field, checked.problem
         return (f'<p class="fl-skipped">cell {cell}, output {number}: recording not shown, field '
                 f"<code>{escape(field)}</code> {escape(problem)}</p>")
     from footprint_lab.lab.views import answer_view

@@ -1,14 +1,23 @@
-"""The notebook door: a ``.ipynb`` file read as untrusted data, and the recordings its outputs carry.
+"""The notebook door: a ``.ipynb`` file read as untrusted data, the recordings its outputs carry, and
+where the sharing functions write.
 
-Rule kept here: nothing from a notebook file is executed or trusted. The file is parsed as
-JSON and checked to be a notebook (version 4) before anything else reads it; each recording
-a displayed run left under :data:`~footprint_lab.engine.recording.RECORDING_MIME` is
-validated by the ``Recording`` model and checked for tampering (every context piece's
-``content_hash`` must be its content's, every piece index an exchange names must exist). A
-recording that fails is skipped with a :class:`RecordingSkippedWarning` naming its cell and
-the field, never its value, and the others still load.
+Rule kept here: nothing from a notebook file is executed or trusted. The file is parsed once,
+by ``engine.saved_json`` (JSON nested deeper than ``MAX_NESTING`` levels is refused by name,
+never left to crash a reader with ``RecursionError``), and checked to be a notebook (version
+4) before anything else reads it; each recording a displayed run left under
+:data:`~footprint_lab.engine.recording.RECORDING_MIME` goes through the recording door
+(``engine.recording_door.load_recording``: the schema and its version, member runs that nest
+as a tree, every cross reference) and is checked for tampering (every context piece's
+``content_hash`` must be its content's). A recording that fails is skipped with a
+:class:`RecordingSkippedWarning` naming its cell and the field, never its value (a newer
+schema version is named: it is a number this library cannot read, not data), and the others
+still load.
 
-Role: lab layer (``footprint_lab.notebook``), the one place a notebook file is opened.
+A path to write (``export``, ``to_html``, ``scrub(out=...)``) is checked before anything is
+built or written: its folder must exist and it must not name a folder; a file the system
+then will not let us write is refused too, by the argument's name, never by the path's text.
+
+Role: lab layer (``footprint_lab.notebook``), the one place a notebook file is opened or written.
 """
 
 from __future__ import annotations
@@ -23,7 +32,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
 from footprint_lab.engine.recording import RECORDING_MIME, Recording, content_hash
+from footprint_lab.engine.recording_door import (
+    InvalidRecordingError,
+    RecordingVersionError,
+    load_parsed,
+    load_recording,
+)
 from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 
 if TYPE_CHECKING:
     from footprint_lab.core.run import Run
@@ -34,10 +50,12 @@ WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
 
 
 class NotebookFileError(Refusal):
-    """Raised when a notebook path cannot be read as a notebook (missing, not JSON, not nbformat 4).
+    """Raised when a path cannot be read as a notebook (missing, unreadable, not JSON, nested too
+    deep, not nbformat 4), or cannot be written (no such folder, a folder, not writable).
 
-    Carries ``argument`` (which parameter), ``reason`` (``missing``, ``not-json``,
-    ``not-a-notebook`` or ``not-a-path``) and ``received`` (the shape of what arrived).
+    Carries ``argument`` (which parameter), ``reason`` (``missing``, ``unreadable``, ``not-json``,
+    ``too-deep``, ``not-a-notebook``, ``not-a-path``, ``no-folder``, ``is-a-folder`` or
+    ``not-writable``) and ``received`` (the shape of what arrived, never the path's text).
     """
 
     code = "ERR_NOTEBOOK_FILE"
@@ -45,9 +63,16 @@ class NotebookFileError(Refusal):
 
     _FIX: ClassVar[dict[str, str]] = {
         "missing": "no file exists there; pass the path of a saved .ipynb file",
+        "unreadable": "the file could not be read (check its permissions); pass a file you can open",
         "not-json": "the file is not JSON; pass a notebook saved by Jupyter (.ipynb)",
+        "too-deep": f"the file nests JSON deeper than {MAX_NESTING} levels, which no notebook Jupyter or "
+                    "footprint_lab writes comes near; it is refused rather than read",
         "not-a-notebook": "the file is JSON but not an nbformat 4 notebook (it needs 'cells' and 'nbformat': 4)",
         "not-a-path": "pass a path (a str or pathlib.Path)",
+        "no-folder": "the folder to write into does not exist; create it first, or pass a path in an existing folder",
+        "is-a-folder": "names a folder; pass the path of a file to write inside it",
+        "not-writable": "the file could not be written there (check the folder's permissions and free space); "
+                        "pass a path you can write to",
     }
 
     def __init__(self, argument: str, reason: str, received: str) -> None:
@@ -73,16 +98,25 @@ def as_path(path: Any, argument: str = "path") -> Path:
     return Path(path)
 
 
-def read_notebook(path: Any, argument: str = "path") -> dict[str, Any]:
-    """The notebook at ``path`` as plain JSON data, checked to be an nbformat 4 notebook."""
+def read_bytes(path: Any, argument: str = "path") -> bytes:
+    """The bytes of the file at ``path``; refused by name when there is none or it cannot be read."""
     where = as_path(path, argument)
     try:
-        raw = where.read_bytes()
+        return where.read_bytes()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         raise NotebookFileError(argument, "missing", "a path with no file") from None
+    except (OSError, ValueError):  # permissions, a device, a name the system cannot take (an embedded NUL)
+        raise NotebookFileError(argument, "unreadable", "a path that could not be read") from None
+
+
+def read_notebook(path: Any, argument: str = "path") -> dict[str, Any]:
+    """The notebook at ``path`` as plain JSON data, checked to be an nbformat 4 notebook."""
+    raw = read_bytes(path, argument)
     try:
-        notebook = json.loads(raw)
-    except (ValueError, UnicodeDecodeError):
+        notebook = parse_json(raw)
+    except NestingTooDeep:
+        raise NotebookFileError(argument, "too-deep", f"a file of {len(raw)} bytes") from None
+    except ValueError:
         raise NotebookFileError(argument, "not-json", f"a file of {len(raw)} bytes") from None
     if (not isinstance(notebook, dict) or notebook.get("nbformat") != 4
             or not isinstance(notebook.get("cells"), list) or not isinstance(notebook.get("metadata", {}), dict)):
@@ -90,7 +124,29 @@ def read_notebook(path: Any, argument: str = "path") -> dict[str, Any]:
     return notebook
 
 
-def write_notebook(notebook: dict[str, Any], path: Path) -> None:
+def output_path(path: Any, argument: str) -> Path:
+    """``path`` as where a file will be written, refused by name (before anything is built or written)
+    when its folder does not exist or it names a folder."""
+    where = as_path(path, argument)
+    try:
+        if where.is_dir():
+            raise NotebookFileError(argument, "is-a-folder", "a path to a folder")
+        if not where.parent.is_dir():
+            raise NotebookFileError(argument, "no-folder", "a path whose folder does not exist")
+    except (OSError, ValueError):  # a name the system cannot take
+        raise NotebookFileError(argument, "not-writable", "a path that cannot be written") from None
+    return where
+
+
+def write_text(text: str, path: Path, argument: str) -> None:
+    """Write ``text`` (UTF-8) at ``path``; what the system refuses (permissions, a full disk) is refused by name."""
+    try:
+        path.write_text(text, encoding="utf-8")
+    except (OSError, ValueError):
+        raise NotebookFileError(argument, "not-writable", "a path that could not be written") from None
+
+
+def write_notebook(notebook: dict[str, Any], path: Path, argument: str) -> None:
     """Write notebook data as Jupyter does (indented JSON, sorted keys, a final newline), except that
     each embedded recording is written on one line: a third smaller, and several times faster
     (an indented dump cannot use the C encoder)."""
@@ -110,7 +166,7 @@ def write_notebook(notebook: dict[str, Any], path: Path) -> None:
                for _, recording in held]
     # one pass over the text for all placeholders (a replace per recording would rescan the whole file each time)
     text = re.sub(f'"\\\\u0000{token}-([0-9]+)\\\\u0000"', lambda found: compact[int(found.group(1))], text)
-    path.write_text(text + "\n", encoding="utf-8")
+    write_text(text + "\n", path, argument)
 
 
 def outputs(notebook: dict[str, Any]) -> Iterator[tuple[int, int, dict[str, Any]]]:
@@ -123,58 +179,45 @@ def outputs(notebook: dict[str, Any]) -> Iterator[tuple[int, int, dict[str, Any]
                     yield cell_index, output_index, output
 
 
-def embedded(notebook: dict[str, Any]) -> Iterator[tuple[int, int, Recording]]:
+def embedded(notebook: dict[str, Any], door: str) -> Iterator[tuple[int, int, Recording]]:
     """Every trustworthy recording in the outputs, in file order; the others are skipped with a warning."""
     for cell_index, output_index, output in outputs(notebook):
         data = output.get("data")
         if not isinstance(data, dict) or RECORDING_MIME not in data:
             continue
-        recording = check_recording(data[RECORDING_MIME])
+        recording = check_recording(data[RECORDING_MIME], door)
         if isinstance(recording, Recording):
             yield cell_index, output_index, recording
         else:
-            field, problem = recording
-            warnings.warn(RecordingSkippedWarning(cell_index, output_index, field, problem), stacklevel=3)
+            warnings.warn(RecordingSkippedWarning(cell_index, output_index, recording.field, recording.problem),
+                          stacklevel=3)
 
 
-def check_recording(value: Any) -> Recording | tuple[str, str]:
-    """``value`` (a JSON object, or its text) as a ``Recording``, or ``(field, problem)`` saying why not."""
-    from pydantic import ValidationError
-
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return "(the recording)", "is not JSON"
+def check_recording(value: Any, door: str) -> Recording | InvalidRecordingError:
+    """``value`` (a recording's JSON data, or its text) through the recording door and the tampering
+    check, or the refusal that says which field is at fault (a :class:`RecordingVersionError` for a
+    recording written by a newer footprint_lab)."""
     try:
-        recording = Recording.model_validate(value)
-    except ValidationError as invalid:
-        first = invalid.errors()[0]
-        field = ".".join(str(part) for part in first["loc"]) or "(the recording)"
-        return field, f"does not fit the recording schema ({first['type']})"
-    problem = tampered(recording)
-    return recording if problem is None else problem
+        # JSON data of the parsed file is within its nesting bound already; text is parsed (and measured) anew
+        recording = load_recording(value, door=door) if isinstance(value, str) else load_parsed(value, door=door)
+    except InvalidRecordingError as refused:
+        return refused
+    field = tampered(recording)
+    if field is not None:
+        return InvalidRecordingError(door, field, "does not match the piece's content")
+    return recording
 
 
-def tampered(recording: Recording, prefix: str = "") -> tuple[str, str] | None:
-    """The first field whose value contradicts the rest of the recording, or ``None``."""
-    pieces = recording.context_pieces
-    for index, piece in enumerate(pieces):
-        if piece.content_hash != content_hash(piece.content):
-            return f"{prefix}context_pieces.{index}.content_hash", "does not match the piece's content"
-    size = len(pieces)
-    if any(not 0 <= i < size for i in recording.message_pieces):
-        return f"{prefix}message_pieces", "names a context piece that does not exist"
-    for index, exchange in enumerate(recording.exchanges):
-        for name in ("system_pieces", "message_pieces", "tool_pieces"):
-            if any(not 0 <= i < size for i in getattr(exchange, name)):
-                return f"{prefix}exchanges.{index}.{name}", "names a context piece that does not exist"
-        if exchange.message_count > len(recording.messages):
-            return f"{prefix}exchanges.{index}.message_count", "is longer than the recorded transcript"
-    for index, child in enumerate(recording.children):
-        problem = tampered(child, f"{prefix}children.{index}.")
-        if problem is not None:
-            return problem
+def tampered(recording: Recording) -> str | None:
+    """The first context piece (its field path) whose ``content_hash`` is not its content's, member runs
+    included, or ``None``; cross references are the recording door's to check."""
+    stack = [(recording, "")]
+    while stack:
+        member, prefix = stack.pop()
+        for index, piece in enumerate(member.context_pieces):
+            if piece.content_hash != content_hash(piece.content):
+                return f"{prefix}context_pieces.{index}.content_hash"
+        stack.extend((child, f"{prefix}children.{n}.") for n, child in reversed(list(enumerate(member.children))))
     return None
 
 
@@ -195,7 +238,7 @@ def load_runs(path: str | os.PathLike[str]) -> list[Run]:
     from footprint_lab.core.run import Run
 
     found: dict[str, Recording] = {}
-    for _, _, recording in embedded(read_notebook(path)):
+    for _, _, recording in embedded(read_notebook(path), "load_runs"):
         found[recording.run_id] = recording
     return [Run.from_recording(recording) for recording in found.values()]
 
@@ -206,9 +249,10 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
     A ``.ipynb`` notebook gives one verdict per embedded recording (``cell 3, output 0``), every
     copy checked; a recording that no longer fits the schema is a broken verdict naming the field.
     Any other path is read as one saved recording (``.json``), or a saved checkpoint (an agent's
-    or a composition's, told apart by their fields).
+    or a composition's, told apart by their fields). A recording written by a newer footprint_lab
+    (a higher schema version) is not checked: its verdict is ``unsupported``, naming the version.
     """
-    from footprint_lab.engine.seal import Verdict, verify
+    from footprint_lab.engine.seal import verify
 
     where = as_path(path)
     if where.suffix.lower() != ".ipynb":
@@ -218,36 +262,41 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
         carried = data.get("data")
         if not isinstance(carried, dict) or RECORDING_MIME not in carried:
             continue
-        recording = check_recording(carried[RECORDING_MIME])
+        recording = check_recording(carried[RECORDING_MIME], "verify")
         place = f"cell {cell}, output {output}"
-        if isinstance(recording, Recording):
-            found.append((place, verify(recording)))
-        else:
-            field, problem = recording
-            found.append((place, Verdict("broken", kind="recording", field=field, problem=problem)))
+        found.append((place, verify(recording) if isinstance(recording, Recording) else _unchecked(recording)))
     return found
+
+
+def _unchecked(refused: InvalidRecordingError) -> Verdict:
+    """The verdict on a recording the door would not let in: newer (not checked), or broken (not as written)."""
+    from footprint_lab.engine.seal import Verdict
+
+    status = "unsupported" if isinstance(refused, RecordingVersionError) else "broken"
+    return Verdict(status, kind="recording", field=refused.field, problem=refused.problem)
 
 
 def _saved_json(where: Path) -> tuple[str, Verdict]:
     """The verdict of a saved recording or checkpoint (an agent's or a composition's, told apart by
-    their fields), the file read and parsed once; what is not a readable ``.json`` file is refused
-    by ``verify`` itself, naming what arrived."""
+    their fields), the file read and parsed once; what is not a readable ``.json`` recording is
+    refused by the recording door, naming what arrived."""
     from pydantic import ValidationError
 
     from footprint_lab.core.checkpoint import Checkpoint
+    from footprint_lab.engine.recording_door import read_json
     from footprint_lab.engine.seal import Verdict, verify
     from footprint_lab.flow.checkpoint import FlowCheckpoint
 
     if where.suffix.lower() != ".json" or not where.is_file():
         return "recording", verify(where)
-    try:
-        data = json.loads(where.read_bytes())
-    except ValueError:
-        return "recording", verify(where)
+    data = read_json(read_bytes(where), "verify")
     kind = (Checkpoint if isinstance(data, dict) and {"first_run_id", "history"} <= data.keys()
             else FlowCheckpoint if isinstance(data, dict) and {"answers", "paused"} <= data.keys() else None)
     if kind is None:
-        return "recording", verify(data)
+        try:
+            return "recording", verify(data)
+        except RecordingVersionError as newer:
+            return "recording", _unchecked(newer)
     try:
         return "checkpoint", verify(kind.model_validate(data))
     except ValidationError as problem:

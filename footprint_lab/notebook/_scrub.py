@@ -14,6 +14,10 @@ are recomputed, and its redaction report gains the policy's keys and pattern nam
 replay masks live requests the same way). Should key masking break the schema, only its
 text is masked. A sealed recording is sealed again after masking, its seal naming the policy's
 keys and patterns (``seal.scrubbed``), so a reviewer sees the evidence was changed on purpose.
+A recording of a newer schema version is masked as plain data and left unsealed by this library
+(its format is the newer footprint_lab's to keep). JSON text in the notebook that nests deeper
+than ``engine.saved_json.MAX_NESTING`` levels is refused (what it holds under a covered key
+could not be learned, so a scan that went on would say clean while it is not).
 
 ``check_widget_state`` reports saved widget state that GitHub's renderer cannot show (the
 ``state`` key missing, a displayed widget whose model was not saved) or that bloats the file
@@ -29,11 +33,11 @@ import functools
 import json
 import os
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from footprint_lab.engine.recording import (
     RECORDING_MIME,
+    SCHEMA_VERSION,
     TABLE_KEYS,
     Recording,
     content_hash,
@@ -42,8 +46,17 @@ from footprint_lab.engine.recording import (
 )
 from footprint_lab.engine.redaction import Redaction, RunScrubber, normalize_key
 from footprint_lab.engine.refusal import SettingRefusal, describe_shape
+from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.engine.seal import seal
-from footprint_lab.notebook._read import as_path, outputs, read_notebook, widget_state, write_notebook
+from footprint_lab.notebook._read import (
+    NotebookFileError,
+    as_path,
+    output_path,
+    outputs,
+    read_notebook,
+    widget_state,
+    write_notebook,
+)
 
 #: A single widget's saved state over this many bytes is reported by :func:`check_widget_state`.
 WIDGET_LIMIT = 1_000_000
@@ -74,9 +87,14 @@ class Finding(NamedTuple):
     matched: tuple[str, ...]
 
     def __str__(self) -> str:
-        place = "notebook metadata" if self.cell is None else f"cell {self.cell}" + (
-            "" if self.output is None else f", output {self.output}")
-        return f"{place}, {self.where}: {', '.join(self.matched)}"
+        return f"{_place(self.cell, self.output)}, {self.where}: {', '.join(self.matched)}"
+
+
+def _place(cell: int | None, output: int | None) -> str:
+    """Where in a notebook, by index only (``cell 3, output 0``, or its metadata)."""
+    if cell is None:
+        return "notebook metadata"
+    return f"cell {cell}" + ("" if output is None else f", output {output}")
 
 
 class WidgetStateProblem(NamedTuple):
@@ -98,7 +116,7 @@ def check_policy(function: str, redact: Any) -> Redaction:
 def scan(path: str | os.PathLike[str], *, redact: Redaction) -> list[Finding]:
     """Every place in the notebook at ``path`` that ``redact`` would still mask, in file order."""
     policy = check_policy("scan", redact)
-    return sweep(read_notebook(path), policy, write=False)
+    return sweep(read_notebook(path), policy, write=False, argument="path")
 
 
 def scrub(path: str | os.PathLike[str], *, redact: Redaction,
@@ -108,11 +126,11 @@ def scrub(path: str | os.PathLike[str], *, redact: Redaction,
     Returns what was masked (as :func:`scan` would have listed it).
     """
     policy = check_policy("scrub", redact)
+    target = output_path(out, "out") if out is not None else None
     notebook = read_notebook(path)
-    target = as_path(out, "out") if out is not None else Path(path)
-    found = sweep(notebook, policy, write=True)
-    if found or out is not None:  # a clean notebook is left as it is (a pre-commit hook sees no change)
-        write_notebook(notebook, target)
+    found = sweep(notebook, policy, write=True, argument="path")
+    if found or target is not None:  # a clean notebook is left as it is (a pre-commit hook sees no change)
+        write_notebook(notebook, target or as_path(path), "path" if target is None else "out")
     return found
 
 
@@ -138,11 +156,15 @@ def check_widget_state(path: str | os.PathLike[str]) -> list[WidgetStateProblem]
 
 
 # -- the sweep ------------------------------------------------------------------------------
-def sweep(notebook: dict[str, Any], policy: Redaction, *, write: bool) -> list[Finding]:
-    """Every place ``policy`` matches in notebook data; with ``write``, masked in place."""
+def sweep(notebook: dict[str, Any], policy: Redaction, *, write: bool, argument: str) -> list[Finding]:
+    """Every place ``policy`` matches in notebook data; with ``write``, masked in place.
+
+    JSON text in it nested deeper than ``MAX_NESTING`` levels is refused (a ``NotebookFileError``
+    for ``argument``, naming the place): what it holds under a covered key could not be learned.
+    """
     scrubber = _RepeatScrubber(policy)
-    _walk(notebook, _Pass(scrubber, policy, write=False, learn=True))  # finds the values under covered keys
-    found = _Pass(scrubber, policy, write=write, learn=False)
+    _walk(notebook, _Pass(scrubber, policy, write=False, learn=True, argument=argument))  # the values under keys
+    found = _Pass(scrubber, policy, write=write, learn=False, argument=argument)
     _walk(notebook, found)
     return found.findings
 
@@ -185,11 +207,12 @@ class _RepeatScrubber(RunScrubber):
 class _Pass:
     """One walk over a notebook: each part masked, what changed noted (and written back when asked)."""
 
-    def __init__(self, scrubber: RunScrubber, policy: Redaction, *, write: bool, learn: bool) -> None:
+    def __init__(self, scrubber: RunScrubber, policy: Redaction, *, write: bool, learn: bool, argument: str) -> None:
         self.scrubber = scrubber
         self.policy = policy
         self.write = write
         self.learn = learn
+        self.argument = argument
         self.findings: list[Finding] = []
         #: whether a covered key is a field name a recording's tables write once as a column
         self.keyed_tables = _keyed_tables(policy)
@@ -198,7 +221,12 @@ class _Pass:
               mask: Callable[[Any], Any] | None = None) -> None:
         original = holder[key]
         if self.learn:
-            _learn(original, self.scrubber, {normalize_key(k) for k in self.policy.keys}, unpack=self.keyed_tables)
+            try:
+                _learn(original, self.scrubber, {normalize_key(k) for k in self.policy.keys},
+                       unpack=self.keyed_tables)
+            except NestingTooDeep:
+                raise NotebookFileError(self.argument, "too-deep", f"JSON text nested deeper than {MAX_NESTING} "
+                                        f"levels, in {_place(cell, output)}") from None
             return
         before = dict(self.scrubber.counts)
         masked = (mask or self.scrubber.scrub)(original)
@@ -211,12 +239,13 @@ class _Pass:
             holder[key] = masked
 
     def recording(self, value: Any) -> Any:
-        """An embedded recording masked as data, still a valid recording (hashes and report updated)."""
+        """An embedded recording masked as data, still a valid recording (hashes and report updated);
+        one of a newer schema version is masked as plain data, left for the footprint_lab that wrote it."""
         data = value
         if isinstance(value, str):
             try:
-                data = json.loads(value)
-            except ValueError:
+                data = parse_json(value)
+            except (ValueError, NestingTooDeep):
                 return self.scrubber.scrub(value)
         if self.keyed_tables:  # masked in record form, where every value sits under its field's name
             data = unpacked(data)
@@ -225,6 +254,8 @@ class _Pass:
         masked = self.scrubber.scrub(data)
         if masked == data:
             return value
+        if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+            return masked
         attempts = (lambda: masked, lambda: _strings_only(data, self.scrubber.scrub))
         for attempt in attempts:
             try:
@@ -305,8 +336,8 @@ def _learn(value: Any, scrubber: RunScrubber, keys: set[str], *, unpack: bool) -
         item = stack.pop()
         if isinstance(item, str):
             if item[:1] in ("{", "["):
-                with contextlib.suppress(ValueError):
-                    stack.append(json.loads(item))
+                with contextlib.suppress(ValueError):  # not JSON: text; too deep: raised for the caller
+                    stack.append(parse_json(item))
         elif isinstance(item, dict):
             item = unpacked(item) if unpack and _holds_recording(item) else item
             for name, inner in item.items():
@@ -345,13 +376,16 @@ def _strings_only(value: Any, mask: Callable[[str], Any]) -> Any:
 
 
 def _settle(recording: Recording, policy: Redaction) -> None:
-    """After masking: every piece's hash is its content's again, and the report names the policy."""
-    for piece in recording.context_pieces:
-        piece.content_hash = content_hash(piece.content)
-    report = dict(recording.redaction or {"keys": [], "patterns": [], "matched": [], "counts": {}})
-    report["keys"] = sorted({*report.get("keys", []), *policy.keys})
-    report["patterns"] = sorted({*report.get("patterns", []), *policy.patterns})
-    report["scrubbed"] = True
-    recording.redaction = report
-    for child in recording.children:
-        _settle(child, policy)
+    """After masking: every piece's hash is its content's again, and the report names the policy
+    (in every member run too, walked with a stack)."""
+    stack = [recording]
+    while stack:
+        member = stack.pop()
+        for piece in member.context_pieces:
+            piece.content_hash = content_hash(piece.content)
+        report = dict(member.redaction or {"keys": [], "patterns": [], "matched": [], "counts": {}})
+        report["keys"] = sorted({*report.get("keys", []), *policy.keys})
+        report["patterns"] = sorted({*report.get("patterns", []), *policy.patterns})
+        report["scrubbed"] = True
+        member.redaction = report
+        stack.extend(member.children)

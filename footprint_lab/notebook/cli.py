@@ -10,10 +10,17 @@ The policy is ``Redaction.standard()`` (common secret keys and every built-in pa
 ``--key NAME``, ``--pattern NAME=REGEX`` and ``--builtin NAME``; ``--only`` drops the standard
 set. What matched is printed by place and name, never by value. ``scan`` also reports widget
 state that would break GitHub's renderer. ``verify`` checks the seal of every recording a notebook
-(or a ``.json`` file) carries and prints one verdict per recording; it exits 1 on a broken seal
-(and, with ``--require-seal``, on an unsealed recording). Exit codes: 0 clean, 1 findings, 2 a
-refused argument. ``lint-tools`` prints what ``footprint_lab.lint_tools`` finds in a tool catalog
-(OpenAI, Anthropic, MCP ``tools/list`` or plain JSON) and exits 1 when any finding is an error.
+(or a ``.json`` file) carries and prints one verdict per recording. ``lint-tools`` prints what
+``footprint_lab.lint_tools`` finds in a tool catalog (OpenAI, Anthropic, MCP ``tools/list`` or
+plain JSON).
+
+Rule kept here: the exit code says which of three things happened, the same for every
+subcommand, so a CI job never takes a refused input for a finding. 0: clean. 1: findings (a
+match, a broken seal, a lint error). 2: an input was refused (any ``Refusal``: a missing,
+unreadable or malformed file, a bad option), with one line on stderr naming the refusal's
+code and no traceback. 3: footprint-lab itself failed (a bug), one line on stderr. Given
+several files, each is handled on its own and the worst outcome is the exit code (2 over 1:
+a file that could not be checked is worse than one with findings).
 
 Role: lab layer; ``[project.scripts]`` points ``footprint-lab`` at :func:`main`.
 """
@@ -22,49 +29,103 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from footprint_lab.engine.redaction import Redaction
 from footprint_lab.engine.refusal import Refusal
 
+CLEAN, FINDINGS, REFUSED, FAILED = 0, 1, 2, 3
+
+_CODES = """exit codes:
+  0  clean: {clean}
+  1  findings: {findings}
+  2  an input was refused (a missing, unreadable or malformed file, a bad option): one line on stderr
+  3  footprint-lab itself failed (a bug; please report it)
+With several files, each is checked and the exit code is the worst outcome (2, then 1, then 0).{note}"""
+
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one subcommand; returns the exit code (0 clean, 1 findings, 2 refused)."""
+    """Run one subcommand; returns the exit code (0 clean, 1 findings, 2 refused, 3 failed)."""
     args = _parser().parse_args(argv)
     try:
         return int(args.command(args))
     except Refusal as refusal:
-        print(f"footprint-lab: {refusal.code}: {refusal}", file=sys.stderr)
-        return 2
+        _refused(refusal)
+        return REFUSED
+    except OSError as error:  # what a door did not name: a file that went away, a broken pipe
+        print(f"footprint-lab: a file could not be read or written ({error.strerror or type(error).__name__})",
+              file=sys.stderr)
+        return REFUSED
+    except Exception as error:  # a bug: not a finding, not a refusal
+        print(f"footprint-lab: internal error ({type(error).__name__}); this is a bug in footprint_lab, "
+              "please report it with the command that gave it", file=sys.stderr)
+        return FAILED
+
+
+def _refused(refusal: Refusal, path: Path | None = None) -> None:
+    where = f"{path}: " if path is not None else ""
+    print(f"footprint-lab: {where}{refusal.code}: {' '.join(str(refusal).split())}", file=sys.stderr)
+
+
+def _each(paths: Sequence[Path], check: Callable[[Path], int]) -> int:
+    """Each file checked on its own (a refused one is reported and the others still checked); the worst code."""
+    worst = CLEAN
+    for path in paths:
+        try:
+            code = check(path)
+        except Refusal as refusal:
+            _refused(refusal, path)
+            code = REFUSED
+        worst = max(worst, code)
+    return worst
 
 
 def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="footprint-lab", description="Share notebooks that carry footprint_lab "
-                                     "recordings: find and mask secrets, write offline HTML.")
+    parser = argparse.ArgumentParser(
+        prog="footprint-lab", formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="Share notebooks that carry footprint_lab recordings: find and mask secrets, write offline "
+                    "HTML, check seals, lint tool catalogs.",
+        epilog=_CODES.format(clean="nothing found, or the command did what it was asked",
+                             findings="a match (scan), a broken seal (verify), a lint error (lint-tools)", note=""))
     commands = parser.add_subparsers(required=True, metavar="{scan,scrub,html,verify,lint-tools}")
-    scan = commands.add_parser("scan", help="list what a redaction policy still finds (exit 1 when anything)")
+
+    def command(name: str, summary: str, *, clean: str, findings: str, note: str = "") -> argparse.ArgumentParser:
+        return commands.add_parser(name, help=summary, description=summary,
+                                   formatter_class=argparse.RawDescriptionHelpFormatter,
+                                   epilog=_CODES.format(clean=clean, findings=findings, note=note and f"\n{note}"))
+
+    scan = command("scan", "list what a redaction policy still finds (exit 1 when anything)",
+                   clean="nothing the policy covers, and widget state GitHub can render",
+                   findings="a value the policy covers, or widget state that breaks GitHub's renderer")
     scan.add_argument("notebooks", nargs="+", type=Path)
     _policy_options(scan)
-    scan.set_defaults(command=_scan)
-    scrub = commands.add_parser("scrub", help="mask what a redaction policy finds, in place or to --out")
+    scan.set_defaults(command=_scan, parser=scan)
+    scrub = command("scrub", "mask what a redaction policy finds, in place or to --out",
+                    clean="every notebook masked (or already clean)", findings="never (scrub masks what it finds)")
     scrub.add_argument("notebooks", nargs="+", type=Path)
     scrub.add_argument("--out", type=Path, help="write the scrubbed copy here (one notebook only)")
     _policy_options(scrub)
-    scrub.set_defaults(command=_scrub)
-    html = commands.add_parser("html", help="write one self-contained, offline HTML page")
+    scrub.set_defaults(command=_scrub, parser=scrub)
+    html = command("html", "write one self-contained, offline HTML page",
+                   clean="the page was written", findings="never")
     html.add_argument("notebook", type=Path)
     html.add_argument("--out", type=Path, required=True)
-    html.set_defaults(command=_html)
-    verify = commands.add_parser("verify", help="check the seal of every recording in .ipynb or .json files "
-                                 "(exit 1 when one is broken)")
+    html.set_defaults(command=_html, parser=html)
+    verify = command("verify", "check the seal of every recording in .ipynb or .json files (exit 1 when one is "
+                     "broken)", clean="every seal holds (unsealed recordings pass, unless --require-seal)",
+                     findings="a broken seal or a recording changed since it was written (or, with "
+                     "--require-seal, an unsealed one)",
+                     note="A recording written by a newer footprint_lab (a higher schema version) is not checked: "
+                     "it counts as refused (2).")
     verify.add_argument("files", nargs="+", type=Path)
     verify.add_argument("--require-seal", action="store_true", help="also exit 1 when a recording is not sealed")
-    verify.set_defaults(command=_verify)
-    lint = commands.add_parser("lint-tools", help="lint a tool catalog (.json); exit 1 when it has errors")
+    verify.set_defaults(command=_verify, parser=verify)
+    lint = command("lint-tools", "lint a tool catalog (.json); exit 1 when it has errors",
+                   clean="no error (warnings are printed)", findings="at least one error-level finding")
     lint.add_argument("catalog", type=Path)
     lint.add_argument("--threshold", type=float, default=None, help="similarity from which two tools are confusable")
-    lint.set_defaults(command=_lint_tools)
+    lint.set_defaults(command=_lint_tools, parser=lint)
     return parser
 
 
@@ -80,38 +141,43 @@ def _policy(args: argparse.Namespace) -> Redaction:
     patterns = dict(item.split("=", 1) if "=" in item else ("", item) for item in args.pattern)
     extra = Redaction(keys=args.key, patterns=patterns, builtins=args.builtin) if (
         args.key or args.pattern or args.builtin) else None
-    if args.only:
-        if extra is None:
-            raise SystemExit("footprint-lab: --only needs at least one --key, --pattern or --builtin")
-        return extra
-    return Redaction.standard().union(extra)
+    if not args.only:
+        return Redaction.standard().union(extra)
+    if extra is None:
+        parser: argparse.ArgumentParser = args.parser
+        parser.error("--only needs at least one --key, --pattern or --builtin")  # exits 2
+    return extra
 
 
 def _scan(args: argparse.Namespace) -> int:
     from footprint_lab.notebook import check_widget_state, scan
 
     policy = _policy(args)
-    dirty = 0
-    for path in args.notebooks:
-        for finding in scan(path, redact=policy):
-            print(f"{path}: {finding}")
-            dirty += 1
-        for problem in check_widget_state(path):
-            print(f"{path}: widget state: {problem.problem}" + (f" ({problem.widget})" if problem.widget else ""))
-            dirty += 1
-    return 1 if dirty else 0
+
+    def check(path: Path) -> int:
+        found = [str(finding) for finding in scan(path, redact=policy)]
+        found += [f"widget state: {problem.problem}" + (f" ({problem.widget})" if problem.widget else "")
+                  for problem in check_widget_state(path)]
+        for line in found:
+            print(f"{path}: {line}")
+        return FINDINGS if found else CLEAN
+
+    return _each(args.notebooks, check)
 
 
 def _scrub(args: argparse.Namespace) -> int:
     from footprint_lab.notebook import scrub
 
     if args.out is not None and len(args.notebooks) != 1:
-        raise SystemExit("footprint-lab scrub: --out takes one notebook")
+        args.parser.error("--out takes one notebook")  # exits 2
     policy = _policy(args)
-    for path in args.notebooks:
+
+    def clean(path: Path) -> int:
         masked = scrub(path, redact=policy, out=args.out)
         print(f"{path}: masked {len(masked)} place(s)" + (f" -> {args.out}" if args.out else ""))
-    return 0
+        return CLEAN
+
+    return _each(args.notebooks, clean)
 
 
 def _html(args: argparse.Namespace) -> int:
@@ -119,18 +185,23 @@ def _html(args: argparse.Namespace) -> int:
 
     written = to_html(args.notebook, args.out)
     print(f"{args.notebook} -> {written}")
-    return 0
+    return CLEAN
 
 
 def _verify(args: argparse.Namespace) -> int:
     from footprint_lab.notebook import verify_file
 
-    failed = 0
-    for path in args.files:
+    def check(path: Path) -> int:
+        worst = CLEAN
         for where, verdict in verify_file(path):
             print(f"{path}: {where}: {verdict}")
-            failed += verdict.status == "broken" or (args.require_seal and verdict.status == "unsealed")
-    return 1 if failed else 0
+            if verdict.status == "unsupported":
+                worst = max(worst, REFUSED)
+            elif verdict.status == "broken" or (args.require_seal and verdict.status == "unsealed"):
+                worst = max(worst, FINDINGS)
+        return worst
+
+    return _each(args.files, check)
 
 
 def _lint_tools(args: argparse.Namespace) -> int:
@@ -143,7 +214,7 @@ def _lint_tools(args: argparse.Namespace) -> int:
         print(f"{finding.severity}: {finding.check}: {about}: {finding.message}. Fix: {finding.fix}")
     errors = sum(finding.severity == "error" for finding in findings)
     print(f"{args.catalog}: {len(findings)} finding(s), {errors} error(s)")
-    return 1 if errors else 0
+    return FINDINGS if errors else CLEAN
 
 
 if __name__ == "__main__":
