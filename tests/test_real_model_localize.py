@@ -46,7 +46,8 @@ def holds(report: Any) -> None:
     assert "where" in report.confirmed, str(report)
     assert not BENIGN & set(report.confirmed), str(report)
     where = next(s for s in report.suspects if s.source_id == "where")
-    assert where.p_value <= where.level and where.flips > where.noise_flips * where.samples / max(where.noise_samples, 1)
+    assert where.p_value <= where.level
+    assert where.flips * max(where.noise_samples, 1) > where.noise_flips * where.samples
     assert report.reruns <= report.budget
 
 
