@@ -6,9 +6,13 @@ result, an instruction, a topical innocent, missing context, two causes that act
 of its seeded calls: the planted cause confirmed first (top-1) in at least 95% of cases at every
 noise level; no benign piece confirmed; at most 24 reruns per answer on average. Each case is
 explained as an analyst would: ``localize(run, rerun=agent, comparator=Label(...), budget=48)``,
-or ``find_dropped_context`` for missing context. Rows report top-1 and top-3, false
-confirmations, reruns per answer and wall time per case.
-Run ``python bench/bench_truth.py``; ``--quick`` runs two cases of each class.
+or ``find_dropped_context`` for missing context. Then the same on a real model (llama.cpp's server
+on SmolLM2-135M, ``footprint_lab.examples.local_model``) at temperature 0 and 0.8: a planted fact
+says where an order's package is, compared with ``Mentions(city)``; the goal there is top-1 in at
+least 90% of the cases the model can answer (those where it names the city with the fact).
+Rows report top-1 and top-3, false confirmations, reruns per answer and wall time per case.
+Run ``python bench/bench_truth.py``; ``--quick`` runs two scripted cases of each class and one
+real-model case.
 """
 
 from __future__ import annotations
@@ -18,13 +22,56 @@ import statistics
 
 from _kit import Report, options
 
-from footprint_lab.examples.truth import CLASSES, Scored, cases, evaluate
+from footprint_lab.examples.local_model import start_server, stop_server
+from footprint_lab.examples.truth import CLASSES, PLACES, Scored, cases, evaluate, real_case
 
 NOISE = (0.0, 0.1, 0.25)
+TEMPERATURES = (0.0, 0.8)
 
 
 async def scored(per_class: int, noise: float) -> list[Scored]:
     return [await evaluate(case) for case in cases(per_class, noise=noise)]
+
+
+async def scored_real(url: str, temperature: float, count: int) -> tuple[list[Scored], int]:
+    """The real-model cases the model can answer, scored; and how many it could not."""
+    found, unanswered = [], 0
+    for variant in range(count):
+        case = await real_case(variant, url, temperature=temperature)
+        if case is None:
+            unanswered += 1
+        else:
+            found.append(await evaluate(case))
+    return found, unanswered
+
+
+def real_rows(report: Report, quick: bool) -> list[Scored]:
+    server = start_server("patient")
+    every: list[Scored] = []
+    try:
+        for temperature in TEMPERATURES[-1:] if quick else TEMPERATURES:
+            found, unanswered = asyncio.run(scored_real(server.url, temperature, 1 if quick else len(PLACES)))
+            every += found
+            size = f"{len(found)} cases, SmolLM2-135M at temperature {temperature:g}"
+            if not found:
+                report.add("real model: cases it can answer", [0.0], size=size, unit="cases", goal="(reference)",
+                           note=f"{unanswered} it could not answer")
+                continue
+            top1 = 100 * sum(s.top1 for s in found) / len(found)
+            report.add("real model: planted fact confirmed first (top-1)", [top1], size=size, unit="%",
+                       goal=">= 90%", met=top1 >= 90,
+                       note=f"{unanswered} case(s) it could not answer; top-3 "
+                            f"{100 * sum(s.top3 for s in found) / len(found):.0f}%")
+            false = sum(s.false for s in found)
+            report.add("real model: benign pieces confirmed", [float(false)], size=size, unit="pieces", goal="0",
+                       met=false == 0)
+            report.add("real model: reruns per answer", [float(s.reruns) for s in found], size=size, unit="reruns",
+                       goal="(reference)", note=f"mean {statistics.mean(s.reruns for s in found):.1f}")
+            report.add("real model: wall time per case", [1000 * s.seconds for s in found], size=size,
+                       goal="(reference)")
+    finally:
+        stop_server(server)
+    return every
 
 
 def main() -> None:
@@ -47,12 +94,13 @@ def main() -> None:
                    goal="(reference; the average over every level is the goal)",
                    note=f"mean {statistics.mean(s.reruns for s in found):.1f}")
         report.add("wall time per case", [1000 * s.seconds for s in found], size=size, goal="(reference)")
+    every += real_rows(report, args.quick)
     mean = statistics.mean(s.reruns for s in every)
-    report.add("reruns per answer, every noise level", [float(s.reruns) for s in every],
+    report.add("reruns per answer, every case (scripted and real)", [float(s.reruns) for s in every],
                size=f"{len(every)} cases", unit="reruns", goal="mean <= 24", met=mean <= 24, note=f"mean {mean:.1f}")
-    by_class = {kind: [s for s in every if s.kind == kind] for kind in CLASSES}
+    by_class = {kind: [s for s in every if s.kind == kind] for kind in (*CLASSES, "real")}
     note = "; ".join(f"{kind} {100 * sum(s.top1 for s in found) / len(found):.0f}%"
-                     for kind, found in by_class.items())
+                     for kind, found in by_class.items() if found)
     report.add("top-1 by class, every noise level", [100 * sum(s.top1 for s in every) / len(every)],
                size=f"{len(every)} cases", unit="%", goal="(reference)", note=note)
     report.close()

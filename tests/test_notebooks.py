@@ -156,3 +156,13 @@ def test_no_output_is_over_its_size_goal(name):
 def test_a_redaction_policy_keeps_its_secret_out_of_the_saved_notebook():
     saved = nbformat.writes(executed("lab_tour.ipynb"))
     assert "TCK-423456" not in saved and "[redacted:ticket]" in saved
+
+
+@pytest.mark.real_model
+def test_real_model_notebook_confirms_the_planted_fact_on_a_sampling_model():
+    text = printed_by("real_model.ipynb")
+    assert "lisbon" in text.lower() and "smollm2 answers at http://127.0.0.1:" in text
+    assert "The baseline is unstable under TextDifference" in text and "Mentions('...')" in text
+    assert "CONFIRMED: removing 'where' flipped the outcome in" in text
+    for benign in ("hours", "returns", "tone"):
+        assert f"CONFIRMED: removing '{benign}'" not in text.replace("NOT CONFIRMED", "")

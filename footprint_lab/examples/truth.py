@@ -39,6 +39,7 @@ from footprint_lab.core.tools import define_tool
 from footprint_lab.explain.ablation import localize
 from footprint_lab.explain.compare import Label
 from footprint_lab.explain.dropped import find_dropped_context
+from footprint_lab.explain.trial import ArmVerdict
 from footprint_lab.providers import LLMRequest, mock
 
 OUTCOMES = ("APPROVED", "DECLINED", "ESCALATED")
@@ -68,6 +69,8 @@ class TruthCase:
     #: the removal (or, for ``missing``, restoration) ids that are the cause; two for ``together``
     culprits: tuple[str, ...]
     identity: dict[str, str] = field(default_factory=lambda: dict(IDENTITY))
+    #: how outcomes are compared (``Label(choices=OUTCOMES)`` when ``None``)
+    compare: Any = None
 
     @property
     def method(self) -> str:
@@ -75,8 +78,8 @@ class TruthCase:
         return {"missing": "find_dropped_context", "together": "bisect_culprits"}.get(self.kind, "localize")
 
     @property
-    def comparator(self) -> Label:
-        return Label(choices=list(OUTCOMES))
+    def comparator(self) -> Any:
+        return self.compare if self.compare is not None else Label(choices=list(OUTCOMES))
 
 
 def scripted(decide: Callable[[str, LLMRequest], str | dict[str, Any]], noise: float,
@@ -199,6 +202,7 @@ async def evaluate(case: TruthCase, *, budget: int = 48, comparator: Any = None,
     started = time.perf_counter()
     run = await case.agent.run(case.message, identity=case.identity)
     compare = comparator if comparator is not None else case.comparator
+    tested: list[tuple[ArmVerdict, tuple[str, ...]]]
     if case.method == "find_dropped_context":
         dropped = await find_dropped_context(run, rerun=case.agent, comparator=compare, budget=budget, **settings)
         tested = [(p.trial, (p.force_id,)) for p in dropped.pieces if p.trial is not None]
@@ -218,9 +222,42 @@ async def evaluate(case: TruthCase, *, budget: int = 48, comparator: Any = None,
                   want in leading and want in confirmed, false, reruns, time.perf_counter() - started)
 
 
+#: Real-model cases: an order and the city its package is in (the planted fact).
+PLACES = (("A-4411", "Lisbon"), ("B-2093", "Oslo"), ("C-7710", "Nairobi"), ("D-1186", "Lima"), ("E-3352", "Hanoi"))
+
+
+async def real_case(variant: int, base_url: str, *, temperature: float, model: str = "smollm2",
+                    tries: int = 8) -> TruthCase | None:
+    """A planted-fact case on a real OpenAI-compatible server, or ``None`` when the model cannot answer it.
+
+    The fact says where an order's package is, among benign facts; the run to explain is the first
+    of ``tries`` seeded runs whose answer names the city (what the model answers with the fact). A
+    model that never names it in those tries cannot answer the case.
+    """
+    from footprint_lab.explain.compare import Mentions
+    from footprint_lab.providers import openai
+    from footprint_lab.providers.seeded import seeded
+
+    order, city = PLACES[variant % len(PLACES)]
+    chooser = random.Random(f"real-{variant}")
+    context = [define_fact(id="where", data=f"The package for order {order} is in {city}."),
+               *_benign(chooser, 3)]
+    for seed in range(tries):
+        provider = seeded(openai(model, base_url=base_url, options={"temperature": temperature}, max_tokens=32,
+                                 timeout=120.0), seed)
+        agent = Agent(provider=provider, system="Answer the customer in one short sentence.", context=context)
+        case = TruthCase(f"real-{variant}-t{temperature:g}", "real", agent, f"Where is order {order}?", ("where",),
+                         compare=Mentions(city))
+        run = await agent.run(case.message, identity=case.identity)
+        if case.compare.mentions(run.answer or ""):
+            return case
+    return None
+
+
 def cases(per_class: int, *, noise: float = 0.0, kinds: Sequence[str] = CLASSES) -> list[TruthCase]:
     """``per_class`` cases of each class."""
     return [case(kind, variant, noise=noise) for kind in kinds for variant in range(per_class)]
 
 
-__all__ = ["CLASSES", "OUTCOMES", "Scored", "TruthCase", "case", "cases", "evaluate", "scripted"]
+__all__ = ["CLASSES", "OUTCOMES", "PLACES", "Scored", "TruthCase", "case", "cases", "evaluate", "real_case",
+           "scripted"]

@@ -74,10 +74,10 @@ class OpenAIProvider(HttpProvider):
         if self.logprobs is not None:
             body["logprobs"] = True
             body["top_logprobs"] = self.logprobs
-        if request.seed is not None:
-            body["seed"] = request.seed
         body.update(self.options)
         body.update(request.options)
+        if request.seed is not None:  # a rerun's own seed wins over a fixed one in options: reruns must differ
+            body["seed"] = request.seed
         if self.stream:
             body["stream"] = True
             body["stream_options"] = {"include_usage": True}

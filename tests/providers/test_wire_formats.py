@@ -318,3 +318,19 @@ async def test_an_openai_stream_with_no_event_at_all_is_refused_naming_the_serve
     error = caught.value
     assert error.retryable is False and "without sending one" in error.missing and len(server.received) == 1
     assert "log says why" in str(error) and "stream=False" in str(error)
+
+
+@pytest.mark.parametrize("kind", ["openai", "ollama"])
+def test_a_reruns_own_seed_wins_over_a_seed_fixed_in_options(kind: str) -> None:
+    from footprint_lab.providers import ollama, openai
+    from footprint_lab.providers.types import LLMRequest
+
+    build = openai if kind == "openai" else ollama
+    provider = build("m", base_url="http://127.0.0.1:9/v1", api_key="k", options={"seed": 7, "temperature": 0.8})
+    request = LLMRequest(model="", system="", messages=[{"role": "user", "content": "hi"}], tools=[], input_chars=2)
+    body = provider.encode(request)
+    sent = body if kind == "openai" else body["options"]
+    assert sent["seed"] == 7 and sent["temperature"] == 0.8  # an unseeded call keeps the fixed seed
+    request.seed = 3
+    body = provider.encode(request)
+    assert (body if kind == "openai" else body["options"])["seed"] == 3  # an explanation's rerun keeps its own

@@ -107,9 +107,18 @@ class _Handler(BaseHTTPRequestHandler):
         with wire._count:
             wire.in_flight += 1
             wire.peak = max(wire.peak, wire.in_flight)
+        self._counted = True
         try:
             self._answer(wire)
         finally:
+            self._finishing(wire)
+
+    def _finishing(self, wire: WireServer) -> None:
+        """The request stops counting as in flight just before its last bytes go out: a client can send
+        its next request only after reading them, so a gated client never shows two at once, however
+        late this thread gets to run again."""
+        if getattr(self, "_counted", False):
+            self._counted = False
             with wire._count:
                 wire.in_flight -= 1
 
@@ -140,6 +149,7 @@ class _Handler(BaseHTTPRequestHandler):
                 payload.encode() if isinstance(payload, str) else json.dumps(payload).encode())
             self.send_header("content-length", str(len(data)))
             self.end_headers()
+            self._finishing(wire)
             self.wfile.write(data)
             return
         self.send_header("transfer-encoding", "chunked")
@@ -158,6 +168,7 @@ class _Handler(BaseHTTPRequestHandler):
             self.close_connection = True
             self.connection.shutdown(socket.SHUT_RDWR)
             return
+        self._finishing(wire)
         self.wfile.write(b"0\r\n\r\n")
 
 
