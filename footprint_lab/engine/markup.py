@@ -1,0 +1,64 @@
+"""Values drawn in a view: escaped for HTML, bounded in size, with nothing invisible left in them.
+
+Rule kept here: every value a view writes that came from a model, a tool, a user, a document,
+a declaration or a file goes through one of these doors, and nothing else writes one.
+
+- :func:`esc` for text between tags, :func:`attr` for an attribute's value; both escape
+  ``&``, ``<``, ``>`` and both quotes, so a value is inert wherever it lands, even in an
+  attribute quoted either way, and ``&quot;`` arriving already encoded is shown as typed.
+- :func:`shown` for text a page writes as text itself (the widget's ``textContent``, a
+  plotly label): bounded and made visible, not escaped.
+
+All three draw a direction control or a control character as a visible mark
+(:func:`footprint_lab.engine.unicode.visible`), and draw at most :data:`TEXT_LIMIT` characters
+of one value: its beginning, then a note that counts what was left out and names where all
+of it is (``whole``: ``run.answer``, ``run.context("call-llm#2")``...). Bounding here, on the
+one path every value takes, keeps every view, the widget's saved state and a display bundle
+small however large one answer or tool result is; the evidence itself keeps the whole value.
+
+Role: engine layer (the lab's views, its cards, the exported page and the explain layer's
+plain bundles all write through it); imports nothing above the engine.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from footprint_lab.engine.unicode import visible
+
+#: the most characters of one value a view draws
+TEXT_LIMIT = 20_000
+#: where the rest of a value is, when a view does not say
+RECORDED = "the run's recording"
+
+
+def clipped(text: str, limit: int = TEXT_LIMIT, whole: str = RECORDED) -> str:
+    """``text`` cut to its first ``limit`` characters, with a note naming ``whole``, where all of it is."""
+    if len(text) <= limit:
+        return text
+    return (f"{text[:limit]}\n… {len(text) - limit:,} more characters not drawn here; "
+            f"{whole} holds all {len(text):,}.")
+
+
+def shown(value: Any, *, limit: int = TEXT_LIMIT, whole: str = RECORDED) -> str:
+    """``value`` as text a page writes as text (not markup): bounded, every invisible control made a mark."""
+    return visible(clipped(value if isinstance(value, str) else str(value), limit, whole))
+
+
+def esc(value: Any, *, limit: int = TEXT_LIMIT, whole: str = RECORDED) -> str:
+    """``value`` as HTML text: bounded (see :func:`clipped`), marks made visible, every special character escaped."""
+    return html.escape(shown(value, limit=limit, whole=whole), quote=False).replace('"', "&quot;")
+
+
+def attr(value: Any, *, limit: int | None = TEXT_LIMIT) -> str:
+    """``value`` as an attribute's text, inside double or single quotes alike (quotes escaped too).
+
+    An attribute holds an id, a path or a short title, and has no room for a note: past
+    ``limit`` characters it ends with ``…``. ``limit=None`` is for data that must arrive
+    whole (an image's ``data:`` URI).
+    """
+    text = value if isinstance(value, str) else str(value)
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + "…"
+    return html.escape(visible(text), quote=True)
