@@ -3,18 +3,21 @@
 Rule kept here: every value a view writes that came from a model, a tool, a user, a document,
 a declaration or a file goes through one of these doors, and nothing else writes one.
 
-- :func:`esc` for text between tags, :func:`attr` for an attribute's value; both escape
-  ``&``, ``<``, ``>`` and both quotes, so a value is inert wherever it lands, even in an
-  attribute quoted either way, and ``&quot;`` arriving already encoded is shown as typed.
-- :func:`shown` for text a page writes as text itself (the widget's ``textContent``, a
-  plotly label): bounded and made visible, not escaped.
+- :func:`esc` for text between tags: ``&``, ``<``, ``>`` and ``"`` escaped, so even written
+  by mistake into a double-quoted attribute it cannot end it;
+- :func:`attr` for an attribute's value: both quotes escaped too, inert in an attribute
+  quoted either way;
+- :func:`shown` for text a page writes as text itself (the widget's ``textContent``, a live
+  step's row): bounded and made visible, not escaped.
 
-All three draw a direction control or a control character as a visible mark
-(:func:`footprint_lab.engine.unicode.visible`), and draw at most :data:`TEXT_LIMIT` characters
-of one value: its beginning, then a note that counts what was left out and names where all
-of it is (``whole``: ``run.answer``, ``run.context("call-llm#2")``...). Bounding here, on the
-one path every value takes, keeps every view, the widget's saved state and a display bundle
-small however large one answer or tool result is; the evidence itself keeps the whole value.
+``&quot;`` arriving already encoded is shown as typed. All three draw a direction control or
+a control character as a visible mark (:func:`footprint_lab.engine.unicode.visible`; in an
+attribute where the browser shows it, see :func:`attr`), and draw at most
+:data:`TEXT_LIMIT` characters of one value: its beginning, then a note that counts what was
+left out and names where all of it is (``whole``: ``run.answer``,
+``run.context("call-llm#2")``...). Bounding here, on the one path every value takes, keeps
+every view, the widget's saved state and a display bundle small however large one answer or
+tool result is; the evidence itself keeps the whole value.
 
 Role: engine layer (the lab's views, its cards, the exported page and the explain layer's
 plain bundles all write through it); imports nothing above the engine.
@@ -51,14 +54,17 @@ def esc(value: Any, *, limit: int = TEXT_LIMIT, whole: str = RECORDED) -> str:
     return html.escape(shown(value, limit=limit, whole=whole), quote=False).replace('"', "&quot;")
 
 
-def attr(value: Any, *, limit: int | None = TEXT_LIMIT) -> str:
+def attr(value: Any, *, drawn: bool = False, limit: int | None = TEXT_LIMIT) -> str:
     """``value`` as an attribute's text, inside double or single quotes alike (quotes escaped too).
 
-    An attribute holds an id, a path or a short title, and has no room for a note: past
-    ``limit`` characters it ends with ``…``. ``limit=None`` is for data that must arrive
-    whole (an image's ``data:`` URI).
+    Most attributes are hooks (``data-fl-piece``, an anchor): never drawn, read back by the
+    widget and sent to the kernel, so they keep the value as it is and a click names exactly
+    the piece, call or member it was written for. One the browser shows (a ``title``'s
+    tooltip) is ``drawn=True``: its controls become visible marks, as in text. An attribute
+    has no room for a note: past ``limit`` characters it ends with ``…``; ``limit=None`` is
+    for data that must arrive whole (an image's ``data:`` URI).
     """
     text = value if isinstance(value, str) else str(value)
     if limit is not None and len(text) > limit:
         text = text[:limit] + "…"
-    return html.escape(visible(text), quote=True)
+    return html.escape(visible(text) if drawn else text, quote=True)

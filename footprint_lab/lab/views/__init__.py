@@ -48,16 +48,21 @@ __all__ = ["RECORDING_MIME", "answer_view", "run_bundle", "slots_view", "tree_fi
 BUNDLE_BUDGET = 2_000_000
 
 
-def run_bundle(recording: Recording) -> dict[str, Any]:
+def run_bundle(recording: Recording, *, budget: int | None = BUNDLE_BUDGET) -> dict[str, Any]:
     """The whole display bundle of a run: one line of text, the answer view, and the recording as JSON
-    (when the bundle stays within :data:`BUNDLE_BUDGET` with it; otherwise the view says why it is not there)."""
+    when the bundle stays within ``budget`` with it (otherwise the view says why it is not there).
+
+    ``budget=None`` always carries the recording: ``notebook.export`` writes a file of evidence.
+    """
     plain = bundle_text(recording)
     data = recording_data(recording)
+    if budget is None:
+        return {"text/plain": plain, "text/html": answer_view(recording), RECORDING_MIME: data}
     size = len(orjson.dumps(data))
-    if size > BUNDLE_BUDGET:  # it cannot fit, whatever the view weighs
+    if size > budget:  # it cannot fit, whatever the view weighs
         return {"text/plain": plain, "text/html": answer_view(recording, note=recording_left_out(size))}
     view = answer_view(recording)
-    if len(plain) + len(view) + size <= BUNDLE_BUDGET:
+    if len(plain) + len(view) + size <= budget:
         return {"text/plain": plain, "text/html": view, RECORDING_MIME: data}
     return {"text/plain": plain, "text/html": answer_view(recording, note=recording_left_out(size))}
 
@@ -65,9 +70,9 @@ def run_bundle(recording: Recording) -> dict[str, Any]:
 def recording_left_out(size: int) -> str:
     """The note of a view whose bundle leaves its recording out (``size``: its JSON, in bytes)."""
     return (f"This run's recording is {size / 1e6:,.1f} MB of JSON, more than a notebook output should hold "
-            f"({BUNDLE_BUDGET / 1e6:.0f} MB), so the notebook keeps this view of it and not the recording "
-            "(load_runs() will not find it there). run.recording.model_dump_json() saves it whole; "
-            "load_recording() reads it back.")
+            f"({BUNDLE_BUDGET / 1e6:g} MB), so the notebook keeps this view of it and not the recording "
+            "(load_runs() will not find it there). run.recording.model_dump_json() saves it whole, "
+            "load_recording() reads it back, and notebook.export([run], path) writes a notebook that holds it.")
 
 
 def recording_data(recording: Recording) -> dict[str, Any]:

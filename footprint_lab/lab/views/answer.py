@@ -199,7 +199,7 @@ def seal_badge(recording: Recording) -> str:
         return ""
     scrubbed = f" · scrubbed ({', '.join(verdict.scrubbed)})" if verdict.scrubbed else ""
     label, tone = ("sealed · verified" + scrubbed, "finished") if verdict.holds else ("seal broken", "failed")
-    return tag(label, tone, f' data-fl-seal="{attr(verdict.status)}" title="{attr(str(verdict))}"')
+    return tag(label, tone, f' data-fl-seal="{attr(verdict.status)}" title="{attr(str(verdict), drawn=True)}"')
 
 
 def answer_block(recording: Recording, scope: str) -> str:
