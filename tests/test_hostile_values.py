@@ -38,6 +38,8 @@ from footprint_lab.notebook._html import _TAGS as MARKDOWN_TAGS
 from footprint_lab.providers import LLMRequest, mock
 from footprint_lab.providers.types import PLAIN_CALL_ID
 
+pytestmark = pytest.mark.usefixtures("without_plotlyjs")
+
 HOSTILE = {
     "double quotes": 'q1" onmouseover="alert(1)" x="',
     "single quotes": "q2' onfocus='alert(2)' autofocus='",
@@ -53,14 +55,6 @@ HOSTILE = {
 VARIANTS = list(HOSTILE)
 #: the id of the planted fact in the scenario a tampered notebook rewrites
 PLANTED = "vip-override"
-
-
-@pytest.fixture(autouse=True)
-def without_plotlyjs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Leave plotly.js (the package's own code, 4.8 MB) out of the pages parsed here."""
-    from footprint_lab.lab.views import tree
-
-    monkeypatch.setattr(tree, "_plotlyjs_sent", True)
 
 
 def drawn(value: str) -> str:
@@ -276,3 +270,82 @@ async def test_a_plain_tool_call_id_is_kept_as_the_provider_sent_it(plain):
     run = await Agent(provider=mock(replies=[{"tool": "fetch", "args": {}, "id": plain}, "done"]),
                       tools=[fetch]).run("go")
     assert [c.id for c in run.recording.exchanges[0].response.tool_calls] == [plain]
+
+
+# -- invisible controls: shown as marks wherever a value is drawn ------------------------------------------
+
+#: each direction control, and what a view draws in its place
+MARKS = {"\u202e": "⟨RLO⟩", "\u202d": "⟨LRO⟩", "\u202a": "⟨LRE⟩", "\u202b": "⟨RLE⟩", "\u202c": "⟨PDF⟩",
+         "\u2066": "⟨LRI⟩", "\u2067": "⟨RLI⟩", "\u2068": "⟨FSI⟩", "\u2069": "⟨PDI⟩", "\u200e": "⟨LRM⟩",
+         "\u200f": "⟨RLM⟩", "\u061c": "⟨ALM⟩"}
+#: a piece that would read "refund approved" where it says "devorppa dnufer", and the other controls
+REVERSED = ("Policy: \u202edevorppa dnufer\u202c; " + " ".join(f"x{control}y" for control in MARKS)
+            + " nul\x00 esc\x1b[31m")
+UNSEEN = re.compile("[\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c\x00\x1b]")
+
+
+def assert_marked(text: str) -> None:
+    assert not UNSEEN.search(text), f"a control drawn as it is: {UNSEEN.search(text)!r}"
+    for mark in MARKS.values():
+        assert mark in text, mark
+    assert "␀" in text and "␛[31m" in text
+
+
+async def test_direction_controls_are_drawn_as_marks_in_every_view_and_the_widget(tmp_path: Path):
+    run = await hostile_agent(REVERSED).run(REVERSED)
+    recording = tampered(REVERSED)
+    flow = Sequence({"member": hostile_agent(REVERSED)}, name=REVERSED[:40])
+    composed = await flow.run(REVERSED)
+    tree = composed.tree()._repr_mimebundle_()
+    explanation = Explanation(question=REVERSED, answer=f"Because of [{REVERSED}].", cited=[REVERSED],
+                              unsupported=[], opened=[], run=None)
+    views = {
+        "answer view": run._repr_mimebundle_()["text/html"],
+        "tampered answer view": Run.from_recording(recording)._repr_mimebundle_()["text/html"],
+        "backtrack": run.backtrack()._repr_mimebundle_()["text/html"],
+        "tree": tree["text/html"],
+        "card": error_card_html(ContextDeclarationError(REVERSED, REVERSED, REVERSED, REVERSED)),
+        "ask box": ask_box.answer_html(explanation, recording),
+        "call panel": panels.call_panel(recording, answering(recording), chosen=("system", REVERSED)),
+    }
+    for name, html in views.items():
+        words = assert_inert(html, scripts_allowed=name == "tree").words()
+        if name == "tree":  # names and previews only: no control is left in them
+            assert not UNSEEN.search(words)
+        else:
+            assert_marked(words)
+    # an attribute the browser shows says the same; a hook keeps the id exact, so a click still names the piece
+    assert REVERSED in parse(views["tampered answer view"]).values("data-fl-piece")
+    for trace in tree["application/vnd.plotly.v1+json"]["data"]:
+        for text in [*(trace.get("text") or []), *(trace.get("hovertext") or [])]:
+            assert not UNSEEN.search(text), text
+    # the widget: its synced texts (title, live steps, the tree, a question) and the panel a click opens
+    lab = Lab(hostile_agent(REVERSED), message=REVERSED)
+    lab.press_run()
+    await lab._task
+    assert_marked(" ".join(f"{row['label']} {row['detail']}" for row in lab.steps) + lab.title)
+    lab.run = Run.from_recording(recording)
+    lab.press_cite({"id": REVERSED})
+    assert "fl-lab-piece" in lab.panel_html
+    assert_marked(assert_inert(lab.panel_html).words())
+    desk = Lab(flow, message="go")
+    desk.press_run()
+    await desk._task
+    assert not any(UNSEEN.search(json.dumps(node, ensure_ascii=False)) for node in desk.tree["nodes"])
+    # the explanation's own bundle, and the exported page
+    assert not UNSEEN.search(explanation._repr_mimebundle_()["text/plain"])
+    cell = nbformat.v4.new_code_cell("run")
+    cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text=REVERSED),
+                    nbformat.v4.new_output("display_data", data=json.loads(json.dumps(run._repr_mimebundle_())))]
+    path = tmp_path / "marks.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    assert_marked(assert_inert(to_html(path, tmp_path / "marks.html").read_text(encoding="utf-8"),
+                               tags=PAGE_TAGS | MARKDOWN_TAGS).words())
+
+
+def test_a_drawn_attribute_shows_its_marks_and_a_hook_keeps_its_value():
+    from footprint_lab.engine.markup import attr
+
+    assert attr("a\u202eb", drawn=True) == "a⟨RLO⟩b"
+    assert attr("a\u202eb") == "a\u202eb"
+    assert attr('"<x>\'') == "&quot;&lt;x&gt;&#x27;"
