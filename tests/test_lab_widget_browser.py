@@ -79,7 +79,11 @@ def evidence(page: Any, console: list[str], name: str) -> Iterator[None]:
 
 
 def widget(page: Any, name: str) -> Any:
-    return page.locator(".jp-Cell").nth(ORDER.index(name)).locator(".fl-lab")
+    """The widget of cell ``name``, drawn and scrolled into view."""
+    lab = page.locator(".jp-Cell").nth(ORDER.index(name)).locator(".fl-lab")
+    lab.wait_for(timeout=60_000)
+    lab.scroll_into_view_if_needed()
+    return lab
 
 
 def press_run(lab: Any, status: str) -> None:
