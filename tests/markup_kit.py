@@ -45,8 +45,8 @@ class Parsed:
         return [value or "" for _, attrs in self.tags for key, value in attrs if key == name]
 
     def words(self) -> str:
-        """All the text, whitespace runs made one space (as a reader sees it)."""
-        return " ".join(" ".join(self.text).split())
+        """All the text, whitespace runs made one space (as a reader sees it: a badge inside a word splits no word)."""
+        return " ".join("".join(self.text).split())
 
 
 class _Reader(HTMLParser):

@@ -25,6 +25,7 @@ from footprint_lab.context import define_fact
 from footprint_lab.context.declarations import ContextDeclarationError
 from footprint_lab.engine.markup import TEXT_LIMIT, shown
 from footprint_lab.engine.recording import Recording
+from footprint_lab.engine.unicode import visible
 from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
 from footprint_lab.explain.asking import Explanation
 from footprint_lab.lab import ask_box, panels
@@ -59,7 +60,7 @@ PLANTED = "vip-override"
 
 def drawn(value: str) -> str:
     """What a reader of a view finds of ``value``: its beginning as drawn, whitespace runs made one space."""
-    return " ".join(shown(value)[:60].split())
+    return " ".join(visible(value[:60]).split())
 
 
 def assert_drawn_as_text(parsed: Parsed, value: str) -> None:

@@ -46,7 +46,7 @@ def test_a_20_mb_answer_displays_in_at_most_2_mb_showing_its_beginning_and_where
     assert size(bundle) <= 2 * MB
     html = bundle["text/html"]
     assert "The answer begins here. AAAA" in html
-    assert f"run.answer holds all {len(huge_answer.answer):,}" in html
+    assert f"[the first {TEXT_LIMIT:,} of {len(huge_answer.answer):,} characters; run.answer holds all of them]" in html
     # the recording (about 140 MB of JSON) is not in the notebook, and the view says how to save it whole
     assert RECORDING_MIME not in bundle
     assert "run.recording.model_dump_json() saves it whole" in html
@@ -60,7 +60,7 @@ def test_a_5_mb_tool_result_displays_in_at_most_2_mb_and_run_context_holds_all_o
     assert size(bundle) <= 2 * MB
     html = bundle["text/html"]
     call = huge_tool_result.recording.exchanges[-1].step_id
-    assert "row-start BBBB" in html and f"run.context(&quot;{call}&quot;) holds all" in html
+    assert "row-start BBBB" in html and f"run.context(&quot;{call}&quot;) holds all of them" in html
     [result] = [p for p in huge_tool_result.context_pieces(call) if p.source_kind == "tool_result"]
     assert result.content == "row-start " + "B" * (5 * MB)
 
@@ -81,9 +81,9 @@ def test_a_small_run_keeps_its_recording_in_the_bundle_and_a_value_just_under_th
     value = "C" * TEXT_LIMIT
     run = Agent(provider=mock(reply=value)).run_sync("go")
     bundle = run._repr_mimebundle_()
-    assert RECORDING_MIME in bundle and value in bundle["text/html"] and "more characters" not in bundle["text/html"]
+    assert RECORDING_MIME in bundle and value in bundle["text/html"] and "[the first" not in bundle["text/html"]
     longer = Agent(provider=mock(reply=value + "D")).run_sync("go")._repr_mimebundle_()["text/html"]
-    assert value in longer and "1 more characters not drawn here; run.answer holds all" in longer
+    assert value in longer and f"[the first {TEXT_LIMIT:,} of {TEXT_LIMIT + 1:,} characters; run.answer" in longer
 
 
 def test_an_export_keeps_a_large_recording_whole(tmp_path: Path):

@@ -27,6 +27,7 @@ Role: engine layer; pure functions over text and plain data.
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from typing import Any
 
 #: What a lone surrogate becomes.
@@ -81,13 +82,14 @@ DIRECTION_CONTROLS = {
 }
 #: what each is drawn as: a direction control by its name in angle brackets, a control character
 #: (C0 but tab, newline and carriage return, and DEL) by its Unicode control picture (U+2400...)
-_MARKS = {
+MARKS = {
     **{ord(char): f"\u27e8{name}\u27e9" for char, name in DIRECTION_CONTROLS.items()},
     **{code: chr(0x2400 + code) for code in range(32) if chr(code) not in "\t\n\r"}, 0x7F: "\u2421",
 }
-_UNSEEN = re.compile("[" + "".join(re.escape(chr(code)) for code in _MARKS) + "]")
+_UNSEEN = re.compile("[" + "".join(re.escape(chr(code)) for code in MARKS) + "]")
 
 
-def visible(text: str) -> str:
-    """``text`` as a view draws it: each direction control and control character replaced by a visible mark."""
-    return text.translate(_MARKS) if _UNSEEN.search(text) else text
+def visible(text: str, marks: Mapping[int, str] = MARKS) -> str:
+    """``text`` as a view draws it: each direction control and control character replaced by its mark
+    (``marks``: by code point, what to draw instead; :data:`MARKS` unless a view draws them its own way)."""
+    return text.translate(marks) if _UNSEEN.search(text) else text

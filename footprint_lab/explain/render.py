@@ -29,7 +29,7 @@ def mimebundle(summary: str, text: str) -> dict[str, str]:
     fenced = plain.replace("```", "'''")
     return {
         "text/plain": plain,
-        "text/markdown": f"**{esc(summary)}**\n\n```\n{fenced}\n```",
+        "text/markdown": f"**{esc(summary, badges=False)}**\n\n```\n{fenced}\n```",
         "text/html": (f"<div class='footprint-explain'><p><strong>{esc(summary)}</strong></p>"
                       f"<pre>{esc(text, whole=whole)}</pre></div>"),
     }

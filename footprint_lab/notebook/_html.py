@@ -80,7 +80,7 @@ def to_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
     target.write_text(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
-        f"<title>{esc(title)}</title><style>{_PAGE_STYLE}</style></head><body>"
+        f"<title>{esc(title, badges=False)}</title><style>{_PAGE_STYLE}</style></head><body>"
         + "".join(page.parts) + scripts + "</body></html>\n",
         encoding="utf-8",
     )
