@@ -40,28 +40,20 @@ def everything_shown(fact: object, tmp_path: Path) -> str:
                       notebook.read_text(encoding="utf-8"), page.read_text(encoding="utf-8"), str(run.backtrack())])
 
 
-def test_a_file_under_the_working_directory_is_named_relative_to_it(tmp_path: Path, monkeypatch):
-    project = tmp_path / "home" / "dana" / "project"
-    project.mkdir(parents=True)
-    monkeypatch.chdir(project)
-    fact = declare(project / "agents")
-    assert fact.declared_at == "agents/declaring.py:3"
+@pytest.mark.parametrize(("cwd", "folder", "named"), [
+    ("home/dana/project", "home/dana/project/agents", "agents/declaring.py"),   # under it: relative to it
+    ("work", "home/dana/secret-client", "declaring.py"),                        # elsewhere: its name alone
+    ("home/dana/project", "home/dana/secret-client", "declaring.py"),           # beside it, above: the same
+])
+def test_the_declaring_file_is_named_relative_to_the_working_directory_or_by_its_name(
+        tmp_path: Path, monkeypatch, cwd, folder, named):
+    (tmp_path / cwd).mkdir(parents=True)
+    monkeypatch.chdir(tmp_path / cwd)
+    fact = declare(tmp_path / folder)
+    assert fact.declared_at == f"{named}:3"
     shown = everything_shown(fact, tmp_path)
-    assert "define_fact('plan') at agents/declaring.py:3" in shown
-    assert str(tmp_path) not in shown and "dana" not in shown
-
-
-@pytest.mark.parametrize("where", ["elsewhere", "above"])
-def test_a_file_outside_the_working_directory_is_named_by_its_file_name_alone(tmp_path: Path, monkeypatch, where):
-    home = tmp_path / "home" / "dana"
-    cwd = tmp_path / "work" if where == "elsewhere" else home / "project"
-    cwd.mkdir(parents=True)
-    monkeypatch.chdir(cwd)
-    fact = declare(home / "secret-client")
-    assert fact.declared_at == "declaring.py:3"
-    shown = everything_shown(fact, tmp_path)
-    assert "define_fact('plan') at declaring.py:3" in shown
-    assert "dana" not in shown and "secret-client" not in shown and str(tmp_path) not in shown
+    assert f"define_fact('plan') at {named}:3" in shown
+    assert str(tmp_path) not in shown and "dana" not in shown and "secret-client" not in shown
 
 
 def test_the_names_a_file_can_be_given(tmp_path: Path):
