@@ -5,16 +5,21 @@ a tool (``check_stock``: something to Stop), ``desk()`` is a two-member composit
 second member is the planted-fact refunds agent. ``explainer()`` is a scripted mock explainer
 for the Ask box that reads every id it cites from its tools' output. ``vault()`` shows a password
 in a tool result before a login call puts it under a covered key (a live event to recall).
+``hostile()`` is a Lab showing a notebook someone tampered with: the planted fact's id is script
+in an attribute's clothing, and the Ask box cites it.
 """
 
 from __future__ import annotations
 
 import asyncio
+import json
 import re
 from typing import Any
 
-from footprint_lab import Agent, Redaction, Sequence, ask_human, tool
-from footprint_lab.lab.scenarios import planted_fact_agent
+from footprint_lab import Agent, Lab, Redaction, Run, Sequence, ask_human, load_recording, tool
+from footprint_lab.explain.asking import Explanation
+from footprint_lab.lab import ask_box
+from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import LLMRequest, mock
 
 
@@ -86,3 +91,19 @@ def _explain(request: LLMRequest) -> object:
 def explainer() -> Any:
     """A mock explainer provider that knows no id of the run it is asked about."""
     return mock(respond=_explain)
+
+
+#: an id that runs script wherever it is written into an attribute unescaped, or drawn as markup
+PWNED = 'q1" onmouseover="window.__fl_pwned=1" x="<img src=x onerror="window.__fl_pwned=2">'
+
+
+def hostile() -> Lab:
+    """A Lab over a tampered recording whose planted fact is named :data:`PWNED`, its Ask box citing that id."""
+    saved = planted_fact_agent().run_sync(REFUND_REQUEST).recording.model_dump_json()
+    recording = load_recording(saved.replace("vip-override", json.dumps(PWNED)[1:-1]))
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
+    lab._ended(Run.from_recording(recording), "finished", "")
+    explanation = Explanation(question="Why was it approved?", answer=f"Because of [{PWNED}].", cited=[PWNED],
+                              unsupported=[], opened=[], run=None)
+    lab.ask_html = ask_box.answer_html(explanation, recording)
+    return lab

@@ -5,7 +5,9 @@ its config, data, runtime, settings and workspaces directories (and ``HOME``) in
 folder, so nothing touches the user's own. Extensions installed with Python (ipywidgets'
 manager, anywidget) are still found: they live under the interpreter's prefix, not in the
 data directory. Widget state is saved with the notebook (the manager's ``saveState``), as an
-analyst who shares notebooks would set it. ``stop_lab`` ends the server by its own process id.
+analyst who shares notebooks would set it, and notebooks draw every cell at once
+(``windowingMode: "none"``), so what a test waits for is in the page, not left for a
+scroll. ``stop_lab`` ends the server by its own process id.
 """
 
 from __future__ import annotations
@@ -51,6 +53,11 @@ def start_lab(base: Path, *, timeout: float = 120.0) -> LabServer:
     news.mkdir(parents=True, exist_ok=True)
     (news / "notification.jupyterlab-settings").write_text(
         json.dumps({"checkForUpdates": False, "fetchNews": "false"}), encoding="utf-8")
+    # Every cell drawn as the notebook opens: JupyterLab 4 otherwise attaches or renders a cell only
+    # as it scrolls into view, and a test would count outputs that are not there yet.
+    tracker = dirs["settings"] / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True, exist_ok=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}), encoding="utf-8")
     port = free_port()
     # The kernel imports the footprint_lab these tests import (a checkout on PYTHONPATH, or the installed one).
     import footprint_lab

@@ -1,22 +1,25 @@
 """Hostile strings pushed through every view as answers, tool results, fact data, ids and names: none is markup.
 
-Each view is parsed with the standard HTML parser; the only elements allowed are the ones the
-views write themselves, no attribute is an event handler, every link is an in-page anchor,
-and the plotly figure's texts hold no tag but the ones plotly's hover is given on purpose.
+Each view is parsed with the standard HTML parser (``markup_kit.assert_inert``): the only
+elements and attribute names are the ones the views write themselves, no attribute is an event
+handler, every link is an in-page anchor, and the plotly figure's texts hold no tag but the
+ones plotly's hover is given on purpose. ``test_hostile_values.py`` drives more variants.
 """
 
 from __future__ import annotations
 
 import re
-from html.parser import HTMLParser
 from typing import Any
 
 import pytest
+from markup_kit import assert_inert
 
 from footprint_lab import Agent, Conditional, InvalidRunInputError, Run, Sequence, define_tool
 from footprint_lab.context import define_fact
 from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
 from footprint_lab.providers import mock
+
+pytestmark = pytest.mark.usefixtures("without_plotlyjs")
 
 HOSTILE = [
     "<script>alert(1)</script>",
@@ -28,43 +31,6 @@ HOSTILE = [
     "<a href=\"javascript:alert(6)\">click</a>",
 ]
 JOINED = " | ".join(HOSTILE)
-#: every element the views write themselves
-ALLOWED = {"div", "style", "span", "b", "code", "pre", "details", "summary", "section", "h4", "h5", "p", "small",
-           "ol", "ul", "li", "a", "table", "tr", "td", "th", "script", "i", "mark", "noscript"}
-
-
-class _Collect(HTMLParser):
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.tags: list[tuple[str, list[tuple[str, str | None]]]] = []
-        self.scripts: list[str] = []
-        self._in_script = False
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        self.tags.append((tag, attrs))
-        self._in_script = tag == "script"
-
-    def handle_endtag(self, tag: str) -> None:
-        self._in_script = False
-
-    def handle_data(self, data: str) -> None:
-        if self._in_script:
-            self.scripts.append(data)
-
-
-def assert_inert(html: str, *, scripts_allowed: bool = False) -> None:
-    parser = _Collect()
-    parser.feed(html)
-    for tag, attrs in parser.tags:
-        assert tag in ALLOWED, tag
-        assert scripts_allowed or tag != "script"
-        for name, value in attrs:
-            assert not name.startswith("on"), name
-            if name == "href":
-                assert value is not None and value.startswith("#"), value
-            assert "javascript:" not in (value or "").replace(" ", "").lower() or name.startswith("data-fl"), value
-    for script in parser.scripts:  # the figure only, whose JSON escapes every '<'
-        assert "newPlot" in script and "<" not in script
 
 
 def hostile_agent(name: str = JOINED[:60]) -> Agent:
@@ -74,14 +40,6 @@ def hostile_agent(name: str = JOINED[:60]) -> Agent:
         system=f"System {HOSTILE[0]}", tools=[tool], name=name,
         context=[define_fact(id="planted", data=JOINED), define_fact(id="other", data={"k": HOSTILE[1]})],
     )
-
-
-@pytest.fixture(autouse=True)
-def without_plotlyjs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Leave plotly.js (the package's own code, 4.8 MB) out of the pages parsed here."""
-    from footprint_lab.lab.views import tree
-
-    monkeypatch.setattr(tree, "_plotlyjs_sent", True)
 
 
 @pytest.fixture

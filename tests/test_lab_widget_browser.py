@@ -19,7 +19,7 @@ from typing import Any
 import nbformat
 import pytest
 from browser_kit import chromium, keep_evidence
-from lab_kit import VAULT_PASSWORD
+from lab_kit import PWNED, VAULT_PASSWORD
 from lab_server import LabServer
 
 pytestmark = pytest.mark.browser
@@ -30,7 +30,7 @@ import sys
 sys.path.insert(0, {str(TESTS)!r})
 from footprint_lab import Lab
 from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
-from lab_kit import approvals, desk, explainer, stock, vault
+from lab_kit import approvals, desk, explainer, hostile, stock, vault
 """
 CELLS = {
     "setup": SETUP,
@@ -42,6 +42,7 @@ CELLS = {
     "composition": "desk_lab = Lab(desk(), message=REFUND_REQUEST)\ndesk_lab",
     "asking": "ask_lab = Lab(planted_fact_agent(), message=REFUND_REQUEST, explainer=explainer())\nask_lab",
     "recall": 'vault_lab = Lab(vault(), message="Log me in.")\nvault_lab',
+    "hostile": "hostile_lab = hostile()\nhostile_lab",
 }
 ORDER = list(CELLS)
 
@@ -79,7 +80,11 @@ def evidence(page: Any, console: list[str], name: str) -> Iterator[None]:
 
 
 def widget(page: Any, name: str) -> Any:
-    return page.locator(".jp-Cell").nth(ORDER.index(name)).locator(".fl-lab")
+    """The widget of cell ``name``, drawn and scrolled into view."""
+    lab = page.locator(".jp-Cell").nth(ORDER.index(name)).locator(".fl-lab")
+    lab.wait_for(timeout=60_000)
+    lab.scroll_into_view_if_needed()
+    return lab
 
 
 def press_run(lab: Any, status: str) -> None:
@@ -257,3 +262,26 @@ def test_a_value_covered_late_disappears_from_the_live_steps(notebook):
                                arg=[steps.element_handle(), VAULT_PASSWORD], timeout=10_000)
         assert "[redacted:password]" in steps.text_content()
         assert VAULT_PASSWORD not in lab.text_content()
+
+
+def test_a_hostile_id_in_the_answer_the_panel_and_the_ask_box_is_text_and_a_click_opens_its_piece(notebook):
+    page, console, _ = notebook
+    lab = widget(page, "hostile")
+    with evidence(page, console, "lab-hostile"):
+        chip = lab.locator(".fl-ask-text [data-fl-cite]")
+        chip.wait_for()
+        assert chip.evaluate("(element, id) => element.dataset.flCite === id", PWNED)   # the id, exactly
+        assert PWNED in chip.inner_text()                                                # and shown as text
+        rows = lab.locator(".fl-answer-view details[data-fl-piece] > summary")
+        for at in range(rows.count()):
+            rows.nth(at).hover()
+        chip.hover()
+        chip.click()   # the kernel opens the piece the id names, in the call that read it
+        opened = lab.locator(".fl-panel details.fl-piece[open]")
+        opened.wait_for()
+        assert opened.evaluate("(element, id) => element.dataset.flPiece === id", PWNED)
+        opened.locator("summary").hover()
+        assert page.evaluate("() => window.__fl_pwned") is None                           # no script ran
+        assert lab.locator("img").count() == 0                                            # no element came from it
+        lab.locator(".fl-ask-answer").scroll_into_view_if_needed()
+        keep_evidence(page, "lab_hostile_id", console)  # the screenshot, for a person to look at

@@ -39,9 +39,15 @@ def test_an_untrusted_notebook_shows_its_views_and_cards_in_their_colours(lab_se
             shown = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)", has_text="A wrong answer, displayed")
             answer = shown.locator(".jp-OutputArea-output .fl-answer").first
             answer.wait_for(timeout=90_000)
+            # every view drawn (the server draws every cell at once; each is also scrolled to, and waited for)
+            views = shown.locator(".jp-OutputArea-output .fl-view")
+            page.wait_for_function("(panel) => panel.querySelectorAll('.jp-OutputArea-output .fl-view').length >= 3",
+                                   arg=shown.element_handle(), timeout=60_000)
+            for at in range(views.count()):
+                views.nth(at).scroll_into_view_if_needed()
+                views.nth(at).wait_for(state="visible")
             # the sanitizer ran: no output kept its style sheet
             assert shown.locator(".jp-OutputArea-output style").count() == 0
-            assert shown.locator(".jp-OutputArea-output .fl-view").count() >= 3
 
             def computed(locator, prop: str) -> str:
                 return locator.evaluate(f"(element) => getComputedStyle(element)['{prop}']")

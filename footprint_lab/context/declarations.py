@@ -3,7 +3,9 @@
 Rule kept here: an injection is a declared thing with a unique ``id``, a slot, a trigger and a
 cache hint, checked the moment it is declared (refused by name, with the fix, before any run),
 and remembered with where it was declared (the caller's file and line), so the recording can
-say where every piece of context was born.
+say where every piece of context was born: the file relative to the working directory (a
+notebook's folder) or by its name alone, never by an absolute path that would carry a home
+folder into every notebook the recording is shared in.
 
 One primitive, injection = slot x trigger x cache, in six kinds:
 
@@ -32,10 +34,12 @@ Role: context layer. Refusals raised here: :class:`ContextDeclarationError`,
 from __future__ import annotations
 
 import json
+import os
 import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any, cast
 
 from footprint_lab.context.retrieval import BM25Scorer, Chunk, RetrievalIndex, chunk_corpus
@@ -167,22 +171,44 @@ def _call_site() -> str | None:
 
     In a notebook the "file" is a kernel's temporary cell file; it is named the way IPython
     names it in tracebacks (``In[4]:12``), which is what the analyst can find on the page.
+    Any other file is named as :func:`declared_in` says, never by its absolute path.
     """
     frame = sys._getframe(1)
     while frame is not None and frame.f_globals.get("__name__", "").startswith("footprint_lab.context"):
         frame = frame.f_back  # type: ignore[assignment]
     if frame is None:
         return None
-    return f"{_cell_name(frame.f_code.co_filename)}:{frame.f_lineno}"
+    filename = frame.f_code.co_filename
+    return f"{_cell_name(filename) or declared_in(filename)}:{frame.f_lineno}"
 
 
-def _cell_name(filename: str) -> str:
+def _cell_name(filename: str) -> str | None:
     shell_module = sys.modules.get("IPython")
     if shell_module is None:
-        return filename
+        return None
     shell = shell_module.get_ipython()
     label = getattr(getattr(shell, "compile", None), "format_code_name", lambda _name: None)(filename)
-    return label[1] if label else filename
+    return label[1] if label else None
+
+
+def declared_in(filename: str, folder: str | None = None) -> str:
+    """A declaring file as the recording names it: relative to ``folder`` (the working directory, which
+    in a kernel is the notebook's folder) when it is under it, otherwise its name alone.
+
+    The record travels with every notebook and bundle it is shown in, so it never holds an absolute
+    path (a home folder, a user name, a checkout's location). A name Python gives code that has no
+    file (``<stdin>``, ``<string>``) is kept as it is.
+    """
+    if filename.startswith("<") and filename.endswith(">"):
+        return filename
+    base = Path(folder if folder is not None else os.getcwd())
+    path = Path(filename) if Path(filename).is_absolute() else base / filename
+    for resolve in (os.path.abspath, os.path.realpath):
+        try:
+            return Path(resolve(path)).relative_to(resolve(base)).as_posix()
+        except ValueError:
+            continue
+    return path.name
 
 
 def _check_id(declaration: str, value: Any) -> str:

@@ -1,4 +1,4 @@
-"""Text that can be saved: no lone surrogates in any evidence.
+"""Text that can be saved and shown: no lone surrogate in any evidence, no unseen control in any view.
 
 Defect closed: a Python string can hold a lone surrogate (``"\\udcff"``, what bytes decoded
 with ``errors="surrogateescape"`` leave behind). It is no character: it cannot be written as
@@ -15,11 +15,19 @@ The rule, at each boundary where text enters a run:
   the character it encodes, and the model and the record get the same text, so the evidence
   stays true to what the model saw.
 
+A second rule, for what a view draws: a Unicode direction control (an override such as
+U+202E, an isolate, a mark such as U+200F) changes how the text after it is drawn without
+being seen itself, so a piece could show its words reversed; a control character (NUL, ESC)
+is not drawn at all. :func:`visible` shows each as a mark one can read (``⟨RLO⟩``, ``␀``); the
+evidence itself keeps the text as it arrived.
+
 Role: engine layer; pure functions over text and plain data.
 """
 
 from __future__ import annotations
 
+import re
+from collections.abc import Mapping
 from typing import Any
 
 #: What a lone surrogate becomes.
@@ -64,3 +72,24 @@ def sound(value: Any) -> Any:
     if isinstance(value, tuple):
         return tuple(sound(item) for item in value)
     return value
+
+
+#: The direction controls a view draws as a named mark: the embeddings and overrides
+#: (U+202A-U+202E), the isolates (U+2066-U+2069) and the invisible marks (U+200E, U+200F, U+061C).
+DIRECTION_CONTROLS = {
+    "\u061c": "ALM", "\u200e": "LRM", "\u200f": "RLM", "\u202a": "LRE", "\u202b": "RLE", "\u202c": "PDF",
+    "\u202d": "LRO", "\u202e": "RLO", "\u2066": "LRI", "\u2067": "RLI", "\u2068": "FSI", "\u2069": "PDI",
+}
+#: what each is drawn as: a direction control by its name in angle brackets, a control character
+#: (C0 but tab, newline and carriage return, and DEL) by its Unicode control picture (U+2400...)
+MARKS = {
+    **{ord(char): f"\u27e8{name}\u27e9" for char, name in DIRECTION_CONTROLS.items()},
+    **{code: chr(0x2400 + code) for code in range(32) if chr(code) not in "\t\n\r"}, 0x7F: "\u2421",
+}
+_UNSEEN = re.compile("[" + "".join(re.escape(chr(code)) for code in MARKS) + "]")
+
+
+def visible(text: str, marks: Mapping[int, str] = MARKS) -> str:
+    """``text`` as a view draws it: each direction control and control character replaced by its mark
+    (``marks``: by code point, what to draw instead; :data:`MARKS` unless a view draws them its own way)."""
+    return text.translate(marks) if _UNSEEN.search(text) else text

@@ -2,15 +2,18 @@
 
 Rule kept here: an explanation's text is built once, by the explanation; the notebook forms
 (``text/markdown``, ``text/html``) only wrap it. Everything in it may come from a model, a
-tool, a user or a document, so the HTML form escapes all of it and carries no script.
+tool, a user or a document, so every form draws it through the engine's one door for values
+(:mod:`footprint_lab.engine.markup`: bounded, invisible controls shown, escaped in the HTML),
+and the HTML carries no script. ``str(explanation)`` keeps the whole text.
 
 Role: explain layer.
 """
 
 from __future__ import annotations
 
-import html
 from typing import Any
+
+from footprint_lab.engine.markup import esc, shown
 
 
 def shorten(text: str, limit: int = 96) -> str:
@@ -21,12 +24,14 @@ def shorten(text: str, limit: int = 96) -> str:
 
 def mimebundle(summary: str, text: str) -> dict[str, str]:
     """The display forms of an explanation whose full text is ``text``."""
-    fenced = text.replace("```", "'''")
+    whole = "str() of this object"
+    plain = shown(text, whole=whole)
+    fenced = plain.replace("```", "'''")
     return {
-        "text/plain": text,
-        "text/markdown": f"**{summary}**\n\n```\n{fenced}\n```",
-        "text/html": (f"<div class='footprint-explain'><p><strong>{html.escape(summary)}</strong></p>"
-                      f"<pre>{html.escape(text)}</pre></div>"),
+        "text/plain": plain,
+        "text/markdown": f"**{esc(summary, badges=False)}**\n\n```\n{fenced}\n```",
+        "text/html": (f"<div class='footprint-explain'><p><strong>{esc(summary)}</strong></p>"
+                      f"<pre>{esc(text, whole=whole)}</pre></div>"),
     }
 
 

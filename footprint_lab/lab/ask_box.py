@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from footprint_lab.explain.asking import BRACKETED as _BRACKETED
 from footprint_lab.explain.index import RecordingIndex
+from footprint_lab.lab.views.page import attr
 from footprint_lab.lab.views.page import esc as text
 
 if TYPE_CHECKING:
@@ -52,7 +53,7 @@ def _chip(recording: Recording, cited: str) -> str:
     opens = target(recording, cited)
     if opens is None:
         return f'<code class="fl-ask-cited" title="cited, shown by a view">{text(cited)}</code>'
-    return (f'<button type="button" class="fl-ask-cited fl-ask-open" data-fl-cite="{text(cited)}" '
+    return (f'<button type="button" class="fl-ask-cited fl-ask-open" data-fl-cite="{attr(cited)}" '
             f'title="open this {opens[0]}">{text(cited)}</button>')
 
 
@@ -91,7 +92,7 @@ def answer_html(explanation: Explanation, recording: Recording) -> str:
     opened = ", ".join(explanation.opened) or "none"
     rows.append(f'<div class="fl-ask-ids fl-dim">Views opened: {text(opened)} · '
                 "<code>lab.explanation</code> holds the explainer's own run</div>")
-    return (f'<div class="fl-ask-answer" data-fl-ask-status="{text(explanation.status)}">'
+    return (f'<div class="fl-ask-answer" data-fl-ask-status="{attr(explanation.status)}">'
             f'<div class="fl-ask-q">Q: {text(explanation.question)}</div>{body}{"".join(rows)}</div>')
 
 

@@ -3,16 +3,16 @@
 A card shows the error's class and ``code``, its teaching message, the typed evidence it
 carries (``fields``), and one line that tells the truth about what happened: a refusal says
 nothing ran; a run failure says the run had started (steps ran, calls may have been
-charged) and where what was done is kept. Every value is HTML-escaped, and a field that is
-not a plain value (a checkpoint, the error that caused this one) is shown by its shape,
+charged) and where what was done is kept. Every value is drawn through the engine's one
+door for values (``engine.markup.esc``: escaped, bounded, invisible controls shown), and a
+field that is not a plain value (a checkpoint, the error that caused this one) is shown by its shape,
 never its contents: an error never quotes the caller's data, so the card cannot either.
 A new error class gets its card for free.
 """
 
 from __future__ import annotations
 
-from html import escape
-
+from footprint_lab.engine.markup import esc
 from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure, describe_shape
 
 _STYLE = (
@@ -42,7 +42,7 @@ _FAILED = ("The run had started when this happened: steps before it ran and call
 def error_card_html(error: CodedError) -> str:
     """The card for one refusal or run failure, as a self-contained HTML fragment (no JavaScript)."""
     rows = "".join(
-        f"<tr><td>{escape(name)}</td><td><code>{escape(_shown(value))}</code></td></tr>"
+        f"<tr><td>{esc(name)}</td><td><code>{esc(_shown(value))}</code></td></tr>"
         for name, value in error.evidence().items()
     )
     evidence = f"<table>{rows}</table>" if rows else ""
@@ -50,9 +50,9 @@ def error_card_html(error: CodedError) -> str:
     box = _BOX.format(edge="#cf222e", fill="#fff8f8") if refused else _BOX.format(edge="#bc4c00", fill="#fff8f0")
     return (
         f'{_STYLE}<div class="fl-card{"" if refused else " fl-failed"}" role="alert" style="{box}">'
-        f"<h4>{'Refused' if refused else 'Failed while running'}: {escape(type(error).__name__)} "
-        f'<span class="fl-code" style="{_CODE}">{escape(error.code)}</span></h4>'
-        f"<p>{escape(str(error))}</p>{evidence}"
+        f"<h4>{'Refused' if refused else 'Failed while running'}: {esc(type(error).__name__)} "
+        f'<span class="fl-code" style="{_CODE}">{esc(error.code)}</span></h4>'
+        f"<p>{esc(str(error))}</p>{evidence}"
         f"<p><small>{_REFUSED if refused else _FAILED}</small></p>"
         "</div>"
     )

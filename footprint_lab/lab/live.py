@@ -14,6 +14,9 @@ Rows go out in batches: at once when the last batch left more than ``interval`` 
 otherwise on a timer that fires within ``interval`` (so no row waits longer than that plus
 whatever the run itself holds the event loop for). Only the last ``keep`` rows are sent, so
 the widget's saved state stays small however long the run; the rows dropped are counted.
+A row's texts go out as a view draws any value (``engine.markup.shown``): each at most
+``DETAIL_LIMIT`` characters, every direction control or control character shown as a mark
+(the browser writes them as text, never as markup).
 
 Role: lab layer; fed by ``on_event=`` of any runner, drained by :mod:`footprint_lab.lab.widget`.
 """
@@ -26,6 +29,7 @@ from collections.abc import Callable
 from time import perf_counter
 from typing import Any
 
+from footprint_lab.engine.markup import shown
 from footprint_lab.explain.render import shorten
 
 #: the events drawn; anything else (reads, writes, commits) only costs a dict lookup
@@ -179,8 +183,14 @@ class LiveSteps:
         self._dirty = False
         self._last = perf_counter()
         hidden = max(0, len(self.rows) - self.keep)
-        self._publish([dict(row) for row in self.rows[hidden:]], hidden)
+        self._publish([_drawn(row) for row in self.rows[hidden:]], hidden)
 
     def close(self) -> None:
         """Send the last batch now and stop the timer."""
         self.flush()
+
+
+def _drawn(row: dict[str, Any]) -> dict[str, Any]:
+    """A fresh copy of ``row`` with its texts as a view draws them."""
+    return {**row, **{key: shown(row[key], limit=DETAIL_LIMIT, whole="lab.run.events")
+                      for key in ("id", "label", "detail")}}

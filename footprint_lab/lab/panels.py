@@ -1,10 +1,11 @@
 """The Lab widget's detail panels: one LLM call's slots, one piece's custody, reruns and verdicts.
 
 Rule kept here: a panel is a pure function of a recording (and of the explain objects built
-from it), every value from a model, tool, user or document is HTML-escaped, and no panel
-carries JavaScript. What is clickable carries the same ``data-fl-*`` attributes the answer
-view uses (``data-fl-call``, ``data-fl-piece`` + ``data-fl-slot``, ``data-fl-action``), so
-the widget's one click handler serves them all.
+from it), every value from a model, tool, user or document is drawn through the views' doors
+(``esc`` for text, ``attr`` for an attribute's value), and no panel carries JavaScript.
+What is clickable carries the same ``data-fl-*`` attributes the answer view uses
+(``data-fl-call``, ``data-fl-piece`` + ``data-fl-slot``, ``data-fl-action``), so the
+widget's one click handler serves them all.
 
 Role: lab layer, used by :mod:`footprint_lab.lab.widget`; the answer view itself comes from
 :mod:`footprint_lab.lab.views`.
@@ -14,8 +15,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine.markup import shown
 from footprint_lab.explain.index import RecordingIndex
 from footprint_lab.explain.sources import describe_source, removal_id
+from footprint_lab.lab.views.page import attr
 from footprint_lab.lab.views.page import esc as text
 
 if TYPE_CHECKING:
@@ -52,8 +55,8 @@ VIEW_BUDGET = 200_000
 
 def action(name: str, label: str, source: str | None = None) -> str:
     """A button the widget's click handler turns into ``{do: "click", action: name, source: ...}``."""
-    extra = f' data-fl-source="{text(source)}"' if source is not None else ""
-    return f'<button class="fl-act" data-fl-action="{text(name)}"{extra}>{text(label)}</button>'
+    extra = f' data-fl-source="{attr(source)}"' if source is not None else ""
+    return f'<button class="fl-act" data-fl-action="{attr(name)}"{extra}>{text(label)}</button>'
 
 
 def find_recording(recording: Recording, *, step_id: str | None = None, path: str | None = None) -> Recording | None:
@@ -88,9 +91,9 @@ def call_panel(root: Recording, call: str, *, chosen: tuple[str, str] | None = N
     view = slots_view(home, exchange, left_out=True, keep=chosen)
     if chosen is not None:
         slot, piece = chosen
-        hook = f'data-fl-piece="{text(piece)}" data-fl-slot="{text(slot)}"'
+        hook = f'data-fl-piece="{attr(piece)}" data-fl-slot="{attr(slot)}"'
         view = view.replace(f"{hook}>", f"{hook} open>", 1)
-    return (f'{STYLE}<div class="fl-call-panel" data-fl-call="{text(call)}">{view}<div class="fl-p fl-actions">'
+    return (f'{STYLE}<div class="fl-call-panel" data-fl-call="{attr(call)}">{view}<div class="fl-p fl-actions">'
             + action("dropped", "Find dropped context (restore each left-out piece)") + "</div></div>")
 
 
@@ -175,10 +178,11 @@ def tree_data(recording: Recording) -> dict[str, Any]:
     for node in tree.nodes:
         edge = into.get(node.path)
         name = node.name or node.runner_id or (node.path.rpartition("/")[2] or "run")
+        # the path names the member the widget asks for (kept as it is); the texts are drawn as any value
         nodes.append({
             "path": node.path, "parent": node.parent, "depth": node.depth, "status": node.status,
-            "label": f"{name} ({node.kind})", "preview": node.answer_preview,
-            "edge": f"{edge.rule}: {edge.chosen}" if edge is not None and edge.rule else "",
+            "label": shown(f"{name} ({node.kind})"), "preview": shown(node.answer_preview),
+            "edge": shown(f"{edge.rule}: {edge.chosen}") if edge is not None and edge.rule else "",
         })
     return {"nodes": nodes}
 

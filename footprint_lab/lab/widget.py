@@ -33,6 +33,7 @@ from typing import Any, ClassVar
 import anywidget
 import traitlets
 
+from footprint_lab.engine.markup import shown
 from footprint_lab.engine.refusal import CodedError, Refusal
 from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
@@ -78,7 +79,7 @@ class Lab(anywidget.AnyWidget):
         who = check_lab(runner, identity, message)
         explaining = check_explainer(explainer)
         name = getattr(runner, "name", None) or getattr(runner, "id", None) or type(runner).__name__
-        super().__init__(title=f"Lab · {name} ({getattr(runner, 'kind', 'runner')})", message=message or "",
+        super().__init__(title=shown(f"Lab · {name} ({getattr(runner, 'kind', 'runner')})"), message=message or "",
                          identity=who, ask_hint="" if explaining is not None else ask_box.HINT)
         self.runner = runner
         #: the Ask box's provider (``None``: the box says how to enable it)
@@ -147,6 +148,10 @@ class Lab(anywidget.AnyWidget):
         if self._in_flight() or run is None or not run.paused:
             return
         answer = content.get("answer")
+        choices = (run.recording.meta.get("pause") or {}).get("choices") or []
+        picked = content.get("choice")
+        if isinstance(picked, int) and not isinstance(picked, bool) and 0 <= picked < len(choices):
+            answer = choices[picked]  # the choice itself, not the text its button shows
         checkpoint = run.checkpoint
         self._continued_from = checkpoint
         runner = self.runner
@@ -273,9 +278,11 @@ class Lab(anywidget.AnyWidget):
         recording = run.recording
         if run.paused:
             pause = recording.meta.get("pause") or {}
-            # the question as the run's policy records it: widget state is saved with the notebook
-            self.question = {"text": run.masked(run.question or ""), "choices": list(pause.get("choices") or []),
-                             "tool": pause.get("tool_name", "")}
+            # the question as the run's policy records it (widget state is saved with the notebook), drawn as
+            # every value is; a choice's button sends back its place in the list, so it answers with the choice itself
+            self.question = {"text": shown(run.masked(run.question or ""), whole="lab.run.question"),
+                             "choices": [shown(choice) for choice in pause.get("choices") or []],
+                             "tool": shown(pause.get("tool_name", ""))}
         self.tree = panels.tree_data(recording)
         self.answer_html = panels.answer_html(recording)
         self.status = status

@@ -16,10 +16,10 @@ from __future__ import annotations
 
 import json
 import os
-from html import escape
 from pathlib import Path
 from typing import Any
 
+from footprint_lab.engine.markup import esc
 from footprint_lab.engine.recording import Annotation, Recording
 from footprint_lab.engine.redaction import Redaction
 from footprint_lab.engine.refusal import describe_shape
@@ -76,8 +76,10 @@ def _run_cells(run: Any, number: int) -> list[dict[str, Any]]:
     runner = recording.runner
     who = runner.name or runner.id or runner.kind
     notes = recording.annotations
-    cells = [_markdown(f"## {number}. {_md(who)} · <code>{escape(recording.run_id)}</code> · {_md(recording.status)}")]
-    cells.append(_display("the run: its answer view (the recording rides in this output)", run_bundle(recording)))
+    run_id = esc(recording.run_id, badges=False)
+    cells = [_markdown(f"## {number}. {_md(who)} · <code>{run_id}</code> · {_md(recording.status)}")]
+    cells.append(_display("the run: its answer view (the recording rides in this output, whatever its size)",
+                          run_bundle(recording, budget=None)))
     cells.extend(_note_cells([n for n in notes if n.target == "answer"]))
     if recording.children:
         cells.append(_display("run.tree()", _tree_bundle(run.tree())))
@@ -102,14 +104,14 @@ def _note_cells(notes: list[Annotation]) -> list[dict[str, Any]]:
     cells = []
     for note in notes:
         tag = f" *({_md(note.tag)})*" if note.tag else ""
-        target = "the answer" if note.target == "answer" else f"<code>{escape(note.target)}</code>"
+        target = "the answer" if note.target == "answer" else f"<code>{esc(note.target, badges=False)}</code>"
         cells.append(_markdown(f"> **Note on {target}**{tag}: {_md(note.text)}"))
     return cells
 
 
 def _md(text: str) -> str:
-    """Text for a markdown cell: HTML-escaped, and markdown's own markers neutralised."""
-    escaped = escape(text, quote=True)
+    """Text for a markdown cell: drawn as every value is (``engine.markup.esc``), markdown's own markers neutralised."""
+    escaped = esc(text, badges=False)  # its markers are escaped next: no element may be written
     for marker in ("\\", "`", "*", "_", "[", "]", "#", "|"):
         escaped = escaped.replace(marker, "\\" + marker)
     return escaped.replace("\n", " ")

@@ -14,6 +14,10 @@ What is drawn, and from what:
   CSS properties, no ``<style>`` or ``<script>`` blocks, links only to http, https and mailto);
   text is escaped; images are inlined.
 
+Every value from the file (a cell's source, a stream, a title, an image) is written through
+the engine's one door for values (:mod:`footprint_lab.engine.markup`: escaped, quotes
+included, at most a bounded amount of each, invisible controls shown as marks).
+
 Role: lab layer (``footprint_lab.notebook``); needs the notebook extra (nbconvert's bleach and mistune).
 """
 
@@ -25,14 +29,16 @@ import json
 import os
 import re
 import secrets
-from html import escape
 from pathlib import Path
 from typing import Any
 
+from footprint_lab.engine.markup import attr, esc
 from footprint_lab.engine.recording import RECORDING_MIME, Recording
 from footprint_lab.notebook._read import as_path, check_recording, output_path, read_notebook, write_text
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
+#: where all of a value the page draws only the beginning of is
+_WHOLE = "the notebook file"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _INERT_BLOCKS = re.compile(r"<(script|style|template|iframe|object)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 _TAGS = frozenset({
@@ -79,7 +85,7 @@ def to_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
     write_text(
         "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
         f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
-        f"<title>{escape(title)}</title><style>{_PAGE_STYLE}</style></head><body>"
+        f"<title>{esc(title, badges=False)}</title><style>{_PAGE_STYLE}</style></head><body>"
         + "".join(page.parts) + scripts + "</body></html>\n",
         target, "out",
     )
@@ -116,7 +122,7 @@ class _Page:
             return
         shown = [f'<div class="fl-cell" id="cell-{index}">']
         if source.strip():
-            shown.append(f'<pre class="fl-source">{escape(source)}</pre>')
+            shown.append(f'<pre class="fl-source">{esc(source, whole=_WHOLE)}</pre>')
         for number, output in enumerate(cell.get("outputs") or []):
             if isinstance(output, dict):
                 shown.append(f'<div class="fl-output">{self.output(index, number, output)}</div>')
@@ -126,10 +132,10 @@ class _Page:
     def output(self, cell: int, number: int, output: dict[str, Any]) -> str:
         kind = output.get("output_type")
         if kind == "stream":
-            return f"<pre>{escape(_ANSI.sub('', _text(output.get('text', ''))))}</pre>"
+            return f"<pre>{esc(_ANSI.sub('', _text(output.get('text', ''))), whole=_WHOLE)}</pre>"
         if kind == "error":
             trace = "\n".join(_text(line) for line in output.get("traceback") or [])
-            return f'<pre class="fl-error">{escape(_ANSI.sub("", trace))}</pre>'
+            return f'<pre class="fl-error">{esc(_ANSI.sub("", trace), whole=_WHOLE)}</pre>'
         data = output.get("data")
         if not isinstance(data, dict):
             return ""
@@ -154,7 +160,7 @@ def _recording(cell: int, number: int, value: Any) -> str:
     if not isinstance(checked, Recording):
         field, problem = checked.field, checked.problem
         return (f'<p class="fl-skipped">cell {cell}, output {number}: recording not shown, field '
-                f"<code>{escape(field)}</code> {escape(problem)}</p>")
+                f"<code>{esc(field)}</code> {esc(problem)}</p>")
     from footprint_lab.lab.views import answer_view
 
     return answer_view(checked)
@@ -172,7 +178,7 @@ def _static(data: dict[str, Any]) -> str:
     if isinstance(data.get("text/markdown"), str | list):
         return _markdown(_text(data["text/markdown"]))
     if "text/plain" in data:
-        return f"<pre>{escape(_ANSI.sub('', _text(data['text/plain'])))}</pre>"
+        return f"<pre>{esc(_ANSI.sub('', _text(data['text/plain'])), whole=_WHOLE)}</pre>"
     return ""
 
 
@@ -186,7 +192,7 @@ def _image(mime: str, value: Any) -> str:
             base64.b64decode(raw, validate=True)
         except (binascii.Error, ValueError):
             return ""
-    return f'<img alt="" src="data:{mime};base64,{raw}">'
+    return f'<img alt="" src="{attr(f"data:{mime};base64,{raw}", limit=None)}">'
 
 
 def _markdown(source: str) -> str:

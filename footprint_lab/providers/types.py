@@ -9,7 +9,9 @@ on tool turns. Each wire adapter translates that shape to its own format and bac
 
 from __future__ import annotations
 
+import hashlib
 import json
+import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
@@ -25,6 +27,32 @@ class ToolCall(NamedTuple):
     id: str
     name: str
     args: dict[str, Any]
+
+
+#: What a tool call's id is as a run keeps it: a short token of letters, digits and ``_ . : -``.
+#: Every id the hosted wires issue is one (``call_...``, ``toolu_...``, ``functions.name:0``).
+PLAIN_CALL_ID = re.compile(r"[A-Za-z0-9_.:-]{1,64}")
+
+
+def plain_call_id(raw: Any) -> str:
+    """A provider's tool-call id as the run records and sends it back: unchanged when it is a plain
+    token (:data:`PLAIN_CALL_ID`), otherwise ``call_`` and 16 hex digits of its SHA-256.
+
+    The id becomes the source id of the tool's result, shown and linked in every view, and the
+    provider is sent it again with the result. One that is not a plain token (quotes, markup,
+    spaces, a direction control, a megabyte) is replaced where it enters, before the run writes
+    it anywhere, so it can carry nothing into a view, an attribute, a click or a file. The
+    replacement is a function of the id alone: the same id gives the same token on every
+    provider and rerun, distinct ids distinct tokens (but for a 64-bit chance), a plain token
+    itself (a replayed recording keeps its ids). The run sends the model the replacement in
+    the assistant turn and the tool result alike, so the conversation the record holds is the
+    one the model saw; the id as the wire sent it stays in the exchange's ``wire`` record
+    (real providers).
+    """
+    text = raw if isinstance(raw, str) else str(raw)
+    if PLAIN_CALL_ID.fullmatch(text):
+        return text
+    return "call_" + hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
 class TokenChoice(NamedTuple):
@@ -169,12 +197,14 @@ class LLMResponse:
 
     def made_sound(self) -> LLMResponse:
         """This response with every lone surrogate in its text and tool calls made U+FFFD
-        (:mod:`footprint_lab.engine.unicode`): what the run goes on with is what can be saved.
+        (:mod:`footprint_lab.engine.unicode`), and every tool call's id a plain token
+        (:func:`plain_call_id`): what the run goes on with is what can be saved and shown.
         (The HTTP wires make what they decode sound as they decode it, ``wire`` included.)"""
         if self.content is not None:
             self.content = sound_text(self.content)
         if self.tool_calls:
-            self.tool_calls = [ToolCall(*sound(tuple(call))) for call in self.tool_calls]
+            self.tool_calls = [ToolCall(plain_call_id(call.id), *sound((call.name, call.args)))
+                               for call in self.tool_calls]
         return self
 
 

@@ -3,7 +3,9 @@
 // Rule kept here: the browser holds no logic an explanation needs. It draws the state the
 // kernel syncs (status, live steps, question, refusal card, answer view, tree, detail panel)
 // and sends back what the analyst did ({do: ...} messages). Text from a run is written with
-// textContent; HTML fields arrive already escaped by the kernel's views.
+// textContent; HTML fields arrive already escaped by the kernel's views. What a click names
+// is read from the clicked element's dataset only, and found again by comparing datasets:
+// no selector or markup is ever built from a value.
 
 const CLICKABLE = "[data-fl-action],[data-fl-piece],[data-fl-call],[data-fl-answer],[data-fl-member]";
 const STATUS_TEXT = {
@@ -101,8 +103,8 @@ function askBox(model, send, answer) {
     event.stopPropagation();
     const id = chip.dataset.flCite;
     send({ do: "cite", id });
-    const quoted = CSS.escape(id);
-    for (const found of answer.querySelectorAll(`[data-fl-piece="${quoted}"],[data-fl-call="${quoted}"]`)) {
+    for (const found of answer.querySelectorAll("[data-fl-piece],[data-fl-call]")) {
+      if (found.dataset.flPiece !== id && found.dataset.flCall !== id) continue;
       found.classList.add("fl-ask-lit");
       setTimeout(() => found.classList.remove("fl-ask-lit"), 2500);
     }
@@ -194,7 +196,7 @@ function render({ model, el }) {
     send({
       do: "click", action: data.flAction ?? null, source: data.flSource ?? null, piece: data.flPiece ?? null,
       slot: data.flSlot ?? null, call: data.flCall ?? (within ? within.dataset.flCall : null),
-      answer: data.flAnswer !== undefined, member: data.flMember ?? target.getAttribute("data-fl-member"),
+      answer: data.flAnswer !== undefined, member: data.flMember ?? null,
       in_panel: Boolean(target.closest(".fl-panel")),
     });
   });
@@ -209,11 +211,12 @@ function render({ model, el }) {
     const box = node("input", { type: "text", cls: "fl-pause-answer", placeholder: "your answer", "aria-label": "answer" });
     const answerWith = (text) => send({ do: "answer", answer: text });
     const buttons = node("div", { cls: "fl-buttons" });
-    for (const choice of question.choices || []) {
+    // a choice answers by its place in the list: the kernel sends it the choice itself (its button shows it as drawn)
+    (question.choices || []).forEach((choice, index) => {
       const button = node("button", { cls: "fl-btn fl-choice", text: choice });
-      button.addEventListener("click", () => answerWith(choice));
+      button.addEventListener("click", () => send({ do: "answer", answer: choice, choice: index }));
       buttons.append(button);
-    }
+    });
     const submit = node("button", { cls: "fl-btn fl-pause-submit", text: "Answer" });
     submit.addEventListener("click", () => answerWith(box.value));
     box.addEventListener("keydown", (event) => { if (event.key === "Enter") { event.stopPropagation(); answerWith(box.value); } });

@@ -12,12 +12,20 @@ Public names:
 - :func:`tree_figure` (a run tree as a plotly ``Figure``) and :func:`tree_html`;
 - :func:`slots_view` (what one LLM call was given, for ``%fp_context``).
 
+A run's display bundle stays within :data:`BUNDLE_BUDGET` (2 MB, every MIME type together):
+each view draws a bounded amount of any one value (``engine.markup``), and the recording rides
+along only when the whole bundle still fits. A larger recording (a 20 MB answer is held seven
+times over: the answer, the reply, the transcript, the commit, the events...) is left out of the
+notebook, and the view says so and how to save it whole; the run in the kernel keeps all of it.
+
 Role: lab layer.
 """
 
 from __future__ import annotations
 
 from typing import Any
+
+import orjson
 
 from footprint_lab.engine import display
 from footprint_lab.engine.recording import RECORDING_MIME, Recording, packed
@@ -36,13 +44,35 @@ from footprint_lab.lab.views.tree import tree_bundle, tree_figure, tree_html
 __all__ = ["RECORDING_MIME", "answer_view", "run_bundle", "slots_view", "tree_figure", "tree_html"]
 
 
-def run_bundle(recording: Recording) -> dict[str, Any]:
-    """The whole display bundle of a run: one line of text, the answer view, and the recording as JSON."""
-    return {
-        "text/plain": bundle_text(recording),
-        "text/html": answer_view(recording),
-        RECORDING_MIME: recording_data(recording),
-    }
+#: the most a run's display bundle holds, every MIME type together (bytes of JSON / characters of HTML)
+BUNDLE_BUDGET = 2_000_000
+
+
+def run_bundle(recording: Recording, *, budget: int | None = BUNDLE_BUDGET) -> dict[str, Any]:
+    """The whole display bundle of a run: one line of text, the answer view, and the recording as JSON
+    when the bundle stays within ``budget`` with it (otherwise the view says why it is not there).
+
+    ``budget=None`` always carries the recording: ``notebook.export`` writes a file of evidence.
+    """
+    plain = bundle_text(recording)
+    data = recording_data(recording)
+    if budget is None:
+        return {"text/plain": plain, "text/html": answer_view(recording), RECORDING_MIME: data}
+    size = len(orjson.dumps(data))
+    if size > budget:  # it cannot fit, whatever the view weighs
+        return {"text/plain": plain, "text/html": answer_view(recording, note=recording_left_out(size))}
+    view = answer_view(recording)
+    if len(plain) + len(view) + size <= budget:
+        return {"text/plain": plain, "text/html": view, RECORDING_MIME: data}
+    return {"text/plain": plain, "text/html": answer_view(recording, note=recording_left_out(size))}
+
+
+def recording_left_out(size: int) -> str:
+    """The note of a view whose bundle leaves its recording out (``size``: its JSON, in bytes)."""
+    return (f"This run's recording is {size / 1e6:,.1f} MB of JSON, more than a notebook output should hold "
+            f"({BUNDLE_BUDGET / 1e6:g} MB), so the notebook keeps this view of it and not the recording "
+            "(load_runs() will not find it there). run.recording.model_dump_json() saves it whole, "
+            "load_recording() reads it back, and notebook.export([run], path) writes a notebook that holds it.")
 
 
 def recording_data(recording: Recording) -> dict[str, Any]:

@@ -36,7 +36,6 @@ from footprint_lab.lab.views.page import (
     anchor,
     answer_box,
     attr,
-    clip,
     esc,
     flag,
     kind_label,
@@ -64,12 +63,16 @@ SLOT_ROWS = LONG_LIST
 FIRST_ROWS = FIRST_DRAWN
 TOP_RANKS = 5
 EARLIER_CALLS = 20
+#: an opened piece draws this much of its content (a value's own bound, ``engine.markup``, is larger)
+PIECE_TEXT = 4000
 
 
-def answer_view(recording: Recording) -> str:
-    """The whole answer view of a run, as one self-contained HTML fragment (no JavaScript)."""
+def answer_view(recording: Recording, *, note: str = "") -> str:
+    """The whole answer view of a run, as one self-contained HTML fragment (no JavaScript);
+    ``note`` (text) is said under its header."""
     scope = new_scope()
-    return wrap(scope, run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS))
+    return wrap(scope, run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS,
+                                note=note))
 
 
 def count_runs(recording: Recording) -> int:
@@ -88,7 +91,8 @@ def usage_of(recording: Recording) -> tuple[int, int, int]:
     return sent, got, calls
 
 
-def run_body(recording: Recording, scope: str, *, full_members: bool = True, nested: bool = False) -> str:
+def run_body(recording: Recording, scope: str, *, full_members: bool = True, nested: bool = False,
+             note: str = "") -> str:
     """A run's view without its style sheet; ``nested`` (a member inside its parent's tree) leaves out
     the header and the members, which the tree's own row and branches already show."""
     from footprint_lab.explain.integrity_checks import integrity
@@ -96,6 +100,8 @@ def run_body(recording: Recording, scope: str, *, full_members: bool = True, nes
     report = integrity(recording)
     badges = report.by_step()
     parts = [] if nested else [header(recording)]
+    if note:
+        parts.append(f'<p class="fl-note fl-left-out-note">{esc(note)}</p>')
     parts.append(answer_block(recording, scope))
     parts.append(integrity_block(report, scope))
     parts.append(notes_block(recording))
@@ -193,7 +199,7 @@ def seal_badge(recording: Recording) -> str:
         return ""
     scrubbed = f" · scrubbed ({', '.join(verdict.scrubbed)})" if verdict.scrubbed else ""
     label, tone = ("sealed · verified" + scrubbed, "finished") if verdict.holds else ("seal broken", "failed")
-    return tag(label, tone, f' data-fl-seal="{attr(verdict.status)}" title="{attr(str(verdict))}"')
+    return tag(label, tone, f' data-fl-seal="{attr(verdict.status)}" title="{attr(str(verdict), drawn=True)}"')
 
 
 def answer_block(recording: Recording, scope: str) -> str:
@@ -204,13 +210,15 @@ def answer_block(recording: Recording, scope: str) -> str:
         question = pause.get("question", "") if isinstance(pause, dict) else ""
         tool = pause.get("tool_name", "") if isinstance(pause, dict) else ""
         return answer_box("paused", f'<b>Waiting on a person</b> <span class="fl-muted">(tool {esc(tool)})</span>'
-                                    f"<pre>{esc(question)}</pre>", f" data-fl-answer {target}")
+                                    f"<pre>{esc(question, whole='run.question')}</pre>", f" data-fl-answer {target}")
     if recording.status == "failed":
         error = recording.error or {}
         return answer_box("failed", f"<b>Failed</b> at <code>{esc(error.get('step_id', '?'))}</code>: "
-                                    f"{esc(error.get('type', 'an error'))}<pre>{esc(error.get('message', ''))}</pre>",
+                                    f"{esc(error.get('type', 'an error'))}"
+                                    f"<pre>{esc(error.get('message', ''), whole='run.recording.error')}</pre>",
                           f" data-fl-answer {target}")
-    return answer_box(recording.status, f"<b>Answer</b><pre>{esc(recording.answer or '')}</pre>",
+    whole = "run.answer" if not recording.path else f'the member\'s own recording (mounted at "{recording.path}")'
+    return answer_box(recording.status, f"<b>Answer</b><pre>{esc(recording.answer or '', whole=whole)}</pre>",
                       f" data-fl-answer {target}")
 
 
@@ -344,7 +352,8 @@ class _Calls:
             if len(drawn) < len(indices):
                 rows += (f'<p class="fl-note">{len(indices) - len(drawn)} more pieces of this slot are not drawn '
                          f"here: <code>run.context(&quot;{esc(exchange.step_id)}&quot;)</code> lists every one.</p>")
-            parts.append(f'<div class="fl-slot" data-slot="{slot}"><h5>{slot} · {len(indices)}</h5>{rows}</div>')
+            parts.append(f'<div class="fl-slot" data-slot="{attr(slot)}"><h5>{esc(slot)} · {len(indices)}</h5>'
+                         f"{rows}</div>")
         if self.ranks:
             parts.append(f'<p class="fl-note">{mark("#rank · score")} a piece\'s suspect rank of '
                          f"{next(iter(self.ranks.values()))[2]} (lexical overlap with the answer, weighted by "
@@ -372,7 +381,9 @@ class _Calls:
                 f"piece{'s' if len(missing) != 1 else ''} skipped or dropped</summary>{rows}</details>")
 
     def reply(self, exchange: LLMExchange) -> str:
-        return f'<details class="fl-box"><summary>Reply</summary><pre>{esc(self._reply_text(exchange))}</pre></details>'
+        whole = f'run.exchange("{exchange.step_id}").response'
+        return (f'<details class="fl-box"><summary>Reply</summary><pre>{esc(self._reply_text(exchange), whole=whole)}'
+                "</pre></details>")
 
     @staticmethod
     def _reply_text(exchange: LLMExchange) -> str:
@@ -389,7 +400,8 @@ class _Calls:
                    f"{ranked}<small>{esc(local(piece.landed_by or piece.verdict, self.prefix))}</small>")
         hops = self._recorded(piece) if candidate is None else _hops_html(
             [hop for hop in candidate.hops if hop != shared], self.scope, self.prefix)
-        content = "" if preview == piece.content else f"<pre>{esc(clip(piece.content))}</pre>"
+        whole = f'run.context("{call}")'
+        content = "" if preview == piece.content else f"<pre>{esc(piece.content, limit=PIECE_TEXT, whole=whole)}</pre>"
         return (f'<details class="fl-piece" style="{kind_style(piece.source_kind)}" '
                 f'data-fl-piece="{attr(piece.source_id)}" data-fl-slot="{attr(piece.slot)}">'
                 f"<summary>{summary}</summary>{content}{hops}</details>")

@@ -37,7 +37,7 @@ SHOWN = 40
 def text_view(summary: str, text: str) -> str:
     """A headline and the full text beneath it."""
     scope = new_scope()
-    return wrap(scope, f"<p><b>{esc(summary)}</b></p><pre>{esc(text)}</pre>")
+    return wrap(scope, f"<p><b>{esc(summary)}</b></p><pre>{esc(text, whole='str() of this report')}</pre>")
 
 
 def text_bundle(summary: str, text: str) -> dict[str, Any]:
@@ -52,7 +52,8 @@ def backtrack_html(walked: Backtrack) -> str:
     scope = new_scope()
     parts = [f"<p><b>{esc(walked.summary())}</b></p>"]
     if walked.output:
-        parts.append(answer_box("finished", f"<b>Output of {esc(walked.target)}</b><pre>{esc(walked.output)}</pre>",
+        output = esc(walked.output, whole="bt.output")
+        parts.append(answer_box("finished", f"<b>Output of {esc(walked.target)}</b><pre>{output}</pre>",
                                 " data-fl-answer"))
     if walked.decisions:
         items = "".join(f"<li><code>{esc(d.step_id)}</code> decided <b>{esc(d.rule)}</b>: chose "

@@ -1,22 +1,27 @@
 """What every lab view shares: escaping, per-output scoping, anchors, and the one style sheet.
 
 Rule kept here: every string that came from a model, a tool, a user, a document or a
-declaration goes through :func:`esc` before it is written, in text and in attributes alike,
-and no view carries JavaScript. Each output gets its own id (``fl-`` and ten hex digits), its
-CSS is written under that id (pandas ``Styler`` does the same), and every in-page anchor is
-prefixed with it, so two outputs in one notebook never restyle each other or share a link
-target.
+declaration is written through :func:`esc` (text) or :func:`attr` (an attribute's value), the
+engine's one door for drawing values (:mod:`footprint_lab.engine.markup`: escaped, quotes
+included, bounded, invisible controls shown), and no view carries JavaScript. Each output
+gets its own id (``fl-`` and ten hex digits), its CSS is written under that id (pandas
+``Styler`` does the same), and every in-page anchor is prefixed with it, so two outputs in
+one notebook never restyle each other or share a link target.
 
 Role: lab layer, used by the views in this package only.
 """
 
 from __future__ import annotations
 
-import html
 import re
 import uuid
 from collections.abc import Sequence
-from typing import Any, TypeVar
+from typing import TypeVar
+
+# the views take the drawing doors from here, with the rest of the page
+from footprint_lab.engine.markup import attr as attr
+from footprint_lab.engine.markup import esc as esc
+from footprint_lab.explain.render import shorten as shorten
 
 T = TypeVar("T")
 
@@ -65,16 +70,6 @@ border-radius:4px;max-height:22rem;overflow:auto}
 """
 
 
-def esc(value: Any) -> str:
-    """Any value as text safe in HTML content (``<``, ``>`` and ``&`` escaped; quotes need not be there)."""
-    return html.escape(value if isinstance(value, str) else str(value), quote=False)
-
-
-def attr(value: Any) -> str:
-    """Any value as text safe inside a double- or single-quoted attribute."""
-    return html.escape(value if isinstance(value, str) else str(value), quote=True)
-
-
 def new_scope() -> str:
     """A fresh id for one output (``fl`` and six hex digits): its CSS and its anchors live under it."""
     return "fl" + uuid.uuid4().hex[:6]
@@ -112,19 +107,6 @@ FIRST_DRAWN = 5
 def not_drawn(items: Sequence[T]) -> Sequence[T]:
     """The middle of ``items`` a view leaves out (nothing for a list of at most LONG_LIST)."""
     return items[FIRST_DRAWN:FIRST_DRAWN - LONG_LIST] if len(items) > LONG_LIST else items[:0]
-
-
-def shorten(text: str, limit: int) -> str:
-    """One line of at most ``limit`` characters."""
-    flat = " ".join(text.split())
-    return flat if len(flat) <= limit else flat[: limit - 1] + "…"
-
-
-def clip(text: str, limit: int = 4000) -> str:
-    """At most ``limit`` characters, saying how many were left out."""
-    if len(text) <= limit:
-        return text
-    return f"{text[:limit]}\n… ({len(text) - limit} more characters: run.context() holds them all)"
 
 
 # -- looks that carry meaning ------------------------------------------------------------

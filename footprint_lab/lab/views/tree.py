@@ -99,15 +99,21 @@ def node_label(node: TreeNode) -> str:
     return node.name or node.path.rsplit("/", 1)[-1] or node.kind
 
 
+def _figure_text(value: object) -> str:
+    """A value in the figure: escaped for plotly's own small HTML (which draws no styled badge: a mark stays text)."""
+    return esc(value, badges=False)
+
+
 def _hover(node: TreeNode, edge: TreeEdge | None) -> str:
-    lines = [f"<b>{esc(node_label(node))}</b> ({esc(node.kind)})", f"status: {esc(node.status)}",
+    lines = [f"<b>{_figure_text(node_label(node))}</b> ({_figure_text(node.kind)})",
+             f"status: {_figure_text(node.status)}",
              f"{node.duration_ms:.1f} ms · {node.tokens} tokens"]
     if node.path:
-        lines.append(f"at {esc(node.path)}")
+        lines.append(f"at {_figure_text(node.path)}")
     if edge is not None and edge.rule:
-        lines.append(f"decision: {esc(edge.rule)} → {esc(edge.chosen)}")
+        lines.append(f"decision: {_figure_text(edge.rule)} → {_figure_text(edge.chosen)}")
     if node.answer_preview:
-        lines.append(f"answer: {esc(shorten(node.answer_preview, 60))}")
+        lines.append(f"answer: {_figure_text(shorten(node.answer_preview, 60))}")
     return "<br>".join(lines)
 
 
@@ -139,7 +145,7 @@ def figure_data(tree: RunTree) -> dict[str, Any]:
         if edge.rule:
             label_x.append(middle)
             label_y.append(y1)
-            label_text.append(esc(shorten(f"{edge.rule} → {edge.chosen}", 40)))
+            label_text.append(_figure_text(shorten(f"{edge.rule} → {edge.chosen}", 40)))
     labelled = len(tree.nodes) <= LABELLED_NODES
     traces: list[dict[str, Any]] = [{"type": "scatter", "x": edge_x, "y": edge_y, "mode": "lines", "hoverinfo": "skip",
                                      "showlegend": False, "line": {"color": "#8c959f", "width": 1}}]
@@ -147,8 +153,8 @@ def figure_data(tree: RunTree) -> dict[str, Any]:
         group = [node for node in tree.nodes if node.kind == kind]
         traces.append({
             "type": "scatter", "x": [where[n.path][0] for n in group], "y": [where[n.path][1] for n in group],
-            "mode": "markers+text" if labelled else "markers", "name": esc(kind),
-            "text": [esc(shorten(node_label(n), 28)) for n in group], "textposition": "top center",
+            "mode": "markers+text" if labelled else "markers", "name": _figure_text(kind),
+            "text": [_figure_text(shorten(node_label(n), 28)) for n in group], "textposition": "top center",
             "hovertext": [_hover(n, into.get(n.path)) for n in group], "hoverinfo": "text",
             "customdata": [n.path for n in group],
             "marker": {"size": 14 if labelled else 8, "color": RUN_KIND_COLOURS.get(kind, "#6e7781"),

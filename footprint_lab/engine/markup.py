@@ -1,0 +1,80 @@
+"""Values drawn in a view: escaped for HTML, bounded in size, with nothing invisible left in them.
+
+Rule kept here: every value a view writes that came from a model, a tool, a user, a document,
+a declaration or a file goes through one of these doors, and nothing else writes one.
+
+- :func:`esc` for text between tags: ``&``, ``<``, ``>`` and ``"`` escaped, so even written
+  by mistake into a double-quoted attribute it cannot end it;
+- :func:`attr` for an attribute's value: both quotes escaped too, inert in an attribute
+  quoted either way;
+- :func:`shown` for text a page writes as text itself (the widget's ``textContent``, a live
+  step's row): bounded and made visible, not escaped.
+
+``&quot;`` arriving already encoded is shown as typed. All three draw a direction control or
+a control character as a visible mark (:func:`footprint_lab.engine.unicode.visible`; in an
+attribute where the browser shows it, see :func:`attr`), and draw at most
+:data:`TEXT_LIMIT` characters of one value: its beginning, under a note that says how much
+there is and names where all of it is (``whole``: ``run.answer``,
+``run.context("call-llm#2")``...). Bounding here, on the one path every value takes, keeps
+every view, the widget's saved state and a display bundle small however large one answer or
+tool result is; the evidence itself keeps the whole value.
+
+Role: engine layer (the lab's views, its cards, the exported page and the explain layer's
+plain bundles all write through it); imports nothing above the engine.
+"""
+
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from footprint_lab.engine.unicode import MARKS, visible
+
+#: the most characters of one value a view draws
+TEXT_LIMIT = 20_000
+#: where the rest of a value is, when a view does not say
+RECORDED = "the run's recording"
+#: in HTML text, a mark is a small red badge, so it cannot pass for characters the value holds
+_BADGES = {code: ('<span class="fl-mark" style="font-size:.8em;color:#cf222e;background-color:#ffebe9;'
+                  f'border-radius:3px;padding:0 2px">{mark}</span>') for code, mark in MARKS.items()}
+
+
+def clipped(text: str, limit: int = TEXT_LIMIT, whole: str = RECORDED) -> str:
+    """``text`` cut to its first ``limit`` characters, under a note naming ``whole``, where all of it is.
+
+    The note comes first: a view draws a long value in a box that scrolls, and the reader
+    learns that the value goes on before reading any of it.
+    """
+    if len(text) <= limit:
+        return text
+    return f"[the first {limit:,} of {len(text):,} characters; {whole} holds all of them]\n{text[:limit]}…"
+
+
+def shown(value: Any, *, limit: int = TEXT_LIMIT, whole: str = RECORDED) -> str:
+    """``value`` as text a page writes as text (not markup): bounded, every invisible control made a mark."""
+    return visible(clipped(value if isinstance(value, str) else str(value), limit, whole))
+
+
+def esc(value: Any, *, limit: int = TEXT_LIMIT, whole: str = RECORDED, badges: bool = True) -> str:
+    """``value`` as HTML text: bounded (see :func:`clipped`), every special character escaped, and each
+    invisible control a small badge (``badges=False``: its plain mark, for text that holds no
+    element: a ``<title>``, a plotly label, a markdown line)."""
+    text = value if isinstance(value, str) else str(value)
+    escaped = html.escape(clipped(text, limit, whole), quote=False).replace('"', "&quot;")
+    return visible(escaped, _BADGES if badges else MARKS)
+
+
+def attr(value: Any, *, drawn: bool = False, limit: int | None = TEXT_LIMIT) -> str:
+    """``value`` as an attribute's text, inside double or single quotes alike (quotes escaped too).
+
+    Most attributes are hooks (``data-fl-piece``, an anchor): never drawn, read back by the
+    widget and sent to the kernel, so they keep the value as it is and a click names exactly
+    the piece, call or member it was written for. One the browser shows (a ``title``'s
+    tooltip) is ``drawn=True``: its controls become visible marks, as in text. An attribute
+    has no room for a note: past ``limit`` characters it ends with ``…``; ``limit=None`` is
+    for data that must arrive whole (an image's ``data:`` URI).
+    """
+    text = value if isinstance(value, str) else str(value)
+    if limit is not None and len(text) > limit:
+        text = text[:limit] + "…"
+    return html.escape(visible(text) if drawn else text, quote=True)
