@@ -83,7 +83,8 @@ _display.add_loader(_load_views)
 
 
 def _load_runners() -> None:
-    importlib.import_module("footprint_lab.core.llm_call")  # registers "agent" (through its import) and "llm_call"
+    # registers "llm_call", and through its imports "agent" and "tool"
+    importlib.import_module("footprint_lab.core.llm_call")
 
 
 # Likewise the runners an explanation builds for itself (an LLM judge): registered by core, loaded on first use.

@@ -45,16 +45,16 @@ The tree::
     │   ├── SealSourceError              ERR_SEAL_SOURCE            engine.seal
     │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core.run
     │   ├── InvalidAnnotationError       ERR_INVALID_ANNOTATION     core.run
-    │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context.declarations
+    │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context.refusals
     │   ├── FactRoleError                ERR_FACT_ROLE              context.declarations
     │   ├── ContextConfigError           ERR_CONTEXT_CONFIG         context.assembly
     │   ├── DuplicateContextIdError      ERR_DUPLICATE_CONTEXT_ID   context.assembly
     │   ├── UnknownFactReferenceError    ERR_UNKNOWN_FACT_REF       context.assembly
-    │   ├── ExplainConfigError           ERR_EXPLAIN_CONFIG         explain.checks
+    │   ├── ExplainConfigError           ERR_EXPLAIN_CONFIG         context.source_ids
     │   ├── UnknownStepError             ERR_UNKNOWN_STEP           explain.custody
     │   ├── InfluenceStrategyError       ERR_INFLUENCE_STRATEGY     explain.influence
     │   ├── ToolCatalogError             ERR_TOOL_CATALOG           explain.tool_lint
-    │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         explain.rerun
+    │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         context.source_ids
     │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain.ablation
     │   ├── ComparatorError              ERR_COMPARATOR             explain.compare
     │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
@@ -98,6 +98,7 @@ from __future__ import annotations
 
 from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
 from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
+from footprint_lab.context.source_ids import ExplainConfigError, UnknownSourceError
 from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
 from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
 from footprint_lab.core.concealed import MaskedCheckpointError, UnmaskArgumentError
@@ -121,11 +122,9 @@ from footprint_lab.engine.redaction import RedactionConfigError
 from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
 from footprint_lab.engine.seal import SealSourceError
 from footprint_lab.explain.ablation import NothingToLocalizeError
-from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.compare import ComparatorError
 from footprint_lab.explain.custody import UnknownStepError
 from footprint_lab.explain.influence import InfluenceStrategyError
-from footprint_lab.explain.rerun import UnknownSourceError
 from footprint_lab.explain.tool_lint import ToolCatalogError
 from footprint_lab.flow.checkpoint import FlowCheckpointError
 from footprint_lab.flow.refusals import (

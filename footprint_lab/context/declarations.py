@@ -42,8 +42,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from footprint_lab.context.refusals import ContextDeclarationError
 from footprint_lab.context.retrieval import BM25Scorer, Chunk, RetrievalIndex, chunk_corpus
-from footprint_lab.context.triggers import LLMActivated, Trigger, llm_activated, rule
+from footprint_lab.context.triggers import LLMActivated, Trigger, always, llm_activated, rule
 from footprint_lab.engine.captured import Cache, Slot
 from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.engine.unicode import is_sound
@@ -54,28 +55,6 @@ ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 FACT_REF = re.compile(r"\{fact:([A-Za-z0-9_.-]{1,64})\}")
 CACHE_HINTS = ("always", "never", "while_active")
 MESSAGE_ROLES = ("user", "assistant")
-
-
-class ContextDeclarationError(Refusal):
-    """Raised when a context declaration (or a trigger, store or scorer for one) cannot be used.
-
-    Carries ``declaration`` (``define_fact``, ``on_tool_return``, ``SQLiteStore``...),
-    ``injection_id`` (the declared id, when it is a valid one), ``setting`` (the keyword at
-    fault) and ``received`` (its shape, never its value).
-    """
-
-    code = "ERR_CONTEXT_DECLARATION"
-    fields = ("declaration", "injection_id", "setting", "received")
-
-    def __init__(self, declaration: str, setting: str, value: Any, fix: str, *, injection_id: str | None = None,
-                 received: str | None = None) -> None:
-        shape = received if received is not None else describe_shape(value)
-        where = f"{declaration} '{injection_id}'" if injection_id else declaration
-        super().__init__(f"{where}: '{setting}' {fix} (received {shape}).")
-        self.declaration = declaration
-        self.injection_id = injection_id
-        self.setting = setting
-        self.received = shape
 
 
 class FactRoleError(Refusal):
@@ -272,8 +251,6 @@ def _trigger(declaration: str, injection_id: str, active_when: Any, trigger: Any
             )
         return rule(active_when)
     if trigger is None:
-        from footprint_lab.context.triggers import always
-
         return always()
     if not isinstance(trigger, Trigger) or isinstance(trigger, LLMActivated):
         raise ContextDeclarationError(
@@ -342,8 +319,6 @@ def define_fact(
 def define_steering(*, id: str, prompt: str, cache: str = "always") -> Injection:
     """A rule that is always on: lands in the system slot on every iteration."""
     steering_id = _check_id("define_steering", id)
-    from footprint_lab.context.triggers import always
-
     return Injection(
         id=steering_id, kind="steering", slot="system", trigger=always(),
         cache=_check_cache("define_steering", steering_id, cache),

@@ -21,6 +21,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
+from footprint_lab.context.refusals import ContextDeclarationError
 from footprint_lab.context.similarity import cosine, words
 from footprint_lab.engine.refusal import call_problem
 
@@ -122,8 +123,6 @@ class EmbeddingScorer:
     """Rank by embeddings: ``embed`` maps a list of texts to one vector each (any model, any service)."""
 
     def __init__(self, embed: Callable[[list[str]], Sequence[Sequence[float]]], *, name: str = "embedding") -> None:
-        from footprint_lab.context.declarations import ContextDeclarationError
-
         problem = call_problem(embed, 1)
         if problem is not None:
             raise ContextDeclarationError(
@@ -135,8 +134,6 @@ class EmbeddingScorer:
         self.name = name
 
     def index(self, texts: Sequence[str]) -> EmbeddingIndex:
-        from footprint_lab.context.declarations import ContextDeclarationError
-
         vectors = [[float(x) for x in v] for v in self.embed(list(texts))]
         if len(vectors) != len(texts) or not vectors or len({len(v) for v in vectors}) != 1 or not vectors[0]:
             raise ContextDeclarationError(

@@ -30,6 +30,7 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.context.refusals import ContextDeclarationError
 from footprint_lab.engine.refusal import call_problem
 
 if TYPE_CHECKING:
@@ -180,8 +181,6 @@ def always() -> Trigger:
 
 def rule(predicate: Callable[[IterationView], Any]) -> Trigger:
     """Admit while ``predicate(view)`` is truthy; the same as ``active_when=predicate``."""
-    from footprint_lab.context.declarations import ContextDeclarationError
-
     problem = call_problem(predicate, 1)
     if problem is not None:
         raise ContextDeclarationError(
@@ -194,8 +193,6 @@ def rule(predicate: Callable[[IterationView], Any]) -> Trigger:
 
 def on_tool_return(tool: str | re.Pattern[str]) -> Trigger:
     """Admit on the iteration after a tool returned: a name (exact) or a compiled regex (whole name)."""
-    from footprint_lab.context.declarations import ContextDeclarationError
-
     if isinstance(tool, re.Pattern):
         return OnToolReturn(None, tool)
     if isinstance(tool, str) and tool:

@@ -47,6 +47,7 @@ from time import perf_counter_ns
 from typing import Any, ClassVar, Unpack
 
 from footprint_lab.context.assembly import READ_SKILL, ContextPlan
+from footprint_lab.context.source_ids import known_ids
 from footprint_lab.core.conversation import Conversation
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity
@@ -593,14 +594,7 @@ class Agent(Conversation, Runner):
 
     @staticmethod
     def _named(door: str, ids: Iterable[str] | str, known: list[str], action: str = "remove") -> set[str]:
-        from footprint_lab.explain.checks import id_list
-        from footprint_lab.explain.rerun import UnknownSourceError
-
-        names = id_list(door, "exclude" if action == "remove" else "force", ids)
-        unknown = [name for name in names if name not in known]
-        if unknown:
-            raise UnknownSourceError(door, len(unknown), known, action)
-        return set(names)
+        return set(known_ids(door, "exclude" if action == "remove" else "force", ids, known, action))
 
 
 def turn_text(message: dict[str, Any]) -> str:

@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.engine.runners import register as register_runner
 from footprint_lab.engine.unicode import is_sound, sound_text
 
 if TYPE_CHECKING:
@@ -458,3 +459,7 @@ def _untitled(schema: Any) -> Any:
         else:
             out[key] = _untitled(value)
     return out
+
+
+# how a runner an explanation builds for itself (the explainer of ``explain.asking``) declares its tools
+register_runner("tool", define_tool)

@@ -23,14 +23,16 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StrictInt, WrapSerializer, model_validator
 
 from footprint_lab.engine.captured import OVER_BUDGET, UsageCounts, as_dict, budget_reason
 from footprint_lab.engine.recall import swept_tokens
-from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.rows import Rows, rows_field
+
+if TYPE_CHECKING:
+    from footprint_lab.engine.recorder import Recorder
 
 SCHEMA_VERSION = 1
 #: the MIME type under which a displayed run carries its recording: JSON-native data that

@@ -2,9 +2,10 @@
 
 Rule kept here: explanations that run a model of their own (an LLM judge, the evidence desk's
 explainer) are handed a runner factory by the caller, or take the default that ``core``
-registers here (``agent`` and ``llm_call``). The package root adds a loader that imports
-``core``'s runners the first time a default is asked for, so nothing below ``core`` names it:
-the same inversion the display registry (:mod:`footprint_lab.engine.display`) uses for views.
+registers here: ``agent`` and ``llm_call``, and ``tool`` (how such a runner's tools are
+declared). The package root adds a loader that imports ``core``'s runners the first time a
+default is asked for, so nothing below ``core`` names it: the same inversion the display
+registry (:mod:`footprint_lab.engine.display`) uses for views.
 
 Role: engine layer; imports nothing but the standard library.
 """
@@ -19,7 +20,7 @@ _loaders: list[Callable[[], None]] = []
 
 
 def register(kind: str, factory: Callable[..., Any]) -> None:
-    """Make ``factory(**settings)`` the default way to build a runner of ``kind`` (``agent``, ``llm_call``)."""
+    """Make ``factory(**settings)`` the default way to build a ``kind`` (``agent``, ``llm_call``, ``tool``)."""
     _factories[kind] = factory
 
 

@@ -29,6 +29,7 @@ or a factory), and ``ask`` builds its explainer through a factory (by default th
 root's ``Agent``), so this layer never imports a runner.
 """
 
+from footprint_lab.context.source_ids import ExplainConfigError, UnknownSourceError
 from footprint_lab.explain.ablation import (
     Localization,
     LocalizedSuspect,
@@ -38,7 +39,6 @@ from footprint_lab.explain.ablation import (
     rerun_without,
 )
 from footprint_lab.explain.asking import Explanation, ask
-from footprint_lab.explain.checks import ExplainConfigError
 from footprint_lab.explain.culprits import Culprits, CulpritSet, bisect_culprits
 from footprint_lab.explain.custody import Backtrack, Candidate, Hop, UnknownStepError, backtrack
 from footprint_lab.explain.dropped import DroppedContext, DroppedPiece, find_dropped_context
@@ -54,7 +54,7 @@ from footprint_lab.explain.influence import (
     suspects,
 )
 from footprint_lab.explain.integrity_checks import Disposition, Finding, IntegrityReport, integrity
-from footprint_lab.explain.rerun import TextDifference, UnknownSourceError
+from footprint_lab.explain.rerun import TextDifference
 
 __all__ = [
     "CORRELATIONAL",

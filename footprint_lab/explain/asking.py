@@ -26,8 +26,9 @@ The explainer is a footprint_lab agent, so its own run is recorded and explainab
 sits below core): the runner is built by ``runner_factory``, any callable taking the
 ``Agent`` keywords (``provider``, ``model``, ``system``, ``tools``, ``max_iterations``,
 ``name``, and ``redact`` when the run has a policy) and returning an object with an async
-``run``; by default the package root's ``footprint_lab.Agent``, looked up through the root,
-the one module that wires the layers together. Tools are declared the same way, through ``footprint_lab.define_tool``.
+``run``; by default the ``agent`` factory that ``core`` registers in the runner registry
+(:mod:`footprint_lab.engine.runners`), and its tools are declared through the ``tool`` factory
+registered there too, so nothing here names a higher layer.
 
 Role: explain layer. Refusal raised here: :class:`~footprint_lab.explain.checks.ExplainConfigError`.
 """
@@ -41,6 +42,7 @@ from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine.redaction import PLACEHOLDER, Redaction, policy_from_reports
 from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.runners import factory
 from footprint_lab.explain.checks import ExplainConfigError, recording_of, whole_number
 from footprint_lab.explain.desk import LIMIT, EvidenceDesk
 from footprint_lab.explain.render import mimebundle
@@ -130,15 +132,8 @@ def _given(function: str, run_or_runs: Any) -> list[Any]:
     return [run_or_runs]
 
 
-def _default_runner(**settings: Any) -> Any:
-    import footprint_lab  # the package root wires the layers; this layer never names core
-
-    return footprint_lab.Agent(**settings)
-
-
 def _tools(desk: EvidenceDesk) -> list[Any]:
-    import footprint_lab
-
+    define_tool = factory("tool")
     declared = []
     for name, (description, required, schema) in TOOLS.items():
         properties: dict[str, Any] = {"run": _RUN, "more": _MORE}
@@ -146,8 +141,8 @@ def _tools(desk: EvidenceDesk) -> list[Any]:
             properties = {required: schema, **properties}
         input_schema = {"type": "object", "properties": properties, "additionalProperties": False,
                         **({"required": [required]} if required else {})}
-        declared.append(footprint_lab.define_tool(name=name, description=description, input_schema=input_schema,
-                                                  fn=getattr(desk, name)))
+        declared.append(define_tool(name=name, description=description, input_schema=input_schema,
+                                    fn=getattr(desk, name)))
     return declared
 
 
@@ -232,7 +227,7 @@ async def ask(
     maskers = _maskers(given, policy)
     question = _masked(question, maskers)
     desk = EvidenceDesk(recordings, limit=limit)
-    build = runner_factory or _default_runner
+    build = runner_factory or factory("agent")
     settings: dict[str, Any] = {"provider": provider, "system": SYSTEM, "tools": _tools(desk),
                                 "max_iterations": max_iterations, "name": "explainer"}
     if model is not None:

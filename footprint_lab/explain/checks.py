@@ -2,7 +2,9 @@
 
 Rule kept here: ``backtrack``, ``suspects``, ``localize``, ``rerun_without`` and
 ``find_dropped_context`` judge their arguments here, by shape, before they read a recording
-or start a rerun, and refuse with :class:`ExplainConfigError` naming the setting and the fix.
+or start a rerun, and refuse with :class:`ExplainConfigError` naming the setting and the fix
+(it lives with the rebuild protocol, :mod:`footprint_lab.context.source_ids`, whose id lists
+are judged the same way).
 A recording is accepted as a ``Recording`` or as anything holding one in ``.recording`` (a
 ``Run``), so this layer never needs to know the ``Run`` class.
 
@@ -13,27 +15,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.context.source_ids import ExplainConfigError, id_list
+from footprint_lab.engine.refusal import describe_shape
 
 if TYPE_CHECKING:
     from footprint_lab.engine.recording import Recording
 
-
-class ExplainConfigError(Refusal):
-    """Raised when an explanation is asked for with a setting it cannot use.
-
-    Carries ``function`` (the explanation called), ``setting`` (the keyword at fault) and
-    ``received`` (its shape, never its value).
-    """
-
-    code = "ERR_EXPLAIN_CONFIG"
-    fields = ("function", "setting", "received")
-
-    def __init__(self, function: str, setting: str, received: str, fix: str) -> None:
-        super().__init__(f"{function}: '{setting}' {fix} (received {received}).")
-        self.function = function
-        self.setting = setting
-        self.received = received
+__all__ = ["ExplainConfigError", "fraction", "id_list", "recording_of", "whole_number"]
 
 
 def recording_of(run: Any, function: str, setting: str = "run") -> Recording:
@@ -65,16 +53,3 @@ def fraction(function: str, setting: str, value: Any) -> float:
     if not isinstance(value, int | float) or isinstance(value, bool) or not 0.0 <= value <= 1.0:
         raise ExplainConfigError(function, setting, describe_shape(value), "must be a number from 0 to 1")
     return float(value)
-
-
-def id_list(function: str, setting: str, value: Any) -> list[str]:
-    """A list of source ids (a lone string is one id); refused when it is not strings."""
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, list | tuple | set | frozenset) and all(isinstance(v, str) for v in value):
-        return list(dict.fromkeys(value))
-    raise ExplainConfigError(
-        function, setting, describe_shape(value),
-        "must be a list of source ids as shown in run.suspects() (a declaration id, a tool name, "
-        "'system-prompt'), e.g. ['vip-override']",
-    )

@@ -36,7 +36,8 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
+from footprint_lab.context.source_ids import UnknownSourceError
+from footprint_lab.engine.refusal import call_problem, describe_shape
 from footprint_lab.explain.checks import ExplainConfigError, fraction
 from footprint_lab.explain.members import Source, removable_sources
 from footprint_lab.explain.sources import NOT_REMOVABLE
@@ -46,29 +47,6 @@ if TYPE_CHECKING:
 
 Comparator = Callable[[str, str], bool]
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
-
-
-class UnknownSourceError(Refusal):
-    """Raised when a rerun is asked to remove (or force in) a source the run or agent does not have.
-
-    Carries ``function`` (the explanation or method called), ``unknown`` (how many of the
-    named ids are unknown; the ids themselves are not quoted) and ``known`` (the ids that
-    can be named: declaration ids, tool names, ``system-prompt``).
-    """
-
-    code = "ERR_UNKNOWN_SOURCE"
-    fields = ("function", "unknown", "known")
-
-    def __init__(self, function: str, unknown: int, known: Sequence[str], action: str = "remove") -> None:
-        listed = ", ".join(f"'{k}'" for k in known) or "none"
-        super().__init__(
-            f"{function}: {unknown} of the ids given name no source it can {action}. Name sources as "
-            f"run.suspects() shows them in removal_id: {listed}. The user's message and the model's own "
-            "turns cannot be removed: a rerun answers the same input and produces its own turns."
-        )
-        self.function = function
-        self.unknown = unknown
-        self.known = list(known)
 
 
 class TextDifference:

@@ -8,7 +8,7 @@ exactly the sources named and nothing else, so ``localize``, ``rerun_without`` a
 - An id qualified by a member path (``triage/system-prompt``, ``reflect/critique/tone``)
   names it in that member only. A ``Loop``'s passes share one body, so its path has no
   ``pass-N`` part; member names and source ids never hold ``/``.
-- An id no member has is refused by name (:class:`~footprint_lab.explain.rerun.UnknownSourceError`)
+- An id no member has is refused by name (:class:`~footprint_lab.context.source_ids.UnknownSourceError`)
   before anything is built.
 - ``seed`` reaches every member that can be rebuilt; a member that cannot (a runner without
   ``without``) is mounted as it is, and naming a source in it is refused.
@@ -22,6 +22,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.context.source_ids import Rebuildable, UnknownSourceError, id_list
+
 if TYPE_CHECKING:
     from footprint_lab.core.runner import Runner
     from footprint_lab.flow._composition import Composition
@@ -32,10 +34,9 @@ Part = tuple[str | None, "Runner"]
 
 def member_ids(runner: Any, *, forcible: bool) -> set[str] | None:
     """The ids a member's rebuild accepts, or ``None`` when it cannot be rebuilt."""
-    listing = getattr(runner, "source_ids", None)
-    if not callable(listing) or not callable(getattr(runner, "without", None)):
+    if not isinstance(runner, Rebuildable):
         return None
-    return set(listing(forcible=forcible))
+    return set(runner.source_ids(forcible=forcible))
 
 
 def composition_ids(parts: list[Part], *, forcible: bool) -> list[str]:
@@ -53,8 +54,6 @@ def composition_ids(parts: list[Part], *, forcible: bool) -> list[str]:
 
 def route(door: str, parts: list[Part], ids: Iterable[str], *, forcible: bool, action: str) -> list[list[str]]:
     """For each member, the ids it must remove (or force in), as that member names them; unknown ids refused."""
-    from footprint_lab.explain.rerun import UnknownSourceError
-
     knowns = [member_ids(runner, forcible=forcible) for _, runner in parts]
     routed: list[list[str]] = [[] for _ in parts]
     unknown = 0
@@ -83,8 +82,6 @@ def route(door: str, parts: list[Part], ids: Iterable[str], *, forcible: bool, a
 def rebuilt(composition: Composition, door: str, *, exclude: Iterable[str], force: Iterable[str],
             seed: int | None) -> Composition:
     """A new composition of the same shape with each member rebuilt without ``exclude`` and with ``force``."""
-    from footprint_lab.explain.checks import id_list
-
     parts = composition._parts()
     removed = route(door, parts, id_list(door, "exclude", exclude), forcible=False, action="remove")
     forced_names = id_list(door, "force", force) if force else []

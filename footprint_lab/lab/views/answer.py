@@ -52,6 +52,7 @@ if TYPE_CHECKING:
     from footprint_lab.engine.recording import ContextPiece, LLMExchange, Recording
     from footprint_lab.explain.custody import Backtrack, Candidate, Hop
     from footprint_lab.explain.integrity_checks import IntegrityReport
+    from footprint_lab.explain.tree import RunTree, TreeNode
 
 SLOTS = ("system", "messages", "tools")
 #: a composition whose tree has more runs than this shows each member's answer and header only
@@ -108,8 +109,6 @@ def run_body(recording: Recording, scope: str, *, full_members: bool = True, nes
     if recording.exchanges:
         parts.append(_Calls(recording, scope, badges).render())
     if recording.children and not nested:
-        from footprint_lab.lab.views.tree import members_html
-
         parts.append('<details class="fl-box" open><summary>Members</summary>'
                      f"{members_html(recording, scope, full=full_members)}</details>")
     parts.append(steps_table(recording, scope, badges))
@@ -470,3 +469,62 @@ def bundle_text(recording: Recording) -> str:
     return f"Run(run_id={recording.run_id!r}, status={recording.status!r}, answer={preview!r})"
 
 
+# -- members of a composed run (the tree view draws them the same way) ------------------
+
+
+def node_label(node: TreeNode) -> str:
+    return node.name or node.path.rsplit("/", 1)[-1] or node.kind
+
+
+def members_html(recording: Recording, scope: str, *, full: bool) -> str:
+    """The members of a composed run as nested ``<details>``, each holding the member's view."""
+    from footprint_lab.explain.tree import run_tree
+
+    tree = run_tree(recording)
+    homes = recordings_by_path(recording)
+    return nested_html(tree, scope, homes, full, skip_root=True)
+
+
+def recordings_by_path(recording: Recording) -> dict[str, Recording]:
+    """Every run of a composed recording (itself and its members, at any depth) by its path."""
+    found = {recording.path: recording}
+    for child in recording.children:
+        found.update(recordings_by_path(child))
+    return found
+
+
+def nested_html(tree: RunTree, scope: str, homes: dict[str, Recording], full: bool, *, skip_root: bool) -> str:
+    """A run tree's members as nested ``<details>``; each member's body is its own answer view (or all of it)."""
+    children: dict[str | None, list[TreeNode]] = {}
+    for node in tree.nodes:
+        children.setdefault(node.parent, []).append(node)
+    into = {edge.child: edge for edge in tree.edges}
+
+    def member(node: TreeNode) -> str:
+        edge = into.get(node.path)
+        why = (f' <span class="fl-edge">{esc(edge.rule)} → {esc(edge.chosen)}</span>'
+               if edge is not None and edge.rule else "")
+        home = homes.get(node.path)
+        if home is None:  # a step node (steps=True)
+            body = f'<div class="fl-muted">{esc(node.answer_preview)}</div>'
+        elif full and node.path:
+            body = run_body(home, scope, nested=True)
+        else:
+            body = answer_block(home, scope)
+        below = "".join(member(child) for child in children.get(node.path, []))
+        nested = f"<ul>{below}</ul>" if below else ""
+        opened = " open" if not node.path else ""
+        return (f'<li><details class="fl-member"{opened} data-fl-member="{attr(node.path)}" '
+                f'id="{anchor(scope, "m", node.path)}"><summary>{tag(node.kind)} '
+                f"<b>{esc(node_label(node))}</b>{why} · "
+                f'{tag(node.status, node.status)} '
+                f'<span class="fl-muted">{node.duration_ms:.1f} ms · {node.tokens} tokens · '
+                f"{esc(shorten(node.answer_preview, 60))}</span></summary>"
+                f'<div class="fl-member-body">{body}</div>{nested}</details></li>')
+
+    tops = children.get(None, [])
+    nodes = [child for top in tops for child in children.get(top.path, [])] if skip_root else tops
+    note = "" if full else (
+        '<p class="fl-note">This tree is large, so each member shows its header and answer only; '
+        "Run.from_recording(member_recording) displays any member in full.</p>")
+    return f'{note}<ul class="fl-tree">{"".join(member(node) for node in nodes)}</ul>'

@@ -23,24 +23,21 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.lab.views.answer import FULL_MEMBER_VIEWS, nested_html, node_label, recordings_by_path
 from footprint_lab.lab.views.page import (
     FIRST_DRAWN,
     LONG_LIST,
     STATUS_COLOURS,
-    anchor,
-    attr,
     esc,
     new_scope,
     not_drawn,
     shorten,
-    tag,
     wrap,
 )
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-    from footprint_lab.engine.recording import Recording
     from footprint_lab.explain.tree import RunTree, TreeEdge, TreeNode
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
@@ -93,10 +90,6 @@ def layout(tree: RunTree) -> dict[str, tuple[float, float]]:
             stack.append((path, True))
             stack.extend((child, False) for child in reversed(below))
     return placed
-
-
-def node_label(node: TreeNode) -> str:
-    return node.name or node.path.rsplit("/", 1)[-1] or node.kind
 
 
 def _figure_text(value: object) -> str:
@@ -177,60 +170,6 @@ def figure_data(tree: RunTree) -> dict[str, Any]:
     }}
 
 
-def members_html(recording: Recording, scope: str, *, full: bool) -> str:
-    """The members of a composed run as nested ``<details>``, each holding the member's view."""
-    from footprint_lab.explain.tree import run_tree
-
-    tree = run_tree(recording)
-    homes = _recordings_by_path(recording)
-    return _nested(tree, scope, homes, full, skip_root=True)
-
-
-def _recordings_by_path(recording: Recording) -> dict[str, Recording]:
-    found = {recording.path: recording}
-    for child in recording.children:
-        found.update(_recordings_by_path(child))
-    return found
-
-
-def _nested(tree: RunTree, scope: str, homes: dict[str, Recording], full: bool, *, skip_root: bool) -> str:
-    from footprint_lab.lab.views.answer import answer_block, run_body
-
-    children: dict[str | None, list[TreeNode]] = {}
-    for node in tree.nodes:
-        children.setdefault(node.parent, []).append(node)
-    into = {edge.child: edge for edge in tree.edges}
-
-    def member(node: TreeNode) -> str:
-        edge = into.get(node.path)
-        why = (f' <span class="fl-edge">{esc(edge.rule)} → {esc(edge.chosen)}</span>'
-               if edge is not None and edge.rule else "")
-        home = homes.get(node.path)
-        if home is None:  # a step node (steps=True)
-            body = f'<div class="fl-muted">{esc(node.answer_preview)}</div>'
-        elif full and node.path:
-            body = run_body(home, scope, nested=True)
-        else:
-            body = answer_block(home, scope)
-        below = "".join(member(child) for child in children.get(node.path, []))
-        nested = f"<ul>{below}</ul>" if below else ""
-        opened = " open" if not node.path else ""
-        return (f'<li><details class="fl-member"{opened} data-fl-member="{attr(node.path)}" '
-                f'id="{anchor(scope, "m", node.path)}"><summary>{tag(node.kind)} '
-                f"<b>{esc(node_label(node))}</b>{why} · "
-                f'{tag(node.status, node.status)} '
-                f'<span class="fl-muted">{node.duration_ms:.1f} ms · {node.tokens} tokens · '
-                f"{esc(shorten(node.answer_preview, 60))}</span></summary>"
-                f'<div class="fl-member-body">{body}</div>{nested}</details></li>')
-
-    tops = children.get(None, [])
-    nodes = [child for top in tops for child in children.get(top.path, [])] if skip_root else tops
-    note = "" if full else (
-        '<p class="fl-note">This tree is large, so each member shows its header and answer only; '
-        "Run.from_recording(member_recording) displays any member in full.</p>")
-    return f'{note}<ul class="fl-tree">{"".join(member(node) for node in nodes)}</ul>'
-
-
 def drawn_steps(tree: RunTree) -> tuple[RunTree, int]:
     """``tree`` as a display draws it, each run's step nodes bounded (see STEPS_PER_RUN), and how many it left out."""
     from footprint_lab.explain.tree import RunTree
@@ -257,8 +196,6 @@ def tree_html(recording_or_tree: Any, *, steps: bool = False, figure: dict[str, 
 
     ``left_out`` says how many step nodes the caller's tree leaves out (:func:`drawn_steps`).
     """
-    from footprint_lab.lab.views.answer import FULL_MEMBER_VIEWS
-
     global _plotlyjs_sent
     tree = _as_tree(recording_or_tree, steps)
     scope = new_scope()
@@ -277,8 +214,8 @@ def tree_html(recording_or_tree: Any, *, steps: bool = False, figure: dict[str, 
         if not _plotlyjs_sent:
             drawn = _plotlyjs() + drawn
             _plotlyjs_sent = True
-    homes = _recordings_by_path(tree.recording) if tree.recording is not None else {}
-    nested = _nested(tree, scope, homes, len(tree.nodes) <= FULL_MEMBER_VIEWS, skip_root=False)
+    homes = recordings_by_path(tree.recording) if tree.recording is not None else {}
+    nested = nested_html(tree, scope, homes, len(tree.nodes) <= FULL_MEMBER_VIEWS, skip_root=False)
     note = f'<p class="fl-note">{esc(_left_out_note(left_out))}</p>' if left_out else ""
     return wrap(scope, f'{drawn}{note}<details class="fl-box fl-nojs" open><summary>Runs as a list '
                        f"({len(tree.nodes)})</summary>{nested}</details>")
