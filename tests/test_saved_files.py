@@ -30,6 +30,7 @@ from footprint_lab import Redaction, Run, load_recording, seal
 from footprint_lab.engine.recording import RECORDING_MIME, Recording
 from footprint_lab.engine.recording_door import MAX_MEMBER_DEPTH
 from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
+from footprint_lab.engine.schema import SCHEMA_VERSION
 from footprint_lab.errors import InvalidRecordingError, RecordingVersionError
 from footprint_lab.lab.views import answer_view
 from footprint_lab.notebook import (
@@ -340,7 +341,7 @@ def test_a_schema_version_that_is_not_the_whole_number_1_is_refused_top_or_membe
             assert refused.value.field == where and not isinstance(refused.value, RecordingVersionError)
 
 
-@pytest.mark.parametrize("version", [2, 999, 10**30])
+@pytest.mark.parametrize("version", [SCHEMA_VERSION + 1, 999, 10**30])
 def test_a_newer_schema_version_is_its_own_refusal_naming_the_version(composed: dict[str, Any], version: int) -> None:
     for saved in ({**composed, "schema_version": version}, json.dumps({**composed, "schema_version": version})):
         with pytest.raises(RecordingVersionError) as refused:

@@ -76,13 +76,12 @@ from footprint_lab.engine.captured import (
 )
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, describe_shape
+from footprint_lab.engine.schema import INJECTED_MESSAGES, KIND_REGISTRY, KIND_TOOL_RESULT, READ_SKILL, SLOTS
 
-READ_SKILL = "read_skill"
-SLOTS = ("system", "messages", "tools")
 #: tracked state: the skills the model has loaded this turn (written by the tool step that loaded them)
 SKILLS_PATH = ("context", "skills")
 #: tracked state: the messages-slot injections of the last assemble step
-INJECTED_PATH = ("slots", "injected_messages")
+INJECTED_PATH = INJECTED_MESSAGES
 
 
 class ContextConfigError(SettingRefusal):
@@ -431,7 +430,7 @@ class TurnContext:
         plan = self.plan
         offered: list[tuple[str, str, str, str, dict[str, Any], Evidence]] = []
         assert plan.read_skill_schema is not None
-        offered.append(("registry", READ_SKILL, "always", "skills declared", plan.read_skill_schema,
+        offered.append((KIND_REGISTRY, READ_SKILL, "always", "skills declared", plan.read_skill_schema,
                         Evidence(tool=READ_SKILL, skills=tuple(plan.skills))))
         for name, (skill_id, _, schema) in plan.skill_tools.items():
             loaded_by = self.active_skills.get(skill_id)
@@ -515,7 +514,7 @@ class TurnContext:
         returned: list[tuple[str, str]] = []
         for index in reversed(rec.message_pieces):
             piece = pieces[index]
-            if piece[SOURCE_KIND] != "tool_result":
+            if piece[SOURCE_KIND] != KIND_TOOL_RESULT:
                 break
             # a turn is admitted and landed at once
             returned.append((evidence_of(piece, "tool", ""), piece[ALLOWED_BY]))

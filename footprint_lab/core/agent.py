@@ -46,7 +46,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar, Unpack
 
-from footprint_lab.context.assembly import READ_SKILL, ContextPlan
+from footprint_lab.context.assembly import ContextPlan
 from footprint_lab.context.source_ids import known_ids
 from footprint_lab.core.conversation import Conversation
 from footprint_lab.core.door import normalize_run_input
@@ -63,15 +63,30 @@ from footprint_lab.engine.recorder import Recorder, summarize
 from footprint_lab.engine.redaction import Redaction, combine_policies
 from footprint_lab.engine.refusal import Refusal, SettingRefusal, call_problem, describe_shape
 from footprint_lab.engine.runners import register as register_runner
+from footprint_lab.engine.schema import (
+    ANSWER,
+    INPUT_MESSAGE,
+    KIND_ASSISTANT,
+    KIND_BASE,
+    KIND_REGISTRY,
+    KIND_TOOL_RESULT,
+    KIND_USER,
+    LAST_RESPONSE,
+    MEMBER_KEY,
+    MESSAGES,
+    READ_SKILL,
+    SLOT_MESSAGES,
+    SLOT_SYSTEM,
+    SLOT_TOOLS,
+    SYSTEM,
+    SYSTEM_PROMPT,
+    TOOLS,
+    USER_MESSAGE,
+)
 from footprint_lab.engine.unicode import is_sound
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
-SYSTEM = ("slots", "system")
-TOOLS = ("slots", "tools")
-MESSAGES = ("messages",)
-LAST_RESPONSE = ("last_response",)
-ANSWER = ("answer",)
-_HISTORY_SOURCE = {"user": "user", "assistant": "assistant", "tool": "tool_result"}
+_HISTORY_SOURCE = {"user": KIND_USER, "assistant": KIND_ASSISTANT, "tool": KIND_TOOL_RESULT}
 
 
 class AgentConfigError(SettingRefusal):
@@ -253,8 +268,8 @@ class Agent(Conversation, Runner):
         if scrubber is not None and start is not None and start.learned:
             scrubber.teach(start.learned)  # what earlier legs learned is masked from this leg's first record
         rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
-        if "member" in mount.extra:  # the name a composition mounted this agent under (footprint_lab.explain)
-            rec.meta["member"] = mount.extra["member"]
+        if MEMBER_KEY in mount.extra:  # the name a composition mounted this agent under (footprint_lab.explain)
+            rec.meta[MEMBER_KEY] = mount.extra[MEMBER_KEY]
         # A member's conversation is the run it serves; a continued one keeps the run that opened it.
         first_run_id = start.first_run_id if start is not None and not mount.path else serves.run_id
         turn = Turn(rec, _turn_message(bag, start), serves.identity, Leg(start, scrubber, who(serves.identity)),
@@ -313,14 +328,14 @@ class Agent(Conversation, Runner):
                 self._append(turn, message, _HISTORY_SOURCE[message["role"]], f"history#{index}",
                              from_run=start.from_run)
         if start is None or start.how in ("follow_up", "continue_from"):
-            rec.write(("input", "message"), "set", turn.message)
+            rec.write(INPUT_MESSAGE, "set", turn.message)
             reply = await self._guard(turn)
             if reply is not None:
                 rec.write(LAST_RESPONSE, "set", reply)
                 rec.end()
                 turn.context = None  # a refused message is admitted nowhere, declared memory included
                 return None
-            self._append(turn, {"role": "user", "content": turn.message}, "user", "user-message")
+            self._append(turn, {"role": "user", "content": turn.message}, KIND_USER, USER_MESSAGE)
             rec.end()
             return 1
         rec.end()
@@ -355,7 +370,7 @@ class Agent(Conversation, Runner):
         rec.emit("tool_start", step_id, {"tool": call["name"], "tool_call_id": call["id"], "answered_by": "person",
                                          **who_})
         message = {"role": "tool", "tool_call_id": call["id"], "name": call["name"], "content": answer}
-        self._append(turn, message, "tool_result", call["id"], iteration, tool=call["name"], answered_by="person")
+        self._append(turn, message, KIND_TOOL_RESULT, call["id"], iteration, tool=call["name"], answered_by="person")
         rec.write(PAUSE, "delete", None)
         rec.emit("tool_end", step_id, {"tool": call["name"], "tool_call_id": call["id"], "is_error": False, **who_})
         rec.end()
@@ -385,7 +400,7 @@ class Agent(Conversation, Runner):
         turn.history_chars += len(message.get("content") or "")
         rec.messages.append(message)
         rec.message_pieces.append(len(rec.pieces))
-        rec.pieces.append(captured_piece("messages", source_kind, source_id, turn_text(message), step=step_id,
+        rec.pieces.append(captured_piece(SLOT_MESSAGES, source_kind, source_id, turn_text(message), step=step_id,
                                          iteration=iteration, position=position, reason="conversation", **evidence))
 
     def _assemble(self, turn: Turn, iteration: int, *, withhold_tools: bool) -> None:
@@ -396,14 +411,14 @@ class Agent(Conversation, Runner):
         parts: list[str] = []
         if self.system:
             system_ids.append(len(pieces))
-            pieces.append(captured_piece("system", "base", "system-prompt", self.system, step=step_id,
+            pieces.append(captured_piece(SLOT_SYSTEM, KIND_BASE, SYSTEM_PROMPT, self.system, step=step_id,
                                          iteration=iteration, position=0))
             parts.append(self.system)
         tool_ids: list[int] = []
         schemas = [] if withhold_tools else self._tool_schemas
         for position, schema in enumerate(schemas):
             tool_ids.append(len(pieces))
-            pieces.append(captured_piece("tools", "registry", schema["name"], schema["description"], step=step_id,
+            pieces.append(captured_piece(SLOT_TOOLS, KIND_REGISTRY, schema["name"], schema["description"], step=step_id,
                                          iteration=iteration, position=position))
         if turn.context is not None:
             schemas = turn.context.land(step_id, iteration, parts=parts, system_ids=system_ids, schemas=schemas,
@@ -462,7 +477,7 @@ class Agent(Conversation, Runner):
         message: dict[str, Any] = {"role": "assistant", "content": response.content}
         if calls:
             message["tool_calls"] = calls
-        self._append(turn, message, "assistant", step_id, iteration)
+        self._append(turn, message, KIND_ASSISTANT, step_id, iteration)
         rec.write(LAST_RESPONSE, "set", response.content)
         rec.end()
         return response
@@ -496,7 +511,7 @@ class Agent(Conversation, Runner):
         message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
         if is_error:
             message["is_error"] = True
-        self._append(turn, message, "tool_result", call.id, iteration, tool=call.name, requested_by=requested_by,
+        self._append(turn, message, KIND_TOOL_RESULT, call.id, iteration, tool=call.name, requested_by=requested_by,
                      is_error=is_error)
         # a short preview for live views, cut only after the policy has masked what it covers
         rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error,
@@ -560,7 +575,7 @@ class Agent(Conversation, Runner):
         from footprint_lab.context.rebuild import forced_declarations, without_declarations
 
         settings = self._declarations()
-        if "system-prompt" in removed:
+        if SYSTEM_PROMPT in removed:
             settings["system"] = ""
         if "tools" in settings:
             settings["tools"] = [t for t in settings["tools"] if t.name not in removed]
@@ -590,7 +605,7 @@ class Agent(Conversation, Runner):
         declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
         if forcible:
             return declared
-        return [*(["system-prompt"] if self.system else []), *(t.name for t in self.tools), *declared]
+        return [*([SYSTEM_PROMPT] if self.system else []), *(t.name for t in self.tools), *declared]
 
     @staticmethod
     def _named(door: str, ids: Iterable[str] | str, known: list[str], action: str = "remove") -> set[str]:

@@ -25,20 +25,26 @@ import math
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StrictInt, WrapSerializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    StrictInt,
+    WrapSerializer,
+    model_serializer,
+    model_validator,
+)
 
 from footprint_lab.engine.captured import OVER_BUDGET, UsageCounts, as_dict, budget_reason
 from footprint_lab.engine.recall import swept_tokens
 from footprint_lab.engine.rows import Rows, rows_field
+from footprint_lab.engine.schema import MESSAGE_REF, MESSAGES, RECORDING_MIME, SCHEMA_VERSION
 
 if TYPE_CHECKING:
     from footprint_lab.engine.recorder import Recorder
 
-SCHEMA_VERSION = 1
-#: the MIME type under which a displayed run carries its recording: JSON-native data that
-#: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out, and
-#: the long lists of flat records may come as tables: see :func:`packed`)
-RECORDING_MIME = "application/vnd.footprint-lab.recording.v1+json"
 
 
 class _Data(BaseModel):
@@ -346,8 +352,16 @@ class Recording(_Data):
     @model_validator(mode="before")
     @classmethod
     def _unpack(cls, data: Any) -> Any:
-        """Read the table form :func:`packed` writes: each table back to its list of records."""
-        return _untables(data)
+        """Read the saved form: each table (:func:`packed`) back to its records, each reference to its value."""
+        return _dereferenced(_untables(data))
+
+    @model_serializer(mode="wrap")
+    def _saved(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        """Write the saved form (JSON): from schema version 2, a transcript message's text is stored once."""
+        data = handler(self)
+        if info.mode_is_json() and self.schema_version >= 2 and isinstance(data, dict):
+            _reference(data)
+        return data
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """The run's views and this recording as JSON under :data:`RECORDING_MIME` (see ``engine.display``)."""
@@ -410,8 +424,9 @@ _PIECE_TEXT = frozenset({"source_id", "reason"})
 _TABLES: dict[str, type[_Data]] = {"steps": Step, "reads": Read, "events": Event, "context_pieces": ContextPiece}
 
 
-#: the names a table hides from a reader that looks values up by key (a scrubber masking by key)
-TABLE_KEYS = frozenset({"columns", "rows", "same",
+#: the names the saved form (its tables and references) puts where a reader that looks values up by key
+#: (a scrubber masking by key) expects a field's name: such a reader works on :func:`unpacked` data
+TABLE_KEYS = frozenset({"columns", "rows", "same", MESSAGE_REF,
                         *(name for model in _TABLES.values() for name in model.model_fields)})
 
 
@@ -455,11 +470,11 @@ def _table(records: list[dict[str, Any]], model: type[_Data]) -> dict[str, Any]:
 
 
 def unpacked(data: Any) -> Any:
-    """Recording data with every table (its members' too) back in record form; other data as given.
+    """Recording data with every table and reference (its members' too) back in record form; other data as given.
 
     For readers that work on the data rather than the model, e.g. a scrubber masking values by key.
     """
-    data = _untables(data)
+    data = _dereferenced(_untables(data))
     if isinstance(data, dict) and isinstance(data.get("children"), list):
         data = {**data, "children": [unpacked(child) for child in data["children"]]}
     return data
@@ -478,6 +493,106 @@ def _untable(table: dict[str, Any]) -> Any:
             and all(isinstance(row, list) and len(row) == len(columns) for row in rows)):
         return table
     return [{**same, **dict(zip(columns, row, strict=True))} for row in rows]
+
+
+def _reference(data: dict[str, Any]) -> None:
+    """Replace, in one recording's JSON data, each copy of a transcript message by its index (see ``engine.schema``).
+
+    A commit entry that appends message ``k`` to the transcript keeps ``{"message": k}`` in place
+    of its value, and a context piece whose content is message ``k``'s text keeps
+    ``{"message": k}`` as its content: a 5 MB tool result is then saved once, in ``messages``,
+    and not three times. Only exact copies are replaced, so a value a redaction policy masked
+    differently in one place is kept as it is.
+    """
+    messages = data.get("messages")
+    if not messages:
+        return
+    path = list(MESSAGES)
+    at = 0
+    for commit in data.get("commits") or ():
+        for entry in commit["entries"]:
+            if entry.get("verb") == "append" and entry.get("path") == path and at < len(messages):
+                found = _next_equal(messages, entry.get("value"), at)
+                if found is not None:
+                    del entry["value"]
+                    entry[MESSAGE_REF] = found
+                    at = found + 1
+    pieces = data.get("context_pieces") or []
+    for k, index in enumerate(data.get("message_pieces") or ()):
+        if k < len(messages) and isinstance(index, int) and 0 <= index < len(pieces):
+            piece, text = pieces[index], messages[k].get("content")
+            if isinstance(text, str) and text and piece.get("content") == text:
+                piece["content"] = {MESSAGE_REF: k}
+
+
+def _next_equal(messages: list[Any], value: Any, start: int) -> int | None:
+    """The first message from ``start`` on equal to ``value`` (the next one is nearly always it)."""
+    for k in range(start, len(messages)):
+        if messages[k] == value:
+            return k
+    return None
+
+
+def _dereferenced(data: Any) -> Any:
+    """Recording data with each reference :func:`_reference` wrote back to the value it stands for.
+
+    A reference that names no message is left as it is, for the schema to refuse by its field.
+    """
+    if not isinstance(data, dict):
+        return data
+    messages = data.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return data
+    commits, pieces = data.get("commits"), data.get("context_pieces")
+    if isinstance(commits, list) and any(_refers(entry) for commit in commits if isinstance(commit, dict)
+                                         for entry in _entries(commit)):
+        data = {**data, "commits": [_commit_values(commit, messages) for commit in commits]}
+    if isinstance(pieces, list) and any(isinstance(piece, dict) and _message_of(piece.get("content"), messages)
+                                        is not None for piece in pieces):
+        data = {**data, "context_pieces": [_piece_content(piece, messages) for piece in pieces]}
+    return data
+
+
+def _entries(commit: dict[str, Any]) -> list[Any]:
+    entries = commit.get("entries")
+    return entries if isinstance(entries, list) else []
+
+
+def _refers(entry: Any) -> bool:
+    return isinstance(entry, dict) and MESSAGE_REF in entry
+
+
+def _commit_values(commit: Any, messages: list[Any]) -> Any:
+    """A commit with each entry's reference read: the message it names, or a value written beside it."""
+    if not isinstance(commit, dict) or not any(_refers(entry) for entry in _entries(commit)):
+        return commit
+    entries = []
+    for entry in _entries(commit):
+        k = entry.get(MESSAGE_REF) if _refers(entry) else None
+        if "value" in entry and _refers(entry):  # a value written beside the reference is the value
+            entry = {name: value for name, value in entry.items() if name != MESSAGE_REF}
+        elif _is_index(k, messages):
+            entry = {**{name: value for name, value in entry.items() if name != MESSAGE_REF}, "value": messages[k]}
+        entries.append(entry)
+    return {**commit, "entries": entries}
+
+
+def _message_of(content: Any, messages: list[Any]) -> str | None:
+    """The text a piece's content reference names, or ``None`` when it is no such reference."""
+    if isinstance(content, dict) and len(content) == 1:
+        k = content.get(MESSAGE_REF)
+        if _is_index(k, messages) and isinstance(messages[k], dict) and isinstance(messages[k].get("content"), str):
+            return str(messages[k]["content"])
+    return None
+
+
+def _piece_content(piece: Any, messages: list[Any]) -> Any:
+    text = _message_of(piece.get("content"), messages) if isinstance(piece, dict) else None
+    return piece if text is None else {**piece, "content": text}
+
+
+def _is_index(value: Any, items: list[Any]) -> bool:
+    return type(value) is int and 0 <= value < len(items)
 
 
 def content_hash(text: str) -> str:

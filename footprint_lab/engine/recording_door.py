@@ -12,7 +12,8 @@ Rule kept here: :func:`load_recording` (JSON text, bytes or ``model_dump`` data)
 :func:`check_recording` (a ``Recording`` object, as ``Run.from_recording`` receives it) are
 the one door. Text is parsed by :func:`~footprint_lab.engine.saved_json.parse_json` (at most
 ``MAX_NESTING`` levels deep). They check the schema version (a whole number; a newer one is
-refused as :class:`RecordingVersionError`, naming it), that the member runs nest as a tree
+refused as :class:`RecordingVersionError`, naming it; version 1, written before each
+transcript message was stored once, reads as it always did), that the member runs nest as a tree
 (each member's ``path`` extends its parent's, no two share one, at most
 :data:`MAX_MEMBER_DEPTH` levels of members), the shape of every record pydantic cannot pin
 down (messages, tool calls, the redaction report) and every cross reference (piece indices,
@@ -31,9 +32,10 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
-from footprint_lab.engine.recording import SCHEMA_VERSION, Recording
+from footprint_lab.engine.recording import Recording
 from footprint_lab.engine.refusal import Refusal, describe_shape
 from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
+from footprint_lab.engine.schema import READABLE_VERSIONS, SCHEMA_VERSION
 
 #: member runs nested deeper than this below the top run are refused (a composition of
 #: compositions nests a few levels; the views walk members one level at a time)
@@ -170,11 +172,12 @@ def _refusal(invalid: ValidationError, door: str) -> InvalidRecordingError:
 
 
 def _check_version(version: Any, door: str, where: str) -> None:
-    if version == SCHEMA_VERSION and _is_int(version):
+    if _is_int(version) and version in READABLE_VERSIONS:
         return
     if _is_int(version) and version > SCHEMA_VERSION:
         raise RecordingVersionError(door, where, version)
-    raise InvalidRecordingError(door, where, f"is not {SCHEMA_VERSION} (a whole number), the only schema version "
+    readable = " or ".join(map(str, READABLE_VERSIONS))
+    raise InvalidRecordingError(door, where, f"is not {readable} (a whole number), the schema versions "
                                 "this library reads", "Read it with the footprint_lab version that wrote it, or "
                                 "record the run again")
 

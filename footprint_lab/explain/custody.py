@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
 from footprint_lab.engine.rows import as_list
+from footprint_lab.engine.schema import KIND_TOOL_RESULT, SLOT_PATHS, SLOTS, TURN_KINDS
 from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.explain.checks import recording_of, whole_number
 from footprint_lab.explain.index import ANSWER_PATH, RecordingIndex
@@ -51,13 +52,7 @@ if TYPE_CHECKING:
     from footprint_lab.explain.members import Member
 
 HOP_KINDS = ("ANSWER", "CARRIED", "READ", "LANDED", "ALLOWED", "BORN", "ASKED")
-SLOT_ORDER = ("system", "messages", "tools")
-#: the tracked paths a step writes when it lands a piece in each slot
-SLOT_PATHS: dict[str, tuple[tuple[str, ...], ...]] = {
-    "system": (("slots", "system"),),
-    "tools": (("slots", "tools"),),
-    "messages": (("messages",), ("slots", "injected_messages")),
-}
+SLOT_ORDER = SLOTS
 DECLARED_KINDS = ("fact", "steering", "instruction", "skill", "memory", "rag")
 #: how many candidates a notebook display shows before pointing at the full text
 DISPLAY_LIMIT = 25
@@ -492,7 +487,7 @@ def _hops(candidate: Candidate) -> list[Hop]:
     walk = candidate._walk
     hops = [walk.answer, *_carried_hops(candidate), _read_hop(walk.index, candidate),
             _landed_hop(walk.index, candidate), _allowed_hop(walk.index, candidate), _born_hop(walk.index, candidate)]
-    if candidate.source_kind == "tool_result":
+    if candidate.source_kind == KIND_TOOL_RESULT:
         hops.append(_asked_hop(walk.index, candidate))
     return hops
 
@@ -547,7 +542,7 @@ def _allowed_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
         why = "the agent's own system prompt goes with every call"
     elif kind == "registry":
         why = "a tool of the agent is offered on every call"
-    elif kind in ("user", "assistant", "tool_result"):
+    elif kind in TURN_KINDS:
         why = "every turn of the conversation stays in the messages slot"
     else:
         spelled = piece.detail.get("trigger")
@@ -572,7 +567,7 @@ def _born_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
     if kind == "registry":
         return Hop("BORN", None, True, f"tool '{piece.source_id}' of {who}: its description is what landed")
     carried = piece.detail.get("from_run")
-    if carried is not None and kind in ("user", "assistant", "tool_result"):
+    if carried is not None and kind in TURN_KINDS:
         continues = candidate.recording.meta.get("continues") or {}
         how = continues.get("how", "a checkpoint")
         text = f"an earlier turn of the conversation, carried in from run {carried} ({how})"
@@ -590,7 +585,7 @@ def _born_hop(index: RecordingIndex, candidate: Candidate) -> Hop:
             return Hop("BORN", piece.source_id, False,
                        f"the model's turn from {piece.source_id}, a call this recording does not hold")
         return Hop("BORN", piece.source_id, True, f"the model's own turn, the response of {piece.source_id}")
-    if kind == "tool_result":
+    if kind == KIND_TOOL_RESULT:
         return _tool_born_hop(index, candidate)
     if kind in DECLARED_KINDS:
         where = f" at {piece.declared_at}" if getattr(piece, "declared_at", None) else ""

@@ -35,6 +35,7 @@ import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from footprint_lab.engine.schema import KIND_TOOL_RESULT
 from footprint_lab.explain.custody import backtrack, reply_text
 from footprint_lab.explain.dropped import left_out
 from footprint_lab.explain.index import RecordingIndex
@@ -82,7 +83,7 @@ def _paged(lines: list[str], more: int, limit: int) -> tuple[str, int, list[str]
 
 def _source_ids(piece: ContextPiece) -> tuple[str | None, ...]:
     """The id :func:`describe_source` names a piece by, and its number."""
-    named = piece.detail.get("tool") if piece.source_kind == "tool_result" else piece.source_id
+    named = piece.detail.get("tool") if piece.source_kind == KIND_TOOL_RESULT else piece.source_id
     return (named if isinstance(named, str) else None, f"piece {piece.index}")
 
 

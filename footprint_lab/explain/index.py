@@ -13,12 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from footprint_lab.engine.schema import ANSWER
 from footprint_lab.explain.members import Member, SourceNames
 
 if TYPE_CHECKING:
     from footprint_lab.engine.recording import Commit, Decision, Event, LLMExchange, Read, Recording, Step
 
-ANSWER_PATH = ["answer"]
+ANSWER_PATH = list(ANSWER)
 
 
 class RecordingIndex:

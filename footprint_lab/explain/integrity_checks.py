@@ -41,6 +41,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.schema import KIND_TOOL_RESULT
 from footprint_lab.explain.checks import ExplainConfigError, recording_of
 from footprint_lab.explain.index import RecordingIndex
 from footprint_lab.explain.render import mimebundle, shorten
@@ -185,7 +186,7 @@ def _turns(root: Recording) -> list[_Turn]:
         # A tool result is a transcript message, so the transcript's pieces hold every one of them.
         for number in recording.message_pieces:
             piece = pieces[number]
-            if piece.source_kind == "tool_result":
+            if piece.source_kind == KIND_TOOL_RESULT:
                 ran_in[piece.source_id] = piece.landed_by
                 if piece.landed_by is not None:
                     turn.result_of[piece.landed_by] = number
@@ -427,7 +428,7 @@ def _answer_contradicts_tool(turns: list[_Turn], claims: Mapping[str, Any], answ
     recorded: dict[str, list[tuple[Any, str]]] = {}
     for turn in turns:
         for piece in turn.recording.context_pieces:
-            if piece.source_kind != "tool_result" or piece.verdict != "admitted":
+            if piece.source_kind != KIND_TOOL_RESULT or piece.verdict != "admitted":
                 continue
             try:
                 data = json.loads(piece.content)

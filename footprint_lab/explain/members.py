@@ -23,13 +23,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from footprint_lab.engine.schema import FAILURES, KIND_REGISTRY, KIND_TOOL_RESULT, MEMBER_KEY, OUTPUTS
 from footprint_lab.explain.sources import removal_id
 
 if TYPE_CHECKING:
     from footprint_lab.engine.recording import ContextPiece, Recording
 
 #: The key a composition writes into a member's recording (``meta``) to say what it mounted it as.
-MEMBER_KEY = "member"
 
 
 @dataclass(frozen=True, slots=True)
@@ -82,7 +82,7 @@ def member_key(parent: Recording, child: Recording) -> str:
     for commit in parent.commits:
         if commit.step_id == child.path:
             for entry in commit.entries:
-                if len(entry.path) == 2 and entry.path[0] in ("outputs", "failures"):
+                if len(entry.path) == 2 and entry.path[0] in (OUTPUTS, FAILURES):
                     return str(entry.path[1])
     return child.path.rpartition("/")[2] or child.runner.kind
 
@@ -154,7 +154,7 @@ def removable_sources(recording: Recording, names: SourceNames | None = None) ->
             base = removal_id(piece)
             if base is None:
                 continue
-            kind = "tool" if piece.source_kind in ("registry", "tool_result") else piece.source_kind
+            kind = "tool" if piece.source_kind in (KIND_REGISTRY, KIND_TOOL_RESULT) else piece.source_kind
             for name in {names.qualify(member, base), base}:
                 source = found.setdefault(name, Source(kind, []))
                 if member not in source.members:

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from footprint_lab.engine.schema import KIND_TOOL_RESULT, READ_SKILL
+
 if TYPE_CHECKING:
     from footprint_lab.engine.recording import ContextPiece
 
@@ -26,7 +28,7 @@ NOT_REMOVABLE = {
     "assistant": "the model's own turns are what a rerun produces again",
 }
 #: The tool a declared skill set offers; it goes with the skills, not by itself.
-SKILL_LOADER = "read_skill"
+SKILL_LOADER = READ_SKILL
 
 
 def removal_id(piece: ContextPiece) -> str | None:
@@ -34,7 +36,7 @@ def removal_id(piece: ContextPiece) -> str | None:
     kind = piece.source_kind
     if kind in NOT_REMOVABLE:
         return None
-    if kind == "tool_result":
+    if kind == KIND_TOOL_RESULT:
         tool = piece.detail.get("tool")
         return tool if isinstance(tool, str) else None
     if kind == "registry" and piece.source_id == SKILL_LOADER:
@@ -44,6 +46,6 @@ def removal_id(piece: ContextPiece) -> str | None:
 
 def describe_source(piece: ContextPiece) -> str:
     """A piece's source in a few words: ``fact 'vip-override'``, ``result of tool 'lookup_order'``."""
-    if piece.source_kind == "tool_result":
+    if piece.source_kind == KIND_TOOL_RESULT:
         return f"result of tool '{piece.detail.get('tool', '?')}'"
     return f"{piece.source_kind} '{piece.source_id}'"

@@ -49,6 +49,7 @@ from footprint_lab.core.runner import Listener, Mount, Runner, ended_status, new
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, RedactionConfigError, combine_policies
 from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
+from footprint_lab.engine.schema import ANSWER, INPUT_MESSAGE, MEMBER_KEY, Path, output
 from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
@@ -57,17 +58,8 @@ from footprint_lab.flow.refusals import (
     ResumeDivergedError,
 )
 
-Path = tuple[str, ...]
-INPUT: Path = ("input", "message")
-ANSWER: Path = ("answer",)
+INPUT: Path = INPUT_MESSAGE
 RESERVED = "input"
-#: where a member's recording keeps the name its composition mounted it under (footprint_lab.explain.members)
-MEMBER_KEY = "member"
-
-
-def output(name: str) -> Path:
-    """Where a member's answer is written in its composition's tracked state."""
-    return ("outputs", name)
 
 
 class MemberPaused(Exception):

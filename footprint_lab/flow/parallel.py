@@ -17,6 +17,7 @@ from typing import Any, ClassVar
 from footprint_lab.core.llm_call import LLMCall
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.schema import failure
 from footprint_lab.flow._composition import (
     INPUT,
     Composition,
@@ -132,7 +133,7 @@ class Parallel(Composition):
                 rec.close_step(step_id, status="paused")
             elif isinstance(outcome, BaseException):
                 failures.append(outcome)
-                rec.close_step(step_id, [(("failures", key), "set", failure_summary(outcome))], "error")
+                rec.close_step(step_id, [(failure(key), "set", failure_summary(outcome))], "error")
             else:
                 answers[key] = outcome
                 rec.close_step(step_id, [(output(key), "set", outcome)],

@@ -27,6 +27,7 @@ from typing import Any, ClassVar
 
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.schema import failure
 from footprint_lab.flow._composition import (
     INPUT,
     RESERVED,
@@ -206,7 +207,7 @@ class Graph(Composition):
                             message = node.input_from(dict(zip(node.needs, values, strict=True)))
                         except Exception as exc:
                             failures.append(exc)
-                            rec.close_step(step_id, [(("failures", node.name), "set", failure_summary(exc))], "error")
+                            rec.close_step(step_id, [(failure(node.name), "set", failure_summary(exc))], "error")
                             break
                         task = asyncio.create_task(exe.mount(node.name, node.runner, message, step_id,
                                                                door=f"Graph node '{node.name}'"))
@@ -221,7 +222,7 @@ class Graph(Composition):
                         rec.close_step(step_id, status="paused")
                     elif error is not None:
                         failures.append(error)
-                        rec.close_step(step_id, [(("failures", node.name), "set", failure_summary(error))], "error")
+                        rec.close_step(step_id, [(failure(node.name), "set", failure_summary(error))], "error")
                     else:
                         done.add(node.name)
                         rec.close_step(step_id, [(output(node.name), "set", task.result())],

@@ -36,8 +36,6 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from footprint_lab.engine.recording import (
-    RECORDING_MIME,
-    SCHEMA_VERSION,
     TABLE_KEYS,
     Recording,
     content_hash,
@@ -47,6 +45,7 @@ from footprint_lab.engine.recording import (
 from footprint_lab.engine.redaction import Redaction, RunScrubber, normalize_key
 from footprint_lab.engine.refusal import SettingRefusal, describe_shape
 from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, parse_json
+from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
 from footprint_lab.engine.seal import seal
 from footprint_lab.notebook._read import (
     NotebookFileError,
@@ -254,7 +253,7 @@ class _Pass:
         masked = self.scrubber.scrub(data)
         if masked == data:
             return value
-        if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) != SCHEMA_VERSION:
+        if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
             return masked
         attempts = (lambda: masked, lambda: _strings_only(data, self.scrubber.scrub))
         for attempt in attempts:

@@ -32,6 +32,7 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 from footprint_lab.core.run import Run
 from footprint_lab.engine.recording import LLMExchange, Recording
 from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.schema import KIND_TOOL_RESULT
 from footprint_lab.otel.refusals import OtelExportError, OtlpExportFailed
 
 _SCOPE = InstrumentationScope("footprint_lab.otel", "0.1.0")
@@ -180,7 +181,7 @@ class _Builder:
 
     def tool(self, recording: Recording, step: Any, trace_id: int, parent: SpanContext, run_start: int) -> None:
         result = next((p for p in recording.context_pieces
-                       if p.landed_by == step.step_id and p.source_kind == "tool_result"), None)
+                       if p.landed_by == step.step_id and p.source_kind == KIND_TOOL_RESULT), None)
         call_id = result.source_id if result is not None else ""
         asker = recording.exchange_at(str(result.detail.get("requested_by"))) if result is not None else None
         call = next((c for c in asker.response.tool_calls if c.id == call_id), None) if asker else None
@@ -193,7 +194,7 @@ class _Builder:
             attributes["gen_ai.tool.call.arguments"] = _json(call.args)
         if result is not None:
             attributes["gen_ai.tool.call.result"] = result.content
-            attributes["footprint_lab.source_ids"] = _json({"messages": [["tool_result", call_id]]})
+            attributes["footprint_lab.source_ids"] = _json({"messages": [[KIND_TOOL_RESULT, call_id]]})
         start = run_start + int(step.started_ms * 1e6)
         context = SpanContext(trace_id, _id(64, recording.run_id, step.step_id), False, TraceFlags(1))
         self.span(f"execute_tool {name}", context, parent, attributes, start, start + int(step.duration_ms * 1e6),

@@ -30,6 +30,7 @@ from footprint_lab.core.tools import result_text
 from footprint_lab.engine.captured import CapturedPiece, UsageCounts, captured_piece
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.recording import Recording, build_recording
+from footprint_lab.engine.schema import INPUT_MESSAGE, KIND_TOOL_RESULT, KIND_USER, USER_MESSAGE
 from footprint_lab.otel.spans import SpanData, json_value, operation, read_spans
 
 #: What an imported recording says about the hops spans cannot prove (read by the custody walk).
@@ -247,8 +248,8 @@ class _Importer:
 
     def _seed(self, message: str, at: int) -> None:
         self.rec.begin("seed")
-        self.rec.write(("input", "message"), "set", message)
-        self._append({"role": "user", "content": message}, "user", "user-message")
+        self.rec.write(INPUT_MESSAGE, "set", message)
+        self._append({"role": "user", "content": message}, KIND_USER, USER_MESSAGE)
         self.rec.end()
         self._times(at, at)
 
@@ -258,7 +259,7 @@ class _Importer:
         evidence: dict[str, Any] = {"tool": turn["name"], "is_error": failed}
         if call_id in self.asked:
             evidence["requested_by"] = self.asked[call_id]
-        self._append(turn, "tool_result", call_id, **evidence)
+        self._append(turn, KIND_TOOL_RESULT, call_id, **evidence)
 
     def _tool(self, span: SpanData) -> None:
         rec = self.rec
@@ -308,7 +309,7 @@ class _Importer:
             if turn["role"] == "tool":
                 self._tool_turn(turn)
             else:
-                self._append(turn, turn["role"], step_id if turn["role"] == "assistant" else "user-message")
+                self._append(turn, turn["role"], step_id if turn["role"] == "assistant" else USER_MESSAGE)
         system_text = "\n\n".join(texts)
         rec.write(SYSTEM, "set", system_text)
         rec.write(TOOLS, "set", tuple(s["name"] for s in schemas))

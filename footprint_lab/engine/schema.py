@@ -1,0 +1,100 @@
+"""The recording's schema: every path, key and name a recording is written with, declared once.
+
+Rule kept here: a runner writes a recording and every explanation, view and exporter reads it,
+so the names they meet at must be one set of constants, not a literal in each room. Writers
+(``core``'s agent, ``flow``'s compositions, ``context``'s assembly, ``otel``'s importer) and
+readers (``explain``, ``lab``, ``otel``'s exporter) import them from here.
+
+- **State paths** are where a run's tracked state is written (the ``path`` of a commit entry
+  or a read): the input message, the transcript, the assembled slots, the answer, and in a
+  composition each member's output and failure under its name.
+- **Slots** are the three parts of a request a context piece lands in.
+- **Source ids and kinds** name what a context piece came from; the ids here are the ones a
+  runner gives its own pieces (the system prompt, the user's message, the skill loader tool).
+- **Meta keys** are what a recording keeps beside its records (a member run's name in its
+  composition).
+- **Saved-form references** are how a saved recording (schema version 2) stores a value once:
+  a commit entry that appends a transcript message names it by index (``{"message": k}``
+  instead of ``"value"``), and a context piece that carries a transcript message's text says
+  so (``"content": {"message": k}``); :func:`footprint_lab.engine.recording.Recording` writes
+  and reads them, so in memory every record holds its value as before.
+
+Role: engine layer; plain constants and two small path builders, no imports.
+"""
+
+from __future__ import annotations
+
+#: the schema version this library writes; 2 stores each transcript message's text once
+SCHEMA_VERSION = 2
+#: the schema versions it reads (``load_recording`` is the door; version 1 has no references)
+READABLE_VERSIONS = (1, 2)
+#: the MIME type under which a displayed run carries its recording: JSON-native data that
+#: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out, and
+#: the long lists of flat records may come as tables: see ``engine.recording.packed``)
+RECORDING_MIME = "application/vnd.footprint-lab.recording.v1+json"
+
+Path = tuple[str, ...]
+
+# -- state paths: where a run writes its tracked state ------------------------------------------
+#: the message a run was given
+INPUT_MESSAGE: Path = ("input", "message")
+#: the transcript (each turn is appended to it)
+MESSAGES: Path = ("messages",)
+#: the system text and the tools offered, as assembled for each call
+SYSTEM: Path = ("slots", "system")
+TOOLS: Path = ("slots", "tools")
+#: messages the assembly adds to one request only (facts for the messages slot)
+INJECTED_MESSAGES: Path = ("slots", "injected_messages")
+#: the text of the latest reply, and the run's answer
+LAST_RESPONSE: Path = ("last_response",)
+ANSWER: Path = ("answer",)
+#: in a composition, the name under which each member's output and failure are written
+OUTPUTS = "outputs"
+FAILURES = "failures"
+
+
+def output(name: str) -> Path:
+    """Where a member's answer is written in its composition's tracked state."""
+    return (OUTPUTS, name)
+
+
+def failure(name: str) -> Path:
+    """Where a member's failure is written in its composition's tracked state."""
+    return (FAILURES, name)
+
+
+# -- slots ---------------------------------------------------------------------------------------
+SLOT_SYSTEM = "system"
+SLOT_MESSAGES = "messages"
+SLOT_TOOLS = "tools"
+SLOTS = (SLOT_SYSTEM, SLOT_MESSAGES, SLOT_TOOLS)
+#: the state paths each slot's text is written at (custody walks back through them)
+SLOT_PATHS: dict[str, tuple[Path, ...]] = {
+    SLOT_SYSTEM: (SYSTEM,),
+    SLOT_TOOLS: (TOOLS,),
+    SLOT_MESSAGES: (MESSAGES, INJECTED_MESSAGES),
+}
+
+# -- source ids and kinds of context pieces --------------------------------------------------------
+#: the agent's own system prompt, as a source (``agent.without("system-prompt")``)
+SYSTEM_PROMPT = "system-prompt"
+#: the user's message, as a source
+USER_MESSAGE = "user-message"
+#: the tool an agent with skills offers to load one (``context.assembly``)
+READ_SKILL = "read_skill"
+#: the kinds of transcript pieces and of what a runner sends on its own
+KIND_BASE = "base"
+KIND_USER = "user"
+KIND_ASSISTANT = "assistant"
+KIND_TOOL_RESULT = "tool_result"
+KIND_REGISTRY = "registry"
+#: the kinds a conversation's turns are recorded as
+TURN_KINDS = (KIND_USER, KIND_ASSISTANT, KIND_TOOL_RESULT)
+
+# -- meta keys -------------------------------------------------------------------------------------
+#: where a member's recording keeps the name its composition mounted it under (``explain.members``)
+MEMBER_KEY = "member"
+
+# -- saved-form references (schema version 2) ------------------------------------------------------
+#: the key of a reference to a transcript message, by its index in ``messages``
+MESSAGE_REF = "message"
