@@ -11,50 +11,16 @@ from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine import display as _display
 from footprint_lab.engine import runners as _runners
+from footprint_lab.engine._exports import public
 
 __version__ = "0.1.0"
 
-_EXPORTS: dict[str, str] = {
-    "Agent": "footprint_lab.core.agent",
-    "LLMCall": "footprint_lab.core.llm_call",
-    "Run": "footprint_lab.core.run",
-    "define_tool": "footprint_lab.core.tools",
-    "tool": "footprint_lab.core.tools",
-    "Tool": "footprint_lab.core.tools",
-    "ToolContext": "footprint_lab.core.tools",
-    "normalize_run_input": "footprint_lab.core.door",
-    "Identity": "footprint_lab.core.identity",
-    "Checkpoint": "footprint_lab.core.checkpoint",
-    "FlowCheckpoint": "footprint_lab.flow.checkpoint",
-    "RunCheckpointError": "footprint_lab.core.checkpoint",
-    "FlowCheckpointError": "footprint_lab.flow.checkpoint",
-    "ask_human": "footprint_lab.core.pause",
-    "Redaction": "footprint_lab.engine.redaction",
-    "Recording": "footprint_lab.engine.recording",
-    "Event": "footprint_lab.engine.recording",
-    "load_recording": "footprint_lab.engine.recording_door",
-    "seal": "footprint_lab.engine.seal",
-    "verify": "footprint_lab.engine.seal",
-    "Verdict": "footprint_lab.engine.seal",
-    "lint_tools": "footprint_lab.explain.tool_lint",
-    "Refusal": "footprint_lab.engine.refusal",
-    "Sequence": "footprint_lab.flow",
-    "Parallel": "footprint_lab.flow",
-    "Conditional": "footprint_lab.flow",
-    "Loop": "footprint_lab.flow",
-    "Workflow": "footprint_lab.flow",
-    "Graph": "footprint_lab.flow",
-    "step": "footprint_lab.flow",
-    "merge_with_llm": "footprint_lab.flow",
-    "RunTree": "footprint_lab.explain.tree",
-    "Lab": "footprint_lab.lab.widget",
-}
-_ERRORS = "footprint_lab.errors"
-_SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab", "notebook")
-
+# The one list of public names (every refusal and failure through errors.py's own list): typed for the
+# type checker, each imported when first used.
 if TYPE_CHECKING:
+    from footprint_lab import context, core, engine, errors, examples, explain, flow, lab, notebook, otel, providers
     from footprint_lab.core.agent import Agent
-    from footprint_lab.core.checkpoint import Checkpoint, RunCheckpointError
+    from footprint_lab.core.checkpoint import Checkpoint
     from footprint_lab.core.door import normalize_run_input
     from footprint_lab.core.identity import Identity
     from footprint_lab.core.llm_call import LLMCall
@@ -64,13 +30,19 @@ if TYPE_CHECKING:
     from footprint_lab.engine.recording import Event, Recording
     from footprint_lab.engine.recording_door import load_recording
     from footprint_lab.engine.redaction import Redaction
-    from footprint_lab.engine.refusal import Refusal
     from footprint_lab.engine.seal import Verdict, seal, verify
+    from footprint_lab.errors import *
     from footprint_lab.explain.tool_lint import lint_tools
     from footprint_lab.explain.tree import RunTree
-    from footprint_lab.flow import Conditional, Graph, Loop, Parallel, Sequence, Workflow, merge_with_llm, step
-    from footprint_lab.flow.checkpoint import FlowCheckpoint, FlowCheckpointError
+    from footprint_lab.flow.checkpoint import FlowCheckpoint
+    from footprint_lab.flow.conditional import Conditional
+    from footprint_lab.flow.loop import Loop
+    from footprint_lab.flow.parallel import Parallel, merge_with_llm
+    from footprint_lab.flow.sequence import Sequence
+    from footprint_lab.flow.workflow import Graph, Workflow, step
     from footprint_lab.lab.widget import Lab
+
+__all__, __getattr__, __dir__ = public(__name__)
 
 
 def _load_views() -> None:
@@ -91,25 +63,6 @@ def _load_runners() -> None:
 _runners.add_loader(_load_runners)
 
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        value = getattr(importlib.import_module(_EXPORTS[name]), name)
-    elif name in _SUBMODULES:
-        value = importlib.import_module(f"footprint_lab.{name}")
-    else:
-        errors = importlib.import_module(_ERRORS)
-        if name not in errors.__all__:
-            raise AttributeError(f"module 'footprint_lab' has no attribute {name!r}")
-        value = getattr(errors, name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    errors = importlib.import_module(_ERRORS)
-    return sorted({*globals(), *_EXPORTS, *_SUBMODULES, *errors.__all__})
-
-
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext footprint_lab``: install the notebook lab (cards, views, magics)."""
     from footprint_lab.lab.extension import load
@@ -122,40 +75,3 @@ def unload_ipython_extension(ipython: Any) -> None:
     from footprint_lab.lab.extension import unload
 
     unload(ipython)
-
-
-__all__ = [
-    "Agent",
-    "Checkpoint",
-    "Conditional",
-    "Event",
-    "FlowCheckpoint",
-    "FlowCheckpointError",
-    "Graph",
-    "Identity",
-    "LLMCall",
-    "Lab",
-    "Loop",
-    "Parallel",
-    "Recording",
-    "Redaction",
-    "Refusal",
-    "Run",
-    "RunCheckpointError",
-    "RunTree",
-    "Sequence",
-    "Tool",
-    "ToolContext",
-    "Verdict",
-    "Workflow",
-    "ask_human",
-    "define_tool",
-    "lint_tools",
-    "load_recording",
-    "merge_with_llm",
-    "normalize_run_input",
-    "seal",
-    "step",
-    "tool",
-    "verify",
-]

@@ -60,15 +60,15 @@ The tree::
     │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
     │   ├── MagicInputError              ERR_MAGIC_INPUT            lab.refusals
     │   ├── LabConfigError               ERR_LAB_CONFIG             lab.door
-    │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers.mock
+    │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers._mock
     │   ├── ReplaySourceError            ERR_REPLAY_SOURCE          providers.replay
     │   ├── OtelSpansError               ERR_OTEL_SPANS             otel.refusals
     │   ├── OtelSpanFieldError           ERR_OTEL_SPAN_FIELD        otel.refusals
     │   ├── OtelSpanLoopError            ERR_OTEL_SPAN_LOOP         otel.refusals
     │   ├── OtelCaptureError             ERR_OTEL_CAPTURE           otel.refusals
     │   ├── OtelExportError              ERR_OTEL_EXPORT            otel.refusals
-    │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook
-    │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook
+    │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook._read
+    │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook._scrub
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers.errors (also a ProviderError)
     │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers.errors (also a ProviderError)
     └── RunFailure                       ERR_RUN_FAILED             engine.refusal
@@ -96,147 +96,80 @@ above, on both sides: ``except ProviderError`` catches them all, and each says i
 
 from __future__ import annotations
 
-from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
-from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
-from footprint_lab.context.source_ids import ExplainConfigError, UnknownSourceError
-from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
-from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
-from footprint_lab.core.concealed import MaskedCheckpointError, UnmaskArgumentError
-from footprint_lab.core.conversation import (
-    NoConversationError,
-    PendingQuestionError,
-    ResumeIdentityConflictError,
-    ResumeRedactionError,
-    RunInFlightError,
-)
-from footprint_lab.core.door import InvalidRunInputError
-from footprint_lab.core.identity import InvalidIdentityError
-from footprint_lab.core.llm_call import LLMCallContextError
-from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
-from footprint_lab.core.pause import InvalidQuestionError
-from footprint_lab.core.run import CallNotFoundError, InvalidAnnotationError
-from footprint_lab.core.runner import ListenerError
-from footprint_lab.core.tools import ToolDefinitionError
-from footprint_lab.engine.recording_door import InvalidRecordingError, RecordingVersionError
-from footprint_lab.engine.redaction import RedactionConfigError
-from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
-from footprint_lab.engine.seal import SealSourceError
-from footprint_lab.explain.ablation import NothingToLocalizeError
-from footprint_lab.explain.compare import ComparatorError
-from footprint_lab.explain.custody import UnknownStepError
-from footprint_lab.explain.influence import InfluenceStrategyError
-from footprint_lab.explain.tool_lint import ToolCatalogError
-from footprint_lab.flow.checkpoint import FlowCheckpointError
-from footprint_lab.flow.refusals import (
-    CompositionConfigError,
-    DuplicateStepError,
-    EmptyCompositionError,
-    GraphCycleError,
-    LoopBudgetError,
-    ResumeDivergedError,
-)
-from footprint_lab.lab.door import LabConfigError
-from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
-from footprint_lab.notebook import NotebookFileError, SharingConfigError
-from footprint_lab.otel.refusals import (
-    OtelCaptureError,
-    OtelExportError,
-    OtelSpanFieldError,
-    OtelSpanLoopError,
-    OtelSpansError,
-    OtlpExportFailed,
-)
-from footprint_lab.providers.errors import (
-    ContextWindowError,
-    MissingApiKeyError,
-    ModelNotFoundError,
-    ProviderAuthError,
-    ProviderConfigError,
-    ProviderConnectionError,
-    ProviderError,
-    ProviderRateLimitError,
-    ProviderRequestError,
-    ProviderResponseError,
-    ProviderTimeoutError,
-    ProviderUnavailableError,
-)
-from footprint_lab.providers.mock import MockScriptError
-from footprint_lab.providers.replay import ReplayMismatchError, ReplaySourceError
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "AgentConfigError",
-    "CallNotFoundError",
-    "CodedError",
-    "ComparatorError",
-    "CompositionConfigError",
-    "ContextConfigError",
-    "ContextDeclarationError",
-    "ContextWindowError",
-    "ConversationMismatchError",
-    "DuplicateContextIdError",
-    "DuplicateStepError",
-    "DuplicateToolError",
-    "EmptyCompositionError",
-    "ExplainConfigError",
-    "FactRoleError",
-    "FlowCheckpointError",
-    "GraphCycleError",
-    "InfluenceStrategyError",
-    "InvalidAnnotationError",
-    "InvalidCheckpointError",
-    "InvalidIdentityError",
-    "InvalidQuestionError",
-    "InvalidRecordingError",
-    "InvalidRunInputError",
-    "LLMCallContextError",
-    "LabConfigError",
-    "ListenerError",
-    "LoopBudgetError",
-    "MagicInputError",
-    "MaskedCheckpointError",
-    "MemberIdentityError",
-    "MissingApiKeyError",
-    "MockScriptError",
-    "ModelNotFoundError",
-    "NoConversationError",
-    "NotebookFileError",
-    "NothingToLocalizeError",
-    "OtelCaptureError",
-    "OtelExportError",
-    "OtelSpanFieldError",
-    "OtelSpanLoopError",
-    "OtelSpansError",
-    "OtlpExportFailed",
-    "ParentRunRefusedError",
-    "PendingQuestionError",
-    "ProviderAuthError",
-    "ProviderConfigError",
-    "ProviderConnectionError",
-    "ProviderError",
-    "ProviderRateLimitError",
-    "ProviderRequestError",
-    "ProviderResponseError",
-    "ProviderTimeoutError",
-    "ProviderUnavailableError",
-    "RecordingVersionError",
-    "RedactionConfigError",
-    "Refusal",
-    "ReplayMismatchError",
-    "ReplaySourceError",
-    "ResumeDivergedError",
-    "ResumeIdentityConflictError",
-    "ResumeRedactionError",
-    "ResumeRequestConflictError",
-    "RunCheckpointError",
-    "RunFailure",
-    "RunInFlightError",
-    "SealSourceError",
-    "SharingConfigError",
-    "ToolCatalogError",
-    "ToolDefinitionError",
-    "UnknownFactReferenceError",
-    "UnknownRunError",
-    "UnknownSourceError",
-    "UnknownStepError",
-    "UnmaskArgumentError",
-]
+from footprint_lab.engine._exports import public
+
+# The one list of every refusal and failure: typed for the type checker, each imported when first used
+# (``from footprint_lab import InvalidRunInputError`` loads the door that raises it, not every layer).
+if TYPE_CHECKING:
+    from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
+    from footprint_lab.context.declarations import FactRoleError
+    from footprint_lab.context.refusals import ContextDeclarationError
+    from footprint_lab.context.source_ids import ExplainConfigError, UnknownSourceError
+    from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
+    from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
+    from footprint_lab.core.concealed import MaskedCheckpointError, UnmaskArgumentError
+    from footprint_lab.core.conversation import (
+        NoConversationError,
+        PendingQuestionError,
+        ResumeIdentityConflictError,
+        ResumeRedactionError,
+        RunInFlightError,
+    )
+    from footprint_lab.core.door import InvalidRunInputError
+    from footprint_lab.core.identity import InvalidIdentityError
+    from footprint_lab.core.llm_call import LLMCallContextError
+    from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
+    from footprint_lab.core.pause import InvalidQuestionError
+    from footprint_lab.core.run import CallNotFoundError, InvalidAnnotationError
+    from footprint_lab.core.runner import ListenerError
+    from footprint_lab.core.tools import ToolDefinitionError
+    from footprint_lab.engine.recording_door import InvalidRecordingError, RecordingVersionError
+    from footprint_lab.engine.redaction import RedactionConfigError
+    from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
+    from footprint_lab.engine.seal import SealSourceError
+    from footprint_lab.explain.ablation import NothingToLocalizeError
+    from footprint_lab.explain.compare import ComparatorError
+    from footprint_lab.explain.custody import UnknownStepError
+    from footprint_lab.explain.influence import InfluenceStrategyError
+    from footprint_lab.explain.tool_lint import ToolCatalogError
+    from footprint_lab.flow.checkpoint import FlowCheckpointError
+    from footprint_lab.flow.refusals import (
+        CompositionConfigError,
+        DuplicateStepError,
+        EmptyCompositionError,
+        GraphCycleError,
+        LoopBudgetError,
+        ResumeDivergedError,
+    )
+    from footprint_lab.lab.door import LabConfigError
+    from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
+    from footprint_lab.notebook._read import NotebookFileError
+    from footprint_lab.notebook._scrub import SharingConfigError
+    from footprint_lab.otel.refusals import (
+        OtelCaptureError,
+        OtelExportError,
+        OtelSpanFieldError,
+        OtelSpanLoopError,
+        OtelSpansError,
+        OtlpExportFailed,
+    )
+    from footprint_lab.providers._mock import MockScriptError
+    from footprint_lab.providers.errors import (
+        ContextWindowError,
+        MissingApiKeyError,
+        ModelNotFoundError,
+        ProviderAuthError,
+        ProviderConfigError,
+        ProviderConnectionError,
+        ProviderError,
+        ProviderRateLimitError,
+        ProviderRequestError,
+        ProviderResponseError,
+        ProviderTimeoutError,
+        ProviderUnavailableError,
+    )
+    from footprint_lab.providers.replay import ReplayMismatchError, ReplaySourceError
+
+__all__, __getattr__, __dir__ = public(__name__)

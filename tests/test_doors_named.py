@@ -18,8 +18,7 @@ from footprint_lab.errors import (
     ToolDefinitionError,
 )
 from footprint_lab.explain import ranking_confidence, suspects
-from footprint_lab.providers import mock
-from footprint_lab.providers.mock import MockProvider
+from footprint_lab.providers import MockProvider, mock
 
 
 def _agent() -> Agent:

@@ -44,8 +44,7 @@ from footprint_lab.core.pause import HumanQuestion
 from footprint_lab.core.runner import Runner
 from footprint_lab.explain import influence
 from footprint_lab.flow import patterns
-from footprint_lab.providers import anthropic, mock, ollama, openai, provider_from_string
-from footprint_lab.providers.mock import MockProvider
+from footprint_lab.providers import MockProvider, anthropic, mock, ollama, openai, provider_from_string
 
 MARK = "zqx"  # every text and bytes value carries it, so a message that quotes one is caught
 

@@ -101,3 +101,61 @@ def test_import_does_not_pull_heavy_libraries():
             "'httpx', 'nbformat', 'opentelemetry') if m in sys.modules]; print(','.join(heavy))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+#: every package that offers names, each built from its own TYPE_CHECKING list (engine/_exports.py)
+SURFACES = ["footprint_lab", "footprint_lab.errors", "footprint_lab.engine", "footprint_lab.providers",
+            "footprint_lab.context", "footprint_lab.explain", "footprint_lab.flow", "footprint_lab.otel",
+            "footprint_lab.notebook"]
+
+
+def test_each_surface_all_is_its_one_list_and_every_name_is_the_object_where_it_is_defined():
+    from footprint_lab.engine._exports import exported
+
+    for package in SURFACES:
+        loaded = importlib.import_module(package)
+        where = exported(package)
+        assert loaded.__all__ == sorted(where), package
+        assert set(loaded.__all__) <= set(dir(loaded)), package
+        for name, (module, attribute) in where.items():
+            value = getattr(loaded, name)
+            if module == package:  # a subpackage the package offers
+                assert value is importlib.import_module(f"{module}.{attribute}")
+            else:
+                assert value is getattr(importlib.import_module(module), attribute), (package, name)
+
+
+def test_every_refusal_and_failure_is_offered_by_the_root_as_errors_offers_it():
+    assert set(errors.__all__) <= set(footprint_lab.__all__)
+    for name in errors.__all__:
+        assert getattr(footprint_lab, name) is getattr(errors, name)
+
+
+def test_an_unknown_name_is_an_attribute_error_naming_the_package():
+    for package in SURFACES:
+        try:
+            importlib.import_module(package).NoSuchName  # noqa: B018 (the lookup is what is tested)
+        except AttributeError as missing:
+            assert package in str(missing) and "NoSuchName" in str(missing)
+        else:
+            raise AssertionError(f"{package} offered a name it does not list")
+
+
+def test_no_two_public_names_alike_stand_for_different_things():
+    seen: dict[str, tuple[str, object]] = {}
+    for package in SURFACES:
+        loaded = importlib.import_module(package)
+        for name in loaded.__all__:
+            value = getattr(loaded, name)
+            if name in seen and not isinstance(value, type(sys)):
+                first, before = seen[name]
+                assert value is before, f"{first}.{name} and {package}.{name} are different things"
+            seen.setdefault(name, (package, value))
+
+
+def test_importing_a_refusal_loads_the_door_that_raises_it_and_nothing_heavy():
+    code = ("import sys; from footprint_lab import InvalidRunInputError; "
+            "print(','.join(m for m in ('pydantic', 'pandas', 'httpx', 'footprint_lab.explain', 'footprint_lab.lab', "
+            "'footprint_lab.flow', 'footprint_lab.core.door') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "footprint_lab.core.door"

@@ -24,42 +24,28 @@ read it: ``run.context()`` shows one call's context as a table, ``run.context_pi
 objects. See :mod:`footprint_lab.context.assembly` for exactly what is recorded.
 """
 
-from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
-from footprint_lab.context.declarations import (
-    ContextDeclarationError,
-    FactRoleError,
-    Injection,
-    define_fact,
-    define_instruction,
-    define_memory,
-    define_rag,
-    define_skill,
-    define_steering,
-)
-from footprint_lab.context.retrieval import BM25Scorer, EmbeddingScorer
-from footprint_lab.context.stores import InMemoryStore, MemoryStore, SQLiteStore
-from footprint_lab.context.triggers import IterationView, always, on_tool_return, rule
+from __future__ import annotations
 
-__all__ = [
-    "BM25Scorer",
-    "ContextConfigError",
-    "ContextDeclarationError",
-    "DuplicateContextIdError",
-    "EmbeddingScorer",
-    "FactRoleError",
-    "InMemoryStore",
-    "Injection",
-    "IterationView",
-    "MemoryStore",
-    "SQLiteStore",
-    "UnknownFactReferenceError",
-    "always",
-    "define_fact",
-    "define_instruction",
-    "define_memory",
-    "define_rag",
-    "define_skill",
-    "define_steering",
-    "on_tool_return",
-    "rule",
-]
+from typing import TYPE_CHECKING
+
+from footprint_lab.engine._exports import public
+
+if TYPE_CHECKING:
+    from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
+    from footprint_lab.context.declarations import (
+        ContextDeclarationError,
+        FactRoleError,
+        Injection,
+        define_fact,
+        define_instruction,
+        define_memory,
+        define_rag,
+        define_skill,
+        define_steering,
+    )
+    from footprint_lab.context.retrieval import BM25Scorer, EmbeddingScorer
+    from footprint_lab.context.stores import InMemoryStore, MemoryStore, SQLiteStore
+    from footprint_lab.context.triggers import IterationView, always, on_tool_return, rule
+
+__all__, __getattr__, __dir__ = public(__name__)
+

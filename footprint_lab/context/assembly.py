@@ -60,16 +60,15 @@ from typing import Any, NamedTuple, cast
 
 from footprint_lab.context.declarations import Injection, Instruction, Memory, Rag, Skill
 from footprint_lab.context.retrieval import retrieve
-from footprint_lab.context.triggers import Always, IterationView, OnToolReturn, Rule, Trigger
-from footprint_lab.context.triggers import Verdict as TriggerVerdict
+from footprint_lab.context.triggers import Always, IterationView, OnToolReturn, Rule, Trigger, TriggerVerdict
 from footprint_lab.engine.captured import (
     ALLOWED_BY,
     OVER_BUDGET,
     SOURCE_KIND,
     Cache,
     Evidence,
+    PieceVerdict,
     Slot,
-    Verdict,
     captured_piece,
     evidence_of,
     piece_keys,
@@ -447,7 +446,7 @@ class TurnContext:
         limit = limits.get("tools")
         for source_kind, source_id, trigger, reason, schema, detail in offered:
             content = schema.get("description") or ""
-            verdict: Verdict = "admitted"
+            verdict: PieceVerdict = "admitted"
             if limit is not None:
                 before = used["tools"]
                 if before + len(content) <= limit:

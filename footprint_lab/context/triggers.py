@@ -36,7 +36,7 @@ from footprint_lab.engine.refusal import call_problem
 if TYPE_CHECKING:
     from footprint_lab.context.assembly import TurnContext
 
-Verdict = tuple[bool, str, str | None]
+TriggerVerdict = tuple[bool, str, str | None]
 
 
 def _freeze(value: Any) -> Any:
@@ -90,7 +90,7 @@ class Trigger:
     __slots__ = ()
     kind = "trigger"
 
-    def check(self, injection_id: str, view: IterationView, turn: TurnContext) -> Verdict:
+    def check(self, injection_id: str, view: IterationView, turn: TurnContext) -> TriggerVerdict:
         raise TypeError(f"{type(self).__name__} does not define a verdict")
 
     def describe(self) -> str:
@@ -104,7 +104,7 @@ class Always(Trigger):
     __slots__ = ()
     kind = "always"
 
-    def check(self, injection_id: str, view: IterationView, turn: TurnContext) -> Verdict:
+    def check(self, injection_id: str, view: IterationView, turn: TurnContext) -> TriggerVerdict:
         return True, "always", None
 
 
@@ -119,7 +119,7 @@ class Rule(Trigger):
         self.predicate = predicate
         self.name = getattr(predicate, "__qualname__", type(predicate).__name__)
 
-    def check(self, injection_id: str, view: IterationView, turn: TurnContext) -> Verdict:
+    def check(self, injection_id: str, view: IterationView, turn: TurnContext) -> TriggerVerdict:
         try:
             matched = self.predicate(view)
         except Exception as exc:  # a broken rule skips its piece; it never breaks the run
@@ -146,7 +146,7 @@ class OnToolReturn(Trigger):
             return self.pattern.fullmatch(tool_name) is not None
         return tool_name == self.name
 
-    def check(self, injection_id: str, view: IterationView, turn: TurnContext) -> Verdict:
+    def check(self, injection_id: str, view: IterationView, turn: TurnContext) -> TriggerVerdict:
         for tool_name, step_id in turn.returned:
             if self.matches(tool_name):
                 return True, f"tool '{tool_name}' returned", step_id
@@ -164,7 +164,7 @@ class LLMActivated(Trigger):
     __slots__ = ()
     kind = "llm_activated"
 
-    def check(self, injection_id: str, view: IterationView, turn: TurnContext) -> Verdict:
+    def check(self, injection_id: str, view: IterationView, turn: TurnContext) -> TriggerVerdict:
         step_id = turn.active_skills.get(injection_id)
         if step_id is None:
             return False, "not loaded: the model has not called read_skill for it", None

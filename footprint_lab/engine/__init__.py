@@ -7,37 +7,14 @@ first use, so ``import footprint_lab`` (whose root wires the display registry,
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-_EXPORTS = {
-    "EVENT_TYPES": "recorder", "Recorder": "recorder", "Scrubber": "recorder", "summarize": "recorder",
-    "Refusal": "refusal", "describe_shape": "refusal",
-    "StepId": "step_id", "format_step_id": "step_id", "parse_step_id": "step_id",
-}
+from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
     from footprint_lab.engine.recorder import EVENT_TYPES, Recorder, Scrubber, summarize
     from footprint_lab.engine.refusal import Refusal, describe_shape
     from footprint_lab.engine.step_id import StepId, format_step_id, parse_step_id
 
+__all__, __getattr__, __dir__ = public(__name__)
 
-def __getattr__(name: str) -> Any:
-    if name not in _EXPORTS:
-        raise AttributeError(f"module 'footprint_lab.engine' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"footprint_lab.engine.{_EXPORTS[name]}"), name)
-    globals()[name] = value
-    return value
-
-
-__all__ = [
-    "EVENT_TYPES",
-    "Recorder",
-    "Refusal",
-    "Scrubber",
-    "StepId",
-    "describe_shape",
-    "format_step_id",
-    "parse_step_id",
-    "summarize",
-]

@@ -18,7 +18,7 @@ from collections.abc import Hashable
 from typing import Any, Literal, NamedTuple, TypedDict, TypeVar, Unpack
 
 Slot = Literal["system", "messages", "tools"]
-Verdict = Literal["admitted", "skipped", "dropped"]
+PieceVerdict = Literal["admitted", "skipped", "dropped"]
 Cache = Literal["always", "never", "while_active"]
 
 
@@ -126,7 +126,7 @@ def captured_piece(
     step: str,
     iteration: int | None,
     position: int,
-    verdict: Verdict = "admitted",
+    verdict: PieceVerdict = "admitted",
     reason: str = "always",
     trigger: str = "base",
     cache: Cache | None = None,

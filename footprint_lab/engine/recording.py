@@ -23,7 +23,7 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeGuard
 
 from pydantic import (
     BaseModel,
@@ -141,7 +141,7 @@ class ContextPiece(_Data):
     declared_at: str | None = None
 
 
-class Usage(_Data):
+class UsageRecord(_Data):
     input_tokens: int = 0
     output_tokens: int = 0
     cache_read_tokens: int = 0
@@ -177,7 +177,7 @@ class ResponseRecord(_Data):
     tool_calls: list[ToolCallRecord] = Field(default_factory=list)
     stop_reason: str | None = None
     model: str | None = None
-    usage: Usage = Field(default_factory=Usage)
+    usage: UsageRecord = Field(default_factory=UsageRecord)
     #: per tool call, how close the choice was, when the provider reported log-probabilities
     tool_margins: list[ToolMargin] = Field(default_factory=list)
 
@@ -591,7 +591,7 @@ def _piece_content(piece: Any, messages: list[Any]) -> Any:
     return piece if text is None else {**piece, "content": text}
 
 
-def _is_index(value: Any, items: list[Any]) -> bool:
+def _is_index(value: Any, items: list[Any]) -> TypeGuard[int]:
     return type(value) is int and 0 <= value < len(items)
 
 
@@ -659,8 +659,8 @@ def _maker(cls: type[_Data]) -> Any:
 
 (_step, _read, _commit, _entry, _decision, _rule, _event, _context_piece, _llm_exchange, _response, _usage,
  _tool_call, _tool_margin, _recording) = (_maker(model) for model in (
-    Step, Read, Commit, CommitEntry, Decision, RuleEvidence, Event, ContextPiece, LLMExchange, ResponseRecord, Usage,
-    ToolCallRecord, ToolMargin, Recording))
+    Step, Read, Commit, CommitEntry, Decision, RuleEvidence, Event, ContextPiece, LLMExchange, ResponseRecord,
+    UsageRecord, ToolCallRecord, ToolMargin, Recording))
 
 
 def _unchanged(value: Any) -> Any:
@@ -852,5 +852,5 @@ def _exchange(captured: dict[str, Any], clean: Any, recorder: Recorder, shared_t
                           for name, field in LLMExchange.model_fields.items()})
 
 
-_USAGE_DEFAULTS = {name: field.default for name, field in Usage.model_fields.items()}
+_USAGE_DEFAULTS = {name: field.default for name, field in UsageRecord.model_fields.items()}
 _MARGIN_FIELDS = tuple(ToolMargin.model_fields)

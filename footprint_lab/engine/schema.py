@@ -19,10 +19,12 @@ readers (``explain``, ``lab``, ``otel``'s exporter) import them from here.
   so (``"content": {"message": k}``); :func:`footprint_lab.engine.recording.Recording` writes
   and reads them, so in memory every record holds its value as before.
 
-Role: engine layer; plain constants and two small path builders, no imports.
+Role: engine layer; plain constants and two small path builders.
 """
 
 from __future__ import annotations
+
+from typing import Final
 
 #: the schema version this library writes; 2 stores each transcript message's text once
 SCHEMA_VERSION = 2
@@ -64,9 +66,9 @@ def failure(name: str) -> Path:
 
 
 # -- slots ---------------------------------------------------------------------------------------
-SLOT_SYSTEM = "system"
-SLOT_MESSAGES = "messages"
-SLOT_TOOLS = "tools"
+SLOT_SYSTEM: Final = "system"
+SLOT_MESSAGES: Final = "messages"
+SLOT_TOOLS: Final = "tools"
 SLOTS = (SLOT_SYSTEM, SLOT_MESSAGES, SLOT_TOOLS)
 #: the state paths each slot's text is written at (custody walks back through them)
 SLOT_PATHS: dict[str, tuple[Path, ...]] = {

@@ -29,67 +29,39 @@ or a factory), and ``ask`` builds its explainer through a factory (by default th
 root's ``Agent``), so this layer never imports a runner.
 """
 
-from footprint_lab.context.source_ids import ExplainConfigError, UnknownSourceError
-from footprint_lab.explain.ablation import (
-    Localization,
-    LocalizedSuspect,
-    NothingToLocalizeError,
-    RerunReport,
-    localize,
-    rerun_without,
-)
-from footprint_lab.explain.asking import Explanation, ask
-from footprint_lab.explain.culprits import Culprits, CulpritSet, bisect_culprits
-from footprint_lab.explain.custody import Backtrack, Candidate, Hop, UnknownStepError, backtrack
-from footprint_lab.explain.dropped import DroppedContext, DroppedPiece, find_dropped_context
-from footprint_lab.explain.influence import (
-    CORRELATIONAL,
-    EmbeddingInfluence,
-    InfluenceStrategyError,
-    LexicalInfluence,
-    RankingConfidence,
-    list_influence_strategies,
-    ranking_confidence,
-    register_influence_strategy,
-    suspects,
-)
-from footprint_lab.explain.integrity_checks import Disposition, Finding, IntegrityReport, integrity
-from footprint_lab.explain.rerun import TextDifference
+from __future__ import annotations
 
-__all__ = [
-    "CORRELATIONAL",
-    "Backtrack",
-    "Candidate",
-    "CulpritSet",
-    "Culprits",
-    "Disposition",
-    "DroppedContext",
-    "DroppedPiece",
-    "EmbeddingInfluence",
-    "ExplainConfigError",
-    "Explanation",
-    "Finding",
-    "Hop",
-    "InfluenceStrategyError",
-    "IntegrityReport",
-    "LexicalInfluence",
-    "Localization",
-    "LocalizedSuspect",
-    "NothingToLocalizeError",
-    "RankingConfidence",
-    "RerunReport",
-    "TextDifference",
-    "UnknownSourceError",
-    "UnknownStepError",
-    "ask",
-    "backtrack",
-    "bisect_culprits",
-    "find_dropped_context",
-    "integrity",
-    "list_influence_strategies",
-    "localize",
-    "ranking_confidence",
-    "register_influence_strategy",
-    "rerun_without",
-    "suspects",
-]
+from typing import TYPE_CHECKING
+
+from footprint_lab.engine._exports import public
+
+if TYPE_CHECKING:
+    from footprint_lab.context.source_ids import ExplainConfigError, UnknownSourceError
+    from footprint_lab.explain.ablation import (
+        Localization,
+        LocalizedSuspect,
+        NothingToLocalizeError,
+        RerunReport,
+        localize,
+        rerun_without,
+    )
+    from footprint_lab.explain.asking import Explanation, ask
+    from footprint_lab.explain.culprits import Culprits, CulpritSet, bisect_culprits
+    from footprint_lab.explain.custody import Backtrack, Candidate, Hop, UnknownStepError, backtrack
+    from footprint_lab.explain.dropped import DroppedContext, DroppedPiece, find_dropped_context
+    from footprint_lab.explain.influence import (
+        CORRELATIONAL,
+        EmbeddingInfluence,
+        InfluenceStrategyError,
+        LexicalInfluence,
+        RankingConfidence,
+        list_influence_strategies,
+        ranking_confidence,
+        register_influence_strategy,
+        suspects,
+    )
+    from footprint_lab.explain.integrity_checks import Disposition, Finding, IntegrityReport, integrity
+    from footprint_lab.explain.rerun import TextDifference
+
+__all__, __getattr__, __dir__ = public(__name__)
+

@@ -22,26 +22,28 @@ Role: lab layer. Reached as ``footprint_lab.notebook``; nothing else in the libr
 
 from __future__ import annotations
 
-from footprint_lab.notebook._export import export
-from footprint_lab.notebook._html import to_html
-from footprint_lab.notebook._read import (
-    WIDGET_STATE_MIME,
-    NotebookFileError,
-    RecordingSkippedWarning,
-    load_runs,
-    verify_file,
-)
-from footprint_lab.notebook._scrub import (
-    Finding,
-    SharingConfigError,
-    WidgetStateProblem,
-    check_widget_state,
-    scan,
-    scrub,
-)
+from typing import TYPE_CHECKING
 
-__all__ = [
-    "WIDGET_STATE_MIME", "Finding", "NotebookFileError", "RecordingSkippedWarning", "SharingConfigError",
-    "WidgetStateProblem", "check_widget_state", "export", "load_runs", "scan", "scrub", "to_html",
-    "verify_file",
-]
+from footprint_lab.engine._exports import public
+
+if TYPE_CHECKING:
+    from footprint_lab.notebook._export import export
+    from footprint_lab.notebook._html import to_html
+    from footprint_lab.notebook._read import (
+        WIDGET_STATE_MIME,
+        NotebookFileError,
+        RecordingSkippedWarning,
+        load_runs,
+        verify_file,
+    )
+    from footprint_lab.notebook._scrub import (
+        ScanFinding,
+        SharingConfigError,
+        WidgetStateProblem,
+        check_widget_state,
+        scan,
+        scrub,
+    )
+
+__all__, __getattr__, __dir__ = public(__name__)
+

@@ -75,7 +75,7 @@ class SharingConfigError(SettingRefusal):
         super().__init__(function, setting, received, fix)
 
 
-class Finding(NamedTuple):
+class ScanFinding(NamedTuple):
     """One place a policy still matches: ``cell`` and ``output`` indices (``None`` for notebook metadata),
     ``where`` in it (``source``, ``text``, ``data[text/html]``, ``recording``, ``widget <id>``...), and
     ``matched``, the key and pattern names that matched there."""
@@ -112,14 +112,14 @@ def check_policy(function: str, redact: Any) -> Redaction:
     return redact
 
 
-def scan(path: str | os.PathLike[str], *, redact: Redaction) -> list[Finding]:
+def scan(path: str | os.PathLike[str], *, redact: Redaction) -> list[ScanFinding]:
     """Every place in the notebook at ``path`` that ``redact`` would still mask, in file order."""
     policy = check_policy("scan", redact)
     return sweep(read_notebook(path), policy, write=False, argument="path")
 
 
 def scrub(path: str | os.PathLike[str], *, redact: Redaction,
-          out: str | os.PathLike[str] | None = None) -> list[Finding]:
+          out: str | os.PathLike[str] | None = None) -> list[ScanFinding]:
     """Mask what ``redact`` covers everywhere in the notebook; writes ``out`` (or the file itself, when it changed).
 
     Returns what was masked (as :func:`scan` would have listed it).
@@ -155,7 +155,7 @@ def check_widget_state(path: str | os.PathLike[str]) -> list[WidgetStateProblem]
 
 
 # -- the sweep ------------------------------------------------------------------------------
-def sweep(notebook: dict[str, Any], policy: Redaction, *, write: bool, argument: str) -> list[Finding]:
+def sweep(notebook: dict[str, Any], policy: Redaction, *, write: bool, argument: str) -> list[ScanFinding]:
     """Every place ``policy`` matches in notebook data; with ``write``, masked in place.
 
     JSON text in it nested deeper than ``MAX_NESTING`` levels is refused (a ``NotebookFileError``
@@ -212,7 +212,7 @@ class _Pass:
         self.write = write
         self.learn = learn
         self.argument = argument
-        self.findings: list[Finding] = []
+        self.findings: list[ScanFinding] = []
         #: whether a covered key is a field name a recording's tables write once as a column
         self.keyed_tables = _keyed_tables(policy)
 
@@ -233,7 +233,7 @@ class _Pass:
             return
         counts = self.scrubber.counts
         names = tuple(sorted(n for n in counts if counts[n] != before.get(n, 0))) or (_LEARNED,)
-        self.findings.append(Finding(cell, output, where, names))
+        self.findings.append(ScanFinding(cell, output, where, names))
         if self.write:
             holder[key] = masked
 

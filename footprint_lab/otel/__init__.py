@@ -12,32 +12,25 @@ This package imports it only when spans are captured or exported, so ``footprint
 can list the refusals here and ``import footprint_lab`` never loads OpenTelemetry.
 """
 
-from typing import Any
+from __future__ import annotations
 
-from footprint_lab.otel.capture import Capture, capture
-from footprint_lab.otel.importer import ContentCaptureWarning, from_spans
-from footprint_lab.otel.refusals import (
-    OtelCaptureError,
-    OtelExportError,
-    OtelSpanFieldError,
-    OtelSpanLoopError,
-    OtelSpansError,
-    OtlpExportFailed,
-)
+from typing import TYPE_CHECKING
 
-__all__ = ["Capture", "ContentCaptureWarning", "OtelCaptureError", "OtelExportError", "OtelSpanFieldError",
-           "OtelSpanLoopError", "OtelSpansError", "OtlpExportFailed", "capture", "export_otlp", "from_spans",
-           "live_spans", "to_spans"]
+from footprint_lab.engine._exports import public
 
+if TYPE_CHECKING:
+    from footprint_lab.otel._capture import Capture, capture
+    from footprint_lab.otel.exporter import export_otlp, to_spans
+    from footprint_lab.otel.importer import ContentCaptureWarning, from_spans
+    from footprint_lab.otel.live import live_spans
+    from footprint_lab.otel.refusals import (
+        OtelCaptureError,
+        OtelExportError,
+        OtelSpanFieldError,
+        OtelSpanLoopError,
+        OtelSpansError,
+        OtlpExportFailed,
+    )
 
-def __getattr__(name: str) -> Any:
-    """``to_spans``, ``export_otlp`` and ``live_spans``, loaded (with OpenTelemetry) when first asked for."""
-    if name in ("to_spans", "export_otlp"):
-        from footprint_lab.otel import exporter
+__all__, __getattr__, __dir__ = public(__name__)
 
-        return getattr(exporter, name)
-    if name == "live_spans":
-        from footprint_lab.otel import live
-
-        return live.live_spans
-    raise AttributeError(f"module 'footprint_lab.otel' has no attribute {name!r}")

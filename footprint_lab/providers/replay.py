@@ -34,8 +34,8 @@ from typing import Any
 from footprint_lab.engine.recording import LLMExchange, Recording, jsonable
 from footprint_lab.engine.redaction import Redaction, policy_from_reports
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
+from footprint_lab.providers._mock import chunks
 from footprint_lab.providers.errors import ProviderError
-from footprint_lab.providers.mock import chunks
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
 
 _SLOTS = ("system", "messages", "tools")
