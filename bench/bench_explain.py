@@ -23,9 +23,9 @@ from typing import Any
 from _kit import Report, options, samples_async_ms, samples_ms
 
 from footprint_lab import Agent, Run, define_tool
+from footprint_lab.examples.pipelines import refund_pipeline
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import backtrack, find_dropped_context, localize
-from footprint_lab.lab.pipelines import refund_pipeline
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.views import answer_view
 from footprint_lab.lab.views.tree import drawn_steps
 from footprint_lab.providers import LLMRequest, mock

@@ -21,7 +21,7 @@ from typing import Any
 from _kit import Report, median, options
 
 from footprint_lab import Agent, Lab, tool
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import LLMRequest, mock
 
 

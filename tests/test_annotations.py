@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from footprint_lab import Agent, InvalidAnnotationError, Recording, Redaction, Run, Sequence
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock
 
 

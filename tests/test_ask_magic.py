@@ -9,13 +9,13 @@ from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
 from footprint_lab.errors import MagicInputError, UnknownRunError
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.ask_magic import parse
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock
 
 SETUP = '''
 import re
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock
 
 def respond(request):

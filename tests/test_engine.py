@@ -231,7 +231,7 @@ async def test_a_recordings_lists_are_built_on_first_use_and_read_and_dump_like_
     import pickle
 
     from footprint_lab import Conditional, Recording, Redaction
-    from footprint_lab.lab.scenarios import planted_fact_agent
+    from footprint_lab.examples.scenarios import planted_fact_agent
 
     flow = Conditional([("refunds", lambda message: "refund" in message, planted_fact_agent())],
                        otherwise=("other", Agent(provider=mock(reply="no"))))

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
+from footprint_lab.examples.scenarios import APPROVED, REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import find_dropped_context, localize
-from footprint_lab.lab.scenarios import APPROVED, REFUND_REQUEST, planted_fact_agent
 
 
 async def test_the_planted_fact_scenario():

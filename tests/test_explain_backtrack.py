@@ -10,8 +10,8 @@ from footprint_lab import Agent, Recording, Run
 from footprint_lab.engine import Recorder
 from footprint_lab.engine.recording import build_recording
 from footprint_lab.errors import ExplainConfigError, UnknownStepError
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import backtrack, suspects
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock
 
 

@@ -7,9 +7,9 @@ import pytest
 from footprint_lab import Agent, Conditional, Graph, Loop, Sequence, Workflow, step
 from footprint_lab.context import define_fact
 from footprint_lab.errors import UnknownSourceError
+from footprint_lab.examples.pipelines import refund_pipeline, review_panel
+from footprint_lab.examples.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import find_dropped_context, localize, rerun_without
-from footprint_lab.lab.pipelines import refund_pipeline, review_panel
-from footprint_lab.lab.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock
 
 BENIGN = ("customer", "triage/customer", "refunds/customer", "tone", "form", "lookup_order",

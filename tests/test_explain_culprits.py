@@ -7,8 +7,8 @@ import pytest
 from footprint_lab import Agent
 from footprint_lab.context import define_fact
 from footprint_lab.errors import ExplainConfigError
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import bisect_culprits, localize
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import LLMRequest, mock
 
 

@@ -7,8 +7,8 @@ import pytest
 from footprint_lab import Agent, define_tool
 from footprint_lab.context import define_fact, define_instruction, define_rag
 from footprint_lab.errors import ExplainConfigError, UnknownSourceError
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import find_dropped_context
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import LLMRequest, mock
 
 

@@ -9,8 +9,8 @@ import pytest
 from footprint_lab import Agent
 from footprint_lab.context import define_fact, define_instruction
 from footprint_lab.errors import ExplainConfigError, NothingToLocalizeError, UnknownSourceError
+from footprint_lab.examples.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent, refund_model
 from footprint_lab.explain import TextDifference, localize, rerun_without
-from footprint_lab.lab.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent, refund_model
 from footprint_lab.providers import LLMRequest, mock
 
 

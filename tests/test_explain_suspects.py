@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from footprint_lab import Agent, define_tool
 from footprint_lab.context import define_fact
 from footprint_lab.errors import ExplainConfigError, InfluenceStrategyError
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import (
     CORRELATIONAL,
     EmbeddingInfluence,
@@ -19,7 +20,6 @@ from footprint_lab.explain import (
     register_influence_strategy,
 )
 from footprint_lab.explain.influence import _STRATEGIES, LexicalInfluence
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock
 
 

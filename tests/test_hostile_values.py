@@ -26,12 +26,12 @@ from footprint_lab.context.declarations import ContextDeclarationError
 from footprint_lab.engine.markup import TEXT_LIMIT, shown
 from footprint_lab.engine.recording import Recording
 from footprint_lab.engine.unicode import visible
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
 from footprint_lab.explain.asking import Explanation
 from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.live import DETAIL_LIMIT
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.views import slots_view
 from footprint_lab.lab.widget import Lab
 from footprint_lab.notebook import to_html

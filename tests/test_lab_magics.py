@@ -25,7 +25,7 @@ CELLS = [
     "before = (ip.custom_exceptions, ip.CustomTB, table('line'), table('cell'),\n"
     "          list(ip.events.callbacks['post_run_cell']))",
     "%load_ext footprint_lab",
-    "from footprint_lab.lab.scenarios import planted_fact_agent\n"
+    "from footprint_lab.examples.scenarios import planted_fact_agent\n"
     "agent = planted_fact_agent()\n"
     "run = agent.run_sync('Please refund order A-1001.')",
     "%fp_why",  # 3: the last run, without naming it

@@ -10,7 +10,7 @@ import pytest
 
 from footprint_lab import Agent, Conditional, LLMCall, Parallel, Recording, Run, Sequence
 from footprint_lab.engine.recording import RECORDING_MIME
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.views import answer_view, run_bundle, tree_figure
 from footprint_lab.providers import mock
 
@@ -179,8 +179,8 @@ async def test_every_explanation_checkpoint_and_error_shows_itself(planted):
     from flow_kit import approver
 
     from footprint_lab import FlowCheckpoint, InvalidRunInputError
+    from footprint_lab.examples.scenarios import planted_fact_agent as build
     from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
-    from footprint_lab.lab.scenarios import planted_fact_agent as build
 
     agent = build()
     shown = {

@@ -14,8 +14,8 @@ import pytest
 from lab_kit import approvals, desk, explainer, stock
 
 from footprint_lab import Agent, InvalidIdentityError, Lab, LabConfigError, Redaction, ask_human, tool
+from footprint_lab.examples.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.live import LiveSteps
-from footprint_lab.lab.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import LLMRequest, mock
 
 
@@ -272,7 +272,7 @@ async def test_a_piece_clicked_in_the_answer_view_gets_its_reruns_without_the_ca
 
 
 async def test_a_run_that_fails_midway_shows_its_failure_card_and_keeps_the_run():
-    from footprint_lab.lab.scenarios import lookup_order
+    from footprint_lab.examples.scenarios import lookup_order
 
     agent = Agent(provider=mock(replies=[{"tool": "lookup_order", "args": {"order_id": "A-1"}}]), tools=[lookup_order])
     lab = Lab(agent, message="Look it up.")

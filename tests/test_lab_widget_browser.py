@@ -29,7 +29,7 @@ SETUP = f"""
 import sys
 sys.path.insert(0, {str(TESTS)!r})
 from footprint_lab import Lab
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from lab_kit import approvals, desk, explainer, hostile, stock, vault
 """
 CELLS = {

@@ -11,8 +11,8 @@ import pytest
 
 from footprint_lab import Agent, Sequence
 from footprint_lab.errors import InvalidRunInputError
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.cards import error_card_html
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.notebook import export, to_html
 from footprint_lab.notebook.cli import main as cli
 from footprint_lab.providers import mock

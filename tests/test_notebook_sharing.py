@@ -12,7 +12,7 @@ from nbclient import NotebookClient
 
 from footprint_lab import Agent, Recording, Redaction, Sequence
 from footprint_lab.engine.recording import RECORDING_MIME
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.notebook import (
     NotebookFileError,
     RecordingSkippedWarning,
@@ -37,7 +37,7 @@ from tests.notebook_kit import (
 
 ROUND_TRIP = '''
 from IPython.display import display
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 run = planted_fact_agent().run_sync(REFUND_REQUEST)
 run.annotate("vip-override", "Planted: nobody wrote this fact.", tag="suspect")
 display(run)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from footprint_lab import Agent, Parallel, Redaction, RunCheckpointError, Sequence, tool
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock, replay_provider
 from footprint_lab.providers.replay import ReplayMismatchError, ReplaySourceError
 

@@ -7,8 +7,8 @@ from typing import Any
 
 from wire_server import Reply, WireServer
 
+from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import ask
-from footprint_lab.lab.scenarios import REFUND_REQUEST, planted_fact_agent
 
 
 def completion(message: dict[str, Any], finish: str) -> Reply:

@@ -2,7 +2,7 @@
 
 ``refund_pipeline(planted_in=...)`` is a ``Sequence`` of a triage agent and a refunds agent.
 The triage agent summarizes the request for the refunds team and mentions a VIP override only
-when what it is sent mentions one; the refunds agent (:func:`~footprint_lab.lab.scenarios.planted_fact_agent`)
+when what it is sent mentions one; the refunds agent (:func:`~footprint_lab.examples.scenarios.planted_fact_agent`)
 approves the 47-day-old order only when what it is sent mentions one. The planted fact sits in
 the triage agent (``planted_in="triage"``: its answer carries the override downstream) or in
 the refunds agent (``planted_in="refunds"``). Both members declare a benign ``customer`` fact,
@@ -12,7 +12,7 @@ so that id is ambiguous and is named per member (``triage/customer``).
 holds the planted fact; a model merges the two reviews and approves when one mentions a VIP
 override, so one branch sways the merge.
 
-Role: lab layer (it builds runners; nothing in the library depends on it).
+Role: examples layer (it builds runners; nothing in the library depends on it).
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ from typing import Any
 
 from footprint_lab.context import define_fact, define_steering
 from footprint_lab.core.agent import Agent
+from footprint_lab.examples.scenarios import APPROVED, DECLINED, OVERRIDE, POLICY, planted_fact_agent
 from footprint_lab.flow import Parallel, Sequence, merge_with_llm
-from footprint_lab.lab.scenarios import APPROVED, DECLINED, OVERRIDE, POLICY, planted_fact_agent
 from footprint_lab.providers import LLMRequest, mock
 
 TRIAGED = "Refund request for order A-1001, bought 47 days ago."

@@ -15,7 +15,7 @@ approve: removing either fact alone keeps the approval, removing both flips it, 
 system slot a character budget that the earlier declarations use up, so the policy is
 dropped on every iteration: the case ``find_dropped_context`` exists for.
 
-Role: lab layer (it builds agents; nothing in the library depends on it).
+Role: examples layer (it builds agents; nothing in the library depends on it).
 """
 
 from __future__ import annotations
