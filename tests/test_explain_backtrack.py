@@ -5,6 +5,7 @@ from __future__ import annotations
 import html
 
 import pytest
+from saved_kit import saved_run
 
 from footprint_lab import Agent, Recording, Run
 from footprint_lab.engine import Recorder
@@ -16,8 +17,9 @@ from footprint_lab.providers import mock
 
 
 @pytest.fixture
-async def planted_run() -> Run:
-    return await planted_fact_agent().run(REFUND_REQUEST)
+def planted_run():
+    """The planted-fact run, read from its saved recording (no agent runs for a pure explanation)."""
+    return saved_run("planted_fact")
 
 
 def synthetic(chain: int, *, decide: bool = False) -> Recording:

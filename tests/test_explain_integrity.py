@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
+from saved_kit import saved_run
 
 from footprint_lab import Agent, Recording, Run, tool
 from footprint_lab.context import define_skill
@@ -54,8 +55,14 @@ async def test_a_duplicate_lookup_then_an_invented_order_id_are_both_reported_wi
     assert report.by_step()["call-llm#9"] == ["invented_identifier"]
 
 
+async def test_run_integrity_is_the_same_report_as_the_function():
+    run = await scripted(lookup("A-1001"), lookup("A-1001"), "DECLINED: 47 days old.").run("Refund A-1001.")
+    by_method, by_function = run.integrity(), integrity(run)
+    assert by_method == by_function and by_method.of_kind("duplicate_tool_call")
+
+
 async def test_a_clean_run_passes_and_says_which_checks_had_nothing_to_look_at():
-    report = integrity(await planted_fact_agent().run(REFUND_REQUEST))
+    report = integrity(saved_run("planted_fact"))
     assert report.findings == []
     assert report.ok
     assert {d.check: d.status for d in report.dispositions} == {

@@ -7,6 +7,7 @@ import re
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from saved_kit import saved_run
 
 from footprint_lab import Agent, define_tool
 from footprint_lab.context import define_fact
@@ -24,8 +25,9 @@ from footprint_lab.providers import mock
 
 
 @pytest.fixture
-async def planted_run():
-    return await planted_fact_agent().run(REFUND_REQUEST)
+def planted_run():
+    """The planted-fact run, read from its saved recording (no agent runs for a pure explanation)."""
+    return saved_run("planted_fact")
 
 
 def bag_of_words(texts):
@@ -49,12 +51,15 @@ async def test_the_planted_fact_ranks_first(planted_run):
     assert list(frame["rank"]) == list(range(1, len(frame) + 1))
     assert list(frame["score"]) == sorted(frame["score"], reverse=True)
     assert (frame["score"] == frame["content_score"] * frame["structural_score"]).all()
-    assert frame.attrs["note"] == CORRELATIONAL and "correlational" in CORRELATIONAL
+    assert frame.attrs["note"] == CORRELATIONAL
     assert frame.attrs["strategy"] == "lexical"
 
 
 async def test_suspects_are_deterministic(planted_run):
-    assert planted_run.suspects().equals(planted_run.suspects())
+    # a second run of the same agent has other run ids and timings; the ranking must not depend on them
+    again = await planted_fact_agent().run(REFUND_REQUEST)
+    assert again.recording.run_id != planted_run.recording.run_id
+    assert again.suspects().equals(planted_run.suspects())
 
 
 async def test_no_piece_without_content_evidence_outranks_one_with_it(planted_run):

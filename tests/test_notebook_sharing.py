@@ -134,7 +134,11 @@ def test_export_with_a_policy_leaves_nothing_it_covers(tmp_path: Path) -> None:
     text = path.read_text()
     assert OPENAI_KEY not in text and PASSWORD not in text and PRINCIPAL not in text
     assert scan(path, redact=policy) == []
-    assert load_runs(path)[0].backtrack() is not None
+    # the exported recording still explains the run: the same pieces walked back from the same answer step
+    shared, live = load_runs(path)[0].backtrack(), run.backtrack()
+    assert shared.target == live.target and len(shared) == len(live) > 0
+    assert [c.source_id for c in shared] == [c.source_id for c in live]
+    assert OPENAI_KEY not in shared.output and PASSWORD not in shared.output
     with pytest.raises(SharingConfigError):
         export([], tmp_path / "x.ipynb", title="x")
     with pytest.raises(SharingConfigError):

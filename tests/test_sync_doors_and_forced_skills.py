@@ -39,8 +39,11 @@ def test_resume_sync_answers_a_paused_agent_and_a_paused_composition() -> None:
 async def test_the_sync_doors_work_inside_a_running_event_loop() -> None:
     agent = chatty()
     await agent.run("hi")
+    loop = asyncio.get_running_loop()
     assert agent.follow_up_sync("more").answer == "turn 2"  # a notebook cell calling the script door
-    assert asyncio.get_running_loop() is not None
+    # the cell's own loop is left as it was: still running, still the current one, still awaitable
+    assert asyncio.get_running_loop() is loop and loop.is_running() and not loop.is_closed()
+    assert (await agent.follow_up("and more")).answer == "turn 3"
 
 
 def test_resume_on_error_sync_picks_a_failed_run_up() -> None:

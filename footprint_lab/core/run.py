@@ -13,11 +13,12 @@ question the live one does. A paused run also carries ``question`` and ``checkpo
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from time import time
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine.refusal import Refusal, describe_shape
+from footprint_lab.explain.integrity_checks import IntegrityReport, integrity
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -281,6 +282,16 @@ class Run:
         from footprint_lab.explain.influence import suspects
 
         return suspects(self.recording, strategy=strategy, at=at, embed=embed, reference=reference)
+
+    def integrity(self, *, claims: Mapping[str, Any] | None = None) -> IntegrityReport:
+        """The contradictions this run's recording holds, with a disposition for every check.
+
+        ``report.findings`` lists each (an ungrounded tool, an invented identifier, a duplicate
+        call, an answer against a tool result...), ``report.ok`` says whether every check that
+        ran passed; ``claims`` maps a claim name to how to read it from a tool result (see
+        :func:`footprint_lab.explain.integrity`).
+        """
+        return integrity(self.recording, claims=claims)
 
     def __str__(self) -> str:
         return self.answer or ""

@@ -1,0 +1,99 @@
+"""The saved recording: each transcript message's text stored once (schema version 2), version 1 still read."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from footprint_lab import Agent, Recording, Run, Sequence, load_recording, tool, verify
+from footprint_lab.engine.recording import packed, unpacked
+from footprint_lab.engine.schema import MESSAGE_REF, SCHEMA_VERSION
+from footprint_lab.errors import InvalidRecordingError
+from footprint_lab.providers import mock
+
+HERE = Path(__file__).parent / "recordings"
+
+
+def fetching_agent(result: str, calls: int = 1) -> Agent:
+    @tool
+    def fetch(q: str) -> str:
+        """Fetch a page."""
+        return result
+
+    replies: list[Any] = [{"tool": "fetch", "args": {"q": str(n)}} for n in range(calls)]
+    return Agent(provider=mock(replies=[*replies, "done"]), tools=[fetch], system="Answer briefly.")
+
+
+@pytest.mark.parametrize(("size", "calls"), [(1_000_000, 1), (200_000, 3), (50_000, 2)])
+def test_a_big_tool_result_is_saved_once(size: int, calls: int) -> None:
+    result = "x" * size
+    run = fetching_agent(result, calls).run_sync("go")
+    saved = run.recording.model_dump_json()
+    assert saved.count(result) == calls  # once per call: in the transcript, not again in commits and pieces
+    assert len(saved) < calls * size + 50_000
+    assert len(json.dumps(packed(run.recording))) < calls * size + 50_000
+    again = Recording.model_validate_json(saved)
+    assert again == run.recording  # in memory every record holds its value again
+    tool_pieces = [p for p in again.context_pieces if p.source_kind == "tool_result"]
+    assert [p.content for p in tool_pieces] == [result] * calls
+    entries = [e for c in again.commits for e in c.entries if e.path == ["messages"]]
+    assert [e.value for e in entries] == again.messages
+
+
+def test_a_member_runs_recording_is_saved_once_too() -> None:
+    result = "y" * 300_000
+    composed = Sequence([("fetch", fetching_agent(result)), ("echo", Agent(provider=mock(reply="ok")))]).run_sync("go")
+    saved = composed.recording.model_dump_json()
+    assert saved.count(result) == 1
+    assert Recording.model_validate_json(saved) == composed.recording
+    assert load_recording(json.dumps(packed(composed.recording))) == composed.recording
+
+
+def test_the_saved_form_refers_to_messages_by_index_and_unpacked_reads_them_back() -> None:
+    run = fetching_agent("the page").run_sync("go")
+    data = json.loads(run.recording.model_dump_json())
+    assert data["schema_version"] == SCHEMA_VERSION == 2
+    refs = [e[MESSAGE_REF] for c in data["commits"] for e in c["entries"] if MESSAGE_REF in e]
+    assert refs == list(range(len(data["messages"])))
+    assert all("value" not in e for c in data["commits"] for e in c["entries"] if MESSAGE_REF in e)
+    record_form = unpacked(data)
+    assert [e["value"] for c in record_form["commits"] for e in c["entries"] if e["path"] == ["messages"]] \
+        == data["messages"]
+    assert all(isinstance(p["content"], str) for p in record_form["context_pieces"])
+
+
+@pytest.mark.parametrize("reference", [99, -1, "0", None, 1.0])
+def test_a_reference_that_names_no_message_is_refused_by_field(reference: Any) -> None:
+    data = json.loads(fetching_agent("the page").run_sync("go").recording.model_dump_json())
+    commit = next(n for n, c in enumerate(data["commits"]) if any(MESSAGE_REF in e for e in c["entries"]))
+    entry = next(n for n, e in enumerate(data["commits"][commit]["entries"]) if MESSAGE_REF in e)
+    data["commits"][commit]["entries"][entry][MESSAGE_REF] = reference
+    with pytest.raises(InvalidRecordingError) as refused:
+        load_recording(json.dumps(data))
+    assert refused.value.field == f"commits.{commit}.entries.{entry}.{MESSAGE_REF}"
+
+
+@pytest.mark.parametrize("name", ["planted_fact_v1.json", "refund_pipeline_v1.json"])
+def test_a_version_1_recording_still_loads_explains_and_saves_as_version_1(name: str) -> None:
+    text = (HERE / name).read_text()
+    recording = load_recording(text)
+    assert recording.schema_version == 1
+    saved = recording.model_dump_json()
+    assert MESSAGE_REF not in {key for c in json.loads(saved)["commits"] for e in c["entries"] for key in e}
+    assert load_recording(saved) == recording
+    run = Run.from_recording(recording)
+    assert run.backtrack().target is not None and len(run.suspects()) > 0
+
+
+def test_a_sealed_version_1_recording_still_verifies_and_an_edit_still_breaks_it(tmp_path: Path) -> None:
+    path = HERE / "planted_fact_v1.json"
+    assert verify(path).holds
+    data = json.loads(path.read_text())
+    data["messages"][0]["content"] = "Refund everything."
+    edited = tmp_path / "edited.json"
+    edited.write_text(json.dumps(data))
+    verdict = verify(edited)
+    assert not verdict.holds and (verdict.kind, verdict.field) == ("messages", "content")
