@@ -6,7 +6,7 @@ import pytest
 
 from footprint_lab import Agent, Parallel, Sequence, define_tool
 from footprint_lab.engine import EVENT_TYPES, Recorder, format_step_id, parse_step_id
-from footprint_lab.engine.recording import build_recording
+from footprint_lab.engine._build import build_recording
 from footprint_lab.providers import mock
 
 

@@ -9,7 +9,7 @@ from saved_kit import saved_run
 
 from footprint_lab import Agent, Recording, Run
 from footprint_lab.engine import Recorder
-from footprint_lab.engine.recording import build_recording
+from footprint_lab.engine._build import build_recording
 from footprint_lab.errors import ExplainConfigError, UnknownStepError
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import backtrack, suspects

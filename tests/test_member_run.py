@@ -32,7 +32,7 @@ class LinkSpy(Runner):
         self.open_counts: list[int] = []
 
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
-        from footprint_lab.engine.recording import build_recording
+        from footprint_lab.engine._build import build_recording
 
         self.links.append(mount.link)
         self.open_counts.append(open_run_count())

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, Recording, Run, Sequence, load_recording, tool, verify
-from footprint_lab.engine.recording import packed, unpacked
+from footprint_lab.engine._saved_form import packed, unpacked
 from footprint_lab.engine.schema import MESSAGE_REF, SCHEMA_VERSION
 from footprint_lab.errors import InvalidRecordingError
 from footprint_lab.providers import mock

@@ -33,7 +33,8 @@ from pydantic import BaseModel, ConfigDict
 from footprint_lab.core.concealed import Concealed, Mapper, map_value
 from footprint_lab.core.identity import IDENTITY_FIELDS
 from footprint_lab.core.leg import Saved, thaw, turn_position
-from footprint_lab.engine.recording import Seal, jsonable
+from footprint_lab.engine._records import jsonable
+from footprint_lab.engine.recording import Seal
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.engine.unicode import is_sound
 

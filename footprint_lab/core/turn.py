@@ -203,7 +203,7 @@ class _Build:
         self.report = report
 
     def __call__(self) -> Any:
-        from footprint_lab.engine.recording import build_recording
+        from footprint_lab.engine._build import build_recording
 
         return build_recording(
             self.rec, runner=self.runner, status=self.status, input=self.bag, answer=self.answer,

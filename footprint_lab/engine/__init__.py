@@ -1,7 +1,12 @@
-"""The recorded engine: step ids, the tracked scope, events, and the ``Recording``.
+"""The recorded engine: step ids, the tracked scope, events, redaction, the seal and the ``Recording``.
 
-Nothing here knows about LLMs, agents, explanations or notebooks. The names below load on
-first use, so ``import footprint_lab`` (whose root wires the display registry,
+What it holds, honestly: a generic core that knows nothing of LLMs, agents, explanations or
+notebooks (step ids, the recorder and its tracked scope, commits, decisions, events, the
+redaction policy, the registries that higher layers fill), and the recording's schema, which
+does name what LLM runs send and receive: context pieces land in a request's slots
+(``engine.schema``), and each LLM call's exchange is kept by ``engine._exchange``. The generic
+core never imports ``_exchange`` (an import-linter contract checks it). The names below load
+on first use, so ``import footprint_lab`` (whose root wires the display registry,
 :mod:`footprint_lab.engine.display`) does not pay for the recorder.
 """
 

@@ -345,7 +345,7 @@ class Recorder:
 
     def _deliver(self, seq: int, type_: str, step_id: str, payload: dict[str, Any]) -> None:
         if self._event_class is None:
-            from footprint_lab.engine.recording import Event
+            from footprint_lab.engine._records import Event  # pydantic: loaded when a listener first needs an event
 
             self._event_class = Event
         event = self._event_class.model_construct(

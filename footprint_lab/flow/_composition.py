@@ -387,7 +387,7 @@ class Composition(Runner):
 
     def _failure_kept(self, exe: _Exec, bag: dict[str, Any], exc: BaseException) -> Any:
         """A failure that leaves work to keep, as a ``FlowCheckpointError``; ``None`` when nothing was kept."""
-        from footprint_lab.engine.recording import jsonable
+        from footprint_lab.engine._records import jsonable
         from footprint_lab.flow.checkpoint import FlowCheckpoint, FlowCheckpointError, root_cause
 
         if not isinstance(exc, Exception) or isinstance(exc, Refusal) or not (exe.answers or any(exe.failed.values())):
@@ -409,7 +409,7 @@ class Composition(Runner):
     def _checkpoint(self, exe: _Exec, bag: dict[str, Any]) -> Any:
         """The paused run as a ``FlowCheckpoint``: whom it serves, the answers so far, the members waiting."""
         from footprint_lab.core.checkpoint import Checkpoint
-        from footprint_lab.engine.recording import jsonable
+        from footprint_lab.engine._records import jsonable
         from footprint_lab.flow.checkpoint import FlowCheckpoint
 
         for key, waiting in exe.paused.items():
@@ -454,7 +454,7 @@ class Composition(Runner):
         report = exe.scrubber.report() if exe.scrubber is not None else None
 
         def build() -> Any:
-            from footprint_lab.engine.recording import build_recording
+            from footprint_lab.engine._build import build_recording
 
             return build_recording(
                 rec, runner=runner_info, status=status, input=bag, answer=answer,

@@ -31,7 +31,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from footprint_lab.engine.recording import RECORDING_MIME, Recording, content_hash
+from footprint_lab.engine._records import content_hash
+from footprint_lab.engine.recording import RECORDING_MIME, Recording
 from footprint_lab.engine.recording_door import (
     InvalidRecordingError,
     RecordingVersionError,

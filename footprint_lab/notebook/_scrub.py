@@ -35,13 +35,9 @@ import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from footprint_lab.engine.recording import (
-    TABLE_KEYS,
-    Recording,
-    content_hash,
-    packed,
-    unpacked,
-)
+from footprint_lab.engine._records import content_hash
+from footprint_lab.engine._saved_form import TABLE_KEYS, packed, unpacked
+from footprint_lab.engine.recording import Recording
 from footprint_lab.engine.redaction import Redaction, RunScrubber, normalize_key
 from footprint_lab.engine.refusal import SettingRefusal, describe_shape
 from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, parse_json

@@ -27,9 +27,10 @@ from typing import Any
 from footprint_lab.core.agent import ANSWER, LAST_RESPONSE, MESSAGES, SYSTEM, TOOLS, turn_text
 from footprint_lab.core.run import Run
 from footprint_lab.core.tools import result_text
+from footprint_lab.engine._build import build_recording
 from footprint_lab.engine.captured import CapturedPiece, UsageCounts, captured_piece
 from footprint_lab.engine.recorder import Recorder
-from footprint_lab.engine.recording import Recording, build_recording
+from footprint_lab.engine.recording import Recording
 from footprint_lab.engine.schema import INPUT_MESSAGE, KIND_TOOL_RESULT, KIND_USER, USER_MESSAGE
 from footprint_lab.otel.spans import SpanData, json_value, operation, read_spans
 

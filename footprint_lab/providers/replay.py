@@ -31,7 +31,8 @@ from collections.abc import Sequence
 from itertools import takewhile
 from typing import Any
 
-from footprint_lab.engine.recording import LLMExchange, Recording, jsonable
+from footprint_lab.engine._records import jsonable
+from footprint_lab.engine.recording import LLMExchange, Recording
 from footprint_lab.engine.redaction import Redaction, policy_from_reports
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.providers._mock import chunks

@@ -28,7 +28,8 @@ from typing import Any
 import orjson
 
 from footprint_lab.engine import display
-from footprint_lab.engine.recording import RECORDING_MIME, Recording, packed
+from footprint_lab.engine._saved_form import packed
+from footprint_lab.engine.recording import RECORDING_MIME, Recording
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.views.answer import answer_view, bundle_text, slots_view
 from footprint_lab.lab.views.explain import (

@@ -1,0 +1,163 @@
+"""The records a recording is made of: steps, reads, commits, decisions, events, context pieces, notes.
+
+Rule kept here: a record holds only JSON-native values (:func:`jsonable` makes them so), its
+fields in a fixed order, so a recording round-trips exactly through its JSON and its seal's
+canonical text is the same in every process. These are the engine's generic records; what an
+LLM call sends and receives is recorded by :mod:`footprint_lab.engine._exchange`, and the
+``Recording`` that holds them all is :mod:`footprint_lab.engine.recording`.
+
+Role: engine layer (pydantic models, loaded with the first recording).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Data(BaseModel):
+    """The base of every record: no field it does not declare, fields that can be set."""
+
+    model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+class RunnerInfo(Data):
+    kind: str
+    id: str | None = None
+    name: str | None = None
+
+
+class Step(Data):
+    step_id: str
+    stage: str
+    iteration: int | None = None
+    status: str
+    started_ms: float
+    duration_ms: float
+
+
+class Read(Data):
+    step_id: str
+    path: list[str]
+    writer: str | None
+    summary: str
+
+
+class CommitEntry(Data):
+    path: list[str]
+    verb: Literal["set", "merge", "append", "delete"]
+    value: Any = None
+
+
+class Commit(Data):
+    step_id: str
+    entries: list[CommitEntry]
+
+
+class RuleEvidence(Data):
+    rule: str
+    reads: dict[str, Any]
+    result: Any = None
+
+
+class Decision(Data):
+    step_id: str
+    rule: str
+    evidence: list[RuleEvidence]
+    chosen: str
+
+
+class Event(Data):
+    """The one event envelope, shared by live subscribers and the recording.
+
+    ``seq`` numbers the events of a whole run, its member runs included, in delivery order;
+    a member's recording keeps the numbers its events were delivered with.
+    """
+
+    seq: int
+    run_id: str
+    type: str
+    step_id: str
+    payload: dict[str, Any] = Field(default_factory=dict)
+
+
+class ContextPiece(Data):
+    """One piece of what a provider received (or could have), with its chain of custody.
+
+    ``verdict`` is ``admitted`` (it landed at ``position`` of ``slot`` in step ``landed_by``),
+    ``skipped`` (its trigger said no, or it had nothing to give) or ``dropped`` (admitted, then
+    over the slot's budget: ``detail`` has ``size``, ``budget`` and ``used``); skipped and
+    dropped pieces have ``position == -1`` and no ``landed_by``. ``allowed_by`` is the step
+    that gave the verdict. Declared context also records ``declared_at`` (``file:line``) and
+    its ``cache`` hint; what ``detail`` holds per kind is listed in
+    :mod:`footprint_lab.context.assembly`.
+    """
+
+    index: int
+    slot: Literal["system", "messages", "tools"]
+    position: int
+    source_kind: str
+    source_id: str
+    content: str
+    content_hash: str
+    trigger: str = "base"
+    verdict: Literal["admitted", "skipped", "dropped"] = "admitted"
+    reason: str = ""
+    allowed_by: str | None = None
+    landed_by: str | None = None
+    iteration: int | None = None
+    detail: dict[str, Any] = Field(default_factory=dict)
+    cache: Literal["always", "never", "while_active"] | None = None
+    declared_at: str | None = None
+
+
+class Annotation(Data):
+    """An analyst's note on one part of a run: a step id, a context piece's source id, or ``"answer"``.
+
+    ``at`` is when it was written (seconds since the epoch); ``tag`` is a free label
+    (``"suspect"``, ``"ok"``...), ``None`` when not given.
+    """
+
+    target: str
+    text: str
+    tag: str | None = None
+    at: float = 0.0
+
+
+def content_hash(text: str) -> str:
+    """A short, stable fingerprint of a piece's content."""
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+
+
+def jsonable(value: Any) -> Any:
+    """``value`` as JSON-native data, so a recording round-trips exactly.
+
+    A mapping comes back with its keys sorted: a saved notebook sorts every key, so a
+    recording whose free-form data is already in that order reads back identical, text
+    included, which is what lets its seal hold after the trip (``engine.seal``). Plain text,
+    whole numbers, flags and ``None`` are taken as they are without a call per value (a
+    recording's build passes through this for every captured value).
+    """
+    if type(value) in _PLAIN:
+        return value
+    if isinstance(value, dict):
+        out = {str(k): v if type(v) in _PLAIN else jsonable(v) for k, v in value.items()}
+        return out if len(out) < 2 else {k: out[k] for k in sorted(out)}
+    if isinstance(value, list | tuple):
+        return [v if type(v) in _PLAIN else jsonable(v) for v in value]
+    if value is None or isinstance(value, str | bool | int):  # subclasses (an enum's member, say)
+        return value
+    if isinstance(value, float):
+        return value if math.isfinite(value) else repr(value)
+    if isinstance(value, set | frozenset):
+        return sorted((jsonable(v) for v in value), key=repr)
+    if isinstance(value, BaseModel):
+        return jsonable(value.model_dump(mode="json"))
+    return repr(value)
+
+
+#: the types :func:`jsonable` passes through as they are (exact types: a subclass takes the long way)
+_PLAIN = frozenset({str, int, bool, type(None)})

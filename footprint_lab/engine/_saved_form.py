@@ -1,0 +1,196 @@
+"""The saved form of a recording: tables for the long lists of flat records, references for repeated text.
+
+Rule kept here: what a recording writes to JSON is compact and reads back equal. Each list of
+flat records (steps, reads, events, context pieces) may be written as a table that names each
+field once (:func:`packed`), and from schema version 2 a transcript message's text is written
+once: a commit entry or a context piece that holds the same text refers to it by index
+(``engine.schema``, :func:`reference`). :func:`unpacked` and the ``Recording``'s own validator
+read both back, so every reader in memory sees whole records.
+
+Role: engine layer; works on JSON-native data.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, TypeGuard
+
+from footprint_lab.engine._records import ContextPiece, Data, Event, Read, Step
+from footprint_lab.engine.schema import MESSAGE_REF, MESSAGES
+
+if TYPE_CHECKING:
+    from footprint_lab.engine.recording import Recording
+
+
+#: the lists of flat records a recording stores as tables in its compact form, with each record's model
+_TABLES: dict[str, type[Data]] = {"steps": Step, "reads": Read, "events": Event, "context_pieces": ContextPiece}
+
+
+#: the names the saved form (its tables and references) puts where a reader that looks values up by key
+#: (a scrubber masking by key) expects a field's name: such a reader works on :func:`unpacked` data
+TABLE_KEYS = frozenset({"columns", "rows", "same", MESSAGE_REF,
+                        *(name for model in _TABLES.values() for name in model.model_fields)})
+
+
+def packed(recording: Recording) -> dict[str, Any]:
+    """The recording as compact JSON-native data that ``Recording.model_validate`` reads back equal.
+
+    Fields at their defaults are left out, except ``schema_version`` (a reader needs it to read
+    the rest). Each list of flat records (steps, reads, events, context pieces) becomes a table,
+    ``{"columns": [...], "rows": [[...], ...]}``, naming each field once instead of once per
+    record; a column with one value in every row is written once, under ``same``. Members
+    (``children``) are packed the same way. Nothing is dropped: a record's field left at its
+    default is written as that default.
+    """
+    data: dict[str, Any] = recording.model_dump(mode="json", exclude_defaults=True)
+    return {"schema_version": recording.schema_version, **_pack(data)}
+
+
+def _pack(data: dict[str, Any]) -> dict[str, Any]:
+    for name, model in _TABLES.items():
+        records = data.get(name)
+        if records:
+            data[name] = _table(records, model)
+    if data.get("children"):
+        data["children"] = [_pack(child) for child in data["children"]]
+    return data
+
+
+def _table(records: list[dict[str, Any]], model: type[Data]) -> dict[str, Any]:
+    columns = list(dict.fromkeys(key for record in records for key in record))
+    fields = model.model_fields
+    defaults = {name: fields[name].get_default(call_default_factory=True) for name in columns
+                if not fields[name].is_required()}
+    rows = [[record[name] if name in record else defaults[name] for name in columns] for record in records]
+    same = {name: rows[0][at] for at, name in enumerate(columns)
+            if len(rows) > 1 and all(row[at] == rows[0][at] for row in rows)}
+    if same:
+        keep = [at for at, name in enumerate(columns) if name not in same]
+        columns = [columns[at] for at in keep]
+        rows = [[row[at] for at in keep] for row in rows]
+    return {"columns": columns, "rows": rows, **({"same": same} if same else {})}
+
+
+def unpacked(data: Any) -> Any:
+    """Recording data with every table and reference (its members' too) back in record form; other data as given.
+
+    For readers that work on the data rather than the model, e.g. a scrubber masking values by key.
+    """
+    data = dereferenced(untables(data))
+    if isinstance(data, dict) and isinstance(data.get("children"), list):
+        data = {**data, "children": [unpacked(child) for child in data["children"]]}
+    return data
+
+
+def untables(data: Any) -> Any:
+    if isinstance(data, dict) and any(isinstance(data.get(name), dict) for name in _TABLES):
+        data = {**data, **{name: _untable(data[name]) for name in _TABLES if isinstance(data.get(name), dict)}}
+    return data
+
+
+def _untable(table: dict[str, Any]) -> Any:
+    """A table back to its records; anything else is given back for the schema to refuse by field."""
+    columns, rows, same = table.get("columns"), table.get("rows"), table.get("same", {})
+    if not (isinstance(columns, list) and isinstance(rows, list) and isinstance(same, dict)
+            and all(isinstance(row, list) and len(row) == len(columns) for row in rows)):
+        return table
+    return [{**same, **dict(zip(columns, row, strict=True))} for row in rows]
+
+
+def reference(data: dict[str, Any]) -> None:
+    """Replace, in one recording's JSON data, each copy of a transcript message by its index (see ``engine.schema``).
+
+    A commit entry that appends message ``k`` to the transcript keeps ``{"message": k}`` in place
+    of its value, and a context piece whose content is message ``k``'s text keeps
+    ``{"message": k}`` as its content: a 5 MB tool result is then saved once, in ``messages``,
+    and not three times. Only exact copies are replaced, so a value a redaction policy masked
+    differently in one place is kept as it is.
+    """
+    messages = data.get("messages")
+    if not messages:
+        return
+    path = list(MESSAGES)
+    at = 0
+    for commit in data.get("commits") or ():
+        for entry in commit["entries"]:
+            if entry.get("verb") == "append" and entry.get("path") == path and at < len(messages):
+                found = _next_equal(messages, entry.get("value"), at)
+                if found is not None:
+                    del entry["value"]
+                    entry[MESSAGE_REF] = found
+                    at = found + 1
+    pieces = data.get("context_pieces") or []
+    for k, index in enumerate(data.get("message_pieces") or ()):
+        if k < len(messages) and isinstance(index, int) and 0 <= index < len(pieces):
+            piece, text = pieces[index], messages[k].get("content")
+            if isinstance(text, str) and text and piece.get("content") == text:
+                piece["content"] = {MESSAGE_REF: k}
+
+
+def _next_equal(messages: list[Any], value: Any, start: int) -> int | None:
+    """The first message from ``start`` on equal to ``value`` (the next one is nearly always it)."""
+    for k in range(start, len(messages)):
+        if messages[k] == value:
+            return k
+    return None
+
+
+def dereferenced(data: Any) -> Any:
+    """Recording data with each reference :func:`reference` wrote back to the value it stands for.
+
+    A reference that names no message is left as it is, for the schema to refuse by its field.
+    """
+    if not isinstance(data, dict):
+        return data
+    messages = data.get("messages")
+    if not isinstance(messages, list) or not messages:
+        return data
+    commits, pieces = data.get("commits"), data.get("context_pieces")
+    if isinstance(commits, list) and any(_refers(entry) for commit in commits if isinstance(commit, dict)
+                                         for entry in _entries(commit)):
+        data = {**data, "commits": [_commit_values(commit, messages) for commit in commits]}
+    if isinstance(pieces, list) and any(isinstance(piece, dict) and _message_of(piece.get("content"), messages)
+                                        is not None for piece in pieces):
+        data = {**data, "context_pieces": [_piece_content(piece, messages) for piece in pieces]}
+    return data
+
+
+def _entries(commit: dict[str, Any]) -> list[Any]:
+    entries = commit.get("entries")
+    return entries if isinstance(entries, list) else []
+
+
+def _refers(entry: Any) -> bool:
+    return isinstance(entry, dict) and MESSAGE_REF in entry
+
+
+def _commit_values(commit: Any, messages: list[Any]) -> Any:
+    """A commit with each entry's reference read: the message it names, or a value written beside it."""
+    if not isinstance(commit, dict) or not any(_refers(entry) for entry in _entries(commit)):
+        return commit
+    entries = []
+    for entry in _entries(commit):
+        k = entry.get(MESSAGE_REF) if _refers(entry) else None
+        if "value" in entry and _refers(entry):  # a value written beside the reference is the value
+            entry = {name: value for name, value in entry.items() if name != MESSAGE_REF}
+        elif _is_index(k, messages):
+            entry = {**{name: value for name, value in entry.items() if name != MESSAGE_REF}, "value": messages[k]}
+        entries.append(entry)
+    return {**commit, "entries": entries}
+
+
+def _message_of(content: Any, messages: list[Any]) -> str | None:
+    """The text a piece's content reference names, or ``None`` when it is no such reference."""
+    if isinstance(content, dict) and len(content) == 1:
+        k = content.get(MESSAGE_REF)
+        if _is_index(k, messages) and isinstance(messages[k], dict) and isinstance(messages[k].get("content"), str):
+            return str(messages[k]["content"])
+    return None
+
+
+def _piece_content(piece: Any, messages: list[Any]) -> Any:
+    text = _message_of(piece.get("content"), messages) if isinstance(piece, dict) else None
+    return piece if text is None else {**piece, "content": text}
+
+
+def _is_index(value: Any, items: list[Any]) -> TypeGuard[int]:
+    return type(value) is int and 0 <= value < len(items)
