@@ -34,7 +34,8 @@ import time
 from _kit import Report, options
 
 from footprint_lab import Redaction
-from footprint_lab.engine.redaction import BUILTIN_PATTERNS, PATTERN_TIME_LIMIT, TokenGate
+from footprint_lab.engine._token_gate import TokenGate
+from footprint_lab.engine.redaction import BUILTIN_PATTERNS, PATTERN_TIME_LIMIT
 
 GOAL_MS = 100.0
 

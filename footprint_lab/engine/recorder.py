@@ -371,7 +371,8 @@ class Recorder:
         policy = self.policy
         if policy is None:
             return emit, _nothing
-        from footprint_lab.engine.redaction import RunScrubber, TokenGate
+        from footprint_lab.engine._scrubber import RunScrubber
+        from footprint_lab.engine._token_gate import TokenGate
 
         if not isinstance(policy, RunScrubber):  # another scrubber: each piece is scrubbed on its own
             return emit, _nothing
