@@ -24,8 +24,8 @@ The tree::
     │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core.concealed
     │   ├── UnmaskArgumentError          ERR_UNMASK_ARGUMENT        core.concealed
     │   ├── InvalidQuestionError         ERR_INVALID_QUESTION       core.pause
-    │   ├── AgentConfigError             ERR_AGENT_CONFIG           core.agent
-    │   ├── DuplicateToolError           ERR_DUPLICATE_TOOL         core.agent
+    │   ├── AgentConfigError             ERR_AGENT_CONFIG           core._agent_door
+    │   ├── DuplicateToolError           ERR_DUPLICATE_TOOL         core._agent_door
     │   ├── LLMCallContextError          ERR_LLM_CALL_CONTEXT       core.llm_call
     │   ├── InvalidIdentityError         ERR_INVALID_IDENTITY       core.identity
     │   ├── ToolDefinitionError          ERR_TOOL_DEFINITION        core.tools
@@ -107,7 +107,7 @@ if TYPE_CHECKING:
     from footprint_lab.context.declarations import FactRoleError
     from footprint_lab.context.refusals import ContextDeclarationError
     from footprint_lab.context.source_ids import ExplainConfigError, UnknownSourceError
-    from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
+    from footprint_lab.core._agent_door import AgentConfigError, DuplicateToolError
     from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
     from footprint_lab.core.concealed import MaskedCheckpointError, UnmaskArgumentError
     from footprint_lab.core.conversation import (

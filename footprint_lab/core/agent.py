@@ -41,13 +41,14 @@ conversation doors (``follow_up``, ``resume``, ``resume_on_error``) in
 from __future__ import annotations
 
 import inspect
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar, Unpack
 
 from footprint_lab.context.assembly import ContextPlan
 from footprint_lab.context.source_ids import known_ids
+from footprint_lab.core._agent_door import AgentConfigError, DuplicateToolError, checked_settings
+from footprint_lab.core._rebuild import rebuilt
 from footprint_lab.core.conversation import Conversation
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity
@@ -57,11 +58,11 @@ from footprint_lab.core.pause import HumanQuestion
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, ended_status
 from footprint_lab.core.tools import Tool, ToolContext, result_text, tool_list
-from footprint_lab.core.turn import PAUSE, Slots, Turn, input_refused
+from footprint_lab.core.turn import PAUSE, Slots, Turn, input_refused, turn_text
 from footprint_lab.engine.captured import Evidence, captured_piece, flat
 from footprint_lab.engine.recorder import Recorder, summarize
 from footprint_lab.engine.redaction import Redaction, combine_policies
-from footprint_lab.engine.refusal import Refusal, SettingRefusal, call_problem, describe_shape
+from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.engine.runners import register as register_runner
 from footprint_lab.engine.schema import (
     ANSWER,
@@ -83,34 +84,9 @@ from footprint_lab.engine.schema import (
     TOOLS,
     USER_MESSAGE,
 )
-from footprint_lab.engine.unicode import is_sound
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
 _HISTORY_SOURCE = {"user": KIND_USER, "assistant": KIND_ASSISTANT, "tool": KIND_TOOL_RESULT}
-
-
-class AgentConfigError(SettingRefusal):
-    """Raised when an ``Agent`` or ``LLMCall`` is built with a setting no run could use.
-
-    Carries ``setting`` (the keyword at fault) and ``received`` (its shape, never its value).
-    """
-
-    code = "ERR_AGENT_CONFIG"
-
-
-class DuplicateToolError(Refusal):
-    """Raised when two tools of one agent share a name: the model could not tell them apart."""
-
-    code = "ERR_DUPLICATE_TOOL"
-    fields = ("tool_name",)
-
-    def __init__(self, tool_name: str) -> None:
-        super().__init__(
-            f"Agent: two tools are named '{tool_name}'. A model calls tools by name, so each name "
-            "must be unique within an agent. Rename one (define_tool(name=...) or @tool(name=...))."
-        )
-        self.tool_name = tool_name
-
 
 
 class Agent(Conversation, Runner):
@@ -148,40 +124,9 @@ class Agent(Conversation, Runner):
     ) -> None:
         super().__init__(id=id, name=name)
         runner = type(self).__name__
-        if isinstance(provider, type) or not callable(getattr(provider, "complete", None)):
-            raise AgentConfigError(
-                runner, "provider", "a class" if isinstance(provider, type) else describe_shape(provider),
-                "must be a provider instance, e.g. footprint_lab.providers.mock(reply='...') or "
-                "providers.openai(...): call the function that builds one",
-            )
-        if model is None:  # the model is named once, on the provider, when the provider names one
-            model = getattr(provider, "model", None) or "mock-model"
-        if not isinstance(model, str) or not model:
-            raise AgentConfigError(runner, "model", describe_shape(model), "must be a model name string")
-        if not isinstance(system, str):
-            raise AgentConfigError(runner, "system", describe_shape(system), "must be a string system prompt")
-        if not is_sound(system):
-            raise AgentConfigError(runner, "system", "a string holding a lone surrogate",
-                                   "must be text that can be saved as UTF-8 (decode bytes with their real "
-                                   "encoding, or errors='replace')")
-        if not isinstance(max_iterations, int) or isinstance(max_iterations, bool) or not 1 <= max_iterations <= 10_000:
-            raise AgentConfigError(
-                runner, "max_iterations", describe_shape(max_iterations), "must be a whole number from 1 to 10000"
-            )
-        for name_ in ("id", "name"):
-            value = id if name_ == "id" else name
-            if value is not None and not isinstance(value, str):
-                raise AgentConfigError(runner, name_, describe_shape(value), "must be a string or None")
-        if redact is not None and not isinstance(redact, Redaction):
-            raise AgentConfigError(runner, "redact", describe_shape(redact),
-                                   "must be a Redaction(keys=[...], patterns=[...]) or None")
-        unusable = call_problem(input_guard, 1) if input_guard is not None else None
-        if unusable is not None:
-            raise AgentConfigError(runner, "input_guard", unusable,
-                                   "must be a function of the message returning None (admit) or a reply (refuse)")
-        for flag, given in (("seal", seal), ("lint_tools", lint_tools)):
-            if not isinstance(given, bool):
-                raise AgentConfigError(runner, flag, describe_shape(given), "must be True or False")
+        model = checked_settings(runner, provider=provider, model=model, system=system, max_iterations=max_iterations,
+                                 id=id, name=name, redact=redact, input_guard=input_guard, seal=seal,
+                                 lint_tools=lint_tools)
         self.redact = redact
         self.seal = seal
         self.input_guard = input_guard
@@ -572,24 +517,7 @@ class Agent(Conversation, Runner):
         return self._rebuild(self._named("Agent.with_forced", exclude, self.source_ids()), forced, seed)
 
     def _rebuild(self, removed: set[str], forced: Iterable[str], seed: int | None) -> Agent:
-        from footprint_lab.context.rebuild import forced_declarations, without_declarations
-
-        settings = self._declarations()
-        if SYSTEM_PROMPT in removed:
-            settings["system"] = ""
-        if "tools" in settings:
-            settings["tools"] = [t for t in settings["tools"] if t.name not in removed]
-        if "context" in settings:
-            settings["context"] = without_declarations(settings["context"], removed)
-            forced = list(forced)
-            if forced:
-                settings["context"], settings["budgets"] = forced_declarations(
-                    settings["context"], settings["budgets"] or {}, forced, system_prompt=bool(settings["system"]))
-        if seed is not None:
-            from footprint_lab.providers.seeded import seeded
-
-            settings["provider"] = seeded(self.provider, seed)
-        return type(self)(**settings)
+        return rebuilt(self, removed, forced, seed)
 
     def _declarations(self) -> dict[str, Any]:
         """The keywords that rebuild this agent as it was declared."""
@@ -610,16 +538,6 @@ class Agent(Conversation, Runner):
     @staticmethod
     def _named(door: str, ids: Iterable[str] | str, known: list[str], action: str = "remove") -> set[str]:
         return set(known_ids(door, "exclude" if action == "remove" else "force", ids, known, action))
-
-
-def turn_text(message: dict[str, Any]) -> str:
-    """What the model reads of one conversation turn, as one string."""
-    text = message.get("content") or ""
-    calls = message.get("tool_calls")
-    if not calls:
-        return text
-    rendered = "\n".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False, sort_keys=True)})" for c in calls)
-    return f"{text}\n{rendered}" if text else rendered
 
 
 def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import json
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, NamedTuple
 
@@ -219,3 +220,13 @@ def input_refused() -> dict[str, Any]:
 
 def _identity_dict(identity: Identity | None) -> dict[str, str] | None:
     return identity.as_dict() if identity is not None else None
+
+
+def turn_text(message: dict[str, Any]) -> str:
+    """What the model reads of one conversation turn, as one string."""
+    text = message.get("content") or ""
+    calls = message.get("tool_calls")
+    if not calls:
+        return text
+    rendered = "\n".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False, sort_keys=True)})" for c in calls)
+    return f"{text}\n{rendered}" if text else rendered

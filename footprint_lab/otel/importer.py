@@ -24,14 +24,24 @@ import warnings
 from collections.abc import Iterable
 from typing import Any
 
-from footprint_lab.core.agent import ANSWER, LAST_RESPONSE, MESSAGES, SYSTEM, TOOLS, turn_text
 from footprint_lab.core.run import Run
 from footprint_lab.core.tools import result_text
+from footprint_lab.core.turn import turn_text
 from footprint_lab.engine._build import build_recording
 from footprint_lab.engine.captured import CapturedPiece, UsageCounts, captured_piece
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.recording import Recording
-from footprint_lab.engine.schema import INPUT_MESSAGE, KIND_TOOL_RESULT, KIND_USER, USER_MESSAGE
+from footprint_lab.engine.schema import (
+    ANSWER,
+    INPUT_MESSAGE,
+    KIND_TOOL_RESULT,
+    KIND_USER,
+    LAST_RESPONSE,
+    MESSAGES,
+    SYSTEM,
+    TOOLS,
+    USER_MESSAGE,
+)
 from footprint_lab.otel.spans import SpanData, json_value, operation, read_spans
 
 #: What an imported recording says about the hops spans cannot prove (read by the custody walk).
