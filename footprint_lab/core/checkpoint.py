@@ -36,6 +36,7 @@ from footprint_lab.core.leg import Saved, thaw, turn_position
 from footprint_lab.engine._records import jsonable
 from footprint_lab.engine.recording import Seal
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
+from footprint_lab.engine.seal import seal
 from footprint_lab.engine.unicode import is_sound
 
 CHECKPOINT_VERSION = 1
@@ -142,8 +143,6 @@ def checkpoint_from(saved: Saved) -> Checkpoint:
     )
     checkpoint = checkpoint if saved.scrubber is None else checkpoint.concealed_by(saved.scrubber)
     if saved.sealed:  # over the saved form: a sealed checkpoint never holds what the policy covers
-        from footprint_lab.engine.seal import seal
-
         seal(checkpoint)  # type: ignore[arg-type]  # seal takes a checkpoint too
     return checkpoint
 

@@ -30,6 +30,7 @@ from footprint_lab.core.leg import Leg, Saved, freeze, turn_position
 from footprint_lab.core.pause import HumanQuestion, Pause
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import ended_status
+from footprint_lab.engine._later import RecordingLater
 
 if TYPE_CHECKING:
     from footprint_lab.engine.recorder import Recorder
@@ -170,47 +171,12 @@ class Turn:
         ended = perf_counter_ns()
         rec = self.rec
         scrubber = self.leg.scrubber
-        build: Any = _Build(rec, self.runner, status, bag, answer, self.identity, stopped_early, error, ended,
-                            scrubber.report() if scrubber is not None else None)
-        if self.sealed:  # every way a run ends, failing and cancelled included, owes its seal (engine.seal)
-            from footprint_lab.engine.seal import sealing
-
-            build = sealing(build)
+        build = RecordingLater(rec, runner=self.runner, status=status, bag=bag, answer=answer,
+                               identity=_identity_dict(self.identity), stopped_early=stopped_early, error=error,
+                               ended=ended, report=scrubber.report() if scrubber is not None else None,
+                               sealed=self.sealed)
         return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
                    shown_answer=rec.clean(answer), clean=rec.clean if rec.policy is not None else None)
-
-
-class _Build:
-    """What a finished run's recording is built from, when first asked for.
-
-    One object where a closure held a cell per value: a composition keeps one per member run
-    alive, and the collector walks every one of them (bench/bench_flow.py).
-    """
-
-    __slots__ = ("answer", "bag", "ended", "error", "identity", "rec", "report", "runner", "status", "stopped_early")
-
-    def __init__(self, rec: Recorder, runner: dict[str, Any], status: str, bag: dict[str, Any], answer: str | None,
-                 identity: Identity | None, stopped_early: dict[str, Any] | None, error: dict[str, Any] | None,
-                 ended: int, report: dict[str, Any] | None) -> None:
-        self.rec = rec
-        self.runner = runner
-        self.status = status
-        self.bag = bag
-        self.answer = answer
-        self.identity = identity
-        self.stopped_early = stopped_early
-        self.error = error
-        self.ended = ended
-        self.report = report
-
-    def __call__(self) -> Any:
-        from footprint_lab.engine._build import build_recording
-
-        return build_recording(
-            self.rec, runner=self.runner, status=self.status, input=self.bag, answer=self.answer,
-            identity=_identity_dict(self.identity), stopped_early=self.stopped_early, error=self.error,
-            ended_ns=self.ended, redaction=self.report,
-        )
 
 
 def input_refused() -> dict[str, Any]:

@@ -182,19 +182,13 @@ def _verify_document(document: BaseModel) -> Verdict:
     return Verdict("holds")
 
 
-def sealing(build: Callable[[], Recording]) -> Callable[[], Recording]:
-    """A recording builder whose recordings carry the seal owed at the run's end (``Agent(..., seal=True)``).
+def owe_seal(recording: Recording) -> None:
+    """Give a just-built recording the seal owed at its run's end (``Agent(..., seal=True)``).
 
     The run's capture is closed when it ends, so the seal, computed when first needed, is the one
     the run would have had at its end, redaction already applied; a run nobody keeps pays nothing.
     """
-    def build_sealed() -> Recording:
-        recording = build()
-        ended = recording.started_at + recording.duration_ms / 1000
-        _owe_seal(recording, ended)
-        return recording
-
-    return build_sealed
+    _owe_seal(recording, recording.started_at + recording.duration_ms / 1000)
 
 
 def _owe_seal(recording: Recording, ended: float) -> None:

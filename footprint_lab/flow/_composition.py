@@ -34,7 +34,7 @@ Role: flow layer; every composition subclasses :class:`Composition` and writes o
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import Any, ClassVar
@@ -46,20 +46,19 @@ from footprint_lab.core.leg import who
 from footprint_lab.core.member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
+from footprint_lab.engine._later import RecordingLater
 from footprint_lab.engine.recorder import Recorder
 from footprint_lab.engine.redaction import Redaction, RedactionConfigError, combine_policies
-from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
+from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.engine.schema import ANSWER, INPUT_MESSAGE, MEMBER_KEY, Path, output
 from footprint_lab.engine.step_id import parse_step_id
+from footprint_lab.flow._members import failure_summary
 from footprint_lab.flow.refusals import (
     CompositionConfigError,
-    DuplicateStepError,
-    EmptyCompositionError,
     ResumeDivergedError,
 )
 
 INPUT: Path = INPUT_MESSAGE
-RESERVED = "input"
 
 
 class MemberPaused(Exception):
@@ -367,72 +366,27 @@ class Composition(Runner):
             failed = self._make_run(exe, bag, status, None, error)
             with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
                 exc._footprint_run = failed  # type: ignore[attr-defined]
-            kept = self._failure_kept(exe, bag, exc)
+            from footprint_lab.flow.checkpoint import failure_kept  # pydantic: a checkpoint's model
+
+            kept = failure_kept(self, exe, bag, exc)
             if kept is None:
                 raise
             failed.checkpoint = kept.checkpoint  # reachable from the failed run too, as an agent's is
-            kept._footprint_run = failed
+            kept._footprint_run = failed  # type: ignore[attr-defined]
             raise kept from exc
         if source is None:
             if rec.steps and rec.steps[-1][5] == "running":
                 rec.end("paused")
             rec.emit("run_end", rec.path, {"status": "paused"})
-            return self._make_run(exe, bag, "paused", None, None, checkpoint=self._checkpoint(exe, bag))
+            from footprint_lab.flow.checkpoint import paused_checkpoint  # pydantic: a checkpoint's model
+
+            return self._make_run(exe, bag, "paused", None, None, checkpoint=paused_checkpoint(self, exe, bag))
         rec.begin("final")
         answer = str(rec.read(source) or "")
         rec.write(ANSWER, "set", answer)
         rec.end()
         rec.emit("run_end", rec.path, {"status": "finished"})
         return self._make_run(exe, bag, "finished", answer, None)
-
-    def _failure_kept(self, exe: _Exec, bag: dict[str, Any], exc: BaseException) -> Any:
-        """A failure that leaves work to keep, as a ``FlowCheckpointError``; ``None`` when nothing was kept."""
-        from footprint_lab.engine._records import jsonable
-        from footprint_lab.flow.checkpoint import FlowCheckpoint, FlowCheckpointError, root_cause
-
-        if not isinstance(exc, Exception) or isinstance(exc, Refusal) or not (exe.answers or any(exe.failed.values())):
-            return None  # a refusal says its own fix and is raised as it is; so is a failure that kept nothing
-        identity = exe.serves.identity
-        checkpoint = FlowCheckpoint(
-            run_id=exe.serves.run_id, runner=self._runner_info(),
-            identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
-            answers=dict(exe.answers), paused=dict(exe.paused), failed=dict(exe.failed),
-        )
-        checkpoint = self._saved_form(checkpoint, exe)
-        inner = exc.member if isinstance(exc, FlowCheckpointError) else None
-        key = next(iter(exe.failed), None)
-        member = f"{key}/{inner}" if key is not None and inner else key
-        how = "resume_on_error" if exe.retry else "resume" if exe.resume is not None else "run"
-        return FlowCheckpointError(f"{type(self).__name__}.{how}", checkpoint=checkpoint, cause=root_cause(exc),
-                                   member=member)
-
-    def _checkpoint(self, exe: _Exec, bag: dict[str, Any]) -> Any:
-        """The paused run as a ``FlowCheckpoint``: whom it serves, the answers so far, the members waiting."""
-        from footprint_lab.core.checkpoint import Checkpoint
-        from footprint_lab.engine._records import jsonable
-        from footprint_lab.flow.checkpoint import FlowCheckpoint
-
-        for key, waiting in exe.paused.items():
-            if not isinstance(waiting, Checkpoint | FlowCheckpoint):
-                raise TypeError(f"{type(self).__name__}: member '{key}' paused without leaving an agent's Checkpoint "
-                                "or a composition's FlowCheckpoint, so its run could never be resumed")
-        identity = exe.serves.identity
-        checkpoint = FlowCheckpoint(
-            run_id=exe.serves.run_id, runner=self._runner_info(),
-            identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
-            answers=dict(exe.answers), paused=dict(exe.paused),
-        )
-        return self._saved_form(checkpoint, exe)
-
-    def _saved_form(self, checkpoint: Any, exe: _Exec) -> Any:
-        """The checkpoint as it is handed out: masked under a policy, then sealed when a member seals."""
-        if exe.scrubber is not None:
-            checkpoint = checkpoint.concealed_by(exe.scrubber)
-        if self.seal:
-            from footprint_lab.engine.seal import seal
-
-            seal(checkpoint)
-        return checkpoint
 
     async def _flow(self, exe: _Exec) -> Path:
         """Run the members; return the tracked path holding the composition's answer."""
@@ -453,80 +407,13 @@ class Composition(Runner):
         stopped_early = exe.stopped_early
         report = exe.scrubber.report() if exe.scrubber is not None else None
 
-        def build() -> Any:
-            from footprint_lab.engine._build import build_recording
-
-            return build_recording(
-                rec, runner=runner_info, status=status, input=bag, answer=answer,
-                identity=identity.as_dict() if identity is not None else None, stopped_early=stopped_early,
-                error=error, ended_ns=ended, children=[child.recording for child in children], redaction=report,
-            )
-
-        if self.seal:
-            from footprint_lab.engine.seal import sealing
-
-            build = sealing(build)
+        build = RecordingLater(rec, runner=runner_info, status=status, bag=bag, answer=answer,
+                               identity=identity.as_dict() if identity is not None else None,
+                               stopped_early=stopped_early, error=error, ended=ended, report=report,
+                               sealed=self.seal, children=children)
         return Run(
             run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
             question=checkpoint.question if checkpoint is not None else None, checkpoint=checkpoint,
             shown_answer=rec.clean(answer),
             clean=rec.clean if rec.policy is not None else None,
         )
-
-
-def named_members(composition: str, members: Any, example: str) -> list[tuple[str, Runner]]:
-    """Members given as ``{name: runner}`` or ``[(name, runner), ...]``, checked; refused when unusable."""
-    if isinstance(members, Mapping):
-        pairs: list[Any] = list(members.items())
-    elif isinstance(members, Iterable) and not isinstance(members, str | bytes):
-        pairs = list(members)
-    else:
-        raise CompositionConfigError(
-            composition, "members", describe_shape(members),
-            f"must be a dict of name -> runner or a list of (name, runner) pairs, e.g. {example}",
-        )
-    if not pairs:
-        raise EmptyCompositionError(composition, example)
-    checked: list[tuple[str, Runner]] = []
-    seen: set[str] = set()
-    for pair in pairs:
-        if not (isinstance(pair, tuple) and len(pair) == 2):
-            raise CompositionConfigError(composition, "members", describe_shape(pair),
-                                         f"must hold (name, runner) pairs, e.g. {example}")
-        name, member = pair
-        check_name(composition, name)
-        check_runner(composition, name, member)
-        if name in seen:
-            raise DuplicateStepError(composition, name)
-        seen.add(name)
-        checked.append((name, member))
-    return checked
-
-
-def check_name(composition: str, name: Any) -> None:
-    """A member name is a non-empty string without '/', and not the reserved ``input``."""
-    if not isinstance(name, str) or not name.strip() or "/" in name:
-        raise CompositionConfigError(composition, "name", describe_shape(name),
-                                     "must be a non-empty string without '/' naming the member")
-    if name == RESERVED:
-        raise CompositionConfigError(composition, name, "the reserved name",
-                                     "is reserved for the run's own message; name the member something else")
-
-
-def check_runner(composition: str, name: str, member: Any) -> None:
-    """A member is a runner: an Agent, an LLMCall or a composition."""
-    if not isinstance(member, Runner):
-        raise CompositionConfigError(composition, name, describe_shape(member),
-                                     "must be a runner (an Agent, an LLMCall or a composition)")
-
-
-def failure_summary(exc: BaseException) -> dict[str, Any]:
-    """What a failed member's step commits: the error's type and code, never its message."""
-    return {"type": type(exc).__name__, "code": getattr(exc, "code", None)}
-
-
-def check_callable(composition: str, setting: str, value: Any, fix: str) -> None:
-    """Refuse a predicate, mapper or merge that cannot be called with its one argument."""
-    problem = call_problem(value, 1)
-    if problem is not None:
-        raise CompositionConfigError(composition, setting, problem, fix)

@@ -40,16 +40,20 @@ from pydantic import ConfigDict, Field
 from footprint_lab.core.checkpoint import (
     Checkpoint,
     InvalidCheckpointError,
+    RunCheckpointError,
     check_envelope,
     check_identity_data,
     door_checkpoint,
     nonblank,
+    resume_can_help,
 )
 from footprint_lab.core.concealed import Concealed, Mapper, map_value
 from footprint_lab.core.conversation import ResumeIdentityConflictError
 from footprint_lab.core.identity import Identity
+from footprint_lab.engine._records import jsonable
 from footprint_lab.engine.recording import Seal
-from footprint_lab.engine.refusal import RunFailure, describe_shape
+from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
+from footprint_lab.engine.seal import seal
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -57,7 +61,7 @@ if TYPE_CHECKING:
     from footprint_lab.core.leg import Continuation
     from footprint_lab.core.runner import Runner
     from footprint_lab.engine.redaction import Redaction
-    from footprint_lab.flow._composition import Composition
+    from footprint_lab.flow._composition import Composition, _Exec
 
 FLOW_CHECKPOINT_VERSION = 1
 FLOW_CHECKPOINT_FIELDS = ("schema_version", "run_id", "runner", "identity", "input", "answers", "paused", "failed",
@@ -151,8 +155,6 @@ class FlowCheckpointError(RunFailure):
     fields: ClassVar[tuple[str, ...]] = ("member", "resumable", "checkpoint", "cause")
 
     def __init__(self, door: str, *, checkpoint: FlowCheckpoint, cause: BaseException, member: str | None) -> None:
-        from footprint_lab.core.checkpoint import resume_can_help
-
         resumable, why = resume_can_help(cause)
         code = getattr(cause, "code", None)
         named = f"{type(cause).__name__}{f', {code}' if isinstance(code, str) else ''}"
@@ -175,8 +177,6 @@ class FlowCheckpointError(RunFailure):
 
 def kept_by(exc: BaseException) -> Checkpoint | FlowCheckpoint | None:
     """What a failed member kept: the checkpoint on its ``RunCheckpointError`` / ``FlowCheckpointError``."""
-    from footprint_lab.core.checkpoint import RunCheckpointError
-
     if isinstance(exc, RunCheckpointError | FlowCheckpointError):
         return exc.checkpoint
     return None
@@ -184,8 +184,6 @@ def kept_by(exc: BaseException) -> Checkpoint | FlowCheckpoint | None:
 
 def root_cause(exc: BaseException) -> BaseException:
     """The original error under any checkpoint errors wrapping it."""
-    from footprint_lab.core.checkpoint import RunCheckpointError
-
     while isinstance(exc, RunCheckpointError | FlowCheckpointError):
         exc = exc.cause
     return exc
@@ -325,3 +323,51 @@ def _check_members(entries: dict[str, Any], field: str, composition: Composition
 
 
 FlowCheckpoint.model_rebuild()
+
+
+# -- the checkpoints a composition hands out -------------------------------------------------------
+def paused_checkpoint(composition: Composition, exe: _Exec, bag: dict[str, Any]) -> FlowCheckpoint:
+    """A paused run as a ``FlowCheckpoint``: whom it serves, the answers so far, the members waiting."""
+    for key, waiting in exe.paused.items():
+        if not isinstance(waiting, Checkpoint | FlowCheckpoint):
+            raise TypeError(f"{type(composition).__name__}: member '{key}' paused without leaving an agent's "
+                            "Checkpoint or a composition's FlowCheckpoint, so its run could never be resumed")
+    identity = exe.serves.identity
+    checkpoint = FlowCheckpoint(
+        run_id=exe.serves.run_id, runner=composition._runner_info(),
+        identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
+        answers=dict(exe.answers), paused=dict(exe.paused),
+    )
+    return handed_out(composition, checkpoint, exe)
+
+
+def failure_kept(composition: Composition, exe: _Exec, bag: dict[str, Any],
+                 exc: BaseException) -> FlowCheckpointError | None:
+    """A failure that leaves work to keep, as a ``FlowCheckpointError``; ``None`` when nothing was kept.
+
+    A refusal says its own fix and is raised as it is; so is a failure that kept nothing.
+    """
+    if not isinstance(exc, Exception) or isinstance(exc, Refusal) or not (exe.answers or any(exe.failed.values())):
+        return None
+    identity = exe.serves.identity
+    checkpoint = FlowCheckpoint(
+        run_id=exe.serves.run_id, runner=composition._runner_info(),
+        identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
+        answers=dict(exe.answers), paused=dict(exe.paused), failed=dict(exe.failed),
+    )
+    checkpoint = handed_out(composition, checkpoint, exe)
+    inner = exc.member if isinstance(exc, FlowCheckpointError) else None
+    key = next(iter(exe.failed), None)
+    member = f"{key}/{inner}" if key is not None and inner else key
+    how = "resume_on_error" if exe.retry else "resume" if exe.resume is not None else "run"
+    return FlowCheckpointError(f"{type(composition).__name__}.{how}", checkpoint=checkpoint, cause=root_cause(exc),
+                               member=member)
+
+
+def handed_out(composition: Composition, checkpoint: FlowCheckpoint, exe: _Exec) -> FlowCheckpoint:
+    """A checkpoint as it is handed out: masked under the run's policy, then sealed when a member seals."""
+    if exe.scrubber is not None:
+        checkpoint = checkpoint.concealed_by(exe.scrubber)
+    if composition.seal:
+        seal(checkpoint)  # type: ignore[arg-type]  # seal takes a checkpoint too
+    return checkpoint

@@ -13,7 +13,8 @@ from typing import Any, ClassVar
 
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
-from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, check_callable, named_members, output
+from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, output
+from footprint_lab.flow._members import check_callable, named_members
 from footprint_lab.flow.refusals import CompositionConfigError, EmptyCompositionError, ResumeDivergedError
 
 EXAMPLE = 'Conditional([("urgent", lambda m: "urgent" in m, urgent_agent)], otherwise=("normal", agent))'

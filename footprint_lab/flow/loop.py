@@ -14,7 +14,8 @@ from typing import Any, ClassVar
 
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
-from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, check_callable, check_runner, output
+from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, output
+from footprint_lab.flow._members import check_callable, check_runner
 from footprint_lab.flow.refusals import CompositionConfigError, LoopBudgetError
 
 #: No loop may run more passes than this, whatever its budget says.

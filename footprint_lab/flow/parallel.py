@@ -18,17 +18,8 @@ from footprint_lab.core.llm_call import LLMCall
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.engine.schema import failure
-from footprint_lab.flow._composition import (
-    INPUT,
-    Composition,
-    MemberPaused,
-    Path,
-    _Exec,
-    check_callable,
-    failure_summary,
-    named_members,
-    output,
-)
+from footprint_lab.flow._composition import INPUT, Composition, MemberPaused, Path, _Exec, output
+from footprint_lab.flow._members import check_callable, failure_summary, named_members
 from footprint_lab.flow.refusals import CompositionConfigError
 
 EXAMPLE = 'Parallel({"legal": legal_agent, "ethics": ethics_agent}, merge=combine)'

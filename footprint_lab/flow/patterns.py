@@ -20,7 +20,7 @@ from typing import Any
 
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
-from footprint_lab.flow._composition import check_callable
+from footprint_lab.flow._members import check_callable
 from footprint_lab.flow.conditional import Conditional
 from footprint_lab.flow.loop import Loop
 from footprint_lab.flow.parallel import Parallel

@@ -10,7 +10,8 @@ from __future__ import annotations
 from typing import Any, ClassVar
 
 from footprint_lab.core.runner import Runner
-from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, named_members, output
+from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, output
+from footprint_lab.flow._members import named_members
 
 EXAMPLE = 'Sequence({"classify": classifier, "review": reviewer})'
 

@@ -28,18 +28,8 @@ from typing import Any, ClassVar
 from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.engine.schema import failure
-from footprint_lab.flow._composition import (
-    INPUT,
-    RESERVED,
-    Composition,
-    MemberPaused,
-    Path,
-    _Exec,
-    check_callable,
-    failure_summary,
-    named_members,
-    output,
-)
+from footprint_lab.flow._composition import INPUT, Composition, MemberPaused, Path, _Exec, output
+from footprint_lab.flow._members import RESERVED, check_callable, failure_summary, named_members
 from footprint_lab.flow.refusals import CompositionConfigError, GraphCycleError
 
 Mapper = Callable[[dict[str, str]], Any]
