@@ -34,7 +34,7 @@ from footprint_lab.context.refusals import ContextDeclarationError
 from footprint_lab.engine.refusal import call_problem
 
 if TYPE_CHECKING:
-    from footprint_lab.context.assembly import TurnContext
+    from footprint_lab.context._landing import TurnContext
 
 TriggerVerdict = tuple[bool, str, str | None]
 

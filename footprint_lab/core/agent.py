@@ -45,6 +45,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import Any, ClassVar, Unpack
 
+from footprint_lab.context._landing import TurnContext
 from footprint_lab.context.assembly import ContextPlan
 from footprint_lab.context.source_ids import known_ids
 from footprint_lab.core._agent_door import AgentConfigError, DuplicateToolError, checked_settings
@@ -221,7 +222,7 @@ class Agent(Conversation, Runner):
                     first_run_id, runner={"kind": self.kind, "id": self.id, "name": self.name},
                     door=type(self).__name__, sealed=self.seal)
         if self._context is not None:
-            turn.context = self._context.start(rec, turn.message, turn.history, turn.memory.namespace())
+            turn.context = TurnContext(self._context, rec, turn.message, turn.history, turn.memory.namespace())
         rec.emit("run_start", rec.path, {"runner": self.kind, "id": self.id, "name": self.name, **turn.leg.who})
         try:
             answer, stopped_early = await self._loop(turn)
