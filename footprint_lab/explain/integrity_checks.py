@@ -137,6 +137,48 @@ class IntegrityReport:
         return mimebundle(self.summary(), str(self))["text/html"]
 
 
+# -- the door: every check over one recording ------------------------------------------
+def integrity(run: Any, *, claims: Mapping[str, Any] | None = None) -> IntegrityReport:
+    """Run every registered check over a run's recording; see the module docstring for each check."""
+    readers = _check_claims(claims)
+    recording = recording_of(run, "integrity")
+    turns = _turns(recording)
+    findings: list[Finding] = []
+    dispositions: list[Disposition] = []
+    for name, check in CHECKS.items():
+        try:
+            found, status, note = check(turns, readers, recording.answer)
+        except Exception as exc:  # a check that breaks says so; the others still run
+            dispositions.append(Disposition(name, "could_not_run", f"the check raised {type(exc).__name__}"))
+            continue
+        findings += found
+        dispositions.append(Disposition(name, "failed" if found else status,
+                                        f"{len(found)} finding(s); {note}" if found else note))
+    return IntegrityReport(recording.run_id, findings, dispositions)
+
+
+def _check_claims(claims: Any) -> dict[str, Any]:
+    if claims is None:
+        return {}
+    fix = ("must map field names, as in the tool results, to a regular expression reading the value the answer "
+           "states (its first group) or a function of the answer text, e.g. claims={'age_days': r'(\\d+) days'}")
+    if not isinstance(claims, Mapping) or not all(isinstance(k, str) for k in claims):
+        raise ExplainConfigError("integrity", "claims", describe_shape(claims), fix)
+    readers: dict[str, Any] = {}
+    for key, reader in claims.items():
+        if callable(reader):
+            readers[key] = reader
+            continue
+        if not isinstance(reader, str):
+            raise ExplainConfigError("integrity", "claims", f"a {type(reader).__name__} for one field", fix)
+        try:
+            readers[key] = re.compile(reader, re.IGNORECASE)
+        except re.error:
+            raise ExplainConfigError("integrity", "claims", "a pattern that is not a valid regular expression",
+                                     fix) from None
+    return readers
+
+
 # -- what every check reads, gathered once per recording ----------------------------------
 # The checks keep what they gather in dicts of strings and numbers: a 10,000-step recording
 # is a large heap, and long-lived containers made here would make the collector walk it.
@@ -202,7 +244,7 @@ def _turns(root: Recording) -> list[_Turn]:
     return turns
 
 
-# -- the checks ---------------------------------------------------------------------------
+# -- the checks, each followed by what only it uses --------------------------------------
 CheckResult = tuple[list[Finding], str, str]  # findings, status when none, note
 
 
@@ -245,6 +287,37 @@ def _ungrounded_tool(turns: list[_Turn], _claims: Mapping[str, Any], _answer: st
     return findings, "passed", f"{looked} offer(s) of result-dependent tools checked"
 
 
+def _invented_identifier(turns: list[_Turn], _claims: Mapping[str, Any], _answer: str | None) -> CheckResult:
+    findings: list[Finding] = []
+    looked = 0
+    for turn in turns:
+        recording = turn.recording
+        transcript: _Transcript | None = None
+        for exchange, call in turn.calls():
+            wanted = _identifiers(call.args)
+            if not wanted:
+                continue
+            looked += len(wanted)
+            if transcript is None:
+                transcript = _Transcript(recording.messages)
+            for key, value in wanted:
+                folded = value.casefold()
+                if transcript.holds(folded, exchange.message_count):
+                    continue
+                sent = [exchange.system, *map(_message_text, exchange.injected_messages)]
+                if any(_occurs(text, folded, len(text)) for text in (t.casefold() for t in sent)):
+                    continue
+                findings.append(Finding(
+                    "invented_identifier", turn.steps_of(exchange, call),
+                    f"{exchange.step_id} called tool '{call.name}' with {key or 'an argument'}="
+                    f"'{shorten(value, 40)}', which appears nowhere in what that call was sent",
+                    "an identifier the model made up points the tool at the wrong record, or at none",
+                ))
+    if not looked:
+        return [], "not_applicable", "no tool call carried an identifier-like argument"
+    return findings, "passed", f"{looked} identifier argument(s) traced to what their call was sent"
+
+
 def _identifiers(args: Any, key: str = "", found: list[tuple[str, str]] | None = None) -> list[tuple[str, str]]:
     """``(argument name, value)`` for each identifier-like value in a call's arguments, at any depth."""
     found = [] if found is None else found
@@ -272,13 +345,6 @@ def _message_text(message: dict[str, Any]) -> str:
     if not calls:
         return str(message.get("content") or "")
     return "\n".join([str(message.get("content") or ""), *(str(call.get("args")) for call in calls)])
-
-
-def _args_key(args: dict[str, Any]) -> str:
-    """A text equal for equal arguments (flat ones without JSON encoding, the common case)."""
-    if all(type(value) in (str, int, float, bool) or value is None for value in args.values()):
-        return repr(sorted(args.items()))
-    return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
 
 
 class _Transcript:
@@ -321,37 +387,6 @@ def _occurs(text: str, value: str, end: int) -> bool:
     return False
 
 
-def _invented_identifier(turns: list[_Turn], _claims: Mapping[str, Any], _answer: str | None) -> CheckResult:
-    findings: list[Finding] = []
-    looked = 0
-    for turn in turns:
-        recording = turn.recording
-        transcript: _Transcript | None = None
-        for exchange, call in turn.calls():
-            wanted = _identifiers(call.args)
-            if not wanted:
-                continue
-            looked += len(wanted)
-            if transcript is None:
-                transcript = _Transcript(recording.messages)
-            for key, value in wanted:
-                folded = value.casefold()
-                if transcript.holds(folded, exchange.message_count):
-                    continue
-                sent = [exchange.system, *map(_message_text, exchange.injected_messages)]
-                if any(_occurs(text, folded, len(text)) for text in (t.casefold() for t in sent)):
-                    continue
-                findings.append(Finding(
-                    "invented_identifier", turn.steps_of(exchange, call),
-                    f"{exchange.step_id} called tool '{call.name}' with {key or 'an argument'}="
-                    f"'{shorten(value, 40)}', which appears nowhere in what that call was sent",
-                    "an identifier the model made up points the tool at the wrong record, or at none",
-                ))
-    if not looked:
-        return [], "not_applicable", "no tool call carried an identifier-like argument"
-    return findings, "passed", f"{looked} identifier argument(s) traced to what their call was sent"
-
-
 def _duplicate_tool_call(turns: list[_Turn], _claims: Mapping[str, Any], _answer: str | None) -> CheckResult:
     findings: list[Finding] = []
     looked = 0
@@ -383,41 +418,11 @@ def _duplicate_tool_call(turns: list[_Turn], _claims: Mapping[str, Any], _answer
     return findings, "passed", f"{looked} tool call(s) compared within their turn"
 
 
-def _fields(value: Any, wanted: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
-    if isinstance(value, dict):
-        for key, inner in value.items():
-            if key in wanted and not isinstance(inner, dict | list):
-                yield key, inner
-            yield from _fields(inner, wanted)
-    elif isinstance(value, list):
-        for inner in value:
-            yield from _fields(inner, wanted)
-
-
-def _normal(value: Any) -> Any:
-    if isinstance(value, bool):
-        return value
-    if isinstance(value, int | float):
-        return float(value)
-    text = str(value).strip().casefold()
-    try:
-        return float(text.replace(",", ""))
-    except ValueError:
-        pass
-    if text in _TRUE:
-        return True
-    if text in _FALSE:
-        return False
-    return text
-
-
-def _stated(reader: Any, answer: str) -> Any:
-    if callable(reader):
-        return reader(answer)
-    match = reader.search(answer)
-    if match is None:
-        return None
-    return match.group(1) if match.groups() else match.group(0)
+def _args_key(args: dict[str, Any]) -> str:
+    """A text equal for equal arguments (flat ones without JSON encoding, the common case)."""
+    if all(type(value) in (str, int, float, bool) or value is None for value in args.values()):
+        return repr(sorted(args.items()))
+    return json.dumps(args, sort_keys=True, ensure_ascii=False, default=str)
 
 
 def _answer_contradicts_tool(turns: list[_Turn], claims: Mapping[str, Any], answer: str | None) -> CheckResult:
@@ -462,6 +467,44 @@ def _answer_contradicts_tool(turns: list[_Turn], claims: Mapping[str, Any], answ
     return findings, "passed", f"{compared} declared field(s) compared with the tool results"
 
 
+def _fields(value: Any, wanted: Mapping[str, Any]) -> Iterator[tuple[str, Any]]:
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            if key in wanted and not isinstance(inner, dict | list):
+                yield key, inner
+            yield from _fields(inner, wanted)
+    elif isinstance(value, list):
+        for inner in value:
+            yield from _fields(inner, wanted)
+
+
+def _normal(value: Any) -> Any:
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, int | float):
+        return float(value)
+    text = str(value).strip().casefold()
+    try:
+        return float(text.replace(",", ""))
+    except ValueError:
+        pass
+    if text in _TRUE:
+        return True
+    if text in _FALSE:
+        return False
+    return text
+
+
+def _stated(reader: Any, answer: str) -> Any:
+    if callable(reader):
+        return reader(answer)
+    match = reader.search(answer)
+    if match is None:
+        return None
+    return match.group(1) if match.groups() else match.group(0)
+
+
+# -- the registry: every check, in the order they run and are listed ----------------------
 Check = Callable[[list[_Turn], Mapping[str, Any], str | None], CheckResult]
 
 #: Every registered check, in the order they run and are listed.
@@ -471,45 +514,3 @@ CHECKS: dict[str, Check] = {
     "duplicate_tool_call": _duplicate_tool_call,
     "answer_contradicts_tool": _answer_contradicts_tool,
 }
-
-
-def _check_claims(claims: Any) -> dict[str, Any]:
-    if claims is None:
-        return {}
-    fix = ("must map field names, as in the tool results, to a regular expression reading the value the answer "
-           "states (its first group) or a function of the answer text, e.g. claims={'age_days': r'(\\d+) days'}")
-    if not isinstance(claims, Mapping) or not all(isinstance(k, str) for k in claims):
-        raise ExplainConfigError("integrity", "claims", describe_shape(claims), fix)
-    readers: dict[str, Any] = {}
-    for key, reader in claims.items():
-        if callable(reader):
-            readers[key] = reader
-            continue
-        if not isinstance(reader, str):
-            raise ExplainConfigError("integrity", "claims", f"a {type(reader).__name__} for one field", fix)
-        try:
-            readers[key] = re.compile(reader, re.IGNORECASE)
-        except re.error:
-            raise ExplainConfigError("integrity", "claims", "a pattern that is not a valid regular expression",
-                                     fix) from None
-    return readers
-
-
-def integrity(run: Any, *, claims: Mapping[str, Any] | None = None) -> IntegrityReport:
-    """Run every registered check over a run's recording; see the module docstring for each check."""
-    readers = _check_claims(claims)
-    recording = recording_of(run, "integrity")
-    turns = _turns(recording)
-    findings: list[Finding] = []
-    dispositions: list[Disposition] = []
-    for name, check in CHECKS.items():
-        try:
-            found, status, note = check(turns, readers, recording.answer)
-        except Exception as exc:  # a check that breaks says so; the others still run
-            dispositions.append(Disposition(name, "could_not_run", f"the check raised {type(exc).__name__}"))
-            continue
-        findings += found
-        dispositions.append(Disposition(name, "failed" if found else status,
-                                        f"{len(found)} finding(s); {note}" if found else note))
-    return IntegrityReport(recording.run_id, findings, dispositions)
-
