@@ -65,13 +65,13 @@ _runners.add_loader(_load_runners)
 
 def load_ipython_extension(ipython: Any) -> None:
     """``%load_ext footprint_lab``: install the notebook lab (cards, views, magics)."""
-    from footprint_lab.lab.extension import load
+    from footprint_lab.lab.extension import load  # IPython's hook: the lab loads only when %load_ext asks
 
     load(ipython)
 
 
 def unload_ipython_extension(ipython: Any) -> None:
     """``%unload_ext footprint_lab``."""
-    from footprint_lab.lab.extension import unload
+    from footprint_lab.lab.extension import unload  # IPython's hook, as above
 
     unload(ipython)

@@ -85,6 +85,8 @@ from footprint_lab.engine.schema import (
     TOOLS,
     USER_MESSAGE,
 )
+from footprint_lab.explain.choice import choice_margins
+from footprint_lab.explain.tool_lint import warn_findings
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
 
 _HISTORY_SOURCE = {"user": KIND_USER, "assistant": KIND_ASSISTANT, "tool": KIND_TOOL_RESULT}
@@ -141,8 +143,6 @@ class Agent(Conversation, Runner):
         self._tool_names = tuple(t.name for t in self.tools)
         self.lint_tools = lint_tools
         if lint_tools and self.tools:
-            from footprint_lab.explain.tool_lint import warn_findings
-
             warn_findings(self.tools, runner)
         self._context = self._plan_context(context, budgets, runner)
         self._active_run_id: str | None = None
@@ -553,7 +553,6 @@ def _margins(response: LLMResponse, calls: list[dict[str, Any]], tools: list[dic
     """How close each tool choice was, when the provider reported log-probabilities (``explain.choice``)."""
     if not response.logprobs or not calls:
         return ()
-    from footprint_lab.explain.choice import choice_margins
 
     return choice_margins(response.logprobs, calls, [tool["name"] for tool in tools])
 

@@ -34,6 +34,7 @@ from footprint_lab.core.concealed import Concealed, Mapper, map_value
 from footprint_lab.core.identity import IDENTITY_FIELDS
 from footprint_lab.core.leg import Saved, thaw, turn_position
 from footprint_lab.engine._records import jsonable
+from footprint_lab.engine.display import bundle
 from footprint_lab.engine.recording import Seal
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.engine.seal import seal
@@ -81,8 +82,6 @@ class Checkpoint(Concealed):
     seal: Seal | None = None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from footprint_lab.engine.display import bundle
-
         return bundle("checkpoint", self, lambda: {"text/plain": repr(self)}, include, exclude)
 
     @property

@@ -17,8 +17,11 @@ from collections.abc import Callable, Mapping
 from time import time
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine.display import bundle
+from footprint_lab.engine.redaction import policy_from_reports
 from footprint_lab.engine.refusal import Refusal, describe_shape
 from footprint_lab.explain.integrity_checks import IntegrityReport, integrity
+from footprint_lab.explain.tree import run_tree
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -121,10 +124,9 @@ class Run:
         one that does not hold together is refused with ``InvalidRecordingError`` naming the field,
         so no view meets it. Load a saved one with ``footprint_lab.load_recording(text)``.
         """
-        from footprint_lab.engine.recording_door import check_recording
+        from footprint_lab.engine.recording_door import check_recording  # pydantic: a recording's door
 
         recording = check_recording(recording, door="Run.from_recording")
-        from footprint_lab.engine.redaction import policy_from_reports
 
         # notes added now are masked with what can be rebuilt of the policy it was recorded under
         policy = policy_from_reports([recording.redaction] if recording.redaction else [])
@@ -163,8 +165,6 @@ class Run:
 
         With ``steps=True`` every LLM call and tool step is a node too.
         """
-        from footprint_lab.explain.tree import run_tree
-
         return run_tree(self.recording, steps=steps)
 
     def context_pieces(self, call: int | str | None = None, *, left_out: bool = False) -> list[ContextPiece]:
@@ -214,7 +214,7 @@ class Run:
         through JSON, a notebook export and ``load_runs``. An unknown target is refused with the ids
         that exist. A run recorded under a redaction policy masks the note with that policy too.
         """
-        from footprint_lab.engine.recording import Annotation
+        from footprint_lab.engine.recording import Annotation  # pydantic: loaded with the first recording
 
         targets = self.recording.annotation_targets()
         if not isinstance(target, str) or target not in targets:
@@ -253,8 +253,6 @@ class Run:
         The renderer comes from the display registry below this layer (the lab registers it),
         so displaying a run needs no ``%load_ext`` and ``core`` never imports ``lab``.
         """
-        from footprint_lab.engine.display import bundle
-
         return bundle("run", self, lambda: {"text/plain": repr(self)}, include, exclude)
 
     # -- explanations: thin doors onto footprint_lab.explain -------------------------------
@@ -265,7 +263,7 @@ class Run:
         one row per hop, ``bt.candidates`` the pieces; ``max_depth`` and ``max_steps`` bound the
         backward slice over reads, and a limit hit is reported.
         """
-        from footprint_lab.explain.custody import backtrack
+        from footprint_lab.explain.custody import backtrack  # pydantic (it reads the recording's models)
 
         return backtrack(self.recording, at, max_depth=max_depth, max_steps=max_steps)
 
@@ -279,7 +277,7 @@ class Run:
         the actual answer than the reference. ``frame.attrs["confidence"]`` says whether the top
         stands clear of the rest or which shortlist to confirm.
         """
-        from footprint_lab.explain.influence import suspects
+        from footprint_lab.explain.influence import suspects  # pydantic (through the backtrack it ranks)
 
         return suspects(self.recording, strategy=strategy, at=at, embed=embed, reference=reference)
 

@@ -37,10 +37,11 @@ from footprint_lab.core.agent import Agent
 from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.tools import define_tool
 from footprint_lab.explain.ablation import localize
-from footprint_lab.explain.compare import Label
+from footprint_lab.explain.compare import Label, Mentions
 from footprint_lab.explain.dropped import find_dropped_context
 from footprint_lab.explain.trial import ArmVerdict
-from footprint_lab.providers import LLMRequest, mock
+from footprint_lab.providers import LLMRequest, mock, openai
+from footprint_lab.providers.seeded import seeded
 
 OUTCOMES = ("APPROVED", "DECLINED", "ESCALATED")
 CLASSES = ("fact", "memory", "tool", "instruction", "innocent", "missing", "together")
@@ -234,10 +235,6 @@ async def real_case(variant: int, base_url: str, *, temperature: float, model: s
     of ``tries`` seeded runs whose answer names the city (what the model answers with the fact). A
     model that never names it in those tries cannot answer the case.
     """
-    from footprint_lab.explain.compare import Mentions
-    from footprint_lab.providers import openai
-    from footprint_lab.providers.seeded import seeded
-
     order, city = PLACES[variant % len(PLACES)]
     chooser = random.Random(f"real-{variant}")
     context = [define_fact(id="where", data=f"The package for order {order} is in {city}."),

@@ -26,7 +26,7 @@ __all__ = ["ExplainConfigError", "fraction", "id_list", "recording_of", "whole_n
 
 def recording_of(run: Any, function: str, setting: str = "run") -> Recording:
     """The recording a run (or a recording) holds; refused, naming ``function``'s ``setting``, when there is none."""
-    from footprint_lab.engine.recording import Recording
+    from footprint_lab.engine.recording import Recording  # pydantic: only once a recording is asked for
 
     if isinstance(run, Recording):
         return run

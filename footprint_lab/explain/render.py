@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from footprint_lab.engine.display import bundle
 from footprint_lab.engine.markup import esc, shown
 
 
@@ -37,6 +38,4 @@ def mimebundle(summary: str, text: str) -> dict[str, str]:
 
 def display_bundle(kind: str, obj: Any, summary: str, text: str, include: Any, exclude: Any) -> dict[str, Any]:
     """An explanation's display: the lab's view when registered (``engine.display``), else :func:`mimebundle`."""
-    from footprint_lab.engine.display import bundle
-
     return bundle(kind, obj, lambda: mimebundle(summary, text), include, exclude)

@@ -18,6 +18,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine.display import bundle
 from footprint_lab.explain.members import member_key
 
 if TYPE_CHECKING:
@@ -69,8 +70,6 @@ class RunTree:
     recording: Recording | None = field(default=None, compare=False, repr=False)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from footprint_lab.engine.display import bundle
-
         return bundle("tree", self, lambda: {"text/plain": self.summary()}, include, exclude)
 
     def summary(self) -> str:

@@ -51,6 +51,7 @@ from footprint_lab.core.concealed import Concealed, Mapper, map_value
 from footprint_lab.core.conversation import ResumeIdentityConflictError
 from footprint_lab.core.identity import Identity
 from footprint_lab.engine._records import jsonable
+from footprint_lab.engine.display import bundle
 from footprint_lab.engine.recording import Seal
 from footprint_lab.engine.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.engine.seal import seal
@@ -97,8 +98,6 @@ class FlowCheckpoint(Concealed):
     seal: Seal | None = None
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        from footprint_lab.engine.display import bundle
-
         return bundle("flow_checkpoint", self, lambda: {"text/plain": repr(self)}, include, exclude)
 
     @property

@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from footprint_lab.explain.asking import BRACKETED as _BRACKETED
+from footprint_lab.explain.custody import backtrack
 from footprint_lab.explain.index import RecordingIndex
 from footprint_lab.lab.views.page import attr
 from footprint_lab.lab.views.page import esc as text
@@ -33,8 +34,6 @@ def target(recording: Recording, cited: str) -> tuple[str, str | None, str] | No
     """What a cited id opens: ``("call", step, "")`` for an LLM call; ``("piece", call, slot)`` for a
     piece of context, with the call it reached the answer through (``None``: the answering call);
     ``None`` for any other id."""
-    from footprint_lab.explain.custody import backtrack
-
     if cited in RecordingIndex(recording).exchanges:
         return "call", cited, ""
     reached = next((c for c in backtrack(recording) if c.source_id == cited and c.read_by), None)

@@ -27,13 +27,15 @@ from typing import Any
 
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import run_coroutine_sync
+from footprint_lab.explain import ask
 from footprint_lab.lab.refusals import MagicInputError
+from footprint_lab.providers import provider_from_string
 
 DEFAULT_PROVIDER = "fp_explainer"
 
 
 def _is_runs(value: Any) -> bool:
-    from footprint_lab.engine.recording import Recording
+    from footprint_lab.engine.recording import Recording  # pydantic: %fp_ask loads light until it is used
 
     if isinstance(value, list | tuple):
         return bool(value) and all(_is_runs(item) for item in value)
@@ -41,8 +43,6 @@ def _is_runs(value: Any) -> bool:
 
 
 def _provider(namespace: dict[str, Any], word: str | None) -> Any:
-    from footprint_lab.providers import provider_from_string
-
     name = word or DEFAULT_PROVIDER
     found = namespace.get(name)
     if callable(getattr(found, "complete", None)):
@@ -88,7 +88,5 @@ def parse(line: str, namespace: dict[str, Any], cell: str | None,
 
 def ask_from_magic(line: str, cell: str | None, namespace: dict[str, Any], last_run: Callable[[], Any]) -> Any:
     """Resolve the magic's words and ask; the cell's value is the ``Explanation``, which displays itself."""
-    from footprint_lab.explain import ask
-
     provider, runs, question = parse(line, namespace, cell, last_run)
     return run_coroutine_sync(ask(runs, question, provider=provider))

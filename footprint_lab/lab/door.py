@@ -15,6 +15,8 @@ from typing import Any
 
 from footprint_lab.core.identity import coerce_identity
 from footprint_lab.engine.refusal import SettingRefusal, describe_shape
+from footprint_lab.providers import provider_from_string
+from footprint_lab.providers.errors import ProviderConfigError
 
 
 class LabConfigError(SettingRefusal):
@@ -48,9 +50,6 @@ def check_explainer(explainer: Any) -> Any:
         return explainer
     if not isinstance(explainer, str):
         raise LabConfigError("Lab", "explainer", describe_shape(explainer), _EXPLAINER_FIX)
-    from footprint_lab.providers import provider_from_string
-    from footprint_lab.providers.errors import ProviderConfigError
-
     try:
         return provider_from_string(explainer)
     except ProviderConfigError as wrong:

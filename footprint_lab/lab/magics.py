@@ -22,6 +22,7 @@ from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, 
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from footprint_lab.core.run import Run
+from footprint_lab.core.runner import Runner
 from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 
@@ -149,8 +150,6 @@ class FootprintMagics(Magics):
     @argument("--identity", default=None, help='the caller\'s identity as JSON, e.g. {"principal": "u-1"}')
     def fp_run(self, line: str, cell: str) -> Any:
         """Run RUNNER on the cell's text as the message; shows the run and binds it to ``_fp``."""
-        from footprint_lab.core.runner import Runner
-
         args = parse_argstring(self.fp_run, line)
         runner = self.namespace.get(args.runner)
         if not isinstance(runner, Runner):

@@ -16,8 +16,10 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine.markup import shown
+from footprint_lab.explain.custody import backtrack
 from footprint_lab.explain.index import RecordingIndex
 from footprint_lab.explain.sources import describe_source, removal_id
+from footprint_lab.explain.tree import run_tree
 from footprint_lab.lab.views.page import attr
 from footprint_lab.lab.views.page import esc as text
 
@@ -71,8 +73,6 @@ def find_recording(recording: Recording, *, step_id: str | None = None, path: st
 
 def answering_call(recording: Recording) -> str | None:
     """The LLM call whose reply became the answer (the nearest call the backtrack reaches), if any."""
-    from footprint_lab.explain.custody import backtrack
-
     calls = backtrack(recording).calls
     if calls:
         return calls[0]
@@ -170,7 +170,6 @@ def tree_data(recording: Recording) -> dict[str, Any]:
     """The run tree as the small JSON the widget draws (nothing for a run without members)."""
     if not recording.children:
         return {}
-    from footprint_lab.explain.tree import run_tree
 
     tree = run_tree(recording)
     into = {edge.child: edge for edge in tree.edges}

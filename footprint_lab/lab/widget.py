@@ -33,8 +33,12 @@ from typing import Any, ClassVar
 import anywidget
 import traitlets
 
+from footprint_lab.core.run import Run
 from footprint_lab.engine.markup import shown
 from footprint_lab.engine.refusal import CodedError, Refusal
+from footprint_lab.explain import ask, find_dropped_context, localize, rerun_without
+from footprint_lab.explain.custody import backtrack
+from footprint_lab.explain.influence import suspects
 from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.door import check_explainer, check_lab
@@ -316,9 +320,6 @@ class Lab(anywidget.AnyWidget):
         call = str(call) if call else self._call or panels.answering_call(self.run.recording)
         if call is None:
             return
-        from footprint_lab.explain.custody import backtrack
-        from footprint_lab.explain.influence import suspects
-
         recording = self.run.recording
         self._call = call
         self._piece = (slot, piece)
@@ -353,14 +354,12 @@ class Lab(anywidget.AnyWidget):
         member = _member_agent(self.runner, home.runner)
         if member is None:
             return None
-        from footprint_lab.core.run import Run
 
         return Run.from_recording(home), member
 
     def _act(self, action: str, source: Any) -> None:
         if self._in_flight() or self.run is None:
             return
-        from footprint_lab.explain import find_dropped_context, localize, rerun_without
 
         run, runner = self._rerun_target(self._call) or (self.run, None)
         carried = self._continued_from
@@ -432,7 +431,6 @@ class Lab(anywidget.AnyWidget):
             self.ask_state = "waiting"
             self.ask_html = ask_box.note_html(ask_box.NO_RUN)
             return
-        from footprint_lab.explain import ask
 
         # Like a sent message, the question leaves the box; the explainer and the view get it masked by
         # the run's policy, so neither the widget's saved state nor the answer shows what it covers.

@@ -19,10 +19,13 @@ import os
 from pathlib import Path
 from typing import Any
 
+from footprint_lab.core.run import Run
 from footprint_lab.engine.markup import esc
 from footprint_lab.engine.recording import Annotation, Recording
 from footprint_lab.engine.redaction import Redaction
 from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.lab.views import run_bundle
+from footprint_lab.lab.views.tree import PLOTLY_MIME, tree_figure, tree_html
 from footprint_lab.notebook._read import output_path, write_notebook
 from footprint_lab.notebook._scrub import SharingConfigError, check_policy, sweep
 
@@ -53,8 +56,6 @@ def export(runs: Any, path: str | os.PathLike[str], *, title: str, notes: str | 
 
 
 def _runs(runs: Any) -> list[Any]:
-    from footprint_lab.core.run import Run
-
     items = list(runs) if isinstance(runs, list | tuple) else [runs]
     if not items:
         raise SharingConfigError("export", "runs", "an empty list", "must hold at least one run")
@@ -70,8 +71,6 @@ def _runs(runs: Any) -> list[Any]:
 
 
 def _run_cells(run: Any, number: int) -> list[dict[str, Any]]:
-    from footprint_lab.lab.views import run_bundle
-
     recording: Recording = run.recording
     runner = recording.runner
     who = runner.name or runner.id or runner.kind
@@ -94,8 +93,6 @@ def _run_cells(run: Any, number: int) -> list[dict[str, Any]]:
 def _tree_bundle(tree: Any) -> dict[str, Any]:
     """A tree's figure as plotly JSON beside its no-script HTML: no copy of plotly.js in the file
     (JupyterLab draws the JSON itself; ``to_html`` embeds plotly.js once for the whole page)."""
-    from footprint_lab.lab.views.tree import PLOTLY_MIME, tree_figure, tree_html
-
     return {"text/plain": tree.summary(), PLOTLY_MIME: json.loads(tree_figure(tree).to_json()),
             "text/html": tree_html(tree)}
 

@@ -34,6 +34,7 @@ from typing import Any
 
 from footprint_lab.engine.markup import attr, esc
 from footprint_lab.engine.recording import RECORDING_MIME, Recording
+from footprint_lab.lab.views import answer_view
 from footprint_lab.notebook._read import as_path, check_recording, output_path, read_notebook, write_text
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
@@ -161,7 +162,6 @@ def _recording(cell: int, number: int, value: Any) -> str:
         field, problem = checked.field, checked.problem
         return (f'<p class="fl-skipped">cell {cell}, output {number}: recording not shown, field '
                 f"<code>{esc(field)}</code> {esc(problem)}</p>")
-    from footprint_lab.lab.views import answer_view
 
     return answer_view(checked)
 

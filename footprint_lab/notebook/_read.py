@@ -31,6 +31,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from footprint_lab.core.checkpoint import Checkpoint
+from footprint_lab.core.run import Run
 from footprint_lab.engine._records import content_hash
 from footprint_lab.engine.recording import RECORDING_MIME, Recording
 from footprint_lab.engine.recording_door import (
@@ -38,9 +40,12 @@ from footprint_lab.engine.recording_door import (
     RecordingVersionError,
     load_parsed,
     load_recording,
+    read_json,
 )
 from footprint_lab.engine.refusal import Refusal, describe_shape
 from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, parse_json
+from footprint_lab.engine.seal import Verdict, verify
+from footprint_lab.flow.checkpoint import FlowCheckpoint
 
 if TYPE_CHECKING:
     from footprint_lab.core.run import Run
@@ -236,8 +241,6 @@ def load_runs(path: str | os.PathLike[str]) -> list[Run]:
     it was last shown with (the one carrying the most recent notes). Nothing in the file is
     executed; a recording that fails its checks is skipped with a :class:`RecordingSkippedWarning`.
     """
-    from footprint_lab.core.run import Run
-
     found: dict[str, Recording] = {}
     for _, _, recording in embedded(read_notebook(path), "load_runs"):
         found[recording.run_id] = recording
@@ -253,8 +256,6 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
     or a composition's, told apart by their fields). A recording written by a newer footprint_lab
     (a higher schema version) is not checked: its verdict is ``unsupported``, naming the version.
     """
-    from footprint_lab.engine.seal import verify
-
     where = as_path(path)
     if where.suffix.lower() != ".ipynb":
         return [_saved_json(where)]
@@ -271,8 +272,6 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
 
 def _unchecked(refused: InvalidRecordingError) -> Verdict:
     """The verdict on a recording the door would not let in: newer (not checked), or broken (not as written)."""
-    from footprint_lab.engine.seal import Verdict
-
     status = "unsupported" if isinstance(refused, RecordingVersionError) else "broken"
     return Verdict(status, kind="recording", field=refused.field, problem=refused.problem)
 
@@ -282,11 +281,6 @@ def _saved_json(where: Path) -> tuple[str, Verdict]:
     their fields), the file read and parsed once; what is not a readable ``.json`` recording is
     refused by the recording door, naming what arrived."""
     from pydantic import ValidationError
-
-    from footprint_lab.core.checkpoint import Checkpoint
-    from footprint_lab.engine.recording_door import read_json
-    from footprint_lab.engine.seal import Verdict, verify
-    from footprint_lab.flow.checkpoint import FlowCheckpoint
 
     if where.suffix.lower() != ".json" or not where.is_file():
         return "recording", verify(where)

@@ -34,6 +34,7 @@ from pathlib import Path
 
 from footprint_lab.engine.redaction import Redaction
 from footprint_lab.engine.refusal import Refusal
+from footprint_lab.explain.tool_lint import THRESHOLD, lint_findings
 
 CLEAN, FINDINGS, REFUSED, FAILED = 0, 1, 2, 3
 
@@ -205,8 +206,6 @@ def _verify(args: argparse.Namespace) -> int:
 
 
 def _lint_tools(args: argparse.Namespace) -> int:
-    from footprint_lab.explain.tool_lint import THRESHOLD, lint_findings
-
     findings = lint_findings(args.catalog, threshold=THRESHOLD if args.threshold is None else args.threshold)
     for finding in findings:
         about = finding.tool + (f" / {finding.other}" if finding.other else "") + (

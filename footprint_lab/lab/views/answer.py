@@ -28,6 +28,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from footprint_lab.engine.seal import verify
+from footprint_lab.explain.choice import CLOSE_CALL
+from footprint_lab.explain.custody import backtrack
+from footprint_lab.explain.influence import suspects
+from footprint_lab.explain.integrity_checks import integrity
+from footprint_lab.explain.tool_lint import twins
+from footprint_lab.explain.tree import run_tree
 from footprint_lab.lab.views.page import (
     CORRELATIONAL,
     FIRST_DRAWN,
@@ -96,8 +103,6 @@ def run_body(recording: Recording, scope: str, *, full_members: bool = True, nes
              note: str = "") -> str:
     """A run's view without its style sheet; ``nested`` (a member inside its parent's tree) leaves out
     the header and the members, which the tree's own row and branches already show."""
-    from footprint_lab.explain.integrity_checks import integrity
-
     report = integrity(recording)
     badges = report.by_step()
     parts = [] if nested else [header(recording)]
@@ -161,7 +166,6 @@ def twins_note(exchange: LLMExchange) -> str:
     response = exchange.response
     if not response.tool_calls:
         return ""
-    from footprint_lab.explain.choice import CLOSE_CALL
 
     notes = []
     measured = set()
@@ -178,8 +182,6 @@ def twins_note(exchange: LLMExchange) -> str:
         notes.append(f'{verdict}{chose} over {rival} p={math.exp(margin.runner_up_logprob or 0.0):.2f}, '
                      f'margin {margin.margin:.2f} nats' + ("" if close else " (clear)"))
     if len(exchange.tools) >= 2:
-        from footprint_lab.explain.tool_lint import twins
-
         for name in dict.fromkeys(call.name for call in response.tool_calls):
             near = twins(exchange.tools, name) if name not in measured else []
             if near:
@@ -191,8 +193,6 @@ def twins_note(exchange: LLMExchange) -> str:
 def seal_badge(recording: Recording) -> str:
     """The seal, checked now: ``sealed · verified`` (green), ``seal broken`` (red, naming the first broken
     link), nothing for a recording that was never sealed. A scrubbed one says by which policy names."""
-    from footprint_lab.engine.seal import verify
-
     verdict = verify(recording)
     if verdict.status == "unsealed":
         return ""
@@ -264,9 +264,6 @@ class _Calls:
         self._walk_back()
 
     def _walk_back(self) -> None:
-        from footprint_lab.explain.custody import backtrack
-        from footprint_lab.explain.influence import suspects
-
         walked: Backtrack = backtrack(self.recording)
         for candidate in walked.candidates:
             if candidate.recording is self.recording:
@@ -478,8 +475,6 @@ def node_label(node: TreeNode) -> str:
 
 def members_html(recording: Recording, scope: str, *, full: bool) -> str:
     """The members of a composed run as nested ``<details>``, each holding the member's view."""
-    from footprint_lab.explain.tree import run_tree
-
     tree = run_tree(recording)
     homes = recordings_by_path(recording)
     return nested_html(tree, scope, homes, full, skip_root=True)

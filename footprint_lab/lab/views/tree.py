@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.explain.tree import RunTree, run_tree
 from footprint_lab.lab.views.answer import FULL_MEMBER_VIEWS, nested_html, node_label, recordings_by_path
 from footprint_lab.lab.views.page import (
     FIRST_DRAWN,
@@ -59,8 +60,6 @@ _FIXED_HEIGHT = re.compile(r'^\s*<div style="height:[0-9.]+px; width:100%;">')
 
 
 def _as_tree(recording_or_tree: Any, steps: bool) -> RunTree:
-    from footprint_lab.explain.tree import RunTree, run_tree
-
     if isinstance(recording_or_tree, RunTree):
         return recording_or_tree
     recording = getattr(recording_or_tree, "recording", recording_or_tree)
@@ -172,8 +171,6 @@ def figure_data(tree: RunTree) -> dict[str, Any]:
 
 def drawn_steps(tree: RunTree) -> tuple[RunTree, int]:
     """``tree`` as a display draws it, each run's step nodes bounded (see STEPS_PER_RUN), and how many it left out."""
-    from footprint_lab.explain.tree import RunTree
-
     under: dict[str | None, list[str]] = {}
     for node in tree.nodes:
         if node.kind in STEP_KINDS:
