@@ -19,7 +19,7 @@ import nbformat
 from _kit import Report, median, options
 
 from footprint_lab import Agent, Redaction, tool
-from footprint_lab.engine.recording import RECORDING_MIME
+from footprint_lab.engine._recording import RECORDING_MIME
 from footprint_lab.notebook import export, load_runs, scrub
 from footprint_lab.providers import LLMRequest, mock
 

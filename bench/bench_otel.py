@@ -17,7 +17,7 @@ from _kit import Report, median, options, samples_ms
 
 from footprint_lab import Agent, define_tool
 from footprint_lab.otel import from_spans
-from footprint_lab.otel.exporter import to_spans
+from footprint_lab.otel._exporter import to_spans
 from footprint_lab.providers import LLMRequest, mock
 
 ITERATIONS = 5

@@ -9,8 +9,8 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine import display as _display
-from footprint_lab.engine import runners as _runners
+from footprint_lab.engine import _display as _display
+from footprint_lab.engine import _runners as _runners
 from footprint_lab.engine._exports import public
 
 __version__ = "0.1.0"
@@ -19,27 +19,27 @@ __version__ = "0.1.0"
 # type checker, each imported when first used.
 if TYPE_CHECKING:
     from footprint_lab import context, core, engine, errors, examples, explain, flow, lab, notebook, otel, providers
-    from footprint_lab.core.agent import Agent
-    from footprint_lab.core.checkpoint import Checkpoint
-    from footprint_lab.core.door import normalize_run_input
-    from footprint_lab.core.identity import Identity
-    from footprint_lab.core.llm_call import LLMCall
-    from footprint_lab.core.pause import ask_human
-    from footprint_lab.core.run import Run
-    from footprint_lab.core.tools import Tool, ToolContext, define_tool, tool
-    from footprint_lab.engine.recording import Event, Recording
-    from footprint_lab.engine.recording_door import load_recording
-    from footprint_lab.engine.redaction import Redaction
-    from footprint_lab.engine.seal import Verdict, seal, verify
+    from footprint_lab.core._agent import Agent
+    from footprint_lab.core._checkpoint import Checkpoint
+    from footprint_lab.core._door import normalize_run_input
+    from footprint_lab.core._identity import Identity
+    from footprint_lab.core._llm_call import LLMCall
+    from footprint_lab.core._pause import ask_human
+    from footprint_lab.core._run import Run
+    from footprint_lab.core._tools import Tool, ToolContext, define_tool, tool
+    from footprint_lab.engine._recording import Event, Recording
+    from footprint_lab.engine._recording_door import load_recording
+    from footprint_lab.engine._redaction import Redaction
+    from footprint_lab.engine._seal import Verdict, seal, verify
     from footprint_lab.errors import *
-    from footprint_lab.explain.tool_lint import lint_tools
-    from footprint_lab.explain.tree import RunTree
-    from footprint_lab.flow.checkpoint import FlowCheckpoint
-    from footprint_lab.flow.conditional import Conditional
-    from footprint_lab.flow.loop import Loop
-    from footprint_lab.flow.parallel import Parallel, merge_with_llm
-    from footprint_lab.flow.sequence import Sequence
-    from footprint_lab.flow.workflow import Graph, Workflow, step
+    from footprint_lab.explain._tool_lint import lint_tools
+    from footprint_lab.explain._tree import RunTree
+    from footprint_lab.flow._checkpoint import FlowCheckpoint
+    from footprint_lab.flow._conditional import Conditional
+    from footprint_lab.flow._loop import Loop
+    from footprint_lab.flow._parallel import Parallel, merge_with_llm
+    from footprint_lab.flow._sequence import Sequence
+    from footprint_lab.flow._workflow import Graph, Workflow, step
     from footprint_lab.lab.widget import Lab
 
 __all__, __getattr__, __dir__ = public(__name__)
@@ -56,7 +56,7 @@ _display.add_loader(_load_views)
 
 def _load_runners() -> None:
     # registers "llm_call", and through its imports "agent" and "tool"
-    importlib.import_module("footprint_lab.core.llm_call")
+    importlib.import_module("footprint_lab.core._llm_call")
 
 
 # Likewise the runners an explanation builds for itself (an LLM judge): registered by core, loaded on first use.

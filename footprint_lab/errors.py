@@ -10,74 +10,74 @@ says what arrived by shape only and how to fix it):
 
 The tree::
 
-    CodedError                           ERR_FOOTPRINT_LAB          engine.refusal
-    ├── Refusal                          ERR_REFUSED                engine.refusal
-    │   ├── InvalidRunInputError         ERR_INVALID_RUN_INPUT      core.door
-    │   ├── ListenerError                ERR_LISTENER               core.runner
-    │   ├── RunInFlightError             ERR_RUN_IN_FLIGHT          core.conversation
-    │   ├── PendingQuestionError         ERR_PENDING_QUESTION       core.conversation
-    │   ├── NoConversationError          ERR_NO_CONVERSATION        core.conversation
-    │   ├── ResumeIdentityConflictError  ERR_SESSION_OWNERSHIP_CONFLICT  core.conversation
-    │   ├── ResumeRedactionError         ERR_RESUME_REDACTION       core.conversation
-    │   ├── InvalidCheckpointError       ERR_INVALID_CHECKPOINT     core.checkpoint
-    │   ├── ConversationMismatchError    ERR_CONVERSATION_MISMATCH  core.checkpoint
-    │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core.concealed
-    │   ├── UnmaskArgumentError          ERR_UNMASK_ARGUMENT        core.concealed
-    │   ├── InvalidQuestionError         ERR_INVALID_QUESTION       core.pause
+    CodedError                           ERR_FOOTPRINT_LAB          engine._refusal
+    ├── Refusal                          ERR_REFUSED                engine._refusal
+    │   ├── InvalidRunInputError         ERR_INVALID_RUN_INPUT      core._door
+    │   ├── ListenerError                ERR_LISTENER               core._runner
+    │   ├── RunInFlightError             ERR_RUN_IN_FLIGHT          core._conversation
+    │   ├── PendingQuestionError         ERR_PENDING_QUESTION       core._conversation
+    │   ├── NoConversationError          ERR_NO_CONVERSATION        core._conversation
+    │   ├── ResumeIdentityConflictError  ERR_SESSION_OWNERSHIP_CONFLICT  core._conversation
+    │   ├── ResumeRedactionError         ERR_RESUME_REDACTION       core._conversation
+    │   ├── InvalidCheckpointError       ERR_INVALID_CHECKPOINT     core._checkpoint
+    │   ├── ConversationMismatchError    ERR_CONVERSATION_MISMATCH  core._checkpoint
+    │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core._concealed
+    │   ├── UnmaskArgumentError          ERR_UNMASK_ARGUMENT        core._concealed
+    │   ├── InvalidQuestionError         ERR_INVALID_QUESTION       core._pause
     │   ├── AgentConfigError             ERR_AGENT_CONFIG           core._agent_door
     │   ├── DuplicateToolError           ERR_DUPLICATE_TOOL         core._agent_door
-    │   ├── LLMCallContextError          ERR_LLM_CALL_CONTEXT       core.llm_call
-    │   ├── InvalidIdentityError         ERR_INVALID_IDENTITY       core.identity
-    │   ├── ToolDefinitionError          ERR_TOOL_DEFINITION        core.tools
-    │   ├── ParentRunRefusedError        ERR_PARENT_RUN_REFUSED     core.member_run
-    │   ├── MemberIdentityError          ERR_MEMBER_NO_IDENTITY     core.member_run
-    │   ├── ResumeRequestConflictError   ERR_RESUME_REQUEST_CONFLICT core.member_run
-    │   ├── CompositionConfigError       ERR_COMPOSITION_CONFIG     flow.refusals
-    │   ├── EmptyCompositionError        ERR_EMPTY_COMPOSITION      flow.refusals
-    │   ├── DuplicateStepError           ERR_DUPLICATE_STEP         flow.refusals
-    │   ├── LoopBudgetError              ERR_LOOP_BUDGET            flow.refusals
-    │   ├── GraphCycleError              ERR_GRAPH_CYCLE            flow.refusals
-    │   ├── ResumeDivergedError          ERR_RESUME_DIVERGED        flow.refusals
-    │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine.redaction
-    │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      engine.recording_door
-    │   │   └── RecordingVersionError    ERR_RECORDING_VERSION      engine.recording_door
+    │   ├── LLMCallContextError          ERR_LLM_CALL_CONTEXT       core._llm_call
+    │   ├── InvalidIdentityError         ERR_INVALID_IDENTITY       core._identity
+    │   ├── ToolDefinitionError          ERR_TOOL_DEFINITION        core._tools
+    │   ├── ParentRunRefusedError        ERR_PARENT_RUN_REFUSED     core._member_run
+    │   ├── MemberIdentityError          ERR_MEMBER_NO_IDENTITY     core._member_run
+    │   ├── ResumeRequestConflictError   ERR_RESUME_REQUEST_CONFLICT core._member_run
+    │   ├── CompositionConfigError       ERR_COMPOSITION_CONFIG     flow._refusals
+    │   ├── EmptyCompositionError        ERR_EMPTY_COMPOSITION      flow._refusals
+    │   ├── DuplicateStepError           ERR_DUPLICATE_STEP         flow._refusals
+    │   ├── LoopBudgetError              ERR_LOOP_BUDGET            flow._refusals
+    │   ├── GraphCycleError              ERR_GRAPH_CYCLE            flow._refusals
+    │   ├── ResumeDivergedError          ERR_RESUME_DIVERGED        flow._refusals
+    │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine._redaction
+    │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      engine._recording_door
+    │   │   └── RecordingVersionError    ERR_RECORDING_VERSION      engine._recording_door
     │   │           a recording written by a newer footprint_lab (its schema version is higher)
-    │   ├── SealSourceError              ERR_SEAL_SOURCE            engine.seal
-    │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core.run
-    │   ├── InvalidAnnotationError       ERR_INVALID_ANNOTATION     core.run
-    │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context.refusals
-    │   ├── FactRoleError                ERR_FACT_ROLE              context.declarations
-    │   ├── ContextConfigError           ERR_CONTEXT_CONFIG         context.assembly
-    │   ├── DuplicateContextIdError      ERR_DUPLICATE_CONTEXT_ID   context.assembly
-    │   ├── UnknownFactReferenceError    ERR_UNKNOWN_FACT_REF       context.assembly
-    │   ├── ExplainConfigError           ERR_EXPLAIN_CONFIG         context.source_ids
-    │   ├── UnknownStepError             ERR_UNKNOWN_STEP           explain.custody
-    │   ├── InfluenceStrategyError       ERR_INFLUENCE_STRATEGY     explain.influence
-    │   ├── ToolCatalogError             ERR_TOOL_CATALOG           explain.tool_lint
-    │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         context.source_ids
-    │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain.ablation
+    │   ├── SealSourceError              ERR_SEAL_SOURCE            engine._seal
+    │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core._run
+    │   ├── InvalidAnnotationError       ERR_INVALID_ANNOTATION     core._run
+    │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context._refusals
+    │   ├── FactRoleError                ERR_FACT_ROLE              context._declarations
+    │   ├── ContextConfigError           ERR_CONTEXT_CONFIG         context._assembly
+    │   ├── DuplicateContextIdError      ERR_DUPLICATE_CONTEXT_ID   context._assembly
+    │   ├── UnknownFactReferenceError    ERR_UNKNOWN_FACT_REF       context._assembly
+    │   ├── ExplainConfigError           ERR_EXPLAIN_CONFIG         context._source_ids
+    │   ├── UnknownStepError             ERR_UNKNOWN_STEP           explain._custody
+    │   ├── InfluenceStrategyError       ERR_INFLUENCE_STRATEGY     explain._influence
+    │   ├── ToolCatalogError             ERR_TOOL_CATALOG           explain._tool_lint
+    │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         context._source_ids
+    │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain._ablation
     │   ├── ComparatorError              ERR_COMPARATOR             explain.compare
     │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
     │   ├── MagicInputError              ERR_MAGIC_INPUT            lab.refusals
     │   ├── LabConfigError               ERR_LAB_CONFIG             lab.door
     │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers._mock
-    │   ├── ReplaySourceError            ERR_REPLAY_SOURCE          providers.replay
-    │   ├── OtelSpansError               ERR_OTEL_SPANS             otel.refusals
-    │   ├── OtelSpanFieldError           ERR_OTEL_SPAN_FIELD        otel.refusals
-    │   ├── OtelSpanLoopError            ERR_OTEL_SPAN_LOOP         otel.refusals
-    │   ├── OtelCaptureError             ERR_OTEL_CAPTURE           otel.refusals
-    │   ├── OtelExportError              ERR_OTEL_EXPORT            otel.refusals
+    │   ├── ReplaySourceError            ERR_REPLAY_SOURCE          providers._replay
+    │   ├── OtelSpansError               ERR_OTEL_SPANS             otel._refusals
+    │   ├── OtelSpanFieldError           ERR_OTEL_SPAN_FIELD        otel._refusals
+    │   ├── OtelSpanLoopError            ERR_OTEL_SPAN_LOOP         otel._refusals
+    │   ├── OtelCaptureError             ERR_OTEL_CAPTURE           otel._refusals
+    │   ├── OtelExportError              ERR_OTEL_EXPORT            otel._refusals
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook._read
     │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook._scrub
-    │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers.errors (also a ProviderError)
-    │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers.errors (also a ProviderError)
-    └── RunFailure                       ERR_RUN_FAILED             engine.refusal
-        ├── RunCheckpointError           ERR_RUN_CHECKPOINT         core.checkpoint
+    │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers._errors (also a ProviderError)
+    │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers._errors (also a ProviderError)
+    └── RunFailure                       ERR_RUN_FAILED             engine._refusal
+        ├── RunCheckpointError           ERR_RUN_CHECKPOINT         core._checkpoint
         │       a run failed after at least one completed tool round; .checkpoint keeps what was done
-        ├── FlowCheckpointError          ERR_FLOW_CHECKPOINT        flow.checkpoint
+        ├── FlowCheckpointError          ERR_FLOW_CHECKPOINT        flow._checkpoint
         │       a composition failed after members answered; .checkpoint keeps the answers and what
         │       the failed member kept, for composition.resume_on_error(err.checkpoint)
-        ├── ProviderAuthError            ERR_PROVIDER_AUTH          providers.errors (also a ProviderError)
+        ├── ProviderAuthError            ERR_PROVIDER_AUTH          providers._errors (also a ProviderError)
         ├── ModelNotFoundError           ERR_PROVIDER_MODEL_NOT_FOUND
         ├── ContextWindowError           ERR_PROVIDER_CONTEXT_WINDOW
         ├── ProviderRequestError         ERR_PROVIDER_REQUEST
@@ -86,10 +86,10 @@ The tree::
         ├── ProviderTimeoutError         ERR_PROVIDER_TIMEOUT
         ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
         ├── ProviderResponseError        ERR_PROVIDER_RESPONSE
-        ├── OtlpExportFailed             ERR_OTLP_EXPORT_FAILED     otel.refusals
-        └── ReplayMismatchError          ERR_PROVIDER_REPLAY_MISMATCH  providers.replay
+        ├── OtlpExportFailed             ERR_OTLP_EXPORT_FAILED     otel._refusals
+        └── ReplayMismatchError          ERR_PROVIDER_REPLAY_MISMATCH  providers._replay
 
-``ProviderError`` (``ERR_PROVIDER``, providers.errors) is the family of the provider classes
+``ProviderError`` (``ERR_PROVIDER``, providers._errors) is the family of the provider classes
 above, on both sides: ``except ProviderError`` catches them all, and each says in
 ``retryable`` whether calling again (or resuming the run from its checkpoint) can help.
 """
@@ -103,39 +103,39 @@ from footprint_lab.engine._exports import public
 # The one list of every refusal and failure: typed for the type checker, each imported when first used
 # (``from footprint_lab import InvalidRunInputError`` loads the door that raises it, not every layer).
 if TYPE_CHECKING:
-    from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
-    from footprint_lab.context.declarations import FactRoleError
-    from footprint_lab.context.refusals import ContextDeclarationError
-    from footprint_lab.context.source_ids import ExplainConfigError, UnknownSourceError
+    from footprint_lab.context._assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
+    from footprint_lab.context._declarations import FactRoleError
+    from footprint_lab.context._refusals import ContextDeclarationError
+    from footprint_lab.context._source_ids import ExplainConfigError, UnknownSourceError
     from footprint_lab.core._agent_door import AgentConfigError, DuplicateToolError
-    from footprint_lab.core.checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
-    from footprint_lab.core.concealed import MaskedCheckpointError, UnmaskArgumentError
-    from footprint_lab.core.conversation import (
+    from footprint_lab.core._checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
+    from footprint_lab.core._concealed import MaskedCheckpointError, UnmaskArgumentError
+    from footprint_lab.core._conversation import (
         NoConversationError,
         PendingQuestionError,
         ResumeIdentityConflictError,
         ResumeRedactionError,
         RunInFlightError,
     )
-    from footprint_lab.core.door import InvalidRunInputError
-    from footprint_lab.core.identity import InvalidIdentityError
-    from footprint_lab.core.llm_call import LLMCallContextError
-    from footprint_lab.core.member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
-    from footprint_lab.core.pause import InvalidQuestionError
-    from footprint_lab.core.run import CallNotFoundError, InvalidAnnotationError
-    from footprint_lab.core.runner import ListenerError
-    from footprint_lab.core.tools import ToolDefinitionError
-    from footprint_lab.engine.recording_door import InvalidRecordingError, RecordingVersionError
-    from footprint_lab.engine.redaction import RedactionConfigError
-    from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
-    from footprint_lab.engine.seal import SealSourceError
-    from footprint_lab.explain.ablation import NothingToLocalizeError
+    from footprint_lab.core._door import InvalidRunInputError
+    from footprint_lab.core._identity import InvalidIdentityError
+    from footprint_lab.core._llm_call import LLMCallContextError
+    from footprint_lab.core._member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
+    from footprint_lab.core._pause import InvalidQuestionError
+    from footprint_lab.core._run import CallNotFoundError, InvalidAnnotationError
+    from footprint_lab.core._runner import ListenerError
+    from footprint_lab.core._tools import ToolDefinitionError
+    from footprint_lab.engine._recording_door import InvalidRecordingError, RecordingVersionError
+    from footprint_lab.engine._redaction import RedactionConfigError
+    from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure
+    from footprint_lab.engine._seal import SealSourceError
+    from footprint_lab.explain._ablation import NothingToLocalizeError
+    from footprint_lab.explain._custody import UnknownStepError
+    from footprint_lab.explain._influence import InfluenceStrategyError
+    from footprint_lab.explain._tool_lint import ToolCatalogError
     from footprint_lab.explain.compare import ComparatorError
-    from footprint_lab.explain.custody import UnknownStepError
-    from footprint_lab.explain.influence import InfluenceStrategyError
-    from footprint_lab.explain.tool_lint import ToolCatalogError
-    from footprint_lab.flow.checkpoint import FlowCheckpointError
-    from footprint_lab.flow.refusals import (
+    from footprint_lab.flow._checkpoint import FlowCheckpointError
+    from footprint_lab.flow._refusals import (
         CompositionConfigError,
         DuplicateStepError,
         EmptyCompositionError,
@@ -147,7 +147,7 @@ if TYPE_CHECKING:
     from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
     from footprint_lab.notebook._read import NotebookFileError
     from footprint_lab.notebook._scrub import SharingConfigError
-    from footprint_lab.otel.refusals import (
+    from footprint_lab.otel._refusals import (
         OtelCaptureError,
         OtelExportError,
         OtelSpanFieldError,
@@ -155,8 +155,7 @@ if TYPE_CHECKING:
         OtelSpansError,
         OtlpExportFailed,
     )
-    from footprint_lab.providers._mock import MockScriptError
-    from footprint_lab.providers.errors import (
+    from footprint_lab.providers._errors import (
         ContextWindowError,
         MissingApiKeyError,
         ModelNotFoundError,
@@ -170,6 +169,7 @@ if TYPE_CHECKING:
         ProviderTimeoutError,
         ProviderUnavailableError,
     )
-    from footprint_lab.providers.replay import ReplayMismatchError, ReplaySourceError
+    from footprint_lab.providers._mock import MockScriptError
+    from footprint_lab.providers._replay import ReplayMismatchError, ReplaySourceError
 
 __all__, __getattr__, __dir__ = public(__name__)

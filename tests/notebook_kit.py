@@ -9,7 +9,7 @@ from typing import Any
 import nbformat
 
 from footprint_lab import Agent, Identity, tool
-from footprint_lab.engine.recording import RECORDING_MIME
+from footprint_lab.engine._recording import RECORDING_MIME
 from footprint_lab.notebook._read import WIDGET_STATE_MIME
 from footprint_lab.providers import mock
 

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from footprint_lab import Agent, Checkpoint, Redaction, define_tool
-from footprint_lab.engine.refusal import Refusal
+from footprint_lab.engine._refusal import Refusal
 from footprint_lab.errors import RunCheckpointError
 from footprint_lab.providers import mock
 from footprint_lab.providers.types import LLMRequest

@@ -22,7 +22,7 @@ import pytest
 
 import footprint_lab
 from footprint_lab import Agent, seal
-from footprint_lab.engine.recording import RECORDING_MIME
+from footprint_lab.engine._recording import RECORDING_MIME
 from footprint_lab.notebook import cli
 from footprint_lab.providers import mock
 from tests.notebook_kit import composed_run, leaky_run, notebook_with

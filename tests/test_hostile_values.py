@@ -22,13 +22,13 @@ from markup_kit import PAGE_TAGS, Parsed, assert_inert, parse
 
 from footprint_lab import Agent, Conditional, Run, Sequence, ask_human, define_tool, load_recording, tool
 from footprint_lab.context import define_fact
-from footprint_lab.context.declarations import ContextDeclarationError
+from footprint_lab.context._declarations import ContextDeclarationError
+from footprint_lab.engine._recording import Recording
+from footprint_lab.engine._unicode import visible
 from footprint_lab.engine.markup import TEXT_LIMIT, shown
-from footprint_lab.engine.recording import Recording
-from footprint_lab.engine.unicode import visible
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
-from footprint_lab.explain.asking import Explanation
+from footprint_lab.explain._asking import Explanation
 from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.live import DETAIL_LIMIT

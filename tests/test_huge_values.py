@@ -15,8 +15,8 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, Lab, define_tool, load_recording
+from footprint_lab.engine._recording import RECORDING_MIME
 from footprint_lab.engine.markup import TEXT_LIMIT
-from footprint_lab.engine.recording import RECORDING_MIME
 from footprint_lab.notebook import export, load_runs
 from footprint_lab.providers import mock
 

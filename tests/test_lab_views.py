@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from footprint_lab import Agent, Conditional, LLMCall, Parallel, Recording, Run, Sequence
-from footprint_lab.engine.recording import RECORDING_MIME
+from footprint_lab.engine._recording import RECORDING_MIME
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.views import answer_view, run_bundle, tree_figure
 from footprint_lab.providers import mock

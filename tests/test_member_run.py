@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, Identity, Parallel, Run, Sequence, ToolContext, Workflow, step, tool
-from footprint_lab.core.identity import memory_identity
-from footprint_lab.core.member_run import close_parent_run, open_parent_run, open_run_count
-from footprint_lab.core.runner import Mount, Runner
-from footprint_lab.engine.recorder import Recorder
+from footprint_lab.core._identity import memory_identity
+from footprint_lab.core._member_run import close_parent_run, open_parent_run, open_run_count
+from footprint_lab.core._runner import Mount, Runner
+from footprint_lab.engine._recorder import Recorder
 from footprint_lab.errors import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.providers import LLMRequest, mock
 

@@ -11,7 +11,7 @@ import pytest
 from nbclient import NotebookClient
 
 from footprint_lab import Agent, Recording, Redaction, Sequence
-from footprint_lab.engine.recording import RECORDING_MIME
+from footprint_lab.engine._recording import RECORDING_MIME
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.notebook import (
     NotebookFileError,

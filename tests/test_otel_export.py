@@ -16,9 +16,9 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from footprint_lab import Agent, Sequence, tool
-from footprint_lab.engine.redaction import Redaction
+from footprint_lab.engine._redaction import Redaction
 from footprint_lab.otel import OtelExportError, OtlpExportFailed, from_spans
-from footprint_lab.otel.exporter import export_otlp, to_spans
+from footprint_lab.otel._exporter import export_otlp, to_spans
 from footprint_lab.providers import mock
 
 SECRET = "hunter2-do-not-leak"

@@ -22,7 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanContext, TraceFlags
 
 from footprint_lab import Agent, define_tool, errors, load_recording
-from footprint_lab.engine.refusal import Refusal
+from footprint_lab.engine._refusal import Refusal
 from footprint_lab.otel import (
     OtelCaptureError,
     OtelSpanFieldError,
@@ -31,7 +31,7 @@ from footprint_lab.otel import (
     capture,
     from_spans,
 )
-from footprint_lab.otel.exporter import to_spans
+from footprint_lab.otel._exporter import to_spans
 from footprint_lab.providers import LLMRequest, mock
 
 # most spans here are hand-made and carry no message content: the import says so, which is not under test here

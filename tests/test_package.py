@@ -8,7 +8,7 @@ import sys
 
 import footprint_lab
 from footprint_lab import errors
-from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
+from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure
 
 #: The public modules and what a user imports from each (ARCHITECTURE.md, "Public names").
 PROMISED = {
@@ -156,6 +156,6 @@ def test_no_two_public_names_alike_stand_for_different_things():
 def test_importing_a_refusal_loads_the_door_that_raises_it_and_nothing_heavy():
     code = ("import sys; from footprint_lab import InvalidRunInputError; "
             "print(','.join(m for m in ('pydantic', 'pandas', 'httpx', 'footprint_lab.explain', 'footprint_lab.lab', "
-            "'footprint_lab.flow', 'footprint_lab.core.door') if m in sys.modules))")
+            "'footprint_lab.flow', 'footprint_lab.core._door') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "footprint_lab.core.door"
+    assert out.stdout.strip() == "footprint_lab.core._door"

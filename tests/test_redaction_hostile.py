@@ -26,7 +26,7 @@ from hypothesis import strategies as st
 
 from footprint_lab import Agent, Redaction, Sequence, ask_human, define_tool
 from footprint_lab.context import define_fact
-from footprint_lab.engine.redaction import normalize_key
+from footprint_lab.engine._redaction import normalize_key
 from footprint_lab.errors import FlowCheckpointError, Refusal, RunCheckpointError
 from footprint_lab.notebook import export
 from footprint_lab.providers import LLMRequest, mock

@@ -12,7 +12,7 @@ import re
 import pytest
 
 from footprint_lab import Agent, Redaction
-from footprint_lab.engine.redaction import BUILTIN_PATTERNS
+from footprint_lab.engine._redaction import BUILTIN_PATTERNS
 from footprint_lab.errors import RedactionConfigError
 from footprint_lab.providers import mock
 

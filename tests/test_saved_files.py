@@ -27,9 +27,9 @@ from typing import Any
 import pytest
 
 from footprint_lab import Redaction, Run, load_recording, seal
-from footprint_lab.engine.recording import RECORDING_MIME, Recording
-from footprint_lab.engine.recording_door import MAX_MEMBER_DEPTH
-from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
+from footprint_lab.engine._recording import RECORDING_MIME, Recording
+from footprint_lab.engine._recording_door import MAX_MEMBER_DEPTH
+from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
 from footprint_lab.engine.schema import SCHEMA_VERSION
 from footprint_lab.errors import InvalidRecordingError, RecordingVersionError
 from footprint_lab.lab.views import answer_view

@@ -10,7 +10,7 @@ import pytest
 
 import footprint_lab
 from footprint_lab import Agent, LLMCall, Redaction, Sequence, define_tool, load_recording, seal, verify
-from footprint_lab.engine.recording import Recording
+from footprint_lab.engine._recording import Recording
 from footprint_lab.errors import AgentConfigError, SealSourceError
 from footprint_lab.lab.views.answer import answer_view
 from footprint_lab.notebook import load_runs, scrub, verify_file

@@ -21,7 +21,7 @@ Declare pieces of context and hand them to an agent::
 Every piece is recorded on every iteration, admitted, skipped or dropped, with where it was
 declared, why its trigger let it in (or not), the step that landed it and the LLM call that
 read it: ``run.context()`` shows one call's context as a table, ``run.context_pieces()`` as
-objects. See :mod:`footprint_lab.context.assembly` for exactly what is recorded.
+objects. See :mod:`footprint_lab.context._assembly` for exactly what is recorded.
 """
 
 from __future__ import annotations
@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
-    from footprint_lab.context.declarations import (
+    from footprint_lab.context._assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
+    from footprint_lab.context._declarations import (
         ContextDeclarationError,
         FactRoleError,
         Injection,
@@ -43,9 +43,9 @@ if TYPE_CHECKING:
         define_skill,
         define_steering,
     )
-    from footprint_lab.context.retrieval import BM25Scorer, EmbeddingScorer
-    from footprint_lab.context.stores import InMemoryStore, MemoryStore, SQLiteStore
-    from footprint_lab.context.triggers import IterationView, always, on_tool_return, rule
+    from footprint_lab.context._retrieval import BM25Scorer, EmbeddingScorer
+    from footprint_lab.context._stores import InMemoryStore, MemoryStore, SQLiteStore
+    from footprint_lab.context._triggers import IterationView, always, on_tool_return, rule
 
 __all__, __getattr__, __dir__ = public(__name__)
 

@@ -1,7 +1,7 @@
 """One run's context, landed iteration by iteration: every declaration of the plan evaluated and recorded.
 
 Rule kept here: every declared piece is accounted for on every iteration (the module docstring of
-:mod:`footprint_lab.context.assembly` says what each piece records). A :class:`TurnContext` is
+:mod:`footprint_lab.context._assembly` says what each piece records). A :class:`TurnContext` is
 made by ``ContextPlan.start`` for one run and never kept on the agent: it evaluates each
 declaration's trigger, lands what is admitted within the slot budgets, records one piece per
 outcome, offers the ``read_skill`` tool of that run and writes the run back to memory after
@@ -14,17 +14,17 @@ from __future__ import annotations
 
 from typing import Any, cast
 
-from footprint_lab.context.assembly import (
+from footprint_lab.context._assembly import (
     INJECTED_PATH,
     SKILLS_PATH,
     ContextPlan,
     Outcome,
     _shapes,
 )
-from footprint_lab.context.declarations import Injection, Memory, Rag
-from footprint_lab.context.retrieval import retrieve
-from footprint_lab.context.triggers import Always, IterationView, TriggerVerdict
-from footprint_lab.engine.captured import (
+from footprint_lab.context._declarations import Injection, Memory, Rag
+from footprint_lab.context._retrieval import retrieve
+from footprint_lab.context._triggers import Always, IterationView, TriggerVerdict
+from footprint_lab.engine._captured import (
     ALLOWED_BY,
     OVER_BUDGET,
     SOURCE_KIND,
@@ -33,7 +33,7 @@ from footprint_lab.engine.captured import (
     captured_piece,
     evidence_of,
 )
-from footprint_lab.engine.recorder import Recorder
+from footprint_lab.engine._recorder import Recorder
 from footprint_lab.engine.schema import KIND_REGISTRY, KIND_TOOL_RESULT, READ_SKILL
 
 
@@ -94,7 +94,7 @@ class TurnContext:
         ``parts`` / ``system_ids`` / ``tool_ids`` hold the agent's own pieces and are extended in
         place; the messages-slot injections are left in ``injected`` / ``injected_ids``.
 
-        Each piece is appended to the capture as one flat tuple (``engine.captured``): the parts a
+        Each piece is appended to the capture as one flat tuple (``engine._captured``): the parts a
         declaration's pieces share were worked out when the agent was built, an ``always`` trigger
         is not called, and declarations waiting on the same tool share one verdict.
         """
@@ -188,7 +188,7 @@ class TurnContext:
                 offered.append(("skill", skill_id, "llm_activated", f"read_skill('{skill_id}')", schema,
                                 Evidence(tool=name, activated_by=loaded_by)))
             elif isinstance(plan.skills[skill_id].trigger, Always):
-                # A skill forced in (context.rebuild) is loaded from the start: its body and its tools alike.
+                # A skill forced in (context._rebuild) is loaded from the start: its body and its tools alike.
                 offered.append(("skill", skill_id, "always", "forced in: loaded from the first iteration", schema,
                                 Evidence(tool=name)))
         landed = [*schemas]

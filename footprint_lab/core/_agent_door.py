@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from footprint_lab.engine.redaction import Redaction
-from footprint_lab.engine.refusal import Refusal, SettingRefusal, call_problem, describe_shape
-from footprint_lab.engine.unicode import is_sound
+from footprint_lab.engine._redaction import Redaction
+from footprint_lab.engine._refusal import Refusal, SettingRefusal, call_problem, describe_shape
+from footprint_lab.engine._unicode import is_sound
 
 
 class AgentConfigError(SettingRefusal):

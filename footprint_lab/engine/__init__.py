@@ -7,7 +7,7 @@ does name what LLM runs send and receive: context pieces land in a request's slo
 (``engine.schema``), and each LLM call's exchange is kept by ``engine._exchange``. The generic
 core never imports ``_exchange`` (an import-linter contract checks it). The names below load
 on first use, so ``import footprint_lab`` (whose root wires the display registry,
-:mod:`footprint_lab.engine.display`) does not pay for the recorder.
+:mod:`footprint_lab.engine._display`) does not pay for the recorder.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.recorder import EVENT_TYPES, Recorder, Scrubber, summarize
-    from footprint_lab.engine.refusal import Refusal, describe_shape
-    from footprint_lab.engine.step_id import StepId, format_step_id, parse_step_id
+    from footprint_lab.engine._recorder import EVENT_TYPES, Recorder, Scrubber, summarize
+    from footprint_lab.engine._refusal import Refusal, describe_shape
+    from footprint_lab.engine._step_id import StepId, format_step_id, parse_step_id
 
 __all__, __getattr__, __dir__ = public(__name__)
 

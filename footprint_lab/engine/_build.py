@@ -1,6 +1,6 @@
 """A recording built from a recorder's capture, without validating again what is JSON-native already.
 
-Rule kept here: the capture (``engine.recorder``) holds a run's evidence as tuples and columns of
+Rule kept here: the capture (``engine._recorder``) holds a run's evidence as tuples and columns of
 plain values; :func:`build_recording` turns it into a ``Recording`` whose per-step lists are
 ``Rows`` made on first use, each record made by a constructor that skips pydantic's validation
 (the values are JSON-native already). A secret the redaction policy learned only after some
@@ -14,7 +14,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine._captured import OVER_BUDGET, UsageCounts, as_dict, budget_reason
 from footprint_lab.engine._exchange import LLMExchange, ResponseRecord, ToolCallRecord, ToolMargin, UsageRecord
+from footprint_lab.engine._recall import swept_tokens
+from footprint_lab.engine._recording import Recording, RunnerInfo
 from footprint_lab.engine._records import (
     Annotation,
     Commit,
@@ -29,14 +32,11 @@ from footprint_lab.engine._records import (
     content_hash,
     jsonable,
 )
-from footprint_lab.engine.captured import OVER_BUDGET, UsageCounts, as_dict, budget_reason
-from footprint_lab.engine.recall import swept_tokens
-from footprint_lab.engine.recording import Recording, RunnerInfo
-from footprint_lab.engine.rows import Rows
+from footprint_lab.engine._rows import Rows
 from footprint_lab.engine.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.recorder import Recorder
+    from footprint_lab.engine._recorder import Recorder
 
 
 #: The fields of a context piece, besides its content and detail, that can carry text from a
@@ -206,7 +206,7 @@ def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
     """A captured piece (a ``CapturedPiece``, as a dict): its known fields as they are, its evidence keys
     into ``detail``.
 
-    Runners capture pieces as flat tuples of plain values (see ``engine.captured``), so evidence
+    Runners capture pieces as flat tuples of plain values (see ``engine._captured``), so evidence
     such as a tool result's ``requested_by`` rides beside the fields and is gathered into
     ``detail`` here; a field a piece leaves out takes its default.
     """
@@ -250,7 +250,7 @@ def _exchange(captured: dict[str, Any], clean: Any, recorder: Recorder, shared_t
         data["tools"] = made  # one list for every exchange sent the same tools, as the run sent them
     response = clean(jsonable({k: captured.get(k) for k in _RESPONSE_FIELDS}))
     usage = response["usage"]
-    # the captured usage counts (engine.captured.UsageCounts), a list once made JSON-native
+    # the captured usage counts (engine._captured.UsageCounts), a list once made JSON-native
     usage = dict(zip(UsageCounts._fields, usage, strict=True)) if isinstance(usage, list) else usage or {}
     calls = response["tool_calls"] or []
     data["response"] = _response({

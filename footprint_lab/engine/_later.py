@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.recorder import Recorder
-    from footprint_lab.engine.recording import Recording
+    from footprint_lab.engine._recorder import Recorder
+    from footprint_lab.engine._recording import Recording
 
 
 class RecordingLater:
@@ -53,7 +53,7 @@ class RecordingLater:
             children=[child.recording for child in self.children], redaction=self.report,
         )
         if self.sealed:  # every way a run ends, failing and cancelled included, owes its seal
-            from footprint_lab.engine.seal import owe_seal
+            from footprint_lab.engine._seal import owe_seal
 
             owe_seal(recording)
         return recording

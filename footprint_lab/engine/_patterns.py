@@ -4,7 +4,7 @@ Rule kept here: no input can stall a run in the matcher and no spelling of a key
 The library's built-in patterns (:data:`BUILTIN_PATTERNS`) run in linear time; a pattern the
 caller wrote runs under :data:`PATTERN_TIME_LIMIT`, past which the text is masked whole; keys are
 compared by :func:`normalize_key` (case, width, separators and invisible characters do not count).
-The policy that names them is :class:`footprint_lab.engine.redaction.Redaction`; the per-run
+The policy that names them is :class:`footprint_lab.engine._redaction.Redaction`; the per-run
 scrubber that applies them is :mod:`footprint_lab.engine._scrubber`.
 
 Role: engine layer; the standard library and ``regex`` only.
@@ -18,7 +18,7 @@ import re
 import unicodedata
 from typing import Any
 
-from footprint_lab.engine.refusal import SettingRefusal
+from footprint_lab.engine._refusal import SettingRefusal
 
 #: The library's vocabulary of named patterns, usable as ``Redaction(builtins=[...])``.
 #:

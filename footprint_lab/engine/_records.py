@@ -4,7 +4,7 @@ Rule kept here: a record holds only JSON-native values (:func:`jsonable` makes t
 fields in a fixed order, so a recording round-trips exactly through its JSON and its seal's
 canonical text is the same in every process. These are the engine's generic records; what an
 LLM call sends and receives is recorded by :mod:`footprint_lab.engine._exchange`, and the
-``Recording`` that holds them all is :mod:`footprint_lab.engine.recording`.
+``Recording`` that holds them all is :mod:`footprint_lab.engine._recording`.
 
 Role: engine layer (pydantic models, loaded with the first recording).
 """
@@ -93,7 +93,7 @@ class ContextPiece(Data):
     dropped pieces have ``position == -1`` and no ``landed_by``. ``allowed_by`` is the step
     that gave the verdict. Declared context also records ``declared_at`` (``file:line``) and
     its ``cache`` hint; what ``detail`` holds per kind is listed in
-    :mod:`footprint_lab.context.assembly`.
+    :mod:`footprint_lab.context._assembly`.
     """
 
     index: int
@@ -137,7 +137,7 @@ def jsonable(value: Any) -> Any:
 
     A mapping comes back with its keys sorted: a saved notebook sorts every key, so a
     recording whose free-form data is already in that order reads back identical, text
-    included, which is what lets its seal hold after the trip (``engine.seal``). Plain text,
+    included, which is what lets its seal hold after the trip (``engine._seal``). Plain text,
     whole numbers, flags and ``None`` are taken as they are without a call per value (a
     recording's build passes through this for every captured value).
     """

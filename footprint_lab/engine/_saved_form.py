@@ -18,7 +18,7 @@ from footprint_lab.engine._records import ContextPiece, Data, Event, Read, Step
 from footprint_lab.engine.schema import MESSAGE_REF, MESSAGES
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.recording import Recording
+    from footprint_lab.engine._recording import Recording
 
 
 #: the lists of flat records a recording stores as tables in its compact form, with each record's model

@@ -4,7 +4,7 @@ Rule kept here: a run's :class:`RunScrubber` (made by ``Redaction.for_run``) mas
 the policy's keys and text its patterns match, counts what matched (the ``Recording``'s
 redaction report), learns every value it masked so the value is masked wherever it shows up
 again, and sweeps records captured before a value was learned. See
-:mod:`footprint_lab.engine.redaction` for the whole policy.
+:mod:`footprint_lab.engine._redaction` for the whole policy.
 
 Role: engine layer.
 """
@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from footprint_lab.engine._patterns import _BREAK, _LEARN_MIN, BUILTIN_PATTERNS, _Pattern, normalize_key
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.redaction import Redaction
+    from footprint_lab.engine._redaction import Redaction
 
 
 #: Quicker supersets of built-in patterns whose own form makes a search crawl (each matches wherever

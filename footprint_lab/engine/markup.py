@@ -11,7 +11,7 @@ a declaration or a file goes through one of these doors, and nothing else writes
   step's row): bounded and made visible, not escaped.
 
 ``&quot;`` arriving already encoded is shown as typed. All three draw a direction control or
-a control character as a visible mark (:func:`footprint_lab.engine.unicode.visible`; in an
+a control character as a visible mark (:func:`footprint_lab.engine._unicode.visible`; in an
 attribute where the browser shows it, see :func:`attr`), and draw at most
 :data:`TEXT_LIMIT` characters of one value: its beginning, under a note that says how much
 there is and names where all of it is (``whole``: ``run.answer``,
@@ -28,7 +28,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from footprint_lab.engine.unicode import MARKS, visible
+from footprint_lab.engine._unicode import MARKS, visible
 
 #: the most characters of one value a view draws
 TEXT_LIMIT = 20_000

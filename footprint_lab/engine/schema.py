@@ -16,7 +16,7 @@ readers (``explain``, ``lab``, ``otel``'s exporter) import them from here.
 - **Saved-form references** are how a saved recording (schema version 2) stores a value once:
   a commit entry that appends a transcript message names it by index (``{"message": k}``
   instead of ``"value"``), and a context piece that carries a transcript message's text says
-  so (``"content": {"message": k}``); :func:`footprint_lab.engine.recording.Recording` writes
+  so (``"content": {"message": k}``); :func:`footprint_lab.engine._recording.Recording` writes
   and reads them, so in memory every record holds its value as before.
 
 Role: engine layer; plain constants and two small path builders.
@@ -32,7 +32,7 @@ SCHEMA_VERSION = 2
 READABLE_VERSIONS = (1, 2)
 #: the MIME type under which a displayed run carries its recording: JSON-native data that
 #: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out, and
-#: the long lists of flat records may come as tables: see ``engine.recording.packed``)
+#: the long lists of flat records may come as tables: see ``engine._recording.packed``)
 RECORDING_MIME = "application/vnd.footprint-lab.recording.v1+json"
 
 Path = tuple[str, ...]
@@ -82,7 +82,7 @@ SLOT_PATHS: dict[str, tuple[Path, ...]] = {
 SYSTEM_PROMPT = "system-prompt"
 #: the user's message, as a source
 USER_MESSAGE = "user-message"
-#: the tool an agent with skills offers to load one (``context.assembly``)
+#: the tool an agent with skills offers to load one (``context._assembly``)
 READ_SKILL = "read_skill"
 #: the kinds of transcript pieces and of what a runner sends on its own
 KIND_BASE = "base"
@@ -94,7 +94,7 @@ KIND_REGISTRY = "registry"
 TURN_KINDS = (KIND_USER, KIND_ASSISTANT, KIND_TOOL_RESULT)
 
 # -- meta keys -------------------------------------------------------------------------------------
-#: where a member's recording keeps the name its composition mounted it under (``explain.members``)
+#: where a member's recording keeps the name its composition mounted it under (``explain._members``)
 MEMBER_KEY = "member"
 
 # -- saved-form references (schema version 2) ------------------------------------------------------

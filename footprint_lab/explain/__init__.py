@@ -36,8 +36,8 @@ from typing import TYPE_CHECKING
 from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.context.source_ids import ExplainConfigError, UnknownSourceError
-    from footprint_lab.explain.ablation import (
+    from footprint_lab.context._source_ids import ExplainConfigError, UnknownSourceError
+    from footprint_lab.explain._ablation import (
         Localization,
         LocalizedSuspect,
         NothingToLocalizeError,
@@ -45,11 +45,11 @@ if TYPE_CHECKING:
         localize,
         rerun_without,
     )
-    from footprint_lab.explain.asking import Explanation, ask
-    from footprint_lab.explain.culprits import Culprits, CulpritSet, bisect_culprits
-    from footprint_lab.explain.custody import Backtrack, Candidate, Hop, UnknownStepError, backtrack
-    from footprint_lab.explain.dropped import DroppedContext, DroppedPiece, find_dropped_context
-    from footprint_lab.explain.influence import (
+    from footprint_lab.explain._asking import Explanation, ask
+    from footprint_lab.explain._culprits import Culprits, CulpritSet, bisect_culprits
+    from footprint_lab.explain._custody import Backtrack, Candidate, Hop, UnknownStepError, backtrack
+    from footprint_lab.explain._dropped import DroppedContext, DroppedPiece, find_dropped_context
+    from footprint_lab.explain._influence import (
         CORRELATIONAL,
         EmbeddingInfluence,
         InfluenceStrategyError,
@@ -60,8 +60,8 @@ if TYPE_CHECKING:
         register_influence_strategy,
         suspects,
     )
-    from footprint_lab.explain.integrity_checks import Disposition, Finding, IntegrityReport, integrity
-    from footprint_lab.explain.rerun import TextDifference
+    from footprint_lab.explain._integrity_checks import Disposition, Finding, IntegrityReport, integrity
+    from footprint_lab.explain._rerun import TextDifference
 
 __all__, __getattr__, __dir__ = public(__name__)
 

@@ -5,7 +5,7 @@ call recorded holds the piece; LANDED when the landing step's commit writes the 
 ALLOWED when a step of this recording gave the verdict; BORN names the declaration, prompt,
 tool, turn or member answer the piece came from; ASKED (a tool result) when a response asked
 for that tool call. Anything else is kept and marked unproven, with why. The walk that finds
-the candidates is :mod:`footprint_lab.explain.custody`.
+the candidates is :mod:`footprint_lab.explain._custody`.
 
 Role: explain layer; pure functions of a recording's index.
 """
@@ -16,12 +16,12 @@ import json
 from typing import TYPE_CHECKING, NamedTuple
 
 from footprint_lab.engine.schema import KIND_TOOL_RESULT, SLOT_PATHS, TURN_KINDS
-from footprint_lab.explain.render import shorten
+from footprint_lab.explain._render import shorten
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.recording import ContextPiece, Recording
-    from footprint_lab.explain.custody import Candidate
-    from footprint_lab.explain.index import RecordingIndex
+    from footprint_lab.engine._recording import ContextPiece, Recording
+    from footprint_lab.explain._custody import Candidate
+    from footprint_lab.explain._index import RecordingIndex
 
 #: the kinds of hop a chain of custody is made of, in the order a chain shows them
 HOP_KINDS = ("ANSWER", "CARRIED", "READ", "LANDED", "ALLOWED", "BORN", "ASKED")

@@ -14,12 +14,12 @@ from typing import TYPE_CHECKING
 from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
+    from footprint_lab.flow._checkpoint import FlowCheckpoint, FlowCheckpointError
     from footprint_lab.flow._composition import Composition
-    from footprint_lab.flow.checkpoint import FlowCheckpoint, FlowCheckpointError
-    from footprint_lab.flow.conditional import Conditional
-    from footprint_lab.flow.loop import MAX_PASSES, Loop
-    from footprint_lab.flow.parallel import LLMMerge, Parallel, merge_with_llm
-    from footprint_lab.flow.patterns import (
+    from footprint_lab.flow._conditional import Conditional
+    from footprint_lab.flow._loop import MAX_PASSES, Loop
+    from footprint_lab.flow._parallel import LLMMerge, Parallel, merge_with_llm
+    from footprint_lab.flow._patterns import (
         debate,
         handoff_target,
         majority_vote,
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
         self_consistency,
         swarm,
     )
-    from footprint_lab.flow.refusals import (
+    from footprint_lab.flow._refusals import (
         CompositionConfigError,
         DuplicateStepError,
         EmptyCompositionError,
@@ -36,8 +36,8 @@ if TYPE_CHECKING:
         LoopBudgetError,
         ResumeDivergedError,
     )
-    from footprint_lab.flow.sequence import Sequence
-    from footprint_lab.flow.workflow import FlowStep, Graph, Workflow, find_cycle, step
+    from footprint_lab.flow._sequence import Sequence
+    from footprint_lab.flow._workflow import FlowStep, Graph, Workflow, find_cycle, step
 
 __all__, __getattr__, __dir__ = public(__name__)
 

@@ -2,14 +2,14 @@
 
 Rules kept here:
 
-- A composition is a :class:`~footprint_lab.core.runner.Runner`: the same run-input door,
-  the same :class:`~footprint_lab.core.run.Run` result, ``run_sync``, and any runner
+- A composition is a :class:`~footprint_lab.core._runner.Runner`: the same run-input door,
+  the same :class:`~footprint_lab.core._run.Run` result, ``run_sync``, and any runner
   (an Agent, an LLMCall, another composition) can be a member.
 - A member's ``run()`` never runs. Each member is mounted through its ``_execute`` with a
-  child :class:`~footprint_lab.core.runner.Mount` whose ``path`` is the id of the step
+  child :class:`~footprint_lab.core._runner.Mount` whose ``path`` is the id of the step
   that mounts it, so step ids join across the whole tree
   (``sequence-step#2/call-llm#3``), and whose ``link`` is the run this execution serves
-  (:mod:`footprint_lab.core.member_run`). The outermost ``run()`` opens that run and
+  (:mod:`footprint_lab.core._member_run`). The outermost ``run()`` opens that run and
   closes it when it returns; nested compositions hand the same link down.
 - Nothing per-run lives on the instance: no in-flight guard, no last run. One composition
   can serve any number of overlapping runs.
@@ -18,7 +18,7 @@ Rules kept here:
   step that produced it, so the evidence chain crosses members. Each member's run is a
   child of the composition's recording.
 - A member that pauses (a tool asked a person) pauses the whole composition; its
-  checkpoint (:class:`~footprint_lab.flow.checkpoint.FlowCheckpoint`, plain JSON) keeps
+  checkpoint (:class:`~footprint_lab.flow._checkpoint.FlowCheckpoint`, plain JSON) keeps
   every answer already produced, and ``resume`` (in this process or another, on a
   composition built the same way) checks it before anything runs, replays those answers
   and continues inside the paused member.
@@ -39,21 +39,21 @@ from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
-from footprint_lab.core.conversation import ResumeIdentityConflictError, answer_text
-from footprint_lab.core.door import normalize_run_input
-from footprint_lab.core.identity import coerce_identity
-from footprint_lab.core.leg import who
-from footprint_lab.core.member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
-from footprint_lab.core.run import Run
-from footprint_lab.core.runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
+from footprint_lab.core._conversation import ResumeIdentityConflictError, answer_text
+from footprint_lab.core._door import normalize_run_input
+from footprint_lab.core._identity import coerce_identity
+from footprint_lab.core._leg import who
+from footprint_lab.core._member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
+from footprint_lab.core._run import Run
+from footprint_lab.core._runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
 from footprint_lab.engine._later import RecordingLater
-from footprint_lab.engine.recorder import Recorder
-from footprint_lab.engine.redaction import Redaction, RedactionConfigError, combine_policies
-from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine._recorder import Recorder
+from footprint_lab.engine._redaction import Redaction, RedactionConfigError, combine_policies
+from footprint_lab.engine._refusal import describe_shape
+from footprint_lab.engine._step_id import parse_step_id
 from footprint_lab.engine.schema import ANSWER, INPUT_MESSAGE, MEMBER_KEY, Path, output
-from footprint_lab.engine.step_id import parse_step_id
 from footprint_lab.flow._members import failure_summary
-from footprint_lab.flow.refusals import (
+from footprint_lab.flow._refusals import (
     CompositionConfigError,
     ResumeDivergedError,
 )
@@ -124,7 +124,7 @@ class _Exec:
             if isinstance(failed, Run):
                 self.children.append((position, failed))
             if isinstance(exc, Exception):
-                from footprint_lab.flow.checkpoint import kept_by
+                from footprint_lab.flow._checkpoint import kept_by
 
                 self.failed[key] = kept_by(exc)
             raise
@@ -197,20 +197,20 @@ class Composition(Runner):
         ``run.suspects()`` shows in ``removal_id``) from that member only. ``seed`` goes to every
         member. Unknown ids are refused with the ids this composition's members have.
         """
-        from footprint_lab.flow.rebuild import rebuilt
+        from footprint_lab.flow._rebuild import rebuilt
 
         return rebuilt(self, f"{type(self).__name__}.without", exclude=exclude, force=(), seed=seed)
 
     def with_forced(self, force: Iterable[str] | str, *, exclude: Iterable[str] | str = (),
                     seed: int | None = None) -> Composition:
         """A new composition whose members have the ``force`` declarations forced in (see ``Agent.with_forced``)."""
-        from footprint_lab.flow.rebuild import rebuilt
+        from footprint_lab.flow._rebuild import rebuilt
 
         return rebuilt(self, f"{type(self).__name__}.with_forced", exclude=exclude, force=force, seed=seed)
 
     def source_ids(self, *, forcible: bool = False) -> list[str]:
         """Every id ``without`` accepts (``forcible``: every id ``with_forced`` accepts), bare and by member."""
-        from footprint_lab.flow.rebuild import composition_ids
+        from footprint_lab.flow._rebuild import composition_ids
 
         return composition_ids(self._parts(), forcible=forcible)
 
@@ -263,7 +263,7 @@ class Composition(Runner):
     def _read_checkpoint(self, checkpoint: Any, door: str, sources: Redaction | None, named: Any, *,
                          failed: bool) -> tuple[Any, list[Any]]:
         """A paused (or failed) run's checkpoint read against this composition; another person is refused."""
-        from footprint_lab.flow.checkpoint import read_flow_checkpoint
+        from footprint_lab.flow._checkpoint import read_flow_checkpoint
 
         read, waiting = read_flow_checkpoint(checkpoint, self, door, redact=sources, failed=failed)
         if named is not None and named != read.owner():
@@ -320,14 +320,14 @@ class Composition(Runner):
     def _waiting_checkpoint(
         self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
     ) -> tuple[Any, list[Any]]:
-        from footprint_lab.flow.checkpoint import read_flow_checkpoint
+        from footprint_lab.flow._checkpoint import read_flow_checkpoint
 
         return read_flow_checkpoint(checkpoint, self, door, member_of=(run_id, owner), redact=redact)
 
     def _failed_checkpoint(
         self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
     ) -> tuple[Any, list[Any]]:
-        from footprint_lab.flow.checkpoint import read_flow_checkpoint
+        from footprint_lab.flow._checkpoint import read_flow_checkpoint
 
         return read_flow_checkpoint(checkpoint, self, door, member_of=(run_id, owner), redact=redact, failed=True)
 
@@ -366,7 +366,7 @@ class Composition(Runner):
             failed = self._make_run(exe, bag, status, None, error)
             with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
                 exc._footprint_run = failed  # type: ignore[attr-defined]
-            from footprint_lab.flow.checkpoint import failure_kept  # pydantic: a checkpoint's model
+            from footprint_lab.flow._checkpoint import failure_kept  # pydantic: a checkpoint's model
 
             kept = failure_kept(self, exe, bag, exc)
             if kept is None:
@@ -378,7 +378,7 @@ class Composition(Runner):
             if rec.steps and rec.steps[-1][5] == "running":
                 rec.end("paused")
             rec.emit("run_end", rec.path, {"status": "paused"})
-            from footprint_lab.flow.checkpoint import paused_checkpoint  # pydantic: a checkpoint's model
+            from footprint_lab.flow._checkpoint import paused_checkpoint  # pydantic: a checkpoint's model
 
             return self._make_run(exe, bag, "paused", None, None, checkpoint=paused_checkpoint(self, exe, bag))
         rec.begin("final")

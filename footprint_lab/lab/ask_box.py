@@ -14,15 +14,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.explain.asking import BRACKETED as _BRACKETED
-from footprint_lab.explain.custody import backtrack
-from footprint_lab.explain.index import RecordingIndex
+from footprint_lab.explain._asking import BRACKETED as _BRACKETED
+from footprint_lab.explain._custody import backtrack
+from footprint_lab.explain._index import RecordingIndex
 from footprint_lab.lab.views.page import attr
 from footprint_lab.lab.views.page import esc as text
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.recording import Recording
-    from footprint_lab.explain.asking import Explanation
+    from footprint_lab.engine._recording import Recording
+    from footprint_lab.explain._asking import Explanation
 
 #: what the Ask box says when the Lab was built without an explainer
 HINT = ("Ask needs an explainer model: build the Lab with explainer=..., a provider such as "

@@ -12,8 +12,8 @@ A new error class gets its card for free.
 
 from __future__ import annotations
 
+from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure, describe_shape
 from footprint_lab.engine.markup import esc
-from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure, describe_shape
 
 _STYLE = (
     "<style>"

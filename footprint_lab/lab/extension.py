@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from footprint_lab.engine.refusal import CodedError, Refusal, RunFailure
+from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure
 from footprint_lab.lab.cards import error_card_html
 
 #: what load() replaced on each shell, so unload() can put it back

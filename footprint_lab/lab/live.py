@@ -30,7 +30,7 @@ from time import perf_counter
 from typing import Any
 
 from footprint_lab.engine.markup import shown
-from footprint_lab.explain.render import shorten
+from footprint_lab.explain._render import shorten
 
 #: the events drawn; anything else (reads, writes, commits) only costs a dict lookup
 _DRAWN = frozenset({"run_start", "run_end", "step_start", "step_end", "llm_start", "llm_end", "token", "tool_start",

@@ -21,9 +21,9 @@ from typing import Any
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from footprint_lab.core.run import Run
-from footprint_lab.core.runner import Runner
-from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.core._run import Run
+from footprint_lab.core._runner import Runner
+from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 
 

@@ -16,18 +16,18 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine.markup import shown
-from footprint_lab.explain.custody import backtrack
-from footprint_lab.explain.index import RecordingIndex
-from footprint_lab.explain.sources import describe_source, removal_id
-from footprint_lab.explain.tree import run_tree
+from footprint_lab.explain._custody import backtrack
+from footprint_lab.explain._index import RecordingIndex
+from footprint_lab.explain._sources import describe_source, removal_id
+from footprint_lab.explain._tree import run_tree
 from footprint_lab.lab.views.page import attr
 from footprint_lab.lab.views.page import esc as text
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.recording import Recording
-    from footprint_lab.explain.ablation import Localization, RerunReport
-    from footprint_lab.explain.custody import Candidate
-    from footprint_lab.explain.dropped import DroppedContext
+    from footprint_lab.engine._recording import Recording
+    from footprint_lab.explain._ablation import Localization, RerunReport
+    from footprint_lab.explain._custody import Candidate
+    from footprint_lab.explain._dropped import DroppedContext
 
 #: what the panels' CSS needs beyond the widget's own stylesheet, so a panel also reads well on its own
 STYLE = (

@@ -33,12 +33,12 @@ from typing import Any, ClassVar
 import anywidget
 import traitlets
 
-from footprint_lab.core.run import Run
+from footprint_lab.core._run import Run
+from footprint_lab.engine._refusal import CodedError, Refusal
 from footprint_lab.engine.markup import shown
-from footprint_lab.engine.refusal import CodedError, Refusal
 from footprint_lab.explain import ask, find_dropped_context, localize, rerun_without
-from footprint_lab.explain.custody import backtrack
-from footprint_lab.explain.influence import suspects
+from footprint_lab.explain._custody import backtrack
+from footprint_lab.explain._influence import suspects
 from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.door import check_explainer, check_lab

@@ -19,11 +19,11 @@ import os
 from pathlib import Path
 from typing import Any
 
-from footprint_lab.core.run import Run
+from footprint_lab.core._run import Run
+from footprint_lab.engine._recording import Annotation, Recording
+from footprint_lab.engine._redaction import Redaction
+from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.engine.markup import esc
-from footprint_lab.engine.recording import Annotation, Recording
-from footprint_lab.engine.redaction import Redaction
-from footprint_lab.engine.refusal import describe_shape
 from footprint_lab.lab.views import run_bundle
 from footprint_lab.lab.views.tree import PLOTLY_MIME, tree_figure, tree_html
 from footprint_lab.notebook._read import output_path, write_notebook

@@ -32,8 +32,8 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from footprint_lab.engine._recording import RECORDING_MIME, Recording
 from footprint_lab.engine.markup import attr, esc
-from footprint_lab.engine.recording import RECORDING_MIME, Recording
 from footprint_lab.lab.views import answer_view
 from footprint_lab.notebook._read import as_path, check_recording, output_path, read_notebook, write_text
 

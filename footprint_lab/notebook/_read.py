@@ -2,11 +2,11 @@
 where the sharing functions write.
 
 Rule kept here: nothing from a notebook file is executed or trusted. The file is parsed once,
-by ``engine.saved_json`` (JSON nested deeper than ``MAX_NESTING`` levels is refused by name,
+by ``engine._saved_json`` (JSON nested deeper than ``MAX_NESTING`` levels is refused by name,
 never left to crash a reader with ``RecursionError``), and checked to be a notebook (version
 4) before anything else reads it; each recording a displayed run left under
-:data:`~footprint_lab.engine.recording.RECORDING_MIME` goes through the recording door
-(``engine.recording_door.load_recording``: the schema and its version, member runs that nest
+:data:`~footprint_lab.engine._recording.RECORDING_MIME` goes through the recording door
+(``engine._recording_door.load_recording``: the schema and its version, member runs that nest
 as a tree, every cross reference) and is checked for tampering (every context piece's
 ``content_hash`` must be its content's). A recording that fails is skipped with a
 :class:`RecordingSkippedWarning` naming its cell and the field, never its value (a newer
@@ -31,25 +31,25 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from footprint_lab.core.checkpoint import Checkpoint
-from footprint_lab.core.run import Run
-from footprint_lab.engine._records import content_hash
-from footprint_lab.engine.recording import RECORDING_MIME, Recording
-from footprint_lab.engine.recording_door import (
+from footprint_lab.core._checkpoint import Checkpoint
+from footprint_lab.core._run import Run
+from footprint_lab.engine._recording import RECORDING_MIME, Recording
+from footprint_lab.engine._recording_door import (
     InvalidRecordingError,
     RecordingVersionError,
     load_parsed,
     load_recording,
     read_json,
 )
-from footprint_lab.engine.refusal import Refusal, describe_shape
-from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, parse_json
-from footprint_lab.engine.seal import Verdict, verify
-from footprint_lab.flow.checkpoint import FlowCheckpoint
+from footprint_lab.engine._records import content_hash
+from footprint_lab.engine._refusal import Refusal, describe_shape
+from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, parse_json
+from footprint_lab.engine._seal import Verdict, verify
+from footprint_lab.flow._checkpoint import FlowCheckpoint
 
 if TYPE_CHECKING:
-    from footprint_lab.core.run import Run
-    from footprint_lab.engine.seal import Verdict
+    from footprint_lab.core._run import Run
+    from footprint_lab.engine._seal import Verdict
 
 #: Where Jupyter keeps a notebook's widget state, inside ``metadata.widgets``.
 WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"

@@ -16,7 +16,7 @@ text is masked. A sealed recording is sealed again after masking, its seal namin
 keys and patterns (``seal.scrubbed``), so a reviewer sees the evidence was changed on purpose.
 A recording of a newer schema version is masked as plain data and left unsealed by this library
 (its format is the newer footprint_lab's to keep). JSON text in the notebook that nests deeper
-than ``engine.saved_json.MAX_NESTING`` levels is refused (what it holds under a covered key
+than ``engine._saved_json.MAX_NESTING`` levels is refused (what it holds under a covered key
 could not be learned, so a scan that went on would say clean while it is not).
 
 ``check_widget_state`` reports saved widget state that GitHub's renderer cannot show (the
@@ -35,14 +35,14 @@ import os
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._records import content_hash
+from footprint_lab.engine._redaction import Redaction, RunScrubber, normalize_key
+from footprint_lab.engine._refusal import SettingRefusal, describe_shape
 from footprint_lab.engine._saved_form import TABLE_KEYS, packed, unpacked
-from footprint_lab.engine.recording import Recording
-from footprint_lab.engine.redaction import Redaction, RunScrubber, normalize_key
-from footprint_lab.engine.refusal import SettingRefusal, describe_shape
-from footprint_lab.engine.saved_json import MAX_NESTING, NestingTooDeep, parse_json
+from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, parse_json
+from footprint_lab.engine._seal import seal
 from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
-from footprint_lab.engine.seal import seal
 from footprint_lab.notebook._read import (
     NotebookFileError,
     as_path,

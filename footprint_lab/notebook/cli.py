@@ -32,9 +32,9 @@ import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from footprint_lab.engine.redaction import Redaction
-from footprint_lab.engine.refusal import Refusal
-from footprint_lab.explain.tool_lint import THRESHOLD, lint_findings
+from footprint_lab.engine._redaction import Redaction
+from footprint_lab.engine._refusal import Refusal
+from footprint_lab.explain._tool_lint import THRESHOLD, lint_findings
 
 CLEAN, FINDINGS, REFUSED, FAILED = 0, 1, 2, 3
 

@@ -3,9 +3,9 @@
 - :func:`from_spans` turns finished GenAI spans (``invoke_agent``, ``chat``, ``execute_tool``)
   into ``Run`` objects every view and explanation works on; :func:`capture` collects them
   in-process while a block runs.
-- ``to_spans`` and ``export_otlp`` (:mod:`footprint_lab.otel.exporter`) write recordings as
+- ``to_spans`` and ``export_otlp`` (:mod:`footprint_lab.otel._exporter`) write recordings as
   spans following the same conventions, over OTLP/HTTP (protobuf) through the official exporter;
-  ``live_spans()`` (:mod:`footprint_lab.otel.live`) emits them while a run happens, as a subscriber.
+  ``live_spans()`` (:mod:`footprint_lab.otel._live`) emits them while a run happens, as a subscriber.
 
 Needs the optional extra ``otel`` (``opentelemetry-sdk``, ``opentelemetry-exporter-otlp-proto-http``).
 This package imports it only when spans are captured or exported, so ``footprint_lab.errors``
@@ -20,10 +20,10 @@ from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
     from footprint_lab.otel._capture import Capture, capture
-    from footprint_lab.otel.exporter import export_otlp, to_spans
-    from footprint_lab.otel.importer import ContentCaptureWarning, from_spans
-    from footprint_lab.otel.live import live_spans
-    from footprint_lab.otel.refusals import (
+    from footprint_lab.otel._exporter import export_otlp, to_spans
+    from footprint_lab.otel._importer import ContentCaptureWarning, from_spans
+    from footprint_lab.otel._live import live_spans
+    from footprint_lab.otel._refusals import (
         OtelCaptureError,
         OtelExportError,
         OtelSpanFieldError,

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from footprint_lab.providers._mock import MockProvider, MockScriptError, mock
     from footprint_lab.providers._ollama import OllamaProvider, ollama
     from footprint_lab.providers._openai import OpenAIProvider, openai
-    from footprint_lab.providers.replay import ReplayProvider, replay_provider
+    from footprint_lab.providers._replay import ReplayProvider, replay_provider
     from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, Provider, ToolCall, Usage
 
 __all__, __getattr__, __dir__ = public(__name__)

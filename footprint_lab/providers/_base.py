@@ -23,10 +23,10 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypedDict
 
-from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine._refusal import describe_shape
+from footprint_lab.providers._errors import MissingApiKeyError, ProviderConfigError
 from footprint_lab.providers._failures import Hints, Limits
 from footprint_lab.providers._http import StreamParser, Wire
-from footprint_lab.providers.errors import MissingApiKeyError, ProviderConfigError
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback
 
 #: Stop reasons in the neutral vocabulary (the wires' own words are mapped onto these).
@@ -114,7 +114,7 @@ class HttpProvider(ABC):
     server known to batch (vLLM, a hosted gateway).
     ``logprobs=n`` asks for each generated token's log-probability with the ``n`` likeliest
     alternatives (0-20), so the recording can say how close each tool choice was
-    (``footprint_lab.explain.choice``); a wire that reports none refuses it.
+    (``footprint_lab.explain._choice``); a wire that reports none refuses it.
     """
 
     name: ClassVar[str] = "http"

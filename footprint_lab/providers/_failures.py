@@ -21,7 +21,7 @@ from typing import Any
 
 import httpx
 
-from footprint_lab.providers.errors import (
+from footprint_lab.providers._errors import (
     ContextWindowError,
     ModelNotFoundError,
     ProviderAuthError,

@@ -15,7 +15,7 @@ Rules kept here:
   bounded number of times (the policy and the naming of each failure live in
   :mod:`~footprint_lab.providers._failures`). Nothing is retried once response bytes have
   been read: tokens may already have reached the run.
-- Every failure becomes a typed :mod:`footprint_lab.providers.errors` class whose message
+- Every failure becomes a typed :mod:`footprint_lab.providers._errors` class whose message
   names the fix; no raw ``httpx`` exception escapes.
 - The request and response are recorded as sent and received: the JSON body exactly as
   serialised, the headers the client actually sent minus any that carry a credential,
@@ -37,7 +37,7 @@ from typing import Any, Protocol
 
 import httpx
 
-from footprint_lab.engine.unicode import sound
+from footprint_lab.engine._unicode import sound
 from footprint_lab.providers._failures import Failures, Hints, Limits, display_url
 from footprint_lab.providers._gate import Gate
 from footprint_lab.providers.types import LLMResponse
@@ -93,7 +93,7 @@ def safe_headers(headers: httpx.Headers) -> dict[str, str]:
 
 def _load(raw: bytes) -> Any:
     try:
-        return sound(json.loads(raw))  # a JSON \\u escape can decode to a lone surrogate: see engine.unicode
+        return sound(json.loads(raw))  # a JSON \\u escape can decode to a lone surrogate: see engine._unicode
     except ValueError:
         return raw.decode("utf-8", "replace")[:2000]
 

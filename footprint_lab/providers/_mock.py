@@ -19,7 +19,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from footprint_lab.engine.refusal import Refusal, call_problem, describe_shape
+from footprint_lab.engine._refusal import Refusal, call_problem, describe_shape
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, estimated_usage
 
 Reply = str | dict[str, Any] | list[dict[str, Any]] | LLMResponse

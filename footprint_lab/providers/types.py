@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from footprint_lab.engine.unicode import sound, sound_text
+from footprint_lab.engine._unicode import sound, sound_text
 
 TokenCallback = Callable[[str], None]
 
@@ -197,7 +197,7 @@ class LLMResponse:
 
     def made_sound(self) -> LLMResponse:
         """This response with every lone surrogate in its text and tool calls made U+FFFD
-        (:mod:`footprint_lab.engine.unicode`), and every tool call's id a plain token
+        (:mod:`footprint_lab.engine._unicode`), and every tool call's id a plain token
         (:func:`plain_call_id`): what the run goes on with is what can be saved and shown.
         (The HTTP wires make what they decode sound as they decode it, ``wire`` included.)"""
         if self.content is not None:

@@ -16,7 +16,7 @@ from wire_server import Reply, WireServer, stream_reply
 from footprint_lab import Agent, Refusal, RunCheckpointError, RunFailure, define_tool
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.providers import openai
-from footprint_lab.providers.errors import MissingApiKeyError, ProviderError, ProviderRateLimitError
+from footprint_lab.providers._errors import MissingApiKeyError, ProviderError, ProviderRateLimitError
 
 RATE_LIMITED = Reply(status=429, body={"error": {"type": "requests", "message": "slow down", "code": None}},
                      headers={"retry-after": "0"})

@@ -11,7 +11,7 @@ from wire_server import WireServer, json_reply
 
 import footprint_lab.errors as errors
 from footprint_lab import Agent
-from footprint_lab.engine.refusal import Refusal, RunFailure
+from footprint_lab.engine._refusal import Refusal, RunFailure
 from footprint_lab.providers import (
     AnthropicProvider,
     OllamaProvider,
@@ -21,7 +21,7 @@ from footprint_lab.providers import (
     openai,
     provider_from_string,
 )
-from footprint_lab.providers.errors import MissingApiKeyError, ProviderConfigError, ProviderError
+from footprint_lab.providers._errors import MissingApiKeyError, ProviderConfigError, ProviderError
 
 HOSTED = [("openai", openai, "OPENAI_API_KEY"), ("anthropic", anthropic, "ANTHROPIC_API_KEY")]
 
@@ -156,7 +156,7 @@ async def test_the_model_a_run_names_is_the_model_sent(server: WireServer) -> No
 
 
 # -- the error family -------------------------------------------------------------------------
-PROVIDER_ERRORS = [cls for cls in vars(errors).values()
+PROVIDER_ERRORS = [cls for cls in (getattr(errors, name) for name in errors.__all__)
                    if inspect.isclass(cls) and issubclass(cls, ProviderError)]
 
 

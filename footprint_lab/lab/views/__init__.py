@@ -1,7 +1,7 @@
 """The notebook views: every footprint_lab object shows itself, with no JavaScript needed.
 
 Importing this package registers one renderer per kind with the display registry below the
-core (:mod:`footprint_lab.engine.display`); the package root adds the loader that imports it
+core (:mod:`footprint_lab.engine._display`); the package root adds the loader that imports it
 the first time anything is displayed, so ``Run._repr_mimebundle_`` works without
 ``%load_ext`` and ``core`` never imports ``lab``.
 
@@ -27,9 +27,9 @@ from typing import Any
 
 import orjson
 
-from footprint_lab.engine import display
+from footprint_lab.engine import _display as display
+from footprint_lab.engine._recording import RECORDING_MIME, Recording
 from footprint_lab.engine._saved_form import packed
-from footprint_lab.engine.recording import RECORDING_MIME, Recording
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.views.answer import answer_view, bundle_text, slots_view
 from footprint_lab.lab.views.explain import (
@@ -78,7 +78,7 @@ def recording_left_out(size: int) -> str:
 
 def recording_data(recording: Recording) -> dict[str, Any]:
     """The recording as compact JSON-native data: ``Recording.model_validate(data) == recording``
-    (its long lists as tables, fields at their defaults left out: see ``engine.recording.packed``)."""
+    (its long lists as tables, fields at their defaults left out: see ``engine._recording.packed``)."""
     return packed(recording)
 
 

@@ -28,13 +28,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from footprint_lab.engine.seal import verify
-from footprint_lab.explain.choice import CLOSE_CALL
-from footprint_lab.explain.custody import backtrack
-from footprint_lab.explain.influence import suspects
-from footprint_lab.explain.integrity_checks import integrity
-from footprint_lab.explain.tool_lint import twins
-from footprint_lab.explain.tree import run_tree
+from footprint_lab.engine._seal import verify
+from footprint_lab.explain._choice import CLOSE_CALL
+from footprint_lab.explain._custody import backtrack
+from footprint_lab.explain._influence import suspects
+from footprint_lab.explain._integrity_checks import integrity
+from footprint_lab.explain._tool_lint import twins
+from footprint_lab.explain._tree import run_tree
 from footprint_lab.lab.views.page import (
     CORRELATIONAL,
     FIRST_DRAWN,
@@ -56,10 +56,10 @@ from footprint_lab.lab.views.page import (
 )
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.recording import ContextPiece, LLMExchange, Recording
-    from footprint_lab.explain.custody import Backtrack, Candidate, Hop
-    from footprint_lab.explain.integrity_checks import IntegrityReport
-    from footprint_lab.explain.tree import RunTree, TreeNode
+    from footprint_lab.engine._recording import ContextPiece, LLMExchange, Recording
+    from footprint_lab.explain._custody import Backtrack, Candidate, Hop
+    from footprint_lab.explain._integrity_checks import IntegrityReport
+    from footprint_lab.explain._tree import RunTree, TreeNode
 
 SLOTS = ("system", "messages", "tools")
 #: a composition whose tree has more runs than this shows each member's answer and header only

@@ -26,9 +26,9 @@ from footprint_lab.lab.views.page import (
 )
 
 if TYPE_CHECKING:
-    from footprint_lab.explain.ablation import Localization
-    from footprint_lab.explain.custody import Backtrack
-    from footprint_lab.explain.dropped import DroppedContext
+    from footprint_lab.explain._ablation import Localization
+    from footprint_lab.explain._custody import Backtrack
+    from footprint_lab.explain._dropped import DroppedContext
 
 #: how many candidates a displayed backtrack opens before pointing at the full text
 SHOWN = 40

@@ -21,7 +21,7 @@ from typing import TypeVar
 # the views take the drawing doors from here, with the rest of the page
 from footprint_lab.engine.markup import attr as attr
 from footprint_lab.engine.markup import esc as esc
-from footprint_lab.explain.render import shorten as shorten
+from footprint_lab.explain._render import shorten as shorten
 
 T = TypeVar("T")
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.explain.tree import RunTree, run_tree
+from footprint_lab.explain._tree import RunTree, run_tree
 from footprint_lab.lab.views.answer import FULL_MEMBER_VIEWS, nested_html, node_label, recordings_by_path
 from footprint_lab.lab.views.page import (
     FIRST_DRAWN,
@@ -39,7 +39,7 @@ from footprint_lab.lab.views.page import (
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-    from footprint_lab.explain.tree import RunTree, TreeEdge, TreeNode
+    from footprint_lab.explain._tree import RunTree, TreeEdge, TreeNode
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 RUN_KIND_COLOURS = {

@@ -1,0 +1,131 @@
+"""The two roots of every error a user can meet: refused before running, or failed while running.
+
+Rule: an error tells the truth about what happened. A :class:`Refusal` fires at a door
+that received something it cannot use, *before anything runs*: nothing is billed, nothing
+is half-recorded, and the runner's state is left as it was. A :class:`RunFailure` happens
+*while running* (a provider answered 429, a call timed out, a tool raised): steps ran, calls
+may have been charged, and the error says what was done and where it is kept. Both share
+one shape (:class:`CodedError`); every one
+
+- carries a stable ``code`` (``ERR_...``) that programs branch on,
+- describes what arrived by its shape, never by its value (the caller's data, a
+  secret or an identity is never quoted),
+- teaches the fix in its message,
+- keeps its evidence in typed attributes, which the notebook lab renders as a card.
+
+Refusals live next to the door that raises them; ``footprint_lab.errors`` gathers them.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
+
+
+class CodedError(Exception):
+    """The shape every footprint_lab error shares: a ``code``, a teaching message, typed ``fields``."""
+
+    code: ClassVar[str] = "ERR_FOOTPRINT_LAB"
+    #: The names of the attributes that carry this error's evidence (rendered on cards).
+    fields: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def evidence(self) -> dict[str, Any]:
+        """The typed fields of this error, by name (what a card shows beside the message)."""
+        return {name: getattr(self, name, None) for name in self.fields}
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """A displayed refusal is its card (the lab's renderer, through ``engine._display``)."""
+        return show_error(self, include, exclude)
+
+
+def show_error(error: Exception, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+    """The display bundle of a refusal or a run failure: its card beside one line of text."""
+    from footprint_lab.engine._display import bundle
+
+    line = f"{type(error).__name__} [{getattr(error, 'code', '')}]: {error}"
+    return bundle("refusal", error, lambda: {"text/plain": line}, include, exclude)
+
+
+class Refusal(CodedError):
+    """A caller's mistake, refused at a door before anything ran."""
+
+    code: ClassVar[str] = "ERR_REFUSED"
+
+
+class RunFailure(CodedError):
+    """Something failed while running (after the door let the run in); what was done is kept.
+
+    Not a caller's mistake refused up front: steps ran and calls may have been charged. Each
+    subclass says where what was done is kept (a checkpoint, the failed exchange) and, in
+    ``retryable`` or ``resumable``, whether trying again can help.
+    """
+
+    code: ClassVar[str] = "ERR_RUN_FAILED"
+
+
+class SettingRefusal(Refusal):
+    """Base of the refusals for a builder keyword that no run could use.
+
+    Carries ``setting`` (the keyword at fault) and ``received`` (its shape, never its value);
+    the message names the builder, the setting and what a usable value looks like.
+    """
+
+    fields = ("setting", "received")
+
+    def __init__(self, runner: str, setting: str, received: str, fix: str) -> None:
+        super().__init__(f"{runner}: '{setting}' {fix} (received {received}).")
+        self.setting = setting
+        self.received = received
+
+
+def describe_shape(value: object) -> str:
+    """Describe a value by its shape, never by its content.
+
+    ``None``, ``a list of 3``, ``a dict with no keys``, ``a dict with keys: text``, ``an int``.
+    Only short identifier-like string keys are named; any other key is counted, because a
+    key can itself be the caller's data.
+    """
+    if value is None:
+        return "None"
+    if isinstance(value, list | tuple | set | frozenset):
+        return f"a {type(value).__name__} of {len(value)}"
+    if isinstance(value, dict):
+        if not value:
+            return "a dict with no keys"
+        named = [k for k in value if isinstance(k, str) and k.isidentifier() and len(k) <= 32]
+        shown = ", ".join(named[:6])
+        others = len(value) - min(len(named), 6)
+        if not shown:
+            return f"a dict with {len(value)} key{'s' if len(value) != 1 else ''} (not shown)"
+        more = f" and {others} more" if others else ""
+        return f"a dict with keys: {shown}{more}"
+    name = type(value).__name__
+    return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
+
+
+
+def call_problem(value: object, count: int) -> str | None:
+    """``None`` when ``value`` can be called with ``count`` positional arguments, else its shape.
+
+    A class, a function of the wrong arity or a keyword-only function is refused at the door
+    that takes it, not when a run first calls it (where a listener's error would be swallowed
+    and a guard's would fail the run). A callable whose signature cannot be read (some
+    builtins) is given the benefit of the doubt.
+    """
+    if isinstance(value, type):
+        return "a class"
+    if not callable(value):
+        return describe_shape(value)
+    try:
+        signature = inspect.signature(value)
+    except (TypeError, ValueError):
+        return None
+    try:
+        signature.bind(*range(count))
+    except TypeError:
+        return f"a function that cannot be called with {count} argument{'s' if count != 1 else ''}"
+    return None

@@ -1,0 +1,140 @@
+"""``Rows``: a recording's list of models (steps, reads, events...), built from the capture on first use.
+
+Defect closed: a long run's recording was built as tens of thousands of pydantic objects the
+moment anything asked for ``run.recording`` (repr included), about 1.2 kB each, six times the
+JSON they stand for. The capture already holds the same evidence as tuples and columns of
+plain values, so a ``Rows`` keeps a count and a function that builds item ``i`` from the
+capture, and builds the whole list the first time an item is asked for (then keeps it, so
+the items are ordinary models one can hold, compare and even change).
+
+Rule kept: a ``Rows`` is a list in all but its class: indexing, slicing, iteration, ``len``,
+``==`` with a list, ``append`` and the other mutating methods, ``repr``, copy and pickle.
+In a ``Recording`` the field is declared ``list[Model]``: validation (from JSON or Python)
+gives a plain list wrapped as built ``Rows``, and serialisation goes through the model's own
+serializer, so the JSON is byte for byte what a list of the same models gives
+(tests/test_engine.py). Dumping an unbuilt ``Rows`` builds its items for the dump only.
+
+Role: engine layer, used by :mod:`footprint_lab.engine._recording`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Iterator, MutableSequence
+from typing import Any, TypeVar, overload
+
+from pydantic import AfterValidator, PlainSerializer
+
+Item = TypeVar("Item")
+
+
+class Rows(MutableSequence[Item]):
+    """A list of ``count`` items made by ``make(i)`` on first use, or of items already built."""
+
+    __slots__ = ("_count", "_items", "_make")
+
+    def __init__(self, items: Iterable[Item] = (), *, count: int = 0,
+                 make: Callable[[int], Item] | None = None) -> None:
+        self._items: list[Item] | None = None if make is not None else list(items)
+        self._count = count
+        self._make = make
+
+    @property
+    def built(self) -> bool:
+        """Whether the items have been made (the first read of any item makes them all)."""
+        return self._items is not None
+
+    def items(self) -> list[Item]:
+        """The items as a list, made now when they were not yet."""
+        items = self._items
+        if items is None:
+            make = self._make
+            assert make is not None
+            items = self._items = [make(i) for i in range(self._count)]
+            self._make = None
+        return items
+
+    def transient(self) -> list[Item]:
+        """The items for one use (a dump), without keeping them when they were not built."""
+        if self._items is not None:
+            return self._items
+        make = self._make
+        assert make is not None
+        return [make(i) for i in range(self._count)]
+
+    def __len__(self) -> int:
+        return self._count if self._items is None else len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Item]: ...
+
+    def __getitem__(self, index: int | slice) -> Item | list[Item]:
+        return self.items()[index]
+
+    @overload
+    def __setitem__(self, index: int, value: Item) -> None: ...
+
+    @overload
+    def __setitem__(self, index: slice, value: Iterable[Item]) -> None: ...
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self.items()[index] = value
+
+    def __delitem__(self, index: int | slice) -> None:
+        del self.items()[index]
+
+    def insert(self, index: int, value: Item) -> None:
+        self.items().insert(index, value)
+
+    def __iter__(self) -> Iterator[Item]:
+        return iter(self.items())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Rows):
+            return self.items() == other.items()
+        if isinstance(other, list):
+            return self.items() == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+    def __add__(self, other: Iterable[Item]) -> list[Item]:
+        return [*self.items(), *other]
+
+    def __radd__(self, other: Iterable[Item]) -> list[Item]:
+        return [*other, *self.items()]
+
+    def sort(self, *, key: Callable[[Item], Any] | None = None, reverse: bool = False) -> None:
+        """Sort in place, as ``list.sort``."""
+        self.items().sort(key=key, reverse=reverse)
+
+    def copy(self) -> list[Item]:
+        """A shallow copy, as a list."""
+        return list(self.items())
+
+    def __repr__(self) -> str:
+        return repr(self.items())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Rows, (self.items(),))
+
+
+def as_list(value: list[Item]) -> list[Item]:
+    """A recording's list as a plain list (a ``Rows``'s own, built now if it was not): for loops that
+    index it thousands of times, where each ``Rows`` lookup would be a Python call."""
+    return value.items() if isinstance(value, Rows) else value
+
+
+def _wrap(value: list[Any]) -> Rows[Any]:
+    return value if isinstance(value, Rows) else Rows(value)
+
+
+def _dump(value: Any) -> list[Any]:
+    return value.transient() if isinstance(value, Rows) else value
+
+
+def rows_field(model: type) -> tuple[Any, Any]:
+    """The validator and serializer that make a ``list[model]`` field hold ``Rows``."""
+    return AfterValidator(_wrap), PlainSerializer(_dump, return_type=list[model])  # type: ignore[valid-type]

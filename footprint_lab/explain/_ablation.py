@@ -1,0 +1,457 @@
+"""Proof by ablation: remove a suspect, rerun the same input, and test whether the outcome flips more than noise.
+
+Rule kept here: a suspect is called a cause only when an exact test says its removal flips the
+outcome more often than unchanged reruns do, at a false-confirmation rate the caller sets
+(``alpha``, 5% by default: the chance that one call confirms any suspect that has no effect).
+``localize``
+
+1. ranks the suspects (the ranking's top ``top``, every removable source when a ``budget`` is
+   given without ``top``, or exactly ``sources``);
+2. screens them cheaply, one at a time or, when there are many, by removing random halves
+   together (a group test), to choose the candidates;
+3. confirms the candidates on fresh reruns against a fresh baseline, seeded ``0, 1, 2 ...``
+   alike: Boschloo's exact test, Holm-corrected, at up to three looks of ``samples``, twice and
+   four times as many reruns (see :mod:`~footprint_lab.explain._trial` for why the rate holds);
+4. stops at ``budget`` reruns in all, and gives each suspect a verdict: ``confirmed``,
+   ``not_confirmed`` (no sign of an effect beyond noise) or ``undecided`` (a sign of one, not yet
+   enough to conclude), with its flips, the noise it was judged against, the p-value and the
+   reruns it cost.
+
+A deterministic model needs few reruns: a suspect that flips 3 of 3 against a baseline that
+held 3 of 3 is confirmed (p = 0.016). A noisy one gets as many as the budget allows where they
+can decide something. A rerun that fails for a passing reason is tried again; one that still
+fails is counted as failed, never as a flip or as noise, and the summary says how many and why.
+``rerun_without`` reruns without named sources: once, to see what changed, or ``samples`` times
+beside as many unchanged reruns, to test it the same way.
+
+Role: explain layer; it reruns whatever runner it is handed (see :mod:`footprint_lab.explain._rerun`).
+Refusal raised here: :class:`NothingToLocalizeError`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.engine._refusal import Refusal
+from footprint_lab.explain._checks import id_list, recording_of, whole_number
+from footprint_lab.explain._custody import backtrack
+from footprint_lab.explain._draws import Draws
+from footprint_lab.explain._influence import suspects as rank_suspects
+from footprint_lab.explain._members import Source
+from footprint_lab.explain._render import display_bundle, shorten
+from footprint_lab.explain._rerun import (
+    Outcome,
+    Progress,
+    Rerunner,
+    TextDifference,
+    check_comparator,
+    check_removable,
+    not_removable_reason,
+)
+from footprint_lab.explain._sources import describe_source
+from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, TrialResult, check_trial_settings, decide
+from footprint_lab.explain.compare import suggest
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from footprint_lab.engine._recording import Recording
+
+#: The suspects tested when neither ``top`` nor ``budget`` is given.
+DEFAULT_TOP = 5
+
+
+class NothingToLocalizeError(Refusal):
+    """Raised by ``localize`` / ``rerun_without`` on a run with no LLM call or no answer to compare reruns with.
+
+    Carries ``reason`` (``no_llm_call`` or ``no_answer``) and ``status`` (the run's status).
+    """
+
+    code = "ERR_NOTHING_TO_LOCALIZE"
+    fields = ("reason", "status")
+
+    def __init__(self, function: str, reason: str, status: str) -> None:
+        if reason == "no_llm_call":
+            why = ("made no LLM call, so no context reached a model and there is nothing to remove. Localize a run "
+                   "that called a model; run.steps shows whether it did")
+        else:
+            why = (f"has no answer to compare reruns with (its status is {status}). Localize a finished run; "
+                   "for a failed one, backtrack(at='call-llm#N') shows what its calls were sent")
+        super().__init__(f"{function}: this run {why}.")
+        self.reason = reason
+        self.status = status
+
+
+def original_answer(function: str, recording: Recording) -> str:
+    if not recording.exchanges and not any(child.exchanges for child in recording.children):
+        raise NothingToLocalizeError(function, "no_llm_call", recording.status)
+    if recording.answer is None:
+        raise NothingToLocalizeError(function, "no_answer", recording.status)
+    return recording.answer
+
+
+@dataclass(slots=True)
+class LocalizedSuspect:
+    """One suspect's trial: its place in the ranking and what the reruns without it said.
+
+    ``flips`` of ``samples`` finished reruns changed the outcome (the confirmation's reruns when
+    it reached confirmation, else the screening's), against ``noise_flips`` of ``noise_samples``
+    unchanged ones; ``p_value`` is the exact test's, compared with ``level``.
+    """
+
+    rank: int
+    source_id: str
+    source_kind: str
+    score: float
+    trial: ArmVerdict
+    #: in a composed run: the member's path (empty for the run itself) and the name its runner was given
+    member: str = ""
+    member_name: str | None = None
+
+    verdict = property(lambda self: self.trial.verdict)
+    reason = property(lambda self: self.trial.reason)
+    flips = property(lambda self: self.trial.flips)
+    samples = property(lambda self: self.trial.samples)
+    flip_rate = property(lambda self: self.trial.flip_rate)
+    noise_flips = property(lambda self: self.trial.noise_flips)
+    noise_samples = property(lambda self: self.trial.noise_samples)
+    noise_rate = property(lambda self: self.trial.noise_rate)
+    p_value = property(lambda self: self.trial.p_value)
+    level = property(lambda self: self.trial.level)
+    reruns = property(lambda self: self.trial.reruns)
+    failed = property(lambda self: self.trial.failed)
+    failures = property(lambda self: self.trial.failures)
+
+    @property
+    def outcomes(self) -> list[Outcome]:
+        """The reruns its flips are counted over."""
+        return self.trial.counted
+
+    @property
+    def phase(self) -> str:
+        """``confirmation`` when fresh reruns tested it, else ``screening`` (it was set aside there)."""
+        return "confirmation" if self.trial.tested else "screening"
+
+    @property
+    def where(self) -> str:
+        """`` in member 'triage' (agent 'triage')``, or nothing for a source of the run itself."""
+        if not self.member:
+            return ""
+        named = self.member_name and self.member_name != self.member.rpartition("/")[2]
+        return f" in member '{self.member}'" + (f" ('{self.member_name}')" if named else "")
+
+    def line(self) -> str:
+        cost = f"{self.reruns} rerun{'s' if self.reruns != 1 else ''}"
+        return f"{VERDICT_LABELS[self.verdict]}: removing '{self.source_id}'{self.where} {self.reason}; {cost}"
+
+
+@dataclass(slots=True)
+class Localization:
+    """The verdict on each tested suspect, in rank order, with the baseline and budget they were judged by."""
+
+    original: str
+    suspects: list[LocalizedSuspect]
+    untested: list[tuple[str, str]]
+    comparator: str
+    trial: TrialResult
+
+    baseline = property(lambda self: self.trial.baseline, doc="The confirmation's unchanged reruns.")
+    reruns = property(lambda self: self.trial.reruns, doc="Every rerun started, failed ones included.")
+    budget = property(lambda self: self.trial.budget)
+    alpha = property(lambda self: self.trial.alpha, doc="The false-confirmation rate the verdicts hold to.")
+    design = property(lambda self: self.trial.design, doc="How the suspects were screened.")
+    notes = property(lambda self: self.trial.notes)
+
+    @property
+    def noise(self) -> tuple[int, int]:
+        """``(flips, finished)`` of the unchanged reruns the verdicts rest on."""
+        return self.trial.noise
+
+    @property
+    def baseline_stable(self) -> bool:
+        """``True`` when unchanged reruns finished and none of them changed the outcome."""
+        flips, finished = self.noise
+        return finished > 0 and flips == 0
+
+    @property
+    def failed(self) -> int:
+        return sum(self.trial.failures.values())
+
+    @property
+    def confirmed(self) -> list[str]:
+        """The ids of the suspects whose removal was shown to flip the outcome (verdict ``confirmed``)."""
+        return [s.source_id for s in self.suspects if s.verdict == "confirmed"]
+
+    @property
+    def together(self) -> list[ArmVerdict]:
+        """Sets of suspects tested together because none flipped the outcome alone (see the trial's design)."""
+        singles = {s.source_id for s in self.suspects}
+        return [verdict for verdict in self.trial.arms if verdict.arm.key not in singles]
+
+    @property
+    def confirmed_together(self) -> list[tuple[str, ...]]:
+        """The sets whose joint removal was shown to flip the outcome: causes that act only together."""
+        return [verdict.arm.exclude for verdict in self.together if verdict.verdict == "confirmed"]
+
+    def verdict(self, source_id: str) -> str | None:
+        """The verdict on one tested source, or ``None`` when it was not tested."""
+        return next((s.verdict for s in self.suspects if s.source_id == source_id), None)
+
+    def summary(self) -> str:
+        counts = Counter(s.verdict for s in self.suspects)
+        flips, finished = self.noise
+        failed = self.trial.failures
+        lost = (f"; {sum(failed.values())} failed ({', '.join(f'{k} x{v}' for k, v in failed.most_common())})"
+                if failed else "")
+        together = (f", {len(self.confirmed_together)} set(s) confirmed together" if self.confirmed_together
+                    else "")
+        return (f"Localization of \"{shorten(self.original, 60)}\": {counts['confirmed']} of {len(self.suspects)} "
+                f"suspects confirmed{together}, {counts['undecided']} undecided, in {self.reruns} reruns (budget "
+                f"{self.budget}){lost}; noise: {flips}/{finished} unchanged reruns changed the outcome; "
+                f"false-confirmation rate at most {self.alpha:.0%}; comparator {self.comparator}.")
+
+    @property
+    def nothing_alone(self) -> bool:
+        """``True`` when no tested suspect showed any effect alone (none confirmed, none undecided).
+
+        Causes can still act together (two redundant facts, each enough to keep the outcome):
+        :func:`~footprint_lab.explain.bisect_culprits` searches for sets whose joint removal flips it.
+        """
+        return bool(self.suspects) and all(s.verdict == "not_confirmed" for s in self.suspects) and \
+            not self.notes
+
+    def __str__(self) -> str:
+        lines = [self.summary(), *(s.line() for s in self.suspects)]
+        lines += [f"{VERDICT_LABELS[v.verdict]} TOGETHER: removing {' + '.join(repr(n) for n in v.arm.exclude)} "
+                  f"at once {v.reason}; {v.reruns} reruns" for v in self.together]
+        lines += [f"not tested: '{name}' ({why})" for name, why in self.untested]
+        lines += self.notes
+        if self.nothing_alone and not self.confirmed_together:
+            lines.append("No suspect flipped the outcome alone; causes may act only together: "
+                         "bisect_culprits(run, rerun=...) searches for sets whose joint removal flips it.")
+        return "\n".join(lines)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per tested suspect: its verdict and every count and figure the verdict rests on."""
+        import pandas as pd
+
+        rows = [{"rank": s.rank, "source_id": s.source_id, "source_kind": s.source_kind, "verdict": s.verdict,
+                 "flips": s.flips, "samples": s.samples, "flip_rate": s.flip_rate, "noise_flips": s.noise_flips,
+                 "noise_samples": s.noise_samples, "noise_rate": s.noise_rate, "p_value": s.p_value,
+                 "level": s.level, "reruns": s.reruns, "failed": s.failed, "phase": s.phase, "score": s.score,
+                 "reason": s.reason, "member": s.member, "member_name": s.member_name}
+                for s in self.suspects]
+        return pd.DataFrame(rows, columns=LOCALIZATION_COLUMNS)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("localization", self, self.summary(), str(self), include, exclude)
+
+
+LOCALIZATION_COLUMNS = ["rank", "source_id", "source_kind", "verdict", "flips", "samples", "flip_rate", "noise_flips",
+                        "noise_samples", "noise_rate", "p_value", "level", "reruns", "failed", "phase", "score",
+                        "reason", "member", "member_name"]
+
+
+def noise_note(trial: TrialResult, comparator: Any, original: str) -> list[str]:
+    """What to try when unchanged reruns flip often under the default comparator."""
+    flips, finished = trial.noise
+    if not isinstance(comparator, TextDifference) or not finished or flips * 3 < finished:
+        return []
+    return [f"The baseline is unstable under {comparator!r} ({flips}/{finished} unchanged reruns read as "
+            f"changed): free text differs from rerun to rerun. {suggest(original)}"]
+
+
+async def localize(
+    run: Any,
+    *,
+    rerun: Any,
+    samples: int = 3,
+    top: int | None = None,
+    budget: int | None = None,
+    alpha: float = 0.05,
+    sources: Sequence[str] | None = None,
+    strategy: Any = "lexical",
+    comparator: Callable[[str, str], Any] | None = None,
+    concurrency: int = 16,
+    input: Any = None,
+    continue_from: Any = None,
+    retries: int = 2,
+    progress: bool | Callable[[int, int], None] | None = None,
+) -> Localization:
+    """Test which suspects of a run cause its answer by removing them and rerunning; see the module docstring.
+
+    ``rerun`` is the agent itself (rebuilt without each suspect) or a factory called as
+    ``factory(exclude=[...])``. ``samples`` is the reruns a side of the confirmation's first look;
+    ``budget`` caps every rerun of the call (default ``16 x samples``); ``alpha`` is the
+    false-confirmation rate. ``top`` is how many of the ranking's suspects to test (default 5, or
+    every removable source when a budget is given); ``sources`` tests exactly these removal ids.
+    ``comparator`` says whether a rerun's answer flipped the outcome (``footprint_lab.explain.compare``
+    has ones that know answers; it may be a coroutine function). ``input`` replaces the recorded message
+    (needed when it was redacted); ``continue_from`` is the checkpoint a follow-up run continued.
+    ``retries`` is how many more tries a rerun that fails for a passing reason gets. ``progress`` shows a
+    bar in a notebook (``None``: only inside a kernel), or is a function ``(done, total)``.
+    """
+    recording = recording_of(run, "localize")
+    original = original_answer("localize", recording)
+    limit = check_trial_settings("localize", samples=samples, alpha=alpha, budget=budget, concurrency=concurrency)
+    if top is not None:
+        whole_number("localize", "top", top, 1, 100_000)
+    whole_number("localize", "retries", retries, 0, 10)
+    compare = check_comparator("localize", comparator)
+    rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=retries)
+    wanted = top if top is not None else (DEFAULT_TOP if budget is None else 100_000)
+    chosen, untested = choose_suspects(recording, run, sources, strategy, wanted)
+    arms = [Arm(name, (name,)) for _, name, _, _ in chosen]
+    bar = Progress(limit, "reruns", progress)
+    draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
+    draws.prepare(arms)
+    trial = await decide(arms, draws, samples=samples, alpha=alpha, budget=limit, screen=sources is None)
+    bar.close()
+    trial.notes += noise_note(trial, compare, original)
+    by_key = {verdict.arm.key: verdict for verdict in trial.arms}
+    tested = [LocalizedSuspect(rank, name, source.kind, score, by_key[name], source.member, source.member_name)
+              for rank, name, source, score in chosen]
+    return Localization(original, tested, untested, repr(compare), trial)
+
+
+def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any,
+                    top: int) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
+    """``(rank, removal id, source, score)`` of each suspect to test, and the higher-ranked ones no rerun can remove."""
+    if sources is not None:
+        named = id_list("localize", "sources", sources)
+        known = check_removable("localize", recording, named)
+        return [(position, name, known[name], 0.0) for position, name in enumerate(named, 1)], []
+    known = check_removable("localize", recording, [])
+    frame = rank_suspects(run, strategy=strategy)
+    chosen: list[tuple[int, str, Source, float]] = []
+    untested: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for row in frame.to_dict("records"):
+        if len(chosen) >= top:
+            break
+        name = row["removal_id"]
+        if not isinstance(name, str):
+            if row["source_kind"] != "decision":
+                untested.append((str(row["source_id"]), not_removable_reason(str(row["source_kind"]))))
+            continue
+        if name in seen:
+            continue
+        seen.add(name)
+        source = known.get(name) or Source(str(row["source_kind"]), [])
+        chosen.append((int(row["rank"]), name, source, float(row["score"])))
+    return chosen, untested
+
+
+@dataclass(slots=True)
+class RerunReport:
+    """What changed when the same input was run again without some sources.
+
+    ``after``, ``changed``, ``gone`` and ``appeared`` describe the first rerun. With
+    ``samples`` of 2 or more, ``trial`` holds the test of all of them against as many unchanged
+    reruns: its ``verdict``, flips, noise and p-value, as ``localize`` gives for one suspect.
+    """
+
+    removed: list[str]
+    before: str
+    after: str | None
+    changed: bool
+    error: str | None
+    run: Any
+    gone: list[str]
+    appeared: list[str]
+    difference: float | None
+    trial: ArmVerdict | None = None
+
+    @property
+    def verdict(self) -> str | None:
+        """``confirmed`` / ``not_confirmed`` / ``undecided`` when tested over several reruns, else ``None``."""
+        return self.trial.verdict if self.trial is not None else None
+
+    def summary(self) -> str:
+        names = ", ".join(f"'{n}'" for n in self.removed)
+        if self.trial is not None:
+            return f"Rerun without {names}: {VERDICT_LABELS[self.trial.verdict]}: removing them {self.trial.reason}."
+        if self.error is not None:
+            return f"Rerun without {names}: the rerun failed ({self.error})."
+        measured = f" (text difference {self.difference:.2f})" if self.difference is not None else ""
+        state = "changed" if self.changed else "did not change"
+        return f"Rerun without {names}: the outcome {state}{measured}."
+
+    def __str__(self) -> str:
+        lines = [self.summary(), f"  before: \"{shorten(self.before)}\""]
+        if self.after is not None:
+            lines.append(f"  after:  \"{shorten(self.after)}\"")
+        lines.append(f"  no longer sent: {', '.join(self.gone) or 'nothing'}")
+        lines.append(f"  newly sent:     {', '.join(self.appeared) or 'nothing'}")
+        if self.trial is None:
+            lines.append("One rerun is an observation, not a proof: samples=3 tests it against as many unchanged "
+                         "reruns, and localize() tests every suspect.")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("rerun_report", self, self.summary(), str(self), include, exclude)
+
+
+async def rerun_without(
+    run: Any,
+    ignore: Sequence[str] | str,
+    *,
+    rerun: Any,
+    samples: int = 1,
+    alpha: float = 0.05,
+    budget: int | None = None,
+    comparator: Callable[[str, str], Any] | None = None,
+    concurrency: int = 16,
+    input: Any = None,
+    continue_from: Any = None,
+    retries: int = 2,
+    progress: bool | Callable[[int, int], None] | None = None,
+) -> RerunReport:
+    """Run the same input again without the named sources, and report what changed.
+
+    ``ignore`` names sources by their removal id (``run.suspects()`` shows it): declaration
+    ids, tool names, ``system-prompt``. With ``samples=1`` (the default) it is one rerun, an
+    observation; with more, the removal is tested against as many unchanged reruns (and more
+    looks while undecided, within ``budget``) at false-confirmation rate ``alpha``. The other
+    settings are as for ``localize``.
+    """
+    recording = recording_of(run, "rerun_without")
+    names = id_list("rerun_without", "ignore", ignore)
+    check_removable("rerun_without", recording, names)
+    original = original_answer("rerun_without", recording)
+    limit = check_trial_settings("rerun_without", samples=samples, alpha=alpha, budget=budget,
+                                 concurrency=concurrency)
+    whole_number("rerun_without", "retries", retries, 0, 10)
+    compare = check_comparator("rerun_without", comparator)
+    rerunner = Rerunner("rerun_without", rerun, recording, input, continue_from, retries=retries)
+    arm = Arm(" + ".join(names), tuple(names))
+    bar = Progress(1 if samples == 1 else limit, "reruns", progress)
+    draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar, keep_runs=True)
+    draws.prepare([arm])
+    trial: ArmVerdict | None = None
+    if samples == 1:
+        (outcome,) = await draws([(arm, 0)])
+    else:
+        result = await decide([arm], draws, samples=samples, alpha=alpha, budget=limit, screen=False)
+        trial = result.arms[0]
+        outcome = next((o for o in trial.confirmation if o.error is None), trial.confirmation[0])
+    bar.close()
+    if outcome.answer is None:
+        return RerunReport(names, original, None, False, outcome.error, None, [], [], None, trial)
+    before = _sent_sources(recording)
+    after = _sent_sources(outcome.run.recording) if outcome.run is not None else []
+    difference = TextDifference.difference(original, outcome.answer) if isinstance(compare, TextDifference) else None
+    return RerunReport(
+        names, original, outcome.answer, outcome.flipped, None, outcome.run,
+        [s for s in before if s not in after], [s for s in after if s not in before], difference, trial,
+    )
+
+
+def _sent_sources(recording: Recording) -> list[str]:
+    """The sources that reached the answer (members' included), as ``kind 'id'``, in the order they were sent."""
+    return list(dict.fromkeys(
+        describe_source(c.piece) + (f" of member '{c.member.path}'" if c.member.path else "")
+        for c in backtrack(recording).candidates))

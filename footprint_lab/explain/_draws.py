@@ -1,0 +1,70 @@
+"""The reruns a trial asks for, run: one fresh runner per rerun, concurrently, each outcome judged.
+
+Rule kept here: every arm's runner is built once before the first rerun starts (:meth:`Draws.prepare`),
+so a factory that cannot build one is refused before anything is billed; after that, each rerun
+gets a runner of its own (one runner answers one turn at a time), and a rerun tried again after a
+passing failure gets a new one too. Outcomes are judged against the original answer by the
+comparator, which may be a plain function or a coroutine function (an LLM judge).
+
+Role: explain layer; the bridge between :mod:`~footprint_lab.explain._trial` (arms and seeds)
+and :mod:`~footprint_lab.explain._rerun` (runners).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, run_all
+from footprint_lab.explain._trial import Arm
+
+
+class Draws:
+    """Runs ``(arm, seed)`` reruns (``None`` for the unchanged run) and judges each against ``original``."""
+
+    def __init__(self, rerunner: Rerunner, compare: Callable[[str, str], Any], original: str, *,
+                 concurrency: int, bar: Progress | None = None, keep_runs: bool = False) -> None:
+        self.rerunner = rerunner
+        self.compare = compare
+        self.original = original
+        self.concurrency = concurrency
+        self.bar = bar
+        self.keep_runs = keep_runs
+        self._prepared: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}
+
+    def prepare(self, arms: Sequence[Arm]) -> None:
+        """Build one runner for the unchanged run and for each arm now: a bad factory is refused here."""
+        for exclude, force in [((), ()), *((arm.exclude, arm.force) for arm in arms)]:
+            self._prepared.setdefault((exclude, force), self.rerunner.build(exclude=exclude, force=force, seed=0))
+
+    def _builder(self, arm: Arm | None, seed: int) -> Callable[[], Any]:
+        exclude, force = (arm.exclude, arm.force) if arm is not None else ((), ())
+        return functools.partial(self.rerunner.build, exclude=exclude, force=force, seed=seed)
+
+    def _runner(self, arm: Arm | None, seed: int) -> Any:
+        key = (arm.exclude, arm.force) if arm is not None else ((), ())
+        if seed == 0 and key in self._prepared:  # the runner built to check the factory serves the first rerun
+            return self._prepared.pop(key)
+        return self._builder(arm, seed)()
+
+    async def _one(self, arm: Arm | None, seed: int, runner: Any) -> Outcome:
+        outcome = await self.rerunner.run(runner, seed, keep_run=self.keep_runs, rebuild=self._builder(arm, seed))
+        if outcome.answer is not None:
+            try:
+                judged = self.compare(self.original, outcome.answer)
+                if inspect.isawaitable(judged):
+                    judged = await judged
+            except Exception as exc:  # a comparator that cannot judge this rerun: it counts as failed, not as a flip
+                outcome.error = f"comparator {type(exc).__name__}"
+                return outcome
+            outcome.flipped = bool(judged)
+        return outcome
+
+    async def __call__(self, jobs: Sequence[tuple[Arm | None, int]]) -> list[Outcome]:
+        runners = [self._runner(arm, seed) for arm, seed in jobs]  # all built before any of them runs
+        work = [functools.partial(self._one, arm, seed, runner) for (arm, seed), runner in zip(jobs, runners,
+                                                                                            strict=True)]
+        return await run_all(work, concurrency=self.concurrency,
+                             on_done=self.bar.step if self.bar is not None else None)

@@ -1,0 +1,341 @@
+"""Reruns for explanations: the same input again, with sources removed or forced in.
+
+Rule kept here: an explanation reruns whatever runner it is handed, by duck typing, and
+builds every runner it will need *before* the first rerun starts, so a bad ``rerun=`` is
+refused before anything is billed.
+
+- An agent (anything with ``without(ids, seed=...)``) is rebuilt from its own declarations:
+  ``agent.without([...])`` to remove sources, ``agent.with_forced([...])`` to force a
+  skipped or dropped piece in.
+- A factory (any other callable) is called as ``factory(exclude=[...])`` or
+  ``factory(force=[...])`` and must return a runner; it is also given ``seed=`` when its
+  signature accepts one. For an agent built with another framework (an imported run), the
+  factory may instead return an awaitable (a coroutine) that gives the answer: a text, or a
+  result with ``.output`` (pydantic-ai) or ``.answer``.
+
+A run recorded under a redaction policy is rerun under one too (a runner built without a
+policy is refused), and each rerun's answer is taken from its own recording, masked like the
+original's: the comparison is like with like, and no report shows what the policy covers.
+
+Each rerun gets its own runner, so reruns can go concurrently (one runner answers one turn
+at a time). Outcomes are compared by a comparator: any ``(original, rerun) -> bool`` that says
+whether the outcome flipped; the default, :class:`TextDifference`, normalises both texts
+and calls it a flip when they differ by more than a threshold.
+
+Role: explain layer; it never imports a runner class.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import re
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass
+from difflib import SequenceMatcher
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.context._source_ids import UnknownSourceError
+from footprint_lab.engine._refusal import call_problem, describe_shape
+from footprint_lab.explain._checks import ExplainConfigError, fraction
+from footprint_lab.explain._members import Source, removable_sources
+from footprint_lab.explain._sources import NOT_REMOVABLE
+
+if TYPE_CHECKING:
+    from footprint_lab.engine._recording import Recording
+
+Comparator = Callable[[str, str], bool]
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+class TextDifference:
+    """The default comparator: a flip when the normalised texts differ by more than ``threshold``.
+
+    Normalising lower-cases the text and keeps only its words, so punctuation and spacing never
+    count; the difference is ``1 - similarity`` of the two word sequences (0: same words, 1: none shared).
+    """
+
+    def __init__(self, threshold: float = 0.2) -> None:
+        self.threshold = fraction("TextDifference", "threshold", threshold)
+
+    @staticmethod
+    def difference(original: str, rerun: str) -> float:
+        left = _WORD.findall(original.lower())
+        right = _WORD.findall(rerun.lower())
+        if left == right:
+            return 0.0
+        return 1.0 - SequenceMatcher(None, left, right, autojunk=False).ratio()
+
+    def __call__(self, original: str, rerun: str) -> bool:
+        return self.difference(original, rerun) > self.threshold
+
+    def __repr__(self) -> str:
+        return f"TextDifference(threshold={self.threshold})"
+
+
+def check_comparator(function: str, comparator: Any) -> Comparator:
+    """The comparator to use: the default when ``None``, else any callable of two texts."""
+    if comparator is None:
+        return TextDifference()
+    problem = call_problem(comparator, 2)
+    if problem is not None:
+        raise ExplainConfigError(function, "comparator", problem,
+                                 "must be a function (original, rerun) -> True when the outcome flipped, "
+                                 "e.g. TextDifference(threshold=0.3)")
+    return comparator
+
+
+@dataclass(slots=True)
+class Outcome:
+    """One rerun: its seed, its answer (``None`` when it failed), and the run it left.
+
+    ``attempts`` counts the tries a failing rerun was given (see :meth:`Rerunner.run`).
+    """
+
+    seed: int | None
+    answer: str | None
+    error: str | None = None
+    run: Any = None
+    flipped: bool = False
+    attempts: int = 1
+
+
+class Rerunner:
+    """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
+
+    __slots__ = ("_continue_from", "_function", "_input", "_redacted", "_seeded", "identity", "rerun", "retries",
+                 "retry_wait")
+
+    def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
+                 continue_from: Any = None, *, retries: int = 2, retry_wait: float = 0.5) -> None:
+        self._function = function
+        self.rerun = rerun
+        #: how many more times a rerun that fails for a passing reason is tried, waiting retry_wait, then twice that
+        self.retries = retries
+        self.retry_wait = retry_wait
+        #: the run was recorded under a redaction policy: reruns are judged and shown as recorded, masked alike
+        self._redacted = recording.redaction is not None
+        if callable(getattr(rerun, "without", None)):
+            self._seeded = True
+        elif callable(rerun) and (_accepts(rerun, "exclude") or _accepts(rerun, "force")):
+            self._seeded = _accepts(rerun, "seed")
+        else:
+            raise ExplainConfigError(
+                function, "rerun", describe_shape(rerun),
+                "must be the agent that made the run (it is rebuilt from its declarations minus the removed "
+                "ids) or a factory called as factory(exclude=[...]) that returns a runner",
+            )
+        if input is None:
+            if "[redacted:" in str(recording.input.get("message", "")):
+                raise ExplainConfigError(
+                    function, "input", "nothing, for a run whose recorded message was redacted",
+                    "must be given when the recording holds a redacted message: a rerun of the masked text "
+                    "would answer a different question. Pass the original, input='...'",
+                )
+            self._input: Any = dict(recording.input)
+        elif isinstance(input, str) or (isinstance(input, dict) and isinstance(input.get("message"), str)):
+            self._input = input
+        else:
+            raise ExplainConfigError(function, "input", describe_shape(input),
+                                     "must be the message to rerun (a string or {'message': ...}); leave it out "
+                                     "to rerun the recorded input")
+        self.identity = recording.identity
+        continues = recording.meta.get("continues")
+        if continues and continue_from is None:
+            raise ExplainConfigError(
+                function, "continue_from", "nothing, for a run that continued a conversation",
+                f"must be the checkpoint this run continued (from run {continues.get('run_id')}), so that every "
+                "rerun answers within the same conversation: keep agent.checkpoint() before the follow-up and "
+                "pass it as continue_from=...",
+            )
+        self._continue_from = continue_from
+
+    def build(self, *, exclude: Sequence[str] = (), force: Sequence[str] = (), seed: int | None = None) -> Any:
+        """A fresh runner without ``exclude`` and with ``force`` forced in."""
+        rerun = self.rerun
+        seeded = {"seed": seed} if self._seeded and seed is not None else {}
+        if callable(getattr(rerun, "without", None)):
+            if force:
+                runner = rerun.with_forced(list(force), exclude=list(exclude), **seeded)
+            else:
+                runner = rerun.without(list(exclude), **seeded)
+        else:
+            keywords: dict[str, Any] = {"force": list(force)} if force else {"exclude": list(exclude)}
+            if force and exclude:
+                keywords["exclude"] = list(exclude)
+            runner = rerun(**keywords, **seeded)
+            if inspect.isawaitable(runner):  # a foreign agent's factory: one awaitable answer per rerun
+                runner = _Awaited(runner)
+        if not callable(getattr(runner, "run", None)):
+            raise ExplainConfigError(self._function, "rerun", f"a factory that returned {describe_shape(runner)}",
+                                     "must return a runner (an Agent, an LLMCall or a composition) to rerun")
+        if self._redacted and getattr(runner, "redact", False) is None:
+            raise ExplainConfigError(
+                self._function, "rerun", "a runner with no redaction policy, for a run recorded under one",
+                "must build runners under the run's redaction policy (e.g. Agent(..., redact=policy)): a rerun's "
+                "answer is compared with the recorded, masked answer and shown beside it, so it must be masked alike",
+            )
+        return runner
+
+    async def run(self, runner: Any, seed: int | None, *, keep_run: bool = False,
+                  rebuild: Callable[[], Any] | None = None) -> Outcome:
+        """Run one rerun; a failure is an outcome with its exception type, never an exception.
+
+        A failure that may pass (a rate limit, a dropped connection, a server that cut its reply:
+        anything marked ``retryable``) is tried again up to ``retries`` times, waiting
+        ``retry_wait`` seconds and then twice as long each time, on a runner from ``rebuild``
+        (the same one when none is given). Any other failure is final at once.
+        """
+        extra = {"continue_from": self._continue_from} if self._continue_from is not None else {}
+        attempt = 0
+        while True:
+            attempt += 1
+            try:
+                result = await runner.run(self._input, identity=self.identity, **extra)
+                break
+            except Exception as exc:  # one failed rerun must not sink the others; it is reported as failed
+                if attempt > self.retries or not transient(exc):
+                    return Outcome(seed, None, f"{type(exc).__name__}", attempts=attempt)
+            await asyncio.sleep(self.retry_wait * 2 ** (attempt - 1))
+            if rebuild is not None:
+                runner = rebuild()
+        answer = getattr(result, "answer", None)
+        if self._redacted:
+            # The live answer holds what the policy covers; the rerun's own recording holds it masked,
+            # as the original's does, so the two compare like with like and can be shown.
+            recorded: Any = getattr(result, "recording", None)
+            if getattr(recorded, "redaction", None) is None:
+                return Outcome(seed, None, "rerun not recorded under a redaction policy", attempts=attempt)
+            answer = recorded.answer
+        return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
+                       result if keep_run else None, attempts=attempt)
+
+
+def transient(error: BaseException) -> bool:
+    """Whether a failure may pass if tried again: marked ``retryable`` (itself or what caused it), or a timeout."""
+    seen: BaseException | None = error
+    for _ in range(8):  # a bounded walk down the chain of causes
+        if seen is None:
+            return False
+        if getattr(seen, "retryable", False) is True or isinstance(seen, TimeoutError | ConnectionError):
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
+class _Awaited:
+    """One rerun of a foreign agent: the awaitable a factory returned, answered once."""
+
+    __slots__ = ("_answer",)
+    redact = False  # a foreign agent's own redaction is its own business (imported runs carry no policy)
+
+    def __init__(self, answer: Awaitable[Any]) -> None:
+        self._answer = answer
+
+    async def run(self, input: Any = None, **_: Any) -> Any:
+        """Await the answer; the rerun's input was bound by the factory that made it."""
+        result = await self._answer
+        for name in ("answer", "output"):
+            if not isinstance(result, str) and hasattr(result, name):
+                result = getattr(result, name)
+        return _Answered(result if isinstance(result, str) else str(result))
+
+
+class _Answered:
+    __slots__ = ("answer",)
+
+    def __init__(self, answer: str) -> None:
+        self.answer = answer
+
+
+def check_removable(function: str, recording: Recording, ids: Sequence[str]) -> dict[str, Source]:
+    """The removable sources of a recording (members' included); refuse ids that name none of them."""
+    known = removable_sources(recording)
+    unknown = [name for name in ids if name not in known]
+    if unknown:
+        raise UnknownSourceError(function, len(unknown), sorted(known))
+    return known
+
+
+def not_removable_reason(source_kind: str) -> str:
+    return NOT_REMOVABLE.get(source_kind, "a rerun cannot remove it")
+
+
+async def run_all(jobs: Sequence[Callable[[], Awaitable[Outcome]]], *, concurrency: int,
+                  on_done: Callable[[], None] | None = None) -> list[Outcome]:
+    """Run the jobs concurrently, at most ``concurrency`` at a time, results in job order."""
+    gate = asyncio.Semaphore(concurrency)
+
+    async def one(job: Callable[[], Awaitable[Outcome]]) -> Outcome:
+        async with gate:
+            outcome = await job()
+        if on_done is not None:
+            on_done()
+        return outcome
+
+    return list(await asyncio.gather(*(one(job) for job in jobs)))
+
+
+def _accepts(function: Callable[..., Any], keyword: str) -> bool:
+    try:
+        parameters = inspect.signature(function).parameters.values()
+    except (TypeError, ValueError):
+        return False
+    return any(p.name == keyword or p.kind is p.VAR_KEYWORD for p in parameters)
+
+
+class Progress:
+    """A progress bar for reruns, shown only inside a notebook kernel (ipywidgets, imported then).
+
+    ``wanted`` may instead be a function ``(done, total)``, told after every rerun (the Lab
+    widget draws its own bar with it).
+    """
+
+    __slots__ = ("_bar", "_done", "_tell", "_total")
+
+    def __init__(self, total: int, label: str, wanted: bool | Callable[[int, int], None] | None) -> None:
+        self._total = total
+        self._done = 0
+        self._bar: Any = None
+        self._tell: Callable[[int, int], None] | None = None
+        if callable(wanted):
+            self._tell = wanted
+            wanted(0, total)
+            return
+        if wanted is False or (wanted is None and not _in_kernel()) or total == 0:
+            return
+        try:
+            import ipywidgets
+            from IPython.display import display
+        except ImportError:
+            return
+        self._bar = ipywidgets.IntProgress(value=0, min=0, max=total, description=label)
+        display(self._bar)
+
+    def step(self) -> None:
+        self._done += 1
+        if self._tell is not None:
+            self._tell(self._done, self._total)
+        if self._bar is not None:
+            self._bar.value = self._done
+
+    def close(self) -> None:
+        """The work is done (a trial may end well before ``total``): the bar shows it full."""
+        if self._tell is not None and self._done != self._total:
+            self._tell(self._done, self._done)
+        if self._bar is not None:
+            self._bar.max = max(self._done, 1)
+            self._bar.value = self._done
+            self._bar.bar_style = "success"
+
+
+def _in_kernel() -> bool:
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None

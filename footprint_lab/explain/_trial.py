@@ -1,0 +1,563 @@
+"""How reruns are spent to reach a verdict: screen cheaply, then confirm on fresh reruns with an exact test.
+
+Rule kept here: a piece is confirmed only by reruns that played no part in choosing it. Every
+trial of "does changing this change the outcome?" (removing a suspect, forcing a dropped piece
+back in, removing a set together) goes through two phases:
+
+1. **Screening** chooses what to test, and may be as adaptive as it likes: its reruns decide
+   nothing. Two unchanged reruns show whether the model is noisy at all; then each arm (one
+   change to the run) is tried once, and on a noisy model the arms that flipped are tried again
+   until one leads. With many arms (trying each would spend more than half the budget) the
+   screening removes halves of them at once instead (a group test) and keeps the arms that
+   best explain which reruns flipped. When no arm flipped every time it was removed alone and
+   removing them all at once does flip the outcome, a second group test looks for a pair that
+   acts only together, and that pair becomes an arm of its own.
+2. **Confirmation** proves it. The candidates, strongest first, get fresh reruns with their own
+   seeds (``0, 1, 2 ...``, each candidate's rerun ``k`` with the same seed as baseline rerun
+   ``k``) beside a fresh baseline of unchanged reruns, in three looks: ``samples`` reruns a side,
+   then twice and four times as many (the baseline half again as many, since it serves every
+   candidate) while a candidate is still undecided. At each look its flips are tested against
+   the baseline's by Boschloo's exact test (:mod:`~footprint_lab.explain._stats`). The
+   candidates share ``alpha`` by Wiens' fallback procedure (weights fixed from the screening;
+   a confirmed candidate passes its level on to the next), and each candidate's level is split
+   over its looks (65%, 20% and 15%).
+
+So the chance that a call confirms any arm that has no effect is at most ``alpha`` (5% by
+default), whatever the model's noise: screening only chooses, each look's test is exact for the
+look's fixed size, and the candidates and looks split ``alpha`` between them. Reruns of a batch
+run in a shuffled order, so that a provider that drifts over time sides with no arm. Verdicts:
+
+- ``confirmed``: the test rejected "no more flips than noise" at its look;
+- ``not_confirmed``: screening saw no sign of an effect, or the confirmation's reruns flipped no
+  more often than the baseline's (over two looks), or too weakly for more looks to change that;
+- ``undecided``: there is a sign of an effect, but the budget or the looks ran out before the test
+  could decide (or too many reruns failed, or the baseline was too noisy to tell anything).
+
+A rerun that fails is tried again (see :class:`~footprint_lab.explain._rerun.Rerunner`); one that
+still fails is counted as failed, never as a flip and never as noise, and the counts a test uses
+are those of the reruns that finished.
+
+Role: explain layer; it knows arms, seeds and counts, never a runner (``draw`` runs the reruns).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import random
+from collections import Counter
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+
+from footprint_lab.explain._checks import ExplainConfigError, fraction, whole_number
+from footprint_lab.explain._rerun import Outcome
+from footprint_lab.explain._stats import boschloo_greater, rate
+
+#: How the looks of the confirmation share ``alpha``; look ``j`` runs ``samples * 2**j`` reruns a side.
+LOOK_SHARES = (0.65, 0.2, 0.15)
+#: Unchanged reruns the screening starts with (do they flip at all?).
+SCREEN_BASELINE = 2
+#: Seeds of screening reruns start here, so no confirmation rerun repeats one (they are seeded from 0).
+SCREEN_SEED = 1000
+#: The default budget, in reruns, for each rerun a side of the first look.
+BUDGET_PER_SAMPLE = 16
+VERDICT_LABELS = {"confirmed": "CONFIRMED", "undecided": "UNDECIDED", "not_confirmed": "NOT CONFIRMED"}
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    """One change to the run to test: sources removed, sources forced in, under the name it is reported by."""
+
+    key: str
+    exclude: tuple[str, ...] = ()
+    force: tuple[str, ...] = ()
+
+
+#: Runs one rerun per ``(arm, seed)`` (``None`` for an unchanged rerun), concurrently, outcomes judged.
+Draw = Callable[[Sequence[tuple["Arm | None", int]]], Awaitable[list[Outcome]]]
+
+
+def tally(outcomes: Sequence[Outcome]) -> tuple[int, int]:
+    """``(flips, finished)`` of some reruns: failed ones count in neither."""
+    finished = [o for o in outcomes if o.error is None]
+    return sum(1 for o in finished if o.flipped), len(finished)
+
+
+def failures(outcomes: Sequence[Outcome]) -> Counter[str]:
+    """How many reruns failed, by the error each ended with."""
+    return Counter(str(o.error) for o in outcomes if o.error is not None)
+
+
+@dataclass(slots=True)
+class ArmVerdict:
+    """What the reruns said about one arm: its verdict and every count it rests on."""
+
+    arm: Arm
+    verdict: str = "not_confirmed"
+    reason: str = ""
+    screening: list[Outcome] = field(default_factory=list)
+    confirmation: list[Outcome] = field(default_factory=list)
+    #: the baseline this arm was last judged against: flips and finished reruns
+    noise_flips: int = 0
+    noise_samples: int = 0
+    p_value: float | None = None
+    #: the level ``p_value`` was compared with (``alpha``'s share at its look, Holm-corrected)
+    level: float | None = None
+    #: the look that decided it (1, 2, 3), or 0 when screening set it aside
+    look: int = 0
+    #: joint screening: how much more often the outcome flipped when this arm was among the removed
+    screening_score: float | None = None
+
+    @property
+    def tested(self) -> bool:
+        """Whether the arm reached confirmation."""
+        return bool(self.confirmation)
+
+    @property
+    def counted(self) -> list[Outcome]:
+        """The reruns its flips and samples are counted over: the confirmation's, else the screening's."""
+        return self.confirmation or self.screening
+
+    @property
+    def flips(self) -> int:
+        return tally(self.counted)[0]
+
+    @property
+    def samples(self) -> int:
+        """The reruns counted (failed ones excluded)."""
+        return tally(self.counted)[1]
+
+    @property
+    def flip_rate(self) -> float | None:
+        return rate(*tally(self.counted))
+
+    @property
+    def noise_rate(self) -> float | None:
+        return rate(self.noise_flips, self.noise_samples)
+
+    @property
+    def reruns(self) -> int:
+        """Every rerun spent on this arm alone, screening and confirmation, failed ones included."""
+        return len(self.screening) + len(self.confirmation)
+
+    @property
+    def failed(self) -> int:
+        return sum(1 for o in (*self.screening, *self.confirmation) if o.error is not None)
+
+    @property
+    def failures(self) -> Counter[str]:
+        return failures([*self.screening, *self.confirmation])
+
+
+@dataclass(slots=True)
+class TrialResult:
+    """Every arm's verdict, the baselines they were judged against, and what was spent."""
+
+    arms: list[ArmVerdict]
+    screening_baseline: list[Outcome]
+    baseline: list[Outcome]
+    reruns: int
+    budget: int
+    alpha: float
+    design: str
+    #: joint screening reruns (random halves removed together), not attributed to one arm
+    joint: list[Outcome] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def noise(self) -> tuple[int, int]:
+        """``(flips, finished)`` of the baseline the verdicts rest on (the confirmation's, else the screening's)."""
+        return tally(self.baseline or self.screening_baseline)
+
+    @property
+    def all_outcomes(self) -> list[Outcome]:
+        arms = [o for verdict in self.arms for o in (*verdict.screening, *verdict.confirmation)]
+        return [*self.screening_baseline, *self.baseline, *self.joint, *arms]
+
+    @property
+    def failures(self) -> Counter[str]:
+        return failures(self.all_outcomes)
+
+
+def check_trial_settings(function: str, *, samples: int, alpha: float, budget: int | None,
+                         concurrency: int) -> int:
+    """Refuse trial settings no trial can use; the budget to hold to (its default when ``None``)."""
+    whole_number(function, "samples", samples, 1, 1000)
+    whole_number(function, "concurrency", concurrency, 1, 10_000)
+    if fraction(function, "alpha", alpha) <= 0 or alpha > 0.5:
+        raise ExplainConfigError(function, "alpha", "a number outside (0, 0.5]",
+                                 "must be the false-confirmation rate to hold to, above 0 and at most 0.5 "
+                                 "(0.05 is usual)")
+    if budget is None:
+        return BUDGET_PER_SAMPLE * samples
+    return whole_number(function, "budget", budget, 2 * samples, 1_000_000)
+
+
+
+
+class _Spend:
+    """The reruns one trial may still start, and those it has run."""
+
+    def __init__(self, draw: Draw, budget: int) -> None:
+        self._draw = draw
+        self.budget = budget
+        self.spent = 0
+
+    def left(self) -> int:
+        return self.budget - self.spent
+
+    async def __call__(self, jobs: Sequence[tuple[Arm | None, int]]) -> list[Outcome]:
+        """Run ``jobs`` in a shuffled order (so that nothing that drifts with time sides with an arm), results in
+        the order given."""
+        self.spent += len(jobs)
+        if not jobs:
+            return []
+        order = list(range(len(jobs)))
+        random.Random(self.spent).shuffle(order)
+        results = await self._draw([jobs[k] for k in order])
+        placed: list[Outcome | None] = [None] * len(jobs)
+        for position, outcome in zip(order, results, strict=True):
+            placed[position] = outcome
+        return [outcome for outcome in placed if outcome is not None]
+
+
+async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float, budget: int,
+                 screen: bool = True) -> TrialResult:
+    """Screen ``arms`` (when there are more than two and ``screen``), then confirm the candidates."""
+    spend = _Spend(draw, budget)
+    verdicts = {arm.key: ArmVerdict(arm) for arm in arms}
+    screening_baseline: list[Outcome] = []
+    joint: list[Outcome] = []
+    notes: list[str] = []
+    confirmation = _Confirmation(verdicts, spend, samples)
+    if screen and len(arms) > 2:
+        screening_baseline = await spend([(None, SCREEN_SEED + k) for k in range(SCREEN_BASELINE)])
+        singly = SCREEN_BASELINE + 2 * len(arms) <= budget // 2
+        if singly:
+            design = "one at a time"
+            candidates = await _screen_singly(list(arms), verdicts, spend, screening_baseline, samples)
+        else:
+            candidates, joint = await _screen_jointly(list(arms), verdicts, spend, samples, pairs=False)
+            design = f"group test ({len(joint)} reruns removing halves of the suspects together)"
+        hopeless = _hopeless(screening_baseline, verdicts.values())
+        if hopeless:
+            notes.append(hopeless)
+            for verdict in verdicts.values():
+                verdict.verdict = "undecided"
+                verdict.reason = "could not be judged: unchanged reruns change the outcome as often as removals do"
+            return TrialResult(list(verdicts.values()), screening_baseline, [], spend.spent, budget, alpha,
+                               design, joint, notes)
+        strong = bool(candidates) and verdicts[candidates[0].key].flip_rate == 1.0
+        if singly and not strong:
+            # No arm flipped every time it was removed alone: the cause may be two arms that act only together.
+            pairs, joint, how = await _together(list(arms), verdicts, spend, samples)
+            design += how
+            candidates = [*pairs, *candidates]
+        # With a strong single arm, part of alpha waits for a pair, looked for only if no single one holds up.
+        kept_back = TOGETHER_WEIGHT if singly and strong else 0.0
+        await confirmation.run(candidates, alpha * (1 - kept_back))
+        if kept_back and not any(verdicts[arm.key].verdict == "confirmed" for arm in candidates):
+            pairs, joint, how = await _together(list(arms), verdicts, spend, samples)
+            design += how
+            await confirmation.run(pairs, alpha * kept_back)
+    else:
+        design = "each arm confirmed directly"
+        await confirmation.run(list(arms), alpha)
+    return TrialResult(list(verdicts.values()), screening_baseline, confirmation.baseline, spend.spent, budget,
+                       alpha, design, joint, notes)
+
+
+def _hopeless(baseline: Sequence[Outcome], verdicts: Iterable[ArmVerdict]) -> str:
+    """Why no flip can be told from noise, when the unchanged reruns flip as often as anything."""
+    flips, finished = tally(baseline)
+    tried = [v for v in verdicts if v.screening]
+    rates = [v.flip_rate for v in tried if v.flip_rate is not None]
+    if finished and flips == finished and rates and sum(1 for r in rates if r >= 1.0) >= 0.8 * len(rates):
+        return (f"Every unchanged rerun changed the outcome ({flips}/{finished}) and so did nearly every removal: "
+                "the comparator tells each rerun from the original whatever is removed, so no flip can be told from "
+                "noise and the screening stopped there.")
+    return ""
+
+
+async def _screen_singly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
+                         baseline: list[Outcome], rounds: int) -> list[Arm]:
+    """Successive elimination, one rerun per arm a round, at most ``rounds`` rounds.
+
+    A quiet first round (no unchanged rerun flipped, at most one arm did) ends it: the model looks
+    deterministic, so what flipped is the candidate (or, when nothing did, there is none). On a
+    noisy one, the arms that flipped go on to the next rounds (every arm does when none flipped),
+    and from then on an arm stays while it has at most one flip fewer than the leader.
+    """
+    alive = list(arms)
+    for round_number in range(rounds):
+        jobs = [(arm, SCREEN_SEED + SCREEN_BASELINE + round_number) for arm in alive]
+        if spend.left() < len(jobs):
+            break
+        for arm, outcome in zip(alive, await spend(jobs), strict=True):
+            verdicts[arm.key].screening.append(outcome)
+        flips = {arm.key: verdicts[arm.key].flips for arm in alive}
+        if round_number == 0 and _hopeless(baseline, verdicts.values()):
+            return []  # the comparator sees every rerun as changed: more screening could tell nothing
+        noisy = tally(baseline)[0] > 0 or sum(1 for f in flips.values() if f) > 1
+        if round_number == 0 and not noisy:
+            alive = [arm for arm in alive if flips[arm.key]]
+            break
+        lead = max(flips.values(), default=0)
+        if round_number == 0 and lead:
+            alive = [arm for arm in alive if flips[arm.key]]  # noisy: the next rounds tell the flipped ones apart
+        elif round_number > 0:
+            alive = [arm for arm in alive if flips[arm.key] >= lead - 1 and flips[arm.key] > 0]
+        if round_number >= 1 and len(alive) <= 1:
+            break
+    noise = tally(baseline)
+    alive.sort(key=lambda arm: -(verdicts[arm.key].flip_rate or 0.0))  # stable: ties keep the given order
+    # the leader, and any other arm that flipped in most of its screening reruns
+    alive = [arm for k, arm in enumerate(alive) if verdicts[arm.key].flips and
+             (k == 0 or (verdicts[arm.key].flip_rate or 0.0) > 0.5)]
+    for verdict in verdicts.values():
+        verdict.noise_flips, verdict.noise_samples = noise
+        if verdict.arm not in alive:
+            verdict.reason = _screened_out(verdict)
+    return alive
+
+
+def _screened_out(verdict: ArmVerdict) -> str:
+    flips, finished = tally(verdict.screening)
+    if not finished:
+        return "could not be judged: every screening rerun failed"
+    return (f"flipped the outcome in {flips}/{finished} screening reruns: no sign of an effect beside noise "
+            f"({verdict.noise_flips}/{verdict.noise_samples}) and the other suspects")
+
+
+async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
+                    samples: int) -> tuple[list[Arm], list[Outcome], str]:
+    """No arm flipped alone: if removing them all at once flips the outcome, look for a pair that acts together.
+
+    Returns the candidates, the reruns it took and how the design grew (a phrase for ``design``).
+    """
+    if len(arms) < 2 or spend.left() < 2 + 2 * 2 * samples:
+        return [], [], ""
+    seed = SCREEN_SEED + 100
+    probe = await spend([(_joined(arms), seed), (_joined(arms), seed + 1)])
+    if not tally(probe)[0]:
+        return [], probe, "; removing them all at once did not flip the outcome either"
+    found, outcomes = await _screen_jointly(arms, verdicts, spend, samples, pairs=True)
+    return found, [*probe, *outcomes], (f"; removing them all at once flipped the outcome, so a group test "
+                                        f"({len(outcomes)} reruns) looked for causes that act only together")
+
+
+async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend, samples: int, *,
+                          pairs: bool) -> tuple[list[Arm], list[Outcome]]:
+    """A group test: pairs of reruns that each remove one half of the arms; the arms that explain the flips win.
+
+    The halves are a binary code: in pair ``j`` one rerun removes the arms whose ``j``-th bit is set,
+    the other the rest, so any two arms are parted by at least one pair; two random pairs follow,
+    for noise. Looking for ``pairs``, the halves are all random instead (so that any two arms are
+    now and then removed together), four more than the code would have. An arm's mismatches are
+    the reruns where "it was removed" and "the outcome flipped" disagree (none, for a lone cause on
+    a quiet model); a pair is scored the same way on "both were removed", which is how two causes
+    that act only together show (see :func:`_best_pairs`). Single arms within one mismatch of the
+    best are candidates; when more than one is, a second code over the best eight (every other arm
+    kept) sorts them out. The screening leaves what two looks at one candidate need for the
+    confirmation.
+    """
+    chooser = random.Random(len(arms))  # a fixed seed: the same arms give the same design
+    reserve = 2 * 2 * samples
+    seen: dict[str, list[tuple[bool, bool]]] = {arm.key: [] for arm in arms}  # (removed, flipped) per rerun
+    outcomes: list[Outcome] = []
+
+    async def batch(pool: list[Arm]) -> None:
+        bits = max(1, math.ceil(math.log2(len(pool))))
+        order = pool[:]
+        chooser.shuffle(order)
+        # A code parts every two arms; causes that act together must instead be removed together now and
+        # then, which random halves do for any two arms in about half the pairs.
+        splits = [] if pairs else [[arm for k, arm in enumerate(order) if k >> bit & 1] for bit in range(bits)]
+        for _ in range(bits + 4 if pairs else 2):
+            chooser.shuffle(order)
+            splits.append(order[: len(order) // 2])
+        jobs: list[tuple[Arm | None, int]] = []
+        halves: list[set[str]] = []
+        for split in splits:
+            chosen = {arm.key for arm in split}
+            for half in (split, [arm for arm in pool if arm.key not in chosen]):
+                halves.append({arm.key for arm in half})
+                jobs.append((_joined(half), SCREEN_SEED + SCREEN_BASELINE + 200 + len(outcomes) + len(jobs)))
+        room = max(spend.left() - reserve, 0)
+        jobs, halves = jobs[:room], halves[:room]
+        for members, outcome in zip(halves, await spend(jobs), strict=True):
+            outcomes.append(outcome)
+            if outcome.error is None:
+                for arm in pool:
+                    seen[arm.key].append((arm.key in members, outcome.flipped))
+
+    def close(pool: list[Arm]) -> list[Arm]:
+        """The arms of ``pool`` within one mismatch of the best, best first."""
+        ranked = sorted(pool, key=lambda arm: _mismatches(seen[arm.key]))
+        if not ranked:
+            return []
+        best = _mismatches(seen[ranked[0].key])
+        return [arm for arm in ranked if _mismatches(seen[arm.key]) <= best + 1]
+
+    await batch(arms)
+    leaders = close(arms)
+    second = 2 * (math.ceil(math.log2(min(8, len(arms)))) + 2)
+    if not pairs and len(leaders) > 1 and spend.left() - reserve >= second:
+        pool = sorted(arms, key=lambda arm: _mismatches(seen[arm.key]))[:8]
+        for arm in pool:
+            seen[arm.key] = []
+        await batch(pool)
+        leaders = close(pool)
+    candidates = [arm for arm in leaders[:3] if _difference(seen[arm.key]) > 0]
+    if pairs:  # only a pair that explains the flips better than any single arm is a candidate
+        candidates = _best_pairs(arms, seen, verdicts)
+    for arm in arms:
+        verdict = verdicts[arm.key]
+        verdict.screening_score = _difference(seen[arm.key])
+        if arm not in candidates and not verdict.reason:
+            verdict.reason = (f"changed the flip rate by {verdict.screening_score:+.2f} in the group test (removed "
+                              "against kept), short of the leading suspects")
+    return candidates, outcomes
+
+
+def _joined(arms: Sequence[Arm]) -> Arm:
+    """One arm that makes every change of ``arms`` at once."""
+    return Arm(" + ".join(arm.key for arm in arms), tuple(name for arm in arms for name in arm.exclude),
+               tuple(name for arm in arms for name in arm.force))
+
+
+def _best_pairs(arms: list[Arm], seen: dict[str, list[tuple[bool, bool]]],
+                verdicts: dict[str, ArmVerdict]) -> list[Arm]:
+    """What explains the flips best: a pair's "both removed" (a new arm), or an arm not yet tested, if any."""
+    if not any(seen[arm.key] for arm in arms):
+        return []  # the budget left no room for the group test
+    scored = sorted(((_mismatches([(a and b, flipped) for (a, flipped), (b, _) in
+                                   zip(seen[first.key], seen[second.key], strict=True)]), first, second)
+                     for first, second in itertools.combinations(arms, 2)), key=lambda entry: entry[0])
+    single = min(arms, key=lambda arm: _mismatches(seen[arm.key]), default=None)
+    # a single arm that explains the flips as well: a cause the one-at-a-time screening let pass
+    alone = [single] if single is not None and not verdicts[single.key].tested and \
+        _difference(seen[single.key]) > 0 else []
+    if not scored or (alone and _mismatches(seen[alone[0].key]) < scored[0][0]):
+        return alone
+    pair = _joined([scored[0][1], scored[0][2]])
+    verdicts.setdefault(pair.key, ArmVerdict(pair))
+    tie = alone and _mismatches(seen[alone[0].key]) == scored[0][0]
+    return [pair, *alone] if tie else [pair]
+
+
+def _difference(observations: list[tuple[bool, bool]]) -> float:
+    """How much more often the outcome flipped in reruns that removed an arm than in those that kept it."""
+    gone = [flipped for removed, flipped in observations if removed]
+    kept = [flipped for removed, flipped in observations if not removed]
+    return (sum(gone) / len(gone) if gone else 0.0) - (sum(kept) / len(kept) if kept else 0.0)
+
+
+def _mismatches(observations: list[tuple[bool, bool]]) -> int:
+    """Reruns where "this arm was removed" and "the outcome flipped" disagree."""
+    return sum(1 for removed, flipped in observations if removed != flipped)
+
+
+#: The share of ``alpha`` kept back for a pair when a strong single arm goes first (see :func:`decide`).
+TOGETHER_WEIGHT = 0.2
+#: A candidate that did not flip every time stops when its p-value is above this (evidence too weak to chase).
+FUTILE = 0.5
+
+
+def _baseline_size(samples: int, look: int) -> int:
+    """Baseline reruns at a look: ``samples`` at the first, then half again the arm's (it serves every arm)."""
+    size = samples * 2 ** (look - 1)
+    return size if look == 1 else size * 3 // 2
+
+
+class _Confirmation:
+    """The confirmation: candidates tested one after another on fresh reruns beside one shared baseline.
+
+    :meth:`run` confirms a list of candidates, strongest first, by Wiens' fallback procedure:
+    candidate ``j`` is tested at ``level * w_j``, plus the whole level of candidate ``j - 1`` when
+    that one was confirmed; the weights, fixed before any confirmation rerun from the screening's
+    flip rates, sum to 1, so the chance of confirming any arm without effect stays within ``level``. Each candidate's
+    level is split over its looks (``LOOK_SHARES``); every look has a fixed size, and the baseline
+    grows with the looks, shared by all candidates (a look uses its first reruns, in seed order).
+    """
+
+    def __init__(self, verdicts: dict[str, ArmVerdict], spend: _Spend, samples: int) -> None:
+        self.verdicts = verdicts
+        self.spend = spend
+        self.samples = samples
+        self.baseline: list[Outcome] = []
+
+    async def run(self, candidates: list[Arm], level: float) -> None:
+        # weights by the square of each candidate's screening flip rate (a pair found by the group test
+        # counts as 1): equal for equals, most of the level for a clear leader
+        strength = [(self.verdicts[arm.key].flip_rate if self.verdicts[arm.key].screening else 1.0) or 0.0
+                    for arm in candidates]
+        total = sum(value * value for value in strength)
+        weights = [value * value / total if total else 1 / len(candidates) for value in strength]
+        passed_on = 0.0
+        for arm, weight in zip(candidates, weights, strict=True):
+            verdict = self.verdicts[arm.key]
+            own = level * weight + passed_on
+            await self._looks(arm, verdict, own)
+            passed_on = own if verdict.verdict == "confirmed" else 0.0
+            verdict.reason = _confirmation_reason(verdict, self.spend)
+
+    async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float) -> None:
+        for look, share in enumerate(LOOK_SHARES, 1):
+            size, base = self.samples * 2 ** (look - 1), _baseline_size(self.samples, look)
+            unchanged = [(None, seed) for seed in range(len(self.baseline), base)]
+            jobs: list[tuple[Arm | None, int]] = [*unchanged, *((arm, seed) for seed in
+                                                                 range(len(verdict.confirmation), size))]
+            if len(jobs) > self.spend.left():
+                return
+            results = await self.spend(jobs)
+            self.baseline += results[: len(unchanged)]
+            verdict.confirmation += results[len(unchanged):]
+            noise = tally(self.baseline[:base])
+            flips, finished = tally(verdict.confirmation)
+            verdict.noise_flips, verdict.noise_samples = noise
+            verdict.p_value = boschloo_greater(flips, finished, *noise)
+            verdict.level, verdict.look = level * share, look
+            if verdict.p_value <= verdict.level:
+                verdict.verdict = "confirmed"
+                return
+            if finished == 0 or not noise[1]:
+                verdict.verdict = "undecided"  # nothing to count: every rerun of the arm, or of the baseline, failed
+                return
+            weak = verdict.p_value > FUTILE or flips * noise[1] <= noise[0] * finished
+            if flips < finished and (not flips or (weak and look > 1)):
+                # no more flips than noise (held over a second look), or evidence too weak for more looks to turn
+                verdict.verdict = "not_confirmed"
+                return
+            verdict.verdict = "undecided"
+
+
+def _confirmation_reason(verdict: ArmVerdict, spend: _Spend) -> str:
+    noise = (verdict.noise_flips, verdict.noise_samples)
+    if not verdict.confirmation:
+        return "was not tested: the budget ran out before its confirmation"
+    flips, finished = tally(verdict.confirmation)
+    failed = verdict.failed
+    lost = f"; {failed} rerun(s) failed ({_failure_text(verdict.failures)})" if failed else ""
+    if not finished:
+        return "could not be judged: every confirmation rerun failed" + lost
+    if not noise[1]:
+        return "could not be judged: every unchanged rerun failed, so there is no noise to test against" + lost
+    counts = f"flipped the outcome in {flips}/{finished} reruns against noise {noise[0]}/{noise[1]}"
+    shown = f"p = {_p(verdict.p_value)} {'<=' if verdict.verdict == 'confirmed' else '>'} {_p(verdict.level)}"
+    if verdict.verdict == "confirmed":
+        return f"{counts} ({shown})" + lost
+    if verdict.verdict == "not_confirmed":
+        return f"{counts}: no more often than noise" + lost
+    why = "the budget ran out" if spend.left() < finished else "the looks ran out"
+    return f"{counts} ({shown}): more reruns could decide, but {why}" + lost
+
+
+def _p(value: float | None) -> str:
+    if value is None:
+        return "-"
+    return f"{value:.2g}" if value >= 0.001 else f"{value:.1e}"
+
+
+def _failure_text(counts: Counter[str]) -> str:
+    return ", ".join(f"{name} x{count}" for name, count in counts.most_common())
