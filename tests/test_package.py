@@ -10,7 +10,7 @@ import footprint_lab
 from footprint_lab import errors
 from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure
 
-#: The public modules and what a user imports from each (ARCHITECTURE.md, "Public names").
+#: The public modules and what a user imports from each (the README and docs/ use these names).
 PROMISED = {
     "footprint_lab": ["Agent", "LLMCall", "define_tool", "tool", "ask_human", "Run", "Recording", "Checkpoint",
                       "Identity", "Redaction", "Sequence", "Parallel", "Conditional", "Loop", "Workflow", "Graph",

@@ -25,8 +25,9 @@ and never changes it:
   for every check.
 
 Reruns go through whatever runner is handed in (an agent, rebuilt with ``agent.without``,
-or a factory), and ``ask`` builds its explainer through a factory (by default the package
-root's ``Agent``), so this layer never imports a runner.
+or a factory), and ``ask`` builds its explainer through a factory (by default the ``agent``
+that ``core`` registers in the runner registry, ``engine._runners``), so this layer never imports
+a runner.
 """
 
 from __future__ import annotations

@@ -22,7 +22,7 @@ masked like the question, as are the views it opened (their arguments). A bare
 ``Recording`` brings only the reported policy.
 
 The explainer is a footprint_lab agent, so its own run is recorded and explainable
-(``explanation.run.backtrack()``). This layer never imports a runner (ARCHITECTURE: explain
+(``explanation.run.backtrack()``). This layer never imports a runner (README, "Architecture": explain
 sits below core): the runner is built by ``runner_factory``, any callable taking the
 ``Agent`` keywords (``provider``, ``model``, ``system``, ``tools``, ``max_iterations``,
 ``name``, and ``redact`` when the run has a policy) and returning an object with an async

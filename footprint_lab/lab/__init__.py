@@ -1,1 +1,1 @@
-"""footprint_lab.lab (see ARCHITECTURE.md)."""
+"""footprint_lab.lab: the notebook extension, magics, views and the Lab widget (README, "Architecture", level 5)."""
