@@ -10,8 +10,9 @@ pydantic, pandas or plotly until a name that needs them is used).
 The block may hold ``from module import name`` and ``from module import name as alias``
 (the alias is the public name) and ``from module import *`` (every public name of a module
 that builds its surface the same way). ``from package import submodule`` offers the
-submodule. Anything else in the block is refused when the package is imported, so a
-surface cannot drift into something this reader does not understand.
+submodule by name, outside ``__all__`` (``import *`` does not load every subpackage).
+Anything else in the block is refused when the package is imported, so a surface cannot
+drift into something this reader does not understand.
 
 Role: engine layer; imports only the standard library. Used by every package's ``__init__``
 and by ``footprint_lab.errors``.
@@ -45,7 +46,8 @@ def public(package: str) -> Surface:
     def __dir__() -> list[str]:
         return sorted({*namespace, *where})
 
-    return sorted(where), __getattr__, __dir__
+    # the subpackages a package offers are reached by name, never by ``import *`` (which would load them all)
+    return sorted(name for name, (module, _) in where.items() if module != package), __getattr__, __dir__
 
 
 def exported(package: str) -> dict[str, tuple[str, str]]:
