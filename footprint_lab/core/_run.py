@@ -18,16 +18,14 @@ from time import time
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine._display import bundle
-from footprint_lab.engine._redaction import policy_from_reports
 from footprint_lab.engine._refusal import Refusal, describe_shape
-from footprint_lab.explain._integrity_checks import IntegrityReport, integrity
-from footprint_lab.explain._tree import run_tree
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.engine._recording import Annotation, ContextPiece, LLMExchange, Recording
     from footprint_lab.explain._custody import Backtrack
+    from footprint_lab.explain._integrity_checks import IntegrityReport
     from footprint_lab.explain._tree import RunTree
 
 #: The columns of ``Run.context()``, in order.
@@ -129,6 +127,8 @@ class Run:
         recording = check_recording(recording, door="Run.from_recording")
 
         # notes added now are masked with what can be rebuilt of the policy it was recorded under
+        from footprint_lab.engine._redaction import policy_from_reports  # kept out of %load_ext's path
+
         policy = policy_from_reports([recording.redaction] if recording.redaction else [])
         return cls(
             run_id=recording.run_id, status=recording.status, answer=recording.answer,
@@ -165,6 +165,8 @@ class Run:
 
         With ``steps=True`` every LLM call and tool step is a node too.
         """
+        from footprint_lab.explain._tree import run_tree  # the explain layer: loaded when first used
+
         return run_tree(self.recording, steps=steps)
 
     def context_pieces(self, call: int | str | None = None, *, left_out: bool = False) -> list[ContextPiece]:
@@ -289,6 +291,8 @@ class Run:
         ran passed; ``claims`` maps a claim name to how to read it from a tool result (see
         :func:`footprint_lab.explain.integrity`).
         """
+        from footprint_lab.explain._integrity_checks import integrity  # the explain layer: loaded when first used
+
         return integrity(self.recording, claims=claims)
 
     def __str__(self) -> str:

@@ -22,7 +22,6 @@ from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, 
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
 from footprint_lab.core._run import Run
-from footprint_lab.core._runner import Runner
 from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 
@@ -150,6 +149,8 @@ class FootprintMagics(Magics):
     @argument("--identity", default=None, help='the caller\'s identity as JSON, e.g. {"principal": "u-1"}')
     def fp_run(self, line: str, cell: str) -> Any:
         """Run RUNNER on the cell's text as the message; shows the run and binds it to ``_fp``."""
+        from footprint_lab.core._runner import Runner  # asyncio and the door: loaded when a cell runs, not by %load_ext
+
         args = parse_argstring(self.fp_run, line)
         runner = self.namespace.get(args.runner)
         if not isinstance(runner, Runner):
