@@ -97,3 +97,23 @@ def test_a_sealed_version_1_recording_still_verifies_and_an_edit_still_breaks_it
     edited.write_text(json.dumps(data))
     verdict = verify(edited)
     assert not verdict.holds and (verdict.kind, verdict.field) == ("messages", "content")
+
+
+@pytest.mark.parametrize("entry", [None, 5, "text", [1, 2]])
+def test_an_entry_that_is_not_a_record_beside_a_reference_is_refused_by_field(entry: Any) -> None:
+    data = json.loads(fetching_agent("the page").run_sync("go").recording.model_dump_json())
+    commit = next(n for n, c in enumerate(data["commits"]) if any(MESSAGE_REF in e for e in c["entries"]))
+    data["commits"][commit]["entries"].append(entry)
+    where = len(data["commits"][commit]["entries"]) - 1
+    with pytest.raises(InvalidRecordingError) as refused:
+        load_recording(json.dumps(data))
+    assert refused.value.field == f"commits.{commit}.entries.{where}"
+
+
+@pytest.mark.parametrize("column", [["step_id"], {"a": 1}, 3, None])
+def test_a_table_whose_columns_are_not_names_is_refused_by_field(column: Any) -> None:
+    data = packed(fetching_agent("the page").run_sync("go").recording)
+    data["steps"]["columns"][0] = column
+    with pytest.raises(InvalidRecordingError) as refused:
+        load_recording(json.dumps(data))
+    assert refused.value.field.startswith("steps")

@@ -90,8 +90,8 @@ def untables(data: Any) -> Any:
 def _untable(table: dict[str, Any]) -> Any:
     """A table back to its records; anything else is given back for the schema to refuse by field."""
     columns, rows, same = table.get("columns"), table.get("rows"), table.get("same", {})
-    if not (isinstance(columns, list) and isinstance(rows, list) and isinstance(same, dict)
-            and all(isinstance(row, list) and len(row) == len(columns) for row in rows)):
+    if not (isinstance(columns, list) and all(isinstance(name, str) for name in columns) and isinstance(rows, list)
+            and isinstance(same, dict) and all(isinstance(row, list) and len(row) == len(columns) for row in rows)):
         return table
     return [{**same, **dict(zip(columns, row, strict=True))} for row in rows]
 
@@ -169,11 +169,12 @@ def _commit_values(commit: Any, messages: list[Any]) -> Any:
         return commit
     entries = []
     for entry in _entries(commit):
-        k = entry.get(MESSAGE_REF) if _refers(entry) else None
-        if "value" in entry and _refers(entry):  # a value written beside the reference is the value
-            entry = {name: value for name, value in entry.items() if name != MESSAGE_REF}
-        elif _is_index(k, messages):
-            entry = {**{name: value for name, value in entry.items() if name != MESSAGE_REF}, "value": messages[k]}
+        if _refers(entry):  # anything else is left for the schema to refuse by field
+            k = entry[MESSAGE_REF]
+            if "value" in entry:  # a value written beside the reference is the value
+                entry = {name: value for name, value in entry.items() if name != MESSAGE_REF}
+            elif _is_index(k, messages):
+                entry = {**{name: value for name, value in entry.items() if name != MESSAGE_REF}, "value": messages[k]}
         entries.append(entry)
     return {**commit, "entries": entries}
 
