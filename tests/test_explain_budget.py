@@ -10,8 +10,11 @@ from footprint_lab.explain import localize
 from footprint_lab.explain.compare import Label
 from footprint_lab.providers import LLMRequest, mock
 
-WORDS = ("amber basalt cedar delta ember fjord garnet harbor indigo juniper kelp lumen meadow nectar onyx "
-         "prism quartz raven sable tundra umber velvet willow xenon yarrow zephyr").split()  # noqa: SIM905
+WORDS = [
+    "amber", "basalt", "cedar", "delta", "ember", "fjord", "garnet", "harbor", "indigo", "juniper", "kelp",
+    "lumen", "meadow", "nectar", "onyx", "prism", "quartz", "raven", "sable", "tundra", "umber", "velvet",
+    "willow", "xenon", "yarrow", "zephyr"
+]
 
 
 def forty_facts(cause: int):
