@@ -50,7 +50,7 @@ _EXPORTS: dict[str, str] = {
     "Lab": "footprint_lab.lab.widget",
 }
 _ERRORS = "footprint_lab.errors"
-_SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab", "notebook")
+_SUBMODULES = ("providers", "context", "explain", "errors", "engine", "core", "flow", "lab", "notebook", "batch")
 
 if TYPE_CHECKING:
     from footprint_lab.core.agent import Agent

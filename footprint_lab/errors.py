@@ -69,6 +69,8 @@ The tree::
     │   ├── OtelExportError              ERR_OTEL_EXPORT            otel.refusals
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook
     │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook
+    │   ├── BatchConfigError             ERR_BATCH_CONFIG           batch
+    │   ├── RunSetFolderError            ERR_RUN_SET_FOLDER         batch
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers.errors (also a ProviderError)
     │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers.errors (also a ProviderError)
     └── RunFailure                       ERR_RUN_FAILED             engine.refusal
@@ -96,6 +98,7 @@ above, on both sides: ``except ProviderError`` catches them all, and each says i
 
 from __future__ import annotations
 
+from footprint_lab.batch import BatchConfigError, RunSetFolderError
 from footprint_lab.context.assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
 from footprint_lab.context.declarations import ContextDeclarationError, FactRoleError
 from footprint_lab.core.agent import AgentConfigError, DuplicateToolError
@@ -166,6 +169,7 @@ from footprint_lab.providers.replay import ReplayMismatchError, ReplaySourceErro
 
 __all__ = [
     "AgentConfigError",
+    "BatchConfigError",
     "CallNotFoundError",
     "CodedError",
     "ComparatorError",
@@ -231,6 +235,7 @@ __all__ = [
     "RunCheckpointError",
     "RunFailure",
     "RunInFlightError",
+    "RunSetFolderError",
     "SealSourceError",
     "SharingConfigError",
     "ToolCatalogError",
