@@ -228,7 +228,7 @@ class RunSet:
         frames: list[pd.DataFrame] = []
         self._each(self._entries, "ranked", wanted,
                    lambda entry, run: frames.append(_work.suspect_frame(entry.run_id, run, strategy, embed, top)))
-        return _joined(frames, None)
+        return _work.joined(frames, None)
 
     async def localize(self, *, rerun: Any, where: Any = None, client: Any = None, progress: Any = None,
                        **settings: Any) -> pd.DataFrame:
@@ -277,7 +277,7 @@ class RunSet:
                 bar.cancel()
                 raise
             bar.finish()
-        frame = _joined(frames, _work.LOCALIZE_COLUMNS)
+        frame = _work.joined(frames, _work.LOCALIZE_COLUMNS)
         frame.attrs["runs"] = len(chosen)
         return frame
 
@@ -364,7 +364,7 @@ class RunSet:
         payload = _cluster.ship(function, setting, settings[0] if len(settings) == 1 else settings)
         chunks = _cluster.chunked([(e.run_id, e.source()) for e in self._entries], _cluster.threads(client))
         bar = Bar(len(self._entries), label, wanted)
-        return _joined(_cluster.gather(client, task, chunks, payload, bar), columns)
+        return _work.joined(_cluster.gather(client, task, chunks, payload, bar), columns)
 
 
 _WHERE_FIX = ("selects runs: a function given each run's summary (r.run_id, r.input, r.answer, r.status, r.run()) "
@@ -448,9 +448,12 @@ def culprits(frame: pd.DataFrame) -> pd.DataFrame:
 # -- argument checks --------------------------------------------------------------------------------
 def _runner_or_factory(function: str, runner: Any) -> Callable[[], Any] | None:
     """The factory (``None`` for a runner instance), refused when it is neither."""
+    if isinstance(runner, type):
+        raise BatchConfigError(function, "runner", "a class", "must be a runner instance or a factory that builds "
+                               "one, e.g. lambda: Agent(...)")
     if callable(getattr(runner, "run", None)):
         return None
-    if callable(runner) and not isinstance(runner, type):
+    if callable(runner):
         try:
             inspect.signature(runner).bind()
         except TypeError:
@@ -526,13 +529,3 @@ def _pairs(function: str, first: list[RunSummary], second: list[RunSummary]) -> 
                                "must hold runs of the same inputs (two prompts or two context strategies over one "
                                "evaluation set), so each input is compared with itself")
     return pairs
-
-
-def _joined(frames: list[pd.DataFrame], columns: list[str] | None) -> pd.DataFrame:
-    import pandas as pd
-
-    frames = [frame for frame in frames if not frame.empty]
-    if not frames:
-        return pd.DataFrame(columns=columns)
-    joined = pd.concat(frames, ignore_index=True)
-    return joined if columns is None else joined.reindex(columns=columns)

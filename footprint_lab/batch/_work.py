@@ -99,10 +99,10 @@ async def run_one(make: Callable[[], Any], message: Any, identity: Any, *, probe
         before = getattr(runner, "last_run", None)
         keywords = {"identity": identity} if identity is not None else {}
         return await runner.run(message, **keywords)  # type: ignore[no-any-return]
-    except Refusal:
+    except Refusal as refused:
         if probe:
             raise
-        return _failed(runner, None, message, started)
+        return _failed(runner, refused, message, started)
     except Exception as exc:  # a failure while running is a failed run of the set, never a lost input
         ended = getattr(runner, "last_run", None)
         if ended is not None and ended is not before and getattr(ended, "status", None) in ("failed", "cancelled"):
@@ -110,7 +110,7 @@ async def run_one(make: Callable[[], Any], message: Any, identity: Any, *, probe
         return _failed(runner, exc, message, started)
 
 
-def _failed(runner: Any, exc: BaseException | None, message: Any, started: float) -> Run:
+def _failed(runner: Any, exc: BaseException, message: Any, started: float) -> Run:
     """A run that failed before its runner recorded anything: a recording of that much, and no more."""
     from footprint_lab.core.run import Run
     from footprint_lab.engine.recording_door import load_recording
@@ -118,8 +118,7 @@ def _failed(runner: Any, exc: BaseException | None, message: Any, started: float
     text = message if isinstance(message, str) else message.get("message")
     if getattr(runner, "redact", None) is not None:
         text = "[redacted:input]"  # the runner's policy never saw this input, so none of it is kept
-    error = {"type": type(exc).__name__ if exc is not None else "Refusal",
-             "code": getattr(exc, "code", None) if exc is not None else None}
+    error = {"type": type(exc).__name__, "code": getattr(exc, "code", None)}
     recording = load_recording({
         "run_id": f"run-failed-{uuid.uuid4().hex[:12]}", "status": "failed", "input": {"message": text},
         "runner": {"kind": str(getattr(runner, "kind", type(runner).__name__ if runner is not None else "factory")),
@@ -146,6 +145,17 @@ async def run_inputs(make: Callable[[], Any], inputs: Sequence[tuple[int, Any]],
         for task in tasks:
             task.cancel()
         raise
+
+
+def joined(frames: Sequence[pd.DataFrame], columns: list[str] | None) -> pd.DataFrame:
+    """The frames one under another; empty ones left out, so they cannot turn typed columns into objects."""
+    import pandas as pd
+
+    kept = [frame for frame in frames if not frame.empty]
+    if not kept:
+        return pd.DataFrame(columns=columns)
+    frame = pd.concat(kept, ignore_index=True)
+    return frame if columns is None else frame.reindex(columns=columns)
 
 
 # -- chunk tasks: what a worker is sent ------------------------------------------------------
@@ -198,24 +208,20 @@ def integrity_task(items: Sequence[Item], payload: bytes) -> pd.DataFrame:
 @_carried
 def suspects_task(items: Sequence[Item], payload: bytes) -> pd.DataFrame:
     """``suspects`` over a chunk of runs."""
-    import pandas as pd
-
     strategy, embed, top = _unpacked(payload)
-    return pd.concat([suspect_frame(run_id, load_run(source, "RunSet"), strategy, embed, top)
-                      for run_id, source in items], ignore_index=True)
+    return joined([suspect_frame(run_id, load_run(source, "RunSet"), strategy, embed, top)
+                   for run_id, source in items], None)
 
 
 @_carried
 def localize_task(items: Sequence[Item], payload: bytes) -> pd.DataFrame:
     """``localize`` over a chunk of runs, one run after another (each one's reruns concurrent)."""
-    import pandas as pd
-
     rerun, settings = _unpacked(payload)
 
     async def chunk() -> list[pd.DataFrame]:
         return [await localize_frame(run_id, load_run(source, "RunSet"), rerun, settings) for run_id, source in items]
 
-    return pd.concat(asyncio.run(chunk()), ignore_index=True)
+    return joined(asyncio.run(chunk()), LOCALIZE_COLUMNS)
 
 
 @_carried
