@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 
 from footprint_lab.batch import RunSet
@@ -20,7 +21,9 @@ def desk() -> EvalSet:
 @cache
 def made() -> RunSet:
     """The desk's set, run once (tests must not change it: they save, select or copy what they touch)."""
-    return asyncio.run(RunSet.run(desk().factory, desk().inputs, progress=False))
+    # on a thread of its own, so that an async test (inside a running loop) can be the first to ask
+    with ThreadPoolExecutor(1) as thread:
+        return thread.submit(asyncio.run, RunSet.run(desk().factory, desk().inputs, progress=False)).result()
 
 
 def planted_counts() -> dict[str, int]:

@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import ClassVar
 
 import pandas as pd
 import pytest
@@ -16,7 +17,7 @@ from batch_kit import desk, made, planted_counts
 from footprint_lab import Agent, Redaction, Run
 from footprint_lab.batch import BatchConfigError, RunSet, RunSetFolderError, culprits
 from footprint_lab.batch.demo import build_desk, support_eval
-from footprint_lab.errors import ExplainConfigError, InvalidRunInputError, Refusal
+from footprint_lab.errors import ExplainConfigError, InvalidRunInputError
 from footprint_lab.explain import integrity
 from footprint_lab.providers import mock
 
@@ -90,7 +91,7 @@ async def test_what_is_neither_a_runner_nor_a_factory_is_refused(runner):
 class Picky:
     """A runner that refuses every message without an order id, as a door refuses: before running."""
 
-    started: list[str] = []
+    started: ClassVar[list[str]] = []
 
     async def run(self, message, **_):
         if "order" not in message:
@@ -305,7 +306,8 @@ async def test_localize_over_the_wrong_answers_finds_each_planted_cause():
 async def test_where_may_be_the_run_ids_of_a_filtered_frame():
     frame = made().frame()
     expected = frame.input.map(desk().expected)
-    right = [isinstance(answer, str) and answer.startswith(want) for answer, want in zip(frame.answer, expected, strict=True)]
+    right = [isinstance(answer, str) and answer.startswith(want)
+             for answer, want in zip(frame.answer, expected, strict=True)]
     wrong = frame[(frame.status == "finished") & ~pd.Series(right)]
     by_ids = await made().localize(rerun=desk().factory, where=wrong.run_id, comparator=desk().comparator,
                                    progress=False, sources=["fraud-screen", "holiday-extension", "bulk-promo"])

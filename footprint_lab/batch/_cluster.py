@@ -57,7 +57,7 @@ def ship(function: str, setting: str, value: Any) -> bytes:
     import cloudpickle
 
     try:
-        return cloudpickle.dumps(value)  # type: ignore[no-any-return]
+        return cloudpickle.dumps(value)
     except Exception:  # what cannot be pickled varies (locks, sockets, weak references); the type says enough
         raise BatchConfigError(
             function, setting, "something that cannot be sent to another process",

@@ -50,7 +50,7 @@ class RunSummary:
 
     def run(self) -> Run:
         """The run itself (its recording read now, if it was not already)."""
-        return self._entry.run()  # type: ignore[no-any-return]
+        return self._entry.run()
 
     def row(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in SUMMARY_FIELDS)
@@ -103,7 +103,7 @@ class Entry:
             return self._held
         touched = self._touched() if self._touched is not None else None
         if touched is not None:
-            return touched  # type: ignore[no-any-return]
+            return touched
         run = load_run(self.source(), "RunSet")
         self._touched = weakref.ref(run)
         return run

@@ -38,7 +38,7 @@ def check_progress(function: str, progress: Any) -> Wanted:
         raise BatchConfigError(function, "progress", problem if callable(progress) else describe_shape(progress),
                                "is True, False, None (a bar in a notebook, a line on a terminal) or a function "
                                "(done, total)")
-    return progress  # type: ignore[no-any-return]
+    return progress
 
 
 class Bar:

@@ -7,6 +7,8 @@ quoted (an input, a folder's path or a factory can be the caller's data).
 
 from __future__ import annotations
 
+from typing import ClassVar
+
 from footprint_lab.engine.refusal import Refusal
 
 
@@ -38,7 +40,7 @@ class RunSetFolderError(Refusal):
     code = "ERR_RUN_SET_FOLDER"
     fields = ("function", "reason", "detail")
 
-    _FIXES = {
+    _FIXES: ClassVar[dict[str, str]] = {
         "missing": "Pass the folder RunSet.save(folder) wrote",
         "not_a_run_set": "Pass the folder RunSet.save(folder) wrote: it holds runset.json and recordings/",
         "unreadable_index": "The index was changed by hand or cut short; save the set again from its runs",

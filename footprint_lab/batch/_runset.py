@@ -430,15 +430,16 @@ def culprits(frame: pd.DataFrame) -> pd.DataFrame:
     if frame.empty:
         return pd.DataFrame(columns=columns)
     table = frame.assign(member=frame["member"].fillna("") if "member" in frame else "")
-    grouped = table.groupby(["source_id", "member"], sort=False)
+    keys = ["source_id", "member"]
+    distinct = table.drop_duplicates([*keys, "run_id", "verdict"])
     result = pd.DataFrame({
-        "source_kind": grouped["source_kind"].first(),
-        "runs_confirmed": grouped.apply(lambda g: g.loc[g.verdict == "confirmed", "run_id"].nunique(),
-                                        include_groups=False),
-        "runs_undecided": grouped.apply(lambda g: g.loc[g.verdict == "undecided", "run_id"].nunique(),
-                                        include_groups=False),
-        "runs_tested": grouped["run_id"].nunique(),
+        "source_kind": table.groupby(keys, sort=False)["source_kind"].first(),
+        "runs_confirmed": distinct[distinct["verdict"] == "confirmed"].groupby(keys).size(),
+        "runs_undecided": distinct[distinct["verdict"] == "undecided"].groupby(keys).size(),
+        "runs_tested": table.drop_duplicates([*keys, "run_id"]).groupby(keys, sort=False).size(),
     }).reset_index()
+    counts = ["runs_confirmed", "runs_undecided", "runs_tested"]
+    result[counts] = result[counts].fillna(0).astype("int64")
     result["share"] = result["runs_confirmed"] / max(runs, 1)
     result = result.sort_values(["runs_confirmed", "runs_undecided", "runs_tested", "source_id"],
                                 ascending=[False, False, False, True], kind="stable")
@@ -462,7 +463,7 @@ def _runner_or_factory(function: str, runner: Any) -> Callable[[], Any] | None:
                                    "with defaults, e.g. def build(exclude=(), seed=None))") from None
         except ValueError:
             pass  # a signature that cannot be read (a builtin) is given the benefit of the doubt
-        return runner  # type: ignore[no-any-return]
+        return runner
     raise BatchConfigError(function, "runner", describe_shape(runner),
                            "must be a runner (an Agent, an LLMCall, a composition) or a factory that builds one")
 
@@ -507,7 +508,7 @@ def _metric(function: str, metric: Any) -> Callable[[RunSummary], Any]:
         raise BatchConfigError(function, "metric", problem,
                                "must be a column of frame() or a function of a run's summary giving a number or a "
                                "bool, e.g. lambda r: r.answer == expected[r.input]")
-    return metric  # type: ignore[no-any-return]
+    return metric
 
 
 def _pairs(function: str, first: list[RunSummary], second: list[RunSummary]) -> list[tuple[RunSummary, RunSummary]]:

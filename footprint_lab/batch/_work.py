@@ -94,11 +94,12 @@ async def run_one(make: Callable[[], Any], message: Any, identity: Any, *, probe
     """
     started = time.time()
     runner: Any = None
+    before: Any = None
     try:
         runner = make()
         before = getattr(runner, "last_run", None)
         keywords = {"identity": identity} if identity is not None else {}
-        return await runner.run(message, **keywords)  # type: ignore[no-any-return]
+        return await runner.run(message, **keywords)
     except Refusal as refused:
         if probe:
             raise
@@ -106,7 +107,7 @@ async def run_one(make: Callable[[], Any], message: Any, identity: Any, *, probe
     except Exception as exc:  # a failure while running is a failed run of the set, never a lost input
         ended = getattr(runner, "last_run", None)
         if ended is not None and ended is not before and getattr(ended, "status", None) in ("failed", "cancelled"):
-            return ended  # type: ignore[no-any-return]
+            return ended
         return _failed(runner, exc, message, started)
 
 
