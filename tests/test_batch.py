@@ -228,6 +228,7 @@ def test_a_set_cannot_be_saved_over_the_folder_it_reads(tmp_path):
 
 @pytest.mark.parametrize("damage", [
     lambda index: "not json {",
+    lambda index: "[" * 5000 + "]" * 5000,
     lambda index: json.dumps({**index, "format": "something.else"}),
     lambda index: json.dumps({**index, "version": 99}),
     lambda index: json.dumps({**index, "rows": [index["rows"][0][:-2]]}),

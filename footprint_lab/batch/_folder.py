@@ -4,7 +4,8 @@ Rule kept: the index is the set's table of contents and the only file ``RunSet.l
 The folder holds ``runset.json`` (the format's name and version, and one row per run: its
 summary and the file of its recording, as one table) and ``recordings/``, one JSON file per run
 named by its position (never by its run id, which may come from outside: an imported trace).
-The index is written last, through a temporary file renamed into place, so a folder whose save
+The index is read back through the one parser of saved JSON (``engine.saved_json``), and
+written last, through a temporary file renamed into place, so a folder whose save
 was cut short has no index and is refused as no run set rather than read half. A folder is
 written only when it is new, empty, or (with ``overwrite=True``) an earlier run set, whose
 files are removed first; a folder holding anything else is never written into.
@@ -22,6 +23,7 @@ import orjson
 from footprint_lab.batch._entries import SUMMARY_FIELDS, Entry
 from footprint_lab.batch._refusals import BatchConfigError, RunSetFolderError
 from footprint_lab.engine.refusal import describe_shape
+from footprint_lab.engine.saved_json import NestingTooDeep, parse_json
 
 INDEX = "runset.json"
 RECORDINGS = "recordings"
@@ -87,8 +89,10 @@ def read(folder: Path) -> list[Entry]:
     if not index_file.is_file():
         raise RunSetFolderError(function, "not_a_run_set", "holds no runset.json")
     try:
-        index = orjson.loads(index_file.read_bytes())
-    except orjson.JSONDecodeError:
+        index = parse_json(index_file.read_bytes())
+    except NestingTooDeep:
+        raise RunSetFolderError(function, "unreadable_index", "holds a runset.json nested too deep") from None
+    except ValueError:
         raise RunSetFolderError(function, "unreadable_index", "holds a runset.json that is not JSON") from None
     problem = _index_problem(index)
     if problem is not None:
