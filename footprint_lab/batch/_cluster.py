@@ -79,57 +79,66 @@ def chunked(items: Sequence[Any], slots: int) -> list[list[Any]]:
     return [list(items[start:start + size]) for start in range(0, len(items), size)]
 
 
-def submit(client: Any, task: Callable[..., Any], chunks: list[list[Any]], payload: bytes) -> list[Any]:
-    name = f"footprint-lab-{task.__name__.replace('_', '-')}-{uuid.uuid4().hex[:8]}"
-    return [client.submit(task, chunk, payload, key=f"{name}-{number}", pure=False, retries=0)
-            for number, chunk in enumerate(chunks)]
+class _Out:
+    """The chunks of one call, out on the cluster: each frame taken as its future finishes, in chunk order."""
 
+    def __init__(self, client: Any, task: Callable[..., Any], chunks: list[list[Any]], payload: bytes,
+                 bar: Bar) -> None:
+        name = f"footprint-lab-{task.__name__.replace('_', '-')}-{uuid.uuid4().hex[:8]}"
+        self.client = client
+        self.chunks = chunks
+        self.bar = bar
+        self.futures = [client.submit(task, chunk, payload, key=f"{name}-{number}", pure=False, retries=0)
+                        for number, chunk in enumerate(chunks)]
+        self.frames: list[Any] = [None] * len(chunks)
+        self.waiting = set(range(len(chunks)))
 
-def _result(future: Any) -> pd.DataFrame:
-    try:
-        return future.result()
-    except RemoteRefusal as remote:
-        raise rebuilt(remote) from None
+    def take(self) -> None:
+        """Take every frame that is ready (a refusal raised on a worker is raised here, as itself)."""
+        for number in sorted(n for n in self.waiting if self.futures[n].done()):
+            try:
+                self.frames[number] = self.futures[number].result()
+            except RemoteRefusal as remote:
+                raise rebuilt(remote) from None
+            self.waiting.discard(number)
+            self.bar.advance(len(self.chunks[number]))
+
+    def pending(self) -> list[Any]:
+        return [self.futures[n] for n in self.waiting]
+
+    def stop(self) -> None:
+        """The call was cancelled or failed: nothing of it keeps running on the cluster."""
+        self.client.cancel(self.futures)
+        self.bar.cancel()
 
 
 def gather(client: Any, task: Callable[..., Any], chunks: list[list[Any]], payload: bytes,
            bar: Bar) -> list[pd.DataFrame]:
     """Run the chunks on the cluster and wait; the frames in chunk order."""
-    from distributed import as_completed
+    from distributed import wait
 
-    futures = submit(client, task, chunks, payload)
-    where = {future.key: number for number, future in enumerate(futures)}
-    frames: list[Any] = [None] * len(futures)
+    out = _Out(client, task, chunks, payload, bar)
     try:
-        for future in as_completed(futures):
-            number = where[future.key]
-            frames[number] = _result(future)
-            bar.advance(len(chunks[number]))
+        while out.waiting:
+            wait(out.pending(), return_when="FIRST_COMPLETED")
+            out.take()
     except BaseException:
-        client.cancel(futures)
-        bar.cancel()
+        out.stop()
         raise
     bar.finish()
-    return frames
+    return out.frames
 
 
 async def gather_async(client: Any, task: Callable[..., Any], chunks: list[list[Any]], payload: bytes,
                        bar: Bar, *, poll: float = 0.05) -> list[pd.DataFrame]:
     """As :func:`gather`, awaiting: the event loop stays free while the cluster works, and cancelling stops it."""
-    futures = submit(client, task, chunks, payload)
-    frames: list[Any] = [None] * len(futures)
-    waiting = set(range(len(futures)))
+    out = _Out(client, task, chunks, payload, bar)
     try:
-        while waiting:
-            for number in [n for n in waiting if futures[n].done()]:
-                frames[number] = _result(futures[number])
-                waiting.discard(number)
-                bar.advance(len(chunks[number]))
-            if waiting:
-                await asyncio.sleep(poll)
+        while out.waiting:
+            await asyncio.sleep(poll)
+            out.take()
     except BaseException:
-        client.cancel(futures)
-        bar.cancel()
+        out.stop()
         raise
     bar.finish()
-    return frames
+    return out.frames

@@ -52,8 +52,6 @@ class RunSummary:
         """The run itself (its recording read now, if it was not already)."""
         return self._entry.run()
 
-    def row(self) -> tuple[Any, ...]:
-        return tuple(getattr(self, name) for name in SUMMARY_FIELDS)
 
 
 def summarize(recording: Recording) -> dict[str, Any]:
@@ -76,26 +74,40 @@ def summarize(recording: Recording) -> dict[str, Any]:
 
 
 class Entry:
-    """One run of a set: held in memory (a live or imported run), or read from a saved folder when touched."""
+    """One run of a set: held in memory (a live or imported run), or read from a saved folder when touched.
 
-    __slots__ = ("_held", "_summary", "_touched", "path")
+    A saved run's summary stays the index's row (a tuple) until someone asks for it as a
+    :class:`RunSummary`, and its file stays a string: 10,000 of either built on load cost more
+    than the index's parsing.
+    """
 
-    def __init__(self, *, run: Run | None = None, path: Path | None = None,
-                 summary: dict[str, Any] | None = None) -> None:
+    __slots__ = ("_held", "_row", "_summary", "_touched", "path")
+
+    def __init__(self, *, run: Run | None = None, path: str | None = None,
+                 row: tuple[Any, ...] | None = None) -> None:
         self._held = run
         self.path = path
         self._touched: Any = None
-        self._summary = RunSummary(**summary, _entry=self) if summary is not None else None
+        self._row = row
+        self._summary: RunSummary | None = None
 
     @property
     def summary(self) -> RunSummary:
         if self._summary is None:
-            self._summary = RunSummary(**summarize(self.run().recording), _entry=self)
+            fields = self._row if self._row is not None else self.row()
+            self._summary = RunSummary(**dict(zip(SUMMARY_FIELDS, fields, strict=True)), _entry=self)
         return self._summary
+
+    def row(self) -> tuple[Any, ...]:
+        """The summary's values, in ``SUMMARY_FIELDS`` order."""
+        if self._row is None:
+            found = summarize(self.run().recording)
+            self._row = tuple(found[name] for name in SUMMARY_FIELDS)
+        return self._row
 
     @property
     def run_id(self) -> str:
-        return self.summary.run_id
+        return self.row()[0]
 
     def run(self) -> Run:
         """The run: the one held, the one a caller still holds from an earlier touch, or read now."""
@@ -119,7 +131,7 @@ class Entry:
         live = self.live()
         if live is not None or self.path is None:
             return self.run().recording.model_dump_json().encode("utf-8")
-        return str(self.path)
+        return self.path
 
 
 def read_recording(source: str | bytes, function: str) -> Recording:

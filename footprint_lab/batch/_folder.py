@@ -71,8 +71,8 @@ def write(folder: Path, entries: Sequence[Entry], advance: Callable[[int], None]
         if live is not None or entry.path is None:
             (stored / name).write_text(entry.run().recording.model_dump_json(), encoding="utf-8")
         else:
-            (stored / name).write_bytes(entry.path.read_bytes())
-        rows.append([*entry.summary.row(), name])
+            (stored / name).write_bytes(Path(entry.path).read_bytes())
+        rows.append([*entry.row(), name])
         advance(1)
     index = {"format": FORMAT, "version": VERSION, "columns": [*SUMMARY_FIELDS, "file"], "rows": rows}
     temporary = folder / f".{INDEX}.partial"
@@ -97,10 +97,9 @@ def read(folder: Path) -> list[Entry]:
     problem = _index_problem(index)
     if problem is not None:
         raise RunSetFolderError(function, "unreadable_index", f"holds a runset.json whose {problem}")
-    stored = folder / RECORDINGS
+    stored = os.path.join(folder, RECORDINGS, "")
     at = len(SUMMARY_FIELDS)
-    return [Entry(path=stored / row[at], summary=dict(zip(SUMMARY_FIELDS, row[:at], strict=True)))
-            for row in index["rows"]]
+    return [Entry(path=stored + row[at], row=tuple(row[:at])) for row in index["rows"]]
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
@@ -124,6 +123,6 @@ def _index_problem(index: Any) -> str | None:
             if not isinstance(value, _TYPES[name]) or isinstance(value, bool):
                 return f"row {number} has a '{name}' that is {describe_shape(value)}"
         name = row[-1]
-        if not isinstance(name, str) or Path(name).name != name or not name.endswith(".json"):
+        if not isinstance(name, str) or not name.endswith(".json") or "/" in name or "\\" in name:
             return f"row {number} names a file outside recordings/"
     return None

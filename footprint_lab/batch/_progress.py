@@ -81,7 +81,8 @@ class Bar:
         if self._widget is not None:
             self._widget.children[0].bar_style = "success"
         if self._stream is not None:
-            self._draw(force=True)
+            if self.done < self.total:  # the last advance drew the full bar already
+                self._draw(force=True)
             self._stream.write("\n")
 
     def cancel(self) -> None:

@@ -16,6 +16,7 @@ touched (:mod:`footprint_lab.batch._folder`).
 from __future__ import annotations
 
 import inspect
+import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -148,7 +149,8 @@ class RunSet:
         if not isinstance(overwrite, bool):
             raise BatchConfigError(function, "overwrite", describe_shape(overwrite), "is True or False")
         wanted = check_progress(function, progress)
-        sources = {entry.path.parent.parent.resolve() for entry in self._entries if entry.path is not None}
+        folders = {os.path.dirname(os.path.dirname(entry.path)) for entry in self._entries if entry.path is not None}
+        sources = {Path(folder).resolve() for folder in folders}
         _folder.prepare(path, overwrite=overwrite, sources=sources)
         bar = Bar(len(self), "saved", wanted)
         try:
@@ -194,7 +196,8 @@ class RunSet:
         """A row per run: run id, input, answer, status, error, tokens, duration_ms, members (from the index)."""
         import pandas as pd
 
-        rows = [entry.summary.row()[: len(FRAME_COLUMNS)] for entry in self._entries]
+        width = len(FRAME_COLUMNS)
+        rows = [entry.row()[:width] for entry in self._entries]
         frame = pd.DataFrame(rows, columns=FRAME_COLUMNS)
         return frame.astype({"tokens": "int64", "duration_ms": "float64", "members": "int64"})
 
