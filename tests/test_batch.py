@@ -420,17 +420,14 @@ def test_a_progress_function_that_raises_cancels_the_call():
     assert heard[-1] == 5
 
 
-def test_a_terminal_line_shows_progress_and_a_cancellation(capsys):
+def test_a_terminal_line_shows_progress_and_where_a_stopped_call_stopped(capsys, tmp_path):
     made().suspects(progress=True)
-    shown = capsys.readouterr().err
-    assert f"ranked [{'#' * 30}] {len(made())}/{len(made())}" in shown
-
-    def stop(done: int, total: int) -> None:
-        if done == 3:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        made().integrity(progress=stop)
+    assert f"ranked [{'#' * 30}] {len(made())}/{len(made())}" in capsys.readouterr().err
+    folder = made().save(tmp_path / "set")
+    (folder / "recordings" / "000004.json").unlink()
+    with pytest.raises(RunSetFolderError):
+        RunSet.load(folder).integrity(progress=True)
+    assert "checked [" in (shown := capsys.readouterr().err) and "4/" in shown and shown.rstrip().endswith("cancelled")
 
 
 @pytest.mark.parametrize("progress", ["yes", 3, lambda done: None])

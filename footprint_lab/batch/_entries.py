@@ -11,7 +11,7 @@ recording itself is read when a run is touched, through the one door back in
 from __future__ import annotations
 
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +46,7 @@ class RunSummary:
     members: int
     #: LLM calls, member runs' included
     calls: int
-    _entry: Any = None
+    _entry: Any = field(default=None, repr=False, compare=False)
 
     def run(self) -> Run:
         """The run itself (its recording read now, if it was not already)."""
