@@ -459,13 +459,16 @@ def _runner_or_factory(function: str, runner: Any) -> Callable[[], Any] | None:
         return None
     if callable(runner):
         try:
-            inspect.signature(runner).bind()
+            signature: inspect.Signature | None = inspect.signature(runner)
+        except (TypeError, ValueError):
+            signature = None  # a signature that cannot be read (a builtin) is given the benefit of the doubt
+        try:
+            if signature is not None:
+                signature.bind()
         except TypeError:
             raise BatchConfigError(function, "runner", "a function that cannot be called without arguments",
                                    "must be a runner or a factory callable as factory() (its other parameters "
                                    "with defaults, e.g. def build(exclude=(), seed=None))") from None
-        except ValueError:
-            pass  # a signature that cannot be read (a builtin) is given the benefit of the doubt
         return runner
     raise BatchConfigError(function, "runner", describe_shape(runner),
                            "must be a runner (an Agent, an LLMCall, a composition) or a factory that builds one")
