@@ -18,7 +18,20 @@ __version__ = "0.1.0"
 # The one list of public names (every refusal and failure through errors.py's own list): typed for the
 # type checker, each imported when first used.
 if TYPE_CHECKING:
-    from footprint_lab import context, core, engine, errors, examples, explain, flow, lab, notebook, otel, providers
+    from footprint_lab import (
+        batch,
+        context,
+        core,
+        engine,
+        errors,
+        examples,
+        explain,
+        flow,
+        lab,
+        notebook,
+        otel,
+        providers,
+    )
     from footprint_lab.core._agent import Agent
     from footprint_lab.core._checkpoint import Checkpoint
     from footprint_lab.core._door import normalize_run_input

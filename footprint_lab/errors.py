@@ -69,6 +69,8 @@ The tree::
     │   ├── OtelExportError              ERR_OTEL_EXPORT            otel._refusals
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook._read
     │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook._scrub
+    │   ├── BatchConfigError             ERR_BATCH_CONFIG           batch._refusals
+    │   ├── RunSetFolderError            ERR_RUN_SET_FOLDER         batch._refusals
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers._errors (also a ProviderError)
     │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers._errors (also a ProviderError)
     └── RunFailure                       ERR_RUN_FAILED             engine._refusal
@@ -103,6 +105,7 @@ from footprint_lab.engine._exports import public
 # The one list of every refusal and failure: typed for the type checker, each imported when first used
 # (``from footprint_lab import InvalidRunInputError`` loads the door that raises it, not every layer).
 if TYPE_CHECKING:
+    from footprint_lab.batch._refusals import BatchConfigError, RunSetFolderError
     from footprint_lab.context._assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
     from footprint_lab.context._declarations import FactRoleError
     from footprint_lab.context._refusals import ContextDeclarationError

@@ -166,3 +166,19 @@ def test_real_model_notebook_confirms_the_planted_fact_on_a_sampling_model():
     assert "CONFIRMED: removing 'where' flipped the outcome in" in text
     for benign in ("hours", "returns", "tone"):
         assert f"CONFIRMED: removing '{benign}'" not in text.replace("NOT CONFIRMED", "")
+
+
+def test_eval_set_notebook_finds_the_failures_and_charts_the_planted_causes_on_a_cluster():
+    text = printed_by("eval_set.ipynb")
+    assert "workers: 2" in text and "200 runs: {'finished': 195, 'failed': 5}" in text
+    assert "5 failed runs (TimeoutError), 64 wrong answers" in text
+    planted = next(line for line in text.splitlines() if line.startswith("planted causes:"))
+    confirmed = next(line for line in text.splitlines() if line.startswith("confirmed:"))
+    assert planted.split(":", 1)[1].strip() == confirmed.split(":", 1)[1].strip()
+    (chart,) = cell_outputs("eval_set.ipynb", "px.bar(")
+    bars = chart.data[PLOTLY]["data"]
+    assert {name for trace in bars for name in trace["x"]} == {"fraud-screen", "holiday-extension", "bulk-promo"}
+    assert "Newcombe's interval for paired proportions" in text and "the arms differ" in text
+    bars_shown = [o for o in cell_outputs("eval_set.ipynb", "await runs.localize(")
+                  if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
+    assert len(bars_shown) == 1  # the progress bar of a long call

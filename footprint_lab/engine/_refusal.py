@@ -74,7 +74,7 @@ class SettingRefusal(Refusal):
     the message names the builder, the setting and what a usable value looks like.
     """
 
-    fields = ("setting", "received")
+    fields: ClassVar[tuple[str, ...]] = ("setting", "received")
 
     def __init__(self, runner: str, setting: str, received: str, fix: str) -> None:
         super().__init__(f"{runner}: '{setting}' {fix} (received {received}).")

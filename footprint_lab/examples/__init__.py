@@ -7,5 +7,7 @@
 - :mod:`footprint_lab.examples.local_model`: llama.cpp's server on a small GGUF model, for the
   real-model tier;
 - :mod:`footprint_lab.examples.truth`: planted-culprit cases in seven classes, on a scripted model
-  with optional noise (what ``bench/bench_truth.py`` measures the explanations against).
+  with optional noise (what ``bench/bench_truth.py`` measures the explanations against);
+- :mod:`footprint_lab.examples.support_desk`: a support desk's evaluation set (refund requests on the
+  scripted model, each wrong answer with a planted cause) for run sets (``footprint_lab.batch``).
 """

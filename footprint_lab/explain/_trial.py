@@ -464,6 +464,27 @@ TOGETHER_WEIGHT = 0.2
 FUTILE = 0.5
 
 
+def _strength(verdict: ArmVerdict) -> float:
+    """How strongly the screening pointed at an arm: its flip rate alone, or what the group test saw of it (a
+    pair the group test found counts as 1)."""
+    if not verdict.screening and verdict.screening_score is None:
+        return 1.0
+    return max(verdict.flip_rate or 0.0, verdict.screening_score or 0.0)
+
+
+def _hopeless_trend(flips: int, finished: int, noise: tuple[int, int], samples: int, look: int,
+                    next_level: float) -> bool:
+    """Whether, at the rates seen so far, the next look would still fall far short of its level (futility).
+
+    Stopping early never adds a false confirmation; this only spares reruns on a candidate whose flips,
+    kept at their present rate over the next look's size, would leave the test twenty times its level.
+    """
+    size, base = samples * 2 ** look, _baseline_size(samples, look + 1)
+    projected = round(flips / finished * size)
+    projected_noise = round(noise[0] / noise[1] * base)
+    return boschloo_greater(projected, size, projected_noise, base) > 20 * next_level
+
+
 def _baseline_size(samples: int, look: int) -> int:
     """Baseline reruns at a look: ``samples`` at the first, then half again the arm's (it serves every arm)."""
     size = samples * 2 ** (look - 1)
@@ -488,10 +509,9 @@ class _Confirmation:
         self.baseline: list[Outcome] = []
 
     async def run(self, candidates: list[Arm], level: float) -> None:
-        # weights by the square of each candidate's screening flip rate (a pair found by the group test
-        # counts as 1): equal for equals, most of the level for a clear leader
-        strength = [(self.verdicts[arm.key].flip_rate if self.verdicts[arm.key].screening else 1.0) or 0.0
-                    for arm in candidates]
+        # weights by the square of each candidate's screening strength: equal for equals, most of the
+        # level for a clear leader
+        strength = [_strength(self.verdicts[arm.key]) for arm in candidates]
         total = sum(value * value for value in strength)
         weights = [value * value / total if total else 1 / len(candidates) for value in strength]
         passed_on = 0.0
@@ -524,7 +544,9 @@ class _Confirmation:
             if finished == 0 or not noise[1]:
                 verdict.verdict = "undecided"  # nothing to count: every rerun of the arm, or of the baseline, failed
                 return
-            weak = verdict.p_value > FUTILE or flips * noise[1] <= noise[0] * finished
+            weak = verdict.p_value > FUTILE or flips * noise[1] <= noise[0] * finished or \
+                (look < len(LOOK_SHARES) and _hopeless_trend(flips, finished, noise, self.samples, look,
+                                                             level * LOOK_SHARES[look]))
             if flips < finished and (not flips or (weak and look > 1)):
                 # no more flips than noise (held over a second look), or evidence too weak for more looks to turn
                 verdict.verdict = "not_confirmed"
@@ -548,7 +570,9 @@ def _confirmation_reason(verdict: ArmVerdict, spend: _Spend) -> str:
     if verdict.verdict == "confirmed":
         return f"{counts} ({shown})" + lost
     if verdict.verdict == "not_confirmed":
-        return f"{counts}: no more often than noise" + lost
+        if flips * noise[1] <= noise[0] * finished:
+            return f"{counts}: no more often than noise" + lost
+        return f"{counts}: too weak for more looks to reach the test" + lost
     why = "the budget ran out" if spend.left() < finished else "the looks ran out"
     return f"{counts} ({shown}): more reruns could decide, but {why}" + lost
 

@@ -29,7 +29,7 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from footprint_lab.engine._refusal import Refusal, describe_shape
+from footprint_lab.engine._refusal import SettingRefusal, describe_shape
 from footprint_lab.engine._runners import factory
 
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
@@ -42,7 +42,7 @@ _JUDGE_SYSTEM = (
 )
 
 
-class ComparatorError(Refusal):
+class ComparatorError(SettingRefusal):
     """Raised when a comparator is built with settings it cannot compare by.
 
     Carries ``comparator`` (its class name), ``setting`` and ``received`` (the setting's shape).
@@ -52,10 +52,8 @@ class ComparatorError(Refusal):
     fields = ("comparator", "setting", "received")
 
     def __init__(self, comparator: str, setting: str, received: str, fix: str) -> None:
-        super().__init__(f"{comparator}: '{setting}' {fix} (received {received}).")
+        super().__init__(comparator, setting, received, fix)
         self.comparator = comparator
-        self.setting = setting
-        self.received = received
 
 
 def _strings(comparator: str, setting: str, value: Any, *, least: int) -> list[str]:

@@ -1,0 +1,536 @@
+"""``RunSet``: many runs of one system, made, saved, checked and localized together, here or on a Dask cluster.
+
+Rule kept: a set is its runs, in order, and nothing is ever dropped from it: an input whose run
+failed is a failed run of the set (status ``failed``, its error's type in ``frame()``), kept like
+the others. Every method that works through the set is a loop over the same per-run work
+(:mod:`footprint_lab.batch._work`), in this process or sent to a cluster in chunks
+(:mod:`footprint_lab.batch._cluster`), so both give the same rows; every argument is judged
+before the first run, recording or task (:mod:`footprint_lab.batch._refusals`); every long call
+shows its progress and can be cancelled (:mod:`footprint_lab.batch._progress`).
+
+What the set knows of each run without its recording (its summary: ``frame()``, ``where=``,
+``compare``) is kept apart from the recording, which a saved set reads only when a run is
+touched (:mod:`footprint_lab.batch._folder`).
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.batch import _cluster, _folder, _work
+from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary
+from footprint_lab.batch._progress import Bar, check_progress
+from footprint_lab.batch._refusals import BatchConfigError
+from footprint_lab.batch._stats import newcombe_paired, paired_t
+from footprint_lab.core._door import normalize_run_input
+from footprint_lab.core._run import Run
+from footprint_lab.engine._recording import Recording
+from footprint_lab.engine._refusal import call_problem, describe_shape
+from footprint_lab.explain import localize
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: runs of a factory at once in one process, unless ``concurrency=`` says otherwise
+DEFAULT_CONCURRENCY = 8
+#: ``localize`` settings a set cannot pass on: each run has its own input and conversation
+_PER_RUN = ("run", "rerun", "progress", "input", "continue_from")
+
+
+class RunSet:
+    """Runs of one system over many inputs: ``len(runs)``, ``for run in runs``, ``runs[0]``, ``runs["run-id"]``."""
+
+    __slots__ = ("_entries", "_positions")
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self._entries = list(entries)
+        self._positions: dict[str, int] | None = None
+
+    # -- making a set --------------------------------------------------------------------------
+    @classmethod
+    async def run(cls, runner: Any, inputs: Iterable[Any], *, client: Any = None, concurrency: int | None = None,
+                  identity: Any = None, progress: Any = None) -> RunSet:
+        """One run per input, in input order; a run that fails is kept as a failed run.
+
+        ``runner`` is a runner (an ``Agent``, an ``LLMCall``, a composition), which answers one
+        input at a time, or a factory called with no arguments that builds one, so ``concurrency``
+        runs (8 by default) go at once; the same factory can serve ``localize`` as
+        ``factory(exclude=[...], seed=...)``. Each input is a message or ``{"message": ...}``;
+        ``identity`` is passed to every run. The first input runs alone first: a refusal there (the
+        runner cannot take these inputs) is raised, and nothing else runs. With ``client`` (a
+        ``dask.distributed.Client``) the other inputs run on the cluster, in chunks, the factory
+        shipped with cloudpickle, each run's recording sent back.
+        """
+
+        function = "RunSet.run"
+        wanted = check_progress(function, progress)
+        client = _cluster.check_client(function, client)
+        factory = _runner_or_factory(function, runner)
+        items = _inputs(function, inputs)
+        for position, item in items:
+            normalize_run_input(item, f"{function} (input {position})",
+                                **({"identity": identity} if identity is not None else {}))
+        if factory is None and (concurrency not in (None, 1) or client is not None):
+            raise BatchConfigError(
+                function, "concurrency" if client is None else "runner", "one runner instance",
+                "runs one input at a time on a runner instance (it keeps each turn's conversation): pass a factory "
+                "that builds the runner, e.g. RunSet.run(lambda: Agent(...), inputs, concurrency=8)",
+            )
+        limit = _whole(function, "concurrency", DEFAULT_CONCURRENCY if concurrency is None else concurrency,
+                       1, 10_000) if factory is not None else 1
+        make: Callable[[], Any] = factory if factory is not None else (lambda: runner)
+        payload = _cluster.ship(function, "runner", (factory, identity, limit)) if client is not None else b""
+        runs: list[Any] = [None] * len(items)
+        bar = Bar(len(items), "runs", wanted)
+        if not items:
+            return cls([])
+        try:
+            runs[0] = await _work.run_one(make, items[0][1], identity, probe=True)
+            bar.advance()
+            rest = items[1:]
+            if client is not None and rest:
+                chunks = _cluster.chunked(rest, _cluster.threads(client))
+                frames = await _cluster.gather_async(client, _work.run_task, chunks, payload, bar)
+                for frame in frames:
+                    for position, recording in frame.itertuples(index=False):
+                        runs[position] = _work.load_run(recording.encode("utf-8"), function)
+                return cls([Entry(run=run) for run in runs])
+
+            def keep(position: int, run: Run) -> None:
+                runs[position] = run
+                bar.advance()
+
+            await _work.run_inputs(make, rest, identity, limit, keep)
+        except BaseException:
+            bar.cancel()
+            raise
+        bar.finish()
+        return cls([Entry(run=run) for run in runs])
+
+    @classmethod
+    def from_runs(cls, runs: Iterable[Any]) -> RunSet:
+        """A set of runs already made (``Run`` objects, or their ``Recording``s), in the order given."""
+
+        if isinstance(runs, str | bytes) or not isinstance(runs, Iterable):
+            raise BatchConfigError("RunSet.from_runs", "runs", describe_shape(runs),
+                                   "must be a list of runs (what agent.run returns) or of their recordings")
+        entries = []
+        for run in list(runs):
+            if isinstance(run, Recording):
+                run = Run.from_recording(run)
+            if not isinstance(run, Run):
+                raise BatchConfigError("RunSet.from_runs", "runs", f"a list holding {describe_shape(run)}",
+                                       "must hold only runs (what agent.run returns) or their recordings")
+            entries.append(Entry(run=run))
+        return cls(entries)
+
+    @classmethod
+    def from_spans(cls, spans: Any) -> RunSet:
+        """A set of the runs in imported OpenTelemetry spans (``footprint_lab.otel.from_spans``): a day of traces."""
+        from footprint_lab.otel import from_spans  # the otel extra: an optional dependency, loaded when used
+
+        return cls.from_runs(from_spans(spans))
+
+    @classmethod
+    def load(cls, folder: str | Path) -> RunSet:
+        """A set saved by :meth:`save`: its index is read now, each recording when its run is touched."""
+        return cls(_folder.read(_folder.folder_path("RunSet.load", folder)))
+
+    def save(self, folder: str | Path, *, overwrite: bool = False, progress: Any = None) -> Path:
+        """Write the set to ``folder``: a recording file per run, then the index; returns the folder."""
+        function = "RunSet.save"
+        path = _folder.folder_path(function, folder)
+        if not isinstance(overwrite, bool):
+            raise BatchConfigError(function, "overwrite", describe_shape(overwrite), "is True or False")
+        wanted = check_progress(function, progress)
+        folders = {os.path.dirname(os.path.dirname(entry.path)) for entry in self._entries if entry.path is not None}
+        sources = {Path(folder).resolve() for folder in folders}
+        _folder.prepare(path, overwrite=overwrite, sources=sources)
+        bar = Bar(len(self), "saved", wanted)
+        try:
+            _folder.write(path, self._entries, bar.advance)
+        except BaseException:
+            bar.cancel()
+            raise
+        bar.finish()
+        return path
+
+    # -- the runs ------------------------------------------------------------------------------
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __iter__(self) -> Iterator[Run]:
+        return (entry.run() for entry in self._entries)
+
+    def __getitem__(self, key: int | str) -> Run:
+        """A run by its position, or by its run id."""
+        if isinstance(key, int) and not isinstance(key, bool):
+            if -len(self) <= key < len(self):
+                return self._entries[key].run()
+            raise BatchConfigError("RunSet[...]", "key", "a position out of range",
+                                   f"must be a position from 0 to {len(self) - 1} (or negative from the end)")
+        if isinstance(key, str) and key in self._by_id():
+            return self._entries[self._by_id()[key]].run()
+        raise BatchConfigError("RunSet[...]", "key", "a string that is no run id of this set"
+                               if isinstance(key, str) else describe_shape(key),
+                               "must be a position or a run id as frame() shows it in run_id")
+
+    def __repr__(self) -> str:
+        return f"RunSet({len(self)} runs)"
+
+    def summaries(self) -> list[RunSummary]:
+        """What the set knows of each run without its recording (what ``where=`` and ``compare`` are given)."""
+        return [entry.summary for entry in self._entries]
+
+    def select(self, where: Any) -> RunSet:
+        """The runs ``where`` selects, as a set (see :meth:`localize` for what ``where`` may be)."""
+        return RunSet([self._entries[i] for i in self._selected("RunSet.select", where)])
+
+    def frame(self) -> pd.DataFrame:
+        """A row per run: run id, input, answer, status, error, tokens, duration_ms, members (from the index)."""
+        import pandas as pd
+
+        width = len(FRAME_COLUMNS)
+        rows = [entry.row()[:width] for entry in self._entries]
+        frame = pd.DataFrame(rows, columns=FRAME_COLUMNS)
+        return frame.astype({"tokens": "int64", "duration_ms": "float64", "members": "int64"})
+
+    # -- explanations over the set ---------------------------------------------------------------
+    def integrity(self, *, client: Any = None, claims: Any = None, progress: Any = None) -> pd.DataFrame:
+        """``explain.integrity`` on every run: a row per run and check (status, findings, steps, what, note)."""
+        function = "RunSet.integrity"
+        wanted = check_progress(function, progress)
+        client = _cluster.check_client(function, client)
+        if client is not None:
+            return self._on_cluster(function, client, _work.integrity_task, (claims,), "claims", wanted, "checked",
+                                    _work.INTEGRITY_COLUMNS)
+        import pandas as pd
+
+        rows: list[dict[str, Any]] = []
+        self._each(self._entries, "checked", wanted,
+                   lambda entry, run: rows.extend(_work.integrity_rows(entry.run_id, run, claims)))
+        return pd.DataFrame(rows, columns=_work.INTEGRITY_COLUMNS)
+
+    def suspects(self, *, client: Any = None, strategy: Any = "lexical", embed: Any = None, top: int | None = None,
+                 progress: Any = None) -> pd.DataFrame:
+        """``run.suspects()`` of every run (its ``top`` rows when given), with the run id on each row."""
+        function = "RunSet.suspects"
+        wanted = check_progress(function, progress)
+        client = _cluster.check_client(function, client)
+        if top is not None:
+            _whole(function, "top", top, 1, 100_000)
+        if client is not None:
+            return self._on_cluster(function, client, _work.suspects_task, (strategy, embed, top), "strategy",
+                                    wanted, "ranked", None)
+        frames: list[pd.DataFrame] = []
+        self._each(self._entries, "ranked", wanted,
+                   lambda entry, run: frames.append(_work.suspect_frame(entry.run_id, run, strategy, embed, top)))
+        return _work.joined(frames, None)
+
+    async def localize(self, *, rerun: Any, where: Any = None, client: Any = None, progress: Any = None,
+                       **settings: Any) -> pd.DataFrame:
+        """``explain.localize`` on every run ``where`` selects (every finished run by default), as one DataFrame.
+
+        ``where`` is a function given each run's :class:`RunSummary` (``run_id``, ``input``,
+        ``answer``, ``status``... and ``run()``) that is true for the runs to localize (the wrong
+        answers), or a collection of run ids (``frame[...].run_id``). ``settings`` are
+        ``localize``'s own (``samples``, ``budget``, ``alpha``, ``comparator``, ``top``, ``sources``,
+        ``strategy``, ``concurrency``, ``retries``) and apply to every run; ``rerun`` is the factory
+        (``factory(exclude=[...], seed=...)``; on a cluster it is shipped with cloudpickle) or, in
+        this process, the agent. A row per tested suspect of each run (``run_id``, ``source_id``,
+        ``verdict``, ``flips``, ``samples``, ``noise_flips``, ``p_value``, ``reruns``...), and one per
+        set of sources confirmed or tested together (``source_kind`` ``together``); ``run_reruns`` is
+        each run's whole cost. :func:`culprits` reads it.
+        """
+        function = "RunSet.localize"
+        wanted = check_progress(function, progress)
+        client = _cluster.check_client(function, client)
+        _check_settings(function, settings)
+        if not (callable(rerun) or callable(getattr(rerun, "without", None))):
+            raise BatchConfigError(function, "rerun", describe_shape(rerun),
+                                   "must be a factory called as factory(exclude=[...], seed=...) that returns a "
+                                   "runner, or (in this process) the agent that made the runs")
+        chosen = [self._entries[i] for i in self._selected(function, where, default_finished=True)]
+        unanswered = sum(1 for e in chosen if e.summary.answer is None or e.summary.calls == 0)
+        if unanswered:
+            raise BatchConfigError(
+                function, "where", f"a selection with {unanswered} run(s) that have no answer or made no LLM call",
+                "must select runs that answered after calling a model (a failed run has nothing to compare reruns "
+                "with): add the status, e.g. where=lambda r: r.status == 'finished' and r.answer != expected[r.input]",
+            )
+        if client is not None:
+            payload = _cluster.ship(function, "rerun", (rerun, settings))
+            chunks = _cluster.chunked([(e.run_id, e.source()) for e in chosen], _cluster.threads(client))
+            bar = Bar(len(chosen), "localized", wanted)
+            frames = await _cluster.gather_async(client, _work.localize_task, chunks, payload, bar)
+        else:
+            frames = []
+            bar = Bar(len(chosen), "localized", wanted)
+            try:
+                for entry in chosen:
+                    frames.append(await _work.localize_frame(entry.run_id, entry.run(), rerun, settings))
+                    bar.advance()
+            except BaseException:
+                bar.cancel()
+                raise
+            bar.finish()
+        frame = _work.joined(frames, _work.LOCALIZE_COLUMNS)
+        frame.attrs["runs"] = len(chosen)
+        return frame
+
+    def compare(self, other: RunSet, metric: Any, *, confidence: float = 0.95) -> Comparison:
+        """Two arms on the same inputs: ``mean(metric on other) - mean(metric on this set)``, with its interval.
+
+        Runs are paired by input (the k-th run of an input in one set with the k-th in the other).
+        ``metric`` is a column of ``frame()`` (``tokens``, ``duration_ms``, ``members``) or a function
+        of a :class:`RunSummary` giving a number or a bool (``None``: no value; the pair is left out
+        and counted). The interval: Newcombe's for paired proportions when every value is 0 or 1,
+        else Student's t on the paired differences (see :mod:`footprint_lab.batch._stats` for why).
+        """
+        function = "RunSet.compare"
+        if not isinstance(other, RunSet):
+            raise BatchConfigError(function, "other", describe_shape(other), "must be another RunSet, the second arm")
+        if not isinstance(confidence, float) or not 0.5 <= confidence < 1.0:
+            raise BatchConfigError(function, "confidence", describe_shape(confidence),
+                                   "must be a number from 0.5 to below 1 (0.95 is usual)")
+        read = _metric(function, metric)
+        pairs = _pairs(function, self.summaries(), other.summaries())
+        values = [(read(a), read(b)) for a, b in pairs]
+        for value in (v for pair in values for v in pair):
+            if value is not None and (not isinstance(value, int | float) or value != value):
+                raise BatchConfigError(function, "metric", f"a function that gave {describe_shape(value)}",
+                                       "must give a number or a bool for each run (None when it has no value)")
+        kept = [(float(a), float(b)) for a, b in values if a is not None and b is not None]
+        if not kept:
+            raise BatchConfigError(function, "metric", "a metric with no value on any pair of runs",
+                                   "must give a number for at least one run of each arm")
+        first, second = [a for a, _ in kept], [b for _, b in kept]
+        if all(v in (0.0, 1.0) for v in (*first, *second)):
+            difference, low, high = newcombe_paired([int(v) for v in first], [int(v) for v in second], confidence)
+            interval = "newcombe_paired"
+        else:
+            difference, low, high = paired_t(first, second, confidence)
+            interval = "paired_t"
+        name = metric if isinstance(metric, str) else getattr(metric, "__name__", "metric")
+        return Comparison(name, sum(first) / len(first), sum(second) / len(second), difference, low, high,
+                          confidence, interval, len(kept), len(values) - len(kept))
+
+    # -- helpers ---------------------------------------------------------------------------------
+    def _by_id(self) -> dict[str, int]:
+        if self._positions is None:
+            self._positions = {entry.run_id: i for i, entry in reversed(list(enumerate(self._entries)))}
+        return self._positions
+
+    def _selected(self, function: str, where: Any, *, default_finished: bool = False) -> list[int]:
+        if where is None:
+            return [i for i, e in enumerate(self._entries) if not default_finished or e.summary.status == "finished"]
+        if callable(where):
+            problem = call_problem(where, 1)
+            if problem is not None:
+                raise BatchConfigError(function, "where", problem, _WHERE_FIX)
+            return [i for i, entry in enumerate(self._entries) if where(entry.summary)]
+        if isinstance(where, str | bytes) or not isinstance(where, Iterable):
+            raise BatchConfigError(function, "where", describe_shape(where), _WHERE_FIX)
+        wanted = list(where)
+        if not all(isinstance(name, str) for name in wanted):
+            raise BatchConfigError(function, "where", "a collection holding something other than run ids", _WHERE_FIX)
+        known = self._by_id()
+        unknown = sum(1 for name in wanted if name not in known)
+        if unknown:
+            raise BatchConfigError(function, "where", f"a collection with {unknown} id(s) that name no run of the set",
+                                   _WHERE_FIX)
+        chosen = set(wanted)
+        return [i for i, entry in enumerate(self._entries) if entry.run_id in chosen]
+
+    def _each(self, entries: Sequence[Entry], label: str, wanted: Any, work: Callable[[Entry, Run], None]) -> None:
+        """Do ``work`` on each run in this process, reading each saved recording once and keeping none."""
+        bar = Bar(len(entries), label, wanted)
+        try:
+            for entry in entries:
+                run = entry.live() or _work.load_run(entry.source(), "RunSet")
+                work(entry, run)
+                bar.advance()
+        except BaseException:
+            bar.cancel()
+            raise
+        bar.finish()
+
+    def _on_cluster(self, function: str, client: Any, task: Callable[..., Any], settings: tuple[Any, ...],
+                    setting: str, wanted: Any, label: str, columns: list[str] | None) -> pd.DataFrame:
+        """A pure explanation of every run, on the cluster: the recordings' paths (or JSON) out, frames back."""
+        payload = _cluster.ship(function, setting, settings[0] if len(settings) == 1 else settings)
+        chunks = _cluster.chunked([(e.run_id, e.source()) for e in self._entries], _cluster.threads(client))
+        bar = Bar(len(self._entries), label, wanted)
+        return _work.joined(_cluster.gather(client, task, chunks, payload, bar), columns)
+
+
+_WHERE_FIX = ("selects runs: a function given each run's summary (r.run_id, r.input, r.answer, r.status, r.run()) "
+              "that is true for the ones wanted, or a collection of run ids as frame() shows them, "
+              "e.g. frame[frame.answer != frame.expected].run_id")
+
+
+@dataclass(frozen=True, slots=True)
+class Comparison:
+    """Two arms' means of one metric over the same inputs, their paired difference and its interval."""
+
+    metric: str
+    #: the mean of the metric on the set ``compare`` was called on (the first arm) and on the other
+    first: float
+    second: float
+    #: ``second - first``, over the pairs where both runs have a value
+    difference: float
+    low: float
+    high: float
+    confidence: float
+    #: ``newcombe_paired`` (0/1 metrics) or ``paired_t`` (other numbers)
+    interval: str
+    pairs: int
+    #: pairs left out because one of the runs had no value
+    dropped: int
+
+    @property
+    def significant(self) -> bool:
+        """Whether the interval leaves out 0: the arms differ at this confidence."""
+        return self.low > 0 or self.high < 0
+
+    def __str__(self) -> str:
+        method = ("Newcombe's interval for paired proportions" if self.interval == "newcombe_paired"
+                  else "Student's t interval on paired differences")
+        dropped = f"; {self.dropped} pair(s) without a value left out" if self.dropped else ""
+        verdict = "the arms differ" if self.significant else "no difference shown"
+        return (f"{self.metric}: {self.first:.4g} -> {self.second:.4g}, difference {self.difference:+.4g} "
+                f"({self.confidence:.0%} CI {self.low:+.4g} to {self.high:+.4g}, {method}; {self.pairs} pairs"
+                f"{dropped}): {verdict}.")
+
+    def to_frame(self) -> pd.DataFrame:
+        import pandas as pd
+
+        return pd.DataFrame([{name: getattr(self, name) for name in self.__dataclass_fields__}])
+
+
+def culprits(frame: pd.DataFrame) -> pd.DataFrame:
+    """Which sources caused most of the wrong answers: one row per source of a ``RunSet.localize`` frame.
+
+    ``runs_confirmed``: the runs in which removing it was confirmed to flip the answer;
+    ``runs_undecided``: those where it showed a sign, not enough to conclude; ``runs_tested``: those
+    in which it was tested; ``share``: ``runs_confirmed`` over the runs localized. Most confirmed first.
+    """
+    import pandas as pd
+
+    columns = ["source_id", "source_kind", "member", "runs_confirmed", "runs_undecided", "runs_tested", "share"]
+    needed = {"run_id", "source_id", "source_kind", "verdict"}
+    if not isinstance(frame, pd.DataFrame) or not needed <= set(frame.columns):
+        raise BatchConfigError("culprits", "frame", describe_shape(frame) if not isinstance(frame, pd.DataFrame)
+                               else "a DataFrame without run_id, source_id, source_kind and verdict",
+                               "must be the DataFrame RunSet.localize returns")
+    runs = int(frame.attrs.get("runs") or frame["run_id"].nunique())
+    if frame.empty:
+        return pd.DataFrame(columns=columns)
+    table = frame.assign(member=frame["member"].fillna("") if "member" in frame else "")
+    keys = ["source_id", "member"]
+    distinct = table.drop_duplicates([*keys, "run_id", "verdict"])
+    result = pd.DataFrame({
+        "source_kind": table.groupby(keys, sort=False)["source_kind"].first(),
+        "runs_confirmed": distinct[distinct["verdict"] == "confirmed"].groupby(keys).size(),
+        "runs_undecided": distinct[distinct["verdict"] == "undecided"].groupby(keys).size(),
+        "runs_tested": table.drop_duplicates([*keys, "run_id"]).groupby(keys, sort=False).size(),
+    }).reset_index()
+    counts = ["runs_confirmed", "runs_undecided", "runs_tested"]
+    result[counts] = result[counts].fillna(0).astype("int64")
+    result["share"] = result["runs_confirmed"] / max(runs, 1)
+    result = result.sort_values(["runs_confirmed", "runs_undecided", "runs_tested", "source_id"],
+                                ascending=[False, False, False, True], kind="stable")
+    return result.reindex(columns=columns).reset_index(drop=True)
+
+
+# -- argument checks --------------------------------------------------------------------------------
+def _runner_or_factory(function: str, runner: Any) -> Callable[[], Any] | None:
+    """The factory (``None`` for a runner instance), refused when it is neither."""
+    if isinstance(runner, type):
+        raise BatchConfigError(function, "runner", "a class", "must be a runner instance or a factory that builds "
+                               "one, e.g. lambda: Agent(...)")
+    if callable(getattr(runner, "run", None)):
+        return None
+    if callable(runner):
+        try:
+            signature: inspect.Signature | None = inspect.signature(runner)
+        except (TypeError, ValueError):
+            signature = None  # a signature that cannot be read (a builtin) is given the benefit of the doubt
+        try:
+            if signature is not None:
+                signature.bind()
+        except TypeError:
+            raise BatchConfigError(function, "runner", "a function that cannot be called without arguments",
+                                   "must be a runner or a factory callable as factory() (its other parameters "
+                                   "with defaults, e.g. def build(exclude=(), seed=None))") from None
+        return runner
+    raise BatchConfigError(function, "runner", describe_shape(runner),
+                           "must be a runner (an Agent, an LLMCall, a composition) or a factory that builds one")
+
+
+def _inputs(function: str, inputs: Any) -> list[tuple[int, Any]]:
+    if isinstance(inputs, str | bytes | dict) or not isinstance(inputs, Iterable):
+        raise BatchConfigError(function, "inputs", describe_shape(inputs),
+                               "must be a list of inputs, each a message or {'message': ...}")
+    return list(enumerate(inputs))
+
+
+def _whole(function: str, setting: str, value: Any, low: int, high: int) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
+        raise BatchConfigError(function, setting, describe_shape(value), f"must be a whole number from {low} to {high}")
+    return value
+
+
+def _check_settings(function: str, settings: dict[str, Any]) -> None:
+    """Only ``localize``'s own settings, and only those that mean the same for every run."""
+
+    accepted = [name for name in inspect.signature(localize).parameters if name not in _PER_RUN]
+    for name in settings:
+        if name not in accepted:
+            per_run = name in _PER_RUN
+            raise BatchConfigError(
+                function, name, "a setting that differs from run to run" if per_run else "no setting of localize",
+                "cannot be given for a whole set (each run is rerun on its own recorded input)" if per_run
+                else f"is not a setting of localize; the settings are {', '.join(accepted)}",
+            )
+
+
+def _metric(function: str, metric: Any) -> Callable[[RunSummary], Any]:
+    numeric = ("tokens", "duration_ms", "members", "calls")
+    if isinstance(metric, str):
+        if metric not in numeric:
+            raise BatchConfigError(function, "metric", "a string that names no numeric column",
+                                   f"must be one of {', '.join(numeric)}, or a function of a run's summary")
+        return lambda summary: getattr(summary, metric)
+    problem = call_problem(metric, 1)
+    if problem is not None:
+        raise BatchConfigError(function, "metric", problem,
+                               "must be a column of frame() or a function of a run's summary giving a number or a "
+                               "bool, e.g. lambda r: r.answer == expected[r.input]")
+    return metric
+
+
+def _pairs(function: str, first: list[RunSummary], second: list[RunSummary]) -> list[tuple[RunSummary, RunSummary]]:
+    """The runs of two arms paired by input; refused when the arms did not answer the same inputs."""
+    waiting: dict[Any, list[RunSummary]] = {}
+    for summary in second:
+        waiting.setdefault(summary.input, []).append(summary)
+    pairs = []
+    unmatched = 0
+    for summary in first:
+        queue = waiting.get(summary.input)
+        if queue:
+            pairs.append((summary, queue.pop(0)))
+        else:
+            unmatched += 1
+    unmatched += sum(len(queue) for queue in waiting.values())
+    if unmatched:
+        raise BatchConfigError(function, "other", f"a set whose inputs differ from this one's in {unmatched} run(s)",
+                               "must hold runs of the same inputs (two prompts or two context strategies over one "
+                               "evaluation set), so each input is compared with itself")
+    return pairs
