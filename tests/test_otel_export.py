@@ -178,3 +178,13 @@ def test_live_spans_follow_a_composed_run_as_it_happens_without_the_secret() -> 
     assert json.loads(tools[0].attributes["gen_ai.tool.call.arguments"]) == {"order_id": "A-1001"}
     assert "[redacted:password]" in tools[0].attributes["footprint_lab.result_preview"]
     assert all(SECRET not in json.dumps(dict(s.attributes), default=str) for s in spans)
+
+
+@pytest.mark.parametrize("provider", [42, "my-provider", {"get_tracer": None}, object()])
+def test_live_spans_refuse_a_tracer_provider_that_makes_no_tracer(provider: Any) -> None:
+    from footprint_lab.otel import live_spans
+
+    with pytest.raises(OtelExportError) as caught:
+        live_spans(tracer_provider=provider)
+    assert caught.value.argument == "tracer_provider" and str(caught.value).startswith("live_spans:")
+    assert "my-provider" not in str(caught.value)

@@ -23,12 +23,19 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from footprint_lab.engine._refusal import describe_shape
+from footprint_lab.otel._refusals import OtelExportError
+
 
 class LiveSpans:
     """Turns one runner's events into spans on a tracer, as they arrive."""
 
     def __init__(self, tracer_provider: Any = None) -> None:
         provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
+        if not callable(getattr(provider, "get_tracer", None)):
+            raise OtelExportError("tracer_provider", describe_shape(provider),
+                                  "Pass an OpenTelemetry TracerProvider (it has get_tracer), or leave it out to "
+                                  "emit on the global one", door="live_spans")
         self.tracer = provider.get_tracer("footprint_lab.otel")
         self.runs: list[tuple[str, Any]] = []  # open invoke_agent spans, innermost last: (run id, span)
         self.open: dict[tuple[str, str], Any] = {}  # (run id, step id) -> an open chat or tool span

@@ -105,7 +105,8 @@ class OtelCaptureError(Refusal):
 
 
 class OtelExportError(Refusal):
-    """Raised when ``to_spans`` / ``export_otlp`` get something other than runs, or an unusable endpoint.
+    """Raised when ``to_spans`` / ``export_otlp`` get something other than runs, or an unusable endpoint,
+    and when ``live_spans`` is given a tracer provider it cannot make a tracer from.
 
     Carries ``argument`` (which one is at fault) and ``received`` (its shape). Nothing is sent.
     """
@@ -113,8 +114,8 @@ class OtelExportError(Refusal):
     code = "ERR_OTEL_EXPORT"
     fields = ("argument", "received")
 
-    def __init__(self, argument: str, received: str, fix: str) -> None:
-        super().__init__(f"export_otlp: '{argument}' is {received}. {fix}.")
+    def __init__(self, argument: str, received: str, fix: str, *, door: str = "export_otlp") -> None:
+        super().__init__(f"{door}: '{argument}' is {received}. {fix}.")
         self.argument = argument
         self.received = received
 

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any, ClassVar, Unpack
 
-from footprint_lab.providers._base import HttpProvider, Settings, call_id, stop_reason
+from footprint_lab.providers._base import HttpProvider, Settings, built, call_id, stop_reason
 from footprint_lab.providers._failures import Hints
 from footprint_lab.providers._http import Missing, ServerError, parse_args, require
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
@@ -224,7 +224,7 @@ def _usage(raw: dict[str, Any]) -> Usage:
                  output_tokens=raw.get("output_tokens") or 0, cache_read_tokens=read, cache_write_tokens=written)
 
 
-def anthropic(model: str, **settings: Unpack[Settings]) -> AnthropicProvider:
+def anthropic(model: str | None = None, /, **settings: Unpack[Settings]) -> AnthropicProvider:
     """A provider for Anthropic's Messages API (or a gateway that speaks it).
 
     ``anthropic("claude-sonnet-4-5")`` reads the key from ``ANTHROPIC_API_KEY``;
@@ -232,4 +232,4 @@ def anthropic(model: str, **settings: Unpack[Settings]) -> AnthropicProvider:
     needs one on every call). The other settings are those of
     :class:`~footprint_lab.providers._base.HttpProvider`.
     """
-    return AnthropicProvider(model=model, **settings)
+    return built(AnthropicProvider, model, settings)

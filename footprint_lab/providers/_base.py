@@ -21,7 +21,7 @@ import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
-from typing import Any, ClassVar, TypedDict
+from typing import Any, ClassVar, TypedDict, TypeVar
 
 from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.providers._errors import MissingApiKeyError, ProviderConfigError
@@ -74,8 +74,9 @@ GENERATION_SETTINGS = frozenset({
 
 
 class Settings(TypedDict, total=False):
-    """The settings every real provider takes besides its model (see :class:`HttpProvider`)."""
+    """The settings every real provider takes (see :class:`HttpProvider`); a factory takes the model first."""
 
+    model: str
     api_key: str | None
     base_url: str | None
     stream: bool
@@ -90,6 +91,9 @@ class Settings(TypedDict, total=False):
     max_connections: int
     max_concurrency: int | None
     logprobs: int | None
+
+
+P = TypeVar("P", bound="HttpProvider")
 
 
 class HttpProvider(ABC):
@@ -270,6 +274,16 @@ class HttpProvider(ABC):
         shown = wire.shown_url if wire is not None else None
         return (f"{type(self).__name__}(model={getattr(self, 'model', None)!r}, base_url={shown!r}, "
                 f"stream={getattr(self, 'stream', None)})")
+
+
+def built(cls: type[P], model: str | None, settings: Settings) -> P:
+    """A provider from its factory's arguments: the model named once, as the first argument or as ``model=``."""
+    if model is not None and "model" in settings:
+        raise ProviderConfigError(cls.name, "model", "a model as the first argument and another as model=",
+                                  f"is given twice: name the model once, e.g. {cls.name}('...')")
+    chosen: Any = settings["model"] if model is None and "model" in settings else model  # the door judges it
+    rest: dict[str, Any] = {k: v for k, v in settings.items() if k != "model"}
+    return cls(model=chosen, **rest)
 
 
 def unknown_setting(provider: str, unknown: Mapping[str, object]) -> ProviderConfigError:

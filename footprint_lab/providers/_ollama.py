@@ -17,7 +17,7 @@ from __future__ import annotations
 import os
 from typing import Any, ClassVar, Unpack
 
-from footprint_lab.providers._base import HttpProvider, Settings, call_id, function_tools, stop_reason
+from footprint_lab.providers._base import HttpProvider, Settings, built, call_id, function_tools, stop_reason
 from footprint_lab.providers._failures import Hints
 from footprint_lab.providers._http import Missing, ServerError, parse_args, require
 from footprint_lab.providers.types import (
@@ -162,11 +162,11 @@ def _usage(final: dict[str, Any]) -> Usage:
     return Usage(input_tokens=final.get("prompt_eval_count") or 0, output_tokens=final.get("eval_count") or 0)
 
 
-def ollama(model: str, **settings: Unpack[Settings]) -> OllamaProvider:
+def ollama(model: str | None = None, /, **settings: Unpack[Settings]) -> OllamaProvider:
     """A provider for a local (or remote) Ollama server's native chat API.
 
     ``ollama("llama3.2")`` talks to ``http://localhost:11434`` (or ``OLLAMA_HOST``); no key
     is needed. Pull the model first (``ollama pull llama3.2``). The other settings are those
     of :class:`~footprint_lab.providers._base.HttpProvider`.
     """
-    return OllamaProvider(model=model, **settings)
+    return built(OllamaProvider, model, settings)

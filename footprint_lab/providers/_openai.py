@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from typing import Any, ClassVar, Unpack
 
-from footprint_lab.providers._base import HttpProvider, Settings, call_id, function_tools, stop_reason
+from footprint_lab.providers._base import HttpProvider, Settings, built, call_id, function_tools, stop_reason
 from footprint_lab.providers._failures import Hints
 from footprint_lab.providers._http import Missing, ServerError, parse_args, require
 from footprint_lab.providers.types import (
@@ -211,7 +211,7 @@ def _usage(raw: Any, request: LLMRequest, reply: LLMResponse) -> Usage:
                  cache_read_tokens=details.get("cached_tokens") or 0)
 
 
-def openai(model: str, **settings: Unpack[Settings]) -> OpenAIProvider:
+def openai(model: str | None = None, /, **settings: Unpack[Settings]) -> OpenAIProvider:
     """A provider for OpenAI's Chat Completions or any OpenAI-compatible server.
 
     ``openai("gpt-4o-mini")`` reads the key from ``OPENAI_API_KEY``;
@@ -219,4 +219,4 @@ def openai(model: str, **settings: Unpack[Settings]) -> OpenAIProvider:
     (no key needed when ``base_url`` is given). The other settings are those of
     :class:`~footprint_lab.providers._base.HttpProvider`.
     """
-    return OpenAIProvider(model=model, **settings)
+    return built(OpenAIProvider, model, settings)

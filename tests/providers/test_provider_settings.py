@@ -267,3 +267,23 @@ def test_a_keyword_that_may_be_the_callers_data_is_never_quoted(name: str) -> No
     error = caught.value
     assert error.setting == "**settings" and name not in str(error) and VALUE not in str(error)
     assert "not a setting of openai(...)" in str(error)
+
+
+@pytest.mark.parametrize(("provider", "door"), DOORS[:3])
+@pytest.mark.parametrize("second", ["other-model", "", None, 42])
+def test_a_model_given_twice_is_refused_by_name_not_with_a_type_error(provider: str, door: Any, second: Any) -> None:
+    with pytest.raises(ProviderConfigError) as caught:
+        door(model=second)
+    error = caught.value
+    assert (error.code, error.provider, error.setting) == ("ERR_PROVIDER_CONFIG", provider, "model")
+    assert "twice" in str(error) and "other-model" not in str(error)
+
+
+@pytest.mark.parametrize(("factory", "url"), [(openai, "http://127.0.0.1:9/v1"), (anthropic, "http://127.0.0.1:9"),
+                                              (ollama, None)])
+def test_the_model_may_be_named_by_keyword_alone(factory: Any, url: str | None) -> None:
+    settings = {"base_url": url} if url else {}
+    assert factory(model="named", **settings).model == "named"
+    with pytest.raises(ProviderConfigError) as caught:
+        factory(**settings)
+    assert caught.value.setting == "model"
