@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.engine._recording import Annotation, ContextPiece, LLMExchange, Recording
+    from footprint_lab.engine._redaction import Redaction
     from footprint_lab.explain._custody import Backtrack
     from footprint_lab.explain._integrity_checks import IntegrityReport
     from footprint_lab.explain._tree import RunTree
@@ -82,7 +83,7 @@ class Run:
     """One finished (or paused) run: its answer, status and recording."""
 
     __slots__ = ("__weakref__", "_build", "_clean", "_conversation", "_recording", "_shown_answer", "answer",
-                 "checkpoint", "question", "run_id", "status", "stopped_early")
+                 "checkpoint", "policy", "question", "run_id", "status", "stopped_early")
 
     def __init__(
         self,
@@ -97,6 +98,7 @@ class Run:
         checkpoint: Any = None,
         shown_answer: str | None = None,
         clean: Callable[[Any], Any] | None = None,
+        policy: Redaction | None = None,
     ) -> None:
         self.run_id = run_id
         self.status = status
@@ -111,6 +113,9 @@ class Run:
         self._shown_answer = recording.answer if recording is not None else shown_answer
         #: the run's redaction (the recorder's ``clean``), applied to notes; ``None`` without a policy
         self._clean = clean
+        #: the redaction policy the run was recorded under, patterns and all (a run rebuilt from a
+        #: recording has only what its report names: the keys and the library's patterns)
+        self.policy = policy
         #: what the run leaves its runner to hold (the conversation, a pause); not part of the evidence
         self._conversation: Any = None
 
@@ -133,7 +138,7 @@ class Run:
         return cls(
             run_id=recording.run_id, status=recording.status, answer=recording.answer,
             recording=recording, stopped_early=recording.stopped_early,
-            clean=policy.for_run().scrub if policy is not None else None,
+            clean=policy.for_run().scrub if policy is not None else None, policy=policy,
         )
 
     @property

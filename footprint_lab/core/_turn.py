@@ -176,7 +176,8 @@ class Turn:
                                ended=ended, report=scrubber.report() if scrubber is not None else None,
                                sealed=self.sealed)
         return Run(run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
-                   shown_answer=rec.clean(answer), clean=rec.clean if rec.policy is not None else None)
+                   shown_answer=rec.clean(answer), clean=rec.clean if rec.policy is not None else None,
+                   policy=getattr(rec.policy, "policy", None))
 
 
 def input_refused() -> dict[str, Any]:

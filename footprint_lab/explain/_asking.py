@@ -40,7 +40,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine._redaction import PLACEHOLDER, Redaction, policy_from_reports
+from footprint_lab.engine._redaction import PLACEHOLDER, Redaction, combine_policies, policy_from_reports
 from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.engine._runners import factory
 from footprint_lab.explain._checks import ExplainConfigError, recording_of, whole_number
@@ -223,7 +223,9 @@ async def ask(
     if runner_factory is not None and not callable(runner_factory):
         raise ExplainConfigError("ask", "runner_factory", describe_shape(runner_factory),
                                  "must be a callable taking the Agent keywords and returning a runner, or None")
-    policy = policy_from_reports(_reports(recordings))
+    # the policies the runs were made under, patterns and all, else what their reports name
+    live = [getattr(item, "policy", None) for item in given]
+    policy = combine_policies(*live, policy_from_reports(_reports(recordings)))
     maskers = _maskers(given, policy)
     question = _masked(question, maskers)
     desk = EvidenceDesk(recordings, limit=limit)

@@ -415,5 +415,5 @@ class Composition(Runner):
             run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
             question=checkpoint.question if checkpoint is not None else None, checkpoint=checkpoint,
             shown_answer=rec.clean(answer),
-            clean=rec.clean if rec.policy is not None else None,
+            clean=rec.clean if rec.policy is not None else None, policy=getattr(rec.policy, "policy", None),
         )
