@@ -289,3 +289,22 @@ async def test_the_text_of_a_huge_backtrack_is_summarised_and_render_gives_every
     assert text.count("\n  ANSWER ") == 200 and full.count("\n  ANSWER ") == len(bt.candidates)
     assert f"and {len(bt.candidates) - 200} more candidates: bt.render() or bt.to_frame()" in text
     assert text.splitlines()[0] == full.splitlines()[0] == bt.summary()
+
+
+@pytest.mark.parametrize("batch", [2, 3])
+async def test_every_tool_call_of_one_reply_traces_to_the_call_that_asked_for_it(batch):
+    from footprint_lab import define_tool
+
+    def respond(request):
+        if any(m.get("role") == "tool" for m in request.messages):
+            return "All looked up."
+        return [{"tool": "order", "args": {"id": f"A-{n}"}} for n in range(batch)]
+
+    order = define_tool(name="order", description="Look up an order.", fn=lambda id: f"order {id} shipped")
+    run = await Agent(provider=mock(respond=respond), system="Look orders up.", tools=[order]).run("Look them up.")
+    asking = run.recording.exchanges[0].step_id
+    results = [c for c in run.backtrack().candidates if c.source_kind == "tool_result"]
+    assert len(results) == batch
+    for result in results:
+        asked = result.hops[-1]
+        assert (asked.kind, asked.step_id, asked.proven) == ("ASKED", asking, True)

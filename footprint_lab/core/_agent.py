@@ -245,7 +245,7 @@ class Agent(Conversation, Runner):
             response = await self._call(turn, iteration, withheld=False)
             if not response.tool_calls:
                 return self._final(turn), None
-            await self._run_batch(turn, response.tool_calls, iteration)
+            await self._run_batch(turn, response.tool_calls, iteration, asker=turn.rec.current)
         # The budget is spent and the model still wants tools: one last call, tools withheld.
         iteration = self.max_iterations + 1
         self._assemble(turn, iteration, withhold_tools=True)
@@ -288,7 +288,9 @@ class Agent(Conversation, Runner):
         rounds, turn.call_index, open_calls = turn_position(turn.history)
         if start.pause is not None:
             self._answer(turn, rounds, open_calls[0], start.answer or "")
-            await self._run_batch(turn, [ToolCall(c["id"], c["name"], c["args"]) for c in open_calls[1:]], rounds)
+            # the call that asked for this batch is in the earlier run's recording, not this one
+            await self._run_batch(turn, [ToolCall(c["id"], c["name"], c["args"]) for c in open_calls[1:]], rounds,
+                                  asker=None)
         else:
             turn.leg.good = len(turn.history)
         return rounds + 1
@@ -321,13 +323,16 @@ class Agent(Conversation, Runner):
         rec.emit("tool_end", step_id, {"tool": call["name"], "tool_call_id": call["id"], "is_error": False, **who_})
         rec.end()
 
-    async def _run_batch(self, turn: Turn, calls: Sequence[Any], iteration: int) -> None:
-        """Run one response's tool calls in order; a batch that completes is a good point to resume from."""
+    async def _run_batch(self, turn: Turn, calls: Sequence[Any], iteration: int, *, asker: str | None) -> None:
+        """Run one response's tool calls in order; a batch that completes is a good point to resume from.
+
+        ``asker`` is the LLM call whose reply asked for them (each result records it as ``requested_by``).
+        """
         leg = turn.leg
         leg.iteration = iteration
         for call in calls:
             leg.call = call
-            await self._run_tool(turn, call, iteration)
+            await self._run_tool(turn, call, iteration, asker)
         leg.call = None
         leg.good = len(turn.history)
 
@@ -428,9 +433,8 @@ class Agent(Conversation, Runner):
         rec.end()
         return response
 
-    async def _run_tool(self, turn: Turn, call: Any, iteration: int) -> None:
+    async def _run_tool(self, turn: Turn, call: Any, iteration: int, requested_by: str | None) -> None:
         rec = turn.rec
-        requested_by = rec.current
         step_id = rec.begin("tool", iteration)
         rec.emit("tool_start", step_id, {"tool": call.name, "tool_call_id": call.id, "args": call.args,
                                          **turn.leg.who})
@@ -457,8 +461,10 @@ class Agent(Conversation, Runner):
         message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
         if is_error:
             message["is_error"] = True
-        self._append(turn, message, KIND_TOOL_RESULT, call.id, iteration, tool=call.name, requested_by=requested_by,
-                     is_error=is_error)
+        evidence: Evidence = {"tool": call.name, "is_error": is_error}
+        if requested_by is not None:
+            evidence["requested_by"] = requested_by
+        self._append(turn, message, KIND_TOOL_RESULT, call.id, iteration, **evidence)
         # a short preview for live views, cut only after the policy has masked what it covers
         rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error,
                                        "result": summarize(rec.clean(content), 200), **turn.leg.who})
