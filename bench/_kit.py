@@ -23,10 +23,13 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 
-def options(description: str) -> argparse.Namespace:
+def options(description: str, *flags: tuple[str, str]) -> argparse.Namespace:
+    """The shared options, and each of ``flags`` (``("--name", "help")``) as a switch of this benchmark's own."""
     parser = argparse.ArgumentParser(description=description)
     parser.add_argument("--quick", action="store_true", help="smaller sizes and few samples: only checks it runs")
     parser.add_argument("--results", help="append one JSON line per scenario to this file")
+    for name, text in flags:
+        parser.add_argument(name, action="store_true", help=text)
     return parser.parse_args()
 
 

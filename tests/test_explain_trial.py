@@ -143,3 +143,14 @@ def test_the_budget_is_never_passed():
         result = asyncio.run(decide([Arm(f"c{n}", (f"c{n}",)) for n in range(arms)], draw, samples=3,
                                     alpha=0.05, budget=budget))
         assert sum(spent) == result.reruns <= budget
+
+
+def test_a_candidate_no_stronger_than_noise_at_its_first_look_gets_no_second_look():
+    async def draw(jobs: Sequence[tuple[Arm | None, int]]) -> list[Outcome]:
+        # the arm and the unchanged run both flip on seed 0 only: 1/3 against 1/3, a screening fluke
+        return [Outcome(seed, "answer", flipped=seed == 0) for _, seed in jobs]
+
+    result = asyncio.run(decide([Arm("a", ("a",))], draw, samples=3, alpha=0.05, budget=48))
+    verdict = result.arms[0]
+    assert (verdict.verdict, verdict.look, verdict.flips, verdict.samples) == ("not_confirmed", 1, 1, 3)
+    assert result.reruns == 6 and "no more often than noise" in verdict.reason

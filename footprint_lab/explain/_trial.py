@@ -29,7 +29,9 @@ run in a shuffled order, so that a provider that drifts over time sides with no 
 
 - ``confirmed``: the test rejected "no more flips than noise" at its look;
 - ``not_confirmed``: screening saw no sign of an effect, or the confirmation's reruns flipped no
-  more often than the baseline's (over two looks), or too weakly for more looks to change that;
+  more often than the baseline's (over two looks), or too weakly for more looks to change that
+  (already at the first look when it flipped in at most half of its reruns: a screening fluke
+  costs no second look; stopping never adds a confirmation, so ``alpha`` holds);
 - ``undecided``: there is a sign of an effect, but the budget or the looks ran out before the test
   could decide (or too many reruns failed, or the baseline was too noisy to tell anything).
 
@@ -547,8 +549,9 @@ class _Confirmation:
             weak = verdict.p_value > FUTILE or flips * noise[1] <= noise[0] * finished or \
                 (look < len(LOOK_SHARES) and _hopeless_trend(flips, finished, noise, self.samples, look,
                                                              level * LOOK_SHARES[look]))
-            if flips < finished and (not flips or (weak and look > 1)):
+            if flips < finished and (not flips or (weak and (look > 1 or flips * 2 <= finished))):
                 # no more flips than noise (held over a second look), or evidence too weak for more looks to turn
+                # (at the first look too, when at most half of its reruns flipped)
                 verdict.verdict = "not_confirmed"
                 return
             verdict.verdict = "undecided"
