@@ -55,6 +55,7 @@ from footprint_lab.notebook._read import (
 )
 from footprint_lab.notebook._walk import (
     PNG_SIGNATURE,
+    Layer,
     Spot,
     as_text,
     base64_words,
@@ -276,7 +277,7 @@ class _Pass:
             if data is not None:
                 if holds_recording_text(value):
                     return value if self.learn else self._recording(value)
-                new = walked(data, spot.deeper("(JSON text)"), self)
+                new = walked(data, spot.through("JSON text"), self)
                 return value if new is data else json.dumps(new, ensure_ascii=False)
         raw = decoded(value)
         if raw is not None:
@@ -289,11 +290,11 @@ class _Pass:
     def _payload(self, raw: bytes, spot: Spot) -> bytes | None:
         """Decoded base64, masked: a PNG's text chunks, or bytes that read as text; ``None`` when unchanged."""
         if raw.startswith(PNG_SIGNATURE):
-            return png_texts(raw, lambda text, label: self.text(text, spot.deeper(f"(base64, {label})")))
+            return png_texts(raw, lambda text, label: self.text(text, spot.through(f"base64, {label}")))
         text = as_text(raw)
         if text is None:
             return None
-        new = self.text(text, spot.deeper("(base64)"))
+        new = self.text(text, spot.through("base64"))
         return None if new == text else new.encode("utf-8")
 
     def _json(self, value: str, spot: Spot) -> Any:
@@ -311,7 +312,7 @@ class _Pass:
         shown = []
         for step in path:
             text = str(step)
-            plain = isinstance(step, int) or (_PLAIN.fullmatch(text) is not None
+            plain = isinstance(step, int | Layer) or (_PLAIN.fullmatch(text) is not None
                                               and self.scrubber.quietly(text) == text)
             shown.append(text if plain else "<key>")
         return ".".join(shown)

@@ -41,6 +41,12 @@ _OUTPUT_PARTS = {"text": "text", "traceback": "error", "evalue": "error", "ename
 _MULTILINE = frozenset({"source", "text"})
 
 
+class Layer(str):
+    """A step of a :class:`Spot`'s path that names a layer read through (``(base64)``), not a key."""
+
+    __slots__ = ()
+
+
 class Spot(NamedTuple):
     """Where a value sits: ``cell`` and ``output`` indices (``None`` for the notebook's metadata), the
     ``where`` part (``source``, ``data[image/png]``, ``widget <id>``...), and the ``path`` inside it
@@ -53,6 +59,10 @@ class Spot(NamedTuple):
 
     def deeper(self, step: Any) -> Spot:
         return self._replace(path=(*self.path, step))
+
+    def through(self, layer: str) -> Spot:
+        """Where the same value sits once ``layer`` (``base64``, ``JSON text``...) is read through."""
+        return self.deeper(Layer(f"({layer})"))
 
 
 class Visitor(Protocol):
@@ -167,7 +177,7 @@ def value(item: Any, spot: Spot, visitor: Visitor) -> Any:
 
 def _key(key: Any, spot: Spot, visitor: Visitor) -> Any:
     """A mapping key, read as text too (a secret can be a key)."""
-    return visitor.text(key, spot.deeper("(key)")) if isinstance(key, str) else key
+    return visitor.text(key, spot.through("key")) if isinstance(key, str) else key
 
 
 def _joined(item: Any) -> Any:
