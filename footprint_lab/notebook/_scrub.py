@@ -36,6 +36,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from footprint_lab.engine._held import bind_display, display_verdict, holds_display
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._records import content_hash
 from footprint_lab.engine._redaction import Redaction, RunScrubber, normalize_key
@@ -185,8 +186,27 @@ def sweep(notebook: dict[str, Any], policy: Redaction, *, write: bool, argument:
     found = _Pass(scrubber, policy, learn=False, argument=argument)
     masked = walk(notebook, found)
     if write and found.findings:
+        held = _displays_held(notebook)
         notebook.update(masked)
+        _bind_again(notebook, held, {(f.cell, f.output) for f in found.findings}, policy)
     return found.findings
+
+
+def _displays_held(notebook: dict[str, Any]) -> set[tuple[int, int]]:
+    """The outputs whose sealed recording holds what they display, and still displays it."""
+    return {(cell, index) for cell, index, output in outputs(notebook) if isinstance(output.get("data"), dict)
+            and holds_display(output["data"]) and display_verdict(output["data"]) is None}
+
+
+def _bind_again(notebook: dict[str, Any], held: set[tuple[int, int]], changed: set[tuple[int | None, int | None]],
+                policy: Redaction) -> None:
+    """After a scrub, each output that displayed what its seal held and was masked holds its masked
+    display, the policy named in the seal (changed on purpose); an output edited before is left to
+    ``verify`` to call broken."""
+    names = sorted({*policy.keys, *policy.patterns})
+    for cell, index, output in outputs(notebook):
+        if (cell, index) in held and (cell, index) in changed:
+            output["data"] = bind_display(output["data"], scrubbed=names)
 
 
 class _RepeatScrubber(RunScrubber):
