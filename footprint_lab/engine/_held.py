@@ -187,10 +187,12 @@ def _shown(mime: str, value: Any) -> bytes:
     return _text("header", [value])  # JSON data: its keys sorted
 
 
-def bind_display(bundle: dict[str, Any], *, scrubbed: list[str] | None = None) -> dict[str, Any]:
+def bind_display(bundle: dict[str, Any], *, scrubbed: list[str] | None = None,
+                 digests: dict[str, str] | None = None) -> dict[str, Any]:
     """``bundle`` (an output's data) with its sealed recording's copy of the seal holding what the bundle
-    displays; ``scrubbed`` names added to the seal's (a scrub that masked the display). A bundle with no
-    sealed recording is given back as it is."""
+    displays (or ``digests``, the ones it held before: a display already edited stays broken); ``scrubbed``
+    names added to the seal's (a scrub that masked the display). A bundle with no sealed recording is
+    given back as it is."""
     carried = bundle.get(RECORDING_MIME)
     saved = carried.get("seal") if isinstance(carried, dict) else None
     if not isinstance(saved, dict):
@@ -200,7 +202,7 @@ def bind_display(bundle: dict[str, Any], *, scrubbed: list[str] | None = None) -
         made = Seal.model_validate(saved)
     except ValueError:  # not a seal this library wrote: left for verify to call broken
         return bundle
-    made.display = display_digests(bundle)
+    made.display = display_digests(bundle) if digests is None else digests
     made.scrubbed = sorted({*made.scrubbed, *(scrubbed or [])})
     made.head = _head(made, _child_heads(carried))
     return {**bundle, RECORDING_MIME: {**carried, "seal": made.model_dump(mode="json", exclude_defaults=True)}}
@@ -239,8 +241,14 @@ def display_verdict(bundle: dict[str, Any]) -> Verdict | None:
     return None
 
 
-def holds_display(bundle: dict[str, Any]) -> bool:
-    """Whether an output's sealed copy holds a display (digests to check it against)."""
+def held_digests(bundle: dict[str, Any]) -> dict[str, str]:
+    """The display digests an output's sealed copy holds (empty when none)."""
     carried = bundle.get(RECORDING_MIME)
     saved = carried.get("seal") if isinstance(carried, dict) else None
-    return isinstance(saved, dict) and bool(saved.get("display"))
+    held = saved.get("display") if isinstance(saved, dict) else None
+    return dict(held) if isinstance(held, dict) else {}
+
+
+def holds_display(bundle: dict[str, Any]) -> bool:
+    """Whether an output's sealed copy holds a display (digests to check it against)."""
+    return bool(held_digests(bundle))

@@ -282,7 +282,8 @@ def _output_verdict(carried: dict[str, Any]) -> Verdict:
         verdict = verify(recording) if isinstance(recording, Recording) else _unchecked(recording)
     if not verdict.holds:
         return verdict
-    return display_verdict(carried) or dataclasses.replace(verdict, display=holds_display(carried))
+    shown = display_verdict(carried)  # a Verdict is falsy unless it holds: compared with None, not by truth
+    return shown if shown is not None else dataclasses.replace(verdict, display=holds_display(carried))
 
 
 def _unchecked(refused: InvalidRecordingError) -> Verdict:

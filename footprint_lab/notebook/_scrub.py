@@ -36,7 +36,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from footprint_lab.engine._held import bind_display, display_verdict, holds_display
+from footprint_lab.engine._held import bind_display, display_verdict, held_digests, holds_display
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._records import content_hash
 from footprint_lab.engine._redaction import Redaction, RunScrubber, normalize_key
@@ -192,21 +192,24 @@ def sweep(notebook: dict[str, Any], policy: Redaction, *, write: bool, argument:
     return found.findings
 
 
-def _displays_held(notebook: dict[str, Any]) -> set[tuple[int, int]]:
-    """The outputs whose sealed recording holds what they display, and still displays it."""
-    return {(cell, index) for cell, index, output in outputs(notebook) if isinstance(output.get("data"), dict)
-            and holds_display(output["data"]) and display_verdict(output["data"]) is None}
+def _displays_held(notebook: dict[str, Any]) -> dict[tuple[int, int], tuple[bool, dict[str, str]]]:
+    """Per output whose sealed recording holds what it displays: whether it still displays that, and the digests."""
+    return {(cell, index): (display_verdict(output["data"]) is None, held_digests(output["data"]))
+            for cell, index, output in outputs(notebook)
+            if isinstance(output.get("data"), dict) and holds_display(output["data"])}
 
 
-def _bind_again(notebook: dict[str, Any], held: set[tuple[int, int]], changed: set[tuple[int | None, int | None]],
-                policy: Redaction) -> None:
+def _bind_again(notebook: dict[str, Any], held: dict[tuple[int, int], tuple[bool, dict[str, str]]],
+                changed: set[tuple[int | None, int | None]], policy: Redaction) -> None:
     """After a scrub, each output that displayed what its seal held and was masked holds its masked
-    display, the policy named in the seal (changed on purpose); an output edited before is left to
-    ``verify`` to call broken."""
+    display, the policy named in the seal (changed on purpose); one edited before keeps the digests
+    it held (a recording sealed again by the scrub too), so ``verify`` still calls it broken."""
     names = sorted({*policy.keys, *policy.patterns})
     for cell, index, output in outputs(notebook):
-        if (cell, index) in held and (cell, index) in changed:
-            output["data"] = bind_display(output["data"], scrubbed=names)
+        if (cell, index) not in held or (cell, index) not in changed:
+            continue
+        intact, digests = held[(cell, index)]
+        output["data"] = bind_display(output["data"], scrubbed=names, digests=None if intact else digests)
 
 
 class _RepeatScrubber(RunScrubber):
