@@ -277,31 +277,39 @@ def _text(kind: str, records: list[Any], algorithm: str = ALGORITHM) -> bytes:
     return _encoder(kind, algorithm)(records)
 
 
-#: where a kind's text is cut into stretches for the locator tags: before each field name of its
-#: model (a nested mapping with a key of the same name only cuts finer), before any key for the
-#: free-form messages, between the integers of ``message_pieces``; with sorted keys a record's first
-#: field follows its ``{``, so the chain cuts there too (each stretch then starts inside its record)
-def _cut(names: Any, opening: bytes) -> re.Pattern[bytes]:
-    return re.compile(opening + b'"(?:' + b"|".join(re.escape(name.encode("ascii")) for name in names) + b')":')
+#: where a kind's text is cut into stretches for the locator tags. The chain of this library cuts
+#: just after every key (``":``, a literal, so the cut is one C split of the text), and
+#: ``message_pieces`` (integers only) between its items; a stretch then starts at a value, and
+#: :func:`_place` walks the encodings to the record and field that hold it. The earlier chain
+#: cut before each field name of its model (before any key for the free-form messages), and
+#: its tags are read back with those cuts.
+def _cut(names: Any) -> re.Pattern[bytes]:
+    return re.compile(b',"(?:' + b"|".join(re.escape(name.encode("ascii")) for name in names) + b')":')
 
 
-def _cuts(opening: bytes) -> dict[str, re.Pattern[bytes]]:
-    return {
-        "header": _cut(_HEADER, opening),
-        **{kind: _cut(Recording.model_fields[kind].annotation.__args__[0].model_fields,  # type: ignore[union-attr]
-                      opening) for kind in KINDS if kind not in ("messages", "message_pieces")},
-        "messages": re.compile(opening + rb'"[^"\\]*":'),
-        DOCUMENT: re.compile(opening + rb'"[^"\\]*":'),
-        "message_pieces": re.compile(rb","),
-    }
+_KEY_END = re.compile(rb'":')
+_COMMA = re.compile(rb",")
+_LEGACY_CUTS: dict[str, re.Pattern[bytes]] = {
+    "header": _cut(_HEADER),
+    **{kind: _cut(Recording.model_fields[kind].annotation.__args__[0].model_fields)  # type: ignore[union-attr]
+       for kind in KINDS if kind not in ("messages", "message_pieces")},
+    "messages": re.compile(rb',"[^"\\]*":'),
+    DOCUMENT: re.compile(rb',"[^"\\]*":'),
+    "message_pieces": _COMMA,
+}
 
 
-_CUTS = {ALGORITHM: _cuts(b"[,{]"), LEGACY: _cuts(b",")}
+def _cuts(kind: str, algorithm: str) -> re.Pattern[bytes]:
+    if algorithm == LEGACY:
+        return _LEGACY_CUTS[kind]
+    return _COMMA if kind == "message_pieces" else _KEY_END
 
 
 def _tags(kind: str, text: bytes, algorithm: str = ALGORITHM) -> bytes:
     """A 16-bit CRC of each stretch of ``text`` between two cuts, big-endian, two bytes each."""
-    crcs = array.array("I", map(zlib.crc32, _CUTS.get(algorithm, _CUTS[ALGORITHM])[kind].split(text)))
+    cut = _cuts(kind, algorithm)
+    pieces = text.split(cut.pattern) if cut is _KEY_END or cut is _COMMA else cut.split(text)  # a literal: no regex
+    crcs = array.array("I", map(zlib.crc32, pieces))
     if sys.byteorder == "big":
         crcs.byteswap()
     halves = array.array("H", memoryview(crcs.tobytes()).cast("H")[::2])  # each CRC's low half
@@ -312,7 +320,7 @@ def _tags(kind: str, text: bytes, algorithm: str = ALGORITHM) -> bytes:
 
 def _starts(kind: str, text: bytes, algorithm: str = ALGORITHM) -> list[int]:
     """Where each stretch of ``text`` starts (the first at 0, the others just after a cut)."""
-    return [0, *(match.end() for match in _CUTS.get(algorithm, _CUTS[ALGORITHM])[kind].finditer(text))]
+    return [0, *(match.end() for match in _cuts(kind, algorithm).finditer(text))]
 
 
 def _head(made: Seal, child_heads: list[str]) -> str:
