@@ -198,3 +198,23 @@ def test_a_display_edited_before_a_scrub_stays_broken(tmp_path: Path) -> None:
     # the scrub masked the key in the view too, so the first MIME type named may be either; both differ
     assert (verdict.status, verdict.kind) == ("broken", "display") and verdict.field in ("text/html", "text/plain")
     assert cli(path).returncode == 1
+
+
+def test_a_run_displayed_in_a_real_kernel_holds_its_display(tmp_path: Path) -> None:
+    from nbclient import NotebookClient
+
+    source = ("from footprint_lab import Agent\nfrom footprint_lab.providers import mock\n"
+              "run = Agent(provider=mock(reply='Refund 42 approved.'), seal=True).run_sync('Where is order 42?')\nrun")
+    notebook_node = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Review"),
+                                                    nbformat.v4.new_code_cell(source)])
+    NotebookClient(notebook_node, timeout=300, kernel_name="python3").execute()
+    path = tmp_path / "executed.ipynb"
+    nbformat.write(notebook_node, path)
+    ((where, verdict),) = verify_file(path)
+    assert (where, verdict.status, verdict.display) == ("cell 1, output 0", "holds", True)
+    data = json.loads(path.read_text())
+    shown = data["cells"][1]["outputs"][0]["data"]
+    shown["text/html"] = "".join(shown["text/html"]).replace("approved", "declined")
+    path.write_text(json.dumps(data))
+    result = cli(path)
+    assert result.returncode == 1 and "cell 1, output 0: seal broken at display.text/html" in result.stdout

@@ -11,19 +11,22 @@ answer, timings, redaction report, ...), then each record kind in recorded order
 ``reads``, ``commits``, ``decisions``, ``events``, ``context_pieces``, ``exchanges``,
 ``messages``, ``message_pieces``), then each member run's own seal. Annotations stay outside,
 so a sealed run can still be annotated. Each kind is one canonical JSON text hashed with
-SHA-256: its records in order, each record's fields in the model's order, written compactly
-by orjson (a recording's free-form mappings keep their keys sorted, see
-``engine._recording.jsonable``, so a saved notebook, which sorts keys, reads back the same
-text); the header's keys are sorted. The head chains ``sha256(previous + kind + digest)``
-kind by kind, then the members' heads, then the scrub names and the time of sealing. A check
+SHA-256: its records in order, written compactly by orjson with the keys sorted at every level
+(``sha256-chain/3``), so the text is the same from the model and from the saved JSON data, its
+tables unpacked and its defaults put back (``engine._held.verify_saved`` checks a notebook's copy
+that way, no model built). The earlier chain (``sha256-chain/2``: a record's fields in its
+model's order, the header's keys sorted) is still checked as it was written. The head chains
+``sha256(previous + kind + digest)`` kind by kind, then the members' heads, then, in a copy a
+notebook output carries, the digests of what that output displays (``engine._held``), then the
+scrub names and the time of sealing. A check
 compares the header first, then the transcript (whose text the commits and pieces of a saved
 recording refer to), then the other kinds in chain order, and names the first that differs.
 
 Speed, the pattern: checking a seal is one orjson encoding and one hash per kind, no Python
 work per record (a 10,000-step recording of about 20 MB verifies in well under a second, see
 bench/bench_trust.py). To say *where* a broken seal broke, the seal also keeps, per kind, a
-16-bit CRC of each stretch of text between two field names (a locator only: the SHA-256 chain
-is the proof); they are compared only when a digest fails, and the first stretch that differs
+16-bit CRC of each stretch of text between two keys (a locator only: the SHA-256 chain is the
+proof); they are compared only when a digest fails, and the first stretch that differs
 is traced back to its record and field. ``Agent(..., seal=True)`` gives its runs a
 :class:`~footprint_lab.engine._recording.PendingSeal`, computed from the run's closed capture
 the first time anything reads, dumps, shows or verifies it and stamped with the run's end, so

@@ -1,12 +1,16 @@
 """Safe to share: find and mask what a redaction policy covers anywhere in a notebook.
 
 Rule kept here: after ``scrub(path, redact=policy)``, ``scan(path, redact=policy)`` is empty,
-and every recording the notebook carries still loads and explains. One sweep walks every
-place text can hide (cell sources, stream text, every text or JSON output, error tracebacks,
-embedded recordings, saved widget state); ``scan`` reports what it would change (cell,
-output, where, the names that matched, never the values) and ``scrub`` writes the masked
-copy. The sweep runs twice with one scrubber, so a value first seen under a covered key
-(``password``) is masked wherever else it appears, before or after.
+and every recording the notebook carries still loads and explains. Both run the one walk of
+``_walk`` over every corner of the notebook (its metadata and widget state, every cell's
+source, metadata and attachments, every output's text, error, metadata and data under every
+MIME type), and read each string through every layer it may hide text in (JSON text, base64
+payloads and PNG text chunks, HTML entities, comments and ANSI codes); ``scan`` reports what
+it would change (cell, output, the part, the field path inside it, the names that matched,
+never the values) and ``scrub`` writes the masked copy. The walk runs twice with one scrubber,
+so a value first seen under a covered key (``password``) is masked wherever else it appears,
+before or after. An output whose sealed recording holds what it displays (``engine._held``)
+and was masked is bound to its masked display again, the policy named in the seal.
 
 An embedded recording is masked as data (in record form, its tables unpacked, when a covered
 key is one of the field names a table writes once), then validated again and packed back: its pieces' content hashes
