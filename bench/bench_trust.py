@@ -8,9 +8,15 @@ Scenarios, medians over many samples:
    first time anything reads, dumps, shows or verifies it, so two more rows say what that
    costs when it comes: the seal computed (forced) as a share of the run, and saving the
    recording (``model_dump_json``) sealed against unsealed.
+   Issue 27 sets the goal on the seal computed: a sealed run, its seal worked out (``seal.head``),
+   at most 1.3x the same run unsealed, blocks of both interleaved (``interleaved_ms``).
 2. ``verify`` on a sealed recording of a run of at least 10,000 steps, loaded from its saved JSON
    as a reviewer would (goal: at most 100 ms); beside it, the same check on the live run's
-   recording, whose records are made from the capture for the check.
+   recording, whose records are made from the capture for the check. Then (issue 27) the same
+   recording exported into a notebook (about 15-25 MB): its output checked as ``verify_file``
+   checks it once the file is parsed, the seal on the JSON data and the display digests
+   (goal: at most 300 ms), against the way before (the recording built through the door, then
+   verified) in the same process; and ``verify_file`` whole, reading and parsing the file included.
 3. ``lint_tools`` on a catalog of 500 tools in the MCP shape, each with two parameters, drawn from
    a few dozen words so many pairs share words (goal: at most 1 s). Then on 500 and 3,000
    near-identical tools (one description, each tool's own number in its name and text, the same
@@ -30,13 +36,20 @@ import time
 from collections.abc import Callable
 from typing import Any
 
-from _kit import Report, median, options, samples_ms
+from _kit import Report, called_block, interleaved_ms, median, options, samples_ms
 
 from footprint_lab import Agent, define_tool, lint_tools, load_recording, verify
+from footprint_lab.engine._held import display_verdict, verify_saved
+from footprint_lab.engine._recording import RECORDING_MIME
+from footprint_lab.engine._recording_door import load_parsed
+from footprint_lab.notebook import export, verify_file
+from footprint_lab.notebook._read import read_notebook
 from footprint_lab.providers import mock
 
 SEAL_GOAL = 0.05
+SEALED_RUN_GOAL = 1.3
 VERIFY_GOAL_MS = 100.0
+NOTEBOOK_VERIFY_GOAL_MS = 300.0
 LINT_GOAL_MS = 1000.0
 NEAR_GOAL_MS = 10_000.0
 VERBS = ("get", "list", "search", "update", "create", "cancel", "refund", "track")
@@ -80,6 +93,36 @@ def verify_long(steps: int, repeats: int) -> tuple[int, list[float], list[float]
     return len(loaded.steps), samples_ms(lambda: verify(loaded), repeats), samples_ms(lambda: verify(live), repeats)
 
 
+def sealed_run_cost(rounds: int) -> dict[str, list[float]]:
+    """Per-run ms of a 5-iteration run unsealed, and sealed with its seal worked out, blocks interleaved."""
+    return interleaved_ms(rounds, 10, collect=True,  # a fresh agent each run: its mock's script starts again
+                          plain=called_block(lambda: agent(5, sealed=False).run_sync("go").recording),
+                          sealed=called_block(
+                              lambda: agent(5, sealed=True).run_sync("go").recording.seal.head))  # type: ignore[union-attr]
+
+
+def verify_notebook(steps: int, repeats: int, folder: str) -> dict[str, Any]:
+    """A sealed recording of ``steps`` steps exported into a notebook, and what checking its output costs."""
+    import os
+
+    iterations = steps // 3 + 1
+    run = agent(iterations, sealed=True).run_sync("go")
+    path = os.path.join(folder, "long.ipynb")
+    export([run], path, title="long")
+    notebook = read_notebook(path)
+    data = next(output["data"] for cell in notebook["cells"] for output in cell.get("outputs", [])
+                if RECORDING_MIME in output.get("data", {}))
+    fast = verify_saved(data[RECORDING_MIME])
+    assert fast is not None and fast.holds and display_verdict(data) is None
+    assert all(verdict.holds and verdict.display for _, verdict in verify_file(path))
+    return {
+        "steps": len(run.recording.steps), "size": os.path.getsize(path),
+        "now": samples_ms(lambda: (verify_saved(data[RECORDING_MIME]), display_verdict(data)), repeats),
+        "before": samples_ms(lambda: verify(load_parsed(data[RECORDING_MIME], door="verify")), max(3, repeats // 2)),
+        "file": samples_ms(lambda: verify_file(path), max(3, repeats // 2)),
+    }
+
+
 def catalog(size: int) -> dict[str, Any]:
     tools = []
     for n in range(size):
@@ -121,11 +164,28 @@ def main() -> None:
     report.add("run + save (model_dump_json), seal=True", [cost["saved_sealed"]], size="5 iterations",
                goal="(reference)", peer="same, seal=False", peer_samples=[cost["saved"]],
                ratio=cost["saved_sealed"] / cost["saved"])
+    costs = sealed_run_cost(4 if quick else 60)
+    ratio = median(costs["sealed"]) / median(costs["plain"])
+    report.add("5-iteration run, its seal worked out (seal.head)", costs["sealed"], size="5 iterations",
+               goal=f"<= {SEALED_RUN_GOAL}x the run unsealed", met=ratio <= SEALED_RUN_GOAL,
+               peer="same run, seal=False", peer_samples=costs["plain"], ratio=ratio,
+               note="blocks of 10 runs interleaved, each from a collected heap")
     steps, loaded_samples, live_samples = verify_long(200 if quick else 10_000, 3 if quick else 7)
     report.add("verify a sealed recording loaded from its JSON", loaded_samples, size=f"{steps} steps",
                goal=f"<= {VERIFY_GOAL_MS:.0f} ms", met=median(loaded_samples) <= VERIFY_GOAL_MS)
     report.add("verify the live run's sealed recording", live_samples, size=f"{steps} steps",
                goal="(reference)", note="its records are made from the capture for the check, then let go")
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as folder:
+        checked = verify_notebook(200 if quick else 10_000, 3 if quick else 9, folder)
+    size = f"{checked['steps']} steps, {checked['size'] / 1e6:.1f} MB notebook"
+    report.add("verify a notebook output: the seal on its JSON data and its display", checked["now"], size=size,
+               goal=f"<= {NOTEBOOK_VERIFY_GOAL_MS:.0f} ms", met=median(checked["now"]) <= NOTEBOOK_VERIFY_GOAL_MS,
+               peer="the recording built through the door, then verified", peer_samples=checked["before"],
+               ratio=median(checked["now"]) / median(checked["before"]), note="after the file is parsed")
+    report.add("verify_file on that notebook, reading and parsing it included", checked["file"], size=size,
+               goal="(reference)")
     size = 50 if quick else 500
     lint_samples, found, _ = lint_ms(catalog(size), 3 if quick else 7)
     report.add("lint_tools", lint_samples, size=f"{size} tools, {found} findings", goal=f"<= {LINT_GOAL_MS:.0f} ms",

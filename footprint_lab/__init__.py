@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any
 from footprint_lab.engine import _display as _display
 from footprint_lab.engine import _runners as _runners
 from footprint_lab.engine._exports import public
+from footprint_lab.engine.schema import RECORDING_MIME as _RECORDING_MIME
 
 __version__ = "0.1.0"
 
@@ -65,6 +66,18 @@ def _load_views() -> None:
 # The package root wires the lab's renderers to the display registry below the core: the
 # first object displayed imports the views, so no core module ever imports the lab.
 _display.add_loader(_load_views)
+
+
+def _held_display(data: dict[str, Any]) -> dict[str, Any]:
+    if _RECORDING_MIME not in data:
+        return data
+    from footprint_lab.engine._held import bind_display  # the seal's code loads when a recording is shown
+
+    return bind_display(data)
+
+
+# A notebook output that carries a sealed recording holds, in that copy's seal, what it displays.
+_display.add_finisher(_held_display)
 
 
 def _load_runners() -> None:

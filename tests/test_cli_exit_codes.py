@@ -117,6 +117,16 @@ def test_scrub_and_html_refuse_an_output_folder_that_does_not_exist(files: dict[
     assert run("scrub", files["leaky"], "--out", files["folder"] / "scrubbed.ipynb").returncode == 0
 
 
+def test_html_takes_its_page_as_a_short_o_too(files: dict[str, Path]) -> None:
+    short, long = files["folder"] / "short.html", files["folder"] / "long.html"
+    assert run("html", files["clean"], "-o", short).returncode == 0
+    assert run("html", files["clean"], "--out", long).returncode == 0
+    assert all("<html" in page.read_text(encoding="utf-8").lower() for page in (short, long))
+    refused(run("html", files["clean"], "-o", files["folder"] / "no-such-folder" / "page.html"), "ERR_NOTEBOOK_FILE")
+    usage_refused(run("html", files["clean"], "-o"))  # the flag without its path
+    assert "-o OUT, --out OUT" in run("html", "--help").stdout
+
+
 def test_a_bad_option_is_a_refusal_too(files: dict[str, Path]) -> None:
     usage_refused(run("scrub", files["leaky"], files["clean"], "--out", files["folder"] / "x.ipynb"))
     usage_refused(run("scan", "--only", files["clean"]))

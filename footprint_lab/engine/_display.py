@@ -11,6 +11,10 @@ Pattern: a registry with lazy loaders. A kind no loader registers falls back to 
 own plain bundle (its one line of text). A loader that raises is not hidden: IPython reports
 the error under the cell and shows the object's plain ``repr`` instead.
 
+Every bundle then passes the finishers registered from above (:func:`add_finisher`): the package
+root registers the one that makes a sealed recording's copy hold what the bundle displays
+(``engine._held.bind_display``), so a saved notebook can be checked for an edited display.
+
 Role: engine layer; imports nothing but the standard library.
 """
 
@@ -24,6 +28,7 @@ Renderer = Callable[[Any], Bundle]
 
 _renderers: dict[str, Renderer] = {}
 _loaders: list[Callable[[], None]] = []
+_finishers: list[Callable[[Bundle], Bundle]] = []
 
 
 def register(kind: str, renderer: Renderer) -> None:
@@ -34,6 +39,11 @@ def register(kind: str, renderer: Renderer) -> None:
 def add_loader(loader: Callable[[], None]) -> None:
     """Call ``loader()`` once, the first time a kind without a renderer is displayed."""
     _loaders.append(loader)
+
+
+def add_finisher(finish: Callable[[Bundle], Bundle]) -> None:
+    """Pass every bundle through ``finish`` (after ``include`` / ``exclude``) before it is shown."""
+    _finishers.append(finish)
 
 
 def renderer_for(kind: str) -> Renderer | None:
@@ -54,4 +64,6 @@ def bundle(kind: str, obj: Any, fallback: Callable[[], Bundle], include: Iterabl
     if exclude is not None:
         unwanted = set(exclude)
         data = {mime: value for mime, value in data.items() if mime not in unwanted}
+    for finish in _finishers:
+        data = finish(data)
     return data

@@ -180,6 +180,15 @@ class _Pattern:
             return self.mask, 1
         return result
 
+    def matches(self, text: str) -> list[tuple[int, int]]:
+        """Where whole matches in ``text`` lie; all of ``text`` when the time limit ran out (fail closed)."""
+        try:
+            if self._bounded is None:
+                return [m.span() for m in self.regex.finditer(text)]
+            return [m.span() for m in self._bounded.finditer(text, timeout=PATTERN_TIME_LIMIT)]
+        except TimeoutError:
+            return [(0, len(text))]
+
     def spans(self, text: str) -> list[tuple[int, int]]:
         """Where matches in ``text`` lie, and where one may still be arriving at its end.
 
@@ -191,8 +200,7 @@ class _Pattern:
             source = _STREAM_FORMS.get(self.name, self.regex.pattern)
             self._partial = _time_bounded(re.compile(source, self.regex.flags))
         try:
-            found = [m.span() for m in self.regex.finditer(text)] if self._bounded is None else [
-                m.span() for m in self._bounded.finditer(text, timeout=PATTERN_TIME_LIMIT)]
+            found = self.matches(text)
             for m in self._partial.finditer(text, partial=True, timeout=PATTERN_TIME_LIMIT):
                 if m.partial and m.start() < len(text):
                     found.append((0 if self._looks_back else m.start(), len(text)))

@@ -61,7 +61,8 @@ __all__ = ["RECORDING_MIME", "SCHEMA_VERSION", "Annotation", "Commit", "CommitEn
 class Seal(Data):
     """A recording's seal (see :mod:`footprint_lab.engine._seal`): the chain's ``head``, a SHA-256 digest per
     record kind (the header counts as one), per kind a CRC-32 tag per field (to locate a break), the
-    policy names a scrub re-sealed under, and when it was sealed."""
+    policy names a scrub re-sealed under, when it was sealed, and, in a copy a notebook output
+    carries, a digest of what that output displays."""
 
     algorithm: str
     head: str
@@ -69,6 +70,8 @@ class Seal(Data):
     tags: dict[str, str]
     scrubbed: list[str] = Field(default_factory=list)
     sealed_at: float = 0.0
+    #: per MIME type, the SHA-256 of what the notebook output carrying this copy displays (``engine._held``)
+    display: dict[str, str] = Field(default_factory=dict)
 
 
 class PendingSeal(Seal):

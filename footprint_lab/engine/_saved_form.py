@@ -12,6 +12,8 @@ Role: engine layer; works on JSON-native data.
 
 from __future__ import annotations
 
+import itertools
+import operator
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from footprint_lab.engine._records import ContextPiece, Data, Event, Read, Step
@@ -91,9 +93,13 @@ def _untable(table: dict[str, Any]) -> Any:
     """A table back to its records; anything else is given back for the schema to refuse by field."""
     columns, rows, same = table.get("columns"), table.get("rows"), table.get("same", {})
     if not (isinstance(columns, list) and all(isinstance(name, str) for name in columns) and isinstance(rows, list)
-            and isinstance(same, dict) and all(isinstance(row, list) and len(row) == len(columns) for row in rows)):
+            and isinstance(same, dict) and all(map(isinstance, rows, itertools.repeat(list)))
+            and set(map(len, rows)) <= {len(columns)}):
         return table
-    return [{**same, **dict(zip(columns, row, strict=True))} for row in rows]
+    # each row's dict made in C loops (no Python step per row): a long run's tables hold tens of thousands
+    names, extra = [*same, *columns], list(same.values())
+    rows_named = map(operator.add, itertools.repeat(extra), rows) if extra else rows
+    return list(map(dict, map(zip, itertools.repeat(names), rows_named)))
 
 
 def reference(data: dict[str, Any]) -> None:

@@ -191,6 +191,25 @@ class RunScrubber:
                 self.counts[name] = self.counts.get(name, 0) + hits
         return text
 
+    def hits(self, text: str) -> list[tuple[int, int, str]]:
+        """Where in ``text`` a pattern or a learned value matches, each as ``(start, end, mask)``, in text order;
+        pattern matches are counted as :meth:`scrub` counts them (for a reader that masks text it maps back
+        to another, such as ``notebook``'s reading of HTML entities)."""
+        found: list[tuple[int, int, str]] = []
+        for secret, mask in self._learned.items():
+            at = text.find(secret)
+            while at != -1:
+                found.append((at, at + len(secret), mask))
+                at = text.find(secret, at + len(secret))
+        if self.may_match(text):
+            for pattern in self._patterns:
+                spans = pattern.matches(text)
+                if spans:
+                    name = f"pattern:{pattern.name}"
+                    self.counts[name] = self.counts.get(name, 0) + len(spans)
+                    found.extend((start, end, pattern.mask) for start, end in spans)
+        return sorted(found)
+
     def may_match(self, text: str) -> bool:
         """``False`` only when no pattern of the policy can match ``text`` (a quick test)."""
         return any(screen is None or screen.search(text) for screen in self._screens)

@@ -11,19 +11,22 @@ answer, timings, redaction report, ...), then each record kind in recorded order
 ``reads``, ``commits``, ``decisions``, ``events``, ``context_pieces``, ``exchanges``,
 ``messages``, ``message_pieces``), then each member run's own seal. Annotations stay outside,
 so a sealed run can still be annotated. Each kind is one canonical JSON text hashed with
-SHA-256: its records in order, each record's fields in the model's order, written compactly
-by orjson (a recording's free-form mappings keep their keys sorted, see
-``engine._recording.jsonable``, so a saved notebook, which sorts keys, reads back the same
-text); the header's keys are sorted. The head chains ``sha256(previous + kind + digest)``
-kind by kind, then the members' heads, then the scrub names and the time of sealing. A check
+SHA-256: its records in order, written compactly by orjson with the keys sorted at every level
+(``sha256-chain/3``), so the text is the same from the model and from the saved JSON data, its
+tables unpacked and its defaults put back (``engine._held.verify_saved`` checks a notebook's copy
+that way, no model built). The earlier chain (``sha256-chain/2``: a record's fields in its
+model's order, the header's keys sorted) is still checked as it was written. The head chains
+``sha256(previous + kind + digest)`` kind by kind, then the members' heads, then, in a copy a
+notebook output carries, the digests of what that output displays (``engine._held``), then the
+scrub names and the time of sealing. A check
 compares the header first, then the transcript (whose text the commits and pieces of a saved
 recording refer to), then the other kinds in chain order, and names the first that differs.
 
 Speed, the pattern: checking a seal is one orjson encoding and one hash per kind, no Python
 work per record (a 10,000-step recording of about 20 MB verifies in well under a second, see
 bench/bench_trust.py). To say *where* a broken seal broke, the seal also keeps, per kind, a
-16-bit CRC of each stretch of text between two field names (a locator only: the SHA-256 chain
-is the proof); they are compared only when a digest fails, and the first stretch that differs
+16-bit CRC of each stretch of text between two keys (a locator only: the SHA-256 chain is the
+proof); they are compared only when a digest fails, and the first stretch that differs
 is traced back to its record and field. ``Agent(..., seal=True)`` gives its runs a
 :class:`~footprint_lab.engine._recording.PendingSeal`, computed from the run's closed capture
 the first time anything reads, dumps, shows or verifies it and stamped with the run's end, so
@@ -61,7 +64,12 @@ from footprint_lab.engine._recording import PendingSeal, Recording, Seal
 from footprint_lab.engine._refusal import Refusal, describe_shape
 from footprint_lab.engine._rows import Rows
 
-ALGORITHM = "sha256-chain/2"
+#: the chain this library seals with: every kind's text with its keys sorted at every level, so a reader
+#: can check a saved recording on its JSON data without building a model (``engine._held``)
+ALGORITHM = "sha256-chain/3"
+#: the chain of earlier seals (keys sorted in the header only), still checked as it was written
+LEGACY = "sha256-chain/2"
+ALGORITHMS = (ALGORITHM, LEGACY)
 #: the record kinds, in the order the chain takes them
 KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges", "messages",
          "message_pieces")
@@ -98,7 +106,9 @@ class Verdict:
 
     A broken verdict names the first link that fails: ``run`` (``""`` for the top run, ``children.0``
     for a member), ``kind`` (``header``, ``steps``, ``commits``... or ``seal``), ``index`` and
-    ``step_id`` of the record, and ``field``. ``scrubbed`` lists the policy names a scrub re-sealed under.
+    ``step_id`` of the record, and ``field``; an edited notebook display is kind ``display``, its field
+    the MIME type. ``scrubbed`` lists the policy names a scrub re-sealed under; ``display`` says whether
+    what a notebook output displays was checked too.
     """
 
     status: str
@@ -109,6 +119,8 @@ class Verdict:
     field: str | None = None
     problem: str = ""
     scrubbed: tuple[str, ...] = ()
+    #: from ``verify_file``: whether what the output displays was checked too (its seal holds a display)
+    display: bool = False
 
     @property
     def holds(self) -> bool:
@@ -124,7 +136,8 @@ class Verdict:
             return f"not checked: the recording's '{self.field}' {self.problem}"
         if self.status == "holds":
             note = f" (re-sealed after a scrub by: {', '.join(self.scrubbed)})" if self.scrubbed else ""
-            return "seal holds: the recording is as it was sealed" + note
+            shown = ", and so is what this output displays" if self.display else ""
+            return "seal holds: the recording is as it was sealed" + shown + note
         place = ".".join(part for part in (self.run, self.kind or "", "" if self.index is None else str(self.index),
                                            self.field or "") if part)
         step = f" (step {self.step_id})" if self.step_id else ""
@@ -171,12 +184,12 @@ def _verify_document(document: BaseModel) -> Verdict:
     made = getattr(document, "seal", None)
     if made is None:
         return Verdict("unsealed")
-    if not isinstance(made, Seal) or made.algorithm != ALGORITHM:
+    if not isinstance(made, Seal) or made.algorithm not in ALGORITHMS:
         return Verdict("broken", "", "seal", field="algorithm", problem="is not an algorithm this library knows")
     records = _document_records(document)
     text = _text(DOCUMENT, records)
     if made.kinds.get(DOCUMENT) != hashlib.sha256(text).hexdigest():
-        return _locate(DOCUMENT, records, text, made.tags.get(DOCUMENT, ""), "", ())
+        return _locate(DOCUMENT, records, text, made.tags.get(DOCUMENT, ""), "", (), made.algorithm)
     if made.head != _head(made, []):
         return Verdict("broken", "", "seal", field="head", problem="the seal itself was altered")
     return Verdict("holds")
@@ -210,7 +223,7 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float) -> Sea
     kinds: dict[str, str] = {}
     tags: dict[str, str] = {}
     for kind, records in _kinds(recording):
-        text = _text(kind, records)
+        text = _text(kind, records, ALGORITHM)
         kinds[kind] = hashlib.sha256(text).hexdigest()
         tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
     made = Seal(algorithm=ALGORITHM, head="", kinds=kinds, tags=tags, scrubbed=names, sealed_at=sealed_at)
@@ -239,13 +252,14 @@ def _fields_of(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
-def _encoder(kind: str) -> Callable[[Any], bytes]:
-    """The canonical encoding for ``kind``: compact orjson, keys sorted for the header and documents only.
+def _encoder(kind: str, algorithm: str = ALGORITHM) -> Callable[[Any], bytes]:
+    """The canonical encoding for ``kind``: compact orjson, keys sorted at every level (under the legacy
+    chain, for the header and documents only; a record's fields then come in its model's order).
 
     Data orjson cannot write (an integer beyond 64 bits) falls back to the standard library's
     encoder; both sides of a check take the same branch for the same data, so the texts agree.
     """
-    sort = kind in ("header", DOCUMENT)
+    sort = _sorted(kind, algorithm)
     option = orjson.OPT_SORT_KEYS if sort else 0
 
     def encode(value: Any) -> bytes:
@@ -258,30 +272,47 @@ def _encoder(kind: str) -> Callable[[Any], bytes]:
     return encode
 
 
-def _text(kind: str, records: list[Any]) -> bytes:
-    return _encoder(kind)(records)
+def _sorted(kind: str, algorithm: str) -> bool:
+    return algorithm != LEGACY or kind in ("header", DOCUMENT)
 
 
-#: where a kind's text is cut into stretches for the locator tags: before each field name of its
-#: model (a nested mapping with a key of the same name only cuts finer), before any key for the
-#: free-form messages, between the integers of ``message_pieces``
+def _text(kind: str, records: list[Any], algorithm: str = ALGORITHM) -> bytes:
+    return _encoder(kind, algorithm)(records)
+
+
+#: where a kind's text is cut into stretches for the locator tags. The chain of this library cuts
+#: just after every key (``":``, a literal, so the cut is one C split of the text), and
+#: ``message_pieces`` (integers only) between its items; a stretch then starts at a value, and
+#: :func:`_place` walks the encodings to the record and field that hold it. The earlier chain
+#: cut before each field name of its model (before any key for the free-form messages), and
+#: its tags are read back with those cuts.
 def _cut(names: Any) -> re.Pattern[bytes]:
     return re.compile(b',"(?:' + b"|".join(re.escape(name.encode("ascii")) for name in names) + b')":')
 
 
-_CUTS: dict[str, re.Pattern[bytes]] = {
+_KEY_END = re.compile(rb'":')
+_COMMA = re.compile(rb",")
+_LEGACY_CUTS: dict[str, re.Pattern[bytes]] = {
     "header": _cut(_HEADER),
     **{kind: _cut(Recording.model_fields[kind].annotation.__args__[0].model_fields)  # type: ignore[union-attr]
        for kind in KINDS if kind not in ("messages", "message_pieces")},
     "messages": re.compile(rb',"[^"\\]*":'),
     DOCUMENT: re.compile(rb',"[^"\\]*":'),
-    "message_pieces": re.compile(rb","),
+    "message_pieces": _COMMA,
 }
 
 
-def _tags(kind: str, text: bytes) -> bytes:
+def _cuts(kind: str, algorithm: str) -> re.Pattern[bytes]:
+    if algorithm == LEGACY:
+        return _LEGACY_CUTS[kind]
+    return _COMMA if kind == "message_pieces" else _KEY_END
+
+
+def _tags(kind: str, text: bytes, algorithm: str = ALGORITHM) -> bytes:
     """A 16-bit CRC of each stretch of ``text`` between two cuts, big-endian, two bytes each."""
-    crcs = array.array("I", map(zlib.crc32, _CUTS[kind].split(text)))
+    cut = _cuts(kind, algorithm)
+    pieces = text.split(cut.pattern) if cut is _KEY_END or cut is _COMMA else cut.split(text)  # a literal: no regex
+    crcs = array.array("I", map(zlib.crc32, pieces))
     if sys.byteorder == "big":
         crcs.byteswap()
     halves = array.array("H", memoryview(crcs.tobytes()).cast("H")[::2])  # each CRC's low half
@@ -290,9 +321,9 @@ def _tags(kind: str, text: bytes) -> bytes:
     return halves.tobytes()
 
 
-def _starts(kind: str, text: bytes) -> list[int]:
+def _starts(kind: str, text: bytes, algorithm: str = ALGORITHM) -> list[int]:
     """Where each stretch of ``text`` starts (the first at 0, the others just after a cut)."""
-    return [0, *(match.end() for match in _CUTS[kind].finditer(text))]
+    return [0, *(match.end() for match in _cuts(kind, algorithm).finditer(text))]
 
 
 def _head(made: Seal, child_heads: list[str]) -> str:
@@ -301,6 +332,8 @@ def _head(made: Seal, child_heads: list[str]) -> str:
         link = hashlib.sha256(link + kind.encode("ascii") + made.kinds.get(kind, "").encode("ascii")).digest()
     for head in child_heads:
         link = hashlib.sha256(link + b"child" + head.encode("ascii")).digest()
+    if made.display:  # a copy shown in a notebook output holds what the output displays too
+        link = hashlib.sha256(link + b"display" + json.dumps(made.display, sort_keys=True).encode("ascii")).digest()
     end = json.dumps([made.scrubbed, repr(made.sealed_at)]).encode("utf-8")
     return hashlib.sha256(link + b"end" + end).hexdigest()
 
@@ -349,7 +382,7 @@ def _verify(recording: Recording, run: str) -> Verdict:
         made.settled()  # worked out now, from this very recording (members included): it holds by making
         return Verdict("holds", run)
     scrubbed = tuple(made.scrubbed)
-    if made.algorithm != ALGORITHM:
+    if made.algorithm not in ALGORITHMS:
         return Verdict("broken", run, "seal", field="algorithm", problem="is not an algorithm this library knows",
                        scrubbed=scrubbed)
     child_heads: list[str] = []
@@ -363,9 +396,9 @@ def _verify(recording: Recording, run: str) -> Verdict:
         assert child.seal is not None
         child_heads.append(child.seal.head)
     for kind, records in sorted(_kinds(recording), key=_checked_first):
-        text = _text(kind, records)
+        text = _text(kind, records, made.algorithm)
         if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
-            return _locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed)
+            return _locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed, made.algorithm)
     if made.head != _head(made, child_heads):
         return Verdict("broken", run, "seal", field="head", problem="the seal itself was altered", scrubbed=scrubbed)
     return Verdict("holds", run, scrubbed=scrubbed)
@@ -382,9 +415,10 @@ def _checked_first(kind_records: tuple[str, list[Any]]) -> int:
     return 0 if kind == "header" else 1 if kind == "messages" else 2
 
 
-def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, scrubbed: tuple[str, ...]) -> Verdict:
+def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, scrubbed: tuple[str, ...],
+            algorithm: str = ALGORITHM) -> Verdict:
     """The first stretch of ``kind`` whose tag no longer matches, traced to its record (index, step id) and field."""
-    now = _tags(kind, text)
+    now = _tags(kind, text, algorithm)
     try:
         then = base64.b64decode(packed, validate=True)
     except ValueError:
@@ -394,13 +428,13 @@ def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, s
     if first is None and len(now) == len(then):
         return Verdict("broken", run, "seal", field=f"kinds.{kind}", problem="the seal itself was altered",
                        scrubbed=scrubbed)
-    starts = _starts(kind, text)
+    starts = _starts(kind, text, algorithm)
     # the first stretch that differs; with none (a kind cut short or grown), where the shorter ends
     stretch = first if first is not None else min(len(now), len(then)) // 2
     offset = starts[stretch] if stretch < len(starts) else len(text)
     problem = ("changed after the run was sealed" if len(now) == len(then)
                else "changed, or records were added or removed here, after the run was sealed")
-    index, field = _place(kind, records, offset)
+    index, field = _place(kind, records, offset, algorithm)
     if index >= len(records):
         return Verdict("broken", run, kind, len(records), problem="a record was removed after the run was sealed",
                        scrubbed=scrubbed)
@@ -411,13 +445,13 @@ def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, s
                    field, problem, scrubbed)
 
 
-def _place(kind: str, records: list[Any], offset: int) -> tuple[int, str | None]:
+def _place(kind: str, records: list[Any], offset: int, algorithm: str = ALGORITHM) -> tuple[int, str | None]:
     """Which record of ``kind``, and which of its fields, holds byte ``offset`` of its canonical text.
 
     Walks the records' own encodings (the text is ``[`` + records joined by ``,`` + ``]``), then
     the fields' (``{"name":value,...}``), so nested data that spells a field name cannot mislead it.
     """
-    encode = _encoder(kind)
+    encode = _encoder(kind, algorithm)
     at = 1
     for index, record in enumerate(records):
         size = len(encode(record))
@@ -425,7 +459,7 @@ def _place(kind: str, records: list[Any], offset: int) -> tuple[int, str | None]
             fields = _fields_of(record) if isinstance(record, BaseModel) else record
             if not isinstance(fields, dict):
                 return index, None
-            names = sorted(fields) if kind in ("header", DOCUMENT) else list(fields)
+            names = sorted(fields) if _sorted(kind, algorithm) else list(fields)
             inner = at + 1
             for name in names:
                 inner += len(encode(name)) + 1 + len(encode(fields[name])) + 1

@@ -3,13 +3,15 @@
 - :func:`load_runs` reads every recording a notebook's outputs carry, as ``Run`` objects that
   explain exactly like live ones (nothing in the file is executed; untrustworthy ones are
   skipped with a warning naming the cell and field).
-- :func:`scan` lists what a redaction policy would still find; :func:`scrub` masks it in every
-  output, embedded recording and widget state, keeping the recordings loadable.
+- :func:`scan` lists what a redaction policy would still find, anywhere in the file (metadata,
+  attachments, every MIME type, base64 and PNG text, widget state, through HTML entities, comments
+  and ANSI codes); :func:`scrub` masks it there, keeping the recordings loadable.
 - :func:`export` writes runs as a new notebook (title, per run its views, backtrack and notes,
   the recordings embedded); :func:`to_html` writes one offline HTML page from a notebook.
 - :func:`check_widget_state` reports saved widget state that breaks GitHub's renderer or bloats the file.
 
-- :func:`verify_file` checks the seal of every recording a notebook (or ``.json`` file) carries.
+- :func:`verify_file` checks the seal of every recording a notebook (or ``.json`` file) carries, and
+  what each output that carries a sealed recording displays beside it.
 
 The console script ``footprint-lab`` (``scan``, ``scrub``, ``html``, ``verify``, ``lint-tools``) runs the
 same functions and exits 0 when clean, 1 on findings, 2 when an input is refused (see ``cli``);

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from footprint_lab.core._run import Run
+from footprint_lab.engine._held import bind_display
 from footprint_lab.engine._recording import Annotation, Recording
 from footprint_lab.engine._redaction import Redaction
 from footprint_lab.engine._refusal import describe_shape
@@ -78,7 +79,7 @@ def _run_cells(run: Any, number: int) -> list[dict[str, Any]]:
     run_id = esc(recording.run_id, badges=False)
     cells = [_markdown(f"## {number}. {_md(who)} · <code>{run_id}</code> · {_md(recording.status)}")]
     cells.append(_display("the run: its answer view (the recording rides in this output, whatever its size)",
-                          run_bundle(recording, budget=None)))
+                          bind_display(run_bundle(recording, budget=None))))
     cells.extend(_note_cells([n for n in notes if n.target == "answer"]))
     if recording.children:
         cells.append(_display("run.tree()", _tree_bundle(run.tree())))

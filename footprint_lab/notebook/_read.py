@@ -22,6 +22,7 @@ Role: lab layer (``footprint_lab.notebook``), the one place a notebook file is o
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from footprint_lab.core._checkpoint import Checkpoint
 from footprint_lab.core._run import Run
+from footprint_lab.engine._held import display_verdict, holds_display, verify_saved
 from footprint_lab.engine._recording import RECORDING_MIME, Recording
 from footprint_lab.engine._recording_door import (
     InvalidRecordingError,
@@ -252,6 +254,9 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
 
     A ``.ipynb`` notebook gives one verdict per embedded recording (``cell 3, output 0``), every
     copy checked; a recording that no longer fits the schema is a broken verdict naming the field.
+    A copy whose seal holds what its output displays (a run shown by this library) is also checked
+    against the output: an edited, added or removed MIME type there is a broken verdict of kind
+    ``display`` naming it (see ``engine._held``).
     Any other path is read as one saved recording (``.json``), or a saved checkpoint (an agent's
     or a composition's, told apart by their fields). A recording written by a newer footprint_lab
     (a higher schema version) is not checked: its verdict is ``unsupported``, naming the version.
@@ -264,10 +269,21 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
         carried = data.get("data")
         if not isinstance(carried, dict) or RECORDING_MIME not in carried:
             continue
-        recording = check_recording(carried[RECORDING_MIME], "verify")
-        place = f"cell {cell}, output {output}"
-        found.append((place, verify(recording) if isinstance(recording, Recording) else _unchecked(recording)))
+        found.append((f"cell {cell}, output {output}", _output_verdict(carried)))
     return found
+
+
+def _output_verdict(carried: dict[str, Any]) -> Verdict:
+    """The verdict on one output: its recording's seal (checked on its data when it holds, through the
+    recording door otherwise, to name what broke), then what the output displays beside it."""
+    verdict = verify_saved(carried[RECORDING_MIME])
+    if verdict is None:
+        recording = check_recording(carried[RECORDING_MIME], "verify")
+        verdict = verify(recording) if isinstance(recording, Recording) else _unchecked(recording)
+    if not verdict.holds:
+        return verdict
+    shown = display_verdict(carried)  # a Verdict is falsy unless it holds: compared with None, not by truth
+    return shown if shown is not None else dataclasses.replace(verdict, display=holds_display(carried))
 
 
 def _unchecked(refused: InvalidRecordingError) -> Verdict:

@@ -1,12 +1,16 @@
 """Safe to share: find and mask what a redaction policy covers anywhere in a notebook.
 
 Rule kept here: after ``scrub(path, redact=policy)``, ``scan(path, redact=policy)`` is empty,
-and every recording the notebook carries still loads and explains. One sweep walks every
-place text can hide (cell sources, stream text, every text or JSON output, error tracebacks,
-embedded recordings, saved widget state); ``scan`` reports what it would change (cell,
-output, where, the names that matched, never the values) and ``scrub`` writes the masked
-copy. The sweep runs twice with one scrubber, so a value first seen under a covered key
-(``password``) is masked wherever else it appears, before or after.
+and every recording the notebook carries still loads and explains. Both run the one walk of
+``_walk`` over every corner of the notebook (its metadata and widget state, every cell's
+source, metadata and attachments, every output's text, error, metadata and data under every
+MIME type), and read each string through every layer it may hide text in (JSON text, base64
+payloads and PNG text chunks, HTML entities, comments and ANSI codes); ``scan`` reports what
+it would change (cell, output, the part, the field path inside it, the names that matched,
+never the values) and ``scrub`` writes the masked copy. The walk runs twice with one scrubber,
+so a value first seen under a covered key (``password``) is masked wherever else it appears,
+before or after. An output whose sealed recording holds what it displays (``engine._held``)
+and was masked is bound to its masked display again, the policy named in the seal.
 
 An embedded recording is masked as data (in record form, its tables unpacked, when a covered
 key is one of the field names a table writes once), then validated again and packed back: its pieces' content hashes
@@ -32,9 +36,11 @@ import contextlib
 import functools
 import json
 import os
+import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from footprint_lab.engine._held import bind_display, display_verdict, held_digests, holds_display
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._records import content_hash
 from footprint_lab.engine._redaction import Redaction, RunScrubber, normalize_key
@@ -42,7 +48,7 @@ from footprint_lab.engine._refusal import SettingRefusal, describe_shape
 from footprint_lab.engine._saved_form import TABLE_KEYS, packed, unpacked
 from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.engine._seal import seal
-from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
+from footprint_lab.engine.schema import READABLE_VERSIONS, SCHEMA_VERSION
 from footprint_lab.notebook._read import (
     NotebookFileError,
     as_path,
@@ -52,6 +58,21 @@ from footprint_lab.notebook._read import (
     widget_state,
     write_notebook,
 )
+from footprint_lab.notebook._walk import (
+    PNG_SIGNATURE,
+    Layer,
+    Spot,
+    as_text,
+    base64_words,
+    decoded,
+    encoded,
+    holds_recording,
+    holds_recording_text,
+    png_texts,
+    unhidden,
+    walk,
+)
+from footprint_lab.notebook._walk import value as walked
 
 #: A single widget's saved state over this many bytes is reported by :func:`check_widget_state`.
 WIDGET_LIMIT = 1_000_000
@@ -73,16 +94,21 @@ class SharingConfigError(SettingRefusal):
 
 class ScanFinding(NamedTuple):
     """One place a policy still matches: ``cell`` and ``output`` indices (``None`` for notebook metadata),
-    ``where`` in it (``source``, ``text``, ``data[text/html]``, ``recording``, ``widget <id>``...), and
-    ``matched``, the key and pattern names that matched there."""
+    ``where`` in it (``source``, ``text``, ``error``, ``data[text/html]``, ``recording``, ``attachments``,
+    ``cell metadata``, ``output metadata``, ``metadata``, ``widget <id>``...), ``matched``, the key and
+    pattern names that matched there, and ``path``, the field inside that part (keys, list indices,
+    and the layers read through, such as ``(base64)`` or ``(JSON text)``; a key is shown only when it
+    is a plain name no policy would mask). Never the value."""
 
     cell: int | None
     output: int | None
     where: str
     matched: tuple[str, ...]
+    path: str = ""
 
     def __str__(self) -> str:
-        return f"{_place(self.cell, self.output)}, {self.where}: {', '.join(self.matched)}"
+        inside = f" at {self.path}" if self.path else ""
+        return f"{_place(self.cell, self.output)}, {self.where}{inside}: {', '.join(self.matched)}"
 
 
 def _place(cell: int | None, output: int | None) -> str:
@@ -154,14 +180,40 @@ def check_widget_state(path: str | os.PathLike[str]) -> list[WidgetStateProblem]
 def sweep(notebook: dict[str, Any], policy: Redaction, *, write: bool, argument: str) -> list[ScanFinding]:
     """Every place ``policy`` matches in notebook data; with ``write``, masked in place.
 
-    JSON text in it nested deeper than ``MAX_NESTING`` levels is refused (a ``NotebookFileError``
-    for ``argument``, naming the place): what it holds under a covered key could not be learned.
+    Two walks with one scrubber: the first only learns the values under covered keys (so the
+    second masks them wherever else they appear, before or after). JSON text in the notebook
+    nested deeper than ``MAX_NESTING`` levels is refused (a ``NotebookFileError`` for
+    ``argument``, naming the place): what it holds under a covered key could not be learned.
     """
     scrubber = _RepeatScrubber(policy)
-    _walk(notebook, _Pass(scrubber, policy, write=False, learn=True, argument=argument))  # the values under keys
-    found = _Pass(scrubber, policy, write=write, learn=False, argument=argument)
-    _walk(notebook, found)
+    walk(notebook, _Pass(scrubber, policy, learn=True, argument=argument))
+    found = _Pass(scrubber, policy, learn=False, argument=argument)
+    masked = walk(notebook, found)
+    if write and found.findings:
+        held = _displays_held(notebook)
+        notebook.update(masked)
+        _bind_again(notebook, held, {(f.cell, f.output) for f in found.findings}, policy)
     return found.findings
+
+
+def _displays_held(notebook: dict[str, Any]) -> dict[tuple[int, int], tuple[bool, dict[str, str]]]:
+    """Per output whose sealed recording holds what it displays: whether it still displays that, and the digests."""
+    return {(cell, index): (display_verdict(output["data"]) is None, held_digests(output["data"]))
+            for cell, index, output in outputs(notebook)
+            if isinstance(output.get("data"), dict) and holds_display(output["data"])}
+
+
+def _bind_again(notebook: dict[str, Any], held: dict[tuple[int, int], tuple[bool, dict[str, str]]],
+                changed: set[tuple[int | None, int | None]], policy: Redaction) -> None:
+    """After a scrub, each output that displayed what its seal held and was masked holds its masked
+    display, the policy named in the seal (changed on purpose); one edited before keeps the digests
+    it held (a recording sealed again by the scrub too), so ``verify`` still calls it broken."""
+    names = sorted({*policy.keys, *policy.patterns})
+    for cell, index, output in outputs(notebook):
+        if (cell, index) not in held or (cell, index) not in changed:
+            continue
+        intact, digests = held[(cell, index)]
+        output["data"] = bind_display(output["data"], scrubbed=names, digests=None if intact else digests)
 
 
 class _RepeatScrubber(RunScrubber):
@@ -200,40 +252,106 @@ class _RepeatScrubber(RunScrubber):
 
 
 class _Pass:
-    """One walk over a notebook: each part masked, what changed noted (and written back when asked)."""
+    """One walk over a notebook (``_walk.walk``): each value masked, and each place that changed noted."""
 
-    def __init__(self, scrubber: RunScrubber, policy: Redaction, *, write: bool, learn: bool, argument: str) -> None:
+    def __init__(self, scrubber: RunScrubber, policy: Redaction, *, learn: bool, argument: str) -> None:
         self.scrubber = scrubber
         self.policy = policy
-        self.write = write
         self.learn = learn
         self.argument = argument
         self.findings: list[ScanFinding] = []
+        self._keys = {normalize_key(key) for key in policy.keys}
         #: whether a covered key is a field name a recording's tables write once as a column
         self.keyed_tables = _keyed_tables(policy)
 
-    def visit(self, holder: dict[str, Any], key: str, cell: int | None, output: int | None, where: str,
-              mask: Callable[[Any], Any] | None = None) -> None:
-        original = holder[key]
-        if self.learn:
-            try:
-                _learn(original, self.scrubber, {normalize_key(k) for k in self.policy.keys},
-                       unpack=self.keyed_tables)
-            except NestingTooDeep:
-                raise NotebookFileError(self.argument, "too-deep", f"JSON text nested deeper than {MAX_NESTING} "
-                                        f"levels, in {_place(cell, output)}") from None
-            return
-        before = dict(self.scrubber.counts)
-        masked = (mask or self.scrubber.scrub)(original)
-        if masked == original:
-            return
-        counts = self.scrubber.counts
-        names = tuple(sorted(n for n in counts if counts[n] != before.get(n, 0))) or (_LEARNED,)
-        self.findings.append(ScanFinding(cell, output, where, names))
-        if self.write:
-            holder[key] = masked
+    # -- what the walk hands over --
+    def covers(self, key: str) -> bool:
+        return _folded(key) in self._keys
 
-    def recording(self, value: Any) -> Any:
+    def keyed(self, key: str, value: Any, spot: Spot) -> Any:
+        return self._noted(spot, lambda: self.scrubber.scrub({key: value})[key], value)
+
+    def number(self, value: int | float, spot: Spot) -> Any:
+        return self._noted(spot, lambda: self.scrubber.scrub(value), value)
+
+    def text(self, value: str, spot: Spot) -> str:
+        masked: str = self._noted(spot, lambda: self._text(value, spot), value)
+        return masked
+
+    def recording(self, value: Any, spot: Spot) -> Any:
+        if self.learn:
+            self._learn(value, spot)
+            return value
+        return self._noted(spot, lambda: self._recording(value), value)
+
+    # -- inside --
+    def _noted(self, spot: Spot, mask: Callable[[], Any], original: Any) -> Any:
+        """``mask()``, noted as a finding at ``spot`` when it changed something no finding deeper names."""
+        before, noted = dict(self.scrubber.counts), len(self.findings)
+        masked = mask()
+        if masked == original:
+            return original
+        if len(self.findings) == noted:
+            counts = self.scrubber.counts
+            names = tuple(sorted(n for n in counts if counts[n] != before.get(n, 0))) or (_LEARNED,)
+            self.findings.append(ScanFinding(spot.cell, spot.output, spot.where, names, self._path(spot.path)))
+        return masked
+
+    def _text(self, value: str, spot: Spot) -> str:
+        """A string read through every layer it may hide text in: JSON, base64, what a reader sees."""
+        if value.lstrip()[:1] in ("{", "["):
+            data = self._json(value, spot)
+            if data is not None:
+                if holds_recording_text(value):
+                    return value if self.learn else self._recording(value)
+                new = walked(data, spot.through("JSON text"), self)
+                return value if new is data else json.dumps(new, ensure_ascii=False)
+        raw = decoded(value)
+        if raw is not None:
+            new_raw = self._payload(raw, spot)
+            if new_raw is not None:
+                return encoded(new_raw, value)
+        masked = unhidden(self.scrubber.scrub(value), self.scrubber.hits)
+        return base64_words(masked, lambda payload: self._payload(payload, spot))
+
+    def _payload(self, raw: bytes, spot: Spot) -> bytes | None:
+        """Decoded base64, masked: a PNG's text chunks, or bytes that read as text; ``None`` when unchanged."""
+        if raw.startswith(PNG_SIGNATURE):
+            return png_texts(raw, lambda text, label: self.text(text, spot.through(f"base64, {label}")))
+        text = as_text(raw)
+        if text is None:
+            return None
+        new = self.text(text, spot.through("base64"))
+        return None if new == text else new.encode("utf-8")
+
+    def _json(self, value: str, spot: Spot) -> Any:
+        try:
+            data = parse_json(value)
+        except NestingTooDeep:
+            raise NotebookFileError(self.argument, "too-deep", f"JSON text nested deeper than {MAX_NESTING} "
+                                    f"levels, in {_place(spot.cell, spot.output)}") from None
+        except ValueError:
+            return None
+        return data if isinstance(data, dict | list) else None
+
+    def _path(self, path: tuple[Any, ...]) -> str:
+        """The field path, each key shown only when it is a plain name no policy would mask."""
+        shown = []
+        for step in path:
+            text = str(step)
+            plain = isinstance(step, int | Layer) or (_PLAIN.fullmatch(text) is not None
+                                              and self.scrubber.quietly(text) == text)
+            shown.append(text if plain else "<key>")
+        return ".".join(shown)
+
+    def _learn(self, value: Any, spot: Spot) -> None:
+        try:
+            _learn(value, self.scrubber, self._keys, unpack=self.keyed_tables)
+        except NestingTooDeep:
+            raise NotebookFileError(self.argument, "too-deep", f"JSON text nested deeper than {MAX_NESTING} "
+                                    f"levels, in {_place(spot.cell, spot.output)}") from None
+
+    def _recording(self, value: Any) -> Any:
         """An embedded recording masked as data, still a valid recording (hashes and report updated);
         one of a newer schema version is masked as plain data, left for the footprint_lab that wrote it."""
         data = value
@@ -265,33 +383,8 @@ class _Pass:
         return masked  # not a loadable recording anyway: masked as plain data
 
 
-def _walk(notebook: dict[str, Any], visit: _Pass) -> None:
-    for cell_index, cell in enumerate(notebook["cells"]):
-        if isinstance(cell, dict) and "source" in cell:
-            cell["source"] = _joined(cell["source"])
-            visit.visit(cell, "source", cell_index, None, "source")
-    for cell_index, output_index, output in outputs(notebook):
-        for key in ("text", "evalue", "traceback", "ename"):
-            if key in output:
-                visit.visit(output, key, cell_index, output_index, "text" if key == "text" else "error")
-        data = output.get("data")
-        if isinstance(data, dict):
-            for mime in list(data):
-                if mime == RECORDING_MIME:
-                    visit.visit(data, mime, cell_index, output_index, "recording", visit.recording)
-                elif _textual(mime):
-                    data[mime] = _joined(data[mime])
-                    visit.visit(data, mime, cell_index, output_index, f"data[{mime}]")
-    block = widget_state(notebook)
-    state = block.get("state") if block is not None else None
-    if isinstance(state, dict):
-        for model_id, model in state.items():
-            traits = model.get("state") if isinstance(model, dict) else None
-            if not isinstance(traits, dict):
-                continue
-            for name in list(traits):  # a widget may hold a recording: it stays one, still loadable
-                mask = visit.recording if _holds_recording(traits[name]) else None
-                visit.visit(traits, name, None, None, f"widget {model_id}", mask)
+#: a key shown in a finding's path as it is: a short plain name
+_PLAIN = re.compile(r"[A-Za-z0-9_./:+@ -]{1,60}")
 
 
 #: a notebook repeats a few dozen keys thousands of times: fold each once
@@ -334,30 +427,13 @@ def _learn(value: Any, scrubber: RunScrubber, keys: set[str], *, unpack: bool) -
                 with contextlib.suppress(ValueError):  # not JSON: text; too deep: raised for the caller
                     stack.append(parse_json(item))
         elif isinstance(item, dict):
-            item = unpacked(item) if unpack and _holds_recording(item) else item
+            item = unpacked(item) if unpack and holds_recording(item) else item
             for name, inner in item.items():
                 if isinstance(name, str) and _folded(name) in keys and isinstance(inner, str):
                     scrubber.scrub({name: inner})
                 stack.append(inner)
         elif isinstance(item, list):
             stack.extend(item)
-
-
-def _holds_recording(value: Any) -> bool:
-    """A widget trait that carries a recording (as data or as its JSON text)."""
-    if isinstance(value, dict):
-        return "run_id" in value and "schema_version" in value
-    return isinstance(value, str) and value[:1] == "{" and '"schema_version"' in value and '"run_id"' in value
-
-
-def _textual(mime: str) -> bool:
-    """Outputs worth reading for text: text/*, JSON and JavaScript; not base64 images or PDFs."""
-    return mime.startswith("text/") or mime.endswith("json") or "javascript" in mime or mime == "image/svg+xml"
-
-
-def _joined(value: Any) -> Any:
-    """nbformat's multi-line strings (lists of lines) as one string, so a match across lines is found."""
-    return "".join(value) if isinstance(value, list) and all(isinstance(v, str) for v in value) else value
 
 
 def _strings_only(value: Any, mask: Callable[[str], Any]) -> Any:

@@ -2,7 +2,7 @@
 
     footprint-lab scan  NOTEBOOK...  [policy]    exit 1 when anything still matches
     footprint-lab scrub NOTEBOOK...  [policy] [--out PATH]
-    footprint-lab html  NOTEBOOK     --out PAGE.html
+    footprint-lab html  NOTEBOOK     -o|--out PAGE.html
     footprint-lab verify FILE...     [--require-seal]   (.ipynb, or a saved .json recording or checkpoint)
     footprint-lab lint-tools CATALOG.json [--threshold X]
 
@@ -111,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
     html = command("html", "write one self-contained, offline HTML page",
                    clean="the page was written", findings="never")
     html.add_argument("notebook", type=Path)
-    html.add_argument("--out", type=Path, required=True)
+    html.add_argument("-o", "--out", type=Path, required=True, help="where to write the page")
     html.set_defaults(command=_html, parser=html)
     verify = command("verify", "check the seal of every recording in .ipynb or .json files (exit 1 when one is "
                      "broken)", clean="every seal holds (unsealed recordings pass, unless --require-seal)",

@@ -1,0 +1,254 @@
+"""What a seal holds in saved data: a recording checked on its JSON, and the notebook output that shows it.
+
+Rule kept here: checking a saved seal costs one canonical encoding and one hash per record kind,
+nothing per record that pydantic would do. :func:`verify_saved` reads a saved recording's JSON
+data as the seal's chain (``sha256-chain/3``) wrote it: its tables and references back in
+record form, each field left out at its default put back, the keys sorted at every level; when
+every digest and the head agree the seal holds, with no model built. When anything differs it
+answers ``None`` and the caller builds the recording and checks it the long way
+(``engine._seal.verify``), which names the record and field that broke; so this can only ever
+be quicker, never another verdict.
+
+A notebook output that carries a sealed recording also shows it (an answer view, its text).
+:func:`bind_display` writes, into that output's copy of the seal, the SHA-256 of what each of its
+MIME types displays, and chains them into the head; :func:`display_verdict` checks an output
+against them. What is hashed is normalised as a notebook file may change it without changing
+what a reader sees: nbformat's list of lines is joined, line endings are ``\\n``, a final line
+break does not count, base64 is read without its line breaks, JSON by its content (keys sorted).
+Another MIME type added to the output, or one removed, breaks it too.
+
+Role: engine layer, next to the seal (``engine._seal``); pure functions of JSON-native data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel
+
+from footprint_lab.engine._recording import Recording, Seal
+from footprint_lab.engine._saved_form import dereferenced, untables
+from footprint_lab.engine._saved_json import parse_json
+from footprint_lab.engine._seal import _HEADER, ALGORITHM, KINDS, Verdict, _head, _text
+from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
+
+#: the record kinds a saved recording may write as a table (``engine._saved_form``)
+_TABLED = ("steps", "reads", "events", "context_pieces")
+
+
+# -- a saved recording, checked as data ----------------------------------------------------------
+def verify_saved(data: Any) -> Verdict | None:
+    """``holds`` when ``data`` (a saved recording's JSON data, members included) is exactly what its
+    ``sha256-chain/3`` seal sealed; ``None`` when it is not, or cannot be told so (unsealed, an
+    earlier chain, a newer schema): the caller then checks the recording itself."""
+    # a member's saved form leaves its schema version out: it is its recording's default
+    if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
+        return None
+    saved = data.get("seal")
+    if not isinstance(saved, dict) or saved.get("algorithm") != ALGORITHM:
+        return None
+    children = data.get("children") or []
+    if not isinstance(children, list):
+        return None
+    heads = []
+    for child in children:
+        if verify_saved(child) is None:
+            return None
+        heads.append(child["seal"]["head"])
+    try:
+        made = Seal.model_validate(saved)
+        records = dereferenced(untables(_defaults_in_tables(data)))
+        for kind, items in _saved_kinds(records):
+            if made.kinds.get(kind) != hashlib.sha256(_text(kind, items)).hexdigest():
+                return None
+    except (ValueError, TypeError, KeyError):  # not the shape a seal wrote: the long way names it
+        return None
+    if made.head != _head(made, heads):
+        return None
+    return Verdict("holds", scrubbed=tuple(made.scrubbed))
+
+
+def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
+    """The header and each record kind as the seal encodes them, from record-form data."""
+    header = _complete({name: data[name] for name in _HEADER if name in data}, Recording)
+    kinds: list[tuple[str, list[Any]]] = [("header", [{name: header[name] for name in _HEADER}])]
+    for kind in KINDS:
+        items = data.get(kind, [])
+        model = _item_model(Recording.model_fields[kind].annotation)
+        if not isinstance(items, list):
+            raise TypeError(kind)
+        if model is not None and kind not in _TABLED:  # a table's defaults were put back as columns
+            items = [_complete(item, model) for item in items]
+        kinds.append((kind, items))
+    return kinds
+
+
+def _defaults_in_tables(data: dict[str, Any]) -> dict[str, Any]:
+    """Recording data whose tables name every field: a column the saved form left out (every row at its
+    default) is put back as one value for all rows."""
+    out = dict(data)
+    for kind in _TABLED:
+        table = data.get(kind)
+        if (isinstance(table, dict) and isinstance(table.get("columns"), list)
+                and isinstance(table.get("same", {}), dict)):
+            model = _item_model(Recording.model_fields[kind].annotation)
+            assert model is not None
+            defaults, _ = _shape(model)
+            named = {*table["columns"], *table.get("same", {})}
+            missing = {name: value for name, value in defaults.items() if name not in named}
+            if missing:
+                out[kind] = {**table, "same": {**missing, **table.get("same", {})}}
+    return out
+
+
+@functools.cache
+def _shape(model: type[BaseModel]) -> tuple[dict[str, Any], dict[str, tuple[type[BaseModel], bool]]]:
+    """A model's defaults (fields a saved form may leave out) and its fields that hold models (one, or a list)."""
+    defaults: dict[str, Any] = {}
+    nested: dict[str, tuple[type[BaseModel], bool]] = {}
+    for name, field in model.model_fields.items():
+        if name in ("children", "annotations", "seal"):  # outside the seal, or sealed on their own
+            continue
+        if not field.is_required():
+            defaults[name] = field.get_default(call_default_factory=True)
+        inner = _item_model(field.annotation)
+        if inner is not None:
+            nested[name] = (inner, True)
+        elif isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            nested[name] = (field.annotation, False)
+        else:
+            one = _optional_model(field.annotation)
+            if one is not None:
+                nested[name] = (one, False)
+    return defaults, nested
+
+
+def _item_model(annotation: Any) -> type[BaseModel] | None:
+    """The model of a ``list[Model]`` annotation, or ``None``."""
+    if typing.get_origin(annotation) is list:
+        (inner,) = typing.get_args(annotation)
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            return inner
+    return None
+
+
+def _optional_model(annotation: Any) -> type[BaseModel] | None:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        models = [arg for arg in typing.get_args(annotation) if isinstance(arg, type) and issubclass(arg, BaseModel)]
+        return models[0] if len(models) == 1 else None
+    return None
+
+
+def _complete(record: Any, model: type[BaseModel]) -> Any:
+    """A saved record with every field it left at its default put back, nested models too."""
+    if not isinstance(record, dict):
+        return record
+    defaults, nested = _shape(model)
+    out = record
+    if len(record) < len(model.model_fields):  # some field was left out (a record holds each at most once)
+        missing = [name for name in defaults if name not in record]
+        out = {**{name: defaults[name] for name in missing}, **record} if missing else record
+    for name, (inner, many) in nested.items():
+        value = out.get(name)
+        if many and isinstance(value, list):
+            made = [_complete(item, inner) for item in value]
+        elif not many and isinstance(value, dict):
+            made = _complete(value, inner)
+        else:
+            continue
+        if out is record:
+            out = dict(record)
+        out[name] = made
+    return out
+
+
+# -- what an output displays ---------------------------------------------------------------------
+def display_digests(bundle: dict[str, Any]) -> dict[str, str]:
+    """The SHA-256 of what each MIME type of an output's data displays (the recording itself left out)."""
+    return {mime: hashlib.sha256(_shown(mime, value)).hexdigest() for mime, value in bundle.items()
+            if mime != RECORDING_MIME}
+
+
+def _shown(mime: str, value: Any) -> bytes:
+    if isinstance(value, list) and all(isinstance(line, str) for line in value):
+        value = "".join(value)
+    if isinstance(value, str) and mime.endswith("json"):
+        with contextlib.suppress(ValueError):
+            value = parse_json(value)
+    if isinstance(value, str):
+        if mime.startswith("image/") and not mime.endswith("+xml"):  # base64: its line breaks do not count
+            return "".join(value.split()).encode("ascii", "replace")
+        return value.replace("\r\n", "\n").rstrip("\n").encode("utf-8", "surrogatepass")
+    return _text("header", [value])  # JSON data: its keys sorted
+
+
+def bind_display(bundle: dict[str, Any], *, scrubbed: list[str] | None = None,
+                 digests: dict[str, str] | None = None) -> dict[str, Any]:
+    """``bundle`` (an output's data) with its sealed recording's copy of the seal holding what the bundle
+    displays (or ``digests``, the ones it held before: a display already edited stays broken); ``scrubbed``
+    names added to the seal's (a scrub that masked the display). A bundle with no sealed recording is
+    given back as it is."""
+    carried = bundle.get(RECORDING_MIME)
+    saved = carried.get("seal") if isinstance(carried, dict) else None
+    if not isinstance(saved, dict):
+        return bundle
+    assert isinstance(carried, dict)
+    try:
+        made = Seal.model_validate(saved)
+    except ValueError:  # not a seal this library wrote: left for verify to call broken
+        return bundle
+    made.display = display_digests(bundle) if digests is None else digests
+    made.scrubbed = sorted({*made.scrubbed, *(scrubbed or [])})
+    made.head = _head(made, _child_heads(carried))
+    return {**bundle, RECORDING_MIME: {**carried, "seal": made.model_dump(mode="json", exclude_defaults=True)}}
+
+
+def _child_heads(carried: dict[str, Any]) -> list[str]:
+    heads = []
+    for child in carried.get("children") or []:
+        seal = child.get("seal") if isinstance(child, dict) else None
+        if isinstance(seal, dict) and isinstance(seal.get("head"), str):
+            heads.append(seal["head"])
+    return heads
+
+
+def display_verdict(bundle: dict[str, Any]) -> Verdict | None:
+    """Whether an output still displays what its sealed recording's copy of the seal holds: ``None`` when
+    it does, or when that copy holds no display (shown before displays were sealed); otherwise a broken
+    verdict naming the MIME type (``kind`` ``display``)."""
+    carried = bundle.get(RECORDING_MIME)
+    saved = carried.get("seal") if isinstance(carried, dict) else None
+    held = saved.get("display") if isinstance(saved, dict) else None
+    if not isinstance(held, dict) or not held or not isinstance(saved, dict):
+        return None
+    now = display_digests(bundle)
+    for mime in sorted({*held, *now}):
+        if mime not in now:
+            problem = "was removed from the output after the run was sealed"
+        elif mime not in held:
+            problem = "was added to the output after the run was sealed"
+        elif now[mime] != held[mime]:
+            problem = "is not what was displayed when the run was sealed"
+        else:
+            continue
+        return Verdict("broken", kind="display", field=mime, problem=problem,
+                       scrubbed=tuple(saved.get("scrubbed") or ()))
+    return None
+
+
+def held_digests(bundle: dict[str, Any]) -> dict[str, str]:
+    """The display digests an output's sealed copy holds (empty when none)."""
+    carried = bundle.get(RECORDING_MIME)
+    saved = carried.get("seal") if isinstance(carried, dict) else None
+    held = saved.get("display") if isinstance(saved, dict) else None
+    return dict(held) if isinstance(held, dict) else {}
+
+
+def holds_display(bundle: dict[str, Any]) -> bool:
+    """Whether an output's sealed copy holds a display (digests to check it against)."""
+    return bool(held_digests(bundle))

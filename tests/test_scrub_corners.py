@@ -1,0 +1,307 @@
+"""``scan`` and ``scrub`` reach every corner of a notebook (issue 27).
+
+A notebook written with nbformat is seeded with pattern secrets and key-covered values in every
+place a notebook can hold text: notebook, cell and output metadata, markdown and raw cell
+attachments, sources, stream and error outputs (ANSI codes inside), every MIME type (custom
+JSON nested, JSON text, HTML with entities and comments splitting a secret, base64 words and
+``data:`` URLs), PNG images (``tEXt``, ``zTXt`` and compressed ``iTXt`` chunks), saved widget
+state (traits under secret keys, widget buffers) and a real run's display. ``scan`` must find
+each one where it was planted, without quoting it; after ``scrub`` neither the secret's text nor
+its base64 is anywhere in the file's bytes, nor in anything a base64 blob of it decodes to, and
+``scan`` is clean. The console script is driven as a subprocess.
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import zlib
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from footprint_lab import Redaction
+from footprint_lab.notebook import load_runs, scan, scrub
+from footprint_lab.notebook._read import WIDGET_STATE_MIME
+from footprint_lab.notebook._walk import PNG_SIGNATURE, as_text, decoded
+from tests.notebook_kit import displayed, leaky_run
+from tests.test_cli_exit_codes import ENV, SCRIPT
+
+POLICY = Redaction.standard()
+CUSTOM = "application/x-custom+json"
+
+
+def key(n: int) -> str:
+    """The ``n``-th planted OpenAI-style key: each place gets its own, so each finding is one plant."""
+    return f"sk-planted{n:02d}" + "".join("abcdefghijklmnopqrstuvwxyz"[(n * 7 + k) % 26] for k in range(24))
+
+
+#: values under keys the standard policy covers (password, api_key, token, client_secret, cookie)
+KEYED = {"password": "correct-horse-battery-7", "api_key": "k3y-under-a-covered-name",
+         "token": "tkn-9f8e7d6c5b4a", "client_secret": "clsec-0011-2233", "cookie": "session=abc123def456"}
+OTHER_PATTERNS = {"github": "ghp_" + "A1b2C3d4E5" * 4, "aws": "AKIAIOSFODNN7PLANTED", "email": "dana.reyes@example.com"}
+
+
+def b64(text: str | bytes) -> str:
+    return base64.b64encode(text.encode() if isinstance(text, str) else text).decode()
+
+
+def png(*chunks: tuple[bytes, bytes]) -> bytes:
+    """A 1x1 PNG with the given extra chunks (kind, body) before its pixels."""
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        return len(body).to_bytes(4, "big") + kind + body + zlib.crc32(kind + body).to_bytes(4, "big")
+    header = chunk(b"IHDR", (1).to_bytes(4, "big") * 2 + bytes([8, 0, 0, 0, 0]))
+    pixels = chunk(b"IDAT", zlib.compress(b"\x00\x00"))
+    return PNG_SIGNATURE + header + b"".join(chunk(k, b) for k, b in chunks) + pixels + chunk(b"IEND", b"")
+
+
+def png_chunks(raw: bytes) -> list[tuple[bytes, bytes]]:
+    """The chunks of a PNG, each checked against its CRC (a scrubbed image must still be a valid one)."""
+    assert raw.startswith(PNG_SIGNATURE)
+    at, found = len(PNG_SIGNATURE), []
+    while at < len(raw):
+        size = int.from_bytes(raw[at:at + 4], "big")
+        kind, body = raw[at + 4:at + 8], raw[at + 8:at + 8 + size]
+        assert zlib.crc32(kind + body).to_bytes(4, "big") == raw[at + 8 + size:at + 12 + size]
+        found.append((kind, body))
+        at += 12 + size
+    assert found[0][0] == b"IHDR" and found[-1][0] == b"IEND"
+    return found
+
+
+def base64_forms(secret: str) -> list[str]:
+    """The base64 text a secret takes inside any encoded payload, at each of the three byte alignments."""
+    forms = []
+    for shift in range(3):
+        text = b64(b"\0" * shift + secret.encode())
+        forms.append(text[4 if shift else 0:-4])
+    return forms
+
+
+def seeded(path: Path) -> tuple[Path, dict[tuple[int | None, int | None, str], list[str]]]:
+    """The seeded notebook, and per place (cell, output, where) the secrets planted there."""
+    planted: dict[tuple[int | None, int | None, str], list[str]] = {}
+
+    def plant(place: tuple[int | None, int | None, str], secret: str) -> str:
+        planted.setdefault(place, []).append(secret)
+        return secret
+
+    md_meta = (None, None, "metadata")
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": f"py {plant(md_meta, key(0))}"}
+    nb.metadata["custom"] = {"deep": {"list": ["fine", {"note": f"see {plant(md_meta, key(1))}"}]},
+                             "token": plant(md_meta, KEYED["token"])}
+    cells = []
+    # 0: markdown with metadata, an entity-spelled key, a plain one, a text attachment and a PNG attachment
+    entity = key(2).replace("s", "&#115;", 1).replace("-", "&#x2d;", 1)
+    plant((0, None, "source"), key(2))
+    plant((0, None, "source"), key(3))
+    md = nbformat.v4.new_markdown_cell(f"Keys: {entity} and {key(3)}\n\n![shot](attachment:shot.png)")
+    md.metadata["reviewer"] = {"memo": plant((0, None, "cell metadata"), key(4))}
+    md.attachments = {
+        "notes.txt": {"text/plain": b64(plant((0, None, "attachments"), key(5)) + "\nrotate it\n")},
+        "shot.png": {"image/png": b64(png((b"tEXt", b"Comment\0" + plant((0, None, "attachments"), key(6)).encode())))},
+    }
+    cells.append(md)
+    # 1: raw cell with a source and an attachment
+    raw = nbformat.v4.new_raw_cell(f"raw {plant((1, None, 'source'), OTHER_PATTERNS['github'])}")
+    raw.attachments = {"cfg.json": {"application/json": b64(json.dumps(
+        {"aws": plant((1, None, "attachments"), OTHER_PATTERNS["aws"])}))}}
+    cells.append(raw)
+    # 2: a code cell: source, metadata, stream with ANSI, error with ANSI, outputs of every kind
+    code = nbformat.v4.new_code_cell(f"client = connect('{plant((2, None, 'source'), key(7))}')")
+    code.metadata["api_key"] = plant((2, None, "cell metadata"), KEYED["api_key"])
+    split_ansi = key(8)[:6] + "\x1b[1;31m" + key(8)[6:]
+    plant((2, 0, "text"), key(8))
+    error_key = key(9)[:10] + "\x1b[0m" + key(9)[10:]
+    plant((2, 1, "error"), key(9))
+    plant((2, 1, "error"), key(10))
+    commented = key(11)[:8] + "<!-- split -->" + key(11)[8:]
+    plant((2, 2, "data[text/html]"), key(11))
+    plant((2, 2, "data[text/html]"), key(12))
+    plant((2, 2, "data[text/html]"), OTHER_PATTERNS["email"])
+    plant((2, 2, "data[text/html]"), key(13))
+    html = (f"<p>{commented}</p><p>&lt;b&gt;{key(12).replace('k', '&#107;')}&lt;/b&gt;</p>"
+            f"<p>mail dana.reyes&#64;example.com</p><img src=\"data:text/plain;base64,{b64(key(13))}\">")
+    plant((2, 2, f"data[{CUSTOM}]"), key(14))
+    plant((2, 2, f"data[{CUSTOM}]"), KEYED["client_secret"])
+    plant((2, 2, "data[text/x-config]"), key(15))
+    plant((2, 2, "data[text/markdown]"), key(16))
+    plant((2, 2, "output metadata"), key(17))
+    plant((2, 2, "output metadata"), KEYED["password"])
+    plant((2, 3, "data[image/png]"), key(18))
+    plant((2, 3, "data[image/png]"), key(19))
+    plant((2, 3, "data[image/png]"), key(20))
+    itxt = b"Note\0\1\0en\0" + key(19).encode() + b"\0" + zlib.compress(f"body {key(20)}".encode())
+    image = png((b"tEXt", f"Author\0{key(18)}".encode()), (b"iTXt", itxt))
+    ztxt = png((b"zTXt", b"Notes\0\0" + zlib.compress(f"z {key(21)}".encode())))
+    plant((2, 4, "data[image/png]"), key(21))
+    code.outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text=[f"token is {split_ansi}\n", "done\n"]),
+        nbformat.v4.new_output("error", ename="KeyError", evalue=f"bad {key(10)}",
+                               traceback=[f"\x1b[0;31mKeyError\x1b[0m: {error_key}"]),
+        nbformat.v4.new_output("display_data", data={
+            "text/html": html,
+            CUSTOM: {"outer": {"inner": [1, {"why": f"leak {key(14)}"}]}, "client_secret": KEYED["client_secret"]},
+            "text/x-config": json.dumps({"nested": json.dumps({"k": key(15)})}),
+            "text/markdown": f"pasted {b64(key(16))} here",
+            "text/plain": "a display",
+        }, metadata={"note": key(17), "password": KEYED["password"]}),
+        nbformat.v4.new_output("display_data", data={"image/png": b64(image), "text/plain": "<image>"}),
+        nbformat.v4.new_output("display_data", data={"image/png": b64(ztxt), "text/plain": "<image>"}),
+    ]
+    cells.append(code)
+    # 3: a real run's display (its recording, views and text)
+    run_cell = nbformat.v4.new_code_cell("run")
+    run_cell.outputs = [displayed(leaky_run())]
+    cells.append(run_cell)
+    # 4: a markdown cell that repeats a value first seen under a covered key
+    cells.append(nbformat.v4.new_markdown_cell(f"the pass was {plant((4, None, 'source'), KEYED['password'])}"))
+    nb.cells = cells
+    # saved widget state: a trait named password, a nested api key, a widget buffer holding text
+    buffer = json.dumps({"rows": [f"{key(22)}"]})
+    nb.metadata["widgets"] = {WIDGET_STATE_MIME: {"version_major": 2, "version_minor": 0, "state": {
+        "w-pass": {"model_name": "PasswordModel", "model_module": "@jupyter-widgets/controls",
+                   "model_module_version": "2.0.0", "state": {"password": KEYED["password"],
+                                                              "description": f"for {key(23)}"}},
+        "w-data": {"model_name": "DataModel", "model_module": "custom", "model_module_version": "1.0.0",
+                   "state": {"config": {"auth": {"api_key": KEYED["api_key"], "cookie": KEYED["cookie"]}},
+                             "value": f"<b>{key(24)}</b>"},
+                   "buffers": [{"path": ["value"], "encoding": "base64", "data": b64(buffer)}]},
+    }}}
+    for model, secrets in (("w-pass", [KEYED["password"], key(23)]),
+                           ("w-data", [KEYED["api_key"], KEYED["cookie"], key(24), key(22)])):
+        for secret in secrets:
+            plant((None, None, f"widget {model}"), secret)
+    nbformat.validate(nb)
+    nbformat.write(nb, path)
+    return path, planted
+
+
+def every_secret(planted: dict[Any, list[str]]) -> set[str]:
+    return {secret for secrets in planted.values() for secret in secrets}
+
+
+def decoded_texts(value: Any) -> list[str]:
+    """Every text a base64 blob anywhere in notebook data decodes to (PNG text chunks included)."""
+    found: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            stack.extend(item.values())
+            stack.extend(k for k in item if isinstance(k, str))
+        elif isinstance(item, list):
+            stack.extend(item)
+        elif isinstance(item, str):
+            words = [item, *item.replace(",", " ").replace('"', " ").split()]
+            for word in words:
+                raw = decoded(word)
+                if raw is None:
+                    continue
+                if raw.startswith(PNG_SIGNATURE):
+                    for kind, body in png_chunks(raw):
+                        if kind == b"zTXt":
+                            body = zlib.decompress(body.split(b"\0", 1)[1][1:])
+                        elif kind == b"iTXt":
+                            head, _, rest = body.partition(b"\0")
+                            parts = rest[2:].split(b"\0", 2)
+                            body = head + parts[1] + (zlib.decompress(parts[2]) if rest[:1] == b"\1" else parts[2])
+                        found.append(body.decode("latin-1"))
+                else:
+                    text = as_text(raw)
+                    if text is not None:
+                        found.append(text)
+                        stack.append(text)
+    return found
+
+
+def test_scan_finds_every_planted_secret_where_it_was(tmp_path: Path) -> None:
+    path, planted = seeded(tmp_path / "seeded.ipynb")
+    assert len(every_secret(planted)) >= 30  # 25 pattern secrets and 5 key-covered values at least
+    found = scan(path, redact=POLICY)
+    places = {(f.cell, f.output, f.where) for f in found}
+    assert set(planted) <= places, set(planted) - places
+    shown = "\n".join(map(str, found))
+    for secret in every_secret(planted):
+        assert secret not in shown and all(form not in shown for form in base64_forms(secret))
+    paths = {(f.cell, f.output, f.where, f.path) for f in found}
+    # the field path and the layers read through are named
+    assert (None, None, "widget w-pass", "state.password") in paths
+    assert (None, None, "widget w-data", "state.config.auth.api_key") in paths
+    assert (None, None, "widget w-data", "buffers.0.data.(base64).(JSON text).rows.0") in paths
+    assert (0, None, "attachments", "shot.png.image/png.(base64, PNG tEXt chunk 1)") in paths
+    assert (2, 3, "data[image/png]", "(base64, PNG iTXt chunk 2)") in paths
+    assert (2, 2, f"data[{CUSTOM}]", "outer.inner.1.why") in paths
+    assert (2, 2, "data[text/x-config]", "(JSON text).nested.(JSON text).k") in paths
+    assert (2, 2, "output metadata", "password") in paths
+    assert (2, 2, "data[text/markdown]", "(base64)") in paths
+    assert any(f.cell == 3 and f.where == "recording" for f in found)
+    assert any(f.cell == 4 and f.matched == ("a value first seen under a covered key",) for f in found)
+
+
+def test_after_scrub_no_secret_nor_its_base64_is_left_and_scan_is_clean(tmp_path: Path) -> None:
+    path, planted = seeded(tmp_path / "seeded.ipynb")
+    out = tmp_path / "clean.ipynb"
+    masked = scrub(path, redact=POLICY, out=out)
+    assert masked == scan(path, redact=POLICY)
+    raw = out.read_bytes()
+    data = json.loads(raw)
+    texts = decoded_texts(data)
+    for secret in every_secret(planted):
+        assert secret.encode() not in raw, "a planted secret is left in the file"
+        assert all(form.encode() not in raw for form in base64_forms(secret))
+        assert all(secret not in text for text in texts), "a planted secret is left in a base64 payload"
+    assert scan(out, redact=POLICY) == []
+    notebook = nbformat.read(out, as_version=4)
+    nbformat.validate(notebook)  # still a notebook Jupyter opens
+    png_chunks(base64.b64decode(notebook.cells[2].outputs[3].data["image/png"]))  # still a valid image
+    assert "[redacted:openai_key]" in notebook.cells[2].outputs[2].data["text/html"]
+    assert "&lt;b&gt;" in notebook.cells[2].outputs[2].data["text/html"]  # the markup around a match is kept
+    assert notebook.metadata.widgets[WIDGET_STATE_MIME]["state"]["w-pass"]["state"]["password"] == (
+        "[redacted:password]")
+    (run,) = load_runs(out)  # the recording still loads and explains
+    assert run.recording.redaction["scrubbed"] is True and len(run.backtrack()) > 0
+
+
+@pytest.mark.parametrize("hidden", [
+    "sk-&#97;bcdefghijklmnopqrstuvwxyz",  # a decimal entity
+    "&#x73;k-abcdefghijklmnopqrstuvwxyz",  # a hexadecimal one, first
+    "sk-abcdefghij<!-- -->klmnopqrstuvwxyz",  # a comment inside
+    "sk-abcdefghij<!--x-->klmnop<!---->qrstuvwxyz",  # two
+    "sk&#45;abcdefghijklmnopqrstuvwxyz",  # the dash as an entity
+    "sk-abcdefghijklm\x1b[0;32mnopqrstuvwxyz",  # an ANSI colour
+    "sk-abc\x1b]8;;http://x\x07defghijklmnopqrstuvwxyz",  # an ANSI hyperlink
+])
+def test_hidden_spellings_are_read_as_a_reader_sees_them_and_masked_whole(tmp_path: Path, hidden: str) -> None:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"<p>before {hidden} after</p>")])
+    path = tmp_path / "h.ipynb"
+    nbformat.write(nb, path)
+    (finding,) = scan(path, redact=POLICY)
+    assert finding.matched == ("pattern:openai_key",) and finding.where == "source"
+    scrub(path, redact=POLICY)
+    source = nbformat.read(path, as_version=4).cells[0].source
+    assert source == "<p>before [redacted:openai_key] after</p>"
+    assert scan(path, redact=POLICY) == []
+
+
+def test_the_console_script_scans_and_scrubs_the_seeded_notebook(tmp_path: Path) -> None:
+    path, planted = seeded(tmp_path / "seeded.ipynb")
+
+    def run(*args: Any) -> subprocess.CompletedProcess[str]:
+        return subprocess.run([str(SCRIPT), *map(str, args)], capture_output=True, text=True, env=ENV, timeout=300,
+                              check=False)
+
+    before = run("scan", path)
+    assert before.returncode == 1 and before.stderr == ""
+    assert "widget w-pass at state.password: key:password" in before.stdout
+    assert "cell 2, output 3, data[image/png] at (base64, PNG tEXt chunk 1)" in before.stdout
+    for secret in every_secret(planted):
+        assert secret not in before.stdout
+    assert run("scrub", path).returncode == 0
+    after = run("scan", path)
+    assert after.returncode == 0, after.stdout
+    assert all(secret.encode() not in path.read_bytes() for secret in every_secret(planted))

@@ -1,0 +1,220 @@
+"""The seal covers what a notebook displays, and is checked on the saved data (issue 27).
+
+A sealed run shown in a notebook output carries its recording; that copy's seal now also holds
+the SHA-256 of what the output displays (``text/plain``, ``text/html``, an image...). ``footprint-lab
+verify`` fails (exit 1) with the cell, the output and the MIME type named when a displayed value is
+edited, added or removed, and stays clean on an untouched notebook and on one nbformat re-saved
+(lines split or joined, a final line break, CRLF, base64 wrapped). A scrub that masks a display
+binds the masked display again, naming the policy; a display edited before the scrub stays broken.
+Seals of the new chain (``sha256-chain/3``) are checked on the JSON data with no model built;
+seals of the earlier chain still verify.
+"""
+
+from __future__ import annotations
+
+import base64
+import copy
+import json
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from footprint_lab import Agent, Redaction, define_tool, load_recording, verify
+from footprint_lab.engine._held import bind_display, display_verdict, verify_saved
+from footprint_lab.engine._recording import RECORDING_MIME
+from footprint_lab.engine._seal import ALGORITHM, LEGACY
+from footprint_lab.notebook import export, load_runs, scrub, verify_file
+from footprint_lab.providers import mock
+from tests.notebook_kit import OPENAI_KEY, composed_run, displayed
+from tests.test_cli_exit_codes import ENV, SCRIPT
+
+RECORDINGS = Path(__file__).parent / "recordings"
+
+
+def sealed_run(answer: str = "Refund 42 approved.") -> Any:
+    lookup = define_tool(name="lookup", description="Look an order up.",
+                         input_schema={"type": "object", "properties": {"order": {"type": "string"}}},
+                         fn=lambda order: {"order": order, "status": "delivered"})
+    return Agent(provider=mock(replies=[{"tool": "lookup", "args": {"order": "42"}}, answer]), tools=[lookup],
+                 seal=True).run_sync("Where is order 42?")
+
+
+def notebook(path: Path, *outputs: Any) -> Path:
+    cells = [nbformat.v4.new_markdown_cell("# Review")]
+    for output in outputs:
+        cell = nbformat.v4.new_code_cell("run")
+        cell.outputs = [nbformat.v4.new_output("stream", name="stdout", text="shown below\n"), output]
+        cells.append(cell)
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    return path
+
+
+def cli(*args: Any) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([str(SCRIPT), "verify", *map(str, args)], capture_output=True, text=True, env=ENV,
+                          timeout=300, check=False)
+
+
+def edit(path: Path, change: Any) -> Path:
+    """The notebook at ``path`` with ``change(data of cell 1's output 1)`` applied, written as raw JSON."""
+    data = json.loads(path.read_text())
+    change(data["cells"][1]["outputs"][1]["data"])
+    path.write_text(json.dumps(data, indent=1))
+    return path
+
+
+def test_a_displayed_sealed_run_holds_its_display_and_verifies_clean(tmp_path: Path) -> None:
+    path = notebook(tmp_path / "n.ipynb", displayed(sealed_run()), displayed(composed_run(sealed=True)))
+    verdicts = verify_file(path)
+    assert [(where, v.status, v.display) for where, v in verdicts] == [
+        ("cell 1, output 1", "holds", True), ("cell 2, output 1", "holds", True)]
+    result = cli(path)
+    assert result.returncode == 0 and result.stderr == ""
+    assert result.stdout.count("and so is what this output displays") == 2
+    saved = json.loads(path.read_text())["cells"][1]["outputs"][1]["data"]
+    assert saved[RECORDING_MIME]["seal"]["algorithm"] == ALGORITHM
+    assert set(saved[RECORDING_MIME]["seal"]["display"]) == {"text/plain", "text/html"}
+    assert isinstance(saved["text/html"], list)  # nbformat wrote it as lines: the digest reads them joined
+    (run, _) = load_runs(path)
+    assert verify(run).holds  # the loaded copy's seal, display digests included, still holds
+
+
+@pytest.mark.parametrize(("mime", "change"), [
+    ("text/html", lambda html: html.replace("approved", "declined")),
+    ("text/html", lambda html: html + "<p>an extra line</p>"),
+    ("text/html", lambda html: html.replace("<", " <", 1)),
+    ("text/plain", lambda text: text.upper()),
+    ("text/plain", lambda text: ""),
+])
+def test_an_edited_display_fails_naming_the_cell_output_and_mime_type(tmp_path: Path, mime: str, change: Any) -> None:
+    path = notebook(tmp_path / "n.ipynb", displayed(sealed_run()))
+
+    def forge(data: dict[str, Any]) -> None:
+        value = data[mime]
+        data[mime] = change("".join(value) if isinstance(value, list) else value)
+
+    edit(path, forge)
+    ((where, verdict),) = verify_file(path)
+    assert (where, verdict.status, verdict.kind, verdict.field) == ("cell 1, output 1", "broken", "display", mime)
+    result = cli(path)
+    assert result.returncode == 1
+    assert f"cell 1, output 1: seal broken at display.{mime}: is not what was displayed" in result.stdout
+    assert "declined" not in result.stdout and "extra line" not in result.stdout  # the forged text is not quoted
+
+
+def test_a_display_added_or_removed_fails_too(tmp_path: Path) -> None:
+    added = edit(notebook(tmp_path / "a.ipynb", displayed(sealed_run())),
+                 lambda data: data.update({"text/markdown": "**all fine**"}))
+    ((_, verdict),) = verify_file(added)
+    assert (verdict.kind, verdict.field) == ("display", "text/markdown") and "added" in verdict.problem
+    removed = edit(notebook(tmp_path / "r.ipynb", displayed(sealed_run())), lambda data: data.pop("text/html"))
+    ((_, verdict),) = verify_file(removed)
+    assert (verdict.kind, verdict.field) == ("display", "text/html") and "removed" in verdict.problem
+    assert cli(added, removed).returncode == 1
+
+
+def test_an_edited_image_fails_and_a_rewrapped_one_holds(tmp_path: Path) -> None:
+    run = sealed_run()
+    image = base64.b64encode(bytes(range(256)) * 4).decode()
+    bundle = bind_display({**run._repr_mimebundle_(), "image/png": image})
+    output = nbformat.v4.new_output("display_data", data=json.loads(json.dumps(bundle)))
+    path = notebook(tmp_path / "i.ipynb", output)
+    assert verify_file(path)[0][1].holds
+    wrapped = edit(path, lambda data: data.update({"image/png": "\n".join(image[k:k + 76]
+                                                                           for k in range(0, len(image), 76)) + "\n"}))
+    assert verify_file(wrapped)[0][1].holds  # base64 read without its line breaks
+    forged = base64.b64encode(bytes(range(255, -1, -1)) * 4).decode()
+    edit(path, lambda data: data.update({"image/png": forged}))
+    ((where, verdict),) = verify_file(path)
+    assert (where, verdict.kind, verdict.field) == ("cell 1, output 1", "display", "image/png")
+
+
+def test_a_notebook_resaved_by_nbformat_stays_clean(tmp_path: Path) -> None:
+    path = notebook(tmp_path / "n.ipynb", displayed(sealed_run()), displayed(composed_run(sealed=True)))
+    nbformat.write(nbformat.read(path, as_version=4), path)  # read and written again
+    assert all(v.holds and v.display for _, v in verify_file(path))
+
+    def normalised(data: dict[str, Any]) -> None:
+        html, plain = data["text/html"], data["text/plain"]
+        # lines joined into one string, or one string split into lines
+        data["text/html"] = "".join(html) if isinstance(html, list) else html.splitlines(keepends=True)
+        text = "".join(plain) if isinstance(plain, list) else plain
+        data["text/plain"] = text.replace("\n", "\r\n") + "\n"  # CRLF, and a final line break
+
+    edit(path, normalised)
+    assert all(v.holds for _, v in verify_file(path))
+    assert cli(path).returncode == 0
+
+
+def test_verify_reads_the_new_chain_on_the_data_and_names_a_broken_record_the_long_way(tmp_path: Path) -> None:
+    path = notebook(tmp_path / "n.ipynb", displayed(sealed_run()))
+    data = json.loads(path.read_text())["cells"][1]["outputs"][1]["data"]
+    assert verify_saved(data[RECORDING_MIME]) is not None and verify_saved(data[RECORDING_MIME]).holds
+    member = json.loads(json.dumps(composed_run(sealed=True)._repr_mimebundle_()))[RECORDING_MIME]
+    assert verify_saved(member) is not None  # members checked on their data too
+    forged = copy.deepcopy(data)
+    forged[RECORDING_MIME]["answer"] = "Refund 43 approved."
+    assert verify_saved(forged[RECORDING_MIME]) is None  # not the sealed data: the long way decides
+    edit(path, lambda out: out[RECORDING_MIME].update(answer="Refund 43 approved."))
+    ((_, verdict),) = verify_file(path)
+    assert (verdict.status, verdict.kind, verdict.field) == ("broken", "header", "answer")
+    assert display_verdict(data) is None
+
+
+def test_seals_of_the_earlier_chain_still_verify_and_still_name_what_broke(tmp_path: Path) -> None:
+    saved = json.loads((RECORDINGS / "planted_fact.json").read_text())
+    assert saved["seal"]["algorithm"] == LEGACY
+    assert verify(load_recording(json.dumps(saved))).holds
+    assert verify_saved(saved) is None  # the earlier chain is read through the model, as before
+    saved["answer"] = "something else"
+    verdict = verify(load_recording(json.dumps(saved)))
+    assert (verdict.status, verdict.kind, verdict.field) == ("broken", "header", "answer")
+    output = nbformat.v4.new_output("display_data", data={"text/plain": "an old run",
+                                                          RECORDING_MIME: json.loads((RECORDINGS / "planted_fact.json")
+                                                                                     .read_text())})
+    ((_, verdict),) = verify_file(notebook(tmp_path / "old.ipynb", output))
+    assert verdict.holds and not verdict.display and "displays" not in str(verdict)  # shown before displays were held
+
+
+def test_export_holds_its_displays_and_a_scrub_binds_what_it_masked(tmp_path: Path) -> None:
+    path = export([sealed_run(f"Rotate {OPENAI_KEY} today.")], tmp_path / "e.ipynb", title="Review")
+    assert [(v.status, v.display) for _, v in verify_file(path)] == [("holds", True)]
+    scrub(path, redact=Redaction(builtins=["openai_key"]))
+    assert OPENAI_KEY not in path.read_text()
+    ((_, verdict),) = verify_file(path)
+    assert verdict.holds and verdict.display and verdict.scrubbed == ("openai_key",)
+    cleaned = export([sealed_run(f"Rotate {OPENAI_KEY} today.")], tmp_path / "r.ipynb", title="Review",
+                     redact=Redaction(builtins=["openai_key"]))
+    assert all(v.holds and v.display for _, v in verify_file(cleaned))
+
+
+def test_a_display_edited_before_a_scrub_stays_broken(tmp_path: Path) -> None:
+    path = notebook(tmp_path / "n.ipynb", displayed(sealed_run(f"Rotate {OPENAI_KEY} today.")))
+    edit(path, lambda data: data.update({"text/plain": f"All clear, nothing to rotate {OPENAI_KEY}"}))
+    scrub(path, redact=Redaction(builtins=["openai_key"]))
+    ((_, verdict),) = verify_file(path)
+    # the scrub masked the key in the view too, so the first MIME type named may be either; both differ
+    assert (verdict.status, verdict.kind) == ("broken", "display") and verdict.field in ("text/html", "text/plain")
+    assert cli(path).returncode == 1
+
+
+def test_a_run_displayed_in_a_real_kernel_holds_its_display(tmp_path: Path) -> None:
+    from nbclient import NotebookClient
+
+    source = ("from footprint_lab import Agent\nfrom footprint_lab.providers import mock\n"
+              "run = Agent(provider=mock(reply='Refund 42 approved.'), seal=True).run_sync('Where is order 42?')\nrun")
+    notebook_node = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell("# Review"),
+                                                    nbformat.v4.new_code_cell(source)])
+    NotebookClient(notebook_node, timeout=300, kernel_name="python3").execute()
+    path = tmp_path / "executed.ipynb"
+    nbformat.write(notebook_node, path)
+    ((where, verdict),) = verify_file(path)
+    assert (where, verdict.status, verdict.display) == ("cell 1, output 0", "holds", True)
+    data = json.loads(path.read_text())
+    shown = data["cells"][1]["outputs"][0]["data"]
+    shown["text/html"] = "".join(shown["text/html"]).replace("approved", "declined")
+    path.write_text(json.dumps(data))
+    result = cli(path)
+    assert result.returncode == 1 and "cell 1, output 0: seal broken at display.text/html" in result.stdout
