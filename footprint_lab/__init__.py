@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         providers,
     )
     from footprint_lab.core._agent import Agent
+    from footprint_lab.core._chat import Chat, TurnRerun
     from footprint_lab.core._checkpoint import Checkpoint
     from footprint_lab.core._door import normalize_run_input
     from footprint_lab.core._identity import Identity

@@ -19,6 +19,8 @@ The tree::
     │   ├── NoConversationError          ERR_NO_CONVERSATION        core._conversation
     │   ├── ResumeIdentityConflictError  ERR_SESSION_OWNERSHIP_CONFLICT  core._conversation
     │   ├── ResumeRedactionError         ERR_RESUME_REDACTION       core._conversation
+    │   ├── ChatConfigError              ERR_CHAT_CONFIG            core._chat
+    │   ├── UnknownTurnError             ERR_UNKNOWN_TURN           core._chat
     │   ├── InvalidCheckpointError       ERR_INVALID_CHECKPOINT     core._checkpoint
     │   ├── ConversationMismatchError    ERR_CONVERSATION_MISMATCH  core._checkpoint
     │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core._concealed
@@ -111,6 +113,7 @@ if TYPE_CHECKING:
     from footprint_lab.context._refusals import ContextDeclarationError
     from footprint_lab.context._source_ids import ExplainConfigError, UnknownSourceError
     from footprint_lab.core._agent_door import AgentConfigError, DuplicateToolError
+    from footprint_lab.core._chat import ChatConfigError, UnknownTurnError
     from footprint_lab.core._checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
     from footprint_lab.core._concealed import MaskedCheckpointError, UnmaskArgumentError
     from footprint_lab.core._conversation import (
