@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine import _bug_reports as _bug_reports
 from footprint_lab.engine import _display as _display
 from footprint_lab.engine import _runners as _runners
 from footprint_lab.engine._exports import public
@@ -66,6 +67,14 @@ def _load_views() -> None:
 # The package root wires the lab's renderers to the display registry below the core: the
 # first object displayed imports the views, so no core module ever imports the lab.
 _display.add_loader(_load_views)
+
+
+def _load_bug_report() -> None:
+    importlib.import_module("footprint_lab.notebook._bug_report")
+
+
+# Likewise the bug-report writer (run.bug_report, chat.bug_report): the notebook layer's, loaded on first use.
+_bug_reports.add_loader(_load_bug_report)
 
 
 def _load_runners() -> None:

@@ -71,6 +71,7 @@ The tree::
     │   ├── OtelExportError              ERR_OTEL_EXPORT            otel._refusals
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook._read
     │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook._scrub
+    │   ├── BugReportError               ERR_BUG_REPORT             notebook._bug_report
     │   ├── BatchConfigError             ERR_BATCH_CONFIG           batch._refusals
     │   ├── RunSetFolderError            ERR_RUN_SET_FOLDER         batch._refusals
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers._errors (also a ProviderError)
@@ -151,6 +152,7 @@ if TYPE_CHECKING:
     )
     from footprint_lab.lab.door import LabConfigError
     from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
+    from footprint_lab.notebook._bug_report import BugReportError
     from footprint_lab.notebook._read import NotebookFileError
     from footprint_lab.notebook._scrub import SharingConfigError
     from footprint_lab.otel._refusals import (
