@@ -64,9 +64,14 @@ def _load_views() -> None:
     importlib.import_module("footprint_lab.lab.views")
 
 
+def _load_chat_view() -> None:
+    importlib.import_module("footprint_lab.lab.chat_view")
+
+
 # The package root wires the lab's renderers to the display registry below the core: the
 # first object displayed imports the views, so no core module ever imports the lab.
 _display.add_loader(_load_views)
+_display.add_loader(_load_chat_view)
 
 
 def _load_bug_report() -> None:
