@@ -160,7 +160,7 @@ class Chat:
     """A conversation with ``runner`` (an ``Agent``), one turn per ``send``; see the module docstring."""
 
     def __init__(self, runner: Any, *, overlap: str = "refuse") -> None:
-        if not _holds_conversations(runner):
+        if not holds_conversations(runner):
             raise ChatConfigError(
                 "Chat", "runner", describe_shape(runner),
                 "must be an agent that continues a conversation: one whose run() takes continue_from= and that "
@@ -458,7 +458,8 @@ class Chat:
         return self._queue
 
 
-def _holds_conversations(runner: Any) -> bool:
+def holds_conversations(runner: Any) -> bool:
+    """Whether ``runner`` can carry a chat: its ``run`` continues a checkpoint and it can resume a pause."""
     run = getattr(runner, "run", None)
     if not callable(run) or not callable(getattr(runner, "resume", None)):
         return False
