@@ -78,7 +78,7 @@ def bug_report(runs: list[Any], path: Any, *, redact: Any = None, runner: Any = 
         masked = [run.recording.model_dump_json(indent=1) for run in load_runs(notebook)]
         files: dict[str, tuple[bytes, str]] = {
             **{f"recordings/run-{n}.json": (text.encode(), f"the recording of run {n} ({recordings[n].status}), "
-                                            "masked by the redaction policy")
+                                            + ("masked by the redaction policy" if policy else "as recorded"))
                for n, text in enumerate(masked)},
             "report.ipynb": (notebook.read_bytes(), "a notebook of the runs' views, recordings embedded, masked"),
             "view.html": (page.read_bytes(), "the runs' answer views as one offline page (no network, no scripts "
