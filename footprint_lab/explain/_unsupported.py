@@ -116,7 +116,7 @@ def unsupported_values(recording: Recording) -> tuple[list[Unsupported], str | N
     for value in doubtful:
         if any(key in held for key in _wants(value)) or (value.kind == "name" and _all_words_in(value.shown, words)):
             continue
-        nearest = _nearest(value, evidence)
+        nearest = _nearest(value, evidence, home)
         missing.append(Unsupported(value, *nearest) if nearest else Unsupported(value, None, None, None))
     return missing, exchange.step_id, len(stated), f"{len(stated)} value(s) of the answer looked for in its evidence"
 
@@ -262,7 +262,8 @@ def _answering_call(recording: Recording, answer: str) -> tuple[Recording, LLMEx
     return (recording, recording.exchanges[-1]) if recording.exchanges else None
 
 
-def _nearest(value: Value, evidence: list[tuple[ContextPiece, list[Value]]]) -> tuple[Value, str, str | None] | None:
+def _nearest(value: Value, evidence: list[tuple[ContextPiece, list[Value]]],
+             recording: Recording) -> tuple[Value, str, str | None] | None:
     """The evidence value of a comparable kind closest to ``value``, where it came from, and the step that landed it."""
     best: tuple[float, Value, ContextPiece] | None = None
     for piece, values in evidence:
@@ -273,7 +274,7 @@ def _nearest(value: Value, evidence: list[tuple[ContextPiece, list[Value]]]) -> 
     if best is None:
         return None
     _, other, piece = best
-    return other, _said_by(piece), piece.landed_by
+    return other, _said_by(piece, recording), piece.landed_by
 
 
 _COMPARABLE = {"number": ("number", "amount"), "amount": ("amount", "number"), "date": ("date",), "time": ("time",),
@@ -313,12 +314,17 @@ def _day_gap(a: Any, b: Any) -> float:
     return abs((date(ay, am, ad) - date(by, bm, bd)).days)
 
 
-def _said_by(piece: ContextPiece) -> str:
+def _said_by(piece: ContextPiece, recording: Recording) -> str:
+    """Where an evidence value came from, in a few words (a turn carried from an earlier run says so)."""
     kind = piece.source_kind
+    earlier = " (an earlier turn)" if piece.detail.get("from_run") else ""
     if kind == KIND_TOOL_RESULT:
-        return f"the result of tool '{piece.detail.get('tool', '?')}'"
+        tool = piece.detail.get("tool")
+        if tool is None and piece.slot == "messages" and 0 <= piece.position < len(recording.messages):
+            tool = recording.messages[piece.position].get("name")  # a carried result names its tool in the turn
+        return f"the result of tool '{tool or '?'}'{earlier}"
     if kind == KIND_USER:
-        return "the user's message"
+        return f"the user's message{earlier}"
     if kind == KIND_ASSISTANT:
         return "an earlier reply"
     if kind == KIND_BASE:
