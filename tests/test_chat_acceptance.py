@@ -88,7 +88,8 @@ async def test_a_travel_desk_chat_from_first_turn_to_bug_report(tmp_path: Path) 
     wrong = await sending
     assert wrong.answer == "With the spring promotion you pay 432 EUR." and len(seen.requests) == calls + 1
     (finding,) = wrong.integrity().of_kind("unsupported_value")
-    assert "432 EUR (amount)" in finding.what and "the result of tool 'lookup_booking' (an earlier turn) said 480 EUR" in finding.what
+    assert "432 EUR (amount)" in finding.what
+    assert "the result of tool 'lookup_booking' (an earlier turn) said 480 EUR" in finding.what
     assert chat.born_in(2)["history#0"] == 0 and 1 in chat.born_in(2).values()
     frame = chat.frame()
     assert frame["status"].tolist() == ["finished", "finished", "finished"]
