@@ -13,6 +13,7 @@ from footprint_lab.context import define_fact
 from footprint_lab.errors import (
     ChatConfigError,
     InvalidRunInputError,
+    ListenerError,
     PendingQuestionError,
     RunInFlightError,
     UnknownSourceError,
@@ -167,10 +168,12 @@ async def test_an_abandoned_question_frees_the_chat_and_adds_nothing_to_the_conv
     assert chat.abandon() is None
 
 
-async def test_a_refused_message_leaves_no_turn() -> None:
+async def test_a_refused_message_or_listener_leaves_no_turn() -> None:
     chat, seen = policy_chat()
     with pytest.raises(InvalidRunInputError):
         await chat.send("   ")
+    with pytest.raises(ListenerError):
+        await chat.send("Hello.", on_event="print")
     assert len(chat) == 0 and not seen.requests
 
 

@@ -39,7 +39,7 @@ from footprint_lab.core._checkpoint import checkpoint_from
 from footprint_lab.core._conversation import PendingQuestionError, RunInFlightError
 from footprint_lab.core._pause import Pause
 from footprint_lab.core._run import Run
-from footprint_lab.core._runner import Listener, run_coroutine_sync
+from footprint_lab.core._runner import Listener, check_listener, run_coroutine_sync
 from footprint_lab.engine._bug_reports import write_bug_report
 from footprint_lab.engine._display import bundle
 from footprint_lab.engine._refusal import Refusal, SettingRefusal, describe_shape
@@ -438,7 +438,10 @@ class Chat:
             raise PendingQuestionError(door, turn._pause, waiting.masked(waiting.question or ""), how=_ASKED)
 
     def _listener(self, on_event: Listener | None) -> Listener:
-        """The caller's listener (checked by the runner), and one that notes the run in flight by its first event."""
+        """The caller's listener (refused here when it cannot listen), and one that notes the run in flight by
+        its first event."""
+        if on_event is not None:
+            check_listener(on_event, "Chat.send")
 
         def heard(event: Any) -> None:
             if not self._active:
