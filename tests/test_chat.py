@@ -291,3 +291,14 @@ def test_send_sync_drives_a_turn_from_synchronous_code() -> None:
     run = chat.send_sync("Look it up.")
     assert run.answer == "Looked it up." and calls == ["lookup"] and len(chat) == 1
     assert repr(chat) == "Chat(1 turn(s): finished)"
+
+
+async def test_answering_when_no_turn_waits_is_refused() -> None:
+    from footprint_lab.errors import InvalidCheckpointError
+
+    chat, seen = policy_chat()
+    await chat.send("Hello.")
+    with pytest.raises(InvalidCheckpointError) as refused:
+        await chat.answer("yes")
+    assert refused.value.field == "pause" and "chat.send" in str(refused.value)
+    assert len(seen.requests) == 1 and len(chat.turn(0).legs) == 1
