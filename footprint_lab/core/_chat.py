@@ -94,7 +94,7 @@ class UnknownTurnError(Refusal):
         self.turns = turns
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)  # a turn is itself: two turns never compare equal by their fields
 class ChatTurn:
     """One turn: the message as sent, its run (the last leg, once a paused turn is answered), and its conversation.
 
