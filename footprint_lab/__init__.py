@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine import _bug_reports as _bug_reports
 from footprint_lab.engine import _display as _display
 from footprint_lab.engine import _runners as _runners
 from footprint_lab.engine._exports import public
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
         providers,
     )
     from footprint_lab.core._agent import Agent
+    from footprint_lab.core._chat import Chat, TurnRerun
     from footprint_lab.core._checkpoint import Checkpoint
     from footprint_lab.core._door import normalize_run_input
     from footprint_lab.core._identity import Identity
@@ -63,9 +65,22 @@ def _load_views() -> None:
     importlib.import_module("footprint_lab.lab.views")
 
 
+def _load_chat_view() -> None:
+    importlib.import_module("footprint_lab.lab.chat_view")
+
+
 # The package root wires the lab's renderers to the display registry below the core: the
 # first object displayed imports the views, so no core module ever imports the lab.
 _display.add_loader(_load_views)
+_display.add_loader(_load_chat_view)
+
+
+def _load_bug_report() -> None:
+    importlib.import_module("footprint_lab.notebook._bug_report")
+
+
+# Likewise the bug-report writer (run.bug_report, chat.bug_report): the notebook layer's, loaded on first use.
+_bug_reports.add_loader(_load_bug_report)
 
 
 def _held_display(data: dict[str, Any]) -> dict[str, Any]:

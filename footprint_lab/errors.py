@@ -19,6 +19,8 @@ The tree::
     │   ├── NoConversationError          ERR_NO_CONVERSATION        core._conversation
     │   ├── ResumeIdentityConflictError  ERR_SESSION_OWNERSHIP_CONFLICT  core._conversation
     │   ├── ResumeRedactionError         ERR_RESUME_REDACTION       core._conversation
+    │   ├── ChatConfigError              ERR_CHAT_CONFIG            core._chat
+    │   ├── UnknownTurnError             ERR_UNKNOWN_TURN           core._chat
     │   ├── InvalidCheckpointError       ERR_INVALID_CHECKPOINT     core._checkpoint
     │   ├── ConversationMismatchError    ERR_CONVERSATION_MISMATCH  core._checkpoint
     │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core._concealed
@@ -69,6 +71,7 @@ The tree::
     │   ├── OtelExportError              ERR_OTEL_EXPORT            otel._refusals
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook._read
     │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook._scrub
+    │   ├── BugReportError               ERR_BUG_REPORT             notebook._bug_report
     │   ├── BatchConfigError             ERR_BATCH_CONFIG           batch._refusals
     │   ├── RunSetFolderError            ERR_RUN_SET_FOLDER         batch._refusals
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers._errors (also a ProviderError)
@@ -111,6 +114,7 @@ if TYPE_CHECKING:
     from footprint_lab.context._refusals import ContextDeclarationError
     from footprint_lab.context._source_ids import ExplainConfigError, UnknownSourceError
     from footprint_lab.core._agent_door import AgentConfigError, DuplicateToolError
+    from footprint_lab.core._chat import ChatConfigError, UnknownTurnError
     from footprint_lab.core._checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
     from footprint_lab.core._concealed import MaskedCheckpointError, UnmaskArgumentError
     from footprint_lab.core._conversation import (
@@ -148,6 +152,7 @@ if TYPE_CHECKING:
     )
     from footprint_lab.lab.door import LabConfigError
     from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
+    from footprint_lab.notebook._bug_report import BugReportError
     from footprint_lab.notebook._read import NotebookFileError
     from footprint_lab.notebook._scrub import SharingConfigError
     from footprint_lab.otel._refusals import (

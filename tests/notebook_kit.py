@@ -97,3 +97,25 @@ def rich_notebook(path: Path) -> Path:
         "value": "<b>panel</b>", "recording": leaky.recording.model_dump_json()})}
     nbformat.write(notebook, path)
     return path
+
+
+class Executed:
+    """A notebook of ``cells`` run top to bottom in a real kernel (errors kept as outputs), read cell by cell."""
+
+    def __init__(self, cells: list[str]) -> None:
+        from nbclient import NotebookClient  # a kernel is started only by the tests that execute cells
+
+        self.notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
+        NotebookClient(self.notebook, timeout=180, kernel_name="python3", allow_errors=True).execute()
+
+    def outputs(self, cell: int) -> list[Any]:
+        return list(self.notebook.cells[cell].outputs)
+
+    def data(self, cell: int) -> dict[str, Any]:
+        found: dict[str, Any] = {}
+        for output in self.outputs(cell):
+            found.update(output.get("data", {}))
+        return found
+
+    def errors(self, cell: int) -> list[Any]:
+        return [output for output in self.outputs(cell) if output.output_type == "error"]

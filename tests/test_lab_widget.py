@@ -19,6 +19,13 @@ from footprint_lab.lab.live import LiveSteps
 from footprint_lab.providers import LLMRequest, mock
 
 
+def drawn_states(lab: Lab, *names: str) -> list[dict]:
+    """Every state the browser draws from (one per move of ``state_version``), as the named traits."""
+    states: list[dict] = []
+    lab.observe(lambda _: states.append({name: getattr(lab, name) for name in names}), names="state_version")
+    return states
+
+
 async def press(lab: Lab, handler: str, **content: object) -> None:
     """Press a button and wait for whatever it started."""
     getattr(lab, f"press_{handler}")(content)
@@ -82,14 +89,15 @@ async def test_rerun_without_a_piece_shows_before_and_after_and_localize_its_ver
     await press(lab, "click", action="rerun", source="vip-override")
     assert "the outcome changed" in lab.panel_html
     assert APPROVED in lab.panel_html and DECLINED in lab.panel_html
-    seen: list[dict] = []
-    lab.observe(lambda change: seen.append(change["new"]), names="progress")
+    drawn = drawn_states(lab, "progress", "busy")
     await press(lab, "click", action="localize")
     verdicts = lab.panel_html.split('class="fl-localize"')[1]
     assert "<td>vip-override</td><td>CONFIRMED</td><td>3/3</td><td>0/3</td>" in verdicts
-    assert seen[1] == {"done": 1, "total": 48}                          # the budget is the most it may take
-    assert seen[-2] == {"done": 13, "total": 13} and seen[-1] == {}   # 2 + 5 screening, 3 + 3 confirming; cleared
-    assert lab.busy == ""
+    bars = [state["progress"] for state in drawn if state["progress"]]
+    assert bars and all(bar["total"] in (48, 13) for bar in bars)      # the budget, then what it took
+    assert {"done": 13, "total": 13} in bars                            # 2 + 5 screening, 3 + 3 confirming: full
+    assert all(state["busy"].startswith("Localizing") for state in drawn if state["progress"])
+    assert (lab.busy, lab.progress) == ("", {})                         # and cleared once done
 
 
 async def test_left_out_pieces_and_dropped_context_are_one_click_away():
@@ -108,7 +116,8 @@ async def test_turns_follow_up_until_a_new_conversation():
     lab = Lab(agent, message=REFUND_REQUEST)
     await press(lab, "run")
     await press(lab, "run", message="Why?")
-    assert lab.turn == 2 and lab.run.recording.meta["continues"]["how"] == "follow_up"
+    assert lab.turn == 2 and lab.chat.turns == [lab.chat[0], lab.run]           # the turns are one chat's
+    assert lab.run.recording.meta["continues"]["run_id"] == lab.chat[0].run_id
     lab.press_click({"piece": "vip-override", "slot": "system", "call": lab.run.recording.exchanges[-1].step_id})
     await press(lab, "click", action="rerun", source="vip-override")   # a follow-up reruns within its conversation
     assert "Rerun without 'vip-override': the outcome" in lab.panel_html and "fl-card" not in lab.panel_html
@@ -311,10 +320,10 @@ async def test_ask_shows_the_answer_with_its_cited_ids_opening_what_they_name():
     lab = Lab(planted_fact_agent(), message=REFUND_REQUEST, explainer=explainer())
     assert lab.ask_hint == ""
     await press(lab, "run")
-    seen: list[str] = []
-    lab.observe(lambda change: seen.append(change["new"]), names="busy")
+    drawn = drawn_states(lab, "busy", "ask_state")
     await press(lab, "ask", question="Why was the refund approved?")
-    assert seen == ["asking…", ""] and lab.ask_state == "finished"
+    assert {"busy": "asking…", "ask_state": "asking"} in drawn           # what the browser showed while it asked
+    assert (lab.busy, lab.ask_state) == ("", "finished")
     assert lab.explanation.cited == ["vip-override"] and lab.explanation.unsupported == ["call-llm#99"]
     shown = lab.ask_html
     assert "Q: Why was the refund approved?" in shown

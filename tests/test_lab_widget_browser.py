@@ -42,6 +42,7 @@ CELLS = {
     "composition": "desk_lab = Lab(desk(), message=REFUND_REQUEST)\ndesk_lab",
     "asking": "ask_lab = Lab(planted_fact_agent(), message=REFUND_REQUEST, explainer=explainer())\nask_lab",
     "recall": 'vault_lab = Lab(vault(), message="Log me in.")\nvault_lab',
+    "chatting": "chat_lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)\nchat_lab",
     "hostile": "hostile_lab = hostile()\nhostile_lab",
 }
 ORDER = list(CELLS)
@@ -285,3 +286,31 @@ def test_a_hostile_id_in_the_answer_the_panel_and_the_ask_box_is_text_and_a_clic
         assert lab.locator("img").count() == 0                                            # no element came from it
         lab.locator(".fl-ask-answer").scroll_into_view_if_needed()
         keep_evidence(page, "lab_hostile_id", console)  # the screenshot, for a person to look at
+
+
+def test_a_chats_turns_are_listed_and_each_reruns_without_a_source_or_forks(notebook):
+    page, console, _ = notebook
+    lab = widget(page, "chatting")
+    with evidence(page, console, "lab-chat-turns"):
+        press_run(lab, "finished")
+        lab.locator(".fl-message").fill("And order A-1002?")
+        lab.locator(".fl-run-btn").click()
+        rows = lab.locator(".fl-turn-row")
+        page.wait_for_function("lab => lab.querySelectorAll('.fl-turn-row').length === 2", arg=lab.element_handle(),
+                               timeout=30_000)
+        wait_status(lab, "finished")
+        assert rows.nth(1).locator(".fl-turn-message").inner_text() == "And order A-1002?"
+        version = int(lab.get_attribute("data-state-version") or "0")
+        first = rows.nth(0)
+        first.locator(".fl-turn-source").select_option("vip-override")
+        first.locator(".fl-turn-rerun").click()
+        lab.locator(".fl-panel", has_text="Rerun without 'vip-override'").wait_for(timeout=30_000)
+        assert "Turn 0" in lab.locator(".fl-panel").inner_text()
+        assert int(lab.get_attribute("data-state-version") or "0") > version   # redrawn from a newer state
+        first.locator(".fl-turn-open").click()
+        lab.locator(".fl-turn-row.fl-selected[data-fl-turn='0']").wait_for(timeout=30_000)
+        assert "APPROVED" in lab.locator(".fl-answer-view [data-fl-answer]").inner_text()
+        rows.nth(1).locator(".fl-turn-fork").click()
+        page.wait_for_function("lab => lab.querySelectorAll('.fl-turn-row').length === 1", arg=lab.element_handle(),
+                               timeout=30_000)
+        assert "Forked before turn 1" in lab.locator(".fl-lab-note").inner_text()

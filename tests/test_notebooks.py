@@ -183,3 +183,22 @@ def test_eval_set_notebook_finds_the_failures_and_charts_the_planted_causes_on_a
     bars_shown = [o for o in cell_outputs("eval_set.ipynb", "await runs.localize(")
                   if "application/vnd.jupyter.widget-view+json" in o.get("data", {})]
     assert len(bars_shown) == 1  # the progress bar of a long call
+
+
+def test_lab_tour_explains_a_chat_turn_by_turn():
+    (shown,) = cell_outputs("lab_tour.ipynb", "chat = Chat(planted_fact_agent())")
+    assert shown.data["text/html"].count('class="fl-chat-turn"') == 2 and "data-fl-answer" in shown.data["text/html"]
+    (why,) = cell_outputs("lab_tour.ipynb", "%fp_why chat[1]")
+    assert 'data-fl-piece="history#1"' in why.data["text/html"]
+    (context,) = cell_outputs("lab_tour.ipynb", "chat.context(1)")
+    assert "history#0" in context.data["text/plain"]
+    (reruns,) = cell_outputs("lab_tour.ipynb", "held = await chat.rerun(1")
+    assert reruns.text.splitlines()[:2] == [
+        "Turn 1: Rerun without 'vip-override': the outcome did not change (text difference 0.00).",
+        "Turn 0: Rerun without 'vip-override': the outcome changed (text difference 0.57)."]
+    (fork,) = cell_outputs("lab_tour.ipynb", "branch = chat.fork(1)")
+    assert fork.text.strip() == "2 turns in the chat; 2 in the fork, forked at turn 1"
+    (invented,) = cell_outputs("lab_tour.ipynb", "inventing = Agent(")
+    assert "135 EUR (amount) in the answer" in invented.text and "said 120 EUR" in invented.text
+    (bundle,) = cell_outputs("lab_tour.ipynb", "bundle = chat.bug_report(")
+    assert bundle.text.split()[0] == "manifest.json" and "recordings/run-1.json" in bundle.text

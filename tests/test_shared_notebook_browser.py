@@ -39,13 +39,17 @@ def test_an_untrusted_notebook_shows_its_views_and_cards_in_their_colours(lab_se
             shown = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)", has_text="A wrong answer, displayed")
             answer = shown.locator(".jp-OutputArea-output .fl-answer").first
             answer.wait_for(timeout=90_000)
-            # every view drawn (the server draws every cell at once; each is also scrolled to, and waited for)
-            views = shown.locator(".jp-OutputArea-output .fl-view")
+            # every view drawn (the server draws every cell at once; each is also scrolled to, and waited for);
+            # a chat's turns hold theirs in closed blocks, each opening to its view when its turn is clicked
+            views = shown.locator(".jp-OutputArea-output .fl-view:not(details:not([open]) .fl-view)")
             page.wait_for_function("(panel) => panel.querySelectorAll('.jp-OutputArea-output .fl-view').length >= 3",
                                    arg=shown.element_handle(), timeout=60_000)
             for at in range(views.count()):
                 views.nth(at).scroll_into_view_if_needed()
                 views.nth(at).wait_for(state="visible")
+            turn = shown.locator(".jp-OutputArea-output details.fl-chat-turn").first
+            turn.locator("> summary").click()
+            turn.locator("> .fl-view").wait_for(state="visible")
             # the sanitizer ran: no output kept its style sheet
             assert shown.locator(".jp-OutputArea-output style").count() == 0
 

@@ -58,14 +58,14 @@ class RunInFlightError(Refusal):
     code = "ERR_RUN_IN_FLIGHT"
     fields = ("agent_id", "active_run_id")
 
-    def __init__(self, door: str, agent_id: str | None, active_run_id: str) -> None:
+    def __init__(self, door: str, agent_id: str | None, active_run_id: str, *, why: str | None = None) -> None:
         super().__init__(
-            f"{door}: this agent is already running (run '{active_run_id}'). One instance answers "
-            "one turn at a time: its last answer, conversation and pause live on the instance, so two "
-            "overlapping turns would each overwrite the other's and checkpoint() would hand back "
-            "whichever finished last. Await the turn in flight first, build a second Agent for a "
-            "concurrent turn (instances are cheap), or put turns in an asyncio.Queue and serve them "
-            "one after another."
+            f"{door}: this agent is already running (run '{active_run_id}'). " + (why or (
+                "One instance answers one turn at a time: its last answer, conversation and pause live on "
+                "the instance, so two overlapping turns would each overwrite the other's and checkpoint() would "
+                "hand back whichever finished last. Await the turn in flight first, build a second Agent for a "
+                "concurrent turn (instances are cheap), or put turns in an asyncio.Queue and serve them one "
+                "after another."))
         )
         self.agent_id = agent_id
         self.active_run_id = active_run_id
@@ -84,7 +84,7 @@ class PendingQuestionError(Refusal):
     code = "ERR_PENDING_QUESTION"
     fields = ("tool_name", "tool_call_id")
 
-    def __init__(self, door: str, pause: Pause, question: str | None) -> None:
+    def __init__(self, door: str, pause: Pause, question: str | None, *, how: str | None = None) -> None:
         if question is None:  # a stored checkpoint's pause came back from outside: described, never repeated
             waiting = ("this checkpoint's run paused to ask a person something and is still waiting; its pause "
                        "names the tool call that asked (see .tool_name and .tool_call_id)")
@@ -95,10 +95,9 @@ class PendingQuestionError(Refusal):
                        "answered it")
             drop = ("If the question really is being dropped, say so with agent.abandon_pause() and then run() "
                     "again: a question a later message could silently skip is a consent gate anyone can walk around.")
-        super().__init__(
-            f"{door}: {waiting}. Answer it with agent.resume(checkpoint, answer): the paused run continues where "
-            f"it stopped, and no tool that already ran runs again. {drop}"
-        )
+        super().__init__(f"{door}: {waiting}. " + (how or (
+            "Answer it with agent.resume(checkpoint, answer): the paused run continues where it stopped, and no "
+            f"tool that already ran runs again. {drop}")))
         self.tool_name = pause.tool_name
         self.tool_call_id = pause.tool_call_id
 

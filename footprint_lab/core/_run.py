@@ -13,10 +13,13 @@ question the live one does. A paused run also carries ``question`` and ``checkpo
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from time import time
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine._bug_reports import write_bug_report
 from footprint_lab.engine._display import bundle
 from footprint_lab.engine._refusal import Refusal, describe_shape
 
@@ -299,6 +302,15 @@ class Run:
         from footprint_lab.explain._integrity_checks import integrity  # the explain layer: loaded when first used
 
         return integrity(self.recording, claims=claims)
+
+    def bug_report(self, path: str | os.PathLike[str], *, redact: Any = None, runner: Any = None) -> Path:
+        """Write a zip to attach to a bug report: the recording masked and scanned clean, the answer view
+        as an offline page, versions, provider and model names, and ``manifest.json`` saying what each file holds.
+
+        ``redact`` masks with a policy besides the one the run was recorded under; ``runner`` (the agent
+        that ran it) names its provider. Written by ``footprint_lab.notebook`` (see ``engine._bug_reports``).
+        """
+        return Path(write_bug_report([self], path, redact=redact, runner=runner, title="A run"))
 
     def __str__(self) -> str:
         return self.answer or ""

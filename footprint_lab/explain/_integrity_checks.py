@@ -18,7 +18,10 @@ or the check broke, named by exception type). The checks:
   the world acts twice;
 - ``answer_contradicts_tool``: the final answer states a value for a field the analyst
   declared (``claims={"age_days": r"(\\d+) days"}``) that differs from what a tool returned
-  for that field.
+  for that field;
+- ``unsupported_value``: a number, amount, date, time, identifier or proper name in the answer
+  that appears in nothing the answering call was sent, with the nearest value the evidence
+  holds (:mod:`footprint_lab.explain._unsupported`).
 
 ``claims`` is the declaration of (d): a mapping from a field name, as it appears in the tool
 results (JSON objects, searched at any depth), to how to read the value the answer states:
@@ -45,6 +48,7 @@ from footprint_lab.engine.schema import KIND_TOOL_RESULT
 from footprint_lab.explain._checks import ExplainConfigError, recording_of
 from footprint_lab.explain._index import RecordingIndex
 from footprint_lab.explain._render import mimebundle, shorten
+from footprint_lab.explain._unsupported import unsupported_values
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -504,6 +508,16 @@ def _stated(reader: Any, answer: str) -> Any:
     return match.group(1) if match.groups() else match.group(0)
 
 
+def _unsupported_value(turns: list[_Turn], _claims: Mapping[str, Any], _answer: str | None) -> CheckResult:
+    missing, call, looked, note = unsupported_values(turns[0].recording)
+    if call is None or not looked:
+        return [], "not_applicable" if call is None else "passed", note
+    findings = [Finding("unsupported_value", tuple(dict.fromkeys(s for s in (call, one.step) if s)), one.what(call),
+                        "the answer states it as fact, and nothing the model was given says so")
+                for one in missing]
+    return findings, "passed", note
+
+
 # -- the registry: every check, in the order they run and are listed ----------------------
 Check = Callable[[list[_Turn], Mapping[str, Any], str | None], CheckResult]
 
@@ -513,4 +527,5 @@ CHECKS: dict[str, Check] = {
     "invented_identifier": _invented_identifier,
     "duplicate_tool_call": _duplicate_tool_call,
     "answer_contradicts_tool": _answer_contradicts_tool,
+    "unsupported_value": _unsupported_value,
 }

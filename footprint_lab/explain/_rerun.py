@@ -7,6 +7,9 @@ refused before anything is billed.
 - An agent (anything with ``without(ids, seed=...)``) is rebuilt from its own declarations:
   ``agent.without([...])`` to remove sources, ``agent.with_forced([...])`` to force a
   skipped or dropped piece in.
+- A chat (anything with ``rerun_start(recording)`` besides ``without``) also says, for the
+  recording of one of its turns, the message that turn answered and the checkpoint it
+  continued, so the turn reruns inside its own conversation.
 - A factory (any other callable) is called as ``factory(exclude=[...])`` or
   ``factory(force=[...])`` and must return a runner; it is also given ``seed=`` when its
   signature accepts one. For an agent built with another framework (an imported run), the
@@ -126,6 +129,11 @@ class Rerunner:
                 "must be the agent that made the run (it is rebuilt from its declarations minus the removed "
                 "ids) or a factory called as factory(exclude=[...]) that returns a runner",
             )
+        turn = getattr(rerun, "rerun_start", None)
+        given = turn(recording) if callable(turn) else None
+        if given is not None:  # a chat's turn: the message it answered, inside the conversation it continued
+            input = given[0] if input is None else input
+            continue_from = given[1] if continue_from is None else continue_from
         if input is None:
             if "[redacted:" in str(recording.input.get("message", "")):
                 raise ExplainConfigError(

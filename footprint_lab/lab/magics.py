@@ -1,6 +1,7 @@
 """The notebook magics: ``%fp_why``, ``%fp_context``, ``%fp_tree``, ``%fp_suspects``, ``%%fp_run``, ``%fp_ask``.
 
-Rule kept here: a magic only reads. RUN is a variable holding a ``Run``, or a run id; left out,
+Rule kept here: a magic only reads. RUN is a variable holding a ``Run``, a run id, or a chat's
+turn written ``chat[k]`` (every magic that takes RUN takes it); left out,
 it is the last run this kernel produced, which the extension notices after each cell (the
 cell's value, or a variable the cell bound) and keeps by weak reference, so a run the analyst
 dropped is not kept alive. A RUN that names nothing is refused with the names that would work.
@@ -15,6 +16,7 @@ Role: lab layer; installed and removed by :mod:`footprint_lab.lab.extension`.
 from __future__ import annotations
 
 import json
+import re
 import weakref
 from typing import Any
 
@@ -24,6 +26,9 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from footprint_lab.core._run import Run
 from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
+
+#: a chat's turn as a magic names it: ``chat[2]``, ``chat[-1]``
+_TURN = re.compile(r"([A-Za-z_]\w*)\[(-?\d+)\]")
 
 
 class LastRun:
@@ -73,6 +78,9 @@ class FootprintMagics(Magics):
         return namespace
 
     def _run(self, magic: str, name: str | None) -> Run:
+        turn = _TURN.fullmatch(name) if name is not None else None
+        if turn is not None:
+            return self._turn(magic, turn.group(1), int(turn.group(2)))
         if name is None:
             run = self.last.get()
             if run is None:
@@ -91,9 +99,23 @@ class FootprintMagics(Magics):
         what = "a variable that holds no run" if name in self.namespace else "a name no variable or run id has"
         raise UnknownRunError(magic, what, self.last.names())
 
+    def _turn(self, magic: str, name: str, k: int) -> Run:
+        """Turn ``k`` of the chat a variable holds (``chat[2]``); a turn it does not have is refused by the chat."""
+        from footprint_lab.core._chat import Chat  # the explain layer comes with it: loaded when a turn is named
+
+        held = self.namespace.get(name)
+        if not isinstance(held, Chat):
+            chats = sorted(n for n, v in self.namespace.items() if isinstance(v, Chat) and not n.startswith("_"))
+            raise MagicInputError(magic, "RUN", describe_shape(held) if name in self.namespace
+                                  else "a name no variable has",
+                                  f"names a turn as CHAT[k], where CHAT is a variable holding a Chat "
+                                  f"({', '.join(chats) or 'none is defined yet'})")
+        return held[k]
+
     @line_magic
     @magic_arguments()
-    @argument("run", nargs="?", help="a variable holding a Run, or a run id; the kernel's last run when left out")
+    @argument("run", nargs="?", help="a variable holding a Run, a run id, or a chat's turn as chat[k]; "
+                                     "the kernel's last run when left out")
     @argument("--at", default=None, help="walk back from this step id (e.g. call-llm#3) instead of the answer")
     def fp_why(self, line: str) -> Any:
         """Why did the run answer that: every piece of context that reached the answer, with its custody."""

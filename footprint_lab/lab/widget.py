@@ -11,7 +11,13 @@ Rules kept here:
   browser holds no logic of its own.
 - A refusal is shown as its card inside the widget, which stays usable; a pause shows the
   question with an answer box (**Answer** resumes the run, **Abandon** calls ``abandon_pause``).
-- Several turns continue one conversation (``follow_up``) until **New conversation**.
+- Several turns continue one conversation until **New conversation**: for an agent, its
+  turns are a :class:`~footprint_lab.Chat` (``lab.chat``), listed under the box, each one
+  opened, rerun without a source or forked from there (:mod:`footprint_lab.lab.reruns`).
+- The synced state is data, versioned: ``state_schema`` names its layout, ``state_version``
+  moves with every change of what the widget shows, ``selection`` says what is open (a call,
+  a piece, a member, a turn, a panel). The browser draws everything in one place, from the
+  whole state, each time the version moves, so the order in which traits arrive never matters.
 - **Ask** questions the latest run in plain words through ``explain.ask`` with the Lab's
   ``explainer`` provider, as a task on the same loop (**Stop** cancels it); the answer shows
   with its cited ids as chips that open the call or piece they name
@@ -33,23 +39,27 @@ from typing import Any, ClassVar
 import anywidget
 import traitlets
 
+from footprint_lab.core._chat import Chat, holds_conversations
 from footprint_lab.core._run import Run
 from footprint_lab.engine._refusal import CodedError, Refusal
 from footprint_lab.engine.markup import shown
-from footprint_lab.explain import ask, find_dropped_context, localize, rerun_without
+from footprint_lab.explain import ask
 from footprint_lab.explain._custody import backtrack
 from footprint_lab.explain._influence import suspects
 from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.door import check_explainer, check_lab
 from footprint_lab.lab.live import LiveSteps
+from footprint_lab.lab.reruns import Reruns
 from footprint_lab.lab.views.page import esc as text
 
 STATIC = Path(__file__).parent / "static"
 _IDENTITY_FIELDS = ("conversation_id", "tenant", "principal")
+#: the layout of the synced state (its traits and what each holds); a saved notebook's state says which it has
+STATE_SCHEMA = 2
 
 
-class Lab(anywidget.AnyWidget):
+class Lab(Reruns, anywidget.AnyWidget):
     """The inline lab: a message box, Run / Stop, the live steps, the answer view made clickable."""
 
     _esm = STATIC / "lab.js"
@@ -77,6 +87,13 @@ class Lab(anywidget.AnyWidget):
     ask_hint = traitlets.Unicode("").tag(sync=True)
     ask_state = traitlets.Unicode("").tag(sync=True)
     ask_html = traitlets.Unicode("").tag(sync=True)
+    #: the chat's turns, one short row each, and the ids a turn can be rerun without
+    turns: traitlets.List[dict[str, Any]] = traitlets.List().tag(sync=True)
+    sources: traitlets.List[str] = traitlets.List().tag(sync=True)
+    #: what is open: {"call": ..., "piece": ..., "slot": ..., "member": ..., "turn": ..., "panel": ...}
+    selection = traitlets.Dict().tag(sync=True)
+    state_schema = traitlets.Int(STATE_SCHEMA, read_only=True).tag(sync=True)
+    state_version = traitlets.Int(0).tag(sync=True)
 
     def __init__(self, runner: Any, *, identity: Any = None, message: str | None = None,
                  explainer: Any = None) -> None:
@@ -86,6 +103,11 @@ class Lab(anywidget.AnyWidget):
         super().__init__(title=shown(f"Lab · {name} ({getattr(runner, 'kind', 'runner')})"), message=message or "",
                          identity=who, ask_hint="" if explaining is not None else ask_box.HINT)
         self.runner = runner
+        #: the conversation the widget's turns are (an agent's; ``None`` for a composition, or before a Run)
+        self.chat: Chat | None = None
+        self._chats = holds_conversations(runner)
+        if self._chats and callable(getattr(runner, "source_ids", None)):
+            self.sources = [shown(source) for source in runner.source_ids()]
         #: the Ask box's provider (``None``: the box says how to enable it)
         self.explainer: Any = explaining
         #: the latest ``Explanation`` the Ask box showed, to continue with in code
@@ -101,6 +123,13 @@ class Lab(anywidget.AnyWidget):
         self._piece: tuple[str, str] | None = None
         self._handles: list[Any] = []
         self.on_msg(self._on_message)
+        self.observe(self._moved, names=[name for name in self.trait_names(sync=True)
+                                         if name not in ("state_version", "state_schema") and not name.startswith("_")
+                                         and name not in anywidget.AnyWidget.class_trait_names()])
+
+    def _moved(self, _change: Any) -> None:
+        """Any change of what the widget shows moves the version: the browser redraws from the whole state."""
+        self.state_version += 1
 
     # -- what the browser sends -------------------------------------------------------------
     def _on_message(self, _widget: Any, content: Any, _buffers: Any) -> None:
@@ -113,8 +142,12 @@ class Lab(anywidget.AnyWidget):
         # the kernel's main loop, so the handler is moved there (a task is not thread-safe).
         loop = self._loop
         if loop is not None and not loop.is_closed() and _running_loop() is not loop:
-            loop.call_soon_threadsafe(handler, self, content)
+            loop.call_soon_threadsafe(self._handle, handler, content)
         else:
+            self._handle(handler, content)
+
+    def _handle(self, handler: Callable[[Lab, dict[str, Any]], None], content: dict[str, Any]) -> None:
+        with self.hold_sync():  # what one click changes reaches the browser as one update
             handler(self, content)
 
     def press_run(self, content: dict[str, Any] | None = None) -> None:
@@ -125,7 +158,16 @@ class Lab(anywidget.AnyWidget):
             self.message = content["message"]
         runner, message, identity = self.runner, self.message, self._identity()
         follow = self.follows and callable(getattr(runner, "follow_up", None))
-        if follow:
+        if self._chats:
+            # a new conversation unless this one goes on (or waits on a question, which its chat refuses to skip)
+            if self.chat is None or (not self.follows and self.chat.pending is None):
+                self.chat = Chat(runner)
+            chat = self.chat
+            self._continued_from = None
+
+            def start(listener: Callable[[Any], None]) -> Coroutine[Any, Any, Any]:
+                return chat.send(message, on_event=listener, identity=identity)
+        elif follow:
             self._continued_from = runner.checkpoint()
 
             def start(listener: Callable[[Any], None]) -> Coroutine[Any, Any, Any]:
@@ -158,9 +200,11 @@ class Lab(anywidget.AnyWidget):
             answer = choices[picked]  # the choice itself, not the text its button shows
         checkpoint = run.checkpoint
         self._continued_from = checkpoint
-        runner = self.runner
+        runner, chat = self.runner, self.chat
 
         def start(listener: Callable[[Any], None]) -> Coroutine[Any, Any, Any]:
+            if chat is not None and chat.pending is run:  # the chat's turn goes on where it paused
+                return chat.answer(answer, on_event=listener)
             return runner.resume(checkpoint, answer, on_event=listener)
 
         self._launch(start, turn=None)
@@ -170,7 +214,10 @@ class Lab(anywidget.AnyWidget):
         if self._in_flight() or self.run is None or not self.run.paused:
             return
         abandon = getattr(self.runner, "abandon_pause", None)
-        if callable(abandon):
+        if self.chat is not None and self.chat.pending is self.run:
+            self.chat.abandon()
+            self.turns = self._chat_rows()
+        elif callable(abandon):
             abandon()
         self.question = {}
         self.status = "abandoned"
@@ -186,6 +233,8 @@ class Lab(anywidget.AnyWidget):
         self.turn = 0
         self.status = "idle"
         self.message = ""
+        self.chat = None
+        self.turns = []
         self._clear_views()
 
     def press_click(self, content: dict[str, Any]) -> None:
@@ -204,7 +253,7 @@ class Lab(anywidget.AnyWidget):
 
     _HANDLERS: ClassVar[dict[str, Callable[[Lab, dict[str, Any]], None]]] = {
         "run": press_run, "stop": press_stop, "answer": press_answer, "abandon": press_abandon, "new": press_new,
-        "click": press_click,
+        "click": press_click, "turn": Reruns.press_turn,
     }
 
     # -- running ------------------------------------------------------------------------------
@@ -266,7 +315,9 @@ class Lab(anywidget.AnyWidget):
                 self.card = error_card_html(failure)
             return
         live.close()
-        if turn is not None:
+        if self.chat is not None and any(held is run for held in self.chat):
+            self.turn = len(self.chat)
+        elif turn is not None:
             self.turn = turn
         self._ended(run, run.status, "")
 
@@ -276,6 +327,7 @@ class Lab(anywidget.AnyWidget):
         self.follows = status == "finished" and callable(getattr(self.runner, "follow_up", None))
         if status != "finished":
             self.follows = False
+        self.turns = self._chat_rows()
         if run is None:
             self.status = status
             return
@@ -287,9 +339,16 @@ class Lab(anywidget.AnyWidget):
             self.question = {"text": shown(run.masked(run.question or ""), whole="lab.run.question"),
                              "choices": [shown(choice) for choice in pause.get("choices") or []],
                              "tool": shown(pause.get("tool_name", ""))}
-        self.tree = panels.tree_data(recording)
-        self.answer_html = panels.answer_html(recording)
+        self._show_run(run)
         self.status = status
+
+    def _show_run(self, run: Run | None) -> None:
+        """Draw ``run`` (a turn of the chat, or the latest run) in the answer view and the tree."""
+        self.run = run
+        self._clear_views()
+        if run is not None:
+            self.tree = panels.tree_data(run.recording)
+            self.answer_html = panels.answer_html(run.recording)
         self._refresh_static_copy()
 
     # -- clicking into the answer -------------------------------------------------------------
@@ -307,6 +366,7 @@ class Lab(anywidget.AnyWidget):
             return
         self._call = call
         self._piece = None
+        self.selection = {**self._turn_selected(), "panel": "call", "call": call}
         self.panel_html = panels.bounded(panels.call_panel(self.run.recording, call), f"The call {call}")
 
     def open_piece(self, piece: str, slot: str, *, call: Any = None, with_call: bool = True) -> None:
@@ -323,6 +383,7 @@ class Lab(anywidget.AnyWidget):
         recording = self.run.recording
         self._call = call
         self._piece = (slot, piece)
+        self.selection = {**self._turn_selected(), "panel": "piece", "call": call, "piece": piece, "slot": slot}
         found = backtrack(recording, call)
         candidate = next((c for c in found if c.source_id == piece and c.read_by == call and (not slot or
                                                                                               c.slot == slot)), None)
@@ -338,49 +399,10 @@ class Lab(anywidget.AnyWidget):
             return
         member = panels.find_recording(self.run.recording, path=path)
         self.member_path = path
+        self.selection = {**self.selection, "member": path}
         self.member_html = "" if member is None else (
             f'<div class="fl-section-title">member <code>{text(path)}</code> · {text(member.runner.kind)} '
             f"{text(member.runner.name or member.runner.id or '')}</div>{panels.answer_html(member)}")
-
-    def _rerun_target(self, call: str | None) -> tuple[Any, Any] | None:
-        """What reruns from ``call`` rerun: this run with its agent, or the member run that made the call
-        with the one member agent that made it (``None`` when no agent can be rebuilt for it)."""
-        root = self.run.recording
-        home = panels.find_recording(root, step_id=call) if call else root
-        if home is None:
-            return None
-        if home is root:
-            return (self.run, self.runner) if callable(getattr(self.runner, "without", None)) else None
-        member = _member_agent(self.runner, home.runner)
-        if member is None:
-            return None
-
-        return Run.from_recording(home), member
-
-    def _act(self, action: str, source: Any) -> None:
-        if self._in_flight() or self.run is None:
-            return
-
-        run, runner = self._rerun_target(self._call) or (self.run, None)
-        carried = self._continued_from
-        extra = {"continue_from": carried} if run is self.run and run.recording.meta.get("continues") else {}
-        before = self.panel_html
-
-        def progress(done: int, total: int) -> None:
-            self.progress = {"done": done, "total": total}
-
-        if action in ("rerun", "localize") and runner is None:
-            return
-        if action == "rerun" and isinstance(source, str):
-            self._background(f"Rerunning without '{source}'…", before, lambda: rerun_without(
-                run, [source], rerun=runner, **extra), panels.rerun_panel)
-        elif action == "localize":
-            self._background("Localizing: reruns without each top suspect", before, lambda: localize(
-                run, rerun=runner, samples=3, progress=progress, **extra), panels.localize_panel)
-        elif action == "dropped":
-            rerun = runner if callable(getattr(runner, "with_forced", None)) else None
-            self._background("Restoring each left-out piece in a rerun", before, lambda: find_dropped_context(
-                run, rerun=rerun, progress=progress, **extra), panels.dropped_panel)
 
     def _background(self, label: str, before: str, start: Callable[[], Coroutine[Any, Any, Any]],
                     draw: Callable[[Any], str]) -> None:
@@ -400,8 +422,9 @@ class Lab(anywidget.AnyWidget):
                 self.panel_html = before
                 self.note = "Stopped: the reruns were cancelled."
             finally:
-                self.busy = ""
-                self.progress = {}
+                with self.hold_sync():  # the bar and its label leave together
+                    self.progress = {}
+                    self.busy = ""
 
         self._task = self._schedule(work())
 
@@ -413,8 +436,16 @@ class Lab(anywidget.AnyWidget):
         self.member_html = ""
         self.ask_html = ""
         self.ask_state = ""
+        self.selection = {}
         self._call = None
         self._piece = None
+
+    def _turn_selected(self) -> dict[str, Any]:
+        """The turn open in the views, as the selection names it (nothing outside a chat)."""
+        if self.chat is None:
+            return {}
+        number = next((k for k, turn in enumerate(self.chat) if turn is self.run), None)
+        return {} if number is None else {"turn": number}
 
     # -- asking the run why ---------------------------------------------------------------------
     def press_ask(self, content: dict[str, Any] | None = None) -> None:
@@ -504,21 +535,6 @@ class Lab(anywidget.AnyWidget):
         bundle = self._bundle()
         for handle in self._handles:
             handle.update(bundle, raw=True)
-
-
-def _member_agent(composition: Any, made_by: Any) -> Any:
-    """The one agent among a composition's members (at any depth) recorded as ``made_by``, or ``None``."""
-    found: dict[int, Any] = {}
-    pending = [composition]
-    while pending:
-        runner = pending.pop()
-        members = getattr(runner, "_runners", None)
-        if callable(members):
-            pending.extend(members())
-        elif (callable(getattr(runner, "without", None)) and getattr(runner, "kind", None) == made_by.kind
-              and runner.name == made_by.name and runner.id == made_by.id):
-            found[id(runner)] = runner
-    return next(iter(found.values())) if len(found) == 1 else None
 
 
 def _running_loop() -> asyncio.AbstractEventLoop | None:

@@ -10,6 +10,9 @@
   the recordings embedded); :func:`to_html` writes one offline HTML page from a notebook.
 - :func:`check_widget_state` reports saved widget state that breaks GitHub's renderer or bloats the file.
 
+- :func:`bug_report` (``run.bug_report(path)``, ``chat.bug_report(path)``) writes a zip to attach to an
+  issue: the recordings masked and scanned clean, their views offline, versions, and a manifest of every file.
+
 - :func:`verify_file` checks the seal of every recording a notebook (or ``.json`` file) carries, and
   what each output that carries a sealed recording displays beside it.
 
@@ -29,6 +32,7 @@ from typing import TYPE_CHECKING
 from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
+    from footprint_lab.notebook._bug_report import BugReportError, bug_report
     from footprint_lab.notebook._export import export
     from footprint_lab.notebook._html import to_html
     from footprint_lab.notebook._read import (

@@ -1,8 +1,10 @@
 // footprint_lab Lab widget: the front end of footprint_lab.lab.widget.Lab (an anywidget ES module).
 //
 // Rule kept here: the browser holds no logic an explanation needs. It draws the state the
-// kernel syncs (status, live steps, question, refusal card, answer view, tree, detail panel)
-// and sends back what the analyst did ({do: ...} messages). Text from a run is written with
+// kernel syncs (status, live steps, question, refusal card, answer view, tree, detail panel,
+// the chat's turns) and sends back what the analyst did ({do: ...} messages). It draws in one
+// place: render() redraws, from the whole state, each part whose traits changed, every time
+// the kernel moves state_version, so the order in which traits arrive never matters. Text from a run is written with
 // textContent; HTML fields arrive already escaped by the kernel's views. What a click names
 // is read from the clicked element's dataset only, and found again by comparing datasets:
 // no selector or markup is ever built from a value.
@@ -77,7 +79,7 @@ function drawSteps(list, steps, hidden) {
 }
 
 // The Ask box: a question to the explainer about the latest run, its answer (kernel-drawn, escaped)
-// and the ids it cites. A cited chip asks the kernel to open what it names ({do: "cite"}) and
+// and the ids it cites; drawn by render() like every other part. A cited chip asks the kernel to open what it names ({do: "cite"}) and
 // outlines the same id where the answer view shows it.
 function askBox(model, send, answer) {
   const box = node("div", { cls: "fl-ask" });
@@ -118,9 +120,33 @@ function askBox(model, send, answer) {
     if (document.activeElement !== question && question.value !== model.get("ask_question")) question.value = model.get("ask_question");
     shown.innerHTML = model.get("ask_html");
   };
-  for (const name of ["ask_state", "ask_hint", "ask_html", "ask_question", "status", "busy"]) model.on(`change:${name}`, draw);
-  draw();
-  return box;
+  return [box, draw];
+}
+
+// The chat's turns: one row each (as recorded, written as text), with what the kernel offers on a turn:
+// open it, rerun it without one of the agent's sources, or fork the chat before it.
+function drawTurns(holder, turns, sources, selection, send) {
+  holder.replaceChildren();
+  if (!turns.length) return;
+  holder.append(node("div", { cls: "fl-section-title", text: `Turns (${turns.length})` }));
+  for (const row of turns) {
+    const open = node("button", { cls: "fl-btn fl-turn-open", text: "Open" });
+    open.addEventListener("click", () => send({ do: "turn", action: "open", turn: row.turn }));
+    const fork = node("button", { cls: "fl-btn fl-turn-fork", text: "Fork here", title: "A new chat with the turns before this one" });
+    fork.addEventListener("click", () => send({ do: "turn", action: "fork", turn: row.turn }));
+    const pick = node("select", { cls: "fl-turn-source", "aria-label": "source to leave out" });
+    for (const source of sources) pick.append(node("option", { value: source, text: source }));
+    const rerun = node("button", { cls: "fl-btn fl-turn-rerun", text: "Rerun without" });
+    rerun.disabled = !sources.length;
+    rerun.addEventListener("click", () => send({ do: "turn", action: "rerun", turn: row.turn, source: pick.value }));
+    const chosen = selection && selection.turn === row.turn;
+    holder.append(node("div", { cls: `fl-turn-row fl-st-${row.status}` + (chosen ? " fl-selected" : ""), "data-fl-turn": String(row.turn) },
+      node("code", { cls: "fl-turn-k", text: `turn ${row.turn}` }),
+      node("span", { cls: "fl-turn-status", text: row.status }),
+      node("span", { cls: "fl-turn-message", text: row.message }),
+      node("span", { cls: "fl-turn-answer", text: row.answer }),
+      node("span", { cls: "fl-buttons" }, open, pick, rerun, fork)));
+  }
 }
 
 function render({ model, el }) {
@@ -157,14 +183,16 @@ function render({ model, el }) {
   const tree = node("div", { cls: "fl-lab-tree" });
   const member = node("div", { cls: "fl-lab-member" });
   const answer = node("div", { cls: "fl-answer-view" });
+  const turnsBox = node("div", { cls: "fl-turns" });
   const progress = node("div", { cls: "fl-progress" });
   const panel = node("div", { cls: "fl-panel" });
   root.append(
     node("div", { cls: "fl-head" }, title, turn, status),
     node("div", { cls: "fl-compose" }, message, node("div", { cls: "fl-buttons" }, runButton, stopButton, newButton)),
-    identity, card, note, pause, stepsBox, progress, panel, answer, tree, member,
+    identity, card, note, pause, turnsBox, stepsBox, progress, panel, answer, tree, member,
   );
-  root.insertBefore(askBox(model, send, answer), panel);
+  const [asking, drawAsk] = askBox(model, send, answer);
+  root.insertBefore(asking, panel);
   el.append(root);
 
   const pressRun = () => {
@@ -267,26 +295,40 @@ function render({ model, el }) {
     drawSteps(stepsList, steps, model.get("steps_hidden"));
     stepsSummary.textContent = `steps (${steps.length + model.get("steps_hidden")})`;
   };
-  const draws = {
-    status: drawControls, turn: drawControls, title: drawControls, busy: () => { drawControls(); drawProgress(); },
-    follows: drawControls, message: drawMessage, identity: drawIdentity, steps: drawSteps_, steps_hidden: drawSteps_,
-    card: () => { card.innerHTML = model.get("card"); }, note: () => { note.textContent = model.get("note"); },
-    question: drawPause, progress: drawProgress,
-    tree: () => drawTree(tree, model.get("tree"), model.get("member_path")),
-    member_path: () => drawTree(tree, model.get("tree"), model.get("member_path")),
-    member_html: () => { member.innerHTML = model.get("member_html"); },
-    answer_html: () => { answer.innerHTML = model.get("answer_html"); },
-    panel_html: () => {
+  // Each part of the widget and the traits it is drawn from; render() redraws a part when one of them changed.
+  const parts = [
+    [["status", "turn", "title", "busy", "follows"], drawControls],
+    [["busy", "progress"], drawProgress],
+    [["message"], drawMessage],
+    [["identity"], drawIdentity],
+    [["steps", "steps_hidden"], drawSteps_],
+    [["card"], () => { card.innerHTML = model.get("card"); }],
+    [["note"], () => { note.textContent = model.get("note"); }],
+    [["question"], drawPause],
+    [["turns", "sources", "selection"], () => drawTurns(turnsBox, model.get("turns") || [], model.get("sources") || [], model.get("selection"), send)],
+    [["tree", "member_path"], () => drawTree(tree, model.get("tree"), model.get("member_path"))],
+    [["member_html"], () => { member.innerHTML = model.get("member_html"); }],
+    [["answer_html"], () => { answer.innerHTML = model.get("answer_html"); }],
+    [["ask_state", "ask_hint", "ask_html", "ask_question", "status", "busy"], drawAsk],
+    [["panel_html"], () => {
       panel.innerHTML = model.get("panel_html");
-      if (drawn && model.get("panel_html")) panel.scrollIntoView({ block: "nearest" });
-    },
+      if (drawnVersion !== null && model.get("panel_html")) panel.scrollIntoView({ block: "nearest" });
+    }],
+  ];
+  let drawnFrom = {};      // the value of each trait as last drawn
+  let drawnVersion = null; // the first drawing restores a view; only later changes scroll to the panel
+  const render = () => {
+    const now = {};
+    for (const [names] of parts) for (const name of names) now[name] = model.get(name);
+    for (const [names, draw] of parts) {
+      if (drawnVersion === null || names.some((name) => now[name] !== drawnFrom[name])) draw();
+    }
+    drawnFrom = now;
+    drawnVersion = model.get("state_version");
+    root.dataset.stateVersion = String(drawnVersion);
   };
-  let drawn = false;  // the first drawing restores a view; only later changes scroll to the panel
-  for (const [name, draw] of Object.entries(draws)) {
-    model.on(`change:${name}`, draw);
-    draw();
-  }
-  drawn = true;
+  model.on("change:state_version", render);
+  render();
   return () => root.remove();
 }
 

@@ -1,0 +1,149 @@
+"""What the Lab reruns: the piece an analyst clicked, and the turns of its conversation as a ``Chat``.
+
+Rule kept here: a rerun started from the widget runs what the same call in code would run.
+A piece clicked in a run's call reruns that run on its agent (a member's call, on the one
+member agent that made it; a chat's turn, on the chat, inside its own conversation).
+The widget's follow-up turns are the turns of one :class:`~footprint_lab.Chat`
+(``lab.chat``), so whatever the widget offers on a turn is what the chat offers in code:
+``chat[k]`` opened in the answer view, ``chat.rerun(k, without=[source])`` (only that turn
+calls the provider), and ``chat.fork(k)`` (the widget goes on in the fork, the turns before
+``k`` kept; the chat it came from is ``lab.chat.forked_from``). The turn rows the browser draws
+hold the message and answer as recorded (a redaction policy's masks included), bounded, and
+the removable sources by their ids: never a recording.
+
+Role: lab layer; mixed into :class:`footprint_lab.lab.widget.Lab`, whose traits it sets.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.core._chat import Chat
+from footprint_lab.core._run import Run
+from footprint_lab.engine.markup import shown
+from footprint_lab.explain import find_dropped_context, localize, rerun_without
+from footprint_lab.lab import panels
+
+_SHORT = 120
+
+
+class Reruns:
+    """The Lab's reruns: of a clicked piece (``_act``) and of its chat's turns (``press_turn``)."""
+
+    chat: Chat | None
+    run: Any
+    runner: Any
+    turns: list[dict[str, Any]]
+    turn: int
+    follows: bool
+    note: str
+    selection: dict[str, Any]
+    panel_html: str
+    progress: dict[str, Any]
+    _call: str | None
+    _continued_from: Any
+
+    if TYPE_CHECKING:
+        def _in_flight(self) -> bool: ...
+
+        def _show_run(self, run: Run | None) -> None: ...
+
+        def _background(self, label: str, before: str, start: Callable[[], Coroutine[Any, Any, Any]],
+                        draw: Callable[[Any], str]) -> None: ...
+
+    def _chat_rows(self) -> list[dict[str, Any]]:
+        """One short row per turn of the chat: its number, status, message and answer as recorded."""
+        if self.chat is None:
+            return []
+        return [{"turn": int(row["turn"]), "status": str(row["status"]),
+                 "message": shown(row["message"] or "", limit=_SHORT, whole="lab.chat.frame()"),
+                 "answer": shown(row["answer"] or "", limit=_SHORT, whole="lab.chat.frame()")}
+                for row in self.chat.frame().to_dict("records")]
+
+    def press_turn(self, content: dict[str, Any]) -> None:
+        """A turn's buttons: ``open`` it, ``rerun`` it without ``source``, or ``fork`` the chat before it."""
+        chat = self.chat
+        number = content.get("turn")
+        if self._in_flight() or chat is None or not isinstance(number, int) or isinstance(number, bool) \
+                or not 0 <= number < len(chat):
+            return
+        action = content.get("action")
+        if action == "open":
+            self._show_run(chat[number])
+            self.selection = {"turn": number}
+            self.note = f"Turn {number} of {len(chat)}: a piece clicked here reruns this turn without it."
+        elif action == "fork":
+            fork = chat.fork(number)
+            self.chat = fork
+            self._show_run(fork[-1] if len(fork) else None)
+            self.turn = len(fork)
+            self.follows = len(fork) > 0
+            self.turns = self._chat_rows()
+            self.selection = {}
+            self.note = (f"Forked before turn {number}: the next message is this chat's new turn {number}; "
+                         "the chat it came from is lab.chat.forked_from.")
+        elif action == "rerun" and isinstance(content.get("source"), str):
+            source = str(content["source"])
+            self.selection = {"turn": number, "panel": "rerun", "source": source}
+            self._background(f"Rerunning turn {number} without '{source}'…", "",
+                             lambda: chat.rerun(number, [source]),
+                             lambda result: f"<h4>Turn {number}</h4>" + panels.rerun_panel(result.report))
+
+    def _rerun_target(self, call: str | None) -> tuple[Any, Any] | None:
+        """What reruns from ``call`` rerun: this run with its agent, or the member run that made the call
+        with the one member agent that made it (``None`` when no agent can be rebuilt for it)."""
+        root = self.run.recording
+        home = panels.find_recording(root, step_id=call) if call else root
+        if home is None:
+            return None
+        if home is root:
+            if self.chat is not None and any(turn is self.run for turn in self.chat):
+                return self.run, self.chat  # a turn reruns inside its own conversation (Chat.rerun_start)
+            return (self.run, self.runner) if callable(getattr(self.runner, "without", None)) else None
+        member = _member_agent(self.runner, home.runner)
+        if member is None:
+            return None
+
+        return Run.from_recording(home), member
+
+    def _act(self, action: str, source: Any) -> None:
+        if self._in_flight() or self.run is None:
+            return
+
+        run, runner = self._rerun_target(self._call) or (self.run, None)
+        carried = self._continued_from
+        extra = {"continue_from": carried} if (run is self.run and runner is not self.chat
+                                               and run.recording.meta.get("continues")) else {}
+        before = self.panel_html
+
+        def progress(done: int, total: int) -> None:
+            self.progress = {"done": done, "total": total}
+
+        if action in ("rerun", "localize") and runner is None:
+            return
+        if action == "rerun" and isinstance(source, str):
+            self._background(f"Rerunning without '{source}'…", before, lambda: rerun_without(
+                run, [source], rerun=runner, **extra), panels.rerun_panel)
+        elif action == "localize":
+            self._background("Localizing: reruns without each top suspect", before, lambda: localize(
+                run, rerun=runner, samples=3, progress=progress, **extra), panels.localize_panel)
+        elif action == "dropped":
+            rerun = runner if callable(getattr(runner, "with_forced", None)) else None
+            self._background("Restoring each left-out piece in a rerun", before, lambda: find_dropped_context(
+                run, rerun=rerun, progress=progress, **extra), panels.dropped_panel)
+
+
+def _member_agent(composition: Any, made_by: Any) -> Any:
+    """The one agent among a composition's members (at any depth) recorded as ``made_by``, or ``None``."""
+    found: dict[int, Any] = {}
+    pending = [composition]
+    while pending:
+        runner = pending.pop()
+        members = getattr(runner, "_runners", None)
+        if callable(members):
+            pending.extend(members())
+        elif (callable(getattr(runner, "without", None)) and getattr(runner, "kind", None) == made_by.kind
+              and runner.name == made_by.name and runner.id == made_by.id):
+            found[id(runner)] = runner
+    return next(iter(found.values())) if len(found) == 1 else None
