@@ -388,6 +388,8 @@ class Chat:
         """A new chat holding turns ``0..k-1`` of this one, on the same runner; this chat is left as it is.
 
         The fork's next ``send`` is its own turn ``k``, continuing the conversation turn ``k-1`` left.
+        The turns kept are the same finished runs in both chats (their recordings are read-only
+        evidence; a note added to one with ``annotate`` is on that run, so both chats show it).
         """
         door = "Chat.fork"
         count = len(self._turns)
