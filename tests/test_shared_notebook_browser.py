@@ -12,18 +12,12 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from browser_kit import chromium, keep_evidence
+from browser_kit import chromium, keep_evidence, rgb
 from test_notebooks import executed
 
 from footprint_lab.lab.views.page import KIND_COLOURS, STATUS_COLOURS
 
 pytestmark = pytest.mark.browser
-
-
-def rgb(colour: str) -> str:
-    """``#rrggbb`` as the browser reports a computed colour."""
-    red, green, blue = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgb({red}, {green}, {blue})"
 
 
 def test_an_untrusted_notebook_shows_its_views_and_cards_in_their_colours(lab_server):

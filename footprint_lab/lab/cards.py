@@ -12,26 +12,31 @@ A new error class gets its card for free.
 
 from __future__ import annotations
 
+from footprint_lab.engine import theme
 from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure, describe_shape
-from footprint_lab.engine.markup import esc
+from footprint_lab.engine.markup import css, esc
 
 _STYLE = (
     "<style>"
-    ".fl-card{font-family:system-ui,sans-serif;font-size:13px;line-height:1.45;max-width:56rem;margin:.3rem 0;"
-    "color:#1f2328}"
-    ".fl-card .fl-code{font-family:ui-monospace,monospace}"
+    f".fl-card{{font-family:{theme.FONT};font-size:{theme.TEXT};line-height:{theme.LEADING};max-width:56rem;"
+    f"margin:.3rem 0;color:{theme.INK}}}"
+    f".fl-card .fl-code{{font-family:{theme.MONO}}}"
     ".fl-card h4{margin:0 0 .35rem 0;font-size:14px}"
     ".fl-card p{margin:.2rem 0 .45rem 0}"
     ".fl-card table{border-collapse:collapse;margin:0}"
     ".fl-card td{padding:1px 8px 1px 0;vertical-align:top;text-align:left;border:none;background:none}"
-    ".fl-card td:first-child{color:#59636e}"
+    f".fl-card td:first-child{{color:{theme.GREY}}}"
     "</style>"
 )
-#: the card's colours, on its elements (a notebook opened untrusted drops the sheet: see lab.views.page):
-#: red for a refusal, orange for a failure during a run
-_BOX = ("border:1px solid #d0d7de;border-left:4px solid {edge};border-radius:6px;padding:.6rem .9rem;"
-        "background-color:{fill}")
-_CODE = "background-color:#ffebe9;border-radius:4px;padding:1px 6px"
+
+
+def _box(edge: str, fill: str) -> str:
+    """The card's colours, on its element (a notebook opened untrusted drops the sheet: see lab.views.page)."""
+    return css(border=f"1px solid {theme.LINE}", border_left=f"4px solid {edge}", border_radius=theme.RADIUS,
+               padding=".6rem .9rem", background_color=fill)
+
+
+_CODE = css(background_color=theme.RED_TINT, border_radius="4px", padding="1px 6px")
 
 
 _REFUSED = "Nothing ran: the refusal fired at the door, before any step, call or charge."
@@ -47,7 +52,8 @@ def error_card_html(error: CodedError) -> str:
     )
     evidence = f"<table>{rows}</table>" if rows else ""
     refused = isinstance(error, Refusal) or not isinstance(error, RunFailure)
-    box = _BOX.format(edge="#cf222e", fill="#fff8f8") if refused else _BOX.format(edge="#bc4c00", fill="#fff8f0")
+    # red for a refusal, orange for a failure during a run; the heading says which in words
+    box = _box(theme.RED, theme.RED_TINT) if refused else _box(theme.ORANGE, theme.ORANGE_TINT)
     return (
         f'{_STYLE}<div class="fl-card{"" if refused else " fl-failed"}" role="alert" style="{box}">'
         f"<h4>{'Refused' if refused else 'Failed while running'}: {esc(type(error).__name__)} "
