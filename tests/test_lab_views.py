@@ -145,6 +145,8 @@ def test_a_tree_is_a_plain_plotly_figure_with_the_decision_on_its_edge():
 
 
 def test_a_tree_draws_itself_as_svg_with_no_script_and_no_plotly_js():
+    from footprint_lab.lab.views.svg import node_label
+
     flow = Sequence({"triage": Conditional([("refunds", lambda text: "refund" in text,
                                              Agent(provider=mock(reply="yes")))],
                                            otherwise=("other", Agent(provider=mock(reply="no")))),
@@ -158,9 +160,10 @@ def test_a_tree_draws_itself_as_svg_with_no_script_and_no_plotly_js():
     nodes = {g.attrs["data-fl-member"]: g for g in picture.find_all("g", "fl-tree-node")}
     assert list(nodes) == [node.path for node in tree.nodes]
     for node in tree.nodes:
-        words = [t.text() for t in nodes[node.path].find_all("text")]
-        assert node.name in words[-3] if node.name else True
-        assert f"{node.kind} · ✓ {node.status}" in words  # the status in a word and a symbol, not a colour only
+        *decided, name, kind, took = [t.text() for t in nodes[node.path].find_all("text")]
+        assert name == node_label(node)
+        assert kind == f"{node.kind} · ✓ {node.status}"  # the status in a word and a symbol, not a colour only
+        assert took.endswith(f" ms · {node.tokens} tokens")
     route = next(edge for edge in tree.edges if edge.rule)
     decided = nodes[route.child].find_all("text")[0].text()
     assert decided == f"{route.rule} → {route.chosen}", decided

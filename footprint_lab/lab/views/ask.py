@@ -93,8 +93,9 @@ def answer_html(explanation: Explanation, recording: Recording | None = None) ->
         rows.append(f'<div class="fl-ask-ids fl-ask-warn">Named but shown by no view (unsupported): '
                     f'{" ".join(flags.values())}</div>')
     opened = ", ".join(explanation.opened) or "none"
+    holder = "lab.explanation" if recording is not None else "explanation.run"
     rows.append(f'<div class="fl-ask-ids fl-dim">Views opened: {text(opened)} · '
-                "<code>lab.explanation</code> holds the explainer's own run</div>")
+                f"<code>{holder}</code> holds the explainer's own run</div>")
     return (f'<div class="fl-ask-answer" data-fl-ask-status="{attr(explanation.status)}">'
             f'<div class="fl-ask-q">Q: {text(explanation.question)}</div>{body}{"".join(rows)}</div>')
 
