@@ -4,7 +4,7 @@ A card shows the error's class and ``code``, its teaching message, the typed evi
 carries (``fields``), and one line that tells the truth about what happened: a refusal says
 nothing ran; a run failure says the run had started (steps ran, calls may have been
 charged) and where what was done is kept. Every value is drawn through the engine's one
-door for values (``engine.markup.esc``: escaped, bounded, invisible controls shown), and a
+door for values (``engine.markup.el``: escaped, bounded, invisible controls shown), and a
 field that is not a plain value (a checkpoint, the error that caused this one) is shown by its shape,
 never its contents: an error never quotes the caller's data, so the card cannot either.
 A new error class gets its card for free.
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from footprint_lab.engine import theme
 from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure, describe_shape
-from footprint_lab.engine.markup import css, esc
+from footprint_lab.engine.markup import css, el
 
 _STYLE = (
     "<style>"
@@ -46,22 +46,17 @@ _FAILED = ("The run had started when this happened: steps before it ran and call
 
 def error_card_html(error: CodedError) -> str:
     """The card for one refusal or run failure, as a self-contained HTML fragment (no JavaScript)."""
-    rows = "".join(
-        f"<tr><td>{esc(name)}</td><td><code>{esc(_shown(value))}</code></td></tr>"
-        for name, value in error.evidence().items()
-    )
-    evidence = f"<table>{rows}</table>" if rows else ""
+    rows = [el("tr", el("td", name), el("td", el("code", _shown(value)))) for name, value in error.evidence().items()]
     refused = isinstance(error, Refusal) or not isinstance(error, RunFailure)
     # red for a refusal, orange for a failure during a run; the heading says which in words
     box = _box(theme.RED, theme.RED_TINT) if refused else _box(theme.ORANGE, theme.ORANGE_TINT)
-    return (
-        f'{_STYLE}<div class="fl-card{"" if refused else " fl-failed"}" role="alert" style="{box}">'
-        f"<h4>{'Refused' if refused else 'Failed while running'}: {esc(type(error).__name__)} "
-        f'<span class="fl-code" style="{_CODE}">{esc(error.code)}</span></h4>'
-        f"<p>{esc(str(error))}</p>{evidence}"
-        f"<p><small>{_REFUSED if refused else _FAILED}</small></p>"
-        "</div>"
-    )
+    card = el("div",
+              el("h4", "Refused" if refused else "Failed while running", ": ", type(error).__name__, " ",
+                 el("span", error.code, class_="fl-code", style=_CODE)),
+              el("p", str(error)), el("table", *rows) if rows else None,
+              el("p", el("small", _REFUSED if refused else _FAILED)),
+              class_="fl-card" if refused else "fl-card fl-failed", role="alert", style=box)
+    return _STYLE + card
 
 
 def _shown(value: object) -> str:
