@@ -50,3 +50,9 @@ def keep_evidence(page: Any, name: str, console: list[str]) -> str:
     page.screenshot(path=str(shot), full_page=True)
     (ARTIFACTS / f"{name}.console.txt").write_text("\n".join(console), encoding="utf-8")
     return f"screenshot {shot}, console log {ARTIFACTS / (name + '.console.txt')}"
+
+
+def rgb(colour: str) -> str:
+    """``#rrggbb`` as the browser reports a computed colour."""
+    red, green, blue = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
+    return f"rgb({red}, {green}, {blue})"

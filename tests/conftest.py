@@ -35,14 +35,6 @@ def compose():
     return build
 
 
-@pytest.fixture
-def without_plotlyjs(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Leave plotly.js (the package's own code, 4.8 MB) out of the tree views a test parses."""
-    from footprint_lab.lab.views import tree
-
-    monkeypatch.setattr(tree, "_plotlyjs_sent", True)
-
-
 @pytest.fixture(scope="session")
 def lab_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
     """One real JupyterLab server for the browser tier (``lab_server.start_lab``), stopped at the end."""

@@ -19,6 +19,8 @@ from html.parser import HTMLParser
 VIEW_TAGS = frozenset({
     "a", "b", "br", "button", "code", "details", "div", "h4", "h5", "i", "li", "mark", "noscript", "ol", "p", "pre",
     "script", "section", "small", "span", "strong", "style", "summary", "table", "td", "th", "tr", "ul",
+    # a tree's picture, drawn as inline SVG
+    "svg", "g", "rect", "path", "text", "title",
 })
 #: the exported page's own frame around the views
 PAGE_TAGS = VIEW_TAGS | {"html", "head", "meta", "title", "body"}
@@ -26,6 +28,9 @@ PAGE_TAGS = VIEW_TAGS | {"html", "head", "meta", "title", "body"}
 VIEW_ATTRIBUTES = frozenset({
     "class", "style", "id", "href", "title", "open", "type", "role", "data-slot", "data-target", "lang", "charset",
     "http-equiv", "content", "nonce", "alt", "src",
+    # the tree's SVG: geometry and presentation attributes, never a style or a link
+    "xmlns", "viewbox", "width", "height", "x", "y", "rx", "d", "fill", "stroke", "stroke-width", "font-size",
+    "font-weight", "font-family", "text-anchor", "paint-order", "aria-label",
 })
 _SAFE_ID = re.compile(r"^[A-Za-z0-9_.-]+$")
 _STYLE_VALUE = re.compile(r"^[A-Za-z0-9#%.,:;()\s-]*$")

@@ -39,8 +39,6 @@ from footprint_lab.notebook._html import _TAGS as MARKDOWN_TAGS
 from footprint_lab.providers import LLMRequest, mock
 from footprint_lab.providers.types import PLAIN_CALL_ID
 
-pytestmark = pytest.mark.usefixtures("without_plotlyjs")
-
 HOSTILE = {
     "double quotes": 'q1" onmouseover="alert(1)" x="',
     "single quotes": "q2' onfocus='alert(2)' autofocus='",

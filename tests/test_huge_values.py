@@ -92,3 +92,35 @@ def test_an_export_keeps_a_large_recording_whole(tmp_path: Path):
     assert RECORDING_MIME not in run._repr_mimebundle_()
     [loaded] = load_runs(export([run], tmp_path / "big.ipynb", title="A long answer"))
     assert loaded.answer == answer
+
+
+def _views(run: Any, tmp_path: Path) -> dict[str, dict[str, Any]]:
+    """Every view a reader can meet a run's answer in, as the MIME bundle (or page) it is shown by."""
+    from footprint_lab.lab.views import slots_view
+    from footprint_lab.notebook import to_html
+
+    page = to_html(export([run], tmp_path / "huge.ipynb", title="Huge"), tmp_path / "huge.html")
+    return {
+        "answer view": run._repr_mimebundle_(),
+        "backtrack (%fp_why)": run.backtrack()._repr_mimebundle_(),
+        "context (%fp_context)": {"text/html": slots_view(run.recording, run.recording.exchanges[-1])},
+        "suspects (%fp_suspects)": {"text/html": run.suspects()._repr_html_(), "text/plain": repr(run.suspects())},
+        "integrity": run.integrity()._repr_mimebundle_(),
+        "tree (%fp_tree)": run.tree()._repr_mimebundle_(),
+        "exported page": {"text/html": page.read_text(encoding="utf-8")},
+    }
+
+
+#: the views that draw the answer itself, and the method each names for all of it
+SHOWS_THE_ANSWER = {"answer view": "run.answer", "backtrack (%fp_why)": "bt.output", "tree (%fp_tree)": "run.answer",
+                    "exported page": "run.answer"}
+
+
+def test_every_view_of_a_20_mb_answer_stays_within_2_mb_and_names_where_all_of_it_is(huge_answer, tmp_path: Path):
+    for name, bundle in _views(huge_answer, tmp_path).items():
+        assert size(bundle) <= 2 * MB, (name, size(bundle))
+        whole = SHOWS_THE_ANSWER.get(name)
+        if whole is not None:
+            html = bundle["text/html"]
+            assert "The answer begins here. AAAA" in html, name
+            assert f"of {len(huge_answer.answer):,} characters; {whole} holds all of them]" in html, name

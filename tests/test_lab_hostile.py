@@ -19,8 +19,6 @@ from footprint_lab.context import define_fact
 from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
 from footprint_lab.providers import mock
 
-pytestmark = pytest.mark.usefixtures("without_plotlyjs")
-
 HOSTILE = [
     "<script>alert(1)</script>",
     "<img src=x onerror=alert(2)>",

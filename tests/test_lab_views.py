@@ -1,4 +1,7 @@
-"""Every object shows itself: MIME bundles, the answer view's hooks, trees with their members' names."""
+"""Every object shows itself: MIME bundles, the answer view's hooks, trees drawn as SVG with their members' names.
+
+The views are read parsed (``golden_kit.dom``) and against golden outlines (``tests/golden/``), never by
+regular expressions over their markup."""
 
 from __future__ import annotations
 
@@ -7,6 +10,7 @@ import re
 from pathlib import Path
 
 import pytest
+from golden_kit import assert_golden, dom
 
 from footprint_lab import Agent, Conditional, LLMCall, Parallel, Recording, Run, Sequence
 from footprint_lab.engine._recording import RECORDING_MIME
@@ -50,45 +54,48 @@ def test_the_saved_recording_names_each_field_once_and_reads_back_equal_with_its
 def test_the_answer_view_walks_from_the_answer_to_the_planted_fact(planted):
     html = answer_view(planted.recording)
     assert "<script" not in html
-    assert html.count("data-fl-answer") == 1
+    view = dom(html)
+    assert len(view.find_all(has="data-fl-answer")) == 1
     answering = planted.recording.exchanges[-1].step_id
-    assert f'data-fl-call="{answering}"' in html
-    section = re.search(rf'<section class="fl-call" id="[^"]+" data-fl-call="{answering}">(.*?)</section>', html, re.S)
-    assert section is not None
+    section = view.find("section", "fl-call", data_fl_call=answering)
     # the ANSWER hop every piece shares is written once, above the slots
-    assert section.group(1).count("<b>ANSWER</b>") == 1 and "correlational" in section.group(1)
-    row = re.search(r'<details class="fl-piece"[^>]*data-fl-piece="vip-override" data-fl-slot="system">(.*?)</details>',
-                    html, re.S)
-    assert row is not None
-    custody = row.group(1)
-    for hop in ("READ", "LANDED", "ALLOWED", "BORN"):
-        assert f"<b>{hop}</b>" in custody
-    assert "scenarios.py:" in custody and "not proven" not in custody
-    assert re.search(r'<mark style="[^"]*">#1 · ', custody)
+    shared = section.find("ul", "fl-hops")
+    assert [b.text() for b in shared.find_all("b")] == ["ANSWER"]
+    assert sum(b.text() == "ANSWER" for b in section.find_all("b")) == 1 and "correlational" in section.text()
+    row = view.find("details", "fl-piece", data_fl_piece="vip-override", data_fl_slot="system")
+    closed = row.find("summary").text()
+    # the fields of a closed row are apart by real text, not only by the sheet's layout
+    assert closed.startswith("fact · vip-override · The customer holds"), closed
+    custody = row.find("ol")
+    assert [hop.find("b").text() for hop in custody.find_all("li")][:4] == ["READ", "LANDED", "ALLOWED", "BORN"]
+    assert "scenarios.py:" in custody.text() and "not proven" not in row.text()
+    assert row.find("mark").text().startswith("#1 · ")
     # a tool result's custody names the call that asked for it
-    tool_row = re.search(r'data-fl-piece="call_1_1" data-fl-slot="messages">(.*?)</details>', html, re.S)
-    assert tool_row is not None and "<b>ASKED</b>" in tool_row.group(1)
+    tool_row = view.find("details", "fl-piece", data_fl_piece="call_1_1", data_fl_slot="messages")
+    assert "ASKED" in [b.text() for b in tool_row.find_all("b")]
+    assert_golden("answer_view", html, {planted.recording.run_id: "RUN"})
 
 
 def test_left_out_pieces_are_listed_with_why():
     run = planted_fact_agent(variant="budget").run_sync(REFUND_REQUEST)
-    html = answer_view(run.recording)
-    left = re.search(r'<details class="fl-box fl-left-out"><summary>(.*?)</summary>(.*?)</details>\s*<details',
-                     html, re.S)
-    assert left is not None and "dropped" in left.group(1) + left.group(2)
-    assert 'data-fl-piece="refund-policy"' in left.group(2) and "<b>BUDGET</b>" in left.group(2)
+    left = dom(answer_view(run.recording)).find("details", "fl-left-out")
+    assert "dropped" in left.find("summary").text()
+    row = left.find("details", "fl-piece", data_fl_piece="refund-policy")
+    assert "BUDGET" in [b.text() for b in row.find_all("b")]
 
 
 def test_each_output_scopes_its_css_and_anchors(planted):
     first, second = answer_view(planted.recording), answer_view(planted.recording)
-    scope = re.match(r'<div id="(fl[0-9a-f]{6})"', first)
-    assert scope is not None and scope.group(1) not in second
-    rules = re.search(r"<style>(.*?)</style>", first, re.S)
-    assert rules is not None
-    selectors = [rule.split("{")[0] for rule in rules.group(1).split("}") if "{" in rule]
-    assert all(part.strip().startswith(f"#{scope.group(1)}") for s in selectors for part in s.split(","))
-    for target in re.findall(r'href="#([^"]+)"', first):
-        assert f'id="{target}"' in first
+    view = dom(first)
+    root = view.elements()[0]
+    scope = root.attrs["id"] or ""
+    assert re.fullmatch(r"fl[0-9a-f]{6}", scope) and scope not in second
+    sheet = "".join(child for node in view.find_all("style") for child in node.children if isinstance(child, str))
+    selectors = [rule.split("{")[0] for rule in sheet.split("}") if "{" in rule]
+    assert selectors and all(part.strip().startswith(f"#{scope}") for s in selectors for part in s.split(","))
+    ids = {node.attrs.get("id") for node in view.find_all()}
+    targets = [node.attrs["href"] or "" for node in view.find_all("a") if node.attrs.get("href")]
+    assert targets and all(target[1:] in ids for target in targets)
 
 
 def test_members_keep_the_names_the_analyst_gave_them():
@@ -131,23 +138,46 @@ def test_a_tree_is_a_plain_plotly_figure_with_the_decision_on_its_edge():
     plotly_data = bundle["application/vnd.plotly.v1+json"]
     members = sum(len(trace["x"]) for trace in plotly_data["data"] if trace.get("mode", "").startswith("markers"))
     assert members == len(tree.nodes)
-    html = bundle["text/html"]
-    assert 'data-fl-member=""' in html and f'data-fl-member="{tree.nodes[1].path}"' in html
-    assert not re.search(r"<script[^>]*\bsrc=", html)
+    view = dom(bundle["text/html"])
+    listed = [node.attrs["data-fl-member"] for node in view.find("details", "fl-nojs").find_all("details", "fl-member")]
+    assert listed == [node.path for node in tree.nodes]
+    assert_golden("tree_conditional", bundle["text/html"], {run.recording.run_id: "RUN"})
 
 
-def test_plotly_js_is_embedded_once_and_never_from_a_cdn():
-    from footprint_lab.lab.views import tree as tree_views
+def test_a_tree_draws_itself_as_svg_with_no_script_and_no_plotly_js():
+    from footprint_lab.lab.views.svg import node_label
 
-    flow = Parallel({"a": LLMCall(provider=mock(reply="a")), "b": LLMCall(provider=mock(reply="b"))},
-                    merge=lambda answers: " ".join(answers.values()))
+    flow = Sequence({"triage": Conditional([("refunds", lambda text: "refund" in text,
+                                             Agent(provider=mock(reply="yes")))],
+                                           otherwise=("other", Agent(provider=mock(reply="no")))),
+                     "checks": Parallel({"a": LLMCall(provider=mock(reply="a")),
+                                         "b": LLMCall(provider=mock(reply="b"))}, merge=lambda answers: "ok")})
+    tree = flow.run_sync("a refund please").tree()
+    first, second = (tree._repr_mimebundle_()["text/html"] for _ in range(2))
+    for html in (first, second):  # the same every time: nothing is sent once per kernel
+        assert "<script" not in html and "plotly" not in html.lower() and len(html) < 60_000
+    picture = dom(first).find("svg", "fl-svg")
+    nodes = {g.attrs["data-fl-member"]: g for g in picture.find_all("g", "fl-tree-node")}
+    assert list(nodes) == [node.path for node in tree.nodes]
+    for node in tree.nodes:
+        *decided, name, kind, took = [t.text() for t in nodes[node.path].find_all("text")]
+        assert name == node_label(node)
+        assert kind == f"{node.kind} · ✓ {node.status}"  # the status in a word and a symbol, not a colour only
+        assert took.endswith(f" ms · {node.tokens} tokens")
+    route = next(edge for edge in tree.edges if edge.rule)
+    decided = nodes[route.child].find_all("text")[0].text()
+    assert decided == f"{route.rule} → {route.chosen}", decided
+
+
+def test_a_tree_too_large_to_picture_says_so_and_keeps_its_list():
+    from footprint_lab.lab.views.svg import SVG_NODES
+
+    flow = Parallel({f"m{n}": LLMCall(provider=mock(reply="x")) for n in range(SVG_NODES)}, merge=lambda a: "ok")
     tree = flow.run_sync("hi").tree()
-    tree_views._plotlyjs_sent = False
-    first = tree._repr_mimebundle_()["text/html"]
-    second = tree._repr_mimebundle_()["text/html"]
-    assert first.count("plotly.js v") == 1 and "plotly.js v" not in second
-    assert not re.search(r"<script[^>]*\bsrc=", first + second)
-    assert len(second) < 100_000
+    view = dom(tree._repr_mimebundle_()["text/html"])
+    assert not view.find_all("svg")
+    assert f"more than a picture can show ({SVG_NODES})" in view.text()
+    assert len(view.find("details", "fl-nojs").find_all("details", "fl-member")) == SVG_NODES + 1
 
 
 def test_core_never_imports_the_lab():
@@ -202,11 +232,13 @@ async def test_every_explanation_checkpoint_and_error_shows_itself(planted):
         bundle = obj._repr_mimebundle_()
         assert set(bundle) == {"text/plain", "text/html"}, name
         assert bundle["text/plain"].strip() and "<script" not in bundle["text/html"], name
-        assert re.match(r'<div id="fl[0-9a-f]{6}"|<style>', bundle["text/html"]), name
+        first = dom(bundle["text/html"]).elements()[0]  # a view in its own scope, or a card after its sheet
+        assert first.tag == "style" or re.fullmatch(r"fl[0-9a-f]{6}", first.attrs.get("id") or ""), name
     assert "CONFIRMED" in shown["Localization"]._repr_mimebundle_()["text/html"]
     assert "Refund 120 EUR?" in shown["FlowCheckpoint"]._repr_mimebundle_()["text/html"]
     assert "ERR_INVALID_RUN_INPUT" in shown["Refusal"]._repr_mimebundle_()["text/html"]
-    assert 'data-fl-piece="vip-override"' in shown["Backtrack"]._repr_mimebundle_()["text/html"]
+    backtrack = dom(shown["Backtrack"]._repr_mimebundle_()["text/html"])
+    assert backtrack.find("details", "fl-piece", data_fl_piece="vip-override")
 
 
 def test_a_long_runs_view_draws_the_ends_of_each_slot_and_the_latest_calls_and_says_where_the_rest_is(noop_tool):
@@ -215,28 +247,26 @@ def test_a_long_runs_view_draws_the_ends_of_each_slot_and_the_latest_calls_and_s
     rounds = 60
     replies = [{"tool": "noop", "args": {}}] * rounds + ["done"]
     run = Agent(provider=mock(replies=replies), tools=[noop_tool], max_iterations=rounds + 1).run_sync("go")
-    html = answer_view(run.recording)
+    view = dom(answer_view(run.recording))
     answering = run.recording.exchanges[-1].step_id
-    section = re.search(rf'<section class="fl-call" id="[^"]+" data-fl-call="{answering}">(.*?)</section>', html, re.S)
-    assert section is not None
-    slot = re.search(r'<div class="fl-slot" data-slot="messages"><h5>messages · (\d+)</h5>(.*?)</div>',
-                     section.group(1), re.S)
-    assert slot is not None
-    total = int(slot.group(1))
+    slot = view.find("section", "fl-call", data_fl_call=answering).find("div", "fl-slot", data_slot="messages")
+    heading = slot.find("h5").text()
+    assert heading.startswith("messages · ")
+    total = int(heading.rsplit(" ", 1)[1])
     sent = run.context(answering)
-    assert total == len(sent[sent["slot"] == "messages"]) == 1 + 2 * rounds
-    drawn = re.findall(r'<details class="fl-piece"[^>]*data-fl-slot="messages"', slot.group(2))
-    assert SLOT_ROWS <= len(drawn) < total  # the ends, and any top suspect between
-    note = re.search(r"(\d+) more pieces of this slot are not drawn here: <code>run\.context\(&quot;(.+?)&quot;\)",
-                     slot.group(2))
-    assert note is not None and int(note.group(1)) == total - len(drawn) and note.group(2) == answering
-    ids = re.findall(r'data-fl-piece="([^"]+)" data-fl-slot="messages"', slot.group(2))
     first = list(sent[sent["slot"] == "messages"]["source_id"])
+    assert total == len(first) == 1 + 2 * rounds
+    ids = [row.attrs["data-fl-piece"] for row in slot.find_all("details", "fl-piece", data_fl_slot="messages")]
+    assert SLOT_ROWS <= len(ids) < total  # the ends, and any top suspect between
     assert ids[:FIRST_ROWS] == first[:FIRST_ROWS] and ids[-5:] == first[-5:]
-    earlier = re.findall(r'<details class="fl-call fl-box" id="[^"]+" data-fl-call="([^"]+)"', html)
+    note = slot.find("p", "fl-note").text()
+    said = (f'{total - len(ids)} more pieces of this slot are not drawn here: run.context("{answering}") lists '
+            "every one.")
+    assert note == said
+    earlier = [node.attrs["data-fl-call"] for node in view.find_all("details", "fl-call")]
     calls = [x.step_id for x in run.recording.exchanges[:-1]]
     assert earlier == list(reversed(calls))[:EARLIER_CALLS]
-    assert f"… and {len(calls) - EARLIER_CALLS} earlier calls, not drawn here" in html
+    assert f"… and {len(calls) - EARLIER_CALLS} earlier calls, not drawn here" in view.text()
 
 
 def test_a_long_runs_step_tree_displays_its_first_and_latest_steps_and_counts_the_rest(noop_tool):
@@ -250,11 +280,13 @@ def test_a_long_runs_step_tree_displays_its_first_and_latest_steps_and_counts_th
     steps = list(every[every["kind"].isin(["call-llm", "tool"])]["path"])
     assert len(steps) == 2 * rounds + 1  # nothing is left out of the tree itself
     bundle = tree._repr_mimebundle_()
-    html = bundle["text/html"]
-    drawn = re.findall(r'data-fl-member="([^"]*)"', html)
+    view = dom(bundle["text/html"])
+    drawn = [node.attrs["data-fl-member"] for node in view.find("details", "fl-nojs").find_all("details", "fl-member")]
     assert drawn == ["", *steps[:FIRST_STEPS], *steps[FIRST_STEPS - STEPS_PER_RUN:]]
+    pictured = [g.attrs["data-fl-member"] for g in view.find_all("g", "fl-tree-node")]
+    assert pictured == drawn
     left = len(steps) - STEPS_PER_RUN
-    assert f"{left} more LLM-call and tool steps are not drawn" in html and "tree.to_frame()" in html
+    assert f"{left} more LLM-call and tool steps are not drawn" in view.text() and "tree.to_frame()" in view.text()
     assert bundle["text/plain"].endswith(f"… {left} more LLM-call and tool steps are not drawn (each run shows its "
                                          f"first {FIRST_STEPS} and its latest ones): tree.to_frame() lists every node")
     figure = bundle["application/vnd.plotly.v1+json"]
@@ -271,7 +303,8 @@ def test_a_piece_chosen_in_the_widget_is_drawn_open_even_in_the_middle_of_a_long
     answering = run.recording.exchanges[-1].step_id
     sent = run.context(answering)
     messages = list(sent[sent["slot"] == "messages"]["source_id"])
-    drawn = set(re.findall(r'data-fl-piece="([^"]+)" data-fl-slot="messages"', answer_view(run.recording)))
+    drawn = {row.attrs["data-fl-piece"] for row in dom(answer_view(run.recording)).find_all("details", "fl-piece")}
     middle = next(piece for piece in messages[len(messages) // 2:] if piece not in drawn)
-    panel = panels.call_panel(run.recording, answering, chosen=("messages", middle))
-    assert f'data-fl-piece="{middle}" data-fl-slot="messages" open>' in panel
+    panel = dom(panels.call_panel(run.recording, answering, chosen=("messages", middle)))
+    (chosen,) = panel.find_all("details", "fl-piece", data_fl_piece=middle, data_fl_slot="messages")
+    assert "open" in chosen.attrs

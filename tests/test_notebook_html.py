@@ -10,13 +10,14 @@ import plotly.graph_objects as go
 import pytest
 
 from footprint_lab import Agent, Sequence
+from footprint_lab.engine import theme
 from footprint_lab.errors import InvalidRunInputError
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.notebook import export, to_html
 from footprint_lab.notebook.cli import main as cli
 from footprint_lab.providers import mock
-from tests.browser_kit import chromium, keep_evidence
+from tests.browser_kit import chromium, keep_evidence, rgb
 
 HOSTILE = '<img src="http://example.invalid/pixel.png"><script>document.title = "pwned"</script><p>kept</p>'
 
@@ -87,14 +88,17 @@ def test_the_page_renders_offline_in_chromium(tmp_path: Path, javascript: bool) 
                 assert not [line for line in console if line.startswith("error")]
             else:
                 assert "static copy of the figure" in body  # the no-script copy
-                # the tree's copy: its list, and no empty box left where the figure would have been drawn
+                # the tree's copy: its picture, drawn in SVG with every member named, and its list
                 assert page.locator(".fl-nojs summary", has_text="Runs as a list").count() >= 1
-                box = page.locator("div.fl-figure").first.bounding_box()
-                assert box is not None and box["height"] < 5, box
+                picture = page.locator("noscript svg.fl-svg, svg.fl-svg").first
+                box = picture.bounding_box()
+                assert box is not None and box["height"] > 50, box
+                drawn = picture.text_content() or ""
+                assert all(words in drawn for words in ("draft", "check", "agent · ✓ finished")), drawn
                 assert page.locator(".fl-plot .main-svg").count() == 0
             assert body.count("kept") == 1  # the hostile output, made inert; the forged run HTML not shown
             card = page.locator(".fl-card", has_text="ERR_INVALID_RUN_INPUT")  # its <style> dropped, its box kept
-            assert card.evaluate("(card) => getComputedStyle(card).borderLeft") == "4px solid rgb(207, 34, 46)"
-            assert card.evaluate("(card) => getComputedStyle(card).backgroundColor") == "rgb(255, 248, 248)"
+            assert card.evaluate("(card) => getComputedStyle(card).borderLeft") == f"4px solid {rgb(theme.RED)}"
+            assert card.evaluate("(card) => getComputedStyle(card).backgroundColor") == rgb(theme.RED_TINT)
         except AssertionError as failure:
             raise AssertionError(f"{failure}; {keep_evidence(page, f'offline-html-{javascript}', console)}") from None

@@ -78,11 +78,13 @@ def test_pipeline_notebook_proves_the_upstream_fact_on_the_whole_pipeline():
 
 RECORDING = "application/vnd.footprint-lab.recording.v1+json"
 PLOTLY = "application/vnd.plotly.v1+json"
-#: the size goals of one output (its bundle as saved JSON); a composed run holds each member's view
+#: the size goals of one output (its bundle as saved JSON); a composed run holds each member's view, and so does
+#: its tree's list of members
 RUN_GOAL = 50_000
 COMPOSED_GOAL = 150_000
-#: the one output that brings plotly.js (from the installed package) into the document
-PLOTLYJS_GOAL = 5_500_000
+#: the size goals of a saved notebook: the tour, and one that shows three composed runs and their three trees
+TOUR_GOAL = 1_000_000
+THREE_TREES_GOAL = 600_000
 
 
 def cell_outputs(name: str, needle: str) -> list[nbformat.NotebookNode]:
@@ -138,20 +140,53 @@ def test_lab_tour_refusal_cell_fails_with_its_card():
 
 
 @pytest.mark.parametrize("name", ["lab_tour.ipynb", "quickstart.ipynb"])
-def test_no_output_is_over_its_size_goal(name):
+def test_no_output_is_over_its_size_goal_and_none_carries_a_script(name):
     import json
 
-    carrying_plotlyjs = 0
     for output in outputs(name):
-        size = len(json.dumps(output.get("data", {}), separators=(",", ":")))
-        if "plotly.js v" in output.get("data", {}).get("text/html", ""):
-            carrying_plotlyjs += 1
-            assert size <= PLOTLYJS_GOAL
-        elif RECORDING in output.get("data", {}) and output.data[RECORDING].get("children"):
-            assert size <= COMPOSED_GOAL
-        else:
-            assert size <= RUN_GOAL, (size, output.get("data", {}).get("text/plain", "")[:80])
-    assert carrying_plotlyjs == (1 if name == "lab_tour.ipynb" else 0)
+        data = output.get("data", {})
+        size = len(json.dumps(data, separators=(",", ":")))
+        composed = (RECORDING in data and data[RECORDING].get("children")) or PLOTLY in data
+        assert size <= (COMPOSED_GOAL if composed else RUN_GOAL), (size, data.get("text/plain", "")[:80])
+        html = data.get("text/html", "")
+        assert "<script" not in html and "plotly.js v" not in html, data.get("text/plain", "")[:80]
+
+
+def test_the_executed_tour_is_at_most_a_megabyte_and_its_tree_is_an_svg_picture():
+    saved = nbformat.writes(executed("lab_tour.ipynb"))
+    assert len(saved.encode("utf-8")) <= TOUR_GOAL
+    (tree,) = cell_outputs("lab_tour.ipynb", "%fp_tree flow_run")
+    html = tree.data["text/html"]
+    assert "<svg" in html and "<script" not in html
+    for member in ("triage", "route", "refunds", "summary"):
+        assert f"{member} " in html  # each member's name is a text of the picture (and a row of the list)
+
+
+THREE_TREES = [
+    "%load_ext footprint_lab\n"
+    "from footprint_lab import Agent, Conditional, LLMCall, Sequence\n"
+    "from footprint_lab.examples.scenarios import planted_fact_agent\n"
+    "from footprint_lab.providers import mock\n"
+    "support = Sequence({\n"
+    "    'triage': LLMCall(provider=mock(reply='refund request'), system='Classify the request.'),\n"
+    "    'route': Conditional([('refunds', lambda text: 'refund' in text, planted_fact_agent())],\n"
+    "                         otherwise=('general', Agent(provider=mock(reply='Forwarded.')))),\n"
+    "    'summary': LLMCall(provider=mock(reply='Summary: done.'), system='Summarize.'),\n"
+    "}, name='support')",
+    *(f"run_{n} = await support.run('Please refund order A-100{n}.')\nrun_{n}" for n in range(3)),
+    *(f"%fp_tree run_{n}" for n in range(3)),
+]
+
+
+def test_a_notebook_with_three_runs_and_three_trees_is_at_most_600_kb(tmp_path):
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in THREE_TREES])
+    NotebookClient(notebook, timeout=300, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}
+                   ).execute()
+    saved = nbformat.writes(notebook)
+    assert len(saved.encode("utf-8")) <= THREE_TREES_GOAL, len(saved)
+    trees = [o for c in notebook.cells if c.source.startswith("%fp_tree") for o in c.outputs]
+    assert len(trees) == 3 and all(PLOTLY in o.data and "<svg" in o.data["text/html"] for o in trees)
+    assert "plotly.js v" not in saved and "<script" not in saved
 
 
 def test_a_redaction_policy_keeps_its_secret_out_of_the_saved_notebook():

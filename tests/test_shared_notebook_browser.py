@@ -12,18 +12,12 @@ from __future__ import annotations
 
 import nbformat
 import pytest
-from browser_kit import chromium, keep_evidence
+from browser_kit import chromium, keep_evidence, rgb
 from test_notebooks import executed
 
 from footprint_lab.lab.views.page import KIND_COLOURS, STATUS_COLOURS
 
 pytestmark = pytest.mark.browser
-
-
-def rgb(colour: str) -> str:
-    """``#rrggbb`` as the browser reports a computed colour."""
-    red, green, blue = (int(colour[i:i + 2], 16) for i in (1, 3, 5))
-    return f"rgb({red}, {green}, {blue})"
 
 
 def test_an_untrusted_notebook_shows_its_views_and_cards_in_their_colours(lab_server):
@@ -72,3 +66,39 @@ def test_an_untrusted_notebook_shows_its_views_and_cards_in_their_colours(lab_se
             keep_evidence(page, "shared_tour_untrusted", console)  # the screenshot, for a person to look at
         except AssertionError as failure:
             raise AssertionError(f"{failure}; {keep_evidence(page, 'shared_tour_untrusted', console)}") from None
+
+
+@pytest.mark.parametrize("trusted", [True, False], ids=["trusted", "untrusted"])
+def test_a_tree_draws_with_jupyterlabs_own_plotly_trusted_or_not(lab_server, trusted: bool):
+    """No plotly.js rides in the notebook: JupyterLab's own plotly draws the figure's JSON, in a notebook it
+    trusts and in one it does not (the SVG beside it is for readers with no plotly: GitHub, nbviewer, a page)."""
+    import copy
+
+    from nbformat.sign import NotebookNotary
+
+    notebook = copy.deepcopy(executed("lab_tour.ipynb"))
+    name = f"tree_{'trusted' if trusted else 'untrusted'}.ipynb"
+    if trusted:  # signed with the secret of this server's data folder, as `jupyter trust` would
+        NotebookNotary(data_dir=str(lab_server.root.parent / "data")).sign(notebook)
+    nbformat.write(notebook, lab_server.root / name)
+    with chromium() as context:
+        page = context.new_page()
+        console: list[str] = []
+        page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
+        page.goto(f"{lab_server.url}/lab/tree/{name}?reset")
+        try:
+            shown = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)", has_text="A wrong answer, displayed")
+            cell = shown.locator(".jp-CodeCell", has_text="%fp_tree flow_run").first
+            cell.wait_for(timeout=90_000)
+            cell.scroll_into_view_if_needed()
+            figure = cell.locator(".js-plotly-plot").first
+            figure.wait_for(timeout=60_000)
+            page.wait_for_function("(cell) => cell.querySelectorAll('.scatterlayer .points path').length >= 5",
+                                   arg=cell.element_handle(), timeout=30_000)
+            assert figure.locator(".scatterlayer .trace .points path").count() == 5  # one mark per run
+            labels = {text.strip() for text in figure.locator(".scatterlayer .trace text").all_text_contents()}
+            assert {"support", "triage", "route", "refunds", "summary"} <= labels
+            assert cell.locator("svg.fl-svg").count() == 0  # one view of the tree, not two
+            keep_evidence(page, f"tree_in_jupyterlab_{name}", console)  # the screenshot, for a person to look at
+        except AssertionError as failure:
+            raise AssertionError(f"{failure}; {keep_evidence(page, f'tree_in_jupyterlab_{name}', console)}") from None

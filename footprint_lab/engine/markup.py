@@ -10,6 +10,13 @@ a declaration or a file goes through one of these doors, and nothing else writes
 - :func:`shown` for text a page writes as text itself (the widget's ``textContent``, a live
   step's row): bounded and made visible, not escaped.
 
+On these doors sits the one small HTML-building layer every view uses: :func:`el` writes an
+element whose attribute values go through :func:`attr` and whose children go through
+:func:`esc`, except those already :class:`Html` (markup this library wrote, from :func:`el`,
+:func:`raw` or :func:`join`), and :func:`css` writes an inline style from the one theme's
+values (:mod:`footprint_lab.engine.theme`). A view built with them cannot leave a value
+unescaped by forgetting to.
+
 ``&quot;`` arriving already encoded is shown as typed. All three draw a direction control or
 a control character as a visible mark (:func:`footprint_lab.engine._unicode.visible`; in an
 attribute where the browser shows it, see :func:`attr`), and draw at most
@@ -26,8 +33,10 @@ plain bundles all write through it); imports nothing above the engine.
 from __future__ import annotations
 
 import html
+from collections.abc import Iterable
 from typing import Any
 
+from footprint_lab.engine import theme
 from footprint_lab.engine._unicode import MARKS, visible
 
 #: the most characters of one value a view draws
@@ -35,7 +44,7 @@ TEXT_LIMIT = 20_000
 #: where the rest of a value is, when a view does not say
 RECORDED = "the run's recording"
 #: in HTML text, a mark is a small red badge, so it cannot pass for characters the value holds
-_BADGES = {code: ('<span class="fl-mark" style="font-size:.8em;color:#cf222e;background-color:#ffebe9;'
+_BADGES = {code: (f'<span class="fl-mark" style="font-size:.8em;color:{theme.RED};background-color:{theme.RED_TINT};'
                   f'border-radius:3px;padding:0 2px">{mark}</span>') for code, mark in MARKS.items()}
 
 
@@ -78,3 +87,49 @@ def attr(value: Any, *, drawn: bool = False, limit: int | None = TEXT_LIMIT) -> 
     if limit is not None and len(text) > limit:
         text = text[:limit] + "…"
     return html.escape(visible(text) if drawn else text, quote=True)
+
+
+# -- building elements ------------------------------------------------------------------
+
+
+class Html(str):
+    """Markup this library wrote: :func:`el` and :func:`join` insert it as it is, and escape any other text."""
+
+    __slots__ = ()
+
+
+def raw(markup: str) -> Html:
+    """``markup`` (written by this library, never a value from outside) marked as HTML to insert as it is."""
+    return Html(markup)
+
+
+def _child(value: Any) -> str:
+    if value is None or value is False:
+        return ""
+    return value if isinstance(value, Html) else esc(value)
+
+
+def join(parts: Iterable[Any], sep: str = "") -> Html:
+    """``parts`` one after the other (text escaped, :class:`Html` as it is), ``sep`` (markup) between them."""
+    return Html(sep.join(_child(part) for part in parts))
+
+
+def el(name: str, *children: Any, **attrs: Any) -> Html:
+    """``<name attrs>children</name>``: children escaped unless :class:`Html`; an attribute is left out when
+    ``None`` or ``False``, written bare when ``True``; ``class_`` is ``class``, and ``_`` in a name is ``-``
+    (``data_fl_piece`` is ``data-fl-piece``). A ``title`` is drawn (its controls made visible marks)."""
+    written = []
+    for key, value in attrs.items():
+        if value is None or value is False:
+            continue
+        name_ = key.rstrip("_").replace("_", "-")
+        if value is True:
+            written.append(f" {name_}")
+        else:
+            written.append(f' {name_}="{attr(value, drawn=name_ == "title")}"')
+    return Html(f"<{name}{''.join(written)}>{join(children)}</{name}>")
+
+
+def css(**properties: Any) -> str:
+    """An inline style from keyword properties (``border_left="4px solid ..."``), ``None`` ones left out."""
+    return ";".join(f"{key.replace('_', '-')}:{value}" for key, value in properties.items() if value is not None)

@@ -45,7 +45,7 @@ from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.engine._runners import factory
 from footprint_lab.explain._checks import ExplainConfigError, recording_of, whole_number
 from footprint_lab.explain._desk import LIMIT, EvidenceDesk
-from footprint_lab.explain._render import mimebundle
+from footprint_lab.explain._render import display_bundle
 
 if TYPE_CHECKING:
     from footprint_lab.engine._recording import Recording
@@ -119,8 +119,8 @@ class Explanation:
         lines += self.notes
         return "\n".join(lines)
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), str(self))
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("explanation", self, self.summary(), str(self), include, exclude)
 
 
 def _given(function: str, run_or_runs: Any) -> list[Any]:

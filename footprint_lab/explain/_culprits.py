@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Any
 from footprint_lab.explain._ablation import choose_suspects, original_answer
 from footprint_lab.explain._checks import ExplainConfigError, recording_of, whole_number
 from footprint_lab.explain._draws import Draws
-from footprint_lab.explain._render import mimebundle, shorten
+from footprint_lab.explain._render import display_bundle, shorten
 from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, check_comparator
 from footprint_lab.explain._trial import (
     SCREEN_SEED,
@@ -143,8 +143,8 @@ class Culprits:
                 for p in self.probes]
         return pd.DataFrame(rows, columns=["removed", "flips", "samples", "flipped"])
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), str(self))
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("culprits", self, self.summary(), str(self), include, exclude)
 
 
 class _Search:

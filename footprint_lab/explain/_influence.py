@@ -211,7 +211,7 @@ def suspects(
     docstring). ``frame.attrs["note"]`` says the scores are correlational and
     ``frame.attrs["confidence"]`` (a :class:`RankingConfidence`) whether the top stands clear.
     """
-    import pandas as pd
+    from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
     scorer = resolve_strategy(strategy, **({"embed": embed} if embed is not None else {}))
     if trace is not None and not isinstance(trace, Backtrack):
@@ -222,7 +222,7 @@ def suspects(
                                  "must be the answer that was expected, as text, or None")
     walked = trace if trace is not None else backtrack(recording_of(run, "suspects"), at)
     rows = _rows(walked, scorer, reference)
-    frame = pd.DataFrame(rows, columns=SUSPECT_COLUMNS)
+    frame = ShownFrame(rows, columns=SUSPECT_COLUMNS)
     frame.attrs["note"] = CORRELATIONAL
     frame.attrs["strategy"] = getattr(scorer, "name", type(scorer).__name__)
     frame.attrs["target"] = walked.target
@@ -345,5 +345,5 @@ def ranking_confidence(ranked: Any, *, margin: float = 0.3, shortlist_size: int 
 
 
 def _is_frame(value: Any) -> bool:
-    return type(value).__name__ == "DataFrame" and hasattr(value, "columns")
+    return any(kind.__name__ == "DataFrame" for kind in type(value).__mro__) and hasattr(value, "columns")
 

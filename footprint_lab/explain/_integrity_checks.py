@@ -47,7 +47,7 @@ from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.engine.schema import KIND_TOOL_RESULT
 from footprint_lab.explain._checks import ExplainConfigError, recording_of
 from footprint_lab.explain._index import RecordingIndex
-from footprint_lab.explain._render import mimebundle, shorten
+from footprint_lab.explain._render import display_bundle, shorten
 from footprint_lab.explain._unsupported import unsupported_values
 
 if TYPE_CHECKING:
@@ -134,11 +134,11 @@ class IntegrityReport:
         rows = [{"kind": f.kind, "steps": list(f.steps), "what": f.what, "why": f.why} for f in self.findings]
         return pd.DataFrame(rows, columns=["kind", "steps", "what", "why"])
 
-    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, str]:
-        return mimebundle(self.summary(), str(self))
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("integrity", self, self.summary(), str(self), include, exclude)
 
     def _repr_html_(self) -> str:
-        return mimebundle(self.summary(), str(self))["text/html"]
+        return str(self._repr_mimebundle_(include=["text/html"])["text/html"])
 
 
 # -- the door: every check over one recording ------------------------------------------

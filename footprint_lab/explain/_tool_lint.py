@@ -351,10 +351,10 @@ def lint_tools(catalog: Any, *, threshold: float = THRESHOLD,
     ``.json`` path. ``embed`` (a function of a list of texts returning one vector each) replaces
     the lexical similarity.
     """
-    import pandas as pd
+    from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
     rows = [[getattr(finding, column) for column in COLUMNS[:-1]] + [list(finding.members) or None]
             for finding in lint_findings(catalog, threshold=threshold, embed=embed)]
-    frame = pd.DataFrame(rows, columns=list(COLUMNS))
+    frame = ShownFrame(rows, columns=list(COLUMNS))
     order = {"error": 0, "warning": 1}
     return frame.sort_values("severity", key=lambda s: s.map(order), kind="stable").reset_index(drop=True)

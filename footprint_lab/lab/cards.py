@@ -4,7 +4,7 @@ A card shows the error's class and ``code``, its teaching message, the typed evi
 carries (``fields``), and one line that tells the truth about what happened: a refusal says
 nothing ran; a run failure says the run had started (steps ran, calls may have been
 charged) and where what was done is kept. Every value is drawn through the engine's one
-door for values (``engine.markup.esc``: escaped, bounded, invisible controls shown), and a
+door for values (``engine.markup.el``: escaped, bounded, invisible controls shown), and a
 field that is not a plain value (a checkpoint, the error that caused this one) is shown by its shape,
 never its contents: an error never quotes the caller's data, so the card cannot either.
 A new error class gets its card for free.
@@ -12,26 +12,31 @@ A new error class gets its card for free.
 
 from __future__ import annotations
 
+from footprint_lab.engine import theme
 from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure, describe_shape
-from footprint_lab.engine.markup import esc
+from footprint_lab.engine.markup import css, el
 
 _STYLE = (
     "<style>"
-    ".fl-card{font-family:system-ui,sans-serif;font-size:13px;line-height:1.45;max-width:56rem;margin:.3rem 0;"
-    "color:#1f2328}"
-    ".fl-card .fl-code{font-family:ui-monospace,monospace}"
+    f".fl-card{{font-family:{theme.FONT};font-size:{theme.TEXT};line-height:{theme.LEADING};max-width:56rem;"
+    f"margin:.3rem 0;color:{theme.INK}}}"
+    f".fl-card .fl-code{{font-family:{theme.MONO}}}"
     ".fl-card h4{margin:0 0 .35rem 0;font-size:14px}"
     ".fl-card p{margin:.2rem 0 .45rem 0}"
     ".fl-card table{border-collapse:collapse;margin:0}"
     ".fl-card td{padding:1px 8px 1px 0;vertical-align:top;text-align:left;border:none;background:none}"
-    ".fl-card td:first-child{color:#59636e}"
+    f".fl-card td:first-child{{color:{theme.GREY}}}"
     "</style>"
 )
-#: the card's colours, on its elements (a notebook opened untrusted drops the sheet: see lab.views.page):
-#: red for a refusal, orange for a failure during a run
-_BOX = ("border:1px solid #d0d7de;border-left:4px solid {edge};border-radius:6px;padding:.6rem .9rem;"
-        "background-color:{fill}")
-_CODE = "background-color:#ffebe9;border-radius:4px;padding:1px 6px"
+
+
+def _box(edge: str, fill: str) -> str:
+    """The card's colours, on its element (a notebook opened untrusted drops the sheet: see lab.views.page)."""
+    return css(border=f"1px solid {theme.LINE}", border_left=f"4px solid {edge}", border_radius=theme.RADIUS,
+               padding=".6rem .9rem", background_color=fill)
+
+
+_CODE = css(background_color=theme.RED_TINT, border_radius="4px", padding="1px 6px")
 
 
 _REFUSED = "Nothing ran: the refusal fired at the door, before any step, call or charge."
@@ -41,21 +46,17 @@ _FAILED = ("The run had started when this happened: steps before it ran and call
 
 def error_card_html(error: CodedError) -> str:
     """The card for one refusal or run failure, as a self-contained HTML fragment (no JavaScript)."""
-    rows = "".join(
-        f"<tr><td>{esc(name)}</td><td><code>{esc(_shown(value))}</code></td></tr>"
-        for name, value in error.evidence().items()
-    )
-    evidence = f"<table>{rows}</table>" if rows else ""
+    rows = [el("tr", el("td", name), el("td", el("code", _shown(value)))) for name, value in error.evidence().items()]
     refused = isinstance(error, Refusal) or not isinstance(error, RunFailure)
-    box = _BOX.format(edge="#cf222e", fill="#fff8f8") if refused else _BOX.format(edge="#bc4c00", fill="#fff8f0")
-    return (
-        f'{_STYLE}<div class="fl-card{"" if refused else " fl-failed"}" role="alert" style="{box}">'
-        f"<h4>{'Refused' if refused else 'Failed while running'}: {esc(type(error).__name__)} "
-        f'<span class="fl-code" style="{_CODE}">{esc(error.code)}</span></h4>'
-        f"<p>{esc(str(error))}</p>{evidence}"
-        f"<p><small>{_REFUSED if refused else _FAILED}</small></p>"
-        "</div>"
-    )
+    # red for a refusal, orange for a failure during a run; the heading says which in words
+    box = _box(theme.RED, theme.RED_TINT) if refused else _box(theme.ORANGE, theme.ORANGE_TINT)
+    card = el("div",
+              el("h4", "Refused" if refused else "Failed while running", ": ", type(error).__name__, " ",
+                 el("span", error.code, class_="fl-code", style=_CODE)),
+              el("p", str(error)), el("table", *rows) if rows else None,
+              el("p", el("small", _REFUSED if refused else _FAILED)),
+              class_="fl-card" if refused else "fl-card fl-failed", role="alert", style=box)
+    return _STYLE + card
 
 
 def _shown(value: object) -> str:

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine.markup import shown
+from footprint_lab.engine import theme
+from footprint_lab.engine.markup import css, shown
 from footprint_lab.explain._custody import backtrack
 from footprint_lab.explain._index import RecordingIndex
 from footprint_lab.explain._sources import describe_source, removal_id
@@ -32,20 +33,24 @@ if TYPE_CHECKING:
 #: what the panels' CSS needs beyond the widget's own stylesheet, so a panel also reads well on its own
 STYLE = (
     "<style>"
-    ".fl-p{font-family:system-ui,sans-serif;font-size:13px;line-height:1.4}"
-    ".fl-p h4{margin:.2rem 0 .3rem;font-size:13.5px}.fl-p h5{margin:.5rem 0 .15rem;font-size:12px;color:#59636e}"
+    f".fl-p{{font-family:{theme.FONT};font-size:{theme.TEXT};line-height:1.4}}"
+    f".fl-p h4{{margin:.2rem 0 .3rem;font-size:13.5px}}.fl-p h5{{margin:.5rem 0 .15rem;font-size:{theme.SMALL};"
+    f"color:{theme.GREY}}}"
     ".fl-p table{border-collapse:collapse;width:100%;margin:.1rem 0}"
-    ".fl-p td,.fl-p th{border-bottom:1px solid #eaeef2;padding:2px 6px;text-align:left;vertical-align:top}"
-    ".fl-p th{font-weight:600;color:#59636e;font-size:12px}"
-    ".fl-p code{font-size:12px}"
-    ".fl-p pre{white-space:pre-wrap;word-break:normal;overflow-wrap:break-word;margin:.2rem 0;font-size:12px}"
-    ".fl-p .fl-dim{color:#59636e}"
+    f".fl-p td,.fl-p th{{border-bottom:1px solid {theme.LINE};padding:2px 6px;text-align:left;vertical-align:top}}"
+    f".fl-p th{{font-weight:600;color:{theme.GREY};font-size:{theme.SMALL}}}"
+    f".fl-p code{{font-size:{theme.SMALL}}}"
+    ".fl-p pre{white-space:pre-wrap;word-break:normal;overflow-wrap:break-word;margin:.2rem 0;"
+    f"font-size:{theme.SMALL}}}"
+    f".fl-p .fl-dim{{color:{theme.GREY}}}"
     ".fl-p.fl-actions,.fl-p .fl-actions{display:flex;gap:.4rem;margin:.45rem 0;flex-wrap:wrap}"
-    ".fl-p .fl-act{font:inherit;font-size:12px;padding:.2rem .6rem;border-radius:6px;border:1px solid #d0d7de;"
-    "background:#f6f8fa;cursor:pointer}.fl-p .fl-act:hover{background:#ddf4ff}"
+    f".fl-p .fl-act{{font:inherit;font-size:{theme.SMALL};padding:.2rem .6rem;border-radius:{theme.RADIUS};"
+    f"border:1px solid {theme.LINE};background:{theme.FILL};cursor:pointer}}"
+    f".fl-p .fl-act:hover{{background:{theme.BLUE_TINT}}}"
     ".fl-p .fl-side{display:grid;grid-template-columns:1fr 1fr;gap:.6rem}"
-    ".fl-p .fl-side>div{border:1px solid #d0d7de;border-radius:6px;padding:.35rem .55rem}"
-    ".fl-p.fl-lab-piece{margin-top:.5rem;padding:.4rem .6rem;border-left:3px solid #8250df;background:#fbf8ff}"
+    f".fl-p .fl-side>div{{border:1px solid {theme.LINE};border-radius:{theme.RADIUS};padding:.35rem .55rem}}"
+    f".fl-p.fl-lab-piece{{margin-top:.5rem;padding:.4rem .6rem;border-left:3px solid {theme.PURPLE};"
+    f"background:{theme.PURPLE_TINT}}}"
     "</style>"
 )
 
@@ -190,19 +195,12 @@ def answer_html(recording: Recording) -> str:
     """The answer view of a recording: part 1's no-JS view, whose ``data-fl-*`` hooks the widget catches.
 
     A view larger than :data:`VIEW_BUDGET` (a long run whose every call is shown with every
-    slot) is replaced by its header and answer, still clickable, so the saved notebook stays small.
+    slot) is its header and answer, still clickable, so the saved notebook stays small; the
+    one builder of the view (``lab.views.answer_view``) decides both.
     """
     from footprint_lab.lab.views import answer_view
-    from footprint_lab.lab.views.answer import answer_block, header
-    from footprint_lab.lab.views.page import new_scope, wrap
 
-    view = answer_view(recording)
-    if len(view) <= VIEW_BUDGET:
-        return view
-    scope = new_scope()
-    note = (f'<p class="fl-note">The full view of this run is {len(view) // 1000} kB, more than a notebook should '
-            "keep: click the answer for the call that produced it, or display <code>lab.run</code> for all of it.</p>")
-    return wrap(scope, header(recording) + answer_block(recording, scope) + note)
+    return answer_view(recording, budget=VIEW_BUDGET)
 
 
 def bounded(view: str, what: str) -> str:
@@ -216,6 +214,6 @@ def bounded(view: str, what: str) -> str:
 
 def static_copy(view: str) -> str:
     """The answer view as a saved notebook keeps it beside the widget, for readers without a kernel."""
-    return ('<div class="fl-static-copy"><div style="font:12px system-ui,sans-serif;color:#59636e">'
+    return (f'<div class="fl-static-copy"><div style="{css(font_size=theme.SMALL, color=theme.GREY)}">'
             "footprint_lab Lab: the last answer (a static copy; run the notebook to click into it)</div>"
             f"{view}</div>")

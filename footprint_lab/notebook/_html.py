@@ -32,6 +32,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from footprint_lab.engine import theme
 from footprint_lab.engine._recording import RECORDING_MIME, Recording
 from footprint_lab.engine.markup import attr, esc
 from footprint_lab.lab.views import answer_view
@@ -42,20 +43,30 @@ PLOTLY_MIME = "application/vnd.plotly.v1+json"
 _WHOLE = "the notebook file"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 _INERT_BLOCKS = re.compile(r"<(script|style|template|iframe|object)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
+#: a tree's picture (``lab.views.svg``): its elements, and the attributes they keep (geometry and presentation;
+#: none can name a URL or run a script)
+_SVG_TAGS = frozenset({"svg", "g", "rect", "path", "text", "title"})
 _TAGS = frozenset({
     "a", "abbr", "b", "blockquote", "br", "caption", "code", "dd", "del", "details", "div", "dl", "dt", "em",
     "h1", "h2", "h3", "h4", "h5", "h6", "hr", "i", "img", "kbd", "li", "mark", "ol", "p", "pre", "q", "s",
     "small", "span", "strong", "sub", "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr",
     "u", "ul",
+}) | _SVG_TAGS
+_SVG_ATTRIBUTES = frozenset({
+    "xmlns", "viewBox", "width", "height", "x", "y", "rx", "d", "fill", "stroke", "stroke-width", "font-size",
+    "font-weight", "font-family", "text-anchor", "paint-order", "role", "aria-label",
 })
-_PAGE_STYLE = """
-body{font-family:system-ui,sans-serif;font-size:14px;line-height:1.45;margin:2rem auto;max-width:64rem;color:#1f2328}
-.fl-cell{margin:1rem 0}.fl-source{background:#f6f8fa;border:1px solid #d0d7de;border-radius:4px;padding:.5rem;
-white-space:pre-wrap;font-size:12px;color:#57606a}.fl-output{margin:.4rem 0 .4rem 1rem;overflow-x:auto}
-.fl-output pre{white-space:pre-wrap;margin:0}.fl-output table{border-collapse:collapse}
-.fl-output td,.fl-output th{border:1px solid #d0d7de;padding:2px 6px;text-align:left;vertical-align:top}
-blockquote{border-left:4px solid #d4a72c;margin:.5rem 0;padding:.2rem .8rem;background:#fff8c5}
-.fl-skipped{color:#cf222e}
+_PAGE_STYLE = f"""
+body{{font-family:{theme.FONT};font-size:14px;line-height:{theme.LEADING};margin:2rem auto;max-width:{theme.WIDTH};
+color:{theme.INK}}}
+.fl-cell{{margin:1rem 0}}.fl-source{{background:{theme.FILL};border:1px solid {theme.LINE};border-radius:4px;
+padding:.5rem;white-space:pre-wrap;font-size:{theme.SMALL};color:{theme.GREY}}}
+.fl-output{{margin:{theme.SPACE[1]} 0 {theme.SPACE[1]} 1rem;overflow-x:auto}}
+.fl-output pre{{white-space:pre-wrap;margin:0}}.fl-output table{{border-collapse:collapse}}
+.fl-output td,.fl-output th{{border:1px solid {theme.LINE};padding:2px 6px;text-align:left;vertical-align:top}}
+.fl-svg{{display:block;max-width:100%;height:auto}}
+blockquote{{border-left:4px solid {theme.AMBER};margin:.5rem 0;padding:.2rem .8rem;background:{theme.AMBER_TINT}}}
+.fl-skipped{{color:{theme.RED}}}
 """
 
 
@@ -229,6 +240,8 @@ def _allowed(tag: str, name: str, value: str) -> bool:
     http(s)/mailto, images only as inline data."""
     if name in ("class", "title", "colspan", "rowspan", "align", "alt", "open", "style"):
         return True
+    if tag in _SVG_TAGS:
+        return name in _SVG_ATTRIBUTES
     if tag == "a" and name == "href":
         return value.startswith(("http://", "https://", "mailto:", "#"))
     return tag == "img" and name == "src" and value.startswith("data:image/")

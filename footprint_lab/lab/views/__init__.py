@@ -30,12 +30,16 @@ import orjson
 from footprint_lab.engine import _display as display
 from footprint_lab.engine._recording import RECORDING_MIME, Recording
 from footprint_lab.engine._saved_form import packed
+from footprint_lab.engine.markup import shown
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.views.answer import answer_view, bundle_text, slots_view
+from footprint_lab.lab.views.ask import explanation_html
 from footprint_lab.lab.views.explain import (
     backtrack_html,
     checkpoint_html,
+    culprits_html,
     dropped_html,
+    integrity_html,
     localization_html,
     ranking_html,
     text_bundle,
@@ -89,7 +93,8 @@ def _run(run: Any) -> dict[str, Any]:
 
 
 def _explained(obj: Any, html: str) -> dict[str, Any]:
-    return {"text/plain": str(obj), "text/html": html}
+    """An explanation's bundle: its text (bounded, invisible controls made marks) beside its view."""
+    return {"text/plain": shown(str(obj), whole="str() of this object"), "text/html": html}
 
 
 def _checkpoint(checkpoint: Any) -> dict[str, Any]:
@@ -120,6 +125,9 @@ def _register() -> None:
     display.register("backtrack", lambda bt: _explained(bt.render(limit=40), backtrack_html(bt)))
     display.register("localization", lambda found: _explained(found, localization_html(found)))
     display.register("dropped", lambda found: _explained(found, dropped_html(found)))
+    display.register("integrity", lambda report: _explained(report, integrity_html(report)))
+    display.register("culprits", lambda found: _explained(found, culprits_html(found)))
+    display.register("explanation", lambda answer: _explained(answer, explanation_html(answer)))
     display.register("rerun_report", lambda report: text_bundle(report.summary(), str(report)))
     display.register("ranking_confidence",
                      lambda ranked: {"text/plain": str(ranked),

@@ -39,6 +39,7 @@ from footprint_lab.lab.views.page import (
     CORRELATIONAL,
     FIRST_DRAWN,
     LONG_LIST,
+    SEP,
     UNPROVEN,
     anchor,
     answer_box,
@@ -54,6 +55,7 @@ from footprint_lab.lab.views.page import (
     tag,
     wrap,
 )
+from footprint_lab.lab.views.svg import node_label
 
 if TYPE_CHECKING:
     from footprint_lab.engine._recording import ContextPiece, LLMExchange, Recording
@@ -75,12 +77,23 @@ EARLIER_CALLS = 20
 PIECE_TEXT = 4000
 
 
-def answer_view(recording: Recording, *, note: str = "") -> str:
-    """The whole answer view of a run, as one self-contained HTML fragment (no JavaScript);
-    ``note`` (text) is said under its header."""
+def answer_view(recording: Recording, *, note: str = "", budget: int | None = None) -> str:
+    """The whole answer view of a run, as one self-contained HTML fragment (no JavaScript); ``note`` (text)
+    is said under its header.
+
+    The one builder of the view, for a cell's display and the Lab widget alike: past ``budget``
+    characters (the widget keeps its view in the notebook's saved state) the view is its header
+    and its answer, still clickable, with a line saying how large the whole is and where to see it.
+    """
     scope = new_scope()
-    return wrap(scope, run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS,
+    view = wrap(scope, run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS,
                                 note=note))
+    if budget is None or len(view) <= budget:
+        return view
+    scope = new_scope()
+    said = (f"The full view of this run is {len(view) // 1000} kB, more than a notebook should keep: click the "
+            "answer for the call that produced it, or display lab.run for all of it.")
+    return wrap(scope, header(recording) + answer_block(recording, scope) + f'<p class="fl-note">{esc(said)}</p>')
 
 
 def count_runs(recording: Recording) -> int:
@@ -392,8 +405,7 @@ class _Calls:
         rank = self.ranks.get((piece.source_kind, piece.source_id)) if candidate is not None else None
         ranked = mark(f"#{rank[0]} · {rank[1]:.2f}") if rank and rank[1] > 0 else ""
         preview = shorten(piece.content, 110)
-        summary = (f"{kind_label(piece.source_kind)}<code>{esc(piece.source_id)}</code><span>{esc(preview)}</span>"
-                   f"{ranked}<small>{esc(local(piece.landed_by or piece.verdict, self.prefix))}</small>")
+        summary = piece_summary(piece, preview, ranked, local(piece.landed_by or piece.verdict, self.prefix))
         hops = self._recorded(piece) if candidate is None else _hops_html(
             [hop for hop in candidate.hops if hop != shared], self.scope, self.prefix)
         whole = f'run.context("{call}")'
@@ -415,6 +427,13 @@ class _Calls:
             lines.append(f"<li><b>BUDGET</b> size {esc(detail.get('size', '?'))}, budget "
                          f"{esc(detail.get('budget', '?'))}, already used {esc(detail.get('used', '?'))}</li>")
         return f'<ul>{"".join(lines)}</ul>'
+
+
+def piece_summary(piece: ContextPiece, preview: str, ranked: str, where: str, proof: str = "") -> str:
+    """A piece's row, closed: its kind, its id, the start of its content, its rank and the step that landed it,
+    each apart from the next by real text (the sheet lays them out and hides the dots)."""
+    return (f"{kind_label(piece.source_kind)}{SEP}<code>{esc(piece.source_id)}</code>{SEP}<span>{esc(preview)}</span>"
+            f"{SEP + ranked if ranked else ''}{SEP}<small>{esc(where)}</small>{proof}")
 
 
 def local(step: str, prefix: str) -> str:
@@ -467,10 +486,6 @@ def bundle_text(recording: Recording) -> str:
 
 
 # -- members of a composed run (the tree view draws them the same way) ------------------
-
-
-def node_label(node: TreeNode) -> str:
-    return node.name or node.path.rsplit("/", 1)[-1] or node.kind
 
 
 def members_html(recording: Recording, scope: str, *, full: bool) -> str:

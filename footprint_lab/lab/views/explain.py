@@ -2,8 +2,9 @@
 
 Rule kept here: each view is built from the object's own fields and its plain text (which
 the explain layer writes once), every value escaped, wrapped in a scoped style sheet. A
-backtrack opens per piece to its hops; a localization and a missing-context report are
-tables; the rest show their summary above their full text.
+backtrack opens per piece to its hops; a localization, a missing-context report, an
+integrity report and a culprit search are tables (an absent value reads "-"); an explainer's
+answer shows its citations; the rest show their summary above their full text.
 
 Role: lab layer; registered as renderers by :mod:`footprint_lab.lab.views`.
 """
@@ -12,23 +13,29 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.explain._trial import VERDICT_LABELS
 from footprint_lab.lab.views.page import (
     CORRELATIONAL,
     UNPROVEN,
     answer_box,
     attr,
+    el,
     esc,
-    kind_label,
+    flag,
+    join,
     kind_style,
     new_scope,
     shorten,
+    table,
     wrap,
 )
 
 if TYPE_CHECKING:
     from footprint_lab.explain._ablation import Localization
+    from footprint_lab.explain._culprits import Culprits
     from footprint_lab.explain._custody import Backtrack
     from footprint_lab.explain._dropped import DroppedContext
+    from footprint_lab.explain._integrity_checks import IntegrityReport
 
 #: how many candidates a displayed backtrack opens before pointing at the full text
 SHOWN = 40
@@ -47,7 +54,7 @@ def text_bundle(summary: str, text: str) -> dict[str, Any]:
 
 def backtrack_html(walked: Backtrack) -> str:
     """Every candidate as a row that opens to its chain of custody."""
-    from footprint_lab.lab.views.answer import _hops_html
+    from footprint_lab.lab.views.answer import _hops_html, piece_summary
 
     scope = new_scope()
     parts = [f"<p><b>{esc(walked.summary())}</b></p>"]
@@ -65,8 +72,7 @@ def backtrack_html(walked: Backtrack) -> str:
         parts.append(
             f'<details class="fl-piece" style="{kind_style(piece.source_kind)}" data-fl-piece="{attr(piece.source_id)}"'
             f' data-fl-slot="{attr(piece.slot)}" data-fl-call="{attr(candidate.read_by)}"><summary>'
-            f"{kind_label(piece.source_kind)}<code>{esc(piece.source_id)}</code>"
-            f"<span>{esc(shorten(piece.content, 100))}</span><small>{esc(candidate.read_by)}</small>{proof}</summary>"
+            f"{piece_summary(piece, shorten(piece.content, 100), '', candidate.read_by, proof)}</summary>"
             f"{_hops_html(candidate.hops, scope)}</details>")
     if len(walked.candidates) > SHOWN:
         parts.append(f'<p class="fl-note">… and {len(walked.candidates) - SHOWN} more: str(bt) or bt.to_frame() '
@@ -75,12 +81,6 @@ def backtrack_html(walked: Backtrack) -> str:
         notes = "".join(f"<li>{esc(note)}</li>" for note in walked.notes)
         parts.append(f"<h4>What the walk could not follow or prove</h4><ul>{notes}</ul>")
     return wrap(scope, "".join(parts))
-
-
-def _table(header: list[str], rows: list[list[Any]]) -> str:
-    head = "".join(f"<th>{esc(name)}</th>" for name in header)
-    body = "".join("<tr>" + "".join(f"<td>{esc(cell)}</td>" for cell in row) + "</tr>" for row in rows)
-    return f'<table><tr>{head}</tr>{body}</table>'
 
 
 def _count(flips: int | None, samples: int | None) -> str:
@@ -99,7 +99,7 @@ def localization_html(found: Localization) -> str:
     rows = [[s.rank, s.source_kind, s.source_id, s.verdict.upper().replace("_", " "), _count(s.flips, s.samples),
              _count(s.noise_flips, s.noise_samples), _p_value(s.p_value, s.level), s.reruns, s.failed or "-",
              f"{s.score:.2f}", s.reason] for s in found.suspects]
-    table = _table(["rank", "kind", "source", "verdict", "flips", "noise", "p", "reruns", "failed", "score", "why"],
+    verdicts = table(["rank", "kind", "source", "verdict", "flips", "noise", "p", "reruns", "failed", "score", "why"],
                    rows)
     untested = "".join(f"<li><code>{esc(name)}</code>: {esc(why)}</li>" for name, why in found.untested)
     extra = f"<h4>Not tested</h4><ul>{untested}</ul>" if untested else ""
@@ -107,7 +107,7 @@ def localization_html(found: Localization) -> str:
     how = (f'<p class="fl-note">Screening: {esc(found.design)}. A verdict tests the flips against the noise of '
            f"unchanged reruns (Boschloo's exact test, Holm-corrected): at most {found.alpha:.0%} of calls confirm "
            "a piece that has no effect.</p>")
-    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{table}{notes}{how}{extra}")
+    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{verdicts}{notes}{how}{extra}")
 
 
 def dropped_html(found: DroppedContext) -> str:
@@ -117,9 +117,9 @@ def dropped_html(found: DroppedContext) -> str:
              _count(p.trial.noise_flips, p.trial.noise_samples) if p.trial else "-",
              _p_value(p.trial.p_value, p.trial.level) if p.trial else "-",
              shorten(p.restoration.answer or "", 60) if p.restoration is not None else "-"] for p in found.pieces]
-    table = _table(["kind", "source", "call", "slot", "verdict", "why", "restored", "flips", "noise", "p",
+    pieces = table(["kind", "source", "call", "slot", "verdict", "why", "restored", "flips", "noise", "p",
                     "restored answer"], rows)
-    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{table if rows else ''}")
+    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{pieces if rows else ''}")
 
 
 def ranking_html(summary: str, reason: str) -> str:
@@ -130,6 +130,38 @@ def ranking_html(summary: str, reason: str) -> str:
 def checkpoint_html(title: str, facts: list[tuple[str, Any]]) -> str:
     """A checkpoint: its kind and the facts that say where it stands (never the conversation's text)."""
     rows = [[name, value] for name, value in facts]
-    return wrap(new_scope(), f"<p><b>{esc(title)}</b></p>{_table(['field', 'value'], rows)}"
+    return wrap(new_scope(), f"<p><b>{esc(title)}</b></p>{table(['field', 'value'], rows)}"
                              '<p class="fl-note">Plain JSON: checkpoint.model_dump_json() stores it; resume() '
                              "continues it here or in another process.</p>")
+
+
+#: an integrity check's disposition as a reader gets it without colour
+_DISPOSED = {"passed": "✓ passed", "failed": "✗ failed", "not_applicable": "– not applicable",
+             "could_not_run": "⚠ could not run"}
+
+
+def integrity_html(report: IntegrityReport) -> str:
+    """Each finding (its kind as a flag, what contradicts what, the steps, why it matters), then every check."""
+    findings = el("ul", *(el("li", flag(f.kind), " ", f.what, " (steps: ", ", ".join(f.steps), "). ",
+                             el("span", "Why it matters: ", f.why, class_="fl-note")) for f in report.findings))
+    checks = table(["check", "status", "note"],
+                   [[d.check, _DISPOSED.get(d.status, d.status), d.note] for d in report.dispositions])
+    body = join([el("p", el("b", report.summary())), findings if report.findings else None,
+                 el("h4", "Every check"), checks])
+    return wrap(new_scope(), body)
+
+
+def culprits_html(found: Culprits) -> str:
+    """The sets whose joint removal flipped the outcome, with the counts their confirmation rests on."""
+    rows = [[" + ".join(c.sources), "yes" if c.minimal else "no (budget spent)", VERDICT_LABELS[c.verdict],
+             _count(c.flips, c.samples), _count(c.noise_flips, c.noise_samples),
+             _p_value(c.p_value, c.trial.level)] for c in found.culprits]
+    parts = [el("p", el("b", found.summary()))]
+    if rows:
+        parts.append(table(["sources removed together", "minimal", "verdict", "flips", "noise", "p"], rows))
+    if found.note:
+        parts.append(el("p", found.note, class_="fl-note"))
+    if found.untested:
+        parts += [el("h4", "Not tested"), el("ul", *(el("li", el("code", name), ": ", why)
+                                                   for name, why in found.untested))]
+    return wrap(new_scope(), join(parts))

@@ -1,72 +1,82 @@
-"""What every lab view shares: escaping, per-output scoping, anchors, and the one style sheet.
+"""What every lab view shares: escaping, per-output scoping, anchors, the one style sheet and its badges.
 
 Rule kept here: every string that came from a model, a tool, a user, a document or a
-declaration is written through :func:`esc` (text) or :func:`attr` (an attribute's value), the
-engine's one door for drawing values (:mod:`footprint_lab.engine.markup`: escaped, quotes
-included, bounded, invisible controls shown), and no view carries JavaScript. Each output
-gets its own id (``fl-`` and ten hex digits), its CSS is written under that id (pandas
-``Styler`` does the same), and every in-page anchor is prefixed with it, so two outputs in
-one notebook never restyle each other or share a link target.
+declaration is written through :func:`esc` (text), :func:`attr` (an attribute's value) or
+:func:`el` (an element, its children and attributes escaped): the engine's one door for
+drawing values (:mod:`footprint_lab.engine.markup`: escaped, quotes included, bounded,
+invisible controls shown); and no view carries JavaScript. Each output gets its own id
+(``fl`` and six hex digits), its CSS is written under that id (pandas ``Styler`` does the
+same), and every in-page anchor is prefixed with it, so two outputs in one notebook never
+restyle each other or share a link target. Every colour, font and length comes from the one
+theme (:mod:`footprint_lab.engine.theme`).
 
 Role: lab layer, used by the views in this package only.
 """
 
 from __future__ import annotations
 
+import math
 import re
 import uuid
 from collections.abc import Sequence
 from typing import TypeVar
 
+from footprint_lab.engine import theme
+
 # the views take the drawing doors from here, with the rest of the page
+from footprint_lab.engine.markup import Html as Html
 from footprint_lab.engine.markup import attr as attr
+from footprint_lab.engine.markup import css as css
+from footprint_lab.engine.markup import el as el
 from footprint_lab.engine.markup import esc as esc
+from footprint_lab.engine.markup import join as join
+from footprint_lab.engine.markup import raw as raw
 from footprint_lab.explain._render import shorten as shorten
 
 T = TypeVar("T")
 
-#: one colour per source kind of a context piece (the answer view's rows, the tree's legend)
-KIND_COLOURS = {
-    "base": "#6e7781", "fact": "#0969da", "steering": "#8250df", "instruction": "#bf3989", "skill": "#1a7f37",
-    "memory": "#9a6700", "rag": "#0a7ea4", "user": "#24292f", "assistant": "#57606a", "tool_result": "#bc4c00",
-    "registry": "#6639ba",
-}
-STATUS_COLOURS = {"finished": "#1a7f37", "failed": "#cf222e", "paused": "#9a6700"}
 CORRELATIONAL = ("Ranks are correlational: a high rank says the piece resembles the answer, not that it caused "
                  "it; localize() confirms a cause by rerunning without it.")
 
-_CSS = """
-§{font:13px/1.45 system-ui,-apple-system,'Segoe UI',sans-serif;color:#1f2328;background:#fff;max-width:64rem}
-§ code,§ pre,§ .fl-piece li a{font-family:ui-monospace,Menlo,monospace;font-size:12px}
-§ pre{white-space:pre-wrap;word-break:break-word;margin:.2rem 0;background:#f6f8fa;padding:.35rem .5rem;
-border-radius:4px;max-height:22rem;overflow:auto}
-§ .fl-head{display:flex;flex-wrap:wrap;gap:.25rem .6rem;align-items:baseline;margin-bottom:.3rem}
-§ .fl-head b{font-size:14px}
-§ .fl-muted,§ .fl-note{color:#59636e}
-§ .fl-note{font-size:12px;margin:.2rem 0}
-§ .fl-answer pre{background:none;padding:0;font:inherit}
-§ .fl-tag,§ .fl-flag,§ mark{font-size:11px;white-space:nowrap}
-§ h4{margin:.7rem 0 .2rem;font-size:13.5px}
-§ h5{margin:.4rem 0 .1rem;font-size:11px;text-transform:uppercase;color:#59636e}
-§ summary{cursor:pointer}
-§ .fl-piece{background:#fafbfc;margin:2px 0}
-§ .fl-piece[open]{background:#f6f8fa}
-§ .fl-piece>summary{padding:2px 6px;display:flex;gap:.5rem;align-items:baseline}
-§ .fl-piece>summary>i{font:600 11px sans-serif;min-width:5.5rem}
-§ .fl-piece>summary>code{font-weight:600}
-§ .fl-piece>summary>span{color:#59636e;overflow:hidden;text-overflow:ellipsis;white-space:nowrap;flex:1}
-§ .fl-piece>summary>small{color:#59636e;white-space:nowrap}
-§ .fl-piece>pre,§ .fl-piece>ol,§ .fl-piece>ul{margin:.2rem .6rem .4rem 1.4rem}
-§ .fl-piece ol,§ .fl-piece ul,§ .fl-hops{list-style:none;padding:0}
-§ .fl-piece li b,§ .fl-hops b{display:inline-block;min-width:4.6rem;font:600 11px monospace}
-§ .fl-box{border:1px solid #d0d7de;border-radius:6px;padding:.2rem .6rem;margin:.4rem 0}
-§ .fl-box>summary{font-weight:600}
-§ table{border-collapse:collapse;margin:.3rem 0;font-size:12px}
-§ td,§ th{border:1px solid #d8dee4;padding:1px 6px;text-align:left;vertical-align:top}
-§ .fl-tree,§ .fl-tree ul{list-style:none;margin:0;padding-left:1.1rem;border-left:1px dashed #d0d7de}
-§ .fl-tree{padding-left:.2rem;border-left:none}
-§ .fl-edge{font-size:11px;color:#8250df}
-§ .fl-member-body{border:1px solid #d0d7de;border-radius:6px;padding:.3rem .6rem;margin:.2rem 0 .4rem}
+_CSS = f"""
+§{{font:{theme.TEXT}/{theme.LEADING} {theme.FONT};color:{theme.INK};background:{theme.PAPER};max-width:{theme.WIDTH}}}
+§ code,§ pre,§ .fl-piece li a{{font-family:{theme.MONO};font-size:{theme.SMALL}}}
+§ pre{{white-space:pre-wrap;word-break:break-word;margin:{theme.SPACE[0]} 0;background:{theme.FILL};
+padding:.35rem .5rem;border-radius:4px;max-height:22rem;overflow:auto}}
+§ .fl-head{{display:flex;flex-wrap:wrap;gap:.25rem {theme.SPACE[2]};align-items:baseline;margin-bottom:.3rem}}
+§ .fl-head b{{font-size:14px}}
+§ .fl-muted,§ .fl-note,§ .fl-sep{{color:{theme.GREY}}}
+§ .fl-note{{font-size:{theme.SMALL};margin:{theme.SPACE[0]} 0}}
+§ .fl-answer pre{{background:none;padding:0;font:inherit}}
+§ .fl-tag,§ .fl-flag,§ mark{{font-size:{theme.TINY};white-space:nowrap}}
+§ h4{{margin:.7rem 0 {theme.SPACE[0]};font-size:13.5px}}
+§ h5{{margin:{theme.SPACE[1]} 0 .1rem;font-size:{theme.TINY};text-transform:uppercase;color:{theme.GREY}}}
+§ summary{{cursor:pointer}}
+§ .fl-piece{{background:{theme.PAPER};margin:2px 0}}
+§ .fl-piece[open]{{background:{theme.FILL}}}
+§ .fl-piece>summary{{padding:2px 6px;display:flex;gap:.5rem;align-items:baseline}}
+§ .fl-piece>summary>i{{font:600 {theme.TINY} {theme.FONT};min-width:5.5rem}}
+§ .fl-piece>summary>code{{font-weight:600}}
+§ .fl-piece>summary>span{{color:{theme.GREY};overflow:hidden;text-overflow:ellipsis;white-space:nowrap;flex:1}}
+§ .fl-piece>summary>small{{color:{theme.GREY};white-space:nowrap}}
+§ .fl-piece>summary>.fl-sep{{display:none}}
+§ .fl-piece>pre,§ .fl-piece>ol,§ .fl-piece>ul{{margin:{theme.SPACE[0]} {theme.SPACE[2]} {theme.SPACE[1]} 1.4rem}}
+§ .fl-piece ol,§ .fl-piece ul,§ .fl-hops{{list-style:none;padding:0}}
+§ .fl-piece li b,§ .fl-hops b{{display:inline-block;min-width:4.6rem;font:600 {theme.TINY} {theme.MONO}}}
+§ .fl-box{{border:1px solid {theme.LINE};border-radius:{theme.RADIUS};padding:{theme.SPACE[0]} {theme.SPACE[2]};
+margin:{theme.SPACE[1]} 0}}
+§ .fl-box>summary{{font-weight:600}}
+§ table{{border-collapse:collapse;margin:.3rem 0;font-size:{theme.SMALL}}}
+§ td,§ th{{border:1px solid {theme.LINE};padding:1px 6px;text-align:left;vertical-align:top}}
+§ .fl-tree,§ .fl-tree ul{{list-style:none;margin:0;padding-left:1.1rem;border-left:1px dashed {theme.LINE}}}
+§ .fl-tree{{padding-left:{theme.SPACE[0]};border-left:none}}
+§ .fl-edge{{font-size:{theme.TINY};color:{theme.PURPLE}}}
+§ .fl-member-body{{border:1px solid {theme.LINE};border-radius:{theme.RADIUS};padding:.3rem {theme.SPACE[2]};
+margin:{theme.SPACE[0]} 0 {theme.SPACE[1]}}}
+§ .fl-svg{{display:block;max-width:100%;height:auto}}
+§ .fl-ask-q{{color:{theme.GREY}}}
+§ .fl-ask-cited,§ .fl-ask-unsupported{{font-family:{theme.MONO};font-size:{theme.SMALL}}}
+§ .fl-ask-unsupported{{color:{theme.RED}}}
 """
 
 
@@ -114,46 +124,79 @@ def not_drawn(items: Sequence[T]) -> Sequence[T]:
 # is written on its element, not in the style sheet: JupyterLab strips ``<style>`` blocks from
 # the outputs of a notebook it does not trust yet (one someone else saved and shared) but keeps
 # ``style`` attributes, so a shared view still says what it said. Layout stays in the sheet.
+# And no colour says anything alone: each badge is a word (a status with its symbol too), and
+# the items of a row are apart by real text (spaces, a " · " or a ": "), so a sanitizer that
+# strips every style still leaves a page that reads.
 
-GREY = "#6e7781"
-#: the answer box's background where the run did not finish (its edge is the status colour)
-_ANSWER_FILLS = {"paused": "#fff8e5", "failed": "#fff5f5"}
-UNPROVEN = ' <span class="fl-unproven" style="color:#cf222e">[not proven]</span>'
+#: the palette's meanings under the names the views and their tests use
+KIND_COLOURS = theme.KIND_COLOURS
+STATUS_COLOURS = {status: colour for status, (colour, _) in theme.STATUS.items()}
+GREY = theme.GREY
+#: between two fields of one row, where the style sheet's layout also keeps them apart
+SEP = raw(' <span class="fl-sep">·</span> ')
+UNPROVEN = raw(' <span class="fl-unproven" style="color:' + theme.RED + '">[not proven]</span>')
 
 
 def kind_style(kind: str) -> str:
     """The inline style that colours a piece's row by its source kind."""
-    return f"border-left:4px solid {KIND_COLOURS.get(kind, GREY)}"
+    return css(border_left=f"4px solid {theme.kind_colour(kind)}")
 
 
-def kind_label(kind: str) -> str:
-    """A piece's source kind, in its kind's colour."""
-    return f'<i style="color:{KIND_COLOURS.get(kind, GREY)}">{esc(kind)}</i>'
+def kind_label(kind: str) -> Html:
+    """A piece's source kind, in its kind's colour (the word itself says the kind)."""
+    return el("i", kind, style=css(color=theme.kind_colour(kind)))
 
 
-def tag(text: str, status: str | None = None, extra: str = "") -> str:
-    """A badge: ``text`` (escaped here) in white on the status colour (grey with none), with ``extra`` attributes."""
+def tag(text: str, status: str | None = None, extra: str = "") -> Html:
+    """A badge: ``text`` (escaped here) in white on the status colour (grey with none), with ``extra`` attributes.
+
+    A badge for a status writes its symbol before the word (``✓ finished``) when ``text`` is the status.
+    """
     css_class = f"fl-tag fl-st-{attr(status)}" if status else "fl-tag"
-    return (f'<span class="{css_class}" style="border-radius:10px;padding:0 7px;color:#fff;'
-            f'background-color:{STATUS_COLOURS.get(status or "", GREY)}"{extra}>{esc(text)}</span>')
+    word = theme.status_mark(text) if status and text == status else text
+    look = css(border_radius="10px", padding="0 7px", color=theme.PAPER, background_color=theme.status_colour(status))
+    return raw(f'<span class="{css_class}" style="{look}"{extra}>{esc(word)}</span>')
 
 
-def flag(kind: str) -> str:
-    """The badge of one kind of integrity finding."""
-    return (f'<span class="fl-flag" style="display:inline-block;margin-left:4px;border-radius:8px;padding:0 6px;'
-            f'color:#fff;background-color:#bc4c00">{esc(kind)}</span>')
+def flag(kind: str) -> Html:
+    """The badge of one kind of integrity finding (its name in brackets, so it reads as a flag unstyled too)."""
+    look = css(display="inline-block", margin_left="4px", border_radius="8px", padding="0 6px", color=theme.PAPER,
+               background_color=theme.ORANGE)
+    return raw(f' <span class="fl-flag" style="{look}">[{esc(kind)}]</span>')
 
 
-def mark(text: str) -> str:
+def mark(text: str) -> Html:
     """A highlighted note beside a row (a suspect rank), ``text`` escaped here."""
-    return f'<mark style="background-color:#fff1e5;border-radius:8px;padding:0 6px;color:#953800">{esc(text)}</mark>'
+    return el("mark", text, style=css(background_color=theme.ORANGE_TINT, border_radius="8px", padding="0 6px",
+                                      color=theme.ORANGE))
 
 
-def answer_box(status: str, inner: str, hooks: str = "") -> str:
+#: the answer box's edge and fill, by how the run ended
+_ANSWER_LOOKS = {"paused": (theme.AMBER, theme.AMBER_TINT), "failed": (theme.RED, theme.RED_TINT)}
+
+
+def answer_box(status: str, inner: str, hooks: str = "") -> Html:
     """The answer (or the pause, or the failure) in its box; ``inner`` is HTML already escaped, ``hooks`` attributes."""
-    unfinished = status in _ANSWER_FILLS
-    border = STATUS_COLOURS[status] if unfinished else "#0969da"
-    background = _ANSWER_FILLS[status] if unfinished else "#f3f8ff"
+    unfinished = status in _ANSWER_LOOKS
+    edge, fill = _ANSWER_LOOKS.get(status, (theme.BLUE, theme.FILL))
     css_class = f"fl-answer fl-{status}" if unfinished else "fl-answer"
-    return (f'<div class="{css_class}" style="border-left:4px solid {border};background-color:{background};'
-            f'padding:.35rem .6rem;margin:.35rem 0"{hooks}>{inner}</div>')
+    look = css(border_left=f"4px solid {edge}", background_color=fill, padding=".35rem .6rem", margin=".35rem 0")
+    return raw(f'<div class="{css_class}" style="{look}"{hooks}>{inner}</div>')
+
+
+def table(header: Sequence[str], rows: Sequence[Sequence[object]], *, absent: str = "-") -> Html:
+    """A table of values, each escaped; an absent value (``None``, ``NaN``, ``""``) reads as ``absent``."""
+    head = el("tr", *(el("th", name) for name in header))
+    body = (el("tr", *(el("td", shown_cell(cell, absent)) for cell in row)) for row in rows)
+    return el("table", head, *body)
+
+
+def shown_cell(value: object, absent: str = "-") -> object:
+    """A cell's value as a table draws it: ``absent`` where nothing is (``None``, ``NaN``, ``NA``, empty text)."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return absent
+    if isinstance(value, float) and math.isnan(value):
+        return absent
+    if type(value).__name__ in ("NAType", "NaTType"):
+        return absent
+    return value
