@@ -8,7 +8,7 @@ from pathlib import Path
 from footprint_lab.engine import theme
 
 PACKAGE = Path(__file__).parent.parent / "footprint_lab"
-HEX = re.compile(r"#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b")
+HEX = re.compile(r"(?<!&)(?:#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b)")  # not an entity such as &#115;
 
 
 def test_no_module_but_the_theme_names_a_colour():
@@ -31,8 +31,12 @@ def _written() -> list[str]:
     from footprint_lab.lab.panels import STYLE
     from footprint_lab.notebook._html import _PAGE_STYLE
 
+    from footprint_lab import Chat
+
     run = planted_fact_agent().run_sync(REFUND_REQUEST)
-    return [run._repr_mimebundle_()["text/html"], run.backtrack()._repr_mimebundle_()["text/html"],
+    chat = Chat(planted_fact_agent())
+    chat.send_sync(REFUND_REQUEST)
+    return [run._repr_mimebundle_()["text/html"], chat._repr_mimebundle_()["text/html"], run.backtrack()._repr_mimebundle_()["text/html"],
             run.tree()._repr_mimebundle_()["text/html"], run.integrity()._repr_mimebundle_()["text/html"],
             error_card_html(InvalidRunInputError("Agent.run", "a list", "pass a message")), STYLE, _PAGE_STYLE,
             (PACKAGE / "lab" / "static" / "lab.css").read_text(encoding="utf-8")]

@@ -17,41 +17,44 @@ from typing import Any
 
 from footprint_lab.core._chat import Chat
 from footprint_lab.engine import _display as display
-from footprint_lab.engine.markup import attr, esc
+from footprint_lab.engine import theme
+from footprint_lab.engine.markup import el, esc, join, raw
 from footprint_lab.lab.views import answer_view
 from footprint_lab.lab.views.page import new_scope
 
-_STATUS_COLOURS = {"finished": "#1a7f37", "paused": "#9a6700", "failed": "#cf222e", "cancelled": "#6e7781",
-                   "abandoned": "#6e7781"}
-_CSS = ("§{font-family:system-ui,sans-serif;font-size:13px}§ .fl-chat-turn{border:1px solid #d0d7de;"
-        "border-radius:6px;margin:.3rem 0;padding:.2rem .6rem}§ .fl-chat-turn>summary{cursor:pointer}"
-        "§ .fl-chat-k{font:600 12px monospace;margin-right:.5rem}§ .fl-chat-said{color:#57606a}"
-        "§ .fl-chat-meta{font-size:11px;color:#6e7781;margin:.2rem 0}")
+_CSS = (f"§{{font-family:{theme.FONT};font-size:{theme.TEXT};color:{theme.INK}}}"
+        f"§ .fl-chat-turn{{border:1px solid {theme.LINE};border-radius:{theme.RADIUS};margin:{theme.SPACE[1]} 0;"
+        f"padding:{theme.SPACE[0]} {theme.SPACE[2]}}}§ .fl-chat-turn>summary{{cursor:pointer}}"
+        f"§ .fl-chat-k{{font:600 {theme.SMALL} {theme.MONO};margin-right:{theme.SPACE[1]}}}"
+        f"§ .fl-chat-said,§ .fl-chat-meta{{color:{theme.GREY}}}§ .fl-chat-meta{{font-size:{theme.TINY};"
+        f"margin:{theme.SPACE[0]} 0}}")
+
+
+def _turn(chat: Chat, row: dict[str, Any]) -> str:
+    """One turn: a closed block whose summary says number, status (symbol and word), message and answer."""
+    number = int(row["turn"])
+    status = str(row["status"])
+    carried = sorted(set(chat.born_in(number).values()) - {number})
+    meta = [str(row["changed"]), f"{int(row['tokens'])} tokens"]
+    if carried:
+        meta.append(f"carries turns {', '.join(map(str, carried))}")
+    summary = el("summary", el("span", f"turn {number}", class_="fl-chat-k"),
+                 el("span", theme.status_mark(status), style=f"color:{theme.status_colour(status)}"), " · ",
+                 el("span", raw(esc(row["message"] or "", limit=120)), class_="fl-chat-said"), " → ",
+                 raw(esc(row["answer"] or "", limit=160)))
+    return el("details", summary, el("div", " · ".join(meta), class_="fl-chat-meta"),
+              raw(answer_view(chat[number].recording)), class_="fl-chat-turn", data_fl_turn=str(number))
 
 
 def chat_html(chat: Chat) -> str:
     """The chat as HTML: a header, then one closed block per turn holding its answer view."""
     scope = new_scope()
-    frame = chat.frame()
-    rows = []
-    for row in frame.to_dict("records"):
-        number = int(row["turn"])
-        run = chat[number]
-        colour = _STATUS_COLOURS.get(str(row["status"]), "#6e7781")
-        carried = sorted(set(chat.born_in(number).values()) - {number})
-        from_turns = f" · carries turns {', '.join(map(str, carried))}" if carried else ""
-        rows.append(
-            f'<details class="fl-chat-turn" data-fl-turn="{attr(str(number))}">'
-            f'<summary><span class="fl-chat-k">turn {number}</span>'
-            f'<span style="color:{colour}">{esc(row["status"])}</span> · '
-            f'<span class="fl-chat-said">{esc(row["message"] or "", limit=120)}</span> → '
-            f'{esc(row["answer"] or "", limit=160)}</summary>'
-            f'<div class="fl-chat-meta">{esc(row["changed"])} · {int(row["tokens"])} tokens{esc(from_turns)}</div>'
-            f"{answer_view(run.recording)}</details>")
-    head = (f'<div class="fl-section-title"><b>Chat</b> · {len(chat)} turn(s)'
-            + (f" · forked at turn {chat.forked_from[1]}" if chat.forked_from is not None else "") + "</div>")
-    style = "<style>" + _CSS.replace("§", f"#{scope}") + "</style>"
-    return f'<div id="{scope}" class="fl-chat">{style}{head}{"".join(rows) or "<p>No turn yet.</p>"}</div>'
+    turns = [_turn(chat, row) for row in chat.frame().to_dict("records")]
+    forked = f" · forked at turn {chat.forked_from[1]}" if chat.forked_from is not None else ""
+    head = el("div", el("b", "Chat"), f" · {len(chat)} turn(s){forked}", class_="fl-section-title")
+    style = el("style", raw(_CSS.replace("§", f"#{scope}")))
+    body = join(turns) if turns else el("p", "No turn yet.")
+    return el("div", style, head, body, id=scope, class_="fl-chat")
 
 
 def chat_text(chat: Chat) -> str:
