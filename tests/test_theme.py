@@ -25,13 +25,12 @@ def test_the_widgets_sheet_uses_the_palette_only():
 
 def _written() -> list[str]:
     """The HTML and style sheets the package writes: views, a card, the panels' and the exported page's sheets."""
+    from footprint_lab import Chat
     from footprint_lab.errors import InvalidRunInputError
     from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
     from footprint_lab.lab.cards import error_card_html
     from footprint_lab.lab.panels import STYLE
     from footprint_lab.notebook._html import _PAGE_STYLE
-
-    from footprint_lab import Chat
 
     run = planted_fact_agent().run_sync(REFUND_REQUEST)
     chat = Chat(planted_fact_agent())

@@ -30,7 +30,7 @@ _CSS = (f"§{{font-family:{theme.FONT};font-size:{theme.TEXT};color:{theme.INK}}
         f"margin:{theme.SPACE[0]} 0}}")
 
 
-def _turn(chat: Chat, row: dict[str, Any]) -> str:
+def _turn(chat: Chat, row: dict[Any, Any]) -> str:
     """One turn: a closed block whose summary says number, status (symbol and word), message and answer."""
     number = int(row["turn"])
     status = str(row["status"])
