@@ -35,7 +35,8 @@ def _written() -> list[str]:
     run = planted_fact_agent().run_sync(REFUND_REQUEST)
     chat = Chat(planted_fact_agent())
     chat.send_sync(REFUND_REQUEST)
-    return [run._repr_mimebundle_()["text/html"], chat._repr_mimebundle_()["text/html"], run.backtrack()._repr_mimebundle_()["text/html"],
+    return [run._repr_mimebundle_()["text/html"], chat._repr_mimebundle_()["text/html"],
+            run.backtrack()._repr_mimebundle_()["text/html"],
             run.tree()._repr_mimebundle_()["text/html"], run.integrity()._repr_mimebundle_()["text/html"],
             error_card_html(InvalidRunInputError("Agent.run", "a list", "pass a message")), STYLE, _PAGE_STYLE,
             (PACKAGE / "lab" / "static" / "lab.css").read_text(encoding="utf-8")]
