@@ -21,6 +21,7 @@ from collections.abc import Callable
 from typing import Any
 
 from footprint_lab.batch._refusals import BatchConfigError
+from footprint_lab.engine._display import in_kernel
 from footprint_lab.engine._refusal import call_problem, describe_shape
 
 Wanted = bool | Callable[[int, int], Any] | None
@@ -117,14 +118,3 @@ def _widget(total: int, label: str) -> Any:
     display(box)
     return box
 
-
-def in_kernel() -> bool:
-    """Whether this code runs inside a notebook kernel (which can show a widget)."""
-    if "ipykernel" not in sys.modules:
-        return False
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None

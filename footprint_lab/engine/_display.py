@@ -20,6 +20,7 @@ Role: engine layer; imports nothing but the standard library.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -67,3 +68,15 @@ def bundle(kind: str, obj: Any, fallback: Callable[[], Bundle], include: Iterabl
     for finish in _finishers:
         data = finish(data)
     return data
+
+
+def in_kernel() -> bool:
+    """Whether this code runs inside a notebook kernel (which can show a widget)."""
+    if "ipykernel" not in sys.modules:
+        return False
+    try:
+        from IPython import get_ipython
+    except ImportError:
+        return False
+    shell = get_ipython()
+    return shell is not None and getattr(shell, "kernel", None) is not None

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine._refusal import Refusal
+from footprint_lab.explain._arm_fields import ArmFields
 from footprint_lab.explain._checks import id_list, recording_of, whole_number
 from footprint_lab.explain._custody import backtrack
 from footprint_lab.explain._draws import Draws
@@ -43,7 +44,6 @@ from footprint_lab.explain._influence import suspects as rank_suspects
 from footprint_lab.explain._members import Source
 from footprint_lab.explain._render import display_bundle, shorten
 from footprint_lab.explain._rerun import (
-    Outcome,
     Progress,
     Rerunner,
     TextDifference,
@@ -94,7 +94,7 @@ def original_answer(function: str, recording: Recording) -> str:
 
 
 @dataclass(slots=True)
-class LocalizedSuspect:
+class LocalizedSuspect(ArmFields):
     """One suspect's trial: its place in the ranking and what the reruns without it said.
 
     ``flips`` of ``samples`` finished reruns changed the outcome (the confirmation's reruns when
@@ -110,25 +110,6 @@ class LocalizedSuspect:
     #: in a composed run: the member's path (empty for the run itself) and the name its runner was given
     member: str = ""
     member_name: str | None = None
-
-    verdict = property(lambda self: self.trial.verdict)
-    reason = property(lambda self: self.trial.reason)
-    flips = property(lambda self: self.trial.flips)
-    samples = property(lambda self: self.trial.samples)
-    flip_rate = property(lambda self: self.trial.flip_rate)
-    noise_flips = property(lambda self: self.trial.noise_flips)
-    noise_samples = property(lambda self: self.trial.noise_samples)
-    noise_rate = property(lambda self: self.trial.noise_rate)
-    p_value = property(lambda self: self.trial.p_value)
-    level = property(lambda self: self.trial.level)
-    reruns = property(lambda self: self.trial.reruns)
-    failed = property(lambda self: self.trial.failed)
-    failures = property(lambda self: self.trial.failures)
-
-    @property
-    def outcomes(self) -> list[Outcome]:
-        """The reruns its flips are counted over."""
-        return self.trial.counted
 
     @property
     def phase(self) -> str:

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.explain._ablation import choose_suspects, original_answer
+from footprint_lab.explain._arm_fields import ArmFields
 from footprint_lab.explain._checks import ExplainConfigError, recording_of, whole_number
 from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._render import display_bundle, shorten
@@ -52,23 +53,12 @@ if TYPE_CHECKING:
 
 
 @dataclass(slots=True)
-class CulpritSet:
+class CulpritSet(ArmFields):
     """Suspects whose joint removal flipped the outcome in the search, and what its confirmation said."""
 
     sources: tuple[str, ...]
     minimal: bool
     trial: ArmVerdict
-
-    verdict = property(lambda self: self.trial.verdict)
-    flips = property(lambda self: self.trial.flips)
-    samples = property(lambda self: self.trial.samples)
-    p_value = property(lambda self: self.trial.p_value)
-    noise_flips = property(lambda self: self.trial.noise_flips)
-    noise_samples = property(lambda self: self.trial.noise_samples)
-
-    @property
-    def outcomes(self) -> list[Outcome]:
-        return self.trial.counted
 
     def line(self) -> str:
         names = " + ".join(f"'{n}'" for n in self.sources)

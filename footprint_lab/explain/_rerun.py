@@ -33,13 +33,13 @@ from __future__ import annotations
 import asyncio
 import inspect
 import re
-import sys
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.context._source_ids import UnknownSourceError
+from footprint_lab.engine._display import in_kernel
 from footprint_lab.engine._refusal import call_problem, describe_shape
 from footprint_lab.explain._checks import ExplainConfigError, fraction
 from footprint_lab.explain._members import Source, removable_sources
@@ -311,7 +311,7 @@ class Progress:
             self._tell = wanted
             wanted(0, total)
             return
-        if wanted is False or (wanted is None and not _in_kernel()) or total == 0:
+        if wanted is False or (wanted is None and not in_kernel()) or total == 0:
             return
         try:
             import ipywidgets
@@ -337,13 +337,3 @@ class Progress:
             self._bar.value = self._done
             self._bar.bar_style = "success"
 
-
-def _in_kernel() -> bool:
-    if "ipykernel" not in sys.modules:
-        return False
-    try:
-        from IPython import get_ipython
-    except ImportError:
-        return False
-    shell = get_ipython()
-    return shell is not None and getattr(shell, "kernel", None) is not None
