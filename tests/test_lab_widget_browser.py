@@ -140,11 +140,11 @@ def test_follow_up_turns_and_a_new_conversation(notebook):
     with evidence(page, console, "lab-turns"):
         if lab.get_attribute("data-status") != "finished":
             press_run(lab, "finished")
-        assert lab.locator(".fl-turn").inner_text() == "turn 1"
+        assert lab.locator(".fl-turn").inner_text() == "1 turn"
         assert lab.locator(".fl-run-btn").inner_text() == "Send"
         lab.locator(".fl-message").fill("And what about the VIP override?")
         lab.locator(".fl-run-btn").click()
-        page.wait_for_function("lab => lab.querySelector('.fl-turn').textContent === 'turn 2'",
+        page.wait_for_function("lab => lab.querySelector('.fl-turn').textContent === '2 turns'",
                                arg=lab.element_handle(), timeout=30_000)
         wait_status(lab, "finished")
         assert lab.locator(".fl-step-id", has_text="seed#1").count() == 1
@@ -310,6 +310,8 @@ def test_a_chats_turns_are_listed_and_each_reruns_without_a_source_or_forks(note
         first.locator(".fl-turn-open").click()
         lab.locator(".fl-turn-row.fl-selected[data-fl-turn='0']").wait_for(timeout=30_000)
         assert "APPROVED" in lab.locator(".fl-answer-view [data-fl-answer]").inner_text()
+        lab.locator(".fl-turns").scroll_into_view_if_needed()
+        keep_evidence(page, "lab_chat_turns", console)  # the screenshot, for a person to look at
         rows.nth(1).locator(".fl-turn-fork").click()
         page.wait_for_function("lab => lab.querySelectorAll('.fl-turn-row').length === 1", arg=lab.element_handle(),
                                timeout=30_000)

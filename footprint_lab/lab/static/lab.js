@@ -273,7 +273,7 @@ function render({ model, el }) {
     const busy = Boolean(model.get("busy"));
     title.textContent = model.get("title");
     const turns = model.get("turn");
-    turn.textContent = turns ? `turn ${turns}` : "";
+    turn.textContent = turns ? `${turns} turn${turns === 1 ? "" : "s"}` : "";  // a count: the turns below are numbered from 0
     status.textContent = STATUS_TEXT[state] || state;
     status.className = `fl-status fl-st-${state}`;
     root.dataset.status = state;
