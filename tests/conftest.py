@@ -1,11 +1,22 @@
-"""Shared test helpers."""
+"""Shared test helpers.
+
+Property tests (hypothesis) draw the same examples on every run of the suite, so a run that passes
+passes again; ``FOOTPRINT_HYPOTHESIS=explore`` draws fresh ones, to look for new breaks (a break
+found that way becomes a fixed example or a bound at the door, as samples' upper bound did).
+"""
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterator
 from typing import Any
 
 import pytest
+from hypothesis import settings
+
+settings.register_profile("repeatable", derandomize=True, database=None)
+settings.register_profile("explore")
+settings.load_profile("explore" if os.environ.get("FOOTPRINT_HYPOTHESIS") == "explore" else "repeatable")
 
 from footprint_lab import define_tool
 

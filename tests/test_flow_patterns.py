@@ -102,3 +102,12 @@ def test_pattern_settings_are_refused_at_build_time() -> None:
         self_consistency(echo("a"), samples=0)
     with pytest.raises(CompositionConfigError):
         swarm({"a": echo("a")}, entry="b")
+
+
+@pytest.mark.parametrize("count", [0, -3, 101, 10**9, 2**63])
+def test_a_fan_out_no_plan_would_want_is_refused_before_any_member_is_built(count: int) -> None:
+    with pytest.raises(CompositionConfigError) as caught:
+        self_consistency(echo("a"), samples=count)
+    assert "from 1 to 100" in str(caught.value) and (count < 1000 or str(count) not in str(caught.value))
+    with pytest.raises(CompositionConfigError):
+        map_reduce(echo("a"), echo("b"), split=lambda text: [text], shards=count)

@@ -75,12 +75,17 @@ def majority_vote(answers: Mapping[str, str]) -> str:
     return next(answer.strip() for answer in answers.values() if counts[answer.strip()] == best)
 
 
+#: The most concurrent members one pattern builds (``samples``, ``shards``): each is a member run,
+#: billed, with its own recording; more is a typo, not a plan, and would build that many members first.
+MAX_FAN_OUT = 100
+
+
 def self_consistency(runner: Runner, /, *, samples: int = 5,
                      vote: Callable[[dict[str, str]], str] = majority_vote) -> Parallel:
     """``samples`` concurrent answers from one runner, merged by ``vote`` (majority by default)."""
-    if not isinstance(samples, int) or isinstance(samples, bool) or samples < 1:
+    if not isinstance(samples, int) or isinstance(samples, bool) or not 1 <= samples <= MAX_FAN_OUT:
         raise CompositionConfigError("self_consistency", "samples", describe_shape(samples),
-                                     "must be a whole number of at least 1")
+                                     f"must be a whole number from 1 to {MAX_FAN_OUT}")
     branches = [(f"sample-{number}", runner) for number in range(1, samples + 1)]
     return Parallel(branches, merge=vote, name="self-consistency")
 
@@ -90,9 +95,9 @@ def map_reduce(mapper: Runner, reducer: Runner, /, *, split: Callable[[str], Seq
 
     ``split`` must return exactly ``shards`` non-blank parts.
     """
-    if not isinstance(shards, int) or isinstance(shards, bool) or shards < 1:
+    if not isinstance(shards, int) or isinstance(shards, bool) or not 1 <= shards <= MAX_FAN_OUT:
         raise CompositionConfigError("map_reduce", "shards", describe_shape(shards),
-                                     "must be a whole number of at least 1")
+                                     f"must be a whole number from 1 to {MAX_FAN_OUT}")
     check_callable("map_reduce", "split", split, "must be a function of the message returning its parts")
     parts = [f"map-{number}" for number in range(1, shards + 1)]
     nodes = [step(name, mapper, needs="input", map=_shard(split, index, shards)) for index, name in enumerate(parts)]
