@@ -14,11 +14,11 @@ from typing import Any
 import pytest
 from hypothesis import settings
 
+from footprint_lab import define_tool
+
 settings.register_profile("repeatable", derandomize=True, database=None)
 settings.register_profile("explore")
 settings.load_profile("explore" if os.environ.get("FOOTPRINT_HYPOTHESIS") == "explore" else "repeatable")
-
-from footprint_lab import define_tool
 
 
 @pytest.fixture
