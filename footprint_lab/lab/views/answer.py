@@ -40,6 +40,7 @@ from footprint_lab.lab.views.page import (
     FIRST_DRAWN,
     LONG_LIST,
     SEP,
+    TREE_CSS,
     UNPROVEN,
     anchor,
     answer_box,
@@ -87,7 +88,7 @@ def answer_view(recording: Recording, *, note: str = "", budget: int | None = No
     """
     scope = new_scope()
     view = wrap(scope, run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS,
-                                note=note))
+                                note=note), extra=TREE_CSS if recording.children else "")
     if budget is None or len(view) <= budget:
         return view
     scope = new_scope()

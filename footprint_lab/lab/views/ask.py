@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from footprint_lab.explain._asking import BRACKETED as _BRACKETED
 from footprint_lab.explain._custody import backtrack
 from footprint_lab.explain._index import RecordingIndex
-from footprint_lab.lab.views.page import attr, new_scope, wrap
+from footprint_lab.lab.views.page import ASK_CSS, attr, new_scope, wrap
 from footprint_lab.lab.views.page import esc as text
 
 if TYPE_CHECKING:
@@ -102,7 +102,7 @@ def answer_html(explanation: Explanation, recording: Recording | None = None) ->
 
 def explanation_html(explanation: Explanation) -> str:
     """An ``Explanation`` displayed on its own: the answer and its citations, in the views' style sheet."""
-    return wrap(new_scope(), answer_html(explanation))
+    return wrap(new_scope(), answer_html(explanation), extra=ASK_CSS)
 
 
 def note_html(message: str) -> str:

@@ -68,12 +68,20 @@ margin:{theme.SPACE[1]} 0}}
 § .fl-box>summary{{font-weight:600}}
 § table{{border-collapse:collapse;margin:.3rem 0;font-size:{theme.SMALL}}}
 § td,§ th{{border:1px solid {theme.LINE};padding:1px 6px;text-align:left;vertical-align:top}}
+"""
+
+#: what a view of members adds (a composition's answer view, a tree)
+TREE_CSS = f"""
 § .fl-tree,§ .fl-tree ul{{list-style:none;margin:0;padding-left:1.1rem;border-left:1px dashed {theme.LINE}}}
 § .fl-tree{{padding-left:{theme.SPACE[0]};border-left:none}}
 § .fl-edge{{font-size:{theme.TINY};color:{theme.PURPLE}}}
 § .fl-member-body{{border:1px solid {theme.LINE};border-radius:{theme.RADIUS};padding:.3rem {theme.SPACE[2]};
 margin:{theme.SPACE[0]} 0 {theme.SPACE[1]}}}
 § .fl-svg{{display:block;max-width:100%;height:auto}}
+"""
+
+#: what an explanation's view adds
+ASK_CSS = f"""
 § .fl-ask-q{{color:{theme.GREY}}}
 § .fl-ask-cited,§ .fl-ask-unsupported{{font-family:{theme.MONO};font-size:{theme.SMALL}}}
 § .fl-ask-unsupported{{color:{theme.RED}}}
@@ -85,14 +93,18 @@ def new_scope() -> str:
     return "fl" + uuid.uuid4().hex[:6]
 
 
-def style(scope: str) -> str:
-    """The style sheet of the lab views, scoped to the output ``scope``."""
-    return "<style>" + _CSS.replace("§", f"#{scope}").replace("\n", "") + "</style>"
+def style(scope: str, extra: str = "") -> str:
+    """The style sheet of the lab views (and ``extra``: :data:`TREE_CSS`, :data:`ASK_CSS`), scoped to ``scope``.
+
+    Each output carries its own sheet (a notebook keeps outputs apart), so a view writes only the
+    rules it can use: a plain run's view leaves out the members' and the explanation's.
+    """
+    return "<style>" + (_CSS + extra).replace("§", f"#{scope}").replace("\n", "") + "</style>"
 
 
-def wrap(scope: str, body: str, *, css_class: str = "fl-view") -> str:
-    """One self-contained output: its scoped style sheet and its body."""
-    return f'<div id="{scope}" class="{css_class}">{style(scope)}{body}</div>'
+def wrap(scope: str, body: str, *, css_class: str = "fl-view", extra: str = "") -> str:
+    """One self-contained output: its scoped style sheet (with ``extra`` rules) and its body."""
+    return f'<div id="{scope}" class="{css_class}">{style(scope, extra)}{body}</div>'
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9-]")
@@ -154,20 +166,19 @@ def tag(text: str, status: str | None = None, extra: str = "") -> Html:
     """
     css_class = f"fl-tag fl-st-{attr(status)}" if status else "fl-tag"
     word = theme.status_mark(text) if status and text == status else text
-    look = css(border_radius="10px", padding="0 7px", color=theme.PAPER, background_color=theme.status_colour(status))
+    look = css(border_radius="10px", padding="0 7px", color=theme.PAPER, background=theme.status_colour(status))
     return raw(f'<span class="{css_class}" style="{look}"{extra}>{esc(word)}</span>')
 
 
 def flag(kind: str) -> Html:
     """The badge of one kind of integrity finding (its name in brackets, so it reads as a flag unstyled too)."""
-    look = css(display="inline-block", margin_left="4px", border_radius="8px", padding="0 6px", color=theme.PAPER,
-               background_color=theme.ORANGE)
+    look = css(margin_left="4px", border_radius="8px", padding="0 6px", color=theme.PAPER, background=theme.ORANGE)
     return raw(f' <span class="fl-flag" style="{look}">[{esc(kind)}]</span>')
 
 
 def mark(text: str) -> Html:
     """A highlighted note beside a row (a suspect rank), ``text`` escaped here."""
-    return el("mark", text, style=css(background_color=theme.ORANGE_TINT, border_radius="8px", padding="0 6px",
+    return el("mark", text, style=css(background=theme.ORANGE_TINT, border_radius="8px", padding="0 6px",
                                       color=theme.ORANGE))
 
 

@@ -26,7 +26,17 @@ from typing import TYPE_CHECKING, Any
 from footprint_lab.engine import theme
 from footprint_lab.explain._tree import RunTree, run_tree
 from footprint_lab.lab.views.answer import FULL_MEMBER_VIEWS, nested_html, recordings_by_path
-from footprint_lab.lab.views.page import FIRST_DRAWN, LONG_LIST, el, esc, new_scope, not_drawn, shorten, wrap
+from footprint_lab.lab.views.page import (
+    FIRST_DRAWN,
+    LONG_LIST,
+    TREE_CSS,
+    el,
+    esc,
+    new_scope,
+    not_drawn,
+    shorten,
+    wrap,
+)
 from footprint_lab.lab.views.svg import SVG_NODES, decision, layout, node_label, tree_svg
 
 if TYPE_CHECKING:
@@ -164,7 +174,7 @@ def tree_html(recording_or_tree: Any, *, steps: bool = False, left_out: int = 0)
     nested = nested_html(tree, scope, homes, len(tree.nodes) <= FULL_MEMBER_VIEWS, skip_root=False)
     note = f'<p class="fl-note">{esc(_left_out_note(left_out))}</p>' if left_out else ""
     return wrap(scope, f'{drawn}{note}<details class="fl-box fl-nojs" open><summary>Runs as a list '
-                       f"({len(tree.nodes)})</summary>{nested}</details>")
+                       f"({len(tree.nodes)})</summary>{nested}</details>", extra=TREE_CSS)
 
 
 def tree_bundle(tree: RunTree) -> dict[str, Any]:
