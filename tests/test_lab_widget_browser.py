@@ -61,7 +61,7 @@ def notebook(lab_server: LabServer) -> Iterator[tuple[Any, list[str], Path]]:
         page = context.new_page()
         page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
         with evidence(page, console, "lab-notebook-open"):
-            page.goto(f"{lab_server.url}/lab/tree/{path.name}")
+            page.goto(f"{lab_server.url}/lab/tree/{path.name}?reset")  # no tab left open by an earlier test
             page.wait_for_selector("text=Python 3 (ipykernel) | Idle", timeout=90_000)
             page.locator(".jp-Cell").first.click()
             for _ in ORDER:
