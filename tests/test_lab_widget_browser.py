@@ -310,8 +310,6 @@ def test_a_chats_turns_are_listed_and_each_reruns_without_a_source_or_forks(note
         first.locator(".fl-turn-open").click()
         lab.locator(".fl-turn-row.fl-selected[data-fl-turn='0']").wait_for(timeout=30_000)
         assert "APPROVED" in lab.locator(".fl-answer-view [data-fl-answer]").inner_text()
-        lab.locator(".fl-turns").scroll_into_view_if_needed()
-        keep_evidence(page, "lab_chat_turns", console)  # the screenshot, for a person to look at
         rows.nth(1).locator(".fl-turn-fork").click()
         page.wait_for_function("lab => lab.querySelectorAll('.fl-turn-row').length === 1", arg=lab.element_handle(),
                                timeout=30_000)
