@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from footprint_lab.engine._refusal import Refusal
+from footprint_lab.engine._refusal import CallSettingRefusal, Refusal
 
 
-class BatchConfigError(Refusal):
+class BatchConfigError(CallSettingRefusal):
     """Raised when a run-set method is given a setting it cannot use.
 
     Carries ``function`` (the method called), ``setting`` (the argument at fault) and
@@ -20,13 +20,6 @@ class BatchConfigError(Refusal):
     """
 
     code = "ERR_BATCH_CONFIG"
-    fields = ("function", "setting", "received")
-
-    def __init__(self, function: str, setting: str, received: str, fix: str) -> None:
-        super().__init__(f"{function}: '{setting}' {fix} (received {received}).")
-        self.function = function
-        self.setting = setting
-        self.received = received
 
 
 class RunSetFolderError(Refusal):

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from footprint_lab.engine._refusal import Refusal, describe_shape
+from footprint_lab.engine._refusal import CallSettingRefusal, Refusal, describe_shape
 
 
 @runtime_checkable
@@ -37,7 +37,7 @@ class Rebuildable(Protocol):
     def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Any: ...
 
 
-class ExplainConfigError(Refusal):
+class ExplainConfigError(CallSettingRefusal):
     """Raised when an explanation (or a rebuild it asks for) is given a setting it cannot use.
 
     Carries ``function`` (the explanation or method called), ``setting`` (the keyword at fault)
@@ -45,13 +45,6 @@ class ExplainConfigError(Refusal):
     """
 
     code = "ERR_EXPLAIN_CONFIG"
-    fields = ("function", "setting", "received")
-
-    def __init__(self, function: str, setting: str, received: str, fix: str) -> None:
-        super().__init__(f"{function}: '{setting}' {fix} (received {received}).")
-        self.function = function
-        self.setting = setting
-        self.received = received
 
 
 class UnknownSourceError(Refusal):

@@ -82,6 +82,16 @@ class SettingRefusal(Refusal):
         self.received = received
 
 
+class CallSettingRefusal(SettingRefusal):
+    """A setting refusal that also keeps ``function``: the function or method that was called with it."""
+
+    fields: ClassVar[tuple[str, ...]] = ("function", "setting", "received")
+
+    def __init__(self, function: str, setting: str, received: str, fix: str) -> None:
+        super().__init__(function, setting, received, fix)
+        self.function = function
+
+
 def describe_shape(value: object) -> str:
     """Describe a value by its shape, never by its content.
 

@@ -88,9 +88,6 @@ class SharingConfigError(SettingRefusal):
 
     code = "ERR_SHARING_CONFIG"
 
-    def __init__(self, function: str, setting: str, received: str, fix: str) -> None:
-        super().__init__(function, setting, received, fix)
-
 
 class ScanFinding(NamedTuple):
     """One place a policy still matches: ``cell`` and ``output`` indices (``None`` for notebook metadata),
