@@ -315,10 +315,10 @@ def _tags(kind: str, text: bytes, algorithm: str = ALGORITHM) -> bytes:
     crcs = array.array("I", map(zlib.crc32, pieces))
     if sys.byteorder == "big":
         crcs.byteswap()
-    halves = array.array("H", memoryview(crcs.tobytes()).cast("H")[::2])  # each CRC's low half
-    if sys.byteorder == "little":
-        halves.byteswap()
-    return halves.tobytes()
+    words = crcs.tobytes()  # little-endian: a CRC's low half is its first two bytes, low byte first
+    halves = bytearray(len(words) // 2)
+    halves[0::2], halves[1::2] = words[1::4], words[0::4]  # each low half, written high byte first
+    return bytes(halves)
 
 
 def _starts(kind: str, text: bytes, algorithm: str = ALGORITHM) -> list[int]:
