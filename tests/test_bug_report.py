@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 import zipfile
 from pathlib import Path
@@ -10,7 +11,8 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, Chat, Redaction, Run, define_tool
-from footprint_lab.errors import NotebookFileError, SharingConfigError
+from footprint_lab.engine._base64 import base64_texts
+from footprint_lab.errors import BugReportError, NotebookFileError, SharingConfigError
 from footprint_lab.notebook import load_runs
 from footprint_lab.providers import mock
 
@@ -115,3 +117,31 @@ async def test_a_path_in_a_missing_folder_is_refused_before_anything_is_built(tm
     run = await Agent(provider=mock(reply="Hi.")).run("Hello.")
     with pytest.raises(NotebookFileError):
         run.bug_report(tmp_path / "nowhere" / "r.zip")
+
+
+async def test_a_credential_in_base64_inside_a_tool_result_is_not_in_the_bundle(tmp_path: Path) -> None:
+    header = "Basic " + base64.b64encode(f"maria:{PASSWORD}".encode()).decode()
+    tool = define_tool(name="lookup_account", description="Look up the account.",
+                       fn=lambda: {"password": PASSWORD, "sent": {"Authorization": header}})
+    agent = Agent(provider=mock(replies=[{"tool": "lookup_account", "args": {}}, "Checked."]), tools=[tool])
+    run = await agent.run("Check my account.")  # recorded without a policy: the report's policy masks it
+    files = unzipped(run.bug_report(tmp_path / "report.zip", redact=Redaction(keys=["password"])))
+    assert_free_of(files, PASSWORD, header.split()[1])
+    for name, data in files.items():
+        assert not any(PASSWORD in text for text in base64_texts(data.decode())), name
+
+
+async def test_when_masking_leaves_a_covered_value_no_bundle_is_written(tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    from footprint_lab.notebook import _bug_report
+
+    real = _bug_report.export
+    # a masking gap, as a defect in export would leave one: the scan after it is what stops the bundle
+    monkeypatch.setattr(_bug_report, "export", lambda runs, path, *, title, redact: real(runs, path, title=title))
+    run = await account_agent(redact=None).run("Hello.")
+    target = tmp_path / "report.zip"
+    with pytest.raises(BugReportError) as refused:
+        run.bug_report(target, redact=POLICY)
+    assert refused.value.code == "ERR_BUG_REPORT" and refused.value.places > 0
+    assert not target.exists()
+    assert all(value not in str(refused.value) for value in (PASSWORD, CARD, TOKEN))

@@ -8,11 +8,15 @@ every surface a reader can reach.
 
 from __future__ import annotations
 
+import base64
 import json
 from typing import Any
 
+import pytest
+
 from footprint_lab import Agent, Redaction, define_tool
 from footprint_lab.context import define_fact
+from footprint_lab.engine._base64 import base64_texts
 from footprint_lab.providers import mock
 
 POLICY = dict(keys=["password", "pin"], patterns={"ticket": r"TCK-\d{6}"})
@@ -100,3 +104,60 @@ async def test_a_private_key_streamed_word_by_word_never_reaches_a_token_event()
     tokens = "".join(event.payload["text"] for event in run.recording.events if event.type == "token")
     assert tokens.startswith("Here: [redacted:private_key_block]") and tokens.endswith(" done")
     assert leaks(run, live, ["MIIEpAIBAAKCAQEAbodyline", "QQQQsecondline"]) == []
+
+
+# -- a secret in base64 --------------------------------------------------------------------
+def revealed(run: Any, live: list[str], secrets: list[str]) -> list[tuple[str, str]]:
+    """Each surface and secret where a base64 word of the surface decodes to text holding the secret."""
+    return [(where, secret) for where, text in surfaces(run, live).items()
+            for decoded in base64_texts(text.replace("\\n", " ")) for secret in secrets if secret in decoded]
+
+
+@pytest.mark.parametrize("user", ["maria", "mar", "ma"])  # each padding base64 can end with: none, "=", "=="
+async def test_a_learned_value_is_masked_inside_a_base64_credential(user: str) -> None:
+    secret = "sesame-42x"
+    header = "Basic " + base64.b64encode(f"{user}:{secret}".encode()).decode()
+    tool = define_tool(name="login", description="Log in.",
+                       fn=lambda: {"password": secret, "headers": {"Authorization-Sent": header}})
+    agent = Agent(provider=mock(replies=[{"tool": "login", "args": {}}, f"Sent {header} upstream."], stream=True),
+                  tools=[tool], redact=Redaction(**POLICY))  # type: ignore[arg-type]
+    run, live = await run_agent(agent, "log me in")
+    assert leaks(run, live, [secret, header.split()[1]]) == []
+    assert revealed(run, live, [secret]) == []
+    # what is recorded keeps the credential's shape: the base64 of its text with the value masked
+    # (the caller's own answer stays as the model wrote it)
+    masked = base64.b64encode(f"{user}:[redacted:password]".encode()).decode()
+    assert run.recording.answer == f"Sent Basic {masked} upstream." and run.answer == f"Sent {header} upstream."
+
+
+async def test_a_pattern_match_is_masked_inside_a_base64_blob_and_counted() -> None:
+    blob = base64.b64encode(b'{"ticket": "TCK-123456", "state": "open"}').decode()
+    tool = define_tool(name="export", description="Export tickets.", fn=lambda: {"blob": blob})
+    agent = Agent(provider=mock(replies=[{"tool": "export", "args": {}}, "exported"]), tools=[tool],
+                  redact=Redaction(**POLICY))  # type: ignore[arg-type]
+    run, live = await run_agent(agent, "export")
+    assert revealed(run, live, ["123456"]) == [] and leaks(run, live, [blob]) == []
+    assert run.recording.redaction is not None and run.recording.redaction["counts"]["pattern:ticket"] >= 1
+
+
+async def test_a_value_sent_in_base64_before_it_was_learned_is_swept() -> None:
+    secret = "sesame-42x"
+    early = base64.b64encode(f"my login is {secret}".encode()).decode()
+    tool = define_tool(name="login", description="Log in.",
+                       input_schema={"type": "object", "properties": {"password": {"type": "string"}}},
+                       fn=lambda password: "ok")
+    agent = Agent(provider=mock(replies=[{"tool": "login", "args": {"password": secret}}, "done"]),
+                  tools=[tool], redact=Redaction(**POLICY))  # type: ignore[arg-type]
+    run, _ = await run_agent(agent, f"here it is: {early}")
+    assert revealed(run, [], [secret]) == [] and leaks(run, [], [early]) == []
+
+
+async def test_base64_that_holds_nothing_covered_is_kept_as_it_was() -> None:
+    image = base64.b64encode(bytes(range(256)) * 2).decode()  # binary: not text
+    note = base64.b64encode(b"the parcel left Lisbon on Monday").decode()
+    tool = define_tool(name="fetch", description="Fetch.", fn=lambda: {"image": image, "note": note})
+    agent = Agent(provider=mock(replies=[{"tool": "fetch", "args": {}}, "fetched"]), tools=[tool],
+                  redact=Redaction(**POLICY))  # type: ignore[arg-type]
+    run, _ = await run_agent(agent, "fetch")
+    saved = run.recording.model_dump_json()
+    assert image in saved and note in saved

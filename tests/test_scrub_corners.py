@@ -23,10 +23,12 @@ from typing import Any
 import nbformat
 import pytest
 
-from footprint_lab import Redaction
-from footprint_lab.notebook import load_runs, scan, scrub
+from footprint_lab import Agent, Redaction, define_tool
+from footprint_lab.engine._base64 import as_text, decoded
+from footprint_lab.notebook import export, load_runs, scan, scrub
 from footprint_lab.notebook._read import WIDGET_STATE_MIME
-from footprint_lab.notebook._walk import PNG_SIGNATURE, as_text, decoded
+from footprint_lab.notebook._walk import PNG_SIGNATURE
+from footprint_lab.providers import mock
 from tests.notebook_kit import displayed, leaky_run
 from tests.test_cli_exit_codes import ENV, SCRIPT
 
@@ -305,3 +307,20 @@ def test_the_console_script_scans_and_scrubs_the_seeded_notebook(tmp_path: Path)
     after = run("scan", path)
     assert after.returncode == 0, after.stdout
     assert all(secret.encode() not in path.read_bytes() for secret in every_secret(planted))
+
+
+def test_a_key_only_a_recordings_base64_holds_is_found_and_scrubbed(tmp_path: Path) -> None:
+    # nothing in the recording matches as it stands: the key is inside a base64 blob of a tool result
+    blob = b64(f"OPENAI_API_KEY={key(7)}\nregion=eu")
+    agent = Agent(provider=mock(replies=[{"tool": "config", "args": {}}, "Loaded."]),
+                  tools=[define_tool(name="config", description="Read the config.", fn=lambda: {"env": blob})])
+    path = export([agent.run_sync("Load the config.")], tmp_path / "config.ipynb", title="config")
+    found = scan(path, redact=POLICY)
+    assert any(f.where == "recording" and "pattern:openai_key" in f.matched for f in found)
+    out = tmp_path / "clean.ipynb"
+    scrub(path, redact=POLICY, out=out)
+    raw = out.read_bytes()
+    assert blob.encode() not in raw and key(7).encode() not in raw
+    assert all(key(7) not in text for text in decoded_texts(json.loads(raw)))
+    (run,) = load_runs(out)  # masked in its encoding and still a recording
+    assert b64("OPENAI_API_KEY=[redacted:openai_key]\nregion=eu") in run.recording.model_dump_json()

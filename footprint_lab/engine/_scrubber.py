@@ -15,6 +15,7 @@ import re
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine._base64 import as_text, base64_words
 from footprint_lab.engine._patterns import _BREAK, _LEARN_MIN, BUILTIN_PATTERNS, _Pattern, normalize_key
 
 if TYPE_CHECKING:
@@ -168,7 +169,7 @@ class RunScrubber:
             for secret, mask in self._learned.items():
                 if secret in value:
                     value = value.replace(secret, mask)
-            return value
+            return base64_words(value, lambda raw: _through(raw, self.sweep), self.knows_any)
         if isinstance(value, int | float) and not isinstance(value, bool):
             return self._learned.get(str(value), value)
         if isinstance(value, dict):
@@ -181,15 +182,15 @@ class RunScrubber:
         return value
 
     def _text(self, text: str) -> str:
-        text = self.sweep(text)
-        if not self.may_match(text):
-            return text
-        for pattern in self._patterns:
-            text, hits = pattern.sub(text)
-            if hits:
-                name = f"pattern:{pattern.name}"
-                self.counts[name] = self.counts.get(name, 0) + hits
-        return text
+        text = self.sweep(text)  # the learned values, in base64 words too
+        if self.may_match(text):
+            for pattern in self._patterns:
+                text, hits = pattern.sub(text)
+                if hits:
+                    name = f"pattern:{pattern.name}"
+                    self.counts[name] = self.counts.get(name, 0) + hits
+        # a match may be encoded: each base64 word that reads as text is masked as text and encoded again
+        return base64_words(text, lambda raw: _through(raw, self._text), self.may_match) if self._patterns else text
 
     def hits(self, text: str) -> list[tuple[int, int, str]]:
         """Where in ``text`` a pattern or a learned value matches, each as ``(start, end, mask)``, in text order;
@@ -256,6 +257,15 @@ class RunScrubber:
     def report(self) -> dict[str, Any]:
         """The redaction report a ``Recording`` carries: what was in force and what matched, with counts."""
         return {**self.marks(), "counts": dict(sorted(self.counts.items()))}
+
+
+def _through(raw: bytes, mask: Any) -> bytes | None:
+    """Decoded base64 that reads as text, masked by ``mask``; ``None`` when it is binary or nothing changed."""
+    text = as_text(raw)
+    if text is None:
+        return None
+    masked = mask(text)
+    return None if masked == text else masked.encode("utf-8")
 
 
 def _cuts_alike(patterns: list[_Pattern], text: str, cut: int) -> bool:

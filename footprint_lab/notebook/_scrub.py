@@ -40,6 +40,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from footprint_lab.engine._base64 import as_text, base64_texts, base64_words, decoded, encoded
 from footprint_lab.engine._held import bind_display, display_verdict, held_digests, holds_display
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._records import content_hash
@@ -62,10 +63,6 @@ from footprint_lab.notebook._walk import (
     PNG_SIGNATURE,
     Layer,
     Spot,
-    as_text,
-    base64_words,
-    decoded,
-    encoded,
     holds_recording,
     holds_recording_text,
     png_texts,
@@ -308,8 +305,9 @@ class _Pass:
             new_raw = self._payload(raw, spot)
             if new_raw is not None:
                 return encoded(new_raw, value)
-        masked = unhidden(self.scrubber.scrub(value), self.scrubber.hits)
-        return base64_words(masked, lambda payload: self._payload(payload, spot))
+        # base64 words first, each named as read through base64 (the scrubber reads them too, unnamed)
+        value = base64_words(value, lambda payload: self._payload(payload, spot))
+        return unhidden(self.scrubber.scrub(value), self.scrubber.hits)
 
     def _payload(self, raw: bytes, spot: Spot) -> bytes | None:
         """Decoded base64, masked: a PNG's text chunks, or bytes that read as text; ``None`` when unchanged."""
@@ -350,7 +348,8 @@ class _Pass:
 
     def _recording(self, value: Any) -> Any:
         """An embedded recording masked as data, still a valid recording (hashes and report updated);
-        one of a newer schema version is masked as plain data, left for the footprint_lab that wrote it."""
+        one of a newer schema version is masked as plain data, left for the footprint_lab that wrote it.
+        The scrubber reads its strings through base64 too (an encoded credential in a tool result)."""
         data = value
         if isinstance(value, str):
             try:
@@ -405,7 +404,10 @@ def _may_match(data: Any, policy: Redaction, scrubber: RunScrubber) -> bool:
     if any(normalize_key(key) in keys for key in policy.keys):
         return True
     text = "\n".join(texts)  # a match across two joined strings only costs a full pass, never a miss
-    return scrubber.knows_any(text) or scrubber.may_match(text)
+    if scrubber.knows_any(text) or scrubber.may_match(text):
+        return True
+    decoded_words = "\n".join(base64_texts(text))
+    return bool(decoded_words) and (scrubber.knows_any(decoded_words) or scrubber.may_match(decoded_words))
 
 
 def _keyed_tables(policy: Redaction) -> bool:

@@ -9,9 +9,8 @@ ones included, down to each string, number and key of the JSON they hold; each w
 visitor covers is handed over whole; a saved recording is handed over as one piece (it is
 masked as a recording, so it still loads).
 
-What the visitor reads inside a string is here too, each layer undone and done again:
-:func:`decoded` (a base64 payload: an attachment, an image, a widget buffer, a ``data:`` URL
-or any base64 word that decodes to text), :func:`png_texts` (the text chunks of a PNG image:
+What the visitor reads inside a string is here too, each layer undone and done again (base64
+is read through ``engine._base64``): :func:`png_texts` (the text chunks of a PNG image:
 ``tEXt``, ``zTXt``, ``iTXt``), and :func:`unhidden` (the text a reader sees once ANSI escape
 codes and HTML comments are dropped and HTML entities read, each position mapped back to
 the raw text, so a match found in the reading is masked in the raw text, markup kept).
@@ -21,8 +20,6 @@ Role: lab layer (``footprint_lab.notebook``); pure functions over notebook data.
 
 from __future__ import annotations
 
-import base64
-import binascii
 import bisect
 import html
 import re
@@ -193,54 +190,6 @@ def holds_recording(item: Any) -> bool:
 def holds_recording_text(item: str) -> bool:
     """JSON text that is a saved recording."""
     return item[:1] == "{" and '"schema_version"' in item and '"run_id"' in item
-
-
-# -- base64 --------------------------------------------------------------------------------------
-_WHOLE_B64 = re.compile(r"\s*[A-Za-z0-9+/]{2,}[A-Za-z0-9+/\s]*={0,2}\s*")
-_B64_WORD = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
-_SHORTEST = 8
-
-
-def decoded(text: str) -> bytes | None:
-    """The bytes ``text`` holds when all of it is base64 (line breaks allowed), or ``None``."""
-    if len(text) < _SHORTEST or not _WHOLE_B64.fullmatch(text):
-        return None
-    packed = "".join(text.split())
-    if len(packed) % 4:
-        return None
-    try:
-        return base64.b64decode(packed, validate=True)
-    except (binascii.Error, ValueError):
-        return None
-
-
-def encoded(raw: bytes, like: str) -> str:
-    """``raw`` as base64, ending as ``like`` ended (nbformat often keeps a final line break)."""
-    return base64.b64encode(raw).decode("ascii") + ("\n" if like.endswith("\n") else "")
-
-
-def as_text(raw: bytes) -> str | None:
-    """Decoded bytes that read as text (UTF-8, nearly all of it printable), or ``None`` for binary data."""
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return None
-    readable = sum(char.isprintable() or char in "\n\r\t" for char in text)
-    return text if text and readable >= 0.9 * len(text) else None
-
-
-def base64_words(text: str, fix: Callable[[bytes], bytes | None]) -> str:
-    """``text`` with each base64 word in it (a ``data:`` URL's payload, a token pasted in prose) replaced
-    by the base64 of what ``fix`` gives back for its bytes; a word ``fix`` leaves (``None``) stays."""
-    if len(text) < 16:
-        return text
-
-    def one(found: re.Match[str]) -> str:
-        raw = decoded(found.group())
-        new = fix(raw) if raw is not None else None
-        return found.group() if new is None else encoded(new, "")
-
-    return _B64_WORD.sub(one, text)
 
 
 # -- PNG text chunks -----------------------------------------------------------------------------
