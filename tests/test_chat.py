@@ -257,6 +257,54 @@ async def test_a_redacted_turn_reruns_with_the_message_it_answered() -> None:
     assert result.flipped
 
 
+def refund_by_policy(request: LLMRequest) -> Any:
+    """Asks a person before refunding; once answered, says when the refund arrives only with the policy."""
+    last = list(request.messages)[-1]
+    if last["role"] == "user":
+        return {"tool": "confirm", "args": {}} if "refund" in last["content"].lower() else "Noted."
+    if last["content"] != "yes":
+        return "Nothing was refunded."
+    return "Refunded; it arrives in 5 days." if POLICY in request.system else "Refunded."
+
+
+def answered_chat() -> tuple[Chat, Seen]:
+    seen = Seen(refund_by_policy)
+    agent = Agent(provider=seen.provider, tools=[asking_tool()], system="Support desk.",
+                  context=[define_fact(id="refund-policy", data=POLICY), define_fact(id="opening-hours",
+                                                                                       data="We open at 9.")])
+    return Chat(agent), seen
+
+
+async def test_a_turn_a_person_answered_reruns_with_the_same_answer() -> None:
+    chat, seen = answered_chat()
+    await chat.send("My order is A-1.")
+    assert (await chat.send("Please refund my order.")).paused
+    assert (await chat.answer("yes")).answer == "Refunded; it arrives in 5 days."
+    before = len(seen.requests)
+    # the rerun stops at the same question and is given the same answer: a benign piece does not flip it
+    held = await chat.rerun(1, without=["opening-hours"], samples=2)
+    assert not held.flipped and held.answer == "Refunded; it arrives in 5 days."
+    assert all(request.messages[-1]["content"] in ("Please refund my order.", "yes")
+               for request in seen.requests[before:])
+    # the cause still shows, after the same answer
+    cause = await chat.rerun(1, without=["refund-policy"])
+    assert cause.flipped and cause.answer == "Refunded."
+    found = await chat.localize(1, samples=3, sources=["refund-policy", "opening-hours"], progress=False)
+    assert found.verdict("refund-policy") == "confirmed" and found.verdict("opening-hours") != "confirmed"
+    assert len(chat) == 2 and chat.pending is None  # reruns are no turns, and leave nothing waiting
+    fork = chat.fork(2)  # a fork keeps the answers too: its turn reruns the same way
+    assert not (await fork.rerun(1, without=["opening-hours"])).flipped
+
+
+async def test_a_rerun_that_asks_another_question_is_not_given_the_answer() -> None:
+    chat, _ = answered_chat()
+    await chat.send("Please refund my order.")
+    await chat.answer("yes")
+    # without the asking tool the rerun cannot ask at all; it answers from what it has
+    result = await chat.rerun(0, without=["confirm"])
+    assert result.flipped
+
+
 async def test_a_fork_keeps_the_turns_before_k_and_the_two_chats_never_meet() -> None:
     chat, _ = policy_chat()
     for message in ("My order is A-1.", "It came broken.", "When does my refund arrive?"):

@@ -31,7 +31,7 @@ from __future__ import annotations
 import asyncio
 import inspect
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.core._chat_turns import born_in, changes, tokens
@@ -111,6 +111,8 @@ class ChatTurn:
     #: how many conversation messages the turn started from, and ended with (``None``: it left none)
     start: int = 0
     end: int | None = None
+    #: what a person answered, in order: ``(the question tool that asked, the answer)`` (a rerun replays them)
+    answers: list[tuple[str, Any]] = field(default_factory=list, repr=False)
     _pause: Pause | None = field(default=None, repr=False)
 
     @property
@@ -249,8 +251,12 @@ class Chat:
                                          "Send the next message with chat.send(message).")
         turn = self._turns[-1]
         checkpoint = waiting.checkpoint
-        return await self._leg(turn, lambda listener: self.runner.resume(checkpoint, reply, on_event=listener),
-                               on_event)
+        asked = turn._pause
+        run = await self._leg(turn, lambda listener: self.runner.resume(checkpoint, reply, on_event=listener),
+                              on_event)
+        if asked is not None:
+            turn.answers.append((asked.tool_name, reply))
+        return run
 
     async def _leg(self, turn: ChatTurn, start: Any, on_event: Listener | None) -> Run:
         """Run one leg of ``turn`` (a send or an answer) and keep what it leaves; the only place turns change."""
@@ -321,8 +327,7 @@ class Chat:
         """
         turn = self.turn(k, "Chat.rerun")
         number = self._turns.index(turn)
-        report = await rerun_without(turn.run, without, rerun=self.runner, continue_from=turn.before,
-                                     input=turn.message, **settings)
+        report = await rerun_without(turn.run, without, rerun=self, **settings)  # the turn's start: rerun_start
         return TurnRerun(number, report)
 
     def rerun_sync(self, k: int, without: Sequence[str] | str, **settings: Any) -> TurnRerun:
@@ -332,17 +337,20 @@ class Chat:
     async def localize(self, k: int, **settings: Any) -> Localization:
         """Which sources cause turn ``k``'s reply, proven by reruns of that turn alone (``localize``'s settings)."""
         turn = self.turn(k, "Chat.localize")
-        return await localize(turn.run, rerun=self.runner, continue_from=turn.before, input=turn.message, **settings)
+        return await localize(turn.run, rerun=self, **settings)
 
-    def rerun_start(self, recording: Recording) -> tuple[Any, Any] | None:
-        """For a rerun of one of this chat's turns: ``(the message it answered, the checkpoint it continued)``.
+    def rerun_start(self, recording: Recording) -> tuple[Any, Any, list[tuple[str, Any]]] | None:
+        """For a rerun of one of this chat's turns: ``(the message it answered, the checkpoint it continued,
+        what a person answered when it asked)``.
 
-        How ``explain.localize(chat[k], rerun=chat)`` reruns turn ``k`` in its own conversation;
-        ``None`` for a recording that is no turn of this chat.
+        How ``explain.localize(chat[k], rerun=chat)`` reruns turn ``k`` in its own conversation: a
+        turn that paused for a person is given the same answers when its rerun asks the same
+        question tool, so a rerun is judged on its reply, not on stopping to ask. ``None`` for a
+        recording that is no turn of this chat.
         """
         for turn in self._turns:
             if any(leg.run_id == recording.run_id for leg in turn.legs):
-                return turn.message, turn.before
+                return turn.message, turn.before, list(turn.answers)
         return None
 
     def without(self, exclude: Any = (), *, seed: int | None = None) -> Any:
@@ -400,8 +408,7 @@ class Chat:
         if kept and kept[-1]._pause is not None and not kept[-1].abandoned:
             self._refuse_if_pending(door)
         child = Chat(self.runner, overlap=self.overlap)
-        child._turns = [ChatTurn(t.message, list(t.legs), t.before, t.after, t.abandoned, t.start, t.end, t._pause)
-                        for t in kept]
+        child._turns = [replace(t, legs=list(t.legs), answers=list(t.answers)) for t in kept]
         child.forked_from = (self, k)
         return child
 

@@ -8,8 +8,9 @@ refused before anything is billed.
   ``agent.without([...])`` to remove sources, ``agent.with_forced([...])`` to force a
   skipped or dropped piece in.
 - A chat (anything with ``rerun_start(recording)`` besides ``without``) also says, for the
-  recording of one of its turns, the message that turn answered and the checkpoint it
-  continued, so the turn reruns inside its own conversation.
+  recording of one of its turns, the message that turn answered, the checkpoint it
+  continued and what a person answered when it asked, so the turn reruns inside its own
+  conversation, and a rerun that stops at the same question tool is given the same answer.
 - A factory (any other callable) is called as ``factory(exclude=[...])`` or
   ``factory(force=[...])`` and must return a runner; it is also given ``seed=`` when its
   signature accepts one. For an agent built with another framework (an imported run), the
@@ -107,8 +108,8 @@ class Outcome:
 class Rerunner:
     """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
 
-    __slots__ = ("_continue_from", "_function", "_input", "_redacted", "_seeded", "identity", "rerun", "retries",
-                 "retry_wait")
+    __slots__ = ("_answers", "_continue_from", "_function", "_input", "_redacted", "_seeded", "identity", "rerun",
+                 "retries", "retry_wait")
 
     def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
                  continue_from: Any = None, *, retries: int = 2, retry_wait: float = 0.5) -> None:
@@ -131,9 +132,12 @@ class Rerunner:
             )
         turn = getattr(rerun, "rerun_start", None)
         given = turn(recording) if callable(turn) else None
+        #: a chat turn's answers to the questions it asked: (question tool, answer), replayed in order
+        self._answers: list[tuple[str, Any]] = []
         if given is not None:  # a chat's turn: the message it answered, inside the conversation it continued
             input = given[0] if input is None else input
             continue_from = given[1] if continue_from is None else continue_from
+            self._answers = list(given[2]) if len(given) > 2 else []
         if input is None:
             if "[redacted:" in str(recording.input.get("message", "")):
                 raise ExplainConfigError(
@@ -150,7 +154,8 @@ class Rerunner:
                                      "to rerun the recorded input")
         self.identity = recording.identity
         continues = recording.meta.get("continues")
-        if continues and continue_from is None:
+        # a chat names its turn's start itself: a first turn that paused and was answered starts from nothing
+        if continues and continue_from is None and given is None:
             raise ExplainConfigError(
                 function, "continue_from", "nothing, for a run that continued a conversation",
                 f"must be the checkpoint this run continued (from run {continues.get('run_id')}), so that every "
@@ -200,7 +205,7 @@ class Rerunner:
         while True:
             attempt += 1
             try:
-                result = await runner.run(self._input, identity=self.identity, **extra)
+                result = await self._answered(runner, await runner.run(self._input, identity=self.identity, **extra))
                 break
             except Exception as exc:  # one failed rerun must not sink the others; it is reported as failed
                 if attempt > self.retries or not transient(exc):
@@ -218,6 +223,19 @@ class Rerunner:
             answer = recorded.answer
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
                        result if keep_run else None, attempts=attempt)
+
+
+    async def _answered(self, runner: Any, result: Any) -> Any:
+        """``result``, resumed with the turn's recorded answers while it stops at the question tool that asked
+        them, in order; a rerun that asks something else is left paused (its outcome is that it stopped)."""
+        for tool_name, answer in self._answers:
+            if not getattr(result, "paused", False):
+                break
+            asked = (result.recording.meta.get("pause") or {}).get("tool_name")
+            if asked != tool_name:
+                break
+            result = await runner.resume(result.checkpoint, answer)
+        return result
 
 
 def transient(error: BaseException) -> bool:
