@@ -308,3 +308,27 @@ async def test_every_tool_call_of_one_reply_traces_to_the_call_that_asked_for_it
     for result in results:
         asked = result.hops[-1]
         assert (asked.kind, asked.step_id, asked.proven) == ("ASKED", asking, True)
+
+
+async def test_a_tool_result_from_an_earlier_turn_ends_its_chain_where_it_was_carried_in():
+    from footprint_lab import Chat, define_tool
+
+    def by(request):
+        last = list(request.messages)[-1]
+        if last["role"] == "user" and "A-1" in last["content"]:
+            return {"tool": "lookup", "args": {}}
+        return "It is in Lisbon." if last["role"] == "tool" else "Still in Lisbon."
+
+    tool = define_tool(name="lookup", description="Look up the order.", fn=lambda: "The parcel is in Lisbon.")
+    chat = Chat(Agent(provider=mock(respond=by), tools=[tool], system="Support."))
+    first = await chat.send("Where is A-1?")
+    later = await chat.send("And now?")
+    found = later.backtrack()
+    assert "could not be proven" not in str(found)
+    carried = next(c for c in found.candidates if c.source_kind == "tool_result")
+    hops = [hop.kind for hop in carried.hops]
+    assert hops[-1] == "BORN" and "ASKED" not in hops
+    assert carried.hops[-1].proven and f"carried in from run {first.run_id}" in carried.hops[-1].text
+    # in the turn that made it, the same result still traces to the call that asked for it
+    own = next(c for c in first.backtrack().candidates if c.source_kind == "tool_result")
+    assert own.hops[-1].kind == "ASKED" and own.hops[-1].proven

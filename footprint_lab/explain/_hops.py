@@ -87,7 +87,9 @@ def hops_of(candidate: Candidate) -> list[Hop]:
     walk = candidate._walk
     hops = [walk.answer, *_carried_hops(candidate), _read_hop(walk.index, candidate),
             _landed_hop(walk.index, candidate), _allowed_hop(walk.index, candidate), _born_hop(walk.index, candidate)]
-    if candidate.source_kind == KIND_TOOL_RESULT:
+    # a tool result carried in from an earlier turn was asked for in that turn's run: its chain here ends at
+    # BORN (carried in from run ...), and the asking is that run's evidence
+    if candidate.source_kind == KIND_TOOL_RESULT and candidate.piece.detail.get("from_run") is None:
         hops.append(_asked_hop(walk.index, candidate))
     return hops
 
