@@ -44,7 +44,6 @@ Role: explain layer; it knows arms, seeds and counts, never a runner (``draw`` r
 
 from __future__ import annotations
 
-import itertools
 import math
 import random
 from collections import Counter
@@ -53,7 +52,8 @@ from dataclasses import dataclass, field
 
 from footprint_lab.explain._checks import ExplainConfigError, fraction, whole_number
 from footprint_lab.explain._rerun import Outcome
-from footprint_lab.explain._stats import boschloo_greater, rate
+from footprint_lab.explain._search import BATCH, DECISIVE, CauseSearch
+from footprint_lab.explain._stats import attained_level, boschloo_greater, rate
 
 #: How the looks of the confirmation share ``alpha``; look ``j`` runs ``samples * 2**j`` reruns a side.
 LOOK_SHARES = (0.65, 0.2, 0.15)
@@ -61,6 +61,10 @@ LOOK_SHARES = (0.65, 0.2, 0.15)
 SCREEN_BASELINE = 2
 #: Seeds of screening reruns start here, so no confirmation rerun repeats one (they are seeded from 0).
 SCREEN_SEED = 1000
+#: Seeds of the search of removals together (see :func:`_together`).
+SEARCH_SEED = SCREEN_SEED + 300
+#: A hypothesis the search leaves less likely than this is not confirmed.
+CANDIDATE_SHARE = 0.1
 #: The default budget, in reruns, for each rerun a side of the first look.
 BUDGET_PER_SAMPLE = 16
 VERDICT_LABELS = {"confirmed": "CONFIRMED", "undecided": "UNDECIDED", "not_confirmed": "NOT CONFIRMED"}
@@ -237,9 +241,9 @@ async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
         singly = SCREEN_BASELINE + 2 * len(arms) <= budget // 2
         if singly:
             design = "one at a time"
-            candidates = await _screen_singly(list(arms), verdicts, spend, screening_baseline, samples)
+            candidates = await _screen_singly(list(arms), verdicts, spend, screening_baseline, 1)
         else:
-            candidates, joint = await _screen_jointly(list(arms), verdicts, spend, samples, pairs=False)
+            candidates, joint = await _screen_jointly(list(arms), verdicts, spend, samples)
             design = f"group test ({len(joint)} reruns removing halves of the suspects together)"
         hopeless = _hopeless(screening_baseline, verdicts.values())
         if hopeless:
@@ -249,19 +253,22 @@ async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
                 verdict.reason = "could not be judged: unchanged reruns change the outcome as often as removals do"
             return TrialResult(list(verdicts.values()), screening_baseline, [], spend.spent, budget, alpha,
                                design, joint, notes)
-        strong = bool(candidates) and verdicts[candidates[0].key].flip_rate == 1.0
+        quiet = not tally(screening_baseline)[0] and sum(1 for v in verdicts.values() if v.flips) <= 1
+        strong = bool(candidates) and verdicts[candidates[0].key].flip_rate == 1.0 and (quiet or not singly)
+        weights: list[float] | None = None
         if singly and not strong:
-            # No arm flipped every time it was removed alone: the cause may be two arms that act only together.
-            pairs, joint, how = await _together(list(arms), verdicts, spend, samples)
+            # No arm flipped every time it was removed alone: a search of removals together weighs every
+            # screening rerun, for one arm the noise hid or two arms that act only together.
+            candidates, weights, joint, how = await _together(list(arms), verdicts, spend, samples,
+                                                              screening_baseline)
             design += how
-            candidates = [*pairs, *candidates]
         # With a strong single arm, part of alpha waits for a pair, looked for only if no single one holds up.
         kept_back = TOGETHER_WEIGHT if singly and strong else 0.0
-        await confirmation.run(candidates, alpha * (1 - kept_back))
+        await confirmation.run(candidates, alpha * (1 - kept_back), weights)
         if kept_back and not any(verdicts[arm.key].verdict == "confirmed" for arm in candidates):
-            pairs, joint, how = await _together(list(arms), verdicts, spend, samples)
+            pairs, weights, joint, how = await _together(list(arms), verdicts, spend, samples, screening_baseline)
             design += how
-            await confirmation.run(pairs, alpha * kept_back)
+            await confirmation.run(pairs, alpha * kept_back, weights)
     else:
         design = "each arm confirmed directly"
         await confirmation.run(list(arms), alpha)
@@ -331,34 +338,67 @@ def _screened_out(verdict: ArmVerdict) -> str:
             f"({verdict.noise_flips}/{verdict.noise_samples}) and the other suspects")
 
 
-async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
-                    samples: int) -> tuple[list[Arm], list[Outcome], str]:
-    """No arm flipped alone: if removing them all at once flips the outcome, look for a pair that acts together.
+async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend, samples: int,
+                    baseline: list[Outcome]) -> tuple[list[Arm], list[float], list[Outcome], str]:
+    """Search removals together (:class:`~footprint_lab.explain._search.CauseSearch`) for what explains the flips.
 
-    Returns the candidates, the reruns it took and how the design grew (a phrase for ``design``).
+    The search starts from every screening rerun so far (the unchanged ones and each arm's), runs
+    the removal sets it chooses while it is undecided, and leaves what the confirmation of one
+    candidate over two looks needs. Its likeliest explanations, an arm not yet tested or a pair
+    (a new arm removing both), are the candidates, weighted by their posterior. Returns the
+    candidates, their weights, the reruns it took and how the design grew (a phrase for ``design``).
     """
-    if len(arms) < 2 or spend.left() < 2 + 2 * 2 * samples:
-        return [], [], ""
-    seed = SCREEN_SEED + 100
-    probe = await spend([(_joined(arms), seed), (_joined(arms), seed + 1)])
-    if not tally(probe)[0]:
-        return [], probe, "; removing them all at once did not flip the outcome either"
-    found, outcomes = await _screen_jointly(arms, verdicts, spend, samples, pairs=True)
-    return found, [*probe, *outcomes], (f"; removing them all at once flipped the outcome, so a group test "
-                                        f"({len(outcomes)} reruns) looked for causes that act only together")
+    search = CauseSearch(len(arms))
+    for outcome in baseline:
+        if outcome.error is None:
+            search.observe((), outcome.flipped)
+    for k, arm in enumerate(arms):
+        for outcome in verdicts[arm.key].screening:
+            if outcome.error is None:
+                search.observe((k,), outcome.flipped)
+    reserve = 2 * samples + _baseline_size(samples, 2)
+    outcomes: list[Outcome] = []
+    while search.posterior()[0][1] < DECISIVE and spend.left() - reserve > 0:
+        sets, _ = search.next_sets(min(BATCH, spend.left() - reserve))
+        if not sets:
+            break
+        jobs: list[tuple[Arm | None, int]] = [(_joined([arms[k] for k in removed]), SEARCH_SEED + len(outcomes) + n)
+                                              for n, removed in enumerate(sets)]
+        for removed, outcome in zip(sets, await spend(jobs), strict=True):
+            outcomes.append(outcome)
+            if outcome.error is None:
+                search.observe(removed, outcome.flipped)
+    ranked = search.posterior()
+    chance = {hypothesis: share for hypothesis, share in ranked}
+    candidates: list[Arm] = []
+    weights: list[float] = []
+    for hypothesis, share in ranked:
+        arm = arms[hypothesis[0]] if len(hypothesis) == 1 else _joined([arms[k] for k in hypothesis])
+        if not hypothesis or share < CANDIDATE_SHARE or len(candidates) == 3 or \
+                (arm.key in verdicts and verdicts[arm.key].tested):
+            continue
+        verdicts.setdefault(arm.key, ArmVerdict(arm))
+        candidates.append(arm)
+        weights.append(share)
+    for k, arm in enumerate(arms):
+        verdict = verdicts[arm.key]
+        if arm not in candidates and not verdict.tested and verdict.flips:
+            verdict.reason = (f"flipped the outcome in {verdict.flips}/{verdict.samples} screening reruns; weighed "
+                              f"with the removals together, the chance it is the cause is {chance[(k,)]:.0%}, "
+                              "short of the leading suspects")
+    found = [f"'{arm.key}' ({share:.0%})" for arm, share in zip(candidates, weights, strict=True)]
+    return candidates, weights, outcomes, (f"; a search of removals together ({len(outcomes)} reruns, weighing every "
+                                           f"screening rerun) left {', '.join(found) or 'no candidate'} most likely")
 
 
-async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend, samples: int, *,
-                          pairs: bool) -> tuple[list[Arm], list[Outcome]]:
+async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
+                          samples: int) -> tuple[list[Arm], list[Outcome]]:
     """A group test: pairs of reruns that each remove one half of the arms; the arms that explain the flips win.
 
     The halves are a binary code: in pair ``j`` one rerun removes the arms whose ``j``-th bit is set,
     the other the rest, so any two arms are parted by at least one pair; two random pairs follow,
-    for noise. Looking for ``pairs``, the halves are all random instead (so that any two arms are
-    now and then removed together), four more than the code would have. An arm's mismatches are
-    the reruns where "it was removed" and "the outcome flipped" disagree (none, for a lone cause on
-    a quiet model); a pair is scored the same way on "both were removed", which is how two causes
-    that act only together show (see :func:`_best_pairs`). Single arms within one mismatch of the
+    for noise. An arm's mismatches are the reruns where "it was removed" and "the outcome flipped"
+    disagree (none, for a lone cause on a quiet model). Single arms within one mismatch of the
     best are candidates; when more than one is, a second code over the best eight (every other arm
     kept) sorts them out. The screening leaves what two looks at one candidate need for the
     confirmation.
@@ -372,10 +412,8 @@ async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spen
         bits = max(1, math.ceil(math.log2(len(pool))))
         order = pool[:]
         chooser.shuffle(order)
-        # A code parts every two arms; causes that act together must instead be removed together now and
-        # then, which random halves do for any two arms in about half the pairs.
-        splits = [] if pairs else [[arm for k, arm in enumerate(order) if k >> bit & 1] for bit in range(bits)]
-        for _ in range(bits + 4 if pairs else 2):
+        splits = [[arm for k, arm in enumerate(order) if k >> bit & 1] for bit in range(bits)]
+        for _ in range(2):
             chooser.shuffle(order)
             splits.append(order[: len(order) // 2])
         jobs: list[tuple[Arm | None, int]] = []
@@ -404,15 +442,13 @@ async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spen
     await batch(arms)
     leaders = close(arms)
     second = 2 * (math.ceil(math.log2(min(8, len(arms)))) + 2)
-    if not pairs and len(leaders) > 1 and spend.left() - reserve >= second:
+    if len(leaders) > 1 and spend.left() - reserve >= second:
         pool = sorted(arms, key=lambda arm: _mismatches(seen[arm.key]))[:8]
         for arm in pool:
             seen[arm.key] = []
         await batch(pool)
         leaders = close(pool)
     candidates = [arm for arm in leaders[:3] if _difference(seen[arm.key]) > 0]
-    if pairs:  # only a pair that explains the flips better than any single arm is a candidate
-        candidates = _best_pairs(arms, seen, verdicts)
     for arm in arms:
         verdict = verdicts[arm.key]
         verdict.screening_score = _difference(seen[arm.key])
@@ -426,26 +462,6 @@ def _joined(arms: Sequence[Arm]) -> Arm:
     """One arm that makes every change of ``arms`` at once."""
     return Arm(" + ".join(arm.key for arm in arms), tuple(name for arm in arms for name in arm.exclude),
                tuple(name for arm in arms for name in arm.force))
-
-
-def _best_pairs(arms: list[Arm], seen: dict[str, list[tuple[bool, bool]]],
-                verdicts: dict[str, ArmVerdict]) -> list[Arm]:
-    """What explains the flips best: a pair's "both removed" (a new arm), or an arm not yet tested, if any."""
-    if not any(seen[arm.key] for arm in arms):
-        return []  # the budget left no room for the group test
-    scored = sorted(((_mismatches([(a and b, flipped) for (a, flipped), (b, _) in
-                                   zip(seen[first.key], seen[second.key], strict=True)]), first, second)
-                     for first, second in itertools.combinations(arms, 2)), key=lambda entry: entry[0])
-    single = min(arms, key=lambda arm: _mismatches(seen[arm.key]), default=None)
-    # a single arm that explains the flips as well: a cause the one-at-a-time screening let pass
-    alone = [single] if single is not None and not verdicts[single.key].tested and \
-        _difference(seen[single.key]) > 0 else []
-    if not scored or (alone and _mismatches(seen[alone[0].key]) < scored[0][0]):
-        return alone
-    pair = _joined([scored[0][1], scored[0][2]])
-    verdicts.setdefault(pair.key, ArmVerdict(pair))
-    tie = alone and _mismatches(seen[alone[0].key]) == scored[0][0]
-    return [pair, *alone] if tie else [pair]
 
 
 def _difference(observations: list[tuple[bool, bool]]) -> float:
@@ -510,12 +526,12 @@ class _Confirmation:
         self.samples = samples
         self.baseline: list[Outcome] = []
 
-    async def run(self, candidates: list[Arm], level: float) -> None:
-        # weights by the square of each candidate's screening strength: equal for equals, most of the
-        # level for a clear leader
-        strength = [_strength(self.verdicts[arm.key]) for arm in candidates]
-        total = sum(value * value for value in strength)
-        weights = [value * value / total if total else 1 / len(candidates) for value in strength]
+    async def run(self, candidates: list[Arm], level: float, chances: list[float] | None = None) -> None:
+        # weights by the search's posterior chances when it gave them, else by the square of each candidate's
+        # screening strength: equal for equals, most of the level for a clear leader
+        strength = chances or [_strength(self.verdicts[arm.key]) ** 2 for arm in candidates]
+        total = sum(strength)
+        weights = [value / total if total else 1 / len(candidates) for value in strength]
         passed_on = 0.0
         for arm, weight in zip(candidates, weights, strict=True):
             verdict = self.verdicts[arm.key]
@@ -525,8 +541,12 @@ class _Confirmation:
             verdict.reason = _confirmation_reason(verdict, self.spend)
 
     async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float) -> None:
+        carried = 0.0  # the share of an earlier look its test could not spend (see attained_level)
         for look, share in enumerate(LOOK_SHARES, 1):
             size, base = self.samples * 2 ** (look - 1), _baseline_size(self.samples, look)
+            allotted = level * share + carried
+            spent = allotted if look == len(LOOK_SHARES) else attained_level(size, base, allotted)
+            carried = allotted - spent
             unchanged = [(None, seed) for seed in range(len(self.baseline), base)]
             jobs: list[tuple[Arm | None, int]] = [*unchanged, *((arm, seed) for seed in
                                                                  range(len(verdict.confirmation), size))]
@@ -539,7 +559,7 @@ class _Confirmation:
             flips, finished = tally(verdict.confirmation)
             verdict.noise_flips, verdict.noise_samples = noise
             verdict.p_value = boschloo_greater(flips, finished, *noise)
-            verdict.level, verdict.look = level * share, look
+            verdict.level, verdict.look = spent, look
             if verdict.p_value <= verdict.level:
                 verdict.verdict = "confirmed"
                 return
@@ -548,7 +568,7 @@ class _Confirmation:
                 return
             weak = verdict.p_value > FUTILE or flips * noise[1] <= noise[0] * finished or \
                 (look < len(LOOK_SHARES) and _hopeless_trend(flips, finished, noise, self.samples, look,
-                                                             level * LOOK_SHARES[look]))
+                                                             level * LOOK_SHARES[look] + carried))
             if flips < finished and (not flips or (weak and (look > 1 or flips * 2 <= finished))):
                 # no more flips than noise (held over a second look), or evidence too weak for more looks to turn
                 # (at the first look too, when at most half of its reruns flipped)
