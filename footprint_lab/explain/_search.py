@@ -153,3 +153,4 @@ def _information(outcomes: Any, weight: Any) -> Any:
 
     predicted = outcomes @ weight  # s x y
     return entropy(predicted, 1) - (entropy(outcomes, 1) * weight[None, :]).sum(axis=1)
+

@@ -51,12 +51,11 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from footprint_lab.explain._checks import ExplainConfigError, fraction, whole_number
+from footprint_lab.explain._looks import afforded, hopeless_trend, look_plan
 from footprint_lab.explain._rerun import Outcome
 from footprint_lab.explain._search import BATCH, DECISIVE, CauseSearch
-from footprint_lab.explain._stats import attained_level, boschloo_greater, rate
+from footprint_lab.explain._stats import boschloo_greater, rate
 
-#: How the looks of the confirmation share ``alpha``; look ``j`` runs ``samples * 2**j`` reruns a side.
-LOOK_SHARES = (0.65, 0.2, 0.15)
 #: Unchanged reruns the screening starts with (do they flip at all?).
 SCREEN_BASELINE = 2
 #: Seeds of screening reruns start here, so no confirmation rerun repeats one (they are seeded from 0).
@@ -241,7 +240,7 @@ async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
         singly = SCREEN_BASELINE + 2 * len(arms) <= budget // 2
         if singly:
             design = "one at a time"
-            candidates = await _screen_singly(list(arms), verdicts, spend, screening_baseline, 1)
+            candidates, quiet = await _screen_singly(list(arms), verdicts, spend, screening_baseline)
         else:
             candidates, joint = await _screen_jointly(list(arms), verdicts, spend, samples)
             design = f"group test ({len(joint)} reruns removing halves of the suspects together)"
@@ -253,20 +252,21 @@ async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
                 verdict.reason = "could not be judged: unchanged reruns change the outcome as often as removals do"
             return TrialResult(list(verdicts.values()), screening_baseline, [], spend.spent, budget, alpha,
                                design, joint, notes)
-        quiet = not tally(screening_baseline)[0] and sum(1 for v in verdicts.values() if v.flips) <= 1
-        strong = bool(candidates) and verdicts[candidates[0].key].flip_rate == 1.0 and (quiet or not singly)
+        # A quiet model where one arm flipped: that arm goes first, and part of alpha waits for a pair, looked
+        # for only if it does not hold up.
+        strong = singly and quiet and bool(candidates)
+        kept_back = TOGETHER_WEIGHT if strong else 0.0
         weights: list[float] | None = None
         if singly and not strong:
-            # No arm flipped every time it was removed alone: a search of removals together weighs every
-            # screening rerun, for one arm the noise hid or two arms that act only together.
-            candidates, weights, joint, how = await _together(list(arms), verdicts, spend, samples,
+            # A noisy model, or nothing flipped alone: a search of removals together weighs every screening
+            # rerun, for one arm the noise hid or two arms that act only together.
+            candidates, weights, joint, how = await _together(list(arms), verdicts, confirmation, alpha,
                                                               screening_baseline)
             design += how
-        # With a strong single arm, part of alpha waits for a pair, looked for only if no single one holds up.
-        kept_back = TOGETHER_WEIGHT if singly and strong else 0.0
         await confirmation.run(candidates, alpha * (1 - kept_back), weights)
         if kept_back and not any(verdicts[arm.key].verdict == "confirmed" for arm in candidates):
-            pairs, weights, joint, how = await _together(list(arms), verdicts, spend, samples, screening_baseline)
+            pairs, weights, joint, how = await _together(list(arms), verdicts, confirmation, alpha * kept_back,
+                                                         screening_baseline)
             design += how
             await confirmation.run(pairs, alpha * kept_back, weights)
     else:
@@ -289,45 +289,25 @@ def _hopeless(baseline: Sequence[Outcome], verdicts: Iterable[ArmVerdict]) -> st
 
 
 async def _screen_singly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
-                         baseline: list[Outcome], rounds: int) -> list[Arm]:
-    """Successive elimination, one rerun per arm a round, at most ``rounds`` rounds.
+                         baseline: list[Outcome]) -> tuple[list[Arm], bool]:
+    """Each arm removed once: the arms that flipped, and whether the model looked quiet.
 
-    A quiet first round (no unchanged rerun flipped, at most one arm did) ends it: the model looks
-    deterministic, so what flipped is the candidate (or, when nothing did, there is none). On a
-    noisy one, the arms that flipped go on to the next rounds (every arm does when none flipped),
-    and from then on an arm stays while it has at most one flip fewer than the leader.
+    A quiet round (no unchanged rerun flipped, at most one arm did) makes the model look
+    deterministic: what flipped is the candidate (or, when nothing did, there is none). On a noisy
+    model one rerun an arm tells little, so the search of removals together (:func:`_together`)
+    weighs these reruns with the ones it chooses and names the candidates.
     """
-    alive = list(arms)
-    for round_number in range(rounds):
-        jobs = [(arm, SCREEN_SEED + SCREEN_BASELINE + round_number) for arm in alive]
-        if spend.left() < len(jobs):
-            break
-        for arm, outcome in zip(alive, await spend(jobs), strict=True):
+    jobs: list[tuple[Arm | None, int]] = [(arm, SCREEN_SEED + SCREEN_BASELINE) for arm in arms]
+    if spend.left() >= len(jobs):
+        for arm, outcome in zip(arms, await spend(jobs), strict=True):
             verdicts[arm.key].screening.append(outcome)
-        flips = {arm.key: verdicts[arm.key].flips for arm in alive}
-        if round_number == 0 and _hopeless(baseline, verdicts.values()):
-            return []  # the comparator sees every rerun as changed: more screening could tell nothing
-        noisy = tally(baseline)[0] > 0 or sum(1 for f in flips.values() if f) > 1
-        if round_number == 0 and not noisy:
-            alive = [arm for arm in alive if flips[arm.key]]
-            break
-        lead = max(flips.values(), default=0)
-        if round_number == 0 and lead:
-            alive = [arm for arm in alive if flips[arm.key]]  # noisy: the next rounds tell the flipped ones apart
-        elif round_number > 0:
-            alive = [arm for arm in alive if flips[arm.key] >= lead - 1 and flips[arm.key] > 0]
-        if round_number >= 1 and len(alive) <= 1:
-            break
+    flipped = [arm for arm in arms if verdicts[arm.key].flips]
     noise = tally(baseline)
-    alive.sort(key=lambda arm: -(verdicts[arm.key].flip_rate or 0.0))  # stable: ties keep the given order
-    # the leader, and any other arm that flipped in most of its screening reruns
-    alive = [arm for k, arm in enumerate(alive) if verdicts[arm.key].flips and
-             (k == 0 or (verdicts[arm.key].flip_rate or 0.0) > 0.5)]
     for verdict in verdicts.values():
         verdict.noise_flips, verdict.noise_samples = noise
-        if verdict.arm not in alive:
+        if verdict.arm not in flipped:
             verdict.reason = _screened_out(verdict)
-    return alive
+    return flipped, not noise[0] and len(flipped) <= 1
 
 
 def _screened_out(verdict: ArmVerdict) -> str:
@@ -338,16 +318,18 @@ def _screened_out(verdict: ArmVerdict) -> str:
             f"({verdict.noise_flips}/{verdict.noise_samples}) and the other suspects")
 
 
-async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend, samples: int,
+async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmation: _Confirmation, level: float,
                     baseline: list[Outcome]) -> tuple[list[Arm], list[float], list[Outcome], str]:
     """Search removals together (:class:`~footprint_lab.explain._search.CauseSearch`) for what explains the flips.
 
-    The search starts from every screening rerun so far (the unchanged ones and each arm's), runs
-    the removal sets it chooses while it is undecided, and leaves what the confirmation of one
-    candidate over two looks needs. Its likeliest explanations, an arm not yet tested or a pair
-    (a new arm removing both), are the candidates, weighted by their posterior. Returns the
-    candidates, their weights, the reruns it took and how the design grew (a phrase for ``design``).
+    The search starts from every screening rerun so far (the unchanged ones and each arm's) and
+    runs the removal sets it chooses while it is undecided, always leaving what two looks at one
+    candidate at ``level`` take. Its likeliest explanations, an arm not yet tested or a pair (a new
+    arm removing both), are the candidates, weighted by their posterior; when none is likely enough
+    and "nothing" is not the likeliest, the best supported one is. Returns the candidates, their
+    weights, the reruns it took and how the design grew (a phrase for ``design``).
     """
+    spend, samples = confirmation.spend, confirmation.samples
     search = CauseSearch(len(arms))
     for outcome in baseline:
         if outcome.error is None:
@@ -356,10 +338,14 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Sp
         for outcome in verdicts[arm.key].screening:
             if outcome.error is None:
                 search.observe((k,), outcome.flipped)
-    reserve = 2 * samples + _baseline_size(samples, 2)
+    size, base, _ = look_plan(samples, level)[1]
+
+    def room() -> int:  # what the search may spend: it leaves two looks at one candidate
+        return spend.left() - size - max(base - len(confirmation.baseline), 0)
+
     outcomes: list[Outcome] = []
-    while search.posterior()[0][1] < DECISIVE and spend.left() - reserve > 0:
-        sets, _ = search.next_sets(min(BATCH, spend.left() - reserve))
+    while search.posterior()[0][1] < DECISIVE and room() > 0:
+        sets, _ = search.next_sets(min(BATCH, room()))
         if not sets:
             break
         jobs: list[tuple[Arm | None, int]] = [(_joined([arms[k] for k in removed]), SEARCH_SEED + len(outcomes) + n)
@@ -369,17 +355,16 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Sp
             if outcome.error is None:
                 search.observe(removed, outcome.flipped)
     ranked = search.posterior()
-    chance = {hypothesis: share for hypothesis, share in ranked}
+    chance = dict(ranked)
     candidates: list[Arm] = []
     weights: list[float] = []
     for hypothesis, share in ranked:
         arm = arms[hypothesis[0]] if len(hypothesis) == 1 else _joined([arms[k] for k in hypothesis])
-        if not hypothesis or share < CANDIDATE_SHARE or len(candidates) == 3 or \
-                (arm.key in verdicts and verdicts[arm.key].tested):
-            continue
-        verdicts.setdefault(arm.key, ArmVerdict(arm))
-        candidates.append(arm)
-        weights.append(share)
+        # the likeliest explanations (or, when none is likely enough, the best supported) not yet tested
+        if hypothesis and not (arm.key in verdicts and verdicts[arm.key].tested) and len(candidates) < 3 and \
+                (share >= CANDIDATE_SHARE or (not candidates and ranked[0][0])):
+            candidates.append(verdicts.setdefault(arm.key, ArmVerdict(arm)).arm)
+            weights.append(share)
     for k, arm in enumerate(arms):
         verdict = verdicts[arm.key]
         if arm not in candidates and not verdict.tested and verdict.flips:
@@ -490,25 +475,6 @@ def _strength(verdict: ArmVerdict) -> float:
     return max(verdict.flip_rate or 0.0, verdict.screening_score or 0.0)
 
 
-def _hopeless_trend(flips: int, finished: int, noise: tuple[int, int], samples: int, look: int,
-                    next_level: float) -> bool:
-    """Whether, at the rates seen so far, the next look would still fall far short of its level (futility).
-
-    Stopping early never adds a false confirmation; this only spares reruns on a candidate whose flips,
-    kept at their present rate over the next look's size, would leave the test twenty times its level.
-    """
-    size, base = samples * 2 ** look, _baseline_size(samples, look + 1)
-    projected = round(flips / finished * size)
-    projected_noise = round(noise[0] / noise[1] * base)
-    return boschloo_greater(projected, size, projected_noise, base) > 20 * next_level
-
-
-def _baseline_size(samples: int, look: int) -> int:
-    """Baseline reruns at a look: ``samples`` at the first, then half again the arm's (it serves every arm)."""
-    size = samples * 2 ** (look - 1)
-    return size if look == 1 else size * 3 // 2
-
-
 class _Confirmation:
     """The confirmation: candidates tested one after another on fresh reruns beside one shared baseline.
 
@@ -541,17 +507,16 @@ class _Confirmation:
             verdict.reason = _confirmation_reason(verdict, self.spend)
 
     async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float) -> None:
-        carried = 0.0  # the share of an earlier look its test could not spend (see attained_level)
-        for look, share in enumerate(LOOK_SHARES, 1):
-            size, base = self.samples * 2 ** (look - 1), _baseline_size(self.samples, look)
-            allotted = level * share + carried
-            spent = allotted if look == len(LOOK_SHARES) else attained_level(size, base, allotted)
-            carried = allotted - spent
+        plan = look_plan(self.samples, level)
+        for look, (size, base, spent) in enumerate(plan, 1):
+            size, base, last = afforded(size, base, len(verdict.confirmation), len(self.baseline), self.spend.left())
+            if size <= len(verdict.confirmation):
+                return
+            if last:  # the budget ends at this look: it spends the whole level the looks before it left
+                spent = level - sum(earlier for _, _, earlier in plan[: look - 1])
             unchanged = [(None, seed) for seed in range(len(self.baseline), base)]
             jobs: list[tuple[Arm | None, int]] = [*unchanged, *((arm, seed) for seed in
                                                                  range(len(verdict.confirmation), size))]
-            if len(jobs) > self.spend.left():
-                return
             results = await self.spend(jobs)
             self.baseline += results[: len(unchanged)]
             verdict.confirmation += results[len(unchanged):]
@@ -567,14 +532,15 @@ class _Confirmation:
                 verdict.verdict = "undecided"  # nothing to count: every rerun of the arm, or of the baseline, failed
                 return
             weak = verdict.p_value > FUTILE or flips * noise[1] <= noise[0] * finished or \
-                (look < len(LOOK_SHARES) and _hopeless_trend(flips, finished, noise, self.samples, look,
-                                                             level * LOOK_SHARES[look] + carried))
+                (look < len(plan) and hopeless_trend(flips, finished, noise, self.samples, look, plan[look][2]))
             if flips < finished and (not flips or (weak and (look > 1 or flips * 2 <= finished))):
                 # no more flips than noise (held over a second look), or evidence too weak for more looks to turn
                 # (at the first look too, when at most half of its reruns flipped)
                 verdict.verdict = "not_confirmed"
                 return
             verdict.verdict = "undecided"
+            if last:
+                return
 
 
 def _confirmation_reason(verdict: ArmVerdict, spend: _Spend) -> str:
