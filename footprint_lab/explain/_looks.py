@@ -65,5 +65,7 @@ def afforded(size: int, base: int, done: int, based: int, left: int) -> tuple[in
     more, more_base = size - done, max(base - based, 0)
     if more + more_base <= left:
         return size, base, False
-    arm_part = min(more, max(1, round(left * more / (more + more_base)))) if left > 1 else 0
+    if left < 2:
+        return done, based, True  # fewer than two reruns left make no look
+    arm_part = min(more, max(1, round(left * more / (more + more_base))))
     return done + arm_part, base if not more_base else based + left - arm_part, True

@@ -39,7 +39,7 @@ DECISIVE = 0.9
 #: Reruns chosen at once (they run concurrently).
 BATCH = 4
 #: Pairs are looked for among the first this many arms (the ranking's top); singles among all.
-PAIR_ARMS = 24
+PAIR_ARMS = 40
 #: Removal sets weighed when there are too many arms to weigh every subset.
 SAMPLED_SETS = 1024
 #: An expected gain below this (in bits) for a whole batch is not worth its reruns.
