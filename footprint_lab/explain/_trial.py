@@ -6,12 +6,16 @@ back in, removing a set together) goes through two phases:
 
 1. **Screening** chooses what to test, and may be as adaptive as it likes: its reruns decide
    nothing. Two unchanged reruns show whether the model is noisy at all; then each arm (one
-   change to the run) is tried once, and on a noisy model the arms that flipped are tried again
-   until one leads. With many arms (trying each would spend more than half the budget) the
-   screening removes halves of them at once instead (a group test) and keeps the arms that
-   best explain which reruns flipped. When no arm flipped every time it was removed alone and
-   removing them all at once does flip the outcome, a second group test looks for a pair that
-   acts only together, and that pair becomes an arm of its own.
+   change to the run) is tried once. A quiet round (no unchanged rerun flipped, at most one arm
+   did) makes the arm that flipped the candidate (should it not hold up, the search below looks
+   on, with a share of ``alpha`` kept for it). Otherwise (a noisy model, or nothing flipped
+   alone) a search of removals together (:mod:`~footprint_lab.explain._search`) weighs every
+   screening rerun, whatever it removed, for the explanation it supports: one arm, or a pair that
+   acts only together (each keeps the outcome alone), which becomes an arm of its own; it removes
+   the sets that would tell the most until one explanation is likely, always leaving what two
+   looks at one candidate take. With many arms (trying each would spend more than half the
+   budget) the screening removes halves of them at once instead (a group test) and keeps the arms
+   that best explain which reruns flipped.
 2. **Confirmation** proves it. The candidates, strongest first, get fresh reruns with their own
    seeds (``0, 1, 2 ...``, each candidate's rerun ``k`` with the same seed as baseline rerun
    ``k``) beside a fresh baseline of unchanged reruns, in three looks: ``samples`` reruns a side,
@@ -20,12 +24,15 @@ back in, removing a set together) goes through two phases:
    the baseline's by Boschloo's exact test (:mod:`~footprint_lab.explain._stats`). The
    candidates share ``alpha`` by Wiens' fallback procedure (weights fixed from the screening;
    a confirmed candidate passes its level on to the next), and each candidate's level is split
-   over its looks (65%, 20% and 15%).
+   over its looks (65%, 20% and 15%; a share a look's test cannot spend passes to the next look,
+   and a look the budget cannot pay in full runs what is left and spends the rest, see
+   :mod:`~footprint_lab.explain._looks`).
 
 So the chance that a call confirms any arm that has no effect is at most ``alpha`` (5% by
 default), whatever the model's noise: screening only chooses, each look's test is exact for the
-look's fixed size, and the candidates and looks split ``alpha`` between them. Reruns of a batch
-run in a shuffled order, so that a provider that drifts over time sides with no arm. Verdicts:
+look's size, fixed before it runs, and the candidates and looks split ``alpha`` between them.
+Reruns of a batch run in a shuffled order, so that a provider that drifts over time sides with no
+arm. Verdicts:
 
 - ``confirmed``: the test rejected "no more flips than noise" at its look;
 - ``not_confirmed``: screening saw no sign of an effect, or the confirmation's reruns flipped no
@@ -106,7 +113,7 @@ class ArmVerdict:
     noise_flips: int = 0
     noise_samples: int = 0
     p_value: float | None = None
-    #: the level ``p_value`` was compared with (``alpha``'s share at its look, Holm-corrected)
+    #: the level ``p_value`` was compared with (``alpha``'s share at its look, as much as its test can spend)
     level: float | None = None
     #: the look that decided it (1, 2, 3), or 0 when screening set it aside
     look: int = 0
@@ -165,7 +172,7 @@ class TrialResult:
     budget: int
     alpha: float
     design: str
-    #: joint screening reruns (random halves removed together), not attributed to one arm
+    #: screening reruns that removed several arms at once (the group test's halves, the search's sets)
     joint: list[Outcome] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
