@@ -369,7 +369,7 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
         arm = arms[hypothesis[0]] if len(hypothesis) == 1 else _joined([arms[k] for k in hypothesis])
         # the likeliest explanations (or, when none is likely enough, the best supported) not yet tested
         if hypothesis and not (arm.key in verdicts and verdicts[arm.key].tested) and len(candidates) < 3 and \
-                (share >= CANDIDATE_SHARE or (not candidates and ranked[0][0])):
+                (share >= CANDIDATE_SHARE or (not candidates and hypothesis == ranked[0][0])):
             candidates.append(verdicts.setdefault(arm.key, ArmVerdict(arm)).arm)
             weights.append(share)
     for k, arm in enumerate(arms):
