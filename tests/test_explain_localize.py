@@ -119,8 +119,11 @@ async def test_a_rare_flip_is_undecided_after_every_look(planted_run):
 async def test_a_single_sample_starts_small_and_looks_again(agent, planted_run):
     one = await localize(planted_run, rerun=agent, samples=1, sources=["vip-override"])
     only = one.suspects[0]
-    # 1 against 1 (p = 0.25) and 2 against 2 (p = 0.0625) cannot decide; 4 flips of 4 against a stable 4 can
-    assert (only.verdict, only.flips, only.samples, only.trial.look) == ("confirmed", 4, 4, 3)
+    # 1 against 1 (p = 0.25) cannot decide at any level, so the first look's share of alpha passes to the second:
+    # 2 flips of 2 against a stable 3 (p = 0.035) are within its 0.0325 + 0.01 (the level is the largest p-value
+    # within that a test of 2 against 3 can give: that p-value itself)
+    assert (only.verdict, only.flips, only.samples, only.trial.look) == ("confirmed", 2, 2, 2)
+    assert only.p_value == pytest.approx(0.03456) and only.level == only.p_value
     two = await localize(planted_run, rerun=agent, samples=2, sources=["vip-override"])
     assert (two.suspects[0].verdict, two.suspects[0].flips, two.suspects[0].trial.look) == ("confirmed", 4, 2)
 

@@ -7,8 +7,10 @@ outcome more often than unchanged reruns do, at a false-confirmation rate the ca
 
 1. ranks the suspects (the ranking's top ``top``, every removable source when a ``budget`` is
    given without ``top``, or exactly ``sources``);
-2. screens them cheaply, one at a time or, when there are many, by removing random halves
-   together (a group test), to choose the candidates;
+2. screens them cheaply, one at a time or, when there are many, by removing halves together (a
+   group test), and on a model that strays, or when nothing flips alone, by a search of removals
+   together that weighs every screening rerun (one suspect, or a pair that acts only together),
+   to choose the candidates;
 3. confirms the candidates on fresh reruns against a fresh baseline, seeded ``0, 1, 2 ...``
    alike: Boschloo's exact test, Holm-corrected, at up to three looks of ``samples``, twice and
    four times as many reruns (see :mod:`~footprint_lab.explain._trial` for why the rate holds);

@@ -95,6 +95,27 @@ def boschloo_greater(k: int, n: int, b: int, big_b: int) -> float:
     return min(1.0, max(float(values[best]), refined))
 
 
+#: Tables weighed by :func:`attained_level`; a larger test keeps its whole level (its p-values are fine-grained).
+_ATTAINED_TABLES = 400
+
+
+@lru_cache(maxsize=64)
+def _attainable(n: int, big_b: int) -> tuple[float, ...]:
+    """Every p-value :func:`boschloo_greater` can give with these sample sizes, smallest first."""
+    return tuple(sorted({boschloo_greater(k, n, b, big_b) for k in range(n + 1) for b in range(big_b + 1)}))
+
+
+def attained_level(n: int, big_b: int, level: float) -> float:
+    """The largest p-value at most ``level`` that a test of these sizes can give (0 when none can).
+
+    Rejecting at ``p <= attained_level(...)`` rejects exactly the tables ``p <= level`` does, so the
+    difference is a share of the false-confirmation rate the test could never spend.
+    """
+    if (n + 1) * (big_b + 1) > _ATTAINED_TABLES:
+        return level
+    return max((p for p in _attainable(n, big_b) if p <= level), default=0.0)
+
+
 def rate(flips: int, samples: int) -> float | None:
     """``flips / samples``, or ``None`` when nothing finished."""
     return flips / samples if samples else None

@@ -6,12 +6,16 @@ back in, removing a set together) goes through two phases:
 
 1. **Screening** chooses what to test, and may be as adaptive as it likes: its reruns decide
    nothing. Two unchanged reruns show whether the model is noisy at all; then each arm (one
-   change to the run) is tried once, and on a noisy model the arms that flipped are tried again
-   until one leads. With many arms (trying each would spend more than half the budget) the
-   screening removes halves of them at once instead (a group test) and keeps the arms that
-   best explain which reruns flipped. When no arm flipped every time it was removed alone and
-   removing them all at once does flip the outcome, a second group test looks for a pair that
-   acts only together, and that pair becomes an arm of its own.
+   change to the run) is tried once. A quiet round (no unchanged rerun flipped, at most one arm
+   did) makes the arm that flipped the candidate (should it not hold up, the search below looks
+   on, with a share of ``alpha`` kept for it). Otherwise (a noisy model, or nothing flipped
+   alone) a search of removals together (:mod:`~footprint_lab.explain._search`) weighs every
+   screening rerun, whatever it removed, for the explanation it supports: one arm, or a pair that
+   acts only together (each keeps the outcome alone), which becomes an arm of its own; it removes
+   the sets that would tell the most until one explanation is likely, always leaving what two
+   looks at one candidate take. With many arms (trying each would spend more than half the
+   budget) the screening removes halves of them at once instead (a group test) and keeps the arms
+   that best explain which reruns flipped.
 2. **Confirmation** proves it. The candidates, strongest first, get fresh reruns with their own
    seeds (``0, 1, 2 ...``, each candidate's rerun ``k`` with the same seed as baseline rerun
    ``k``) beside a fresh baseline of unchanged reruns, in three looks: ``samples`` reruns a side,
@@ -20,12 +24,15 @@ back in, removing a set together) goes through two phases:
    the baseline's by Boschloo's exact test (:mod:`~footprint_lab.explain._stats`). The
    candidates share ``alpha`` by Wiens' fallback procedure (weights fixed from the screening;
    a confirmed candidate passes its level on to the next), and each candidate's level is split
-   over its looks (65%, 20% and 15%).
+   over its looks (65%, 20% and 15%; a share a look's test cannot spend passes to the next look,
+   and a look the budget cannot pay in full runs what is left and spends the rest, see
+   :mod:`~footprint_lab.explain._looks`).
 
 So the chance that a call confirms any arm that has no effect is at most ``alpha`` (5% by
 default), whatever the model's noise: screening only chooses, each look's test is exact for the
-look's fixed size, and the candidates and looks split ``alpha`` between them. Reruns of a batch
-run in a shuffled order, so that a provider that drifts over time sides with no arm. Verdicts:
+look's size, fixed before it runs, and the candidates and looks split ``alpha`` between them.
+Reruns of a batch run in a shuffled order, so that a provider that drifts over time sides with no
+arm. Verdicts:
 
 - ``confirmed``: the test rejected "no more flips than noise" at its look;
 - ``not_confirmed``: screening saw no sign of an effect, or the confirmation's reruns flipped no
@@ -44,7 +51,6 @@ Role: explain layer; it knows arms, seeds and counts, never a runner (``draw`` r
 
 from __future__ import annotations
 
-import itertools
 import math
 import random
 from collections import Counter
@@ -52,15 +58,19 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from footprint_lab.explain._checks import ExplainConfigError, fraction, whole_number
+from footprint_lab.explain._looks import afforded, hopeless_trend, look_plan
 from footprint_lab.explain._rerun import Outcome
+from footprint_lab.explain._search import BATCH, DECISIVE, CauseSearch
 from footprint_lab.explain._stats import boschloo_greater, rate
 
-#: How the looks of the confirmation share ``alpha``; look ``j`` runs ``samples * 2**j`` reruns a side.
-LOOK_SHARES = (0.65, 0.2, 0.15)
 #: Unchanged reruns the screening starts with (do they flip at all?).
 SCREEN_BASELINE = 2
 #: Seeds of screening reruns start here, so no confirmation rerun repeats one (they are seeded from 0).
 SCREEN_SEED = 1000
+#: Seeds of the search of removals together (see :func:`_together`).
+SEARCH_SEED = SCREEN_SEED + 300
+#: A hypothesis the search leaves less likely than this is not confirmed.
+CANDIDATE_SHARE = 0.1
 #: The default budget, in reruns, for each rerun a side of the first look.
 BUDGET_PER_SAMPLE = 16
 VERDICT_LABELS = {"confirmed": "CONFIRMED", "undecided": "UNDECIDED", "not_confirmed": "NOT CONFIRMED"}
@@ -103,7 +113,7 @@ class ArmVerdict:
     noise_flips: int = 0
     noise_samples: int = 0
     p_value: float | None = None
-    #: the level ``p_value`` was compared with (``alpha``'s share at its look, Holm-corrected)
+    #: the level ``p_value`` was compared with (``alpha``'s share at its look, as much as its test can spend)
     level: float | None = None
     #: the look that decided it (1, 2, 3), or 0 when screening set it aside
     look: int = 0
@@ -162,7 +172,7 @@ class TrialResult:
     budget: int
     alpha: float
     design: str
-    #: joint screening reruns (random halves removed together), not attributed to one arm
+    #: screening reruns that removed several arms at once (the group test's halves, the search's sets)
     joint: list[Outcome] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
 
@@ -237,9 +247,9 @@ async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
         singly = SCREEN_BASELINE + 2 * len(arms) <= budget // 2
         if singly:
             design = "one at a time"
-            candidates = await _screen_singly(list(arms), verdicts, spend, screening_baseline, samples)
+            candidates, quiet = await _screen_singly(list(arms), verdicts, spend, screening_baseline)
         else:
-            candidates, joint = await _screen_jointly(list(arms), verdicts, spend, samples, pairs=False)
+            candidates, joint = await _screen_jointly(list(arms), verdicts, spend, samples)
             design = f"group test ({len(joint)} reruns removing halves of the suspects together)"
         hopeless = _hopeless(screening_baseline, verdicts.values())
         if hopeless:
@@ -249,19 +259,23 @@ async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
                 verdict.reason = "could not be judged: unchanged reruns change the outcome as often as removals do"
             return TrialResult(list(verdicts.values()), screening_baseline, [], spend.spent, budget, alpha,
                                design, joint, notes)
-        strong = bool(candidates) and verdicts[candidates[0].key].flip_rate == 1.0
+        # A quiet model where one arm flipped: that arm goes first, and part of alpha waits for a pair, looked
+        # for only if it does not hold up.
+        strong = singly and quiet and bool(candidates)
+        kept_back = TOGETHER_WEIGHT if strong else 0.0
+        weights: list[float] | None = None
         if singly and not strong:
-            # No arm flipped every time it was removed alone: the cause may be two arms that act only together.
-            pairs, joint, how = await _together(list(arms), verdicts, spend, samples)
+            # A noisy model, or nothing flipped alone: a search of removals together weighs every screening
+            # rerun, for one arm the noise hid or two arms that act only together.
+            candidates, weights, joint, how = await _together(list(arms), verdicts, confirmation, alpha,
+                                                              screening_baseline)
             design += how
-            candidates = [*pairs, *candidates]
-        # With a strong single arm, part of alpha waits for a pair, looked for only if no single one holds up.
-        kept_back = TOGETHER_WEIGHT if singly and strong else 0.0
-        await confirmation.run(candidates, alpha * (1 - kept_back))
+        await confirmation.run(candidates, alpha * (1 - kept_back), weights)
         if kept_back and not any(verdicts[arm.key].verdict == "confirmed" for arm in candidates):
-            pairs, joint, how = await _together(list(arms), verdicts, spend, samples)
+            pairs, weights, joint, how = await _together(list(arms), verdicts, confirmation, alpha * kept_back,
+                                                         screening_baseline)
             design += how
-            await confirmation.run(pairs, alpha * kept_back)
+            await confirmation.run(pairs, alpha * kept_back, weights)
     else:
         design = "each arm confirmed directly"
         await confirmation.run(list(arms), alpha)
@@ -282,45 +296,25 @@ def _hopeless(baseline: Sequence[Outcome], verdicts: Iterable[ArmVerdict]) -> st
 
 
 async def _screen_singly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
-                         baseline: list[Outcome], rounds: int) -> list[Arm]:
-    """Successive elimination, one rerun per arm a round, at most ``rounds`` rounds.
+                         baseline: list[Outcome]) -> tuple[list[Arm], bool]:
+    """Each arm removed once: the arms that flipped, and whether the model looked quiet.
 
-    A quiet first round (no unchanged rerun flipped, at most one arm did) ends it: the model looks
-    deterministic, so what flipped is the candidate (or, when nothing did, there is none). On a
-    noisy one, the arms that flipped go on to the next rounds (every arm does when none flipped),
-    and from then on an arm stays while it has at most one flip fewer than the leader.
+    A quiet round (no unchanged rerun flipped, at most one arm did) makes the model look
+    deterministic: what flipped is the candidate (or, when nothing did, there is none). On a noisy
+    model one rerun an arm tells little, so the search of removals together (:func:`_together`)
+    weighs these reruns with the ones it chooses and names the candidates.
     """
-    alive = list(arms)
-    for round_number in range(rounds):
-        jobs = [(arm, SCREEN_SEED + SCREEN_BASELINE + round_number) for arm in alive]
-        if spend.left() < len(jobs):
-            break
-        for arm, outcome in zip(alive, await spend(jobs), strict=True):
+    jobs: list[tuple[Arm | None, int]] = [(arm, SCREEN_SEED + SCREEN_BASELINE) for arm in arms]
+    if spend.left() >= len(jobs):
+        for arm, outcome in zip(arms, await spend(jobs), strict=True):
             verdicts[arm.key].screening.append(outcome)
-        flips = {arm.key: verdicts[arm.key].flips for arm in alive}
-        if round_number == 0 and _hopeless(baseline, verdicts.values()):
-            return []  # the comparator sees every rerun as changed: more screening could tell nothing
-        noisy = tally(baseline)[0] > 0 or sum(1 for f in flips.values() if f) > 1
-        if round_number == 0 and not noisy:
-            alive = [arm for arm in alive if flips[arm.key]]
-            break
-        lead = max(flips.values(), default=0)
-        if round_number == 0 and lead:
-            alive = [arm for arm in alive if flips[arm.key]]  # noisy: the next rounds tell the flipped ones apart
-        elif round_number > 0:
-            alive = [arm for arm in alive if flips[arm.key] >= lead - 1 and flips[arm.key] > 0]
-        if round_number >= 1 and len(alive) <= 1:
-            break
+    flipped = [arm for arm in arms if verdicts[arm.key].flips]
     noise = tally(baseline)
-    alive.sort(key=lambda arm: -(verdicts[arm.key].flip_rate or 0.0))  # stable: ties keep the given order
-    # the leader, and any other arm that flipped in most of its screening reruns
-    alive = [arm for k, arm in enumerate(alive) if verdicts[arm.key].flips and
-             (k == 0 or (verdicts[arm.key].flip_rate or 0.0) > 0.5)]
     for verdict in verdicts.values():
         verdict.noise_flips, verdict.noise_samples = noise
-        if verdict.arm not in alive:
+        if verdict.arm not in flipped:
             verdict.reason = _screened_out(verdict)
-    return alive
+    return flipped, not noise[0] and len(flipped) <= 1
 
 
 def _screened_out(verdict: ArmVerdict) -> str:
@@ -331,34 +325,72 @@ def _screened_out(verdict: ArmVerdict) -> str:
             f"({verdict.noise_flips}/{verdict.noise_samples}) and the other suspects")
 
 
-async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
-                    samples: int) -> tuple[list[Arm], list[Outcome], str]:
-    """No arm flipped alone: if removing them all at once flips the outcome, look for a pair that acts together.
+async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmation: _Confirmation, level: float,
+                    baseline: list[Outcome]) -> tuple[list[Arm], list[float], list[Outcome], str]:
+    """Search removals together (:class:`~footprint_lab.explain._search.CauseSearch`) for what explains the flips.
 
-    Returns the candidates, the reruns it took and how the design grew (a phrase for ``design``).
+    The search starts from every screening rerun so far (the unchanged ones and each arm's) and
+    runs the removal sets it chooses while it is undecided, always leaving what two looks at one
+    candidate at ``level`` take. Its likeliest explanations, an arm not yet tested or a pair (a new
+    arm removing both), are the candidates, weighted by their posterior; when none is likely enough
+    and "nothing" is not the likeliest, the best supported one is. Returns the candidates, their
+    weights, the reruns it took and how the design grew (a phrase for ``design``).
     """
-    if len(arms) < 2 or spend.left() < 2 + 2 * 2 * samples:
-        return [], [], ""
-    seed = SCREEN_SEED + 100
-    probe = await spend([(_joined(arms), seed), (_joined(arms), seed + 1)])
-    if not tally(probe)[0]:
-        return [], probe, "; removing them all at once did not flip the outcome either"
-    found, outcomes = await _screen_jointly(arms, verdicts, spend, samples, pairs=True)
-    return found, [*probe, *outcomes], (f"; removing them all at once flipped the outcome, so a group test "
-                                        f"({len(outcomes)} reruns) looked for causes that act only together")
+    spend, samples = confirmation.spend, confirmation.samples
+    search = CauseSearch(len(arms))
+    for outcome in baseline:
+        if outcome.error is None:
+            search.observe((), outcome.flipped)
+    for k, arm in enumerate(arms):
+        for outcome in verdicts[arm.key].screening:
+            if outcome.error is None:
+                search.observe((k,), outcome.flipped)
+    size, base, _ = look_plan(samples, level)[1]
+
+    def room() -> int:  # what the search may spend: it leaves two looks at one candidate
+        return spend.left() - size - max(base - len(confirmation.baseline), 0)
+
+    outcomes: list[Outcome] = []
+    while search.posterior()[0][1] < DECISIVE and room() > 0:
+        sets, _ = search.next_sets(min(BATCH, room()))
+        if not sets:
+            break
+        jobs: list[tuple[Arm | None, int]] = [(_joined([arms[k] for k in removed]), SEARCH_SEED + len(outcomes) + n)
+                                              for n, removed in enumerate(sets)]
+        for removed, outcome in zip(sets, await spend(jobs), strict=True):
+            outcomes.append(outcome)
+            if outcome.error is None:
+                search.observe(removed, outcome.flipped)
+    ranked = search.posterior()
+    chance = dict(ranked)
+    candidates: list[Arm] = []
+    weights: list[float] = []
+    for hypothesis, share in ranked:
+        arm = arms[hypothesis[0]] if len(hypothesis) == 1 else _joined([arms[k] for k in hypothesis])
+        # the likeliest explanations (or, when none is likely enough, the best supported) not yet tested
+        if hypothesis and not (arm.key in verdicts and verdicts[arm.key].tested) and len(candidates) < 3 and \
+                (share >= CANDIDATE_SHARE or (not candidates and hypothesis == ranked[0][0])):
+            candidates.append(verdicts.setdefault(arm.key, ArmVerdict(arm)).arm)
+            weights.append(share)
+    for k, arm in enumerate(arms):
+        verdict = verdicts[arm.key]
+        if arm not in candidates and not verdict.tested and verdict.flips:
+            verdict.reason = (f"flipped the outcome in {verdict.flips}/{verdict.samples} screening reruns; weighed "
+                              f"with the removals together, the chance it is the cause is {chance[(k,)]:.0%}, "
+                              "short of the leading suspects")
+    found = [f"'{arm.key}' ({share:.0%})" for arm, share in zip(candidates, weights, strict=True)]
+    return candidates, weights, outcomes, (f"; a search of removals together ({len(outcomes)} reruns, weighing every "
+                                           f"screening rerun) left {', '.join(found) or 'no candidate'} most likely")
 
 
-async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend, samples: int, *,
-                          pairs: bool) -> tuple[list[Arm], list[Outcome]]:
+async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
+                          samples: int) -> tuple[list[Arm], list[Outcome]]:
     """A group test: pairs of reruns that each remove one half of the arms; the arms that explain the flips win.
 
     The halves are a binary code: in pair ``j`` one rerun removes the arms whose ``j``-th bit is set,
     the other the rest, so any two arms are parted by at least one pair; two random pairs follow,
-    for noise. Looking for ``pairs``, the halves are all random instead (so that any two arms are
-    now and then removed together), four more than the code would have. An arm's mismatches are
-    the reruns where "it was removed" and "the outcome flipped" disagree (none, for a lone cause on
-    a quiet model); a pair is scored the same way on "both were removed", which is how two causes
-    that act only together show (see :func:`_best_pairs`). Single arms within one mismatch of the
+    for noise. An arm's mismatches are the reruns where "it was removed" and "the outcome flipped"
+    disagree (none, for a lone cause on a quiet model). Single arms within one mismatch of the
     best are candidates; when more than one is, a second code over the best eight (every other arm
     kept) sorts them out. The screening leaves what two looks at one candidate need for the
     confirmation.
@@ -372,10 +404,8 @@ async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spen
         bits = max(1, math.ceil(math.log2(len(pool))))
         order = pool[:]
         chooser.shuffle(order)
-        # A code parts every two arms; causes that act together must instead be removed together now and
-        # then, which random halves do for any two arms in about half the pairs.
-        splits = [] if pairs else [[arm for k, arm in enumerate(order) if k >> bit & 1] for bit in range(bits)]
-        for _ in range(bits + 4 if pairs else 2):
+        splits = [[arm for k, arm in enumerate(order) if k >> bit & 1] for bit in range(bits)]
+        for _ in range(2):
             chooser.shuffle(order)
             splits.append(order[: len(order) // 2])
         jobs: list[tuple[Arm | None, int]] = []
@@ -404,15 +434,13 @@ async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spen
     await batch(arms)
     leaders = close(arms)
     second = 2 * (math.ceil(math.log2(min(8, len(arms)))) + 2)
-    if not pairs and len(leaders) > 1 and spend.left() - reserve >= second:
+    if len(leaders) > 1 and spend.left() - reserve >= second:
         pool = sorted(arms, key=lambda arm: _mismatches(seen[arm.key]))[:8]
         for arm in pool:
             seen[arm.key] = []
         await batch(pool)
         leaders = close(pool)
     candidates = [arm for arm in leaders[:3] if _difference(seen[arm.key]) > 0]
-    if pairs:  # only a pair that explains the flips better than any single arm is a candidate
-        candidates = _best_pairs(arms, seen, verdicts)
     for arm in arms:
         verdict = verdicts[arm.key]
         verdict.screening_score = _difference(seen[arm.key])
@@ -426,26 +454,6 @@ def _joined(arms: Sequence[Arm]) -> Arm:
     """One arm that makes every change of ``arms`` at once."""
     return Arm(" + ".join(arm.key for arm in arms), tuple(name for arm in arms for name in arm.exclude),
                tuple(name for arm in arms for name in arm.force))
-
-
-def _best_pairs(arms: list[Arm], seen: dict[str, list[tuple[bool, bool]]],
-                verdicts: dict[str, ArmVerdict]) -> list[Arm]:
-    """What explains the flips best: a pair's "both removed" (a new arm), or an arm not yet tested, if any."""
-    if not any(seen[arm.key] for arm in arms):
-        return []  # the budget left no room for the group test
-    scored = sorted(((_mismatches([(a and b, flipped) for (a, flipped), (b, _) in
-                                   zip(seen[first.key], seen[second.key], strict=True)]), first, second)
-                     for first, second in itertools.combinations(arms, 2)), key=lambda entry: entry[0])
-    single = min(arms, key=lambda arm: _mismatches(seen[arm.key]), default=None)
-    # a single arm that explains the flips as well: a cause the one-at-a-time screening let pass
-    alone = [single] if single is not None and not verdicts[single.key].tested and \
-        _difference(seen[single.key]) > 0 else []
-    if not scored or (alone and _mismatches(seen[alone[0].key]) < scored[0][0]):
-        return alone
-    pair = _joined([scored[0][1], scored[0][2]])
-    verdicts.setdefault(pair.key, ArmVerdict(pair))
-    tie = alone and _mismatches(seen[alone[0].key]) == scored[0][0]
-    return [pair, *alone] if tie else [pair]
 
 
 def _difference(observations: list[tuple[bool, bool]]) -> float:
@@ -474,25 +482,6 @@ def _strength(verdict: ArmVerdict) -> float:
     return max(verdict.flip_rate or 0.0, verdict.screening_score or 0.0)
 
 
-def _hopeless_trend(flips: int, finished: int, noise: tuple[int, int], samples: int, look: int,
-                    next_level: float) -> bool:
-    """Whether, at the rates seen so far, the next look would still fall far short of its level (futility).
-
-    Stopping early never adds a false confirmation; this only spares reruns on a candidate whose flips,
-    kept at their present rate over the next look's size, would leave the test twenty times its level.
-    """
-    size, base = samples * 2 ** look, _baseline_size(samples, look + 1)
-    projected = round(flips / finished * size)
-    projected_noise = round(noise[0] / noise[1] * base)
-    return boschloo_greater(projected, size, projected_noise, base) > 20 * next_level
-
-
-def _baseline_size(samples: int, look: int) -> int:
-    """Baseline reruns at a look: ``samples`` at the first, then half again the arm's (it serves every arm)."""
-    size = samples * 2 ** (look - 1)
-    return size if look == 1 else size * 3 // 2
-
-
 class _Confirmation:
     """The confirmation: candidates tested one after another on fresh reruns beside one shared baseline.
 
@@ -510,12 +499,12 @@ class _Confirmation:
         self.samples = samples
         self.baseline: list[Outcome] = []
 
-    async def run(self, candidates: list[Arm], level: float) -> None:
-        # weights by the square of each candidate's screening strength: equal for equals, most of the
-        # level for a clear leader
-        strength = [_strength(self.verdicts[arm.key]) for arm in candidates]
-        total = sum(value * value for value in strength)
-        weights = [value * value / total if total else 1 / len(candidates) for value in strength]
+    async def run(self, candidates: list[Arm], level: float, chances: list[float] | None = None) -> None:
+        # weights by the search's posterior chances when it gave them, else by the square of each candidate's
+        # screening strength: equal for equals, most of the level for a clear leader
+        strength = chances or [_strength(self.verdicts[arm.key]) ** 2 for arm in candidates]
+        total = sum(strength)
+        weights = [value / total if total else 1 / len(candidates) for value in strength]
         passed_on = 0.0
         for arm, weight in zip(candidates, weights, strict=True):
             verdict = self.verdicts[arm.key]
@@ -525,13 +514,16 @@ class _Confirmation:
             verdict.reason = _confirmation_reason(verdict, self.spend)
 
     async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float) -> None:
-        for look, share in enumerate(LOOK_SHARES, 1):
-            size, base = self.samples * 2 ** (look - 1), _baseline_size(self.samples, look)
+        plan = look_plan(self.samples, level)
+        for look, (size, base, spent) in enumerate(plan, 1):
+            size, base, last = afforded(size, base, len(verdict.confirmation), len(self.baseline), self.spend.left())
+            if size <= len(verdict.confirmation):
+                return
+            if last:  # the budget ends at this look: it spends the whole level the looks before it left
+                spent = level - sum(earlier for _, _, earlier in plan[: look - 1])
             unchanged = [(None, seed) for seed in range(len(self.baseline), base)]
             jobs: list[tuple[Arm | None, int]] = [*unchanged, *((arm, seed) for seed in
                                                                  range(len(verdict.confirmation), size))]
-            if len(jobs) > self.spend.left():
-                return
             results = await self.spend(jobs)
             self.baseline += results[: len(unchanged)]
             verdict.confirmation += results[len(unchanged):]
@@ -539,7 +531,7 @@ class _Confirmation:
             flips, finished = tally(verdict.confirmation)
             verdict.noise_flips, verdict.noise_samples = noise
             verdict.p_value = boschloo_greater(flips, finished, *noise)
-            verdict.level, verdict.look = level * share, look
+            verdict.level, verdict.look = spent, look
             if verdict.p_value <= verdict.level:
                 verdict.verdict = "confirmed"
                 return
@@ -547,14 +539,15 @@ class _Confirmation:
                 verdict.verdict = "undecided"  # nothing to count: every rerun of the arm, or of the baseline, failed
                 return
             weak = verdict.p_value > FUTILE or flips * noise[1] <= noise[0] * finished or \
-                (look < len(LOOK_SHARES) and _hopeless_trend(flips, finished, noise, self.samples, look,
-                                                             level * LOOK_SHARES[look]))
+                (look < len(plan) and hopeless_trend(flips, finished, noise, self.samples, look, plan[look][2]))
             if flips < finished and (not flips or (weak and (look > 1 or flips * 2 <= finished))):
                 # no more flips than noise (held over a second look), or evidence too weak for more looks to turn
                 # (at the first look too, when at most half of its reruns flipped)
                 verdict.verdict = "not_confirmed"
                 return
             verdict.verdict = "undecided"
+            if last:
+                return
 
 
 def _confirmation_reason(verdict: ArmVerdict, spend: _Spend) -> str:
