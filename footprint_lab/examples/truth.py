@@ -79,7 +79,7 @@ class TruthCase:
     compare: Any = None
     #: the run to explain, when the case already made it (``None``: the agent runs the message)
     run: Any = None
-    #: on a real model, what removing a piece does, measured (``None``: the cases's model is scripted, so every
+    #: on a real model, what removing a piece does, measured (``None``: the case's model is scripted, so every
     #: piece that is not planted is benign)
     measured: Measured | None = None
 
