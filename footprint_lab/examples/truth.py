@@ -19,6 +19,12 @@ outcomes) in that share of seeded calls, as a model sampled above temperature 0 
 original run is unseeded and so never strays: it is the answer the analyst got. Outcomes are
 compared with ``Label(choices=OUTCOMES)``.
 
+A real model (:func:`real_case`: a planted fact on an OpenAI-compatible server) was written by
+nobody here, so what it does is measured, never assumed (:class:`Measured`): whether it can
+answer the case at all, and, for each piece an explanation confirms besides the planted one,
+whether removing it truly changes the answer (a small model's answer turns on the wording of
+its whole prompt, so such a piece is a cause, not a false confirmation).
+
 :func:`evaluate` runs a case, explains it the way an analyst would, and scores what was found.
 
 Role: examples (used by ``bench/bench_truth.py`` and the tests); imports anything.
@@ -41,7 +47,6 @@ from footprint_lab.explain._dropped import find_dropped_context
 from footprint_lab.explain._trial import ArmVerdict
 from footprint_lab.explain.compare import Label, Mentions
 from footprint_lab.providers import LLMRequest, mock, openai
-from footprint_lab.providers.seeded import seeded
 
 OUTCOMES = ("APPROVED", "DECLINED", "ESCALATED")
 CLASSES = ("fact", "memory", "tool", "instruction", "innocent", "missing", "together")
@@ -72,6 +77,11 @@ class TruthCase:
     identity: dict[str, str] = field(default_factory=lambda: dict(IDENTITY))
     #: how outcomes are compared (``Label(choices=OUTCOMES)`` when ``None``)
     compare: Any = None
+    #: the run to explain, when the case already made it (``None``: the agent runs the message)
+    run: Any = None
+    #: on a real model, what removing a piece does, measured (``None``: the case's model is scripted, so every
+    #: piece that is not planted is benign)
+    measured: Measured | None = None
 
     @property
     def method(self) -> str:
@@ -184,10 +194,14 @@ class Scored:
     confirmed: list[Any]
     top1: bool
     top3: bool
-    #: confirmed findings that remove (or restore) nothing that was planted
+    #: confirmed findings that remove (or restore) nothing that was planted, and whose removal, where it is
+    #: measured (a real model), does not change the answer
     false: int
     reruns: int
     seconds: float
+    #: confirmed findings that plant nothing, but whose removal changes the answer when measured: causes of it on
+    #: this model (its sensitivity to the prompt), so no false confirmation
+    fragile: int = 0
 
 
 def _finding(ids: Sequence[str]) -> Any:
@@ -198,10 +212,12 @@ async def evaluate(case: TruthCase, *, budget: int = 48, comparator: Any = None,
     """Run the case, explain its answer the way an analyst would (``case.method``), and score the finding.
 
     Top-1: the strongest confirmed finding (smallest p-value) is the planted cause; top-3: it is
-    among the three strongest findings, confirmed or undecided.
+    among the three strongest findings, confirmed or undecided. On a real case each other confirmed
+    finding is measured (:meth:`Measured.changes`, after the clock stops): a false confirmation when
+    removing it leaves the answer as it was, a ``fragile`` piece when it does not.
     """
     started = time.perf_counter()
-    run = await case.agent.run(case.message, identity=case.identity)
+    run = case.run if case.run is not None else await case.agent.run(case.message, identity=case.identity)
     compare = comparator if comparator is not None else case.comparator
     tested: list[tuple[ArmVerdict, tuple[str, ...]]]
     if case.method == "find_dropped_context":
@@ -218,37 +234,87 @@ async def evaluate(case: TruthCase, *, budget: int = 48, comparator: Any = None,
     confirmed = [_finding(ids) for trial, ids in by_strength if trial.verdict == "confirmed"]
     leading = [_finding(ids) for _, ids in by_strength[:3]]
     planted = set(case.culprits)
-    false = sum(1 for trial, ids in by_strength if trial.verdict == "confirmed" and not planted & set(ids))
+    others = [ids for trial, ids in by_strength if trial.verdict == "confirmed" and not planted & set(ids)]
+    seconds = time.perf_counter() - started
+    fragile = [ids for ids in others if case.measured is not None and await case.measured.changes(ids)]
     return Scored(case.name, case.kind, run.answer or "", confirmed, bool(confirmed) and confirmed[0] == want,
-                  want in leading and want in confirmed, false, reruns, time.perf_counter() - started)
+                  want in leading and want in confirmed, len(others) - len(fragile), reruns, seconds, len(fragile))
 
 
 #: Real-model cases: an order and the city its package is in (the planted fact).
 PLACES = (("A-4411", "Lisbon"), ("B-2093", "Oslo"), ("C-7710", "Nairobi"), ("D-1186", "Lima"), ("E-3352", "Hanoi"))
+#: Seeded runs behind each measured share (see :class:`Measured`).
+MEASURED_RUNS = 8
+#: A real case is answerable when the model names the city in at least this share of its runs with every piece:
+#: it then strays from that answer in at most a quarter of them, the most noise the scripted cases are built with.
+ANSWERED_SHARE = 0.75
+#: Seeds of the measuring runs start here, above every seed an explanation within the bench's budget uses
+#: (its reruns are seeded from 0 and from 1000).
+MEASURED_SEED = 5000
 
 
-async def real_case(variant: int, base_url: str, *, temperature: float, model: str = "smollm2",
-                    tries: int = 8) -> TruthCase | None:
-    """A planted-fact case on a real OpenAI-compatible server, or ``None`` when the model cannot answer it.
+@dataclass(slots=True)
+class Measured:
+    """What a real model does, measured on seeded runs of its own instead of declared.
 
-    The fact says where an order's package is, among benign facts; the run to explain is the first
-    of ``tries`` seeded runs whose answer names the city (what the model answers with the fact). A
-    model that never names it in those tries cannot answer the case.
+    A scripted case knows its causes because it wrote the model; a real model can only be asked.
+    :meth:`share` is the share of :data:`MEASURED_RUNS` seeded runs (seeds from
+    :data:`MEASURED_SEED`, which no explanation uses) whose answer names the city, with some
+    pieces removed; removing a piece *changes the answer* when the share without it is less than
+    half the share with every piece (:attr:`baseline`).
+    """
+
+    agent: Agent
+    message: str
+    compare: Mentions
+    identity: dict[str, str] = field(default_factory=lambda: dict(IDENTITY))
+    runs: list[Any] = field(default_factory=list)
+    baseline: float = 0.0
+
+    async def share(self, exclude: Sequence[str] = (), *, keep: bool = False) -> float:
+        """The share of seeded runs without ``exclude`` whose answer names the city (``keep``: remember the runs)."""
+        runs = [await self.agent.without(list(exclude), seed=MEASURED_SEED + k).run(self.message,
+                                                                                    identity=self.identity)
+                for k in range(MEASURED_RUNS)]
+        if keep:
+            self.runs = runs
+        return sum(1 for run in runs if self.compare.mentions(run.answer or "")) / MEASURED_RUNS
+
+    async def changes(self, exclude: Sequence[str]) -> bool:
+        """Whether removing ``exclude`` changes the answer: the city named in less than half as many runs."""
+        return await self.share(exclude) < self.baseline / 2
+
+
+async def real_case(variant: int, base_url: str, *, temperature: float, model: str = "smollm2") -> TruthCase | None:
+    """The ``variant``-th planted-fact case on a real OpenAI-compatible server at ``temperature``, or ``None`` when
+    the model cannot answer it (see :func:`planted_fact`)."""
+    provider = openai(model, base_url=base_url, options={"temperature": temperature}, max_tokens=32, timeout=120.0)
+    return await planted_fact(variant, provider, name=f"real-{variant}-t{temperature:g}")
+
+
+async def planted_fact(variant: int, provider: Any, *, name: str) -> TruthCase | None:
+    """A planted-fact case on ``provider``, a model nobody scripted, or ``None`` when the model cannot answer it.
+
+    The fact says where an order's package is (:data:`PLACES`), among benign facts. The model can
+    answer the case when, measured (:class:`Measured`), it names the city in at least
+    :data:`ANSWERED_SHARE` of its runs with every piece, and in less than half as many without the
+    fact (the fact is what it answers from). The run to explain is the first of those runs that
+    names the city, kept as it was: on llama.cpp's server the same seeded request can answer
+    differently when asked again (see :mod:`~footprint_lab.examples.local_model`), so running it
+    anew could explain another answer.
     """
     order, city = PLACES[variant % len(PLACES)]
     chooser = random.Random(f"real-{variant}")
     context = [define_fact(id="where", data=f"The package for order {order} is in {city}."),
                *_benign(chooser, 3)]
-    for seed in range(tries):
-        provider = seeded(openai(model, base_url=base_url, options={"temperature": temperature}, max_tokens=32,
-                                 timeout=120.0), seed)
-        agent = Agent(provider=provider, system="Answer the customer in one short sentence.", context=context)
-        case = TruthCase(f"real-{variant}-t{temperature:g}", "real", agent, f"Where is order {order}?", ("where",),
-                         compare=Mentions(city))
-        run = await agent.run(case.message, identity=case.identity)
-        if case.compare.mentions(run.answer or ""):
-            return case
-    return None
+    agent = Agent(provider=provider, system="Answer the customer in one short sentence.", context=context)
+    measured = Measured(agent, f"Where is order {order}?", Mentions(city))
+    measured.baseline = await measured.share(keep=True)
+    if measured.baseline < ANSWERED_SHARE or not await measured.changes(["where"]):
+        return None
+    run = next(run for run in measured.runs if measured.compare.mentions(run.answer or ""))
+    return TruthCase(name, "real", agent, measured.message, ("where",), compare=measured.compare, run=run,
+                     measured=measured)
 
 
 def cases(per_class: int, *, noise: float = 0.0, kinds: Sequence[str] = CLASSES) -> list[TruthCase]:
@@ -256,5 +322,5 @@ def cases(per_class: int, *, noise: float = 0.0, kinds: Sequence[str] = CLASSES)
     return [case(kind, variant, noise=noise) for kind in kinds for variant in range(per_class)]
 
 
-__all__ = ["CLASSES", "OUTCOMES", "PLACES", "Scored", "TruthCase", "case", "cases", "evaluate", "real_case",
-           "scripted"]
+__all__ = ["ANSWERED_SHARE", "CLASSES", "MEASURED_RUNS", "OUTCOMES", "PLACES", "Measured", "Scored", "TruthCase",
+           "case", "cases", "evaluate", "planted_fact", "real_case", "scripted"]
