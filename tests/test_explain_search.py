@@ -92,15 +92,29 @@ def test_a_single_cause_that_a_screening_rerun_missed_is_still_found():
     assert found >= 36
 
 
+@pytest.mark.parametrize(("stray", "least"), [(0.0, 40), (0.1, 32), (0.25, 25)])
+def test_two_arms_that_are_each_a_cause_are_both_confirmed(stray, least):
+    """The answer needs both (removing either flips it): each is a cause, and neither hides the other."""
+    names = [f"n{k}" for k in range(7)]
+    both = false = 0
+    for seed in range(40):
+        confirmed, _ = confirmed_sets([{"n1"}, {"n4"}], stray, 4000 + seed, names)
+        both += {"n1"} in confirmed and {"n4"} in confirmed
+        false += any(not found_set & {"n1", "n4"} for found_set in confirmed)
+    assert both >= least
+    assert false == 0
+
+
 def test_the_search_weighs_every_removal_set_for_its_members():
     search = CauseSearch(6)
-    assert search.posterior()[0] == ((), pytest.approx(1 / 3))  # nothing, one arm, a pair: a third each
+    # nothing, one arm, a pair acting together, two causes: a quarter each
+    assert search.posterior()[0] == ((), pytest.approx(1 / 4))
     # removing {0, 1, 2} flips, {0, 3, 4} and {1, 2, 5} keep it, {1, 2} keep it, {0} keeps it, {0, 2} flips
     for removed, flipped in [((0, 1, 2), True), ((0, 3, 4), False), ((1, 2, 5), False), ((1, 2), False),
                              ((0,), False), ((0, 2), True), ((0, 1, 2), True), ((0, 2), True)]:
         search.observe(removed, flipped)
     (leader, chance), *_ = search.posterior()
-    assert leader == (0, 2) and chance > 0.5  # only "both 0 and 2 removed" explains every rerun
+    assert leader == ((0, 2),) and chance > 0.5  # only "both 0 and 2 removed" explains every rerun
     sets, gain = search.next_sets(4)
     assert 1 <= len(sets) <= 4 and gain > 0
 
@@ -112,7 +126,7 @@ def test_a_quiet_model_is_settled_with_few_removals():
     for arm in range(5):
         search.observe((arm,), arm == 3)
     (leader, chance), *_ = search.posterior()
-    assert leader == (3,) and chance < DECISIVE  # one rerun each is not yet decisive on a model that may stray
+    assert leader == ((3,),) and chance < DECISIVE  # one rerun each is not yet decisive on a model that may stray
     sets, _ = search.next_sets(4)
     assert any(3 in removed for removed in sets)
 

@@ -9,11 +9,13 @@ outcome more often than unchanged reruns do, at a false-confirmation rate the ca
    given without ``top``, or exactly ``sources``);
 2. screens them cheaply, one at a time or, when there are many, by removing halves together (a
    group test), and on a model that strays, or when nothing flips alone, by a search of removals
-   together that weighs every screening rerun (one suspect, or a pair that acts only together),
+   together that weighs every screening rerun (one suspect, a pair that acts only together, or two
+   suspects that are each a cause),
    to choose the candidates;
 3. confirms the candidates on fresh reruns against a fresh baseline, seeded ``0, 1, 2 ...``
-   alike: Boschloo's exact test, Holm-corrected, at up to three looks of ``samples``, twice and
-   four times as many reruns (see :mod:`~footprint_lab.explain._trial` for why the rate holds);
+   alike: Boschloo's exact test, ``alpha`` shared by Wiens' fallback procedure, at up to three
+   looks of ``samples``, twice and four times as many reruns (see
+   :mod:`~footprint_lab.explain._trial` for why the rate holds);
 4. stops at ``budget`` reruns in all, and gives each suspect a verdict: ``confirmed``,
    ``not_confirmed`` (no sign of an effect beyond noise) or ``undecided`` (a sign of one, not yet
    enough to conclude), with its flips, the noise it was judged against, the p-value and the

@@ -16,9 +16,9 @@ the way ``localize`` proves a suspect. The search:
 
 A probe flips when most of its ``samples`` reruns do (the reruns that decide the majority run
 first). The search only chooses: each set found is then confirmed on fresh reruns against a
-fresh baseline by Boschloo's exact test, Holm-corrected over the sets, at false-confirmation
-rate ``alpha`` (see :mod:`~footprint_lab.explain._trial`), and carries that verdict, its flips,
-the noise and the p-value. A probe that would pass the budget (less what one confirmation
+fresh baseline by Boschloo's exact test, at false-confirmation rate ``alpha`` shared over the
+sets by Wiens' fallback procedure (see :mod:`~footprint_lab.explain._trial`), and carries that
+verdict, its flips, the noise and the p-value. A probe that would pass the budget (less what one confirmation
 needs) is not started: the result says the search was cut short, and a set not yet shrunk to
 1-minimal is reported as such.
 

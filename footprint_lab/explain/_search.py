@@ -7,7 +7,11 @@ what could explain the outcome:
 - nothing (every flip so far was noise);
 - one arm (removing it flips the outcome);
 - a pair of arms that act only together (each keeps the outcome on its own, so only removing both
-  flips it),
+  flips it);
+- two arms that are each a cause (removing either flips the outcome: the answer needs both),
+
+each written as the causes it names (a cause being the arms whose removal together flips the
+outcome: ``((3,),)`` one arm, ``((1, 4),)`` a pair acting together, ``((1,), (4,))`` two causes),
 
 and over how noisy the reruns are: an unknown flip rate when nothing that matters was removed, and
 an unknown (higher) one when the cause was, each from a coarse grid with equal prior weight. Every
@@ -45,22 +49,24 @@ SAMPLED_SETS = 1024
 #: An expected gain below this (in bits) for a whole batch is not worth its reruns.
 LEAST_GAIN = 0.02
 
-Hypothesis = tuple[int, ...]
+#: the causes a hypothesis names: each the arms whose removal together flips the outcome (``()``: nothing)
+Hypothesis = tuple[tuple[int, ...], ...]
 
 
 class CauseSearch:
-    """A posterior over "nothing", each single arm and each pair that acts only together, fed by removals."""
+    """A posterior over "nothing", each single arm, each pair that acts only together and each two arms that are
+    each a cause, fed by removals."""
 
     def __init__(self, arms: int) -> None:
         import numpy as np
 
         self.arms = arms
-        paired = min(arms, PAIR_ARMS)
-        self.hypotheses: list[Hypothesis] = [(), *((k,) for k in range(arms)),
-                                             *itertools.combinations(range(paired), 2)]
-        pairs = len(self.hypotheses) - 1 - arms
-        # the three kinds of explanation are equally likely before any rerun, and so are those of a kind
-        prior = [1.0] + [1.0 / arms] * arms + ([1.0 / pairs] * pairs if pairs else [])
+        pairs = list(itertools.combinations(range(min(arms, PAIR_ARMS)), 2))
+        self.hypotheses: list[Hypothesis] = [(), *(((k,),) for k in range(arms)), *((pair,) for pair in pairs),
+                                             *(((i,), (j,)) for i, j in pairs)]
+        # the kinds of explanation are equally likely before any rerun, and so are those of a kind
+        kinds = [[1.0], [1.0 / arms] * arms, *([[1.0 / len(pairs)] * len(pairs)] * 2 if pairs else [])]
+        prior = [share for kind in kinds for share in kind]
         grid = [(low, high) for low in NOISE_RATES for high in EFFECT_RATES]
         self._low = np.array([low for low, _ in grid])
         self._high = np.array([high for _, high in grid])
@@ -73,8 +79,8 @@ class CauseSearch:
         import numpy as np
 
         sets = np.asarray(sets, dtype=bool).reshape(-1, self.arms)
-        columns = [np.zeros(len(sets), dtype=bool)]
-        columns += [np.all(sets[:, list(h)], axis=1) for h in self.hypotheses[1:]]
+        columns = [np.zeros(len(sets), dtype=bool)]  # a set flips it when it removes the whole of any cause named
+        columns += [np.any([np.all(sets[:, list(cause)], axis=1) for cause in h], axis=0) for h in self.hypotheses[1:]]
         return np.stack(columns, axis=1)
 
     def _candidate_sets(self) -> Any:

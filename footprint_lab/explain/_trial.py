@@ -11,7 +11,8 @@ back in, removing a set together) goes through two phases:
    on, with a share of ``alpha`` kept for it). Otherwise (a noisy model, or nothing flipped
    alone) a search of removals together (:mod:`~footprint_lab.explain._search`) weighs every
    screening rerun, whatever it removed, for the explanation it supports: one arm, or a pair that
-   acts only together (each keeps the outcome alone), which becomes an arm of its own; it removes
+   acts only together (each keeps the outcome alone), which becomes an arm of its own, or two arms
+   that are each a cause (both go on); it removes
    the sets that would tell the most until one explanation is likely, always leaving what two
    looks at one candidate take. With many arms (trying each would spend more than half the
    budget) the screening removes halves of them at once instead (a group test) and keeps the arms
@@ -266,7 +267,7 @@ async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
         weights: list[float] | None = None
         if singly and not strong:
             # A noisy model, or nothing flipped alone: a search of removals together weighs every screening
-            # rerun, for one arm the noise hid or two arms that act only together.
+            # rerun, for one arm the noise hid, two arms that act only together, or two causes.
             candidates, weights, joint, how = await _together(list(arms), verdicts, confirmation, alpha,
                                                               screening_baseline)
             design += how
@@ -362,21 +363,25 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
             if outcome.error is None:
                 search.observe(removed, outcome.flipped)
     ranked = search.posterior()
-    chance = dict(ranked)
     candidates: list[Arm] = []
     weights: list[float] = []
     for hypothesis, share in ranked:
-        arm = arms[hypothesis[0]] if len(hypothesis) == 1 else _joined([arms[k] for k in hypothesis])
-        # the likeliest explanations (or, when none is likely enough, the best supported) not yet tested
-        if hypothesis and not (arm.key in verdicts and verdicts[arm.key].tested) and len(candidates) < 3 and \
-                (share >= CANDIDATE_SHARE or (not candidates and hypothesis == ranked[0][0])):
-            candidates.append(verdicts.setdefault(arm.key, ArmVerdict(arm)).arm)
-            weights.append(share)
+        # the likeliest explanations (or, when none is likely enough, the best supported), each cause it names an
+        # arm (a pair acting together a new one removing both), not yet tested
+        if not hypothesis or not (share >= CANDIDATE_SHARE or (not candidates and hypothesis == ranked[0][0])):
+            continue
+        for cause in hypothesis:
+            arm = arms[cause[0]] if len(cause) == 1 else _joined([arms[k] for k in cause])
+            if not (arm.key in verdicts and verdicts[arm.key].tested) and arm not in candidates and \
+                    len(candidates) < 3:
+                candidates.append(verdicts.setdefault(arm.key, ArmVerdict(arm)).arm)
+                weights.append(share)
     for k, arm in enumerate(arms):
         verdict = verdicts[arm.key]
         if arm not in candidates and not verdict.tested and verdict.flips:
+            named = sum(share for hypothesis, share in ranked if (k,) in hypothesis)
             verdict.reason = (f"flipped the outcome in {verdict.flips}/{verdict.samples} screening reruns; weighed "
-                              f"with the removals together, the chance it is the cause is {chance[(k,)]:.0%}, "
+                              f"with the removals together, the chance it is a cause is {named:.0%}, "
                               "short of the leading suspects")
     found = [f"'{arm.key}' ({share:.0%})" for arm, share in zip(candidates, weights, strict=True)]
     return candidates, weights, outcomes, (f"; a search of removals together ({len(outcomes)} reruns, weighing every "

@@ -105,8 +105,8 @@ def localization_html(found: Localization) -> str:
     extra = f"<h4>Not tested</h4><ul>{untested}</ul>" if untested else ""
     notes = "".join(f'<p class="fl-note">{esc(note)}</p>' for note in found.notes)
     how = (f'<p class="fl-note">Screening: {esc(found.design)}. A verdict tests the flips against the noise of '
-           f"unchanged reruns (Boschloo's exact test, Holm-corrected): at most {found.alpha:.0%} of calls confirm "
-           "a piece that has no effect.</p>")
+           "unchanged reruns (Boschloo's exact test, the rate shared by Wiens' fallback procedure): at most "
+           f"{found.alpha:.0%} of calls confirm a piece that has no effect.</p>")
     return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{verdicts}{notes}{how}{extra}")
 
 
