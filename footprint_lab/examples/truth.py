@@ -242,7 +242,8 @@ async def evaluate(case: TruthCase, *, budget: int = 48, comparator: Any = None,
 
 
 #: Real-model cases: an order and the city its package is in (the planted fact).
-PLACES = (("A-4411", "Lisbon"), ("B-2093", "Oslo"), ("C-7710", "Nairobi"), ("D-1186", "Lima"), ("E-3352", "Hanoi"))
+PLACES = (("A-4411", "Lisbon"), ("B-2093", "Oslo"), ("C-7710", "Nairobi"), ("D-1186", "Lima"), ("E-3352", "Hanoi"),
+          ("F-5520", "Madrid"), ("G-8034", "Cairo"), ("H-2267", "Toronto"), ("J-6619", "Sydney"), ("K-4408", "Berlin"))
 #: Seeded runs behind each measured share (see :class:`Measured`).
 MEASURED_RUNS = 8
 #: A real case is answerable when the model names the city in at least this share of its runs with every piece:
