@@ -269,3 +269,29 @@ def test_a_recordings_rows_sort_and_add_like_lists():
     assert list(events) == newest_first and events.index(newest_first[0]) == 0
     extra = newest_first[:1]
     assert (events + extra)[-1] == newest_first[0] and (extra + events)[1:] == newest_first
+
+
+def test_captured_values_are_recorded_as_json_writes_them() -> None:
+    """Whatever a tool or a state write holds is recorded as JSON-native data, keys sorted: read back
+    from orjson when it can write it, else walked, with the same result for what both can write."""
+    import dataclasses
+    import enum
+    import uuid
+
+    from footprint_lab.engine._records import jsonable
+
+    class Colour(enum.Enum):
+        RED = "red"
+
+    @dataclasses.dataclass
+    class Box:
+        size: int
+
+    ident = uuid.UUID(int=7)
+    native = {"b": [1, (2, 3.5)], "a": {"z": Colour.RED, "y": ident, "x": float("nan")}, "c": None}
+    expected = {"a": {"x": None, "y": str(ident), "z": "red"}, "b": [1, [2, 3.5]], "c": None}
+    assert jsonable(native) == expected and list(jsonable(native)) == ["a", "b", "c"]
+    walked = {**native, 1: {2, 1}}  # a key that is not text sends the whole value down the walk
+    assert jsonable(walked) == {**expected, "1": [1, 2]} and list(jsonable(walked)) == ["1", "a", "b", "c"]
+    assert jsonable({"s": "\ud800", "n": 2**70}) == {"n": 2**70, "s": "\ud800"}
+    assert jsonable(Box(3)) == repr(Box(3)) and jsonable([float("inf")]) == [None]

@@ -236,3 +236,34 @@ def test_a_run_that_fails_or_is_cancelled_is_sealed_too(ending: str) -> None:
     data = json.loads(agent.last_run.recording.model_dump_json())
     data["error"] = None
     assert verify(Recording.model_validate(data)).field == "error"
+
+
+def test_reading_the_head_works_out_the_proof_and_the_locator_comes_with_the_dump() -> None:
+    """``seal.head`` (and ``verify``) work out the proof alone; the tags that locate a break are made,
+    from the same records, when the seal is saved or read, and then locate an edit as a seal made whole would."""
+    from footprint_lab.engine._recording import PendingSeal
+
+    recording = sealed_run().recording
+    pending = recording.seal
+    assert isinstance(pending, PendingSeal) and pending.owed
+    head = pending.head
+    assert not pending.owed and "tags" not in pending.__dict__ and verify(recording).holds
+    whole = seal(sealed_run().recording).seal
+    assert whole is not None and set(pending.tags) == set(whole.tags) and pending.head == head
+    data = json.loads(recording.model_dump_json())
+    assert data["seal"]["tags"] == pending.tags and data["seal"]["head"] == head
+    index = next(n for n, c in enumerate(data["commits"]) if c["step_id"].startswith("tool"))
+    data["commits"][index]["entries"][0]["value"] = "cancelled"
+    verdict = verify(Recording.model_validate(data))
+    assert (verdict.kind, verdict.index, verdict.field) == ("commits", index, "entries")
+
+
+def test_a_record_edited_between_the_proof_and_its_locator_is_caught_and_named_by_kind() -> None:
+    recording = sealed_run().recording
+    assert recording.seal is not None and recording.seal.head  # the proof, from the records as the run left them
+    recording.steps[1].status = "edited"  # the records built, one changed, before anything saved the seal
+    assert recording.seal.tags.get("steps") is None and "commits" in recording.seal.tags
+    for copy_ in (recording, Recording.model_validate_json(recording.model_dump_json())):
+        verdict = verify(copy_)
+        assert (verdict.status, verdict.kind, verdict.index) == ("broken", "steps", None)
+        assert "changed after the run was sealed" in str(verdict)

@@ -14,7 +14,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine._captured import OVER_BUDGET, UsageCounts, as_dict, budget_reason
+from footprint_lab.engine._captured import (
+    OVER_BUDGET,
+    PIECE_FIELDS,
+    CapturedPiece,
+    UsageCounts,
+    as_dict,
+    budget_reason,
+)
 from footprint_lab.engine._exchange import LLMExchange, ResponseRecord, ToolCallRecord, ToolMargin, UsageRecord
 from footprint_lab.engine._recall import swept_tokens
 from footprint_lab.engine._recording import Recording, RunnerInfo
@@ -39,9 +46,6 @@ if TYPE_CHECKING:
     from footprint_lab.engine._recorder import Recorder
 
 
-#: The fields of a context piece, besides its content and detail, that can carry text from a
-#: model, a tool, a user or a document (a redaction policy covers them too).
-_PIECE_TEXT = frozenset({"source_id", "reason"})
 
 
 def _maker(cls: type[Data]) -> Any:
@@ -116,54 +120,58 @@ def build_recording(
     """
     start = recorder.started_ns
     clean = recorder.clean
-    captured_steps = recorder.steps
-
-    def step(i: int) -> Step:
-        s = captured_steps[i]
-        return _step({"step_id": s[0], "stage": s[1], "iteration": s[2], "status": s[5],
-                      "started_ms": (s[3] - start) / 1e6, "duration_ms": ((s[4] or s[3]) - s[3]) / 1e6})
-
     sweep = _sweeper(recorder)
-    captured_reads = recorder.reads
+    steps, reads, commits, decisions = recorder.steps, recorder.reads, recorder.commits, recorder.decisions
+    n_steps, n_reads, n_commits, n_decisions = len(steps), len(reads), len(commits), len(decisions)
 
-    def read(i: int) -> Read:
-        r = captured_reads[i]
-        return _read({"step_id": r[0], "path": list(r[1]), "writer": r[2], "summary": sweep(r[3])})
+    def step_values() -> list[dict[str, Any]]:
+        return [{"step_id": s[0], "stage": s[1], "iteration": s[2], "status": s[5], "started_ms": (s[3] - start) / 1e6,
+                 "duration_ms": ((s[4] or s[3]) - s[3]) / 1e6} for s in steps[:n_steps]]
 
-    captured_commits, paths, verbs, values = recorder.commits, recorder.entry_paths, recorder.entry_verbs, \
-        recorder.entry_values
+    def read_values() -> list[dict[str, Any]]:
+        return [{"step_id": r[0], "path": list(r[1]), "writer": r[2], "summary": sweep(r[3])} for r in reads[:n_reads]]
 
-    def commit(i: int) -> Commit:
-        step_id, first, end = captured_commits[i]
-        return _commit({"step_id": step_id, "entries": [
+    paths, verbs, values = recorder.entry_paths, recorder.entry_verbs, recorder.entry_values
+
+    def commit_values() -> list[dict[str, Any]]:
+        return [{"step_id": step_id, "entries": [
             _entry({"path": list(paths[j]), "verb": verbs[j], "value": sweep(jsonable(values[j]))})
             for j in range(first, end)
-        ]})
+        ]} for step_id, first, end in commits[:n_commits]]
 
-    captured_decisions = recorder.decisions
-
-    def decision(i: int) -> Decision:
-        d = captured_decisions[i]
-        return _decision({"step_id": d[0], "rule": d[1], "evidence": [
+    def decision_values() -> list[dict[str, Any]]:
+        return [{"step_id": d[0], "rule": d[1], "evidence": [
             _rule({"rule": n, "reads": sweep(jsonable(r)), "result": sweep(jsonable(x))}) for n, r, x in d[2]
-        ], "chosen": sweep(d[3])})
+        ], "chosen": sweep(d[3])} for d in decisions[:n_decisions]]
 
     run_id = recorder.run_id
     seqs, types, event_steps, payloads, refs = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
                                                 recorder.event_payloads, recorder.event_refs)
+    n_events = len(seqs)
 
     # a value learned late whose words went out in neighbouring streamed tokens: those tokens as they should read
     tokens = swept_tokens(types, event_steps, payloads, recorder.policy) if sweep is not _unchanged else {}
 
-    def event(i: int) -> Event:
-        type_, payload = types[i], tokens.get(i, payloads[i])
+    def event_values() -> list[dict[str, Any]]:
         # a routine event's payload (made from its record) holds paths and step ids, never a value: nothing to sweep
-        payload = recorder.payload(type_, None, refs[i]) if payload is None else sweep(jsonable(payload))
-        return _event({"seq": seqs[i], "run_id": run_id, "type": type_, "step_id": event_steps[i],
-                       "payload": payload})
+        made = recorder.payloads(types[:n_events], payloads, refs, lambda payload: sweep(jsonable(payload)))
+        for i, payload in tokens.items():
+            made[i] = sweep(jsonable(payload))
+        return [{"seq": seq, "run_id": run_id, "type": type_, "step_id": step_id, "payload": payload}
+                for seq, type_, step_id, payload in zip(seqs[:n_events], types, event_steps, made, strict=False)]
 
     captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
+    n_pieces, n_exchanges = len(captured_pieces), len(captured_exchanges)
+
+    def piece_values() -> list[dict[str, Any]]:
+        return [_piece(i, piece, clean) for i, piece in enumerate(captured_pieces[:n_pieces])]
+
     shared_tools: dict[int, Any] = {}
+
+    def exchange_values() -> list[dict[str, Any]]:
+        return [_exchange(as_dict(exchange), clean, recorder, shared_tools)
+                for exchange in captured_exchanges[:n_exchanges]]
+
     return _recording({
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
@@ -177,15 +185,13 @@ def build_recording(
         "error": clean(jsonable(error)),
         "started_at": recorder.started_at,
         "duration_ms": (ended_ns - start) / 1e6,
-        "steps": Rows(count=len(captured_steps), make=step),
-        "reads": Rows(count=len(captured_reads), make=read),
-        "commits": Rows(count=len(captured_commits), make=commit),
-        "decisions": Rows(count=len(captured_decisions), make=decision),
-        "events": Rows(count=len(seqs), make=event),
-        "context_pieces": Rows(count=len(captured_pieces),
-                               make=lambda i: _piece(i, as_dict(captured_pieces[i]), clean)),
-        "exchanges": Rows(count=len(captured_exchanges),
-                          make=lambda i: _exchange(as_dict(captured_exchanges[i]), clean, recorder, shared_tools)),
+        "steps": Rows(count=n_steps, values=step_values, model=_step),
+        "reads": Rows(count=n_reads, values=read_values, model=_read),
+        "commits": Rows(count=n_commits, values=commit_values, model=_commit),
+        "decisions": Rows(count=n_decisions, values=decision_values, model=_decision),
+        "events": Rows(count=n_events, values=event_values, model=_event),
+        "context_pieces": Rows(count=n_pieces, values=piece_values, model=_context_piece),
+        "exchanges": Rows(count=n_exchanges, values=exchange_values, model=_llm_exchange),
         "messages": clean(jsonable(recorder.messages)),
         "message_pieces": list(recorder.message_pieces),
         "children": children or [],
@@ -197,38 +203,34 @@ def build_recording(
     })
 
 
-_PIECE_FIELDS = frozenset(ContextPiece.model_fields) - {"index", "content", "content_hash", "detail"}
-_PIECE_ORDER = tuple(ContextPiece.model_fields)
-_PIECE_DEFAULTS = {name: field.default for name, field in ContextPiece.model_fields.items() if name in _PIECE_FIELDS}
+#: where a captured piece's evidence starts: after its keys and one value per ``PIECE_FIELDS`` name
+_EVIDENCE = len(PIECE_FIELDS) + 1
 
 
-def _piece(index: int, piece: dict[str, Any], clean: Any) -> ContextPiece:
-    """A captured piece (a ``CapturedPiece``, as a dict): its known fields as they are, its evidence keys
-    into ``detail``.
+def _piece(index: int, piece: CapturedPiece, clean: Any) -> dict[str, Any]:
+    """A captured piece as its record's values, in the ``ContextPiece`` field order: its fields as they
+    are (the text ones cleaned), its evidence keys gathered into ``detail``.
 
     Runners capture pieces as flat tuples of plain values (see ``engine._captured``), so evidence
-    such as a tool result's ``requested_by`` rides beside the fields and is gathered into
-    ``detail`` here; a field a piece leaves out takes its default.
+    such as a tool result's ``requested_by`` rides beside the fields; a piece dropped over its
+    slot's budget gets its reason written here, from that evidence.
     """
-    content = clean(piece["content"])
-    values = dict(_PIECE_DEFAULTS)
-    detail = {}
-    for key, value in piece.items():
-        if key in _PIECE_FIELDS:
-            values[key] = clean(value) if key in _PIECE_TEXT else value
-        elif key != "content":
-            detail[key] = value
-    if values["reason"] == OVER_BUDGET and values["verdict"] == "dropped":
-        values["reason"] = budget_reason(values["slot"], detail["budget"], detail["used"], detail["size"])
-    values.update(index=index, content=content, content_hash=content_hash(content), detail=jsonable(clean(detail)))
-    return _context_piece({name: values[name] for name in _PIECE_ORDER})
+    (keys, slot, position, source_kind, source_id, content, trigger, verdict, reason, allowed_by, landed_by,
+     iteration, cache, declared_at) = piece[:_EVIDENCE]
+    detail = dict(zip(keys[_EVIDENCE - 1:], piece[_EVIDENCE:], strict=True)) if len(piece) > _EVIDENCE else {}
+    if reason == OVER_BUDGET and verdict == "dropped":
+        reason = budget_reason(slot, detail["budget"], detail["used"], detail["size"])
+    content = clean(content)
+    return {"index": index, "slot": slot, "position": position, "source_kind": source_kind,
+            "source_id": clean(source_id), "content": content, "content_hash": content_hash(content),
+            "trigger": trigger, "verdict": verdict, "reason": clean(reason), "allowed_by": allowed_by,
+            "landed_by": landed_by, "iteration": iteration, "detail": jsonable(clean(detail)) if detail else {},
+            "cache": cache, "declared_at": declared_at}
 
 
-_RESPONSE_FIELDS = ("content", "tool_calls", "stop_reason", "response_model", "usage", "tool_margins")
-
-
-def _exchange(captured: dict[str, Any], clean: Any, recorder: Recorder, shared_tools: dict[int, Any]) -> LLMExchange:
-    """A captured exchange (flat: the response's fields sit beside the request's) as a model.
+def _exchange(captured: dict[str, Any], clean: Any, recorder: Recorder,
+              shared_tools: dict[int, Any]) -> dict[str, Any]:
+    """A captured exchange (flat: the response's fields sit beside the request's) as its record's values.
 
     Its ``tools`` may be an index into the recorder's shared values (made JSON-native once per
     index, in ``shared_tools``: every call of a run is usually sent the same tools), and its
@@ -236,34 +238,32 @@ def _exchange(captured: dict[str, Any], clean: Any, recorder: Recorder, shared_t
     index in the transcript.
     """
     tools = captured.get("tools")
-    if isinstance(tools, int):
-        made = shared_tools.get(tools)
-        if made is None:
-            made = shared_tools[tools] = clean(jsonable(recorder.shared[tools]))
-        captured = {**captured, "tools": ()}
-    else:
-        made = None
+    shared = isinstance(tools, int)
     if "reply" in captured:
         captured = {**captured, "tool_calls": recorder.messages[captured["reply"]].get("tool_calls", [])}
-    data = clean(jsonable({k: v for k, v in captured.items() if k not in _RESPONSE_FIELDS}))
-    if made is not None:
-        data["tools"] = made  # one list for every exchange sent the same tools, as the run sent them
-    response = clean(jsonable({k: captured.get(k) for k in _RESPONSE_FIELDS}))
-    usage = response["usage"]
+    values = clean(jsonable({k: v for k, v in captured.items() if not (shared and k == "tools")}))
+    if shared:
+        made = shared_tools.get(tools)  # type: ignore[arg-type]
+        if made is None:
+            made = shared_tools[tools] = clean(jsonable(recorder.shared[tools]))  # type: ignore[index]
+        values["tools"] = made  # one list for every exchange sent the same tools, as the run sent them
+    usage = values.get("usage")
     # the captured usage counts (engine._captured.UsageCounts), a list once made JSON-native
     usage = dict(zip(UsageCounts._fields, usage, strict=True)) if isinstance(usage, list) else usage or {}
-    calls = response["tool_calls"] or []
-    data["response"] = _response({
-        "content": response["content"],
-        "tool_calls": [_tool_call({"id": c["id"], "name": c["name"], "args": c["args"]}) for c in calls],
-        "stop_reason": response["stop_reason"], "model": response["response_model"],
-        "usage": _usage({name: usage.get(name, default) for name, default in _USAGE_DEFAULTS.items()}),
+    values["response"] = _response({
+        "content": values.get("content"),
+        "tool_calls": [_tool_call({"id": c["id"], "name": c["name"], "args": c["args"]})
+                       for c in values.get("tool_calls") or ()],
+        "stop_reason": values.get("stop_reason"), "model": values.get("response_model"),
+        "usage": _usage({name: usage.get(name, default) for name, default in _USAGE_DEFAULTS}),
         "tool_margins": [_tool_margin({name: margin.get(name) for name in _MARGIN_FIELDS})  # in field order
-                         for margin in response["tool_margins"] or ()],
+                         for margin in values.get("tool_margins") or ()],
     })
-    return _llm_exchange({name: data[name] if name in data else field.get_default(call_default_factory=True)
-                          for name, field in LLMExchange.model_fields.items()})
+    return {name: values[name] if name in values else default() for name, default in _EXCHANGE_DEFAULTS}
 
 
-_USAGE_DEFAULTS = {name: field.default for name, field in UsageRecord.model_fields.items()}
+_USAGE_DEFAULTS = tuple((name, field.default) for name, field in UsageRecord.model_fields.items())
 _MARGIN_FIELDS = tuple(ToolMargin.model_fields)
+#: each ``LLMExchange`` field, in order, and what makes its default (for a runner that leaves it out)
+_EXCHANGE_DEFAULTS = tuple((name, lambda field=field: field.get_default(call_default_factory=True))
+                           for name, field in LLMExchange.model_fields.items())

@@ -27,7 +27,7 @@ Role: engine layer. The recorder knows nothing about LLMs; runners put their own
 from __future__ import annotations
 
 from array import array
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from time import perf_counter_ns, time
 from typing import Any, Protocol
 
@@ -287,25 +287,37 @@ class Recorder:
             self._deliver(seq, type_, step_id, delivered)
 
     def payload(self, type_: str, captured: dict[str, Any] | None, ref: int) -> dict[str, Any]:
-        """An event's payload: as captured, or (a routine event) made from the record at ``ref``.
+        """An event's payload: as captured, or (a routine event) made from the record at ``ref``."""
+        return self.payloads((type_,), (captured,), (ref,))[0]
+
+    def payloads(self, types: Sequence[str], captured: Sequence[dict[str, Any] | None], refs: Sequence[int],
+                 kept: Callable[[Any], Any] | None = None) -> list[Any]:
+        """Events' payloads, in one pass: each as captured (through ``kept`` when given), or, for a
+        routine event (captured as ``None``), made from the record at its ref.
 
         A routine payload is JSON-native and its keys are in sorted order, as a recording keeps
-        every mapping (``engine._recording.jsonable``), so it goes into a recording as it is.
+        every mapping (``engine._records.jsonable``), so it goes into a recording as it is.
         """
-        if captured is not None:
-            return captured
-        if type_ == "step_start":
-            step = self.steps[ref]
-            return {"iteration": step[2], "stage": step[1]}
-        if type_ == "step_end":
-            return {"status": self.steps[ref][5]}
-        if type_ == "read":
-            read = self.reads[ref]
-            return {"path": dotted(read[1]), "writer": read[2]}
-        if type_ == "write":
-            return {"path": dotted(self.entry_paths[ref]), "verb": self.entry_verbs[ref]}
-        _, first, end = self.commits[ref]
-        return {"paths": ", ".join(dotted(path) for path in self.entry_paths[first:end])}
+        steps, reads, paths, verbs, commits = self.steps, self.reads, self.entry_paths, self.entry_verbs, self.commits
+        made: list[Any] = []
+        add = made.append
+        for type_, payload, ref in zip(types, captured, refs, strict=False):
+            if payload is not None:
+                add(payload if kept is None else kept(payload))
+            elif type_ == "step_start":
+                step = steps[ref]
+                add({"iteration": step[2], "stage": step[1]})
+            elif type_ == "step_end":
+                add({"status": steps[ref][5]})
+            elif type_ == "read":
+                read = reads[ref]
+                add({"path": dotted(read[1]), "writer": read[2]})
+            elif type_ == "write":
+                add({"path": dotted(paths[ref]), "verb": verbs[ref]})
+            else:
+                _, first, end = commits[ref]
+                add({"paths": ", ".join(dotted(path) for path in paths[first:end])})
+        return made
 
     def _recall(self, stream: EventStream) -> None:
         """Tell the listeners which events they were sent before the policy learned a value they hold.

@@ -84,24 +84,31 @@ class PendingSeal(Seal):
     copying, pickling or dumping it (the recording's own dump included) computes the seal
     then, exactly as it would have been computed when the run ended, and from then on it is
     an ordinary ``Seal``.
+
+    It is worked out in two parts. Reading the head, the digests or any other field (and
+    ``verify``) works out the proof; the locator ``tags``, which only say *where* a broken seal
+    broke, are made when they are read or the seal is compared, copied or dumped, from the
+    same records, each kind's text checked against its digest first (a kind changed in
+    between gets no tag: a later check then names the kind, not the record).
     """
 
-    __slots__ = ("_make",)
+    __slots__ = ("_make", "_tags")
 
-    def __init__(self, make: Callable[[], Seal]) -> None:  # no fields yet: they come on first use
-        object.__setattr__(self, "__dict__", {})
+    def __init__(self, make: Callable[[], Seal], tags: Callable[[Seal], dict[str, str]] | None = None) -> None:
+        object.__setattr__(self, "__dict__", {})  # no fields yet: they come on first use
         object.__setattr__(self, "__pydantic_fields_set__", set())
         object.__setattr__(self, "__pydantic_extra__", None)
         object.__setattr__(self, "__pydantic_private__", None)
         object.__setattr__(self, "_make", make)
+        object.__setattr__(self, "_tags", tags)
 
     @property
     def owed(self) -> bool:
-        """``True`` until the seal has been worked out."""
+        """``True`` until the seal's proof (head and digests) has been worked out."""
         return self._make is not None
 
-    def settled(self) -> Seal:
-        """This seal with its fields computed (they are computed once)."""
+    def worked_out(self) -> Seal:
+        """This seal with its proof computed (once): every field but, when they are made later, the tags."""
         make = self._make
         if make is not None:
             object.__setattr__(self, "_make", None)
@@ -110,13 +117,31 @@ class PendingSeal(Seal):
             except BaseException:
                 object.__setattr__(self, "_make", make)
                 raise
-            self.__dict__.update(made.__dict__)
+            fields = dict(made.__dict__)
+            if self._tags is not None:
+                del fields["tags"]  # read through __getattr__, which makes them
+            self.__dict__.update(fields)
             object.__setattr__(self, "__pydantic_fields_set__", set(made.__pydantic_fields_set__))
         return self
 
+    def settled(self) -> Seal:
+        """This seal with every field computed, the locator tags included (each computed once)."""
+        self.worked_out()
+        tags = self._tags
+        if tags is not None:
+            object.__setattr__(self, "_tags", None)
+            try:
+                self.__dict__["tags"] = tags(self)
+            except BaseException:
+                object.__setattr__(self, "_tags", tags)
+                raise
+        return self
+
     def __getattr__(self, name: str) -> Any:
+        if name == "tags" and (self._make is not None or self._tags is not None):
+            return self.settled().tags
         if self._make is not None and name in Seal.model_fields:
-            return getattr(self.settled(), name)
+            return getattr(self.worked_out(), name)
         return super().__getattr__(name)  # type: ignore[misc]
 
     def __eq__(self, other: object) -> bool:

@@ -3,9 +3,11 @@
 Defect closed: a long run's recording was built as tens of thousands of pydantic objects the
 moment anything asked for ``run.recording`` (repr included), about 1.2 kB each, six times the
 JSON they stand for. The capture already holds the same evidence as tuples and columns of
-plain values, so a ``Rows`` keeps a count and a function that builds item ``i`` from the
-capture, and builds the whole list the first time an item is asked for (then keeps it, so
-the items are ordinary models one can hold, compare and even change).
+plain values, so a ``Rows`` keeps a count, a function that works out every record's values from
+the capture at once (one dict per record, the model's fields in order) and the constructor
+that makes a model of one; it builds the whole list the first time an item is asked for (then
+keeps it, so the items are ordinary models one can hold, compare and even change). The seal
+reads the values without making models (:meth:`Rows.records`).
 
 Rule kept: a ``Rows`` is a list in all but its class: indexing, slicing, iteration, ``len``,
 ``==`` with a list, ``append`` and the other mutating methods, ``repr``, copy and pickle.
@@ -28,15 +30,17 @@ Item = TypeVar("Item")
 
 
 class Rows(MutableSequence[Item]):
-    """A list of ``count`` items made by ``make(i)`` on first use, or of items already built."""
+    """A list of ``count`` items made by ``model`` from each of ``values()`` on first use, or of items built."""
 
-    __slots__ = ("_count", "_items", "_make")
+    __slots__ = ("_count", "_items", "_model", "_values")
 
     def __init__(self, items: Iterable[Item] = (), *, count: int = 0,
-                 make: Callable[[int], Item] | None = None) -> None:
-        self._items: list[Item] | None = None if make is not None else list(items)
+                 values: Callable[[], list[dict[str, Any]]] | None = None,
+                 model: Callable[[dict[str, Any]], Item] | None = None) -> None:
+        self._items: list[Item] | None = None if values is not None else list(items)
         self._count = count
-        self._make = make
+        self._values = values
+        self._model = model
 
     @property
     def built(self) -> bool:
@@ -47,19 +51,25 @@ class Rows(MutableSequence[Item]):
         """The items as a list, made now when they were not yet."""
         items = self._items
         if items is None:
-            make = self._make
-            assert make is not None
-            items = self._items = [make(i) for i in range(self._count)]
-            self._make = None
+            items = self._items = self.transient()
+            self._values = self._model = None
         return items
 
     def transient(self) -> list[Item]:
         """The items for one use (a dump), without keeping them when they were not built."""
         if self._items is not None:
             return self._items
-        make = self._make
-        assert make is not None
-        return [make(i) for i in range(self._count)]
+        values, model = self._values, self._model
+        assert values is not None and model is not None
+        return list(map(model, values()))
+
+    def records(self) -> list[Any]:
+        """What the seal reads: the items when built, else each record's values (a dict in its
+        model's field order, nested records as models), made for this use only."""
+        if self._items is not None:
+            return self._items
+        assert self._values is not None
+        return self._values()
 
     def __len__(self) -> int:
         return self._count if self._items is None else len(self._items)

@@ -208,16 +208,31 @@ def _owe_seal(recording: Recording, ended: float) -> None:
     for child in recording.children:
         if child.seal is None:
             _owe_seal(child, ended)
-    recording.seal = PendingSeal(lambda: _seal_of(recording, [], ended))
+    recording.seal = PendingSeal(lambda: _seal_of(recording, [], ended, located=False),
+                                 lambda made: _located(recording, made))
 
 
-def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float) -> Seal:
+def _located(recording: Recording, made: Seal) -> dict[str, str]:
+    """The locator tags of a seal worked out without them, from the same records: a kind whose text
+    no longer matches its digest (changed since) gets none."""
+    tags: dict[str, str] = {}
+    for kind, records in _kinds(recording):
+        text = _text(kind, records, made.algorithm)
+        if hashlib.sha256(text).hexdigest() == made.kinds.get(kind):
+            tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
+    return tags
+
+
+def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, located: bool = True) -> Seal:
     previous = recording.seal  # a seal still owed has no scrub names to keep
     kept = list(previous.scrubbed) if previous is not None and not isinstance(previous, PendingSeal) else []
     names = sorted({*kept, *scrubbed})
     for child in recording.children:  # a member owed its seal keeps it; any other is sealed again
         if isinstance(child.seal, PendingSeal):
-            child.seal.settled()
+            if located:
+                child.seal.settled()
+            else:
+                child.seal.worked_out()
         else:
             child.seal = _seal_of(child, scrubbed, sealed_at)
     kinds: dict[str, str] = {}
@@ -225,7 +240,8 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float) -> Sea
     for kind, records in _kinds(recording):
         text = _text(kind, records, ALGORITHM)
         kinds[kind] = hashlib.sha256(text).hexdigest()
-        tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
+        if located:
+            tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
     made = Seal(algorithm=ALGORITHM, head="", kinds=kinds, tags=tags, scrubbed=names, sealed_at=sealed_at)
     made.head = _head(made, [child.seal.head for child in recording.children if child.seal is not None])
     return made
@@ -240,7 +256,7 @@ def _kinds(recording: Recording) -> list[tuple[str, list[Any]]]:
 
 
 def _records(value: Any) -> list[Any]:
-    return value.transient() if isinstance(value, Rows) else value
+    return value.records() if isinstance(value, Rows) else value
 
 
 def _fields_of(value: Any) -> Any:
@@ -379,7 +395,7 @@ def _verify(recording: Recording, run: str) -> Verdict:
     if made is None:
         return Verdict("unsealed", run=run)
     if isinstance(made, PendingSeal) and made.owed:
-        made.settled()  # worked out now, from this very recording (members included): it holds by making
+        made.worked_out()  # worked out now, from this very recording (members included): it holds by making
         return Verdict("holds", run)
     scrubbed = tuple(made.scrubbed)
     if made.algorithm not in ALGORITHMS:
@@ -418,6 +434,8 @@ def _checked_first(kind_records: tuple[str, list[Any]]) -> int:
 def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, scrubbed: tuple[str, ...],
             algorithm: str = ALGORITHM) -> Verdict:
     """The first stretch of ``kind`` whose tag no longer matches, traced to its record (index, step id) and field."""
+    if not packed:  # a kind that changed before its tags were made (engine._recording.PendingSeal)
+        return Verdict("broken", run, kind, problem="changed after the run was sealed", scrubbed=scrubbed)
     now = _tags(kind, text, algorithm)
     try:
         then = base64.b64decode(packed, validate=True)
