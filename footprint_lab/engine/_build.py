@@ -38,6 +38,7 @@ from footprint_lab.engine._records import (
     Step,
     content_hash,
     jsonable,
+    jsonable_each,
 )
 from footprint_lab.engine._rows import Rows
 from footprint_lab.engine.schema import SCHEMA_VERSION
@@ -134,9 +135,9 @@ def build_recording(
     paths, verbs, values = recorder.entry_paths, recorder.entry_verbs, recorder.entry_values
 
     def commit_values() -> list[dict[str, Any]]:
+        made = jsonable_each(values[:commits[n_commits - 1][2]] if n_commits else [])
         return [{"step_id": step_id, "entries": [
-            _entry({"path": list(paths[j]), "verb": verbs[j], "value": sweep(jsonable(values[j]))})
-            for j in range(first, end)
+            _entry({"path": list(paths[j]), "verb": verbs[j], "value": sweep(made[j])}) for j in range(first, end)
         ]} for step_id, first, end in commits[:n_commits]]
 
     def decision_values() -> list[dict[str, Any]]:
@@ -169,8 +170,11 @@ def build_recording(
     shared_tools: dict[int, Any] = {}
 
     def exchange_values() -> list[dict[str, Any]]:
-        return [_exchange(as_dict(exchange), clean, recorder, shared_tools)
-                for exchange in captured_exchanges[:n_exchanges]]
+        messages = recorder.messages
+        made = clean(jsonable_each([
+            {**exchange, "tool_calls": messages[exchange["reply"]].get("tool_calls", [])} if "reply" in exchange
+            else exchange for exchange in map(as_dict, captured_exchanges[:n_exchanges])]))
+        return [_exchange(exchange, clean, recorder, shared_tools) for exchange in made]
 
     return _recording({
         "schema_version": SCHEMA_VERSION,
@@ -228,24 +232,18 @@ def _piece(index: int, piece: CapturedPiece, clean: Any) -> dict[str, Any]:
             "cache": cache, "declared_at": declared_at}
 
 
-def _exchange(captured: dict[str, Any], clean: Any, recorder: Recorder,
-              shared_tools: dict[int, Any]) -> dict[str, Any]:
-    """A captured exchange (flat: the response's fields sit beside the request's) as its record's values.
+def _exchange(values: dict[str, Any], clean: Any, recorder: Recorder, shared_tools: dict[int, Any]) -> dict[str, Any]:
+    """A captured exchange, made JSON-native and cleaned (flat: the response's fields sit beside the
+    request's, its tool calls those of its reply message), as its record's values.
 
     Its ``tools`` may be an index into the recorder's shared values (made JSON-native once per
-    index, in ``shared_tools``: every call of a run is usually sent the same tools), and its
-    tool calls (given ``reply`` instead of ``tool_calls``) those of the reply message, at that
-    index in the transcript.
+    index, in ``shared_tools``: every call of a run is usually sent the same tools).
     """
-    tools = captured.get("tools")
-    shared = isinstance(tools, int)
-    if "reply" in captured:
-        captured = {**captured, "tool_calls": recorder.messages[captured["reply"]].get("tool_calls", [])}
-    values = clean(jsonable({k: v for k, v in captured.items() if not (shared and k == "tools")}))
-    if shared:
-        made = shared_tools.get(tools)  # type: ignore[arg-type]
+    tools = values.get("tools")
+    if isinstance(tools, int):
+        made = shared_tools.get(tools)
         if made is None:
-            made = shared_tools[tools] = clean(jsonable(recorder.shared[tools]))  # type: ignore[index]
+            made = shared_tools[tools] = clean(jsonable(recorder.shared[tools]))
         values["tools"] = made  # one list for every exchange sent the same tools, as the run sent them
     usage = values.get("usage")
     # the captured usage counts (engine._captured.UsageCounts), a list once made JSON-native
