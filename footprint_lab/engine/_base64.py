@@ -64,7 +64,7 @@ def base64_words(text: str, fix: Callable[[bytes], bytes | None],
     """
     if len(text) < 16:
         return text
-    if screen is not None and not screen(_decoded_words(_B64_WORD.findall(text))):
+    if screen is not None and not screen(decoded_words(text)):
         return text
 
     def one(found: re.Match[str]) -> str:
@@ -75,14 +75,16 @@ def base64_words(text: str, fix: Callable[[bytes], bytes | None],
     return _B64_WORD.sub(one, text)
 
 
-def _decoded_words(words: list[str]) -> str:
-    """What the base64 ``words`` decode to, run together as one text for a screen to read, in one C call.
+def decoded_words(text: str) -> str:
+    """What the base64 words in ``text`` decode to, run together as one text for a screen to read, in one C call.
 
     Each word of whole four-character groups decodes on its own, so the words can be decoded joined;
     a padding ``=`` is read as ``A`` (it then decodes to a stray byte or two between words, which a
     screen can only read as more to look at, never less). Bytes that are no text read as U+FFFD.
     """
-    joined = "".join([word for word in words if len(word) % 4 == 0]).replace("=", "A")
+    if len(text) < 16:
+        return ""
+    joined = "".join([word for word in _B64_WORD.findall(text) if len(word) % 4 == 0]).replace("=", "A")
     return binascii.a2b_base64(joined).decode("utf-8", "replace") if joined else ""
 
 
@@ -94,4 +96,4 @@ def base64_texts(text: str) -> list[str]:
     return [readable for raw in found if raw is not None and (readable := as_text(raw)) is not None]
 
 
-__all__ = ["as_text", "base64_texts", "base64_words", "decoded", "encoded"]
+__all__ = ["as_text", "base64_texts", "base64_words", "decoded", "decoded_words", "encoded"]

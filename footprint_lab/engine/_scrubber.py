@@ -166,10 +166,7 @@ class RunScrubber:
         if not self._learned:
             return value
         if isinstance(value, str):
-            for secret, mask in self._learned.items():
-                if secret in value:
-                    value = value.replace(secret, mask)
-            return base64_words(value, lambda raw: _through(raw, self.sweep), self.knows_any)
+            return base64_words(self._swept(value), lambda raw: _through(raw, self.sweep), self.knows_any)
         if isinstance(value, int | float) and not isinstance(value, bool):
             return self._learned.get(str(value), value)
         if isinstance(value, dict):
@@ -181,16 +178,29 @@ class RunScrubber:
             return [self.sweep(item) for item in value]
         return value
 
+    def _swept(self, text: str) -> str:
+        """``text`` with every value learned so far replaced by its mask (as it reads: base64 is not read)."""
+        for secret, mask in self._learned.items():
+            if secret in text:
+                text = text.replace(secret, mask)
+        return text
+
     def _text(self, text: str) -> str:
-        text = self.sweep(text)  # the learned values, in base64 words too
+        text = self._swept(text) if self._learned else text
         if self.may_match(text):
             for pattern in self._patterns:
                 text, hits = pattern.sub(text)
                 if hits:
                     name = f"pattern:{pattern.name}"
                     self.counts[name] = self.counts.get(name, 0) + hits
+        if not (self._patterns or self._learned):
+            return text
         # a match may be encoded: each base64 word that reads as text is masked as text and encoded again
-        return base64_words(text, lambda raw: _through(raw, self._text), self.may_match) if self._patterns else text
+        return base64_words(text, lambda raw: _through(raw, self._text), self._covers)
+
+    def _covers(self, text: str) -> bool:
+        """A quick test, never wrong the safe way: whether a learned value or a pattern may match ``text``."""
+        return self.knows_any(text) or self.may_match(text)
 
     def hits(self, text: str) -> list[tuple[int, int, str]]:
         """Where in ``text`` a pattern or a learned value matches, each as ``(start, end, mask)``, in text order;

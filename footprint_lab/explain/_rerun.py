@@ -224,7 +224,6 @@ class Rerunner:
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
                        result if keep_run else None, attempts=attempt)
 
-
     async def _answered(self, runner: Any, result: Any) -> Any:
         """``result``, resumed with the turn's recorded answers while it stops at the question tool that asked
         them, in order; a rerun that asks something else is left paused (its outcome is that it stopped)."""

@@ -64,6 +64,8 @@ class CauseSearch:
         pairs = list(itertools.combinations(range(min(arms, PAIR_ARMS)), 2))
         self.hypotheses: list[Hypothesis] = [(), *(((k,),) for k in range(arms)), *((pair,) for pair in pairs),
                                              *(((i,), (j,)) for i, j in pairs)]
+        self._first = np.array([i for i, _ in pairs], dtype=int)
+        self._second = np.array([j for _, j in pairs], dtype=int)
         # the kinds of explanation are equally likely before any rerun, and so are those of a kind
         kinds = [[1.0], [1.0 / arms] * arms, *([[1.0 / len(pairs)] * len(pairs)] * 2 if pairs else [])]
         prior = [share for kind in kinds for share in kind]
@@ -79,9 +81,10 @@ class CauseSearch:
         import numpy as np
 
         sets = np.asarray(sets, dtype=bool).reshape(-1, self.arms)
-        columns = [np.zeros(len(sets), dtype=bool)]  # a set flips it when it removes the whole of any cause named
-        columns += [np.any([np.all(sets[:, list(cause)], axis=1) for cause in h], axis=0) for h in self.hypotheses[1:]]
-        return np.stack(columns, axis=1)
+        # a set flips it when it removes the whole of any cause named, in the order of ``hypotheses``: nothing,
+        # each arm, each pair acting together (both removed), each two causes (either removed)
+        first, second = sets[:, self._first], sets[:, self._second]
+        return np.concatenate([np.zeros((len(sets), 1), dtype=bool), sets, first & second, first | second], axis=1)
 
     def _candidate_sets(self) -> Any:
         """Every non-empty subset of the arms, or (with many arms) a fixed random sample of them."""

@@ -40,7 +40,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from footprint_lab.engine._base64 import as_text, base64_texts, base64_words, decoded, encoded
+from footprint_lab.engine._base64 import as_text, base64_words, decoded, decoded_words, encoded
 from footprint_lab.engine._held import bind_display, display_verdict, held_digests, holds_display
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._records import content_hash
@@ -406,8 +406,8 @@ def _may_match(data: Any, policy: Redaction, scrubber: RunScrubber) -> bool:
     text = "\n".join(texts)  # a match across two joined strings only costs a full pass, never a miss
     if scrubber.knows_any(text) or scrubber.may_match(text):
         return True
-    decoded_words = "\n".join(base64_texts(text))
-    return bool(decoded_words) and (scrubber.knows_any(decoded_words) or scrubber.may_match(decoded_words))
+    inside = decoded_words(text)  # what its base64 words hold, screened alike
+    return bool(inside) and (scrubber.knows_any(inside) or scrubber.may_match(inside))
 
 
 def _keyed_tables(policy: Redaction) -> bool:
