@@ -128,6 +128,11 @@ def _shape(model: type[BaseModel]) -> tuple[dict[str, Any], dict[str, tuple[type
     return defaults, nested
 
 
+@functools.cache
+def _field_count(model: type[BaseModel]) -> int:
+    return len(model.model_fields)  # read once: pydantic's class property costs a call per record
+
+
 def _item_model(annotation: Any) -> type[BaseModel] | None:
     """The model of a ``list[Model]`` annotation, or ``None``."""
     if typing.get_origin(annotation) is list:
@@ -150,7 +155,7 @@ def _complete(record: Any, model: type[BaseModel]) -> Any:
         return record
     defaults, nested = _shape(model)
     out = record
-    if len(record) < len(model.model_fields):  # some field was left out (a record holds each at most once)
+    if len(record) < _field_count(model):  # some field was left out (a record holds each at most once)
         missing = [name for name in defaults if name not in record]
         out = {**{name: defaults[name] for name in missing}, **record} if missing else record
     for name, (inner, many) in nested.items():
