@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from typing import Any
+
 import pytest
 
 from footprint_lab import Agent, Parallel, Sequence, define_tool
@@ -295,3 +298,47 @@ def test_captured_values_are_recorded_as_json_writes_them() -> None:
     assert jsonable(walked) == {**expected, "1": [1, 2]} and list(jsonable(walked)) == ["1", "a", "b", "c"]
     assert jsonable({"s": "\ud800", "n": 2**70}) == {"n": 2**70, "s": "\ud800"}
     assert jsonable(Box(3)) == repr(Box(3)) and jsonable([float("inf")]) == [None]
+
+
+def _captured_values() -> Any:
+    import enum
+    import uuid
+
+    from hypothesis import strategies as st
+
+    class Verdict(enum.Enum):
+        KEPT = "kept"
+        DROPPED = 2
+
+    odd = st.sampled_from([Verdict.KEPT, Verdict.DROPPED, uuid.UUID(int=9), "\ud800"])
+    scalars = st.one_of(st.none(), st.booleans(), st.integers(-(2**70), 2**70), st.floats(), st.text(max_size=6), odd)
+    keys = st.one_of(st.text(max_size=4), st.integers(-3, 3))
+    return st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.tuples(inner, inner)
+                        | st.dictionaries(keys, inner, max_size=3), max_leaves=10)
+
+
+def test_the_fast_and_the_walked_way_record_any_value_alike() -> None:
+    """``jsonable`` takes orjson's way when it can and walks the value otherwise: both give the same data,
+    so what a record holds never depends on which way its value went."""
+    import enum
+    import uuid
+
+    from hypothesis import example, given
+
+    from footprint_lab.engine._records import _walk, jsonable, jsonable_each
+
+    class Kind(enum.Enum):
+        TOOL = "tool"
+
+    specials = [float("nan"), float("-inf"), Kind.TOOL, uuid.UUID(int=3), (1, "a")]
+
+    @given(_captured_values())
+    @example(specials)  # each written natively by orjson
+    @example({0: specials, "b": {"a": 1}})  # the same, down the walk (a key that is not text)
+    @example([2**70, specials])
+    def check(value: Any) -> None:
+        walked = json.dumps(_walk(value), allow_nan=False)  # JSON-native: no NaN left, keys sorted at every level
+        assert json.dumps(jsonable(value)) == walked == json.dumps(json.loads(walked), sort_keys=True)
+        assert json.dumps(jsonable_each([value, value])) == f"[{walked}, {walked}]"
+
+    check()
