@@ -102,3 +102,36 @@ def test_the_page_renders_offline_in_chromium(tmp_path: Path, javascript: bool) 
             assert card.evaluate("(card) => getComputedStyle(card).backgroundColor") == rgb(theme.RED_TINT)
         except AssertionError as failure:
             raise AssertionError(f"{failure}; {keep_evidence(page, f'offline-html-{javascript}', console)}") from None
+
+
+#: every painted shape of the page's plotly drawings whose fill is black, the SVG default a shape falls back to
+#: when the style attribute plotly.js colours it through is gone
+_BLACK_SHAPES = """() => Array.from(document.querySelectorAll('.fl-plot svg rect, .fl-plot svg path'))
+  .filter((shape) => { const box = shape.getBoundingClientRect(); return box.width * box.height > 400; })
+  .filter((shape) => getComputedStyle(shape).fill === 'rgb(0, 0, 0)' && getComputedStyle(shape).fillOpacity !== '0')
+  .length"""
+
+
+@pytest.mark.browser
+def test_the_drawn_figures_keep_their_colours_when_every_style_is_stripped(tmp_path: Path) -> None:
+    """A reader mode or a strict sanitizer that strips every ``<style>`` and ``style`` attribute from the
+    drawn page leaves plotly's SVG without the colours plotly.js gave it through style attributes: the
+    page writes them as SVG presentation attributes too, so the tree reads, not as black boxes."""
+    html = to_html(shared_notebook(tmp_path), tmp_path / "page.html")
+    with chromium(javascript=True, offline=True) as context:
+        page = context.new_page()
+        page.goto(html.as_uri())
+        page.wait_for_selector(".fl-plot .main-svg", state="attached", timeout=10_000)
+        page.wait_for_function("() => document.querySelectorAll('.fl-plot .main-svg [fill]').length > 0")
+        try:
+            assert page.evaluate(_BLACK_SHAPES) == 0
+            page.evaluate("""() => {
+              document.querySelectorAll('style, link[rel=stylesheet]').forEach((sheet) => sheet.remove());
+              document.querySelectorAll('[style]').forEach((element) => element.removeAttribute('style'));
+            }""")
+            assert page.locator("[style]").count() == 0
+            assert page.evaluate(_BLACK_SHAPES) == 0
+            words = page.locator(".fl-plot").first.text_content() or ""
+            assert "sequence" in words or "draft" in words, words
+        except AssertionError as failure:
+            raise AssertionError(f"{failure}; {keep_evidence(page, 'stripped-figures', [])}") from None

@@ -104,12 +104,29 @@ def to_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
     return target
 
 
-# Draws every figure from its JSON; each figure's static copy sits in <noscript> beside it.
+# Draws every figure from its JSON; each figure's static copy sits in <noscript> beside it. plotly.js
+# colours its SVG through style attributes, which a reader that strips every style (a strict
+# sanitizer, a reader mode) removes, leaving each shape filled black: so each drawing's colours,
+# lines and fonts are also written as SVG presentation attributes, which such a reader keeps.
 _DRAW = """
+var PRESENTED = ['fill', 'fill-opacity', 'stroke', 'stroke-width', 'stroke-opacity', 'stroke-dasharray', 'opacity',
+                 'font-family', 'font-size', 'font-weight', 'display', 'visibility'];
+function presented(root) {
+  root.querySelectorAll('svg, svg *').forEach(function (node) {
+    PRESENTED.forEach(function (name) {
+      var value = node.style && node.style.getPropertyValue(name);
+      if (value) { node.setAttribute(name, value); }
+    });
+  });
+}
 document.querySelectorAll('script[type="application/json"].fl-figure').forEach(function (data) {
   var figure = JSON.parse(data.textContent);
   var target = document.getElementById(data.dataset.target);
-  Plotly.newPlot(target, figure.data || [], figure.layout || {}, {displaylogo: false, responsive: true});
+  Plotly.newPlot(target, figure.data || [], figure.layout || {}, {displaylogo: false, responsive: true})
+    .then(function () {
+      presented(target);
+      target.on('plotly_afterplot', function () { presented(target); });
+    });
 });
 """
 
