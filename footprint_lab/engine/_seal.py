@@ -30,7 +30,10 @@ proof); they are compared only when a digest fails, and the first stretch that d
 is traced back to its record and field. ``Agent(..., seal=True)`` gives its runs a
 :class:`~footprint_lab.engine._recording.PendingSeal`, computed from the run's closed capture
 the first time anything reads, dumps, shows or verifies it and stamped with the run's end, so
-a run nobody keeps pays nothing and one that is kept gets the seal it had when it ended.
+a run nobody keeps pays nothing and one that is kept gets the seal it had when it ended. Its
+proof (the digests and the head) is worked out first, from each kind's record values made
+straight from the capture (no model built); its locator tags when they are read, or the seal
+is compared, copied or dumped.
 
 A seal proves the recording was not changed since it was sealed by this library; it is not a
 signature (anyone with the library can seal an edited recording again). Publish the head beside
