@@ -32,7 +32,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from footprint_lab.engine._recording import Recording, Seal
-from footprint_lab.engine._saved_form import dereferenced, untables
+from footprint_lab.engine._saved_form import collector_paused, dereferenced, untables
 from footprint_lab.engine._saved_json import parse_json
 from footprint_lab.engine._seal import _HEADER, ALGORITHM, KINDS, Verdict, _head, _text
 from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
@@ -62,10 +62,11 @@ def verify_saved(data: Any) -> Verdict | None:
         heads.append(child["seal"]["head"])
     try:
         made = Seal.model_validate(saved)
-        records = dereferenced(untables(_defaults_in_tables(data)))
-        for kind, items in _saved_kinds(records):
-            if made.kinds.get(kind) != hashlib.sha256(_text(kind, items)).hexdigest():
-                return None
+        with collector_paused():  # tens of thousands of records, made and let go: no cycle among them
+            records = dereferenced(untables(_defaults_in_tables(data)))
+            for kind, items in _saved_kinds(records):
+                if made.kinds.get(kind) != hashlib.sha256(_text(kind, items)).hexdigest():
+                    return None
     except (ValueError, TypeError, KeyError):  # not the shape a seal wrote: the long way names it
         return None
     if made.head != _head(made, heads):
