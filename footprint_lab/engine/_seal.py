@@ -66,6 +66,7 @@ from pydantic import BaseModel
 from footprint_lab.engine._recording import PendingSeal, Recording, Seal
 from footprint_lab.engine._refusal import Refusal, describe_shape
 from footprint_lab.engine._rows import Rows
+from footprint_lab.engine._saved_form import collector_paused
 
 #: the chain this library seals with: every kind's text with its keys sorted at every level, so a reader
 #: can check a saved recording on its JSON data without building a model (``engine._held``)
@@ -219,10 +220,11 @@ def _located(recording: Recording, made: Seal) -> dict[str, str]:
     """The locator tags of a seal worked out without them, from the same records: a kind whose text
     no longer matches its digest (changed since) gets none."""
     tags: dict[str, str] = {}
-    for kind, records in _kinds(recording):
-        text = _text(kind, records, made.algorithm)
-        if hashlib.sha256(text).hexdigest() == made.kinds.get(kind):
-            tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
+    with collector_paused():
+        for kind, records in _kinds(recording):
+            text = _text(kind, records, made.algorithm)
+            if hashlib.sha256(text).hexdigest() == made.kinds.get(kind):
+                tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
     return tags
 
 
@@ -240,11 +242,12 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, loc
             child.seal = _seal_of(child, scrubbed, sealed_at)
     kinds: dict[str, str] = {}
     tags: dict[str, str] = {}
-    for kind, records in _kinds(recording):
-        text = _text(kind, records, ALGORITHM)
-        kinds[kind] = hashlib.sha256(text).hexdigest()
-        if located:
-            tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
+    with collector_paused():  # every record's values, made for the seal and let go: no cycle among them
+        for kind, records in _kinds(recording):
+            text = _text(kind, records, ALGORITHM)
+            kinds[kind] = hashlib.sha256(text).hexdigest()
+            if located:
+                tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
     made = Seal(algorithm=ALGORITHM, head="", kinds=kinds, tags=tags, scrubbed=names, sealed_at=sealed_at)
     made.head = _head(made, [child.seal.head for child in recording.children if child.seal is not None])
     return made
@@ -414,10 +417,11 @@ def _verify(recording: Recording, run: str) -> Verdict:
             return verdict
         assert child.seal is not None
         child_heads.append(child.seal.head)
-    for kind, records in sorted(_kinds(recording), key=_checked_first):
-        text = _text(kind, records, made.algorithm)
-        if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
-            return _locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed, made.algorithm)
+    with collector_paused():
+        for kind, records in sorted(_kinds(recording), key=_checked_first):
+            text = _text(kind, records, made.algorithm)
+            if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
+                return _locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed, made.algorithm)
     if made.head != _head(made, child_heads):
         return Verdict("broken", run, "seal", field="head", problem="the seal itself was altered", scrubbed=scrubbed)
     return Verdict("holds", run, scrubbed=scrubbed)
