@@ -267,3 +267,24 @@ def test_a_record_edited_between_the_proof_and_its_locator_is_caught_and_named_b
         verdict = verify(copy_)
         assert (verdict.status, verdict.kind, verdict.index) == ("broken", "steps", None)
         assert "changed after the run was sealed" in str(verdict)
+
+
+def test_checking_a_seal_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
+    """Sealing and checking hold the cyclic collector off while they make records (none holds a cycle),
+    and give it back as it was: on when it was on, off when the caller had turned it off."""
+    import gc
+
+    path = notebook_with([sealed_run()], tmp_path / "shared.ipynb")
+    for collecting in (True, False):
+        if not collecting:
+            gc.disable()
+        try:
+            recording = sealed_run().recording
+            assert recording.seal is not None and recording.seal.head and gc.isenabled() is collecting
+            assert verify(recording).holds and gc.isenabled() is collecting
+            assert [v.status for _, v in verify_file(path)] == ["holds"] and gc.isenabled() is collecting
+            data = json.loads(recording.model_dump_json())
+            data["steps"][0]["status"] = "edited"
+            assert not verify(Recording.model_validate(data)) and gc.isenabled() is collecting
+        finally:
+            gc.enable()
