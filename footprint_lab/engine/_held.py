@@ -32,8 +32,8 @@ from typing import Any
 from pydantic import BaseModel
 
 from footprint_lab.engine._recording import Recording, Seal
-from footprint_lab.engine._saved_form import collector_paused, dereferenced, untables
-from footprint_lab.engine._saved_json import parse_json
+from footprint_lab.engine._saved_form import dereferenced, untables
+from footprint_lab.engine._saved_json import collector_paused, parse_json
 from footprint_lab.engine._seal import _HEADER, ALGORITHM, KINDS, Verdict, _head, _text
 from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
 

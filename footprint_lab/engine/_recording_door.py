@@ -34,7 +34,7 @@ from pydantic import ValidationError
 
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._refusal import Refusal, describe_shape
-from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
+from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, collector_paused, nesting, parse_json
 from footprint_lab.engine.schema import READABLE_VERSIONS, SCHEMA_VERSION
 
 #: member runs nested deeper than this below the top run are refused (a composition of
@@ -102,7 +102,8 @@ def load_parsed(data: Any, *, door: str) -> Recording:
         raise InvalidRecordingError(door, "recording", f"is {describe_shape(data)}, not a recording", _LOAD_FIX)
     _check_version(data.get("schema_version", SCHEMA_VERSION), door, "schema_version")
     try:
-        recording = Recording.model_validate(data)
+        with collector_paused():  # tens of thousands of models made at once, none in a cycle
+            recording = Recording.model_validate(data)
     except ValidationError as invalid:
         raise _refusal(invalid, door) from None
     return check_recording(recording, door=door)

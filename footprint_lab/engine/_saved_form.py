@@ -12,14 +12,12 @@ Role: engine layer; works on JSON-native data.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import itertools
 import operator
-from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, TypeGuard
 
 from footprint_lab.engine._records import ContextPiece, Data, Event, Read, Step
+from footprint_lab.engine._saved_json import collector_paused
 from footprint_lab.engine.schema import MESSAGE_REF, MESSAGES
 
 if TYPE_CHECKING:
@@ -104,21 +102,6 @@ def _untable(table: dict[str, Any]) -> Any:
     rows_named = map(operator.add, itertools.repeat(extra), rows) if extra else rows
     with collector_paused():
         return list(map(dict, map(zip, itertools.repeat(names), rows_named)))
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Hold off the cyclic garbage collector while a bulk of fresh dicts is made: records of plain JSON
-    values hold no cycle, and a collection every few hundred new containers would walk the parsed
-    notebook around them each time (unpacking a 10,000-step recording's tables took 3x as long)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def reference(data: dict[str, Any]) -> None:

@@ -66,7 +66,7 @@ from pydantic import BaseModel
 from footprint_lab.engine._recording import PendingSeal, Recording, Seal
 from footprint_lab.engine._refusal import Refusal, describe_shape
 from footprint_lab.engine._rows import Rows
-from footprint_lab.engine._saved_form import collector_paused
+from footprint_lab.engine._saved_json import collector_paused
 
 #: the chain this library seals with: every kind's text with its keys sorted at every level, so a reader
 #: can check a saved recording on its JSON data without building a model (``engine._held``)
