@@ -47,8 +47,6 @@ if TYPE_CHECKING:
     from footprint_lab.engine._recorder import Recorder
 
 
-
-
 def _maker(cls: type[Data]) -> Any:
     """A constructor for ``cls`` from values already JSON-native and complete (every field given).
 
