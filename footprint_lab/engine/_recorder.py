@@ -288,7 +288,9 @@ class Recorder:
 
     def payload(self, type_: str, captured: dict[str, Any] | None, ref: int) -> dict[str, Any]:
         """An event's payload: as captured, or (a routine event) made from the record at ``ref``."""
-        return self.payloads((type_,), (captured,), (ref,))[0]
+        if captured is not None:  # live delivery calls this for every event: the common case pays no batch
+            return captured
+        return self.payloads((type_,), (None,), (ref,))[0]
 
     def payloads(self, types: Sequence[str], captured: Sequence[dict[str, Any] | None], refs: Sequence[int],
                  kept: Callable[[Any], Any] | None = None) -> list[Any]:
