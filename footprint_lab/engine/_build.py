@@ -135,12 +135,12 @@ def build_recording(
     def commit_values() -> list[dict[str, Any]]:
         made = jsonable_each(values[:commits[n_commits - 1][2]] if n_commits else [])
         return [{"step_id": step_id, "entries": [
-            _entry({"path": list(paths[j]), "verb": verbs[j], "value": sweep(made[j])}) for j in range(first, end)
+            {"path": list(paths[j]), "verb": verbs[j], "value": sweep(made[j])} for j in range(first, end)
         ]} for step_id, first, end in commits[:n_commits]]
 
     def decision_values() -> list[dict[str, Any]]:
         return [{"step_id": d[0], "rule": d[1], "evidence": [
-            _rule({"rule": n, "reads": sweep(jsonable(r)), "result": sweep(jsonable(x))}) for n, r, x in d[2]
+            {"rule": n, "reads": sweep(jsonable(r)), "result": sweep(jsonable(x))} for n, r, x in d[2]
         ], "chosen": sweep(d[3])} for d in decisions[:n_decisions]]
 
     run_id = recorder.run_id
@@ -153,7 +153,10 @@ def build_recording(
 
     def event_values() -> list[dict[str, Any]]:
         # a routine event's payload (made from its record) holds paths and step ids, never a value: nothing to sweep
-        made = recorder.payloads(types[:n_events], payloads, refs, lambda payload: sweep(jsonable(payload)))
+        made = recorder.payloads(types[:n_events], payloads, refs)
+        captured = [i for i, payload in enumerate(payloads[:n_events]) if payload is not None]
+        for i, payload in zip(captured, jsonable_each([made[i] for i in captured]), strict=True):
+            made[i] = sweep(payload)
         for i, payload in tokens.items():
             made[i] = sweep(jsonable(payload))
         return [{"seq": seq, "run_id": run_id, "type": type_, "step_id": step_id, "payload": payload}
@@ -189,11 +192,11 @@ def build_recording(
         "duration_ms": (ended_ns - start) / 1e6,
         "steps": Rows(count=n_steps, values=step_values, model=_step),
         "reads": Rows(count=n_reads, values=read_values, model=_read),
-        "commits": Rows(count=n_commits, values=commit_values, model=_commit),
-        "decisions": Rows(count=n_decisions, values=decision_values, model=_decision),
+        "commits": Rows(count=n_commits, values=commit_values, model=_commit_model),
+        "decisions": Rows(count=n_decisions, values=decision_values, model=_decision_model),
         "events": Rows(count=n_events, values=event_values, model=_event),
         "context_pieces": Rows(count=n_pieces, values=piece_values, model=_context_piece),
-        "exchanges": Rows(count=n_exchanges, values=exchange_values, model=_llm_exchange),
+        "exchanges": Rows(count=n_exchanges, values=exchange_values, model=_exchange_model),
         "messages": clean(jsonable(recorder.messages)),
         "message_pieces": list(recorder.message_pieces),
         "children": children or [],
@@ -246,15 +249,14 @@ def _exchange(values: dict[str, Any], clean: Any, recorder: Recorder, shared_too
     usage = values.get("usage")
     # the captured usage counts (engine._captured.UsageCounts), a list once made JSON-native
     usage = dict(zip(UsageCounts._fields, usage, strict=True)) if isinstance(usage, list) else usage or {}
-    values["response"] = _response({
+    values["response"] = {
         "content": values.get("content"),
-        "tool_calls": [_tool_call({"id": c["id"], "name": c["name"], "args": c["args"]})
-                       for c in values.get("tool_calls") or ()],
+        "tool_calls": [{"id": c["id"], "name": c["name"], "args": c["args"]} for c in values.get("tool_calls") or ()],
         "stop_reason": values.get("stop_reason"), "model": values.get("response_model"),
-        "usage": _usage({name: usage.get(name, default) for name, default in _USAGE_DEFAULTS}),
-        "tool_margins": [_tool_margin({name: margin.get(name) for name in _MARGIN_FIELDS})  # in field order
+        "usage": {name: usage.get(name, default) for name, default in _USAGE_DEFAULTS},
+        "tool_margins": [{name: margin.get(name) for name in _MARGIN_FIELDS}  # in field order
                          for margin in values.get("tool_margins") or ()],
-    })
+    }
     return {name: values[name] if name in values else default() for name, default in _EXCHANGE_DEFAULTS}
 
 
@@ -263,3 +265,19 @@ _MARGIN_FIELDS = tuple(ToolMargin.model_fields)
 #: each ``LLMExchange`` field, in order, and what makes its default (for a runner that leaves it out)
 _EXCHANGE_DEFAULTS = tuple((name, lambda field=field: field.get_default(call_default_factory=True))
                            for name, field in LLMExchange.model_fields.items())
+
+
+# -- models of the record values (nested records are values too until a model is asked for) --------
+def _commit_model(values: dict[str, Any]) -> Commit:
+    return _commit({**values, "entries": list(map(_entry, values["entries"]))})
+
+
+def _decision_model(values: dict[str, Any]) -> Decision:
+    return _decision({**values, "evidence": list(map(_rule, values["evidence"]))})
+
+
+def _exchange_model(values: dict[str, Any]) -> LLMExchange:
+    response = values["response"]
+    return _llm_exchange({**values, "response": _response({
+        **response, "tool_calls": list(map(_tool_call, response["tool_calls"])), "usage": _usage(response["usage"]),
+        "tool_margins": list(map(_tool_margin, response["tool_margins"]))})})

@@ -292,20 +292,24 @@ class Recorder:
             return captured
         return self.payloads((type_,), (None,), (ref,))[0]
 
-    def payloads(self, types: Sequence[str], captured: Sequence[dict[str, Any] | None], refs: Sequence[int],
-                 kept: Callable[[Any], Any] | None = None) -> list[Any]:
-        """Events' payloads, in one pass: each as captured (through ``kept`` when given), or, for a
-        routine event (captured as ``None``), made from the record at its ref.
+    def payloads(self, types: Sequence[str], captured: Sequence[dict[str, Any] | None],
+                 refs: Sequence[int]) -> list[Any]:
+        """Events' payloads, in one pass: each as captured, or, for a routine event (captured as
+        ``None``), made from the record at its ref.
 
         A routine payload is JSON-native and its keys are in sorted order, as a recording keeps
         every mapping (``engine._records.jsonable``), so it goes into a recording as it is.
         """
         steps, reads, paths, verbs, commits = self.steps, self.reads, self.entry_paths, self.entry_verbs, self.commits
+        known = _DOTTED.get
         made: list[Any] = []
         add = made.append
         for type_, payload, ref in zip(types, captured, refs, strict=False):
             if payload is not None:
-                add(payload if kept is None else kept(payload))
+                add(payload)
+            elif type_ == "write":
+                path = paths[ref]
+                add({"path": known(path) or dotted(path), "verb": verbs[ref]})
             elif type_ == "step_start":
                 step = steps[ref]
                 add({"iteration": step[2], "stage": step[1]})
@@ -313,12 +317,11 @@ class Recorder:
                 add({"status": steps[ref][5]})
             elif type_ == "read":
                 read = reads[ref]
-                add({"path": dotted(read[1]), "writer": read[2]})
-            elif type_ == "write":
-                add({"path": dotted(paths[ref]), "verb": verbs[ref]})
+                path = read[1]
+                add({"path": known(path) or dotted(path), "writer": read[2]})
             else:
                 _, first, end = commits[ref]
-                add({"paths": ", ".join(dotted(path) for path in paths[first:end])})
+                add({"paths": ", ".join(map(dotted, paths[first:end]))})
         return made
 
     def _recall(self, stream: EventStream) -> None:
