@@ -288,3 +288,33 @@ def test_checking_a_seal_leaves_the_garbage_collector_as_it_found_it(tmp_path: P
             assert not verify(Recording.model_validate(data)) and gc.isenabled() is collecting
         finally:
             gc.enable()
+
+
+def digests(recording: Recording) -> dict[str, str]:
+    assert recording.seal is not None
+    return dict(recording.seal.kinds)
+
+
+def test_a_seal_worked_out_from_the_capture_is_the_seal_of_the_recordings_models() -> None:
+    """The owed seal hashes each record's values made straight from the run's capture; once a view has
+    made the models, or the recording has been saved and read back, the same records must hash the
+    same, every kind of them: steps, reads, commits, a routing decision and its evidence, events,
+    pieces, exchanges with their tool calls, and the transcript."""
+    from footprint_lab import Conditional
+
+    flow = Conditional([("refunds", lambda message: "refund" in message,
+                         Agent(provider=mock(replies=[{"tool": "lookup", "args": {"order": "A-1"}}, "Refunded."]),
+                               tools=[lookup_tool()]))],
+                       otherwise=("other", Agent(provider=mock(reply="no"))))
+    runs = [sealed_run(), sealed_run(redact=Redaction(patterns={"order": r"[AB]-\d"})),
+            seal(flow.run_sync("Please refund order A-1.").recording)]
+    for run in runs:
+        recording = getattr(run, "recording", run)
+        records = [recording, *recording.children]
+        assert any(len(r.decisions) for r in records) == (run is runs[2])
+        worked_out = {id(r): digests(r) for r in records}
+        for r in records:  # every list made into models, as a view makes them
+            for kind in ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges"):
+                list(getattr(r, kind))
+            assert digests(seal(r)) == worked_out[id(r)]
+            assert verify(Recording.model_validate_json(r.model_dump_json())).holds
