@@ -249,7 +249,7 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, loc
             if located:
                 tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
     made = Seal.model_construct(algorithm=ALGORITHM, head="", kinds=kinds, tags=tags, scrubbed=names,
-                                sealed_at=float(sealed_at), display={})  # every field made here, of its type
+                                sealed_at=float(sealed_at))  # each value made here, of its field's type
     made.head = _head(made, [child.seal.head for child in recording.children if child.seal is not None])
     return made
 
