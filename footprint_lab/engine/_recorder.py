@@ -301,15 +301,13 @@ class Recorder:
         every mapping (``engine._records.jsonable``), so it goes into a recording as it is.
         """
         steps, reads, paths, verbs, commits = self.steps, self.reads, self.entry_paths, self.entry_verbs, self.commits
-        known = _DOTTED.get
         made: list[Any] = []
         add = made.append
         for type_, payload, ref in zip(types, captured, refs, strict=False):
             if payload is not None:
                 add(payload)
-            elif type_ == "write":
-                path = paths[ref]
-                add({"path": known(path) or dotted(path), "verb": verbs[ref]})
+            elif type_ == "write":  # the commonest first
+                add({"path": dotted(paths[ref]), "verb": verbs[ref]})
             elif type_ == "step_start":
                 step = steps[ref]
                 add({"iteration": step[2], "stage": step[1]})
@@ -317,8 +315,7 @@ class Recorder:
                 add({"status": steps[ref][5]})
             elif type_ == "read":
                 read = reads[ref]
-                path = read[1]
-                add({"path": known(path) or dotted(path), "writer": read[2]})
+                add({"path": dotted(read[1]), "writer": read[2]})
             else:
                 _, first, end = commits[ref]
                 add({"paths": ", ".join(map(dotted, paths[first:end]))})

@@ -64,9 +64,9 @@ class Rows(MutableSequence[Item]):
         return list(map(model, values()))
 
     def records(self) -> list[dict[str, Any]]:
-        """What the seal reads: each record's values, a dict in its model's field order (nested records
-        as models): the built items' own, else made for this use only. A dict list encodes in C, where
-        a model costs the encoder a call back into Python each."""
+        """What the seal reads: each record's values, a dict in its model's field order: the built items'
+        own (nested records as models), else made for this use only (nested records as dicts too). A
+        dict list encodes in C, where a model costs the encoder a call back into Python each."""
         if self._items is not None:
             return [item.__dict__ for item in self._items]
         assert self._values is not None
