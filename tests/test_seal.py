@@ -258,6 +258,23 @@ def test_reading_the_head_works_out_the_proof_and_the_locator_comes_with_the_dum
     assert (verdict.kind, verdict.index, verdict.field) == ("commits", index, "entries")
 
 
+def test_a_seal_first_saved_gets_its_proof_and_locator_together_and_they_locate_an_edit() -> None:
+    """A sealed run saved before anything read its seal: the save works out the proof and the tags at
+    once, and the saved seal holds, then names the record and field of an edit, like one made in two parts."""
+    from footprint_lab.engine._recording import PendingSeal
+
+    recording = sealed_run().recording
+    pending = recording.seal
+    assert isinstance(pending, PendingSeal) and pending.owed
+    data = json.loads(recording.model_dump_json())
+    assert not pending.owed and data["seal"]["tags"] == pending.tags and data["seal"]["head"] == pending.head
+    assert verify(Recording.model_validate(data)).holds
+    index = next(n for n, c in enumerate(data["commits"]) if c["step_id"].startswith("tool"))
+    data["commits"][index]["entries"][0]["value"] = "cancelled"
+    verdict = verify(Recording.model_validate(data))
+    assert (verdict.kind, verdict.index, verdict.field) == ("commits", index, "entries")
+
+
 def test_a_record_edited_between_the_proof_and_its_locator_is_caught_and_named_by_kind() -> None:
     recording = sealed_run().recording
     assert recording.seal is not None and recording.seal.head  # the proof, from the records as the run left them

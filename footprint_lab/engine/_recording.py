@@ -89,12 +89,13 @@ class PendingSeal(Seal):
     ``verify``) works out the proof; the locator ``tags``, which only say *where* a broken seal
     broke, are made when they are read or the seal is compared, copied or dumped, from the
     same records, each kind's text checked against its digest first (a kind changed in
-    between gets no tag: a later check then names the kind, not the record).
+    between gets no tag: a later check then names the kind, not the record). A seal whose
+    first use needs the tags too (a save, a copy, a comparison) gets both in one pass.
     """
 
     __slots__ = ("_make", "_tags")
 
-    def __init__(self, make: Callable[[], Seal], tags: Callable[[Seal], dict[str, str]] | None = None) -> None:
+    def __init__(self, make: Callable[[bool], Seal], tags: Callable[[Seal], dict[str, str]] | None = None) -> None:
         object.__setattr__(self, "__dict__", {})  # no fields yet: they come on first use
         object.__setattr__(self, "__pydantic_fields_set__", set())
         object.__setattr__(self, "__pydantic_extra__", None)
@@ -109,24 +110,31 @@ class PendingSeal(Seal):
 
     def worked_out(self) -> Seal:
         """This seal with its proof computed (once): every field but, when they are made later, the tags."""
+        return self._work_out(whole=self._tags is None)
+
+    def _work_out(self, *, whole: bool) -> Seal:
+        """The owed proof worked out by ``make(whole)``; ``whole``: the tags too, in the same pass over the records."""
         make = self._make
         if make is not None:
             object.__setattr__(self, "_make", None)
             try:
-                made = make()
+                made = make(whole)
             except BaseException:
                 object.__setattr__(self, "_make", make)
                 raise
             fields = dict(made.__dict__)
-            if self._tags is not None:
+            if whole:
+                object.__setattr__(self, "_tags", None)
+            else:
                 del fields["tags"]  # read through __getattr__, which makes them
             self.__dict__.update(fields)
             object.__setattr__(self, "__pydantic_fields_set__", set(made.__pydantic_fields_set__))
         return self
 
     def settled(self) -> Seal:
-        """This seal with every field computed, the locator tags included (each computed once)."""
-        self.worked_out()
+        """This seal with every field computed, the locator tags included (each computed once): a proof
+        still owed is worked out with its tags, so a seal first dumped or compared makes them in one pass."""
+        self._work_out(whole=True)
         tags = self._tags
         if tags is not None:
             object.__setattr__(self, "_tags", None)

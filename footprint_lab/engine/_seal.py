@@ -33,7 +33,7 @@ the first time anything reads, dumps, shows or verifies it and stamped with the 
 a run nobody keeps pays nothing and one that is kept gets the seal it had when it ended. Its
 proof (the digests and the head) is worked out first, from each kind's record values made
 straight from the capture (no model built); its locator tags when they are read, or the seal
-is compared, copied or dumped.
+is compared, copied or dumped (with the proof, in the same pass, when that is its first use).
 
 A seal proves the recording was not changed since it was sealed by this library; it is not a
 signature (anyone with the library can seal an edited recording again). Publish the head beside
@@ -212,7 +212,7 @@ def _owe_seal(recording: Recording, ended: float) -> None:
     for child in recording.children:
         if child.seal is None:
             _owe_seal(child, ended)
-    recording.seal = PendingSeal(lambda: _seal_of(recording, [], ended, located=False),
+    recording.seal = PendingSeal(lambda located: _seal_of(recording, [], ended, located=located),
                                  lambda made: _located(recording, made))
 
 
