@@ -331,6 +331,18 @@ async def test_mock_usage_is_estimated_at_four_chars_a_token():
     assert usage.output_tokens == 2
 
 
+async def test_each_reported_token_count_is_recorded_under_its_own_name():
+    from footprint_lab.providers.types import LLMResponse, Usage
+
+    counts = Usage(7, 5, cache_read_tokens=3, cache_write_tokens=2)
+    run = await Agent(provider=mock(respond=lambda request: LLMResponse(content="done", usage=counts))).run("go")
+    recorded = run.recording.exchanges[0].response.usage
+    assert (recorded.input_tokens, recorded.output_tokens, recorded.cache_read_tokens,
+            recorded.cache_write_tokens, recorded.estimated) == (7, 5, 3, 2, False)
+    saved = Recording.model_validate_json(run.recording.model_dump_json()).exchanges[0].response.usage
+    assert saved == recorded
+
+
 async def test_every_conversation_turn_is_a_piece_of_the_messages_slot():
     noop = define_tool(name="lookup", description="x", input_schema={"type": "object"}, fn=lambda **kw: "found")
     run = await Agent(provider=mock(replies=[{"tool": "lookup", "args": {"id": "A-1"}}, "done"]),

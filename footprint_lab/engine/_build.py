@@ -12,13 +12,12 @@ Role: engine layer, called by every runner when its run ends.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from footprint_lab.engine._captured import (
     OVER_BUDGET,
     PIECE_FIELDS,
     CapturedPiece,
-    UsageCounts,
     as_dict,
     budget_reason,
 )
@@ -30,7 +29,6 @@ from footprint_lab.engine._records import (
     Commit,
     CommitEntry,
     ContextPiece,
-    Data,
     Decision,
     Event,
     Read,
@@ -39,42 +37,19 @@ from footprint_lab.engine._records import (
     content_hash,
     jsonable,
     jsonable_each,
+    maker,
 )
 from footprint_lab.engine._rows import Rows
 from footprint_lab.engine.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
+    from pydantic.fields import FieldInfo
+
     from footprint_lab.engine._recorder import Recorder
 
 
-def _maker(cls: type[Data]) -> Any:
-    """A constructor for ``cls`` from values already JSON-native and complete (every field given).
-
-    What ``model_construct`` does, minus its per-field loop, and with one fields-set shared by
-    every instance (every field is always set, and ``__setattr__`` only adds names to it). A
-    validated model carries its own set and a copy of every value: about 1.2 kB per object,
-    which for a long run's tens of thousands of events, reads and steps was most of the memory
-    it kept (bench/bench_memory.py). Values come from the capture, which the runners build
-    from JSON-native data, and ``Recording.model_validate_json`` of the dump gives back an
-    equal recording (tests/test_engine.py).
-    """
-    fields_set = set(cls.model_fields)
-    new = cls.__new__
-    setattr_ = object.__setattr__
-
-    def make(values: dict[str, Any]) -> Any:
-        model = new(cls)
-        setattr_(model, "__dict__", values)
-        setattr_(model, "__pydantic_fields_set__", fields_set)
-        setattr_(model, "__pydantic_extra__", None)
-        setattr_(model, "__pydantic_private__", None)
-        return model
-
-    return make
-
-
 (_step, _read, _commit, _entry, _decision, _rule, _event, _context_piece, _llm_exchange, _response, _usage,
- _tool_call, _tool_margin, _recording) = (_maker(model) for model in (
+ _tool_call, _tool_margin, _recording) = (maker(model) for model in (
     Step, Read, Commit, CommitEntry, Decision, RuleEvidence, Event, ContextPiece, LLMExchange, ResponseRecord,
     UsageRecord, ToolCallRecord, ToolMargin, Recording))
 
@@ -153,10 +128,10 @@ def build_recording(
 
     def event_values() -> list[dict[str, Any]]:
         # a routine event's payload (made from its record) holds paths and step ids, never a value: nothing to sweep
-        made = recorder.payloads(types[:n_events], payloads, refs)
-        captured = [i for i, payload in enumerate(payloads[:n_events]) if payload is not None]
-        for i, payload in zip(captured, jsonable_each([made[i] for i in captured]), strict=True):
-            made[i] = sweep(payload)
+        captured = jsonable_each(payloads[:n_events])  # a routine event's None stays None
+        if sweep is not _unchanged:
+            captured = [None if payload is None else sweep(payload) for payload in captured]
+        made = recorder.payloads(types[:n_events], captured, refs)
         for i, payload in tokens.items():
             made[i] = sweep(jsonable(payload))
         return [{"seq": seq, "run_id": run_id, "type": type_, "step_id": step_id, "payload": payload}
@@ -166,7 +141,8 @@ def build_recording(
     n_pieces, n_exchanges = len(captured_pieces), len(captured_exchanges)
 
     def piece_values() -> list[dict[str, Any]]:
-        return [_piece(i, piece, clean) for i, piece in enumerate(captured_pieces[:n_pieces])]
+        hashes: dict[str, str] = {}  # a run lands the same text again and again (a tool's description each call)
+        return [_piece(i, piece, clean, hashes) for i, piece in enumerate(captured_pieces[:n_pieces])]
 
     shared_tools: dict[int, Any] = {}
 
@@ -212,9 +188,10 @@ def build_recording(
 _EVIDENCE = len(PIECE_FIELDS) + 1
 
 
-def _piece(index: int, piece: CapturedPiece, clean: Any) -> dict[str, Any]:
+def _piece(index: int, piece: CapturedPiece, clean: Any, hashes: dict[str, str]) -> dict[str, Any]:
     """A captured piece as its record's values, in the ``ContextPiece`` field order: its fields as they
-    are (the text ones cleaned), its evidence keys gathered into ``detail``.
+    are (the text ones cleaned), its evidence keys gathered into ``detail``, its content's hash looked up
+    in ``hashes`` (kept there when first worked out).
 
     Runners capture pieces as flat tuples of plain values (see ``engine._captured``), so evidence
     such as a tool result's ``requested_by`` rides beside the fields; a piece dropped over its
@@ -226,8 +203,11 @@ def _piece(index: int, piece: CapturedPiece, clean: Any) -> dict[str, Any]:
     if reason == OVER_BUDGET and verdict == "dropped":
         reason = budget_reason(slot, detail["budget"], detail["used"], detail["size"])
     content = clean(content)
+    hashed = hashes.get(content)
+    if hashed is None:
+        hashed = hashes[content] = content_hash(content)
     return {"index": index, "slot": slot, "position": position, "source_kind": source_kind,
-            "source_id": clean(source_id), "content": content, "content_hash": content_hash(content),
+            "source_id": clean(source_id), "content": content, "content_hash": hashed,
             "trigger": trigger, "verdict": verdict, "reason": clean(reason), "allowed_by": allowed_by,
             "landed_by": landed_by, "iteration": iteration, "detail": jsonable(clean(detail)) if detail else {},
             "cache": cache, "declared_at": declared_at}
@@ -247,24 +227,38 @@ def _exchange(values: dict[str, Any], clean: Any, recorder: Recorder, shared_too
             made = shared_tools[tools] = clean(jsonable(recorder.shared[tools]))
         values["tools"] = made  # one list for every exchange sent the same tools, as the run sent them
     usage = values.get("usage")
-    # the captured usage counts (engine._captured.UsageCounts), a list once made JSON-native
-    usage = dict(zip(UsageCounts._fields, usage, strict=True)) if isinstance(usage, list) else usage or {}
+    # the captured usage counts (engine._captured.UsageCounts, in the UsageRecord's field order), a list
+    # once made JSON-native; a runner that captured a mapping may leave some out
+    usage = (dict(zip(_USAGE_FIELDS, usage, strict=True)) if isinstance(usage, list)
+             else {name: (usage or {}).get(name, default) for name, default in _USAGE_DEFAULTS})
     values["response"] = {
         "content": values.get("content"),
         "tool_calls": [{"id": c["id"], "name": c["name"], "args": c["args"]} for c in values.get("tool_calls") or ()],
-        "stop_reason": values.get("stop_reason"), "model": values.get("response_model"),
-        "usage": {name: usage.get(name, default) for name, default in _USAGE_DEFAULTS},
+        "stop_reason": values.get("stop_reason"), "model": values.get("response_model"), "usage": usage,
         "tool_margins": [{name: margin.get(name) for name in _MARGIN_FIELDS}  # in field order
                          for margin in values.get("tool_margins") or ()],
     }
-    return {name: values[name] if name in values else default() for name, default in _EXCHANGE_DEFAULTS}
+    try:  # a runner's exchange usually holds every field: taken in field order, in C
+        return dict(zip(_EXCHANGE_FIELDS, map(values.__getitem__, _EXCHANGE_FIELDS), strict=True))
+    except KeyError:
+        return {name: values[name] if name in values else default() for name, default in _EXCHANGE_DEFAULTS}
 
 
 _USAGE_DEFAULTS = tuple((name, field.default) for name, field in UsageRecord.model_fields.items())
+_USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/test_engine.py)
 _MARGIN_FIELDS = tuple(ToolMargin.model_fields)
-#: each ``LLMExchange`` field, in order, and what makes its default (for a runner that leaves it out)
-_EXCHANGE_DEFAULTS = tuple((name, lambda field=field: field.get_default(call_default_factory=True))
-                           for name, field in LLMExchange.model_fields.items())
+_EXCHANGE_FIELDS = tuple(LLMExchange.model_fields)
+#: each ``LLMExchange`` field, in order, and what makes its default (for a runner that leaves it out): its
+#: factory called directly (pydantic's ``get_default`` looks at the factory's signature on every call)
+def _default_of(field: FieldInfo) -> Callable[[], Any]:
+    factory = field.default_factory
+    if factory is not None:
+        return cast("Callable[[], Any]", factory)  # list, dict: none takes the validated data
+    default = field.default
+    return lambda: default
+
+
+_EXCHANGE_DEFAULTS = tuple((name, _default_of(field)) for name, field in LLMExchange.model_fields.items())
 
 
 # -- models of the record values (nested records are values too until a model is asked for) --------

@@ -15,6 +15,7 @@ import enum
 import hashlib
 import math
 import uuid
+from collections.abc import Callable
 from typing import Any, Literal
 
 import orjson
@@ -25,6 +26,35 @@ class Data(BaseModel):
     """The base of every record: no field it does not declare, fields that can be set."""
 
     model_config = ConfigDict(extra="forbid", frozen=False)
+
+
+def maker(cls: type[Data], *, unset: frozenset[str] = frozenset()) -> Callable[[dict[str, Any]], Any]:
+    """A constructor for ``cls`` from values already JSON-native and complete (every field given).
+
+    What ``model_construct`` does, minus its per-field loop (and its look at each default
+    factory's signature, tens of microseconds a call). Every field is counted as set but those
+    named in ``unset`` (given their defaults, left out of an ``exclude_unset`` dump). With none
+    unset, every instance shares one fields-set (``__setattr__`` only adds names already in it);
+    otherwise each gets its own copy. A validated model carries its own set and a copy of every
+    value: about 1.2 kB per object, which for a long run's tens of thousands of events, reads and
+    steps was most of the memory it kept (bench/bench_memory.py). Values come from the capture,
+    which the runners build from JSON-native data, and ``Recording.model_validate_json`` of the
+    dump gives back an equal recording (tests/test_engine.py).
+    """
+    every = frozenset(cls.model_fields) - unset
+    shared = set(every) if not unset else None
+    new = cls.__new__
+    setattr_ = object.__setattr__
+
+    def make(values: dict[str, Any]) -> Any:
+        model = new(cls)
+        setattr_(model, "__dict__", values)
+        setattr_(model, "__pydantic_fields_set__", shared if shared is not None else set(every))
+        setattr_(model, "__pydantic_extra__", None)
+        setattr_(model, "__pydantic_private__", None)
+        return model
+
+    return make
 
 
 class RunnerInfo(Data):

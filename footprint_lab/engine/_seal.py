@@ -64,6 +64,7 @@ import orjson
 from pydantic import BaseModel
 
 from footprint_lab.engine._recording import PendingSeal, Recording, Seal
+from footprint_lab.engine._records import maker
 from footprint_lab.engine._refusal import Refusal, describe_shape
 from footprint_lab.engine._rows import Rows
 from footprint_lab.engine._saved_json import collector_paused
@@ -82,6 +83,8 @@ DOCUMENT = "document"
 #: fields the seal leaves out: notes stay writable, members carry their own seal
 _OUTSIDE = frozenset({"annotations", "seal", "children"})
 _HEADER = tuple(name for name in Recording.model_fields if name not in _OUTSIDE and name not in KINDS)
+#: a seal from values made here (``display`` at its default, not set: only a notebook output's copy sets it)
+_SEAL = maker(Seal, unset=frozenset({"display"}))
 
 
 class SealSourceError(Refusal):
@@ -248,8 +251,8 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, loc
             kinds[kind] = hashlib.sha256(text).hexdigest()
             if located:
                 tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
-    made = Seal.model_construct(algorithm=ALGORITHM, head="", kinds=kinds, tags=tags, scrubbed=names,
-                                sealed_at=float(sealed_at))  # each value made here, of its field's type
+    made: Seal = _SEAL({"algorithm": ALGORITHM, "head": "", "kinds": kinds, "tags": tags, "scrubbed": names,
+                        "sealed_at": float(sealed_at), "display": {}})  # each value made here, of its field's type
     made.head = _head(made, [child.seal.head for child in recording.children if child.seal is not None])
     return made
 
