@@ -335,3 +335,12 @@ def test_a_seal_worked_out_from_the_capture_is_the_seal_of_the_recordings_models
                 list(getattr(r, kind))
             assert digests(seal(r)) == worked_out[id(r)]
             assert verify(Recording.model_validate_json(r.model_dump_json())).holds
+
+
+def test_each_seal_keeps_its_own_record_of_what_was_set() -> None:
+    first, second = seal(sealed_run().recording).seal, seal(sealed_run().recording).seal
+    assert first is not None and second is not None
+    assert "display" not in first.model_dump(exclude_unset=True)  # left at its default by the seal
+    first.display = {"text/html": "0" * 64}  # as a notebook output's copy is given its display digests
+    assert "display" in first.model_dump(exclude_unset=True)
+    assert "display" not in second.model_dump(exclude_unset=True) and second.display == {}

@@ -245,12 +245,14 @@ def _exchange(values: dict[str, Any], clean: Any, recorder: Recorder, shared_too
 
 
 _USAGE_DEFAULTS = tuple((name, field.default) for name, field in UsageRecord.model_fields.items())
-_USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/test_engine.py)
+_USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/test_agent.py)
 _MARGIN_FIELDS = tuple(ToolMargin.model_fields)
 _EXCHANGE_FIELDS = tuple(LLMExchange.model_fields)
-#: each ``LLMExchange`` field, in order, and what makes its default (for a runner that leaves it out): its
-#: factory called directly (pydantic's ``get_default`` looks at the factory's signature on every call)
+
+
 def _default_of(field: FieldInfo) -> Callable[[], Any]:
+    """What makes ``field``'s default: its factory called directly (pydantic's ``get_default`` looks at
+    the factory's signature on every call), or its default value."""
     factory = field.default_factory
     if factory is not None:
         return cast("Callable[[], Any]", factory)  # list, dict: none takes the validated data
@@ -258,6 +260,7 @@ def _default_of(field: FieldInfo) -> Callable[[], Any]:
     return lambda: default
 
 
+#: each ``LLMExchange`` field, in order, and what makes its default (for a runner that leaves it out)
 _EXCHANGE_DEFAULTS = tuple((name, _default_of(field)) for name, field in LLMExchange.model_fields.items())
 
 

@@ -33,7 +33,7 @@ def maker(cls: type[Data], *, unset: frozenset[str] = frozenset()) -> Callable[[
 
     What ``model_construct`` does, minus its per-field loop (and its look at each default
     factory's signature, tens of microseconds a call). Every field is counted as set but those
-    named in ``unset`` (given their defaults, left out of an ``exclude_unset`` dump). With none
+    named in ``unset`` (whose values given are their defaults: an ``exclude_unset`` dump leaves them out). With none
     unset, every instance shares one fields-set (``__setattr__`` only adds names already in it);
     otherwise each gets its own copy. A validated model carries its own set and a copy of every
     value: about 1.2 kB per object, which for a long run's tens of thousands of events, reads and
