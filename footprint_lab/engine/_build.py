@@ -12,7 +12,7 @@ Role: engine layer, called by every runner when its run ends.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine._captured import (
     OVER_BUDGET,
@@ -43,8 +43,6 @@ from footprint_lab.engine._rows import Rows
 from footprint_lab.engine.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
-    from pydantic.fields import FieldInfo
-
     from footprint_lab.engine._recorder import Recorder
 
 
@@ -248,20 +246,9 @@ _USAGE_DEFAULTS = tuple((name, field.default) for name, field in UsageRecord.mod
 _USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/test_agent.py)
 _MARGIN_FIELDS = tuple(ToolMargin.model_fields)
 _EXCHANGE_FIELDS = tuple(LLMExchange.model_fields)
-
-
-def _default_of(field: FieldInfo) -> Callable[[], Any]:
-    """What makes ``field``'s default: its factory called directly (pydantic's ``get_default`` looks at
-    the factory's signature on every call), or its default value."""
-    factory = field.default_factory
-    if factory is not None:
-        return cast("Callable[[], Any]", factory)  # list, dict: none takes the validated data
-    default = field.default
-    return lambda: default
-
-
 #: each ``LLMExchange`` field, in order, and what makes its default (for a runner that leaves it out)
-_EXCHANGE_DEFAULTS = tuple((name, _default_of(field)) for name, field in LLMExchange.model_fields.items())
+_EXCHANGE_DEFAULTS = tuple((name, lambda field=field: field.get_default(call_default_factory=True))
+                           for name, field in LLMExchange.model_fields.items())
 
 
 # -- models of the record values (nested records are values too until a model is asked for) --------
