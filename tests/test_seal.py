@@ -337,6 +337,43 @@ def test_a_seal_worked_out_from_the_capture_is_the_seal_of_the_recordings_models
             assert verify(Recording.model_validate_json(r.model_dump_json())).holds
 
 
+def test_captured_values_orjson_would_write_otherwise_are_sealed_as_the_recording_holds_them() -> None:
+    """The seal reads a run's captured values as they were captured; a value the recording holds in another
+    form than orjson writes it (a dataclass, a set, a tuple key, an enum, a date, NaN, an integer beyond 64
+    bits, a subclass of str) is sealed as the recording holds it: the seal of the capture is the seal of the
+    models and of the saved recording."""
+    import dataclasses
+    import datetime
+    import enum
+    import math
+
+    class Tier(enum.Enum):
+        GOLD = "gold"
+
+    class Name(str):
+        pass
+
+    @dataclasses.dataclass
+    class Order:
+        id: str
+        total: float
+
+    def odd(order: str) -> dict[Any, Any]:
+        return {"order": Order(order, 9.5), "tags": {"b", "a"}, (1, 2): "pair", "tier": Tier.GOLD,
+                "when": datetime.date(2026, 12, 2), "ratio": math.nan, "big": 2**70, "name": Name("x")}
+
+    tool = define_tool(name="odd", description="Returns values of many types.",
+                       input_schema={"type": "object", "properties": {"order": {"type": "string"}}}, fn=odd)
+    recording = Agent(provider=mock(replies=[{"tool": "odd", "args": {"order": "A-1"}}, "done"]), tools=[tool],
+                      seal=True).run_sync("go").recording
+    worked_out = digests(recording)
+    assert "Order(id='A-1', total=9.5)" in recording.model_dump_json()  # held as its repr, as jsonable writes it
+    for kind in ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges"):
+        list(getattr(recording, kind))
+    assert digests(seal(recording)) == worked_out
+    assert verify(Recording.model_validate_json(recording.model_dump_json())).holds
+
+
 def test_each_seal_keeps_its_own_record_of_what_was_set() -> None:
     first, second = seal(sealed_run().recording).seal, seal(sealed_run().recording).seal
     assert first is not None and second is not None

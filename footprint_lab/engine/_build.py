@@ -96,25 +96,38 @@ def build_recording(
     steps, reads, commits, decisions = recorder.steps, recorder.reads, recorder.commits, recorder.decisions
     n_steps, n_reads, n_commits, n_decisions = len(steps), len(reads), len(commits), len(decisions)
 
-    def step_values() -> list[dict[str, Any]]:
-        return [{"step_id": s[0], "stage": s[1], "iteration": s[2], "status": s[5], "started_ms": (s[3] - start) / 1e6,
-                 "duration_ms": ((s[4] or s[3]) - s[3]) / 1e6} for s in steps[:n_steps]]
+    # each kind's columns (``Rows``), its values made JSON-native; ``raw`` (for the seal, engine._seal)
+    # leaves captured values as captured where nothing is to be cleaned or swept (no redaction policy)
+    plain = recorder.policy is None
 
-    def read_values() -> list[dict[str, Any]]:
-        return [{"step_id": r[0], "path": list(r[1]), "writer": r[2], "summary": sweep(r[3])} for r in reads[:n_reads]]
+    def native_each(raw: bool) -> Callable[[Any], Any]:
+        return _unchanged if raw and plain else jsonable_each
+
+    def step_columns(raw: bool) -> list[list[Any]]:
+        ids, stages, iterations, starts, ends, statuses = _transposed(steps[:n_steps], 6)
+        return [ids, stages, iterations, statuses, [(t - start) / 1e6 for t in starts],
+                [((e or s) - s) / 1e6 for s, e in zip(starts, ends, strict=True)]]
+
+    def read_columns(raw: bool) -> list[list[Any]]:
+        ids, paths, writers, summaries = _transposed(reads[:n_reads], 4)
+        return [ids, paths if raw else list(map(list, paths)), writers, _each(sweep, summaries)]
 
     paths, verbs, values = recorder.entry_paths, recorder.entry_verbs, recorder.entry_values
 
-    def commit_values() -> list[dict[str, Any]]:
-        made = jsonable_each(values[:commits[n_commits - 1][2]] if n_commits else [])
-        return [{"step_id": step_id, "entries": [
-            {"path": list(paths[j]), "verb": verbs[j], "value": sweep(made[j])} for j in range(first, end)
-        ]} for step_id, first, end in commits[:n_commits]]
+    def commit_columns(raw: bool) -> list[list[Any]]:
+        made = native_each(raw)(values[:commits[n_commits - 1][2]] if n_commits else [])
+        taken = commits[:n_commits]
+        path: Callable[[Any], Any] = _unchanged if raw else list
+        return [[step_id for step_id, _, _ in taken], [[
+            {"path": path(paths[j]), "verb": verbs[j], "value": sweep(made[j])} for j in range(first, end)
+        ] for _, first, end in taken]]
 
-    def decision_values() -> list[dict[str, Any]]:
-        return [{"step_id": d[0], "rule": d[1], "evidence": [
-            {"rule": n, "reads": sweep(jsonable(r)), "result": sweep(jsonable(x))} for n, r, x in d[2]
-        ], "chosen": sweep(d[3])} for d in decisions[:n_decisions]]
+    def decision_columns(raw: bool) -> list[list[Any]]:
+        taken = decisions[:n_decisions]
+        native = _unchanged if raw and plain else jsonable
+        return [[d[0] for d in taken], [d[1] for d in taken], [[
+            {"rule": n, "reads": sweep(native(r)), "result": sweep(native(x))} for n, r, x in d[2]
+        ] for d in taken], [sweep(d[3]) for d in taken]]
 
     run_id = recorder.run_id
     seqs, types, event_steps, payloads, refs = (recorder.event_seqs, recorder.event_types, recorder.event_steps,
@@ -124,32 +137,34 @@ def build_recording(
     # a value learned late whose words went out in neighbouring streamed tokens: those tokens as they should read
     tokens = swept_tokens(types, event_steps, payloads, recorder.policy) if sweep is not _unchanged else {}
 
-    def event_values() -> list[dict[str, Any]]:
+    def event_columns(raw: bool) -> list[list[Any]]:
         # a routine event's payload (made from its record) holds paths and step ids, never a value: nothing to sweep
-        captured = jsonable_each(payloads[:n_events])  # a routine event's None stays None
+        captured = native_each(raw)(payloads[:n_events])  # a routine event's None stays None
         if sweep is not _unchanged:
             captured = [None if payload is None else sweep(payload) for payload in captured]
         made = recorder.payloads(types[:n_events], captured, refs)
         for i, payload in tokens.items():
             made[i] = sweep(jsonable(payload))
-        return [{"seq": seq, "run_id": run_id, "type": type_, "step_id": step_id, "payload": payload}
-                for seq, type_, step_id, payload in zip(seqs[:n_events], types, event_steps, made, strict=False)]
+        return [seqs[:n_events].tolist(), [run_id] * n_events, types[:n_events], event_steps[:n_events], made]
 
     captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
     n_pieces, n_exchanges = len(captured_pieces), len(captured_exchanges)
 
-    def piece_values() -> list[dict[str, Any]]:
+    def piece_columns(raw: bool) -> list[list[Any]]:
         hashes: dict[str, str] = {}  # a run lands the same text again and again (a tool's description each call)
-        return [_piece(i, piece, clean, hashes) for i, piece in enumerate(captured_pieces[:n_pieces])]
+        native = _unchanged if raw and plain else jsonable
+        return _transposed([_piece(i, piece, clean, hashes, native)
+                            for i, piece in enumerate(captured_pieces[:n_pieces])], len(_PIECE_FIELDS))
 
     shared_tools: dict[int, Any] = {}
 
-    def exchange_values() -> list[dict[str, Any]]:
+    def exchange_columns(raw: bool) -> list[list[Any]]:
         messages = recorder.messages
-        made = clean(jsonable_each([
-            {**exchange, "tool_calls": messages[exchange["reply"]].get("tool_calls", [])} if "reply" in exchange
-            else exchange for exchange in map(as_dict, captured_exchanges[:n_exchanges])]))
-        return [_exchange(exchange, clean, recorder, shared_tools) for exchange in made]
+        merged = [{**exchange, "tool_calls": messages[exchange["reply"]].get("tool_calls", [])} if "reply" in exchange
+                  else exchange for exchange in map(as_dict, captured_exchanges[:n_exchanges])]
+        made = list(map(dict, merged)) if raw and plain else clean(jsonable_each(merged))  # copies: filled in below
+        return _transposed([_exchange(exchange, clean, recorder, shared_tools) for exchange in made],
+                           len(_EXCHANGE_FIELDS))
 
     return _recording({
         "schema_version": SCHEMA_VERSION,
@@ -164,13 +179,15 @@ def build_recording(
         "error": clean(jsonable(error)),
         "started_at": recorder.started_at,
         "duration_ms": (ended_ns - start) / 1e6,
-        "steps": Rows(count=n_steps, values=step_values, model=_step),
-        "reads": Rows(count=n_reads, values=read_values, model=_read),
-        "commits": Rows(count=n_commits, values=commit_values, model=_commit_model),
-        "decisions": Rows(count=n_decisions, values=decision_values, model=_decision_model),
-        "events": Rows(count=n_events, values=event_values, model=_event),
-        "context_pieces": Rows(count=n_pieces, values=piece_values, model=_context_piece),
-        "exchanges": Rows(count=n_exchanges, values=exchange_values, model=_exchange_model),
+        "steps": Rows(count=n_steps, columns=step_columns, fields=_STEP_FIELDS, model=_step),
+        "reads": Rows(count=n_reads, columns=read_columns, fields=_READ_FIELDS, model=_read),
+        "commits": Rows(count=n_commits, columns=commit_columns, fields=_COMMIT_FIELDS, model=_commit_model),
+        "decisions": Rows(count=n_decisions, columns=decision_columns, fields=_DECISION_FIELDS,
+                          model=_decision_model),
+        "events": Rows(count=n_events, columns=event_columns, fields=_EVENT_FIELDS, model=_event),
+        "context_pieces": Rows(count=n_pieces, columns=piece_columns, fields=_PIECE_FIELDS, model=_context_piece),
+        "exchanges": Rows(count=n_exchanges, columns=exchange_columns, fields=_EXCHANGE_FIELDS,
+                          model=_exchange_model),
         "messages": clean(jsonable(recorder.messages)),
         "message_pieces": list(recorder.message_pieces),
         "children": children or [],
@@ -186,10 +203,11 @@ def build_recording(
 _EVIDENCE = len(PIECE_FIELDS) + 1
 
 
-def _piece(index: int, piece: CapturedPiece, clean: Any, hashes: dict[str, str]) -> dict[str, Any]:
+def _piece(index: int, piece: CapturedPiece, clean: Any, hashes: dict[str, str],
+           native: Callable[[Any], Any]) -> tuple[Any, ...]:
     """A captured piece as its record's values, in the ``ContextPiece`` field order: its fields as they
     are (the text ones cleaned), its evidence keys gathered into ``detail``, its content's hash looked up
-    in ``hashes`` (kept there when first worked out).
+    in ``hashes`` (kept there when first worked out), its evidence made JSON-native by ``native``.
 
     Runners capture pieces as flat tuples of plain values (see ``engine._captured``), so evidence
     such as a tool result's ``requested_by`` rides beside the fields; a piece dropped over its
@@ -204,14 +222,12 @@ def _piece(index: int, piece: CapturedPiece, clean: Any, hashes: dict[str, str])
     hashed = hashes.get(content)
     if hashed is None:
         hashed = hashes[content] = content_hash(content)
-    return {"index": index, "slot": slot, "position": position, "source_kind": source_kind,
-            "source_id": clean(source_id), "content": content, "content_hash": hashed,
-            "trigger": trigger, "verdict": verdict, "reason": clean(reason), "allowed_by": allowed_by,
-            "landed_by": landed_by, "iteration": iteration, "detail": jsonable(clean(detail)) if detail else {},
-            "cache": cache, "declared_at": declared_at}
+    return (index, slot, position, source_kind, clean(source_id), content, hashed, trigger, verdict, clean(reason),
+            allowed_by, landed_by, iteration, native(clean(detail)) if detail else {}, cache, declared_at)
 
 
-def _exchange(values: dict[str, Any], clean: Any, recorder: Recorder, shared_tools: dict[int, Any]) -> dict[str, Any]:
+def _exchange(values: dict[str, Any], clean: Any, recorder: Recorder,
+              shared_tools: dict[int, Any]) -> tuple[Any, ...]:
     """A captured exchange, made JSON-native and cleaned (flat: the response's fields sit beside the
     request's, its tool calls those of its reply message), as its record's values.
 
@@ -226,8 +242,8 @@ def _exchange(values: dict[str, Any], clean: Any, recorder: Recorder, shared_too
         values["tools"] = made  # one list for every exchange sent the same tools, as the run sent them
     usage = values.get("usage")
     # the captured usage counts (engine._captured.UsageCounts, in the UsageRecord's field order), a list
-    # once made JSON-native; a runner that captured a mapping may leave some out
-    usage = (dict(zip(_USAGE_FIELDS, usage, strict=True)) if isinstance(usage, list)
+    # once made JSON-native (a tuple as captured); a runner that captured a mapping may leave some out
+    usage = (dict(zip(_USAGE_FIELDS, usage, strict=True)) if isinstance(usage, list | tuple)
              else {name: (usage or {}).get(name, default) for name, default in _USAGE_DEFAULTS})
     values["response"] = {
         "content": values.get("content"),
@@ -237,11 +253,24 @@ def _exchange(values: dict[str, Any], clean: Any, recorder: Recorder, shared_too
                          for margin in values.get("tool_margins") or ()],
     }
     try:  # a runner's exchange usually holds every field: taken in field order, in C
-        return dict(zip(_EXCHANGE_FIELDS, map(values.__getitem__, _EXCHANGE_FIELDS), strict=True))
+        return tuple(map(values.__getitem__, _EXCHANGE_FIELDS))
     except KeyError:
-        return {name: values[name] if name in values else default() for name, default in _EXCHANGE_DEFAULTS}
+        return tuple(values[name] if name in values else default() for name, default in _EXCHANGE_DEFAULTS)
 
 
+def _transposed(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
+    """Records' values (one tuple each, in their fields' order) as ``width`` columns, one list per field."""
+    return list(map(list, zip(*rows, strict=True))) if rows else [[] for _ in range(width)]
+
+
+def _each(sweep: Callable[[Any], Any], column: list[Any]) -> list[Any]:
+    """A column swept value by value (as it is when there is nothing to sweep)."""
+    return column if sweep is _unchanged else list(map(sweep, column))
+
+
+#: each kind's record fields, in the order its columns come (the seal's chain reads them so, engine._seal)
+(_STEP_FIELDS, _READ_FIELDS, _COMMIT_FIELDS, _DECISION_FIELDS, _EVENT_FIELDS, _PIECE_FIELDS) = (
+    tuple(model.model_fields) for model in (Step, Read, Commit, Decision, Event, ContextPiece))
 _USAGE_DEFAULTS = tuple((name, field.default) for name, field in UsageRecord.model_fields.items())
 _USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/test_agent.py)
 _MARGIN_FIELDS = tuple(ToolMargin.model_fields)

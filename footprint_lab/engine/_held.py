@@ -2,8 +2,9 @@
 
 Rule kept here: checking a saved seal costs one canonical encoding and one hash per record kind,
 nothing per record that pydantic would do. :func:`verify_saved` reads a saved recording's JSON
-data as the seal's chain (``sha256-chain/3``) wrote it: its tables and references back in
-record form, each field left out at its default put back, the keys sorted at every level; when
+data as the seal's chain (``sha256-chain/4``) wrote it: its tables and references back in
+record form, each field left out at its default put back, each kind of records taken as its
+columns, the keys sorted at every level; when
 every digest and the head agree the seal holds, with no model built. When anything differs it
 answers ``None`` and the caller builds the recording and checks it the long way
 (``engine._seal.verify``), which names the record and field that broke; so this can only ever
@@ -34,7 +35,7 @@ from pydantic import BaseModel
 from footprint_lab.engine._recording import Recording, Seal
 from footprint_lab.engine._saved_form import dereferenced, untables
 from footprint_lab.engine._saved_json import collector_paused, parse_json
-from footprint_lab.engine._seal import _HEADER, ALGORITHM, KINDS, Verdict, _head, _text
+from footprint_lab.engine._seal import _HEADER, ALGORITHM, COLUMNS, KINDS, Verdict, _head, _text, columns_of
 from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
 
 #: the record kinds a saved recording may write as a table (``engine._saved_form``)
@@ -44,7 +45,7 @@ _TABLED = ("steps", "reads", "events", "context_pieces")
 # -- a saved recording, checked as data ----------------------------------------------------------
 def verify_saved(data: Any) -> Verdict | None:
     """``holds`` when ``data`` (a saved recording's JSON data, members included) is exactly what its
-    ``sha256-chain/3`` seal sealed; ``None`` when it is not, or cannot be told so (unsealed, an
+    ``sha256-chain/4`` seal sealed; ``None`` when it is not, or cannot be told so (unsealed, an
     earlier chain, a newer schema): the caller then checks the recording itself."""
     # a member's saved form leaves its schema version out: it is its recording's default
     if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
@@ -75,7 +76,8 @@ def verify_saved(data: Any) -> Verdict | None:
 
 
 def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
-    """The header and each record kind as the seal encodes them, from record-form data."""
+    """The header and each record kind as the seal encodes them, from record-form data: a kind of
+    records as its columns, each record holding every field of its model and nothing else."""
     header = _complete({name: data[name] for name in _HEADER if name in data}, Recording)
     kinds: list[tuple[str, list[Any]]] = [("header", [{name: header[name] for name in _HEADER}])]
     for kind in KINDS:
@@ -85,6 +87,11 @@ def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
             raise TypeError(kind)
         if model is not None and kind not in _TABLED:  # a table's defaults were put back as columns
             items = [_complete(item, model) for item in items]
+        if kind in COLUMNS:
+            fields = COLUMNS[kind]
+            if not all(isinstance(item, dict) and len(item) == len(fields) for item in items):
+                raise TypeError(kind)  # a field the model does not know: the model refuses it by name
+            items = columns_of(items, fields)
         kinds.append((kind, items))
     return kinds
 

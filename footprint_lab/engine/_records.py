@@ -183,7 +183,7 @@ def jsonable(value: Any) -> Any:
     if type(value) in _PLAIN:
         return value
     try:
-        return orjson.loads(orjson.dumps(value, default=_refuse, option=_NATIVE))
+        return orjson.loads(native_text(value))
     except TypeError:  # a key that is not text, a surrogate, a set, a model, an object...
         return _walk(value)
 
@@ -192,10 +192,21 @@ def jsonable_each(values: list[Any]) -> list[Any]:
     """``[jsonable(v) for v in values]``, in one orjson call each way when all of them can be written
     (a recording's build makes a whole kind's captured values JSON-native at once)."""
     try:
-        made: list[Any] = orjson.loads(orjson.dumps(values, default=_refuse, option=_NATIVE))
+        made: list[Any] = orjson.loads(native_text(values))
     except TypeError:
         return [jsonable(value) for value in values]
     return made
+
+
+def native_text(value: Any) -> bytes:
+    """The JSON text :func:`jsonable` reads ``value`` back from: compact, keys sorted at every level.
+
+    Raises ``TypeError`` for data orjson does not write natively (:func:`jsonable` then walks it).
+    Since orjson writes what it reads back the same way, this is also the text of ``jsonable(value)``
+    written compactly with its keys sorted: the seal hashes a capture's values so, without making
+    them native first (``engine._seal``).
+    """
+    return orjson.dumps(value, default=_refuse, option=_NATIVE)
 
 
 def _walk(value: Any) -> Any:

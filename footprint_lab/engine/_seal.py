@@ -11,11 +11,17 @@ answer, timings, redaction report, ...), then each record kind in recorded order
 ``reads``, ``commits``, ``decisions``, ``events``, ``context_pieces``, ``exchanges``,
 ``messages``, ``message_pieces``), then each member run's own seal. Annotations stay outside,
 so a sealed run can still be annotated. Each kind is one canonical JSON text hashed with
-SHA-256: its records in order, written compactly by orjson with the keys sorted at every level
-(``sha256-chain/3``), so the text is the same from the model and from the saved JSON data, its
-tables unpacked and its defaults put back (``engine._held.verify_saved`` checks a notebook's copy
-that way, no model built). The earlier chain (``sha256-chain/2``: a record's fields in its
-model's order, the header's keys sorted) is still checked as it was written. The head chains
+SHA-256, written compactly by orjson with the keys sorted at every level (``sha256-chain/4``):
+a kind of records as its columns, one list per field of its model in the model's order, each
+holding that field's value for every record in recorded order; the header, the transcript's
+messages and ``message_pieces`` as their list. Columns are what the run's capture already
+holds (``engine._build``), so a run's seal is worked out from the capture's values as they
+were captured, with no dict per record and no key written per record; the text is the same
+from the models and from the saved JSON data, its tables unpacked and its defaults put back
+(``engine._held.verify_saved`` checks a notebook's copy that way, no model built). The earlier
+chains are still checked as they were written: ``sha256-chain/3`` took each kind as its list
+of records, keys sorted at every level; ``sha256-chain/2`` the same with a record's fields in
+its model's order and the header's keys sorted. The head chains
 ``sha256(previous + kind + digest)`` kind by kind, then the members' heads, then, in a copy a
 notebook output carries, the digests of what that output displays (``engine._held``), then the
 scrub names and the time of sealing. A check
@@ -25,14 +31,14 @@ recording refer to), then the other kinds in chain order, and names the first th
 Speed, the pattern: checking a seal is one orjson encoding and one hash per kind, no Python
 work per record (a 10,000-step recording of about 20 MB verifies in well under a second, see
 bench/bench_trust.py). To say *where* a broken seal broke, the seal also keeps, per kind, a
-16-bit CRC of each stretch of text between two keys (a locator only: the SHA-256 chain is the
+16-bit CRC of each stretch of text between two cuts (a locator only: the SHA-256 chain is the
 proof); they are compared only when a digest fails, and the first stretch that differs
 is traced back to its record and field. ``Agent(..., seal=True)`` gives its runs a
 :class:`~footprint_lab.engine._recording.PendingSeal`, computed from the run's closed capture
 the first time anything reads, dumps, shows or verifies it and stamped with the run's end, so
 a run nobody keeps pays nothing and one that is kept gets the seal it had when it ended. Its
-proof (the digests and the head) is worked out first, from each kind's record values made
-straight from the capture (no model built); its locator tags when they are read, or the seal
+proof (the digests and the head) is worked out first, from each kind's columns made straight
+from the capture (no model built); its locator tags when they are read, or the seal
 is compared, copied or dumped (with the proof, in the same pass, when that is its first use).
 
 A seal proves the recording was not changed since it was sealed by this library; it is not a
@@ -50,6 +56,7 @@ import array
 import base64
 import hashlib
 import json
+import operator
 import os
 import re
 import sys
@@ -64,17 +71,20 @@ import orjson
 from pydantic import BaseModel
 
 from footprint_lab.engine._recording import PendingSeal, Recording, Seal
-from footprint_lab.engine._records import maker
+from footprint_lab.engine._records import maker, native_text
 from footprint_lab.engine._refusal import Refusal, describe_shape
 from footprint_lab.engine._rows import Rows
 from footprint_lab.engine._saved_json import collector_paused
 
-#: the chain this library seals with: every kind's text with its keys sorted at every level, so a reader
-#: can check a saved recording on its JSON data without building a model (``engine._held``)
-ALGORITHM = "sha256-chain/3"
-#: the chain of earlier seals (keys sorted in the header only), still checked as it was written
+#: the chain this library seals with: each kind of records as its fields' columns, keys sorted at every
+#: level, so the run's capture is hashed as it is held and a reader checks a saved recording on its JSON
+#: data without building a model (``engine._held``)
+ALGORITHM = "sha256-chain/4"
+#: the chains of earlier seals, still checked as they were written: records one by one, keys sorted at
+#: every level (``/3``); records one by one, keys sorted in the header only (``/2``)
+EARLIER = "sha256-chain/3"
 LEGACY = "sha256-chain/2"
-ALGORITHMS = (ALGORITHM, LEGACY)
+ALGORITHMS = (ALGORITHM, EARLIER, LEGACY)
 #: the record kinds, in the order the chain takes them
 KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges", "messages",
          "message_pieces")
@@ -83,6 +93,12 @@ DOCUMENT = "document"
 #: fields the seal leaves out: notes stay writable, members carry their own seal
 _OUTSIDE = frozenset({"annotations", "seal", "children"})
 _HEADER = tuple(name for name in Recording.model_fields if name not in _OUTSIDE and name not in KINDS)
+#: the kinds of records of a model, with its fields in order: the chain takes each as one column per field
+#: (the transcript's messages are free-form and ``message_pieces`` plain numbers: they stay lists)
+COLUMNS: dict[str, tuple[str, ...]] = {
+    kind: tuple(model.model_fields) for kind in KINDS
+    if isinstance(model := getattr(Recording.model_fields[kind].annotation, "__args__", (None,))[0], type)
+    and issubclass(model, BaseModel)}
 #: a seal from values made here (``display`` at its default, not set: only a notebook output's copy sets it)
 _SEAL = maker(Seal, unset=frozenset({"display"}))
 
@@ -224,8 +240,7 @@ def _located(recording: Recording, made: Seal) -> dict[str, str]:
     no longer matches its digest (changed since) gets none."""
     tags: dict[str, str] = {}
     with collector_paused():
-        for kind, records in _kinds(recording):
-            text = _text(kind, records, made.algorithm)
+        for kind, _, text in _kinds(recording, made.algorithm):
             if hashlib.sha256(text).hexdigest() == made.kinds.get(kind):
                 tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
     return tags
@@ -246,8 +261,7 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, loc
     kinds: dict[str, str] = {}
     tags: dict[str, str] = {}
     with collector_paused():  # every record's values, made for the seal and let go: no cycle among them
-        for kind, records in _kinds(recording):
-            text = _text(kind, records, ALGORITHM)
+        for kind, _, text in _kinds(recording, ALGORITHM):
             kinds[kind] = hashlib.sha256(text).hexdigest()
             if located:
                 tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
@@ -258,15 +272,60 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, loc
 
 
 # -- the canonical text --------------------------------------------------------------------------
-def _kinds(recording: Recording) -> list[tuple[str, list[Any]]]:
-    """The header (one record) and each record kind, in chain order (a kind not yet built is made
-    for this use only)."""
-    header = {name: getattr(recording, name) for name in _HEADER}
-    return [("header", [header]), *((kind, _records(getattr(recording, kind))) for kind in KINDS)]
+def _kinds(recording: Recording, algorithm: str) -> list[tuple[str, list[Any], bytes]]:
+    """The header (one record) and each record kind, in chain order, as ``algorithm`` reads them, each
+    with its canonical text: a kind of records as its columns (:func:`columns_of`), under an earlier
+    chain as its records (a kind not yet built is made for this use only)."""
+    header = [{name: getattr(recording, name) for name in _HEADER}]
+    if algorithm != ALGORITHM:
+        kinds = [("header", header), *((kind, _records(getattr(recording, kind))) for kind in KINDS)]
+        return [(kind, items, _text(kind, items, algorithm)) for kind, items in kinds]
+    made = [("header", header, _text("header", header))]
+    for kind in KINDS:
+        value = getattr(recording, kind)
+        items, text = _columns_text(kind, value) if kind in COLUMNS else (value, _text(kind, value))
+        made.append((kind, items, text))
+    return made
+
+
+def _columns_text(kind: str, records: Any) -> tuple[list[Any], bytes]:
+    """A kind's columns and their canonical text. A kind not yet built is read from the capture's values
+    as captured, written as they would be once made JSON-native (``engine._records.native_text``); data
+    orjson does not write natively is made native first, as the recording would hold it."""
+    if isinstance(records, Rows):
+        raw = records.columns(raw=True)
+        if raw is not None:
+            try:
+                return raw, native_text(raw)
+            except TypeError:
+                columns = records.columns()
+                assert columns is not None
+                return columns, _text(kind, columns)
+    columns = columns_of(records, COLUMNS[kind])
+    return columns, _text(kind, columns)
 
 
 def _records(value: Any) -> list[Any]:
     return value.records() if isinstance(value, Rows) else value
+
+
+def columns_of(records: Any, fields: tuple[str, ...]) -> list[Any]:
+    """Records as the chain reads them: one sequence per field of ``fields``, its values in record order.
+
+    Models give their own values, a saved recording's record dicts theirs (every field present), each
+    record's taken and the whole turned into columns in C loops (a 10,000-step recording holds some
+    80,000 records); a kind not yet built is read from the capture instead (``Rows.columns``,
+    :func:`_columns_text`).
+    """
+    take = operator.itemgetter(*fields)
+    try:
+        rows = list(map(take, map(_OWN_FIELDS, records)))  # models
+    except AttributeError:  # record dicts
+        rows = [take(record.__dict__ if isinstance(record, BaseModel) else record) for record in records]
+    return list(zip(*rows, strict=True)) if rows else [() for _ in fields]
+
+
+_OWN_FIELDS = operator.attrgetter("__dict__")
 
 
 def _fields_of(value: Any) -> Any:
@@ -306,12 +365,13 @@ def _text(kind: str, records: list[Any], algorithm: str = ALGORITHM) -> bytes:
     return _encoder(kind, algorithm)(records)
 
 
-#: where a kind's text is cut into stretches for the locator tags. The chain of this library cuts
-#: just after every key (``":``, a literal, so the cut is one C split of the text), and
-#: ``message_pieces`` (integers only) between its items; a stretch then starts at a value, and
-#: :func:`_place` walks the encodings to the record and field that hold it. The earlier chain
-#: cut before each field name of its model (before any key for the free-form messages), and
-#: its tags are read back with those cuts.
+#: where a kind's text is cut into stretches for the locator tags. The chain of this library cuts a
+#: kind of records (its columns) and ``message_pieces`` (integers only) at every comma, the header
+#: and the messages just after every key (``":``); each a literal, so the cut is one C split of
+#: the text, and :func:`_place` walks the encodings to the record and field that hold a stretch.
+#: ``sha256-chain/3`` cut as this chain cuts its header, everywhere; the chain before it cut
+#: before each field name of its model (before any key for the free-form messages). Their
+#: tags are read back with the cuts they were made with.
 def _cut(names: Any) -> re.Pattern[bytes]:
     return re.compile(b',"(?:' + b"|".join(re.escape(name.encode("ascii")) for name in names) + b')":')
 
@@ -331,7 +391,9 @@ _LEGACY_CUTS: dict[str, re.Pattern[bytes]] = {
 def _cuts(kind: str, algorithm: str) -> re.Pattern[bytes]:
     if algorithm == LEGACY:
         return _LEGACY_CUTS[kind]
-    return _COMMA if kind == "message_pieces" else _KEY_END
+    if kind == "message_pieces" or (algorithm == ALGORITHM and kind in COLUMNS):
+        return _COMMA
+    return _KEY_END
 
 
 def _tags(kind: str, text: bytes, algorithm: str = ALGORITHM) -> bytes:
@@ -422,8 +484,7 @@ def _verify(recording: Recording, run: str) -> Verdict:
         assert child.seal is not None
         child_heads.append(child.seal.head)
     with collector_paused():
-        for kind, records in sorted(_kinds(recording), key=_checked_first):
-            text = _text(kind, records, made.algorithm)
+        for kind, records, text in sorted(_kinds(recording, made.algorithm), key=_checked_first):
             if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
                 return _locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed, made.algorithm)
     if made.head != _head(made, child_heads):
@@ -431,7 +492,7 @@ def _verify(recording: Recording, run: str) -> Verdict:
     return Verdict("holds", run, scrubbed=scrubbed)
 
 
-def _checked_first(kind_records: tuple[str, list[Any]]) -> int:
+def _checked_first(kind_records: tuple[str, list[Any], bytes]) -> int:
     """The order a check compares kinds in: the header, then the transcript, then the chain's order.
 
     A saved recording stores each transcript message's text once (``engine.schema``), and the
@@ -464,11 +525,16 @@ def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, s
     problem = ("changed after the run was sealed" if len(now) == len(then)
                else "changed, or records were added or removed here, after the run was sealed")
     index, field = _place(kind, records, offset, algorithm)
-    if index >= len(records):
-        return Verdict("broken", run, kind, len(records), problem="a record was removed after the run was sealed",
+    columns = algorithm == ALGORITHM and kind in COLUMNS
+    count = len(records[0]) if columns and records else len(records)
+    if index >= count:
+        return Verdict("broken", run, kind, count, problem="a record was removed after the run was sealed",
                        scrubbed=scrubbed)
-    record = records[index]
-    step = record.get("step_id") if isinstance(record, dict) else getattr(record, "step_id", None)
+    if columns:
+        step = records[COLUMNS[kind].index("step_id")][index] if "step_id" in COLUMNS[kind] else None
+    else:
+        record = records[index]
+        step = record.get("step_id") if isinstance(record, dict) else getattr(record, "step_id", None)
     return Verdict("broken", run, kind, None if kind in ("header", DOCUMENT) else index,
                    step if isinstance(step, str) else None,
                    field, problem, scrubbed)
@@ -477,10 +543,19 @@ def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, s
 def _place(kind: str, records: list[Any], offset: int, algorithm: str = ALGORITHM) -> tuple[int, str | None]:
     """Which record of ``kind``, and which of its fields, holds byte ``offset`` of its canonical text.
 
-    Walks the records' own encodings (the text is ``[`` + records joined by ``,`` + ``]``), then
-    the fields' (``{"name":value,...}``), so nested data that spells a field name cannot mislead it.
+    Walks the encodings themselves, so nested data that spells a field name cannot mislead it: a
+    list of records is ``[`` + records joined by ``,`` + ``]``, each ``{"name":value,...}``; a kind
+    of columns (this chain) is the same list of columns, each ``[`` + one value per record + ``]``.
     """
     encode = _encoder(kind, algorithm)
+    if algorithm == ALGORITHM and kind in COLUMNS:
+        at = 1
+        for name, column in zip(COLUMNS[kind], records, strict=False):
+            size = len(encode(column))
+            if offset < at + size + 1:
+                return _within(column, offset - at, encode), name
+            at += size + 1
+        return len(records[0]) if records else 0, None
     at = 1
     for index, record in enumerate(records):
         size = len(encode(record))
@@ -497,3 +572,13 @@ def _place(kind: str, records: list[Any], offset: int, algorithm: str = ALGORITH
             return index, None
         at += size + 1
     return len(records), None
+
+
+def _within(items: list[Any], offset: int, encode: Callable[[Any], bytes]) -> int:
+    """Which item of a list holds byte ``offset`` of the list's encoding (its length past the last)."""
+    at = 1
+    for index, item in enumerate(items):
+        at += len(encode(item)) + 1
+        if offset < at:
+            return index
+    return len(items)
