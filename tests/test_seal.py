@@ -286,6 +286,34 @@ def test_a_record_edited_between_the_proof_and_its_locator_is_caught_and_named_b
         assert "changed after the run was sealed" in str(verdict)
 
 
+@pytest.mark.parametrize("read", [True, False])
+def test_a_sealed_run_is_freed_as_soon_as_it_is_dropped_and_its_seal_stands_on_its_own(read: bool) -> None:
+    """A run's owed seal holds the recording's values as the run left them, not the recording: dropping a
+    sealed run frees it at once, with no cyclic collection, whether or not its seal was read (a notebook
+    that seals every run keeps only what it shows); a seal kept on its own still works itself out whole."""
+    import gc
+    import weakref
+
+    gc.collect()
+    gc.disable()
+    try:
+        run = sealed_run()
+        recording = run.recording
+        seal_ = recording.seal
+        assert seal_ is not None
+        if read:
+            assert seal_.head
+        saved = recording.model_dump_json(exclude={"seal"})
+        assert getattr(seal_, "owed", False) is not read  # saving without the seal does not work it out
+        gone = weakref.ref(recording)
+        del run, recording
+        assert gone() is None
+        assert seal_.head and len(seal_.kinds) == 10 and set(seal_.tags) == set(seal_.kinds)
+        assert seal_.kinds == seal(Recording.model_validate_json(saved)).seal.kinds  # type: ignore[union-attr]
+    finally:
+        gc.enable()
+
+
 def test_checking_a_seal_leaves_the_garbage_collector_as_it_found_it(tmp_path: Path) -> None:
     """Sealing and checking hold the cyclic collector off while they make records (none holds a cycle),
     and give it back as it was: on when it was on, off when the caller had turned it off."""

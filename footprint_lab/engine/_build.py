@@ -3,14 +3,19 @@
 Rule kept here: the capture (``engine._recorder``) holds a run's evidence as tuples and columns of
 plain values; :func:`build_recording` turns it into a ``Recording`` whose per-step lists are
 ``Rows`` made on first use, each record made by a constructor that skips pydantic's validation
-(the values are JSON-native already). A secret the redaction policy learned only after some
-records were captured is swept from each record as its row is made.
+(the values are JSON-native already). Each kind is worked out from the capture as its fields'
+columns, which the seal hashes as they are and a record is made from; for the seal, with no
+redaction policy, the captured values are left as captured (``raw``: the seal writes them as
+their JSON-native form would be written, ``engine._records.native_text``). A secret the
+redaction policy learned only after some records were captured is swept from each record as
+its row is made.
 
 Role: engine layer, called by every runner when its run ends.
 """
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -103,30 +108,35 @@ def build_recording(
     def native_each(raw: bool) -> Callable[[Any], Any]:
         return _unchanged if raw and plain else jsonable_each
 
-    def step_columns(raw: bool) -> list[list[Any]]:
+    def native(raw: bool) -> Callable[[Any], Any]:
+        return _unchanged if raw and plain else jsonable
+
+    def step_columns(raw: bool) -> list[Any]:
         ids, stages, iterations, starts, ends, statuses = _transposed(steps[:n_steps], 6)
         return [ids, stages, iterations, statuses, [(t - start) / 1e6 for t in starts],
                 [((e or s) - s) / 1e6 for s, e in zip(starts, ends, strict=True)]]
 
-    def read_columns(raw: bool) -> list[list[Any]]:
+    def read_columns(raw: bool) -> list[Any]:
         ids, paths, writers, summaries = _transposed(reads[:n_reads], 4)
         return [ids, paths if raw else list(map(list, paths)), writers, _each(sweep, summaries)]
 
     paths, verbs, values = recorder.entry_paths, recorder.entry_verbs, recorder.entry_values
 
-    def commit_columns(raw: bool) -> list[list[Any]]:
+    def commit_columns(raw: bool) -> list[Any]:
         made = native_each(raw)(values[:commits[n_commits - 1][2]] if n_commits else [])
+        if sweep is not _unchanged:
+            made = list(map(sweep, made))
         taken = commits[:n_commits]
-        path: Callable[[Any], Any] = _unchanged if raw else list
-        return [[step_id for step_id, _, _ in taken], [[
-            {"path": path(paths[j]), "verb": verbs[j], "value": sweep(made[j])} for j in range(first, end)
-        ] for _, first, end in taken]]
+        held = paths if raw else list(map(list, paths[:len(made)]))  # a path as the recording holds it
+        # every committed entry at once (the committed ones come first), then each commit's stretch of them
+        entries = [{"path": path, "verb": verb, "value": value}
+                   for path, verb, value in zip(held, verbs, made, strict=False)]
+        return [[step_id for step_id, _, _ in taken], [entries[first:end] for _, first, end in taken]]
 
-    def decision_columns(raw: bool) -> list[list[Any]]:
-        taken = decisions[:n_decisions]
-        native = _unchanged if raw and plain else jsonable
+    def decision_columns(raw: bool) -> list[Any]:
+        taken, made = decisions[:n_decisions], native(raw)
         return [[d[0] for d in taken], [d[1] for d in taken], [[
-            {"rule": n, "reads": sweep(native(r)), "result": sweep(native(x))} for n, r, x in d[2]
+            {"rule": n, "reads": sweep(made(r)), "result": sweep(made(x))} for n, r, x in d[2]
         ] for d in taken], [sweep(d[3]) for d in taken]]
 
     run_id = recorder.run_id
@@ -137,7 +147,7 @@ def build_recording(
     # a value learned late whose words went out in neighbouring streamed tokens: those tokens as they should read
     tokens = swept_tokens(types, event_steps, payloads, recorder.policy) if sweep is not _unchanged else {}
 
-    def event_columns(raw: bool) -> list[list[Any]]:
+    def event_columns(raw: bool) -> list[Any]:
         # a routine event's payload (made from its record) holds paths and step ids, never a value: nothing to sweep
         captured = native_each(raw)(payloads[:n_events])  # a routine event's None stays None
         if sweep is not _unchanged:
@@ -150,21 +160,36 @@ def build_recording(
     captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
     n_pieces, n_exchanges = len(captured_pieces), len(captured_exchanges)
 
-    def piece_columns(raw: bool) -> list[list[Any]]:
-        hashes: dict[str, str] = {}  # a run lands the same text again and again (a tool's description each call)
-        native = _unchanged if raw and plain else jsonable
-        return _transposed([_piece(i, piece, clean, hashes, native)
-                            for i, piece in enumerate(captured_pieces[:n_pieces])], len(_PIECE_FIELDS))
+    def piece_columns(raw: bool) -> list[Any]:
+        return _piece_columns(captured_pieces[:n_pieces], None if plain else clean, native(raw))
 
     shared_tools: dict[int, Any] = {}
 
-    def exchange_columns(raw: bool) -> list[list[Any]]:
+    def native_tools(index: int) -> Any:
+        """The tools the run sent under shared ``index``, made JSON-native and cleaned once: one list for
+        every exchange sent the same tools, as the run sent them."""
+        made = shared_tools.get(index)
+        if made is None:
+            made = shared_tools[index] = clean(jsonable(recorder.shared[index]))
+        return made
+
+    def exchange_columns(raw: bool) -> list[Any]:
         messages = recorder.messages
-        merged = [{**exchange, "tool_calls": messages[exchange["reply"]].get("tool_calls", [])} if "reply" in exchange
-                  else exchange for exchange in map(as_dict, captured_exchanges[:n_exchanges])]
-        made = list(map(dict, merged)) if raw and plain else clean(jsonable_each(merged))  # copies: filled in below
-        return _transposed([_exchange(exchange, clean, recorder, shared_tools) for exchange in made],
-                           len(_EXCHANGE_FIELDS))
+        taken = captured_exchanges[:n_exchanges]
+        flats = list(map(_flat, taken)) if raw and plain else None
+        if flats is not None and None not in flats:  # as captured, nothing to make native or clean: read in place
+            rows = [_exchange(list(values[:_AT_RESPONSE_VALUES]), values[_AT_RESPONSE_VALUES:-1],
+                              _calls(values[-1], None, messages), recorder.shared.__getitem__)
+                    for values in flats if values is not None]
+        else:
+            pairs = [(values, _calls(values.get("reply"), values.get("tool_calls"), messages))
+                     for values in map(as_dict, taken)]
+            if not (raw and plain):
+                pairs = clean(jsonable_each(pairs))
+            tools_of = recorder.shared.__getitem__ if raw and plain else native_tools
+            rows = [_exchange(_request(values), tuple(map(values.get, _RESPONSE_VALUES)), calls, tools_of)
+                    for values, calls in pairs]
+        return _transposed(rows, len(_EXCHANGE_FIELDS))
 
     return _recording({
         "schema_version": SCHEMA_VERSION,
@@ -203,64 +228,108 @@ def build_recording(
 _EVIDENCE = len(PIECE_FIELDS) + 1
 
 
-def _piece(index: int, piece: CapturedPiece, clean: Any, hashes: dict[str, str],
-           native: Callable[[Any], Any]) -> tuple[Any, ...]:
-    """A captured piece as its record's values, in the ``ContextPiece`` field order: its fields as they
-    are (the text ones cleaned), its evidence keys gathered into ``detail``, its content's hash looked up
-    in ``hashes`` (kept there when first worked out), its evidence made JSON-native by ``native``.
+def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | None,
+                   native: Callable[[Any], Any]) -> list[Any]:
+    """Captured pieces as the ``ContextPiece`` fields' columns: their fields as they are (the text ones
+    cleaned by ``clean``, when there is a policy), each piece's evidence keys gathered into ``detail``
+    (made JSON-native by ``native``), each content's hash worked out once per text.
 
-    Runners capture pieces as flat tuples of plain values (see ``engine._captured``), so evidence
-    such as a tool result's ``requested_by`` rides beside the fields; a piece dropped over its
-    slot's budget gets its reason written here, from that evidence.
+    Runners capture pieces as flat tuples of plain values (see ``engine._captured``), so evidence such
+    as a tool result's ``requested_by`` rides beside the fields; a piece dropped over its slot's budget
+    gets its reason written here, from that evidence. A policy reads each piece's evidence before any
+    text, so what it learns from evidence under a key it covers is masked in every piece's text.
     """
-    (keys, slot, position, source_kind, source_id, content, trigger, verdict, reason, allowed_by, landed_by,
-     iteration, cache, declared_at) = piece[:_EVIDENCE]
-    detail = dict(zip(keys[_EVIDENCE - 1:], piece[_EVIDENCE:], strict=True)) if len(piece) > _EVIDENCE else {}
-    if reason == OVER_BUDGET and verdict == "dropped":
-        reason = budget_reason(slot, detail["budget"], detail["used"], detail["size"])
-    content = clean(content)
-    hashed = hashes.get(content)
-    if hashed is None:
-        hashed = hashes[content] = content_hash(content)
-    return (index, slot, position, source_kind, clean(source_id), content, hashed, trigger, verdict, clean(reason),
-            allowed_by, landed_by, iteration, native(clean(detail)) if detail else {}, cache, declared_at)
+    if not pieces:
+        return [() for _ in _PIECE_FIELDS]
+    # every piece holds its keys and one value per field first: the columns of those, its evidence left out
+    (_, slots, positions, source_kinds, source_ids, contents, triggers, verdicts, reasons, allowed_by, landed_by,
+     iterations, caches, declared_at) = zip(*pieces, strict=False)
+    details = [dict(zip(piece[0][_EVIDENCE - 1:], piece[_EVIDENCE:], strict=True)) if len(piece) > _EVIDENCE
+               else {} for piece in pieces]
+    if OVER_BUDGET in reasons:
+        reasons = tuple(budget_reason(slot, detail["budget"], detail["used"], detail["size"])
+                        if reason == OVER_BUDGET and verdict == "dropped" else reason
+                        for slot, reason, verdict, detail in zip(slots, reasons, verdicts, details, strict=True))
+    details = [native(detail if clean is None else clean(detail)) if detail else detail for detail in details]
+    if clean is not None:
+        source_ids, contents, reasons = (tuple(map(clean, column)) for column in (source_ids, contents, reasons))
+    hashes = {text: content_hash(text) for text in set(contents)}  # a run lands the same text again and again
+    return [list(range(len(pieces))), slots, positions, source_kinds, source_ids, contents, list(map(hashes.__getitem__,
+            contents)), triggers, verdicts, reasons, allowed_by, landed_by, iterations, details, caches, declared_at]
 
 
-def _exchange(values: dict[str, Any], clean: Any, recorder: Recorder,
-              shared_tools: dict[int, Any]) -> tuple[Any, ...]:
-    """A captured exchange, made JSON-native and cleaned (flat: the response's fields sit beside the
-    request's, its tool calls those of its reply message), as its record's values.
+def _exchange(row: list[Any], response: Any, calls: Any, tools_of: Callable[[int], Any]) -> list[Any]:
+    """A captured exchange as its record's values in field order: ``row``, its values but the response
+    (:func:`_request`, :func:`_flat`), completed by the response made from ``response`` (the flat values
+    :data:`_RESPONSE_VALUES` name: its fields sit beside the request's) and ``calls``, its tool calls.
 
-    Its ``tools`` may be an index into the recorder's shared values (made JSON-native once per
-    index, in ``shared_tools``: every call of a run is usually sent the same tools).
+    Its ``tools`` may be an index into the recorder's shared values (every call of a run is usually sent
+    the same tools), which ``tools_of`` reads.
     """
-    tools = values.get("tools")
+    tools = row[_AT_TOOLS]
     if isinstance(tools, int):
-        made = shared_tools.get(tools)
-        if made is None:
-            made = shared_tools[tools] = clean(jsonable(recorder.shared[tools]))
-        values["tools"] = made  # one list for every exchange sent the same tools, as the run sent them
-    usage = values.get("usage")
+        row[_AT_TOOLS] = tools_of(tools)
+    content, stop_reason, model, usage, margins = response
     # the captured usage counts (engine._captured.UsageCounts, in the UsageRecord's field order), a list
     # once made JSON-native (a tuple as captured); a runner that captured a mapping may leave some out
-    usage = (dict(zip(_USAGE_FIELDS, usage, strict=True)) if isinstance(usage, list | tuple)
+    usage = (dict(zip(_USAGE_FIELDS, usage, strict=True)) if isinstance(usage, _SEQUENCES)
              else {name: (usage or {}).get(name, default) for name, default in _USAGE_DEFAULTS})
-    values["response"] = {
-        "content": values.get("content"),
-        "tool_calls": [{"id": c["id"], "name": c["name"], "args": c["args"]} for c in values.get("tool_calls") or ()],
-        "stop_reason": values.get("stop_reason"), "model": values.get("response_model"), "usage": usage,
+    row.insert(_AT_RESPONSE, {
+        "content": content,
+        "tool_calls": [{"id": c["id"], "name": c["name"], "args": c["args"]} for c in calls or ()],
+        "stop_reason": stop_reason, "model": model, "usage": usage,
         "tool_margins": [{name: margin.get(name) for name in _MARGIN_FIELDS}  # in field order
-                         for margin in values.get("tool_margins") or ()],
-    }
+                         for margin in margins or ()],
+    })
+    return row
+
+
+def _request(values: dict[str, Any]) -> list[Any]:
+    """An exchange's record values but the response, in field order, from its values as a dict (each
+    field a runner left out at its default)."""
     try:  # a runner's exchange usually holds every field: taken in field order, in C
-        return tuple(map(values.__getitem__, _EXCHANGE_FIELDS))
+        return list(_REQUEST(values))
     except KeyError:
-        return tuple(values[name] if name in values else default() for name, default in _EXCHANGE_DEFAULTS)
+        return [values[name] if name in values else default() for name, default in _REQUEST_DEFAULTS]
 
 
-def _transposed(rows: list[tuple[Any, ...]], width: int) -> list[list[Any]]:
-    """Records' values (one tuple each, in their fields' order) as ``width`` columns, one list per field."""
-    return list(map(list, zip(*rows, strict=True))) if rows else [[] for _ in range(width)]
+def _flat(captured: Any) -> tuple[Any, ...] | None:
+    """An exchange captured as a flat tuple (``engine._captured.flat``), read in place: its record values
+    but the response in field order, then its :data:`_RESPONSE_VALUES`, then its reply's index; ``None``
+    for one held as a dict, or one whose keys do not name all of those."""
+    if not isinstance(captured, tuple):
+        return None
+    take = _reader(captured[0])
+    return None if take is None else take(captured)
+
+
+_READERS: dict[int, tuple[tuple[str, ...], Callable[[Any], Any] | None]] = {}
+
+
+def _reader(keys: tuple[str, ...]) -> Callable[[Any], Any] | None:
+    """What reads flat exchanges with these keys (a runner shares one tuple of them, ``engine._captured``)
+    by position; ``None`` when one of the values :func:`_flat` takes is not there. Kept by the tuple's
+    identity (with the tuple, so it stays the same one): hashing nineteen keys would cost more than it saves."""
+    known = _READERS.get(id(keys))
+    if known is not None and known[0] is keys:
+        return known[1]
+    at = {name: position for position, name in enumerate(keys, start=1)}
+    wanted = [*(name for name in _EXCHANGE_FIELDS if name != "response"), *_RESPONSE_VALUES, "reply"]
+    take = operator.itemgetter(*(at[name] for name in wanted)) if all(name in at for name in wanted) else None
+    if len(_READERS) < 256:
+        _READERS[id(keys)] = (keys, take)
+    return take
+
+
+def _calls(reply: Any, own: Any, messages: list[dict[str, Any]]) -> Any:
+    """An exchange's tool calls: those of its reply message (the next in the transcript) when it names one,
+    else its own."""
+    return own if reply is None else messages[reply].get("tool_calls", [])
+
+
+def _transposed(rows: list[Any], width: int) -> list[Any]:
+    """Records' values (one sequence each, in their fields' order) as ``width`` columns, one per field."""
+    return list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
 
 
 def _each(sweep: Callable[[Any], Any], column: list[Any]) -> list[Any]:
@@ -271,13 +340,21 @@ def _each(sweep: Callable[[Any], Any], column: list[Any]) -> list[Any]:
 #: each kind's record fields, in the order its columns come (the seal's chain reads them so, engine._seal)
 (_STEP_FIELDS, _READ_FIELDS, _COMMIT_FIELDS, _DECISION_FIELDS, _EVENT_FIELDS, _PIECE_FIELDS) = (
     tuple(model.model_fields) for model in (Step, Read, Commit, Decision, Event, ContextPiece))
+_SEQUENCES = (list, tuple)
 _USAGE_DEFAULTS = tuple((name, field.default) for name, field in UsageRecord.model_fields.items())
 _USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/test_agent.py)
 _MARGIN_FIELDS = tuple(ToolMargin.model_fields)
 _EXCHANGE_FIELDS = tuple(LLMExchange.model_fields)
-#: each ``LLMExchange`` field, in order, and what makes its default (for a runner that leaves it out)
-_EXCHANGE_DEFAULTS = tuple((name, lambda field=field: field.get_default(call_default_factory=True))
-                           for name, field in LLMExchange.model_fields.items())
+#: each ``LLMExchange`` field but the response (made from the exchange's flat values), in order, what takes
+#: them from a captured exchange, and what makes each one's default (for a runner that leaves it out)
+_AT_RESPONSE, _AT_TOOLS = _EXCHANGE_FIELDS.index("response"), _EXCHANGE_FIELDS.index("tools")
+assert _AT_TOOLS < _AT_RESPONSE  # so the tools sit at the same place with the response left out
+#: the flat values of a captured exchange its response is made from, in the order :func:`_exchange` reads them
+_RESPONSE_VALUES = ("content", "stop_reason", "response_model", "usage", "tool_margins")
+_AT_RESPONSE_VALUES = len(_EXCHANGE_FIELDS) - 1
+_REQUEST = operator.itemgetter(*(name for name in _EXCHANGE_FIELDS if name != "response"))
+_REQUEST_DEFAULTS = tuple((name, lambda field=field: field.get_default(call_default_factory=True))
+                          for name, field in LLMExchange.model_fields.items() if name != "response")
 
 
 # -- models of the record values (nested records are values too until a model is asked for) --------

@@ -52,17 +52,19 @@ class Scrubber(Protocol):
         ...
 
 
-_DOTTED: dict[Path, str] = {}
+class _Dotted(dict[Path, str]):
+    """Each path's text, ``("slots", "system")`` as ``"slots.system"``, made once per distinct path (the
+    first 4096 kept): looking one up is a C call, a Python one only the first time a path is seen."""
 
-
-def dotted(path: Path) -> str:
-    """``("slots", "system")`` as ``"slots.system"``, made once per distinct path."""
-    text = _DOTTED.get(path)
-    if text is None:
+    def __missing__(self, path: Path) -> str:
         text = ".".join(path)
-        if len(_DOTTED) < 4096:
-            _DOTTED[path] = text
-    return text
+        if len(self) < 4096:
+            self[path] = text
+        return text
+
+
+#: ``dotted(("slots", "system")) == "slots.system"``
+dotted: Callable[[Path], str] = _Dotted().__getitem__
 
 
 def summarize(value: Any, limit: int = 80) -> str:

@@ -37,7 +37,7 @@ class Rows(MutableSequence[Item]):
     __slots__ = ("_columns", "_count", "_fields", "_items", "_model")
 
     def __init__(self, items: Iterable[Item] = (), *, count: int = 0,
-                 columns: Callable[[bool], list[list[Any]]] | None = None, fields: tuple[str, ...] = (),
+                 columns: Callable[[bool], list[Any]] | None = None, fields: tuple[str, ...] = (),
                  model: Callable[[dict[str, Any]], Item] | None = None) -> None:
         self._items: list[Item] | None = None if columns is not None else list(items)
         self._count = count
@@ -66,7 +66,7 @@ class Rows(MutableSequence[Item]):
         assert model is not None
         return list(map(model, self.records()))
 
-    def columns(self, *, raw: bool = False) -> list[list[Any]] | None:
+    def columns(self, *, raw: bool = False) -> list[Any] | None:
         """What the seal reads of items not yet built: each field's values over the records, one list
         per field in the model's order (nested records as dicts), made for this use only; ``None``
         once the items are built (their own fields are then what is sealed).
@@ -75,7 +75,9 @@ class Rows(MutableSequence[Item]):
         JSON-native (``engine._records.jsonable``), for an encoder that writes them the way it writes
         their JSON-native form (``engine._seal``); a run with a redaction policy gets them made native.
         """
-        return None if self._columns is None else self._columns(raw)
+        if self._columns is None:
+            return None
+        return self._columns(raw) if self._count else [() for _ in self._fields]
 
     def records(self) -> list[dict[str, Any]]:
         """Each record's values, a dict in its model's field order: the built items' own (nested records
@@ -146,7 +148,7 @@ class Rows(MutableSequence[Item]):
 
 
 @functools.cache
-def _records_of(fields: tuple[str, ...]) -> Callable[[list[list[Any]]], list[dict[str, Any]]]:
+def _records_of(fields: tuple[str, ...]) -> Callable[[list[Any]], list[dict[str, Any]]]:
     """What turns columns of ``fields`` into one dict per record: a comprehension with a dict display,
     written once per set of fields (as ``collections.namedtuple`` writes its constructor), since a
     display makes a record about 2.5 times quicker than ``dict(zip(fields, row))``. The names are a
@@ -155,7 +157,7 @@ def _records_of(fields: tuple[str, ...]) -> Callable[[list[list[Any]]], list[dic
     names = [f"v{at}" for at in range(len(fields))]
     display = ", ".join(f"{name!r}: {value}" for name, value in zip(fields, names, strict=True))
     source = f"lambda columns: [{{{display}}} for {', '.join(names)}, in zip(*columns, strict=True)]"
-    made: Callable[[list[list[Any]]], list[dict[str, Any]]] = eval(source, {"zip": zip})
+    made: Callable[[list[Any]], list[dict[str, Any]]] = eval(source, {"zip": zip})
     return made
 
 

@@ -21,10 +21,10 @@ from the models and from the saved JSON data, its tables unpacked and its defaul
 (``engine._held.verify_saved`` checks a notebook's copy that way, no model built). The earlier
 chains are still checked as they were written: ``sha256-chain/3`` took each kind as its list
 of records, keys sorted at every level; ``sha256-chain/2`` the same with a record's fields in
-its model's order and the header's keys sorted. The head chains
-``sha256(previous + kind + digest)`` kind by kind, then the members' heads, then, in a copy a
-notebook output carries, the digests of what that output displays (``engine._held``), then the
-scrub names and the time of sealing. A check
+its model's order and the header's keys sorted. The head is the SHA-256 of one JSON array: the
+algorithm, each kind's digest in chain order, the members' heads, in a copy a notebook output
+carries the digests of what that output displays (``engine._held``), the scrub names and the
+time of sealing (the earlier chains chain the same parts one hash at a time). A check
 compares the header first, then the transcript (whose text the commits and pieces of a saved
 recording refer to), then the other kinds in chain order, and names the first that differs.
 
@@ -62,7 +62,7 @@ import re
 import sys
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -90,6 +90,8 @@ KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "
          "message_pieces")
 #: the one kind of a sealed checkpoint (or any other document with a ``seal`` field)
 DOCUMENT = "document"
+#: the digests the head holds, in its order
+_LINKED = ("header", *KINDS, DOCUMENT)
 #: fields the seal leaves out: notes stay writable, members carry their own seal
 _OUTSIDE = frozenset({"annotations", "seal", "children"})
 _HEADER = tuple(name for name in Recording.model_fields if name not in _OUTSIDE and name not in KINDS)
@@ -101,6 +103,8 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     and issubclass(model, BaseModel)}
 #: a seal from values made here (``display`` at its default, not set: only a notebook output's copy sets it)
 _SEAL = maker(Seal, unset=frozenset({"display"}))
+#: a recording's values as its run left them, for the seal it owes (``_owe_seal``)
+_AS_LEFT = maker(Recording)
 
 
 class SealSourceError(Refusal):
@@ -231,8 +235,11 @@ def _owe_seal(recording: Recording, ended: float) -> None:
     for child in recording.children:
         if child.seal is None:
             _owe_seal(child, ended)
-    recording.seal = PendingSeal(lambda located: _seal_of(recording, [], ended, located=located),
-                                 lambda made: _located(recording, made))
+    # worked out from the recording as the run left it: its values, in a copy that holds no seal, so that the
+    # recording and its seal are no cycle for the collector to find (a run is freed the moment it is dropped)
+    left = _AS_LEFT({**recording.__dict__, "seal": None})
+    recording.seal = PendingSeal(lambda located: _seal_of(left, [], ended, located=located),
+                                 lambda made: _located(left, made))
 
 
 def _located(recording: Recording, made: Seal) -> dict[str, str]:
@@ -272,20 +279,20 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, loc
 
 
 # -- the canonical text --------------------------------------------------------------------------
-def _kinds(recording: Recording, algorithm: str) -> list[tuple[str, list[Any], bytes]]:
+def _kinds(recording: Recording, algorithm: str) -> Iterator[tuple[str, list[Any], bytes]]:
     """The header (one record) and each record kind, in chain order, as ``algorithm`` reads them, each
     with its canonical text: a kind of records as its columns (:func:`columns_of`), under an earlier
-    chain as its records (a kind not yet built is made for this use only)."""
+    chain as its records (a kind not yet built is made for this use only). One kind at a time, so a
+    kind's values are let go before the next one's are made."""
     header = [{name: getattr(recording, name) for name in _HEADER}]
     if algorithm != ALGORITHM:
-        kinds = [("header", header), *((kind, _records(getattr(recording, kind))) for kind in KINDS)]
-        return [(kind, items, _text(kind, items, algorithm)) for kind, items in kinds]
-    made = [("header", header, _text("header", header))]
+        for kind, items in [("header", header), *((kind, _records(getattr(recording, kind))) for kind in KINDS)]:
+            yield kind, items, _text(kind, items, algorithm)
+        return
+    yield "header", header, _text("header", header)
     for kind in KINDS:
         value = getattr(recording, kind)
-        items, text = _columns_text(kind, value) if kind in COLUMNS else (value, _text(kind, value))
-        made.append((kind, items, text))
-    return made
+        yield (kind, *_columns_text(kind, value)) if kind in COLUMNS else (kind, value, _text(kind, value))
 
 
 def _columns_text(kind: str, records: Any) -> tuple[list[Any], bytes]:
@@ -415,8 +422,12 @@ def _starts(kind: str, text: bytes, algorithm: str = ALGORITHM) -> list[int]:
 
 
 def _head(made: Seal, child_heads: list[str]) -> str:
+    if made.algorithm == ALGORITHM:  # one text, one hash: every part in its place in one JSON array
+        return hashlib.sha256(orjson.dumps(
+            [made.algorithm, [made.kinds.get(kind, "") for kind in _LINKED], child_heads, made.display,
+             made.scrubbed, repr(made.sealed_at)], option=orjson.OPT_SORT_KEYS)).hexdigest()
     link = hashlib.sha256(made.algorithm.encode("ascii")).digest()
-    for kind in ("header", *KINDS, DOCUMENT):
+    for kind in _LINKED:
         link = hashlib.sha256(link + kind.encode("ascii") + made.kinds.get(kind, "").encode("ascii")).digest()
     for head in child_heads:
         link = hashlib.sha256(link + b"child" + head.encode("ascii")).digest()
