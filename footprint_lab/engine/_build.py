@@ -44,7 +44,7 @@ from footprint_lab.engine._records import (
     jsonable_each,
     maker,
 )
-from footprint_lab.engine._rows import Rows
+from footprint_lab.engine._rows import Rows, transposed
 from footprint_lab.engine.schema import SCHEMA_VERSION
 
 if TYPE_CHECKING:
@@ -112,12 +112,12 @@ def build_recording(
         return _unchanged if raw and plain else jsonable
 
     def step_columns(raw: bool) -> list[Any]:
-        ids, stages, iterations, starts, ends, statuses = _transposed(steps[:n_steps], 6)
+        ids, stages, iterations, starts, ends, statuses = transposed(steps[:n_steps], 6)
         return [ids, stages, iterations, statuses, [(t - start) / 1e6 for t in starts],
                 [((e or s) - s) / 1e6 for s, e in zip(starts, ends, strict=True)]]
 
     def read_columns(raw: bool) -> list[Any]:
-        ids, paths, writers, summaries = _transposed(reads[:n_reads], 4)
+        ids, paths, writers, summaries = transposed(reads[:n_reads], 4)
         return [ids, paths if raw else list(map(list, paths)), writers, _each(sweep, summaries)]
 
     paths, verbs, values = recorder.entry_paths, recorder.entry_verbs, recorder.entry_values
@@ -189,7 +189,7 @@ def build_recording(
             tools_of = recorder.shared.__getitem__ if raw and plain else native_tools
             rows = [_exchange(_request(values), tuple(map(values.get, _RESPONSE_VALUES)), calls, tools_of)
                     for values, calls in pairs]
-        return _transposed(rows, len(_EXCHANGE_FIELDS))
+        return transposed(rows, len(_EXCHANGE_FIELDS))
 
     return _recording({
         "schema_version": SCHEMA_VERSION,
@@ -240,7 +240,7 @@ def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | No
     text, so what it learns from evidence under a key it covers is masked in every piece's text.
     """
     if not pieces:
-        return [() for _ in _PIECE_FIELDS]
+        return transposed(pieces, len(_PIECE_FIELDS))
     # every piece holds its keys and one value per field first: the columns of those, its evidence left out
     (_, slots, positions, source_kinds, source_ids, contents, triggers, verdicts, reasons, allowed_by, landed_by,
      iterations, caches, declared_at) = zip(*pieces, strict=False)
@@ -325,11 +325,6 @@ def _calls(reply: Any, own: Any, messages: list[dict[str, Any]]) -> Any:
     """An exchange's tool calls: those of its reply message (the next in the transcript) when it names one,
     else its own."""
     return own if reply is None else messages[reply].get("tool_calls", [])
-
-
-def _transposed(rows: list[Any], width: int) -> list[Any]:
-    """Records' values (one sequence each, in their fields' order) as ``width`` columns, one per field."""
-    return list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
 
 
 def _each(sweep: Callable[[Any], Any], column: list[Any]) -> list[Any]:

@@ -23,7 +23,7 @@ Role: engine layer, used by :mod:`footprint_lab.engine._recording`.
 from __future__ import annotations
 
 import functools
-from collections.abc import Callable, Iterable, Iterator, MutableSequence
+from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from typing import Any, TypeVar, overload
 
 from pydantic import AfterValidator, PlainSerializer
@@ -77,7 +77,7 @@ class Rows(MutableSequence[Item]):
         """
         if self._columns is None:
             return None
-        return self._columns(raw) if self._count else [() for _ in self._fields]
+        return self._columns(raw) if self._count else transposed([], len(self._fields))
 
     def records(self) -> list[dict[str, Any]]:
         """Each record's values, a dict in its model's field order: the built items' own (nested records
@@ -159,6 +159,12 @@ def _records_of(fields: tuple[str, ...]) -> Callable[[list[Any]], list[dict[str,
     source = f"lambda columns: [{{{display}}} for {', '.join(names)}, in zip(*columns, strict=True)]"
     made: Callable[[list[Any]], list[dict[str, Any]]] = eval(source, {"zip": zip})
     return made
+
+
+def transposed(rows: Sequence[Sequence[Any]], width: int) -> list[Any]:
+    """Records' values (one sequence per record, in their fields' order) as ``width`` columns, one per
+    field: what ``Rows`` columns and the seal's chain read (``engine._build``, ``engine._seal``)."""
+    return list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
 
 
 def as_list(value: list[Item]) -> list[Item]:

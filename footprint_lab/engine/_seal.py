@@ -73,7 +73,7 @@ from pydantic import BaseModel
 from footprint_lab.engine._recording import PendingSeal, Recording, Seal
 from footprint_lab.engine._records import maker, native_text
 from footprint_lab.engine._refusal import Refusal, describe_shape
-from footprint_lab.engine._rows import Rows
+from footprint_lab.engine._rows import Rows, transposed
 from footprint_lab.engine._saved_json import collector_paused
 
 #: the chain this library seals with: each kind of records as its fields' columns, keys sorted at every
@@ -329,7 +329,7 @@ def columns_of(records: Any, fields: tuple[str, ...]) -> list[Any]:
         rows = list(map(take, map(_OWN_FIELDS, records)))  # models
     except AttributeError:  # record dicts
         rows = [take(record.__dict__ if isinstance(record, BaseModel) else record) for record in records]
-    return list(zip(*rows, strict=True)) if rows else [() for _ in fields]
+    return transposed(rows, len(fields))
 
 
 _OWN_FIELDS = operator.attrgetter("__dict__")
