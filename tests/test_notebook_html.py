@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 
 import nbformat
@@ -135,3 +136,26 @@ def test_the_drawn_figures_keep_their_colours_when_every_style_is_stripped(tmp_p
             assert "sequence" in words or "draft" in words, words
         except AssertionError as failure:
             raise AssertionError(f"{failure}; {keep_evidence(page, 'stripped-figures', [])}") from None
+
+
+@pytest.mark.parametrize("name", ["<!--<script>", "</script><p>out</p>", "a&amp;b<!--"])
+def test_figure_data_cannot_end_or_hide_its_block_and_the_page_after_it_reads_on(tmp_path: Path, name: str) -> None:
+    # an HTML parser reads "<!--<script>" inside a script element as the start of an escaped block that never
+    # ends: every later part of the page (the drawing scripts, the cells after) would be swallowed by it
+    from bleach._vendor import html5lib  # the HTML5 parsing algorithm, as a browser reads the page
+
+    figure = json.loads(go.Figure(go.Scatter(x=[1, 2], y=[2, 1], name=name)).to_json())
+    notebook = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell("fig", outputs=[nbformat.v4.new_output("display_data", data={
+            "application/vnd.plotly.v1+json": figure, "text/plain": "Figure"})]),
+        nbformat.v4.new_markdown_cell("the cell after the figure")])
+    path = tmp_path / "figure.ipynb"
+    nbformat.write(notebook, path)
+    page = to_html(path, tmp_path / "figure.html").read_text()
+    # plotly.js (megabytes) left out of what the pure-Python parser reads; its script element is kept
+    page = re.sub(r'(<script nonce="[^"]*">).{100000,}?(?=</script>)', r"\1/* plotly.js */", page, count=1, flags=re.S)
+    tree = html5lib.parse(page, namespaceHTMLElements=False)
+    (block,) = [s for s in tree.iter("script") if s.get("type") == "application/json"]
+    assert "<" not in (block.text or "") and json.loads(block.text)["data"][0]["name"] == name
+    assert len([s for s in tree.iter("script") if s.get("nonce")]) == 2  # plotly.js and the drawing, both read
+    assert "the cell after the figure" in "".join(tree.find("body").itertext())

@@ -29,7 +29,7 @@ from footprint_lab.notebook import export, load_runs, scan, scrub
 from footprint_lab.notebook._read import WIDGET_STATE_MIME
 from footprint_lab.notebook._walk import PNG_SIGNATURE
 from footprint_lab.providers import mock
-from tests.notebook_kit import displayed, leaky_run
+from tests.notebook_kit import PASSWORD, displayed, leaky_run
 from tests.test_cli_exit_codes import ENV, SCRIPT
 
 POLICY = Redaction.standard()
@@ -277,6 +277,12 @@ def test_after_scrub_no_secret_nor_its_base64_is_left_and_scan_is_clean(tmp_path
     "sk&#45;abcdefghijklmnopqrstuvwxyz",  # the dash as an entity
     "sk-abcdefghijklm\x1b[0;32mnopqrstuvwxyz",  # an ANSI colour
     "sk-abc\x1b]8;;http://x\x07defghijklmnopqrstuvwxyz",  # an ANSI hyperlink
+    "sk-abcdefghij&#00000107;lmnopqrstuvwxyz",  # a decimal entity with leading zeros, as browsers read it
+    "sk-abcdefghij&#x000006b;lmnopqrstuvwxyz",  # a hexadecimal one
+    "sk-abcdefghij<!-->klmnopqrstuvwxyz",  # an empty comment closed at once: the text after it is shown
+    "sk-abcdefghij<!--->klmnopqrstuvwxyz",  # the same, one dash more
+    "sk-abcdefghij<!-- x --!>klmnopqrstuvwxyz",  # a comment ended by "--!>"
+    "sk-abcdefghij<!x>klmnopqrstuvwxyz",  # a bogus comment, as "<!" reads without "--"
 ])
 def test_hidden_spellings_are_read_as_a_reader_sees_them_and_masked_whole(tmp_path: Path, hidden: str) -> None:
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"<p>before {hidden} after</p>")])
@@ -324,3 +330,74 @@ def test_a_key_only_a_recordings_base64_holds_is_found_and_scrubbed(tmp_path: Pa
     assert all(key(7) not in text for text in decoded_texts(json.loads(raw)))
     (run,) = load_runs(out)  # masked in its encoding and still a recording
     assert b64("OPENAI_API_KEY=[redacted:openai_key]\nregion=eu") in run.recording.model_dump_json()
+
+
+def written(tmp_path: Path, *cells: Any) -> Path:
+    notebook = nbformat.v4.new_notebook(cells=list(cells))
+    nbformat.validate(notebook)
+    path = tmp_path / "n.ipynb"
+    nbformat.write(notebook, path)
+    return path
+
+
+def test_an_attachment_stored_as_lines_is_read_joined(tmp_path: Path) -> None:
+    # nbformat lets an attachment's base64 be a list of lines, as an output's data: each is read joined
+    image = b64(png((b"tEXt", b"Comment\0" + key(40).encode())))
+    text = b64(f"config: {key(41)}\n")
+    lines = lambda blob: [blob[at:at + 76] + "\n" for at in range(0, len(blob), 76)]  # noqa: E731
+    cell = nbformat.v4.new_markdown_cell("![shot](attachment:shot.png)", attachments={
+        "shot.png": {"image/png": lines(image)}, "notes.txt": {"text/plain": lines(text)}})
+    path = written(tmp_path, cell)
+    found = scan(path, redact=POLICY)
+    assert {f.path for f in found} == {"shot.png.image/png.(base64, PNG tEXt chunk 1)", "notes.txt.text/plain.(base64)"}
+    scrub(path, redact=POLICY)
+    raw = path.read_bytes()
+    assert all(key(n) not in text for text in decoded_texts(json.loads(raw)) for n in (40, 41))
+    assert scan(path, redact=POLICY) == []
+
+
+@pytest.mark.parametrize("line", ["export CONFIG={}", "GET /hook?auth={} HTTP/1.1", "token:{}"])
+def test_base64_right_after_an_equals_sign_or_a_colon_is_read(tmp_path: Path, line: str) -> None:
+    blob = b64(f"OPENAI_API_KEY={key(42)}")
+    path = written(tmp_path, nbformat.v4.new_code_cell("env", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text=line.format(blob) + "\n")]))
+    (finding,) = scan(path, redact=POLICY)
+    assert finding.matched == ("pattern:openai_key",) and finding.path == "(base64)"
+    scrub(path, redact=POLICY)
+    assert blob.encode() not in path.read_bytes() and scan(path, redact=POLICY) == []
+
+
+def test_a_short_learned_value_is_masked_in_its_base64_too(tmp_path: Path) -> None:
+    # "hunter22" is learned under "password"; its base64 (12 characters) is too short to be read as a word
+    secret = "hunter22"
+    path = written(tmp_path, nbformat.v4.new_code_cell("log", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text=f"stored: {b64(secret)} and {b64(secret).rstrip('=')}\n"),
+        nbformat.v4.new_output("display_data", data={"application/json": {"password": secret}})]))
+    assert [(f.output, f.where) for f in scan(path, redact=POLICY)] == [(0, "text"), (1, "data[application/json]")]
+    scrub(path, redact=POLICY)
+    raw = path.read_bytes()
+    assert b64(secret).rstrip("=").encode() not in raw and secret.encode() not in raw
+    assert scan(path, redact=POLICY) == []
+
+
+def test_a_recording_carried_as_json_text_teaches_its_covered_values(tmp_path: Path) -> None:
+    # a widget trait holding a run's recording as JSON text: its password is learned in the first pass, so a
+    # copy printed in an earlier cell is masked too; text that only looks like a recording stays text
+    run = leaky_run()
+    text = run.recording.model_dump_json()
+    lookalike = json.dumps({"run_id": "r", "schema_version": 3, "password": "Tr0ub4dor-xyz"})
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print", outputs=[
+        nbformat.v4.new_output("stream", name="stdout", text=f"temp password was {PASSWORD} / Tr0ub4dor-xyz\n"),
+        nbformat.v4.new_output("display_data", data={"text/plain": lookalike})])])
+    notebook.metadata["widgets"] = {WIDGET_STATE_MIME: {"version_major": 2, "version_minor": 0, "state": {
+        "m1": {"model_name": "X", "model_module": "x", "model_module_version": "1", "state": {"value": text}}}}}
+    path = tmp_path / "n.ipynb"
+    nbformat.write(notebook, path)
+    assert any(f.cell == 0 and f.output == 0 for f in scan(path, redact=POLICY))
+    scrub(path, redact=POLICY)
+    data = json.loads(path.read_text())
+    assert PASSWORD not in path.read_text() and "Tr0ub4dor-xyz" not in path.read_text()
+    shown = data["cells"][0]["outputs"][1]["data"]["text/plain"]
+    assert isinstance(shown, str) and json.loads(shown)["password"] == "[redacted:password]"
+    trait = data["metadata"]["widgets"][WIDGET_STATE_MIME]["state"]["m1"]["state"]["value"]
+    assert isinstance(trait, str) and json.loads(trait)["run_id"] == run.run_id  # still a recording's text

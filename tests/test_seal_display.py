@@ -237,3 +237,34 @@ def test_a_run_displayed_in_a_real_kernel_holds_its_display(tmp_path: Path) -> N
     path.write_text(json.dumps(data))
     result = cli(path)
     assert result.returncode == 1 and "cell 1, output 0: seal broken at display.text/html" in result.stdout
+
+
+def test_a_recording_stored_as_json_text_is_held_to_its_display_too(tmp_path: Path) -> None:
+    # nbformat lets a JSON MIME type be stored as a string, and the recording door reads one: stored so,
+    # the copy's display digests must still be checked, or turning the object into text would switch them off
+    path = edit(notebook(tmp_path / "n.ipynb", displayed(sealed_run())),
+                lambda data: data.update({RECORDING_MIME: json.dumps(data[RECORDING_MIME])}))
+    ((_, verdict),) = verify_file(path)
+    assert verdict.holds and verdict.display
+    forged = edit(path, lambda data: data.update({"text/plain": "Refund 4200 approved, no review needed."}))
+    ((where, verdict),) = verify_file(forged)
+    assert (where, verdict.status, verdict.kind, verdict.field) == ("cell 1, output 1", "broken", "display",
+                                                                    "text/plain")
+    assert cli(forged).returncode == 1
+
+
+@pytest.mark.parametrize("change", [
+    lambda recording: recording.update({"reviewed_by": "compliance: approved"}),  # not a field a recording has
+    lambda recording: recording.update({"annotations": [{"target": "answer"}]}),  # a note the schema refuses
+])
+def test_data_the_recording_door_refuses_is_never_said_to_hold(tmp_path: Path, change: Any) -> None:
+    # what the seal leaves out (a key it does not know, the notes) is still held to the schema: the check on
+    # the saved data must not say "holds" where loading the recording refuses it
+    path = edit(notebook(tmp_path / "n.ipynb", displayed(sealed_run())), lambda data: change(data[RECORDING_MIME]))
+    carried = json.loads(path.read_text())["cells"][1]["outputs"][1]["data"][RECORDING_MIME]
+    assert verify_saved(carried) is None
+    ((_, verdict),) = verify_file(path)
+    assert (verdict.status, verdict.kind) == ("broken", "recording")
+    assert cli(path).returncode == 1
+    with pytest.warns(UserWarning):
+        assert load_runs(path) == []  # the same data the views would refuse, skipped with a warning

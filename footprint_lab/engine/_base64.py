@@ -19,7 +19,9 @@ import re
 from collections.abc import Callable
 
 _WHOLE_B64 = re.compile(r"\s*[A-Za-z0-9+/]{2,}[A-Za-z0-9+/\s]*={0,2}\s*")
-_B64_WORD = re.compile(r"(?<![A-Za-z0-9+/=])[A-Za-z0-9+/]{16,}={0,2}(?![A-Za-z0-9+/=])")
+#: the shortest run of base64 characters read as a word inside text (a shorter one is too often a plain word)
+SHORTEST_WORD = 16
+_B64_WORD = re.compile(rf"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{{{SHORTEST_WORD},}}={{0,2}}(?![A-Za-z0-9+/=])")
 _SHORTEST = 8
 
 
@@ -62,7 +64,7 @@ def base64_words(text: str, fix: Callable[[bytes], bytes | None],
     first decoded in one go and the decoded text screened: text whose words hold nothing is passed over
     without a Python call per word.
     """
-    if len(text) < 16:
+    if len(text) < SHORTEST_WORD:
         return text
     if screen is not None and not screen(decoded_words(text)):
         return text
@@ -82,7 +84,7 @@ def decoded_words(text: str) -> str:
     a padding ``=`` is read as ``A`` (it then decodes to a stray byte or two between words, which a
     screen can only read as more to look at, never less). Bytes that are no text read as U+FFFD.
     """
-    if len(text) < 16:
+    if len(text) < SHORTEST_WORD:
         return ""
     joined = "".join([word for word in _B64_WORD.findall(text) if len(word) % 4 == 0]).replace("=", "A")
     return binascii.a2b_base64(joined).decode("utf-8", "replace") if joined else ""
@@ -90,7 +92,7 @@ def decoded_words(text: str) -> str:
 
 def base64_texts(text: str) -> list[str]:
     """What each base64 word in ``text`` decodes to, for those that read as text."""
-    if len(text) < 16:
+    if len(text) < SHORTEST_WORD:
         return []
     found = (decoded(word.group()) for word in _B64_WORD.finditer(text))
     return [readable for raw in found if raw is not None and (readable := as_text(raw)) is not None]

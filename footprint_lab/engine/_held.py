@@ -30,14 +30,19 @@ import types
 import typing
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, TypeAdapter
 
 from footprint_lab.engine._recording import Recording, Seal
+from footprint_lab.engine._records import Annotation
 from footprint_lab.engine._saved_form import dereferenced, untables
-from footprint_lab.engine._saved_json import collector_paused, parse_json
+from footprint_lab.engine._saved_json import NestingTooDeep, collector_paused, parse_json
 from footprint_lab.engine._seal import _HEADER, ALGORITHM, COLUMNS, KINDS, Verdict, _head, _text, columns_of
 from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
 
+#: the fields a recording's data may hold, and what its notes (outside the seal) must fit: data the
+#: recording door would refuse is never said to hold here
+_FIELDS = frozenset(Recording.model_fields)
+_NOTES = TypeAdapter(list[Annotation])
 #: the record kinds a saved recording may write as a table (``engine._saved_form``)
 _TABLED = ("steps", "reads", "events", "context_pieces")
 
@@ -54,7 +59,7 @@ def verify_saved(data: Any) -> Verdict | None:
     if not isinstance(saved, dict) or saved.get("algorithm") != ALGORITHM:
         return None
     children = data.get("children") or []
-    if not isinstance(children, list):
+    if not isinstance(children, list) or not data.keys() <= _FIELDS:  # a key the door refuses: it names it
         return None
     heads = []
     for child in children:
@@ -63,6 +68,7 @@ def verify_saved(data: Any) -> Verdict | None:
         heads.append(child["seal"]["head"])
     try:
         made = Seal.model_validate(saved)
+        _NOTES.validate_python(data.get("annotations") or [])  # outside the seal, but held to the schema too
         with collector_paused():  # tens of thousands of records, made and let go: no cycle among them
             records = dereferenced(untables(_defaults_in_tables(data)))
             for kind, items in _saved_kinds(records):
@@ -206,11 +212,11 @@ def bind_display(bundle: dict[str, Any], *, scrubbed: list[str] | None = None,
     displays (or ``digests``, the ones it held before: a display already edited stays broken); ``scrubbed``
     names added to the seal's (a scrub that masked the display). A bundle with no sealed recording is
     given back as it is."""
-    carried = bundle.get(RECORDING_MIME)
-    saved = carried.get("seal") if isinstance(carried, dict) else None
+    carried = carried_recording(bundle)
+    saved = carried.get("seal") if carried is not None else None
     if not isinstance(saved, dict):
         return bundle
-    assert isinstance(carried, dict)
+    assert carried is not None
     try:
         made = Seal.model_validate(saved)
     except ValueError:  # not a seal this library wrote: left for verify to call broken
@@ -234,10 +240,9 @@ def display_verdict(bundle: dict[str, Any]) -> Verdict | None:
     """Whether an output still displays what its sealed recording's copy of the seal holds: ``None`` when
     it does, or when that copy holds no display (shown before displays were sealed); otherwise a broken
     verdict naming the MIME type (``kind`` ``display``)."""
-    carried = bundle.get(RECORDING_MIME)
-    saved = carried.get("seal") if isinstance(carried, dict) else None
-    held = saved.get("display") if isinstance(saved, dict) else None
-    if not isinstance(held, dict) or not held or not isinstance(saved, dict):
+    saved = _seal_copy(bundle)
+    held = saved.get("display") if saved is not None else None
+    if not isinstance(held, dict) or not held or saved is None:
         return None
     now = display_digests(bundle)
     for mime in sorted({*held, *now}):
@@ -256,10 +261,29 @@ def display_verdict(bundle: dict[str, Any]) -> Verdict | None:
 
 def held_digests(bundle: dict[str, Any]) -> dict[str, str]:
     """The display digests an output's sealed copy holds (empty when none)."""
-    carried = bundle.get(RECORDING_MIME)
-    saved = carried.get("seal") if isinstance(carried, dict) else None
-    held = saved.get("display") if isinstance(saved, dict) else None
+    saved = _seal_copy(bundle)
+    held = saved.get("display") if saved is not None else None
     return dict(held) if isinstance(held, dict) else {}
+
+
+def carried_recording(bundle: dict[str, Any]) -> dict[str, Any] | None:
+    """The recording an output's data carries, as JSON data: as the file holds it, or read from its text
+    (nbformat lets a JSON MIME type be stored as a string, and the recording door reads both), so a
+    copy stored as text is held to what its output displays like any other; ``None`` when there is none
+    or it is not a JSON object."""
+    carried = bundle.get(RECORDING_MIME)
+    if isinstance(carried, str):
+        try:
+            carried = parse_json(carried)
+        except (ValueError, NestingTooDeep):  # not a recording's text: the recording door names what is wrong
+            return None
+    return carried if isinstance(carried, dict) else None
+
+
+def _seal_copy(bundle: dict[str, Any]) -> dict[str, Any] | None:
+    carried = carried_recording(bundle)
+    saved = carried.get("seal") if carried is not None else None
+    return saved if isinstance(saved, dict) else None
 
 
 def holds_display(bundle: dict[str, Any]) -> bool:

@@ -42,6 +42,8 @@ PLOTLY_MIME = "application/vnd.plotly.v1+json"
 #: where all of a value the page draws only the beginning of is
 _WHOLE = "the notebook file"
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+#: JSON written inside a <script> element: the characters HTML reads there, as the JSON escapes that stand for them
+_JSON_IN_SCRIPT = str.maketrans({"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"})
 _INERT_BLOCKS = re.compile(r"<(script|style|template|iframe|object)\b.*?</\1\s*>", re.IGNORECASE | re.DOTALL)
 #: a tree's picture (``lab.views.svg``): its elements, and the attributes they keep (geometry and presentation;
 #: none can name a URL or run a script)
@@ -177,7 +179,8 @@ class _Page:
     def figure(self, data: dict[str, Any]) -> str:
         self.plots += 1
         target = f"fl-figure-{self.plots}"
-        figure = json.dumps(data[PLOTLY_MIME], ensure_ascii=True).replace("</", "<\\/")
+        # no "<", ">" or "&" in the data block: neither "</script" nor "<!--" can end or hide it
+        figure = json.dumps(data[PLOTLY_MIME], ensure_ascii=True).translate(_JSON_IN_SCRIPT)
         fallback = _static({k: v for k, v in data.items() if k != PLOTLY_MIME}) or "<p>(a figure)</p>"
         return (f'<div id="{target}" class="fl-plot"></div>'
                 f'<script type="application/json" class="fl-figure" data-target="{target}">{figure}</script>'

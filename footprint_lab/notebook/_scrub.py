@@ -32,6 +32,7 @@ Role: lab layer (``footprint_lab.notebook``).
 
 from __future__ import annotations
 
+import base64
 import contextlib
 import functools
 import json
@@ -40,7 +41,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from footprint_lab.engine._base64 import as_text, base64_words, decoded, decoded_words, encoded
+from footprint_lab.engine._base64 import SHORTEST_WORD, as_text, base64_words, decoded, decoded_words, encoded
 from footprint_lab.engine._held import bind_display, display_verdict, held_digests, holds_display
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._records import content_hash
@@ -257,6 +258,8 @@ class _Pass:
         self._keys = {normalize_key(key) for key in policy.keys}
         #: whether a covered key is a field name a recording's tables write once as a column
         self.keyed_tables = _keyed_tables(policy)
+        self._encodings: tuple[re.Pattern[str], dict[str, str]] | None = None
+        self._encodings_at = 0
 
     # -- what the walk hands over --
     def covers(self, key: str) -> bool:
@@ -296,8 +299,8 @@ class _Pass:
         if value.lstrip()[:1] in ("{", "["):
             data = self._json(value, spot)
             if data is not None:
-                if holds_recording_text(value):
-                    return value if self.learn else self._recording(value)
+                if holds_recording_text(value):  # learned from and masked as a recording, given back as text
+                    return self.recording(value, spot)
                 new = walked(data, spot.through("JSON text"), self)
                 return value if new is data else json.dumps(new, ensure_ascii=False)
         raw = decoded(value)
@@ -307,7 +310,26 @@ class _Pass:
                 return encoded(new_raw, value)
         # base64 words first, each named as read through base64 (the scrubber reads them too, unnamed)
         value = base64_words(value, lambda payload: self._payload(payload, spot))
-        return unhidden(self.scrubber.scrub(value), self.scrubber.hits)
+        value = unhidden(self.scrubber.scrub(value), self.scrubber.hits)
+        encodings = self._short_encodings()
+        return value if encodings is None else encodings[0].sub(lambda found: encodings[1][found.group()], value)
+
+    def _short_encodings(self) -> tuple[re.Pattern[str], dict[str, str]] | None:
+        """What finds, as a whole word, the base64 of each learned value too short for its base64 to be
+        read as a word (``engine._base64``: a password of a few characters), and each one's mask."""
+        if self._encodings_at != self.scrubber.learned_count:
+            self._encodings_at = self.scrubber.learned_count
+            forms: dict[str, str] = {}
+            for secret, mask in self.scrubber.known().items():
+                raw = secret.encode("utf-8", "surrogatepass")
+                if len(raw) < SHORTEST_WORD * 3 // 4:  # each 3 bytes are 4 characters
+                    written = base64.b64encode(raw).decode("ascii")
+                    forms.setdefault(written, mask)
+                    forms.setdefault(written.rstrip("="), mask)
+            longest_first = sorted(forms, key=len, reverse=True)
+            self._encodings = (re.compile("(?<![A-Za-z0-9+/])(?:" + "|".join(map(re.escape, longest_first))
+                                          + ")(?![A-Za-z0-9+/=])"), forms) if forms else None
+        return self._encodings
 
     def _payload(self, raw: bytes, spot: Spot) -> bytes | None:
         """Decoded base64, masked: a PNG's text chunks, or bytes that read as text; ``None`` when unchanged."""
@@ -364,7 +386,7 @@ class _Pass:
         if masked == data:
             return value
         if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
-            return masked
+            return _as_given(value, masked)
         attempts = (lambda: masked, lambda: _strings_only(data, self.scrubber.scrub))
         for attempt in attempts:
             try:
@@ -376,7 +398,7 @@ class _Pass:
                 seal(recording, scrubbed=sorted({*self.policy.keys, *self.policy.patterns}))
             # given as JSON text (a widget trait), given back as JSON text
             return recording.model_dump_json() if isinstance(value, str) else packed(recording)
-        return masked  # not a loadable recording anyway: masked as plain data
+        return _as_given(value, masked)  # not a loadable recording anyway: masked as plain data
 
 
 #: a key shown in a finding's path as it is: a short plain name
@@ -408,6 +430,11 @@ def _may_match(data: Any, policy: Redaction, scrubber: RunScrubber) -> bool:
         return True
     inside = decoded_words(text)  # what its base64 words hold, screened alike
     return bool(inside) and (scrubber.knows_any(inside) or scrubber.may_match(inside))
+
+
+def _as_given(given: Any, masked: Any) -> Any:
+    """Masked data in the form it was given in: JSON text for text (an output's text stays text)."""
+    return json.dumps(masked, ensure_ascii=False) if isinstance(given, str) else masked
 
 
 def _keyed_tables(policy: Redaction) -> bool:

@@ -119,6 +119,9 @@ def _cell(cell: dict[str, Any], index: int, visitor: Visitor) -> dict[str, Any]:
                         else value(output, Spot(index, n, "output"), visitor) for n, output in enumerate(item)]
             continue
         spot = Spot(index, None, _CELL_PARTS.get(key, str(key)))
+        if key == "attachments" and isinstance(item, dict):  # each file's data, as an output's, may be lines
+            item = {name: {mime: _joined(data) for mime, data in bundle.items()} if isinstance(bundle, dict)
+                    else bundle for name, bundle in item.items()}
         out[key] = value(_joined(item) if key in _MULTILINE else item, spot, visitor)
     return out
 
@@ -275,8 +278,11 @@ _HIDING = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"           # an ANSI control sequence (colours, cursor moves)
     r"|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?"  # an ANSI operating-system command (a title, a link)
     r"|\x1b[@-Z\\-_]"                    # a two-character ANSI escape
-    r"|<!--.*?(?:-->|\Z)"                # an HTML comment (an unclosed one runs to the end)
-    r"|&(?:#[0-9]{1,7}|#[xX][0-9a-fA-F]{1,6}|[A-Za-z][A-Za-z0-9]{1,31});?",  # an HTML entity
+    # an HTML comment as a browser reads one: "<!-->" and "<!--->" are whole (empty) ones, "--!>" ends one
+    # too, and an unclosed one runs to the end; "<!...>" and "<?...>" are comments of their own to the next ">"
+    r"|<!--(?:-?>|.*?(?:--!?>|\Z))"
+    r"|<[!?][^>]*>?"
+    r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});?",  # an HTML entity (any count of digits)
     re.S,
 )
 
