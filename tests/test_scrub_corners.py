@@ -283,6 +283,7 @@ def test_after_scrub_no_secret_nor_its_base64_is_left_and_scan_is_clean(tmp_path
     "sk-abcdefghij<!--->klmnopqrstuvwxyz",  # the same, one dash more
     "sk-abcdefghij<!-- x --!>klmnopqrstuvwxyz",  # a comment ended by "--!>"
     "sk-abcdefghij<!x>klmnopqrstuvwxyz",  # a bogus comment, as "<!" reads without "--"
+    "sk-abcdefghij&#" + "0" * 5000 + "107;lmnopqrstuvwxyz",  # more leading zeros than int() reads at once
 ])
 def test_hidden_spellings_are_read_as_a_reader_sees_them_and_masked_whole(tmp_path: Path, hidden: str) -> None:
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_markdown_cell(f"<p>before {hidden} after</p>")])
@@ -367,13 +368,15 @@ def test_base64_right_after_an_equals_sign_or_a_colon_is_read(tmp_path: Path, li
     assert blob.encode() not in path.read_bytes() and scan(path, redact=POLICY) == []
 
 
-def test_a_short_learned_value_is_masked_in_its_base64_too(tmp_path: Path) -> None:
-    # "hunter22" is learned under "password"; its base64 (12 characters) is too short to be read as a word
-    secret = "hunter22"
+@pytest.mark.parametrize("secret", ["hunter22", "hunter22abcd", "hunter22abcde"])
+def test_a_learned_value_is_masked_in_its_own_base64_padded_or_not(tmp_path: Path, secret: str) -> None:
+    # learned under "password": the base64 of "hunter22" (12 characters) is too short to be read as a word,
+    # that of "hunter22abcde" without its padding (18) no multiple of 4; a rescan finds nothing (a mask
+    # written under a covered key is no value to learn, even where its base64 stands)
     path = written(tmp_path, nbformat.v4.new_code_cell("log", outputs=[
         nbformat.v4.new_output("stream", name="stdout", text=f"stored: {b64(secret)} and {b64(secret).rstrip('=')}\n"),
         nbformat.v4.new_output("display_data", data={"application/json": {"password": secret}})]))
-    assert [(f.output, f.where) for f in scan(path, redact=POLICY)] == [(0, "text"), (1, "data[application/json]")]
+    assert {(f.output, f.where) for f in scan(path, redact=POLICY)} == {(0, "text"), (1, "data[application/json]")}
     scrub(path, redact=POLICY)
     raw = path.read_bytes()
     assert b64(secret).rstrip("=").encode() not in raw and secret.encode() not in raw
@@ -401,3 +404,24 @@ def test_a_recording_carried_as_json_text_teaches_its_covered_values(tmp_path: P
     assert isinstance(shown, str) and json.loads(shown)["password"] == "[redacted:password]"
     trait = data["metadata"]["widgets"][WIDGET_STATE_MIME]["state"]["m1"]["state"]["value"]
     assert isinstance(trait, str) and json.loads(trait)["run_id"] == run.run_id  # still a recording's text
+
+
+def test_a_learned_value_whose_base64_spells_a_plain_word_leaves_that_word_alone(tmp_path: Path) -> None:
+    secret = "DEDE!"  # its base64 is "REVERSE=": ordinary text must not be masked for it
+    assert b64(secret) == "REVERSE="
+    path = written(tmp_path, nbformat.v4.new_markdown_cell("Call REVERSE on the list."),
+                   nbformat.v4.new_code_cell("config", outputs=[
+                       nbformat.v4.new_output("display_data", data={"application/json": {"password": secret}})]))
+    scrub(path, redact=POLICY)
+    assert nbformat.read(path, as_version=4).cells[0].source == "Call REVERSE on the list."
+
+
+def test_an_unclosed_bang_or_question_mark_hides_nothing_after_it(tmp_path: Path) -> None:
+    # text that is no HTML (a regular expression, PHP) holds "<!" and "<?" with no ">" after them: what
+    # follows is still read, so a key split by an entity there is found
+    path = written(tmp_path, nbformat.v4.new_code_cell("grep", outputs=[nbformat.v4.new_output(
+        "stream", name="stdout", text="re (?<!x) <?= then sk-&#97;bcdefghijklmnopqrstuvwxyz\n")]))
+    (finding,) = scan(path, redact=POLICY)
+    assert finding.matched == ("pattern:openai_key",)
+    scrub(path, redact=POLICY)
+    assert nbformat.read(path, as_version=4).cells[0].outputs[0].text == "re (?<!x) <?= then [redacted:openai_key]\n"

@@ -256,6 +256,9 @@ def test_a_recording_stored_as_json_text_is_held_to_its_display_too(tmp_path: Pa
 @pytest.mark.parametrize("change", [
     lambda recording: recording.update({"reviewed_by": "compliance: approved"}),  # not a field a recording has
     lambda recording: recording.update({"annotations": [{"target": "answer"}]}),  # a note the schema refuses
+    lambda recording: recording.update({"annotations": None}),  # no list at all, though nothing falsy is a note
+    lambda recording: recording.update({"annotations": {}}),
+    lambda recording: recording.update({"children": None}),
 ])
 def test_data_the_recording_door_refuses_is_never_said_to_hold(tmp_path: Path, change: Any) -> None:
     # what the seal leaves out (a key it does not know, the notes) is still held to the schema: the check on

@@ -58,7 +58,7 @@ def verify_saved(data: Any) -> Verdict | None:
     saved = data.get("seal")
     if not isinstance(saved, dict) or saved.get("algorithm") != ALGORITHM:
         return None
-    children = data.get("children") or []
+    children = data.get("children", [])  # left out at its default; any other value must be a list
     if not isinstance(children, list) or not data.keys() <= _FIELDS:  # a key the door refuses: it names it
         return None
     heads = []
@@ -68,7 +68,7 @@ def verify_saved(data: Any) -> Verdict | None:
         heads.append(child["seal"]["head"])
     try:
         made = Seal.model_validate(saved)
-        _NOTES.validate_python(data.get("annotations") or [])  # outside the seal, but held to the schema too
+        _NOTES.validate_python(data.get("annotations", []))  # outside the seal, but held to the schema too
         with collector_paused():  # tens of thousands of records, made and let go: no cycle among them
             records = dereferenced(untables(_defaults_in_tables(data)))
             for kind, items in _saved_kinds(records):

@@ -16,7 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine._base64 import as_text, base64_words
-from footprint_lab.engine._patterns import _BREAK, _LEARN_MIN, BUILTIN_PATTERNS, _Pattern, normalize_key
+from footprint_lab.engine._patterns import _BREAK, _LEARN_MIN, BUILTIN_PATTERNS, PLACEHOLDER, _Pattern, normalize_key
 
 if TYPE_CHECKING:
     from footprint_lab.engine._redaction import Redaction
@@ -115,7 +115,7 @@ class RunScrubber:
             return
         if isinstance(value, str | int | float):
             text = str(value)
-            if len(text) >= _LEARN_MIN:
+            if len(text) >= _LEARN_MIN and not PLACEHOLDER.fullmatch(text):  # a mask already written is no value
                 self._learned.setdefault(text, mask)
         elif isinstance(value, dict):
             for key, item in value.items():

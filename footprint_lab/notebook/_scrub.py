@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from footprint_lab.engine._base64 import SHORTEST_WORD, as_text, base64_words, decoded, decoded_words, encoded
+from footprint_lab.engine._base64 import as_text, base64_words, decoded, decoded_words, encoded
 from footprint_lab.engine._held import bind_display, display_verdict, held_digests, holds_display
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._records import content_hash
@@ -311,21 +311,24 @@ class _Pass:
         # base64 words first, each named as read through base64 (the scrubber reads them too, unnamed)
         value = base64_words(value, lambda payload: self._payload(payload, spot))
         value = unhidden(self.scrubber.scrub(value), self.scrubber.hits)
-        encodings = self._short_encodings()
+        encodings = self._learned_encodings()
         return value if encodings is None else encodings[0].sub(lambda found: encodings[1][found.group()], value)
 
-    def _short_encodings(self) -> tuple[re.Pattern[str], dict[str, str]] | None:
-        """What finds, as a whole word, the base64 of each learned value too short for its base64 to be
-        read as a word (``engine._base64``: a password of a few characters), and each one's mask."""
+    def _learned_encodings(self) -> tuple[re.Pattern[str], dict[str, str]] | None:
+        """What finds, as a whole word, each learned value's own base64 (padded or not), and each one's mask.
+
+        A base64 word is read only from 16 characters on, and without its padding only at a length of a
+        multiple of 4 (``engine._base64``): a short password's base64, or a longer one's with its padding cut,
+        is found here. A form that reads as a plain word (one case of letters: ``VERBOSE``) is left, so that
+        ordinary text is never masked for it."""
         if self._encodings_at != self.scrubber.learned_count:
             self._encodings_at = self.scrubber.learned_count
             forms: dict[str, str] = {}
             for secret, mask in self.scrubber.known().items():
-                raw = secret.encode("utf-8", "surrogatepass")
-                if len(raw) < SHORTEST_WORD * 3 // 4:  # each 3 bytes are 4 characters
-                    written = base64.b64encode(raw).decode("ascii")
-                    forms.setdefault(written, mask)
-                    forms.setdefault(written.rstrip("="), mask)
+                written = base64.b64encode(secret.encode("utf-8", "surrogatepass")).decode("ascii")
+                for form in (written, written.rstrip("=")):
+                    if not _PLAIN_WORD.fullmatch(form):
+                        forms.setdefault(form, mask)
             longest_first = sorted(forms, key=len, reverse=True)
             self._encodings = (re.compile("(?<![A-Za-z0-9+/])(?:" + "|".join(map(re.escape, longest_first))
                                           + ")(?![A-Za-z0-9+/=])"), forms) if forms else None
@@ -401,6 +404,8 @@ class _Pass:
         return _as_given(value, masked)  # not a loadable recording anyway: masked as plain data
 
 
+#: base64 that reads as an ordinary word (letters of one case), which a learned value's base64 may happen to spell
+_PLAIN_WORD = re.compile(r"[A-Z]+|[a-z]+")
 #: a key shown in a finding's path as it is: a short plain name
 _PLAIN = re.compile(r"[A-Za-z0-9_./:+@ -]{1,60}")
 

@@ -281,10 +281,23 @@ _HIDING = re.compile(
     # an HTML comment as a browser reads one: "<!-->" and "<!--->" are whole (empty) ones, "--!>" ends one
     # too, and an unclosed one runs to the end; "<!...>" and "<?...>" are comments of their own to the next ">"
     r"|<!--(?:-?>|.*?(?:--!?>|\Z))"
-    r"|<[!?][^>]*>?"
+    r"|<[!?][^>]*>"  # (unclosed, the rest is still read: text that is no HTML may hold "<!" or "<?")
     r"|&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});?",  # an HTML entity (any count of digits)
     re.S,
 )
+
+
+_NUMERIC = re.compile(r"&#([xX]?)0*([0-9a-fA-F]*);?")
+
+
+def _entity(token: str) -> str:
+    """What a browser shows for an HTML entity: a numeric one read past its leading zeros, and one too
+    large for any character (more digits than int() takes, too) as U+FFFD."""
+    numeric = _NUMERIC.fullmatch(token)
+    if numeric is None:
+        return html.unescape(token)
+    base, digits = numeric.groups()
+    return html.unescape(f"&#{base}{digits or '0'};") if len(digits) <= 8 else "\ufffd"
 
 
 def unhidden(text: str, hits: Callable[[str], list[tuple[int, int, str]]]) -> str:
@@ -304,7 +317,7 @@ def unhidden(text: str, hits: Callable[[str], list[tuple[int, int, str]]]) -> st
             reading.append(text[at:found.start()])
             length += found.start() - at
         token = found.group()
-        shown = html.unescape(token) if token[0] == "&" else ""
+        shown = _entity(token) if token[0] == "&" else ""
         if shown:
             starts.append(length)
             sources.append((found.start(), found.end(), shown == token))
