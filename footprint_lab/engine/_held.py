@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import itertools
 import types
 import typing
 from typing import Any
@@ -74,6 +75,7 @@ def verify_saved(data: Any) -> Verdict | None:
             for kind, items in _saved_kinds(records):
                 if made.kinds.get(kind) != hashlib.sha256(_text(kind, items)).hexdigest():
                     return None
+            del records, items  # let go before the collector runs again: it would walk all of them first
     except (ValueError, TypeError, KeyError):  # not the shape a seal wrote: the long way names it
         return None
     if made.head != _head(made, heads):
@@ -92,10 +94,11 @@ def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
         if not isinstance(items, list):
             raise TypeError(kind)
         if model is not None and kind not in _TABLED:  # a table's defaults were put back as columns
-            items = [_complete(item, model) for item in items]
+            items = _completed(items, model)
         if kind in COLUMNS:
             fields = COLUMNS[kind]
-            if not all(isinstance(item, dict) and len(item) == len(fields) for item in items):
+            if not (all(map(isinstance, items, itertools.repeat(dict)))
+                    and all(map(len(fields).__eq__, map(len, items)))):
                 raise TypeError(kind)  # a field the model does not know: the model refuses it by name
             items = columns_of(items, fields)
         kinds.append((kind, items))
@@ -163,6 +166,16 @@ def _optional_model(annotation: Any) -> type[BaseModel] | None:
     return None
 
 
+def _completed(records: list[Any], model: type[BaseModel]) -> list[Any]:
+    """Saved records of ``model``, each completed (:func:`_complete`); the very list given when none holds a
+    model and each holds as many fields as the model has (told in C loops: a long run saves tens of
+    thousands of commit entries, each written whole). A record that is no mapping is left for the encoder."""
+    if not _shape(model)[1] and all(map(isinstance, records, itertools.repeat(dict))) and all(
+            map(_field_count(model).__eq__, map(len, records))):
+        return records
+    return [_complete(record, model) for record in records]
+
+
 def _complete(record: Any, model: type[BaseModel]) -> Any:
     """A saved record with every field it left at its default put back, nested models too."""
     if not isinstance(record, dict):
@@ -175,10 +188,12 @@ def _complete(record: Any, model: type[BaseModel]) -> Any:
     for name, (inner, many) in nested.items():
         value = out.get(name)
         if many and isinstance(value, list):
-            made = [_complete(item, inner) for item in value]
+            made = _completed(value, inner)
         elif not many and isinstance(value, dict):
             made = _complete(value, inner)
         else:
+            continue
+        if made is value:
             continue
         if out is record:
             out = dict(record)
