@@ -97,8 +97,7 @@ def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
             items = _completed(items, model)
         if kind in COLUMNS:
             fields = COLUMNS[kind]
-            if not (all(map(isinstance, items, itertools.repeat(dict)))
-                    and all(map(len(fields).__eq__, map(len, items)))):
+            if not _whole(items, len(fields)):
                 raise TypeError(kind)  # a field the model does not know: the model refuses it by name
             items = columns_of(items, fields)
         kinds.append((kind, items))
@@ -170,10 +169,14 @@ def _completed(records: list[Any], model: type[BaseModel]) -> list[Any]:
     """Saved records of ``model``, each completed (:func:`_complete`); the very list given when none holds a
     model and each holds as many fields as the model has (told in C loops: a long run saves tens of
     thousands of commit entries, each written whole). A record that is no mapping is left for the encoder."""
-    if not _shape(model)[1] and all(map(isinstance, records, itertools.repeat(dict))) and all(
-            map(_field_count(model).__eq__, map(len, records))):
+    if not _shape(model)[1] and _whole(records, _field_count(model)):
         return records
     return [_complete(record, model) for record in records]
+
+
+def _whole(records: list[Any], count: int) -> bool:
+    """Whether every record is a mapping of ``count`` fields (a record holds each field at most once)."""
+    return all(map(isinstance, records, itertools.repeat(dict))) and all(map(count.__eq__, map(len, records)))
 
 
 def _complete(record: Any, model: type[BaseModel]) -> Any:
