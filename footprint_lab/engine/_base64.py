@@ -21,7 +21,15 @@ from collections.abc import Callable
 _WHOLE_B64 = re.compile(r"\s*[A-Za-z0-9+/]{2,}[A-Za-z0-9+/\s]*={0,2}\s*")
 #: the shortest run of base64 characters read as a word inside text (a shorter one is too often a plain word)
 SHORTEST_WORD = 16
-_B64_WORD = re.compile(rf"(?<![A-Za-z0-9+/])[A-Za-z0-9+/]{{{SHORTEST_WORD},}}={{0,2}}(?![A-Za-z0-9+/=])")
+
+
+def whole_word(body: str) -> re.Pattern[str]:
+    """``body`` (a regular expression) matched only as a whole base64 word: no base64 character may
+    touch it before, nor a base64 character or padding after."""
+    return re.compile(rf"(?<![A-Za-z0-9+/])(?:{body})(?![A-Za-z0-9+/=])")
+
+
+_B64_WORD = whole_word(rf"[A-Za-z0-9+/]{{{SHORTEST_WORD},}}={{0,2}}")
 _SHORTEST = 8
 
 

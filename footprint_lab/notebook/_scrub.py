@@ -41,7 +41,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from footprint_lab.engine._base64 import as_text, base64_words, decoded, decoded_words, encoded
+from footprint_lab.engine._base64 import as_text, base64_words, decoded, decoded_words, encoded, whole_word
 from footprint_lab.engine._held import bind_display, display_verdict, held_digests, holds_display
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._records import content_hash
@@ -330,8 +330,7 @@ class _Pass:
                     if not _PLAIN_WORD.fullmatch(form):
                         forms.setdefault(form, mask)
             longest_first = sorted(forms, key=len, reverse=True)
-            self._encodings = (re.compile("(?<![A-Za-z0-9+/])(?:" + "|".join(map(re.escape, longest_first))
-                                          + ")(?![A-Za-z0-9+/=])"), forms) if forms else None
+            self._encodings = (whole_word("|".join(map(re.escape, longest_first))), forms) if forms else None
         return self._encodings
 
     def _payload(self, raw: bytes, spot: Spot) -> bytes | None:
