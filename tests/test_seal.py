@@ -214,9 +214,8 @@ def test_a_run_sealed_by_its_agent_is_sealed_as_it_ended_and_survives_copies() -
     assert verify(copy.deepcopy(fresh)).holds and verify(pickle.loads(pickle.dumps(fresh))).holds
 
 
-@pytest.mark.parametrize("ending", ["failed", "cancelled"])
-def test_a_run_that_fails_or_is_cancelled_is_sealed_too(ending: str) -> None:
-    """A failed run's recording is evidence too: a sealing agent seals it, whatever ended the run."""
+def ending_with(ending: str) -> Any:
+    """A model that asks for one lookup, then fails (``failed``) or is cancelled (``cancelled``)."""
     import asyncio
 
     def respond(request: Any) -> Any:
@@ -226,9 +225,17 @@ def test_a_run_that_fails_or_is_cancelled_is_sealed_too(ending: str) -> None:
             raise ConnectionError("the provider went away")
         raise asyncio.CancelledError
 
+    return respond
+
+
+@pytest.mark.parametrize("ending", ["failed", "cancelled"])
+def test_a_run_that_fails_or_is_cancelled_is_sealed_too(ending: str) -> None:
+    """A failed run's recording is evidence too: a sealing agent seals it, whatever ended the run."""
+    import asyncio
+
     from footprint_lab.errors import RunCheckpointError
 
-    agent = Agent(provider=mock(respond=respond), tools=[lookup_tool()], seal=True)
+    agent = Agent(provider=mock(respond=ending_with(ending)), tools=[lookup_tool()], seal=True)
     with pytest.raises(RunCheckpointError if ending == "failed" else asyncio.CancelledError):
         agent.run_sync("Where is A-1?")
     assert agent.last_run is not None and agent.last_run.status == ending

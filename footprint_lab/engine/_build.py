@@ -15,6 +15,7 @@ Role: engine layer, called by every runner when its run ends.
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
@@ -28,6 +29,7 @@ from footprint_lab.engine._captured import (
 )
 from footprint_lab.engine._exchange import LLMExchange, ResponseRecord, ToolCallRecord, ToolMargin, UsageRecord
 from footprint_lab.engine._recall import swept_tokens
+from footprint_lab.engine._recorder import dotted
 from footprint_lab.engine._recording import Recording, RunnerInfo
 from footprint_lab.engine._records import (
     Annotation,
@@ -40,6 +42,7 @@ from footprint_lab.engine._records import (
     RuleEvidence,
     Step,
     content_hash,
+    fingerprint,
     jsonable,
     jsonable_each,
     maker,
@@ -121,6 +124,7 @@ def build_recording(
         return [ids, paths if raw else list(map(list, paths)), writers, _each(sweep, summaries)]
 
     paths, verbs, values = recorder.entry_paths, recorder.entry_verbs, recorder.entry_values
+    n_entries = len(paths)
 
     def commit_columns(raw: bool) -> list[Any]:
         made = native_each(raw)(values[:commits[n_commits - 1][2]] if n_commits else [])
@@ -132,6 +136,22 @@ def build_recording(
         entries = [{"path": path, "verb": verb, "value": value}
                    for path, verb, value in zip(held, verbs, made, strict=False)]
         return [[step_id for step_id, _, _ in taken], [entries[first:end] for _, first, end in taken]]
+
+    def commit_chain() -> list[Any] | None:
+        """The commits as the seal's chain reads them (``engine._chain``): their entries' paths, verbs and
+        values as taken from the capture, no entry made (a policy's runs are read from their records)."""
+        if not plain:
+            return None
+        taken = commits[:n_commits]
+        counts = [end - first for _, first, end in taken]
+        start, end = (taken[0][1], taken[-1][2]) if taken else (0, 0)
+        if sum(counts) == end - start:  # each commit's entries follow the last one's, as they nearly always do
+            return [[step_id for step_id, _, _ in taken], counts, paths[start:end], verbs[start:end],
+                    values[start:end]]
+        # entries written outside any commit lie between them
+        return [[step_id for step_id, _, _ in taken], counts,
+                *([item for _, first, last in taken for item in column[first:last]]
+                  for column in (paths, verbs, values))]
 
     def decision_columns(raw: bool) -> list[Any]:
         taken, made = decisions[:n_decisions], native(raw)
@@ -156,6 +176,24 @@ def build_recording(
         for i, payload in tokens.items():
             made[i] = sweep(jsonable(payload))
         return [seqs[:n_events].tolist(), [run_id] * n_events, types[:n_events], event_steps[:n_events], made]
+
+    def event_chain() -> list[Any] | None:
+        """The events as the seal's chain reads them (``engine._chain``), from the capture, no payload made:
+        a routine event's values are those of the record it reports (the k-th write's are entry k's, the
+        k-th read's read k's, the k-th step start's step k's, the k-th commit's commit k's, a step end's
+        the step its ref names), taken as columns; every other payload as captured. The recorder writes
+        each of those records with its event at once and gives no other event a routine type
+        (``Recorder.emit``), so the counts taken when the run ended count their events too."""
+        if not plain:
+            return None
+        taken = types[:n_events]
+        written = list(map(dotted, paths[:n_entries]))
+        took_reads, started = reads[:n_reads], steps[:n_steps]
+        ended = [steps[ref][5] for kind, ref in zip(taken, refs, strict=False) if kind == "step_end"]
+        return [seqs[:n_events].tolist(), None, taken, event_steps[:n_events], payloads[:n_events],
+                written, verbs[:n_entries], list(map(dotted, map(_SECOND, took_reads))), list(map(_THIRD, took_reads)),
+                list(map(_THIRD, started)), list(map(_SECOND, started)), ended,
+                [", ".join(written[first:end]) for _, first, end in commits[:n_commits]]]
 
     captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
     n_pieces, n_exchanges = len(captured_pieces), len(captured_exchanges)
@@ -191,6 +229,30 @@ def build_recording(
                     for values, calls in pairs]
         return transposed(rows, len(_EXCHANGE_FIELDS))
 
+    def exchange_chain() -> list[Any] | None:
+        """The exchanges as the seal's chain reads them (``engine._chain``): each response's values taken as
+        columns beside the request's, from the flat capture as captured (no response made)."""
+        taken = captured_exchanges[:n_exchanges]
+        if not plain or not all(map(isinstance, taken, itertools.repeat(tuple))):
+            return None
+        keys = list(map(_KEYS, taken))  # a runner's exchanges share one tuple of keys (engine._captured)
+        take = _reader(keys[0]) if keys.count(keys[0]) == len(keys) else None
+        if take is None:
+            return None
+        columns = list(take(transposed(taken, 0)))  # each value's column, in the order _flat reads a tuple's
+        request = columns[:_AT_RESPONSE_VALUES]
+        content, stop_reason, model, usage, margins, replies = columns[_AT_RESPONSE_VALUES:]
+        shared = recorder.shared
+        request[_AT_TOOLS] = [shared[tools] if isinstance(tools, int) else tools for tools in request[_AT_TOOLS]]
+        messages = recorder.messages
+        calls = [[{"id": c["id"], "name": c["name"], "args": c["args"]} for c in _calls(reply, None, messages) or ()]
+                 for reply in replies]
+        counts = [_usage_counts(one) for one in usage]
+        margins = [[{name: margin.get(name) for name in _MARGIN_FIELDS} for margin in taken] if taken else []
+                   for taken in margins]
+        return [*request[:_AT_RESPONSE], content, calls, stop_reason, model, counts, margins,
+                *request[_AT_RESPONSE:]]
+
     return _recording({
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
@@ -206,13 +268,14 @@ def build_recording(
         "duration_ms": (ended_ns - start) / 1e6,
         "steps": Rows(count=n_steps, columns=step_columns, fields=_STEP_FIELDS, model=_step),
         "reads": Rows(count=n_reads, columns=read_columns, fields=_READ_FIELDS, model=_read),
-        "commits": Rows(count=n_commits, columns=commit_columns, fields=_COMMIT_FIELDS, model=_commit_model),
+        "commits": Rows(count=n_commits, columns=commit_columns, fields=_COMMIT_FIELDS, model=_commit_model,
+                        chain=commit_chain),
         "decisions": Rows(count=n_decisions, columns=decision_columns, fields=_DECISION_FIELDS,
                           model=_decision_model),
-        "events": Rows(count=n_events, columns=event_columns, fields=_EVENT_FIELDS, model=_event),
+        "events": Rows(count=n_events, columns=event_columns, fields=_EVENT_FIELDS, model=_event, chain=event_chain),
         "context_pieces": Rows(count=n_pieces, columns=piece_columns, fields=_PIECE_FIELDS, model=_context_piece),
         "exchanges": Rows(count=n_exchanges, columns=exchange_columns, fields=_EXCHANGE_FIELDS,
-                          model=_exchange_model),
+                          model=_exchange_model, chain=exchange_chain),
         "messages": clean(jsonable(recorder.messages)),
         "message_pieces": list(recorder.message_pieces),
         "children": children or [],
@@ -250,12 +313,17 @@ def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | No
         reasons = tuple(budget_reason(slot, detail["budget"], detail["used"], detail["size"])
                         if reason == OVER_BUDGET and verdict == "dropped" else reason
                         for slot, reason, verdict, detail in zip(slots, reasons, verdicts, details, strict=True))
-    details = [native(detail if clean is None else clean(detail)) if detail else detail for detail in details]
+    if clean is not None or native is not _unchanged:
+        details = [native(detail if clean is None else clean(detail)) if detail else detail for detail in details]
     if clean is not None:
         source_ids, contents, reasons = (tuple(map(clean, column)) for column in (source_ids, contents, reasons))
-    hashes = {text: content_hash(text) for text in set(contents)}  # a run lands the same text again and again
-    return [list(range(len(pieces))), slots, positions, source_kinds, source_ids, contents, list(map(hashes.__getitem__,
-            contents)), triggers, verdicts, reasons, allowed_by, landed_by, iterations, details, caches, declared_at]
+    if clean is None:
+        hashes = list(map(fingerprint, contents))
+    else:  # a run lands the same text again and again
+        hashed = {text: content_hash(text) for text in set(contents)}
+        hashes = list(map(hashed.__getitem__, contents))
+    return [list(range(len(pieces))), slots, positions, source_kinds, source_ids, contents, hashes, triggers, verdicts,
+            reasons, allowed_by, landed_by, iterations, details, caches, declared_at]
 
 
 def _exchange(row: list[Any], response: Any, calls: Any, tools_of: Callable[[int], Any]) -> list[Any]:
@@ -327,6 +395,16 @@ def _calls(reply: Any, own: Any, messages: list[dict[str, Any]]) -> Any:
     return own if reply is None else messages[reply].get("tool_calls", [])
 
 
+def _usage_counts(usage: Any) -> Any:
+    """A captured usage as the chain reads it: its counts in ``UsageRecord``'s field order (as captured, when
+    captured so: ``engine._captured.UsageCounts``), a runner's mapping completed with the defaults."""
+    if isinstance(usage, _SEQUENCES):
+        if len(usage) != len(_USAGE_FIELDS):
+            raise ValueError("a captured usage holds one count per UsageRecord field")
+        return usage
+    return tuple((usage or {}).get(name, default) for name, default in _USAGE_DEFAULTS)
+
+
 def _each(sweep: Callable[[Any], Any], column: list[Any]) -> list[Any]:
     """A column swept value by value (as it is when there is nothing to sweep)."""
     return column if sweep is _unchanged else list(map(sweep, column))
@@ -336,6 +414,8 @@ def _each(sweep: Callable[[Any], Any], column: list[Any]) -> list[Any]:
 (_STEP_FIELDS, _READ_FIELDS, _COMMIT_FIELDS, _DECISION_FIELDS, _EVENT_FIELDS, _PIECE_FIELDS) = (
     tuple(model.model_fields) for model in (Step, Read, Commit, Decision, Event, ContextPiece))
 _SEQUENCES = (list, tuple)
+#: a captured read's path and writer, a step's stage and iteration (``engine._recorder``'s tuples)
+_KEYS, _SECOND, _THIRD = operator.itemgetter(0), operator.itemgetter(1), operator.itemgetter(2)
 _USAGE_DEFAULTS = tuple((name, field.default) for name, field in UsageRecord.model_fields.items())
 _USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/test_agent.py)
 _MARGIN_FIELDS = tuple(ToolMargin.model_fields)

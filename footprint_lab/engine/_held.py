@@ -2,9 +2,10 @@
 
 Rule kept here: checking a saved seal costs one canonical encoding and one hash per record kind,
 nothing per record that pydantic would do. :func:`verify_saved` reads a saved recording's JSON
-data as the seal's chain (``sha256-chain/4``) wrote it: its tables and references back in
-record form, each field left out at its default put back, each kind of records taken as its
-columns, the keys sorted at every level; when
+data as the seal's chain (``sha256-chain/5``, or ``/4`` before it) wrote it: its tables and
+references back in record form, each field left out at its default put back, each kind of
+records taken as its columns (and, under ``/5``, its nested values as columns of their own,
+``engine._chain``), the keys sorted at every level; when
 every digest and the head agree the seal holds, with no model built. When anything differs it
 answers ``None`` and the caller builds the recording and checks it the long way
 (``engine._seal.verify``), which names the record and field that broke; so this can only ever
@@ -33,11 +34,12 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from footprint_lab.engine._chain import chained
 from footprint_lab.engine._recording import Recording, Seal
 from footprint_lab.engine._records import Annotation
 from footprint_lab.engine._saved_form import dereferenced, untables
 from footprint_lab.engine._saved_json import NestingTooDeep, collector_paused, parse_json
-from footprint_lab.engine._seal import _HEADER, ALGORITHM, COLUMNS, KINDS, Verdict, _head, _text, columns_of
+from footprint_lab.engine._seal import _HEADER, ALGORITHM, COLUMNED, COLUMNS, KINDS, Verdict, _head, _text, columns_of
 from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
 
 #: the fields a recording's data may hold, and what its notes (outside the seal) must fit: data the
@@ -51,13 +53,13 @@ _TABLED = ("steps", "reads", "events", "context_pieces")
 # -- a saved recording, checked as data ----------------------------------------------------------
 def verify_saved(data: Any) -> Verdict | None:
     """``holds`` when ``data`` (a saved recording's JSON data, members included) is exactly what its
-    ``sha256-chain/4`` seal sealed; ``None`` when it is not, or cannot be told so (unsealed, an
-    earlier chain, a newer schema): the caller then checks the recording itself."""
+    ``sha256-chain/5`` (or ``/4``) seal sealed; ``None`` when it is not, or cannot be told so (unsealed,
+    an earlier chain, a newer schema): the caller then checks the recording itself."""
     # a member's saved form leaves its schema version out: it is its recording's default
     if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
         return None
     saved = data.get("seal")
-    if not isinstance(saved, dict) or saved.get("algorithm") != ALGORITHM:
+    if not isinstance(saved, dict) or saved.get("algorithm") not in COLUMNED:
         return None
     children = data.get("children", [])  # left out at its default; any other value must be a list
     if not isinstance(children, list) or not data.keys() <= _FIELDS:  # a key the door refuses: it names it
@@ -72,7 +74,7 @@ def verify_saved(data: Any) -> Verdict | None:
         _NOTES.validate_python(data.get("annotations", []))  # outside the seal, but held to the schema too
         with collector_paused():  # tens of thousands of records, made and let go: no cycle among them
             records = dereferenced(untables(_defaults_in_tables(data)))
-            for kind, items in _saved_kinds(records):
+            for kind, items in _saved_kinds(records, made.algorithm):
                 if made.kinds.get(kind) != hashlib.sha256(_text(kind, items)).hexdigest():
                     return None
             del records, items  # let go before the collector runs again: it would walk all of them first
@@ -83,9 +85,10 @@ def verify_saved(data: Any) -> Verdict | None:
     return Verdict("holds", scrubbed=tuple(made.scrubbed))
 
 
-def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
-    """The header and each record kind as the seal encodes them, from record-form data: a kind of
-    records as its columns, each record holding every field of its model and nothing else."""
+def _saved_kinds(data: dict[str, Any], algorithm: str) -> list[tuple[str, list[Any]]]:
+    """The header and each record kind as ``algorithm`` (a columns chain) encodes them, from record-form
+    data: a kind of records as its columns, each record holding every field of its model and nothing
+    else (under this library's chain, its nested values as columns of their own)."""
     header = _complete({name: data[name] for name in _HEADER if name in data}, Recording)
     kinds: list[tuple[str, list[Any]]] = [("header", [{name: header[name] for name in _HEADER}])]
     for kind in KINDS:
@@ -100,6 +103,8 @@ def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
             if not _whole(items, len(fields)):
                 raise TypeError(kind)  # a field the model does not know: the model refuses it by name
             items = columns_of(items, fields)
+            if algorithm == ALGORITHM:
+                items = chained(kind, items, header["run_id"])
         kinds.append((kind, items))
     return kinds
 

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 from footprint_lab.engine._captured import flat
 from footprint_lab.engine._unicode import sound_text
+from footprint_lab.engine.schema import ROUTINE_PAYLOADS
 
 Path = tuple[str, ...]
 Listener = Callable[[Any], None]
@@ -242,7 +243,15 @@ class Recorder:
 
     # -- events -----------------------------------------------------------------------
     def emit(self, type_: str, step_id: str, payload: dict[str, Any]) -> None:
-        """Record an event and deliver it to the listeners, in order (``run_end`` also seals the capture)."""
+        """Record an event and deliver it to the listeners, in order (``run_end`` also seals the capture).
+
+        A routine event's type (``schema.ROUTINE_PAYLOADS``) is the recorder's own: it writes those
+        events with the record they report (:meth:`begin`, :meth:`read`, :meth:`write`, :meth:`end`),
+        and the seal reads their values from those records (``engine._chain``).
+        """
+        if type_ in ROUTINE_PAYLOADS:
+            raise ValueError("emit: a routine event (a step's start or end, a read, a write, a commit) is written "
+                             "by the recorder with the record it reports")
         if self.policy is not None:
             payload = self.policy.scrub(payload)
         self._event(type_, step_id, payload)

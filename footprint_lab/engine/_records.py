@@ -165,6 +165,24 @@ def content_hash(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
+class _Fingerprints(dict[str, str]):
+    """Each short text's :func:`content_hash`, worked out once in a process: runs land the same texts
+    again and again (a system prompt, each tool's description, a fact), run after run. Only texts of
+    at most :data:`_SHORT` characters are kept, and at most :data:`_KEPT` of them (about 1 MB)."""
+
+    def __missing__(self, text: str) -> str:
+        made = content_hash(text)
+        if len(text) <= _SHORT and len(self) < _KEPT:
+            self[text] = made
+        return made
+
+
+_SHORT, _KEPT = 1024, 1024
+#: ``fingerprint(text) == content_hash(text)``, a C lookup for a text seen before (for runs with no
+#: redaction policy: a policy's runs hash their masked texts with :func:`content_hash`, keeping none)
+fingerprint = _Fingerprints().__getitem__
+
+
 def jsonable(value: Any) -> Any:
     """``value`` as JSON-native data, so a recording round-trips exactly.
 

@@ -34,16 +34,18 @@ Item = TypeVar("Item")
 class Rows(MutableSequence[Item]):
     """A list of ``count`` items made by ``model`` from each of ``values()`` on first use, or of items built."""
 
-    __slots__ = ("_columns", "_count", "_fields", "_items", "_model")
+    __slots__ = ("_chain", "_columns", "_count", "_fields", "_items", "_model")
 
     def __init__(self, items: Iterable[Item] = (), *, count: int = 0,
                  columns: Callable[[bool], list[Any]] | None = None, fields: tuple[str, ...] = (),
-                 model: Callable[[dict[str, Any]], Item] | None = None) -> None:
+                 model: Callable[[dict[str, Any]], Item] | None = None,
+                 chain: Callable[[], list[Any] | None] | None = None) -> None:
         self._items: list[Item] | None = None if columns is not None else list(items)
         self._count = count
         self._columns = columns
         self._fields = fields
         self._model = model
+        self._chain = chain
 
     @property
     def built(self) -> bool:
@@ -55,7 +57,7 @@ class Rows(MutableSequence[Item]):
         items = self._items
         if items is None:
             items = self._items = self.transient()
-            self._columns = self._model = None
+            self._columns = self._model = self._chain = None
         return items
 
     def transient(self) -> list[Item]:
@@ -78,6 +80,17 @@ class Rows(MutableSequence[Item]):
         if self._columns is None:
             return None
         return self._columns(raw) if self._count else transposed([], len(self._fields))
+
+    def chained(self) -> list[Any] | None:
+        """What the seal's chain reads of items not yet built, made straight from the capture with
+        the captured values as captured (``engine._chain``: the same as their columns, its nested
+        values as columns of their own); ``None`` once built, or when the capture cannot give it so
+        (a redaction policy to apply: the chain then reads :meth:`columns`)."""
+        if self._columns is None or not self._count:
+            return None
+        if self._chain is None:
+            return self._columns(True)
+        return self._chain()
 
     def records(self) -> list[dict[str, Any]]:
         """Each record's values, a dict in its model's field order: the built items' own (nested records

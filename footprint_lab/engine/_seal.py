@@ -11,17 +11,20 @@ answer, timings, redaction report, ...), then each record kind in recorded order
 ``reads``, ``commits``, ``decisions``, ``events``, ``context_pieces``, ``exchanges``,
 ``messages``, ``message_pieces``), then each member run's own seal. Annotations stay outside,
 so a sealed run can still be annotated. Each kind is one canonical JSON text hashed with
-SHA-256, written compactly by orjson with the keys sorted at every level (``sha256-chain/4``):
+SHA-256, written compactly by orjson with the keys sorted at every level (``sha256-chain/5``):
 a kind of records as its columns, one list per field of its model in the model's order, each
-holding that field's value for every record in recorded order; the header, the transcript's
-messages and ``message_pieces`` as their list. Columns are what the run's capture already
-holds (``engine._build``), so a run's seal is worked out from the capture's values as they
-were captured, with no dict per record and no key written per record; the text is the same
-from the models and from the saved JSON data, its tables unpacked and its defaults put back
-(``engine._held.verify_saved`` checks a notebook's copy that way, no model built). The earlier
-chains are still checked as they were written: ``sha256-chain/3`` took each kind as its list
-of records, keys sorted at every level; ``sha256-chain/2`` the same with a record's fields in
-its model's order and the header's keys sorted. The head is the SHA-256 of one JSON array: the
+holding that field's value for every record in recorded order, and the values a record nests
+(a routine event's payload, a commit's entries, an exchange's response) as columns of their own
+(``engine._chain``); the header, the transcript's messages and ``message_pieces`` as their list.
+Columns are what the run's capture already holds (``engine._build``), so a run's seal is worked
+out from the capture's values as they were captured, with no record, no payload and no key made
+per record; the text is the same from the models and from the saved JSON data, its tables
+unpacked and its defaults put back (``engine._held.verify_saved`` checks a notebook's copy that
+way, no model built). The earlier chains are still checked as they were written:
+``sha256-chain/4`` took each kind as its model's columns, nested values as they are;
+``sha256-chain/3`` each kind as its list of records, keys sorted at every level;
+``sha256-chain/2`` the same with a record's fields in its model's order and the header's keys
+sorted. The head is the SHA-256 of one JSON array (under the columns chains): the
 algorithm, each kind's digest in chain order, the members' heads, in a copy a notebook output
 carries the digests of what that output displays (``engine._held``), the scrub names and the
 time of sealing (the earlier chains chain the same parts one hash at a time). A check
@@ -54,6 +57,7 @@ from __future__ import annotations
 
 import array
 import base64
+import functools
 import hashlib
 import json
 import operator
@@ -62,7 +66,7 @@ import re
 import sys
 import time
 import zlib
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -70,21 +74,27 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from footprint_lab.engine._chain import NAMES, chained, located
 from footprint_lab.engine._recording import PendingSeal, Recording, Seal
 from footprint_lab.engine._records import maker, native_text
 from footprint_lab.engine._refusal import Refusal, describe_shape
 from footprint_lab.engine._rows import Rows, transposed
 from footprint_lab.engine._saved_json import collector_paused
 
-#: the chain this library seals with: each kind of records as its fields' columns, keys sorted at every
-#: level, so the run's capture is hashed as it is held and a reader checks a saved recording on its JSON
-#: data without building a model (``engine._held``)
-ALGORITHM = "sha256-chain/4"
-#: the chains of earlier seals, still checked as they were written: records one by one, keys sorted at
-#: every level (``/3``); records one by one, keys sorted in the header only (``/2``)
+#: the chain this library seals with: each kind of records as its columns, keys sorted at every level,
+#: the values a record nests taken as columns of their own (``engine._chain``), so the run's capture is
+#: hashed as it is held and a reader checks a saved recording on its JSON data without building a model
+#: (``engine._held``)
+ALGORITHM = "sha256-chain/5"
+#: the chains of earlier seals, still checked as they were written: each kind as its model's columns
+#: (``/4``); records one by one, keys sorted at every level (``/3``); records one by one, keys sorted
+#: in the header only (``/2``)
+COLUMNAR = "sha256-chain/4"
 EARLIER = "sha256-chain/3"
 LEGACY = "sha256-chain/2"
-ALGORITHMS = (ALGORITHM, EARLIER, LEGACY)
+ALGORITHMS = (ALGORITHM, COLUMNAR, EARLIER, LEGACY)
+#: the chains that take a kind of records as columns
+COLUMNED = (ALGORITHM, COLUMNAR)
 #: the record kinds, in the order the chain takes them
 KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges", "messages",
          "message_pieces")
@@ -95,6 +105,7 @@ _LINKED = ("header", *KINDS, DOCUMENT)
 #: fields the seal leaves out: notes stay writable, members carry their own seal
 _OUTSIDE = frozenset({"annotations", "seal", "children"})
 _HEADER = tuple(name for name in Recording.model_fields if name not in _OUTSIDE and name not in KINDS)
+_HEADER_OF = operator.attrgetter(*_HEADER)
 #: the kinds of records of a model, with its fields in order: the chain takes each as one column per field
 #: (the transcript's messages are free-form and ``message_pieces`` plain numbers: they stay lists)
 COLUMNS: dict[str, tuple[str, ...]] = {
@@ -284,31 +295,36 @@ def _kinds(recording: Recording, algorithm: str) -> Iterator[tuple[str, list[Any
     with its canonical text: a kind of records as its columns (:func:`columns_of`), under an earlier
     chain as its records (a kind not yet built is made for this use only). One kind at a time, so a
     kind's values are let go before the next one's are made."""
-    header = [{name: getattr(recording, name) for name in _HEADER}]
-    if algorithm != ALGORITHM:
+    header = [dict(zip(_HEADER, _HEADER_OF(recording), strict=True))]
+    if algorithm not in COLUMNED:
         for kind, items in [("header", header), *((kind, _records(getattr(recording, kind))) for kind in KINDS)]:
             yield kind, items, _text(kind, items, algorithm)
         return
     yield "header", header, _text("header", header)
     for kind in KINDS:
         value = getattr(recording, kind)
-        yield (kind, *_columns_text(kind, value)) if kind in COLUMNS else (kind, value, _text(kind, value))
+        yield ((kind, *_columns_text(kind, value, recording.run_id, algorithm)) if kind in COLUMNS
+               else (kind, value, _text(kind, value)))
 
 
-def _columns_text(kind: str, records: Any) -> tuple[list[Any], bytes]:
-    """A kind's columns and their canonical text. A kind not yet built is read from the capture's values
-    as captured, written as they would be once made JSON-native (``engine._records.native_text``); data
-    orjson does not write natively is made native first, as the recording would hold it."""
+def _columns_text(kind: str, records: Any, run_id: str, algorithm: str) -> tuple[list[Any], bytes]:
+    """A kind's columns as ``algorithm`` reads them, and their canonical text. A kind not yet built is
+    read from the capture's values as captured, written as they would be once made JSON-native
+    (``engine._records.native_text``); data orjson does not write natively is made native first, as
+    the recording would hold it."""
+    columns = None
     if isinstance(records, Rows):
-        raw = records.columns(raw=True)
+        raw = records.chained() if algorithm == ALGORITHM else records.columns(raw=True)
         if raw is not None:
             try:
                 return raw, native_text(raw)
             except TypeError:
-                columns = records.columns()
-                assert columns is not None
-                return columns, _text(kind, columns)
-    columns = columns_of(records, COLUMNS[kind])
+                pass
+        columns = records.columns()
+    if columns is None:
+        columns = columns_of(records, COLUMNS[kind])
+    if algorithm == ALGORITHM:
+        columns = chained(kind, columns, run_id)
     return columns, _text(kind, columns)
 
 
@@ -344,6 +360,7 @@ def _fields_of(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
+@functools.cache
 def _encoder(kind: str, algorithm: str = ALGORITHM) -> Callable[[Any], bytes]:
     """The canonical encoding for ``kind``: compact orjson, keys sorted at every level (under the legacy
     chain, for the header and documents only; a record's fields then come in its model's order).
@@ -398,7 +415,7 @@ _LEGACY_CUTS: dict[str, re.Pattern[bytes]] = {
 def _cuts(kind: str, algorithm: str) -> re.Pattern[bytes]:
     if algorithm == LEGACY:
         return _LEGACY_CUTS[kind]
-    if kind == "message_pieces" or (algorithm == ALGORITHM and kind in COLUMNS):
+    if kind == "message_pieces" or (algorithm in COLUMNED and kind in COLUMNS):
         return _COMMA
     return _KEY_END
 
@@ -422,7 +439,7 @@ def _starts(kind: str, text: bytes, algorithm: str = ALGORITHM) -> list[int]:
 
 
 def _head(made: Seal, child_heads: list[str]) -> str:
-    if made.algorithm == ALGORITHM:  # one text, one hash: every part in its place in one JSON array
+    if made.algorithm in COLUMNED:  # one text, one hash: every part in its place in one JSON array
         return hashlib.sha256(orjson.dumps(
             [made.algorithm, [made.kinds.get(kind, "") for kind in _LINKED], child_heads, made.display,
              made.scrubbed, repr(made.sealed_at)], option=orjson.OPT_SORT_KEYS)).hexdigest()
@@ -497,7 +514,8 @@ def _verify(recording: Recording, run: str) -> Verdict:
     with collector_paused():
         for kind, records, text in sorted(_kinds(recording, made.algorithm), key=_checked_first):
             if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
-                return _locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed, made.algorithm)
+                return _locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed, made.algorithm,
+                               run_id=recording.run_id)
     if made.head != _head(made, child_heads):
         return Verdict("broken", run, "seal", field="head", problem="the seal itself was altered", scrubbed=scrubbed)
     return Verdict("holds", run, scrubbed=scrubbed)
@@ -515,7 +533,7 @@ def _checked_first(kind_records: tuple[str, list[Any], bytes]) -> int:
 
 
 def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, scrubbed: tuple[str, ...],
-            algorithm: str = ALGORITHM) -> Verdict:
+            algorithm: str = ALGORITHM, *, run_id: str | None = None) -> Verdict:
     """The first stretch of ``kind`` whose tag no longer matches, traced to its record (index, step id) and field."""
     if not packed:  # a kind that changed before its tags were made (engine._recording.PendingSeal)
         return Verdict("broken", run, kind, problem="changed after the run was sealed", scrubbed=scrubbed)
@@ -535,14 +553,15 @@ def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, s
     offset = starts[stretch] if stretch < len(starts) else len(text)
     problem = ("changed after the run was sealed" if len(now) == len(then)
                else "changed, or records were added or removed here, after the run was sealed")
-    index, field = _place(kind, records, offset, algorithm)
-    columns = algorithm == ALGORITHM and kind in COLUMNS
+    index, field = _place(kind, records, offset, algorithm, run_id)
+    columns = algorithm in COLUMNED and kind in COLUMNS
     count = len(records[0]) if columns and records else len(records)
     if index >= count:
         return Verdict("broken", run, kind, count, problem="a record was removed after the run was sealed",
                        scrubbed=scrubbed)
     if columns:
-        step = records[COLUMNS[kind].index("step_id")][index] if "step_id" in COLUMNS[kind] else None
+        names = _names(kind, algorithm)
+        step = records[names.index("step_id")][index] if "step_id" in names else None
     else:
         record = records[index]
         step = record.get("step_id") if isinstance(record, dict) else getattr(record, "step_id", None)
@@ -551,20 +570,28 @@ def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, s
                    field, problem, scrubbed)
 
 
-def _place(kind: str, records: list[Any], offset: int, algorithm: str = ALGORITHM) -> tuple[int, str | None]:
+def _names(kind: str, algorithm: str) -> tuple[str, ...]:
+    """The names of the columns ``algorithm`` reads of a kind of records."""
+    return NAMES.get(kind, COLUMNS[kind]) if algorithm == ALGORITHM else COLUMNS[kind]
+
+
+def _place(kind: str, records: list[Any], offset: int, algorithm: str = ALGORITHM,
+           run_id: str | None = None) -> tuple[int, str | None]:
     """Which record of ``kind``, and which of its fields, holds byte ``offset`` of its canonical text.
 
     Walks the encodings themselves, so nested data that spells a field name cannot mislead it: a
     list of records is ``[`` + records joined by ``,`` + ``]``, each ``{"name":value,...}``; a kind
-    of columns (this chain) is the same list of columns, each ``[`` + one value per record + ``]``.
+    of columns (the columns chains) is the same list of columns, each ``[`` + one value per record +
+    ``]``, a place in a column of nested values traced back to its record (``engine._chain.located``).
     """
     encode = _encoder(kind, algorithm)
-    if algorithm == ALGORITHM and kind in COLUMNS:
+    if algorithm in COLUMNED and kind in COLUMNS:
         at = 1
-        for name, column in zip(COLUMNS[kind], records, strict=False):
+        for name, column in zip(_names(kind, algorithm), records, strict=False):
             size = len(encode(column))
             if offset < at + size + 1:
-                return _within(column, offset - at, encode), name
+                index = _within(column, offset - at, encode) if isinstance(column, list | tuple) else 0
+                return located(kind, records, name, index, run_id) if algorithm == ALGORITHM else (index, name)
             at += size + 1
         return len(records[0]) if records else 0, None
     at = 1
@@ -585,7 +612,7 @@ def _place(kind: str, records: list[Any], offset: int, algorithm: str = ALGORITH
     return len(records), None
 
 
-def _within(items: list[Any], offset: int, encode: Callable[[Any], bytes]) -> int:
+def _within(items: Sequence[Any], offset: int, encode: Callable[[Any], bytes]) -> int:
     """Which item of a list holds byte ``offset`` of the list's encoding (its length past the last)."""
     at = 1
     for index, item in enumerate(items):

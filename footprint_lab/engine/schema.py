@@ -13,6 +13,8 @@ readers (``explain``, ``lab``, ``otel``'s exporter) import them from here.
   runner gives its own pieces (the system prompt, the user's message, the skill loader tool).
 - **Meta keys** are what a recording keeps beside its records (a member run's name in its
   composition).
+- **Routine events** are the events the recorder writes itself for each step start and end, read,
+  write and commit: their payloads report the record they come with, under these keys.
 - **Saved-form references** are how a saved recording (schema version 2) stores a value once:
   a commit entry that appends a transcript message names it by index (``{"message": k}``
   instead of ``"value"``), and a context piece that carries a transcript message's text says
@@ -96,6 +98,18 @@ TURN_KINDS = (KIND_USER, KIND_ASSISTANT, KIND_TOOL_RESULT)
 # -- meta keys -------------------------------------------------------------------------------------
 #: where a member's recording keeps the name its composition mounted it under (``explain._members``)
 MEMBER_KEY = "member"
+
+# -- routine events -------------------------------------------------------------------------------
+#: each routine event type and its payload's keys (sorted): the recorder makes the payload from the
+#: record the event reports (``engine._recorder.Recorder.payloads``), and the seal's chain reads
+#: these values as columns (``engine._chain``)
+ROUTINE_PAYLOADS: dict[str, tuple[str, ...]] = {
+    "write": ("path", "verb"),
+    "read": ("path", "writer"),
+    "step_start": ("iteration", "stage"),
+    "step_end": ("status",),
+    "commit": ("paths",),
+}
 
 # -- saved-form references (schema version 2) ------------------------------------------------------
 #: the key of a reference to a transcript message, by its index in ``messages``

@@ -1,0 +1,205 @@
+"""The seal's chain (``sha256-chain/5``): what it reads of each kind is the same whether worked out from
+a run's capture or from the records, for runs of every shape; an edit of a value it reads as a column
+of its own (a routine event's payload, a commit entry, an exchange's usage) is named at its record;
+a payload that does not fit its routine type is sealed as it is; seals of the chain before still verify."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from footprint_lab import Agent, LLMCall, Parallel, Redaction, Sequence, seal, verify
+from footprint_lab.engine._build import build_recording
+from footprint_lab.engine._held import verify_saved
+from footprint_lab.engine._recorder import Recorder
+from footprint_lab.engine._recording import RECORDING_MIME, Recording
+from footprint_lab.engine._seal import ALGORITHM, COLUMNAR
+from footprint_lab.engine.schema import ROUTINE_PAYLOADS
+from footprint_lab.notebook import verify_file
+from footprint_lab.providers import mock
+from tests.test_seal import ending_with, lookup_tool
+
+RECORDINGS = Path(__file__).parent / "recordings"
+KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges")
+
+
+def agent_run(**settings: Any) -> Any:
+    replies = [{"tool": "lookup", "args": {"order": "A-1"}}, [{"tool": "lookup", "args": {"order": "B-2"}},
+               {"tool": "lookup", "args": {"order": "C-3"}}], "All three shipped."]
+    return Agent(provider=mock(replies=replies, **settings.pop("mock", {})), tools=[lookup_tool()], **settings
+                 ).run_sync("Where are A-1, B-2 and C-3?").recording
+
+
+def ending_run(ending: str) -> Any:
+    agent = Agent(provider=mock(respond=ending_with(ending)), tools=[lookup_tool()])
+    with pytest.raises(BaseException):  # noqa: B017 - a failed run raises its failure, a cancelled one CancelledError
+        agent.run_sync("Where is A-1?")
+    assert agent.last_run is not None and agent.last_run.status == ending
+    return agent.last_run.recording
+
+
+def composed_run() -> Any:
+    def echo(tag: str) -> Agent:
+        return Agent(provider=mock(respond=lambda r: f"{tag}({r.messages[-1]['content']})"), name=tag)
+
+    fan = Parallel({"x": echo("x"), "y": Sequence({"z": echo("z")})},
+                   merge=lambda answers: " | ".join(answers.values()))
+    return Sequence({"a": echo("a"), "fan": fan}).run_sync("hi").recording
+
+
+def hand_made_run() -> Recording:
+    """A capture no agent makes: writes outside any step and after the last commit, two steps opened side by
+    side and closed out of order, a step left running, a decision, events of the runner's own."""
+    rec = Recorder("run-hand")
+    rec.begin("seed")
+    rec.write(("input", "message"), "set", "go")
+    rec.end()
+    rec.write(("loose",), "set", 1)  # outside any step: in no commit
+    rec.begin("route")
+    rec.decide("first match", [("urgent", {"message": "go"}, True)], "urgent")
+    rec.write(("route",), "set", "urgent")
+    rec.end()
+    left, _ = rec.open_step("left", 1, reads=[("input", "message")])
+    right, _ = rec.open_step("right", 1, reads=[("route",)])
+    rec.close_step(right, [(("out", "right"), "set", "R")])
+    rec.close_step(left, [(("out", "left"), "append", {"n": 1})], status="error")
+    rec.emit("tool_start", right, {"tool": "t", "args": {"k": [1, 2]}})
+    rec.begin("late", 2)
+    rec.read(("out", "left"))
+    rec.write(("late",), "merge", {"a": 1})  # never committed: the step is left running
+    return build_recording(rec, runner={"kind": "test"}, status="failed", input={"message": "go"}, answer=None,
+                           ended_ns=rec.started_ns + 1000)
+
+
+def otel_run() -> Any:
+    pytest.importorskip("pydantic_ai")
+    pytest.importorskip("opentelemetry.sdk")
+    from footprint_lab.otel import from_spans
+    from tests.test_otel_import import _spans
+
+    (run,) = from_spans(_spans())
+    return run.recording
+
+
+SHAPES: dict[str, Callable[[], Any]] = {
+    "agent": agent_run,
+    "redacted": lambda: agent_run(redact=Redaction(patterns={"order": r"[ABC]-\d"})),
+    "streamed": lambda: agent_run(mock={"stream": True}),
+    "failed": lambda: ending_run("failed"),
+    "cancelled": lambda: ending_run("cancelled"),
+    "composition": composed_run,
+    "llm call": lambda: LLMCall(provider=mock(reply="Short answer."), system="Be brief.").run_sync("Why?").recording,
+    "hand made": hand_made_run,
+    "otel": otel_run,
+}
+
+
+def every_recording(recording: Recording) -> list[Recording]:
+    return [recording, *(member for child in recording.children for member in every_recording(child))]
+
+
+def digests(recording: Recording) -> list[dict[str, str]]:
+    return [dict(member.seal.kinds) for member in every_recording(recording) if member.seal is not None]
+
+
+@pytest.mark.parametrize("shape", list(SHAPES))
+def test_the_chain_read_from_the_capture_is_the_chain_read_from_the_records(shape: str) -> None:
+    recording = SHAPES[shape]()
+    assert any(not getattr(r, kind).built for r in every_recording(recording) for kind in KINDS)
+    from_capture = digests(seal(recording))
+    assert recording.seal is not None and recording.seal.algorithm == ALGORITHM
+    for member in every_recording(recording):  # every list made into models, as a view makes them
+        for kind in KINDS:
+            list(getattr(member, kind))
+    assert digests(seal(recording)) == from_capture
+    data = json.loads(recording.model_dump_json())
+    saved = verify_saved(data)
+    assert saved is not None and saved.holds  # read on the saved data, no model built
+    assert verify(Recording.model_validate(data)).holds
+
+
+def saved_agent_run() -> dict[str, Any]:
+    recording = agent_run(seal=True)
+    return json.loads(recording.model_dump_json())
+
+
+def first(data: dict[str, Any], kind: str, test: Callable[[dict[str, Any]], bool]) -> int:
+    return next(n for n, record in enumerate(data[kind]) if test(record))
+
+
+@pytest.mark.parametrize(("kind", "pick", "change", "field"), [
+    ("events", lambda e: e["type"] == "write", lambda e: e["payload"].update(path="slots.system"), "payload"),
+    ("events", lambda e: e["type"] == "step_end", lambda e: e["payload"].update(status="error"), "payload"),
+    ("events", lambda e: e["type"] == "commit", lambda e: e["payload"].update(paths="answer"), "payload"),
+    ("events", lambda e: e["type"] == "read", lambda e: e["payload"].update(extra=1), "payload"),
+    ("events", lambda e: e["type"] == "llm_end", lambda e: e["payload"].update(output_tokens=99), "payload"),
+    ("events", lambda e: e["type"] == "tool_end", lambda e: e.update(run_id="run-other"), "run_id"),
+    ("commits", lambda c: c["step_id"].startswith("tool"), lambda c: c["entries"][0].update(verb="set"), "entries"),
+    ("exchanges", lambda x: x["iteration"] == 2, lambda x: x["response"]["usage"].update(input_tokens=7), "response"),
+    ("exchanges", lambda x: x["iteration"] == 2, lambda x: x["response"]["tool_calls"].pop(), "response"),
+])
+def test_an_edit_of_a_value_read_as_a_column_is_named_at_its_record(kind: str, pick: Any, change: Any,
+                                                                     field: str) -> None:
+    data = saved_agent_run()
+    if kind == "events":  # the saved form writes events as a table: edit the records the door reads back
+        data = json.loads(Recording.model_validate(data).model_dump_json(exclude={"seal"})) | {"seal": data["seal"]}
+    index = first(data, kind, pick)
+    change(data[kind][index])
+    assert verify_saved(data) is None
+    verdict = verify(Recording.model_validate(data))
+    assert (verdict.status, verdict.kind, verdict.index, verdict.field) == ("broken", kind, index, field)
+    assert verdict.step_id == data[kind][index]["step_id"]
+
+
+def test_a_payload_that_does_not_fit_its_routine_type_is_sealed_as_it_is_and_an_edit_of_it_is_named() -> None:
+    data = json.loads(agent_run().model_dump_json())
+    recording = Recording.model_validate(data)
+    events = recording.events
+    odd = next(n for n, event in enumerate(events) if event.type == "write")
+    events[odd].payload = {**events[odd].payload, "note": "kept beside the path"}
+    gone = next(n for n, event in enumerate(events) if event.type == "step_end")
+    events[gone].payload = {}
+    sealed = json.loads(seal(recording).model_dump_json())
+    assert verify_saved(sealed) is not None and verify(Recording.model_validate(sealed)).holds
+    edited = Recording.model_validate(sealed)
+    edited.events[odd].payload["note"] = "changed"
+    verdict = verify(edited)
+    assert (verdict.kind, verdict.index, verdict.field) == ("events", odd, "payload")
+
+
+def test_the_recorder_writes_routine_events_itself_with_the_keys_the_schema_names() -> None:
+    rec = Recorder("run-keys")
+    step = rec.begin("work", 1)
+    rec.read(("input", "message"))
+    rec.write(("answer",), "set", "done")
+    rec.end()
+    made = {type_: rec.payload(type_, payload, ref) for _, type_, step_id, payload, ref in zip(
+        rec.event_seqs, rec.event_types, rec.event_steps, rec.event_payloads, rec.event_refs, strict=True)}
+    assert {type_: tuple(payload) for type_, payload in made.items()} == ROUTINE_PAYLOADS
+    for type_ in ROUTINE_PAYLOADS:
+        with pytest.raises(ValueError, match="written by the recorder"):
+            rec.emit(type_, step, {})
+
+
+def test_a_notebook_sealed_with_the_columns_chain_still_verifies_on_its_data_and_names_an_edit(
+        tmp_path: Path) -> None:
+    """tests/recordings/sealed_chain4.ipynb was written by footprint_lab before routine events, commit
+    entries and responses were read as columns: a sealed agent run and a sealed composition."""
+    original = RECORDINGS / "sealed_chain4.ipynb"
+    outputs = [cell["outputs"][0]["data"] for cell in json.loads(original.read_text())["cells"][1:]]
+    assert {data[RECORDING_MIME]["seal"]["algorithm"] for data in outputs} == {COLUMNAR}
+    assert all((verdict := verify_saved(data[RECORDING_MIME])) is not None and verdict.holds for data in outputs)
+    assert [(v.status, v.display) for _, v in verify_file(original)] == [("holds", True), ("holds", True)]
+    forged = json.loads(original.read_text())
+    recording = forged["cells"][1]["outputs"][0]["data"][RECORDING_MIME]
+    recording["commits"][1]["entries"][0]["value"] = "forged"
+    path = tmp_path / "old.ipynb"
+    path.write_text(json.dumps(forged, indent=1))
+    verdicts = [verdict for _, verdict in verify_file(path)]
+    assert (verdicts[0].status, verdicts[0].kind, verdicts[0].index, verdicts[0].field) == (
+        "broken", "commits", 1, "entries")
+    assert verdicts[1].holds
