@@ -203,3 +203,54 @@ def test_a_notebook_sealed_with_the_columns_chain_still_verifies_on_its_data_and
     assert (verdicts[0].status, verdicts[0].kind, verdicts[0].index, verdicts[0].field) == (
         "broken", "commits", 1, "entries")
     assert verdicts[1].holds
+
+
+def shown_in_a_notebook(path: Path, change: Callable[[dict[str, Any]], Any]) -> tuple[Path, dict[str, Any]]:
+    """A notebook showing a sealed run, its output's events table changed by ``change``, and that recording."""
+    import nbformat
+
+    from tests.notebook_kit import displayed
+
+    output = displayed(Agent(provider=mock(replies=[{"tool": "lookup", "args": {"order": "A-1"}}, "Shipped."]),
+                             tools=[lookup_tool()], seal=True).run_sync("Where is A-1?"))
+    carried = output["data"][RECORDING_MIME]
+    assert isinstance(carried["events"], dict)  # a notebook output writes events as a table
+    change(carried["events"])
+    cell = nbformat.v4.new_code_cell("run")
+    cell.outputs = [output]
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    return path, carried
+
+
+def test_a_saved_table_is_read_as_its_columns_and_an_edited_cell_is_named(tmp_path: Path) -> None:
+    def edit(table: dict[str, Any]) -> None:
+        at = table["columns"].index("type")
+        row = next(row for row in table["rows"] if row[at] == "tool_end")
+        row[at] = "tool_start"
+
+    path, carried = shown_in_a_notebook(tmp_path / "edited.ipynb", edit)
+    assert verify_saved(carried) is None
+    ((_, verdict),) = verify_file(path)
+    assert (verdict.status, verdict.kind, verdict.field) == ("broken", "events", "type")
+    untouched, carried = shown_in_a_notebook(tmp_path / "untouched.ipynb", lambda table: None)
+    assert (verdict := verify_saved(carried)) is not None and verdict.holds
+    assert [v.holds for _, v in verify_file(untouched)] == [True]
+
+
+@pytest.mark.parametrize(("change", "holds"), [
+    # a column the model does not hold: the door refuses the recording, so it never holds
+    (lambda table: [table["columns"].append("reviewed"), *(row.append("ok") for row in table["rows"])], False),
+    # a field both written once and given as a column: the door reads the column, as sealed
+    (lambda table: table.setdefault("same", {}).update(type="write"), True),
+    # a column a record needs left out: the door refuses it
+    (lambda table: [row.pop(table["columns"].index("seq")) for row in table["rows"]] and table["columns"].remove("seq"),
+     False),
+])
+def test_a_table_the_check_on_data_cannot_read_as_sealed_is_left_to_the_door(tmp_path: Path, change: Any,
+                                                                           holds: bool) -> None:
+    path, carried = shown_in_a_notebook(tmp_path / "n.ipynb", change)
+    assert verify_saved(carried) is None
+    ((_, verdict),) = verify_file(path)
+    assert verdict.holds is holds
+    if not holds:
+        assert (verdict.status, verdict.kind) == ("broken", "recording")

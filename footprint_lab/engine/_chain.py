@@ -34,13 +34,14 @@ from __future__ import annotations
 import bisect
 import itertools
 import operator
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from footprint_lab.engine._exchange import LLMExchange, ResponseRecord, UsageRecord
 from footprint_lab.engine._records import CommitEntry
+from footprint_lab.engine._rows import transposed
 from footprint_lab.engine.schema import ROUTINE_PAYLOADS as ROUTINE
 
 #: the fields of what a nested record holds, in the model's order
@@ -80,35 +81,39 @@ def chained(kind: str, columns: list[Any], run_id: Any) -> list[Any]:
     return columns
 
 
-def routine_split(types: Sequence[str], payloads: Sequence[Any]) -> tuple[list[Any], list[list[Any]]]:
+def routine_split(types: Sequence[str], payloads: Sequence[Any]) -> tuple[list[Any], list[Any]]:
     """The events' payload column as the chain reads it, and the routine types' value columns.
 
-    Each routine type's payloads are gathered in one pass and read key by key in C loops; when one
-    of them is not a mapping of exactly its type's keys, the events are read one by one instead.
+    One pass, each payload looked at once (a long run's payloads lie all over the heap: every look
+    at one costs a trip to memory); when a payload of a routine type is not a mapping of exactly
+    its type's keys, the events are read again one by one (:func:`_split_each`).
     """
-    groups: dict[str, list[Any]] = {kind: [] for kind in ROUTINE}
+    taken: dict[str, tuple[list[Any], int, Callable[[dict[str, Any]], Any]]] = {
+        kind: ([], len(keys), _TAKE[kind]) for kind, keys in ROUTINE.items()}
+    get = taken.get
     main: list[Any] = []
     add = main.append
-    for kind, payload in zip(types, payloads, strict=True):
-        group = groups.get(kind)
-        if group is None:
-            add(payload)
-        else:
+    try:
+        for kind, payload in zip(types, payloads, strict=True):
+            spec = get(kind)
+            if spec is None:
+                add(payload)
+                continue
+            got, size, take = spec
+            if not isinstance(payload, dict) or len(payload) != size:
+                return _split_each(types, payloads)
             add(None)
-            group.append(payload)
-    values: list[list[Any]] = []
+            got.append(take(payload))
+    except KeyError:
+        return _split_each(types, payloads)
+    values: list[Any] = []
     for kind, keys in ROUTINE.items():
-        group = groups[kind]
-        if not (set(map(type, group)) <= _DICT and set(map(len, group)) <= {len(keys)}):
-            return _split_each(types, payloads)
-        try:
-            values.extend(list(map(operator.itemgetter(key), group)) for key in keys)
-        except KeyError:
-            return _split_each(types, payloads)
+        got = taken[kind][0]
+        values.extend(transposed(got, len(keys)) if len(keys) > 1 else [got])
     return main, values
 
 
-def _split_each(types: Sequence[str], payloads: Sequence[Any]) -> tuple[list[Any], list[list[Any]]]:
+def _split_each(types: Sequence[str], payloads: Sequence[Any]) -> tuple[list[Any], list[Any]]:
     """:func:`routine_split`, event by event: a payload of a routine type that is not a mapping of exactly
     its keys stays in the payload column, wrapped in a list."""
     main: list[Any] = []
@@ -117,7 +122,7 @@ def _split_each(types: Sequence[str], payloads: Sequence[Any]) -> tuple[list[Any
         keys = ROUTINE.get(kind)
         if keys is None:
             main.append(payload)
-        elif type(payload) is dict and len(payload) == len(keys) and all(key in payload for key in keys):
+        elif isinstance(payload, dict) and len(payload) == len(keys) and all(key in payload for key in keys):
             main.append(None)
             for key, column in zip(keys, columns[kind], strict=True):
                 column.append(payload[key])
@@ -150,13 +155,20 @@ def located(kind: str, columns: list[Any], name: str, index: int, run_id: Any) -
     return index, name
 
 
-_DICT = {dict}
+#: what takes a routine payload's values, in its type's key order (one value alone for one key)
+_TAKE = {kind: operator.itemgetter(*keys) for kind, keys in ROUTINE.items()}
+_OWN_FIELDS = operator.attrgetter("__dict__")
 
 
 def _whole(records: Any, fields: tuple[str, ...]) -> list[Any]:
     """Nested records as mappings of their fields (a model's own), each holding exactly ``fields``."""
-    out = [record.__dict__ if isinstance(record, BaseModel) else record for record in records]
-    if not (set(map(type, out)) <= _DICT and set(map(len, out)) <= {len(fields)}):
+    out = records if isinstance(records, list) else list(records)
+    if not all(map(isinstance, out, itertools.repeat(dict))):
+        try:  # models (a pydantic isinstance check costs a Python call: their own fields are read in C)
+            out = list(map(_OWN_FIELDS, out))
+        except AttributeError:  # models beside mappings
+            out = [record.__dict__ if isinstance(record, BaseModel) else record for record in out]
+    if not (all(map(isinstance, out, itertools.repeat(dict))) and set(map(len, out)) <= {len(fields)}):
         raise TypeError("a nested record that is not a whole record of its model")
     return out
 

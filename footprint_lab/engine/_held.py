@@ -37,7 +37,7 @@ from pydantic import BaseModel, TypeAdapter
 from footprint_lab.engine._chain import chained
 from footprint_lab.engine._recording import Recording, Seal
 from footprint_lab.engine._records import Annotation
-from footprint_lab.engine._saved_form import dereferenced, untables
+from footprint_lab.engine._saved_form import content_of, dereferenced, table_columns
 from footprint_lab.engine._saved_json import NestingTooDeep, collector_paused, parse_json
 from footprint_lab.engine._seal import _HEADER, ALGORITHM, COLUMNED, COLUMNS, KINDS, Verdict, _head, _text, columns_of
 from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
@@ -73,7 +73,7 @@ def verify_saved(data: Any) -> Verdict | None:
         made = Seal.model_validate(saved)
         _NOTES.validate_python(data.get("annotations", []))  # outside the seal, but held to the schema too
         with collector_paused():  # tens of thousands of records, made and let go: no cycle among them
-            records = dereferenced(untables(_defaults_in_tables(data)))
+            records = dereferenced(data)  # its tables stay tables: read as columns as they are
             for kind, items in _saved_kinds(records, made.algorithm):
                 if made.kinds.get(kind) != hashlib.sha256(_text(kind, items)).hexdigest():
                     return None
@@ -86,45 +86,34 @@ def verify_saved(data: Any) -> Verdict | None:
 
 
 def _saved_kinds(data: dict[str, Any], algorithm: str) -> list[tuple[str, list[Any]]]:
-    """The header and each record kind as ``algorithm`` (a columns chain) encodes them, from record-form
-    data: a kind of records as its columns, each record holding every field of its model and nothing
-    else (under this library's chain, its nested values as columns of their own)."""
+    """The header and each record kind as ``algorithm`` (a columns chain) encodes them, from saved data
+    (its references read): a kind of records as its columns, each record holding every field of its
+    model and nothing else (under this library's chain, its nested values as columns of their own). A
+    kind saved as a table is read as its columns as they stand, no record made of a row."""
     header = _complete({name: data[name] for name in _HEADER if name in data}, Recording)
     kinds: list[tuple[str, list[Any]]] = [("header", [{name: header[name] for name in _HEADER}])]
     for kind in KINDS:
         items = data.get(kind, [])
         model = _item_model(Recording.model_fields[kind].annotation)
-        if not isinstance(items, list):
-            raise TypeError(kind)
-        if model is not None and kind not in _TABLED:  # a table's defaults were put back as columns
-            items = _completed(items, model)
-        if kind in COLUMNS:
-            fields = COLUMNS[kind]
-            if not _whole(items, len(fields)):
-                raise TypeError(kind)  # a field the model does not know: the model refuses it by name
-            items = columns_of(items, fields)
-            if algorithm == ALGORITHM:
-                items = chained(kind, items, header["run_id"])
+        if kind in _TABLED and isinstance(items, dict):
+            assert model is not None
+            items = table_columns(items, model, _shape(model)[0])
+            if kind == "context_pieces":  # a content saved as a reference to a message, read
+                at = COLUMNS[kind].index("content")
+                items[at] = [content_of(content, data.get("messages") or []) for content in items[at]]
+        else:
+            if not isinstance(items, list):
+                raise TypeError(kind)
+            if model is not None and kind not in _TABLED:  # a table's records are whole, its defaults written
+                items = _completed(items, model)
+            if kind in COLUMNS:
+                if not _whole(items, len(COLUMNS[kind])):
+                    raise TypeError(kind)  # a field the model does not know: the model refuses it by name
+                items = columns_of(items, COLUMNS[kind])
+        if kind in COLUMNS and algorithm == ALGORITHM:
+            items = chained(kind, items, header["run_id"])
         kinds.append((kind, items))
     return kinds
-
-
-def _defaults_in_tables(data: dict[str, Any]) -> dict[str, Any]:
-    """Recording data whose tables name every field: a column the saved form left out (every row at its
-    default) is put back as one value for all rows."""
-    out = dict(data)
-    for kind in _TABLED:
-        table = data.get(kind)
-        if (isinstance(table, dict) and isinstance(table.get("columns"), list)
-                and isinstance(table.get("same", {}), dict)):
-            model = _item_model(Recording.model_fields[kind].annotation)
-            assert model is not None
-            defaults, _ = _shape(model)
-            named = {*table["columns"], *table.get("same", {})}
-            missing = {name: value for name, value in defaults.items() if name not in named}
-            if missing:
-                out[kind] = {**table, "same": {**missing, **table.get("same", {})}}
-    return out
 
 
 @functools.cache

@@ -16,6 +16,8 @@ import itertools
 import operator
 from typing import TYPE_CHECKING, Any, TypeGuard
 
+from pydantic import BaseModel
+
 from footprint_lab.engine._records import ContextPiece, Data, Event, Read, Step
 from footprint_lab.engine._saved_json import collector_paused
 from footprint_lab.engine.schema import MESSAGE_REF, MESSAGES
@@ -92,16 +94,54 @@ def untables(data: Any) -> Any:
 
 def _untable(table: dict[str, Any]) -> Any:
     """A table back to its records; anything else is given back for the schema to refuse by field."""
-    columns, rows, same = table.get("columns"), table.get("rows"), table.get("same", {})
-    if not (isinstance(columns, list) and all(isinstance(name, str) for name in columns) and isinstance(rows, list)
-            and isinstance(same, dict) and all(map(isinstance, rows, itertools.repeat(list)))
-            and set(map(len, rows)) <= {len(columns)}):
+    if not _is_table(table):
         return table
+    columns, rows, same = table["columns"], table["rows"], table.get("same", {})
     # each row's dict made in C loops (no Python step per row): a long run's tables hold tens of thousands
     names, extra = [*same, *columns], list(same.values())
     rows_named = map(operator.add, itertools.repeat(extra), rows) if extra else rows
     with collector_paused():
         return list(map(dict, map(zip, itertools.repeat(names), rows_named)))
+
+
+def _is_table(table: dict[str, Any]) -> bool:
+    """Whether ``table`` is a table as :func:`packed` writes one: names, rows of one value per name, and
+    the columns written once (``same``)."""
+    columns, rows, same = table.get("columns"), table.get("rows"), table.get("same", {})
+    return (isinstance(columns, list) and all(isinstance(name, str) for name in columns) and isinstance(rows, list)
+            and isinstance(same, dict) and all(map(isinstance, rows, itertools.repeat(list)))
+            and set(map(len, rows)) <= {len(columns)})
+
+
+def table_columns(table: Any, model: type[BaseModel], defaults: dict[str, Any]) -> list[Any]:
+    """A saved table as ``model``'s columns, in its fields' order, without making a record of a row: the
+    rows turned into columns in C, a column written once (``same``) or left out (every row at its
+    default, from ``defaults``) repeated for every row. Raises ``TypeError`` for what is no such table,
+    or names a field the model has not, or leaves out one it needs (the schema names it)."""
+    if not isinstance(table, dict) or not _is_table(table):
+        raise TypeError("not a table")
+    names, rows, same = table["columns"], table["rows"], table.get("same", {})
+    fields = tuple(model.model_fields)
+    if not {*names, *same} <= set(fields) or len(set(names)) != len(names) or set(names) & set(same):
+        raise TypeError("a table naming what its model does not hold, or a field twice")
+    count = len(rows)
+    by_name = dict(zip(names, zip(*rows, strict=True), strict=True)) if rows else dict.fromkeys(names, ())
+    columns = []
+    for name in fields:
+        if name in by_name:
+            columns.append(by_name[name])
+        elif name in same or name in defaults:
+            columns.append([same[name] if name in same else defaults[name]] * count)
+        else:
+            raise TypeError("a table that leaves out a field its model needs")
+    return columns
+
+
+def content_of(content: Any, messages: list[Any]) -> Any:
+    """A context piece's content as saved, read: the text of the message a reference names
+    (:func:`reference`), or the content as it is."""
+    text = _message_of(content, messages)
+    return content if text is None else text
 
 
 def reference(data: dict[str, Any]) -> None:
@@ -197,8 +237,11 @@ def _message_of(content: Any, messages: list[Any]) -> str | None:
 
 
 def _piece_content(piece: Any, messages: list[Any]) -> Any:
-    text = _message_of(piece.get("content"), messages) if isinstance(piece, dict) else None
-    return piece if text is None else {**piece, "content": text}
+    if not isinstance(piece, dict):
+        return piece
+    content = piece.get("content")
+    text = content_of(content, messages)
+    return piece if text is content else {**piece, "content": text}
 
 
 def _is_index(value: Any, items: list[Any]) -> TypeGuard[int]:
