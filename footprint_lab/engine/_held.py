@@ -28,6 +28,7 @@ import contextlib
 import functools
 import hashlib
 import itertools
+import operator
 import types
 import typing
 from typing import Any
@@ -162,10 +163,32 @@ def _optional_model(annotation: Any) -> type[BaseModel] | None:
 def _completed(records: list[Any], model: type[BaseModel]) -> list[Any]:
     """Saved records of ``model``, each completed (:func:`_complete`); the very list given when none holds a
     model and each holds as many fields as the model has (told in C loops: a long run saves tens of
-    thousands of commit entries, each written whole). A record that is no mapping is left for the encoder."""
-    if not _shape(model)[1] and _whole(records, _field_count(model)):
-        return records
-    return [_complete(record, model) for record in records]
+    thousands of commit entries, each written whole). A record that is no mapping is left for the encoder.
+
+    Records whole at their own level whose nested records are lists of flat records (a commit's entries)
+    have those completed in one pass over all of them, and only a record whose list changed is copied."""
+    count = _field_count(model)
+    _, nested = _shape(model)
+    if not nested:
+        return records if _whole(records, count) else [
+            record if isinstance(record, dict) and len(record) == count else _complete(record, model)
+            for record in records]
+    if not (all(many and not _shape(inner)[1] for inner, many in nested.values()) and _whole(records, count)):
+        return [_complete(record, model) for record in records]
+    out = records
+    for name, (inner, _) in nested.items():
+        lists = list(map(operator.itemgetter(name), out))
+        if not all(map(isinstance, lists, itertools.repeat(list))):
+            return [_complete(record, model) for record in records]
+        flat = list(itertools.chain.from_iterable(lists))
+        made = _completed(flat, inner)
+        if made is flat:
+            continue
+        ends = list(itertools.accumulate(map(len, lists)))
+        out = [record if all(map(operator.is_, made[end - len(listed):end], listed)) else
+               {**record, name: made[end - len(listed):end]} for record, listed, end in zip(out, lists, ends,
+                                                                                          strict=True)]
+    return out
 
 
 def _whole(records: list[Any], count: int) -> bool:

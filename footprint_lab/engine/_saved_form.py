@@ -193,9 +193,10 @@ def dereferenced(data: Any) -> Any:
     if not isinstance(messages, list) or not messages:
         return data
     commits, pieces = data.get("commits"), data.get("context_pieces")
-    if isinstance(commits, list) and any(_refers(entry) for commit in commits if isinstance(commit, dict)
-                                         for entry in _entries(commit)):
-        data = {**data, "commits": [_commit_values(commit, messages) for commit in commits]}
+    if isinstance(commits, list):
+        read = [_commit_values(commit, messages) for commit in commits]
+        if any(map(operator.is_not, read, commits)):
+            data = {**data, "commits": read}
     if isinstance(pieces, list) and any(isinstance(piece, dict) and _message_of(piece.get("content"), messages)
                                         is not None for piece in pieces):
         data = {**data, "context_pieces": [_piece_content(piece, messages) for piece in pieces]}
@@ -213,7 +214,14 @@ def _refers(entry: Any) -> bool:
 
 def _commit_values(commit: Any, messages: list[Any]) -> Any:
     """A commit with each entry's reference read: the message it names, or a value written beside it."""
-    if not isinstance(commit, dict) or not any(_refers(entry) for entry in _entries(commit)):
+    if not isinstance(commit, dict):
+        return commit
+    try:  # told in C for most commits (an entry that is no mapping is looked at one by one)
+        if not any(map(operator.contains, _entries(commit), itertools.repeat(MESSAGE_REF))):
+            return commit
+    except TypeError:
+        pass
+    if not any(map(_refers, _entries(commit))):
         return commit
     entries = []
     for entry in _entries(commit):
