@@ -91,7 +91,7 @@ def _saved_kinds(data: dict[str, Any], algorithm: str) -> list[tuple[str, list[A
     (its references read): a kind of records as its columns, each record holding every field of its
     model and nothing else (under this library's chain, its nested values as columns of their own). A
     kind saved as a table is read as its columns as they stand, no record made of a row."""
-    header = _complete({name: data[name] for name in _HEADER if name in data}, Recording)
+    (header,) = _completed([{name: data[name] for name in _HEADER if name in data}], Recording)
     kinds: list[tuple[str, list[Any]]] = [("header", [{name: header[name] for name in _HEADER}])]
     for kind in KINDS:
         items = data.get(kind, [])
@@ -161,33 +161,40 @@ def _optional_model(annotation: Any) -> type[BaseModel] | None:
 
 
 def _completed(records: list[Any], model: type[BaseModel]) -> list[Any]:
-    """Saved records of ``model``, each completed (:func:`_complete`); the very list given when none holds a
-    model and each holds as many fields as the model has (told in C loops: a long run saves tens of
-    thousands of commit entries, each written whole). A record that is no mapping is left for the encoder.
+    """Saved records of ``model`` with every field each left at its default put back, nested records too;
+    the very list given when nothing was left out. A record that is no mapping is left for the encoder.
 
-    Records whole at their own level whose nested records are lists of flat records (a commit's entries)
-    have those completed in one pass over all of them, and only a record whose list changed is copied."""
+    Level by level, not record by record: the records missing a field are completed (told in C loops:
+    a long run saves tens of thousands of commit entries, nearly all whole), then each field that holds
+    records is completed over all of them at once (every commit's entries in one list, every exchange's
+    response in another), and only a record whose nested records changed is copied.
+    """
     count = _field_count(model)
-    _, nested = _shape(model)
-    if not nested:
-        return records if _whole(records, count) else [
-            record if isinstance(record, dict) and len(record) == count else _complete(record, model)
-            for record in records]
-    if not (all(many and not _shape(inner)[1] for inner, many in nested.values()) and _whole(records, count)):
-        return [_complete(record, model) for record in records]
-    out = records
-    for name, (inner, _) in nested.items():
-        lists = list(map(operator.itemgetter(name), out))
-        if not all(map(isinstance, lists, itertools.repeat(list))):
-            return [_complete(record, model) for record in records]
-        flat = list(itertools.chain.from_iterable(lists))
-        made = _completed(flat, inner)
-        if made is flat:
-            continue
-        ends = list(itertools.accumulate(map(len, lists)))
-        out = [record if all(map(operator.is_, made[end - len(listed):end], listed)) else
-               {**record, name: made[end - len(listed):end]} for record, listed, end in zip(out, lists, ends,
-                                                                                          strict=True)]
+    defaults, nested = _shape(model)
+    out = records if _whole(records, count) else [
+        record if isinstance(record, dict) and len(record) == count else _own_fields(record, defaults, count)
+        for record in records]
+    for name, (inner, many) in nested.items():
+        kind = list if many else dict
+        values = [record.get(name) if isinstance(record, dict) else None for record in out]
+        at = [n for n, value in enumerate(values) if isinstance(value, kind)]
+        taken: list[Any] = [values[n] for n in at]
+        if many:
+            flat = list(itertools.chain.from_iterable(taken))
+            made = _completed(flat, inner)
+            if made is flat:
+                continue
+            ends = itertools.accumulate(map(len, taken))
+            news = [made[end - len(listed):end] for listed, end in zip(taken, ends, strict=True)]
+            changed = [(n, new) for n, old, new in zip(at, taken, news, strict=True)
+                       if any(map(operator.is_not, new, old))]
+        else:
+            news = _completed(taken, inner)
+            changed = [(n, new) for n, old, new in zip(at, taken, news, strict=True) if new is not old]
+        if changed:
+            out = list(out)
+            for n, new in changed:
+                out[n] = {**out[n], name: new}
     return out
 
 
@@ -196,29 +203,13 @@ def _whole(records: list[Any], count: int) -> bool:
     return all(map(isinstance, records, itertools.repeat(dict))) and all(map(count.__eq__, map(len, records)))
 
 
-def _complete(record: Any, model: type[BaseModel]) -> Any:
-    """A saved record with every field it left at its default put back, nested models too."""
-    if not isinstance(record, dict):
+def _own_fields(record: Any, defaults: dict[str, Any], count: int) -> Any:
+    """A saved record with each of its own fields it left at its default put back (its nested records as
+    they are)."""
+    if not isinstance(record, dict) or len(record) >= count:  # a record holds each field at most once
         return record
-    defaults, nested = _shape(model)
-    out = record
-    if len(record) < _field_count(model):  # some field was left out (a record holds each at most once)
-        missing = [name for name in defaults if name not in record]
-        out = {**{name: defaults[name] for name in missing}, **record} if missing else record
-    for name, (inner, many) in nested.items():
-        value = out.get(name)
-        if many and isinstance(value, list):
-            made = _completed(value, inner)
-        elif not many and isinstance(value, dict):
-            made = _complete(value, inner)
-        else:
-            continue
-        if made is value:
-            continue
-        if out is record:
-            out = dict(record)
-        out[name] = made
-    return out
+    missing = [name for name in defaults if name not in record]
+    return {**{name: defaults[name] for name in missing}, **record} if missing else record
 
 
 # -- what an output displays ---------------------------------------------------------------------

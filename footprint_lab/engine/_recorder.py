@@ -251,7 +251,7 @@ class Recorder:
         """
         if type_ in ROUTINE_PAYLOADS:
             raise ValueError("emit: a routine event (a step's start or end, a read, a write, a commit) is written "
-                             "by the recorder with the record it reports")
+                             "by the recorder with the record it reports; call begin, read, write or end instead")
         if self.policy is not None:
             payload = self.policy.scrub(payload)
         self._event(type_, step_id, payload)
