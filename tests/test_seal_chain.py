@@ -171,6 +171,16 @@ def test_a_payload_that_does_not_fit_its_routine_type_is_sealed_as_it_is_and_an_
     assert (verdict.kind, verdict.index, verdict.field) == ("events", odd, "payload")
 
 
+def test_an_edited_run_id_is_named_at_its_event_when_events_held_other_run_ids_as_sealed() -> None:
+    recording = Recording.model_validate(json.loads(agent_run().model_dump_json()))
+    recording.events[2].run_id = "run-member"  # so it was sealed: the column is written whole
+    edited = Recording.model_validate(json.loads(seal(recording).model_dump_json()))
+    assert verify(edited).holds
+    edited.events[7].run_id = "run-other"
+    verdict = verify(edited)
+    assert (verdict.kind, verdict.index, verdict.field) == ("events", 7, "run_id")
+
+
 def test_the_recorder_writes_routine_events_itself_with_the_keys_the_schema_names() -> None:
     rec = Recorder("run-keys")
     step = rec.begin("work", 1)

@@ -136,9 +136,11 @@ def located(kind: str, columns: list[Any], name: str, index: int, run_id: Any) -
     stands for."""
     if kind == "events":
         types, main = columns[2], columns[4]
-        if name == "run_id":
+        if name == "run_id":  # sealed as null (every event the recording's own) and now a list: the first other one
             run_ids = columns[1] or ()
-            return next((at for at, value in enumerate(run_ids) if value != run_id), 0), name
+            if index < len(run_ids) and run_ids[index] != run_id:
+                return index, name
+            return next((at for at, value in enumerate(run_ids) if value != run_id), index), name
         if name in VALUE_COLUMNS:
             routine = name.split(".", 1)[0]
             places = [at for at, (kind_, payload) in enumerate(zip(types, main, strict=True))
