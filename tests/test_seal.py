@@ -282,15 +282,28 @@ def test_a_seal_first_saved_gets_its_proof_and_locator_together_and_they_locate_
     assert (verdict.kind, verdict.index, verdict.field) == ("commits", index, "entries")
 
 
-def test_a_record_edited_between_the_proof_and_its_locator_is_caught_and_named_by_kind() -> None:
+def test_a_record_edited_between_the_proof_and_its_locator_is_caught_and_named() -> None:
     recording = sealed_run().recording
     assert recording.seal is not None and recording.seal.head  # the proof, from the records as the run left them
     recording.steps[1].status = "edited"  # the records built, one changed, before anything saved the seal
-    assert recording.seal.tags.get("steps") is None and "commits" in recording.seal.tags
+    assert {"steps", "commits"} <= set(recording.seal.tags)  # the locator too is the run's as it ended
     for copy_ in (recording, Recording.model_validate_json(recording.model_dump_json())):
         verdict = verify(copy_)
-        assert (verdict.status, verdict.kind, verdict.index) == ("broken", "steps", None)
+        assert (verdict.status, verdict.kind, verdict.index, verdict.field) == ("broken", "steps", 1, "status")
         assert "changed after the run was sealed" in str(verdict)
+
+
+@pytest.mark.parametrize("edit", [
+    lambda recording: setattr(recording, "answer", "Both orders were lost."),
+    lambda recording: setattr(recording.commits[1].entries[0], "value", "forged"),  # a record changed in place
+])
+def test_an_edit_before_the_owed_seal_is_first_read_is_never_sealed_in(edit: Any) -> None:
+    """``seal=True`` owes each run the seal it had when it ended: an edit made before anything read the seal
+    breaks it, at the first check and in every saved copy."""
+    recording = sealed_run().recording
+    edit(recording)
+    assert not verify(recording) and not verify(recording)
+    assert not verify(Recording.model_validate_json(recording.model_dump_json()))
 
 
 @pytest.mark.parametrize("read", [True, False])

@@ -264,3 +264,80 @@ def test_a_table_the_check_on_data_cannot_read_as_sealed_is_left_to_the_door(tmp
     assert verdict.holds is holds
     if not holds:
         assert (verdict.status, verdict.kind) == ("broken", "recording")
+
+
+def test_values_a_provider_or_a_scorer_gives_in_other_types_are_sealed_as_a_saved_copy_reads_them() -> None:
+    """A count given as 12.0, a flag as 1, a model name as a number, a score as numpy's float: the run goes on
+    with each as the recording holds it, so its seal holds after a save, and the loaded copy reads them so."""
+    import numpy as np
+
+    from footprint_lab.context import define_rag
+    from footprint_lab.providers.types import LLMResponse, Usage
+
+    class Scores:
+        def scores(self, query: str) -> list[Any]:
+            return [np.float64(2.5e-05), np.float64(0.75)]
+
+    class Scorer:
+        name = "custom"
+
+        def index(self, texts: list[str]) -> Scores:
+            return Scores()
+
+    rag = define_rag(id="docs", corpus=["Parcels ship daily.", "Invoices go out monthly."], scorer=Scorer(), top_k=2)
+    odd = LLMResponse(content="Daily.", usage=Usage(12.0, True, 0, 0, 1), model=5)  # type: ignore[arg-type]
+    recording = Agent(provider=mock(respond=lambda request: odd), context=[rag], seal=True).run_sync("When?").recording
+    loaded = Recording.model_validate_json(recording.model_dump_json())
+    assert verify(loaded).holds and verify(recording).holds
+    response = loaded.exchanges[0].response
+    assert (response.usage.input_tokens, response.usage.output_tokens, response.usage.estimated) == (12, 1, True)
+    assert response.model == "5"
+
+
+def test_an_output_displaying_json_nested_past_the_reader_is_broken_not_a_crash(tmp_path: Path) -> None:
+    import nbformat
+
+    from tests.notebook_kit import displayed
+
+    output = displayed(Agent(provider=mock(reply="Shipped."), seal=True).run_sync("Where is A-1?"))
+    output["data"]["application/json"] = "[" * 300 + "]" * 300  # a MIME type added, its JSON stored as text
+    cell = nbformat.v4.new_code_cell("run")
+    cell.outputs = [output]
+    path = tmp_path / "deep.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    ((_, verdict),) = verify_file(path)
+    assert (verdict.status, verdict.kind, verdict.field) == ("broken", "display", "application/json")
+
+
+def test_an_edited_algorithm_name_is_named_as_the_seal_altered() -> None:
+    data = saved_agent_run()
+    for other in (COLUMNAR, "sha256-chain/3", "sha256-chain/2"):
+        data["seal"]["algorithm"] = other
+        verdict = verify(Recording.model_validate(data))
+        assert (verdict.status, verdict.kind, verdict.field) == ("broken", "seal", "algorithm")
+
+
+def test_a_run_id_set_back_to_the_recordings_own_is_named_at_its_event() -> None:
+    recording = Recording.model_validate(json.loads(agent_run().model_dump_json()))
+    recording.events[5].run_id = "run-member"
+    edited = Recording.model_validate(json.loads(seal(recording).model_dump_json()))
+    edited.events[5].run_id = edited.run_id  # every event the recording's own again: the column reads null
+    verdict = verify(edited)
+    assert (verdict.kind, verdict.index, verdict.field) == ("events", 5, "run_id")
+
+
+@pytest.mark.parametrize("number", ["NaN", "Infinity", "-Infinity", "1e400"])
+def test_a_number_json_cannot_write_reads_as_null_as_it_was_sealed(number: str) -> None:
+    """footprint_lab saves a value that is no finite number as ``null`` (so does orjson, which the seal hashes
+    with); its JSON door reads ``NaN``, ``Infinity`` and numbers past the float range as ``null`` too, so
+    the value a reader loads is the value that was sealed, whatever stands in the file."""
+    from footprint_lab import load_recording
+
+    text = agent_run(seal=True).model_dump_json()
+    data = json.loads(text)
+    index, at = next((n, k) for n, commit in enumerate(data["commits"]) for k, entry in enumerate(commit["entries"])
+                     if "value" in entry and entry["value"] is None)
+    data["commits"][index]["entries"][at]["value"] = "NUMBER"
+    edited = json.dumps(data).replace('"NUMBER"', number)
+    loaded = load_recording(edited)
+    assert loaded.commits[index].entries[at].value is None and verify(loaded).holds

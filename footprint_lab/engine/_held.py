@@ -223,7 +223,7 @@ def _shown(mime: str, value: Any) -> bytes:
     if isinstance(value, list) and all(isinstance(line, str) for line in value):
         value = "".join(value)
     if isinstance(value, str) and mime.endswith("json"):
-        with contextlib.suppress(ValueError):
+        with contextlib.suppress(ValueError, NestingTooDeep):  # text that is no JSON data is held as text
             value = parse_json(value)
     if isinstance(value, str):
         if mime.startswith("image/") and not mime.endswith("+xml"):  # base64: its line breaks do not count

@@ -88,9 +88,11 @@ class PendingSeal(Seal):
     It is worked out in two parts. Reading the head, the digests or any other field (and
     ``verify``) works out the proof; the locator ``tags``, which only say *where* a broken seal
     broke, are made when they are read or the seal is compared, copied or dumped, from the
-    same records, each kind's text checked against its digest first (a kind changed in
-    between gets no tag: a later check then names the kind, not the record). A seal whose
-    first use needs the tags too (a save, a copy, a comparison) gets both in one pass.
+    same values, each kind's text checked against its digest first (a kind changed in
+    between gets no tag: a later check then names the kind, not the record). The records are
+    read from the run's capture, not from the recording's lists, so records made and changed
+    in place before the seal is read are not sealed in (``engine._seal``). A seal whose first
+    use needs the tags too (a save, a copy, a comparison) gets both in one pass.
     """
 
     __slots__ = ("_make", "_tags")

@@ -239,8 +239,8 @@ def _walk(value: Any) -> Any:
         return _walk(value.value)
     if value is None or isinstance(value, str | bool | int):  # subclasses
         return value
-    if isinstance(value, float):
-        return value if math.isfinite(value) else None
+    if isinstance(value, float):  # a subclass (numpy's float64) as the float it is: orjson writes that one
+        return float(value) if math.isfinite(value) else None
     if isinstance(value, uuid.UUID):
         return str(value)
     if isinstance(value, set | frozenset):

@@ -11,7 +11,11 @@ notebook back) recurses too, well before 1,024 levels.
 Rule kept here: :func:`parse_json` is the one place footprint_lab parses JSON that comes back
 from a file: a notebook, a saved recording or checkpoint, a tool catalog, and the JSON text a
 notebook carries inside (a recording held by a widget trait, a tool result stored as its JSON).
-It parses with the standard library (numbers, ``NaN`` and escapes read as they always did),
+It parses with the standard library (numbers and escapes read as they always did), but for a
+number JSON cannot write, which it reads as ``null``: ``NaN``, ``Infinity`` and a number past the
+float range (``1e400``), none of which footprint_lab or orjson writes (a value that is no finite
+number is saved as ``null``), so a seal, hashing what orjson writes, reads the same value the
+reader gets (a file holding ``Infinity`` where ``null`` was sealed reads back as sealed); it
 then measures the nesting level by level, without recursion; past :data:`MAX_NESTING` levels
 it raises :class:`NestingTooDeep`, which each door turns into its own refusal by name. A string
 escape that decodes to a lone surrogate (``"\\ud800"``: no character, it could not be written
@@ -27,6 +31,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import json
+import math
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -53,7 +58,7 @@ def parse_json(raw: str | bytes | bytearray) -> Any:
     """``raw`` parsed as JSON; ``ValueError`` when it is not JSON, :class:`NestingTooDeep` when too deep."""
     try:
         with collector_paused():
-            value = json.loads(raw)
+            value = json.loads(raw, parse_float=_finite, parse_constant=_no_number)
     except RecursionError:  # deeper than the parser's own reach: deeper than the bound anyway
         raise NestingTooDeep from None
     if _openings(raw) > MAX_NESTING and nesting(value) > MAX_NESTING:  # fewer openings cannot nest deeper
@@ -66,6 +71,17 @@ def parse_json(raw: str | bytes | bytearray) -> Any:
     if unsound:
         raise ValueError("the text holds a lone surrogate, which is no character")
     return value
+
+
+def _finite(text: str) -> float | None:
+    """A JSON number with a point or an exponent, ``None`` past the float range."""
+    value = float(text)
+    return value if math.isfinite(value) else None
+
+
+def _no_number(name: str) -> None:
+    """``NaN``, ``Infinity`` or ``-Infinity``: no number JSON can write, read as ``null``."""
+    return None
 
 
 @contextlib.contextmanager

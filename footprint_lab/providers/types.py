@@ -99,6 +99,17 @@ class Usage:
     cache_write_tokens: int = 0
     estimated: bool = False
 
+    def counted(self) -> Usage:
+        """These counts as a recording holds them: each a whole number (a count given as ``12.0`` or
+        ``True`` read as ``12`` or ``1``), ``estimated`` a flag; a count that is no whole number is
+        not known, so it reads ``0`` and the usage ``estimated``."""
+        counts = (self.input_tokens, self.output_tokens, self.cache_read_tokens, self.cache_write_tokens)
+        if all(type(count) is int for count in counts) and type(self.estimated) is bool:
+            return self
+        taken, given, read, written = (_whole_number(count) for count in counts)
+        return Usage(taken or 0, given or 0, read or 0, written or 0,
+                     estimated=None in (taken, given, read, written) or self.estimated not in (False, 0))
+
     def as_dict(self) -> dict[str, Any]:
         return {
             "input_tokens": self.input_tokens,
@@ -107,6 +118,20 @@ class Usage:
             "cache_write_tokens": self.cache_write_tokens,
             "estimated": self.estimated,
         }
+
+
+def _whole_number(value: Any) -> int | None:
+    """``value`` as a plain int when it is a whole number (a bool, an int of any class, a float with nothing
+    after the point), else ``None``."""
+    if isinstance(value, int):
+        return int(value)
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+def _floats(choice: TokenChoice) -> bool:
+    return type(choice.logprob) is float and all(type(logprob) is float for _, logprob in choice.top)
 
 
 class MessagesView(Sequence[dict[str, Any]]):
@@ -197,14 +222,25 @@ class LLMResponse:
 
     def made_sound(self) -> LLMResponse:
         """This response with every lone surrogate in its text and tool calls made U+FFFD
-        (:mod:`footprint_lab.engine._unicode`), and every tool call's id a plain token
-        (:func:`plain_call_id`): what the run goes on with is what can be saved and shown.
-        (The HTTP wires make what they decode sound as they decode it, ``wire`` included.)"""
+        (:mod:`footprint_lab.engine._unicode`), every tool call's id a plain token
+        (:func:`plain_call_id`), and each value of the kind the recording holds it as (text as
+        text, counts as whole numbers, log-probabilities as floats): what the run goes on with is
+        what can be saved, shown and read back the same, so a seal made at the run's end holds
+        after a save. (The HTTP wires make what they decode sound as they decode it, ``wire``
+        included.)"""
+        self.content, self.stop_reason, self.model = (
+            value if value is None or type(value) is str else str(value)
+            for value in (self.content, self.stop_reason, self.model))
         if self.content is not None:
             self.content = sound_text(self.content)
         if self.tool_calls:
             self.tool_calls = [ToolCall(plain_call_id(call.id), *sound((call.name, call.args)))
                                for call in self.tool_calls]
+        self.usage = self.usage.counted()
+        if self.logprobs and not all(_floats(choice) for choice in self.logprobs):
+            self.logprobs = [TokenChoice(choice.token, float(choice.logprob),
+                                         tuple((token, float(logprob)) for token, logprob in choice.top))
+                             for choice in self.logprobs]
         return self
 
 
