@@ -172,7 +172,7 @@ def main() -> None:
     report.add("run + save (model_dump_json), seal=True", [cost["saved_sealed"]], size="5 iterations",
                goal="(reference)", peer="same, seal=False", peer_samples=[cost["saved"]],
                ratio=cost["saved_sealed"] / cost["saved"])
-    costs = sealed_run_cost(4 if quick else 60)
+    costs = sealed_run_cost(4 if quick else 120)
     ratio = median(costs["sealed"]) / median(costs["plain"])
     report.add("5-iteration run, its seal worked out (seal.head)", costs["sealed"], size="5 iterations",
                goal=f"<= {SEALED_RUN_GOAL}x the run unsealed", met=ratio <= SEALED_RUN_GOAL,

@@ -124,7 +124,7 @@ def build_recording(
         return [ids, paths if raw else list(map(list, paths)), writers, _each(sweep, summaries)]
 
     paths, verbs, values = recorder.entry_paths, recorder.entry_verbs, recorder.entry_values
-    n_entries = len(paths)
+    n_entries, in_order = len(paths), recorder.ended_in_order
 
     def commit_columns(raw: bool) -> list[Any]:
         made = native_each(raw)(values[:commits[n_commits - 1][2]] if n_commits else [])
@@ -189,7 +189,11 @@ def build_recording(
         taken = types[:n_events]
         written = list(map(dotted, paths[:n_entries]))
         took_reads, started = reads[:n_reads], steps[:n_steps]
-        ended = [steps[ref][5] for kind, ref in zip(taken, refs, strict=False) if kind == "step_end"]
+        statuses = list(map(_SIXTH, started))
+        # the steps' ends in the order they came: the steps' own order when each step ended once, each the
+        # last one opened then (a step's end comes with its commit), else read from the events' refs
+        ended = statuses if (in_order and n_commits == n_steps and "running" not in statuses) else [
+            steps[ref][5] for kind, ref in zip(taken, refs, strict=False) if kind == "step_end"]
         return [seqs[:n_events].tolist(), None, taken, event_steps[:n_events], payloads[:n_events],
                 written, verbs[:n_entries], list(map(dotted, map(_SECOND, took_reads))), list(map(_THIRD, took_reads)),
                 list(map(_THIRD, started)), list(map(_SECOND, started)), ended,
@@ -414,8 +418,9 @@ def _each(sweep: Callable[[Any], Any], column: list[Any]) -> list[Any]:
 (_STEP_FIELDS, _READ_FIELDS, _COMMIT_FIELDS, _DECISION_FIELDS, _EVENT_FIELDS, _PIECE_FIELDS) = (
     tuple(model.model_fields) for model in (Step, Read, Commit, Decision, Event, ContextPiece))
 _SEQUENCES = (list, tuple)
-#: a captured read's path and writer, a step's stage and iteration (``engine._recorder``'s tuples)
-_KEYS, _SECOND, _THIRD = operator.itemgetter(0), operator.itemgetter(1), operator.itemgetter(2)
+#: a captured exchange's keys, a read's path and writer, a step's stage, iteration and status
+#: (``engine._recorder``'s tuples)
+_KEYS, _SECOND, _THIRD, _SIXTH = (operator.itemgetter(at) for at in (0, 1, 2, 5))
 _USAGE_DEFAULTS = tuple((name, field.default) for name, field in UsageRecord.model_fields.items())
 _USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/test_agent.py)
 _MARGIN_FIELDS = tuple(ToolMargin.model_fields)
