@@ -29,7 +29,7 @@ from footprint_lab.engine._captured import (
 )
 from footprint_lab.engine._exchange import LLMExchange, ResponseRecord, ToolCallRecord, ToolMargin, UsageRecord
 from footprint_lab.engine._recall import swept_tokens
-from footprint_lab.engine._recorder import dotted
+from footprint_lab.engine._recorder import commit_paths, dotted
 from footprint_lab.engine._recording import Recording, RunnerInfo
 from footprint_lab.engine._records import (
     Annotation,
@@ -197,7 +197,7 @@ def build_recording(
         return [seqs[:n_events].tolist(), None, taken, event_steps[:n_events], payloads[:n_events],
                 written, verbs[:n_entries], list(map(dotted, map(_SECOND, took_reads))), list(map(_THIRD, took_reads)),
                 list(map(_THIRD, started)), list(map(_SECOND, started)), ended,
-                [", ".join(written[first:end]) for _, first, end in commits[:n_commits]]]
+                [commit_paths(written[first:end]) for _, first, end in commits[:n_commits]]]
 
     captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
     n_pieces, n_exchanges = len(captured_pieces), len(captured_exchanges)

@@ -23,7 +23,7 @@ takes them as columns too:
 Every other kind is its model's columns as they are. :func:`chained` turns a kind's columns (from
 models, or from a saved recording's data) into what the chain reads; ``engine._build`` makes the
 same straight from the capture, with no record made and no Python step per event or entry
-(tests/test_seal.py holds the two equal over runs of every shape). :func:`located` maps a place
+(tests/test_seal_chain.py holds the two equal over runs of every shape). :func:`located` maps a place
 in those columns back to the record and field a check names.
 
 Role: engine layer, beside the seal (``engine._seal``) and the saved-data check (``engine._held``).
@@ -160,6 +160,13 @@ def located(kind: str, columns: list[Any], name: str, index: int, run_id: Any) -
 #: what takes a routine payload's values, in its type's key order (one value alone for one key)
 _TAKE = {kind: operator.itemgetter(*keys) for kind, keys in ROUTINE.items()}
 _OWN_FIELDS = operator.attrgetter("__dict__")
+_NOT_WHOLE = "a nested record that is not a whole record of its model"
+
+
+def all_whole(records: list[Any], count: int) -> bool:
+    """Whether each of ``records`` is a mapping of ``count`` fields (told in C loops: a long run holds tens
+    of thousands of nested records)."""
+    return all(map(isinstance, records, itertools.repeat(dict))) and all(map(count.__eq__, map(len, records)))
 
 
 def _whole(records: Any, fields: tuple[str, ...]) -> list[Any]:
@@ -170,8 +177,8 @@ def _whole(records: Any, fields: tuple[str, ...]) -> list[Any]:
             out = list(map(_OWN_FIELDS, out))
         except AttributeError:  # models beside mappings
             out = [record.__dict__ if isinstance(record, BaseModel) else record for record in out]
-    if not (all(map(isinstance, out, itertools.repeat(dict))) and set(map(len, out)) <= {len(fields)}):
-        raise TypeError("a nested record that is not a whole record of its model")
+    if not all_whole(out, len(fields)):
+        raise TypeError(_NOT_WHOLE)
     return out
 
 
@@ -180,7 +187,7 @@ def _fields_columns(records: list[dict[str, Any]], fields: tuple[str, ...]) -> l
     try:
         return [list(map(operator.itemgetter(name), records)) for name in fields]
     except KeyError:
-        raise TypeError("a nested record that is not a whole record of its model") from None
+        raise TypeError(_NOT_WHOLE) from None
 
 
 def _rows(records: list[dict[str, Any]], fields: tuple[str, ...]) -> list[Any]:
@@ -188,4 +195,4 @@ def _rows(records: list[dict[str, Any]], fields: tuple[str, ...]) -> list[Any]:
     try:
         return list(map(operator.itemgetter(*fields), records))
     except KeyError:
-        raise TypeError("a nested record that is not a whole record of its model") from None
+        raise TypeError(_NOT_WHOLE) from None

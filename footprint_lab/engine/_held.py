@@ -35,7 +35,7 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
-from footprint_lab.engine._chain import chained
+from footprint_lab.engine._chain import all_whole, chained
 from footprint_lab.engine._recording import Recording, Seal
 from footprint_lab.engine._records import Annotation
 from footprint_lab.engine._saved_form import content_of, dereferenced, table_columns
@@ -108,7 +108,7 @@ def _saved_kinds(data: dict[str, Any], algorithm: str) -> list[tuple[str, list[A
             if model is not None and kind not in _TABLED:  # a table's records are whole, its defaults written
                 items = _completed(items, model)
             if kind in COLUMNS:
-                if not _whole(items, len(COLUMNS[kind])):
+                if not all_whole(items, len(COLUMNS[kind])):
                     raise TypeError(kind)  # a field the model does not know: the model refuses it by name
                 items = columns_of(items, COLUMNS[kind])
         if kind in COLUMNS and algorithm == ALGORITHM:
@@ -171,7 +171,7 @@ def _completed(records: list[Any], model: type[BaseModel]) -> list[Any]:
     """
     count = _field_count(model)
     defaults, nested = _shape(model)
-    out = records if _whole(records, count) else [
+    out = records if all_whole(records, count) else [
         record if isinstance(record, dict) and len(record) == count else _own_fields(record, defaults, count)
         for record in records]
     for name, (inner, many) in nested.items():
@@ -196,11 +196,6 @@ def _completed(records: list[Any], model: type[BaseModel]) -> list[Any]:
             for n, new in changed:
                 out[n] = {**out[n], name: new}
     return out
-
-
-def _whole(records: list[Any], count: int) -> bool:
-    """Whether every record is a mapping of ``count`` fields (a record holds each field at most once)."""
-    return all(map(isinstance, records, itertools.repeat(dict))) and all(map(count.__eq__, map(len, records)))
 
 
 def _own_fields(record: Any, defaults: dict[str, Any], count: int) -> Any:

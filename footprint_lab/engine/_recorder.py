@@ -68,6 +68,11 @@ class _Dotted(dict[Path, str]):
 dotted: Callable[[Path], str] = _Dotted().__getitem__
 
 
+def commit_paths(written: Iterable[str]) -> str:
+    """A commit event's ``paths``: its entries' dotted paths, in order, joined by commas."""
+    return ", ".join(written)
+
+
 def summarize(value: Any, limit: int = 80) -> str:
     """A short, cheap description of a value for a read record."""
     if isinstance(value, str):
@@ -332,7 +337,7 @@ class Recorder:
                 add({"path": dotted(read[1]), "writer": read[2]})
             else:
                 _, first, end = commits[ref]
-                add({"paths": ", ".join(map(dotted, paths[first:end]))})
+                add({"paths": commit_paths(map(dotted, paths[first:end]))})
         return made
 
     def _recall(self, stream: EventStream) -> None:
