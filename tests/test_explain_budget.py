@@ -42,8 +42,13 @@ async def test_a_cause_sharing_no_word_with_the_answer_is_found_among_forty_with
     assert all(s.verdict == "not_confirmed" for s in report.suspects if s.source_id != f"f{cause}")
 
 
-async def test_without_a_budget_only_the_top_of_the_ranking_is_tested():
+async def test_without_a_budget_every_piece_is_still_tested_and_top_is_an_explicit_cut_the_report_names():
     agent = forty_facts(17)
     run = await agent.run("Refund my order?")
     report = await localize(run, rerun=agent)
-    assert len(report.suspects) == 5 and "f17" not in {s.source_id for s in report.suspects}
+    assert report.confirmed == ["f17"] and len(report.suspects) == 41 and report.reruns <= 48
+    cut = await localize(run, rerun=agent, top=5)
+    assert len(cut.suspects) == 5 and "f17" not in {s.source_id for s in cut.suspects}
+    left_out = dict(cut.untested)
+    assert left_out["f17"].startswith("left out by top=5: ranked ") and len(left_out) == 1 + 36  # the input too
+    assert "37 not tested (named below)" in cut.summary()

@@ -100,6 +100,23 @@ async def test_rerun_without_a_piece_shows_before_and_after_and_localize_its_ver
     assert (lab.busy, lab.progress) == ("", {})                         # and cleared once done
 
 
+async def test_a_pieces_own_localize_button_tests_that_piece_and_the_other_tests_every_piece():
+    lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)
+    await press(lab, "run")
+    lab.press_click({"piece": "customer", "slot": "system", "call": "call-llm#6"})
+    piece = lab.panel_html.split("fl-lab-piece")[-1]
+    assert 'data-fl-action="localize" data-fl-source="customer">Test this piece' in piece
+    assert 'data-fl-action="localize">Localize: test every piece' in piece
+    drawn = drawn_states(lab, "busy")
+    await press(lab, "click", action="localize", source="customer")
+    verdicts = lab.panel_html.split('class="fl-localize"')[1]
+    assert "<td>customer</td><td>NOT CONFIRMED</td>" in verdicts and "vip-override</td>" not in verdicts
+    assert any(state["busy"].startswith("Testing 'customer'") for state in drawn)
+    await press(lab, "click", action="localize")
+    verdicts = lab.panel_html.split('class="fl-localize"')[-1]
+    assert "<td>vip-override</td><td>CONFIRMED</td>" in verdicts and "<td>customer</td>" in verdicts
+
+
 async def test_left_out_pieces_and_dropped_context_are_one_click_away():
     lab = Lab(planted_fact_agent(variant="budget"), message=REFUND_REQUEST)
     await press(lab, "run")

@@ -5,8 +5,9 @@ outcome more often than unchanged reruns do, at a false-confirmation rate the ca
 (``alpha``, 5% by default: the chance that one call confirms any suspect that has no effect).
 ``localize``
 
-1. ranks the suspects (the ranking's top ``top``, every removable source when a ``budget`` is
-   given without ``top``, or exactly ``sources``);
+1. takes every piece that reached the answer and that a rerun can remove, in the order of the
+   correlational ranking (the ranking orders the work, it never decides what is skipped); ``top``
+   keeps only the ranking's first ``top`` and ``sources`` names exactly what to test;
 2. screens them cheaply, one at a time or, when there are many, by removing halves together (a
    group test), and on a model that strays, or when nothing flips alone, by a search of removals
    together that weighs every screening rerun (one suspect, a pair that acts only together, or two
@@ -16,10 +17,14 @@ outcome more often than unchanged reruns do, at a false-confirmation rate the ca
    alike: Boschloo's exact test, ``alpha`` shared by Wiens' fallback procedure, at up to three
    looks of ``samples``, twice and four times as many reruns (see
    :mod:`~footprint_lab.explain._trial` for why the rate holds);
-4. stops at ``budget`` reruns in all, and gives each suspect a verdict: ``confirmed``,
+4. stops at ``budget`` reruns in all, and gives each tested piece a verdict: ``confirmed``,
    ``not_confirmed`` (no sign of an effect beyond noise) or ``undecided`` (a sign of one, not yet
-   enough to conclude), with its flips, the noise it was judged against, the p-value and the
-   reruns it cost.
+   enough to conclude, or no measure at all: every rerun that removed it failed), with its flips,
+   the noise it was judged against, the p-value and the reruns it cost.
+
+Nothing is skipped quietly: a piece left untested (no rerun can remove it, ``top`` left it out, the
+budget ran out before any rerun removed it) is counted on the report's first line and named, with
+why, in its "Not tested" section; it has no verdict, since it was neither shown to matter nor not to.
 
 A deterministic model needs few reruns: a suspect that flips 3 of 3 against a baseline that
 held 3 of 3 is confirmed (p = 0.016). A noisy one gets as many as the budget allows where they
@@ -63,9 +68,6 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.engine._recording import Recording
-
-#: The suspects tested when neither ``top`` nor ``budget`` is given.
-DEFAULT_TOP = 5
 
 
 class NothingToLocalizeError(Refusal):
@@ -185,6 +187,11 @@ class Localization:
         """The verdict on one tested source, or ``None`` when it was not tested."""
         return next((s.verdict for s in self.suspects if s.source_id == source_id), None)
 
+    @property
+    def unjudged(self) -> list[str]:
+        """The tested pieces no finished rerun measured (every rerun that removed them failed): ``undecided``."""
+        return [s.source_id for s in self.suspects if s.trial.reached and not s.trial.judged_on]
+
     def summary(self) -> str:
         counts = Counter(s.verdict for s in self.suspects)
         flips, finished = self.noise
@@ -193,10 +200,13 @@ class Localization:
                 if failed else "")
         together = (f", {len(self.confirmed_together)} set(s) confirmed together" if self.confirmed_together
                     else "")
+        unjudged = f" ({len(self.unjudged)} could not be judged: every rerun failed)" if self.unjudged else ""
+        untested = untested_count(self.untested)
         return (f"Localization of \"{shorten(self.original, 60)}\": {counts['confirmed']} of {len(self.suspects)} "
-                f"suspects confirmed{together}, {counts['undecided']} undecided, in {self.reruns} reruns (budget "
-                f"{self.budget}){lost}; noise: {flips}/{finished} unchanged reruns changed the outcome; "
-                f"false-confirmation rate at most {self.alpha:.0%}; comparator {self.comparator}.")
+                f"tested pieces confirmed{together}, {counts['undecided']} undecided{unjudged}{untested}; "
+                f"{self.reruns} reruns (budget {self.budget}){lost}; noise: {flips}/{finished} unchanged reruns "
+                f"changed the outcome; false-confirmation rate at most {self.alpha:.0%}; comparator "
+                f"{self.comparator}.")
 
     @property
     def nothing_alone(self) -> bool:
@@ -212,7 +222,7 @@ class Localization:
         lines = [self.summary(), *(s.line() for s in self.suspects)]
         lines += [f"{VERDICT_LABELS[v.verdict]} TOGETHER: removing {' + '.join(repr(n) for n in v.arm.exclude)} "
                   f"at once {v.reason}; {v.reruns} reruns" for v in self.together]
-        lines += [f"not tested: '{name}' ({why})" for name, why in self.untested]
+        lines += untested_lines(self.untested)
         lines += self.notes
         if self.nothing_alone and not self.confirmed_together:
             lines.append("No suspect flipped the outcome alone; causes may act only together: "
@@ -233,6 +243,21 @@ class Localization:
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return display_bundle("localization", self, self.summary(), str(self), include, exclude)
+
+
+def untested_count(untested: Sequence[tuple[str, str]]) -> str:
+    """The first line's clause on what was left untested (every report says it, nothing is skipped quietly)."""
+    if untested:
+        return f"; {len(untested)} not tested (named below)"
+    return "; every piece that reached the answer was tested"
+
+
+def untested_lines(untested: Sequence[tuple[str, str]]) -> list[str]:
+    """The report's "Not tested" section: each piece left untested, and why."""
+    if not untested:
+        return []
+    return [f"Not tested ({len(untested)}): no verdict, neither shown to matter nor not to:",
+            *(f"  '{name}': {why}" for name, why in untested)]
 
 
 LOCALIZATION_COLUMNS = ["rank", "source_id", "source_kind", "verdict", "flips", "samples", "flip_rate", "noise_flips",
@@ -271,8 +296,10 @@ async def localize(
     ``rerun`` is the agent itself (rebuilt without each suspect) or a factory called as
     ``factory(exclude=[...])``. ``samples`` is the reruns a side of the confirmation's first look;
     ``budget`` caps every rerun of the call (default ``16 x samples``); ``alpha`` is the
-    false-confirmation rate. ``top`` is how many of the ranking's suspects to test (default 5, or
-    every removable source when a budget is given); ``sources`` tests exactly these removal ids.
+    false-confirmation rate. By default every removable piece that reached the answer is tested
+    (one removal each while the budget allows, removals in groups when it does not); ``top`` tests
+    only the ranking's first ``top`` (the report names what it left out); ``sources`` tests exactly
+    these removal ids.
     ``comparator`` says whether a rerun's answer flipped the outcome (``footprint_lab.explain.compare``
     has ones that know answers; it may be a coroutine function). ``input`` replaces the recorded message
     (needed when it was redacted); ``continue_from`` is the checkpoint a follow-up run continued.
@@ -287,8 +314,7 @@ async def localize(
     whole_number("localize", "retries", retries, 0, 10)
     compare = check_comparator("localize", comparator)
     rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=retries)
-    wanted = top if top is not None else (DEFAULT_TOP if budget is None else 100_000)
-    chosen, untested = choose_suspects(recording, run, sources, strategy, wanted)
+    chosen, untested = choose_suspects(recording, run, sources, strategy, top)
     arms = [Arm(name, (name,)) for _, name, _, _ in chosen]
     bar = Progress(limit, "reruns", progress)
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
@@ -299,12 +325,18 @@ async def localize(
     by_key = {verdict.arm.key: verdict for verdict in trial.arms}
     tested = [LocalizedSuspect(rank, name, source.kind, score, by_key[name], source.member, source.member_name)
               for rank, name, source, score in chosen]
-    return Localization(original, tested, untested, repr(compare), trial)
+    untested += [(s.source_id, s.reason.removeprefix("was not tested: ")) for s in tested if s.trial.untested]
+    return Localization(original, [s for s in tested if not s.trial.untested], untested, repr(compare), trial)
 
 
 def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any,
-                    top: int) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
-    """``(rank, removal id, source, score)`` of each suspect to test, and the higher-ranked ones no rerun can remove."""
+                    top: int | None) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
+    """``(rank, removal id, source, score)`` of each piece to test, and ``(id, why)`` of each piece left untested.
+
+    With neither ``sources`` nor ``top`` every piece a rerun can remove is tested: the ranking
+    only orders the work. ``top`` keeps the ranking's first ``top`` and names the rest as left out
+    by it; pieces no rerun can remove are named with why.
+    """
     if sources is not None:
         named = id_list("localize", "sources", sources)
         known = check_removable("localize", recording, named)
@@ -315,8 +347,6 @@ def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | Non
     untested: list[tuple[str, str]] = []
     seen: set[str] = set()
     for row in frame.to_dict("records"):
-        if len(chosen) >= top:
-            break
         name = row["removal_id"]
         if not isinstance(name, str):
             if row["source_kind"] != "decision":
@@ -325,6 +355,9 @@ def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | Non
         if name in seen:
             continue
         seen.add(name)
+        if top is not None and len(chosen) >= top:
+            untested.append((name, f"left out by top={top}: ranked {int(row['rank'])}"))
+            continue
         source = known.get(name) or Source(str(row["source_kind"]), [])
         chosen.append((int(row["rank"]), name, source, float(row["score"])))
     return chosen, untested

@@ -31,7 +31,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.explain._ablation import choose_suspects, original_answer
+from footprint_lab.explain._ablation import choose_suspects, original_answer, untested_count, untested_lines
 from footprint_lab.explain._arm_fields import ArmFields
 from footprint_lab.explain._checks import ExplainConfigError, recording_of, whole_number
 from footprint_lab.explain._draws import Draws
@@ -114,7 +114,8 @@ class Culprits:
         cut = "; the budget cut the search short" if self.exhausted else ""
         confirmed = len(self.confirmed)
         return (f"Culprits of \"{shorten(self.original, 60)}\": {len(self.culprits)} set(s) found among "
-                f"{len(self.suspects)} suspects, {confirmed} confirmed, in {self.reruns} reruns (budget "
+                f"{len(self.suspects)} suspects, {confirmed} confirmed{untested_count(self.untested)}; "
+                f"{self.reruns} reruns (budget "
                 f"{self.budget}){cut}; noise: {flips}/{finished} unchanged reruns changed the outcome; "
                 f"false-confirmation rate at most {self.alpha:.0%}.")
 
@@ -122,7 +123,7 @@ class Culprits:
         lines = [self.summary(), *(c.line() for c in self.culprits)]
         if self.note:
             lines.append(self.note)
-        lines += [f"not tested: '{name}' ({why})" for name, why in self.untested]
+        lines += untested_lines(self.untested)
         return "\n".join(lines)
 
     def to_frame(self) -> pd.DataFrame:
@@ -213,7 +214,7 @@ async def bisect_culprits(
     samples: int = 3,
     budget: int = 40,
     alpha: float = 0.05,
-    top: int = 8,
+    top: int | None = None,
     sources: Sequence[str] | None = None,
     strategy: Any = "lexical",
     comparator: Callable[[str, str], Any] | None = None,
@@ -223,7 +224,10 @@ async def bisect_culprits(
     retries: int = 2,
     progress: bool | Callable[[int, int], None] | None = None,
 ) -> Culprits:
-    """Search the top suspects for minimal sets whose joint removal flips the outcome, then confirm them.
+    """Search the suspects for minimal sets whose joint removal flips the outcome, then confirm them.
+
+    By default every removable piece that reached the answer is searched (``top`` keeps the
+    ranking's first ``top``, ``sources`` names them exactly); what is left out is named.
 
     ``budget`` caps every rerun, the search's baseline and the confirmation included. ``rerun``,
     ``samples``, ``alpha``, ``top``, ``sources``, ``strategy``, ``comparator``, ``input``,
@@ -232,7 +236,8 @@ async def bisect_culprits(
     recording = recording_of(run, "bisect_culprits")
     original = original_answer("bisect_culprits", recording)
     whole_number("bisect_culprits", "samples", samples, 2, 1000)
-    whole_number("bisect_culprits", "top", top, 1, 64)
+    if top is not None:
+        whole_number("bisect_culprits", "top", top, 1, 100_000)
     whole_number("bisect_culprits", "retries", retries, 0, 10)
     check_trial_settings("bisect_culprits", samples=samples, alpha=alpha, budget=None, concurrency=concurrency)
     whole_number("bisect_culprits", "budget", budget, 1, 100_000)
@@ -260,8 +265,9 @@ async def bisect_culprits(
     elif not names:
         note = "No suspect a rerun can remove."
     elif not await search.flips(names):
-        note = ("Removing every tested suspect at once did not flip the outcome, so no set of them can "
-                "(widen top= or name sources=)." if not search.exhausted else "")
+        widen = " (widen top= or name sources=)" if top is not None or sources is not None else ""
+        note = (f"Removing every tested suspect at once did not flip the outcome, so no set of them can{widen}."
+                if not search.exhausted else "")
     else:
         starts = [names]
         while starts:

@@ -67,7 +67,7 @@ class DroppedPiece:
     @property
     def status(self) -> str:
         """``confirmed`` / ``not_confirmed`` / ``undecided`` by restoration, or ``not_tested``."""
-        return self.trial.verdict if self.trial is not None else "not_tested"
+        return self.trial.verdict if self.trial is not None and not self.trial.untested else "not_tested"
 
     @property
     def restoration(self) -> Outcome | None:
@@ -95,6 +95,8 @@ class DroppedPiece:
         text = self.describe()
         if self.trial is None:
             return text + "\n    not tested: pass rerun=agent to force it back in and rerun"
+        if self.trial.untested:
+            return text + f"\n    NOT TESTED: no verdict: it {self.trial.reason}"
         restored = self.restoration
         example = (f"; e.g. \"{shorten(restored.answer, 80)}\"" if restored is not None and restored.answer is not None
                    else "")
@@ -139,6 +141,8 @@ class DroppedContext:
         spent = f" ({self.trial.reruns} reruns, false-confirmation rate at most {self.trial.alpha:.0%})" \
             if self.trial is not None else ""
         proof = f"; restoring {confirmed} of {tested} tested was shown to change the outcome{spent}" if tested else ""
+        if self.trial is not None and tested < len(self.pieces):
+            proof += f"; {len(self.pieces) - tested} not tested (named below)"
         return f"Missing context: {len(self.pieces)} piece(s) were available but did not reach {calls}{proof}."
 
     def __str__(self) -> str:

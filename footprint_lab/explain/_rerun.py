@@ -94,7 +94,8 @@ def check_comparator(function: str, comparator: Any) -> Comparator:
 class Outcome:
     """One rerun: its seed, its answer (``None`` when it failed), and the run it left.
 
-    ``attempts`` counts the tries a failing rerun was given (see :meth:`Rerunner.run`).
+    ``attempts`` counts the tries a failing rerun was given (see :meth:`Rerunner.run`);
+    ``changed`` names the sources the rerun removed or forced in (empty for an unchanged rerun).
     """
 
     seed: int | None
@@ -103,6 +104,7 @@ class Outcome:
     run: Any = None
     flipped: bool = False
     attempts: int = 1
+    changed: tuple[str, ...] = ()
 
 
 class Rerunner:

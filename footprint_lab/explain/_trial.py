@@ -120,6 +120,10 @@ class ArmVerdict:
     look: int = 0
     #: joint screening: how much more often the outcome flipped when this arm was among the removed
     screening_score: float | None = None
+    #: every rerun that made this arm's change, alone or with others, in any phase (failed ones included) ...
+    reached: int = 0
+    #: ... and how many of them finished: none, and the arm was never measured (see :func:`settle`)
+    judged_on: int = 0
 
     @property
     def tested(self) -> bool:
@@ -160,6 +164,11 @@ class ArmVerdict:
     @property
     def failures(self) -> Counter[str]:
         return failures([*self.screening, *self.confirmation])
+
+    @property
+    def untested(self) -> bool:
+        """Whether no rerun made this arm's change at all (the budget ran out first)."""
+        return self.reached == 0
 
 
 @dataclass(slots=True)
@@ -230,13 +239,46 @@ class _Spend:
         results = await self._draw([jobs[k] for k in order])
         placed: list[Outcome | None] = [None] * len(jobs)
         for position, outcome in zip(order, results, strict=True):
+            arm = jobs[position][0]
+            outcome.changed = (*arm.exclude, *arm.force) if arm is not None else ()
             placed[position] = outcome
         return [outcome for outcome in placed if outcome is not None]
 
 
 async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float, budget: int,
                  screen: bool = True) -> TrialResult:
-    """Screen ``arms`` (when there are more than two and ``screen``), then confirm the candidates."""
+    """Screen ``arms`` (when there are more than two and ``screen``), then confirm the candidates; every arm no
+    finished rerun measured is then said to be so (:func:`settle`)."""
+    result = await _trial(arms, draw, samples=samples, alpha=alpha, budget=budget, screen=screen)
+    settle(result)
+    return result
+
+
+def settle(result: TrialResult) -> None:
+    """Count, for each arm, the reruns that made its change (alone or among others), and name what none measured.
+
+    A verdict must say what was measured: an arm whose every rerun failed is ``undecided`` ("every
+    rerun failed"), never ``not_confirmed``; an arm no rerun reached (the budget ran out first) is
+    ``undecided`` too and marked :attr:`ArmVerdict.untested`, for the report to name it apart.
+    """
+    every = result.all_outcomes
+    for verdict in result.arms:
+        change = {*verdict.arm.exclude, *verdict.arm.force}
+        touched = [o for o in every if o.changed and change.issubset(o.changed)]
+        verdict.reached = len(touched)
+        verdict.judged_on = sum(1 for o in touched if o.error is None)
+        if verdict.judged_on:
+            continue
+        verdict.verdict = "undecided"
+        if touched:
+            verdict.reason = f"could not be judged: every rerun failed ({_failure_text(failures(touched))})"
+        else:
+            verdict.reason = (f"was not tested: the budget ({result.budget} reruns) ran out before any rerun "
+                              "made this change")
+
+
+async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float, budget: int,
+                 screen: bool) -> TrialResult:
     spend = _Spend(draw, budget)
     verdicts = {arm.key: ArmVerdict(arm) for arm in arms}
     screening_baseline: list[Outcome] = []

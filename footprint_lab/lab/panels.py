@@ -124,7 +124,8 @@ def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects:
                      "rerun answers, and the model's own turns are what a rerun produces again.</div>")
     elif can_rerun:
         parts.append('<div class="fl-actions">' + action("rerun", "Rerun without this piece", removable)
-                     + action("localize", "Localize (reruns the top suspects)") + "</div>")
+                     + action("localize", "Test this piece (reruns with and without it)", removable)
+                     + action("localize", "Localize: test every piece") + "</div>")
     else:
         parts.append('<div class="fl-dim">Reruns rebuild the agent that made this call, and no single agent of '
                      "this runner matches it, so Rerun and Localize are not offered here.</div>")

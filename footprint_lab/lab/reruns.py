@@ -126,8 +126,11 @@ class Reruns:
             self._background(f"Rerunning without '{source}'…", before, lambda: rerun_without(
                 run, [source], rerun=runner, **extra), panels.rerun_panel)
         elif action == "localize":
-            self._background("Localizing: reruns without each top suspect", before, lambda: localize(
-                run, rerun=runner, samples=3, progress=progress, **extra), panels.localize_panel)
+            only = [source] if isinstance(source, str) else None  # a piece's own button tests that piece alone
+            doing = f"Testing '{source}': reruns without it beside unchanged ones" if only else \
+                "Localizing: testing every piece that reached the answer"
+            self._background(doing, before, lambda: localize(
+                run, rerun=runner, sources=only, progress=progress, **extra), panels.localize_panel)
         elif action == "dropped":
             rerun = runner if callable(getattr(runner, "with_forced", None)) else None
             self._background("Restoring each left-out piece in a rerun", before, lambda: find_dropped_context(
