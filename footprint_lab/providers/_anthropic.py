@@ -165,7 +165,7 @@ class _Stream:
 
     def finish(self) -> LLMResponse:
         if not self.done:
-            raise Missing("message_stop (the end of the stream)", retryable=True)
+            raise Missing("message_stop (the end of the stream)", cut=True)
         texts: list[str] = []
         calls: list[ToolCall] = []
         for index in sorted(self.blocks):

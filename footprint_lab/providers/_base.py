@@ -110,12 +110,18 @@ class HttpProvider(ABC):
     wait for a connection, in seconds; ``max_retries``, ``retry_backoff`` and
     ``max_retry_wait`` bound the retries of rate-limited or failing calls;
     ``max_connections`` sizes the connection pool every run of this provider shares.
-    ``max_concurrency`` caps how many requests of this provider are in flight at once, across
-    every run (and every loop) sharing it; the others wait their turn. Left ``None`` it is
-    :data:`HOSTED_CONCURRENCY` for the provider's own hosted service and 1 for any other
-    server (a local model, a gateway, a self-hosted one), since many local servers serve one
-    request at a time and some cut a reply short when a second one arrives; raise it for a
-    server known to batch (vLLM, a hosted gateway).
+    ``max_concurrency`` caps how many requests are in flight at once to this provider's
+    endpoint (scheme, host and port), across every run, loop and thread, and across every
+    provider object aimed at the same endpoint: they share one gate in the process, so a
+    fresh provider built for each rerun still waits its turn. When providers aimed at one
+    endpoint ask for different limits, the smallest among those still alive holds (the
+    strictest wins; a provider that is dropped no longer counts); the others wait their
+    turn. Left ``None`` it is :data:`HOSTED_CONCURRENCY` for the provider's own hosted
+    service and 1 for any other server (a local model, a gateway, a self-hosted one), since
+    many local servers serve one request at a time and some cut a reply short when a second
+    one arrives; raise it, on every provider aimed at it, for a server known to batch (vLLM,
+    a hosted gateway). A reply the server cut short is sent again (within ``max_retries``)
+    while none of its text has reached the run.
     ``logprobs=n`` asks for each generated token's log-probability with the ``n`` likeliest
     alternatives (0-20), so the recording can say how close each tool choice was
     (``footprint_lab.explain._choice``); a wire that reports none refuses it.
@@ -259,8 +265,8 @@ class HttpProvider(ABC):
     async def complete(self, request: LLMRequest, on_token: TokenCallback | None = None) -> LLMResponse:
         """Answer one request over the wire; streamed text deltas go to ``on_token`` as they arrive."""
         body = self.encode(request)
-        parser = self.parser(request, on_token) if self.stream else None
-        return await self._wire.call(self.path, body, framing=self.framing, parser=parser,
+        parser = (lambda relay: self.parser(request, relay)) if self.stream else None
+        return await self._wire.call(self.path, body, framing=self.framing, parser=parser, on_token=on_token,
                                      decode=lambda payload: self.decode(payload, request))
 
     async def aclose(self) -> None:

@@ -6,7 +6,9 @@ does not exist, or a context window overflow), never quoted. Each message ends w
 provider's own fix (:class:`Hints`). Whether to retry is decided here too: 429 and
 408/409/5xx are retried after the wait the server asks for (``Retry-After``,
 ``retry-after-ms``) or an exponential backoff with jitter, never longer than
-``max_retry_wait``; everything the same request would hit again is not.
+``max_retry_wait``; a reply cut short is retried after the same backoff (the wire decides
+when: :mod:`~footprint_lab.providers._http`); everything the same request would hit again
+is not.
 """
 
 from __future__ import annotations
@@ -246,13 +248,14 @@ class Failures:
         )
 
     def _unreadable(self, status: int, what: str, retryable: bool, wire: dict[str, Any],
-                    fix: str | None = None) -> ProviderError:
+                    fix: str | None = None, *, attempts: int = 1) -> ProviderError:
         tail = fix or ("Running again usually works." if retryable else
                        "The server does not speak this provider's wire format: check base_url and the provider "
                        "chosen.")
+        tries = f" (the last of {attempts} attempts)" if attempts > 1 else ""
         return ProviderResponseError(
-            f"{self.provider}: the reply from {self.shown_url} (HTTP {status}) could not be read: {what} was "
-            f"missing. {tail}",
+            f"{self.provider}: the reply from {self.shown_url} (HTTP {status}) could not be read{tries}: {what} "
+            f"was missing. {tail}",
             provider=self.provider, status=status, missing=what, retryable=retryable, wire=wire,
         )
 

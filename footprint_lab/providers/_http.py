@@ -7,14 +7,20 @@ Rules kept here:
   run on a private loop in a worker thread, so a client is never handed to another loop: a
   new loop gets its own, which is closed when that loop shuts down.
 - Every phase has a limit (connect, read, write, pool), so a call never hangs.
-- At most ``max_concurrency`` requests of one provider are in flight at once, across every
-  loop and thread that shares it (:mod:`~footprint_lab.providers._gate`); the others wait
-  their turn before anything is sent, so a server that serves one request at a time is never
-  handed a second.
+- Requests to one endpoint (scheme, host, port) share one gate in the process, however many
+  providers aim at it, across every loop and thread; it admits the smallest
+  ``max_concurrency`` among the live providers aimed there (:mod:`~footprint_lab.providers._gate`).
+  The others wait their turn before anything is sent, so a server that serves one request
+  at a time is never handed a second, even by a fresh provider built for each rerun.
 - Rate limits, failing servers and connections dropped before a response are retried a
   bounded number of times (the policy and the naming of each failure live in
-  :mod:`~footprint_lab.providers._failures`). Nothing is retried once response bytes have
-  been read: tokens may already have reached the run.
+  :mod:`~footprint_lab.providers._failures`). So is a reply the server cut short (a stream
+  that ended before it said why the reply stopped, a connection closed mid-reply): once the
+  response bytes were read, that is the only failure retried, and only while no streamed
+  text has reached the run's ``on_token``, since text already shown must not be shown twice.
+  A cut after text was delivered is raised, and the run is what is tried again. Every
+  attempt reads with a fresh stream parser (a parser holds a partial reply), and the
+  recorded exchange says how many attempts the call took (``attempts``).
 - Every failure becomes a typed :mod:`footprint_lab.providers._errors` class whose message
   names the fix; no raw ``httpx`` exception escapes.
 - The request and response are recorded as sent and received: the JSON body exactly as
@@ -22,8 +28,8 @@ Rules kept here:
   the response body (or every stream event, decoded, in order).
 
 Providers plug in the wire format: the body, a decoder for a whole reply, the stream
-framing (``sse`` or ``ndjson``) and a :class:`StreamParser`. This module knows no wire
-format of its own.
+framing (``sse`` or ``ndjson``) and a factory of :class:`StreamParser`. This module knows
+no wire format of its own.
 """
 
 from __future__ import annotations
@@ -38,9 +44,10 @@ from typing import Any, Protocol
 import httpx
 
 from footprint_lab.engine._unicode import sound
+from footprint_lab.providers._errors import ProviderError
 from footprint_lab.providers._failures import Failures, Hints, Limits, display_url
-from footprint_lab.providers._gate import Gate
-from footprint_lab.providers.types import LLMResponse
+from footprint_lab.providers._gate import gate_for
+from footprint_lab.providers.types import LLMResponse, TokenCallback
 
 #: Header names containing any of these are never recorded.
 _SECRET_MARKERS = ("auth", "key", "token", "secret", "cookie", "signature", "password", "credential")
@@ -50,13 +57,38 @@ class Missing(Exception):
     """Raised by a wire format when a reply lacks something; the wire turns it into a typed error.
 
     ``fix`` replaces the error message's usual last sentence when the wire knows better.
+    ``cut`` says the reply ended before its end (the server cut it short): the wire sends the
+    request again while no streamed text has reached the run, and it is retryable either way.
     """
 
-    def __init__(self, what: str, *, retryable: bool = False, fix: str | None = None) -> None:
+    def __init__(self, what: str, *, retryable: bool = False, cut: bool = False, fix: str | None = None) -> None:
         super().__init__(what)
         self.what = what
-        self.retryable = retryable
+        self.retryable = retryable or cut
+        self.cut = cut
         self.fix = fix
+
+
+class _CutShort(Exception):
+    """A reply the server cut short, carrying the typed error to raise if it is not sent again."""
+
+    def __init__(self, error: ProviderError) -> None:
+        super().__init__(str(error))
+        self.error = error
+
+
+class _Relay:
+    """Hands streamed text on to the run's ``on_token``, remembering whether any was handed."""
+
+    __slots__ = ("delivered", "on_token")
+
+    def __init__(self, on_token: TokenCallback) -> None:
+        self.on_token = on_token
+        self.delivered = False
+
+    def __call__(self, text: str) -> None:
+        self.delivered = True
+        self.on_token(text)
 
 
 class ServerError(Exception):
@@ -81,6 +113,9 @@ class StreamParser(Protocol):
 
 #: Reads a whole (non-streamed) reply; raises :class:`Missing` when something is absent.
 Decoder = Callable[[Any], LLMResponse]
+
+#: A fresh :class:`StreamParser` for one attempt, handing text deltas to the callback given.
+ParserFactory = Callable[[TokenCallback | None], StreamParser]
 
 
 def safe_headers(headers: httpx.Headers) -> dict[str, str]:
@@ -162,7 +197,7 @@ class Wire(Failures):
             asyncio.AbstractEventLoop, tuple[httpx.AsyncClient, AsyncGenerator[None, None]]
         ] = weakref.WeakKeyDictionary()
         self._lock = threading.Lock()
-        self.gate = Gate(limits.max_concurrency)
+        self.gate = gate_for(base_url, self, limits.max_concurrency)
         self._shown_urls: dict[bytes, str] = {}
 
     # -- clients ---------------------------------------------------------------------------
@@ -191,10 +226,15 @@ class Wire(Failures):
 
     # -- one call --------------------------------------------------------------------------
     async def call(self, path: str, body: dict[str, Any], *, framing: str, decode: Decoder,
-                   parser: StreamParser | None) -> LLMResponse:
-        """Send ``body`` and read the reply (its exchange on ``.wire``), retrying what may pass."""
+                   parser: ParserFactory | None, on_token: TokenCallback | None = None) -> LLMResponse:
+        """Send ``body`` and read the reply (its exchange on ``.wire``), retrying what may pass.
+
+        ``parser`` (``None``: the reply comes whole) makes each attempt's stream parser, which
+        hands text deltas on to ``on_token``.
+        """
         client = await self.client()
         content = serialize(body)
+        relay = _Relay(on_token) if on_token is not None else None
         attempt = 0
         while True:
             attempt += 1
@@ -202,10 +242,14 @@ class Wire(Failures):
                 async with self.gate.slot(), client.stream("POST", path, content=content,
                                                            headers={"content-type": "application/json"}) as response:
                     if response.status_code < 300:
-                        return await self._read(response, body, framing, decode, parser, attempt)
+                        fresh = parser(relay) if parser is not None else None
+                        return await self._read(response, body, framing, decode, fresh, attempt)
                     raw = await response.aread()
                     wire = self.record(response, body, self._scrub(_load(raw)), attempt)
                     error, wait = self._failure(response, wire, attempt)
+            except _CutShort as cut:
+                error = cut.error
+                wait = None if relay is not None and relay.delivered else self._backoff(attempt)
             except httpx.TimeoutException as exc:
                 error = self._timeout_error(exc, attempt)
                 wait = self._backoff(attempt) if isinstance(exc, httpx.ConnectTimeout) else None
@@ -232,7 +276,10 @@ class Wire(Failures):
                 reply = await read_stream(response.aiter_lines(), framing, parser, received)
         except Missing as missing:
             wire = self.record(response, body, self._scrub(received), attempt)
-            raise self._unreadable(status, missing.what, missing.retryable, wire, missing.fix) from None
+            error = self._unreadable(status, missing.what, missing.retryable, wire, missing.fix, attempts=attempt)
+            if missing.cut:
+                raise _CutShort(error) from None
+            raise error from None
         except ServerError as failure:
             wire = self.record(response, body, self._scrub(received), attempt)
             error, _ = self._classify(None, failure.payload, wire, attempt, None)
@@ -241,8 +288,8 @@ class Wire(Failures):
             raise self._timeout_error(exc, attempt) from None
         except httpx.TransportError:
             wire = self.record(response, body, received, attempt)
-            raise self._unreadable(status, "the end of the reply (the connection closed mid-reply)", True,
-                                   wire) from None
+            raise _CutShort(self._unreadable(status, "the end of the reply (the connection closed mid-reply)", True,
+                                             wire, attempts=attempt)) from None
         except httpx.HTTPError:  # a body whose content encoding cannot be decoded, say
             wire = self.record(response, body, received, attempt)
             raise self._unreadable(status, "a decodable body", True, wire) from None
@@ -304,7 +351,7 @@ def _decode_event(text: str) -> Any:
         try:
             return sound(json.loads(text))
         except ValueError:
-            raise Missing("valid JSON in a stream event", retryable=True) from None
+            raise Missing("valid JSON in a stream event", cut=True) from None  # an event cut off mid-way
     return text
 
 

@@ -130,7 +130,7 @@ class _Stream:
 
     def finish(self) -> LLMResponse:
         if self.final is None:
-            raise Missing('the last line ("done": true)', retryable=True)
+            raise Missing('the last line ("done": true)', cut=True)
         final = self.final
         return LLMResponse(
             content="".join(self.text) if self.text or not self.calls else None, tool_calls=self.calls,

@@ -13,7 +13,8 @@ asks for a last chunk with the token counts; ``data: [DONE]`` closes the stream.
 
 A stream is whole only when a chunk says why the reply stopped (``finish_reason``):
 llama.cpp's Python server, interrupted by another request, ends a reply it cut short with
-``[DONE]`` alone, and that reply is refused as cut rather than taken as the model's answer.
+``[DONE]`` alone, and that reply is refused as cut rather than taken as the model's answer
+(the wire sends it again while none of its text has reached the run).
 A server that reports no token counts (the same server ignores ``include_usage``) leaves
 the call's usage estimated, and marked so, rather than recorded as zero. A stream with no
 event at all is a server that failed after its 200 (that same server does so for a
@@ -169,7 +170,7 @@ class _Stream:
         if self.finish_reason is None:
             ended = "with [DONE] " if self.done else ""
             raise Missing(f"a finish_reason (the stream ended {ended}before any chunk said why the reply stopped: "
-                          "the reply was cut short)", retryable=True)
+                          "the reply was cut short)", cut=True)
         calls = []
         for k, index in enumerate(sorted(self.calls)):
             sent_id, name, pieces = self.calls[index]

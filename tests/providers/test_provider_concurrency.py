@@ -1,25 +1,27 @@
-"""``max_concurrency``: how many requests of one provider a server is handed at once.
+"""``max_concurrency``: how many requests a server is handed at once.
 
-The server here is real (sockets, one thread per connection) and counts the requests it is
-answering at each moment; its replies are slow enough that requests let through together
-would overlap there.
+The limit holds per endpoint (scheme, host, port) across every provider object aimed at it,
+the smallest limit among the live ones. The server here is real (sockets, one thread per
+connection) and counts the requests it is answering at each moment; its replies are slow
+enough that requests let through together would overlap there.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import threading
 from typing import Any
 
 import pytest
-from provider_cases import SECRET
+from provider_cases import SECRET, make_request
 from wire_server import Reply, WireServer, stream_reply
 
 from footprint_lab import Agent
 from footprint_lab.providers import anthropic, ollama, openai
 from footprint_lab.providers._base import HOSTED_CONCURRENCY
 from footprint_lab.providers._errors import ProviderConfigError
-from footprint_lab.providers._gate import Gate
+from footprint_lab.providers._gate import Gate, endpoint
 
 
 def slow_answer(delay: float = 0.05) -> Reply:
@@ -143,3 +145,104 @@ async def test_a_place_handed_to_a_waiter_cancelled_in_that_moment_goes_to_the_n
     last.cancel()
     await asyncio.gather(last, return_exceptions=True)
     assert gate.in_flight == 0
+
+
+# -- one gate per endpoint ---------------------------------------------------------------------
+async def test_a_fresh_provider_for_every_run_still_hands_the_server_one_request_at_a_time(
+    build: Any, server: WireServer,
+) -> None:
+    # A rerun factory as most people write it: a new agent on a new provider for each run.
+    server.fallback = slow_answer()
+    runs = await asyncio.gather(*(Agent(provider=build("openai")).run(f"question {n}") for n in range(6)))
+    assert [run.answer for run in runs] == ["The sum is 5."] * 6
+    assert len(server.received) == 6 and server.peak == 1
+
+
+async def test_providers_spelling_the_servers_url_differently_share_its_gate(build: Any,
+                                                                            server: WireServer) -> None:
+    server.fallback = slow_answer()
+    plain, versioned = build("openai"), build("openai", base_url=server.url + "/v1/")
+    await asyncio.gather(*((plain if n % 2 else versioned).complete(make_request()) for n in range(6)))
+    assert len(server.received) == 6 and server.peak == 1
+
+
+@pytest.mark.parametrize(("one", "other"), [
+    ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8080"),
+    ("http://LocalHost/v1", "http://localhost:80/api"),
+    ("https://Gateway.example/v1", "https://gateway.example:443"),
+])
+def test_one_endpoint_however_its_url_is_spelt_has_one_gate(one: str, other: str) -> None:
+    first, second = openai("local", base_url=one), openai("local", base_url=other)
+    assert endpoint(one) == endpoint(other)
+    assert first._wire.gate is second._wire.gate
+
+
+@pytest.mark.parametrize(("one", "other"), [
+    ("http://127.0.0.1:8080/v1", "http://127.0.0.1:8081/v1"),
+    ("http://127.0.0.1:8080/v1", "http://localhost:8080/v1"),
+    ("http://gpu-box:443/v1", "https://gpu-box/v1"),
+])
+def test_another_port_host_or_scheme_is_another_gate(one: str, other: str) -> None:
+    assert openai("local", base_url=one)._wire.gate is not openai("local", base_url=other)._wire.gate
+
+
+async def test_a_server_busy_with_one_request_does_not_hold_back_another_server(build: Any,
+                                                                               server: WireServer) -> None:
+    other = WireServer()
+    try:
+        server.queue(Reply(stall=True))
+        other.queue(slow_answer())
+        stuck = asyncio.create_task(build("openai").complete(make_request()))
+        while not server.received:
+            await asyncio.sleep(0.01)
+        reply = await asyncio.wait_for(build("openai", base_url=other.url).complete(make_request()), 5)
+        assert reply.content == "The sum is 5." and not stuck.done()
+        stuck.cancel()
+        await asyncio.gather(stuck, return_exceptions=True)
+    finally:
+        other.close()
+
+
+async def test_the_smallest_limit_among_live_providers_holds_until_that_provider_is_dropped(
+    build: Any, server: WireServer,
+) -> None:
+    server.fallback = slow_answer(0.1)
+    roomy = build("openai", max_concurrency=3)
+    strict = openai("local", base_url=server.url, retry_backoff=0.01)
+    assert roomy._wire.gate is strict._wire.gate and roomy._wire.gate.limit == 1
+    await asyncio.gather(*(roomy.complete(make_request()) for _ in range(6)))
+    assert server.peak == 1  # the strict provider, alive and idle, still speaks for the server
+    del strict
+    gc.collect()
+    assert roomy._wire.gate.limit == 3
+    server.peak = 0
+    await asyncio.gather(*(roomy.complete(make_request()) for _ in range(6)))
+    assert server.peak == 3
+
+
+async def test_a_limit_that_rises_while_runs_wait_lets_them_in() -> None:
+    class Holder:
+        pass
+
+    gate, strict, roomy = Gate(1), Holder(), Holder()
+    gate.claim(strict, 1)
+    gate.claim(roomy, 2)
+    inside: list[int] = []
+    hold = asyncio.Event()
+
+    async def hold_a_slot() -> None:
+        async with gate.slot():
+            inside.append(gate.in_flight)
+            await hold.wait()
+
+    tasks = [asyncio.create_task(hold_a_slot()) for _ in range(3)]
+    await asyncio.sleep(0.01)
+    assert inside == [1]
+    del strict
+    gc.collect()
+    late = asyncio.create_task(hold_a_slot())  # the next one to ask finds the limit risen, and lets the oldest in
+    await asyncio.sleep(0.01)
+    assert inside == [1, 2] and gate.in_flight == 2
+    hold.set()
+    await asyncio.gather(*tasks, late)
+    assert gate.in_flight == 0 and len(inside) == 4
