@@ -19,7 +19,7 @@ from footprint_lab.context import define_fact
 from footprint_lab.explain import localize
 from footprint_lab.explain._looks import afforded, look_plan
 from footprint_lab.explain._rerun import Outcome
-from footprint_lab.explain._search import DECISIVE, CauseSearch
+from footprint_lab.explain._search import DECISIVE, KIND_PRIOR, CauseSearch
 from footprint_lab.explain._stats import attained_level, boschloo_greater
 from footprint_lab.explain._trial import Arm, decide
 from footprint_lab.explain.compare import Label
@@ -51,8 +51,8 @@ def confirmed_sets(causes: Sequence[set[str]], stray: float, seed: int, arms: Se
     return [set(v.arm.exclude) for v in result.arms if v.verdict == "confirmed"], result.reruns
 
 
-@pytest.mark.parametrize(("arms", "pair", "least"), [(8, {"n2", "n5"}, 32), (6, {"n0", "n5"}, 32),
-                                                     (10, {"n7", "n9"}, 28)])
+@pytest.mark.parametrize(("arms", "pair", "least"), [(8, {"n2", "n5"}, 26), (6, {"n0", "n5"}, 32),
+                                                     (10, {"n7", "n9"}, 27)])
 def test_two_arms_that_act_only_together_are_confirmed_together_within_48_reruns_at_25_percent_noise(arms, pair,
                                                                                                     least):
     names = [f"n{k}" for k in range(arms)]
@@ -61,7 +61,9 @@ def test_two_arms_that_act_only_together_are_confirmed_together_within_48_reruns
         confirmed, _ = confirmed_sets([pair], 0.25, seed, names)
         found += bool(confirmed) and confirmed[0] == pair
         false += any(not found_set & pair for found_set in confirmed)
-    assert found >= least  # of 40 trials: the search finds 31-35 of them (random halves before it found 11-20)
+    # of 40 trials the search finds 27-35 (random halves before it found 11-20); a prior that favours a lone cause
+    # (the common case) costs a pair a few of them, see _search.KIND_PRIOR
+    assert found >= least
     assert false == 0
 
 
@@ -107,14 +109,16 @@ def test_two_arms_that_are_each_a_cause_are_both_confirmed(stray, least):
 
 def test_the_search_weighs_every_removal_set_for_its_members():
     search = CauseSearch(6)
-    # nothing, one arm, a pair acting together, two causes: a quarter each
+    # nothing a quarter, then one arm, a pair acting together and two causes as KIND_PRIOR weighs them
     assert search.posterior()[0] == ((), pytest.approx(1 / 4))
+    assert sum(chance for hypothesis, chance in search.posterior() if len(hypothesis) == 1 and
+               len(hypothesis[0]) == 1) == pytest.approx(KIND_PRIOR[1])
     # removing {0, 1, 2} flips, {0, 3, 4} and {1, 2, 5} keep it, {1, 2} keep it, {0} keeps it, {0, 2} flips
     for removed, flipped in [((0, 1, 2), True), ((0, 3, 4), False), ((1, 2, 5), False), ((1, 2), False),
                              ((0,), False), ((0, 2), True), ((0, 1, 2), True), ((0, 2), True)]:
         search.observe(removed, flipped)
     (leader, chance), *_ = search.posterior()
-    assert leader == ((0, 2),) and chance > 0.5  # only "both 0 and 2 removed" explains every rerun
+    assert leader == ((0, 2),) and chance > 0.4  # only "both 0 and 2 removed" explains every rerun
     sets, gain = search.next_sets(4)
     assert 1 <= len(sets) <= 4 and gain > 0
 

@@ -61,13 +61,14 @@ from footprint_lab.explain._rerun import (
     not_removable_reason,
 )
 from footprint_lab.explain._sources import describe_source
-from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, TrialResult, check_trial_settings, decide
+from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, check_trial_settings, decide, default_budget
 from footprint_lab.explain.compare import suggest
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.engine._recording import Recording
+    from footprint_lab.explain._trial import TrialResult
 
 
 class NothingToLocalizeError(Refusal):
@@ -180,8 +181,13 @@ class Localization:
 
     @property
     def confirmed_together(self) -> list[tuple[str, ...]]:
-        """The sets whose joint removal was shown to flip the outcome: causes that act only together."""
-        return [verdict.arm.exclude for verdict in self.together if verdict.verdict == "confirmed"]
+        """The sets whose joint removal was shown to flip the outcome: causes that act only together.
+
+        A set holding a piece confirmed alone is left out: that piece explains why removing the set flips it.
+        """
+        alone = set(self.confirmed)
+        return [verdict.arm.exclude for verdict in self.together
+                if verdict.verdict == "confirmed" and not alone & set(verdict.arm.exclude)]
 
     def verdict(self, source_id: str) -> str | None:
         """The verdict on one tested source, or ``None`` when it was not tested."""
@@ -220,8 +226,11 @@ class Localization:
 
     def __str__(self) -> str:
         lines = [self.summary(), *(s.line() for s in self.suspects)]
+        alone = set(self.confirmed)
         lines += [f"{VERDICT_LABELS[v.verdict]} TOGETHER: removing {' + '.join(repr(n) for n in v.arm.exclude)} "
-                  f"at once {v.reason}; {v.reruns} reruns" for v in self.together]
+                  f"at once {v.reason}; {v.reruns} reruns"
+                  + ("".join(f" (explained by '{n}' alone)" for n in v.arm.exclude if n in alone)
+                     if v.verdict == "confirmed" else "") for v in self.together]
         lines += untested_lines(self.untested)
         lines += self.notes
         if self.nothing_alone and not self.confirmed_together:
@@ -295,7 +304,8 @@ async def localize(
 
     ``rerun`` is the agent itself (rebuilt without each suspect) or a factory called as
     ``factory(exclude=[...])``. ``samples`` is the reruns a side of the confirmation's first look;
-    ``budget`` caps every rerun of the call (default ``16 x samples``); ``alpha`` is the
+    ``budget`` caps every rerun of the call (default ``16 x samples``, plus the group test's
+    reruns when there are too many pieces to remove each alone: 64 for 40 pieces); ``alpha`` is the
     false-confirmation rate. By default every removable piece that reached the answer is tested
     (one removal each while the budget allows, removals in groups when it does not); ``top`` tests
     only the ranking's first ``top`` (the report names what it left out); ``sources`` tests exactly
@@ -316,6 +326,7 @@ async def localize(
     rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=retries)
     chosen, untested = choose_suspects(recording, run, sources, strategy, top)
     arms = [Arm(name, (name,)) for _, name, _, _ in chosen]
+    limit = limit if budget is not None else default_budget(samples, len(arms))
     bar = Progress(limit, "reruns", progress)
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
     draws.prepare(arms)

@@ -31,12 +31,13 @@ from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._members import SourceNames
 from footprint_lab.explain._render import display_bundle, shorten
 from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, check_comparator
-from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, TrialResult, check_trial_settings, decide
+from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, check_trial_settings, decide, default_budget
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.engine._recording import ContextPiece, Recording
+    from footprint_lab.explain._trial import TrialResult
 
 
 @dataclass(slots=True)
@@ -266,6 +267,7 @@ async def find_dropped_context(
     if rerunner is None or not pieces or recording.answer is None:
         return report
     arms = [Arm(name, force=(name,)) for name in dict.fromkeys(p.force_id for p in pieces)]
+    limit = limit if budget is not None else default_budget(samples, len(arms))
     bar = Progress(limit, "restorations", progress)
     draws = Draws(rerunner, compare, recording.answer, concurrency=concurrency, bar=bar, keep_runs=True)
     draws.prepare(arms)

@@ -49,6 +49,11 @@ SAMPLED_SETS = 1024
 #: An expected gain below this (in bits) for a whole batch is not worth its reruns.
 LEAST_GAIN = 0.02
 
+#: The prior share of each kind of explanation: nothing, one arm, a pair acting together, two causes. Measured at
+#: 25% noise: equal shares found a lone cause among 3 and 10 pieces in 96% and 93% of cases, these in 97.5% and
+#: 97.5%, while pairs acting together among 6-10 arms went from 95 to 91 of 120.
+KIND_PRIOR = (0.25, 0.4, 0.175, 0.175)
+
 #: the causes a hypothesis names: each the arms whose removal together flips the outcome (``()``: nothing)
 Hypothesis = tuple[tuple[int, ...], ...]
 
@@ -57,17 +62,19 @@ class CauseSearch:
     """A posterior over "nothing", each single arm, each pair that acts only together and each two arms that are
     each a cause, fed by removals."""
 
-    def __init__(self, arms: int) -> None:
+    def __init__(self, arms: int, *, with_pairs: bool = True) -> None:
         import numpy as np
 
         self.arms = arms
-        pairs = list(itertools.combinations(range(min(arms, PAIR_ARMS)), 2))
+        pairs = list(itertools.combinations(range(min(arms, PAIR_ARMS)), 2)) if with_pairs else []
         self.hypotheses: list[Hypothesis] = [(), *(((k,),) for k in range(arms)), *((pair,) for pair in pairs),
                                              *(((i,), (j,)) for i, j in pairs)]
         self._first = np.array([i for i, _ in pairs], dtype=int)
         self._second = np.array([j for _, j in pairs], dtype=int)
-        # the kinds of explanation are equally likely before any rerun, and so are those of a kind
-        kinds = [[1.0], [1.0 / arms] * arms, *([[1.0 / len(pairs)] * len(pairs)] * 2 if pairs else [])]
+        # before any rerun (KIND_PRIOR): a single cause is the common case, and a pair must not outweigh it only
+        # because more pairs hold an arm than there are arms; hypotheses of a kind are equally likely
+        kinds = [[KIND_PRIOR[0]], [KIND_PRIOR[1] / arms] * arms,
+                 *([share / len(pairs)] * len(pairs) for share in KIND_PRIOR[2:] if pairs)]
         prior = [share for kind in kinds for share in kind]
         grid = [(low, high) for low in NOISE_RATES for high in EFFECT_RATES]
         self._low = np.array([low for low, _ in grid])

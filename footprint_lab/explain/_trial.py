@@ -15,8 +15,9 @@ back in, removing a set together) goes through two phases:
    that are each a cause (both go on); it removes
    the sets that would tell the most until one explanation is likely, always leaving what two
    looks at one candidate take. With many arms (trying each would spend more than half the
-   budget) the screening removes halves of them at once instead (a group test) and keeps the arms
-   that best explain which reruns flipped.
+   budget) the screening removes halves of them at once instead (a group test, whose reruns the
+   default budget adds on top), and the search of removals together starts from those reruns,
+   weighing single causes only.
 2. **Confirmation** proves it. The candidates, strongest first, get fresh reruns with their own
    seeds (``0, 1, 2 ...``, each candidate's rerun ``k`` with the same seed as baseline rerun
    ``k``) beside a fresh baseline of unchanged reruns, in three looks: ``samples`` reruns a side,
@@ -287,12 +288,14 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
     confirmation = _Confirmation(verdicts, spend, samples)
     if screen and len(arms) > 2:
         screening_baseline = await spend([(None, SCREEN_SEED + k) for k in range(SCREEN_BASELINE)])
-        singly = SCREEN_BASELINE + 2 * len(arms) <= budget // 2
+        singly = screened_singly(len(arms), budget)
+        quiet = False
+        candidates: list[Arm] = []
         if singly:
             design = "one at a time"
             candidates, quiet = await _screen_singly(list(arms), verdicts, spend, screening_baseline)
         else:
-            candidates, joint = await _screen_jointly(list(arms), verdicts, spend, samples)
+            joint = await _screen_jointly(list(arms), verdicts, spend)
             design = f"group test ({len(joint)} reruns removing halves of the suspects together)"
         hopeless = _hopeless(screening_baseline, verdicts.values())
         if hopeless:
@@ -307,16 +310,17 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
         strong = singly and quiet and bool(candidates)
         kept_back = TOGETHER_WEIGHT if strong else 0.0
         weights: list[float] | None = None
-        if singly and not strong:
-            # A noisy model, or nothing flipped alone: a search of removals together weighs every screening
-            # rerun, for one arm the noise hid, two arms that act only together, or two causes.
-            candidates, weights, joint, how = await _together(list(arms), verdicts, confirmation, alpha,
-                                                              screening_baseline)
+        if not strong:
+            # A noisy model, nothing flipped alone, or a group test: a search of removals together weighs every
+            # screening rerun, for one arm the noise hid, two arms that act only together, or two causes.
+            candidates, weights, searched, how = await _together(list(arms), verdicts, confirmation, alpha,
+                                                                 screening_baseline, joint)
+            joint = [*joint, *searched]
             design += how
         await confirmation.run(candidates, alpha * (1 - kept_back), weights)
         if kept_back and not any(verdicts[arm.key].verdict == "confirmed" for arm in candidates):
             pairs, weights, joint, how = await _together(list(arms), verdicts, confirmation, alpha * kept_back,
-                                                         screening_baseline)
+                                                         screening_baseline, joint)
             design += how
             await confirmation.run(pairs, alpha * kept_back, weights)
     else:
@@ -369,7 +373,8 @@ def _screened_out(verdict: ArmVerdict) -> str:
 
 
 async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmation: _Confirmation, level: float,
-                    baseline: list[Outcome]) -> tuple[list[Arm], list[float], list[Outcome], str]:
+                    baseline: list[Outcome], joint: Sequence[Outcome] = ()
+                    ) -> tuple[list[Arm], list[float], list[Outcome], str]:
     """Search removals together (:class:`~footprint_lab.explain._search.CauseSearch`) for what explains the flips.
 
     The search starts from every screening rerun so far (the unchanged ones and each arm's) and
@@ -380,7 +385,10 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
     weights, the reruns it took and how the design grew (a phrase for ``design``).
     """
     spend, samples = confirmation.spend, confirmation.samples
-    search = CauseSearch(len(arms))
+    index = {arm.key: k for k, arm in enumerate(arms)}
+    # after a group test (many arms) the search weighs single causes only: pairs of forty arms and more would cost
+    # it seconds a batch, and a pair among many is what bisect_culprits searches for
+    search = CauseSearch(len(arms), with_pairs=not joint)
     for outcome in baseline:
         if outcome.error is None:
             search.observe((), outcome.flipped)
@@ -388,6 +396,9 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
         for outcome in verdicts[arm.key].screening:
             if outcome.error is None:
                 search.observe((k,), outcome.flipped)
+    for outcome in joint:  # a group test's reruns: each removed many arms at once
+        if outcome.error is None:
+            search.observe(tuple(index[name] for name in outcome.changed if name in index), outcome.flipped)
     size, base, _ = look_plan(samples, level)[1]
 
     def room() -> int:  # what the search may spend: it leaves two looks at one candidate
@@ -430,71 +441,56 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
                                            f"screening rerun) left {', '.join(found) or 'no candidate'} most likely")
 
 
-async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
-                          samples: int) -> tuple[list[Arm], list[Outcome]]:
-    """A group test: pairs of reruns that each remove one half of the arms; the arms that explain the flips win.
+async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend) -> list[Outcome]:
+    """A group test: pairs of reruns that each remove one half of the arms; the search then weighs them.
 
     The halves are a binary code: in pair ``j`` one rerun removes the arms whose ``j``-th bit is set,
     the other the rest, so any two arms are parted by at least one pair; two random pairs follow,
-    for noise. An arm's mismatches are the reruns where "it was removed" and "the outcome flipped"
-    disagree (none, for a lone cause on a quiet model). Single arms within one mismatch of the
-    best are candidates; when more than one is, a second code over the best eight (every other arm
-    kept) sorts them out. The screening leaves what two looks at one candidate need for the
-    confirmation.
+    for noise. Each arm's screening score is how much more often the outcome flipped when it was
+    removed than when it was kept; the search of removals together (:func:`_together`) starts from
+    these reruns and removes what tells the most next.
     """
     chooser = random.Random(len(arms))  # a fixed seed: the same arms give the same design
-    reserve = 2 * 2 * samples
-    seen: dict[str, list[tuple[bool, bool]]] = {arm.key: [] for arm in arms}  # (removed, flipped) per rerun
-    outcomes: list[Outcome] = []
-
-    async def batch(pool: list[Arm]) -> None:
-        bits = max(1, math.ceil(math.log2(len(pool))))
-        order = pool[:]
+    bits = max(1, math.ceil(math.log2(len(arms))))
+    order = arms[:]
+    chooser.shuffle(order)
+    splits = [[arm for k, arm in enumerate(order) if k >> bit & 1] for bit in range(bits)]
+    for _ in range(2):
         chooser.shuffle(order)
-        splits = [[arm for k, arm in enumerate(order) if k >> bit & 1] for bit in range(bits)]
-        for _ in range(2):
-            chooser.shuffle(order)
-            splits.append(order[: len(order) // 2])
-        jobs: list[tuple[Arm | None, int]] = []
-        halves: list[set[str]] = []
-        for split in splits:
-            chosen = {arm.key for arm in split}
-            for half in (split, [arm for arm in pool if arm.key not in chosen]):
-                halves.append({arm.key for arm in half})
-                jobs.append((_joined(half), SCREEN_SEED + SCREEN_BASELINE + 200 + len(outcomes) + len(jobs)))
-        room = max(spend.left() - reserve, 0)
-        jobs, halves = jobs[:room], halves[:room]
-        for members, outcome in zip(halves, await spend(jobs), strict=True):
-            outcomes.append(outcome)
-            if outcome.error is None:
-                for arm in pool:
-                    seen[arm.key].append((arm.key in members, outcome.flipped))
-
-    def close(pool: list[Arm]) -> list[Arm]:
-        """The arms of ``pool`` within one mismatch of the best, best first."""
-        ranked = sorted(pool, key=lambda arm: _mismatches(seen[arm.key]))
-        if not ranked:
-            return []
-        best = _mismatches(seen[ranked[0].key])
-        return [arm for arm in ranked if _mismatches(seen[arm.key]) <= best + 1]
-
-    await batch(arms)
-    leaders = close(arms)
-    second = 2 * (math.ceil(math.log2(min(8, len(arms)))) + 2)
-    if len(leaders) > 1 and spend.left() - reserve >= second:
-        pool = sorted(arms, key=lambda arm: _mismatches(seen[arm.key]))[:8]
-        for arm in pool:
-            seen[arm.key] = []
-        await batch(pool)
-        leaders = close(pool)
-    candidates = [arm for arm in leaders[:3] if _difference(seen[arm.key]) > 0]
+        splits.append(order[: len(order) // 2])
+    jobs: list[tuple[Arm | None, int]] = []
+    for split in splits:
+        chosen = {arm.key for arm in split}
+        for half in (split, [arm for arm in arms if arm.key not in chosen]):
+            jobs.append((_joined(half), SCREEN_SEED + SCREEN_BASELINE + 200 + len(jobs)))
+    outcomes = await spend(jobs[: max(spend.left(), 0)])
     for arm in arms:
+        seen = [(arm.key in outcome.changed, outcome.flipped) for outcome in outcomes if outcome.error is None]
         verdict = verdicts[arm.key]
-        verdict.screening_score = _difference(seen[arm.key])
-        if arm not in candidates and not verdict.reason:
-            verdict.reason = (f"changed the flip rate by {verdict.screening_score:+.2f} in the group test (removed "
-                              "against kept), short of the leading suspects")
-    return candidates, outcomes
+        verdict.screening_score = _difference(seen)
+        verdict.reason = (f"changed the flip rate by {verdict.screening_score:+.2f} in the group test (removed "
+                          "against kept), short of the leading suspects")
+    return outcomes
+
+
+def group_size(arms: int) -> int:
+    """The reruns of a group test of ``arms`` arms (see :func:`_screen_jointly`)."""
+    return 2 * (max(1, math.ceil(math.log2(arms))) + 2)
+
+
+def screened_singly(arms: int, budget: int) -> bool:
+    """Whether ``budget`` lets the screening remove each of ``arms`` arms alone (else it runs a group test).
+
+    Half the budget is kept for what comes after: the search on a noisy model and the confirmation.
+    """
+    return SCREEN_BASELINE + 2 * arms <= budget // 2
+
+
+def default_budget(samples: int, arms: int) -> int:
+    """The budget when none is given: ``BUDGET_PER_SAMPLE`` reruns for each of ``samples``, and, when there are too
+    many arms to remove each alone, the group test's reruns on top (so that the confirmation keeps its share)."""
+    base = BUDGET_PER_SAMPLE * samples
+    return base if arms <= 2 or screened_singly(arms, base) else base + group_size(arms)
 
 
 def _joined(arms: Sequence[Arm]) -> Arm:
@@ -508,11 +504,6 @@ def _difference(observations: list[tuple[bool, bool]]) -> float:
     gone = [flipped for removed, flipped in observations if removed]
     kept = [flipped for removed, flipped in observations if not removed]
     return (sum(gone) / len(gone) if gone else 0.0) - (sum(kept) / len(kept) if kept else 0.0)
-
-
-def _mismatches(observations: list[tuple[bool, bool]]) -> int:
-    """Reruns where "this arm was removed" and "the outcome flipped" disagree."""
-    return sum(1 for removed, flipped in observations if removed != flipped)
 
 
 #: The share of ``alpha`` kept back for a pair when a strong single arm goes first (see :func:`decide`).
@@ -552,15 +543,23 @@ class _Confirmation:
         strength = chances or [_strength(self.verdicts[arm.key]) ** 2 for arm in candidates]
         total = sum(strength)
         weights = [value / total if total else 1 / len(candidates) for value in strength]
+        named = chances or [0.0] * len(candidates)
         passed_on = 0.0
-        for arm, weight in zip(candidates, weights, strict=True):
+        for arm, weight, chance in zip(candidates, weights, named, strict=True):
             verdict = self.verdicts[arm.key]
             own = level * weight + passed_on
-            await self._looks(arm, verdict, own)
+            # a candidate the search all but named is not given up at its first look for a weak start
+            await self._looks(arm, verdict, own, patient=chance >= DECISIVE)
             passed_on = own if verdict.verdict == "confirmed" else 0.0
             verdict.reason = _confirmation_reason(verdict, self.spend)
 
-    async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float) -> None:
+    async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float, *, patient: bool = False) -> None:
+        """The looks at one candidate, each at its fixed size and level, until one decides it.
+
+        Stopping early for futility never adds a confirmation (every look's level is fixed before it
+        runs), so whether to stop may follow the screening: a ``patient`` candidate stops at its first
+        look only when nothing flipped.
+        """
         plan = look_plan(self.samples, level)
         for look, (size, base, spent) in enumerate(plan, 1):
             size, base, last = afforded(size, base, len(verdict.confirmation), len(self.baseline), self.spend.left())
@@ -587,7 +586,7 @@ class _Confirmation:
                 return
             weak = verdict.p_value > FUTILE or flips * noise[1] <= noise[0] * finished or \
                 (look < len(plan) and hopeless_trend(flips, finished, noise, self.samples, look, plan[look][2]))
-            if flips < finished and (not flips or (weak and (look > 1 or flips * 2 <= finished))):
+            if flips < finished and (not flips or (weak and (look > 1 or (flips * 2 <= finished and not patient)))):
                 # no more flips than noise (held over a second look), or evidence too weak for more looks to turn
                 # (at the first look too, when at most half of its reruns flipped)
                 verdict.verdict = "not_confirmed"
