@@ -181,3 +181,31 @@ def test_a_cause_whose_one_screening_rerun_strayed_is_confirmed_alone_not_hidden
         hidden += "vip" not in confirmed and any("vip" in key for key in confirmed)
     # 38 of 40 and none hidden; with every kind of explanation equally likely before any rerun: 35, and 1 hidden
     assert alone >= 37 and hidden == 0, (alone, hidden)
+
+
+async def test_a_factory_that_ignores_exclude_is_refused_before_any_rerun():
+    from footprint_lab.errors import ExplainConfigError
+
+    calls: list[Any] = []
+
+    def respond(request: LLMRequest) -> str:
+        calls.append(request)
+        return label_model(request)
+
+    def careless(exclude: Any = (), seed: int | None = None) -> Agent:
+        return agent_of(4, 1, respond=respond)  # the same agent whatever it is told to leave out
+
+    run = await agent_of(4, 1).run("Refund order A-1001?")
+    with pytest.raises(ExplainConfigError) as refused:
+        await localize(run, rerun=careless)
+    assert refused.value.setting == "rerun" and "exclude" in str(refused.value) and calls == []
+    assert "vip" not in str(refused.value)
+
+
+async def test_a_comparator_that_returns_none_fails_its_reruns_it_never_reads_as_no_flip():
+    agent = agent_of(3, 0)
+    run = await agent.run("Refund order A-1001?")
+    report = await localize(run, rerun=agent, comparator=lambda original, rerun: None)
+    assert report.confirmed == [] and {s.verdict for s in report.suspects} == {"undecided"}
+    assert set(report.unjudged) == {s.source_id for s in report.suspects}
+    assert "comparator returned None" in report.summary()

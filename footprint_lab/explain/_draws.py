@@ -59,6 +59,9 @@ class Draws:
             except Exception as exc:  # a comparator that cannot judge this rerun: it counts as failed, not as a flip
                 outcome.error = f"comparator {type(exc).__name__}"
                 return outcome
+            if judged is None:  # no judgement (a function that forgot to return): failed, never "no flip"
+                outcome.error = "comparator returned None"
+                return outcome
             outcome.flipped = bool(judged)
         return outcome
 

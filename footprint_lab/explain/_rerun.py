@@ -185,6 +185,15 @@ class Rerunner:
         if not callable(getattr(runner, "run", None)):
             raise ExplainConfigError(self._function, "rerun", f"a factory that returned {describe_shape(runner)}",
                                      "must return a runner (an Agent, an LLMCall or a composition) to rerun")
+        declared = getattr(runner, "source_ids", None)
+        kept = [name for name in exclude if name in declared()] if exclude and callable(declared) else []
+        if kept:
+            raise ExplainConfigError(
+                self._function, "rerun",
+                f"a factory whose runner still declares {len(kept)} of the ids it was told to exclude",
+                "must build each runner without every id in exclude (e.g. return agent.without(exclude)): a rerun "
+                "that still sends a piece cannot test whether it matters",
+            )
         if self._redacted and getattr(runner, "redact", False) is None:
             raise ExplainConfigError(
                 self._function, "rerun", "a runner with no redaction policy, for a run recorded under one",
