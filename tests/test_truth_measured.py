@@ -88,3 +88,20 @@ async def test_scripted_cases_are_never_measured_so_every_other_confirmed_piece_
     assert planted.measured is None and planted.run is None
     scored = await evaluate(planted)
     assert scored.top1 and scored.false == 0 and scored.fragile == 0
+
+
+async def test_with_fresh_providers_every_rerun_of_the_explanation_gets_a_new_one() -> None:
+    made: list[object] = []
+
+    def fresh() -> object:
+        made.append(model(lambda prompt, seed: "Lisbon" in prompt))
+        return made[-1]
+
+    found = await planted_fact(VARIANT, fresh(), name="fresh", fresh=fresh)
+    assert found is not None and found.rerun is not None and found.rerunner is found.rerun
+    before = len(made)
+    rerun = found.rerun(exclude=["where"], seed=2)
+    assert len(made) == before + 1 and rerun.provider.provider is made[-1]  # wrapped to stamp the seed
+    assert "where" not in rerun.source_ids() and "note-1" in rerun.source_ids()
+    scored = await evaluate(found)
+    assert scored.top1 and len(made) >= before + scored.reruns  # one provider (at least) per rerun

@@ -82,6 +82,13 @@ class TruthCase:
     #: on a real model, what removing a piece does, measured (``None``: the case's model is scripted, so every
     #: piece that is not planted is benign)
     measured: Measured | None = None
+    #: what the explanation reruns (``rerun=``): ``None`` for the agent itself, or a factory
+    rerun: Any = None
+
+    @property
+    def rerunner(self) -> Any:
+        """The ``rerun=`` an analyst passes: the case's factory, or its agent."""
+        return self.rerun if self.rerun is not None else self.agent
 
     @property
     def method(self) -> str:
@@ -94,22 +101,44 @@ class TruthCase:
 
 
 def scripted(decide: Callable[[str, LLMRequest], str | dict[str, Any]], noise: float,
-             reason: str = "the order details decide it") -> Any:
-    """A mock provider that decides from everything it was sent, words it afresh, and strays with ``noise``."""
+             reason: str = "the order details decide it", *, outcomes: Sequence[str] = OUTCOMES,
+             say: Callable[[str, random.Random | None], str] | None = None) -> Any:
+    """A mock provider that decides from everything it was sent, words it afresh, and strays with ``noise``.
+
+    A seeded call strays to one of ``outcomes`` at random in ``noise`` of the calls. ``say`` words
+    the outcome decided, given the seeded call's chooser (``None`` for an unseeded call, which words
+    it the same every time); by default ``"APPROVED: <reason>."`` and, when seeded, a closing
+    sentence drawn at random.
+    """
+    words = say if say is not None else _reasoned(reason)
 
     def respond(request: LLMRequest) -> Any:
-        sent = request.system + "\n" + "\n".join(str(m.get("content", "")) for m in request.messages)
+        sent = sent_text(request)
         decided = decide(sent, request)
         if not isinstance(decided, str):
             return decided  # a tool call
         if request.seed is None:
-            return f"{decided}: {reason}."
+            return words(decided, None)
         chooser = random.Random(f"{request.seed}|{sent}")
         if chooser.random() < noise:
-            decided = chooser.choice(OUTCOMES)
-        return f"{decided}: {reason}. {chooser.choice(_WORDING)}".strip()
+            decided = chooser.choice(list(outcomes))
+        return words(decided, chooser)
 
     return mock(respond=respond)
+
+
+def sent_text(request: LLMRequest) -> str:
+    """Everything a request sends the model: its system prompt and each message's content."""
+    return request.system + "\n" + "\n".join(str(m.get("content", "")) for m in request.messages)
+
+
+def closing(chooser: random.Random | None) -> str:
+    """A closing sentence drawn by a seeded call's chooser (none for an unseeded call): free text's wording."""
+    return "" if chooser is None else chooser.choice(_WORDING)
+
+
+def _reasoned(reason: str) -> Callable[[str, random.Random | None], str]:
+    return lambda decided, chooser: f"{decided}: {reason}. {closing(chooser)}".strip()
 
 
 def _benign(chooser: random.Random, count: int, prefix: str = "note") -> list[Any]:
@@ -221,11 +250,11 @@ async def evaluate(case: TruthCase, *, budget: int = 48, comparator: Any = None,
     compare = comparator if comparator is not None else case.comparator
     tested: list[tuple[ArmVerdict, tuple[str, ...]]]
     if case.method == "find_dropped_context":
-        dropped = await find_dropped_context(run, rerun=case.agent, comparator=compare, budget=budget, **settings)
+        dropped = await find_dropped_context(run, rerun=case.rerunner, comparator=compare, budget=budget, **settings)
         tested = [(p.trial, (p.force_id,)) for p in dropped.pieces if p.trial is not None]
         reruns = dropped.trial.reruns if dropped.trial is not None else 0
     else:
-        report = await localize(run, rerun=case.agent, comparator=compare, budget=budget, **settings)
+        report = await localize(run, rerun=case.rerunner, comparator=compare, budget=budget, **settings)
         tested = [(s.trial, (s.source_id,)) for s in report.suspects] + [(v, v.arm.exclude) for v in report.together]
         reruns = report.reruns
     by_strength = sorted((t for t in tested if t[0].verdict in ("confirmed", "undecided")),
@@ -259,10 +288,11 @@ class Measured:
     """What a real model does, measured on seeded runs of its own instead of declared.
 
     A scripted case knows its causes because it wrote the model; a real model can only be asked.
-    :meth:`share` is the share of :data:`MEASURED_RUNS` seeded runs (seeds from
-    :data:`MEASURED_SEED`, which no explanation uses) whose answer names the city, with some
-    pieces removed; removing a piece *changes the answer* when the share without it is less than
-    half the share with every piece (:attr:`baseline`).
+    :meth:`share` is the share of ``count`` (:data:`MEASURED_RUNS` unless set) seeded runs (seeds
+    from :data:`MEASURED_SEED`, which no explanation uses) whose answer names the term ``compare``
+    looks for (the city of a planted fact, the wrong answer of a poisoned passage), with some pieces
+    removed; removing a piece *changes the answer* when the share without it is less than half the
+    share with every piece (:attr:`baseline`).
     """
 
     agent: Agent
@@ -271,51 +301,94 @@ class Measured:
     identity: dict[str, str] = field(default_factory=lambda: dict(IDENTITY))
     runs: list[Any] = field(default_factory=list)
     baseline: float = 0.0
+    #: how many seeded runs each share is measured on
+    count: int = MEASURED_RUNS
 
     async def share(self, exclude: Sequence[str] = (), *, keep: bool = False) -> float:
-        """The share of seeded runs without ``exclude`` whose answer names the city (``keep``: remember the runs)."""
+        """The share of seeded runs without ``exclude`` whose answer names the term (``keep``: remember the runs)."""
         runs = [await self.agent.without(list(exclude), seed=MEASURED_SEED + k).run(self.message,
                                                                                     identity=self.identity)
-                for k in range(MEASURED_RUNS)]
+                for k in range(self.count)]
         if keep:
             self.runs = runs
-        return sum(1 for run in runs if self.compare.mentions(run.answer or "")) / MEASURED_RUNS
+        return sum(1 for run in runs if self.compare.mentions(run.answer or "")) / self.count
 
     async def changes(self, exclude: Sequence[str]) -> bool:
         """Whether removing ``exclude`` changes the answer: the city named in less than half as many runs."""
         return await self.share(exclude) < self.baseline / 2
 
+    async def answered_from(self, planted: Sequence[str]) -> Any | None:
+        """The run to explain when the model gives its answer from ``planted``, else ``None``.
 
-async def real_case(variant: int, base_url: str, *, temperature: float, model: str = "smollm2") -> TruthCase | None:
+        It does when the answer is named in at least :data:`ANSWERED_SHARE` of the runs with every
+        piece (:attr:`baseline`, measured here) and in less than half as many without ``planted``.
+        The run is the first of the measured runs that names it, kept as it was: on llama.cpp's
+        server the same seeded request can answer differently when asked again (see
+        :mod:`~footprint_lab.examples.local_model`), so running it anew could explain another answer.
+        """
+        self.baseline = await self.share(keep=True)
+        if self.baseline < ANSWERED_SHARE or not await self.changes(planted):
+            return None
+        return next(run for run in self.runs if self.compare.mentions(run.answer or ""))
+
+
+def served(base_url: str, temperature: float, model: str = "smollm2") -> Callable[[], Any]:
+    """A function that makes a new provider for an OpenAI-compatible server at ``temperature`` on each call."""
+    return lambda: openai(model, base_url=base_url, options={"temperature": temperature}, max_tokens=32,
+                          timeout=120.0)
+
+
+async def real_case(variant: int, base_url: str, *, temperature: float, model: str = "smollm2",
+                    fresh: bool = False) -> TruthCase | None:
     """The ``variant``-th planted-fact case on a real OpenAI-compatible server at ``temperature``, or ``None`` when
-    the model cannot answer it (see :func:`planted_fact`)."""
-    provider = openai(model, base_url=base_url, options={"temperature": temperature}, max_tokens=32, timeout=120.0)
-    return await planted_fact(variant, provider, name=f"real-{variant}-t{temperature:g}")
+    the model cannot answer it (see :func:`planted_fact`); ``fresh``: a new provider for every rerun."""
+    provider = served(base_url, temperature, model)
+    return await planted_fact(variant, provider(), name=f"real-{variant}-t{temperature:g}",
+                              fresh=provider if fresh else None)
 
 
-async def planted_fact(variant: int, provider: Any, *, name: str) -> TruthCase | None:
+#: The real-model cases' system prompt.
+REAL_SYSTEM = "Answer the customer in one short sentence."
+
+
+def planted_context(variant: int) -> tuple[str, str, list[Any]]:
+    """The ``variant``-th real-model case's order, its city and its pieces: the fact ``where`` and three benign."""
+    order, city = PLACES[variant % len(PLACES)]
+    chooser = random.Random(f"real-{variant}")
+    return order, city, [define_fact(id="where", data=f"The package for order {order} is in {city}."),
+                         *_benign(chooser, 3)]
+
+
+def rebuilding(fresh: Callable[[], Any], system: str, context: Sequence[Any]) -> Callable[..., Agent]:
+    """A rerun factory as most people write one: ``factory(exclude=(), seed=None)`` builds a new agent on a new
+    provider (``fresh()``) with every piece, then leaves out ``exclude``, its requests seeded with ``seed``."""
+
+    def factory(exclude: Sequence[str] = (), seed: int | None = None) -> Agent:
+        return Agent(provider=fresh(), system=system, context=context).without(list(exclude), seed=seed)
+
+    return factory
+
+
+async def planted_fact(variant: int, provider: Any, *, name: str,
+                       fresh: Callable[[], Any] | None = None) -> TruthCase | None:
     """A planted-fact case on ``provider``, a model nobody scripted, or ``None`` when the model cannot answer it.
 
     The fact says where an order's package is (:data:`PLACES`), among benign facts. The model can
-    answer the case when, measured (:class:`Measured`), it names the city in at least
+    answer the case when, measured (:meth:`Measured.answered_from`), it names the city in at least
     :data:`ANSWERED_SHARE` of its runs with every piece, and in less than half as many without the
-    fact (the fact is what it answers from). The run to explain is the first of those runs that
-    names the city, kept as it was: on llama.cpp's server the same seeded request can answer
-    differently when asked again (see :mod:`~footprint_lab.examples.local_model`), so running it
-    anew could explain another answer.
+    fact (the fact is what it answers from); the run to explain is the first of those that names it.
+    With ``fresh`` (a function that makes a new provider), the explanation's reruns are made by a
+    factory that builds a new agent on a new provider each time (:func:`rebuilding`), as most
+    people write one; without it, by the agent itself.
     """
-    order, city = PLACES[variant % len(PLACES)]
-    chooser = random.Random(f"real-{variant}")
-    context = [define_fact(id="where", data=f"The package for order {order} is in {city}."),
-               *_benign(chooser, 3)]
-    agent = Agent(provider=provider, system="Answer the customer in one short sentence.", context=context)
+    order, city, context = planted_context(variant)
+    agent = Agent(provider=provider, system=REAL_SYSTEM, context=context)
     measured = Measured(agent, f"Where is order {order}?", Mentions(city))
-    measured.baseline = await measured.share(keep=True)
-    if measured.baseline < ANSWERED_SHARE or not await measured.changes(["where"]):
+    run = await measured.answered_from(["where"])
+    if run is None:
         return None
-    run = next(run for run in measured.runs if measured.compare.mentions(run.answer or ""))
     return TruthCase(name, "real", agent, measured.message, ("where",), compare=measured.compare, run=run,
-                     measured=measured)
+                     measured=measured, rerun=rebuilding(fresh, REAL_SYSTEM, context) if fresh is not None else None)
 
 
 def cases(per_class: int, *, noise: float = 0.0, kinds: Sequence[str] = CLASSES) -> list[TruthCase]:
@@ -323,5 +396,6 @@ def cases(per_class: int, *, noise: float = 0.0, kinds: Sequence[str] = CLASSES)
     return [case(kind, variant, noise=noise) for kind in kinds for variant in range(per_class)]
 
 
-__all__ = ["ANSWERED_SHARE", "CLASSES", "MEASURED_RUNS", "OUTCOMES", "PLACES", "Measured", "Scored", "TruthCase",
-           "case", "cases", "evaluate", "planted_fact", "real_case", "scripted"]
+__all__ = ["ANSWERED_SHARE", "CLASSES", "MEASURED_RUNS", "OUTCOMES", "PLACES", "REAL_SYSTEM", "Measured", "Scored",
+           "TruthCase", "case", "cases", "closing", "evaluate", "planted_context", "planted_fact", "real_case",
+           "rebuilding", "scripted", "sent_text", "served"]
