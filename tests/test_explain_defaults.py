@@ -96,6 +96,7 @@ async def test_pieces_the_budget_cannot_reach_are_named_never_judged():
     assert {s.source_id for s in report.suspects} | set(untested) == set(names)
     assert not set(untested) & {s.source_id for s in report.suspects}
     assert report.verdict(next(iter(untested))) is None          # no verdict, neither cause nor innocent
+    assert report.together == [] and "TOGETHER" not in str(report)   # one-piece removals are no sets
     assert f"{len(untested)} not tested (named below)" in report.summary()
     for name in untested:
         assert f"'{name}': " in str(report)

@@ -176,8 +176,7 @@ class Localization:
     @property
     def together(self) -> list[ArmVerdict]:
         """Sets of suspects tested together because none flipped the outcome alone (see the trial's design)."""
-        singles = {s.source_id for s in self.suspects}
-        return [verdict for verdict in self.trial.arms if verdict.arm.key not in singles]
+        return [verdict for verdict in self.trial.arms if len(verdict.arm.exclude) > 1]
 
     @property
     def confirmed_together(self) -> list[tuple[str, ...]]:

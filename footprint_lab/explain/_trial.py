@@ -622,6 +622,8 @@ def _confirmation_reason(verdict: ArmVerdict, spend: _Spend) -> str:
 def _p(value: float | None) -> str:
     if value is None:
         return "-"
+    if value == 0:
+        return "0"
     return f"{value:.2g}" if value >= 0.001 else f"{value:.1e}"
 
 

@@ -102,12 +102,13 @@ def localization_html(found: Localization) -> str:
     verdicts = table(["rank", "kind", "source", "verdict", "flips", "noise", "p", "reruns", "failed", "score", "why"],
                    rows)
     untested = "".join(f"<li><code>{esc(name)}</code>: {esc(why)}</li>" for name, why in found.untested)
-    extra = f"<h4>Not tested</h4><ul>{untested}</ul>" if untested else ""
+    extra = (f"<h4>Not tested ({len(found.untested)}): no verdict, neither shown to matter nor not to</h4>"
+             f"<ul>{untested}</ul>" if untested else "")
     notes = "".join(f'<p class="fl-note">{esc(note)}</p>' for note in found.notes)
     how = (f'<p class="fl-note">Screening: {esc(found.design)}. A verdict tests the flips against the noise of '
            "unchanged reruns (Boschloo's exact test, the rate shared by Wiens' fallback procedure): at most "
            f"{found.alpha:.0%} of calls confirm a piece that has no effect.</p>")
-    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{verdicts}{notes}{how}{extra}")
+    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{verdicts}{extra}{notes}{how}")
 
 
 def dropped_html(found: DroppedContext) -> str:
