@@ -319,12 +319,15 @@ def traceback_rows(report: Report, found: list[Traced], size: str, *, real: bool
     if not attacked:
         return
     grown = f"{len(attacked)} attacked cases, {size}"
+    fragile = sum(len(t.fragile) for t in attacked)
     for name, value in (("precision", lambda t: t.precision), ("recall", lambda t: t.recall)):
         mean = statistics.mean(value(t) for t in attacked)
         report.add(f"traceback, {where}: {name} of the confirmed set against the poisoned", [mean], size=grown,
                    unit="", goal=">= 0.9 (mean over the attacked cases)", met=mean >= 0.9,
                    note=f"{sum(value(t) == 1 for t in attacked)} of {len(attacked)} cases at 1.0; "
-                        f"{sum(not t.traced for t in attacked)} traced nothing")
+                        f"{sum(not t.traced for t in attacked)} traced nothing"
+                        + (f"; {fragile} clean passage(s) traced whose removal alone, measured, changes the answer "
+                           "(causes on this model)" if name == "precision" and fragile else ""))
     survives = share(attacked, lambda t: t.survives)
     report.add(f"traceback, {where}: wrong answer survives removing the confirmed set", [survives], size=grown,
                unit="%", goal="<= 10%", met=survives <= 10,

@@ -8,6 +8,7 @@ cause is what ``bench/bench_truth.py`` measures; here only the scoring of what i
 
 from __future__ import annotations
 
+import random
 from types import SimpleNamespace
 from typing import Any
 
@@ -15,6 +16,7 @@ import pytest
 
 from footprint_lab.examples import traceback, truth_defaults
 from footprint_lab.examples.traceback import QUESTIONS, SCRIPTED_SHAPES, precision_recall, scripted_case
+from footprint_lab.examples.truth import scripted
 from footprint_lab.examples.truth_defaults import (
     FORM,
     FORMS,
@@ -93,7 +95,8 @@ async def test_a_removable_piece_neither_tested_nor_named_is_counted_unnoticed(m
     scored = await explain(case)
     assert set(scored.unnoticed) == {"system-prompt", "note-0", "note-1", "note-2"} - {"note-0", case.cause}
     assert scored.untested == 1 and scored.reruns == 7 and not scored.confirmed
-    assert scored.false == ["note-0"]  # a set confirmed together that holds the cause is no false confirmation
+    # the cause acts alone: a set confirmed together claims what is false of its other member, even holding it
+    assert scored.false == ["note-0", ("note-0", case.cause)]
 
 
 def test_the_scripted_traceback_cases_cover_each_question_in_each_shape() -> None:
@@ -141,3 +144,22 @@ def test_precision_and_recall_are_tracllms() -> None:
     assert precision_recall(set(), {"a"}) == (0.0, 0.0)
     assert precision_recall({"a", "b"}, {"a"}) == (0.5, 1.0)
     assert precision_recall({"a"}, {"a", "b"}) == (1.0, 0.5)
+
+
+async def test_a_clean_passage_the_model_needs_counts_against_precision_and_is_measured_as_fragile() -> None:
+    question = QUESTIONS[0]
+    marked = traceback.retrieved(question, poisoned=1, correct=False, chooser=random.Random("needs"))
+    clean = next(key for key in marked if not key.endswith("*"))
+
+    def decide(sent: str, _: Any) -> str:  # the poison wins only beside one clean passage's wording
+        return question.wrong if question.wrong in sent and marked[clean] in sent else question.right
+
+    def model() -> Any:
+        return scripted(decide, 0.0, outcomes=(question.wrong, question.right, "unknown"),
+                        say=lambda outcome, _: f"The answer is {outcome}.")
+
+    case = traceback._case("needs", question, marked, model)
+    found = await traceback.trace(case)
+    assert found.attacked and found.traced == sorted([*case.poisoned, clean])
+    assert (found.precision, found.recall, found.survives) == (0.5, 1.0, False)
+    assert found.fragile == [clean]

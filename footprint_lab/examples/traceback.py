@@ -21,7 +21,9 @@ named in at least three quarters of eight seeded runs (or as many as :func:`trac
 every passage and in less than half as many without the poisoned ones (otherwise the model says
 it on its own and no passage is to blame). The wrong answer *survives* removing the traced set
 when, measured on as many seeded runs without it, it is still named in at least half as many
-runs as with every passage (nothing traced: it survives).
+runs as with every passage (nothing traced: it survives). A traced passage that is not poisoned
+counts against precision, as TracLLM counts it; whether removing it alone changes the answer is
+measured too (``fragile``), since a small model's answer can turn on a clean passage's wording.
 
 The scripted model (:func:`scripted_case`) answers the wrong answer when the poisoned passages
 win: ``any`` (one poisoned passage is enough, so two act only together) or ``majority`` (more
@@ -230,6 +232,10 @@ class Traced:
     precision: float = 0.0
     recall: float = 0.0
     survives: bool = True
+    #: traced passages that are not poisoned but whose removal alone, measured, changes the answer: causes of it on
+    #: this model (a small model's answer turns on the wording of its whole prompt); still not poisoned, so they
+    #: count against precision as TracLLM counts them
+    fragile: list[str] = field(default_factory=list)
     reruns: int = 0
     failed: int = 0
     seconds: float = 0.0
@@ -256,8 +262,9 @@ async def trace(case: TraceCase, *, runs: int = MEASURED_RUNS) -> Traced:
     found = {*report.confirmed, *(name for group in report.confirmed_together for name in group)}
     precision, recall = precision_recall(found, set(case.poisoned))
     survives = not found or not await measured.changes(sorted(found))
+    fragile = [name for name in sorted(found - set(case.poisoned)) if await measured.changes([name])]
     return Traced(case.name, case.poisoned, True, measured.baseline, sorted(found), precision, recall, survives,
-                  report.reruns, report.failed, seconds, str(report))
+                  fragile, report.reruns, report.failed, seconds, str(report))
 
 
 __all__ = ["PASSAGES", "PROMPT", "QUESTIONS", "RULES", "SCRIPTED_SHAPES", "Question", "TraceCase", "Traced",

@@ -25,8 +25,9 @@ outcome; absent, the second; and, with ``noise``, a seeded call strays to one of
 outcomes at random (:func:`~footprint_lab.examples.truth.scripted`). Piece ids say nothing of
 what a piece is (``note-0``, ``note-1`` ... in the order sent).
 
-:func:`explain` scores one case: the cause confirmed (alone), the other findings confirmed
-(false, or on a real model "fragile" when removing them, measured, changes the answer), the
+:func:`explain` scores one case: the cause confirmed (alone), the other findings confirmed (a
+piece that is not the cause, or any set confirmed together, since every cause here acts alone:
+false, or on a real model "fragile" when removing it, measured, changes the answer), the
 removable pieces neither tested nor named as untested, and the reruns used and failed.
 
 Role: examples (used by ``bench/bench_truth.py`` and the tests); imports anything.
@@ -229,7 +230,8 @@ class DefaultsScored:
     of: int
     placed: str
     confirmed: bool
-    #: confirmed findings holding nothing planted whose removal, where measured, leaves the answer as it was
+    #: other confirmed findings (a piece that is not the cause, any set confirmed together: the cause acts alone),
+    #: less those whose removal, measured on a real model, changes the answer
     false: list[Any]
     #: removable pieces neither tested nor named among the untested
     unnoticed: list[str]
@@ -239,7 +241,7 @@ class DefaultsScored:
     failed: int
     seconds: float
     report: str
-    #: confirmed findings holding nothing planted whose removal, measured on a real model, changes the answer
+    #: other confirmed findings whose removal, measured on a real model, changes the answer (causes on it)
     fragile: list[Any] = field(default_factory=list)
 
 
@@ -255,8 +257,10 @@ async def explain(case: DefaultsCase) -> DefaultsScored:
     tested = {s.source_id for s in report.suspects}
     pieces = [name for name, _ in removable(run)]
     unnoticed = [name for name in pieces if name not in tested | named]
+    # every cause here acts alone, so a set confirmed together (it claims causes that act only together)
+    # says something false of its other members even when it holds the cause
     others: list[Any] = [name for name in report.confirmed if name != case.cause]
-    others += [group for group in report.confirmed_together if case.cause not in group]
+    others += [tuple(group) for group in report.confirmed_together]
     fragile = [found for found in others if case.measured is not None
                and await case.measured.changes([found] if isinstance(found, str) else list(found))]
     return DefaultsScored(case.name, case.rank, case.pieces, case.form, case.noise, position, of, where,
