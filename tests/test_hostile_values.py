@@ -130,7 +130,8 @@ async def test_reruns_localization_dropped_context_checkpoints_and_cards(value):
     run = await hostile_agent(value).run(value)
 
     def factory(exclude: Any = (), force: Any = ()) -> Agent:
-        return hostile_agent(value)
+        agent = hostile_agent(value)
+        return agent.with_forced(list(force), exclude=list(exclude)) if force else agent.without(list(exclude))
 
     report = await rerun_without(run, ignore=["planted"], rerun=factory)
     found = await localize(run, rerun=factory, samples=1, top=2, progress=False)

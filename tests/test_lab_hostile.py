@@ -68,7 +68,8 @@ def test_the_explanations(run):
 
 async def test_reruns_localization_and_dropped_context(run):
     def factory(exclude: Any = (), force: Any = ()) -> Agent:
-        return hostile_agent()
+        agent = hostile_agent()
+        return agent.with_forced(list(force), exclude=list(exclude)) if force else agent.without(list(exclude))
 
     report = await rerun_without(run, ignore=["planted"], rerun=factory)
     found = await localize(run, rerun=factory, samples=1, top=2, progress=False)

@@ -127,7 +127,7 @@ def test_run_then_click_from_the_answer_to_the_planted_fact_and_its_custody(note
         after = lab.locator(".fl-panel .fl-rerun")
         after.wait_for()
         assert "DECLINED" in after.inner_text() and "the outcome changed" in after.inner_text()
-        lab.locator("[data-fl-action='localize']").click()
+        lab.locator("[data-fl-action='localize'][data-fl-source='vip-override']").click()  # tests this piece
         verdicts = lab.locator(".fl-panel .fl-localize")
         verdicts.wait_for(timeout=60_000)
         row = verdicts.locator("tr", has_text="vip-override")
