@@ -10,14 +10,15 @@ recording itself is read when a run is touched, through the one door back in
 
 from __future__ import annotations
 
+import os
 import weakref
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.batch._refusals import RunSetFolderError
 from footprint_lab.core._run import Run
 from footprint_lab.engine._recording_door import load_recording
+from footprint_lab.engine._regular_file import UnreadableFile, read_regular
 
 if TYPE_CHECKING:
     from footprint_lab.engine._recording import Recording
@@ -74,6 +75,12 @@ def summarize(recording: Recording) -> dict[str, Any]:
             "duration_ms": float(recording.duration_ms), "members": members, "calls": calls}
 
 
+def summary_row(recording: Recording) -> tuple[Any, ...]:
+    """The summary's values, in ``SUMMARY_FIELDS`` order (an index row, less its file)."""
+    found = summarize(recording)
+    return tuple(found[name] for name in SUMMARY_FIELDS)
+
+
 class Entry:
     """One run of a set: held in memory (a live or imported run), or read from a saved folder when touched.
 
@@ -102,8 +109,7 @@ class Entry:
     def row(self) -> tuple[Any, ...]:
         """The summary's values, in ``SUMMARY_FIELDS`` order."""
         if self._row is None:
-            found = summarize(self.run().recording)
-            self._row = tuple(found[name] for name in SUMMARY_FIELDS)
+            self._row = summary_row(self.run().recording)
         return self._row
 
     @property
@@ -117,9 +123,22 @@ class Entry:
         touched = self._touched() if self._touched is not None else None
         if touched is not None:
             return touched
-        run = load_run(self.source(), "RunSet")
+        run = self.load("RunSet")
         self._touched = weakref.ref(run)
         return run
+
+    def load(self, function: str) -> Run:
+        """The run read anew: a saved one from its file, checked against its index row."""
+        if self.live() is not None:
+            return self.run()
+        _, source, expected = self.item()
+        return load_run(source, function, expected)
+
+    def item(self) -> tuple[str, str | bytes, tuple[Any, ...] | None]:
+        """What a worker needs to read this run: its id, its file's path (with the index row it must match)
+        or its JSON."""
+        source = self.source()
+        return self.run_id, source, self._row if isinstance(source, str) else None
 
     def live(self) -> Run | None:
         """The run object if one exists now (held, or touched and still held by a caller), else ``None``."""
@@ -135,17 +154,42 @@ class Entry:
         return self.path
 
 
-def read_recording(source: str | bytes, function: str) -> Recording:
-    """A recording from its JSON or from the file at a path, through the one door back in."""
+#: the most one saved recording may hold; a larger file is refused before it is read whole
+MAX_RECORDING_BYTES = 256 << 20
 
-    if isinstance(source, str):
-        try:
-            source = Path(source).read_bytes()
-        except FileNotFoundError:
+
+def read_saved(path: str, function: str, expected: tuple[Any, ...] | None) -> tuple[bytes, Recording]:
+    """A saved run's recording file (its bytes, and the recording they hold), read only as a regular file inside
+    its set's ``recordings/`` (no link, FIFO or device), checked through the one door back in and against the
+    row the index gives it (``expected``): a recording moved, swapped or forged under its row is refused."""
+    folder, name = os.path.split(path)
+    try:
+        raw = read_regular(name, limit=MAX_RECORDING_BYTES, follow=False, folder=folder)
+    except UnreadableFile as refused:
+        if refused.reason == "missing":
             raise RunSetFolderError(function, "missing_recording", "lost a recording the index lists") from None
+        found = {"too-large": f"a recording larger than {MAX_RECORDING_BYTES >> 20} MiB",
+                 "unreadable": "a recording that could not be read"}.get(refused.reason, refused.kind)
+        raise RunSetFolderError(function, "unsafe_recording", f"holds {found} where the index lists a recording"
+                                ) from None
+    recording = load_recording(raw, door=function)
+    if expected is not None and not _same_row(summary_row(recording), expected):
+        raise RunSetFolderError(function, "mismatch", "holds a recording that does not match its row in the index "
+                                "(its run id, input, answer or another summary field differs)")
+    return raw, recording
+
+
+def _same_row(found: tuple[Any, ...], expected: tuple[Any, ...]) -> bool:
+    return len(found) == len(expected) and all(
+        a == b or (a != a and b != b) for a, b in zip(found, expected, strict=True))  # NaN is NaN
+
+
+def read_recording(source: str | bytes, function: str, expected: tuple[Any, ...] | None = None) -> Recording:
+    """A recording from its JSON, or from a saved set's file at a path (checked against its index row)."""
+    if isinstance(source, str):
+        return read_saved(source, function, expected)[1]
     return load_recording(source, door=function)
 
 
-def load_run(source: str | bytes, function: str) -> Run:
-
-    return Run.from_recording(read_recording(source, function))
+def load_run(source: str | bytes, function: str, expected: tuple[Any, ...] | None = None) -> Run:
+    return Run.from_recording(read_recording(source, function, expected))

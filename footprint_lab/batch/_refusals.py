@@ -26,8 +26,9 @@ class RunSetFolderError(Refusal):
     """Raised when a folder cannot be read as a saved run set, or a set cannot be saved into it.
 
     Carries ``function`` (``RunSet.load``, ``RunSet.save`` or the method that touched a run),
-    ``reason`` (``missing``, ``not_a_run_set``, ``unreadable_index``, ``not_empty``, ``source`` or
-    ``missing_recording``) and ``detail`` (what is wrong, by shape). The path is not quoted.
+    ``reason`` (``missing``, ``not_a_run_set``, ``unreadable_index``, ``not_empty``, ``source``,
+    ``busy``, ``unwritable``, ``missing_recording``, ``unsafe_recording`` or ``mismatch``) and ``detail`` (what is
+    wrong, by shape). The path is not quoted.
     """
 
     code = "ERR_RUN_SET_FOLDER"
@@ -40,7 +41,14 @@ class RunSetFolderError(Refusal):
         "not_empty": ("Save into a new or empty folder; an older saved run set there is replaced only with "
                       "overwrite=True, and a folder holding other files is never written into"),
         "source": "Save into another folder: this set reads its recordings from that one",
+        "unwritable": "Save into a folder you can write to, on a disk with room for the set",
+        "busy": "Another save is writing into this folder now; wait for it to end, or save into another folder",
         "missing_recording": "The folder lost a recording after it was saved; save the set again from its runs",
+        "unsafe_recording": ("Only regular files inside the folder's recordings/ are read (never through a link, "
+                             "never a FIFO or a device); put the recording file itself there, or save the set "
+                             "again from its runs"),
+        "mismatch": ("The index and the recordings were changed apart (by hand, or by two saves at once), so "
+                     "neither can be trusted; save the set again from its runs"),
     }
 
     def __init__(self, function: str, reason: str, detail: str) -> None:

@@ -150,14 +150,14 @@ class RunSet:
         wanted = check_progress(function, progress)
         folders = {os.path.dirname(os.path.dirname(entry.path)) for entry in self._entries if entry.path is not None}
         sources = {Path(folder).resolve() for folder in folders}
-        _folder.prepare(path, overwrite=overwrite, sources=sources)
-        bar = Bar(len(self), "saved", wanted)
-        try:
-            _folder.write(path, self._entries, bar.advance)
-        except BaseException:
-            bar.cancel()
-            raise
-        bar.finish()
+        with _folder.claim(path, overwrite=overwrite, sources=sources):
+            bar = Bar(len(self), "saved", wanted)
+            try:
+                _folder.write(path, self._entries, bar.advance)
+            except BaseException:
+                bar.cancel()
+                raise
+            bar.finish()
         return path
 
     # -- the runs ------------------------------------------------------------------------------
@@ -265,7 +265,7 @@ class RunSet:
             )
         if client is not None:
             payload = _cluster.ship(function, "rerun", (rerun, settings))
-            chunks = _cluster.chunked([(e.run_id, e.source()) for e in chosen], _cluster.threads(client))
+            chunks = _cluster.chunked([e.item() for e in chosen], _cluster.threads(client))
             bar = Bar(len(chosen), "localized", wanted)
             frames = await _cluster.gather_async(client, _work.localize_task, chunks, payload, bar)
         else:
@@ -352,7 +352,7 @@ class RunSet:
         bar = Bar(len(entries), label, wanted)
         try:
             for entry in entries:
-                run = entry.live() or _work.load_run(entry.source(), "RunSet")
+                run = entry.load("RunSet")
                 work(entry, run)
                 bar.advance()
         except BaseException:
@@ -364,7 +364,7 @@ class RunSet:
                     setting: str, wanted: Any, label: str, columns: list[str] | None) -> pd.DataFrame:
         """A pure explanation of every run, on the cluster: the recordings' paths (or JSON) out, frames back."""
         payload = _cluster.ship(function, setting, settings[0] if len(settings) == 1 else settings)
-        chunks = _cluster.chunked([(e.run_id, e.source()) for e in self._entries], _cluster.threads(client))
+        chunks = _cluster.chunked([e.item() for e in self._entries], _cluster.threads(client))
         bar = Bar(len(self._entries), label, wanted)
         return _work.joined(_cluster.gather(client, task, chunks, payload, bar), columns)
 

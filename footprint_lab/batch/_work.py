@@ -18,7 +18,7 @@ import asyncio
 import importlib
 import time
 import uuid
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.batch._entries import load_run
@@ -31,8 +31,9 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
-#: one run to work on: its id in the set, and its recording's file path or JSON
-Item = tuple[str, str | bytes]
+#: one run to work on: its id in the set, its recording's file path or JSON, and (for a file) the index row
+#: the recording must match
+Item = tuple[str, str | bytes, tuple[Any, ...] | None]
 
 INTEGRITY_COLUMNS = ["run_id", "check", "status", "findings", "kinds", "steps", "what", "note"]
 LOCALIZE_COLUMNS = ["run_id", "rank", "source_id", "source_kind", "verdict", "flips", "samples", "flip_rate",
@@ -194,13 +195,19 @@ def _unpacked(payload: bytes) -> Any:
     return cloudpickle.loads(payload)
 
 
+def _runs(items: Sequence[Item]) -> Iterator[tuple[str, Run]]:
+    """Each run of a chunk, read when its turn comes (a worker holds one recording at a time)."""
+    for run_id, source, expected in items:
+        yield run_id, load_run(source, "RunSet", expected)
+
+
 @_carried
 def integrity_task(items: Sequence[Item], payload: bytes) -> pd.DataFrame:
     """``integrity`` over a chunk of runs."""
     import pandas as pd
 
     claims = _unpacked(payload)
-    rows = [row for run_id, source in items for row in integrity_rows(run_id, load_run(source, "RunSet"), claims)]
+    rows = [row for run_id, run in _runs(items) for row in integrity_rows(run_id, run, claims)]
     return pd.DataFrame(rows, columns=INTEGRITY_COLUMNS)
 
 
@@ -208,8 +215,7 @@ def integrity_task(items: Sequence[Item], payload: bytes) -> pd.DataFrame:
 def suspects_task(items: Sequence[Item], payload: bytes) -> pd.DataFrame:
     """``suspects`` over a chunk of runs."""
     strategy, embed, top = _unpacked(payload)
-    return joined([suspect_frame(run_id, load_run(source, "RunSet"), strategy, embed, top)
-                   for run_id, source in items], None)
+    return joined([suspect_frame(run_id, run, strategy, embed, top) for run_id, run in _runs(items)], None)
 
 
 @_carried
@@ -218,7 +224,7 @@ def localize_task(items: Sequence[Item], payload: bytes) -> pd.DataFrame:
     rerun, settings = _unpacked(payload)
 
     async def chunk() -> list[pd.DataFrame]:
-        return [await localize_frame(run_id, load_run(source, "RunSet"), rerun, settings) for run_id, source in items]
+        return [await localize_frame(run_id, run, rerun, settings) for run_id, run in _runs(items)]
 
     return joined(asyncio.run(chunk()), LOCALIZE_COLUMNS)
 
