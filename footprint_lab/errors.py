@@ -72,6 +72,7 @@ The tree::
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook._read
     │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook._scrub
     │   ├── BugReportError               ERR_BUG_REPORT             notebook._bug_report
+    │   ├── CommandLineError             ERR_COMMAND_LINE           notebook.cli
     │   ├── BatchConfigError             ERR_BATCH_CONFIG           batch._refusals
     │   ├── RunSetFolderError            ERR_RUN_SET_FOLDER         batch._refusals
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers._errors (also a ProviderError)
@@ -155,6 +156,7 @@ if TYPE_CHECKING:
     from footprint_lab.notebook._bug_report import BugReportError
     from footprint_lab.notebook._read import NotebookFileError
     from footprint_lab.notebook._scrub import SharingConfigError
+    from footprint_lab.notebook.cli import CommandLineError
     from footprint_lab.otel._refusals import (
         OtelCaptureError,
         OtelExportError,

@@ -27,6 +27,7 @@ import json
 import os
 import re
 import secrets
+import stat
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -45,6 +46,7 @@ from footprint_lab.engine._recording_door import (
 )
 from footprint_lab.engine._records import content_hash
 from footprint_lab.engine._refusal import Refusal, describe_shape
+from footprint_lab.engine._regular_file import UnreadableFile, kind_of, read_regular
 from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.engine._seal import Verdict, verify
 from footprint_lab.flow._checkpoint import FlowCheckpoint
@@ -53,6 +55,8 @@ if TYPE_CHECKING:
     from footprint_lab.core._run import Run
     from footprint_lab.engine._seal import Verdict
 
+#: the most a notebook or saved recording file may hold: more is refused before it is read whole
+MAX_FILE_BYTES = 256 << 20
 #: Where Jupyter keeps a notebook's widget state, inside ``metadata.widgets``.
 WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
 
@@ -61,9 +65,10 @@ class NotebookFileError(Refusal):
     """Raised when a path cannot be read as a notebook (missing, unreadable, not JSON, nested too
     deep, not nbformat 4), or cannot be written (no such folder, a folder, not writable).
 
-    Carries ``argument`` (which parameter), ``reason`` (``missing``, ``unreadable``, ``not-json``,
-    ``too-deep``, ``not-a-notebook``, ``not-a-path``, ``no-folder``, ``is-a-folder`` or
-    ``not-writable``) and ``received`` (the shape of what arrived, never the path's text).
+    Carries ``argument`` (which parameter), ``reason`` (``missing``, ``unreadable``, ``not-a-file``,
+    ``too-large``, ``not-json``, ``too-deep``, ``not-a-notebook``, ``not-a-path``, ``no-folder``,
+    ``is-a-folder``, ``not-writable`` or ``is-the-input``) and ``received`` (the shape of what
+    arrived, never the path's text).
     """
 
     code = "ERR_NOTEBOOK_FILE"
@@ -72,6 +77,10 @@ class NotebookFileError(Refusal):
     _FIX: ClassVar[dict[str, str]] = {
         "missing": "no file exists there; pass the path of a saved .ipynb file",
         "unreadable": "the file could not be read (check its permissions); pass a file you can open",
+        "not-a-file": "the path names no regular file (a FIFO, a device or a socket is never opened, since reading "
+                      "one can block or never end); pass a notebook saved on disk",
+        "too-large": f"the file is larger than {MAX_FILE_BYTES >> 20} MiB, more than any notebook this reads; "
+                     "clear large outputs in Jupyter first, or pass a smaller file",
         "not-json": "the file is not JSON; pass a notebook saved by Jupyter (.ipynb)",
         "too-deep": f"the file nests JSON deeper than {MAX_NESTING} levels, which no notebook Jupyter or "
                     "footprint_lab writes comes near; it is refused rather than read",
@@ -81,6 +90,7 @@ class NotebookFileError(Refusal):
         "is-a-folder": "names a folder; pass the path of a file to write inside it",
         "not-writable": "the file could not be written there (check the folder's permissions and free space); "
                         "pass a path you can write to",
+        "is-the-input": "names the very file being read, which writing would replace; pass another path to write",
     }
 
     def __init__(self, argument: str, reason: str, received: str) -> None:
@@ -110,10 +120,14 @@ def read_bytes(path: Any, argument: str = "path") -> bytes:
     """The bytes of the file at ``path``; refused by name when there is none or it cannot be read."""
     where = as_path(path, argument)
     try:
-        return where.read_bytes()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        raise NotebookFileError(argument, "missing", "a path with no file") from None
-    except (OSError, ValueError):  # permissions, a device, a name the system cannot take (an embedded NUL)
+        return read_regular(where, limit=MAX_FILE_BYTES)
+    except UnreadableFile as refused:
+        if refused.reason in ("missing", "folder"):
+            raise NotebookFileError(argument, "missing", "a path with no file") from None
+        if refused.reason in ("special", "too-large"):
+            reason = "not-a-file" if refused.reason == "special" else "too-large"
+            raise NotebookFileError(argument, reason, refused.kind) from None
+        # permissions, a name the system cannot take (an embedded NUL)
         raise NotebookFileError(argument, "unreadable", "a path that could not be read") from None
 
 
@@ -132,26 +146,42 @@ def read_notebook(path: Any, argument: str = "path") -> dict[str, Any]:
     return notebook
 
 
-def output_path(path: Any, argument: str) -> Path:
+def output_path(path: Any, argument: str, *, reading: Path | None = None) -> Path:
     """``path`` as where a file will be written, refused by name (before anything is built or written)
-    when its folder does not exist or it names a folder."""
+    when its folder does not exist, it names a folder or something other than a regular file (a FIFO,
+    a device), or it is the file ``reading`` names (by any spelling or link)."""
     where = as_path(path, argument)
     try:
         if where.is_dir():
             raise NotebookFileError(argument, "is-a-folder", "a path to a folder")
         if not where.parent.is_dir():
             raise NotebookFileError(argument, "no-folder", "a path whose folder does not exist")
+        if where.exists() and not where.is_file():
+            raise NotebookFileError(argument, "not-a-file", kind_of(where.stat().st_mode))
+        if reading is not None and where.exists() and reading.exists() and where.samefile(reading):
+            raise NotebookFileError(argument, "is-the-input", "the path of the file being read")
     except (OSError, ValueError):  # a name the system cannot take
         raise NotebookFileError(argument, "not-writable", "a path that cannot be written") from None
     return where
 
 
 def write_text(text: str, path: Path, argument: str) -> None:
-    """Write ``text`` (UTF-8) at ``path``; what the system refuses (permissions, a full disk) is refused by name."""
+    """Write ``text`` (UTF-8) at ``path``, a regular file (a FIFO or a device put there since the path was
+    checked is refused, never waited on); what the system refuses (permissions, a full disk) is refused by name."""
     try:
-        path.write_text(text, encoding="utf-8")
-    except (OSError, ValueError):
+        descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o666)
+    except (OSError, ValueError):  # a FIFO with no reader, permissions, a name the system cannot take
         raise NotebookFileError(argument, "not-writable", "a path that could not be written") from None
+    with os.fdopen(descriptor, "wb") as file:
+        mode = os.fstat(descriptor).st_mode
+        if not stat.S_ISREG(mode):
+            raise NotebookFileError(argument, "not-a-file", kind_of(mode))
+        try:
+            file.truncate(0)
+            file.write(text.encode("utf-8"))
+            file.flush()
+        except OSError:
+            raise NotebookFileError(argument, "not-writable", "a path that could not be written") from None
 
 
 def write_notebook(notebook: dict[str, Any], path: Path, argument: str) -> None:

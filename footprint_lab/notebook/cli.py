@@ -22,21 +22,52 @@ code and no traceback. 3: footprint-lab itself failed (a bug), one line on stder
 several files, each is handled on its own and the worst outcome is the exit code (2 over 1:
 a file that could not be checked is worse than one with findings).
 
+A command line is read one way only: an argument that starts with ``-`` and is also the name of a
+file (``--key=leak.ipynb``) is refused (:class:`CommandLineError`, exit 2) rather than guessed;
+after ``--`` every name is a file. A file is read only when it is a regular file (a FIFO or a
+device is refused by name, never waited on or read whole), and ``html`` never writes its page
+over the notebook it reads.
+
 Role: lab layer; ``[project.scripts]`` points ``footprint-lab`` at :func:`main`.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import ClassVar
 
 from footprint_lab.engine._redaction import Redaction
 from footprint_lab.engine._refusal import Refusal
 from footprint_lab.explain._tool_lint import THRESHOLD, lint_findings
 
 CLEAN, FINDINGS, REFUSED, FAILED = 0, 1, 2, 3
+
+
+class CommandLineError(Refusal):
+    """Raised when a command line can be read two ways, before any file is read or written.
+
+    An argument that starts with ``-`` and is also the name of a file (``--key=leak.ipynb``,
+    ``--out=clean.ipynb``, ``--help``) could be an option or a file to check; either reading
+    leaves a file unchecked or written where nobody asked, so neither is guessed. Carries
+    ``reason`` (``option-or-file``) and ``received`` (how many such arguments, never their text).
+    """
+
+    code = "ERR_COMMAND_LINE"
+    fields = ("reason", "received")
+
+    _FIXES: ClassVar[dict[str, str]] = {
+        "option-or-file": "put -- before the files (footprint-lab scan [options] -- FILE...), so every name after "
+                          "it is read as a file; in a pre-commit hook, end the hook's args with '--'",
+    }
+
+    def __init__(self, reason: str, received: str) -> None:
+        super().__init__(f"footprint-lab: the command line holds {received}. {self._FIXES[reason]}.")
+        self.reason = reason
+        self.received = received
 
 _CODES = """exit codes:
   0  clean: {clean}
@@ -48,7 +79,13 @@ With several files, each is checked and the exit code is the worst outcome (2, t
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one subcommand; returns the exit code (0 clean, 1 findings, 2 refused, 3 failed)."""
-    args = _parser().parse_args(argv)
+    given = list(sys.argv[1:] if argv is None else argv)
+    try:
+        _unambiguous(given)
+    except Refusal as refusal:
+        _refused(refusal)
+        return REFUSED
+    args = _parser().parse_args(given)
     try:
         return int(args.command(args))
     except Refusal as refusal:
@@ -62,6 +99,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"footprint-lab: internal error ({type(error).__name__}); this is a bug in footprint_lab, "
               "please report it with the command that gave it", file=sys.stderr)
         return FAILED
+
+
+def _unambiguous(given: Sequence[str]) -> None:
+    """Refuse a command line where an argument that reads as an option is also a file's name."""
+    before = given[:given.index("--")] if "--" in given else given
+    both = sum(1 for token in before[1:] if token.startswith("-") and _exists(token))
+    if both:
+        raise CommandLineError("option-or-file", f"{both} argument(s) that read as an option and name a file too")
+
+
+def _exists(name: str) -> bool:
+    try:
+        return os.path.lexists(name)
+    except (OSError, ValueError):
+        return False
 
 
 def _refused(refusal: Refusal, path: Path | None = None) -> None:
@@ -84,7 +136,7 @@ def _each(paths: Sequence[Path], check: Callable[[Path], int]) -> int:
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
-        prog="footprint-lab", formatter_class=argparse.RawDescriptionHelpFormatter,
+        prog="footprint-lab", allow_abbrev=False, formatter_class=argparse.RawDescriptionHelpFormatter,
         description="Share notebooks that carry footprint_lab recordings: find and mask secrets, write offline "
                     "HTML, check seals, lint tool catalogs.",
         epilog=_CODES.format(clean="nothing found, or the command did what it was asked",
@@ -92,7 +144,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(required=True, metavar="{scan,scrub,html,verify,lint-tools}")
 
     def command(name: str, summary: str, *, clean: str, findings: str, note: str = "") -> argparse.ArgumentParser:
-        return commands.add_parser(name, help=summary, description=summary,
+        return commands.add_parser(name, help=summary, description=summary, allow_abbrev=False,
                                    formatter_class=argparse.RawDescriptionHelpFormatter,
                                    epilog=_CODES.format(clean=clean, findings=findings, note=note and f"\n{note}"))
 
@@ -183,7 +235,9 @@ def _scrub(args: argparse.Namespace) -> int:
 
 def _html(args: argparse.Namespace) -> int:
     from footprint_lab.notebook import to_html
+    from footprint_lab.notebook._read import output_path
 
+    output_path(args.out, "out", reading=args.notebook)  # a page written over the notebook would replace it
     written = to_html(args.notebook, args.out)
     print(f"{args.notebook} -> {written}")
     return CLEAN
