@@ -80,8 +80,10 @@ async def test_a_cause_the_ranking_puts_last_is_screened_and_confirmed_through_a
     report = await localize(run, rerun=factory)
     assert report.confirmed == ["vip"], str(report)
     assert [name for name, _ in report.untested] == ["user-message"]
-    # the default budget: 48, and the group test's reruns on top when there are too many pieces to remove each alone
-    assert report.budget == (48 if count < 12 else 64 if count < 64 else 66)
+    # the default budget: 48 for the search and the confirmation, and the screening's own reruns on top (two
+    # unchanged reruns and one without each piece, or the group test's when there are too many pieces for that)
+    pieces = count + 2   # the facts, the cause, the system prompt
+    assert report.budget == (48 + 2 + pieces if count < 12 else 64 if count < 64 else 66)
     assert report.reruns <= (24 if count < 12 else 48)
     assert len(set(factory.made)) > 3   # a fresh agent for each kind of rerun
 

@@ -303,8 +303,8 @@ async def localize(
 
     ``rerun`` is the agent itself (rebuilt without each suspect) or a factory called as
     ``factory(exclude=[...])``. ``samples`` is the reruns a side of the confirmation's first look;
-    ``budget`` caps every rerun of the call (default ``16 x samples``, plus the group test's
-    reruns when there are too many pieces to remove each alone: 64 for 40 pieces); ``alpha`` is the
+    ``budget`` caps every rerun of the call (default ``16 x samples`` plus the screening's own
+    reruns: 60 for ten pieces, 64 for forty); ``alpha`` is the
     false-confirmation rate. By default every removable piece that reached the answer is tested
     (one removal each while the budget allows, removals in groups when it does not); ``top`` tests
     only the ranking's first ``top`` (the report names what it left out); ``sources`` tests exactly

@@ -15,9 +15,9 @@ back in, removing a set together) goes through two phases:
    that are each a cause (both go on); it removes
    the sets that would tell the most until one explanation is likely, always leaving what two
    looks at one candidate take. With many arms (trying each would spend more than half the
-   budget) the screening removes halves of them at once instead (a group test, whose reruns the
-   default budget adds on top), and the search of removals together starts from those reruns,
-   weighing single causes only.
+   budget) the screening removes halves of them at once instead (a group test), and the search of
+   removals together starts from those reruns, weighing single causes only. The default budget
+   (:func:`default_budget`) pays the screening's own reruns on top of the rest.
 2. **Confirmation** proves it. The candidates, strongest first, get fresh reruns with their own
    seeds (``0, 1, 2 ...``, each candidate's rerun ``k`` with the same seed as baseline rerun
    ``k``) beside a fresh baseline of unchanged reruns, in three looks: ``samples`` reruns a side,
@@ -487,10 +487,13 @@ def screened_singly(arms: int, budget: int) -> bool:
 
 
 def default_budget(samples: int, arms: int) -> int:
-    """The budget when none is given: ``BUDGET_PER_SAMPLE`` reruns for each of ``samples``, and, when there are too
-    many arms to remove each alone, the group test's reruns on top (so that the confirmation keeps its share)."""
+    """The budget when none is given: ``BUDGET_PER_SAMPLE`` reruns for each of ``samples`` (the search and the
+    confirmation), and the screening's own reruns on top: two unchanged reruns and one without each arm, or the group
+    test's when there are too many arms to remove each alone. So testing every piece never starves the proof."""
     base = BUDGET_PER_SAMPLE * samples
-    return base if arms <= 2 or screened_singly(arms, base) else base + group_size(arms)
+    if arms <= 2:
+        return base
+    return base + (SCREEN_BASELINE + arms if screened_singly(arms, base) else group_size(arms))
 
 
 def _joined(arms: Sequence[Arm]) -> Arm:
