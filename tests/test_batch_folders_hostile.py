@@ -9,7 +9,9 @@ save refused midway leaves the earlier set as it was. Each refusal names no path
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
+import importlib
 import json
 import os
 import shutil
@@ -25,7 +27,7 @@ import pytest
 
 import footprint_lab
 from footprint_lab import Agent
-from footprint_lab.batch import RunSet, RunSetFolderError
+from footprint_lab.batch import BatchConfigError, RunSet, RunSetFolderError
 from footprint_lab.errors import InvalidRecordingError, Refusal
 from footprint_lab.providers import mock
 
@@ -154,8 +156,16 @@ def _hard_link_to_secret(recording: Path, outside: Path) -> None:
     os.link(outside / "id_rsa", recording)
 
 
+def _recordings_folder_linked(recording: Path, outside: Path) -> None:
+    elsewhere = outside / "recordings"
+    shutil.copytree(recording.parent, elsewhere)
+    (elsewhere / recording.name).write_bytes(SECRET)
+    shutil.rmtree(recording.parent)
+    recording.parent.symlink_to(elsewhere, target_is_directory=True)
+
+
 @pytest.mark.parametrize("plant", [_link_to_secret, _link_to_another_sets_recording, _secret_in_place,
-                                   _hard_link_to_secret])
+                                   _hard_link_to_secret, _recordings_folder_linked])
 def test_a_recording_that_is_not_this_sets_own_is_never_copied(tmp_path, saved, plant):
     outside = tmp_path / "home"
     outside.mkdir()
@@ -215,17 +225,50 @@ def test_a_fifo_index_is_refused_by_name(tmp_path, saved):
     assert refused.value.reason == "unreadable_index" and "FIFO" in str(refused.value)
 
 
-@needs_fifo
-def test_a_fifo_recording_is_refused_on_a_dask_worker_too(tmp_path, saved):
+@pytest.fixture(scope="module")
+def client():
+    """One worker process of one thread (this machine has two cores), closed at the end."""
     distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
+                                       memory_limit="1GiB")
+    with cluster, distributed.Client(cluster) as connected:
+        yield connected
+
+
+@needs_fifo
+def test_a_fifo_recording_is_refused_on_a_dask_worker_too(tmp_path, saved, client):
     recording = saved / "recordings" / "000002.json"
     _fifo(recording)
     loaded = RunSet.load(saved)
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True, dashboard_address=":0",
-                                       memory_limit="1GiB")
-    with cluster, distributed.Client(cluster) as client, pytest.raises(RunSetFolderError) as refused:
+    with pytest.raises(RunSetFolderError) as refused:
         finished(lambda: loaded.integrity(client=client, progress=False), fifos=(recording,))
     assert refused.value.reason == "unsafe_recording"
+
+
+_LOCAL_MODULE = """
+from footprint_lab import Agent
+from footprint_lab.providers import mock
+
+def build(exclude=(), seed=None):
+    return Agent(provider=mock(reply="Shipped."))
+"""
+
+
+@pytest.mark.parametrize("call", [
+    lambda build, client: asyncio.run(RunSet.run(build, ["a?", "b?", "c?"], client=client, progress=False)),
+    lambda build, client: small_set().integrity(claims=build, client=client, progress=False),
+    lambda build, client: small_set().suspects(embed=build, client=client, progress=False),
+])
+def test_a_factory_the_workers_cannot_import_is_refused_before_anything_runs(tmp_path, monkeypatch, client, call):
+    """Pickled here by reference to a module only this process can import (added after the workers started)."""
+    name = f"hostile_local_{tmp_path.name.replace('-', '_')}"
+    (tmp_path / f"{name}.py").write_text(_LOCAL_MODULE)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    build = importlib.import_module(name).build
+    with pytest.raises(BatchConfigError) as refused:
+        finished(lambda: call(build, client))
+    assert "cannot rebuild" in str(refused.value) and "ModuleNotFoundError" in str(refused.value)
+    no_path_in(refused.value, tmp_path)
 
 
 # -- finding 4: one save at a time into a folder ----------------------------------------------------------
@@ -256,7 +299,7 @@ def test_a_second_save_while_one_is_writing_is_refused(tmp_path, prepare):
 _SAVER = """
 import sys, time
 from footprint_lab import Agent
-from footprint_lab.batch import RunSet, RunSetFolderError
+from footprint_lab.batch import BatchConfigError, RunSet, RunSetFolderError
 from footprint_lab.providers import mock
 word, folder, start = sys.argv[1], sys.argv[2], float(sys.argv[3])
 runs = RunSet.from_runs([Agent(provider=mock(reply=f"{word} {n}.")).run_sync(f"Question {n}?") for n in range(6)])

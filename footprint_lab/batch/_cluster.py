@@ -2,7 +2,8 @@
 
 Rule kept: ``client=`` is a ``dask.distributed.Client`` or nothing, checked before anything is
 sent, and whatever must travel (a factory, a comparator, claims) is serialized with cloudpickle
-here first, so a factory that cannot travel is refused by name instead of failing on a worker.
+here first and rebuilt once on a worker, so a factory that cannot travel (or that a worker cannot
+import) is refused by name before any work is sent, instead of failing on a worker.
 The work goes out as a few tasks per worker thread (never one task per run: scheduling a task
 costs more than checking a run), each task a chunk of runs; results come back as DataFrames
 in chunk order, so the rows are in the set's order whatever finished first. A cancellation
@@ -52,12 +53,13 @@ def check_client(function: str, client: Any) -> Any:
     return client
 
 
-def ship(function: str, setting: str, value: Any) -> bytes:
-    """``value`` serialized for the workers, or refused when it cannot travel."""
+def ship(function: str, setting: str, value: Any, client: Any) -> bytes:
+    """``value`` serialized for the workers, or refused when it cannot travel: when it cannot be pickled here,
+    or when a worker cannot rebuild it (a function from a module only this machine can import)."""
     import cloudpickle
 
     try:
-        return cloudpickle.dumps(value)
+        payload: bytes = cloudpickle.dumps(value)
     except Exception:  # what cannot be pickled varies (locks, sockets, weak references); the type says enough
         raise BatchConfigError(
             function, setting, "something that cannot be sent to another process",
@@ -65,6 +67,25 @@ def ship(function: str, setting: str, value: Any) -> bytes:
             "def build(exclude=(), seed=None): ...) rather than an agent, and keep open connections, locks and "
             "clients out of what it captures",
         ) from None
+    problem = client.submit(rebuild_problem, payload, pure=False, retries=0).result()
+    if problem is not None:
+        raise BatchConfigError(
+            function, setting, f"something a worker cannot rebuild ({problem})",
+            "must be importable on the workers: install the module that defines it on every worker, or define the "
+            "factory in the notebook or script that calls this method, so it travels whole",
+        )
+    return payload
+
+
+def rebuild_problem(payload: bytes) -> str | None:
+    """On a worker: the type of the error unpickling ``payload`` raises there, or ``None`` when it rebuilds."""
+    import cloudpickle
+
+    try:
+        cloudpickle.loads(payload)
+    except Exception as error:  # a missing module, a class that changed: the type names it
+        return type(error).__name__
+    return None
 
 
 def threads(client: Any) -> int:

@@ -84,7 +84,7 @@ class RunSet:
         limit = _whole(function, "concurrency", DEFAULT_CONCURRENCY if concurrency is None else concurrency,
                        1, 10_000) if factory is not None else 1
         make: Callable[[], Any] = factory if factory is not None else (lambda: runner)
-        payload = _cluster.ship(function, "runner", (factory, identity, limit)) if client is not None else b""
+        payload = _cluster.ship(function, "runner", (factory, identity, limit), client) if client is not None else b""
         runs: list[Any] = [None] * len(items)
         bar = Bar(len(items), "runs", wanted)
         if not items:
@@ -192,7 +192,12 @@ class RunSet:
         return RunSet([self._entries[i] for i in self._selected("RunSet.select", where)])
 
     def frame(self) -> pd.DataFrame:
-        """A row per run: run id, input, answer, status, error, tokens, duration_ms, members (from the index)."""
+        """A row per run: run id, input, answer, status, error, tokens, duration_ms, members.
+
+        A saved set's rows are its index's, read without opening a recording; each recording read later
+        (a run touched, ``integrity()``, ``suspects()``, ``localize()``, ``save``) is checked against its row
+        and refused when they differ, so an index changed by hand is caught when its runs are used.
+        """
         import pandas as pd
 
         width = len(FRAME_COLUMNS)
@@ -264,7 +269,7 @@ class RunSet:
                 "with): add the status, e.g. where=lambda r: r.status == 'finished' and r.answer != expected[r.input]",
             )
         if client is not None:
-            payload = _cluster.ship(function, "rerun", (rerun, settings))
+            payload = _cluster.ship(function, "rerun", (rerun, settings), client)
             chunks = _cluster.chunked([e.item() for e in chosen], _cluster.threads(client))
             bar = Bar(len(chosen), "localized", wanted)
             frames = await _cluster.gather_async(client, _work.localize_task, chunks, payload, bar)
@@ -363,7 +368,7 @@ class RunSet:
     def _on_cluster(self, function: str, client: Any, task: Callable[..., Any], settings: tuple[Any, ...],
                     setting: str, wanted: Any, label: str, columns: list[str] | None) -> pd.DataFrame:
         """A pure explanation of every run, on the cluster: the recordings' paths (or JSON) out, frames back."""
-        payload = _cluster.ship(function, setting, settings[0] if len(settings) == 1 else settings)
+        payload = _cluster.ship(function, setting, settings[0] if len(settings) == 1 else settings, client)
         chunks = _cluster.chunked([e.item() for e in self._entries], _cluster.threads(client))
         bar = Bar(len(self._entries), label, wanted)
         return _work.joined(_cluster.gather(client, task, chunks, payload, bar), columns)
