@@ -212,3 +212,19 @@ async def test_a_comparator_that_returns_none_fails_its_reruns_it_never_reads_as
     assert report.confirmed == [] and {s.verdict for s in report.suspects} == {"undecided"}
     assert set(report.unjudged) == {s.source_id for s in report.suspects}
     assert "comparator returned None" in report.summary()
+
+
+async def test_a_missing_rerun_or_a_factory_without_exclude_is_refused_with_the_fix():
+    from footprint_lab.errors import ExplainConfigError
+    from footprint_lab.explain import rerun_without
+
+    agent = agent_of(3, 0)
+    run = await agent.run("Refund order A-1001?")
+    for call in (localize(run), bisect_culprits(run), rerun_without(run, ["vip"])):
+        with pytest.raises(ExplainConfigError) as refused:
+            await call
+        assert refused.value.setting == "rerun" and "rerun=agent" in str(refused.value)
+        assert "def factory(exclude=(), seed=None)" in str(refused.value)
+    with pytest.raises(ExplainConfigError) as refused:
+        await localize(run, rerun=lambda: agent)
+    assert "takes no exclude= keyword" in str(refused.value) and "return agent.without(exclude)" in str(refused.value)

@@ -285,7 +285,7 @@ def noise_note(trial: TrialResult, comparator: Any, original: str) -> list[str]:
 async def localize(
     run: Any,
     *,
-    rerun: Any,
+    rerun: Any = None,
     samples: int = 3,
     top: int | None = None,
     budget: int | None = None,
@@ -427,7 +427,7 @@ async def rerun_without(
     run: Any,
     ignore: Sequence[str] | str,
     *,
-    rerun: Any,
+    rerun: Any = None,
     samples: int = 1,
     alpha: float = 0.05,
     budget: int | None = None,

@@ -210,7 +210,7 @@ class _Search:
 async def bisect_culprits(
     run: Any,
     *,
-    rerun: Any,
+    rerun: Any = None,
     samples: int = 3,
     budget: int = 40,
     alpha: float = 0.05,

@@ -126,6 +126,22 @@ class Rerunner:
             self._seeded = True
         elif callable(rerun) and (_accepts(rerun, "exclude") or _accepts(rerun, "force")):
             self._seeded = _accepts(rerun, "seed")
+        elif rerun is None:
+            raise ExplainConfigError(
+                function, "rerun", "nothing",
+                "is needed: a proof reruns the run without each piece. Pass the agent that made the run "
+                f"({function}(run, rerun=agent): it is rebuilt from its declarations minus each piece), or a "
+                "factory for an agent built elsewhere: def factory(exclude=(), seed=None): return ...",
+            )
+        elif callable(rerun):
+            keyword = "force" if function == "find_dropped_context" else "exclude"
+            raise ExplainConfigError(
+                function, "rerun", f"a function that takes no {keyword}= keyword",
+                f"must be a factory called as factory({keyword}=[...]) that returns a runner built without "
+                f"(or with) those ids, e.g. def factory({keyword}=(), seed=None): "
+                f"return agent.{'with_forced(force)' if keyword == 'force' else 'without(exclude)'}; or pass the "
+                "agent itself, rerun=agent",
+            )
         else:
             raise ExplainConfigError(
                 function, "rerun", describe_shape(rerun),
