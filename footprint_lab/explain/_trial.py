@@ -305,24 +305,28 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
                 verdict.reason = "could not be judged: unchanged reruns change the outcome as often as removals do"
             return TrialResult(list(verdicts.values()), screening_baseline, [], spend.spent, budget, alpha,
                                design, joint, notes)
-        # A quiet model where one arm flipped: that arm goes first, and part of alpha waits for a pair, looked
-        # for only if it does not hold up.
+        # A quiet model where one arm flipped: that arm goes first. Otherwise (a noisy model, nothing flipped
+        # alone, a group test) a search of removals together weighs every screening rerun, for one arm the noise
+        # hid, two arms that act only together, or two causes.
         strong = singly and quiet and bool(candidates)
-        kept_back = TOGETHER_WEIGHT if strong else 0.0
         weights: list[float] | None = None
         if not strong:
-            # A noisy model, nothing flipped alone, or a group test: a search of removals together weighs every
-            # screening rerun, for one arm the noise hid, two arms that act only together, or two causes.
             candidates, weights, searched, how = await _together(list(arms), verdicts, confirmation, alpha,
-                                                                 screening_baseline, joint)
+                                                                 screening_baseline, joint, pairs=singly)
             joint = [*joint, *searched]
             design += how
+        # Part of alpha waits for a second round, run only when nothing the first named held up: after a strong
+        # arm, the search for a pair; after a group test, the search's next best, weighing the first round's
+        # reruns too (a group test can leave two arms with codes a rerun or two apart)
+        kept_back = KEPT_BACK if strong or not singly else 0.0
         await confirmation.run(candidates, alpha * (1 - kept_back), weights)
         if kept_back and not any(verdicts[arm.key].verdict == "confirmed" for arm in candidates):
-            pairs, weights, joint, how = await _together(list(arms), verdicts, confirmation, alpha * kept_back,
-                                                         screening_baseline, joint)
-            design += how
-            await confirmation.run(pairs, alpha * kept_back, weights)
+            tried = [o for verdict in verdicts.values() for o in verdict.confirmation]
+            later, weights, searched, how = await _together(list(arms), verdicts, confirmation, alpha * kept_back,
+                                                            screening_baseline, [*joint, *tried], pairs=singly)
+            joint = [*joint, *searched]
+            design += "; then" + how.removeprefix(";")
+            await confirmation.run(later, alpha * kept_back, weights)
     else:
         design = "each arm confirmed directly"
         await confirmation.run(list(arms), alpha)
@@ -373,7 +377,7 @@ def _screened_out(verdict: ArmVerdict) -> str:
 
 
 async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmation: _Confirmation, level: float,
-                    baseline: list[Outcome], joint: Sequence[Outcome] = ()
+                    baseline: list[Outcome], joint: Sequence[Outcome] = (), *, pairs: bool = True
                     ) -> tuple[list[Arm], list[float], list[Outcome], str]:
     """Search removals together (:class:`~footprint_lab.explain._search.CauseSearch`) for what explains the flips.
 
@@ -386,9 +390,9 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
     """
     spend, samples = confirmation.spend, confirmation.samples
     index = {arm.key: k for k, arm in enumerate(arms)}
-    # after a group test (many arms) the search weighs single causes only: pairs of forty arms and more would cost
-    # it seconds a batch, and a pair among many is what bisect_culprits searches for
-    search = CauseSearch(len(arms), with_pairs=not joint)
+    # after a group test (many arms, ``pairs`` off) the search weighs single causes only: pairs of forty arms and
+    # more would cost it seconds a batch, and a pair among many is what bisect_culprits searches for
+    search = CauseSearch(len(arms), with_pairs=pairs)
     for outcome in baseline:
         if outcome.error is None:
             search.observe((), outcome.flipped)
@@ -409,7 +413,8 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
         sets, _ = search.next_sets(min(BATCH, room()))
         if not sets:
             break
-        jobs: list[tuple[Arm | None, int]] = [(_joined([arms[k] for k in removed]), SEARCH_SEED + len(outcomes) + n)
+        first = SEARCH_SEED + len(joint) + len(outcomes)  # a second round's sets get seeds of their own
+        jobs: list[tuple[Arm | None, int]] = [(_joined([arms[k] for k in removed]), first + n)
                                               for n, removed in enumerate(sets)]
         for removed, outcome in zip(sets, await spend(jobs), strict=True):
             outcomes.append(outcome)
@@ -509,8 +514,9 @@ def _difference(observations: list[tuple[bool, bool]]) -> float:
     return (sum(gone) / len(gone) if gone else 0.0) - (sum(kept) / len(kept) if kept else 0.0)
 
 
-#: The share of ``alpha`` kept back for a pair when a strong single arm goes first (see :func:`decide`).
-TOGETHER_WEIGHT = 0.2
+#: The share of ``alpha`` kept back for a second round, run when nothing the first round named held up (see
+#: :func:`decide`).
+KEPT_BACK = 0.2
 #: A candidate that did not flip every time stops when its p-value is above this (evidence too weak to chase).
 FUTILE = 0.5
 
