@@ -118,3 +118,16 @@ def test_a_file_whose_name_reads_as_an_option_is_refused(tmp_path, leaky, comman
         scanned = run("scan", "--", name, cwd=tmp_path)
         assert scanned.returncode == 1 and "openai_key" in scanned.stdout, scanned.stderr
 
+
+
+def test_the_library_to_html_never_writes_over_its_notebook_either(tmp_path, leaky):
+    from footprint_lab.errors import NotebookFileError
+    from footprint_lab.notebook import to_html
+
+    notebook = tmp_path / "input.ipynb"
+    notebook.write_bytes(leaky.read_bytes())
+    for out in (notebook, tmp_path / "." / "input.ipynb"):
+        with pytest.raises(NotebookFileError) as refused:
+            to_html(notebook, out)
+        assert refused.value.reason == "is-the-input"
+    assert notebook.read_bytes() == leaky.read_bytes()

@@ -79,7 +79,7 @@ def to_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
     A recording this library cannot read (a newer schema version, or one that fails its checks)
     is not drawn: its place says which field, as ``load_runs`` warns.
     """
-    target = output_path(out, "out")
+    target = output_path(out, "out", reading=as_path(path))  # never a page written over its own notebook
     notebook = read_notebook(path)
     nonce = secrets.token_urlsafe(16)
     page = _Page(nonce)
