@@ -295,7 +295,12 @@ async def test_localize_over_the_wrong_answers_finds_each_planted_cause():
         assert desk().planted[by_input[run_id]] == source
     table = culprits(frame)
     assert list(table.columns) == ["source_id", "source_kind", "member", "runs_confirmed", "runs_undecided",
-                                   "runs_tested", "share"]
+                                   "runs_tested", "runs_not_tested", "share"]
+    untested = frame[frame.verdict == "not_tested"]   # nothing skipped quietly: the input, on every run
+    assert set(untested[untested.source_id == "user-message"].run_id) == set(frame.run_id)
+    assert all(why.startswith(("the user's message", "the model's own")) for why in untested.reason)
+    asked = table[table.source_id == "user-message"].iloc[0]
+    assert (asked.runs_not_tested, asked.runs_tested) == (len(chosen), 0)
     counts = planted_counts()
     assert table.source_id.tolist()[: len(counts)] == sorted(counts, key=lambda s: -counts[s])
     for source, count in counts.items():

@@ -423,11 +423,13 @@ def culprits(frame: pd.DataFrame) -> pd.DataFrame:
 
     ``runs_confirmed``: the runs in which removing it was confirmed to flip the answer;
     ``runs_undecided``: those where it showed a sign, not enough to conclude; ``runs_tested``: those
-    in which it was tested; ``share``: ``runs_confirmed`` over the runs localized. Most confirmed first.
+    in which it was tested; ``runs_not_tested``: those that left it untested (the report says why);
+    ``share``: ``runs_confirmed`` over the runs localized. Most confirmed first.
     """
     import pandas as pd
 
-    columns = ["source_id", "source_kind", "member", "runs_confirmed", "runs_undecided", "runs_tested", "share"]
+    columns = ["source_id", "source_kind", "member", "runs_confirmed", "runs_undecided", "runs_tested",
+               "runs_not_tested", "share"]
     needed = {"run_id", "source_id", "source_kind", "verdict"}
     if not isinstance(frame, pd.DataFrame) or not needed <= set(frame.columns):
         raise BatchConfigError("culprits", "frame", describe_shape(frame) if not isinstance(frame, pd.DataFrame)
@@ -443,9 +445,11 @@ def culprits(frame: pd.DataFrame) -> pd.DataFrame:
         "source_kind": table.groupby(keys, sort=False)["source_kind"].first(),
         "runs_confirmed": distinct[distinct["verdict"] == "confirmed"].groupby(keys).size(),
         "runs_undecided": distinct[distinct["verdict"] == "undecided"].groupby(keys).size(),
-        "runs_tested": table.drop_duplicates([*keys, "run_id"]).groupby(keys, sort=False).size(),
+        "runs_tested": distinct[distinct["verdict"] != "not_tested"].drop_duplicates([*keys, "run_id"])
+        .groupby(keys).size(),
+        "runs_not_tested": distinct[distinct["verdict"] == "not_tested"].groupby(keys).size(),
     }).reset_index()
-    counts = ["runs_confirmed", "runs_undecided", "runs_tested"]
+    counts = ["runs_confirmed", "runs_undecided", "runs_tested", "runs_not_tested"]
     result[counts] = result[counts].fillna(0).astype("int64")
     result["share"] = result["runs_confirmed"] / max(runs, 1)
     result = result.sort_values(["runs_confirmed", "runs_undecided", "runs_tested", "source_id"],
