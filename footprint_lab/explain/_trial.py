@@ -442,8 +442,32 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
                               f"with the removals together, the chance it is a cause is {named:.0%}, "
                               "short of the leading suspects")
     found = [f"'{arm.key}' ({share:.0%})" for arm, share in zip(candidates, weights, strict=True)]
+    candidates, weights = _members_after_sets(candidates, weights, arms, verdicts)
     return candidates, weights, outcomes, (f"; a search of removals together ({len(outcomes)} reruns, weighing every "
                                            f"screening rerun) left {', '.join(found) or 'no candidate'} most likely")
+
+
+def _members_after_sets(candidates: list[Arm], weights: list[float], arms: list[Arm],
+                        verdicts: dict[str, ArmVerdict]) -> tuple[list[Arm], list[float]]:
+    """Each set candidate followed by its members, at weight 0: a member is tested only on the level a confirmed set
+    passes on (Wiens' fallback), so it costs nothing of ``alpha`` and runs only once the set holds.
+
+    Confirming "removing both flips it" says nothing of whether they act only together: a set holding a
+    cause that acts alone flips too. A member confirmed alone then explains the set, which the report
+    no longer calls a cause acting together.
+    """
+    by_key = {arm.key: arm for arm in arms}
+    ordered: list[Arm] = []
+    shares: list[float] = []
+    for arm, share in zip(candidates, weights, strict=True):
+        ordered.append(arm)
+        shares.append(share)
+        members = [by_key[name] for name in arm.exclude if name in by_key] if arm.key not in by_key else []
+        for member in members:
+            if member not in candidates and member not in ordered and not verdicts[member.key].tested:
+                ordered.append(member)
+                shares.append(0.0)
+    return ordered, shares
 
 
 async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend) -> list[Outcome]:
@@ -553,14 +577,22 @@ class _Confirmation:
         total = sum(strength)
         weights = [value / total if total else 1 / len(candidates) for value in strength]
         named = chances or [0.0] * len(candidates)
-        passed_on = 0.0
-        for arm, weight, chance in zip(candidates, weights, named, strict=True):
+        # a set's members follow it at weight 0: a confirmed set hands them its level, split evenly, instead of
+        # passing it on (a set not confirmed leaves them none)
+        following = [next((n for n, later in enumerate(weights[k + 1:]) if later > 0), len(weights) - k - 1)
+                     for k in range(len(weights))]
+        passed_on = shared = 0.0
+        for arm, weight, chance, members in zip(candidates, weights, named, following, strict=True):
             verdict = self.verdicts[arm.key]
-            own = level * weight + passed_on
-            # a candidate the search all but named is not given up at its first look for a weak start
-            await self._looks(arm, verdict, own, patient=chance >= DECISIVE)
-            passed_on = own if verdict.verdict == "confirmed" else 0.0
-            verdict.reason = _confirmation_reason(verdict, self.spend)
+            own = level * weight + passed_on if weight > 0 else shared
+            if own > 0:
+                # a candidate the search all but named is not given up at its first look for a weak start
+                await self._looks(arm, verdict, own, patient=chance >= DECISIVE)
+                verdict.reason = _confirmation_reason(verdict, self.spend)
+            if weight > 0:
+                held = verdict.verdict == "confirmed"
+                shared = own / members if held and members else 0.0
+                passed_on = own if held and not members else 0.0
 
     async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float, *, patient: bool = False) -> None:
         """The looks at one candidate, each at its fixed size and level, until one decides it.
