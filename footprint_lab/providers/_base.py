@@ -61,6 +61,11 @@ def function_tools(tools: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
+#: ``deadline``: the longest one call may take from the moment it is sent, in seconds, retries included.
+DEFAULT_DEADLINE = 600.0
+#: ``max_reply_bytes``: the most of one reply that is read (16 MiB).
+DEFAULT_MAX_REPLY_BYTES = 16 * 1024 * 1024
+
 #: ``max_concurrency`` for a provider aimed at its own hosted service (any other server: 1).
 HOSTED_CONCURRENCY = 16
 
@@ -85,6 +90,8 @@ class Settings(TypedDict, total=False):
     headers: Mapping[str, str] | None
     timeout: float
     connect_timeout: float
+    deadline: float
+    max_reply_bytes: int
     max_retries: int
     retry_backoff: float
     max_retry_wait: float
@@ -107,7 +114,11 @@ class HttpProvider(ABC):
     ``options`` are extra generation settings sent with every call (``{"temperature": 0}``);
     ``headers`` extra HTTP headers (never recorded when their name suggests a credential).
     ``timeout`` is the longest silence while reading and ``connect_timeout`` the longest
-    wait for a connection, in seconds; ``max_retries``, ``retry_backoff`` and
+    wait for a connection, in seconds; ``deadline`` the longest a whole call may take once it
+    is sent, retries included, however the server keeps the connection alive (keep-alive
+    comments, a reply trickling in: :data:`DEFAULT_DEADLINE`); ``max_reply_bytes`` the most
+    of one reply that is read before the call fails (:data:`DEFAULT_MAX_REPLY_BYTES`);
+    ``max_retries``, ``retry_backoff`` and
     ``max_retry_wait`` bound the retries of rate-limited or failing calls;
     ``max_connections`` sizes the connection pool every run of this provider shares.
     ``max_concurrency`` caps how many requests are in flight at once to this provider's
@@ -154,6 +165,8 @@ class HttpProvider(ABC):
         headers: Mapping[str, str] | None = None,
         timeout: float = 60.0,
         connect_timeout: float = 10.0,
+        deadline: float = DEFAULT_DEADLINE,
+        max_reply_bytes: int = DEFAULT_MAX_REPLY_BYTES,
         max_retries: int = 2,
         retry_backoff: float = 0.5,
         max_retry_wait: float = 20.0,
@@ -185,7 +198,8 @@ class HttpProvider(ABC):
         if max_concurrency is None:
             hosted = url == self.default_base_url and self.key_required
             max_concurrency = HOSTED_CONCURRENCY if hosted else 1
-        limits = _limits(p, timeout=timeout, connect_timeout=connect_timeout, max_retries=max_retries,
+        limits = _limits(p, timeout=timeout, connect_timeout=connect_timeout, deadline=deadline,
+                         max_reply_bytes=max_reply_bytes, max_retries=max_retries,
                          retry_backoff=retry_backoff, max_retry_wait=max_retry_wait,
                          max_connections=max_connections, max_concurrency=max_concurrency)
         self.model = model
@@ -322,7 +336,7 @@ def unknown_setting(provider: str, unknown: Mapping[str, object]) -> ProviderCon
 
 def _limits(provider: str, **values: Any) -> Limits:
     for name, value in values.items():
-        whole = name in ("max_retries", "max_connections", "max_concurrency")
+        whole = name in ("max_retries", "max_connections", "max_concurrency", "max_reply_bytes")
         lowest = 0 if name in ("max_retries", "retry_backoff") else 1 if whole else 0.001
         if isinstance(value, bool) or not isinstance(value, int if whole else (int, float)) or value < lowest:
             kind = "a whole number" if whole else "a number of seconds"

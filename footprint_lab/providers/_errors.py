@@ -178,8 +178,9 @@ class ProviderTimeoutError(ProviderError, RunFailure):
     """Raised when a phase of the call ran out of time.
 
     ``phase`` is ``connect`` (no connection in time), ``read`` (the server went quiet),
-    ``write`` (the request could not be sent) or ``pool`` (every pooled connection was busy);
-    ``timeout`` is the limit in seconds that ran out.
+    ``write`` (the request could not be sent), ``pool`` (every pooled connection was busy) or
+    ``deadline`` (the call outlived the provider's ``deadline``, the server keeping it alive
+    without ending its reply); ``timeout`` is the limit in seconds that ran out.
     """
 
     code = "ERR_PROVIDER_TIMEOUT"
@@ -209,10 +210,12 @@ class ProviderConnectionError(ProviderError, RunFailure):
 
 
 class ProviderResponseError(ProviderError, RunFailure):
-    """Raised when a response body is malformed or was cut short.
+    """Raised when a response body is malformed, was cut short, or passed a bound.
 
     ``missing`` names what was missing or unreadable (``choices``, ``the end of the stream``,
-    ``valid JSON arguments for a tool call``). ``retryable`` is true when the body was cut
+    ``valid JSON arguments for a tool call``, a reply in the wire's shape, a reply within
+    ``max_reply_bytes`` or nested at most 100 levels deep); a value of the wrong kind is named by
+    its kind, never quoted. ``retryable`` is true when the body was cut
     off or the model produced unreadable output, false when a complete body lacked a field.
     """
 

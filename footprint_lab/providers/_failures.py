@@ -55,10 +55,12 @@ class Hints:
 
 @dataclass(frozen=True, slots=True)
 class Limits:
-    """Timeouts (seconds), retry bounds and pool size of one provider."""
+    """Timeouts (seconds), retry bounds, pool size and reply size bound of one provider."""
 
     timeout: float
     connect_timeout: float
+    deadline: float
+    max_reply_bytes: int
     max_retries: int
     retry_backoff: float
     max_retry_wait: float
@@ -247,15 +249,26 @@ class Failures:
             provider=p, phase="read", timeout=limits.timeout, attempts=attempt,
         )
 
+    def _deadline_error(self, attempt: int) -> ProviderError:
+        deadline = self.limits.deadline
+        return ProviderTimeoutError(
+            f"{self.provider}: the call to {self.shown_url} was still unfinished after {deadline:g} s (its deadline, "
+            f"{attempt} attempt{'s' if attempt != 1 else ''}) and was abandoned: the server kept the connection "
+            "alive (keep-alives, or a reply trickling in) without ending its reply. A model that needs longer for "
+            "one reply needs a longer deadline: raise deadline=... on the provider.",
+            provider=self.provider, phase="deadline", timeout=deadline, attempts=attempt,
+        )
+
     def _unreadable(self, status: int, what: str, retryable: bool, wire: dict[str, Any],
-                    fix: str | None = None, *, attempts: int = 1) -> ProviderError:
+                    fix: str | None = None, *, attempts: int = 1, problem: str | None = None) -> ProviderError:
+        """A reply that could not be read: ``what`` was missing (or, said whole, ``problem`` was wrong with it)."""
         tail = fix or ("Running again usually works." if retryable else
                        "The server does not speak this provider's wire format: check base_url and the provider "
                        "chosen.")
         tries = f" (the last of {attempts} attempts)" if attempts > 1 else ""
         return ProviderResponseError(
-            f"{self.provider}: the reply from {self.shown_url} (HTTP {status}) could not be read{tries}: {what} "
-            f"was missing. {tail}",
+            f"{self.provider}: the reply from {self.shown_url} (HTTP {status}) could not be read{tries}: "
+            f"{problem or what + ' was missing'}. {tail}",
             provider=self.provider, status=status, missing=what, retryable=retryable, wire=wire,
         )
 

@@ -6,7 +6,11 @@ Rules kept here:
   connections belong to the loop that opened them, and ``run_sync`` inside Jupyter drives a
   run on a private loop in a worker thread, so a client is never handed to another loop: a
   new loop gets its own, which is closed when that loop shuts down.
-- Every phase has a limit (connect, read, write, pool), so a call never hangs.
+- Every phase has a limit (connect, read, write, pool), and every attempt a ``deadline`` from
+  the moment it is sent, so a call never hangs, not even on a server that trickles bytes or
+  sends keep-alive comments without end. A reply is read no further than ``max_reply_bytes``
+  (its ``Content-Length``, when it states one, is judged before anything is read), and no
+  deeper than :data:`~footprint_lab.engine._saved_json.MAX_NESTING` levels of JSON.
 - Requests to one endpoint (scheme, host, port) share one gate in the process, however many
   providers aim at it, across every loop and thread; it admits the smallest
   ``max_concurrency`` among the live providers aimed there (:mod:`~footprint_lab.providers._gate`).
@@ -22,7 +26,10 @@ Rules kept here:
   attempt reads with a fresh stream parser (a parser holds a partial reply), and the
   recorded exchange says how many attempts the call took (``attempts``).
 - Every failure becomes a typed :mod:`footprint_lab.providers._errors` class whose message
-  names the fix; no raw ``httpx`` exception escapes.
+  names the fix; no raw ``httpx`` exception escapes, and neither does a reply of the wrong
+  shape (a string where an object belongs, a list where a number does): whatever a wire
+  format's reader trips on in a reply is a :class:`ProviderResponseError` that says what kind
+  of value was wrong, never the value.
 - The request and response are recorded as sent and received: the JSON body exactly as
   serialised, the headers the client actually sent minus any that carry a credential,
   the response body (or every stream event, decoded, in order).
@@ -35,7 +42,9 @@ no wire format of its own.
 from __future__ import annotations
 
 import asyncio
+import codecs
 import json
+import re
 import threading
 import weakref
 from collections.abc import AsyncGenerator, AsyncIterator, Callable
@@ -43,6 +52,7 @@ from typing import Any, Protocol
 
 import httpx
 
+from footprint_lab.engine._saved_json import MAX_NESTING, nesting
 from footprint_lab.engine._unicode import sound
 from footprint_lab.providers._errors import ProviderError
 from footprint_lab.providers._failures import Failures, Hints, Limits, display_url
@@ -56,17 +66,67 @@ _SECRET_MARKERS = ("auth", "key", "token", "secret", "cookie", "signature", "pas
 class Missing(Exception):
     """Raised by a wire format when a reply lacks something; the wire turns it into a typed error.
 
-    ``fix`` replaces the error message's usual last sentence when the wire knows better.
-    ``cut`` says the reply ended before its end (the server cut it short): the wire sends the
-    request again while no streamed text has reached the run, and it is retryable either way.
+    ``fix`` replaces the error message's usual last sentence when the wire knows better;
+    ``problem`` replaces its "<what> was missing" when the reply had something wrong rather
+    than missing. ``cut`` says the reply ended before its end (the server cut it short): the
+    wire sends the request again while no streamed text has reached the run, and it is
+    retryable either way.
     """
 
-    def __init__(self, what: str, *, retryable: bool = False, cut: bool = False, fix: str | None = None) -> None:
+    def __init__(self, what: str, *, retryable: bool = False, cut: bool = False, fix: str | None = None,
+                 problem: str | None = None) -> None:
         super().__init__(what)
         self.what = what
         self.retryable = retryable or cut
         self.cut = cut
         self.fix = fix
+        self.problem = problem
+
+
+#: What a reply of the wrong shape is named by (``ProviderResponseError.missing``).
+WRONG_SHAPE = "a reply in the shape the wire defines"
+_OTHER_PROTOCOL = "The server does not speak this provider's wire format: check base_url and the provider chosen."
+
+
+def wrong_shape(found: object | None = None) -> Missing:
+    """The failure of a reply holding a value of the wrong kind; ``found`` (when known) is the value, named by its
+    kind only."""
+    kinds = {str: "a string", int: "a number", float: "a number", bool: "true or false", list: "a list",
+             dict: "an object", type(None): "null"}
+    what = f"{kinds.get(type(found), 'a value')} where the wire has another kind of value" if found is not None \
+        else "a value of another kind than the wire has there"
+    return Missing(WRONG_SHAPE, problem=f"it held {what}", fix=_OTHER_PROTOCOL)
+
+
+def too_large(limit: int) -> Missing:
+    """The failure of a reply longer than ``max_reply_bytes``."""
+    return Missing(f"a reply within max_reply_bytes ({limit:,} bytes)",
+                   problem=f"it ran past max_reply_bytes ({limit:,} bytes) and was abandoned there",
+                   fix="A reply this long is a server that does not stop: check base_url; if such replies are "
+                       "expected, raise max_reply_bytes=... on the provider.")
+
+
+def too_deep() -> Missing:
+    """The failure of a reply whose JSON nests deeper than :data:`MAX_NESTING` levels."""
+    return Missing(f"a reply nested at most {MAX_NESTING} levels deep",
+                   problem=f"its JSON nests deeper than {MAX_NESTING} levels", fix=_OTHER_PROTOCOL)
+
+
+class _Downstream(Exception):
+    """An exception raised by the run's own ``on_token``: passed on as it is, never taken for a faulty reply."""
+
+    def __init__(self, error: Exception) -> None:
+        super().__init__("on_token failed")
+        self.error = error
+
+
+class _Failed(Exception):
+    """An attempt whose reply was an HTTP error: the typed error, and the wait before another (``None``: none)."""
+
+    def __init__(self, error: ProviderError, wait: float | None) -> None:
+        super().__init__(str(error))
+        self.error = error
+        self.wait = wait
 
 
 class _CutShort(Exception):
@@ -87,8 +147,13 @@ class _Relay:
         self.delivered = False
 
     def __call__(self, text: str) -> None:
+        if not isinstance(text, str):
+            raise wrong_shape(text)
         self.delivered = True
-        self.on_token(text)
+        try:
+            self.on_token(text)
+        except Exception as error:
+            raise _Downstream(error) from error
 
 
 class ServerError(Exception):
@@ -127,14 +192,63 @@ def safe_headers(headers: httpx.Headers) -> dict[str, str]:
 
 
 def _load(raw: bytes) -> Any:
+    """A whole body: its JSON, or (not JSON) the start of its text; :class:`Missing` when it nests too deep."""
     try:
-        return sound(json.loads(raw))  # a JSON \\u escape can decode to a lone surrogate: see engine._unicode
+        return _json(raw)
     except ValueError:
         return raw.decode("utf-8", "replace")[:2000]
 
 
+def _json(raw: str | bytes) -> Any:
+    """``raw`` parsed, made sound; ``ValueError`` when it is no JSON, :class:`Missing` past :data:`MAX_NESTING`."""
+    try:
+        value = json.loads(raw)
+    except RecursionError:  # deeper than the parser reaches: deeper than the bound anyway
+        raise too_deep() from None
+    brackets = raw.count("[") + raw.count("{") if isinstance(raw, str) else raw.count(b"[") + raw.count(b"{")
+    if brackets > MAX_NESTING and nesting(value) > MAX_NESTING:  # fewer brackets cannot nest deeper
+        raise too_deep()
+    return sound(value)  # a JSON \\u escape can decode to a lone surrogate: see engine._unicode
+
+
+async def _capped(response: httpx.Response, limit: int) -> AsyncIterator[bytes]:
+    """The body's bytes (decoded from its content encoding), :func:`too_large` once they pass ``limit``."""
+    declared = response.headers.get("content-length", "")
+    if declared.isdigit() and int(declared) > limit:
+        raise too_large(limit)
+    read = 0
+    async for chunk in response.aiter_bytes():
+        read += len(chunk)
+        if read > limit:
+            raise too_large(limit)
+        yield chunk
+
+
+async def _whole(response: httpx.Response, limit: int) -> bytes:
+    return b"".join([chunk async for chunk in _capped(response, limit)])
+
+
+_LINE_END = re.compile(r"\r\n|\r|\n")
+
+
+async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
+    """The body's lines as UTF-8 text, ended by CRLF, CR or LF (as server-sent events define them)."""
+    decoder = codecs.getincrementaldecoder("utf-8")("replace")
+    rest = ""
+    async for chunk in chunks:
+        text = rest + decoder.decode(chunk)
+        held = "\r" if text.endswith("\r") else ""  # may be the first half of a CRLF
+        *whole, rest = _LINE_END.split(text[:-1] if held else text)
+        rest += held
+        for line in whole:
+            yield line
+    *whole, last = _LINE_END.split(rest + decoder.decode(b"", final=True))
+    for line in [*whole, last] if last else whole:
+        yield line
+
+
 async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None, str]]:
-    """Server-sent events as ``(event name, data)``; comments and ids are skipped."""
+    """Server-sent events as ``(event name, data)``; comments (keep-alives) and ids are skipped."""
     event: str | None = None
     data: list[str] = []
     async for line in lines:
@@ -235,21 +349,24 @@ class Wire(Failures):
         client = await self.client()
         content = serialize(body)
         relay = _Relay(on_token) if on_token is not None else None
+        loop = asyncio.get_running_loop()
+        ends: float | None = None  # when the call's deadline runs out: set as its first attempt is sent
         attempt = 0
         while True:
             attempt += 1
             try:
-                async with self.gate.slot(), client.stream("POST", path, content=content,
-                                                           headers={"content-type": "application/json"}) as response:
-                    if response.status_code < 300:
-                        fresh = parser(relay) if parser is not None else None
-                        return await self._read(response, body, framing, decode, fresh, attempt)
-                    raw = await response.aread()
-                    wire = self.record(response, body, self._scrub(_load(raw)), attempt)
-                    error, wait = self._failure(response, wire, attempt)
+                async with self.gate.slot():
+                    ends = ends if ends is not None else loop.time() + self.limits.deadline
+                    async with asyncio.timeout_at(ends):
+                        return await self._attempt(client, path, content, body, framing, decode,
+                                                   parser(relay) if parser is not None else None, attempt)
+            except _Failed as failed:
+                error, wait = failed.error, failed.wait
             except _CutShort as cut:
                 error = cut.error
                 wait = None if relay is not None and relay.delivered else self._backoff(attempt)
+            except TimeoutError:
+                error, wait = self._deadline_error(attempt), None
             except httpx.TimeoutException as exc:
                 error = self._timeout_error(exc, attempt)
                 wait = self._backoff(attempt) if isinstance(exc, httpx.ConnectTimeout) else None
@@ -259,24 +376,47 @@ class Wire(Failures):
                 # The connection dropped before any response: safe to send again.
                 error = self._unavailable(None, attempt, None)
                 wait = self._backoff(attempt)
-            if wait is None or attempt > self.limits.max_retries:
+            except _Downstream as downstream:
+                raise downstream.error from None
+            if wait is None or attempt > self.limits.max_retries or loop.time() + wait >= (ends or 0):
                 raise error
             await asyncio.sleep(wait)
+
+    async def _attempt(self, client: httpx.AsyncClient, path: str, content: bytes, body: dict[str, Any],
+                       framing: str, decode: Decoder, parser: StreamParser | None, attempt: int) -> LLMResponse:
+        """One attempt: the reply read, or :class:`_Failed` with the failure and the wait before another."""
+        async with client.stream("POST", path, content=content,
+                                 headers={"content-type": "application/json"}) as response:
+            if response.status_code < 300:
+                return await self._read(response, body, framing, decode, parser, attempt)
+            try:
+                received = _load(await _whole(response, self.limits.max_reply_bytes))
+            except Missing as missing:  # too long or too deep to keep: the status still says what failed
+                received = f"[not kept: {missing.problem}]"
+            wire = self.record(response, body, self._scrub(received), attempt)
+            raise _Failed(*self._failure(response, wire, attempt))
 
     async def _read(self, response: httpx.Response, body: dict[str, Any], framing: str, decode: Decoder,
                     parser: StreamParser | None, attempt: int) -> LLMResponse:
         status = response.status_code
         received: Any = None
+        limit = self.limits.max_reply_bytes
         try:
             if parser is None:
-                received = _load(await response.aread())
+                received = _load(await _whole(response, limit))
                 reply = decode(received)
             else:
                 received = []
-                reply = await read_stream(response.aiter_lines(), framing, parser, received)
+                reply = await read_stream(_lines(_capped(response, limit)), framing, parser, received)
+        except (AttributeError, TypeError, KeyError, IndexError) as exc:
+            # A wire format's reader tripped on a value of another kind than its wire has there (a string
+            # where an object belongs, say): the reply is faulty, and it is named so, never quoted.
+            missing = wrong_shape(getattr(exc, "obj", None))
+            wire = self.record(response, body, self._scrub(received), attempt)
+            raise self._faulty(status, missing, wire, attempt) from None
         except Missing as missing:
             wire = self.record(response, body, self._scrub(received), attempt)
-            error = self._unreadable(status, missing.what, missing.retryable, wire, missing.fix, attempts=attempt)
+            error = self._faulty(status, missing, wire, attempt)
             if missing.cut:
                 raise _CutShort(error) from None
             raise error from None
@@ -295,6 +435,10 @@ class Wire(Failures):
             raise self._unreadable(status, "a decodable body", True, wire) from None
         reply.wire = self.record(response, body, received, attempt)
         return reply
+
+    def _faulty(self, status: int, missing: Missing, wire: dict[str, Any], attempt: int) -> ProviderError:
+        return self._unreadable(status, missing.what, missing.retryable, wire, missing.fix, attempts=attempt,
+                                problem=missing.problem)
 
     # -- recording -------------------------------------------------------------------------
     def record(self, response: httpx.Response, body: dict[str, Any], received: Any,
@@ -349,7 +493,7 @@ def _decode_event(text: str) -> Any:
     """A stream event's data: a JSON object, or the text itself (a sentinel such as ``[DONE]``)."""
     if text.startswith("{"):
         try:
-            return sound(json.loads(text))
+            return _json(text)
         except ValueError:
             raise Missing("valid JSON in a stream event", cut=True) from None  # an event cut off mid-way
     return text
