@@ -52,3 +52,28 @@ async def test_without_a_budget_every_piece_is_still_tested_and_top_is_an_explic
     left_out = dict(cut.untested)
     assert left_out["f17"].startswith("left out by top=5: ranked ") and len(left_out) == 1 + 36  # the input too
     assert "37 not tested (named below)" in cut.summary()
+
+
+@pytest.mark.parametrize("pieces", [3, 10, 40])
+@pytest.mark.parametrize("rank", ["first", "middle", "last"])
+async def test_a_small_explicit_budget_never_calls_a_piece_it_could_not_test_not_confirmed(pieces, rank):
+    """A budget too small to finish the screening or the proof leaves the cause undecided and says what the default
+    would give; ``not confirmed`` stays for pieces the reruns actually set aside."""
+    from footprint_lab.examples.truth_defaults import defaults_case
+
+    case = defaults_case(rank, pieces, "label", noise=0.1)
+    run = await case.factory().run(case.message)
+    for budget in (6, 9, 12, 15):
+        report = await localize(run, rerun=case.factory, budget=budget)
+        verdicts = {s.source_id: s for s in report.suspects}
+        assert report.reruns <= budget
+        cause = verdicts.get(case.cause)
+        assert cause is None or cause.verdict in ("confirmed", "undecided"), (budget, str(report))
+        if cause is None:  # never reached: named among the untested
+            assert case.cause in dict(report.untested)
+        for suspect in report.suspects:
+            if suspect.verdict == "not_confirmed":  # set aside on reruns that removed it, never for want of them
+                assert suspect.trial.judged_on > 0, (budget, suspect.source_id, str(report))
+                assert "ran out" not in suspect.trial.reason and "cut" not in suspect.trial.reason
+        if cause is None or cause.verdict == "undecided":
+            assert f"budget={budget} is below the" in str(report) and "leave budget= out" in str(report)

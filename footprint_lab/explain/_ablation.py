@@ -53,6 +53,7 @@ from footprint_lab.explain._influence import suspects as rank_suspects
 from footprint_lab.explain._members import Source
 from footprint_lab.explain._render import display_bundle, shorten
 from footprint_lab.explain._rerun import (
+    RERUN_TIME_LIMIT,
     Progress,
     Rerunner,
     TextDifference,
@@ -61,14 +62,21 @@ from footprint_lab.explain._rerun import (
     not_removable_reason,
 )
 from footprint_lab.explain._sources import describe_source
-from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, check_trial_settings, decide, default_budget
+from footprint_lab.explain._trial import (
+    VERDICT_LABELS,
+    Arm,
+    ArmVerdict,
+    TrialResult,
+    check_trial_settings,
+    decide,
+    default_budget,
+)
 from footprint_lab.explain.compare import suggest
 
 if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.engine._recording import Recording
-    from footprint_lab.explain._trial import TrialResult
 
 
 class NothingToLocalizeError(Refusal):
@@ -297,6 +305,7 @@ async def localize(
     input: Any = None,
     continue_from: Any = None,
     retries: int = 2,
+    time_limit: float | None = RERUN_TIME_LIMIT,
     progress: bool | Callable[[int, int], None] | None = None,
 ) -> Localization:
     """Test which suspects of a run cause its answer by removing them and rerunning; see the module docstring.
@@ -312,7 +321,9 @@ async def localize(
     ``comparator`` says whether a rerun's answer flipped the outcome (``footprint_lab.explain.compare``
     has ones that know answers; it may be a coroutine function). ``input`` replaces the recorded message
     (needed when it was redacted); ``continue_from`` is the checkpoint a follow-up run continued.
-    ``retries`` is how many more tries a rerun that fails for a passing reason gets. ``progress`` shows a
+    ``retries`` is how many more tries a rerun that fails for a passing reason gets. ``time_limit`` is the
+    seconds one rerun may take (its factory call, its run, its comparison, each; ``None``: no limit): one
+    that takes longer fails as such and the others go on. ``progress`` shows a
     bar in a notebook (``None``: only inside a kernel), or is a function ``(done, total)``.
     """
     recording = recording_of(run, "localize")
@@ -322,21 +333,33 @@ async def localize(
         whole_number("localize", "top", top, 1, 100_000)
     whole_number("localize", "retries", retries, 0, 10)
     compare = check_comparator("localize", comparator)
-    rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=retries)
+    rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=retries,
+                         time_limit=time_limit)
     chosen, untested = choose_suspects(recording, run, sources, strategy, top)
     arms = [Arm(name, (name,)) for _, name, _, _ in chosen]
     limit = limit if budget is not None else default_budget(samples, len(arms))
     bar = Progress(limit, "reruns", progress)
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
-    draws.prepare(arms)
+    await draws.prepare(arms)
     trial = await decide(arms, draws, samples=samples, alpha=alpha, budget=limit, screen=sources is None)
     bar.close()
     trial.notes += noise_note(trial, compare, original)
+    trial.notes += budget_note(trial, budget, default_budget(samples, len(arms)))
     by_key = {verdict.arm.key: verdict for verdict in trial.arms}
     tested = [LocalizedSuspect(rank, name, source.kind, score, by_key[name], source.member, source.member_name)
               for rank, name, source, score in chosen]
     untested += [(s.source_id, s.reason.removeprefix("was not tested: ")) for s in tested if s.trial.untested]
     return Localization(original, [s for s in tested if not s.trial.untested], untested, repr(compare), trial)
+
+
+def budget_note(trial: TrialResult, given: int | None, default: int) -> list[str]:
+    """A line for a ``budget=`` below the default that left some piece undecided or untested: what the default is."""
+    short = [verdict for verdict in trial.arms
+             if verdict.verdict == "undecided" and (verdict.judged_on or not verdict.reached)]
+    if given is None or given >= default or not short:
+        return []
+    return [f"budget={given} is below the {default} reruns the default gives this run, and {len(short)} piece(s) "
+            "were left undecided or untested for it: leave budget= out, or raise it, to settle them."]
 
 
 def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any,
@@ -403,7 +426,7 @@ class RerunReport:
         if self.trial is not None:
             return f"Rerun without {names}: {VERDICT_LABELS[self.trial.verdict]}: removing them {self.trial.reason}."
         if self.error is not None:
-            return f"Rerun without {names}: the rerun failed ({self.error})."
+            return f"Rerun without {names}: the rerun failed ({self.error}): nothing is known of the outcome."
         measured = f" (text difference {self.difference:.2f})" if self.difference is not None else ""
         state = "changed" if self.changed else "did not change"
         return f"Rerun without {names}: the outcome {state}{measured}."
@@ -436,6 +459,7 @@ async def rerun_without(
     input: Any = None,
     continue_from: Any = None,
     retries: int = 2,
+    time_limit: float | None = RERUN_TIME_LIMIT,
     progress: bool | Callable[[int, int], None] | None = None,
 ) -> RerunReport:
     """Run the same input again without the named sources, and report what changed.
@@ -454,11 +478,12 @@ async def rerun_without(
                                  concurrency=concurrency)
     whole_number("rerun_without", "retries", retries, 0, 10)
     compare = check_comparator("rerun_without", comparator)
-    rerunner = Rerunner("rerun_without", rerun, recording, input, continue_from, retries=retries)
+    rerunner = Rerunner("rerun_without", rerun, recording, input, continue_from, retries=retries,
+                         time_limit=time_limit)
     arm = Arm(" + ".join(names), tuple(names))
     bar = Progress(1 if samples == 1 else limit, "reruns", progress)
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar, keep_runs=True)
-    draws.prepare([arm])
+    await draws.prepare([arm])
     trial: ArmVerdict | None = None
     if samples == 1:
         (outcome,) = await draws([(arm, 0)])
@@ -472,8 +497,9 @@ async def rerun_without(
     before = _sent_sources(recording)
     after = _sent_sources(outcome.run.recording) if outcome.run is not None else []
     difference = TextDifference.difference(original, outcome.answer) if isinstance(compare, TextDifference) else None
+    # a rerun that answered but could not be judged (its comparator failed) is a failed rerun, never "no change"
     return RerunReport(
-        names, original, outcome.answer, outcome.flipped, None, outcome.run,
+        names, original, outcome.answer, outcome.flipped and outcome.error is None, outcome.error, outcome.run,
         [s for s in before if s not in after], [s for s in after if s not in before], difference, trial,
     )
 

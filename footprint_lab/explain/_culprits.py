@@ -36,7 +36,7 @@ from footprint_lab.explain._arm_fields import ArmFields
 from footprint_lab.explain._checks import ExplainConfigError, recording_of, whole_number
 from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._render import display_bundle, shorten
-from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, check_comparator
+from footprint_lab.explain._rerun import RERUN_TIME_LIMIT, Outcome, Progress, Rerunner, check_comparator
 from footprint_lab.explain._trial import (
     SCREEN_SEED,
     VERDICT_LABELS,
@@ -222,6 +222,7 @@ async def bisect_culprits(
     input: Any = None,
     continue_from: Any = None,
     retries: int = 2,
+    time_limit: float | None = RERUN_TIME_LIMIT,
     progress: bool | Callable[[int, int], None] | None = None,
 ) -> Culprits:
     """Search the suspects for minimal sets whose joint removal flips the outcome, then confirm them.
@@ -231,7 +232,7 @@ async def bisect_culprits(
 
     ``budget`` caps every rerun, the search's baseline and the confirmation included. ``rerun``,
     ``samples``, ``alpha``, ``top``, ``sources``, ``strategy``, ``comparator``, ``input``,
-    ``continue_from``, ``retries`` and ``progress`` are as for ``localize``.
+    ``continue_from``, ``retries``, ``time_limit`` and ``progress`` are as for ``localize``.
     """
     recording = recording_of(run, "bisect_culprits")
     original = original_answer("bisect_culprits", recording)
@@ -246,12 +247,13 @@ async def bisect_culprits(
                                  f"must allow at least 4 x samples reruns (here {4 * samples}): the baseline, "
                                  "removing every suspect at once, and one confirmation of a set beside its baseline")
     compare = check_comparator("bisect_culprits", comparator)
-    rerunner = Rerunner("bisect_culprits", rerun, recording, input, continue_from, retries=retries)
+    rerunner = Rerunner("bisect_culprits", rerun, recording, input, continue_from, retries=retries,
+                         time_limit=time_limit)
     chosen, untested = choose_suspects(recording, run, sources, strategy, top)
     names = [name for _, name, _, _ in chosen]
     bar = Progress(budget, "reruns", progress)
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
-    draws.prepare([Arm(" + ".join(names), tuple(names))] if names else [])
+    await draws.prepare([Arm(" + ".join(names), tuple(names))] if names else [])
     reserve = 2 * samples  # one confirmation look of one set, beside its baseline
     search = _Search(draws, samples, budget - reserve)
     baseline = await search.outcomes([], range(samples)) or []

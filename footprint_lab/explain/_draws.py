@@ -12,12 +12,14 @@ and :mod:`~footprint_lab.explain._rerun` (runners).
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, run_all
+from footprint_lab.explain._checks import ExplainConfigError
+from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, in_time, run_all
 from footprint_lab.explain._trial import Arm
 
 
@@ -34,28 +36,52 @@ class Draws:
         self.keep_runs = keep_runs
         self._prepared: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}
 
-    def prepare(self, arms: Sequence[Arm]) -> None:
-        """Build one runner for the unchanged run and for each arm now: a bad factory is refused here."""
+    async def prepare(self, arms: Sequence[Arm]) -> None:
+        """Build one runner for the unchanged run and for each arm now: a bad factory is refused here, and so is one
+        that does not return within the time limit."""
         for exclude, force in [((), ()), *((arm.exclude, arm.force) for arm in arms)]:
-            self._prepared.setdefault((exclude, force), self.rerunner.build(exclude=exclude, force=force, seed=0))
+            if (exclude, force) in self._prepared:
+                continue
+            build = functools.partial(self.rerunner.build, exclude=exclude, force=force, seed=0)
+            try:
+                self._prepared[exclude, force] = await in_time(build, self.rerunner.time_limit)
+            except TimeoutError:
+                raise ExplainConfigError(
+                    self.rerunner.function, "rerun", f"a factory that did not return within {self.time_limit:g} s",
+                    "must return a runner promptly (build the agent, do not run it), or raise time_limit=") from None
 
     def _builder(self, arm: Arm | None, seed: int) -> Callable[[], Any]:
         exclude, force = (arm.exclude, arm.force) if arm is not None else ((), ())
         return functools.partial(self.rerunner.build, exclude=exclude, force=force, seed=seed)
 
-    def _runner(self, arm: Arm | None, seed: int) -> Any:
+    async def _runner(self, arm: Arm | None, seed: int) -> Any:
+        """A runner for one rerun, or the ``Outcome`` of a factory that did not return one within the time limit."""
         key = (arm.exclude, arm.force) if arm is not None else ((), ())
         if seed == 0 and key in self._prepared:  # the runner built to check the factory serves the first rerun
             return self._prepared.pop(key)
-        return self._builder(arm, seed)()
+        try:
+            return await in_time(self._builder(arm, seed), self.time_limit)
+        except TimeoutError:
+            return Outcome(seed, None, f"factory took over {self.time_limit:g} s")
+
+    @property
+    def time_limit(self) -> float | None:
+        return self.rerunner.time_limit
 
     async def _one(self, arm: Arm | None, seed: int, runner: Any) -> Outcome:
+        if isinstance(runner, Outcome):
+            return runner
         outcome = await self.rerunner.run(runner, seed, keep_run=self.keep_runs, rebuild=self._builder(arm, seed))
         if outcome.answer is not None:
+            answer = outcome.answer
             try:
-                judged = self.compare(self.original, outcome.answer)
+                judged = await in_time(lambda: self.compare(self.original, answer), self.time_limit)
                 if inspect.isawaitable(judged):
-                    judged = await judged
+                    async with asyncio.timeout(self.time_limit):
+                        judged = await judged
+            except TimeoutError:
+                outcome.error = f"comparator took over {self.time_limit:g} s"
+                return outcome
             except Exception as exc:  # a comparator that cannot judge this rerun: it counts as failed, not as a flip
                 outcome.error = f"comparator {type(exc).__name__}"
                 return outcome
@@ -66,7 +92,7 @@ class Draws:
         return outcome
 
     async def __call__(self, jobs: Sequence[tuple[Arm | None, int]]) -> list[Outcome]:
-        runners = [self._runner(arm, seed) for arm, seed in jobs]  # all built before any of them runs
+        runners = [await self._runner(arm, seed) for arm, seed in jobs]  # all built, one by one, before any runs
         work = [functools.partial(self._one, arm, seed, runner) for (arm, seed), runner in zip(jobs, runners,
                                                                                             strict=True)]
         return await run_all(work, concurrency=self.concurrency,

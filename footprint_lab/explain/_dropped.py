@@ -30,7 +30,7 @@ from footprint_lab.explain._checks import recording_of, whole_number
 from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._members import SourceNames
 from footprint_lab.explain._render import display_bundle, shorten
-from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, check_comparator
+from footprint_lab.explain._rerun import RERUN_TIME_LIMIT, Outcome, Progress, Rerunner, check_comparator
 from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, check_trial_settings, decide, default_budget
 
 if TYPE_CHECKING:
@@ -246,21 +246,23 @@ async def find_dropped_context(
     input: Any = None,
     continue_from: Any = None,
     retries: int = 2,
+    time_limit: float | None = RERUN_TIME_LIMIT,
     progress: bool | Callable[[int, int], None] | None = None,
 ) -> DroppedContext:
     """What was available but never reached the model, each with why; with ``rerun``, tested by restoration.
 
     ``rerun`` is the agent (rebuilt with each left-out source forced in: ``agent.with_forced``)
     or a factory called as ``factory(force=[...])``. Without it, nothing is rerun. ``samples``,
-    ``alpha``, ``budget``, ``comparator``, ``input``, ``continue_from``, ``retries`` and
-    ``progress`` are as for ``localize``.
+    ``alpha``, ``budget``, ``comparator``, ``input``, ``continue_from``, ``retries``,
+    ``time_limit`` and ``progress`` are as for ``localize``.
     """
     recording = recording_of(run, "find_dropped_context")
     limit = check_trial_settings("find_dropped_context", samples=samples, alpha=alpha, budget=budget,
                                  concurrency=concurrency)
     whole_number("find_dropped_context", "retries", retries, 0, 10)
     compare = check_comparator("find_dropped_context", comparator)
-    rerunner = (Rerunner("find_dropped_context", rerun, recording, input, continue_from, retries=retries)
+    rerunner = (Rerunner("find_dropped_context", rerun, recording, input, continue_from, retries=retries,
+                         time_limit=time_limit)
                 if rerun is not None else None)
     calls, pieces = left_out(recording)
     report = DroppedContext(calls, recording.answer, pieces)
@@ -270,7 +272,7 @@ async def find_dropped_context(
     limit = limit if budget is not None else default_budget(samples, len(arms))
     bar = Progress(limit, "restorations", progress)
     draws = Draws(rerunner, compare, recording.answer, concurrency=concurrency, bar=bar, keep_runs=True)
-    draws.prepare(arms)
+    await draws.prepare(arms)
     report.trial = await decide(arms, draws, samples=samples, alpha=alpha, budget=limit)
     bar.close()
     by_name = {verdict.arm.key: verdict for verdict in report.trial.arms}

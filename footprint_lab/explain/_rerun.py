@@ -32,8 +32,10 @@ Role: explain layer; it never imports a runner class.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import re
+import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
@@ -51,6 +53,8 @@ if TYPE_CHECKING:
 
 Comparator = Callable[[str, str], bool]
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+#: Seconds one rerun may take by default: its factory call, its run and its comparison, each.
+RERUN_TIME_LIMIT = 300.0
 
 
 class TextDifference:
@@ -111,12 +115,15 @@ class Rerunner:
     """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
 
     __slots__ = ("_answers", "_continue_from", "_function", "_input", "_redacted", "_seeded", "identity", "rerun",
-                 "retries", "retry_wait")
+                 "retries", "retry_wait", "time_limit")
 
     def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
-                 continue_from: Any = None, *, retries: int = 2, retry_wait: float = 0.5) -> None:
+                 continue_from: Any = None, *, retries: int = 2, retry_wait: float = 0.5,
+                 time_limit: float | None = RERUN_TIME_LIMIT) -> None:
         self._function = function
         self.rerun = rerun
+        #: seconds one rerun may take (its factory call, its run, its comparison, each), else it fails; None: no limit
+        self.time_limit = check_time_limit(function, time_limit)
         #: how many more times a rerun that fails for a passing reason is tried, waiting retry_wait, then twice that
         self.retries = retries
         self.retry_wait = retry_wait
@@ -232,8 +239,11 @@ class Rerunner:
         while True:
             attempt += 1
             try:
-                result = await self._answered(runner, await runner.run(self._input, identity=self.identity, **extra))
+                async with asyncio.timeout(self.time_limit):  # (wait_for could swallow a cancel on 3.11)
+                    result = await self._ran(runner, extra)
                 break
+            except TimeoutError:  # a rerun that hangs is not tried again: it would hang again
+                return Outcome(seed, None, f"rerun took over {self.time_limit:g} s", attempts=attempt)
             except Exception as exc:  # one failed rerun must not sink the others; it is reported as failed
                 if attempt > self.retries or not transient(exc):
                     return Outcome(seed, None, f"{type(exc).__name__}", attempts=attempt)
@@ -251,6 +261,14 @@ class Rerunner:
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
                        result if keep_run else None, attempts=attempt)
 
+    @property
+    def function(self) -> str:
+        """The explanation this rerunner serves (named in its refusals)."""
+        return self._function
+
+    async def _ran(self, runner: Any, extra: dict[str, Any]) -> Any:
+        return await self._answered(runner, await runner.run(self._input, identity=self.identity, **extra))
+
     async def _answered(self, runner: Any, result: Any) -> Any:
         """``result``, resumed with the turn's recorded answers while it stops at the question tool that asked
         them, in order; a rerun that asks something else is left paused (its outcome is that it stopped)."""
@@ -262,6 +280,48 @@ class Rerunner:
                 break
             result = await runner.resume(result.checkpoint, answer)
         return result
+
+
+def check_time_limit(function: str, limit: Any) -> float | None:
+    """``limit`` as seconds (``None``: no limit), or a refusal."""
+    if limit is None:
+        return None
+    if isinstance(limit, bool) or not isinstance(limit, int | float) or not 0 < limit <= 86_400:
+        raise ExplainConfigError(function, "time_limit", describe_shape(limit),
+                                 "must be the seconds one rerun may take, above 0 and at most 86400 (a day), or None "
+                                 "for no limit")
+    return float(limit)
+
+
+async def in_time(work: Callable[[], Any], limit: float | None) -> Any:
+    """``work()``, called on a thread of its own so that a call that never returns (a factory, a comparator)
+    cannot hold the event loop; ``TimeoutError`` after ``limit`` seconds, the thread left to end on its own."""
+    if limit is None:
+        return work()
+    loop = asyncio.get_running_loop()
+    done: asyncio.Future[Any] = loop.create_future()
+
+    def settle(value: Any, error: BaseException | None) -> None:
+        if done.done():
+            return
+        if error is not None:
+            done.set_exception(error)
+        else:
+            done.set_result(value)
+
+    def call() -> None:
+        value: Any = None
+        error: BaseException | None = None
+        try:
+            value = work()
+        except BaseException as exc:  # handed to the awaiting side, raised there
+            error = exc
+        with contextlib.suppress(RuntimeError):  # the loop has closed: nobody waits for this any more
+            loop.call_soon_threadsafe(settle, value, error)
+
+    threading.Thread(target=call, name="footprint-lab rerun", daemon=True).start()
+    async with asyncio.timeout(limit):
+        return await done
 
 
 def transient(error: BaseException) -> bool:

@@ -73,6 +73,8 @@ SCREEN_SEED = 1000
 SEARCH_SEED = SCREEN_SEED + 300
 #: A hypothesis the search leaves less likely than this is not confirmed.
 CANDIDATE_SHARE = 0.1
+#: When the budget stops the search before it is sure, an arm it still gives at least this chance stays ``undecided``.
+UNSETTLED = 0.05
 #: The default budget, in reruns, for each rerun a side of the first look.
 BUDGET_PER_SAMPLE = 16
 VERDICT_LABELS = {"confirmed": "CONFIRMED", "undecided": "UNDECIDED", "not_confirmed": "NOT CONFIRMED"}
@@ -370,8 +372,9 @@ async def _screen_singly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend
 
 def _screened_out(verdict: ArmVerdict) -> str:
     flips, finished = tally(verdict.screening)
-    if not finished:
-        return "could not be judged: every screening rerun failed"
+    if not finished:  # the search's removals together may still set it aside; with none, settle() says so
+        return (f"its screening rerun failed ({_failure_text(failures(verdict.screening))}); the reruns that "
+                "removed it with others showed no sign of an effect")
     return (f"flipped the outcome in {flips}/{finished} screening reruns: no sign of an effect beside noise "
             f"({verdict.noise_flips}/{verdict.noise_samples}) and the other suspects")
 
@@ -434,10 +437,18 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
                     len(candidates) < 3:
                 candidates.append(verdicts.setdefault(arm.key, ArmVerdict(arm)).arm)
                 weights.append(share)
+    # a search the budget stopped before it was sure sets nothing aside: what it still gives a chance stays undecided
+    cut = ranked[0][1] < DECISIVE and room() <= 0
     for k, arm in enumerate(arms):
         verdict = verdicts[arm.key]
-        if arm not in candidates and not verdict.tested and verdict.flips:
-            named = sum(share for hypothesis, share in ranked if (k,) in hypothesis)
+        if arm in candidates or verdict.tested:
+            continue
+        named = sum(share for hypothesis, share in ranked if (k,) in hypothesis)
+        if cut and named >= UNSETTLED:
+            verdict.verdict = "undecided"
+            verdict.reason = (f"could not be settled: the search of removals together gives it a {named:.0%} chance "
+                              f"of being a cause, and the budget ({spend.budget} reruns) ran out before it could tell")
+        elif verdict.flips:
             verdict.reason = (f"flipped the outcome in {verdict.flips}/{verdict.samples} screening reruns; weighed "
                               f"with the removals together, the chance it is a cause is {named:.0%}, "
                               "short of the leading suspects")
@@ -499,6 +510,10 @@ async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spen
         verdict.screening_score = _difference(seen)
         verdict.reason = (f"changed the flip rate by {verdict.screening_score:+.2f} in the group test (removed "
                           "against kept), short of the leading suspects")
+        if len(outcomes) < len(jobs):  # a group test cut short parts some arms from none: it sets none aside
+            verdict.verdict = "undecided"
+            verdict.reason = (f"could not be set aside: the budget ({spend.budget} reruns) cut the group test short "
+                              f"({len(outcomes)} of {len(jobs)} reruns)")
     return outcomes
 
 
@@ -639,8 +654,9 @@ class _Confirmation:
 
 def _confirmation_reason(verdict: ArmVerdict, spend: _Spend) -> str:
     noise = (verdict.noise_flips, verdict.noise_samples)
-    if not verdict.confirmation:
-        return "was not tested: the budget ran out before its confirmation"
+    if not verdict.confirmation:  # a candidate: the screening saw a sign of an effect that no rerun could test
+        verdict.verdict = "undecided"
+        return f"was a candidate, but the budget ({spend.budget} reruns) ran out before its confirmation"
     flips, finished = tally(verdict.confirmation)
     failed = verdict.failed
     lost = f"; {failed} rerun(s) failed ({_failure_text(verdict.failures)})" if failed else ""
@@ -650,6 +666,8 @@ def _confirmation_reason(verdict: ArmVerdict, spend: _Spend) -> str:
         return "could not be judged: every unchanged rerun failed, so there is no noise to test against" + lost
     counts = f"flipped the outcome in {flips}/{finished} reruns against noise {noise[0]}/{noise[1]}"
     shown = f"p = {_p(verdict.p_value)} {'<=' if verdict.verdict == 'confirmed' else '>'} {_p(verdict.level)}"
+    if not verdict.level:
+        shown = f"p = {_p(verdict.p_value)}, but the budget left no share of alpha for its test"
     if verdict.verdict == "confirmed":
         return f"{counts} ({shown})" + lost
     if verdict.verdict == "not_confirmed":
