@@ -88,3 +88,132 @@ async def test_masked_values_are_no_values() -> None:
                          redact=Redaction(patterns={"card": r"\d{4}(?:-\d{4}){3}"}))
     assert "[redacted:card]" in run.recording.answer
     assert integrity(run).of_kind("unsupported_value") == []
+
+
+# -- reading as a reader reads (issue 46) ---------------------------------------------------
+
+
+async def said(result: Any, answer: str) -> list[str]:
+    """The findings of an answer whose only tool result is ``result``: each as ``shown (kind...)``."""
+    tool = define_tool(name="lookup", description="Look up.", fn=lambda: result)
+    provider = mock(replies=[{"tool": "lookup", "args": {}}, answer])
+    run = await Agent(provider=provider, system="You are a desk.", tools=[tool]).run("Well?")
+    return [finding.what.split(" in the answer")[0] for finding in integrity(run).of_kind("unsupported_value")]
+
+
+@pytest.mark.parametrize("answer", [
+    "## Summary\nOrder A-1001 for Maria Lopez totals 1200 EUR.",
+    "**Decision:** we refund 120 EUR to Maria Lopez.",
+    "1. **Age**: placed on 2026-03-14\n2. **Items**: 3\n7. **Total**: 1200 EUR",
+    "Well… Sadly, order A-1001 is late.",
+    "Well... Unfortunately the pickup moved to 10:30.",
+    "### Next Steps\n- **Refund**: 120 EUR\n- *Pickup*: 10:30\n  4) Confirm with Maria Lopez",
+    "| Field | Value |\n|---|---|\n| Total | 1200 EUR |\n| Customer | Maria Lopez |",
+    "> **Note:** the refund is 120 EUR.\n> Otherwise nothing changes.",
+    "__Status__: shipped. `A-1001` totals **1,200 EUR**.",
+    "## Order Summary For Your Records\n**Next Steps:** none, Maria Lopez.",
+    "Done! Excellent. Regards, Maria Lopez",
+    "Was it 3 items? Yes: Confirmed.",
+])
+async def test_markdown_and_sentence_openers_are_not_read_as_values(answer: str) -> None:
+    assert await said(ORDER, answer) == []
+
+
+@pytest.mark.parametrize(("answer", "flagged"), [
+    ("## Summary\n**Decision:** refund 135 EUR to Maria Lopes.", ["135 EUR (amount)", "Maria Lopes (name)"]),
+    ("## Refund approved for Oskar Wilde\n1. **Total**: 99 EUR", ["Oskar Wilde (name)", "99 EUR (amount)"]),
+    ("| Customer | Total |\n|---|---|\n| Maria Lopez | 1300 EUR |", ["1300 EUR (amount)"]),
+    ("Well… Sadly Bartholomew Quince took it.", ["Bartholomew Quince (name)"]),
+])
+async def test_values_inside_markdown_are_still_read(answer: str, flagged: list[str]) -> None:
+    assert await said(ORDER, answer) == flagged
+
+
+@pytest.mark.parametrize(("held", "stated"), [
+    ("12345678901234567890", "12345678901234567891"),
+    ("98765432109876543210123", "98765432109876543211123"),
+    ("4000000000000001", "4000000000000002"),
+    ("0.12345678901234567890", "0.12345678901234567891"),
+    ("1,234,567,890,123,456,789", "1,234,567,890,123,456,788"),
+    ("007", "7"),
+    ("01234", "1234"),
+    ("7", "007"),
+])
+async def test_long_numbers_and_codes_compare_digit_for_digit(held: str, stated: str) -> None:
+    assert await said({"ref": held}, f"Your reference is {stated}.") == [f"{stated} (number)"]
+    assert await said({"ref": held}, f"Your reference is {held}.") == []
+
+
+@pytest.mark.parametrize(("held", "stated"), [
+    ("1234567890123456789", "1,234,567,890,123,456,789"),
+    ("1200", "1 200"),
+    ("1200", "1\u202f200"),
+    ("1200", "1'200"),
+    ("1200.50", "1.200,50"),
+    ("-5", "−5"),
+])
+async def test_separators_are_normalised_on_purpose(held: str, stated: str) -> None:
+    assert await said({"ref": held}, f"It is {stated} now.") == []
+
+
+@pytest.mark.parametrize("unseen", ["\u200d", "\u00ad", "\u200b", "\u2060", "\ufeff", "\u200e", "\u200c", "\ufe0f",
+                                    "\u034f", "\U000e0041"])
+async def test_invisible_format_characters_do_not_split_a_value(unseen: str) -> None:
+    assert await said(ORDER, f"Order A-10{unseen}01 for Maria Lo{unseen}pez: 1{unseen}200 EUR.") == []
+    assert await said({"ref": f"TCK-77{unseen}8899"}, "Ticket TCK-778899 is open.") == []
+    assert await said(ORDER, f"Order A-10{unseen}02 is late.") == ["A-1002 (identifier)"]
+    assert await said(ORDER, f"We refund 13{unseen}5 EUR.") == ["135 EUR (amount)"]
+
+
+@pytest.mark.parametrize("name", ["Zoë", "Müller", "Łukasz Nowak", "Ólafur Arnalds", "Δημήτρης", "Иван Петров",
+                                  "Çelik", "東京", "대한", "محمد"])
+async def test_names_in_any_script_are_read(name: str) -> None:
+    assert await said(ORDER, f"The parcel goes to {name} by courier.") == [f"{name} (name)"]
+    assert await said({"to": f"{name}, by courier"}, f"The parcel goes to {name} by courier.") == []
+
+
+async def test_a_name_matches_however_its_accents_are_encoded_and_with_a_possessive() -> None:
+    assert await said({"to": "Zoe\u0308 Mu\u0308ller"}, "Send it to Zoë Müller today.") == []
+    assert await said({"to": "Maria Lopez"}, "It is Maria Lopez's order, Maria’s call.") == []
+    assert await said({"to": "東京都渋谷区"}, "It ships to 東京 and then 渋谷 today.") == []
+    assert await said({"to": "東京都渋谷区"}, "It ships to 大阪 today.") == ["大阪 (name)"]
+    assert await said({"total": "合計1350円"}, "The total is 1350 yen.") == []
+
+
+async def test_an_answer_written_without_capitals_is_not_read_for_names() -> None:
+    # no word there tells a name by its shape; its numbers are still read
+    assert await said({"total": 1200}, "ご注文の合計は1350です。発送済みです。") == ["1350 (number)"]
+
+
+@pytest.mark.parametrize(("held", "stated", "flagged"), [
+    ({"balance": -5}, "Your balance is 5.", "5 (number)"),
+    ({"balance": 5}, "Your balance is -5.", "-5 (number)"),
+    ({"balance": 5}, "Your balance is −5.", "−5 (number)"),
+    ({"refund": "-120 EUR"}, "You get 120 EUR back.", "120 EUR (amount)"),
+    ({"refund": "120 EUR"}, "You are charged -120 EUR.", "-120 EUR (amount)"),
+    ({"delta": "-0.5"}, "It moved by 0.5 points.", "0.5 (number)"),
+])
+async def test_a_sign_makes_a_different_value(held: dict[str, Any], stated: str, flagged: str) -> None:
+    assert await said(held, stated) == [flagged]
+
+
+@pytest.mark.parametrize(("held", "stated"), [
+    ({"balance": -5}, "Your balance is -5."),
+    ({"range": [10, 20]}, "It takes 10-20 days."),
+    ({"order": "A-5"}, "Order A-5 is here."),
+    ({"placed": "2026-03-14"}, "Placed in 2026."),
+    ({"url": "https://shop.example/orders/A-1001/items"}, "Order A-1001 is shipped."),
+    ({"refund": "-120 EUR"}, "You get -120 EUR."),
+])
+async def test_hyphens_that_are_no_sign_and_values_inside_longer_ones(held: dict[str, Any], stated: str) -> None:
+    assert await said(held, stated) == []
+
+
+@pytest.mark.parametrize(("answer", "expected"), [
+    (" ".join(["Refund 135 EUR."] * 20_000), ["135 EUR (amount, stated 20,000 times)"]),
+    ("Refund 135 EUR, that is €135, EUR 135.", ["135 EUR (amount, stated 3 times)"]),
+    ("Ask Oskar Wilde. " * 3 + "Order A-1002, not A-1002!", ["Oskar Wilde (name, stated 3 times)",
+                                                             "A-1002 (identifier, stated 2 times)"]),
+])
+async def test_a_value_stated_again_is_one_finding_with_its_count(answer: str, expected: list[str]) -> None:
+    assert await said(ORDER, answer) == expected
