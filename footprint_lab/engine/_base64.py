@@ -18,7 +18,8 @@ import binascii
 import re
 from collections.abc import Callable
 
-_WHOLE_B64 = re.compile(r"\s*[A-Za-z0-9+/]{2,}[A-Za-z0-9+/\s]*={0,2}\s*")
+#: possessive, so a long run that is not base64 after all ("aaa...!") fails in one pass, not in a quadratic one
+_WHOLE_B64 = re.compile(r"\s*+[A-Za-z0-9+/]{2}[A-Za-z0-9+/\s]*+={0,2}+\s*+")
 #: the shortest run of base64 characters read as a word inside text (a shorter one is too often a plain word)
 SHORTEST_WORD = 16
 

@@ -35,7 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from footprint_lab.core._checkpoint import Checkpoint
 from footprint_lab.core._run import Run
-from footprint_lab.engine._held import display_verdict, holds_display, verify_saved
+from footprint_lab.engine._held import display_verdict, holds_display, unbacked, unsealed_claim, verify_saved
 from footprint_lab.engine._recording import RECORDING_MIME, Recording
 from footprint_lab.engine._recording_door import (
     InvalidRecordingError,
@@ -57,6 +57,9 @@ if TYPE_CHECKING:
 
 #: the most a notebook or saved recording file may hold: more is refused before it is read whole
 MAX_FILE_BYTES = 256 << 20
+#: the most ``scan`` and ``scrub`` read: they hold a notebook many times over while they read every layer of
+#: it (up to some 25 times its size, for a file of many small values), so 64 MiB fits in 2 GB of memory
+MAX_SWEEP_BYTES = 64 << 20
 #: Where Jupyter keeps a notebook's widget state, inside ``metadata.widgets``.
 WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
 
@@ -79,8 +82,9 @@ class NotebookFileError(Refusal):
         "unreadable": "the file could not be read (check its permissions); pass a file you can open",
         "not-a-file": "the path names no regular file (a FIFO, a device or a socket is never opened, since reading "
                       "one can block or never end); pass a notebook saved on disk",
-        "too-large": f"the file is larger than {MAX_FILE_BYTES >> 20} MiB, more than any notebook this reads; "
-                     "clear large outputs in Jupyter first, or pass a smaller file",
+        "too-large": f"the file is larger than this reads ({MAX_SWEEP_BYTES >> 20} MiB for scan and scrub, "
+                     f"{MAX_FILE_BYTES >> 20} MiB for the rest); clear large outputs in Jupyter first, or pass a "
+                     "smaller file",
         "not-json": "the file is not JSON; pass a notebook saved by Jupyter (.ipynb)",
         "too-deep": f"the file nests JSON deeper than {MAX_NESTING} levels, which no notebook Jupyter or "
                     "footprint_lab writes comes near; it is refused rather than read",
@@ -116,11 +120,12 @@ def as_path(path: Any, argument: str = "path") -> Path:
     return Path(path)
 
 
-def read_bytes(path: Any, argument: str = "path") -> bytes:
-    """The bytes of the file at ``path``; refused by name when there is none or it cannot be read."""
+def read_bytes(path: Any, argument: str = "path", limit: int = MAX_FILE_BYTES) -> bytes:
+    """The bytes of the file at ``path``; refused by name when there is none, it cannot be read or it holds
+    more than ``limit`` bytes (refused before it is read)."""
     where = as_path(path, argument)
     try:
-        return read_regular(where, limit=MAX_FILE_BYTES)
+        return read_regular(where, limit=limit)
     except UnreadableFile as refused:
         if refused.reason in ("missing", "folder"):
             raise NotebookFileError(argument, "missing", "a path with no file") from None
@@ -131,9 +136,9 @@ def read_bytes(path: Any, argument: str = "path") -> bytes:
         raise NotebookFileError(argument, "unreadable", "a path that could not be read") from None
 
 
-def read_notebook(path: Any, argument: str = "path") -> dict[str, Any]:
-    """The notebook at ``path`` as plain JSON data, checked to be an nbformat 4 notebook."""
-    raw = read_bytes(path, argument)
+def read_notebook(path: Any, argument: str = "path", limit: int = MAX_FILE_BYTES) -> dict[str, Any]:
+    """The notebook at ``path`` (at most ``limit`` bytes) as plain JSON data, checked to be an nbformat 4 notebook."""
+    raw = read_bytes(path, argument, limit)
     try:
         notebook = parse_json(raw)
     except NestingTooDeep:
@@ -168,6 +173,7 @@ def output_path(path: Any, argument: str, *, reading: Path | None = None) -> Pat
 def write_text(text: str, path: Path, argument: str) -> None:
     """Write ``text`` (UTF-8) at ``path``, a regular file (a FIFO or a device put there since the path was
     checked is refused, never waited on); what the system refuses (permissions, a full disk) is refused by name."""
+    data = text.encode("utf-8")  # before the file is opened: running out of memory here leaves it as it was
     try:
         descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NONBLOCK", 0), 0o666)
     except (OSError, ValueError):  # a FIFO with no reader, permissions, a name the system cannot take
@@ -178,7 +184,7 @@ def write_text(text: str, path: Path, argument: str) -> None:
             raise NotebookFileError(argument, "not-a-file", kind_of(mode))
         try:
             file.truncate(0)
-            file.write(text.encode("utf-8"))
+            file.write(data)
             file.flush()
         except OSError:
             raise NotebookFileError(argument, "not-writable", "a path that could not be written") from None
@@ -286,7 +292,10 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
     copy checked; a recording that no longer fits the schema is a broken verdict naming the field.
     A copy whose seal holds what its output displays (a run shown by this library) is also checked
     against the output: an edited, added or removed MIME type there is a broken verdict of kind
-    ``display`` naming it (see ``engine._held``).
+    ``display`` naming it (see ``engine._held``). An output that shows a seal it cannot back is
+    a broken verdict of kind ``display`` too, wherever it sits: a seal badge with no recording beside
+    it, or beside a recording that carries no seal, and a recording in an output that no longer
+    displays its data (turned into a ``stream``: field ``output_type``).
     Any other path is read as one saved recording (``.json``), or a saved checkpoint (an agent's
     or a composition's, told apart by their fields). A recording written by a newer footprint_lab
     (a higher schema version) is not checked: its verdict is ``unsupported``, naming the version.
@@ -296,20 +305,28 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
         return [_saved_json(where)]
     found: list[tuple[str, Verdict]] = []
     for cell, output, data in outputs(read_notebook(where)):
-        carried = data.get("data")
-        if not isinstance(carried, dict) or RECORDING_MIME not in carried:
-            continue
-        found.append((f"cell {cell}, output {output}", _output_verdict(carried)))
+        verdict = output_verdict(data)
+        if verdict is not None:
+            found.append((f"cell {cell}, output {output}", verdict))
     return found
 
 
-def _output_verdict(carried: dict[str, Any]) -> Verdict:
-    """The verdict on one output: its recording's seal (checked on its data when it holds, through the
-    recording door otherwise, to name what broke), then what the output displays beside it."""
+def output_verdict(output: dict[str, Any]) -> Verdict | None:
+    """The verdict on one output (``None`` when it neither carries a recording nor shows a seal): what it
+    claims and where (:func:`~footprint_lab.engine._held.unbacked`), then its recording's seal (checked on
+    its data when it holds, through the recording door otherwise, to name what broke), then what the
+    output displays beside it."""
+    claimed = unbacked(output)
+    carried = output.get("data")
+    if claimed is not None or not isinstance(carried, dict) or RECORDING_MIME not in carried:
+        return claimed
     verdict = verify_saved(carried[RECORDING_MIME])
     if verdict is None:
         recording = check_recording(carried[RECORDING_MIME], "verify")
         verdict = verify(recording) if isinstance(recording, Recording) else _unchecked(recording)
+    if verdict.status == "unsealed":
+        claimed = unsealed_claim(output)  # a Verdict is falsy unless it holds: compared with None, not by truth
+        return claimed if claimed is not None else verdict
     if not verdict.holds:
         return verdict
     shown = display_verdict(carried)  # a Verdict is falsy unless it holds: compared with None, not by truth

@@ -52,6 +52,7 @@ from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, parse_
 from footprint_lab.engine._seal import seal
 from footprint_lab.engine.schema import READABLE_VERSIONS, SCHEMA_VERSION
 from footprint_lab.notebook._read import (
+    MAX_SWEEP_BYTES,
     NotebookFileError,
     as_path,
     output_path,
@@ -132,7 +133,7 @@ def check_policy(function: str, redact: Any) -> Redaction:
 def scan(path: str | os.PathLike[str], *, redact: Redaction) -> list[ScanFinding]:
     """Every place in the notebook at ``path`` that ``redact`` would still mask, in file order."""
     policy = check_policy("scan", redact)
-    return sweep(read_notebook(path), policy, write=False, argument="path")
+    return sweep(read_notebook(path, limit=MAX_SWEEP_BYTES), policy, write=False, argument="path")
 
 
 def scrub(path: str | os.PathLike[str], *, redact: Redaction,
@@ -143,7 +144,7 @@ def scrub(path: str | os.PathLike[str], *, redact: Redaction,
     """
     policy = check_policy("scrub", redact)
     target = output_path(out, "out") if out is not None else None
-    notebook = read_notebook(path)
+    notebook = read_notebook(path, limit=MAX_SWEEP_BYTES)
     found = sweep(notebook, policy, write=True, argument="path")
     if found or target is not None:  # a clean notebook is left as it is (a pre-commit hook sees no change)
         write_notebook(notebook, target or as_path(path), "path" if target is None else "out")
@@ -281,6 +282,9 @@ class _Pass:
             return value
         return self._noted(spot, lambda: self._recording(value), value)
 
+    def keeps(self, text: str) -> bool:
+        return self.scrubber.quietly(text) == text
+
     # -- inside --
     def _noted(self, spot: Spot, mask: Callable[[], Any], original: Any) -> Any:
         """``mask()``, noted as a finding at ``spot`` when it changed something no finding deeper names."""
@@ -310,7 +314,7 @@ class _Pass:
                 return encoded(new_raw, value)
         # base64 words first, each named as read through base64 (the scrubber reads them too, unnamed)
         value = base64_words(value, lambda payload: self._payload(payload, spot))
-        value = unhidden(self.scrubber.scrub(value), self.scrubber.hits)
+        value = unhidden(self.scrubber.scrub(value), self.scrubber.hits, spot.reading)
         encodings = self._learned_encodings()
         return value if encodings is None else encodings[0].sub(lambda found: encodings[1][found.group()], value)
 

@@ -17,8 +17,10 @@ plain JSON).
 Rule kept here: the exit code says which of three things happened, the same for every
 subcommand, so a CI job never takes a refused input for a finding. 0: clean. 1: findings (a
 match, a broken seal, a lint error). 2: an input was refused (any ``Refusal``: a missing,
-unreadable or malformed file, a bad option), with one line on stderr naming the refusal's
-code and no traceback. 3: footprint-lab itself failed (a bug), one line on stderr. Given
+unreadable or malformed file, a bad option, a notebook over the size ``scan`` and ``scrub`` read,
+64 MiB, or one that needs more memory than the process has), with one line on stderr naming the
+refusal's code (or the lack of memory) and no traceback. 3: footprint-lab itself failed (a bug),
+one line on stderr. Given
 several files, each is handled on its own and the worst outcome is the exit code (2 over 1:
 a file that could not be checked is worse than one with findings).
 
@@ -72,7 +74,8 @@ class CommandLineError(Refusal):
 _CODES = """exit codes:
   0  clean: {clean}
   1  findings: {findings}
-  2  an input was refused (a missing, unreadable or malformed file, a bad option): one line on stderr
+  2  an input was refused (a missing, unreadable or malformed file, a bad option, a file too large: over
+     64 MiB for scan and scrub, 256 MiB for the rest, or more than memory holds): one line on stderr
   3  footprint-lab itself failed (a bug; please report it)
 With several files, each is checked and the exit code is the worst outcome (2, then 1, then 0).{note}"""
 
@@ -90,6 +93,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return int(args.command(args))
     except Refusal as refusal:
         _refused(refusal)
+        return REFUSED
+    except MemoryError:  # a file larger than memory allows: nothing was written (scrub writes only at the end)
+        print("footprint-lab: the file needs more memory than this process has; nothing was written. Clear large "
+              "outputs in Jupyter first, or run where more memory is free", file=sys.stderr)
         return REFUSED
     except OSError as error:  # what a door did not name: a file that went away, a broken pipe
         print(f"footprint-lab: a file could not be read or written ({error.strerror or type(error).__name__})",
