@@ -5,7 +5,8 @@ and every recording the notebook carries still loads and explains. Both run the 
 ``_walk`` over every corner of the notebook (its metadata and widget state, every cell's
 source, metadata and attachments, every output's text, error, metadata and data under every
 MIME type), and read each string through every layer it may hide text in (JSON text, base64
-payloads and PNG text chunks, HTML entities, comments and ANSI codes); ``scan`` reports what
+payloads and PNG text chunks, and what a reader sees: HTML entities, comments, tags, ANSI codes,
+characters drawn as nothing, direction overrides); ``scan`` reports what
 it would change (cell, output, the part, the field path inside it, the names that matched,
 never the values) and ``scrub`` writes the masked copy. The walk runs twice with one scrubber,
 so a value first seen under a covered key (``password``) is masked wherever else it appears,

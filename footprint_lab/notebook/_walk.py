@@ -12,8 +12,12 @@ masked as a recording, so it still loads).
 What the visitor reads inside a string is here too, each layer undone and done again (base64
 is read through ``engine._base64``): :func:`png_texts` (the text chunks of a PNG image:
 ``tEXt``, ``zTXt``, ``iTXt``), and :func:`unhidden` (the text a reader sees once ANSI escape
-codes and HTML comments are dropped and HTML entities read, each position mapped back to
-the raw text, so a match found in the reading is masked in the raw text, markup kept).
+codes, HTML comments and characters drawn as nothing are dropped, HTML entities read, tags dropped
+where the text is drawn as HTML or markdown, and direction overrides applied; each position mapped
+back to the raw text, so a match found in the reading is masked in the raw text, tags kept). The
+reading runs in one pass over a text, whatever it holds. nbformat's own words (a cell's or an
+output's kind, metadata field names) are never rewritten, and a cell id a policy matches is
+replaced by a fresh one, so a scrubbed notebook still validates.
 
 Role: lab layer (``footprint_lab.notebook``); pure functions over notebook data.
 """
