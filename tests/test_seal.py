@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import json
 from pathlib import Path
 from typing import Any
@@ -10,7 +11,7 @@ import pytest
 
 import footprint_lab
 from footprint_lab import Agent, LLMCall, Redaction, Sequence, define_tool, load_recording, seal, verify
-from footprint_lab.engine._recording import Recording
+from footprint_lab.engine._recording import RECORDING_MIME, Recording
 from footprint_lab.errors import AgentConfigError, SealSourceError
 from footprint_lab.lab.views.answer import answer_view
 from footprint_lab.notebook import load_runs, scrub, verify_file
@@ -429,3 +430,64 @@ def test_each_seal_keeps_its_own_record_of_what_was_set() -> None:
     first.display = {"text/html": "0" * 64}  # as a notebook output's copy is given its display digests
     assert "display" in first.model_dump(exclude_unset=True)
     assert "display" not in second.model_dump(exclude_unset=True) and second.display == {}
+
+
+# -- the locator tags are held by the seal too (issue 46) -------------------------------------------
+def retagged(tags: dict[str, str], kind: str, how: str) -> None:
+    """One kind's locator tags edited as a forger might: a stretch's CRC changed, the kind's tags dropped, or
+    emptied."""
+    if how == "flipped":
+        raw = bytearray(base64.b64decode(tags[kind]))
+        raw[0] ^= 0xFF
+        tags[kind] = base64.b64encode(bytes(raw)).decode("ascii")
+    elif how == "dropped":
+        tags.pop(kind)
+    else:
+        tags[kind] = ""
+
+
+@pytest.mark.parametrize("kind", ["header", "steps", "commits", "messages"])
+@pytest.mark.parametrize("how", ["flipped", "dropped", "emptied"])
+def test_edited_locator_tags_are_the_seal_altered_on_every_path(tmp_path: Path, kind: str, how: str) -> None:
+    from footprint_lab.engine._held import verify_saved
+
+    data = json.loads(sealed_run().recording.model_dump_json())
+    assert verify_saved(data) is not None and verify(json.dumps(data)).holds
+    retagged(data["seal"]["tags"], kind, how)
+    assert verify_saved(data) is None  # not what was sealed: the long way names it
+    verdict = verify(json.dumps(data))
+    assert (verdict.status, verdict.kind, verdict.field) == ("broken", "seal", f"tags.{kind}")
+    assert str(verdict).endswith("the seal itself was altered")
+    path = notebook_with([], tmp_path / "n.ipynb")
+    notebook = json.loads(path.read_text())
+    notebook["cells"].append({"cell_type": "code", "source": "run", "metadata": {}, "execution_count": 1,
+                              "outputs": [{"output_type": "display_data", "metadata": {},
+                                           "data": {"text/plain": "a run", RECORDING_MIME: data}}]})
+    path.write_text(json.dumps(notebook))
+    ((_, verdict),) = verify_file(path)
+    assert (verdict.status, verdict.field) == ("broken", f"tags.{kind}")
+
+
+def test_edited_tags_of_a_member_and_of_a_checkpoint_are_named_too() -> None:
+    composed = Sequence({"first": Agent(provider=mock(reply="one"), seal=True),
+                         "second": Agent(provider=mock(reply="two"))}).run_sync("go")
+    data = json.loads(composed.recording.model_dump_json())
+    retagged(data["children"][1]["seal"]["tags"], "header", "flipped")
+    verdict = verify(json.dumps(data))
+    assert (verdict.status, verdict.run, verdict.kind, verdict.field) == ("broken", "children.1", "seal",
+                                                                          "tags.header")
+    agent = Agent(provider=mock(reply="done"))
+    agent.run_sync("hello")
+    checkpoint = agent.checkpoint()
+    assert checkpoint is not None
+    stored = json.loads(seal(checkpoint).model_dump_json())
+    (document,) = stored["seal"]["tags"]
+    retagged(stored["seal"]["tags"], document, "flipped")
+    verdict = verify(type(checkpoint).model_validate(stored))
+    assert (verdict.status, verdict.kind, verdict.field) == ("broken", "seal", f"tags.{document}")
+
+
+def test_a_seal_still_owed_verifies_without_making_its_tags() -> None:
+    run = sealed_run()
+    assert verify(run).holds
+    assert "tags" not in run.recording.seal.__dict__  # checking the proof does not pay for the locator

@@ -271,3 +271,142 @@ def test_data_the_recording_door_refuses_is_never_said_to_hold(tmp_path: Path, c
     assert cli(path).returncode == 1
     with pytest.warns(UserWarning):
         assert load_runs(path) == []  # the same data the views would refuse, skipped with a warning
+
+
+# -- a display that shows a seal nothing backs (issue 46) -------------------------------------------
+def forged_approval(data: dict[str, Any], *, keep: tuple[str, ...] = ("text/html", "text/plain")) -> None:
+    """The forger's edit: DECLINED made APPROVED where ``keep`` says, the recording deleted."""
+    for mime in keep:
+        value = data[mime]
+        data[mime] = ("".join(value) if isinstance(value, list) else value).replace("DECLINED", "APPROVED")
+    data.pop(RECORDING_MIME)
+
+
+@pytest.mark.parametrize("edited", [("text/html", "text/plain"), ("text/html",), ("text/plain",), ()],
+                         ids=["html-and-text", "html-only", "text-only", "nothing-edited"])
+def test_a_sealed_display_whose_recording_is_deleted_is_broken_and_fails_verify(tmp_path: Path,
+                                                                                edited: tuple[str, ...]) -> None:
+    path = edit(notebook(tmp_path / "n.ipynb", displayed(sealed_run("Refund 42 DECLINED."))),
+                lambda data: forged_approval(data, keep=edited))
+    ((where, verdict),) = verify_file(path)
+    assert (where, verdict.status, verdict.kind, verdict.field) == ("cell 1, output 1", "broken", "display",
+                                                                    "text/html")
+    assert "carries no recording" in verdict.problem
+    for flags in ([], ["--require-seal"]):
+        result = cli(*flags, path)
+        assert result.returncode == 1 and "cell 1, output 1: seal broken at display.text/html" in result.stdout
+        assert "APPROVED" not in result.stdout
+
+
+@pytest.mark.parametrize("strip", ["metadata", "badge-attribute", "badge-markup"])
+def test_a_seal_claimed_in_any_markup_or_without_metadata_is_still_seen(tmp_path: Path, strip: str) -> None:
+    def forge(output: dict[str, Any]) -> None:
+        forged_approval(output["data"])
+        html = output["data"]["text/html"]
+        if strip == "metadata":
+            output["metadata"] = {}
+        elif strip == "badge-attribute":  # the words stay: a reader still sees them
+            output["data"]["text/html"] = html.replace("data-fl-seal=", "data-x=")
+        else:  # the words alone, marked up anew
+            output["data"]["text/html"] = (html.replace("data-fl-seal=", "data-x=")
+                                           .replace("sealed · verified", "<b>Sealed</b> &middot;\n <i>verified</i>"))
+
+    data = json.loads(notebook(tmp_path / "n.ipynb", displayed(sealed_run("Refund 42 DECLINED."))).read_text())
+    forge(data["cells"][1]["outputs"][1])
+    path = tmp_path / "forged.ipynb"
+    path.write_text(json.dumps(data))
+    ((_, verdict),) = verify_file(path)
+    assert (verdict.status, verdict.kind, verdict.field) == ("broken", "display", "text/html")
+
+
+def test_a_forged_display_is_broken_wherever_it_is_moved_or_copied(tmp_path: Path) -> None:
+    path = notebook(tmp_path / "n.ipynb", displayed(sealed_run("Refund 42 DECLINED.")),
+                    displayed(sealed_run("Refund 7 DECLINED.")))
+    data = json.loads(path.read_text())
+    genuine = data["cells"][1]["outputs"][1]
+    forged = copy.deepcopy(genuine)
+    forged_approval(forged["data"])
+    data["cells"][2]["outputs"].insert(0, forged)  # moved into another cell, before that cell's own output
+    data["cells"][1]["outputs"].append(copy.deepcopy(forged))  # and copied beside the genuine one
+    data["cells"][2]["outputs"].append(copy.deepcopy(genuine))  # a genuine copy shown twice still holds
+    path.write_text(json.dumps(data))
+    verdicts = {where: (verdict.status, verdict.kind) for where, verdict in verify_file(path)}
+    assert verdicts == {"cell 1, output 1": ("holds", None), "cell 1, output 2": ("broken", "display"),
+                        "cell 2, output 0": ("broken", "display"), "cell 2, output 2": ("holds", None),
+                        "cell 2, output 3": ("holds", None)}
+
+
+@pytest.mark.parametrize("kind", ["stream", "error", None])
+def test_a_recording_in_an_output_that_no_longer_displays_its_data_is_broken(tmp_path: Path, kind: Any) -> None:
+    def retype(output: dict[str, Any]) -> None:
+        if kind is None:
+            output.pop("output_type")
+        else:
+            output.update(output_type=kind, name="stdout", text="Refund 42 APPROVED.\n")
+
+    data = json.loads(notebook(tmp_path / "n.ipynb", displayed(sealed_run("Refund 42 DECLINED."))).read_text())
+    retype(data["cells"][1]["outputs"][1])
+    path = tmp_path / "retyped.ipynb"
+    path.write_text(json.dumps(data))
+    ((where, verdict),) = verify_file(path)
+    assert (where, verdict.status, verdict.kind, verdict.field) == ("cell 1, output 1", "broken", "display",
+                                                                    "output_type")
+    assert cli(path).returncode == 1
+
+
+def test_an_execute_result_holds_like_a_display(tmp_path: Path) -> None:
+    output = displayed(sealed_run())
+    result = nbformat.v4.new_output("execute_result", data=output["data"], execution_count=1)
+    ((_, verdict),) = verify_file(notebook(tmp_path / "n.ipynb", result))
+    assert verdict.holds and verdict.display
+
+
+@pytest.mark.parametrize("unseal", ["seal-removed", "seal-display-removed"])
+def test_a_display_whose_seal_was_taken_from_its_recording_is_broken(tmp_path: Path, unseal: str) -> None:
+    def forge(data: dict[str, Any]) -> None:
+        data["text/html"] = "".join(data["text/html"]).replace("DECLINED", "APPROVED")
+        if unseal == "seal-removed":
+            data[RECORDING_MIME].pop("seal")
+            data[RECORDING_MIME]["answer"] = "Refund 42 APPROVED."
+        else:
+            data[RECORDING_MIME]["seal"].pop("display")
+
+    path = edit(notebook(tmp_path / "n.ipynb", displayed(sealed_run("Refund 42 DECLINED."))), forge)
+    ((_, verdict),) = verify_file(path)
+    assert verdict.status == "broken"
+    assert (verdict.kind, verdict.field) == (("display", "text/html") if unseal == "seal-removed" else ("seal", "head"))
+    assert cli("--require-seal", path).returncode == 1
+
+
+def test_what_is_shown_without_a_seal_claim_is_left_alone(tmp_path: Path) -> None:
+    unsealed = Agent(provider=mock(reply="Refund 42 approved.")).run_sync("Where is order 42?")
+    plain = nbformat.v4.new_output("display_data", data={"text/html": "<p>The seal on the envelope was verified "
+                                                                      "by hand.</p>", "text/plain": "ok"})
+    printed = nbformat.v4.new_output("stream", name="stdout", text="sealed and verified by the clerk\n")
+    verdicts = verify_file(notebook(tmp_path / "n.ipynb", displayed(unsealed), plain, printed))
+    assert [(where, verdict.status) for where, verdict in verdicts] == [("cell 1, output 1", "unsealed")]
+
+
+def test_the_offline_page_does_not_draw_a_forged_seal(tmp_path: Path) -> None:
+    from footprint_lab.notebook import to_html
+
+    path = notebook(tmp_path / "n.ipynb", displayed(sealed_run("Refund 42 DECLINED.")),
+                    displayed(sealed_run("Refund 7 DECLINED.")))
+    data = json.loads(path.read_text())
+    forged_approval(data["cells"][1]["outputs"][1]["data"])
+    retyped = data["cells"][2]["outputs"][1]
+    retyped.update(output_type="stream", name="stdout", text="Refund 7 APPROVED. sealed · verified\n")
+    path.write_text(json.dumps(data))
+    page = to_html(path, tmp_path / "page.html").read_text()
+    assert "APPROVED" not in page and "sealed · verified" not in page
+    assert page.count("not shown: seal broken at display.") == 2
+
+
+def test_the_lab_badge_is_what_the_claim_check_reads() -> None:
+    from footprint_lab.engine._held import seal_claim
+    from footprint_lab.lab.views.answer import seal_badge
+
+    run = sealed_run()
+    assert seal_claim({"data": {"text/html": seal_badge(run.recording)}}) == "text/html"
+    badge = seal_badge(run.recording).replace("data-fl-seal=", "data-x=")
+    assert seal_claim({"data": {"text/html": badge}}) == "text/html"  # the words alone still claim it

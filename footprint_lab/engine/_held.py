@@ -19,6 +19,12 @@ what a reader sees: nbformat's list of lines is joined, line endings are ``\\n``
 break does not count, base64 is read without its line breaks, JSON by its content (keys sorted).
 Another MIME type added to the output, or one removed, breaks it too.
 
+An output can also claim a seal it cannot back: a seal badge (``data-fl-seal``, or the words
+"sealed · verified" however they are marked up) shown in an output whose recording was removed
+or never sealed, or a recording carried by an output that no longer displays its data (turned
+into a ``stream``, whose text is what a reader sees). :func:`unbacked` names such an output, so a
+forged display is broken wherever it sits, moved or copied.
+
 Role: engine layer, next to the seal (``engine._seal``); pure functions of JSON-native data.
 """
 
@@ -27,8 +33,10 @@ from __future__ import annotations
 import contextlib
 import functools
 import hashlib
+import html
 import itertools
 import operator
+import re
 import types
 import typing
 from typing import Any
@@ -40,7 +48,18 @@ from footprint_lab.engine._recording import Recording, Seal
 from footprint_lab.engine._records import Annotation
 from footprint_lab.engine._saved_form import content_of, dereferenced, table_columns
 from footprint_lab.engine._saved_json import NestingTooDeep, collector_paused, parse_json
-from footprint_lab.engine._seal import _HEADER, ALGORITHM, COLUMNED, COLUMNS, KINDS, Verdict, _head, _text, columns_of
+from footprint_lab.engine._seal import (
+    _HEADER,
+    ALGORITHM,
+    COLUMNED,
+    COLUMNS,
+    KINDS,
+    Verdict,
+    _head,
+    _text,
+    altered_tag,
+    columns_of,
+)
 from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
 
 #: the fields a recording's data may hold, and what its notes (outside the seal) must fit: data the
@@ -76,9 +95,10 @@ def verify_saved(data: Any) -> Verdict | None:
         with collector_paused():  # tens of thousands of records, made and let go: no cycle among them
             records = dereferenced(data)  # its tables stay tables: read as columns as they are
             for kind, items in _saved_kinds(records, made.algorithm):
-                if made.kinds.get(kind) != hashlib.sha256(_text(kind, items)).hexdigest():
+                text = _text(kind, items)
+                if made.kinds.get(kind) != hashlib.sha256(text).hexdigest() or altered_tag(made, kind, text):
                     return None
-            del records, items  # let go before the collector runs again: it would walk all of them first
+            del records, items, text  # let go before the collector runs again: it would walk all of them first
     except (ValueError, TypeError, KeyError):  # not the shape a seal wrote: the long way names it
         return None
     if made.head != _head(made, heads):
@@ -310,3 +330,51 @@ def _seal_copy(bundle: dict[str, Any]) -> dict[str, Any] | None:
 def holds_display(bundle: dict[str, Any]) -> bool:
     """Whether an output's sealed copy holds a display (digests to check it against)."""
     return bool(held_digests(bundle))
+
+
+# -- what an output claims -----------------------------------------------------------------------
+#: the output types whose ``data`` a notebook displays (a ``stream`` shows its ``text``, an ``error`` its traceback)
+DISPLAYING = ("display_data", "execute_result")
+_BADGE = re.compile(r"data-fl-seal\s*=", re.IGNORECASE)
+_VERIFIED = re.compile(r"\bsealed\W{0,12}verified\b", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def seal_claim(output: dict[str, Any]) -> str | None:
+    """Where an output shows a seal (a seal badge, or "sealed · verified" in any markup or spacing): the MIME
+    type, or ``text`` for a stream output's text; ``None`` when it shows none. The recording is not looked at."""
+    data = output.get("data")
+    places = [(mime, value) for mime, value in data.items() if mime != RECORDING_MIME] if isinstance(data, dict) else []
+    places.append(("text", output.get("text")))
+    for where, value in places:
+        if isinstance(value, list):
+            value = "".join(line for line in value if isinstance(line, str))
+        if isinstance(value, str) and (_BADGE.search(value) or _VERIFIED.search(html.unescape(_TAG.sub(" ", value)))):
+            return where
+    return None
+
+
+def unbacked(output: dict[str, Any]) -> Verdict | None:
+    """A broken verdict (kind ``display``) for an output that shows a seal nothing in it backs: a recording
+    carried by an output that does not display its data, or a seal shown with no recording beside it;
+    ``None`` otherwise (a carried recording is then for its seal to judge)."""
+    data = output.get("data")
+    if isinstance(data, dict) and RECORDING_MIME in data:
+        if output.get("output_type") in DISPLAYING:
+            return None
+        return Verdict("broken", kind="display", field="output_type",
+                       problem="is no longer an output that displays its data (a reader sees other text than the "
+                               "sealed run's): it was changed after the run was sealed")
+    return _claimed(output, "shows a seal, but the output carries no recording to check it against (removed "
+                            "after the run was sealed, or never kept): what it shows cannot be verified")
+
+
+def unsealed_claim(output: dict[str, Any]) -> Verdict | None:
+    """A broken verdict for an output that shows a seal while the recording it carries has none; else ``None``."""
+    return _claimed(output, "shows a seal, but the recording it carries is not sealed: the seal was removed after "
+                            "the run was shown")
+
+
+def _claimed(output: dict[str, Any], problem: str) -> Verdict | None:
+    claim = seal_claim(output)
+    return None if claim is None else Verdict("broken", kind="display", field=claim, problem=problem)

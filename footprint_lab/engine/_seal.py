@@ -35,8 +35,10 @@ Speed, the pattern: checking a seal is one orjson encoding and one hash per kind
 work per record (a 10,000-step recording of about 20 MB verifies in well under a second, see
 bench/bench_trust.py). To say *where* a broken seal broke, the seal also keeps, per kind, a
 16-bit CRC of each stretch of text between two cuts (a locator only: the SHA-256 chain is the
-proof); they are compared only when a digest fails, and the first stretch that differs
-is traced back to its record and field. ``Agent(..., seal=True)`` gives its runs a
+proof); they are compared when a digest fails, and the first stretch that differs is traced
+back to its record and field. The head does not chain them, so under this library's chain a
+check holds them to the text too once every digest matched (:func:`altered_tag`): tags edited in
+a saved seal are the seal altered, never a seal that holds. ``Agent(..., seal=True)`` gives its runs a
 :class:`~footprint_lab.engine._recording.PendingSeal`, computed from the run's closed capture
 the first time anything reads, dumps, shows or verifies it and stamped with the run's end, so
 a run nobody keeps pays nothing and one that is kept gets the seal it had when it ended. Its
@@ -213,7 +215,7 @@ def _document_records(document: BaseModel) -> list[Any]:
 def _document_seal(document: BaseModel) -> Seal:
     text = _text(DOCUMENT, _document_records(document))
     made = Seal(algorithm=ALGORITHM, head="", kinds={DOCUMENT: hashlib.sha256(text).hexdigest()},
-                tags={DOCUMENT: base64.b64encode(_tags(DOCUMENT, text)).decode("ascii")}, sealed_at=time.time())
+                tags={DOCUMENT: tag_of(DOCUMENT, text)}, sealed_at=time.time())
     made.head = _head(made, [])
     return made
 
@@ -228,6 +230,8 @@ def _verify_document(document: BaseModel) -> Verdict:
     text = _text(DOCUMENT, records)
     if made.kinds.get(DOCUMENT) != hashlib.sha256(text).hexdigest():
         return _locate(DOCUMENT, records, text, made.tags.get(DOCUMENT, ""), "", (), made.algorithm)
+    if altered_tag(made, DOCUMENT, text):
+        return Verdict("broken", "", "seal", field=f"tags.{DOCUMENT}", problem="the seal itself was altered")
     if made.head != _head(made, []):
         return Verdict("broken", "", "seal", field="head", problem="the seal itself was altered")
     return Verdict("holds")
@@ -263,7 +267,7 @@ def _located(recording: Recording, made: Seal) -> dict[str, str]:
     with collector_paused():
         for kind, _, text in _kinds(recording, made.algorithm):
             if hashlib.sha256(text).hexdigest() == made.kinds.get(kind):
-                tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
+                tags[kind] = tag_of(kind, text)
     return tags
 
 
@@ -285,7 +289,7 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, loc
         for kind, _, text in _kinds(recording, ALGORITHM):
             kinds[kind] = hashlib.sha256(text).hexdigest()
             if located:
-                tags[kind] = base64.b64encode(_tags(kind, text)).decode("ascii")
+                tags[kind] = tag_of(kind, text)
     made: Seal = _SEAL({"algorithm": ALGORITHM, "head": "", "kinds": kinds, "tags": tags, "scrubbed": names,
                         "sealed_at": float(sealed_at), "display": {}})  # each value made here, of its field's type
     made.head = _head(made, [child.seal.head for child in recording.children if child.seal is not None])
@@ -436,6 +440,21 @@ def _tags(kind: str, text: bytes, algorithm: str = ALGORITHM) -> bytes:
     return bytes(halves)
 
 
+def tag_of(kind: str, text: bytes) -> str:
+    """The locator tags of one kind's text as a seal of this library's chain keeps them (base64)."""
+    return base64.b64encode(_tags(kind, text)).decode("ascii")
+
+
+def altered_tag(made: Seal, kind: str, text: bytes) -> bool:
+    """Whether a seal of this library's chain keeps other locator tags for ``kind`` than its ``text`` (whose
+    digest matched) has. The head does not chain the tags, so they are held here: a seal whose tags were
+    edited is no seal as it was made, and would point a later break at another place. Tags still owed (a
+    :class:`PendingSeal` not yet asked for them) are made from the sealed records, and seals of the earlier
+    chains keep their tags as they were written: neither is compared."""
+    held = made.__dict__.get("tags")
+    return made.algorithm == ALGORITHM and isinstance(held, dict) and held.get(kind) != tag_of(kind, text)
+
+
 def _starts(kind: str, text: bytes, algorithm: str = ALGORITHM) -> list[int]:
     """Where each stretch of ``text`` starts (the first at 0, the others just after a cut)."""
     return [0, *(match.end() for match in _cuts(kind, algorithm).finditer(text))]
@@ -513,6 +532,7 @@ def _verify(recording: Recording, run: str) -> Verdict:
             return verdict
         assert child.seal is not None
         child_heads.append(child.seal.head)
+    retagged = None  # the first kind whose locator tags are not its text's: the seal altered, once no record is
     with collector_paused():
         for kind, records, text in sorted(_kinds(recording, made.algorithm), key=_checked_first):
             if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
@@ -521,6 +541,11 @@ def _verify(recording: Recording, run: str) -> Verdict:
                                    scrubbed=scrubbed)
                 return _locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed, made.algorithm,
                                run_id=recording.run_id)
+            if retagged is None and altered_tag(made, kind, text):
+                retagged = kind
+    if retagged is not None:
+        return Verdict("broken", run, "seal", field=f"tags.{retagged}", problem="the seal itself was altered",
+                       scrubbed=scrubbed)
     if made.head != _head(made, child_heads):
         return Verdict("broken", run, "seal", field="head", problem="the seal itself was altered", scrubbed=scrubbed)
     return Verdict("holds", run, scrubbed=scrubbed)

@@ -7,7 +7,9 @@ embedded once from the installed plotly package, never from a CDN.
 
 What is drawn, and from what:
 - a run's output is drawn from its recording (validated and checked like ``load_runs`` does),
-  never from the HTML the file stored beside it: a tampered notebook cannot inject markup;
+  never from the HTML the file stored beside it: a tampered notebook cannot inject markup; an
+  output that shows a seal nothing in it backs (its recording removed, or no longer displayed)
+  is not drawn, its place saying why (``engine._held.unbacked``), so no forged "sealed · verified" stands;
 - a plotly figure is drawn by plotly.js from its JSON, with its static copy (the output's
   HTML or text) in a ``<noscript>`` block for readers with scripts off;
 - any other HTML or markdown from the file is sanitized (an allow-list of tags, attributes and
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from footprint_lab.engine import theme
+from footprint_lab.engine._held import unbacked
 from footprint_lab.engine._recording import RECORDING_MIME, Recording
 from footprint_lab.engine.markup import attr, esc
 from footprint_lab.lab.views import answer_view
@@ -161,6 +164,9 @@ class _Page:
         self.parts.append("".join(shown))
 
     def output(self, cell: int, number: int, output: dict[str, Any]) -> str:
+        forged = unbacked(output)  # a seal shown that nothing backs is never drawn as if it held
+        if forged is not None:
+            return f'<p class="fl-skipped">cell {cell}, output {number}: not shown: {esc(str(forged))}</p>'
         kind = output.get("output_type")
         if kind == "stream":
             return f"<pre>{esc(_ANSI.sub('', _text(output.get('text', ''))), whole=_WHOLE)}</pre>"
