@@ -310,7 +310,7 @@ def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | No
         return transposed(pieces, len(_PIECE_FIELDS))
     # every piece holds its keys and one value per field first: the columns of those, its evidence left out
     (_, slots, positions, source_kinds, source_ids, contents, triggers, verdicts, reasons, allowed_by, landed_by,
-     iterations, caches, declared_at) = zip(*pieces, strict=False)
+     iterations, caches, declared_at) = zip(*(piece[:_EVIDENCE] for piece in pieces), strict=True)
     details = [dict(zip(piece[0][_EVIDENCE - 1:], piece[_EVIDENCE:], strict=True)) if len(piece) > _EVIDENCE
                else {} for piece in pieces]
     if OVER_BUDGET in reasons:

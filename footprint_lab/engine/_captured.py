@@ -52,6 +52,10 @@ class Evidence(TypedDict, total=False):
     size: int
     budget: int
     used: int
+    #: a piece of a replayed call: the run and call step it was recorded in (``run_id/step_id``), whether its text
+    #: was replaced
+    replayed_from: str
+    edited: bool
 
 
 #: The ``ContextPiece`` fields every captured piece holds, in this order, before its evidence;

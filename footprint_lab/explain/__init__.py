@@ -16,6 +16,8 @@ and never changes it:
 - :func:`bisect_culprits`: when no single removal flips the outcome, the smallest sets of
   suspects whose joint removal does, within a bounded number of reruns;
 - :func:`rerun_without`: a rerun without named sources, and what changed (``samples=`` tests it);
+- :func:`replay`: one recorded LLM call sent again through a provider, with pieces removed or their
+  text replaced, no agent to rebuild (``localize(run, replay=provider)`` proves causes that way);
 - :func:`find_dropped_context`: what was available but never reached the model, and why,
   confirmed by restoring it;
 - :func:`ask`: a question in plain words, answered by an explainer agent that opens the
@@ -62,6 +64,7 @@ if TYPE_CHECKING:
         suspects,
     )
     from footprint_lab.explain._integrity_checks import Disposition, Finding, IntegrityReport, integrity
+    from footprint_lab.explain._replay import Replay, ReplayPieceError, replay
     from footprint_lab.explain._rerun import TextDifference
 
 __all__, __getattr__, __dir__ = public(__name__)

@@ -46,12 +46,20 @@ from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine._refusal import Refusal
 from footprint_lab.explain._arm_fields import ArmFields
-from footprint_lab.explain._checks import id_list, recording_of, whole_number
+from footprint_lab.explain._checks import ExplainConfigError, id_list, recording_of, whole_number
 from footprint_lab.explain._custody import backtrack
 from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._influence import suspects as rank_suspects
 from footprint_lab.explain._members import Source
 from footprint_lab.explain._render import display_bundle, shorten
+from footprint_lab.explain._replay import (
+    CallReplayer,
+    RecordedCall,
+    ReplayPieceError,
+    check_provider,
+    recorded_call,
+    replay_policy,
+)
 from footprint_lab.explain._rerun import (
     RERUN_TIME_LIMIT,
     Progress,
@@ -61,7 +69,7 @@ from footprint_lab.explain._rerun import (
     check_removable,
     not_removable_reason,
 )
-from footprint_lab.explain._sources import describe_source
+from footprint_lab.explain._sources import describe_source, removal_id
 from footprint_lab.explain._trial import (
     VERDICT_LABELS,
     Arm,
@@ -294,6 +302,7 @@ async def localize(
     run: Any,
     *,
     rerun: Any = None,
+    replay: Any = None,
     samples: int = 3,
     top: int | None = None,
     budget: int | None = None,
@@ -311,7 +320,11 @@ async def localize(
     """Test which suspects of a run cause its answer by removing them and rerunning; see the module docstring.
 
     ``rerun`` is the agent itself (rebuilt without each suspect) or a factory called as
-    ``factory(exclude=[...])``. ``samples`` is the reruns a side of the confirmation's first look;
+    ``factory(exclude=[...])``. Or, with no agent to rebuild (an imported run, or a cheap first step),
+    ``replay`` is a provider: the answering call's recorded request is sent again through it without
+    each piece it holds (:func:`~footprint_lab.explain.replay`); that proves what a piece did to that
+    call, and the report names the pieces it cannot test (those the call was not sent) and those also
+    sent to earlier calls. ``samples`` is the reruns a side of the confirmation's first look;
     ``budget`` caps every rerun of the call (default ``16 x samples`` plus the screening's own
     reruns: 60 for ten pieces, 64 for forty); ``alpha`` is the
     false-confirmation rate. By default every removable piece that reached the answer is tested
@@ -333,9 +346,19 @@ async def localize(
         whole_number("localize", "top", top, 1, 100_000)
     whole_number("localize", "retries", retries, 0, 10)
     compare = check_comparator("localize", comparator)
+    call = None
+    if replay is not None:
+        if rerun is not None:
+            raise ExplainConfigError("localize", "replay", "a provider beside rerun=",
+                                     "is one way to test the pieces; rerun= is the other: pass one of them (replay= "
+                                     "re-sends the answering call, rerun= reruns the whole agent)")
+        call = recorded_call("localize", recording)
+        rerun = CallReplayer(call, check_provider("localize", replay, "replay"), replay_policy("localize", recording))
     rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=retries,
                          time_limit=time_limit)
     chosen, untested = choose_suspects(recording, run, sources, strategy, top)
+    if call is not None:
+        chosen, untested = _in_call(call, chosen, untested, sources)
     arms = [Arm(name, (name,)) for _, name, _, _ in chosen]
     limit = limit if budget is not None else default_budget(samples, len(arms))
     bar = Progress(limit, "reruns", progress)
@@ -345,6 +368,8 @@ async def localize(
     bar.close()
     trial.notes += noise_note(trial, compare, original)
     trial.notes += budget_note(trial, budget, default_budget(samples, len(arms)))
+    if call is not None:
+        trial.notes += replay_note(call, [name for _, name, _, _ in chosen])
     by_key = {verdict.arm.key: verdict for verdict in trial.arms}
     tested = [LocalizedSuspect(rank, name, source.kind, score, by_key[name], source.member, source.member_name)
               for rank, name, source, score in chosen]
@@ -360,6 +385,35 @@ def budget_note(trial: TrialResult, given: int | None, default: int) -> list[str
         return []
     return [f"budget={given} is below the {default} reruns the default gives this run, and {len(short)} piece(s) "
             "were left undecided or untested for it: leave budget= out, or raise it, to settle them."]
+
+
+def _in_call(call: RecordedCall, chosen: list[tuple[int, str, Source, float]], untested: list[tuple[str, str]],
+             sources: Sequence[str] | None) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
+    """For a replay: the chosen pieces the answering call was sent; the others named as untested, with why."""
+    sent = set(call.removable())
+    outside = [name for _, name, _, _ in chosen if name not in sent]
+    if sources is not None and outside:
+        raise ReplayPieceError("localize", "sources", len(outside), call.removable(),
+                               "name pieces the answering call was not sent, so a replay of it cannot remove them "
+                               "(rerun= reruns the agent without them)")
+    why = ("not sent to the answering call: it could act only through an earlier call, which a replay does not "
+           "redo; localize(run, rerun=agent) tests it")
+    return [c for c in chosen if c[1] in sent], [*untested, *((name, why) for name in outside)]
+
+
+def replay_note(call: RecordedCall, tested: Sequence[str]) -> list[str]:
+    """What a proof by replay covers: the answering call only; the tested pieces also sent to earlier calls."""
+    earlier = {removal_id(call.recording.context_pieces[i]) for exchange in call.recording.exchanges
+               if exchange.step_id != call.step_id
+               for indices in call.recording.exchange_pieces(exchange).values() for i in indices}
+    also = [name for name in tested if name in earlier]
+    line = (f"Tested by replaying the answering call ({call.step_id}) without each piece: this proves what each piece "
+            "did to that call's answer.")
+    if also:
+        line += (f" {len(also)} of them were also sent to earlier calls ({', '.join(also[:5])}"
+                 f"{' ...' if len(also) > 5 else ''}), where they may have acted too (a tool call they caused): "
+                 "localize(run, rerun=agent) tests them whole.")
+    return [line]
 
 
 def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any,

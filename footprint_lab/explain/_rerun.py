@@ -138,7 +138,9 @@ class Rerunner:
                 function, "rerun", "nothing",
                 "is needed: a proof reruns the run without each piece. Pass the agent that made the run "
                 f"({function}(run, rerun=agent): it is rebuilt from its declarations minus each piece), or a "
-                "factory for an agent built elsewhere: def factory(exclude=(), seed=None): return ...",
+                "factory for an agent built elsewhere: def factory(exclude=(), seed=None): return ..."
+                + (", or a provider to re-send the answering call without each piece: localize(run, replay=provider)"
+                   if function == "localize" else ""),
             )
         elif callable(rerun):
             keyword = "force" if function == "find_dropped_context" else "exclude"
