@@ -1,26 +1,48 @@
-"""What a chat's turns are made of: the turn each piece was born in, what changed between turns, tokens.
+"""What a chat's turns are made of, and what the chat masks now.
 
 Rule kept here: everything is read from the recordings and from where each turn's conversation
 started and ended, never from a counter of its own. A turn that continued a conversation lands
 the earlier messages as ``history#i`` pieces; message ``i`` was born in the turn whose own
 messages span it (a turn that failed, was refused or had its question dropped added none).
+Each turn's recording is read once, when the turn is kept (:func:`summarize`): which sources
+its answering call was sent and how many earlier messages it carried. So ``frame()`` and the
+chat's view cost one row per turn, however long the conversation each turn carried.
 
-Role: core layer, for :mod:`footprint_lab.core._chat`; pure functions of its turns.
+Rule kept too: a chat shows every turn under the redaction it holds *now* (:class:`Masks`): the
+policies of its runner and of each turn's run, and every value any turn of the chat (or of a
+chat forked from it, or it from) learned under a covered key. A password typed in turn 0 that
+turn 2 learns is a secret is masked in turn 0's recording as well (:func:`masked_recording`).
+
+Role: core layer, for :mod:`footprint_lab.core._chat`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
 
+from footprint_lab.engine._recording import Recording
+from footprint_lab.engine._records import content_hash
+from footprint_lab.engine._redaction import Redaction, RunScrubber, combine_policies
+from footprint_lab.engine._seal import seal
 from footprint_lab.engine.schema import TURN_KINDS
 from footprint_lab.explain._sources import describe_source
 
 if TYPE_CHECKING:
     from footprint_lab.core._run import Run
-    from footprint_lab.engine._recording import Recording
 
 _HISTORY = "history#"
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    """What a turn's last leg was sent, read once: the sources (not turns) of its answering call, in order,
+    and how many earlier messages it carried as ``history#i`` pieces."""
+
+    sent: tuple[str, ...]
+    carried: int
 
 
 class Turned(Protocol):
@@ -28,41 +50,38 @@ class Turned(Protocol):
 
     start: int
     end: int | None
+    summary: Summary
 
     @property
     def run(self) -> Run: ...
 
 
+def summarize(recording: Recording) -> Summary:
+    """A turn's :class:`Summary`, from its recording's pieces as records made for this use only (no piece is kept
+    as a model: a turn that carried a thousand messages costs a thousand small dicts, once)."""
+    pieces = recording.context_pieces
+    records = pieces.records() if hasattr(pieces, "records") else [piece.__dict__ for piece in pieces]
+    carried = sum(1 for r in records if r["source_kind"] in TURN_KINDS and r["source_id"].startswith(_HISTORY))
+    if not recording.exchanges:
+        return Summary((), carried)
+    slots = recording.exchange_pieces(recording.exchanges[-1]).values()
+    sent: list[Any] = [SimpleNamespace(**records[i]) for slot in slots for i in slot]
+    return Summary(tuple(dict.fromkeys(describe_source(p) for p in sent if p.source_kind not in TURN_KINDS)), carried)
+
+
 def born_in(turns: Sequence[Turned], k: int) -> dict[str, int]:
     """``{"history#i": turn}`` for each earlier message turn ``k``'s last leg was sent."""
     spans = [(number, turn.start, turn.end) for number, turn in enumerate(turns[:k]) if turn.end is not None]
-    found: dict[str, int] = {}
-    for piece in turns[k].run.recording.context_pieces:
-        source = piece.source_id
-        if piece.source_kind not in TURN_KINDS or not source.startswith(_HISTORY):
-            continue
-        try:
-            position = int(source[len(_HISTORY):])
-        except ValueError:
-            continue
-        found[source] = next((number for number, start, end in spans if start <= position < end), k)
-    return found
-
-
-def sources_sent(recording: Recording) -> list[str]:
-    """The sources the answering call was sent that are not conversation turns, as ``kind 'id'``, in order."""
-    if not recording.exchanges:
-        return []
-    pieces = recording.call_pieces(recording.exchanges[-1])
-    return list(dict.fromkeys(describe_source(p) for p in pieces if p.source_kind not in TURN_KINDS))
+    return {f"{_HISTORY}{position}": next((number for number, start, end in spans if start <= position < end), k)
+            for position in range(turns[k].summary.carried)}
 
 
 def changes(turns: Sequence[Turned], k: int) -> str:
     """What turn ``k``'s answering call was sent that the turn before it's was not, and what it no longer was."""
-    now = sources_sent(turns[k].run.recording)
+    now = turns[k].summary.sent
     if k == 0:
         return f"first turn: {len(now)} source(s) sent"
-    before = sources_sent(turns[k - 1].run.recording)
+    before = turns[k - 1].summary.sent
     added = [s for s in now if s not in before]
     gone = [s for s in before if s not in now]
     parts = [f"{turns[k].start} earlier message(s) carried"]
@@ -84,3 +103,92 @@ def tokens(recording: Recording) -> int:
         total += sum(x.response.usage.input_tokens + x.response.usage.output_tokens for x in current.exchanges)
         pending += current.children
     return total
+
+
+class Masks:
+    """The redaction a chat (and every chat forked from it, or it from) holds now.
+
+    ``policy`` covers what the runner's policy and every turn's run's cover; ``learned`` is every
+    value a leg learned under a covered key (value -> mask). ``version`` moves whenever either
+    grows, so each chat knows to sweep its turns again. It holds no chat: a fork shares it
+    without keeping its parent alive.
+    """
+
+    __slots__ = ("_scrubber", "learned", "policy", "version")
+
+    def __init__(self) -> None:
+        self.policy: Redaction | None = None
+        self.learned: dict[str, str] = {}
+        self.version = 0
+        self._scrubber: RunScrubber | None = None
+
+    def note(self, policy: Redaction | None, learned: Mapping[str, str] = {}) -> None:  # read only
+        """Take in a policy in force and values a leg learned; moves ``version`` when either adds something."""
+        widened = policy is not None and (self.policy is None or not self.policy.covers(policy))
+        new = {value: mask for value, mask in learned.items() if value not in self.learned}
+        if not widened and not new:
+            return
+        self.policy = combine_policies(self.policy, policy) if widened else self.policy
+        self.learned.update(new)
+        self._scrubber = None
+        self.version += 1
+
+    def scrubber(self) -> RunScrubber | None:
+        """A scrubber for what the chat shows: the policy now, taught every value learned (``None``: no policy)."""
+        if self.policy is None:
+            return None
+        if self._scrubber is None:
+            self._scrubber = self.policy.for_run()
+            self._scrubber.teach(self.learned)
+        return self._scrubber
+
+    def shown(self, value: Any) -> Any:
+        """``value`` as the chat may show it now (a message, a person's answer, a question)."""
+        scrubber = self.scrubber()
+        return value if scrubber is None else scrubber.sweep(scrubber.quietly(value))
+
+    def covered(self, run: Run) -> bool:
+        """Whether ``run``'s recording needs no masking again: made under all the chat's policy, and no value was
+        learned (a leg that learned one may hold it in a record made before: those are looked at)."""
+        return self.policy is None or (not self.learned and run.policy is not None and run.policy.covers(self.policy))
+
+
+def masked_recording(recording: Recording, masks: Masks) -> Recording | None:
+    """``recording`` masked under ``masks`` (a new, loadable recording: hashes recomputed, report naming the
+    policy, sealed again when it was sealed); ``None`` when there was nothing to mask."""
+    scrubber = masks.scrubber()
+    assert scrubber is not None and masks.policy is not None
+    data = recording.model_dump(mode="json")
+    for attempt in (lambda: scrubber.sweep(scrubber.quietly(data)), lambda: _texts(data, masks.shown)):
+        masked = attempt()
+        if masked == data:
+            return None
+        try:
+            again = Recording.model_validate(masked)
+        except ValueError:  # a covered key that is one of the recording's own field names: its texts only
+            continue
+        _settled(again, masks.policy)
+        return seal(again, scrubbed=sorted({*masks.policy.keys, *masks.policy.patterns})) if again.seal else again
+    return None
+
+
+def _texts(value: Any, mask: Any) -> Any:
+    if isinstance(value, str):
+        return mask(value)
+    if isinstance(value, dict):
+        return {key: _texts(item, mask) for key, item in value.items()}
+    return [_texts(item, mask) for item in value] if isinstance(value, list) else value
+
+
+def _settled(recording: Recording, policy: Redaction) -> None:
+    """Each piece's hash is its masked content's, and each report (members' too) names the policy that masked it."""
+    pending = [recording]
+    while pending:
+        current = pending.pop()
+        for piece in current.context_pieces:
+            piece.content_hash = content_hash(piece.content)
+        report = dict(current.redaction or {"keys": [], "patterns": [], "matched": [], "counts": {}})
+        report.update(keys=sorted({*report.get("keys", ()), *policy.keys}),
+                      patterns=sorted({*report.get("patterns", ()), *policy.patterns}), scrubbed=True)
+        current.redaction = report
+        pending += current.children

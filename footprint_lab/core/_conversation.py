@@ -222,7 +222,7 @@ class Conversation:
 
         async def _drive(
             self, bag: dict[str, Any], *, door: str, start: Continuation | None, identity: Identity | None,
-            on_event: Listener | None,
+            on_event: Listener | None, held: bool = True, run_id: str | None = None,
         ) -> Run: ...
 
     def _door(self, name: str) -> str:
@@ -257,10 +257,8 @@ class Conversation:
             reasons = {None: "never-run", "input-refused": "last-input-refused"}
             raise NoConversationError(door, reasons.get(self._outcome, "last-run-unfinished"))
         named = _one_identity(saved.identity, named, door)
-        start = Continuation("follow_up", thaw(saved.history), saved.run_id, saved.first_run_id,
-                             policy=combine_policies(saved.policy, self.redact), marks=saved.marks,
-                             learned=saved.scrubber.known() if saved.scrubber is not None else None)
-        return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
+        return await self._drive(bag, door=door, start=self._carry(saved, "follow_up"), identity=named,
+                                 on_event=on_event)
 
     async def resume(
         self, checkpoint: Any, answer: Any, /, *, identity: Any = None, redact: Redaction | None = None,
@@ -316,6 +314,48 @@ class Conversation:
                 "Continue a finished conversation with run(message, continue_from=checkpoint).",
             )
         return await self._drive({}, door=door, start=start, identity=named, on_event=on_event)
+
+    async def _chat_leg(
+        self, door: str, said: Any, *, saved: Saved | None, history: list[dict[str, Any]] | None = None,
+        answer: bool = False, identity: Any = None, learned: dict[str, str] | None = None,
+        on_event: Listener | None = None, run_id: str | None = None,
+    ) -> Run:
+        """One leg of a conversation its caller keeps (``core._chat.Chat``): a new message (``said``) continuing
+        ``saved``, or with ``answer`` the person's answer to the question ``saved`` paused on.
+
+        Checked like ``run`` / ``resume``, but this instance's own conversation (its turn in flight,
+        its pending question, its last checkpoint) is neither read nor held: two chats on one agent,
+        a fork and its parent, or a chat and the agent's own turns never wait on each other.
+        ``history`` is the conversation as the caller holds it (the same messages ``saved`` froze),
+        so a long chat's turns share its messages instead of each thawing a copy; ``learned`` adds
+        values the caller knows to mask (what a chat forked from this one learned, say); ``run_id``
+        is the id the caller gave the run (one is made when it gave none).
+        """
+        if answer:
+            assert saved is not None and saved.pause is not None
+            text = answer_text(said, door)
+            named = coerce_identity(identity, door)
+            bag: dict[str, Any] = {"answer": text}
+        else:
+            bag = normalize_run_input(said, door, identity=identity)
+            named = coerce_identity(bag.pop("identity", None), door)
+        start = None
+        if saved is not None:
+            named = _one_identity(saved.identity, named, door)
+            start = self._carry(saved, "resume" if answer else "continue_from", history)
+            start.learned = {**(learned or {}), **(start.learned or {})}
+            if answer:
+                start.pause, start.answer = saved.pause, text
+        return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event, held=False,
+                                 run_id=run_id)
+
+    def _carry(self, saved: Saved, how: str, history: list[dict[str, Any]] | None = None) -> Continuation:
+        """How a leg goes on from a conversation this process holds: its messages, its policy with this agent's,
+        its marks and what it learned to mask."""
+        assert saved.history is not None
+        return Continuation(how, thaw(saved.history) if history is None else history, saved.run_id,
+                            saved.first_run_id, policy=combine_policies(saved.policy, self.redact), marks=saved.marks,
+                            learned=saved.scrubber.known() if saved.scrubber is not None else None)
 
     # -- the same doors for synchronous code (scripts), like run_sync ----------------------------
     def follow_up_sync(self, message: Any, /, **keywords: Any) -> Run:

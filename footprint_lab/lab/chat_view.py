@@ -4,8 +4,11 @@ Rule kept here: a chat's view is made of its turns' own views and adds only what
 the turn number, its status, what changed in its context since the turn before, and which
 earlier turns its conversation carried. Each turn is a closed ``<details>`` whose body is the
 run's answer view (:func:`footprint_lab.lab.views.answer_view`), so a long chat stays one line
-per turn until a turn is opened. Every value is written through the engine's one door for
-values (``engine.markup``), as recorded (a redaction policy's masks included); no JavaScript.
+per turn until a turn is opened. Only the last :data:`SHOWN_TURNS` turns are drawn: a long chat
+says how many earlier turns are folded and how to see them (``chat.frame()``, ``chat[k]``), so
+its view stays the same size however long the chat grows. Every value is written through the
+engine's one door for values (``engine.markup``), as the chat masks it now (a redaction policy's
+masks included, a value a later turn learned too); no JavaScript.
 
 Role: lab layer; importing it registers the ``chat`` renderer with the display registry
 (``engine._display``), which the package root loads the first time a chat is displayed.
@@ -21,6 +24,9 @@ from footprint_lab.engine import theme
 from footprint_lab.engine.markup import el, esc, join, raw
 from footprint_lab.lab.views import answer_view
 from footprint_lab.lab.views.page import new_scope
+
+#: how many turns, the last ones, a chat's view draws; the earlier ones are folded into one line
+SHOWN_TURNS = 20
 
 _CSS = (f"§{{font-family:{theme.FONT};font-size:{theme.TEXT};color:{theme.INK}}}"
         f"§ .fl-chat-turn{{border:1px solid {theme.LINE};border-radius:{theme.RADIUS};margin:{theme.SPACE[1]} 0;"
@@ -46,21 +52,33 @@ def _turn(chat: Chat, row: dict[Any, Any]) -> str:
               raw(answer_view(chat[number].recording)), class_="fl-chat-turn", data_fl_turn=str(number))
 
 
+def _shown(chat: Chat) -> tuple[list[dict[Any, Any]], str | None]:
+    """The rows of the turns the view draws (the last :data:`SHOWN_TURNS`), and the line saying what is folded."""
+    rows = chat.frame().to_dict("records")
+    folded = max(len(rows) - SHOWN_TURNS, 0)
+    note = (f"{folded} earlier turn(s) folded (turns 0 to {folded - 1}): chat.frame() lists every turn, and "
+            "chat[k] (or chat.turn(k)) shows turn k." if folded else None)
+    return rows[folded:], note
+
+
 def chat_html(chat: Chat) -> str:
-    """The chat as HTML: a header, then one closed block per turn holding its answer view."""
+    """The chat as HTML: a header, a line for the folded turns, then one closed block per turn shown."""
     scope = new_scope()
-    turns = [_turn(chat, row) for row in chat.frame().to_dict("records")]
+    rows, folded = _shown(chat)
+    turns = [_turn(chat, row) for row in rows]
     forked = f" · forked at turn {chat.forked_from[1]}" if chat.forked_from is not None else ""
     head = el("div", el("b", "Chat"), f" · {len(chat)} turn(s){forked}", class_="fl-section-title")
     style = el("style", raw(_CSS.replace("§", f"#{scope}")))
     body = join(turns) if turns else el("p", "No turn yet.")
-    return el("div", style, head, body, id=scope, class_="fl-chat")
+    note = el("p", folded, class_="fl-chat-meta") if folded else ""
+    return el("div", style, head, note, body, id=scope, class_="fl-chat")
 
 
 def chat_text(chat: Chat) -> str:
-    """The chat as text: one line per turn."""
-    lines = [repr(chat)]
-    for row in chat.frame().to_dict("records"):
+    """The chat as text: one line per turn shown, after a line for the folded ones."""
+    rows, folded = _shown(chat)
+    lines = [repr(chat), *([f"  {folded}"] if folded else [])]
+    for row in rows:
         lines.append(f"  turn {row['turn']} [{row['status']}] {str(row['message'] or '')[:60]!r} -> "
                      f"{str(row['answer'] or '')[:60]!r}")
     return "\n".join(lines)

@@ -1,0 +1,79 @@
+"""Chat benchmark: what a long chat costs, per turn, as it grows (issue 46).
+
+Scenario: a chat of ``n`` short turns (a scripted model that answers at once, a system prompt,
+no tools), sent with ``send_sync``. Measured: the wall time of the sends (per turn), what stays
+allocated once they are done (tracemalloc, after a collection), what ``frame()`` adds to it and
+how long it takes (median of repeats, the first call included in the memory), and the size of
+the chat's HTML view. A turn carries the conversation so far, so its recording lands every earlier
+message as a piece; the goal is a chat whose ``frame()`` and view cost one row per turn, and
+whose turns share the conversation's messages instead of each holding a copy.
+
+Goals (1,000 turns): ``frame()`` under 1 s (it took 9.5-13 s), kept memory under 400 MB with
+``frame()`` read (it was about 1.1 GB), the view under 1 MB (it grew without bound, 8.8 MB at
+200 turns).
+
+Run ``python bench/bench_chat.py`` (``--quick`` only checks it runs).
+"""
+
+from __future__ import annotations
+
+import gc
+import time
+import tracemalloc
+
+from _kit import Report, options, samples_ms
+
+from footprint_lab import Agent, Chat
+from footprint_lab.providers import mock
+
+
+def grown(turns: int) -> tuple[Chat, float]:
+    """A chat of ``turns`` short turns, and the ms each send took on average."""
+    chat = Chat(Agent(provider=mock(respond=lambda request: "Noted."), system="You are a support desk."))
+    started = time.perf_counter_ns()
+    for number in range(turns):
+        chat.send_sync(f"Message {number}: my order is A-{number}.")
+    return chat, (time.perf_counter_ns() - started) / 1e6 / turns
+
+
+def kept_mb(turns: int) -> tuple[float, float]:
+    """MB kept after ``turns`` sends, and after ``frame()`` was read too."""
+    gc.collect()
+    tracemalloc.start()
+    before = tracemalloc.get_traced_memory()[0]
+    chat, _ = grown(turns)
+    gc.collect()
+    sent = tracemalloc.get_traced_memory()[0] - before
+    chat.frame()
+    gc.collect()
+    framed = tracemalloc.get_traced_memory()[0] - before
+    tracemalloc.stop()
+    return sent / 1e6, framed / 1e6
+
+
+def main() -> None:
+    args = options(__doc__ or "")
+    report = Report("chat", args)
+    grown(3)[0].frame()  # imports and one-off caches are no chat's
+    for turns in (50,) if args.quick else (100, 1000):
+        size = f"{turns} turns"
+        big = turns >= 1000
+        chat, per_turn = grown(turns)
+        report.add("send, per turn (the whole chat over its turns)", [per_turn], size=size, goal="(reference)")
+        frame = samples_ms(chat.frame, 1 if args.quick else 3)
+        report.add("frame()", frame, size=size, goal="<= 1,000 ms" if big else "(reference)",
+                   met=max(frame) <= 1000 if big else None)
+        html = len(chat._repr_mimebundle_()["text/html"]) / 1e3
+        report.add("the chat's HTML view", [html], size=size, unit="kB", goal="<= 1,000 kB", met=html <= 1000)
+        pieces = sum(len(run.recording.context_pieces) for run in chat.turns)
+        del chat
+        sent, framed = kept_mb(turns)
+        report.add("kept after the sends", [sent], size=size, unit="MB", goal="(reference)",
+                   note=f"{pieces:,} context pieces in the turns' recordings")
+        report.add("kept with frame() read", [framed], size=size, unit="MB",
+                   goal="<= 400 MB" if big else "(reference)", met=framed <= 400 if big else None)
+    report.close()
+
+
+if __name__ == "__main__":
+    main()
