@@ -2,18 +2,29 @@
 
 Rule kept: an imported run is a real ``Recording``, written through the same
 :class:`~footprint_lab.engine._recorder.Recorder` steps an ``Agent`` writes (``seed``, then per
-``chat`` span ``assemble`` and ``call-llm``, one ``tool`` step per ``execute_tool`` span,
-``final``), so every view and explanation works on it unchanged. It states only what the spans
-show: the pieces each call read (from ``gen_ai.input.messages``, ``gen_ai.system_instructions``
-and ``gen_ai.tool.definitions``), each call's response and usage, each tool's arguments and
-result, the timings. Where a piece was declared and which rule let it in are not in the spans,
-so the recording says so (``meta["imported"]``) and the custody walk marks those hops not
-proven rather than inventing them. Spans recorded without message content import with a note
-naming the setting to switch on.
+LLM call ``assemble`` and ``call-llm``, one ``tool`` step per tool span, a ``retrieve`` step per
+retriever span, ``final``), so every view and explanation works on it unchanged. Whichever
+convention wrote a span (:mod:`footprint_lab.otel._semconv`: OpenInference, GenAI current or
+older), it states only what the spans show: the pieces each call read (system text, messages,
+tool definitions, retrieved documents whose text the call was sent), each call's response,
+usage and generation settings, each tool's arguments and result, the timings. Where a piece was
+declared and which rule let it in are not in the spans, so the recording says so
+(``meta["imported"]``) and the custody walk marks those hops not proven rather than inventing
+them. Spans recorded without message content import with a note naming the setting to switch on.
+
+Each call's request is recorded exactly, ready to be sent again: its system text, its messages
+in order (``recording.request_messages(exchange)``: the transcript's first ``message_count``
+turns, then the call's ``injected_messages`` when its input does not continue the transcript, as
+when a framework makes a second, separate conversation), its tool definitions, its model and,
+in ``exchange.wire["request"]["options"]``, the generation settings the span recorded
+(temperature, top_p, max_tokens...). A tool result joins the transcript as the next call was
+sent it, when a later call shows it.
 
 Pattern: group spans by their nearest ``invoke_agent`` ancestor (one run each; by trace when
-there is none), replay them in start order into a recorder, and hand the ``Run`` the recorder's
-build, exactly as an ``Agent`` does (the recording is materialised on first access).
+there is none: OpenInference's AGENT spans mark steps of one trace, not runs), keep the innermost
+of LLM spans nested in one another (a framework's call wrapping its client's), replay them in
+start order into a recorder, and hand the ``Run`` the recorder's build, exactly as an ``Agent``
+does (the recording is materialised on first access).
 
 Role: the import half of :mod:`footprint_lab.otel`; no ``opentelemetry`` import.
 """
@@ -21,19 +32,19 @@ Role: the import half of :mod:`footprint_lab.otel`; no ``opentelemetry`` import.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Iterable
 from typing import Any
 
 from footprint_lab.core._run import Run
-from footprint_lab.core._tools import result_text
 from footprint_lab.core._turn import turn_text
 from footprint_lab.engine._build import build_recording
-from footprint_lab.engine._captured import CapturedPiece, UsageCounts, captured_piece
+from footprint_lab.engine._captured import CapturedPiece, captured_piece
 from footprint_lab.engine._recorder import Recorder
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine.schema import (
     ANSWER,
+    INJECTED_MESSAGES,
     INPUT_MESSAGE,
+    KIND_BASE,
     KIND_TOOL_RESULT,
     KIND_USER,
     LAST_RESPONSE,
@@ -42,15 +53,35 @@ from footprint_lab.engine.schema import (
     TOOLS,
     USER_MESSAGE,
 )
-from footprint_lab.otel._spans import SpanData, json_value, operation, read_spans
+from footprint_lab.otel._semconv import (
+    OPENINFERENCE,
+    Call,
+    Document,
+    ToolRun,
+    agent_name,
+    convention,
+    read_call,
+    read_documents,
+    read_tool,
+    recorded,
+    role,
+    tool_result,
+)
+from footprint_lab.otel._spans import SpanData, read_spans
 
 #: What an imported recording says about the hops spans cannot prove (read by the custody walk).
 IMPORTED_NOTE = ("imported from OpenTelemetry spans: they do not say which declaration made a piece or which rule "
                  "let it in")
 CONTENT_OFF_NOTE = ("the spans carry no message content, so the pieces are empty: switch content capture on "
-                    "(pydantic-ai: InstrumentationSettings(include_content=True); others: "
-                    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true) so gen_ai.input.messages and "
-                    "gen_ai.output.messages hold the text")
+                    "(pydantic-ai: InstrumentationSettings(include_content=True); OpenInference: leave "
+                    "OPENINFERENCE_HIDE_INPUTS / OPENINFERENCE_HIDE_OUTPUTS unset, or pass "
+                    "TraceConfig(hide_inputs=False, hide_outputs=False); OpenLLMetry: TRACELOOP_TRACE_CONTENT=true; "
+                    "others: "
+                    "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true) so the spans hold the messages")
+#: Why a retrieved document no call was sent is kept as a skipped piece.
+NOT_SENT = "retrieved, but no LLM call that followed was sent its text"
+#: Where an imported call's request records what a span says of it beyond the messages (``LLMExchange.wire``).
+WIRE_SOURCE = "opentelemetry"
 
 
 class ContentCaptureWarning(UserWarning):
@@ -60,11 +91,12 @@ class ContentCaptureWarning(UserWarning):
 def from_spans(spans: Any) -> list[Run]:
     """One ``Run`` per agent run in ``spans`` (per root ``invoke_agent`` span, or per trace without one).
 
-    ``spans``: the SDK's finished spans, or OTLP JSON (``{"resourceSpans": [...]}``). Runs come
-    in the order they started. Spans are replayed into each run's recorder now; a run's
-    ``Recording`` is built from it the first time it is asked for, as for a live run.
+    ``spans``: the SDK's finished spans, OTLP JSON (a dict, its text, JSON lines, a path to a file), or
+    OTLP protobuf (an ``ExportTraceServiceRequest``'s bytes, or a path to them). Runs come in the order
+    they started. Spans are replayed into each run's recorder now; a run's ``Recording`` is built from it
+    the first time it is asked for, as for a live run.
     """
-    importers = [_Importer(root, members) for root, members in _group(read_spans(spans))]
+    importers = [_Importer(*group) for group in _group(read_spans(spans))]
     runs = [importer.replay() for importer in importers]
     silent = sum(1 for importer in importers if not importer.present)
     if silent:
@@ -74,17 +106,23 @@ def from_spans(spans: Any) -> list[Run]:
 
 #: A span's identity (trace id, span id); ``(trace id, None)`` stands for a trace's spans outside any agent run.
 _Key = tuple[str, str | None]
+_Group = tuple[SpanData | None, SpanData | None, list[SpanData], str | None]
 
 
-def _group(spans: list[SpanData]) -> list[tuple[SpanData | None, list[SpanData]]]:
-    """Each run's root span (``None`` for a trace without ``invoke_agent``) with its chat and tool spans.
+def _group(spans: list[SpanData]) -> list[_Group]:
+    """Each run: its ``invoke_agent`` span (``None`` for a trace's run), the span framing it (that one, or the trace's
+    root), its call, tool and retriever spans in start order, and the first agent name among its spans.
 
     :func:`~footprint_lab.otel._spans.read_spans` guarantees a parent is a span of the same trace
     and that no parent chain loops, so each walk up ends; each span's owner is worked out once.
     """
     by_key: dict[_Key, SpanData] = {(span.trace_id, span.span_id): span for span in spans}
-    kinds = {key: operation(span) for key, span in by_key.items()}
+    roles = {key: role(span.attributes, span.name) for key, span in by_key.items()}
     owners: dict[_Key, _Key] = {}
+
+    def up(key: _Key) -> _Key | None:
+        parent = by_key[key].parent_id
+        return (key[0], parent) if parent is not None else None
 
     def owner(key: _Key) -> _Key:
         """The key of the nearest enclosing ``invoke_agent`` span, or ``(trace_id, None)``."""
@@ -96,143 +134,119 @@ def _group(spans: list[SpanData]) -> list[tuple[SpanData | None, list[SpanData]]
                 found = owners[current]
                 break
             walked.append(current)
-            if kinds[current] == "invoke_agent":
+            if roles[current] == "agent":
                 found = current
                 break
-            parent = by_key[current].parent_id
-            current = (current[0], parent) if parent is not None else None
+            current = up(current)
         for key in walked:
             owners[key] = found
         return found
 
+    calls = [key for key, kind in roles.items() if kind == "call" and recorded(by_key[key].attributes)]
+    # An OpenInference LLM span holding another is the same call seen twice (LangChain's around the OpenAI
+    # client's, LlamaIndex's around its own): the innermost is kept, the one nearest the wire.
+    outer: set[_Key] = set()
+    climbed: set[_Key] = set()  # spans whose ancestors are already looked at: each walk up stops there
+    for key in calls:
+        current = up(key)
+        while current is not None and current not in climbed:
+            climbed.add(current)
+            if roles[current] == "call" and convention(by_key[current].attributes) == OPENINFERENCE:
+                outer.add(current)
+            current = up(current)
+    wanted = set(calls) - outer
     groups: dict[_Key, list[SpanData]] = {}
-    for key, kind in kinds.items():
-        if kind in ("chat", "execute_tool", "text_completion", "generate_content"):
-            groups.setdefault(owner(key), []).append(by_key[key])
-    for key, kind in kinds.items():  # an agent run without a call still becomes a run
-        if kind == "invoke_agent":
-            groups.setdefault(key, [])
-    out = [(by_key[key] if key[1] is not None else None, sorted(members, key=lambda s: s.start_ns))
-           for key, members in groups.items()]
-    return sorted(out, key=lambda g: g[0].start_ns if g[0] is not None else min(s.start_ns for s in g[1]))
+    frames: dict[_Key, SpanData] = {}
+    names: dict[_Key, str] = {}
+    for key in sorted(by_key, key=lambda k: by_key[k].start_ns):
+        kind, span = roles[key], by_key[key]
+        mine = owner(key)
+        if kind == "agent":
+            groups.setdefault(key, [])  # an agent run without a call still becomes a run
+            frames[key] = span
+        elif key in wanted or kind in ("tool", "retrieval"):
+            groups.setdefault(mine, []).append(span)
+        if span.parent_id is None and mine[1] is None:
+            frames.setdefault(mine, span)
+        name = agent_name(span.attributes)
+        if name is not None:
+            names.setdefault(mine, name)
+    out = [(by_key[key] if key[1] is not None else None, frames.get(key), members, names.get(key))
+           for key, members in groups.items() if members or key[1] is not None]
+    return sorted(out, key=lambda g: g[1].start_ns if g[1] is not None else min(s.start_ns for s in g[2]))
 
 
-def _text_of(parts: Any) -> tuple[str, bool]:
-    """The text parts of a message joined, and whether content was there."""
-    texts, present = _texts_of(parts)
-    return "\n".join(texts), present
+def _key(turn: dict[str, Any]) -> tuple[Any, ...]:
+    """What makes two turns the same turn: role, text, the tool call answered, the calls made."""
+    return (turn["role"], turn.get("content"), turn.get("tool_call_id"),
+            tuple((c["id"], c["name"]) for c in turn.get("tool_calls") or ()))
 
 
-def _texts_of(parts: Any) -> tuple[list[str], bool]:
-    """The text parts of a message (or of ``gen_ai.system_instructions``), and whether content was there."""
-    texts: list[str] = []
-    silent = False
-    for part in parts if isinstance(parts, list) else []:
-        if isinstance(part, dict) and part.get("type", "text") == "text":
-            if "content" in part:
-                texts.append(str(part["content"]))
-            else:
-                silent = True
-    return texts, not silent
-
-
-def _call_of(part: dict[str, Any]) -> dict[str, Any]:
-    args = part.get("arguments")
-    if isinstance(args, str):
-        try:
-            args = json_value(args)
-        except ValueError:  # not JSON, or nested too deep to be arguments: kept as the text it is
-            args = {"input": args}
-    return {"id": str(part.get("id") or ""), "name": str(part.get("name") or ""),
-            "args": args if isinstance(args, dict) else ({} if args is None else {"input": args})}
-
-
-def conversation(messages: Any) -> tuple[list[str], list[dict[str, Any]], bool]:
-    """GenAI messages as (system texts, footprint_lab turns, content present).
-
-    A tool's result becomes its own ``tool`` turn (one per ``tool_call_response`` part), as
-    footprint_lab's transcript holds it; an assistant turn keeps its text and tool calls.
-    """
-    system: list[str] = []
-    turns: list[dict[str, Any]] = []
-    present = True
-    for message in messages if isinstance(messages, list) else []:
-        if not isinstance(message, dict):
-            continue
-        role = message.get("role")
-        parts = message.get("parts")
-        parts = parts if isinstance(parts, list) else []
-        if role == "system":
-            for part in parts:
-                text, has = _text_of([part])
-                present &= has
-                if has:
-                    system.append(text)
-            continue
-        for part in parts:
-            if isinstance(part, dict) and part.get("type") == "tool_call_response":
-                present &= "result" in part or "response" in part
-                result = part.get("result", part.get("response"))
-                turns.append({"role": "tool", "tool_call_id": str(part.get("id") or ""),
-                              "name": str(part.get("name") or ""), "content": result_text(result or "")})
-        text, has = _text_of(parts)
-        present &= has
-        calls = [_call_of(p) for p in parts if isinstance(p, dict) and p.get("type") == "tool_call"]
-        if role == "assistant":
-            turn: dict[str, Any] = {"role": "assistant", "content": text or None}
-            if calls:
-                turn["tool_calls"] = calls
-            turns.append(turn)
-        elif text or not any(isinstance(p, dict) and p.get("type") == "tool_call_response" for p in parts):
-            turns.append({"role": "user", "content": text})
-    return system, turns, present
+def _split(turns: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
+    """The leading system turns' texts (the system slot), and the turns after them (a later system turn stays)."""
+    lead = next((n for n, turn in enumerate(turns) if turn["role"] != "system"), len(turns))
+    return [turn["content"] for turn in turns[:lead]], turns[lead:]
 
 
 class _Importer:
     """Replays one agent run's spans into a recorder, the way an ``Agent`` writes its own."""
 
-    def __init__(self, root: SpanData | None, spans: list[SpanData]) -> None:
-        self.root = root
-        self.spans = spans
+    def __init__(self, root: SpanData | None, frame: SpanData | None, spans: list[SpanData],
+                 name: str | None) -> None:
+        self.root, self.frame, self.spans, self.name = root, frame, spans, name
         known = root.attributes.get("footprint_lab.run_id") if root else None
-        self.rec = Recorder(known if isinstance(known, str) else f"otel-{root.span_id if root else spans[0].trace_id}")
+        trace = (frame or spans[0]).trace_id
+        self.rec = Recorder(known if isinstance(known, str) else f"otel-{root.span_id if root else trace}")
         self.history: list[dict[str, Any]] = []
-        self.asked: dict[str, str] = {}  # tool call id -> the call-llm step that asked for it
+        self.asked: dict[str, tuple[str, str, dict[str, Any]]] = {}  # tool call id -> (call step, tool, arguments)
         self.answered: set[str] = set()
         self.iteration = 0
         self.present = True
         self.answer: str | None = None
+        self.read: list[tuple[SpanData, str, Any]] = []  # each span with its role and what it says
+        self.shown: dict[str, str] = {}  # tool call id -> the result text the first call shown it was sent
+        self.documents: list[tuple[Document, str, int]] = []  # retrieved so far: (document, retrieve step, rank)
+        self.sent: set[int] = set()  # the documents a call was sent, by their place in self.documents
+        for span in spans:
+            kind = role(span.attributes, span.name)
+            what: Any = (read_tool(span.attributes, span.name) if kind == "tool" else read_documents(span.attributes)
+                         if kind == "retrieval" else read_call(span.attributes))
+            self.read.append((span, kind, what))
+            if kind == "call":
+                for turn in what.turns:
+                    if turn["role"] == "tool":
+                        self.shown.setdefault(turn["tool_call_id"], turn["content"])
 
     def replay(self) -> Run:
         """Replay the spans into the recorder; the run builds its recording when first asked."""
         rec = self.rec
-        first = self.spans[0].start_ns if self.spans else (self.root.start_ns if self.root else 0)
-        start = self.root.start_ns if self.root else first
-        end = max([s.end_ns for s in self.spans] + ([self.root.end_ns] if self.root else [start]))
+        first = self.spans[0].start_ns if self.spans else (self.frame.start_ns if self.frame else 0)
+        start = self.frame.start_ns if self.frame else first
+        end = max([s.end_ns for s in self.spans] + ([self.frame.end_ns] if self.frame else [start]))
         rec.started_ns, rec.started_at = start, start / 1e9
-        chats = [s for s in self.spans if operation(s) != "execute_tool"]
+        calls = [what for _, kind, what in self.read if kind == "call"]
         message = ""
-        if chats:
-            _, turns, _ = conversation(chats[0].attributes.get("gen_ai.input.messages"))
-            message = next((t["content"] for t in turns if t["role"] == "user"), "")
+        if calls:
+            message = next((t["content"] for t in _split(calls[0].turns)[1] if t["role"] == "user"), "")
         self._seed(message, first)
-        for span in self.spans:
-            if operation(span) == "execute_tool":
-                self._tool(span)
+        for span, kind, what in self.read:
+            if kind == "tool":
+                self._tool(span, what)
+            elif kind == "retrieval":
+                self._retrieve(span, what)
             else:
-                self._chat(span)
+                self._chat(span, what)
         self._final(end)
-        failed = (self.root is not None and self.root.failed) or any(s.failed for s in self.spans)
+        failed = (self.frame is not None and self.frame.failed) or any(s.failed for s in self.spans)
         root_attrs = self.root.attributes if self.root else {}
-        name = root_attrs.get("gen_ai.agent.name") or next(
-            (s.attributes["gen_ai.agent.name"] for s in self.spans if "gen_ai.agent.name" in s.attributes), None)
         rec.meta["imported"] = IMPORTED_NOTE
-        rec.meta["otel"] = {"trace_id": (self.root or self.spans[0]).trace_id,
+        rec.meta["otel"] = {"trace_id": (self.frame or self.spans[0]).trace_id,
                             "span_id": self.root.span_id if self.root else None}
         if not self.present:
             rec.meta["note"] = CONTENT_OFF_NOTE
         status = "failed" if failed else "finished"
-        runner = {"kind": "agent", "id": root_attrs.get("gen_ai.agent.id"), "name": name}
+        runner = {"kind": "agent", "id": root_attrs.get("gen_ai.agent.id"),
+                  "name": self.name or (self.frame.name if self.frame is not None and self.root is None else None)}
         answer = self.answer
         error = {"message": "a span of this run ended with an error status"} if failed else None
 
@@ -264,97 +278,153 @@ class _Importer:
         self.rec.end()
         self._times(at, at)
 
-    def _tool_turn(self, turn: dict[str, Any], failed: bool = False) -> None:
+    def _evidence(self, turn: dict[str, Any], failed: bool = False) -> dict[str, Any]:
         call_id = turn["tool_call_id"]
-        self.answered.add(call_id)
         evidence: dict[str, Any] = {"tool": turn["name"], "is_error": failed}
         if call_id in self.asked:
-            evidence["requested_by"] = self.asked[call_id]
-        self._append(turn, KIND_TOOL_RESULT, call_id, **evidence)
+            evidence["requested_by"] = self.asked[call_id][0]
+        return evidence
 
-    def _tool(self, span: SpanData) -> None:
+    def _tool_turn(self, turn: dict[str, Any], failed: bool = False) -> None:
+        if not turn["name"] and turn["tool_call_id"] in self.asked:
+            turn["name"] = self.asked[turn["tool_call_id"]][1]
+        self.answered.add(turn["tool_call_id"])
+        self._append(turn, KIND_TOOL_RESULT, turn["tool_call_id"], **self._evidence(turn, failed))
+
+    def _call_id(self, span: SpanData, run: ToolRun) -> str:
+        """The tool call a tool span ran: the id it names, else the first call asked for by its tool not yet
+        answered (LangChain's and LlamaIndex's tool spans name none), else the span's own id."""
+        if run.call_id is not None:
+            return run.call_id
+        return next((call_id for call_id, (_, name, _) in self.asked.items()
+                     if name == run.name and call_id not in self.answered), span.span_id)
+
+    def _tool(self, span: SpanData, run: ToolRun) -> None:
         rec = self.rec
-        attrs = span.attributes
-        call_id = str(attrs.get("gen_ai.tool.call.id") or span.span_id)
-        name = str(attrs.get("gen_ai.tool.name") or span.name.split(" ", 1)[-1])
-        args = span.attributes.get("gen_ai.tool.call.arguments")
+        call_id = self._call_id(span, run)
+        args = run.args if run.args is not None else (self.asked[call_id][2] if call_id in self.asked else {})
         step_id = rec.begin("tool", self.iteration or None)
-        rec.emit("tool_start", step_id, {"tool": name, "tool_call_id": call_id,
-                                         "args": args if isinstance(args, dict) else {}})
-        if "gen_ai.tool.call.result" not in attrs and "gen_ai.tool.call.arguments" not in attrs:
-            self.present = False
-        raw = attrs.get("gen_ai.tool.call.result")  # text is kept as the tool gave it; other values as JSON
-        content = raw if isinstance(raw, str) else result_text(raw if raw is not None else "")
-        self._tool_turn({"role": "tool", "tool_call_id": call_id, "name": name, "content": content}, span.failed)
-        rec.emit("tool_end", step_id, {"tool": name, "tool_call_id": call_id, "is_error": span.failed})
+        rec.emit("tool_start", step_id, {"tool": run.name, "tool_call_id": call_id, "args": args})
+        self.present &= run.present
+        content = self.shown.get(call_id)
+        self._tool_turn({"role": "tool", "tool_call_id": call_id, "name": run.name,
+                         "content": tool_result(run) if content is None else content}, span.failed)
+        rec.emit("tool_end", step_id, {"tool": run.name, "tool_call_id": call_id, "is_error": span.failed})
         status = "tool_error" if span.failed else "ok"
         rec.end(status)
         self._times(span.start_ns, span.end_ns, status)
 
-    def _chat(self, span: SpanData) -> None:
+    def _retrieve(self, span: SpanData, documents: list[Document]) -> None:
+        step_id = self.rec.begin("retrieve", self.iteration or None)
+        self.documents += [(document, step_id, rank) for rank, document in enumerate(documents, 1)]
+        status = "error" if span.failed else "ok"
+        self.rec.end(status)
+        self._times(span.start_ns, span.end_ns, status)
+
+    def _document(self, place: int, slot: Any, step: str, position: int) -> CapturedPiece:
+        document, _, rank = self.documents[place]
+        self.sent.add(place)
+        evidence: dict[str, Any] = {"rank": rank, "document": document.id or f"document-{place + 1}"}
+        if document.score is not None:
+            evidence["score"] = document.score
+        return captured_piece(slot, "rag", document.id or f"document-{place + 1}", document.content, step=step,
+                              iteration=self.iteration, position=position, reason="retrieved", **evidence)
+
+    def _chat(self, span: SpanData, call: Call) -> None:
         rec = self.rec
         self.iteration += 1
         iteration = self.iteration
-        system, turns, present = conversation(span.attributes.get("gen_ai.input.messages"))
-        instructions_parts, has = _texts_of(span.attributes.get("gen_ai.system_instructions"))
-        self.present &= present and has and "gen_ai.input.messages" in span.attributes
+        system, turns = _split(call.turns)
+        self.present &= call.present
         step_id = rec.begin("assemble", iteration)
         pieces = rec.pieces
-        system_ids: list[int] = []
-        texts = (instructions_parts if instructions_parts else []) + system
+        texts = call.instructions + system
         named = _named(span.attributes.get("footprint_lab.source_ids"), "system", len(texts))
-        ids = named or [("base", f"instructions-{n + 1}") for n in range(len(instructions_parts))] + [
+        ids = named or [("base", f"instructions-{n + 1}") for n in range(len(call.instructions))] + [
             ("base", f"system-part-{n + 1}") for n in range(len(system))]
+        system_ids: list[int] = []
         for position, (text, (kind, source_id)) in enumerate(zip(texts, ids, strict=True)):
             system_ids.append(len(pieces))
             pieces.append(self._piece("system", kind, source_id, text, step_id, position))
-        definitions = span.attributes.get("gen_ai.tool.definitions")
-        schemas = [_schema(d) for d in definitions if isinstance(d, dict)] if isinstance(definitions, list) else []
+        schemas = call.tools
         tool_ids: list[int] = []
         named = _named(span.attributes.get("footprint_lab.source_ids"), "tools", len(schemas))
         for position, schema in enumerate(schemas):
             kind, source_id = named[position] if named else ("registry", schema["name"])
             tool_ids.append(len(pieces))
             pieces.append(self._piece("tools", kind, source_id, schema["description"], step_id, position))
-        for turn in turns[len(self.history):]:  # turns the spans show only as this call's input
-            if turn["role"] == "tool":
-                self._tool_turn(turn)
-            else:
-                self._append(turn, turn["role"], step_id if turn["role"] == "assistant" else USER_MESSAGE)
+        same = 0  # how many turns this call's input shares with the transcript, from the start
+        for had, turn in zip(self.history, turns, strict=False):
+            if _key(had) != _key(turn):
+                break
+            same += 1
+        injected: list[dict[str, Any]] = []
+        message_ids: list[int] = []
+        if same == len(self.history):  # the input continues the transcript: its new turns join it
+            for turn in turns[same:]:
+                if turn["role"] == "tool":
+                    self._tool_turn(turn)
+                else:
+                    self._append(turn, _kind(turn), step_id if turn["role"] == "assistant" else USER_MESSAGE)
+        else:  # another conversation (or a shortened one): this call's own turns, sent once
+            injected = turns[same:]
+            for position, turn in enumerate(injected, same):
+                evidence = self._evidence(turn) if turn["role"] == "tool" else {}
+                source = turn["tool_call_id"] if turn["role"] == "tool" else USER_MESSAGE if turn[
+                    "role"] == "user" else step_id
+                message_ids.append(len(pieces))
+                pieces.append(self._piece("messages", _kind(turn), source, turn_text(turn), step_id, position,
+                                          **evidence))
+            rec.write(INJECTED_MESSAGES, "set", tuple(injected))
+        count = same if injected else len(self.history)
         system_text = "\n\n".join(texts)
+        sent = [*self.history[:count], *injected]
+        for place, (document, _, _) in enumerate(self.documents):  # retrieved documents this call was sent
+            if document.content in system_text:
+                system_ids.append(len(pieces))
+                pieces.append(self._document(place, "system", step_id, len(texts)))
+            else:
+                where = next((n for n, turn in enumerate(sent) if document.content in (turn.get("content") or "")),
+                             None)
+                if where is not None:
+                    message_ids.append(len(pieces))  # after the injected turns' pieces: the request's order kept
+                    pieces.append(self._document(place, "messages", step_id, where))
         rec.write(SYSTEM, "set", system_text)
         rec.write(TOOLS, "set", tuple(s["name"] for s in schemas))
         rec.end()
         self._times(span.start_ns, span.start_ns)
+        self._call(span, call, iteration, count, injected, schemas,
+                   (system_text, system_ids, message_ids, tool_ids))
+
+    def _call(self, span: SpanData, call: Call, iteration: int, count: int, injected: list[dict[str, Any]],
+              schemas: list[dict[str, Any]], assembled: tuple[str, list[int], list[int], list[int]]) -> None:
+        rec = self.rec
+        system_text, system_ids, message_ids, tool_ids = assembled
         step_id = rec.begin("call-llm", iteration)
         rec.read(SYSTEM)
         rec.read(MESSAGES)
         rec.read(TOOLS)
-        attrs = span.attributes
-        model = str(attrs.get("gen_ai.request.model") or "")
-        _, out, out_present = conversation(span.attributes.get("gen_ai.output.messages"))
-        self.present &= out_present
-        reply: dict[str, Any] = next((t for t in reversed(out) if t["role"] == "assistant"),
-                                     {"role": "assistant", "content": None})
+        if injected:
+            rec.read(INJECTED_MESSAGES)
+        reply = call.reply or {"role": "assistant", "content": None}
         calls: list[dict[str, Any]] = reply.get("tool_calls", [])
-        usage = UsageCounts(_int(attrs.get("gen_ai.usage.input_tokens")), _int(attrs.get("gen_ai.usage.output_tokens")),
-                            _int(attrs.get("gen_ai.usage.cache_read.input_tokens")),
-                            _int(attrs.get("gen_ai.usage.cache_creation.input_tokens")), False)
-        rec.emit("llm_start", step_id, {"model": model, "iteration": iteration, "messages": len(self.history),
-                                        "tools": len(schemas)})
+        usage = call.usage
+        rec.emit("llm_start", step_id, {"model": call.model, "iteration": iteration,
+                                        "messages": count + len(injected), "tools": len(schemas)})
         rec.emit("llm_end", step_id, {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
                                       "cache_read_tokens": usage.cache_read_tokens,
                                       "cache_write_tokens": usage.cache_write_tokens, "estimated": False,
-                                      "tool_calls": len(calls), "stop_reason": _stop(attrs)})
+                                      "tool_calls": len(calls), "stop_reason": call.stop})
         rec.exchanges.append({
-            "step_id": step_id, "iteration": iteration, "model": model, "system": system_text,
-            "message_count": len(self.history), "tools": schemas, "system_pieces": system_ids,
-            "tool_pieces": tool_ids, "duration_ms": (span.end_ns - span.start_ns) / 1e6,
-            "content": reply.get("content"), "tool_calls": calls, "stop_reason": _stop(attrs),
-            "response_model": attrs.get("gen_ai.response.model"), "usage": tuple(usage),
+            "step_id": step_id, "iteration": iteration, "model": call.model, "system": system_text,
+            "message_count": count, "injected_messages": injected, "message_pieces": message_ids,
+            "tools": schemas, "system_pieces": system_ids, "tool_pieces": tool_ids,
+            "duration_ms": (span.end_ns - span.start_ns) / 1e6, "content": reply.get("content"),
+            "tool_calls": calls, "stop_reason": call.stop, "response_model": call.response_model,
+            "usage": tuple(usage), "wire": {"source": WIRE_SOURCE, "request": {"options": call.settings}},
         })
-        for call in calls:
-            self.asked[call["id"]] = step_id
+        for made in calls:
+            self.asked[made["id"]] = (step_id, made["name"], made["args"])
         self._append(reply, "assistant", step_id)
         rec.write(LAST_RESPONSE, "set", reply.get("content"))
         if reply.get("content") is not None:
@@ -363,16 +433,31 @@ class _Importer:
         rec.end(status)
         self._times(span.start_ns, span.end_ns, status)
 
-    def _piece(self, slot: Any, kind: str, source_id: str, text: str, step: str, position: int) -> CapturedPiece:
-        return captured_piece(slot, kind, source_id, text, step=step, iteration=self.iteration, position=position)
+    def _piece(self, slot: Any, kind: str, source_id: str, text: str, step: str, position: int,
+               **evidence: Any) -> CapturedPiece:
+        return captured_piece(slot, kind, source_id, text, step=step, iteration=self.iteration, position=position,
+                              **evidence)
 
     def _final(self, at: int) -> None:
         rec = self.rec
         rec.begin("final")
+        for place, (document, step, rank) in enumerate(self.documents):
+            if place not in self.sent:  # retrieved, never sent: kept, and said so
+                rec.pieces.append(captured_piece("system", "rag", document.id or f"document-{place + 1}",
+                                                 document.content, step=step, iteration=self.iteration or None,
+                                                 position=-1, verdict="skipped", reason=NOT_SENT, rank=rank,
+                                                 document=document.id or f"document-{place + 1}"))
         rec.read(LAST_RESPONSE)
         rec.write(ANSWER, "set", self.answer)
         rec.end()
         self._times(at, at)
+
+
+def _kind(turn: dict[str, Any]) -> str:
+    """The source kind of a transcript turn: ``user``, ``assistant``, ``tool_result``, or ``base`` for a system turn
+    that follows other turns."""
+    role_ = turn["role"]
+    return KIND_TOOL_RESULT if role_ == "tool" else KIND_BASE if role_ == "system" else role_
 
 
 def _named(source_ids: Any, slot: str, count: int) -> list[tuple[str, str]] | None:
@@ -383,23 +468,3 @@ def _named(source_ids: Any, slot: str, count: int) -> list[tuple[str, str]] | No
     if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in named):
         return None
     return [(kind, source_id) for kind, source_id in named]
-
-
-def _schema(definition: dict[str, Any]) -> dict[str, Any]:
-    """A GenAI tool definition as the tool schema footprint_lab records."""
-    nested = definition.get("function")
-    function: dict[str, Any] = nested if isinstance(nested, dict) else definition
-    return {"name": str(function.get("name") or ""), "description": str(function.get("description") or ""),
-            "input_schema": function.get("parameters") or function.get("input_schema") or {}}
-
-
-def _stop(attrs: Any) -> str | None:
-    reasons = attrs.get("gen_ai.response.finish_reasons")
-    if isinstance(reasons, Iterable) and not isinstance(reasons, str):
-        reasons = list(reasons)
-        return str(reasons[-1]) if reasons else None
-    return None if reasons is None else str(reasons)
-
-
-def _int(value: Any) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0

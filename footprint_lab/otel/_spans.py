@@ -29,6 +29,7 @@ Role: the door of :mod:`footprint_lab.otel`; free of ``opentelemetry``.
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, NamedTuple
@@ -43,13 +44,23 @@ MAX_DEPTH = 64
 
 #: Attributes the importer reads as text, as a count, or decodes as JSON; each is checked here.
 TEXT_KEYS = frozenset({"gen_ai.operation.name", "gen_ai.agent.name", "gen_ai.agent.id", "gen_ai.request.model",
-                       "gen_ai.response.model", "gen_ai.tool.name", "gen_ai.tool.call.id", "footprint_lab.run_id"})
+                       "gen_ai.response.model", "gen_ai.tool.name", "gen_ai.tool.call.id", "footprint_lab.run_id",
+                       "openinference.span.kind", "llm.model_name", "llm.request.model_name",
+                       "llm.response.model_name", "tool.name", "tool_call.id", "agent.name"})
 COUNT_KEYS = frozenset({"gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens",
-                        "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens"})
+                        "gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens",
+                        "gen_ai.usage.prompt_tokens", "gen_ai.usage.completion_tokens",
+                        "llm.token_count.prompt", "llm.token_count.completion"})
 JSON_KEYS = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_ai.system_instructions",
                        "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "footprint_lab.source_ids"})
 _READ_KEYS = TEXT_KEYS | COUNT_KEYS | JSON_KEYS
 _TEXT_WHEN_NOT_JSON = frozenset({"gen_ai.tool.call.arguments"})  # kept as the text it is when it is not JSON
+#: the indexed attribute families (OpenInference's, OpenLLMetry's), each nested into one list under its base name
+INDEXED = ("llm.input_messages", "llm.output_messages", "llm.tools", "retrieval.documents",
+           "reranker.output_documents", "gen_ai.prompt", "gen_ai.completion", "llm.request.functions")
+_PREFIXES = tuple(f"{base}." for base in INDEXED)
+#: the most digits an index of an indexed attribute may have (a billion positions)
+MAX_INDEX_DIGITS = 9
 
 _DIGITS = re.compile(r"[0-9]{1,20}")
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
@@ -74,14 +85,20 @@ class SpanData(NamedTuple):
 
 
 def read_spans(spans: Any) -> list[SpanData]:
-    """``spans`` (the SDK's finished spans, OTLP JSON, or a list mixing them) as :class:`SpanData`, or a refusal."""
-    if isinstance(spans, str | bytes | bytearray):
-        try:
-            spans = json.loads(spans)
-        except RecursionError:
-            raise OtelSpansError("JSON text nested too deeply to be spans") from None
-        except ValueError:
-            raise OtelSpansError("text that is not JSON") from None
+    """``spans`` (the SDK's finished spans, OTLP JSON, OTLP protobuf, or a list mixing them) as :class:`SpanData`,
+    or a refusal."""
+    if isinstance(spans, os.PathLike):
+        spans = _file(spans)
+    if isinstance(spans, bytes | bytearray | memoryview) and bytes(spans[:64]).lstrip()[:1] not in (b"", b"{", b"["):
+        from footprint_lab.otel._otlp import decode  # OTLP protobuf: needs opentelemetry-proto
+
+        spans = decode(bytes(spans))
+    elif isinstance(spans, str | bytes | bytearray | memoryview):
+        spans = _json_document(spans if isinstance(spans, str) else bytes(spans))
+    elif hasattr(spans, "resource_spans") and callable(getattr(spans, "SerializeToString", None)):
+        from footprint_lab.otel._otlp import as_json  # an ExportTraceServiceRequest message
+
+        spans = as_json(spans)
     located: list[tuple[SpanData, str]] = []
     if isinstance(spans, Mapping):
         if "resourceSpans" not in spans:
@@ -98,6 +115,33 @@ def read_spans(spans: Any) -> list[SpanData]:
     else:
         raise OtelSpansError(describe_shape(spans))
     return _rooted(_unique(located))
+
+
+def _file(path: os.PathLike[Any]) -> bytes:
+    try:
+        with open(path, "rb") as handle:
+            return handle.read()
+    except OSError:
+        raise OtelSpansError("a path to a file that cannot be read") from None
+
+
+def _json_document(text: str | bytes) -> Any:
+    """OTLP JSON text: one document, or JSON lines (a collector's file exporter writes one request per line)."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise OtelSpansError("JSON text nested too deeply to be spans") from None
+    except ValueError:
+        pass
+    lines = [line for line in (text.splitlines() if text else []) if line.strip()]
+    if len(lines) > 1:
+        try:
+            return [json.loads(line) for line in lines]
+        except RecursionError:
+            raise OtelSpansError("JSON lines nested too deeply to be spans") from None
+        except ValueError:
+            pass
+    raise OtelSpansError("text that is not JSON" if isinstance(text, str) else "bytes that are not JSON")
 
 
 # -- the SDK's spans -----------------------------------------------------------------------------------------
@@ -312,7 +356,10 @@ def _any_value(value: Any, at: str, depth: int) -> Any:
 
 
 def _conventions(attributes: dict[str, Any], at: str) -> dict[str, Any]:
-    """``attributes`` with the keys the importer reads checked, and the JSON-valued ones decoded."""
+    """``attributes`` with the keys the importer reads checked, the JSON-valued ones decoded, and the indexed ones
+    nested (:func:`nest`)."""
+    if any(key.startswith(_PREFIXES) for key in attributes):
+        nest(attributes, at)
     for key in attributes.keys() & _READ_KEYS:
         value = attributes[key]
         if value is None:
@@ -325,6 +372,25 @@ def _conventions(attributes: dict[str, Any], at: str) -> dict[str, Any]:
                                      "from 0)")
         if key in JSON_KEYS and isinstance(value, str):
             attributes[key] = _json_text(value, where, key in _TEXT_WHEN_NOT_JSON)
+    return attributes
+
+
+def nest(attributes: dict[str, Any], at: str) -> dict[str, Any]:
+    """``attributes`` with each indexed family (``llm.input_messages.3.message.role``...) nested into one list of
+    dicts under its base name, in index order (gaps closed up); other attributes as they are.
+
+    An index that is not a whole number of at most :data:`MAX_INDEX_DIGITS` digits is refused by its family's name.
+    """
+    families: dict[str, dict[int, dict[str, Any]]] = {}
+    for key in [key for key in attributes if key.startswith(_PREFIXES)]:
+        base = next(b for b in INDEXED if key.startswith(b) and key[len(b)] == ".")
+        index, _, rest = key[len(base) + 1:].partition(".")
+        if not (index.isascii() and index.isdigit() and len(index) <= MAX_INDEX_DIGITS) or not rest:
+            raise OtelSpanFieldError(f"{at}['{base}.*']", "holds a key whose index is not a position (a whole number "
+                                     f"of at most {MAX_INDEX_DIGITS} digits followed by a field name)")
+        families.setdefault(base, {}).setdefault(int(index), {})[rest] = attributes.pop(key)
+    for base, items in families.items():
+        attributes[base] = [items[n] for n in sorted(items)]  # a JSON-valued attribute of the same name gives way
     return attributes
 
 
@@ -411,22 +477,3 @@ def _rooted(spans: list[SpanData]) -> list[SpanData]:
     return [span._replace(parent_id=None) if span.parent_id is not None and parent[n] is None else span
             for n, span in enumerate(spans)]
 
-
-# -- reading a span ----------------------------------------------------------------------------------------
-
-
-def operation(span: SpanData) -> str:
-    """The GenAI operation of a span (``invoke_agent``, ``chat``, ``execute_tool``...), or ``""``.
-
-    ``gen_ai.operation.name`` when set; otherwise the first word of the span's name, which the
-    conventions make the operation (``chat gpt-4o``), with pydantic-ai's older names mapped.
-    """
-    name = span.attributes.get("gen_ai.operation.name")
-    if isinstance(name, str) and name:
-        return name
-    first = span.name.split(" ", 1)[0]
-    if span.name.startswith("agent run"):
-        return "invoke_agent"
-    if span.name.startswith("running tool"):
-        return "execute_tool"
-    return first
