@@ -59,6 +59,7 @@ The tree::
     │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         context._source_ids
     │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain._ablation
     │   ├── ReplayPieceError             ERR_REPLAY_PIECE           explain._replay
+    │   ├── SameAnswerError              ERR_SAME_ANSWER            explain._difference
     │   ├── ComparatorError              ERR_COMPARATOR             explain.compare
     │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
     │   ├── MagicInputError              ERR_MAGIC_INPUT            lab.refusals
@@ -140,6 +141,7 @@ if TYPE_CHECKING:
     from footprint_lab.engine._seal import SealSourceError
     from footprint_lab.explain._ablation import NothingToLocalizeError
     from footprint_lab.explain._custody import UnknownStepError
+    from footprint_lab.explain._difference import SameAnswerError
     from footprint_lab.explain._influence import InfluenceStrategyError
     from footprint_lab.explain._replay import ReplayPieceError
     from footprint_lab.explain._tool_lint import ToolCatalogError

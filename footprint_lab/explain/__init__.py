@@ -18,6 +18,8 @@ and never changes it:
 - :func:`rerun_without`: a rerun without named sources, and what changed (``samples=`` tests it);
 - :func:`replay`: one recorded LLM call sent again through a provider, with pieces removed or their
   text replaced, no agent to rebuild (``localize(run, replay=provider)`` proves causes that way);
+- :func:`compare_runs` and :func:`explain_difference`: two runs side by side, call by call and piece by
+  piece, and which difference brings a good run's answer back into a bad one;
 - :func:`find_dropped_context`: what was available but never reached the model, and why,
   confirmed by restoring it;
 - :func:`ask`: a question in plain words, answered by an explainer agent that opens the
@@ -51,6 +53,13 @@ if TYPE_CHECKING:
     from footprint_lab.explain._asking import Explanation, ask
     from footprint_lab.explain._culprits import Culprits, CulpritSet, bisect_culprits
     from footprint_lab.explain._custody import Backtrack, Candidate, Hop, UnknownStepError, backtrack
+    from footprint_lab.explain._difference import (
+        Difference,
+        DifferenceExplanation,
+        SameAnswerError,
+        compare_runs,
+        explain_difference,
+    )
     from footprint_lab.explain._dropped import DroppedContext, DroppedPiece, find_dropped_context
     from footprint_lab.explain._influence import (
         CORRELATIONAL,

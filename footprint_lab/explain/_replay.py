@@ -81,6 +81,36 @@ class _Part:
     slot: Slot
     piece: ContextPiece | None
     value: Any  # the system text of a piece, a message dict, a tool definition
+    #: ``run_id/step_id`` of another run's call this part was carried from (``None``: this call's own)
+    origin: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Carry:
+    """Parts of another run's call carried into this call's request ("put back what was removed").
+
+    ``drop``: indices of this call's parts taken out; ``restore``: an index of this call's parts and
+    the other call's part sent in its place; ``insert``: an index of this call's parts (its length for
+    the end) and the other call's parts sent before it.
+    """
+
+    drop: frozenset[int] = frozenset()
+    restore: Mapping[int, _Part] = field(default_factory=dict)
+    insert: Mapping[int, tuple[_Part, ...]] = field(default_factory=dict)
+
+    @staticmethod
+    def merged(carries: Sequence[Carry]) -> Carry:
+        """Every change of ``carries`` at once (inserts at one place keep the order given)."""
+        insert: dict[int, tuple[_Part, ...]] = {}
+        for carry in carries:
+            for k, parts in carry.insert.items():
+                insert[k] = (*insert.get(k, ()), *parts)
+        return Carry(frozenset().union(*(c.drop for c in carries)),
+                     {k: part for c in carries for k, part in c.restore.items()}, insert)
+
+
+#: the reason a carried part's piece is recorded with in a replay, by its fate
+_CARRIED_REASONS = {"inserted": "put back by replay", "restored": "restored by replay"}
 
 
 @dataclass(slots=True)
@@ -112,11 +142,13 @@ class RecordedCall:
         return list(dict.fromkeys(name for name in found if name is not None))
 
     def request(self, without: Sequence[str] = (), edit: Mapping[str, str] | None = None, *,
-                seed: int | None = None) -> tuple[LLMRequest, list[tuple[_Part, str, Any]]]:
-        """The request with ``without`` removed and ``edit`` applied, and each part's fate (``kept``, ``edited``,
-        ``removed``) with what the request holds for it (``None`` when removed, or an assistant turn left empty)."""
+                seed: int | None = None, carry: Carry | None = None) -> tuple[LLMRequest, list[tuple[_Part, str, Any]]]:
+        """The request with ``without`` removed, ``edit`` applied and ``carry`` carried in, and each part's fate
+        (``kept``, ``edited``, ``removed``, ``restored``, ``inserted``) with what the request holds for it (``None``
+        when removed, or an assistant turn left empty)."""
+        carry = carry or Carry()
         named = self.names()
-        gone = {k for name in without for k in named[name]}
+        gone = {k for name in without for k in named[name]} | carry.drop
         changed = {k: text for name, text in (edit or {}).items() for k in named[name]}
         calls_gone = {part.value.get("tool_call_id") for k, part in enumerate(self.parts)
                       if k in gone and part.slot == "messages" and part.value.get("role") == "tool"}
@@ -124,11 +156,16 @@ class RecordedCall:
         messages: list[dict[str, Any]] = []
         tools: list[dict[str, Any]] = []
         fates: list[tuple[_Part, str, Any]] = []
-        for k, part in enumerate(self.parts):
+        order: list[tuple[int, _Part, str]] = []
+        for k in range(len(self.parts) + 1):
+            order += [(-1, part, "inserted") for part in carry.insert.get(k, ())]
+            if k < len(self.parts):
+                order.append((k, carry.restore[k], "restored") if k in carry.restore else (k, self.parts[k], ""))
+        for k, part, carried in order:
             if k in gone:
                 fates.append((part, "removed", None))
                 continue
-            fate = "edited" if k in changed else "kept"
+            fate = carried or ("edited" if k in changed else "kept")
             sent: Any
             if part.slot == "system":
                 sent = changed.get(k, part.value)
@@ -260,10 +297,12 @@ def replay_policy(function: str, recording: Recording, redact: Any = None) -> Re
 
 
 async def send(call: RecordedCall, provider: Any, without: Sequence[str] = (), edit: Mapping[str, str] | None = None,
-               *, seed: int | None = None, policy: Redaction | None = None) -> ReplayResult:
-    """Send the call once with ``without`` removed and ``edit`` applied; the reply as a recorded run (under
-    ``policy``: what it covers is masked in the recording, as in the recorded run)."""
-    request, fates = call.request(without, edit, seed=seed)
+               *, seed: int | None = None, policy: Redaction | None = None, carry: Carry | None = None,
+               carried: Sequence[str] = ()) -> ReplayResult:
+    """Send the call once with ``without`` removed, ``edit`` applied and ``carry`` carried in (``carried`` names
+    those changes for the record); the reply as a recorded run (under ``policy``: what it covers is masked in the
+    recording, as in the recorded run)."""
+    request, fates = call.request(without, edit, seed=seed, carry=carry)
     original = call.recording
     scrubber = policy.for_run() if policy is not None else None
     rec = Recorder(f"replay-{uuid.uuid4().hex[:12]}", policy=scrubber)
@@ -322,7 +361,8 @@ async def send(call: RecordedCall, provider: Any, without: Sequence[str] = (), e
     rec.write(ANSWER, "set", answer)
     rec.end()
     rec.meta["replay"] = {"of_run": original.run_id, "call": call.step_id, "without": list(without),
-                          "edited": sorted(edit or {}), "model": request.model}
+                          "edited": sorted(edit or {}), "model": request.model,
+                          **({"carried": list(carried)} if carried else {})}
     recording = build_recording(rec, runner={"kind": "llm_call", "id": None, "name": "replay"}, status="finished",
                                 input={"message": message}, answer=answer, ended_ns=time.time_ns(),
                                 redaction=scrubber.report() if scrubber is not None else None)
@@ -356,10 +396,10 @@ def _piece(part: _Part, fate: str, step: str, position: int, call: RecordedCall,
     detail = {key: value for key, value in piece.detail.items() if key in _CARRIED}
     return captured_piece(part.slot, piece.source_kind, piece.source_id, content, step=step, iteration=1,
                           position=position, verdict="skipped" if fate == "removed" else "admitted",
-                          reason=REMOVED if fate == "removed" else ("edited by replay" if fate == "edited"
-                                                                    else "replayed"),
-                          trigger="replay", replayed_from=f"{call.recording.run_id}/{call.step_id}",
-                          edited=fate == "edited", **detail)
+                          reason=REMOVED if fate == "removed" else _CARRIED_REASONS.get(fate, (
+                              "edited by replay" if fate == "edited" else "replayed")),
+                          trigger="replay", replayed_from=part.origin or f"{call.recording.run_id}/{call.step_id}",
+                          edited=fate in ("edited", "restored"), **detail)
 
 
 #: Evidence a replayed piece keeps from the recorded one (which tool a result is of, a chunk's document ...).
@@ -440,13 +480,16 @@ class CallReplayer:
     """What ``localize(run, replay=provider)`` reruns: the answering call, replayed without each piece.
 
     It has the shape a rerun is handed (``without(ids, seed=...)`` gives a runner of one replay), so the
-    trial's screening, statistics, budget and report are those of any other rerun.
+    trial's screening, statistics, budget and report are those of any other rerun. With ``carries``
+    (``explain_difference``), the ids are names of differences, each carried in by its :class:`Carry`.
     """
 
-    def __init__(self, call: RecordedCall, provider: Any, policy: Redaction | None = None) -> None:
+    def __init__(self, call: RecordedCall, provider: Any, policy: Redaction | None = None,
+                 carries: Mapping[str, Carry] | None = None) -> None:
         self.call = call
         self.provider = provider
         self.policy = policy
+        self.carries = carries
 
     def without(self, ids: Sequence[str], seed: int | None = None) -> _OneReplay:
         return _OneReplay(self, list(ids), seed)
@@ -471,11 +514,17 @@ class _OneReplay:
         self._seed = seed
 
     def source_ids(self) -> list[str]:
+        if self._replayer.carries is not None:  # the ids are differences carried in, never pieces still declared
+            return []
         return [name for name in self._replayer.call.removable() if name not in self._without]
 
     async def run(self, *_: Any, **__: Any) -> ReplayResult:
-        return await send(self._replayer.call, self._replayer.provider, self._without, seed=self._seed,
-                          policy=self._replayer.policy)
+        replayer = self._replayer
+        if replayer.carries is not None:
+            carry = Carry.merged([replayer.carries[name] for name in self._without])
+            return await send(replayer.call, replayer.provider, seed=self._seed, policy=replayer.policy,
+                              carry=carry, carried=self._without)
+        return await send(replayer.call, replayer.provider, self._without, seed=self._seed, policy=replayer.policy)
 
 
 async def replay(run: Any, provider: Any, *, call: str | None = None, without: Sequence[str] | str = (),
