@@ -24,8 +24,9 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from footprint_lab.engine._recording import Recording
-from footprint_lab.engine._records import content_hash
+from footprint_lab.engine._records import ContextPiece, content_hash
 from footprint_lab.engine._redaction import Redaction, RunScrubber, combine_policies
+from footprint_lab.engine._rows import Rows
 from footprint_lab.engine._seal import seal
 from footprint_lab.engine.schema import TURN_KINDS
 from footprint_lab.explain._sources import describe_source
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from footprint_lab.core._run import Run
 
 _HISTORY = "history#"
+_FIELDS = tuple(ContextPiece.model_fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,16 +59,21 @@ class Turned(Protocol):
 
 
 def summarize(recording: Recording) -> Summary:
-    """A turn's :class:`Summary`, from its recording's pieces as records made for this use only (no piece is kept
-    as a model: a turn that carried a thousand messages costs a thousand small dicts, once)."""
+    """A turn's :class:`Summary`, from its recording's pieces read as columns for this use only (no piece is
+    made a model, nor kept: a turn that carried a thousand messages costs a few lists, once)."""
     pieces = recording.context_pieces
-    records = pieces.records() if hasattr(pieces, "records") else [piece.__dict__ for piece in pieces]
-    carried = sum(1 for r in records if r["source_kind"] in TURN_KINDS and r["source_id"].startswith(_HISTORY))
+    columns = pieces.columns(raw=True) if isinstance(pieces, Rows) else None
+    if columns is None:  # built already (or loaded): the pieces' own fields
+        columns = [[getattr(piece, name) for piece in pieces] for name in _FIELDS]
+    kinds, ids, details = (columns[_FIELDS.index(name)] for name in ("source_kind", "source_id", "detail"))
+    carried = sum(1 for kind, source in zip(kinds, ids, strict=True)
+                  if kind in TURN_KINDS and source.startswith(_HISTORY))
     if not recording.exchanges:
         return Summary((), carried)
     slots = recording.exchange_pieces(recording.exchanges[-1]).values()
-    sent: list[Any] = [SimpleNamespace(**records[i]) for slot in slots for i in slot]
-    return Summary(tuple(dict.fromkeys(describe_source(p) for p in sent if p.source_kind not in TURN_KINDS)), carried)
+    sent: list[Any] = [SimpleNamespace(source_kind=kinds[i], source_id=ids[i], detail=details[i] or {})
+                       for slot in slots for i in slot if kinds[i] not in TURN_KINDS]
+    return Summary(tuple(dict.fromkeys(map(describe_source, sent))), carried)
 
 
 def born_in(turns: Sequence[Turned], k: int) -> dict[str, int]:
