@@ -71,6 +71,8 @@ The tree::
     │   ├── OtelSpanLoopError            ERR_OTEL_SPAN_LOOP         otel._refusals
     │   ├── OtelCaptureError             ERR_OTEL_CAPTURE           otel._refusals
     │   ├── OtelExportError              ERR_OTEL_EXPORT            otel._refusals
+    │   │   └── OtelReceiverError        ERR_OTEL_RECEIVER          otel._refusals
+    │   ├── OtlpRequestRefused           ERR_OTLP_REQUEST           otel._refusals (the receiver's HTTP reply)
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook._read
     │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook._scrub
     │   ├── BugReportError               ERR_BUG_REPORT             notebook._bug_report
@@ -164,10 +166,12 @@ if TYPE_CHECKING:
     from footprint_lab.otel._refusals import (
         OtelCaptureError,
         OtelExportError,
+        OtelReceiverError,
         OtelSpanFieldError,
         OtelSpanLoopError,
         OtelSpansError,
         OtlpExportFailed,
+        OtlpRequestRefused,
     )
     from footprint_lab.providers._errors import (
         ContextWindowError,

@@ -1,8 +1,9 @@
 """OpenTelemetry in and out: explain agents other frameworks built, send recordings to a team's collector.
 
-- :func:`from_spans` turns finished GenAI spans (``invoke_agent``, ``chat``, ``execute_tool``)
-  into ``Run`` objects every view and explanation works on; :func:`capture` collects them
-  in-process while a block runs.
+- :func:`from_spans` turns finished spans (OpenInference's, as LangChain, LlamaIndex and the OpenAI
+  Agents SDK write them; the GenAI conventions', current and older) into ``Run`` objects every view
+  and explanation works on; :func:`capture` collects them in-process while a block runs, and
+  :func:`receive` starts an OTLP/HTTP receiver that makes each trace a run as it ends.
 - ``to_spans`` and ``export_otlp`` (:mod:`footprint_lab.otel._exporter`) write recordings as
   spans following the same conventions, over OTLP/HTTP (protobuf) through the official exporter;
   ``live_spans()`` (:mod:`footprint_lab.otel._live`) emits them while a run happens, as a subscriber.
@@ -23,13 +24,16 @@ if TYPE_CHECKING:
     from footprint_lab.otel._exporter import export_otlp, to_spans
     from footprint_lab.otel._importer import ContentCaptureWarning, from_spans
     from footprint_lab.otel._live import live_spans
+    from footprint_lab.otel._receiver import Receiver, receive
     from footprint_lab.otel._refusals import (
         OtelCaptureError,
         OtelExportError,
+        OtelReceiverError,
         OtelSpanFieldError,
         OtelSpanLoopError,
         OtelSpansError,
         OtlpExportFailed,
+        OtlpRequestRefused,
     )
 
 __all__, __getattr__, __dir__ = public(__name__)

@@ -138,3 +138,33 @@ class OtlpExportFailed(RunFailure):
         )
         self.spans = spans
         self.retryable = True
+
+
+class OtelReceiverError(OtelExportError):
+    """Raised when ``receive()`` is given a setting it cannot listen with (a port out of range, a host that is not
+    text, a size cap that is not a positive whole number, a callback that cannot be called), or the port is taken.
+
+    Carries ``argument`` (which setting) and ``received`` (its shape, never its value). Nothing listens.
+    """
+
+    code = "ERR_OTEL_RECEIVER"
+
+    def __init__(self, argument: str, received: str, fix: str) -> None:
+        super().__init__(argument, received, f"{fix}; nothing is listening", door="receive")
+
+
+class OtlpRequestRefused(Refusal):
+    """What the receiver answers a POST that is not OTLP traces (never raised to the notebook: sent as the reply).
+
+    Carries ``status`` (the HTTP status: 404 another path, 405 another method, 411 no length, 413 over the size
+    cap, 415 a content type or encoding other than OTLP's, 400 a body that is not spans) and ``what`` (what
+    arrived, by shape). The receiver keeps listening.
+    """
+
+    code = "ERR_OTLP_REQUEST"
+    fields = ("status", "what")
+
+    def __init__(self, status: int, what: str, fix: str) -> None:
+        super().__init__(f"OTLP receiver: {what}. {fix}.")
+        self.status = status
+        self.what = what

@@ -422,6 +422,10 @@ def read_documents(attributes: Mapping[str, Any]) -> list[Document]:
         if content is None:
             continue
         doc_id = fields.get("document.id")
+        if doc_id is None:  # LangChain's instrumentation records a document's metadata, not its id
+            metadata = _json(fields.get("document.metadata"))
+            doc_id = next((metadata[k] for k in ("id", "doc_id", "document_id") if isinstance(metadata, Mapping)
+                           and isinstance(metadata.get(k), str | int)), None)
         score = fields.get("document.score")
         found.append(Document(None if doc_id is None else _text(doc_id, f"{at}.document.id"), content,
                               float(score) if isinstance(score, int | float) and not isinstance(score, bool)

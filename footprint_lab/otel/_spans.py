@@ -84,9 +84,9 @@ class SpanData(NamedTuple):
     failed: bool
 
 
-def read_spans(spans: Any) -> list[SpanData]:
+def read_spans(spans: Any, *, rooted: bool = True) -> list[SpanData]:
     """``spans`` (the SDK's finished spans, OTLP JSON, OTLP protobuf, or a list mixing them) as :class:`SpanData`,
-    or a refusal."""
+    or a refusal; with ``rooted=False`` each keeps the parent id it names, whether or not that span is among them."""
     if isinstance(spans, os.PathLike):
         spans = _file(spans)
     if isinstance(spans, bytes | bytearray | memoryview) and bytes(spans[:64]).lstrip()[:1] not in (b"", b"{", b"["):
@@ -108,13 +108,15 @@ def read_spans(spans: Any) -> list[SpanData]:
         for n, span in enumerate(spans):
             if isinstance(span, Mapping) and "resourceSpans" in span:
                 located.extend(_otlp_json(span, f"spans[{n}]."))
+            elif isinstance(span, SpanData):  # read before (the receiver holds a trace's spans as they come)
+                located.append((span, f"spans[{n}]"))
             elif hasattr(span, "context") and hasattr(span, "attributes") and hasattr(span, "start_time"):
                 located.append((_sdk_span(span, f"spans[{n}]"), f"spans[{n}].context"))
             else:
                 raise OtelSpansError(f"a collection whose item {n} is {describe_shape(span)}")
     else:
         raise OtelSpansError(describe_shape(spans))
-    return _rooted(_unique(located))
+    return _rooted(_unique(located)) if rooted else _unique(located)
 
 
 def _file(path: os.PathLike[Any]) -> bytes:
