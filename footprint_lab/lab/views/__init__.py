@@ -34,6 +34,7 @@ from footprint_lab.engine.markup import shown
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.views.answer import answer_view, bundle_text, slots_view
 from footprint_lab.lab.views.ask import explanation_html
+from footprint_lab.lab.views.difference import difference_explanation_html, difference_html
 from footprint_lab.lab.views.explain import (
     backtrack_html,
     checkpoint_html,
@@ -128,6 +129,8 @@ def _register() -> None:
     display.register("integrity", lambda report: _explained(report, integrity_html(report)))
     display.register("culprits", lambda found: _explained(found, culprits_html(found)))
     display.register("explanation", lambda answer: _explained(answer, explanation_html(answer)))
+    display.register("difference", lambda found: _explained(found, difference_html(found)))
+    display.register("difference_explanation", lambda found: _explained(found, difference_explanation_html(found)))
     display.register("rerun_report", lambda report: text_bundle(report.summary(), str(report)))
     display.register("ranking_confidence",
                      lambda ranked: {"text/plain": str(ranked),
