@@ -1,4 +1,4 @@
-"""Two runs compared piece by piece (compare_runs), and which difference brings the good answer back (explain_difference)."""
+"""Two runs compared piece by piece (compare_runs), and which difference brings the good answer back."""
 
 from __future__ import annotations
 
@@ -184,8 +184,8 @@ async def test_refusals_come_before_anything_runs():
         await explain_difference(good, "not a run", replay=mock(respond=watched))
     assert calls == []
     # a label comparator tells the answers apart by their first word
-    found = await explain_difference(good, bad, replay=mock(respond=watched), comparator=Label(["APPROVED", "DECLINED"]),
-                                     progress=False)
+    found = await explain_difference(good, bad, replay=mock(respond=watched),
+                                     comparator=Label(["APPROVED", "DECLINED"]), progress=False)
     assert found.confirmed == ["restore fact 'vip-override'"]
 
 
