@@ -215,3 +215,51 @@ async def test_a_long_run_view_draws_a_bounded_part_and_says_where_the_rest_is()
     html = found._repr_mimebundle_()["text/html"]
     assert len(found.rows()) > 200 and len(html) < 200_000
     assert "more difference(s) not drawn: difference.to_frame() lists every one" in html
+
+
+#: a page as JupyterLab's light and dark themes draw it
+THEMES = {"light": '<body data-jp-theme-light="true" style="background:#ffffff;color:rgba(0,0,0,0.87)">',
+          "dark": '<body data-jp-theme-light="false" style="background:#111111;color:rgba(255,255,255,0.87)">'}
+STRIP = """() => {
+  document.querySelectorAll('style, link[rel=stylesheet]').forEach((sheet) => sheet.remove());
+  document.querySelectorAll('[style]').forEach((element) => element.removeAttribute('style'));
+}"""
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("look", list(THEMES))
+@pytest.mark.parametrize("state", ["normal", "scripts-off", "stripped"])
+def test_the_views_read_in_chromium_in_both_themes_with_scripts_off_and_styles_stripped(tmp_path, look, state):
+    import asyncio
+
+    from browser_kit import ARTIFACTS, chromium
+
+    async def views() -> list[str]:
+        good, bad = await pair({**GOOD, "vip-override": HOSTILE, "customer": "Dana Reyes, plan Basic"})
+        explained = await explain_difference(good, bad, replay=mock(respond=refunds_model), progress=False)
+        return [compare_runs(good, bad)._repr_mimebundle_()["text/html"],
+                explained._repr_mimebundle_()["text/html"]]
+
+    difference, explanation = asyncio.run(views())
+    shots = ARTIFACTS / "difference"
+    shots.mkdir(parents=True, exist_ok=True)
+    with chromium(javascript=state != "scripts-off", offline=True) as context:
+        for name, html, phrases in (
+                ("compare", difference, ["Dana Reyes, plan [-Plus-]{+Basic+}", "changed", "fact 'customer'",
+                                         "answer", APPROVED, DECLINED, 'onerror="alert(1)">']),
+                ("explain", explanation, ["restore fact 'vip-override'", "CONFIRMED", "NOT CONFIRMED"])):
+            path = tmp_path / f"{name}-{look}-{state}.html"
+            path.write_text(f'<!DOCTYPE html><meta charset="utf-8">{THEMES[look]}{html}</body>', encoding="utf-8")
+            page = context.new_page()
+            page.emulate_media(color_scheme="dark" if look == "dark" else "light")
+            page.goto(path.as_uri())
+            page.wait_for_load_state("load")
+            if state == "stripped":
+                page.evaluate(STRIP)
+            text = page.inner_text("body")
+            page.screenshot(path=str(shots / f"{name}-{look}-{state}.png"), full_page=True)
+            for phrase in phrases:
+                assert phrase in text, (name, phrase, text[:2000])
+            assert page.locator("img, script").count() == 0  # the hostile text is text, never an element
+            assert "NaN" not in text and "None" not in text
+            page.close()
