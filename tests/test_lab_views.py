@@ -13,6 +13,7 @@ import pytest
 from golden_kit import assert_golden, dom
 
 from footprint_lab import Agent, Conditional, LLMCall, Parallel, Recording, Run, Sequence
+from footprint_lab.engine import theme
 from footprint_lab.engine._recording import RECORDING_MIME
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.views import answer_view, run_bundle, tree_figure
@@ -91,6 +92,10 @@ def test_each_output_scopes_its_css_and_anchors(planted):
     scope = root.attrs["id"] or ""
     assert re.fullmatch(r"fl[0-9a-f]{6}", scope) and scope not in second
     sheet = "".join(child for node in view.find_all("style") for child in node.children if isinstance(child, str))
+    # the one rule outside the scope: the dark palette, set where the page is dark, and only the palette's variables
+    assert theme.dark_rules() in sheet and not re.sub(r"--fl-[a-z-]+:#[0-9a-f]{6};?", "", theme.dark_rules().split(
+        "{", 1)[1].rstrip("}"))
+    sheet = sheet.replace(theme.dark_rules(), "")
     selectors = [rule.split("{")[0] for rule in sheet.split("}") if "{" in rule]
     assert selectors and all(part.strip().startswith(f"#{scope}") for s in selectors for part in s.split(","))
     ids = {node.attrs.get("id") for node in view.find_all()}

@@ -99,8 +99,9 @@ def test_the_page_renders_offline_in_chromium(tmp_path: Path, javascript: bool) 
                 assert page.locator(".fl-plot .main-svg").count() == 0
             assert body.count("kept") == 1  # the hostile output, made inert; the forged run HTML not shown
             card = page.locator(".fl-card", has_text="ERR_INVALID_RUN_INPUT")  # its <style> dropped, its box kept
-            assert card.evaluate("(card) => getComputedStyle(card).borderLeft") == f"4px solid {rgb(theme.RED)}"
-            assert card.evaluate("(card) => getComputedStyle(card).backgroundColor") == rgb(theme.RED_TINT)
+            red = rgb(theme.plain(theme.RED))
+            assert card.evaluate("(card) => getComputedStyle(card).borderLeft") == f"4px solid {red}"
+            assert card.evaluate("(card) => getComputedStyle(card).backgroundColor") == rgb(theme.plain(theme.RED_TINT))
         except AssertionError as failure:
             raise AssertionError(f"{failure}; {keep_evidence(page, f'offline-html-{javascript}', console)}") from None
 

@@ -144,3 +144,67 @@ def test_every_view_reads_the_same_in_every_state(pages, state: str) -> None:
                 raise AssertionError(f"{failure}; {keep_evidence(page, f'view-{path.stem}-{state}', [])}") from None
             finally:
                 page.close()
+
+
+#: the WCAG AA contrast of every text a view draws, against what it is drawn on, as Chromium computes both
+CONTRASTS = """() => {
+  const parse = (text) => { const m = text.match(/[\\d.]+/g) || []; return m.map(Number); };
+  const lum = ([r, g, b]) => [r, g, b]
+    .map((c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : ((c + 0.055) / 1.055) ** 2.4; })
+    .reduce((sum, c, k) => sum + c * [0.2126, 0.7152, 0.0722][k], 0);
+  const ground = (node) => {
+    for (let at = node; at && at.nodeType === 1; at = at.parentElement) {
+      const [r, g, b, a = 1] = parse(getComputedStyle(at).backgroundColor);
+      if (a > 0) return [r, g, b];
+    }
+    return [255, 255, 255];
+  };
+  const found = [];
+  for (const node of document.querySelectorAll('body *')) {
+    const own = [...node.childNodes].some((c) => c.nodeType === 3 && c.textContent.trim());
+    const box = node.getBoundingClientRect();
+    if (!own || box.width === 0 || box.height === 0 || getComputedStyle(node).visibility === 'hidden') continue;
+    if (node.closest('.js-plotly-plot')) continue;  // plotly draws on its own light paper, inside its svg
+    const style = getComputedStyle(node);
+    const [r, g, b, a = 1] = parse(node instanceof SVGElement ? style.fill : style.color);
+    const under = ground(node instanceof SVGElement ? node.closest('svg') : node);
+    const fg = [r, g, b].map((c, k) => c * a + under[k] * (1 - a));
+    const [hi, lo] = [lum(fg), lum(under)].sort((x, y) => y - x);
+    found.push({text: node.textContent.trim().slice(0, 40), tag: node.tagName, colour: style.color,
+                ratio: (hi + 0.05) / (lo + 0.05)});
+  }
+  return found;
+}"""
+#: a page as JupyterLab's themes draw it: the dark one says so on the body and draws light text on near black
+THEMES = {"light": '<body data-jp-theme-light="true" style="background:#ffffff;color:rgba(0,0,0,0.87)">',
+          "dark": '<body data-jp-theme-light="false" style="background:#111111;color:rgba(255,255,255,0.87)">'}
+
+
+@pytest.mark.parametrize("look", list(THEMES))
+def test_every_view_reads_at_4_5_to_1_in_the_light_and_the_dark_theme(pages, look: str) -> None:
+    shots = ARTIFACTS / "views"
+    shots.mkdir(parents=True, exist_ok=True)
+    # scripts off, the exported page draws each figure's static copy, sanitized: it must read as well
+    for javascript, chosen in ((True, pages), (False, {"exported page": pages["exported page"]})):
+        _contrasts(look, javascript, chosen, shots)
+
+
+def _contrasts(look: str, javascript: bool, pages: dict[str, tuple[Path, list[str]]], shots: Path) -> None:
+    with chromium(offline=True, javascript=javascript) as context:
+        for name, (path, _) in pages.items():
+            if name.startswith(("suspects", "lint")):
+                continue  # pandas' own tables: no colour of ours
+            html = path.read_text(encoding="utf-8")
+            themed = path.with_name(f"{path.stem}-{look}.html")
+            if html.startswith("<!DOCTYPE html><meta"):
+                html = html.replace("<body>", THEMES[look], 1)
+            themed.write_text(html, encoding="utf-8")
+            page = context.new_page()
+            page.emulate_media(color_scheme=look)  # the exported page follows the reader's system
+            page.goto(themed.as_uri())
+            page.wait_for_load_state("load")
+            page.screenshot(path=str(shots / f"{path.stem}-{look}{'' if javascript else '-scripts-off'}.png"),
+                            full_page=True)
+            low = [item for item in page.evaluate(CONTRASTS) if item["ratio"] < 4.5]
+            assert low == [], (name, look, javascript, low[:8])
+            page.close()

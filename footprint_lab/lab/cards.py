@@ -18,6 +18,7 @@ from footprint_lab.engine.markup import css, el
 
 _STYLE = (
     "<style>"
+    f"{theme.dark_rules()}"
     f".fl-card{{font-family:{theme.FONT};font-size:{theme.TEXT};line-height:{theme.LEADING};max-width:56rem;"
     f"margin:.3rem 0;color:{theme.INK}}}"
     f".fl-card .fl-code{{font-family:{theme.MONO}}}"

@@ -33,7 +33,10 @@ if TYPE_CHECKING:
 #: what the panels' CSS needs beyond the widget's own stylesheet, so a panel also reads well on its own
 STYLE = (
     "<style>"
-    f".fl-p{{font-family:{theme.FONT};font-size:{theme.TEXT};line-height:1.4}}"
+    f"{theme.dark_rules()}"
+    f".fl-p{{font-family:{theme.FONT};font-size:{theme.TEXT};line-height:1.4}}.fl-p a{{color:{theme.BLUE}}}"
+    f".fl-p button{{color:{theme.INK};background:{theme.FILL};border:1px solid {theme.LINE};"
+    f"border-radius:{theme.RADIUS}}}"
     f".fl-p h4{{margin:.2rem 0 .3rem;font-size:13.5px}}.fl-p h5{{margin:.5rem 0 .15rem;font-size:{theme.SMALL};"
     f"color:{theme.GREY}}}"
     ".fl-p table{border-collapse:collapse;width:100%;margin:.1rem 0}"

@@ -41,6 +41,7 @@ import traitlets
 
 from footprint_lab.core._chat import Chat, holds_conversations
 from footprint_lab.core._run import Run
+from footprint_lab.engine import theme
 from footprint_lab.engine._refusal import CodedError, Refusal
 from footprint_lab.engine.markup import shown
 from footprint_lab.explain import ask
@@ -63,7 +64,7 @@ class Lab(Reruns, anywidget.AnyWidget):
     """The inline lab: a message box, Run / Stop, the live steps, the answer view made clickable."""
 
     _esm = STATIC / "lab.js"
-    _css = STATIC / "lab.css"
+    _css = theme.dark_rules() + (STATIC / "lab.css").read_text(encoding="utf-8")
 
     title = traitlets.Unicode("").tag(sync=True)
     message = traitlets.Unicode("").tag(sync=True)

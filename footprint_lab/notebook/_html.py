@@ -61,9 +61,10 @@ _SVG_ATTRIBUTES = frozenset({
     "xmlns", "viewBox", "width", "height", "x", "y", "rx", "d", "fill", "stroke", "stroke-width", "font-size",
     "font-weight", "font-family", "text-anchor", "paint-order", "role", "aria-label",
 })
-_PAGE_STYLE = f"""
+_PAGE_STYLE = f"""{theme.dark_rules(follow_system=True)}
 body{{font-family:{theme.FONT};font-size:14px;line-height:{theme.LEADING};margin:2rem auto;max-width:{theme.WIDTH};
-color:{theme.INK}}}
+color:{theme.INK};background:{theme.PAPER}}}
+a{{color:{theme.BLUE}}}
 .fl-cell{{margin:1rem 0}}.fl-source{{background:{theme.FILL};border:1px solid {theme.LINE};border-radius:4px;
 padding:.5rem;white-space:pre-wrap;font-size:{theme.SMALL};color:{theme.GREY}}}
 .fl-output{{margin:{theme.SPACE[1]} 0 {theme.SPACE[1]} 1rem;overflow-x:auto}}
@@ -243,12 +244,13 @@ def sanitize(html: str) -> str:
     import bleach
 
     html = _INERT_BLOCKS.sub("", html)  # bleach would keep a script's text as text; drop it whole
-    from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, CSSSanitizer
+    from bleach.css_sanitizer import ALLOWED_CSS_PROPERTIES, ALLOWED_SVG_PROPERTIES, CSSSanitizer
 
     properties = ALLOWED_CSS_PROPERTIES | _BOX_PROPERTIES
+    # a tree's picture colours its shapes in their style (fill, stroke: a palette variable, never a URL)
+    sanitizer = CSSSanitizer(allowed_css_properties=properties, allowed_svg_properties=ALLOWED_SVG_PROPERTIES)
     return str(bleach.clean(html, tags=_TAGS, attributes=_allowed, protocols={"http", "https", "mailto", "data"},
-                            strip=True, strip_comments=True,
-                            css_sanitizer=CSSSanitizer(allowed_css_properties=properties)))
+                            strip=True, strip_comments=True, css_sanitizer=sanitizer))
 
 
 #: Besides bleach's own list, the properties that draw a box (an error card's coloured edge, a badge's

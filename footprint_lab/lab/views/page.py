@@ -41,6 +41,7 @@ CORRELATIONAL = ("Ranks are correlational: a high rank says the piece resembles 
 _CSS = f"""
 §{{font:{theme.TEXT}/{theme.LEADING} {theme.FONT};color:{theme.INK};background:{theme.PAPER};max-width:{theme.WIDTH}}}
 § code,§ pre,§ .fl-piece li a{{font-family:{theme.MONO};font-size:{theme.SMALL}}}
+§ a{{color:{theme.BLUE}}}
 § pre{{white-space:pre-wrap;word-break:break-word;margin:{theme.SPACE[0]} 0;background:{theme.FILL};
 padding:.35rem .5rem;border-radius:4px;max-height:22rem;overflow:auto}}
 § .fl-head{{display:flex;flex-wrap:wrap;gap:.25rem {theme.SPACE[2]};align-items:baseline;margin-bottom:.3rem}}
@@ -99,7 +100,7 @@ def style(scope: str, extra: str = "") -> str:
     Each output carries its own sheet (a notebook keeps outputs apart), so a view writes only the
     rules it can use: a plain run's view leaves out the members' and the explanation's.
     """
-    return "<style>" + (_CSS + extra).replace("§", f"#{scope}").replace("\n", "") + "</style>"
+    return "<style>" + theme.dark_rules() + (_CSS + extra).replace("§", f"#{scope}").replace("\n", "") + "</style>"
 
 
 def wrap(scope: str, body: str, *, css_class: str = "fl-view", extra: str = "") -> str:
@@ -166,19 +167,20 @@ def tag(text: str, status: str | None = None, extra: str = "") -> Html:
     """
     css_class = f"fl-tag fl-st-{attr(status)}" if status else "fl-tag"
     word = theme.status_mark(text) if status and text == status else text
-    look = css(border_radius="10px", padding="0 7px", color=theme.PAPER, background=theme.status_colour(status))
+    look = css(border_radius="10px", padding="0 7px", color=theme.PAPER, background_color=theme.status_colour(status))
     return raw(f'<span class="{css_class}" style="{look}"{extra}>{esc(word)}</span>')
 
 
 def flag(kind: str) -> Html:
     """The badge of one kind of integrity finding (its name in brackets, so it reads as a flag unstyled too)."""
-    look = css(margin_left="4px", border_radius="8px", padding="0 6px", color=theme.PAPER, background=theme.ORANGE)
+    look = css(margin_left="4px", border_radius="8px", padding="0 6px", color=theme.PAPER,
+               background_color=theme.ORANGE)
     return raw(f' <span class="fl-flag" style="{look}">[{esc(kind)}]</span>')
 
 
 def mark(text: str) -> Html:
     """A highlighted note beside a row (a suspect rank), ``text`` escaped here."""
-    return el("mark", text, style=css(background=theme.ORANGE_TINT, border_radius="8px", padding="0 6px",
+    return el("mark", text, style=css(background_color=theme.ORANGE_TINT, border_radius="8px", padding="0 6px",
                                       color=theme.ORANGE))
 
 

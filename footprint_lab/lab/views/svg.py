@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from footprint_lab.engine import theme
-from footprint_lab.engine.markup import Html, el, join
+from footprint_lab.engine.markup import Html, css, el, join
 from footprint_lab.explain._render import shorten
 
 if TYPE_CHECKING:
@@ -73,9 +73,10 @@ def _text(x: float, y: float, words: str, *, size: str = theme.SMALL, colour: st
           weight: str | None = None, anchor: str | None = None, halo: bool = False) -> Html:
     # the trailing space keeps one text apart from the next where a reader flattens the picture to words;
     # a halo (the page's colour under the letters) keeps an edge's label legible across its line
-    return el("text", words + " ", x=f"{x:.0f}", y=f"{y:.0f}", font_size=size, fill=colour, font_weight=weight,
-              font_family=theme.FONT, text_anchor=anchor, stroke=theme.PAPER if halo else None,
-              stroke_width=4 if halo else None, paint_order="stroke" if halo else None)
+    # colours go in the style (a palette variable is read there, never in a presentation attribute)
+    return el("text", words + " ", x=f"{x:.0f}", y=f"{y:.0f}", font_size=size, font_weight=weight,
+              font_family=theme.FONT, text_anchor=anchor, stroke_width=4 if halo else None,
+              paint_order="stroke" if halo else None, style=css(fill=colour, stroke=theme.PAPER if halo else None))
 
 
 def _node(node: TreeNode, x: float, y: float, said: str) -> Html:
@@ -89,10 +90,10 @@ def _node(node: TreeNode, x: float, y: float, said: str) -> Html:
         "g",
         label,
         el("title", f"{node_label(node)} ({node.kind}): {node.status}; {shorten(node.answer_preview, 120)}"),
-        el("rect", x=f"{x:.0f}", y=f"{y:.0f}", width=NODE_W, height=NODE_H, rx=6, fill=theme.PAPER,
-           stroke=status_colour if unfinished else theme.LINE, stroke_width=2 if unfinished else 1),
-        el("rect", x=f"{x:.0f}", y=f"{y:.0f}", width=5, height=NODE_H, fill=theme.RUN_KIND_COLOURS.get(node.kind,
-                                                                                                        theme.GREY)),
+        el("rect", x=f"{x:.0f}", y=f"{y:.0f}", width=NODE_W, height=NODE_H, rx=6, stroke_width=2 if unfinished else 1,
+           style=css(fill=theme.PAPER, stroke=status_colour if unfinished else theme.LINE)),
+        el("rect", x=f"{x:.0f}", y=f"{y:.0f}", width=5, height=NODE_H,
+           style=css(fill=theme.RUN_KIND_COLOURS.get(node.kind, theme.GREY))),
         _text(left, y + 17, shorten(node_label(node), NAME_CHARS), weight="600"),
         _text(left, y + 33, f"{node.kind} · {theme.status_mark(node.status)}", colour=status_colour),
         _text(left, y + 48, f"{node.duration_ms:.1f} ms · {node.tokens} tokens", size=theme.TINY, colour=theme.GREY),
@@ -121,7 +122,7 @@ def tree_svg(tree: RunTree) -> Html:
         top, bottom = cy, py + NODE_H
         middle = (bottom + top) / 2
         edges.append(el("path", d=f"M{px + NODE_W / 2:.0f} {bottom:.0f}V{middle:.0f}H{cx + NODE_W / 2:.0f}V{top:.0f}",
-                        fill="none", stroke=theme.LINE, stroke_width="1.2"))
+                        stroke_width="1.2", style=css(fill="none", stroke=theme.LINE)))
     nodes = [_node(node, *corner(node.path), decision(into.get(node.path))) for node in tree.nodes]
     columns = 1 + int(max(column for _, column in where.values()))
     rows = 1 + int(max(depth for depth, _ in where.values()))

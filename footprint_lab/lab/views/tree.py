@@ -112,7 +112,7 @@ def figure_data(tree: RunTree) -> dict[str, Any]:
             label_text.append(_figure_text(shorten(decision(edge), 40)))
     labelled = len(tree.nodes) <= LABELLED_NODES
     traces: list[dict[str, Any]] = [{"type": "scatter", "x": edge_x, "y": edge_y, "mode": "lines", "hoverinfo": "skip",
-                                     "showlegend": False, "line": {"color": theme.LINE, "width": 1}}]
+                                     "showlegend": False, "line": {"color": theme.plain(theme.LINE), "width": 1}}]
     for kind in dict.fromkeys(node.kind for node in tree.nodes):
         group = [node for node in tree.nodes if node.kind == kind]
         traces.append({
@@ -121,18 +121,18 @@ def figure_data(tree: RunTree) -> dict[str, Any]:
             "text": [_figure_text(shorten(node_label(n), 28)) for n in group], "textposition": "top center",
             "hovertext": [_hover(n, into.get(n.path)) for n in group], "hoverinfo": "text",
             "customdata": [n.path for n in group],
-            "marker": {"size": 14 if labelled else 8, "color": RUN_KIND_COLOURS.get(kind, theme.GREY),
-                       "line": {"width": 2.5, "color": [theme.status_colour(n.status) for n in group]}},
+            "marker": {"size": 14 if labelled else 8, "color": theme.plain(RUN_KIND_COLOURS.get(kind, theme.GREY)),
+                       "line": {"width": 2.5, "color": [theme.plain(theme.status_colour(n.status)) for n in group]}},
         })
     if label_text and labelled:
         traces.append({"type": "scatter", "x": label_x, "y": label_y, "mode": "text", "text": label_text,
                        "textposition": "bottom center", "hoverinfo": "skip", "showlegend": False,
-                       "textfont": {"size": 10, "color": theme.PURPLE}})
+                       "textfont": {"size": 10, "color": theme.plain(theme.PURPLE)}})
     rows = 1 + max((y for _, y in where.values()), default=0)
     depth = max((node.depth for node in tree.nodes), default=0)
     return {"data": traces, "layout": {
         "height": int(min(900, max(260, 48 * rows + 80))), "margin": {"l": 20, "r": 20, "t": 30, "b": 20},
-        "plot_bgcolor": theme.PAPER, "paper_bgcolor": theme.PAPER, "hovermode": "closest",
+        "plot_bgcolor": theme.plain(theme.PAPER), "paper_bgcolor": theme.plain(theme.PAPER), "hovermode": "closest",
         "legend": {"title": {"text": "kind"}},
         "xaxis": {"visible": False, "range": [-0.4, depth + 0.6]},
         "yaxis": {"visible": False, "autorange": "reversed"},
