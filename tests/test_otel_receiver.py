@@ -85,6 +85,7 @@ def test_the_official_exporter_delivers_a_framework_run_live() -> None:
             instrumentor.uninstrument()
             server.close()
         provider.force_flush()
+        assert receiver.settle()
         assert receiver.host == "127.0.0.1" and receiver.url.endswith("/v1/traces")
         # three traces (two calls and the tool, each its own root): each became a run as its root arrived
         assert len(receiver.runs) == 3 and arrived == receiver.runs and receiver.refused == {}
@@ -105,12 +106,17 @@ def test_json_bodies_gzip_or_not_and_a_trace_waits_for_its_root() -> None:
         assert receiver.pending == 1 and receiver.runs == []
         status, _ = _post(receiver.url, gzip.compress(json.dumps(alone).encode()),
                           **{"Content-Type": "application/json; charset=utf-8", "Content-Encoding": "gzip"})
-        assert status == 200 and receiver.pending == 0
+        assert status == 200 and receiver.pending == 0 and receiver.settle()
         (run,) = receiver.runs
         assert run.answer == "DECLINED 0" and [s.stage for s in run.recording.steps].count("call-llm") == 2
         # spans of a trace already made a run are counted, not imported twice
-        _post(receiver.url, json.dumps(children).encode(), **{"Content-Type": "application/json"})
-        assert receiver.late_spans == len(spans) - 1 and len(receiver.runs) == 1
+        _post(receiver.url, json.dumps(children).encode(), **as_json)
+        assert receiver.settle() and receiver.late_spans == len(spans) - 1 and len(receiver.runs) == 1
+    with receive() as receiver:  # a trace whose root never comes becomes a run when flushed
+        _post(receiver.url, json.dumps(children).encode(), **as_json)
+        assert receiver.pending == 1 and receiver.settle() and receiver.runs == []
+        receiver.flush()
+        assert receiver.pending == 0 and [run.answer for run in receiver.runs] == ["DECLINED 0"]
 
 
 BAD = [
@@ -141,7 +147,7 @@ def test_what_is_not_otlp_is_refused_by_status_and_the_receiver_stays_up(label: 
         assert refusal["code"] in ("ERR_OTLP_REQUEST", "ERR_OTEL_SPANS") or refusal["code"].startswith("ERR_OTEL")
         assert receiver.refused == {status: 1}
         assert _post(receiver.url, good, **{"Content-Type": "application/x-protobuf"}) == (200, b"")
-        assert len(receiver.runs) == 1
+        assert receiver.settle() and len(receiver.runs) == 1
 
 
 def test_another_path_or_method_is_refused_by_status() -> None:

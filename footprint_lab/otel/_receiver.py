@@ -7,14 +7,17 @@ HTTP status it deserves, never quoting the body: 404 another path, 405 another m
 ``Content-Length``, 413 a body (or its unzipped bytes) over ``max_body_bytes``, 415 a content type
 or encoding other than OTLP's, 400 a body that is not spans. A refused request never stops it.
 Spans wait grouped by trace; a trace becomes runs when its root span (one naming no parent)
-arrives, and each run is appended to ``receiver.runs`` and handed to every subscriber.
+arrives, and each run is appended to ``receiver.runs`` and handed to every subscriber. A request is
+answered once its spans are read and held: the import runs on the receiver's own worker thread, so an
+exporter never waits for it (``settle()`` waits for the imports still under way).
 
 Listens on 127.0.0.1 by default: a trace holds prompts and tool results, so it is offered to
 other machines only when ``host`` says so.
 
-Pattern: a ``ThreadingHTTPServer`` on a daemon thread; one lock over the pending traces and the
-runs; subscribers called outside it, each on the event loop it names (``loop=``) when it has one,
-so a notebook's widget is fed on the kernel's loop.
+Pattern: a ``ThreadingHTTPServer`` on a daemon thread, one worker thread importing ended traces in
+the order they ended; one lock over the pending traces and the runs; subscribers called outside it,
+each on the event loop it names (``loop=``) when it has one, so a notebook's widget is fed on the
+kernel's loop.
 
 Role: the live door of :mod:`footprint_lab.otel`; imports ``opentelemetry-proto`` for protobuf bodies.
 :class:`footprint_lab.batch.RunSet` lives above this package: ``RunSet.from_runs(receiver.runs)``
@@ -24,6 +27,7 @@ makes a set of what arrived.
 from __future__ import annotations
 
 import json
+import queue
 import threading
 import zlib
 from collections.abc import Callable
@@ -56,6 +60,9 @@ class Receiver:
         self.listener_errors = 0
         #: spans that arrived for a trace already made into runs (not imported again)
         self.late_spans = 0
+        #: traces whose spans the import refused once their root arrived (a loop of parents across requests)
+        self.import_errors = 0
+        self._ended: queue.Queue[list[SpanData] | threading.Event | None] = queue.Queue()
         self._pending: dict[str, list[SpanData]] = {}
         self._done: set[str] = set()
         self._listeners: list[tuple[Callable[[Run], Any], Any]] = []
@@ -69,6 +76,8 @@ class Receiver:
         self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.1},
                                         name="footprint_lab-otlp-receiver", daemon=True)
         self._thread.start()
+        self._worker = threading.Thread(target=self._work, name="footprint_lab-otlp-import", daemon=True)
+        self._worker.start()
 
     @property
     def host(self) -> str:
@@ -112,21 +121,29 @@ class Receiver:
 
         return unsubscribe
 
-    def flush(self) -> list[Run]:
-        """Make runs now of every trace still waiting for its root span (its spans as they are); returns them."""
+    def settle(self, timeout: float = 10.0) -> bool:
+        """Wait until every trace that ended so far is imported; ``False`` if ``timeout`` seconds passed first."""
+        done = threading.Event()
+        self._ended.put(done)  # the worker sets it once everything queued before it is imported
+        return done.wait(timeout)
+
+    def flush(self) -> None:
+        """Make runs of every trace still waiting for its root span (its spans as they are), and wait for them."""
         with self._lock:
             traces, self._pending = list(self._pending.values()), {}
             self._done.update(spans[0].trace_id for spans in traces)
-        made: list[Run] = []
         for spans in traces:
-            made += self._import(spans)
-        return made
+            self._ended.put(spans)
+        self.settle()
 
     def stop(self) -> None:
-        """Stop listening (runs kept; traces still waiting stay in ``pending``, ``flush()`` makes them runs)."""
+        """Stop listening, once the traces that ended are imported (traces still waiting stay in ``pending``)."""
         self._server.shutdown()
         self._server.server_close()
         self._thread.join(5)
+        self.settle()
+        self._ended.put(None)
+        self._worker.join(5)
 
     def __enter__(self) -> Receiver:
         return self
@@ -138,9 +155,8 @@ class Receiver:
         return f"Receiver(url={self.url!r}, runs={len(self.runs)}, pending={self.pending})"
 
     # -- what the handler calls ---------------------------------------------------------------
-    def take(self, spans: list[SpanData]) -> list[Run]:
-        """Keep ``spans`` with their traces; the traces whose root has now arrived become runs."""
-        ended: list[list[SpanData]] = []
+    def take(self, spans: list[SpanData]) -> None:
+        """Keep ``spans`` with their traces; the traces whose root has now arrived go to be imported."""
         with self._lock:
             touched: dict[str, None] = {}
             for span in spans:
@@ -152,14 +168,25 @@ class Receiver:
             for trace in touched:
                 held = self._pending[trace]
                 if any(span.parent_id is None for span in held):
-                    ended.append(self._pending.pop(trace))
+                    self._ended.put(self._pending.pop(trace))
                     self._done.add(trace)
-        made: list[Run] = []
-        for trace_spans in ended:
-            made += self._import(trace_spans)
-        return made
 
-    def _import(self, spans: list[SpanData]) -> list[Run]:
+    def _work(self) -> None:
+        """The import worker: each ended trace in turn, until ``stop()`` sends ``None``."""
+        while True:
+            spans = self._ended.get()
+            if spans is None:
+                return
+            if isinstance(spans, threading.Event):
+                spans.set()
+                continue
+            try:
+                self._import(spans)
+            except Refusal:  # spans that hold together only per request (a loop across requests): counted
+                with self._lock:
+                    self.import_errors += 1
+
+    def _import(self, spans: list[SpanData]) -> None:
         runs = from_spans(spans)
         with self._lock:
             self.runs.extend(runs)
@@ -170,7 +197,6 @@ class Receiver:
                     loop.call_soon_threadsafe(self._call, callback, run)
                 else:
                     self._call(callback, run)
-        return runs
 
     def _call(self, callback: Callable[[Run], Any], run: Run) -> None:
         try:
