@@ -58,7 +58,7 @@ def _piece_row(change: PieceChange) -> list[Any]:
     if change.change == "changed" and change.a is not None and change.b is not None:
         text: Any = diff_cell(change.a, change.b)
     else:
-        text = shorten(change.a if change.change == "removed" else change.b or "", CELL)
+        text = shorten((change.a if change.change == "removed" else change.b) or "", CELL)
     return [change.change, change.what, text, change.why]
 
 
