@@ -95,10 +95,10 @@ fl_prepare() {
     fi
   fi
   "$FL_PYTHON" -m pip install --quiet --disable-pip-version-check --root-user-action=ignore -e "$FL_ROOT[$extra]"
-  # Lines from an older pyproject.toml are dropped; the test extra includes the notebook and real-model extras.
+  # Lines from an older pyproject.toml are dropped; the test extra includes the notebook, real-model and docs extras.
   { grep " $hash\$" "$stamp" 2>/dev/null || true
     echo "$extra $hash"
-    if [ "$extra" = test ]; then echo "notebook $hash"; echo "real-model $hash"; fi
+    if [ "$extra" = test ]; then echo "notebook $hash"; echo "real-model $hash"; echo "docs $hash"; fi
   } | sort -u > "$stamp.new"
   mv "$stamp.new" "$stamp"
 }
