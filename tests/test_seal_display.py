@@ -410,3 +410,22 @@ def test_the_lab_badge_is_what_the_claim_check_reads() -> None:
     assert seal_claim({"data": {"text/html": seal_badge(run.recording)}}) == "text/html"
     badge = seal_badge(run.recording).replace("data-fl-seal=", "data-x=")
     assert seal_claim({"data": {"text/html": badge}}) == "text/html"  # the words alone still claim it
+
+
+def test_a_sealed_run_too_large_to_carry_its_recording_claims_no_seal_its_output_cannot_back(tmp_path: Path) -> None:
+    """A genuine view that leaves its recording out (over the output budget; a slots view) says only that the run
+    was sealed, with no seal mark: verify finds nothing to hold it to, and nothing broken."""
+    from footprint_lab.lab.views import run_bundle, slots_view
+
+    run = sealed_run()
+    carried = run_bundle(run.recording)
+    assert RECORDING_MIME in carried and "sealed · verified" in carried["text/html"]
+    left_out = run_bundle(run.recording, budget=1_000)
+    assert RECORDING_MIME not in left_out
+    for html in (left_out["text/html"], slots_view(run.recording, run.recording.exchanges[0])):
+        assert "sealed · recording not kept in this output" in html
+        assert "sealed · verified" not in html and "data-fl-seal" not in html
+    shown = nbformat.v4.new_output("display_data", data=left_out)
+    path = notebook(tmp_path / "n.ipynb", shown)
+    assert all(verdict.status != "broken" for _, verdict in verify_file(path))
+    assert cli(path).returncode == 0

@@ -66,11 +66,11 @@ def run_bundle(recording: Recording, *, budget: int | None = BUNDLE_BUDGET) -> d
         return {"text/plain": plain, "text/html": answer_view(recording), RECORDING_MIME: data}
     size = len(orjson.dumps(data))
     if size > budget:  # it cannot fit, whatever the view weighs
-        return {"text/plain": plain, "text/html": answer_view(recording, note=recording_left_out(size))}
+        return {"text/plain": plain, "text/html": answer_view(recording, note=recording_left_out(size), carried=False)}
     view = answer_view(recording)
     if len(plain) + len(view) + size <= budget:
         return {"text/plain": plain, "text/html": view, RECORDING_MIME: data}
-    return {"text/plain": plain, "text/html": answer_view(recording, note=recording_left_out(size))}
+    return {"text/plain": plain, "text/html": answer_view(recording, note=recording_left_out(size), carried=False)}
 
 
 def recording_left_out(size: int) -> str:

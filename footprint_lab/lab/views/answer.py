@@ -78,9 +78,10 @@ EARLIER_CALLS = 20
 PIECE_TEXT = 4000
 
 
-def answer_view(recording: Recording, *, note: str = "", budget: int | None = None) -> str:
+def answer_view(recording: Recording, *, note: str = "", budget: int | None = None, carried: bool = True) -> str:
     """The whole answer view of a run, as one self-contained HTML fragment (no JavaScript); ``note`` (text)
-    is said under its header.
+    is said under its header. ``carried``: the output holds the recording beside the view (a verified seal
+    badge is shown only then: an output that shows a seal must carry what backs it).
 
     The one builder of the view, for a cell's display and the Lab widget alike: past ``budget``
     characters (the widget keeps its view in the notebook's saved state) the view is its header
@@ -88,13 +89,14 @@ def answer_view(recording: Recording, *, note: str = "", budget: int | None = No
     """
     scope = new_scope()
     view = wrap(scope, run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS,
-                                note=note), extra=TREE_CSS if recording.children else "")
+                                note=note, carried=carried), extra=TREE_CSS if recording.children else "")
     if budget is None or len(view) <= budget:
         return view
     scope = new_scope()
     said = (f"The full view of this run is {len(view) // 1000} kB, more than a notebook should keep: click the "
             "answer for the call that produced it, or display lab.run for all of it.")
-    return wrap(scope, header(recording) + answer_block(recording, scope) + f'<p class="fl-note">{esc(said)}</p>')
+    return wrap(scope, header(recording, carried=carried) + answer_block(recording, scope)
+                + f'<p class="fl-note">{esc(said)}</p>')
 
 
 def count_runs(recording: Recording) -> int:
@@ -114,12 +116,12 @@ def usage_of(recording: Recording) -> tuple[int, int, int]:
 
 
 def run_body(recording: Recording, scope: str, *, full_members: bool = True, nested: bool = False,
-             note: str = "") -> str:
+             note: str = "", carried: bool = True) -> str:
     """A run's view without its style sheet; ``nested`` (a member inside its parent's tree) leaves out
     the header and the members, which the tree's own row and branches already show."""
     report = integrity(recording)
     badges = report.by_step()
-    parts = [] if nested else [header(recording)]
+    parts = [] if nested else [header(recording, carried=carried)]
     if note:
         parts.append(f'<p class="fl-note fl-left-out-note">{esc(note)}</p>')
     parts.append(answer_block(recording, scope))
@@ -156,8 +158,9 @@ def integrity_block(report: IntegrityReport, scope: str) -> str:
             f"{ledger}</details>")
 
 
-def header(recording: Recording) -> str:
-    """Who ran, the run id, the status, the duration and the tokens, on one line."""
+def header(recording: Recording, *, carried: bool = True) -> str:
+    """Who ran, the run id, the status, the duration and the tokens, on one line (and the seal: see
+    :func:`seal_badge`)."""
     runner = recording.runner
     sent, got, calls = usage_of(recording)
     name = runner.name or runner.id
@@ -168,7 +171,7 @@ def header(recording: Recording) -> str:
         f'<code class="fl-muted">{esc(recording.run_id)}</code> '
         f'{tag(recording.status, recording.status)} '
         f'<span class="fl-muted">{recording.duration_ms:.1f} ms · {sent + got} tokens ({sent} in, {got} out)'
-        f" · {calls} LLM call{'s' if calls != 1 else ''}</span> {seal_badge(recording)}</div>"
+        f" · {calls} LLM call{'s' if calls != 1 else ''}</span> {seal_badge(recording, carried=carried)}</div>"
     )
 
 
@@ -204,12 +207,19 @@ def twins_note(exchange: LLMExchange) -> str:
     return "".join(f'<p class="fl-note" data-fl-twins>{note}</p>' for note in notes)
 
 
-def seal_badge(recording: Recording) -> str:
+def seal_badge(recording: Recording, *, carried: bool = True) -> str:
     """The seal, checked now: ``sealed · verified`` (green), ``seal broken`` (red, naming the first broken
-    link), nothing for a recording that was never sealed. A scrubbed one says by which policy names."""
+    link), nothing for a recording that was never sealed. A scrubbed one says by which policy names.
+
+    A view whose output does not carry the recording (too large for a notebook output; a slots view)
+    says only that the run was sealed, in grey and with no seal mark: a reader of the saved notebook
+    has nothing beside it to check, and ``footprint-lab verify`` reports an output that shows a seal it
+    does not carry as broken."""
     verdict = verify(recording)
     if verdict.status == "unsealed":
         return ""
+    if not carried:
+        return tag("sealed · recording not kept in this output")
     scrubbed = f" · scrubbed ({', '.join(verdict.scrubbed)})" if verdict.scrubbed else ""
     label, tone = ("sealed · verified" + scrubbed, "finished") if verdict.holds else ("seal broken", "failed")
     return tag(label, tone, f' data-fl-seal="{attr(verdict.status)}" title="{attr(str(verdict), drawn=True)}"')
@@ -244,7 +254,8 @@ def slots_view(recording: Recording, exchange: LLMExchange, *, left_out: bool = 
     scope = new_scope()
     calls = _Calls(recording, scope, keep=keep)
     title = f"<h4>What <code>{esc(exchange.step_id)}</code> was given</h4>"
-    return wrap(scope, header(recording) + title + calls.call_block(exchange, answering=False, left_out=left_out))
+    return wrap(scope, header(recording, carried=False) + title
+                + calls.call_block(exchange, answering=False, left_out=left_out))
 
 
 def notes_block(recording: Recording) -> str:
