@@ -96,9 +96,12 @@ def from_spans(spans: Any) -> list[Run]:
     they started. Spans are replayed into each run's recorder now; a run's ``Recording`` is built from it
     the first time it is asked for, as for a live run.
     """
-    importers = [_Importer(*group) for group in _group(read_spans(spans))]
-    runs = [importer.replay() for importer in importers]
-    silent = sum(1 for importer in importers if not importer.present)
+    runs: list[Run] = []
+    silent = 0
+    for group in _group(read_spans(spans)):  # one at a time: what a run's spans say is dropped once replayed
+        importer = _Importer(*group)
+        runs.append(importer.replay())
+        silent += not importer.present
     if silent:
         warnings.warn(f"{silent} imported run(s): {CONTENT_OFF_NOTE}", ContentCaptureWarning, stacklevel=2)
     return runs
@@ -178,8 +181,9 @@ def _group(spans: list[SpanData]) -> list[_Group]:
 
 def _key(turn: dict[str, Any]) -> tuple[Any, ...]:
     """What makes two turns the same turn: role, text, the tool call answered, the calls made."""
+    calls = turn.get("tool_calls")
     return (turn["role"], turn.get("content"), turn.get("tool_call_id"),
-            tuple((c["id"], c["name"]) for c in turn.get("tool_calls") or ()))
+            tuple([(c["id"], c["name"]) for c in calls]) if calls else ())
 
 
 def _split(turns: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
@@ -198,6 +202,7 @@ class _Importer:
         trace = (frame or spans[0]).trace_id
         self.rec = Recorder(known if isinstance(known, str) else f"otel-{root.span_id if root else trace}")
         self.history: list[dict[str, Any]] = []
+        self.keys: list[tuple[Any, ...]] = []  # each transcript turn's _key, in step with history
         self.asked: dict[str, tuple[str, str, dict[str, Any]]] = {}  # tool call id -> (call step, tool, arguments)
         self.answered: set[str] = set()
         self.iteration = 0
@@ -237,6 +242,7 @@ class _Importer:
             else:
                 self._chat(span, what)
         self._final(end)
+        self.read, self.shown, self.keys = [], {}, []  # the recorder keeps what the run needs
         failed = (self.frame is not None and self.frame.failed) or any(s.failed for s in self.spans)
         root_attrs = self.root.attributes if self.root else {}
         rec.meta["imported"] = IMPORTED_NOTE
@@ -270,6 +276,7 @@ class _Importer:
                                          iteration=self.iteration or None, position=len(self.history),
                                          reason="conversation", **evidence))
         self.history.append(message)
+        self.keys.append(_key(message))
 
     def _seed(self, message: str, at: int) -> None:
         self.rec.begin("seed")
@@ -354,8 +361,8 @@ class _Importer:
             tool_ids.append(len(pieces))
             pieces.append(self._piece("tools", kind, source_id, schema["description"], step_id, position))
         same = 0  # how many turns this call's input shares with the transcript, from the start
-        for had, turn in zip(self.history, turns, strict=False):
-            if _key(had) != _key(turn):
+        for had, turn in zip(self.keys, turns, strict=False):
+            if had != _key(turn):
                 break
             same += 1
         injected: list[dict[str, Any]] = []

@@ -32,6 +32,7 @@ import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
+from itertools import repeat
 from typing import Any, NamedTuple
 
 from footprint_lab.engine._refusal import describe_shape
@@ -360,7 +361,7 @@ def _any_value(value: Any, at: str, depth: int) -> Any:
 def _conventions(attributes: dict[str, Any], at: str) -> dict[str, Any]:
     """``attributes`` with the keys the importer reads checked, the JSON-valued ones decoded, and the indexed ones
     nested (:func:`nest`)."""
-    if any(key.startswith(_PREFIXES) for key in attributes):
+    if any(map(str.startswith, attributes, repeat(_PREFIXES))):
         nest(attributes, at)
     for key in attributes.keys() & _READ_KEYS:
         value = attributes[key]
