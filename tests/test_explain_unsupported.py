@@ -217,3 +217,14 @@ async def test_hyphens_that_are_no_sign_and_values_inside_longer_ones(held: dict
 ])
 async def test_a_value_stated_again_is_one_finding_with_its_count(answer: str, expected: list[str]) -> None:
     assert await said(ORDER, answer) == expected
+
+
+@pytest.mark.parametrize("length", [201, 5_000])
+async def test_a_very_long_identifier_is_reported_without_comparing_its_spelling(length: int) -> None:
+    held = "A-" + "7" * length
+    assert await said({"ref": held}, f"Ref {held} ok.") == []
+    tool = define_tool(name="lookup", description="Look up.", fn=lambda: {"ref": held})
+    provider = mock(replies=[{"tool": "lookup", "args": {}}, f"Ref {held[:-1]}8 ok."])
+    run = await Agent(provider=provider, tools=[tool]).run("Well?")
+    (finding,) = integrity(run).of_kind("unsupported_value")
+    assert finding.what.startswith(f"{held[:-1]}8 (identifier)") and " said " not in finding.what

@@ -32,7 +32,8 @@ it is in no evidence, and the finding says so.
 Cost: each side is read once, into sets of what it holds, and each value of the answer is looked
 up there, so the check is linear in the text. The near value shown with a finding is looked for
 among the evidence values that sort next to it (by size, by day, by time; a name or identifier
-by its spelling forwards and backwards, which keeps a typo's either side), not among all of them.
+by its spelling forwards and backwards, which keeps a typo's either side), not among all of them; a
+name or identifier longer than 200 characters is reported without one.
 
 Role: explain layer; registered as the ``unsupported_value`` check of
 :mod:`footprint_lab.explain._integrity_checks`, a pure function of a ``Recording``.
@@ -72,6 +73,8 @@ _NUMBER = r"\d{1,3}(?:[,\u0020\u00a0\u202f'’]\d{3})+(?:\.\d+)?|\d{1,3}(?:\.\d{
 _CODE = r"(?:" + "|".join(re.escape(c) for c in sorted(_CURRENCIES, key=len, reverse=True) if c.isalpha()) + r")"
 _SYMBOL = r"[$€£¥]"
 _SIGN = r"(?P<sign>[-−+]?)"
+#: not the second group of thousands of a number (``200`` in ``1 200``): trying each group again is quadratic
+_NOT_A_GROUP = r"(?!(?<=\d[,\u0020\u00a0\u202f'’])\d{3}(?!\d))"
 _MASK = re.compile(r"\[redacted:[^\]]*\]")
 _DATES = (
     ("ymd", re.compile(r"(?=\d)\b(\d{4})-(\d{1,2})-(\d{1,2})\b")),
@@ -81,7 +84,8 @@ _DATES = (
 )
 _AMOUNTS = (
     re.compile(rf"(?=[-−+$€£¥])(?:(?<![\w.])(?P<sign>[-−+]))?(?P<unit>{_SYMBOL})\s?(?P<number>{_NUMBER})"),
-    re.compile(rf"(?=[-−+\d])(?<![\w.,]){_SIGN}(?P<number>{_NUMBER})\s?(?P<unit>{_SYMBOL}|{_CODE}\b)", re.I),
+    re.compile(rf"(?=[-−+\d])(?<![\w.,]){_NOT_A_GROUP}{_SIGN}(?P<number>{_NUMBER})\s?(?P<unit>{_SYMBOL}|{_CODE}\b)",
+               re.I),
     re.compile(rf"(?=[a-z])\b(?P<unit>{_CODE})\s?{_SIGN}(?P<number>{_NUMBER})", re.I),
 )
 _TIME = re.compile(r"(?=\d)\b([01]?\d|2[0-3]):([0-5]\d)\b")
@@ -296,8 +300,8 @@ def _numbers(written: str, sign: str) -> tuple[Decimal | str, ...]:
     1200.5; ``3,5`` is 3.5 or 35. Digits are kept exactly (a Decimal, never a float); a number with a leading
     zero is a code, its digits as written (``007``); a minus makes it negative."""
     text = _SPACES.sub(" ", written)
-    if text.isdigit():
-        readings = [text]
+    if written.isdigit():
+        readings = [written]
     elif _THOUSANDS.fullmatch(text):
         readings = [text.replace(",", "").replace(" ", "")]
     elif _DOTTED_THOUSANDS.fullmatch(text):
@@ -518,6 +522,8 @@ def _distance(value: Value, other: Value, spelling: SequenceMatcher[str]) -> flo
     if value.kind == "time":
         (h, m), (oh, om) = value.keys[0], other.keys[0]
         return float(abs((h * 60 + m) - (oh * 60 + om)))
+    if max(len(value.shown), len(other.shown)) > _SPELLING_LIMIT:  # comparing spellings is quadratic in them
+        return None
     spelling.set_seq1(other.shown.casefold())
     if spelling.real_quick_ratio() < 0.6 or spelling.quick_ratio() < 0.6:  # bounds of the ratio, cheaper to get
         return None
@@ -526,6 +532,8 @@ def _distance(value: Value, other: Value, spelling: SequenceMatcher[str]) -> flo
 
 
 _TINY = Decimal("1e-9")
+#: the longest name or identifier whose spelling is compared with others (a longer one is named with no near value)
+_SPELLING_LIMIT = 200
 
 
 def _sizes(value: Value) -> list[Decimal]:
