@@ -53,6 +53,7 @@ from decimal import Decimal
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.engine._unicode import invisible_class
 from footprint_lab.engine.schema import KIND_ASSISTANT, KIND_BASE, KIND_TOOL_RESULT, KIND_USER
 from footprint_lab.explain._sources import describe_source
 
@@ -112,24 +113,21 @@ _PARTICLES = r"(?:de|da|del|della|di|do|dos|du|van|von|der|den|of|la|le|al|bin|i
 
 @functools.cache
 def _letters() -> dict[str, re.Pattern[str]]:
-    """The patterns that need Unicode's letter classes, built once on first use (re has no \\p{Lu})."""
-    classes: dict[str, list[int]] = {"Cf": [], "upper": [], "lower": [], "caseless": []}
-    for code in itertools.chain(range(0x20000), range(0xE0000, 0xE01F0)):
+    """The patterns that need Unicode's letter classes, built once on first use (re has no \\p{Lu}). Letters
+    past the first plane are not read: re matches a class holding them range by range, slowly."""
+    classes: dict[str, list[int]] = {"upper": [], "lower": [], "caseless": []}
+    for code in range(0x10000):
         category = unicodedata.category(chr(code))
-        if category == "Cf" or code == 0x034F or 0xFE00 <= code <= 0xFE0F or 0xE0100 <= code <= 0xE01EF:
-            classes["Cf"].append(code)  # drawn as nothing: format characters, the grapheme joiner, variation selectors
-        if code > 0xFFFF:  # letters past the first plane are not read: re matches such a class range by range, slowly
-            continue
         if category in ("Lu", "Lt"):
             classes["upper"].append(code)
         elif category in ("Ll", "Lm"):
             classes["lower"].append(code)
         if category in ("Lo", "Lm") and not 0x3040 <= code <= 0x309F:  # hiragana writes grammar, not names
             classes["caseless"].append(code)
-    unseen, upper, lower, caseless = (_char_class(codes) for codes in classes.values())
+    upper, lower, caseless = (_char_class(codes) for codes in classes.values())
     word = rf"[{upper}](?:[{lower}]+|['’][{upper}][{lower}]+)(?:['’-][{upper}]?[{lower}]+|[{upper}][{lower}]+)*"
     return {
-        "unseen": re.compile(f"[{unseen}]"),
+        "unseen": re.compile(f"[{invisible_class()}]"),
         "name": re.compile(rf"(?<![\w'’-]){word}(?:[ \t]+(?:{_PARTICLES}[ \t]+)?{word}){{0,3}}(?![\w])"),
         "caseless": re.compile(rf"[{caseless}](?<![{upper}{lower}][{caseless}])[{caseless}]*(?![{upper}{lower}])"),
         "cased": re.compile(f"[{upper}{lower}]+"),
