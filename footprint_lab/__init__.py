@@ -50,6 +50,7 @@ if TYPE_CHECKING:
     from footprint_lab.errors import *
     from footprint_lab.explain._tool_lint import lint_tools
     from footprint_lab.explain._tree import RunTree
+    from footprint_lab.explain._trials import Trials
     from footprint_lab.flow._checkpoint import FlowCheckpoint
     from footprint_lab.flow._conditional import Conditional
     from footprint_lab.flow._loop import Loop

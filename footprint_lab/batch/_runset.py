@@ -15,6 +15,8 @@ touched (:mod:`footprint_lab.batch._folder`).
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
 import inspect
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -31,7 +33,7 @@ from footprint_lab.core._door import normalize_run_input
 from footprint_lab.core._run import Run
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._refusal import call_problem, describe_shape
-from footprint_lab.explain import localize
+from footprint_lab.explain import Trials, localize
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -496,17 +498,30 @@ def _whole(function: str, setting: str, value: Any, low: int, high: int) -> int:
 
 
 def _check_settings(function: str, settings: dict[str, Any]) -> None:
-    """Only ``localize``'s own settings, and only those that mean the same for every run."""
-
-    accepted = [name for name in inspect.signature(localize).parameters if name not in _PER_RUN]
+    """Only ``localize``'s own settings (its keywords and the trial settings), only those that mean the same for
+    every run, each one a trial can use: refused before any run is localized."""
+    trial = [field.name for field in dataclasses.fields(Trials)]
+    own = [name for name, parameter in inspect.signature(localize).parameters.items()
+           if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name not in _PER_RUN]
+    accepted = own + trial
     for name in settings:
         if name not in accepted:
             per_run = name in _PER_RUN
+            near = difflib.get_close_matches(name, accepted, n=1)
             raise BatchConfigError(
                 function, name, "a setting that differs from run to run" if per_run else "no setting of localize",
                 "cannot be given for a whole set (each run is rerun on its own recorded input)" if per_run
-                else f"is not a setting of localize; the settings are {', '.join(accepted)}",
+                else f"is not a setting of localize{f' (did you mean {near[0]!r}?)' if near else ''}; the settings "
+                     f"are {', '.join(accepted)}",
             )
+    chosen = {name: value for name, value in settings.items() if name in trial}
+    given = settings.get("trials")
+    if given is not None and not isinstance(given, Trials):
+        raise BatchConfigError(function, "trials", describe_shape(given), "must be a footprint_lab.Trials(...) object")
+    if given is None:
+        Trials(**chosen)  # each value checked now, refused by name before any run is localized
+    else:
+        given.replace(**chosen)
 
 
 def _metric(function: str, metric: Any) -> Callable[[RunSummary], Any]:

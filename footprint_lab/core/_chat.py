@@ -44,7 +44,7 @@ import inspect
 import weakref
 from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from footprint_lab.core._chat_turns import Masks, Summary, born_in, changes, masked_recording, summarize, tokens
 from footprint_lab.core._checkpoint import checkpoint_from
@@ -57,6 +57,7 @@ from footprint_lab.engine._bug_reports import write_bug_report
 from footprint_lab.engine._display import bundle
 from footprint_lab.engine._redaction import Redaction, combine_policies
 from footprint_lab.engine._refusal import Refusal, SettingRefusal, describe_shape
+from footprint_lab.explain import Trials, TrialSettings
 from footprint_lab.explain._ablation import Localization, RerunReport, localize, rerun_without
 
 if TYPE_CHECKING:
@@ -401,7 +402,8 @@ class Chat:
         return pause
 
     # -- explaining a turn ----------------------------------------------------------------------
-    async def rerun(self, k: int, without: Sequence[str] | str, **settings: Any) -> TurnRerun:
+    async def rerun(self, k: int, without: Sequence[str] | str, *, trials: Trials | None = None,
+                    **settings: Unpack[TrialSettings]) -> TurnRerun:
         """Turn ``k`` again without the ``without`` sources, in the conversation as recorded up to it.
 
         Only turn ``k`` calls the provider; ``settings`` are ``explain.rerun_without``'s (``samples=3``
@@ -409,17 +411,21 @@ class Chat:
         """
         turn = self.turn(k, "Chat.rerun")
         number = self._turns.index(turn)
-        report = await rerun_without(turn.run, without, rerun=self, **settings)  # the turn's start: rerun_start
+        # the turn's start: rerun_start
+        report = await rerun_without(turn.run, without, rerun=self, trials=trials, **settings)
         return TurnRerun(number, report)
 
-    def rerun_sync(self, k: int, without: Sequence[str] | str, **settings: Any) -> TurnRerun:
+    def rerun_sync(self, k: int, without: Sequence[str] | str, *, trials: Trials | None = None,
+                   **settings: Unpack[TrialSettings]) -> TurnRerun:
         """``rerun`` from synchronous code."""
-        return run_coroutine_sync(self.rerun(k, without, **settings))
+        return run_coroutine_sync(self.rerun(k, without, trials=trials, **settings))
 
-    async def localize(self, k: int, **settings: Any) -> Localization:
-        """Which sources cause turn ``k``'s reply, proven by reruns of that turn alone (``localize``'s settings)."""
+    async def localize(self, k: int, *, trials: Trials | None = None, **settings: Unpack[TrialSettings]
+                       ) -> Localization:
+        """Which sources cause turn ``k``'s reply, proven by reruns of that turn alone (the trial settings as for
+        ``localize``: ``trials=`` or keywords)."""
         turn = self.turn(k, "Chat.localize")
-        return await localize(turn.run, rerun=self, **settings)
+        return await localize(turn.run, rerun=self, trials=trials, **settings)
 
     def rerun_start(self, recording: Recording) -> TurnStart | None:
         """For a rerun of one of this chat's turns: ``(the message it answered, the checkpoint it continued,

@@ -75,6 +75,7 @@ if TYPE_CHECKING:
     from footprint_lab.explain._integrity_checks import Disposition, Finding, IntegrityReport, integrity
     from footprint_lab.explain._replay import Replay, ReplayPieceError, replay
     from footprint_lab.explain._rerun import TextDifference
+    from footprint_lab.explain._trials import Trials, TrialSettings
 
 __all__, __getattr__, __dir__ = public(__name__)
 

@@ -40,9 +40,9 @@ Refusal raised here: :class:`NothingToLocalizeError`.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from footprint_lab.engine._refusal import Refusal
 from footprint_lab.explain._arm_fields import ArmFields
@@ -61,7 +61,6 @@ from footprint_lab.explain._replay import (
     replay_policy,
 )
 from footprint_lab.explain._rerun import (
-    RERUN_TIME_LIMIT,
     Progress,
     Rerunner,
     TextDifference,
@@ -71,14 +70,15 @@ from footprint_lab.explain._rerun import (
 )
 from footprint_lab.explain._sources import describe_source, removal_id
 from footprint_lab.explain._trial import (
+    BUDGET_PER_SAMPLE,
     VERDICT_LABELS,
     Arm,
     ArmVerdict,
     TrialResult,
-    check_trial_settings,
     decide,
     default_budget,
 )
+from footprint_lab.explain._trials import Trials, TrialSettings, settings_for
 from footprint_lab.explain.compare import suggest
 
 if TYPE_CHECKING:
@@ -303,19 +303,13 @@ async def localize(
     *,
     rerun: Any = None,
     replay: Any = None,
-    samples: int = 3,
     top: int | None = None,
-    budget: int | None = None,
-    alpha: float = 0.05,
     sources: Sequence[str] | None = None,
     strategy: Any = "lexical",
-    comparator: Callable[[str, str], Any] | None = None,
-    concurrency: int = 16,
     input: Any = None,
     continue_from: Any = None,
-    retries: int = 2,
-    time_limit: float | None = RERUN_TIME_LIMIT,
-    progress: bool | Callable[[int, int], None] | None = None,
+    trials: Trials | None = None,
+    **settings: Unpack[TrialSettings],
 ) -> Localization:
     """Test which suspects of a run cause its answer by removing them and rerunning; see the module docstring.
 
@@ -341,11 +335,12 @@ async def localize(
     """
     recording = recording_of(run, "localize")
     original = original_answer("localize", recording)
-    limit = check_trial_settings("localize", samples=samples, alpha=alpha, budget=budget, concurrency=concurrency)
+    chosen_trials = settings_for("localize", trials, settings).for_call("localize")
+    samples, alpha, budget, concurrency = (chosen_trials.samples or 3, chosen_trials.alpha, chosen_trials.budget,
+                                           chosen_trials.concurrency)
     if top is not None:
         whole_number("localize", "top", top, 1, 100_000)
-    whole_number("localize", "retries", retries, 0, 10)
-    compare = check_comparator("localize", comparator)
+    compare = check_comparator("localize", chosen_trials.comparator)
     call = None
     if replay is not None:
         if rerun is not None:
@@ -354,14 +349,14 @@ async def localize(
                                      "re-sends the answering call, rerun= reruns the whole agent)")
         call = recorded_call("localize", recording)
         rerun = CallReplayer(call, check_provider("localize", replay, "replay"), replay_policy("localize", recording))
-    rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=retries,
-                         time_limit=time_limit)
+    rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=chosen_trials.retries,
+                         time_limit=chosen_trials.time_limit)
     chosen, untested = choose_suspects(recording, run, sources, strategy, top)
     if call is not None:
         chosen, untested = _in_call(call, chosen, untested, sources)
     arms = [Arm(name, (name,)) for _, name, _, _ in chosen]
-    limit = limit if budget is not None else default_budget(samples, len(arms))
-    bar = Progress(limit, "reruns", progress)
+    limit = budget if budget is not None else default_budget(samples, len(arms))
+    bar = Progress(limit, "reruns", chosen_trials.progress)
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
     await draws.prepare(arms)
     trial = await decide(arms, draws, samples=samples, alpha=alpha, budget=limit, screen=sources is None)
@@ -505,37 +500,31 @@ async def rerun_without(
     ignore: Sequence[str] | str,
     *,
     rerun: Any = None,
-    samples: int = 1,
-    alpha: float = 0.05,
-    budget: int | None = None,
-    comparator: Callable[[str, str], Any] | None = None,
-    concurrency: int = 16,
     input: Any = None,
     continue_from: Any = None,
-    retries: int = 2,
-    time_limit: float | None = RERUN_TIME_LIMIT,
-    progress: bool | Callable[[int, int], None] | None = None,
+    trials: Trials | None = None,
+    **settings: Unpack[TrialSettings],
 ) -> RerunReport:
     """Run the same input again without the named sources, and report what changed.
 
     ``ignore`` names sources by their removal id (``run.suspects()`` shows it): declaration
     ids, tool names, ``system-prompt``. With ``samples=1`` (the default) it is one rerun, an
     observation; with more, the removal is tested against as many unchanged reruns (and more
-    looks while undecided, within ``budget``) at false-confirmation rate ``alpha``. The other
-    settings are as for ``localize``.
+    looks while undecided, within ``budget``) at false-confirmation rate ``alpha``. The trial
+    settings (``trials=`` or keywords) are as for ``localize``; ``samples`` is 1 unless given.
     """
     recording = recording_of(run, "rerun_without")
     names = id_list("rerun_without", "ignore", ignore)
     check_removable("rerun_without", recording, names)
     original = original_answer("rerun_without", recording)
-    limit = check_trial_settings("rerun_without", samples=samples, alpha=alpha, budget=budget,
-                                 concurrency=concurrency)
-    whole_number("rerun_without", "retries", retries, 0, 10)
-    compare = check_comparator("rerun_without", comparator)
-    rerunner = Rerunner("rerun_without", rerun, recording, input, continue_from, retries=retries,
-                         time_limit=time_limit)
+    chosen_trials = settings_for("rerun_without", trials, settings).for_call("rerun_without")
+    samples, alpha, concurrency = chosen_trials.samples or 1, chosen_trials.alpha, chosen_trials.concurrency
+    limit = chosen_trials.budget if chosen_trials.budget is not None else BUDGET_PER_SAMPLE * samples
+    compare = check_comparator("rerun_without", chosen_trials.comparator)
+    rerunner = Rerunner("rerun_without", rerun, recording, input, continue_from, retries=chosen_trials.retries,
+                         time_limit=chosen_trials.time_limit)
     arm = Arm(" + ".join(names), tuple(names))
-    bar = Progress(1 if samples == 1 else limit, "reruns", progress)
+    bar = Progress(1 if samples == 1 else limit, "reruns", chosen_trials.progress)
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar, keep_runs=True)
     await draws.prepare([arm])
     trial: ArmVerdict | None = None

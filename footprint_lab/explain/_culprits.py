@@ -27,29 +27,29 @@ Role: explain layer; it reruns through :mod:`footprint_lab.explain._trial`'s mac
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from footprint_lab.explain._ablation import choose_suspects, original_answer, untested_count, untested_lines
 from footprint_lab.explain._arm_fields import ArmFields
 from footprint_lab.explain._checks import ExplainConfigError, recording_of, whole_number
 from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._render import display_bundle, shorten
-from footprint_lab.explain._rerun import RERUN_TIME_LIMIT, Outcome, Progress, Rerunner, check_comparator
+from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, check_comparator
 from footprint_lab.explain._trial import (
     SCREEN_SEED,
     VERDICT_LABELS,
     Arm,
     ArmVerdict,
     TrialResult,
-    check_trial_settings,
     decide,
     tally,
 )
 
 if TYPE_CHECKING:
     import pandas as pd
+from footprint_lab.explain._trials import Trials, TrialSettings, settings_for
 
 
 @dataclass(slots=True)
@@ -207,51 +207,49 @@ class _Search:
             chunk = max(chunk // 2, 1)
 
 
+#: bisect_culprits' budget when none is given.
+BISECT_BUDGET = 40
+
+
 async def bisect_culprits(
     run: Any,
     *,
     rerun: Any = None,
-    samples: int = 3,
-    budget: int = 40,
-    alpha: float = 0.05,
     top: int | None = None,
     sources: Sequence[str] | None = None,
     strategy: Any = "lexical",
-    comparator: Callable[[str, str], Any] | None = None,
-    concurrency: int = 16,
     input: Any = None,
     continue_from: Any = None,
-    retries: int = 2,
-    time_limit: float | None = RERUN_TIME_LIMIT,
-    progress: bool | Callable[[int, int], None] | None = None,
+    trials: Trials | None = None,
+    **settings: Unpack[TrialSettings],
 ) -> Culprits:
     """Search the suspects for minimal sets whose joint removal flips the outcome, then confirm them.
 
     By default every removable piece that reached the answer is searched (``top`` keeps the
     ranking's first ``top``, ``sources`` names them exactly); what is left out is named.
 
-    ``budget`` caps every rerun, the search's baseline and the confirmation included. ``rerun``,
-    ``samples``, ``alpha``, ``top``, ``sources``, ``strategy``, ``comparator``, ``input``,
-    ``continue_from``, ``retries``, ``time_limit`` and ``progress`` are as for ``localize``.
+    ``budget`` caps every rerun, the search's baseline and the confirmation included (40 unless
+    given). ``rerun``, ``top``, ``sources``, ``strategy``, ``input``, ``continue_from`` and the trial
+    settings (``trials=`` or keywords) are as for ``localize``; ``samples`` is at least 2.
     """
     recording = recording_of(run, "bisect_culprits")
     original = original_answer("bisect_culprits", recording)
+    chosen_trials = settings_for("bisect_culprits", trials, settings).for_call("bisect_culprits")
+    samples, alpha, concurrency = chosen_trials.samples or 3, chosen_trials.alpha, chosen_trials.concurrency
+    budget = chosen_trials.budget if chosen_trials.budget is not None else BISECT_BUDGET
     whole_number("bisect_culprits", "samples", samples, 2, 1000)
     if top is not None:
         whole_number("bisect_culprits", "top", top, 1, 100_000)
-    whole_number("bisect_culprits", "retries", retries, 0, 10)
-    check_trial_settings("bisect_culprits", samples=samples, alpha=alpha, budget=None, concurrency=concurrency)
-    whole_number("bisect_culprits", "budget", budget, 1, 100_000)
     if budget < 4 * samples:
         raise ExplainConfigError("bisect_culprits", "budget", "fewer reruns than a search and its proof need",
                                  f"must allow at least 4 x samples reruns (here {4 * samples}): the baseline, "
                                  "removing every suspect at once, and one confirmation of a set beside its baseline")
-    compare = check_comparator("bisect_culprits", comparator)
-    rerunner = Rerunner("bisect_culprits", rerun, recording, input, continue_from, retries=retries,
-                         time_limit=time_limit)
+    compare = check_comparator("bisect_culprits", chosen_trials.comparator)
+    rerunner = Rerunner("bisect_culprits", rerun, recording, input, continue_from, retries=chosen_trials.retries,
+                         time_limit=chosen_trials.time_limit)
     chosen, untested = choose_suspects(recording, run, sources, strategy, top)
     names = [name for _, name, _, _ in chosen]
-    bar = Progress(budget, "reruns", progress)
+    bar = Progress(budget, "reruns", chosen_trials.progress)
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
     await draws.prepare([Arm(" + ".join(names), tuple(names))] if names else [])
     reserve = 2 * samples  # one confirmation look of one set, beside its baseline

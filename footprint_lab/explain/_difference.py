@@ -43,14 +43,14 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from footprint_lab.engine._refusal import Refusal
 from footprint_lab.engine.markup import TEXT_LIMIT
 from footprint_lab.engine.schema import KIND_TOOL_RESULT
 from footprint_lab.explain._ablation import budget_note, original_answer, untested_lines
 from footprint_lab.explain._arm_fields import ArmFields
-from footprint_lab.explain._checks import ExplainConfigError, recording_of, whole_number
+from footprint_lab.explain._checks import ExplainConfigError, recording_of
 from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._members import members_of
 from footprint_lab.explain._render import display_bundle, shorten
@@ -63,17 +63,17 @@ from footprint_lab.explain._replay import (
     recorded_call,
     replay_policy,
 )
-from footprint_lab.explain._rerun import RERUN_TIME_LIMIT, Progress, Rerunner, check_comparator
+from footprint_lab.explain._rerun import Progress, Rerunner, check_comparator
 from footprint_lab.explain._sources import NOT_REMOVABLE, describe_source, removal_id
 from footprint_lab.explain._trial import (
     VERDICT_LABELS,
     Arm,
     ArmVerdict,
     TrialResult,
-    check_trial_settings,
     decide,
     default_budget,
 )
+from footprint_lab.explain._trials import Trials, TrialSettings, settings_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -695,16 +695,10 @@ async def explain_difference(
     *,
     rerun: Any = None,
     replay: Any = None,
-    samples: int = 3,
-    budget: int | None = None,
-    alpha: float = 0.05,
-    comparator: Callable[[str, str], Any] | None = None,
-    concurrency: int = 16,
     input: Any = None,
     continue_from: Any = None,
-    retries: int = 2,
-    time_limit: float | None = RERUN_TIME_LIMIT,
-    progress: bool | Callable[[int, int], None] | None = None,
+    trials: Trials | None = None,
+    **settings: Unpack[TrialSettings],
 ) -> DifferenceExplanation:
     """Which differences between a good run and a bad one bring the good answer back into the bad run.
 
@@ -716,15 +710,16 @@ async def explain_difference(
     ``exclude=`` / ``force=`` (as ``localize`` and ``find_dropped_context`` call it): each arm reruns
     the bad run with the declaration or tool carried in or out. A rerun flips when ``comparator``
     (``(original, rerun) -> True when they differ``, by default ``TextDifference``) reads its answer
-    as the *good* answer. The screening, statistics, budget and every other setting are
-    ``localize``'s.
+    as the *good* answer. The screening, statistics, budget and the trial settings (``trials=`` or
+    keywords) are ``localize``'s.
     """
     function = "explain_difference"
     good_rec, bad_rec = recording_of(good, function, "good"), recording_of(bad, function, "bad")
     good_answer, bad_answer = original_answer(function, good_rec), original_answer(function, bad_rec)
-    limit = check_trial_settings(function, samples=samples, alpha=alpha, budget=budget, concurrency=concurrency)
-    whole_number(function, "retries", retries, 0, 10)
-    compare_answers = check_comparator(function, comparator)
+    chosen_trials = settings_for(function, trials, settings).for_call(function)
+    samples, alpha, budget, concurrency = (chosen_trials.samples or 3, chosen_trials.alpha, chosen_trials.budget,
+                                           chosen_trials.concurrency)
+    compare_answers = check_comparator(function, chosen_trials.comparator)
     if replay is not None and rerun is not None:
         raise ExplainConfigError(function, "replay", "a provider beside rerun=",
                                  "is one way to carry the differences in; rerun= is the other: pass one of them "
@@ -779,12 +774,13 @@ async def explain_difference(
                "call cannot carry it; rerun= reruns the whole run" if replay is not None
                else "; ".join(dict.fromkeys(where)))
         untested.append((name, why))
-    rerunner = Rerunner(function, runner, bad_rec, input, continue_from, retries=retries, time_limit=time_limit)
+    rerunner = Rerunner(function, runner, bad_rec, input, continue_from, retries=chosen_trials.retries,
+                         time_limit=chosen_trials.time_limit)
     chosen = list(arms.values())
     trial_arms = [arm for arm, _, _ in chosen]
-    limit = limit if budget is not None else default_budget(samples, len(trial_arms))
+    limit = budget if budget is not None else default_budget(samples, len(trial_arms))
     judge = GoodAnswer(compare_answers)
-    bar = Progress(limit, "reruns", progress)
+    bar = Progress(limit, "reruns", chosen_trials.progress)
     draws = Draws(rerunner, judge, good_answer, concurrency=concurrency, bar=bar)
     await draws.prepare(trial_arms)
     trial = await decide(trial_arms, draws, samples=samples, alpha=alpha, budget=limit)

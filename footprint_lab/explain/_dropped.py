@@ -22,16 +22,17 @@ Role: explain layer; a function of a ``Recording`` (plus reruns when asked).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
-from footprint_lab.explain._checks import recording_of, whole_number
+from footprint_lab.explain._checks import recording_of
 from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._members import SourceNames
 from footprint_lab.explain._render import display_bundle, shorten
-from footprint_lab.explain._rerun import RERUN_TIME_LIMIT, Outcome, Progress, Rerunner, check_comparator
-from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, check_trial_settings, decide, default_budget
+from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, check_comparator
+from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, decide, default_budget
+from footprint_lab.explain._trials import Trials, TrialSettings, settings_for
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -238,39 +239,32 @@ async def find_dropped_context(
     run: Any,
     *,
     rerun: Any = None,
-    samples: int = 3,
-    alpha: float = 0.05,
-    budget: int | None = None,
-    comparator: Callable[[str, str], Any] | None = None,
-    concurrency: int = 16,
     input: Any = None,
     continue_from: Any = None,
-    retries: int = 2,
-    time_limit: float | None = RERUN_TIME_LIMIT,
-    progress: bool | Callable[[int, int], None] | None = None,
+    trials: Trials | None = None,
+    **settings: Unpack[TrialSettings],
 ) -> DroppedContext:
     """What was available but never reached the model, each with why; with ``rerun``, tested by restoration.
 
     ``rerun`` is the agent (rebuilt with each left-out source forced in: ``agent.with_forced``)
-    or a factory called as ``factory(force=[...])``. Without it, nothing is rerun. ``samples``,
-    ``alpha``, ``budget``, ``comparator``, ``input``, ``continue_from``, ``retries``,
-    ``time_limit`` and ``progress`` are as for ``localize``.
+    or a factory called as ``factory(force=[...])``. Without it, nothing is rerun. ``input``,
+    ``continue_from`` and the trial settings (``trials=`` or keywords) are as for ``localize``.
     """
     recording = recording_of(run, "find_dropped_context")
-    limit = check_trial_settings("find_dropped_context", samples=samples, alpha=alpha, budget=budget,
-                                 concurrency=concurrency)
-    whole_number("find_dropped_context", "retries", retries, 0, 10)
-    compare = check_comparator("find_dropped_context", comparator)
-    rerunner = (Rerunner("find_dropped_context", rerun, recording, input, continue_from, retries=retries,
-                         time_limit=time_limit)
+    chosen_trials = settings_for("find_dropped_context", trials, settings).for_call("find_dropped_context")
+    samples, alpha, budget, concurrency = (chosen_trials.samples or 3, chosen_trials.alpha, chosen_trials.budget,
+                                           chosen_trials.concurrency)
+    compare = check_comparator("find_dropped_context", chosen_trials.comparator)
+    rerunner = (Rerunner("find_dropped_context", rerun, recording, input, continue_from,
+                         retries=chosen_trials.retries, time_limit=chosen_trials.time_limit)
                 if rerun is not None else None)
     calls, pieces = left_out(recording)
     report = DroppedContext(calls, recording.answer, pieces)
     if rerunner is None or not pieces or recording.answer is None:
         return report
     arms = [Arm(name, force=(name,)) for name in dict.fromkeys(p.force_id for p in pieces)]
-    limit = limit if budget is not None else default_budget(samples, len(arms))
-    bar = Progress(limit, "restorations", progress)
+    limit = budget if budget is not None else default_budget(samples, len(arms))
+    bar = Progress(limit, "restorations", chosen_trials.progress)
     draws = Draws(rerunner, compare, recording.answer, concurrency=concurrency, bar=bar, keep_runs=True)
     await draws.prepare(arms)
     report.trial = await decide(arms, draws, samples=samples, alpha=alpha, budget=limit)

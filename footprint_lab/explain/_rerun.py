@@ -399,6 +399,17 @@ def _accepts(function: Callable[..., Any], keyword: str) -> bool:
     return any(p.name == keyword or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
+def check_progress(function: str, progress: Any) -> Any:
+    """``progress`` when a bar can use it (``True``, ``False``, ``None`` or a function ``(done, total)``)."""
+    if progress is None or isinstance(progress, bool):
+        return progress
+    problem = call_problem(progress, 2)
+    if problem is not None:
+        raise ExplainConfigError(function, "progress", problem if callable(progress) else describe_shape(progress),
+                                 "is True, False, None (a bar in a notebook) or a function (done, total)")
+    return progress
+
+
 class Progress:
     """A progress bar for reruns, shown only inside a notebook kernel (ipywidgets, imported then).
 

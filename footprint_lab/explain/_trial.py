@@ -59,7 +59,6 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
-from footprint_lab.explain._checks import ExplainConfigError, fraction, whole_number
 from footprint_lab.explain._looks import afforded, hopeless_trend, look_plan
 from footprint_lab.explain._rerun import Outcome
 from footprint_lab.explain._search import BATCH, DECISIVE, CauseSearch
@@ -202,20 +201,6 @@ class TrialResult:
     @property
     def failures(self) -> Counter[str]:
         return failures(self.all_outcomes)
-
-
-def check_trial_settings(function: str, *, samples: int, alpha: float, budget: int | None,
-                         concurrency: int) -> int:
-    """Refuse trial settings no trial can use; the budget to hold to (its default when ``None``)."""
-    whole_number(function, "samples", samples, 1, 1000)
-    whole_number(function, "concurrency", concurrency, 1, 10_000)
-    if fraction(function, "alpha", alpha) <= 0 or alpha > 0.5:
-        raise ExplainConfigError(function, "alpha", "a number outside (0, 0.5]",
-                                 "must be the false-confirmation rate to hold to, above 0 and at most 0.5 "
-                                 "(0.05 is usual)")
-    if budget is None:
-        return BUDGET_PER_SAMPLE * samples
-    return whole_number(function, "budget", budget, 2 * samples, 1_000_000)
 
 
 
