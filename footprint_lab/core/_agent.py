@@ -220,6 +220,7 @@ class Agent(Conversation, Runner):
         if scrubber is not None and start is not None and start.learned:
             scrubber.teach(start.learned)  # what earlier legs learned is masked from this leg's first record
         rec = Recorder(serves.run_id, path=mount.path, listeners=mount.listeners, policy=scrubber)
+        rec.learn(bag)  # the input's covered keys are read before anything is recorded (its history included)
         if MEMBER_KEY in mount.extra:  # the name a composition mounted this agent under (footprint_lab.explain)
             rec.meta[MEMBER_KEY] = mount.extra[MEMBER_KEY]
         # A member's conversation is the run it serves; a continued one keeps the run that opened it.

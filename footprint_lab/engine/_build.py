@@ -100,6 +100,10 @@ def build_recording(
     """
     start = recorder.started_ns
     clean = recorder.clean
+    # the run's own fields first: what the policy learns from them (a structured input's covered keys) is
+    # then swept from every record captured before, by a runner that did not read its input first
+    own = {"identity": clean(identity), "input": clean(jsonable(input)), "answer": clean(answer),
+           "stopped_early": clean(jsonable(stopped_early)), "error": clean(jsonable(error))}
     sweep = _sweeper(recorder)
     steps, reads, commits, decisions = recorder.steps, recorder.reads, recorder.commits, recorder.decisions
     n_steps, n_reads, n_commits, n_decisions = len(steps), len(reads), len(commits), len(decisions)
@@ -262,12 +266,12 @@ def build_recording(
         "run_id": run_id,
         "path": recorder.path,
         "runner": RunnerInfo(**runner),
-        "identity": clean(identity),
+        "identity": own["identity"],
         "status": status,
-        "input": clean(jsonable(input)),
-        "answer": clean(answer),
-        "stopped_early": clean(jsonable(stopped_early)),
-        "error": clean(jsonable(error)),
+        "input": own["input"],
+        "answer": own["answer"],
+        "stopped_early": own["stopped_early"],
+        "error": own["error"],
         "started_at": recorder.started_at,
         "duration_ms": (ended_ns - start) / 1e6,
         "steps": Rows(count=n_steps, columns=step_columns, fields=_STEP_FIELDS, model=_step),
