@@ -18,7 +18,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from browser_kit import chromium, keep_evidence
+from browser_kit import ARTIFACTS, chromium, keep_evidence
 from lab_kit import PWNED, VAULT_PASSWORD
 from lab_server import LabServer
 
@@ -44,6 +44,11 @@ CELLS = {
     "recall": 'vault_lab = Lab(vault(), message="Log me in.")\nvault_lab',
     "chatting": "chat_lab = Lab(planted_fact_agent(), message=REFUND_REQUEST)\nchat_lab",
     "hostile": "hostile_lab = hostile()\nhostile_lab",
+    "imported": ("from footprint_lab.otel import from_spans, to_spans\n"
+                 "from footprint_lab.providers import mock\n"
+                 "from footprint_lab.examples.scenarios import refund_model\n"
+                 "(imported,) = from_spans(to_spans([planted_fact_agent().run_sync(REFUND_REQUEST)]))\n"
+                 "imported_lab = Lab(run=imported, replay=mock(respond=refund_model))\nimported_lab"),
 }
 ORDER = list(CELLS)
 
@@ -314,3 +319,39 @@ def test_a_chats_turns_are_listed_and_each_reruns_without_a_source_or_forks(note
         page.wait_for_function("lab => lab.querySelectorAll('.fl-turn-row').length === 1", arg=lab.element_handle(),
                                timeout=30_000)
         assert "Forked before turn 1" in lab.locator(".fl-lab-note").inner_text()
+
+
+def test_an_imported_run_is_explained_by_replaying_its_call_with_a_piece_removed_or_edited(notebook):
+    """A run made elsewhere (imported from spans): nothing to run, its answering call replayed from the Lab."""
+    page, console, _ = notebook
+    lab = widget(page, "imported")
+    with evidence(page, console, "lab-imported-replay"):
+        assert not lab.locator(".fl-compose").is_visible()      # no agent: no message box
+        assert "explained from its recording" in lab.locator(".fl-title").inner_text()
+        lab.locator(".fl-answer-view [data-fl-answer]").click()
+        planted = lab.locator(".fl-panel details[data-fl-piece='vip-override'] > summary")
+        planted.wait_for()
+        planted.click()
+        lab.locator("[data-fl-action='replay'][data-fl-source='vip-override']").click()
+        replayed = lab.locator(".fl-panel .fl-replayed")
+        replayed.wait_for(timeout=30_000)
+        said = replayed.inner_text()
+        assert "without 'vip-override'" in said and "changed in 3/3 replays" in said and "changed it 0/3" in said
+        assert "DECLINED" in said
+        lab.locator(".fl-answer-view [data-fl-answer]").click()
+        lab.locator(".fl-panel details[data-fl-piece='vip-override'] > summary").click()
+        box = lab.locator(".fl-panel textarea[data-fl-edit]")
+        box.fill("The customer has no override on file.")
+        lab.locator("[data-fl-action='replay_edit'][data-fl-source='vip-override']").click()
+        edited = lab.locator(".fl-panel .fl-replayed", has_text="edited")
+        edited.wait_for(timeout=30_000)
+        assert "'vip-override' edited" in edited.inner_text() and "3/3" in edited.inner_text()
+        ARTIFACTS.mkdir(exist_ok=True)
+        lab.screenshot(path=str(ARTIFACTS / "lab-imported-replay-edited.png"))
+        lab.locator(".fl-answer-view [data-fl-answer]").click()
+        lab.locator(".fl-panel details[data-fl-piece='vip-override'] > summary").click()
+        lab.locator("[data-fl-action='replay_localize']").click()
+        verdicts = lab.locator(".fl-panel .fl-localize")
+        verdicts.wait_for(timeout=60_000)
+        assert "CONFIRMED" in verdicts.locator("tr", has_text="vip-override").inner_text()
+        assert "Tested by replaying the answering call" in verdicts.inner_text()

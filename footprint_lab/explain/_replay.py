@@ -426,21 +426,22 @@ class Replay:
     @property
     def changed(self) -> int:
         """How many replays changed the answer (by the comparator)."""
-        return sum(1 for r in self.replays if self._flipped(r.answer))
+        return sum(1 for r in self.replays if self.flipped(r.answer))
 
     @property
     def noise(self) -> int:
         """How many unchanged replays changed the answer all the same."""
-        return sum(1 for r in self.unchanged if self._flipped(r.answer))
+        return sum(1 for r in self.unchanged if self.flipped(r.answer))
 
-    def _flipped(self, answer: str) -> bool:
+    def flipped(self, answer: str) -> bool:
+        """Whether ``answer`` differs from the recorded one, by the comparator."""
         return bool(self.comparator(self.original, answer)) if self.comparator is not None else answer != self.original
 
     def summary(self) -> str:
         what = ", ".join([*(f"without '{n}'" for n in self.without), *(f"'{n}' edited" for n in self.edited)])
         noise = f"; unchanged replays changed it {self.noise}/{len(self.unchanged)}" if self.unchanged else ""
         lost = f"; {len(self.failed)} failed ({', '.join(sorted(set(self.failed)))})" if self.failed else ""
-        return (f"Replay of call {self.call} {what or 'as recorded'}: the answer changed in "
+        return (f"Replay of {self.call} {what or 'as recorded'}: the answer changed in "
                 f"{self.changed}/{len(self.replays)} replays{noise}{lost}.")
 
     def __str__(self) -> str:
@@ -456,7 +457,7 @@ class Replay:
     def to_frame(self) -> Any:
         import pandas as pd
 
-        rows = [{"replay": k + 1, "arm": arm, "answer": r.answer, "changed": self._flipped(r.answer),
+        rows = [{"replay": k + 1, "arm": arm, "answer": r.answer, "changed": self.flipped(r.answer),
                  "run_id": r.run_id} for arm, group in (("changed", self.replays), ("unchanged", self.unchanged))
                 for k, r in enumerate(group)]
         return pd.DataFrame(rows, columns=["replay", "arm", "answer", "changed", "run_id"])

@@ -28,11 +28,24 @@ class LabConfigError(SettingRefusal):
     code = "ERR_LAB_CONFIG"
 
 
-def check_lab(runner: Any, identity: Any, message: Any) -> dict[str, str]:
+def check_lab(runner: Any, identity: Any, message: Any, run: Any = None, replay: Any = None) -> dict[str, str]:
     """Refuse what a Lab cannot use; return the identity's fields (empty when none was named)."""
-    if not callable(getattr(runner, "run", None)):
+    if runner is None and run is not None:
+        if not hasattr(run, "recording"):
+            raise LabConfigError("Lab", "run", describe_shape(run),
+                                 "must be a finished run to explain (what agent.run returns, Run.from_recording(...) "
+                                 "for a loaded one, or a run of footprint_lab.otel.from_spans)")
+    elif run is not None:
+        raise LabConfigError("Lab", "run", "a run beside a runner",
+                             "is for a Lab with no agent to run (an imported or loaded run): pass the runner, or run=")
+    elif not callable(getattr(runner, "run", None)):
         raise LabConfigError("Lab", "runner", describe_shape(runner),
-                             "must be something that runs: an Agent, an LLMCall or a composition (Sequence, ...)")
+                             "must be something that runs: an Agent, an LLMCall or a composition (Sequence, ...); "
+                             "or, to explain a run made elsewhere, Lab(run=run, replay=provider)")
+    if replay is not None and not callable(getattr(replay, "complete", None)):
+        raise LabConfigError("Lab", "replay", describe_shape(replay),
+                             "must be a provider to re-send the run's recorded calls through, e.g. "
+                             "footprint_lab.providers.openai(...), or be left out")
     if message is not None and not isinstance(message, str):
         raise LabConfigError("Lab", "message", describe_shape(message),
                              "must be the text to start the message box with, or be left out")

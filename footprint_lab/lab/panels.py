@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from footprint_lab.explain._ablation import Localization, RerunReport
     from footprint_lab.explain._custody import Candidate
     from footprint_lab.explain._dropped import DroppedContext
+    from footprint_lab.explain._replay import Replay
 
 #: what the panels' CSS needs beyond the widget's own stylesheet, so a panel also reads well on its own
 STYLE = (
@@ -105,7 +106,8 @@ def call_panel(root: Recording, call: str, *, chosen: tuple[str, str] | None = N
             + action("dropped", "Find dropped context (restore each left-out piece)") + "</div></div>")
 
 
-def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects: Any, *, can_rerun: bool) -> str:
+def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects: Any, *, can_rerun: bool,
+                can_replay: bool = False) -> str:
     """One piece of the open call: whether its custody is proven, its suspect score, and the reruns that test it.
 
     Its custody itself is open in the call's slots view above.
@@ -129,11 +131,38 @@ def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects:
         parts.append('<div class="fl-actions">' + action("rerun", "Rerun without this piece", removable)
                      + action("localize", "Test this piece (reruns with and without it)", removable)
                      + action("localize", "Localize: test every piece") + "</div>")
-    else:
+    elif not can_replay:
         parts.append('<div class="fl-dim">Reruns rebuild the agent that made this call, and no single agent of '
-                     "this runner matches it, so Rerun and Localize are not offered here.</div>")
+                     "this runner matches it, so Rerun and Localize are not offered here; a Lab made with "
+                     "replay=provider re-sends the recorded call instead.</div>")
+    if removable is not None and can_replay:
+        parts.append(
+            '<div class="fl-replay"><h5>Replay this call (its recorded request, sent again)</h5>'
+            '<div class="fl-actions">'
+            + action("replay", "Replay without this piece (3 times, and 3 unchanged)", removable)
+            + action("replay_localize", "Localize by replay: test every piece of the answering call") + "</div>"
+            + f'<label class="fl-dim">Or replace its text, then replay:<textarea class="fl-edit" data-fl-edit rows="3">'
+            f"{text(piece.content)}</textarea></label>"
+            + '<div class="fl-actions">' + action("replay_edit", "Replay with this text (3 times, and 3 unchanged)",
+                                                  removable)
+            + "</div></div>")
     parts.append("</div>")
     return "".join(parts)
+
+
+def replay_panel(found: Replay) -> str:
+    """``replay``: the recorded answer, each replay's answer and each unchanged replay's, with the flip counts."""
+    rows = [("recorded", found.original, "")]
+    rows += [(f"replay {k + 1}", answer, "changed" if found.flipped(answer) else "same")
+             for k, answer in enumerate(found.answers)]
+    rows += [(f"unchanged {k + 1}", r.answer, "changed" if found.flipped(r.answer) else "same")
+             for k, r in enumerate(found.unchanged)]
+    body = "".join(f"<tr><td>{text(name)}</td><td><pre>{text(answer)}</pre></td><td>{text(verdict)}</td></tr>"
+                   for name, answer, verdict in rows)
+    return (f'{STYLE}<div class="fl-p fl-replayed"><h4>{text(found.summary())}</h4>'
+            f"<table><tr><th>which</th><th>answer</th><th>vs recorded</th></tr>{body}</table>"
+            '<div class="fl-dim">A replay tests this call only; a few replays are an observation: Localize by replay '
+            "tests every piece with the statistics of a proof.</div></div>")
 
 
 def _suspect_line(suspects: Any, piece_id: str) -> str:

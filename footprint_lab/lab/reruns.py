@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 from footprint_lab.core._chat import Chat
 from footprint_lab.core._run import Run
 from footprint_lab.engine.markup import shown
-from footprint_lab.explain import find_dropped_context, localize, rerun_without
+from footprint_lab.explain import find_dropped_context, localize, replay, rerun_without
 from footprint_lab.lab import panels
 
 _SHORT = 120
@@ -34,6 +34,7 @@ class Reruns:
     chat: Chat | None
     run: Any
     runner: Any
+    replay: Any
     turns: list[dict[str, Any]]
     turn: int
     follows: bool
@@ -107,8 +108,11 @@ class Reruns:
 
         return Run.from_recording(home), member
 
-    def _act(self, action: str, source: Any) -> None:
+    def _act(self, action: str, source: Any, edit: str | None = None) -> None:
         if self._in_flight() or self.run is None:
+            return
+        if action.startswith("replay"):
+            self._replay(action, source, edit)
             return
 
         run, runner = self._rerun_target(self._call) or (self.run, None)
@@ -135,6 +139,35 @@ class Reruns:
             rerun = runner if callable(getattr(runner, "with_forced", None)) else None
             self._background("Restoring each left-out piece in a rerun", before, lambda: find_dropped_context(
                 run, rerun=rerun, progress=progress, **extra), panels.dropped_panel)
+
+
+    def _replay(self, action: str, source: Any, edit: str | None) -> None:
+        """A piece's replays: its call re-sent without it (``replay``) or with its text edited (``replay_edit``),
+        ``REPLAYS`` times beside as many unchanged replays; or the answering call's every piece tested by replay
+        (``replay_localize``)."""
+        provider = self.replay
+        if provider is None:
+            return
+        run, call, before = self.run, self._call, self.panel_html
+
+        def progress(done: int, total: int) -> None:
+            self.progress = {"done": done, "total": total}
+
+        if action == "replay_localize":
+            self._background("Localizing by replay: the answering call re-sent without each of its pieces", before,
+                             lambda: localize(run, replay=provider, progress=progress), panels.localize_panel)
+        elif action == "replay" and isinstance(source, str):
+            self._background(f"Replaying {call} without '{source}' ({REPLAYS} times, and {REPLAYS} unchanged)…",
+                             before, lambda: replay(run, provider, call=call, without=[source], samples=REPLAYS,
+                                                    progress=progress), panels.replay_panel)
+        elif action == "replay_edit" and isinstance(source, str) and edit is not None:
+            self._background(f"Replaying {call} with '{source}' edited ({REPLAYS} times, and {REPLAYS} unchanged)…",
+                             before, lambda: replay(run, provider, call=call, edit={source: edit}, samples=REPLAYS,
+                                                    progress=progress), panels.replay_panel)
+
+
+#: How many times the Lab replays a call with a piece changed (and as many times unchanged, for the noise).
+REPLAYS = 3
 
 
 def _member_agent(composition: Any, made_by: Any) -> Any:

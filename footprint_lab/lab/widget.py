@@ -49,7 +49,7 @@ from footprint_lab.explain._custody import backtrack
 from footprint_lab.explain._influence import suspects
 from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
-from footprint_lab.lab.door import check_explainer, check_lab
+from footprint_lab.lab.door import LabConfigError, check_explainer, check_lab
 from footprint_lab.lab.live import LiveSteps
 from footprint_lab.lab.reruns import Reruns
 from footprint_lab.lab.views.page import esc as text
@@ -67,6 +67,8 @@ class Lab(Reruns, anywidget.AnyWidget):
     _css = theme.dark_rules() + (STATIC / "lab.css").read_text(encoding="utf-8")
 
     title = traitlets.Unicode("").tag(sync=True)
+    #: whether the Lab has a runner to run messages with (a Lab of a run made elsewhere has none)
+    can_run = traitlets.Bool(True).tag(sync=True)
     message = traitlets.Unicode("").tag(sync=True)
     identity = traitlets.Dict().tag(sync=True)
     status = traitlets.Unicode("idle").tag(sync=True)
@@ -96,14 +98,21 @@ class Lab(Reruns, anywidget.AnyWidget):
     state_schema = traitlets.Int(STATE_SCHEMA, read_only=True).tag(sync=True)
     state_version = traitlets.Int(0).tag(sync=True)
 
-    def __init__(self, runner: Any, *, identity: Any = None, message: str | None = None,
-                 explainer: Any = None) -> None:
-        who = check_lab(runner, identity, message)
+    def __init__(self, runner: Any = None, *, run: Any = None, replay: Any = None, identity: Any = None,
+                 message: str | None = None, explainer: Any = None) -> None:
+        who = check_lab(runner, identity, message, run, replay)
         explaining = check_explainer(explainer)
-        name = getattr(runner, "name", None) or getattr(runner, "id", None) or type(runner).__name__
-        super().__init__(title=shown(f"Lab · {name} ({getattr(runner, 'kind', 'runner')})"), message=message or "",
-                         identity=who, ask_hint="" if explaining is not None else ask_box.HINT)
+        if runner is None:  # a run made elsewhere (imported, loaded): nothing to run, its calls replayed
+            made = run.recording.runner
+            title = f"Lab · {made.name or made.id or made.kind} ({made.kind}, explained from its recording)"
+        else:
+            name = getattr(runner, "name", None) or getattr(runner, "id", None) or type(runner).__name__
+            title = f"Lab · {name} ({getattr(runner, 'kind', 'runner')})"
+        super().__init__(title=shown(title), message=message or "", identity=who, can_run=runner is not None,
+                         ask_hint="" if explaining is not None else ask_box.HINT)
         self.runner = runner
+        #: the provider a piece's replay re-sends its recorded call through (``None``: no replay offered)
+        self.replay = replay
         #: the conversation the widget's turns are (an agent's; ``None`` for a composition, or before a Run)
         self.chat: Chat | None = None
         self._chats = holds_conversations(runner)
@@ -124,6 +133,8 @@ class Lab(Reruns, anywidget.AnyWidget):
         self._piece: tuple[str, str] | None = None
         self._handles: list[Any] = []
         self.on_msg(self._on_message)
+        if run is not None:
+            self.show(run)
         self.observe(self._moved, names=[name for name in self.trait_names(sync=True)
                                          if name not in ("state_version", "state_schema") and not name.startswith("_")
                                          and name not in anywidget.AnyWidget.class_trait_names()])
@@ -241,7 +252,8 @@ class Lab(Reruns, anywidget.AnyWidget):
     def press_click(self, content: dict[str, Any]) -> None:
         """A click in the answer view, the tree or a panel."""
         if content.get("action"):
-            self._act(str(content["action"]), content.get("source"))
+            edit = content.get("edit")
+            self._act(str(content["action"]), content.get("source"), edit if isinstance(edit, str) else None)
         elif content.get("piece"):
             self.open_piece(str(content["piece"]), str(content.get("slot") or ""), call=content.get("call"),
                             with_call=bool(content.get("in_panel", True)))
@@ -343,6 +355,16 @@ class Lab(Reruns, anywidget.AnyWidget):
         self._show_run(run)
         self.status = status
 
+    def show(self, run: Any) -> None:
+        """Show ``run`` (made here or elsewhere: imported from spans, loaded, received) as the Lab's latest run,
+        to click into; its calls can be replayed when the Lab has ``replay=`` (a receiver's subscription can call
+        this for each run that arrives)."""
+        if not hasattr(run, "recording"):
+            raise LabConfigError("Lab.show", "run", type(run).__name__, "must be a run (what agent.run returns, "
+                                 "Run.from_recording(...), or a run of footprint_lab.otel.from_spans)")
+        run = run if isinstance(run, Run) else Run.from_recording(run.recording)
+        self._ended(run, run.status, "")
+
     def _show_run(self, run: Run | None) -> None:
         """Draw ``run`` (a turn of the chat, or the latest run) in the answer view and the tree."""
         self.run = run
@@ -391,7 +413,8 @@ class Lab(Reruns, anywidget.AnyWidget):
         ranked = suspects(recording, at=call)
         above = panels.call_panel(recording, call, chosen=self._piece) if with_call else ""
         self.panel_html = panels.bounded(
-            above + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._rerun_target(call) is not None),
+            above + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._rerun_target(call) is not None,
+                                       can_replay=self.replay is not None),
             f"The call {call}")
 
     def open_member(self, path: str) -> None:

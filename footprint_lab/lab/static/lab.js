@@ -186,9 +186,11 @@ function render({ model, el }) {
   const turnsBox = node("div", { cls: "fl-turns" });
   const progress = node("div", { cls: "fl-progress" });
   const panel = node("div", { cls: "fl-panel" });
+  // a Lab of a run made elsewhere has nothing to run: its message box is not drawn
+  const compose = node("div", { cls: "fl-compose" }, message, node("div", { cls: "fl-buttons" }, runButton, stopButton, newButton));
   root.append(
     node("div", { cls: "fl-head" }, title, turn, status),
-    node("div", { cls: "fl-compose" }, message, node("div", { cls: "fl-buttons" }, runButton, stopButton, newButton)),
+    compose,
     identity, card, note, pause, turnsBox, stepsBox, progress, panel, answer, tree, member,
   );
   const [asking, drawAsk] = askBox(model, send, answer);
@@ -221,8 +223,11 @@ function render({ model, el }) {
     }
     const data = target.dataset;
     const within = target.closest("[data-fl-call]");
+    // a replay with a piece's text edited: the text box of the same panel, as the analyst left it
+    const box = data.flAction === "replay_edit" ? target.closest(".fl-replay")?.querySelector("textarea[data-fl-edit]") : null;
     send({
       do: "click", action: data.flAction ?? null, source: data.flSource ?? null, piece: data.flPiece ?? null,
+      edit: box ? box.value : null,
       slot: data.flSlot ?? null, call: data.flCall ?? (within ? within.dataset.flCall : null),
       answer: data.flAnswer !== undefined, member: data.flMember ?? null,
       in_panel: Boolean(target.closest(".fl-panel")),
@@ -298,6 +303,7 @@ function render({ model, el }) {
   // Each part of the widget and the traits it is drawn from; render() redraws a part when one of them changed.
   const parts = [
     [["status", "turn", "title", "busy", "follows"], drawControls],
+    [["can_run"], () => { compose.style.display = model.get("can_run") ? "" : "none"; }],
     [["busy", "progress"], drawProgress],
     [["message"], drawMessage],
     [["identity"], drawIdentity],
