@@ -22,7 +22,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Unpack
 
 from footprint_lab.batch import _cluster, _folder, _work
 from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary
@@ -33,7 +33,7 @@ from footprint_lab.core._door import normalize_run_input
 from footprint_lab.core._run import Run
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._refusal import call_problem, describe_shape
-from footprint_lab.explain import Trials, localize
+from footprint_lab.explain import Trials, TrialSettings, localize
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -328,6 +328,56 @@ class RunSet:
                           confidence, interval, len(kept), len(values) - len(kept))
 
     # -- helpers ---------------------------------------------------------------------------------
+    async def explain_differences(self, other: RunSet, *, replay: Any = None, rerun: Any = None,
+                                  where: Any = None, trials: Trials | None = None,
+                                  **settings: Unpack[TrialSettings]) -> pd.DataFrame:
+        """Which differences between two arms explain their changed answers: for each input whose answer differs
+        between this set (the good arm) and ``other``, ``explain.explain_difference`` carries each difference of the
+        pair into ``other``'s run and confirms which bring this set's answer back (``replay=`` a provider, or
+        ``rerun=`` the other arm's agent or factory; ``trials=`` / keywords as for ``localize``).
+
+        One row per difference: ``difference`` (as the explanation names it), ``pairs`` (changed pairs where it
+        was one of the differences), ``confirmed`` (pairs where it brought the good answer back), ``tested``
+        (pairs where it got a verdict), ``not_tested`` (pairs where it could not be tested, with the reason in
+        ``why_not_tested``), and ``share`` (``confirmed / changed pairs``), most confirmed first. ``where`` picks
+        the pairs (a function of this set's run summary, or run ids of this set); ``frame.attrs`` says how many
+        pairs were compared and how many had changed answers.
+        """
+        from footprint_lab.explain import explain_difference
+
+        function = "RunSet.explain_differences"
+        if not isinstance(other, RunSet):
+            raise BatchConfigError(function, "other", describe_shape(other), "must be the other arm, a RunSet")
+        if (replay is None) == (rerun is None):
+            raise BatchConfigError(function, "replay", "both or neither of replay= and rerun=",
+                                   "is one way to carry the differences in: replay=provider re-sends each bad run's "
+                                   "answering call; rerun= reruns it (the other arm's agent or factory)")
+        chosen = set(self._selected(function, where, default_finished=True))
+        by_id = self._by_id()
+        pairs = [(a, b) for a, b in _pairs(function, self.summaries(), other.summaries()) if by_id[a.run_id] in chosen]
+        changed = [(a, b) for a, b in pairs if a.answer is not None and b.answer is not None and a.answer != b.answer]
+        rows: dict[str, dict[str, Any]] = {}
+        for good, bad in changed:
+            found = await explain_difference(good.run(), bad.run(), replay=replay, rerun=rerun, trials=trials,
+                                             **settings)
+            for carried in found.tested:
+                row = rows.setdefault(carried.name, _difference_row(carried.name))
+                row["pairs"] += 1
+                row["tested"] += 1
+                row["confirmed"] += carried.verdict == "confirmed"
+            for name, why in found.untested:
+                row = rows.setdefault(name, _difference_row(name))
+                row["pairs"] += 1
+                row["not_tested"] += 1
+                row["why_not_tested"] = row["why_not_tested"] or why
+        import pandas as pd
+
+        frame = pd.DataFrame(list(rows.values()), columns=list(_difference_row("").keys()))
+        frame["share"] = frame["confirmed"] / len(changed) if changed else 0.0
+        frame = frame.sort_values(["confirmed", "pairs"], ascending=False, kind="stable").reset_index(drop=True)
+        frame.attrs.update(pairs=len(pairs), changed=len(changed))
+        return frame
+
     def _by_id(self) -> dict[str, int]:
         if self._positions is None:
             self._positions = {entry.run_id: i for i, entry in reversed(list(enumerate(self._entries)))}
@@ -537,6 +587,10 @@ def _metric(function: str, metric: Any) -> Callable[[RunSummary], Any]:
                                "must be a column of frame() or a function of a run's summary giving a number or a "
                                "bool, e.g. lambda r: r.answer == expected[r.input]")
     return metric
+
+
+def _difference_row(name: str) -> dict[str, Any]:
+    return {"difference": name, "pairs": 0, "confirmed": 0, "tested": 0, "not_tested": 0, "why_not_tested": ""}
 
 
 def _pairs(function: str, first: list[RunSummary], second: list[RunSummary]) -> list[tuple[RunSummary, RunSummary]]:
