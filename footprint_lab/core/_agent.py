@@ -60,7 +60,7 @@ from footprint_lab.core._run import Run
 from footprint_lab.core._runner import Listener, Mount, Runner, ended_status, new_run_id
 from footprint_lab.core._tools import Tool, ToolContext, result_text, tool_list
 from footprint_lab.core._turn import PAUSE, Slots, Turn, input_refused, turn_text
-from footprint_lab.engine._captured import Evidence, captured_piece, flat
+from footprint_lab.engine._captured import POSITION, CapturedPiece, Carried, Evidence, History, captured_piece, flat
 from footprint_lab.engine._recorder import Recorder, summarize
 from footprint_lab.engine._redaction import Redaction, combine_policies
 from footprint_lab.engine._refusal import describe_shape
@@ -277,9 +277,13 @@ class Agent(Conversation, Runner):
         rec.begin("seed")
         if start is not None:
             rec.meta["continues"] = {"run_id": start.from_run, "how": start.how, "first_run_id": turn.first_run_id}
+            # each earlier message's piece (and recorded form) is the one the legs before made for it, if any
+            shared = start.carried = start.carried if start.carried is not None else History()
+            rec.carried = Carried(shared, len(start.history), start.from_run)
+            step = rec.current
             for index, message in enumerate(start.history):
-                self._append(turn, message, _HISTORY_SOURCE[message["role"]], f"history#{index}",
-                             from_run=start.from_run)
+                piece = shared.piece(index, message, _HISTORY_SOURCE[message["role"]], turn_text, step)
+                self._land(turn, message, piece, at=piece[POSITION])
         if start is None or start.how in ("follow_up", "continue_from"):
             rec.write(INPUT_MESSAGE, "set", turn.message)
             reply = await self._guard(turn)
@@ -350,16 +354,22 @@ class Agent(Conversation, Runner):
         The piece's content is what the model reads of the turn: its text, and for an
         assistant turn that calls tools, each call as ``name({json args})`` on its own line.
         """
+        self._land(turn, message, captured_piece(
+            SLOT_MESSAGES, source_kind, source_id, turn_text(message), step=turn.rec.current, iteration=iteration,
+            position=len(turn.history), reason="conversation", **evidence))
+
+    @staticmethod
+    def _land(turn: Turn, message: dict[str, Any], piece: CapturedPiece, at: int | None = None) -> None:
+        """Append ``message`` to the conversation, landed as ``piece``; ``at`` is the piece's index when the caller
+        holds that number already (a carried piece's position), so that no new one is made for it."""
         rec = turn.rec
-        step_id = rec.current
         rec.write(MESSAGES, "append", message)
-        position = len(turn.history)
         turn.history.append(message)
         turn.history_chars += len(message.get("content") or "")
         rec.messages.append(message)
-        rec.message_pieces.append(len(rec.pieces))
-        rec.pieces.append(captured_piece(SLOT_MESSAGES, source_kind, source_id, turn_text(message), step=step_id,
-                                         iteration=iteration, position=position, reason="conversation", **evidence))
+        index = len(rec.pieces)
+        rec.message_pieces.append(at if at == index else index)
+        rec.pieces.append(piece)
 
     def _assemble(self, turn: Turn, iteration: int, *, withhold_tools: bool) -> None:
         rec = turn.rec

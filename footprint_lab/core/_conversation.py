@@ -351,11 +351,12 @@ class Conversation:
 
     def _carry(self, saved: Saved, how: str, history: list[dict[str, Any]] | None = None) -> Continuation:
         """How a leg goes on from a conversation this process holds: its messages, its policy with this agent's,
-        its marks and what it learned to mask."""
+        its marks, what it learned to mask, and its messages' recorded forms (shared where the messages are)."""
         assert saved.history is not None
         return Continuation(how, thaw(saved.history) if history is None else history, saved.run_id,
                             saved.first_run_id, policy=combine_policies(saved.policy, self.redact), marks=saved.marks,
-                            learned=saved.scrubber.known() if saved.scrubber is not None else None)
+                            learned=saved.scrubber.known() if saved.scrubber is not None else None,
+                            carried=saved.carried)
 
     # -- the same doors for synchronous code (scripts), like run_sync ----------------------------
     def follow_up_sync(self, message: Any, /, **keywords: Any) -> Run:

@@ -27,6 +27,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from footprint_lab.core._identity import Identity
     from footprint_lab.core._pause import Pause
+    from footprint_lab.engine._captured import History
     from footprint_lab.engine._redaction import Redaction, RunScrubber
 
 
@@ -71,6 +72,8 @@ class Continuation:
     answer: str | None = None
     #: values earlier legs learned to mask (value -> mask): masked from this leg's first record on
     learned: dict[str, str] | None = None
+    #: the recorded forms of the earlier turns, shared with the legs that carried them before (engine._captured)
+    carried: History | None = None
 
 
 @dataclass(slots=True)
@@ -116,6 +119,8 @@ class Saved:
     scrubber: RunScrubber | None = None
     #: whether the checkpoint is sealed (``Agent(..., seal=True)``)
     sealed: bool = False
+    #: the recorded forms of its messages, for the leg that continues it to share (engine._captured)
+    carried: History | None = None
 
 
 def freeze(history: Sequence[dict[str, Any]]) -> str:

@@ -161,6 +161,7 @@ class Turn:
             identity=self.identity, agent_id=self.runner["id"],
             policy=scrubber.policy if scrubber is not None else None, marks=self.leg.marks(), pause=pause,
             scrubber=scrubber, sealed=self.sealed,
+            carried=self.leg.start.carried if self.leg.start is not None else None,
         )
 
     def make_run(

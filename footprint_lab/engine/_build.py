@@ -21,9 +21,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine._captured import (
+    CARRIED_FROM,
     OVER_BUDGET,
     PIECE_FIELDS,
     CapturedPiece,
+    Carried,
     as_dict,
     budget_reason,
 )
@@ -206,8 +208,11 @@ def build_recording(
     captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
     n_pieces, n_exchanges = len(captured_pieces), len(captured_exchanges)
 
+    carried = recorder.carried
+
     def piece_columns(raw: bool) -> list[Any]:
-        return _piece_columns(captured_pieces[:n_pieces], None if plain else clean, native(raw))
+        return _piece_columns(captured_pieces[:n_pieces], None if plain else clean, native(raw),
+                              carried.from_run if carried is not None else None)
 
     shared_tools: dict[int, Any] = {}
 
@@ -284,7 +289,7 @@ def build_recording(
         "context_pieces": Rows(count=n_pieces, columns=piece_columns, fields=_PIECE_FIELDS, model=_context_piece),
         "exchanges": Rows(count=n_exchanges, columns=exchange_columns, fields=_EXCHANGE_FIELDS,
                           model=_exchange_model, chain=exchange_chain),
-        "messages": clean(jsonable(recorder.messages)),
+        "messages": clean(_recorded_messages(recorder.messages, carried)),
         "message_pieces": list(recorder.message_pieces),
         "children": children or [],
         "annotations": [Annotation.model_validate(note) for note in clean(jsonable(recorder.annotations))],
@@ -299,11 +304,23 @@ def build_recording(
 _EVIDENCE = len(PIECE_FIELDS) + 1
 
 
+def _recorded_messages(messages: list[dict[str, Any]], carried: Carried | None) -> list[Any]:
+    """The transcript made JSON-native: the carried messages' forms as the conversation shares them
+    (``engine._captured.History``: made once for every leg that carries them), then this leg's own."""
+    if carried is None:
+        return jsonable(messages)
+    shared, size, _ = carried
+    return [*(shared.native(index, message, jsonable) for index, message in enumerate(messages[:size])),
+            *jsonable(messages[size:])]
+
+
 def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | None,
-                   native: Callable[[Any], Any]) -> list[Any]:
+                   native: Callable[[Any], Any], carried_from: str | None = None) -> list[Any]:
     """Captured pieces as the ``ContextPiece`` fields' columns: their fields as they are (the text ones
     cleaned by ``clean``, when there is a policy), each piece's evidence keys gathered into ``detail``
-    (made JSON-native by ``native``), each content's hash worked out once per text.
+    (made JSON-native by ``native``), each content's hash worked out once per text. A carried message's
+    piece, shared by the legs that carried it, names the run it came from as ``carried_from``
+    (``engine._captured.CARRIED_FROM``).
 
     Runners capture pieces as flat tuples of plain values (see ``engine._captured``), so evidence such
     as a tool result's ``requested_by`` rides beside the fields; a piece dropped over its slot's budget
@@ -317,6 +334,9 @@ def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | No
      iterations, caches, declared_at) = zip(*(piece[:_EVIDENCE] for piece in pieces), strict=True)
     details = [dict(zip(piece[0][_EVIDENCE - 1:], piece[_EVIDENCE:], strict=True)) if len(piece) > _EVIDENCE
                else {} for piece in pieces]
+    if carried_from is not None:
+        details = [{**detail, "from_run": carried_from} if detail.get("from_run") is CARRIED_FROM else detail
+                   for detail in details]
     if OVER_BUDGET in reasons:
         reasons = tuple(budget_reason(slot, detail["budget"], detail["used"], detail["size"])
                         if reason == OVER_BUDGET and verdict == "dropped" else reason

@@ -14,7 +14,8 @@ Role: engine layer, shared by ``core`` (the agent's own pieces) and ``context`` 
 
 from __future__ import annotations
 
-from collections.abc import Hashable
+from collections.abc import Callable, Hashable
+from types import EllipsisType
 from typing import Any, Literal, NamedTuple, TypedDict, TypeVar, Unpack
 
 Slot = Literal["system", "messages", "tools"]
@@ -25,8 +26,8 @@ Cache = Literal["always", "never", "while_active"]
 class Evidence(TypedDict, total=False):
     """The kind-specific evidence a piece may carry (``detail`` in the recording)."""
 
-    #: a conversation turn: the run it was carried over from (follow-ups, resumes)
-    from_run: str | None
+    #: a conversation turn: the run it was carried over from (follow-ups, resumes; :data:`CARRIED_FROM` while shared)
+    from_run: str | EllipsisType | None
     #: a tool result: its tool, the call step that asked for it, whether it failed, a person who answered
     tool: str
     requested_by: str
@@ -63,7 +64,7 @@ class Evidence(TypedDict, total=False):
 PIECE_FIELDS = ("slot", "position", "source_kind", "source_id", "content", "trigger", "verdict", "reason",
                 "allowed_by", "landed_by", "iteration", "cache", "declared_at")
 #: where :data:`PIECE_FIELDS` sit in a captured piece (its keys come first)
-SOURCE_KIND, ALLOWED_BY = PIECE_FIELDS.index("source_kind") + 1, PIECE_FIELDS.index("allowed_by") + 1
+SOURCE_KIND, ALLOWED_BY, POSITION = (PIECE_FIELDS.index(name) + 1 for name in ("source_kind", "allowed_by", "position"))
 #: A captured piece: ``(keys, *values)``, the keys being :data:`PIECE_FIELDS` followed by the
 #: :class:`Evidence` keys it carries (one tuple shared by every piece of that shape), then one
 #: value per key.
@@ -156,3 +157,65 @@ class UsageCounts(NamedTuple):
     cache_read_tokens: int
     cache_write_tokens: int
     estimated: bool
+
+
+#: The ``from_run`` evidence of a carried message's piece as :class:`History` shares it: the run the conversation
+#: was carried from, which differs from leg to leg, is filled in when the recording is built
+#: (``Recorder.carried``). ``Ellipsis``: no captured value is one, and the collector never tracks it.
+CARRIED_FROM = ...
+
+
+class History:
+    """The recorded forms of a conversation's earlier messages, made once and shared by every leg that carries them.
+
+    A leg that continues a conversation lands each earlier message as a ``history#i`` piece, and its
+    recording holds each message made JSON-native. A chat's turn ``k`` carries the messages turn ``k-1``
+    carried, and more: made anew by every turn, a chat of ``n`` turns would hold ``n**2 / 2`` of each.
+    Here, message ``i`` (this very object) gets its piece once and its JSON-native form once, and every
+    leg that carries it holds those same objects; a leg that carries another message at ``i`` (a fork
+    that went another way, a conversation read back from a checkpoint) gets its own, and shares those on.
+
+    Each entry ``(message, step, piece, native)`` is read and replaced whole, so legs of forked chats
+    on other threads never pair one message with another's forms.
+    """
+
+    __slots__ = ("_entries",)
+
+    def __init__(self) -> None:
+        self._entries: list[tuple[Any, str, CapturedPiece, Any]] = []
+
+    def piece(self, index: int, message: Any, source_kind: str, content: Callable[[Any], str], step: str,
+              ) -> CapturedPiece:
+        """The piece that lands ``message``, carried at ``index`` by ``step``: the one made before, when this
+        message was carried there by a step of that id; made here otherwise (``content`` writes its text)."""
+        entries = self._entries
+        entry = entries[index] if index < len(entries) else None
+        if entry is not None and entry[0] is message and entry[1] == step:
+            return entry[2]
+        made = captured_piece("messages", source_kind, f"history#{index}", content(message), step=step,
+                              iteration=None, position=index, reason="conversation", from_run=CARRIED_FROM)
+        entry = (message, step, made, None)
+        if index < len(entries):
+            entries[index] = entry
+        elif index == len(entries):
+            entries.append(entry)
+        return made
+
+    def native(self, index: int, message: Any, make: Callable[[Any], Any]) -> Any:
+        """``message`` as recordings hold it (``make`` makes it JSON-native): made once while ``index`` holds it."""
+        entries = self._entries
+        entry = entries[index] if index < len(entries) else None
+        if entry is None or entry[0] is not message:
+            return make(message)  # another leg carries another message here now: this one's own copy
+        if entry[3] is None:
+            entry = entries[index] = (*entry[:3], make(message))
+        return entry[3]
+
+
+class Carried(NamedTuple):
+    """What a recorder holds of the conversation its leg carried: its first ``size`` messages are the
+    ``history``'s, carried from run ``from_run`` (``engine._build`` reads them so)."""
+
+    history: History
+    size: int
+    from_run: str

@@ -31,7 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from time import perf_counter_ns, time
 from typing import Any, Protocol
 
-from footprint_lab.engine._captured import flat
+from footprint_lab.engine._captured import Carried, flat
 from footprint_lab.engine._unicode import sound_text
 from footprint_lab.engine.schema import ROUTINE_PAYLOADS
 
@@ -129,6 +129,7 @@ class Recorder:
         "_event_class",
         "_shared_at",
         "annotations",
+        "carried",
         "children",
         "commits",
         "counter",
@@ -209,6 +210,8 @@ class Recorder:
         self.messages: list[dict[str, Any]] = []
         #: for each transcript message, the index of its context piece
         self.message_pieces: list[int] = []
+        #: the conversation a continued leg carried, its forms shared with the legs before and after (engine._captured)
+        self.carried: Carried | None = None
         self.children: list[Any] = []
         self.annotations: list[dict[str, Any]] = []
         #: values many records refer to, each kept once (see share)
