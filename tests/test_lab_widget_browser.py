@@ -355,3 +355,27 @@ def test_an_imported_run_is_explained_by_replaying_its_call_with_a_piece_removed
         verdicts.wait_for(timeout=60_000)
         assert "CONFIRMED" in verdicts.locator("tr", has_text="vip-override").inner_text()
         assert "Tested by replaying the answering call" in verdicts.inner_text()
+
+
+def test_two_turns_compared_and_a_run_stepped_through_by_clicking(notebook):
+    page, console, _ = notebook
+    lab = widget(page, "asking")
+    with evidence(page, console, "lab-compare-steps"):
+        for message in ("Please refund order A-1001.", "And order A-1002?"):
+            before = lab.locator(".fl-turn-row").count()
+            lab.locator(".fl-message").fill(message)
+            lab.locator(".fl-run-btn").click()
+            page.wait_for_function("([lab, n]) => lab.querySelectorAll('.fl-turn-row').length === n",
+                                   arg=[lab.element_handle(), before + 1], timeout=30_000)
+            wait_status(lab, "finished")
+        lab.locator(".fl-turn-row[data-fl-turn='0'] .fl-turn-compare").click()
+        compared = lab.locator(".fl-panel", has_text="Turn 0 against the run shown")
+        compared.wait_for(timeout=30_000)
+        assert "user-message" in compared.inner_text()        # the turns answered different messages
+        lab.locator(".fl-answer-view [data-fl-answer]").click()
+        lab.locator("[data-fl-action='step']").first.click()
+        stepped = lab.locator(".fl-panel .fl-step-panel")
+        stepped.wait_for(timeout=30_000)
+        assert "Step 1 of" in stepped.inner_text() and "What it committed" in stepped.inner_text()
+        lab.locator(".fl-step-panel [data-fl-action='step']", has_text="step after").click()
+        lab.locator(".fl-panel .fl-step-panel", has_text="Step 2 of").wait_for(timeout=30_000)

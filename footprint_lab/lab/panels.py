@@ -19,6 +19,7 @@ from footprint_lab.engine import theme
 from footprint_lab.engine.markup import css, shown
 from footprint_lab.explain._custody import backtrack
 from footprint_lab.explain._index import RecordingIndex
+from footprint_lab.explain._render import shorten
 from footprint_lab.explain._sources import describe_source, removal_id
 from footprint_lab.explain._tree import run_tree
 from footprint_lab.lab.views.page import attr
@@ -102,8 +103,55 @@ def call_panel(root: Recording, call: str, *, chosen: tuple[str, str] | None = N
         slot, piece = chosen
         hook = f'data-fl-piece="{attr(piece)}" data-fl-slot="{attr(slot)}"'
         view = view.replace(f"{hook}>", f"{hook} open>", 1)
+    first = home.steps[0].step_id if home.steps else call
     return (f'{STYLE}<div class="fl-call-panel" data-fl-call="{attr(call)}">{view}<div class="fl-p fl-actions">'
-            + action("dropped", "Find dropped context (restore each left-out piece)") + "</div></div>")
+            + action("dropped", "Find dropped context (restore each left-out piece)")
+            + action("step", "Step through the run, step by step", first) + "</div></div>")
+
+
+def step_panel(root: Recording, step_id: str, piece: tuple[str, str] | None = None) -> str:
+    """One step of a run, in order: what it read (each value with the step that wrote it), what it committed, and,
+    with ``piece`` (a slot and a source id) selected, where that piece's custody stands at this step; buttons go to
+    the step before and the step after."""
+    home = find_recording(root, step_id=step_id) or root
+    order = [step.step_id for step in home.steps]
+    if step_id not in order:
+        return f'{STYLE}<div class="fl-p"><p>No step <code>{text(step_id)}</code> in this run.</p></div>'
+    at = order.index(step_id)
+    step = home.steps[at]
+    reads = [r for r in home.reads if r.step_id == step_id]
+    commits = [entry for commit in home.commits if commit.step_id == step_id for entry in commit.entries]
+    saw = "".join(f"<tr><td><code>{text('.'.join(map(str, r.path)))}</code></td><td>{text(r.summary)}</td>"
+                  f"<td><code>{text(r.writer or '-')}</code></td></tr>" for r in reads)
+    wrote = "".join(f"<tr><td><code>{text('.'.join(map(str, e.path)))}</code></td><td>{text(e.verb)}</td>"
+                    f"<td>{text(shorten(str(e.value), 160))}</td></tr>" for e in commits)
+    custody = ""
+    if piece is not None:
+        slot, source = piece
+        hops = [p for p in home.context_pieces if p.source_id == source and (not slot or p.slot == slot)]
+        said = []
+        for found in hops:
+            if found.allowed_by == step_id:
+                said.append(f"ALLOWED here: {found.reason or found.verdict}")
+            if found.landed_by == step_id:
+                said.append(f"LANDED here, at position {found.position} of the {found.slot} slot")
+            if any(x.step_id == step_id and found.index in [i for sent in home.exchange_pieces(x).values()
+                                                             for i in sent] for x in home.exchanges):
+                said.append("READ here: this call was sent it")
+        custody = (f"<h5>{text(source)} at this step</h5>"
+                   f'<div class="fl-dim">{text("; ".join(said) or "no hop of its custody is at this step")}</div>')
+    back = action("step", "◀ step before", order[at - 1]) if at > 0 else ""
+    forth = action("step", "step after ▶", order[at + 1]) if at + 1 < len(order) else ""
+    return (f'{STYLE}<div class="fl-p fl-step-panel"><h4>Step {at + 1} of {len(order)}: <code>{text(step_id)}</code> '
+            f"({text(step.stage)}, {text(step.status)}, {step.duration_ms:.1f} ms)</h4>"
+            f'<div class="fl-actions">{back}{forth}</div>'
+            f"<h5>What it read ({len(reads)})</h5>"
+            + (f"<table><tr><th>path</th><th>value</th><th>written by</th></tr>{saw}</table>" if reads
+               else '<div class="fl-dim">nothing</div>')
+            + f"<h5>What it committed ({len(commits)})</h5>"
+            + (f"<table><tr><th>path</th><th>verb</th><th>value</th></tr>{wrote}</table>" if commits
+               else '<div class="fl-dim">nothing</div>')
+            + custody + "</div>")
 
 
 def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects: Any, *, can_rerun: bool,

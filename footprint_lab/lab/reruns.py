@@ -22,8 +22,16 @@ from typing import TYPE_CHECKING, Any
 from footprint_lab.core._chat import Chat
 from footprint_lab.core._run import Run
 from footprint_lab.engine.markup import shown
-from footprint_lab.explain import find_dropped_context, localize, replay, rerun_without
+from footprint_lab.explain import (
+    compare_runs,
+    explain_difference,
+    find_dropped_context,
+    localize,
+    replay,
+    rerun_without,
+)
 from footprint_lab.lab import panels
+from footprint_lab.lab.views.difference import difference_explanation_html, difference_html
 
 _SHORT = 120
 
@@ -43,6 +51,7 @@ class Reruns:
     panel_html: str
     progress: dict[str, Any]
     _call: str | None
+    _piece: tuple[str, str] | None
     _continued_from: Any
 
     if TYPE_CHECKING:
@@ -84,6 +93,14 @@ class Reruns:
             self.selection = {}
             self.note = (f"Forked before turn {number}: the next message is this chat's new turn {number}; "
                          "the chat it came from is lab.chat.forked_from.")
+        elif action == "compare" and self.run is not None and chat[number] is not self.run:
+            found = compare_runs(chat[number], self.run)
+            self.selection = {"turn": number, "panel": "compare"}
+            self.panel_html = panels.bounded(
+                f"<h4>Turn {number} against the run shown</h4>" + difference_html(found)
+                + '<div class="fl-p fl-actions">' + panels.action(
+                    "difference", f"Test which difference brings turn {number}'s answer back (replay)", str(number))
+                + "</div>", "The difference")
         elif action == "rerun" and isinstance(content.get("source"), str):
             source = str(content["source"])
             self.selection = {"turn": number, "panel": "rerun", "source": source}
@@ -113,6 +130,14 @@ class Reruns:
             return
         if action.startswith("replay"):
             self._replay(action, source, edit)
+            return
+        if action == "step" and isinstance(source, str):  # step through the run: one step, what it saw and wrote
+            self.selection = {**self.selection, "panel": "step", "step": source}
+            self.panel_html = panels.bounded(panels.step_panel(self.run.recording, source, self._piece),
+                                             f"The step {source}")
+            return
+        if action == "difference" and isinstance(source, str) and source.isdigit():
+            self._difference_test(int(source))
             return
 
         run, runner = self._rerun_target(self._call) or (self.run, None)
@@ -164,6 +189,22 @@ class Reruns:
             self._background(f"Replaying {call} with '{source}' edited ({REPLAYS} times, and {REPLAYS} unchanged)…",
                              before, lambda: replay(run, provider, call=call, edit={source: edit}, samples=REPLAYS,
                                                     progress=progress), panels.replay_panel)
+
+
+    def _difference_test(self, number: int) -> None:
+        """Which differences between turn ``number`` (the good answer) and the run shown bring that answer back:
+        ``explain_difference`` by replay, through the Lab's ``replay`` provider or the agent's own."""
+        chat, run = self.chat, self.run
+        provider = self.replay or getattr(self.runner, "provider", None)
+        if chat is None or run is None or provider is None or not 0 <= number < len(chat):
+            return
+
+        def progress(done: int, total: int) -> None:
+            self.progress = {"done": done, "total": total}
+
+        self._background(f"Carrying each difference of turn {number} into the run shown, by replay", self.panel_html,
+                         lambda: explain_difference(chat[number], run, replay=provider, progress=progress),
+                         difference_explanation_html)
 
 
 #: How many times the Lab replays a call with a piece changed (and as many times unchanged, for the noise).

@@ -139,13 +139,16 @@ function drawTurns(holder, turns, sources, selection, send) {
     const rerun = node("button", { cls: "fl-btn fl-turn-rerun", text: "Rerun without" });
     rerun.disabled = !sources.length;
     rerun.addEventListener("click", () => send({ do: "turn", action: "rerun", turn: row.turn, source: pick.value }));
+    const compare = node("button", { cls: "fl-btn fl-turn-compare", text: "Compare", title: "What this turn was given against the run shown, piece by piece" });
+    compare.addEventListener("click", () => send({ do: "turn", action: "compare", turn: row.turn }));
+    compare.disabled = row.turn === turns.length - 1 && !(selection && selection.turn !== undefined && selection.turn !== row.turn);
     const chosen = selection && selection.turn === row.turn;
     holder.append(node("div", { cls: `fl-turn-row fl-st-${row.status}` + (chosen ? " fl-selected" : ""), "data-fl-turn": String(row.turn) },
       node("code", { cls: "fl-turn-k", text: `turn ${row.turn}` }),
       node("span", { cls: "fl-turn-status", text: row.status }),
       node("span", { cls: "fl-turn-message", text: row.message }),
       node("span", { cls: "fl-turn-answer", text: row.answer }),
-      node("span", { cls: "fl-buttons" }, open, pick, rerun, fork)));
+      node("span", { cls: "fl-buttons" }, open, pick, rerun, fork, compare)));
   }
 }
 
