@@ -1,6 +1,6 @@
 """A long chat holds each earlier message's recorded forms once, whatever the number of turns that carry it
-(issue 46): turn ``k``'s ``history#i`` pieces and recorded messages are the very objects turn ``k-1``'s
-recording holds, and each turn's recording is still the one a run continuing the same conversation on its
+(issue 46): turn ``k``'s ``history#i`` pieces, recorded messages and the conversation it leaves (each message's
+text) are the very objects turn ``k-1`` holds, and each turn's recording is still the one a run continuing the same conversation on its
 own would make (the same pieces, fields and saved JSON). Memory itself is measured in bench/bench_chat.py."""
 
 from __future__ import annotations
@@ -71,6 +71,9 @@ async def test_each_turn_holds_the_earlier_turns_pieces_and_messages_themselves(
         assert carried > 0
         assert all(now.pieces[i] is before.pieces[i] for i in range(carried))
         assert all(now.message_pieces[i] is before.message_pieces[i] for i in range(carried))
+        left, earlier = chat[k]._conversation, chat[k - 1]._conversation  # the conversation each turn left
+        assert left is not None and earlier is not None and left.history is not None and earlier.history is not None
+        assert all(left.history[i] is earlier.history[i] for i in range(carried))
         if redact is None:  # a policy's recordings hold their masked copies
             assert all(mine is theirs for mine, theirs in zip(chat[k].recording.messages[:carried],
                                                               chat[k - 1].recording.messages[:carried],

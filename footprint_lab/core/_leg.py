@@ -24,6 +24,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+#: a conversation as a runner holds it between turns (:func:`freeze`): each message's JSON text
+Frozen = tuple[str, ...]
+
 if TYPE_CHECKING:
     from footprint_lab.core._identity import Identity
     from footprint_lab.core._pause import Pause
@@ -109,7 +112,7 @@ class Saved:
     outcome: str
     run_id: str
     first_run_id: str
-    history: str | None
+    history: Frozen | None
     identity: Identity | None
     agent_id: str | None
     policy: Redaction | None
@@ -123,20 +126,28 @@ class Saved:
     carried: History | None = None
 
 
-def freeze(history: Sequence[dict[str, Any]]) -> str:
-    """The conversation as a runner holds it between turns: JSON text.
+def freeze(history: Sequence[dict[str, Any]], carried: History | None = None) -> Frozen:
+    """The conversation as a runner holds it between turns: each message as JSON text.
 
     A runner keeps its last conversation alive for ``follow_up``. Held as dicts and lists,
     every turn would stay tracked by the cyclic garbage collector and slow each collection of
-    the runs that follow (a long conversation measurably so); one string is never tracked,
-    and reading it back gives the next leg turns nobody else holds.
+    the runs that follow (a long conversation measurably so); a tuple of strings is never
+    tracked, and reading it back gives the next leg turns nobody else holds. A message its leg
+    carried (``carried``) is held as the text the legs before wrote for it: a long chat holds
+    each message's text once, not once per turn.
     """
-    return json.dumps(list(history), ensure_ascii=False, default=repr)
+    if carried is None:
+        return tuple(map(_text, history))
+    return tuple(carried.text(index, message, _text) for index, message in enumerate(history))
 
 
-def thaw(history: str) -> list[dict[str, Any]]:
+def _text(message: dict[str, Any]) -> str:
+    return json.dumps(message, ensure_ascii=False, default=repr)
+
+
+def thaw(history: Frozen) -> list[dict[str, Any]]:
     """A held conversation as fresh turns a new leg can extend."""
-    turns: list[dict[str, Any]] = json.loads(history)
+    turns: list[dict[str, Any]] = json.loads(f"[{','.join(history)}]")
     return turns
 
 

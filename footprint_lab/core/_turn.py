@@ -155,13 +155,14 @@ class Turn:
     ) -> Saved:
         """What this execution leaves for its runner to hold (the agent's ``_drive`` holds it)."""
         scrubber = self.leg.scrubber
+        carried = self.leg.start.carried if self.leg.start is not None else None
         return Saved(
             outcome=outcome, run_id=self.run_id, first_run_id=self.first_run_id,
-            history=None if outcome == "input-refused" else freeze(self.history if history is None else history),
+            history=None if outcome == "input-refused" else freeze(self.history if history is None else history,
+                                                                   carried),
             identity=self.identity, agent_id=self.runner["id"],
             policy=scrubber.policy if scrubber is not None else None, marks=self.leg.marks(), pause=pause,
-            scrubber=scrubber, sealed=self.sealed,
-            carried=self.leg.start.carried if self.leg.start is not None else None,
+            scrubber=scrubber, sealed=self.sealed, carried=carried,
         )
 
     def make_run(

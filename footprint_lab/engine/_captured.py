@@ -168,21 +168,22 @@ CARRIED_FROM = ...
 class History:
     """The recorded forms of a conversation's earlier messages, made once and shared by every leg that carries them.
 
-    A leg that continues a conversation lands each earlier message as a ``history#i`` piece, and its
-    recording holds each message made JSON-native. A chat's turn ``k`` carries the messages turn ``k-1``
-    carried, and more: made anew by every turn, a chat of ``n`` turns would hold ``n**2 / 2`` of each.
-    Here, message ``i`` (this very object) gets its piece once and its JSON-native form once, and every
-    leg that carries it holds those same objects; a leg that carries another message at ``i`` (a fork
-    that went another way, a conversation read back from a checkpoint) gets its own, and shares those on.
+    A leg that continues a conversation lands each earlier message as a ``history#i`` piece, its
+    recording holds each message made JSON-native, and the conversation it leaves holds each one as
+    JSON text. A chat's turn ``k`` carries the messages turn ``k-1`` carried, and more: made anew by
+    every turn, a chat of ``n`` turns would hold ``n**2 / 2`` of each. Here, message ``i`` (this very
+    object) gets each form once, and every leg that carries it holds those same objects; a leg that
+    carries another message at ``i`` (a fork that went another way, a conversation read back from a
+    checkpoint) gets its own, and shares those on.
 
-    Each entry ``(message, step, piece, native)`` is read and replaced whole, so legs of forked chats
-    on other threads never pair one message with another's forms.
+    Each entry ``(message, step, piece, native, text)`` is read and replaced whole, so legs of forked
+    chats on other threads never pair one message with another's forms.
     """
 
     __slots__ = ("_entries",)
 
     def __init__(self) -> None:
-        self._entries: list[tuple[Any, str, CapturedPiece, Any]] = []
+        self._entries: list[tuple[Any, ...]] = []
 
     def piece(self, index: int, message: Any, source_kind: str, content: Callable[[Any], str], step: str,
               ) -> CapturedPiece:
@@ -194,7 +195,7 @@ class History:
             return entry[2]
         made = captured_piece("messages", source_kind, f"history#{index}", content(message), step=step,
                               iteration=None, position=index, reason="conversation", from_run=CARRIED_FROM)
-        entry = (message, step, made, None)
+        entry = (message, step, made, None, None)
         if index < len(entries):
             entries[index] = entry
         elif index == len(entries):
@@ -203,13 +204,21 @@ class History:
 
     def native(self, index: int, message: Any, make: Callable[[Any], Any]) -> Any:
         """``message`` as recordings hold it (``make`` makes it JSON-native): made once while ``index`` holds it."""
+        return self._form(index, message, 3, make)
+
+    def text(self, index: int, message: Any, make: Callable[[Any], str]) -> str:
+        """``message`` as a conversation left for the next leg holds it (``make`` writes it): written once."""
+        text: str = self._form(index, message, 4, make)
+        return text
+
+    def _form(self, index: int, message: Any, at: int, make: Callable[[Any], Any]) -> Any:
         entries = self._entries
         entry = entries[index] if index < len(entries) else None
         if entry is None or entry[0] is not message:
-            return make(message)  # another leg carries another message here now: this one's own copy
-        if entry[3] is None:
-            entry = entries[index] = (*entry[:3], make(message))
-        return entry[3]
+            return make(message)  # not carried here (a leg's own message), or another leg carries another now
+        if entry[at] is None:
+            entry = entries[index] = (*entry[:at], make(message), *entry[at + 1:])
+        return entry[at]
 
 
 class Carried(NamedTuple):
