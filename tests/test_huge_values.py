@@ -72,7 +72,7 @@ def test_the_widget_state_stays_small_with_a_huge_answer(huge_answer):
     lab._ended(huge_answer, "finished", "")
     state = json.dumps(lab.get_state(), default=str)          # what the notebook saves of the widget
     assert len(state) <= 2 * MB and "The answer begins here." in lab.answer_html
-    assert len(lab._bundle()["text/html"]) <= 2 * MB          # the static copy beside the widget
+    assert len(lab._static_bundle()["text/html"]) <= 2 * MB   # the static copy beside the widget
     lab.open_answer()
     assert len(lab.panel_html) <= 2 * MB
 

@@ -233,10 +233,24 @@ def test_the_saved_notebook_keeps_small_widget_state_and_a_static_answer(noteboo
         assert "state" in state                                  # what GitHub's renderer requires
         assert len(json.dumps(state)) < 1_000_000
         outputs = saved.cells[ORDER.index("refunds")].outputs
-        data = next(o.data for o in outputs if "application/vnd.jupyter.widget-view+json" in o.get("data", {}))
-        static = data["text/html"]                               # the copy a reader without a kernel sees
-        assert "APPROVED" in static
-        assert "<script" not in static
+        assert any("application/vnd.jupyter.widget-view+json" in o.get("data", {}) for o in outputs)
+        static = next(o.data["text/html"] for o in outputs
+                      if "fl-static-copy" in o.get("data", {}).get("text/html", ""))
+        assert "APPROVED" in static and "<script" not in static   # the copy a reader without a kernel sees
+        # live, the widget's sheet hides the copy: nothing shows twice
+        assert not page.locator(".jp-Cell").nth(ORDER.index("refunds")).locator(".fl-static-copy").is_visible()
+        # reopened where the widget's model is gone (no kernel, no saved widget state): the copy shows instead
+        saved.metadata.pop("widgets", None)
+        reopened = path.with_name("lab_reopened.ipynb")
+        nbformat.write(saved, reopened)
+        other = page.context.new_page()
+        other.goto(f"{page.url.split('/lab/')[0]}/lab/tree/{reopened.name}?reset")
+        copy = other.locator(".jp-Cell").nth(ORDER.index("refunds")).locator(".fl-static-copy")
+        copy.wait_for(timeout=60_000)
+        assert copy.is_visible() and "APPROVED" in copy.inner_text() and "static copy" in copy.inner_text()
+        ARTIFACTS.mkdir(exist_ok=True)
+        copy.screenshot(path=str(ARTIFACTS / "lab-reopened-static-copy.png"))
+        other.close()
 
 
 def test_ask_why_shows_the_answer_and_a_cited_id_opens_its_piece(notebook):

@@ -296,5 +296,6 @@ def bounded(view: str, what: str) -> str:
 def static_copy(view: str) -> str:
     """The answer view as a saved notebook keeps it beside the widget, for readers without a kernel."""
     return (f'<div class="fl-static-copy"><div style="{css(font_size=theme.SMALL, color=theme.GREY)}">'
-            "footprint_lab Lab: the last answer (a static copy; run the notebook to click into it)</div>"
+            "footprint_lab Lab: a static copy of what it last showed (the live widget is gone with its kernel: "
+            "run the cell again to click into it)</div>"
             f"{view}</div>")

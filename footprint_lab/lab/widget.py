@@ -541,23 +541,32 @@ class Lab(Reruns, anywidget.AnyWidget):
         shown = super()._repr_mimebundle_()
         bundle: dict[str, Any] = dict(shown[0]) if shown is not None else {}
         bundle["text/plain"] = f"{self.title}: {self.status}"
-        if self.answer_html:
-            bundle["text/html"] = panels.static_copy(self.answer_html)
         return bundle
 
+    def _static_bundle(self) -> dict[str, Any]:
+        """The static copy, an output of its own: a notebook reopened without the widget's model (no kernel, no
+        saved widget state) still shows what the Lab showed, where the widget's output can only say it is gone.
+        While the widget is live its style sheet hides the copy (``.fl-static-copy``), so nothing shows twice."""
+        return {"text/html": panels.static_copy(self.answer_html) if self.answer_html else "",
+                "text/plain": f"{self.title}: {self.status}"}
+
     def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-        return self._bundle(), {}
+        bundle = self._bundle()
+        if self.answer_html:  # one bundle (a frontend that asks for one): the copy rides beside the widget
+            bundle["text/html"] = panels.static_copy(self.answer_html)
+        return bundle, {}
 
     def _ipython_display_(self) -> None:
         from IPython.display import display
 
-        handle = display(self._bundle(), raw=True, display_id=True)
+        display(self._bundle(), raw=True)
+        handle = display(self._static_bundle(), raw=True, display_id=True)
         if handle is not None:
             self._handles.append(handle)
 
     def _refresh_static_copy(self) -> None:
-        bundle = self._bundle()
-        for handle in self._handles:
+        bundle = self._static_bundle()
+        for handle in self._handles:  # every place the Lab was displayed keeps its copy current
             handle.update(bundle, raw=True)
 
 
