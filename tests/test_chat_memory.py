@@ -1,7 +1,8 @@
 """A long chat holds each earlier message's recorded forms once, whatever the number of turns that carry it
-(issue 46): turn ``k``'s ``history#i`` pieces, recorded messages and the conversation it leaves (each message's
-text) are the very objects turn ``k-1`` holds, and each turn's recording is still the one a run continuing the same conversation on its
-own would make (the same pieces, fields and saved JSON). Memory itself is measured in bench/bench_chat.py."""
+(issue 46): turn ``k``'s ``history#i`` pieces, recorded messages and the conversation it leaves (each
+message's text) are the very objects turn ``k-1`` holds, and each turn's recording is still the one a run
+continuing the same conversation on its own would make (the same pieces, fields and saved JSON). Memory
+itself is measured in bench/bench_chat.py."""
 
 from __future__ import annotations
 
