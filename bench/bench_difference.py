@@ -10,8 +10,12 @@ Goals:
   else, within 48 reruns, called as an analyst types it (no budget, no samples). The decisive fact's
   place among the others is varied; the row reports the median reruns and how many variants met it.
 
-Scripted mock model only: a real-model variant is left for later. Run ``python bench/bench_difference.py``
-(``--quick``: fewer samples and variants, checks that it runs).
+The same on the real local model (llama.cpp's server with SmolLM2-135M, ``footprint_lab.examples.
+local_model``, temperature 0): a pair whose "where is the package" fact names another city in the bad
+run, beside a benign fact changed, one removed and one added (four differences: a model this small has
+a 1,024-token window); answers compared with ``Mentions(city)``; the first planted-fact variant whose
+good run names the city and bad run does not. Run ``python bench/bench_difference.py`` (``--quick``:
+fewer samples and variants, checks that it runs, no real model; ``--scripted-only``: no real model).
 """
 
 from __future__ import annotations
@@ -91,8 +95,57 @@ async def explained(cause_at: int) -> tuple[list[str], int, int]:
     return found.confirmed, found.reruns, len(found.tested) + len(found.untested)
 
 
+async def real_pair(url: str) -> tuple[Any, Any, str] | None:
+    """The first planted-fact variant the model answers from its fact at temperature 0, as a good and a bad run."""
+    from footprint_lab.examples.truth import PLACES, REAL_SYSTEM, planted_context, served
+    from footprint_lab.explain.compare import Mentions
+
+    for variant in range(6):
+        order, city, context = planted_context(variant)
+        other = PLACES[(variant + 3) % len(PLACES)][1]
+        good_facts = {piece.id: piece.text for piece in context}
+        bad_facts = dict(good_facts)
+        bad_facts["where"] = good_facts["where"].replace(city, other)
+        benign = [name for name in good_facts if name != "where"]
+        bad_facts[benign[0]] = good_facts[benign[0]].rstrip(".") + ", as noted."
+        del bad_facts[benign[1]]
+        bad_facts["note-extra"] = "The office closes at six on Fridays."
+        provider = served(url, 0.0)
+        good = await Agent(provider=provider(), system=REAL_SYSTEM,
+                           context=[define_fact(id=k, data=v) for k, v in good_facts.items()]).run(
+            f"Where is order {order}?")
+        bad = await Agent(provider=provider(), system=REAL_SYSTEM,
+                          context=[define_fact(id=k, data=v) for k, v in bad_facts.items()]).run(
+            f"Where is order {order}?")
+        mentions = Mentions(city)
+        if good.answer and bad.answer and city in good.answer and city not in bad.answer:
+            found = await explain_difference(good, bad, replay=provider(), comparator=mentions, progress=False)
+            return found, len(found.tested) + len(found.untested), city
+    return None
+
+
+def real(report: Report) -> None:
+    from footprint_lab.examples.local_model import start_server, stop_server
+
+    server = start_server("patient")
+    try:
+        result = asyncio.run(real_pair(server.url))
+    finally:
+        stop_server(server)
+    if result is None:
+        report.add("explain_difference on the real model: pairs it can answer", [0.0], unit="pairs",
+                   goal="(reference)", note="none of 6 variants")
+        return
+    found, differences, _ = result
+    met = found.confirmed == ["restore fact 'where'"] and found.reruns <= 48
+    report.add("explain_difference: the changed fact on the real model (replay, temperature 0)",
+               [float(found.reruns)], unit="reruns", size=f"{differences} differences, SmolLM2-135M",
+               goal="that fact confirmed, nothing else, <= 48 reruns", met=met,
+               note=f"confirmed {found.confirmed}")
+
+
 def main() -> None:
-    args = options(__doc__ or "")
+    args = options(__doc__ or "", ("--scripted-only", "leave the real model out"))
     report = Report("difference", args)
     good, bad = asyncio.run(long_pair())
     assert len(good.recording.exchanges) == ITERATIONS and len(bad.recording.exchanges) == ITERATIONS
@@ -112,6 +165,8 @@ def main() -> None:
                unit="reruns", size=f"{results[0][2]} differences, {len(results)} places of the fact",
                goal="that fact confirmed, nothing else, <= 48 reruns", met=exact == len(results),
                note=f"{exact}/{len(results)} variants met it")
+    if not args.quick and not args.scripted_only:
+        real(report)
     report.close()
 
 
