@@ -328,7 +328,8 @@ def steps_frame(recording: Recording) -> pd.DataFrame:
     import pandas as pd
 
     columns = ["step_id", "stage", "iteration", "status", "started_ms", "duration_ms"]
-    return pd.DataFrame([s.model_dump() for s in recording.steps], columns=columns)
+    # an iteration is a whole number, absent (<NA>, never NaN) on the steps outside the loop (seed, final)
+    return pd.DataFrame([s.model_dump() for s in recording.steps], columns=columns).astype({"iteration": "Int64"})
 
 
 def events_frame(recording: Recording) -> pd.DataFrame:
