@@ -15,13 +15,14 @@ import re
 from pathlib import Path
 from typing import Any
 
+import nbformat
 import pytest
 from browser_kit import ARTIFACTS, chromium, keep_evidence
 
 from footprint_lab import Agent, Conditional, LLMCall, Parallel, Sequence, define_tool, lint_tools
 from footprint_lab.errors import InvalidRunInputError
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
-from footprint_lab.explain import ask, bisect_culprits, localize
+from footprint_lab.explain import ask, bisect_culprits, compare_runs, localize
 from footprint_lab.lab import panels
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.views import slots_view
@@ -71,6 +72,12 @@ async def _views(folder: Path) -> dict[str, tuple[str, list[str]]]:
     except InvalidRunInputError as refusal:
         card = error_card_html(refusal)
     exported = to_html(export([run, flow_run], folder / "shared.ipynb", title="Refund audit"), folder / "page.html")
+    without = await planted_fact_agent().without(["vip-override"]).run(REFUND_REQUEST)
+    difference = compare_runs(run, without)
+    differed = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("compare_runs(good, bad)")])
+    differed.cells[0].outputs = [nbformat.v4.new_output("display_data", data=difference._repr_mimebundle_())]
+    nbformat.write(differed, folder / "difference.ipynb")
+    difference_page = to_html(folder / "difference.ipynb", folder / "difference.html")
     answering = run.recording.exchanges[-1].step_id
     row = "fact · vip-override · The customer holds"
     return {
@@ -97,6 +104,10 @@ async def _views(folder: Path) -> dict[str, tuple[str, list[str]]]:
         "error card": (card, ["Refused: InvalidRunInputError ERR_INVALID_RUN_INPUT", "Nothing ran"]),
         "call panel (Lab)": (panels.call_panel(run.recording, answering), [row, "Find dropped context"]),
         "exported page": (exported.read_text(encoding="utf-8"), [row, "route → refunds", "✓ finished"]),
+        "difference (compare_runs)": (difference._repr_mimebundle_()["text/html"],
+                                      ["vip-override", "APPROVED: order A-1001", "DECLINED: order A-1001"]),
+        "difference, exported": (difference_page.read_text(encoding="utf-8"),
+                                 ["vip-override", "APPROVED: order A-1001", "DECLINED: order A-1001"]),
     }
 
 
