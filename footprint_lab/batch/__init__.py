@@ -20,7 +20,8 @@ below it (runners, ``load_recording``, ``footprint_lab.explain``, ``footprint_la
 """
 
 from footprint_lab.batch._entries import RunSummary
-from footprint_lab.batch._refusals import BatchConfigError, RunSetFolderError
-from footprint_lab.batch._runset import Comparison, RunSet, culprits
+from footprint_lab.batch._refusals import BatchConfigError, RunSetFolderError, Stopped
+from footprint_lab.batch._runset import Comparison, RunSet, culprits, last_stopped
 
-__all__ = ["BatchConfigError", "Comparison", "RunSet", "RunSetFolderError", "RunSummary", "culprits"]
+__all__ = ["BatchConfigError", "Comparison", "RunSet", "RunSetFolderError", "RunSummary", "Stopped", "culprits",
+           "last_stopped"]

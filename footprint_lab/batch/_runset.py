@@ -15,6 +15,7 @@ touched (:mod:`footprint_lab.batch._folder`).
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import difflib
 import inspect
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from footprint_lab.batch import _cluster, _folder, _work
 from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary
 from footprint_lab.batch._progress import Bar, check_progress
-from footprint_lab.batch._refusals import BatchConfigError
+from footprint_lab.batch._refusals import BatchConfigError, Stopped
 from footprint_lab.batch._stats import newcombe_paired, paired_t
 from footprint_lab.core._door import normalize_run_input
 from footprint_lab.core._run import Run
@@ -47,11 +48,13 @@ _PER_RUN = ("run", "rerun", "progress", "input", "continue_from")
 class RunSet:
     """Runs of one system over many inputs: ``len(runs)``, ``for run in runs``, ``runs[0]``, ``runs["run-id"]``."""
 
-    __slots__ = ("_entries", "_positions")
+    __slots__ = ("_entries", "_positions", "partial")
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self._entries = list(entries)
         self._positions: dict[str, int] | None = None
+        #: a set a stopped call kept (the runs made before the stop): not every input has its run
+        self.partial = False
 
     # -- making a set --------------------------------------------------------------------------
     @classmethod
@@ -108,6 +111,11 @@ class RunSet:
                 bar.advance()
 
             await _work.run_inputs(make, rest, identity, limit, keep)
+        except (asyncio.CancelledError, KeyboardInterrupt):
+            bar.cancel()
+            made = cls([Entry(run=run) for run in runs if run is not None])
+            made.partial = True
+            raise _stopped(Stopped(function, "runs", len(made), len(items), made)) from None
         except BaseException:
             bar.cancel()
             raise
@@ -183,7 +191,7 @@ class RunSet:
                                "must be a position or a run id as frame() shows it in run_id")
 
     def __repr__(self) -> str:
-        return f"RunSet({len(self)} runs)"
+        return f"RunSet({len(self)} runs{', partial: a stopped call kept them' if self.partial else ''})"
 
     def summaries(self) -> list[RunSummary]:
         """What the set knows of each run without its recording (what ``where=`` and ``compare`` are given)."""
@@ -282,6 +290,11 @@ class RunSet:
                 for entry in chosen:
                     frames.append(await _work.localize_frame(entry.run_id, entry.run(), rerun, settings))
                     bar.advance()
+            except (asyncio.CancelledError, KeyboardInterrupt):
+                bar.cancel()
+                partial = _work.joined(frames, _work.LOCALIZE_COLUMNS)
+                partial.attrs.update(runs=len(frames), partial=True)
+                raise _stopped(Stopped(function, "runs localized", len(frames), len(chosen), partial)) from None
             except BaseException:
                 bar.cancel()
                 raise
@@ -587,6 +600,22 @@ def _metric(function: str, metric: Any) -> Callable[[RunSummary], Any]:
                                "must be a column of frame() or a function of a run's summary giving a number or a "
                                "bool, e.g. lambda r: r.answer == expected[r.input]")
     return metric
+
+
+#: what the last stopped call kept (see :func:`last_stopped`)
+_LAST_STOPPED: list[Any] = []
+
+
+def _stopped(stop: Stopped) -> Stopped:
+    """``stop``, its partial result kept for :func:`last_stopped` (the newest only)."""
+    _LAST_STOPPED[:] = [stop.partial]
+    return stop
+
+
+def last_stopped() -> Any:
+    """What the last stopped run-set call kept: the runs made (a partial ``RunSet``) or the rows localized (a
+    DataFrame, ``attrs["partial"]``); ``None`` when no call was stopped in this process."""
+    return _LAST_STOPPED[0] if _LAST_STOPPED else None
 
 
 def _difference_row(name: str) -> dict[str, Any]:
