@@ -179,6 +179,10 @@ def _group(spans: list[SpanData]) -> list[_Group]:
     return sorted(out, key=lambda g: g[1].start_ns if g[1] is not None else min(s.start_ns for s in g[2]))
 
 
+#: What joins a call's system parts, as the runner (and a replay) joins its system pieces.
+BLANK_LINE = "\n\n"
+
+
 def _key(turn: dict[str, Any]) -> tuple[Any, ...]:
     """What makes two turns the same turn: role, text, the tool call answered, the calls made."""
     calls = turn.get("tool_calls")
@@ -350,9 +354,20 @@ class _Importer:
         ids = named or [("base", f"instructions-{n + 1}") for n in range(len(call.instructions))] + [
             ("base", f"system-part-{n + 1}") for n in range(len(system))]
         system_ids: list[int] = []
-        for position, (text, (kind, source_id)) in enumerate(zip(texts, ids, strict=True)):
-            system_ids.append(len(pieces))
-            pieces.append(self._piece("system", kind, source_id, text, step_id, position))
+        retrieved = [(place, document.content) for place, (document, _, _) in enumerate(self.documents)]
+        placed: set[str] = set()  # the texts of documents that stand as pieces of their own in a system part
+        for text, (kind, source_id) in zip(texts, ids, strict=True):
+            layout = None if named else _around_documents(text, retrieved)
+            between = 0  # the text parts between documents so far: the first keeps the part's id
+            for part, place in layout or [(text, None)]:
+                system_ids.append(len(pieces))
+                if place is None:
+                    between += 1
+                    pieces.append(self._piece("system", kind, source_id if between == 1 else f"{source_id}.{between}",
+                                              part, step_id, len(system_ids) - 1))
+                else:
+                    pieces.append(self._document(place, "system", step_id, len(system_ids) - 1))
+                    placed.add(part)
         schemas = call.tools
         tool_ids: list[int] = []
         named = _named(span.attributes.get("footprint_lab.source_ids"), "tools", len(schemas))
@@ -384,10 +399,12 @@ class _Importer:
                                           **evidence))
             rec.write(INJECTED_MESSAGES, "set", tuple(injected))
         count = same if injected else len(self.history)
-        system_text = "\n\n".join(texts)
+        system_text = BLANK_LINE.join(texts)
         sent = [*self.history[:count], *injected]
         for place, (document, _, _) in enumerate(self.documents):  # retrieved documents this call was sent
-            if document.content in system_text:
+            if document.content in placed:  # placed above (or the same text retrieved again: one piece stands)
+                self.sent.add(place)
+            elif document.content in system_text:
                 system_ids.append(len(pieces))
                 pieces.append(self._document(place, "system", step_id, len(texts)))
             else:
@@ -458,6 +475,37 @@ class _Importer:
         rec.write(ANSWER, "set", self.answer)
         rec.end()
         self._times(at, at)
+
+
+def _around_documents(text: str, documents: list[tuple[int, str]]) -> list[tuple[str, int | None]] | None:
+    """``text`` as the parts a blank line joins: each retrieved document that stands whole in it (with its place) and
+    the text between them (place ``None``), so the pieces join back to the text as a native call's do; ``None``
+    when no document stands there, or one does not stand between blank lines (the text then stays one piece)."""
+    starts: dict[int, int] = {}  # where a document starts in the text: its place (the first of equal texts)
+    for place, content in documents:
+        start = text.find(content) if content else -1
+        if start >= 0:
+            starts.setdefault(start, place)
+    if not starts:
+        return None
+    contents = dict(documents)
+    parts: list[tuple[str, int | None]] = []
+    cursor = 0
+    for start in sorted(starts):
+        gap = text[cursor:start]
+        if start < cursor or (cursor and not gap.startswith(BLANK_LINE)):
+            return None  # documents overlap, or one does not end with a blank line
+        gap = gap[len(BLANK_LINE):] if cursor else gap
+        if gap:
+            if not gap.endswith(BLANK_LINE):
+                return None
+            parts.append((gap[:-len(BLANK_LINE)], None))
+        parts.append((contents[starts[start]], starts[start]))
+        cursor = start + len(contents[starts[start]])
+    rest = text[cursor:]
+    if rest and not rest.startswith(BLANK_LINE):
+        return None
+    return parts + ([(rest[len(BLANK_LINE):], None)] if rest else [])
 
 
 def _kind(turn: dict[str, Any]) -> str:
