@@ -30,7 +30,12 @@ def printed_by(name: str) -> str:
     return "\n".join(o.get("text", "") for o in outputs(name) if o.output_type == "stream")
 
 
-@pytest.mark.parametrize("name", NOTEBOOKS)
+#: notebooks that start a real model server of their own: they run with the real-model tier
+REAL_MODEL = {"any_agent.ipynb"}
+
+
+@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.real_model) if n in REAL_MODEL else n
+                                  for n in NOTEBOOKS])
 def test_notebook_executes_without_errors(name):
     """Only a cell tagged ``raises-exception`` (a refusal shown on purpose) may fail, and it must."""
     for cell in (c for c in executed(name).cells if c.cell_type == "code"):
@@ -211,6 +216,20 @@ def test_real_model_notebook_confirms_the_planted_fact_on_a_sampling_model():
     assert "CONFIRMED: removing 'where' flipped the outcome in" in text
     for benign in ("hours", "returns", "tone"):
         assert f"CONFIRMED: removing '{benign}'" not in text.replace("NOT CONFIRMED", "")
+
+
+@pytest.mark.real_model
+def test_any_agent_notebook_imports_a_langchain_run_and_replay_confirms_the_planted_note():
+    text = printed_by("any_agent.ipynb")
+    assert "smollm2 answers at http://127.0.0.1:" in text and "lisbon" in text.lower()
+    assert "CONFIRMED: removing 'where' flipped the outcome in" in text
+    for benign in ("shipping", "gifts", "address"):
+        assert f"CONFIRMED: removing '{benign}'" not in text.replace("NOT CONFIRMED", "")
+    (context,) = cell_outputs("any_agent.ipynb", "run.context()")
+    rows = context.data["text/plain"]
+    assert all(note in rows for note in ("where", "shipping", "gifts", "address")) and "rag" in rows
+    (view,) = next(c.outputs for c in executed("any_agent.ipynb").cells if c.source.strip() == "run")
+    assert 'data-fl-piece="where"' in view.data["text/html"]
 
 
 def test_eval_set_notebook_finds_the_failures_and_charts_the_planted_causes_on_a_cluster():
