@@ -77,9 +77,12 @@ async def test_a_worker_reads_only_the_recordings_it_is_given(client, saved, tmp
 
 
 async def test_a_refusal_on_a_worker_comes_back_as_itself(client, saved):
-    with pytest.raises(ExplainConfigError) as refused:
+    with pytest.raises(ExplainConfigError) as refused:  # top= is judged where each run is localized: on a worker
+        await saved.localize(rerun=desk().factory, where=desk().wrong, client=client, top=0, progress=False)
+    assert refused.value.setting == "top" and refused.value.function == "localize"
+    with pytest.raises(ExplainConfigError) as refused:  # a trial setting is judged before anything is sent
         await saved.localize(rerun=desk().factory, where=desk().wrong, client=client, samples=0, progress=False)
-    assert refused.value.setting == "samples" and refused.value.function == "localize"
+    assert refused.value.setting == "samples"
 
 
 def _locked_factory():

@@ -33,6 +33,7 @@ plain bundles all write through it); imports nothing above the engine.
 from __future__ import annotations
 
 import html
+import re
 from collections.abc import Iterable
 from typing import Any
 
@@ -131,5 +132,22 @@ def el(name: str, *children: Any, **attrs: Any) -> Html:
 
 
 def css(**properties: Any) -> str:
-    """An inline style from keyword properties (``border_left="4px solid ..."``), ``None`` ones left out."""
-    return ";".join(f"{key.replace('_', '-')}:{value}" for key, value in properties.items() if value is not None)
+    """An inline style from keyword properties (``border_left="4px solid ..."``), ``None`` ones left out.
+
+    A value that reads a palette variable (``var(--fl-blue, <light value>)``) is written twice, its plain colour
+    first: a sanitizer that drops what it cannot read (JupyterLab's, on a notebook it does not trust) keeps
+    the plain one, and a browser that reads both takes the variable, so the view follows the page's theme.
+    """
+    written = []
+    for key, value in properties.items():
+        if value is None:
+            continue
+        name = key.replace("_", "-")
+        plain = _PALETTE_VARIABLE.sub(r"\1", str(value))
+        if plain != str(value):
+            written.append(f"{name}:{plain}")
+        written.append(f"{name}:{value}")
+    return ";".join(written)
+
+
+_PALETTE_VARIABLE = re.compile(r"var\(--fl-[a-z-]+,(#[0-9a-fA-F]{6})\)")

@@ -21,7 +21,7 @@ from typing import Any
 from footprint_lab.core._chat import Chat
 from footprint_lab.engine import _display as display
 from footprint_lab.engine import theme
-from footprint_lab.engine.markup import el, esc, join, raw
+from footprint_lab.engine.markup import css, el, esc, join, raw
 from footprint_lab.lab.views import answer_view
 from footprint_lab.lab.views.page import new_scope
 
@@ -45,7 +45,7 @@ def _turn(chat: Chat, row: dict[Any, Any]) -> str:
     if carried:
         meta.append(f"carries turns {', '.join(map(str, carried))}")
     summary = el("summary", el("span", f"turn {number}", class_="fl-chat-k"),
-                 el("span", theme.status_mark(status), style=f"color:{theme.status_colour(status)}"), " · ",
+                 el("span", theme.status_mark(status), style=css(color=theme.status_colour(status))), " · ",
                  el("span", raw(esc(row["message"] or "", limit=120)), class_="fl-chat-said"), " → ",
                  raw(esc(row["answer"] or "", limit=160)))
     return el("details", summary, el("div", " · ".join(meta), class_="fl-chat-meta"),

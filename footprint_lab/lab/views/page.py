@@ -147,7 +147,7 @@ STATUS_COLOURS = {status: colour for status, (colour, _) in theme.STATUS.items()
 GREY = theme.GREY
 #: between two fields of one row, where the style sheet's layout also keeps them apart
 SEP = raw(' <span class="fl-sep">·</span> ')
-UNPROVEN = raw(' <span class="fl-unproven" style="color:' + theme.RED + '">[not proven]</span>')
+UNPROVEN = raw(f' <span class="fl-unproven" style="{css(color=theme.RED)}">[not proven]</span>')
 
 
 def kind_style(kind: str) -> str:
