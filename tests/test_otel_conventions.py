@@ -175,3 +175,30 @@ def test_openllmetry_attributes_give_a_complete_request() -> None:
     assert two.injected_messages == [] and two.response.stop_reason == "stop"
     (result,) = [p for p in recording.context_pieces if p.source_kind == "tool_result"]
     assert result.source_id == "call_9" and result.detail["requested_by"] == one.step_id
+
+
+async def test_a_call_sent_as_several_system_messages_is_replayed_as_it_was_sent() -> None:
+    """Frameworks send a system prompt in parts (pydantic-ai's system_prompt list): a replay must send the same
+    messages, each part in its own system message, and one removed part takes only its own message."""
+    from footprint_lab.explain import replay
+    from footprint_lab.providers import LLMRequest, mock
+
+    parts = [("system", "You answer in one sentence."), ("system", "The package for order A-1 is in Lisbon."),
+             ("system", "Shipping is free over 50 EUR."), ("user", "Where is order A-1?")]
+    out = oi_messages("llm.output_messages", [("assistant", "It is in Lisbon.")])
+    (run,) = from_spans(otlp(root(), oi_call("c1", {**oi_messages("llm.input_messages", parts), **out})))
+    sent: list[LLMRequest] = []
+
+    def model(request: LLMRequest) -> str:
+        sent.append(request)
+        return "It is in Lisbon." if "Lisbon" in request.system + str(list(request.messages)) else "I do not know."
+
+    same = await replay(run, mock(respond=model))
+    wire = [("system", sent[0].system), *((m["role"], m["content"]) for m in sent[0].messages)]
+    assert wire == parts                                       # the request as it was sent, message by message
+    assert same.answers == ["It is in Lisbon."]
+    removed = await replay(run, mock(respond=model), without=["system-part-2"], baseline=0)
+    wire = [("system", sent[-1].system), *((m["role"], m["content"]) for m in sent[-1].messages)]
+    assert wire == [parts[0], parts[2], parts[3]] and removed.answers == ["I do not know."]
+    recorded = removed.replays[0].recording.exchanges[0]
+    assert recorded.wire["request"]["system_messages"] == [len(parts[0][1]), len(parts[2][1])]

@@ -83,6 +83,8 @@ class _Part:
     value: Any  # the system text of a piece, a message dict, a tool definition
     #: ``run_id/step_id`` of another run's call this part was carried from (``None``: this call's own)
     origin: str | None = None
+    #: which system message of the recorded request a system part went in (a request may send several)
+    group: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -153,6 +155,7 @@ class RecordedCall:
         calls_gone = {part.value.get("tool_call_id") for k, part in enumerate(self.parts)
                       if k in gone and part.slot == "messages" and part.value.get("role") == "tool"}
         system: list[str] = []
+        groups: dict[int, list[str]] = {}  # the system messages the recorded request sent, by their order
         messages: list[dict[str, Any]] = []
         tools: list[dict[str, Any]] = []
         fates: list[tuple[_Part, str, Any]] = []
@@ -170,6 +173,7 @@ class RecordedCall:
             if part.slot == "system":
                 sent = changed.get(k, part.value)
                 system.append(sent)
+                groups.setdefault(part.group, []).append(sent)
             elif part.slot == "tools":
                 sent = {**part.value, "description": changed[k]} if k in changed else part.value
                 tools.append(sent)
@@ -188,6 +192,10 @@ class RecordedCall:
                             continue
                 messages.append(sent)
             fates.append((part, fate, sent))
+        sent_apart = ["\n\n".join(texts) for _, texts in sorted(groups.items())]
+        if len(sent_apart) > 1:  # sent as several system messages: the first as the system text, the rest after it
+            system = [sent_apart[0]]
+            messages = [*({"role": "system", "content": text} for text in sent_apart[1:]), *messages]
         request = LLMRequest(model=self.exchange.model, system="\n\n".join(system), messages=messages, tools=tools,
                              iteration=1, call_index=0, seed=seed,
                              input_chars=sum(map(len, system)) + sum(len(str(m.get("content") or ""))
@@ -219,7 +227,7 @@ def recorded_call(function: str, run: Any, call: str | None = None) -> RecordedC
     system_pieces = [pieces[i] for i in slots["system"]]
     parts: list[_Part] = []
     if "\n\n".join(p.content for p in system_pieces) == exchange.system:
-        parts += [_Part("system", p, p.content) for p in system_pieces]
+        parts += _grouped([_Part("system", p, p.content) for p in system_pieces], exchange)
     else:  # the system text is not the join of its pieces (a runner that formats it): it goes whole, unnamed
         parts.append(_Part("system", None, exchange.system))
     messages = recording.request_messages(exchange)
@@ -230,6 +238,20 @@ def recorded_call(function: str, run: Any, call: str | None = None) -> RecordedC
     parts += [_Part("tools", pieces[tools[k]] if k < len(tools) else None, schema)
               for k, schema in enumerate(exchange.tools)]
     return RecordedCall(recording, exchange, parts)
+
+
+def _grouped(parts: list[_Part], exchange: LLMExchange) -> list[_Part]:
+    """``parts`` (the system text's pieces, in order) each told which system message it went in, when the recorded
+    request sent its system text as several (``wire["request"]["system_messages"]``: each one's length)."""
+    lengths = ((exchange.wire or {}).get("request") or {}).get("system_messages")
+    if not isinstance(lengths, list) or len(lengths) < 2:
+        return parts
+    starts = [sum(lengths[:k]) + 2 * k for k in range(len(lengths))]  # messages are joined with a blank line
+    at = 0
+    for part in parts:
+        part.group = max(k for k, start in enumerate(starts) if start <= at)
+        at += len(part.value) + 2
+    return parts
 
 
 def check_changes(function: str, call: RecordedCall, without: Any, edit: Any) -> tuple[list[str], dict[str, str]]:
@@ -327,7 +349,10 @@ async def send(call: RecordedCall, provider: Any, without: Sequence[str] = (), e
             (system_ids if part.slot == "system" else tool_ids).append(len(rec.pieces))
             rec.pieces.append(_piece(part, fate, step_id, positions[part.slot], call, sent))
             positions[part.slot] += 1
-    rec.write(SYSTEM, "set", request.system)
+    # the system text as the pieces hold it; sent as several system messages when the recorded request was
+    apart = [m["content"] for m in request.messages[: len(request.messages)] if m.get("role") == "system"]
+    system_text = "\n\n".join([request.system, *apart])
+    rec.write(SYSTEM, "set", system_text)
     rec.write(TOOLS, "set", tuple(t.get("name") for t in request.tools))
     rec.end()
     call_step = rec.begin("call-llm", 1)
@@ -345,8 +370,10 @@ async def send(call: RecordedCall, provider: Any, without: Sequence[str] = (), e
                                     "cache_write_tokens": usage.cache_write_tokens, "estimated": usage.estimated,
                                     "tool_calls": len(calls), "stop_reason": response.stop_reason})
     rec.exchanges.append({
-        "step_id": call_step, "iteration": 1, "model": request.model, "system": request.system,
+        "step_id": call_step, "iteration": 1, "model": request.model, "system": system_text,
         "message_count": len(rec.messages), "tools": list(request.tools), "system_pieces": system_ids,
+        "wire": {"source": "replay", "request": {"system_messages": [len(request.system), *map(len, apart)]}
+                 if apart else {}},
         "tool_pieces": tool_ids, "duration_ms": (time.perf_counter_ns() - began) / 1e6,
         "content": response.content, "tool_calls": calls, "stop_reason": response.stop_reason,
         "response_model": response.model, "usage": (usage.input_tokens, usage.output_tokens,

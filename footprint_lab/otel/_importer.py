@@ -190,6 +190,15 @@ def _key(turn: dict[str, Any]) -> tuple[Any, ...]:
             tuple([(c["id"], c["name"]) for c in calls]) if calls else ())
 
 
+def _request_wire(call: Any) -> dict[str, Any]:
+    """What the recorded request says beyond its fields: the call's settings, and, when its system text went as
+    several system messages (the instructions as one, then each leading system turn), each one's length, so a
+    replay sends it as it was sent (``explain._replay``)."""
+    system, _ = _split(call.turns)
+    lengths = ([len(BLANK_LINE.join(call.instructions))] if call.instructions else []) + [len(t) for t in system]
+    return {"options": call.settings, **({"system_messages": lengths} if len(lengths) > 1 else {})}
+
+
 def _split(turns: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
     """The leading system turns' texts (the system slot), and the turns after them (a later system turn stays)."""
     lead = next((n for n, turn in enumerate(turns) if turn["role"] != "system"), len(turns))
@@ -445,7 +454,7 @@ class _Importer:
             "tools": schemas, "system_pieces": system_ids, "tool_pieces": tool_ids,
             "duration_ms": (span.end_ns - span.start_ns) / 1e6, "content": reply.get("content"),
             "tool_calls": calls, "stop_reason": call.stop, "response_model": call.response_model,
-            "usage": tuple(usage), "wire": {"source": WIRE_SOURCE, "request": {"options": call.settings}},
+            "usage": tuple(usage), "wire": {"source": WIRE_SOURCE, "request": _request_wire(call)},
         })
         for made in calls:
             self.asked[made["id"]] = (step_id, made["name"], made["args"])
