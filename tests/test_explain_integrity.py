@@ -48,7 +48,7 @@ async def test_a_duplicate_lookup_then_an_invented_order_id_are_both_reported_wi
     assert [(d.check, d.status) for d in report.dispositions] == [
         ("ungrounded_tool", "not_applicable"), ("invented_identifier", "failed"),
         ("duplicate_tool_call", "failed"), ("answer_contradicts_tool", "not_applicable"),
-        ("unsupported_value", "passed")]
+        ("unsupported_value", "passed"), ("tool_failed", "passed"), ("run_failed", "passed")]
     assert not report.ok
     text = str(report)
     assert all(name in text for name in CHECKS)
@@ -68,7 +68,8 @@ async def test_a_clean_run_passes_and_says_which_checks_had_nothing_to_look_at()
     assert report.ok
     assert {d.check: d.status for d in report.dispositions} == {
         "ungrounded_tool": "not_applicable", "invented_identifier": "passed",
-        "duplicate_tool_call": "passed", "answer_contradicts_tool": "not_applicable", "unsupported_value": "passed"}
+        "duplicate_tool_call": "passed", "answer_contradicts_tool": "not_applicable", "unsupported_value": "passed",
+        "tool_failed": "passed", "run_failed": "passed"}
 
 
 async def test_no_tool_at_all_is_not_applicable_never_a_pass():

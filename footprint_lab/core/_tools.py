@@ -17,6 +17,11 @@ A first parameter named ``ctx`` receives the run's :class:`ToolContext` (identit
 tool call id, tool name): everything per-run reaches a tool that way, never through the
 tool's or the agent's instance. ``ctx`` anywhere but first is refused when the tool is
 declared, as is a name a provider would reject.
+
+A tool that raises does not stop the run: the model reads the error as the call's result, and
+the tool step keeps what :func:`tool_failure` says of the exception (its type, its message as
+the run's redaction policy masks it, bounded, and the tool's own frame), which the integrity
+check ``tool_failed`` and the answer view report.
 """
 
 from __future__ import annotations
@@ -27,9 +32,9 @@ import re
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
-from footprint_lab.engine._refusal import Refusal, describe_shape
+from footprint_lab.engine._refusal import Refusal, describe_shape, raised
 from footprint_lab.engine._runners import register as register_runner
 from footprint_lab.engine._unicode import is_sound, sound_text
 
@@ -125,6 +130,24 @@ class Tool:
 
     def __repr__(self) -> str:
         return f"Tool(name={self.name!r})"
+
+
+class ToolFailure(TypedDict, total=False):
+    """What a tool step keeps of the exception its tool raised (the keys of the tool result's evidence)."""
+
+    error_type: str
+    error_message: str
+    error_frame: str
+
+
+def tool_failure(exc: BaseException, clean: Callable[[Any], Any]) -> ToolFailure:
+    """The exception a tool raised, as its step records it: type, message (masked by ``clean``, then bounded)
+    and the innermost frame of the tool's own code (``file:line in function``), left out when it has none."""
+    kind, message, frame = raised(exc, clean, entry=Tool.invoke.__code__)
+    failure = ToolFailure(error_type=kind, error_message=message)
+    if frame is not None:
+        failure["error_frame"] = frame
+    return failure
 
 
 class _Arguments(Protocol):

@@ -31,6 +31,7 @@ from footprint_lab.core._pause import HumanQuestion, Pause
 from footprint_lab.core._run import Run
 from footprint_lab.core._runner import ended_status
 from footprint_lab.engine._later import RecordingLater
+from footprint_lab.engine._refusal import raised
 
 if TYPE_CHECKING:
     from footprint_lab.engine._recorder import Recorder
@@ -124,6 +125,10 @@ class Turn:
         status = ended_status(exc)
         rec.fail_open_step(status)
         error = {"type": type(exc).__name__, "code": getattr(exc, "code", None), "step_id": rec.current}
+        if status == "failed":  # what failed, masked and bounded as every recorded value (a cancel is no failure)
+            _, error["message"], frame = raised(exc, rec.clean)
+            if frame is not None:
+                error["frame"] = frame
         rec.emit("error", rec.current, dict(error))
         rec.emit("run_end", rec.path, {"status": status})
         ended = self.make_run(bag, status, None, None, error)

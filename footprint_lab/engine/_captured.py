@@ -33,6 +33,10 @@ class Evidence(TypedDict, total=False):
     requested_by: str
     is_error: bool
     answered_by: str
+    #: a tool that raised: the exception's type, its message (masked, bounded) and the tool's own frame
+    error_type: str
+    error_message: str
+    error_frame: str
     #: a declaration: its trigger spelled out, and the tool step that activated it
     condition: str
     activated_by: str

@@ -18,8 +18,15 @@ Refusals live next to the door that raises them; ``footprint_lab.errors`` gather
 
 from __future__ import annotations
 
+import difflib
 import inspect
+import os
+import sysconfig
+from collections.abc import Callable, Iterable
+from types import CodeType
 from typing import Any, ClassVar
+
+from footprint_lab.engine._unicode import sound_text
 
 
 class CodedError(Exception):
@@ -116,6 +123,61 @@ def describe_shape(value: object) -> str:
     name = type(value).__name__
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
 
+
+
+def did_you_mean(given: Iterable[str], known: Iterable[str]) -> str:
+    """``"did you mean 'name'?"`` naming the known name nearest to one of ``given``, or ``""`` when none is near.
+
+    Only the known name is said, never what was given (it may be the caller's data); so the
+    known names must be names a message may show (ids, settings, provider names, never secrets).
+    """
+    names = list(dict.fromkeys(known))
+    for name in given:
+        near = difflib.get_close_matches(name, names, n=1, cutoff=0.7) if isinstance(name, str) else []
+        if near:
+            return f"did you mean '{near[0]}'?"
+    return ""
+
+
+#: where code that is not the caller's lives: the standard library, installed packages, this package
+_NOT_OWN = tuple(dict.fromkeys(os.path.normcase(os.path.abspath(path)) + os.sep for path in (
+    *(sysconfig.get_paths()[key] for key in ("stdlib", "platstdlib", "purelib", "platlib")),
+    os.path.dirname(os.path.dirname(__file__)))))
+#: how much of an exception's message a failure keeps
+MESSAGE_LIMIT = 300
+
+
+def raised(exc: BaseException, clean: Callable[[Any], Any], *, entry: CodeType | None = None
+           ) -> tuple[str, str, str | None]:
+    """What a recorded failure keeps of an exception: its type's name, its message and its frame.
+
+    The message is masked by ``clean`` (the run's redaction policy) before it is cut to
+    :data:`MESSAGE_LIMIT` characters, so a covered value cut short cannot slip through. The
+    frame (``file:line in function``) is the innermost one in the caller's own code, outside
+    the standard library, installed packages and footprint_lab; with ``entry`` (the code that
+    called the caller's function), only frames below it count, and the first of them is kept
+    when none is the caller's own. ``None`` when there is none.
+    """
+    try:
+        text = str(exc)
+    except Exception:  # a message that cannot be read is said to be so
+        text = "(its message could not be read)"
+    frames = []
+    tb = exc.__traceback__
+    while tb is not None:
+        frames.append((tb.tb_frame.f_code, tb.tb_lineno))
+        tb = tb.tb_next
+    if entry is not None:
+        below = [at for at, (code, _) in enumerate(frames) if code is entry]
+        frames = frames[below[0] + 1:] if below else []
+    own = [frame for frame in frames
+           if not os.path.normcase(os.path.abspath(frame[0].co_filename)).startswith(_NOT_OWN)]
+    chosen = own[-1] if own else frames[0] if entry is not None and frames else None
+    frame = None if chosen is None else clean(f"{chosen[0].co_filename}:{chosen[1]} in {chosen[0].co_qualname}")
+    message = sound_text(str(clean(text)))
+    if len(message) > MESSAGE_LIMIT:
+        message = message[:MESSAGE_LIMIT - 1] + "…"
+    return type(exc).__name__, message, frame
 
 
 def call_problem(value: object, count: int) -> str | None:

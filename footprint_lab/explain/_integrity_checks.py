@@ -21,7 +21,13 @@ or the check broke, named by exception type). The checks:
   for that field;
 - ``unsupported_value``: a number, amount, date, time, identifier or proper name in the answer
   that appears in nothing the answering call was sent, with the nearest value the evidence
-  holds (:mod:`footprint_lab.explain._unsupported`).
+  holds (:mod:`footprint_lab.explain._unsupported`);
+- ``tool_failed``: a tool call whose tool raised: the model read the error in place of a
+  result (the tool step keeps the exception's type, its masked message and the tool's own
+  frame). A tool that returns an error text without raising is a result, not a failure;
+- ``run_failed``: the run (or a member) ended failed, a provider's error included: where, by
+  which exception, and its masked message. A composition that failed because a member did is
+  reported once, at the member.
 
 ``claims`` is the declaration of (d): a mapping from a field name, as it appears in the tool
 results (JSON objects, searched at any depth), to how to read the value the answer states:
@@ -201,6 +207,8 @@ class _Turn:
     bodies: dict[tuple[int | None, str], ContextPiece] = field(default_factory=dict)
     #: whether any call was offered a tool whose offer depends on an earlier result
     grounded_offers: bool = False
+    #: the result piece of each tool call whose tool raised, in order
+    raised: list[ContextPiece] = field(default_factory=list)
 
     def calls(self) -> Iterator[tuple[LLMExchange, ToolCallRecord]]:
         """Every tool call a model asked for, with the exchange that asked, in order."""
@@ -236,6 +244,8 @@ def _turns(root: Recording) -> list[_Turn]:
                 ran_in[piece.source_id] = piece.landed_by
                 if piece.landed_by is not None:
                     turn.result_of[piece.landed_by] = number
+                if "error_type" in piece.detail:
+                    turn.raised.append(piece)
         for exchange in recording.exchanges:
             for number in exchange.tool_pieces:
                 if "activated_by" in pieces[number].detail:
@@ -518,6 +528,47 @@ def _unsupported_value(turns: list[_Turn], _claims: Mapping[str, Any], _answer: 
     return findings, "passed", note
 
 
+def _tool_failed(turns: list[_Turn], _claims: Mapping[str, Any], _answer: str | None) -> CheckResult:
+    ran = sum(len(turn.result_of) for turn in turns)
+    if not ran:
+        return [], "not_applicable", "the run ran no tool"
+    findings = [Finding("tool_failed", tuple(s for s in (piece.detail.get("requested_by"), piece.landed_by) if s),
+                        failed_tool(piece),
+                        "the model read an error where the tool's result should have been: what it said next was "
+                        "made without that result")
+                for turn in turns for piece in turn.raised]
+    return findings, "passed", f"{ran} tool call(s) looked at"
+
+
+def failed_tool(piece: ContextPiece) -> str:
+    """A failed tool call in one line: the tool, the exception and its message, and where in the tool it was raised."""
+    detail = piece.detail
+    frame = detail.get("error_frame")
+    at = f" at {frame}" if frame else ""
+    return (f"tool '{detail.get('tool', piece.source_id)}' raised {detail.get('error_type')}{at}: "
+            f"{shorten(str(detail.get('error_message', '')), 120)}")
+
+
+def _run_failed(turns: list[_Turn], _claims: Mapping[str, Any], _answer: str | None) -> CheckResult:
+    failed = {turn.recording.path for turn in turns if turn.recording.status == "failed"}
+    findings = []
+    for turn in turns:
+        recording = turn.recording
+        error = recording.error or {}
+        step = error.get("step_id")
+        if recording.status != "failed" or step in failed:  # a member's failure is reported at the member
+            continue
+        frame = f" at {error['frame']}" if error.get("frame") else ""
+        message = f": {shorten(str(error['message']), 120)}" if error.get("message") else ""
+        findings.append(Finding(
+            "run_failed", (step,) if isinstance(step, str) else (),
+            f"{'the run' if not recording.path else 'member ' + recording.path} failed at {step or 'an unknown step'}"
+            f" with {error.get('type', 'an error')}{frame}{message}",
+            "the run stopped there: it has no answer, and what it did before is all there is to read"))
+    members = len(turns) - 1
+    return findings, "passed", f"the status of the run{f' and its {members} member run(s)' if members else ''} read"
+
+
 # -- the registry: every check, in the order they run and are listed ----------------------
 Check = Callable[[list[_Turn], Mapping[str, Any], str | None], CheckResult]
 
@@ -528,4 +579,6 @@ CHECKS: dict[str, Check] = {
     "duplicate_tool_call": _duplicate_tool_call,
     "answer_contradicts_tool": _answer_contradicts_tool,
     "unsupported_value": _unsupported_value,
+    "tool_failed": _tool_failed,
+    "run_failed": _run_failed,
 }

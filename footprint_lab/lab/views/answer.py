@@ -6,7 +6,8 @@ recording cannot prove it. Everything that opens is a ``<details>``; every cross
 in-page anchor under the output's own id, so the page reads the same in JupyterLab, VS Code,
 GitHub, nbviewer and an exported HTML file.
 
-Layout, top to bottom: who ran and how it ended; the answer (or the pending question, or the
+Layout, top to bottom: who ran and how it ended (with "1 tool failed" beside the status when a tool
+raised, members' tools included); the answer (or the pending question, or the
 failure); the integrity findings (``explain.integrity``), each linking to its steps, which carry
 a badge per finding in the call blocks and the steps table; what the answering call was given,
 slot by slot, one row per piece colour-coded by
@@ -88,14 +89,16 @@ def answer_view(recording: Recording, *, note: str = "", budget: int | None = No
     and its answer, still clickable, with a line saying how large the whole is and where to see it.
     """
     scope = new_scope()
-    view = wrap(scope, run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS,
-                                note=note, carried=carried), extra=TREE_CSS if recording.children else "")
+    report = integrity(recording)
+    body = run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS, note=note,
+                    carried=carried, report=report)
+    view = wrap(scope, body, extra=TREE_CSS if recording.children else "")
     if budget is None or len(view) <= budget:
         return view
     scope = new_scope()
     said = (f"The full view of this run is {len(view) // 1000} kB, more than a notebook should keep: click the "
             "answer for the call that produced it, or display lab.run for all of it.")
-    return wrap(scope, header(recording, carried=carried) + answer_block(recording, scope)
+    return wrap(scope, header(recording, carried=carried, report=report) + answer_block(recording, scope)
                 + f'<p class="fl-note">{esc(said)}</p>')
 
 
@@ -116,12 +119,13 @@ def usage_of(recording: Recording) -> tuple[int, int, int]:
 
 
 def run_body(recording: Recording, scope: str, *, full_members: bool = True, nested: bool = False,
-             note: str = "", carried: bool = True) -> str:
+             note: str = "", carried: bool = True, report: IntegrityReport | None = None) -> str:
     """A run's view without its style sheet; ``nested`` (a member inside its parent's tree) leaves out
-    the header and the members, which the tree's own row and branches already show."""
-    report = integrity(recording)
+    the header and the members, which the tree's own row and branches already show. ``report``: the run's
+    integrity report, when the caller has it already."""
+    report = report if report is not None else integrity(recording)
     badges = report.by_step()
-    parts = [] if nested else [header(recording, carried=carried)]
+    parts = [] if nested else [header(recording, carried=carried, report=report)]
     if note:
         parts.append(f'<p class="fl-note fl-left-out-note">{esc(note)}</p>')
     parts.append(answer_block(recording, scope))
@@ -158,18 +162,22 @@ def integrity_block(report: IntegrityReport, scope: str) -> str:
             f"{ledger}</details>")
 
 
-def header(recording: Recording, *, carried: bool = True) -> str:
-    """Who ran, the run id, the status, the duration and the tokens, on one line (and the seal: see
-    :func:`seal_badge`)."""
+def header(recording: Recording, *, carried: bool = True, report: IntegrityReport | None = None) -> str:
+    """Who ran, the run id, the status (and how many tool calls raised, in words), the duration and the
+    tokens, on one line (and the seal: see :func:`seal_badge`). ``report``: the run's integrity report, when
+    the caller has it already."""
     runner = recording.runner
     sent, got, calls = usage_of(recording)
     name = runner.name or runner.id
     who = f"<b>{esc(name)}</b>" if name else ""
+    failed = len((report if report is not None else integrity(recording)).of_kind("tool_failed"))
+    said = f"{failed} tool{'s' if failed != 1 else ''} failed"
+    tools = f"{tag(said, 'failed', ' data-fl-failed-tools')} " if failed else ""
     # the spaces between the items keep them apart where the sheet's flex gap is gone (an untrusted notebook)
     return (
         f'<div class="fl-head">{tag(runner.kind)} {who} '
         f'<code class="fl-muted">{esc(recording.run_id)}</code> '
-        f'{tag(recording.status, recording.status)} '
+        f'{tag(recording.status, recording.status)} {tools}'
         f'<span class="fl-muted">{recording.duration_ms:.1f} ms · {sent + got} tokens ({sent} in, {got} out)'
         f" · {calls} LLM call{'s' if calls != 1 else ''}</span> {seal_badge(recording, carried=carried)}</div>"
     )
@@ -236,8 +244,10 @@ def answer_block(recording: Recording, scope: str) -> str:
                                     f"<pre>{esc(question, whole='run.question')}</pre>", f" data-fl-answer {target}")
     if recording.status == "failed":
         error = recording.error or {}
+        frame = f' <span class="fl-muted">raised at <code>{esc(error["frame"])}</code></span>' \
+            if error.get("frame") else ""
         return answer_box("failed", f"<b>Failed</b> at <code>{esc(error.get('step_id', '?'))}</code>: "
-                                    f"{esc(error.get('type', 'an error'))}"
+                                    f"{esc(error.get('type', 'an error'))}{frame}"
                                     f"<pre>{esc(error.get('message', ''), whole='run.recording.error')}</pre>",
                           f" data-fl-answer {target}")
     whole = "run.answer" if not recording.path else f'the member\'s own recording (mounted at "{recording.path}")'
