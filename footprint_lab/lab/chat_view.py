@@ -26,7 +26,7 @@ from footprint_lab.lab.views import answer_view
 from footprint_lab.lab.views.page import new_scope
 
 #: how many turns, the last ones, a chat's view draws; the earlier ones are folded into one line
-SHOWN_TURNS = 20
+SHOWN_TURNS = 15
 
 _CSS = (f"§{{font-family:{theme.FONT};font-size:{theme.TEXT};color:{theme.INK}}}"
         f"§ .fl-chat-turn{{border:1px solid {theme.LINE};border-radius:{theme.RADIUS};margin:{theme.SPACE[1]} 0;"
