@@ -26,6 +26,7 @@ The tree::
     │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core._concealed
     │   ├── UnmaskArgumentError          ERR_UNMASK_ARGUMENT        core._concealed
     │   ├── InvalidQuestionError         ERR_INVALID_QUESTION       core._pause
+    │   ├── UnknownKeywordError          ERR_UNKNOWN_KEYWORD        engine._refusal
     │   ├── AgentConfigError             ERR_AGENT_CONFIG           core._agent_door
     │   ├── DuplicateToolError           ERR_DUPLICATE_TOOL         core._agent_door
     │   ├── LLMCallContextError          ERR_LLM_CALL_CONTEXT       core._llm_call
@@ -139,7 +140,7 @@ if TYPE_CHECKING:
     from footprint_lab.core._tools import ToolDefinitionError
     from footprint_lab.engine._recording_door import InvalidRecordingError, RecordingVersionError
     from footprint_lab.engine._redaction import RedactionConfigError
-    from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure
+    from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure, UnknownKeywordError
     from footprint_lab.engine._seal import SealSourceError
     from footprint_lab.explain._ablation import NothingToLocalizeError
     from footprint_lab.explain._custody import UnknownStepError

@@ -100,13 +100,19 @@ def rich_notebook(path: Path) -> Path:
 
 
 class Executed:
-    """A notebook of ``cells`` run top to bottom in a real kernel (errors kept as outputs), read cell by cell."""
+    """A notebook of ``cells`` run top to bottom in a real kernel (errors kept), read cell by cell."""
 
     def __init__(self, cells: list[str]) -> None:
         from nbclient import NotebookClient  # a kernel is started only by the tests that execute cells
 
         self.notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source) for source in cells])
-        NotebookClient(self.notebook, timeout=180, kernel_name="python3", allow_errors=True).execute()
+        #: each failed cell's error as the kernel's reply gives it (``ename``, ``evalue``), by cell index
+        self.failed: dict[int, Any] = {}
+        NotebookClient(self.notebook, timeout=180, kernel_name="python3", allow_errors=True,
+                       on_cell_error=self._failed).execute()
+
+    def _failed(self, cell: Any, cell_index: int, execute_reply: dict[str, Any]) -> None:
+        self.failed[cell_index] = nbformat.from_dict(execute_reply["content"])
 
     def outputs(self, cell: int) -> list[Any]:
         return list(self.notebook.cells[cell].outputs)
@@ -118,4 +124,10 @@ class Executed:
         return found
 
     def errors(self, cell: int) -> list[Any]:
+        """The error the cell failed with (its ``ename``), from the kernel's reply: a refusal or a run failure
+        shows as its card alone, with no error output."""
+        return [self.failed[cell]] if cell in self.failed else []
+
+    def error_outputs(self, cell: int) -> list[Any]:
+        """The cell's error outputs: a traceback printed under it."""
         return [output for output in self.outputs(cell) if output.output_type == "error"]

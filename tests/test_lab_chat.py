@@ -57,12 +57,12 @@ def test_fp_why_takes_a_turn_of_a_chat():
 
 def test_a_turn_the_chat_does_not_have_is_refused_by_name():
     errors = executed().errors(3)
-    assert len(errors) == 1 and errors[0].ename == "UnknownTurnError"
+    assert len(errors) == 1 and errors[0].ename == "UnknownTurnError" and executed().error_outputs(3) == []
 
 
 def test_a_variable_that_is_no_chat_is_refused_with_the_chats_that_exist():
     errors = executed().errors(4)
-    assert len(errors) == 1 and errors[0].ename == "MagicInputError"
+    assert len(errors) == 1 and errors[0].ename == "MagicInputError" and executed().error_outputs(4) == []
     cards = "".join(o.data.get("text/html", "") for o in outputs(4) if o.output_type == "display_data")
     assert "chat" in cards and "ERR_MAGIC_INPUT" in cards
 

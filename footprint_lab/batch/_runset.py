@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import difflib
 import inspect
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
@@ -33,7 +32,7 @@ from footprint_lab.batch._stats import newcombe_paired, paired_t
 from footprint_lab.core._door import normalize_run_input
 from footprint_lab.core._run import Run
 from footprint_lab.engine._recording import Recording
-from footprint_lab.engine._refusal import call_problem, describe_shape
+from footprint_lab.engine._refusal import call_problem, describe_shape, did_you_mean
 from footprint_lab.explain import Trials, TrialSettings, localize
 
 if TYPE_CHECKING:
@@ -570,11 +569,11 @@ def _check_settings(function: str, settings: dict[str, Any]) -> None:
     for name in settings:
         if name not in accepted:
             per_run = name in _PER_RUN
-            near = difflib.get_close_matches(name, accepted, n=1)
+            near = did_you_mean([name], accepted)
             raise BatchConfigError(
                 function, name, "a setting that differs from run to run" if per_run else "no setting of localize",
                 "cannot be given for a whole set (each run is rerun on its own recorded input)" if per_run
-                else f"is not a setting of localize{f' (did you mean {near[0]!r}?)' if near else ''}; the settings "
+                else f"is not a setting of localize{f' ({near})' if near else ''}; the settings "
                      f"are {', '.join(accepted)}",
             )
     chosen = {name: value for name, value in settings.items() if name in trial}

@@ -11,8 +11,8 @@ speak one protocol, :class:`Rebuildable`, and judge the ids they are given in on
   runner and never change the one asked;
 - a list of ids is read by :func:`id_list` (a lone string is one id; anything but strings is
   refused with :class:`ExplainConfigError`), and an id nothing holds is refused by
-  :class:`UnknownSourceError`, which names the ids that can be given and never quotes the
-  caller's.
+  :class:`UnknownSourceError`, which names the ids that can be given (the nearest first, when
+  one is a near miss) and never quotes the caller's.
 
 It sits below both ``core`` (which implements the protocol) and ``explain`` (which drives it),
 so neither imports the other for it.
@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from footprint_lab.engine._refusal import CallSettingRefusal, Refusal, describe_shape
+from footprint_lab.engine._refusal import CallSettingRefusal, Refusal, describe_shape, did_you_mean
 
 
 @runtime_checkable
@@ -52,21 +52,24 @@ class UnknownSourceError(Refusal):
 
     Carries ``function`` (the explanation or method called), ``unknown`` (how many of the
     named ids are unknown; the ids themselves are not quoted) and ``known`` (the ids that
-    can be named: declaration ids, tool names, ``system-prompt``).
+    can be named: declaration ids, tool names, ``system-prompt``). Given the unknown ids, the
+    message names the known id nearest to one of them, when one is near (a misspelt id).
     """
 
     code = "ERR_UNKNOWN_SOURCE"
     fields = ("function", "unknown", "known")
 
-    def __init__(self, function: str, unknown: int, known: Sequence[str], action: str = "remove") -> None:
+    def __init__(self, function: str, unknown: Sequence[str], known: Sequence[str], action: str = "remove") -> None:
         listed = ", ".join(f"'{k}'" for k in known) or "none"
+        near = did_you_mean(unknown, known)
         super().__init__(
-            f"{function}: {unknown} of the ids given name no source it can {action}. Name sources as "
-            f"run.suspects() shows them in removal_id: {listed}. The user's message and the model's own "
-            "turns cannot be removed: a rerun answers the same input and produces its own turns."
+            f"{function}: {len(unknown)} of the ids given name no source it can {action}"
+            f"{'; ' + near if near else '.'} Name sources as run.suspects() shows them in removal_id: {listed}. "
+            "The user's message and the model's own turns cannot be removed: a rerun answers the same input "
+            "and produces its own turns."
         )
         self.function = function
-        self.unknown = unknown
+        self.unknown = len(unknown)
         self.known = list(known)
 
 
@@ -86,7 +89,7 @@ def id_list(function: str, setting: str, value: Any) -> list[str]:
 def known_ids(function: str, setting: str, value: Any, known: Collection[str], action: str = "remove") -> list[str]:
     """:func:`id_list` of ``value``, every id one of ``known``; an unknown one is refused by count."""
     names = id_list(function, setting, value)
-    unknown = sum(name not in known for name in names)
+    unknown = [name for name in names if name not in known]
     if unknown:
         raise UnknownSourceError(function, unknown, list(known), action)
     return names

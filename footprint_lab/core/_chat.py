@@ -59,6 +59,8 @@ from footprint_lab.engine._redaction import Redaction, combine_policies
 from footprint_lab.engine._refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.explain import Trials, TrialSettings
 from footprint_lab.explain._ablation import Localization, RerunReport, localize, rerun_without
+from footprint_lab.explain._checks import id_list
+from footprint_lab.explain._rerun import check_removable
 
 if TYPE_CHECKING:
     import os
@@ -412,7 +414,9 @@ class Chat:
         turn = self.turn(k, "Chat.rerun")
         number = self._turns.index(turn)
         # the turn's start: rerun_start
-        report = await rerun_without(turn.run, without, rerun=self, trials=trials, **settings)
+        names = id_list("Chat.rerun", "without", without)  # refused naming this method and its own keyword
+        check_removable("Chat.rerun", turn.run.recording, names)
+        report = await rerun_without(turn.run, names, rerun=self, trials=trials, **settings)
         return TurnRerun(number, report)
 
     def rerun_sync(self, k: int, without: Sequence[str] | str, *, trials: Trials | None = None,

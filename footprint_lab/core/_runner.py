@@ -20,6 +20,7 @@ import asyncio
 import atexit
 import concurrent.futures
 import contextlib
+import inspect
 import secrets
 import threading
 import weakref
@@ -31,7 +32,7 @@ from footprint_lab.core._door import normalize_run_input
 from footprint_lab.core._identity import coerce_identity
 from footprint_lab.core._run import Run
 from footprint_lab.engine._recorder import event_stream
-from footprint_lab.engine._refusal import Refusal, call_problem, describe_shape
+from footprint_lab.engine._refusal import Refusal, UnknownKeywordError, call_problem, describe_shape
 
 Listener = Callable[[Any], None]
 
@@ -99,6 +100,14 @@ class Runner:
     """Base of ``Agent``, ``LLMCall`` and every composition."""
 
     kind: ClassVar[str] = "runner"
+
+    def __new__(cls, *args: Any, **keywords: Any) -> Any:
+        """Refuse a keyword the class's builder does not take, before anything is built, naming the nearest one."""
+        known = _keywords(cls) if keywords else None
+        unknown = [name for name in keywords if known is not None and name not in known]
+        if unknown:
+            raise UnknownKeywordError(cls.__name__, unknown, known or ())
+        return super().__new__(cls)
 
     def __init__(self, *, id: str | None = None, name: str | None = None) -> None:
         self.id = id
@@ -196,6 +205,14 @@ class Runner:
     def run_sync(self, input: Any = None, /, **keywords: Any) -> Run:
         """Run to completion from synchronous code, inside a running event loop or not."""
         return run_coroutine_sync(self.run(input, **keywords))
+
+
+def _keywords(cls: type[Runner]) -> tuple[str, ...] | None:
+    """The keywords ``cls(...)`` takes, in order; ``None`` when its builder takes any (``**keywords``)."""
+    parameters = list(inspect.signature(cls.__init__).parameters.values())[1:]
+    if any(p.kind is p.VAR_KEYWORD for p in parameters):
+        return None
+    return tuple(p.name for p in parameters if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
 
 
 def ended_status(exc: BaseException) -> str:

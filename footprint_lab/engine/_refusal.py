@@ -22,7 +22,7 @@ import difflib
 import inspect
 import os
 import sysconfig
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from types import CodeType
 from typing import Any, ClassVar
 
@@ -72,6 +72,29 @@ class RunFailure(CodedError):
     """
 
     code: ClassVar[str] = "ERR_RUN_FAILED"
+
+
+class UnknownKeywordError(Refusal):
+    """Raised when a builder is given a keyword it does not take (a misspelt setting, most often).
+
+    Carries ``function`` (the builder), ``unknown`` (how many keywords it does not take; they
+    are not quoted) and ``known`` (the keywords it takes). The message names the known keyword
+    nearest to one of those given, when one is near.
+    """
+
+    code = "ERR_UNKNOWN_KEYWORD"
+    fields = ("function", "unknown", "known")
+
+    def __init__(self, function: str, unknown: Sequence[str], known: Sequence[str]) -> None:
+        near = did_you_mean(unknown, known)
+        count = len(unknown)
+        super().__init__(
+            f"{function}: its keywords are {', '.join(known)}{'; ' + near if near else ''} (received {count} "
+            f"keyword{'s' if count != 1 else ''} it does not take)."
+        )
+        self.function = function
+        self.unknown = count
+        self.known = list(known)
 
 
 class SettingRefusal(Refusal):
@@ -131,12 +154,18 @@ def did_you_mean(given: Iterable[str], known: Iterable[str]) -> str:
     Only the known name is said, never what was given (it may be the caller's data); so the
     known names must be names a message may show (ids, settings, provider names, never secrets).
     """
+    near = nearest(given, known)
+    return f"did you mean '{near}'?" if near is not None else ""
+
+
+def nearest(given: Iterable[str], known: Iterable[str], cutoff: float = 0.7) -> str | None:
+    """The known name nearest to one of ``given`` (the first that has one near), or ``None``."""
     names = list(dict.fromkeys(known))
     for name in given:
-        near = difflib.get_close_matches(name, names, n=1, cutoff=0.7) if isinstance(name, str) else []
+        near = difflib.get_close_matches(name, names, n=1, cutoff=cutoff) if isinstance(name, str) else []
         if near:
-            return f"did you mean '{near[0]}'?"
-    return ""
+            return near[0]
+    return None
 
 
 #: where code that is not the caller's lives: the standard library, installed packages, this package

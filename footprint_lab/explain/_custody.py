@@ -36,7 +36,7 @@ import json
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from footprint_lab.engine._refusal import Refusal, describe_shape
+from footprint_lab.engine._refusal import Refusal, describe_shape, did_you_mean
 from footprint_lab.engine._rows import as_list
 from footprint_lab.engine._step_id import parse_step_id
 from footprint_lab.explain._checks import recording_of, whole_number
@@ -63,17 +63,18 @@ class UnknownStepError(Refusal):
     """Raised by ``backtrack(at=...)`` when ``at`` names no step of the run.
 
     Carries ``received`` (the shape of what arrived, never its text) and ``steps`` (how many
-    steps the run recorded, members included).
+    steps the run recorded, members included); ``near`` (a step id of the run close to the one
+    given, said as "did you mean") is named in the message only.
     """
 
     code = "ERR_UNKNOWN_STEP"
     fields = ("received", "steps")
 
-    def __init__(self, received: str, steps: int) -> None:
+    def __init__(self, received: str, steps: int, near: str = "") -> None:
         super().__init__(
             f"backtrack: 'at' must be the id of one of this run's {steps} steps, as listed in run.steps "
             "(e.g. 'call-llm#3', or 'sequence#2/call-llm#5' inside a member run); leave it out to start "
-            f"from the answer (received {received})."
+            f"from the answer{'; ' + near if near else ''} (received {received})."
         )
         self.received = received
         self.steps = steps
@@ -326,7 +327,7 @@ def _target(index: RecordingIndex, at: Any, notes: list[str]) -> str | None:
         if at not in index.steps:
             known_shape = parse_step_id(at) is not None
             shape = "a step id this run does not hold" if known_shape else "a string that is not a step id"
-            raise UnknownStepError(shape, len(index.steps))
+            raise UnknownStepError(shape, len(index.steps), did_you_mean([at], index.steps))
         return at
     answer_step = index.answer_step()
     if answer_step is not None:

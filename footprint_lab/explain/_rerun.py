@@ -368,7 +368,7 @@ def check_removable(function: str, recording: Recording, ids: Sequence[str]) -> 
     known = removable_sources(recording)
     unknown = [name for name in ids if name not in known]
     if unknown:
-        raise UnknownSourceError(function, len(unknown), sorted(known))
+        raise UnknownSourceError(function, unknown, sorted(known))
     return known
 
 

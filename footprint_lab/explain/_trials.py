@@ -23,13 +23,12 @@ Role: explain layer; pure settings, no rerun.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, TypedDict
 
-from footprint_lab.engine._refusal import describe_shape
+from footprint_lab.engine._refusal import describe_shape, did_you_mean
 from footprint_lab.explain._checks import ExplainConfigError, fraction, whole_number
 from footprint_lab.explain._rerun import RERUN_TIME_LIMIT, check_comparator, check_progress, check_time_limit
 
@@ -94,8 +93,8 @@ def settings_for(function: str, trials: Any, changes: Mapping[str, Any]) -> Tria
                                  "keywords (samples=3, budget=60 ...)")
     unknown = [name for name in changes if name not in FIELDS]
     if unknown:
-        near = difflib.get_close_matches(unknown[0], FIELDS, n=1)
-        hint = f"; did you mean '{near[0]}'?" if near else ""
+        near = did_you_mean(unknown, FIELDS)
+        hint = f"; {near}" if near else ""
         raise ExplainConfigError(function, "settings", f"{len(unknown)} keyword(s) no trial takes",
                                  f"are the trial settings {', '.join(FIELDS)}{hint}")
     if not changes:

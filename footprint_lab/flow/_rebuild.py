@@ -56,7 +56,7 @@ def route(door: str, parts: list[Part], ids: Iterable[str], *, forcible: bool, a
     """For each member, the ids it must remove (or force in), as that member names them; unknown ids refused."""
     knowns = [member_ids(runner, forcible=forcible) for _, runner in parts]
     routed: list[list[str]] = [[] for _ in parts]
-    unknown = 0
+    unknown: list[str] = []
     for name in ids:
         head, qualified, rest = name.partition("/")
         hit = False
@@ -73,7 +73,8 @@ def route(door: str, parts: list[Part], ids: Iterable[str], *, forcible: bool, a
             if wanted in known:
                 routed[position].append(wanted)
                 hit = True
-        unknown += not hit
+        if not hit:
+            unknown.append(name)
     if unknown:
         raise UnknownSourceError(door, unknown, composition_ids(parts, forcible=forcible), action)
     return routed

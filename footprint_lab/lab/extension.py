@@ -3,8 +3,10 @@
 Loading the extension
 
 - installs a custom exception handler for ``Refusal`` and ``RunFailure``: it displays the
-  error's card and then returns a one-line traceback, so the cell is still marked as failed
-  (a notebook run with ``nbclient`` or "Run all" stops there, as it should);
+  error's card (with its one line of text for a terminal) and nothing else, no traceback
+  repeating it; the cell is still marked as failed (IPython counts an exception its custom
+  handler took as the cell's error, so the kernel replies "error" and a notebook run with
+  ``nbclient`` or "Run all" stops there, as it should), and ``%tb`` still prints the traceback;
 - registers the magics of :mod:`footprint_lab.lab.magics`;
 - adds one post-cell hook that notices the last ``Run`` a cell produced (weakly held).
 
@@ -16,26 +18,23 @@ names, and the hook list.
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure
-from footprint_lab.lab.cards import error_card_html
 
 #: what load() replaced on each shell, so unload() can put it back
 _SAVED: dict[int, dict[str, Any]] = {}
 
 
 def _show_card(shell: Any, etype: type[BaseException], value: BaseException, tb: Any,
-                  tb_offset: int | None = None) -> list[str]:
-    from IPython.display import HTML, display
+               tb_offset: int | None = None) -> None:
+    """One card for the error, and no traceback output beside it (see the module docstring)."""
+    from IPython.display import display
 
-    if isinstance(value, CodedError):
-        display(HTML(error_card_html(value)))
-    stb: list[str] = shell.InteractiveTB.get_exception_only(etype, value)
-    # IPython discards a custom handler's return value; sending the error output ourselves is
-    # what marks the cell as failed in the kernel's reply (ipykernel overrides this method).
-    shell._showtraceback(etype, value, stb)
-    return stb
+    sys.last_type, sys.last_value, sys.last_traceback = etype, value, tb  # what %tb prints
+    if isinstance(value, CodedError):  # always (see load): its own bundle as it is, the card and its one line
+        display(value._repr_mimebundle_(), raw=True)  # (IPython's printer for exceptions would put the repr there)
 
 
 def load(ipython: Any) -> None:

@@ -20,6 +20,7 @@ import re
 import weakref
 from typing import Any
 
+from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
@@ -29,6 +30,14 @@ from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
 
 #: a chat's turn as a magic names it: ``chat[2]``, ``chat[-1]``
 _TURN = re.compile(r"([A-Za-z_]\w*)\[(-?\d+)\]")
+#: one example of each magic that reads its arguments with a parser, shown when its arguments do not fit
+EXAMPLES = {
+    "fp_why": "%fp_why run --at call-llm#3",
+    "fp_context": "%fp_context run --call -1 --left-out",
+    "fp_tree": "%fp_tree run --steps",
+    "fp_suspects": "%fp_suspects run",
+    "fp_run": "%%fp_run agent --identity '{\"principal\": \"u-1\"}'",
+}
 
 
 class LastRun:
@@ -99,6 +108,18 @@ class FootprintMagics(Magics):
         what = "a variable that holds no run" if name in self.namespace else "a name no variable or run id has"
         raise UnknownRunError(magic, what, self.last.names())
 
+    def _arguments(self, magic: str, line: str) -> Any:
+        """The magic's arguments, or a refusal saying its usage and an example (never what arrived)."""
+        function = getattr(self, magic)
+        try:
+            return parse_argstring(function, line)
+        except UsageError:
+            cell = "%" if magic == "fp_run" else ""  # a cell magic is written %%
+            form = cell + " ".join(function.parser.format_usage().replace("::", "").split())
+            raise MagicInputError(magic, "arguments", "arguments that do not fit this form",
+                                  f"take the form {form}, e.g. {EXAMPLES[magic]}; {cell}%{magic}? explains each"
+                                  ) from None
+
     def _turn(self, magic: str, name: str, k: int) -> Run:
         """Turn ``k`` of the chat a variable holds (``chat[2]``); a turn it does not have is refused by the chat."""
         from footprint_lab.core._chat import Chat  # the explain layer comes with it: loaded when a turn is named
@@ -119,7 +140,7 @@ class FootprintMagics(Magics):
     @argument("--at", default=None, help="walk back from this step id (e.g. call-llm#3) instead of the answer")
     def fp_why(self, line: str) -> Any:
         """Why did the run answer that: every piece of context that reached the answer, with its custody."""
-        args = parse_argstring(self.fp_why, line)
+        args = self._arguments("fp_why", line)
         return self._run("fp_why", args.run).backtrack(at=args.at)
 
     @line_magic
@@ -134,7 +155,7 @@ class FootprintMagics(Magics):
 
         from footprint_lab.lab.views import slots_view
 
-        args = parse_argstring(self.fp_context, line)
+        args = self._arguments("fp_context", line)
         run = self._run("fp_context", args.run)
         call: int | str | None = args.call
         if isinstance(call, str) and call.lstrip("-").isdigit():
@@ -150,7 +171,7 @@ class FootprintMagics(Magics):
     @argument("--steps", action="store_true", help="draw every LLM call and tool step as a node too")
     def fp_tree(self, line: str) -> Any:
         """The run and its members as a tree figure (members open in the list below it)."""
-        args = parse_argstring(self.fp_tree, line)
+        args = self._arguments("fp_tree", line)
         return self._run("fp_tree", args.run).tree(steps=args.steps)
 
     @line_magic
@@ -158,7 +179,7 @@ class FootprintMagics(Magics):
     @argument("run", nargs="?", help="a variable holding a Run, or a run id; the kernel's last run when left out")
     def fp_suspects(self, line: str) -> Any:
         """The pieces that reached the answer, ranked by resemblance to it (correlational: localize() confirms)."""
-        args = parse_argstring(self.fp_suspects, line)
+        args = self._arguments("fp_suspects", line)
         ranked = self._run("fp_suspects", args.run).suspects()
         print(ranked.attrs["confidence"].reason)
         # the columns an analyst reads first; run.suspects() has them all
@@ -173,7 +194,7 @@ class FootprintMagics(Magics):
         """Run RUNNER on the cell's text as the message; shows the run and binds it to ``_fp``."""
         from footprint_lab.core._runner import Runner  # asyncio and the door: loaded when a cell runs, not by %load_ext
 
-        args = parse_argstring(self.fp_run, line)
+        args = self._arguments("fp_run", line)
         runner = self.namespace.get(args.runner)
         if not isinstance(runner, Runner):
             names = sorted(n for n, v in self.namespace.items() if isinstance(v, Runner) and not n.startswith("_"))

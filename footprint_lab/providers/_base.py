@@ -16,14 +16,13 @@ and hand it back with the exchange recorded on ``LLMResponse.wire``.
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypedDict, TypeVar
 
-from footprint_lab.engine._refusal import describe_shape
+from footprint_lab.engine._refusal import describe_shape, nearest
 from footprint_lab.providers._errors import MissingApiKeyError, ProviderConfigError
 from footprint_lab.providers._failures import Hints, Limits
 from footprint_lab.providers._http import StreamParser, Wire
@@ -316,8 +315,8 @@ def unknown_setting(provider: str, unknown: Mapping[str, object]) -> ProviderCon
     name = sorted(unknown)[0]
     shown = name.isidentifier() and len(name) <= 32
     lowered = name.lower()
-    close = difflib.get_close_matches(lowered, [*settings, *sorted(GENERATION_SETTINGS)], n=1, cutoff=0.75)
-    target = lowered if lowered in GENERATION_SETTINGS else close[0] if close else None
+    close = nearest([lowered], [*settings, *sorted(GENERATION_SETTINGS)], cutoff=0.75)
+    target = lowered if lowered in GENERATION_SETTINGS else close
     what = "is not a setting" if shown else "holds a keyword that is not a setting"
     if target in GENERATION_SETTINGS:
         meant = ("is a generation setting, not a provider setting" if target == lowered

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Unpack
 
-from footprint_lab.engine._refusal import describe_shape
+from footprint_lab.engine._refusal import describe_shape, did_you_mean
 from footprint_lab.providers._anthropic import anthropic
 from footprint_lab.providers._base import HttpProvider, Settings
 from footprint_lab.providers._errors import ProviderConfigError
@@ -28,8 +28,9 @@ def provider_from_string(spec: str, **settings: Unpack[Settings]) -> HttpProvide
     factory = FACTORIES.get(name.strip().lower())
     if factory is None:
         known = ", ".join(FACTORIES)
+        near = did_you_mean([name.strip().lower()], FACTORIES) if colon else ""
         received = "no provider name" if not colon else "a provider name that is not one of: " + known
-        raise ProviderConfigError("provider_from_string", "spec", received, _FORM)
+        raise ProviderConfigError("provider_from_string", "spec", received, f"{_FORM}{'; ' + near if near else ''}")
     if not model.strip():
         raise ProviderConfigError("provider_from_string", "spec", f"'{name}:' with no model", _FORM)
     return factory(model.strip(), **settings)
