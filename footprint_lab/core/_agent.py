@@ -58,7 +58,7 @@ from footprint_lab.core._pause import HumanQuestion
 from footprint_lab.core._rebuild import rebuilt
 from footprint_lab.core._run import Run
 from footprint_lab.core._runner import Listener, Mount, Runner, ended_status, new_run_id
-from footprint_lab.core._tools import Tool, ToolContext, result_text, tool_list
+from footprint_lab.core._tools import Tool, ToolContext, ToolFailure, result_text, tool_failure, tool_list
 from footprint_lab.core._turn import PAUSE, Slots, Turn, input_refused, turn_text
 from footprint_lab.engine._captured import POSITION, CapturedPiece, Carried, Evidence, History, captured_piece, flat
 from footprint_lab.engine._recorder import Recorder, summarize
@@ -459,6 +459,7 @@ class Agent(Conversation, Runner):
         if tool is None and turn.context is not None:
             tool = turn.context.tool(call.name)
         is_error = True
+        failure: ToolFailure = {}
         if tool is None:
             content = f"Unknown tool: {call.name}"
         else:
@@ -475,16 +476,17 @@ class Agent(Conversation, Runner):
                     is_error = False
                 except Exception as exc:
                     content = f"Error: tool '{call.name}' raised {type(exc).__name__}: {exc}"
+                    failure = tool_failure(exc, rec.clean)
         message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
         if is_error:
             message["is_error"] = True
-        evidence: Evidence = {"tool": call.name, "is_error": is_error}
+        evidence: Evidence = {"tool": call.name, "is_error": is_error, **failure}
         if requested_by is not None:
             evidence["requested_by"] = requested_by
         self._append(turn, message, KIND_TOOL_RESULT, call.id, iteration, **evidence)
         # a short preview for live views, cut only after the policy has masked what it covers
         rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error,
-                                       "result": summarize(rec.clean(content), 200), **turn.leg.who})
+                                       "result": summarize(rec.clean(content), 200), **failure, **turn.leg.who})
         rec.end("tool_error" if is_error else "ok")
 
     def _final(self, turn: Turn) -> str:
