@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 import nbformat
 import pytest
@@ -13,11 +14,21 @@ FOLDER = Path(__file__).parent.parent / "notebooks"
 NOTEBOOKS = sorted(p.name for p in FOLDER.glob("*.ipynb"))
 
 
+#: each notebook's failed cells: the kernel's reply for each (``ename``, ``evalue``), by cell index. A refusal shows
+#: as its card alone (no traceback under it), so a cell's failure is read from the reply, not from its outputs.
+FAILED: dict[str, dict[int, nbformat.NotebookNode]] = {}
+
+
 @cache
 def executed(name: str) -> nbformat.NotebookNode:
     """A shipped notebook, executed once per test session in a fresh kernel."""
     notebook = nbformat.read(FOLDER / name, as_version=4)
-    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True,
+    failed = FAILED.setdefault(name, {})
+
+    def keep(cell: Any, cell_index: int, execute_reply: dict[str, Any]) -> None:
+        failed[cell_index] = nbformat.from_dict(execute_reply["content"])
+
+    NotebookClient(notebook, timeout=300, kernel_name="python3", allow_errors=True, on_cell_error=keep,
                    resources={"metadata": {"path": str(FOLDER)}}).execute()
     return notebook
 
@@ -38,9 +49,12 @@ REAL_MODEL = {"any_agent.ipynb"}
                                   for n in NOTEBOOKS])
 def test_notebook_executes_without_errors(name):
     """Only a cell tagged ``raises-exception`` (a refusal shown on purpose) may fail, and it must."""
-    for cell in (c for c in executed(name).cells if c.cell_type == "code"):
-        failed = [o for o in cell.outputs if o.output_type == "error"]
-        assert len(failed) == (1 if "raises-exception" in cell.metadata.get("tags", []) else 0), cell.source
+    notebook = executed(name)
+    for index, cell in enumerate(notebook.cells):
+        if cell.cell_type == "code":
+            expected = "raises-exception" in cell.metadata.get("tags", [])
+            assert (index in FAILED[name]) == expected, cell.source
+            assert not [o for o in cell.outputs if o.output_type == "error"], cell.source  # a card, no traceback
 
 
 def test_quickstart_shows_the_answer_and_the_refusal_card():
@@ -147,9 +161,10 @@ def test_lab_tour_shows_a_sealed_run_a_close_tool_choice_and_a_broken_seal_named
 
 def test_lab_tour_refusal_cell_fails_with_its_card():
     outputs = cell_outputs("lab_tour.ipynb", "%fp_why no_such_run")
-    errors = [o for o in outputs if o.output_type == "error"]
+    index = next(k for k, cell in enumerate(executed("lab_tour.ipynb").cells) if cell.source == "%fp_why no_such_run")
+    assert FAILED["lab_tour.ipynb"][index].ename == "UnknownRunError"   # the cell fails: Run all stops there
+    assert not [o for o in outputs if o.output_type == "error"]             # and shows its card alone
     cards = [o for o in outputs if o.output_type == "display_data" and "fl-card" in o.data.get("text/html", "")]
-    assert len(errors) == 1 and errors[0].ename == "UnknownRunError"
     assert len(cards) == 1 and "ERR_UNKNOWN_RUN" in cards[0].data["text/html"]
 
 
