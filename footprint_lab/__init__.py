@@ -20,44 +20,52 @@ __version__ = "0.1.0"
 # The one list of public names (every refusal and failure through errors.py's own list): typed for the
 # type checker, each imported when first used.
 if TYPE_CHECKING:
-    from footprint_lab import (
-        batch,
-        context,
-        core,
-        engine,
-        errors,
-        examples,
-        explain,
-        flow,
-        lab,
-        notebook,
-        otel,
-        providers,
-    )
-    from footprint_lab.core._agent import Agent
-    from footprint_lab.core._chat import Chat, TurnRerun
-    from footprint_lab.core._checkpoint import Checkpoint
-    from footprint_lab.core._door import normalize_run_input
-    from footprint_lab.core._identity import Identity
-    from footprint_lab.core._llm_call import LLMCall
-    from footprint_lab.core._pause import ask_human
-    from footprint_lab.core._run import Run
-    from footprint_lab.core._tools import Tool, ToolContext, define_tool, tool
-    from footprint_lab.engine._recording import Event, Recording
-    from footprint_lab.engine._recording_door import load_recording
-    from footprint_lab.engine._redaction import Redaction
-    from footprint_lab.engine._seal import Verdict, seal, verify
+    from footprint_lab import batch as batch
+    from footprint_lab import context as context
+    from footprint_lab import core as core
+    from footprint_lab import engine as engine
+    from footprint_lab import errors as errors
+    from footprint_lab import examples as examples
+    from footprint_lab import explain as explain
+    from footprint_lab import flow as flow
+    from footprint_lab import lab as lab
+    from footprint_lab import notebook as notebook
+    from footprint_lab import otel as otel
+    from footprint_lab import providers as providers
+    from footprint_lab.core._agent import Agent as Agent
+    from footprint_lab.core._chat import Chat as Chat
+    from footprint_lab.core._chat import TurnRerun as TurnRerun
+    from footprint_lab.core._checkpoint import Checkpoint as Checkpoint
+    from footprint_lab.core._door import normalize_run_input as normalize_run_input
+    from footprint_lab.core._identity import Identity as Identity
+    from footprint_lab.core._llm_call import LLMCall as LLMCall
+    from footprint_lab.core._pause import ask_human as ask_human
+    from footprint_lab.core._run import Run as Run
+    from footprint_lab.core._tools import Tool as Tool
+    from footprint_lab.core._tools import ToolContext as ToolContext
+    from footprint_lab.core._tools import define_tool as define_tool
+    from footprint_lab.core._tools import tool as tool
+    from footprint_lab.engine._recording import Event as Event
+    from footprint_lab.engine._recording import Recording as Recording
+    from footprint_lab.engine._recording_door import load_recording as load_recording
+    from footprint_lab.engine._redaction import Redaction as Redaction
+    from footprint_lab.engine._seal import Verdict as Verdict
+    from footprint_lab.engine._seal import seal as seal
+    from footprint_lab.engine._seal import verify as verify
     from footprint_lab.errors import *
-    from footprint_lab.explain._tool_lint import lint_tools
-    from footprint_lab.explain._tree import RunTree
-    from footprint_lab.explain._trials import Trials
-    from footprint_lab.flow._checkpoint import FlowCheckpoint
-    from footprint_lab.flow._conditional import Conditional
-    from footprint_lab.flow._loop import Loop
-    from footprint_lab.flow._parallel import Parallel, merge_with_llm
-    from footprint_lab.flow._sequence import Sequence
-    from footprint_lab.flow._workflow import Graph, Workflow, step
-    from footprint_lab.lab.widget import Lab
+    from footprint_lab.explain._tool_lint import lint_tools as lint_tools
+    from footprint_lab.explain._tree import RunTree as RunTree
+    from footprint_lab.explain._trials import Trials as Trials
+    from footprint_lab.flow._checkpoint import FlowCheckpoint as FlowCheckpoint
+    from footprint_lab.flow._conditional import Conditional as Conditional
+    from footprint_lab.flow._loop import Loop as Loop
+    from footprint_lab.flow._parallel import Parallel as Parallel
+    from footprint_lab.flow._parallel import merge_with_llm as merge_with_llm
+    from footprint_lab.flow._sequence import Sequence as Sequence
+    from footprint_lab.flow._workflow import Graph as Graph
+    from footprint_lab.flow._workflow import Workflow as Workflow
+    from footprint_lab.flow._workflow import step as step
+    from footprint_lab.lab.widget import Lab as Lab
 
 __all__, __getattr__, __dir__ = public(__name__)
 

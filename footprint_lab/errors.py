@@ -114,81 +114,91 @@ from footprint_lab.engine._exports import public
 # The one list of every refusal and failure: typed for the type checker, each imported when first used
 # (``from footprint_lab import InvalidRunInputError`` loads the door that raises it, not every layer).
 if TYPE_CHECKING:
-    from footprint_lab.batch._refusals import BatchConfigError, RunSetFolderError
-    from footprint_lab.context._assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
-    from footprint_lab.context._declarations import FactRoleError
-    from footprint_lab.context._refusals import ContextDeclarationError
-    from footprint_lab.context._source_ids import ExplainConfigError, UnknownSourceError
-    from footprint_lab.core._agent_door import AgentConfigError, DuplicateToolError
-    from footprint_lab.core._chat import ChatConfigError, UnknownTurnError
-    from footprint_lab.core._checkpoint import ConversationMismatchError, InvalidCheckpointError, RunCheckpointError
-    from footprint_lab.core._concealed import MaskedCheckpointError, UnmaskArgumentError
-    from footprint_lab.core._conversation import (
-        NoConversationError,
-        PendingQuestionError,
-        ResumeIdentityConflictError,
-        ResumeRedactionError,
-        RunInFlightError,
-    )
-    from footprint_lab.core._door import InvalidRunInputError
-    from footprint_lab.core._identity import InvalidIdentityError
-    from footprint_lab.core._llm_call import LLMCallContextError
-    from footprint_lab.core._member_run import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
-    from footprint_lab.core._pause import InvalidQuestionError
-    from footprint_lab.core._run import CallNotFoundError, InvalidAnnotationError
-    from footprint_lab.core._runner import ListenerError
-    from footprint_lab.core._tools import ToolDefinitionError
-    from footprint_lab.engine._recording_door import InvalidRecordingError, RecordingVersionError
-    from footprint_lab.engine._redaction import RedactionConfigError
-    from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure, UnknownKeywordError
-    from footprint_lab.engine._seal import SealSourceError
-    from footprint_lab.explain._ablation import NothingToLocalizeError
-    from footprint_lab.explain._custody import UnknownStepError
-    from footprint_lab.explain._difference import SameAnswerError
-    from footprint_lab.explain._influence import InfluenceStrategyError
-    from footprint_lab.explain._replay import ReplayPieceError
-    from footprint_lab.explain._tool_lint import ToolCatalogError
-    from footprint_lab.explain.compare import ComparatorError
-    from footprint_lab.flow._checkpoint import FlowCheckpointError
-    from footprint_lab.flow._refusals import (
-        CompositionConfigError,
-        DuplicateStepError,
-        EmptyCompositionError,
-        GraphCycleError,
-        LoopBudgetError,
-        ResumeDivergedError,
-    )
-    from footprint_lab.lab.door import LabConfigError
-    from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
-    from footprint_lab.notebook._bug_report import BugReportError
-    from footprint_lab.notebook._read import NotebookFileError
-    from footprint_lab.notebook._scrub import SharingConfigError
-    from footprint_lab.notebook.cli import CommandLineError
-    from footprint_lab.otel._refusals import (
-        OtelCaptureError,
-        OtelExportError,
-        OtelReceiverError,
-        OtelSpanFieldError,
-        OtelSpanLoopError,
-        OtelSpansError,
-        OtlpExportFailed,
-        OtlpRequestRefused,
-    )
-    from footprint_lab.providers._errors import (
-        ContextWindowError,
-        MissingApiKeyError,
-        ModelNotFoundError,
-        ProviderAuthError,
-        ProviderConfigError,
-        ProviderConnectionError,
-        ProviderError,
-        ProviderRateLimitError,
-        ProviderRequestError,
-        ProviderResponseError,
-        ProviderTimeoutError,
-        ProviderUnavailableError,
-    )
-    from footprint_lab.providers._mock import MockScriptError
-    from footprint_lab.providers._replay import ReplayMismatchError, ReplaySourceError
+    from footprint_lab.batch._refusals import BatchConfigError as BatchConfigError
+    from footprint_lab.batch._refusals import RunSetFolderError as RunSetFolderError
+    from footprint_lab.context._assembly import ContextConfigError as ContextConfigError
+    from footprint_lab.context._assembly import DuplicateContextIdError as DuplicateContextIdError
+    from footprint_lab.context._assembly import UnknownFactReferenceError as UnknownFactReferenceError
+    from footprint_lab.context._declarations import FactRoleError as FactRoleError
+    from footprint_lab.context._refusals import ContextDeclarationError as ContextDeclarationError
+    from footprint_lab.context._source_ids import ExplainConfigError as ExplainConfigError
+    from footprint_lab.context._source_ids import UnknownSourceError as UnknownSourceError
+    from footprint_lab.core._agent_door import AgentConfigError as AgentConfigError
+    from footprint_lab.core._agent_door import DuplicateToolError as DuplicateToolError
+    from footprint_lab.core._chat import ChatConfigError as ChatConfigError
+    from footprint_lab.core._chat import UnknownTurnError as UnknownTurnError
+    from footprint_lab.core._checkpoint import ConversationMismatchError as ConversationMismatchError
+    from footprint_lab.core._checkpoint import InvalidCheckpointError as InvalidCheckpointError
+    from footprint_lab.core._checkpoint import RunCheckpointError as RunCheckpointError
+    from footprint_lab.core._concealed import MaskedCheckpointError as MaskedCheckpointError
+    from footprint_lab.core._concealed import UnmaskArgumentError as UnmaskArgumentError
+    from footprint_lab.core._conversation import NoConversationError as NoConversationError
+    from footprint_lab.core._conversation import PendingQuestionError as PendingQuestionError
+    from footprint_lab.core._conversation import ResumeIdentityConflictError as ResumeIdentityConflictError
+    from footprint_lab.core._conversation import ResumeRedactionError as ResumeRedactionError
+    from footprint_lab.core._conversation import RunInFlightError as RunInFlightError
+    from footprint_lab.core._door import InvalidRunInputError as InvalidRunInputError
+    from footprint_lab.core._identity import InvalidIdentityError as InvalidIdentityError
+    from footprint_lab.core._llm_call import LLMCallContextError as LLMCallContextError
+    from footprint_lab.core._member_run import MemberIdentityError as MemberIdentityError
+    from footprint_lab.core._member_run import ParentRunRefusedError as ParentRunRefusedError
+    from footprint_lab.core._member_run import ResumeRequestConflictError as ResumeRequestConflictError
+    from footprint_lab.core._pause import InvalidQuestionError as InvalidQuestionError
+    from footprint_lab.core._run import CallNotFoundError as CallNotFoundError
+    from footprint_lab.core._run import InvalidAnnotationError as InvalidAnnotationError
+    from footprint_lab.core._runner import ListenerError as ListenerError
+    from footprint_lab.core._tools import ToolDefinitionError as ToolDefinitionError
+    from footprint_lab.engine._recording_door import InvalidRecordingError as InvalidRecordingError
+    from footprint_lab.engine._recording_door import RecordingVersionError as RecordingVersionError
+    from footprint_lab.engine._redaction import RedactionConfigError as RedactionConfigError
+    from footprint_lab.engine._refusal import CodedError as CodedError
+    from footprint_lab.engine._refusal import Refusal as Refusal
+    from footprint_lab.engine._refusal import RunFailure as RunFailure
+    from footprint_lab.engine._refusal import UnknownKeywordError as UnknownKeywordError
+    from footprint_lab.engine._seal import SealSourceError as SealSourceError
+    from footprint_lab.explain._ablation import NothingToLocalizeError as NothingToLocalizeError
+    from footprint_lab.explain._custody import UnknownStepError as UnknownStepError
+    from footprint_lab.explain._difference import SameAnswerError as SameAnswerError
+    from footprint_lab.explain._influence import InfluenceStrategyError as InfluenceStrategyError
+    from footprint_lab.explain._replay import ReplayPieceError as ReplayPieceError
+    from footprint_lab.explain._tool_lint import ToolCatalogError as ToolCatalogError
+    from footprint_lab.explain.compare import ComparatorError as ComparatorError
+    from footprint_lab.flow._checkpoint import FlowCheckpointError as FlowCheckpointError
+    from footprint_lab.flow._refusals import CompositionConfigError as CompositionConfigError
+    from footprint_lab.flow._refusals import DuplicateStepError as DuplicateStepError
+    from footprint_lab.flow._refusals import EmptyCompositionError as EmptyCompositionError
+    from footprint_lab.flow._refusals import GraphCycleError as GraphCycleError
+    from footprint_lab.flow._refusals import LoopBudgetError as LoopBudgetError
+    from footprint_lab.flow._refusals import ResumeDivergedError as ResumeDivergedError
+    from footprint_lab.lab.door import LabConfigError as LabConfigError
+    from footprint_lab.lab.refusals import MagicInputError as MagicInputError
+    from footprint_lab.lab.refusals import UnknownRunError as UnknownRunError
+    from footprint_lab.notebook._bug_report import BugReportError as BugReportError
+    from footprint_lab.notebook._read import NotebookFileError as NotebookFileError
+    from footprint_lab.notebook._scrub import SharingConfigError as SharingConfigError
+    from footprint_lab.notebook.cli import CommandLineError as CommandLineError
+    from footprint_lab.otel._refusals import OtelCaptureError as OtelCaptureError
+    from footprint_lab.otel._refusals import OtelExportError as OtelExportError
+    from footprint_lab.otel._refusals import OtelReceiverError as OtelReceiverError
+    from footprint_lab.otel._refusals import OtelSpanFieldError as OtelSpanFieldError
+    from footprint_lab.otel._refusals import OtelSpanLoopError as OtelSpanLoopError
+    from footprint_lab.otel._refusals import OtelSpansError as OtelSpansError
+    from footprint_lab.otel._refusals import OtlpExportFailed as OtlpExportFailed
+    from footprint_lab.otel._refusals import OtlpRequestRefused as OtlpRequestRefused
+    from footprint_lab.providers._errors import ContextWindowError as ContextWindowError
+    from footprint_lab.providers._errors import MissingApiKeyError as MissingApiKeyError
+    from footprint_lab.providers._errors import ModelNotFoundError as ModelNotFoundError
+    from footprint_lab.providers._errors import ProviderAuthError as ProviderAuthError
+    from footprint_lab.providers._errors import ProviderConfigError as ProviderConfigError
+    from footprint_lab.providers._errors import ProviderConnectionError as ProviderConnectionError
+    from footprint_lab.providers._errors import ProviderError as ProviderError
+    from footprint_lab.providers._errors import ProviderRateLimitError as ProviderRateLimitError
+    from footprint_lab.providers._errors import ProviderRequestError as ProviderRequestError
+    from footprint_lab.providers._errors import ProviderResponseError as ProviderResponseError
+    from footprint_lab.providers._errors import ProviderTimeoutError as ProviderTimeoutError
+    from footprint_lab.providers._errors import ProviderUnavailableError as ProviderUnavailableError
+    from footprint_lab.providers._mock import MockScriptError as MockScriptError
+    from footprint_lab.providers._replay import ReplayMismatchError as ReplayMismatchError
+    from footprint_lab.providers._replay import ReplaySourceError as ReplaySourceError
 
 __all__, __getattr__, __dir__ = public(__name__)

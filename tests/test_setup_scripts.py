@@ -134,6 +134,8 @@ def test_the_built_wheel_pulls_in_only_runtime_dependencies_and_loads_in_a_fresh
     wheel = next((tmp_path / "dist").glob("footprint_lab-*.whl"))
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
     assert sorted(runtime_requirements(wheel)) == sorted(d.replace(" ", "") for d in declared)
+    with zipfile.ZipFile(wheel) as archive:   # PEP 561: a user's type checker reads the package's annotations
+        assert "footprint_lab/py.typed" in archive.namelist()
 
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)

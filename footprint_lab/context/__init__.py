@@ -31,21 +31,27 @@ from typing import TYPE_CHECKING
 from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.context._assembly import ContextConfigError, DuplicateContextIdError, UnknownFactReferenceError
-    from footprint_lab.context._declarations import (
-        ContextDeclarationError,
-        FactRoleError,
-        Injection,
-        define_fact,
-        define_instruction,
-        define_memory,
-        define_rag,
-        define_skill,
-        define_steering,
-    )
-    from footprint_lab.context._retrieval import BM25Scorer, EmbeddingScorer
-    from footprint_lab.context._stores import InMemoryStore, MemoryStore, SQLiteStore
-    from footprint_lab.context._triggers import IterationView, always, on_tool_return, rule
+    from footprint_lab.context._assembly import ContextConfigError as ContextConfigError
+    from footprint_lab.context._assembly import DuplicateContextIdError as DuplicateContextIdError
+    from footprint_lab.context._assembly import UnknownFactReferenceError as UnknownFactReferenceError
+    from footprint_lab.context._declarations import ContextDeclarationError as ContextDeclarationError
+    from footprint_lab.context._declarations import FactRoleError as FactRoleError
+    from footprint_lab.context._declarations import Injection as Injection
+    from footprint_lab.context._declarations import define_fact as define_fact
+    from footprint_lab.context._declarations import define_instruction as define_instruction
+    from footprint_lab.context._declarations import define_memory as define_memory
+    from footprint_lab.context._declarations import define_rag as define_rag
+    from footprint_lab.context._declarations import define_skill as define_skill
+    from footprint_lab.context._declarations import define_steering as define_steering
+    from footprint_lab.context._retrieval import BM25Scorer as BM25Scorer
+    from footprint_lab.context._retrieval import EmbeddingScorer as EmbeddingScorer
+    from footprint_lab.context._stores import InMemoryStore as InMemoryStore
+    from footprint_lab.context._stores import MemoryStore as MemoryStore
+    from footprint_lab.context._stores import SQLiteStore as SQLiteStore
+    from footprint_lab.context._triggers import IterationView as IterationView
+    from footprint_lab.context._triggers import always as always
+    from footprint_lab.context._triggers import on_tool_return as on_tool_return
+    from footprint_lab.context._triggers import rule as rule
 
 __all__, __getattr__, __dir__ = public(__name__)
 

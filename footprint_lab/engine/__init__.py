@@ -17,9 +17,15 @@ from typing import TYPE_CHECKING
 from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.engine._recorder import EVENT_TYPES, Recorder, Scrubber, summarize
-    from footprint_lab.engine._refusal import Refusal, describe_shape
-    from footprint_lab.engine._step_id import StepId, format_step_id, parse_step_id
+    from footprint_lab.engine._recorder import EVENT_TYPES as EVENT_TYPES
+    from footprint_lab.engine._recorder import Recorder as Recorder
+    from footprint_lab.engine._recorder import Scrubber as Scrubber
+    from footprint_lab.engine._recorder import summarize as summarize
+    from footprint_lab.engine._refusal import Refusal as Refusal
+    from footprint_lab.engine._refusal import describe_shape as describe_shape
+    from footprint_lab.engine._step_id import StepId as StepId
+    from footprint_lab.engine._step_id import format_step_id as format_step_id
+    from footprint_lab.engine._step_id import parse_step_id as parse_step_id
 
 __all__, __getattr__, __dir__ = public(__name__)
 
