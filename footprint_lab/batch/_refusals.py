@@ -7,10 +7,12 @@ quoted (an input, a folder's path or a factory can be the caller's data).
 
 from __future__ import annotations
 
-import asyncio
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from footprint_lab.engine._refusal import CallSettingRefusal, Refusal
+from footprint_lab.engine.progress import Stopped
+
+__all__ = ["BatchConfigError", "RunSetFolderError", "Stopped"]
 
 
 class BatchConfigError(CallSettingRefusal):
@@ -57,25 +59,3 @@ class RunSetFolderError(Refusal):
         self.function = function
         self.reason = reason
         self.detail = detail
-
-
-class Stopped(asyncio.CancelledError):
-    """A long run-set call the analyst stopped (an interrupt in a notebook, a cancelled task): what finished is kept.
-
-    ``partial`` holds it (the runs made, as a ``RunSet``; the rows localized, as a DataFrame) and so does
-    ``footprint_lab.batch.last_stopped()``; ``done`` and ``total`` count the work. It is still a
-    cancellation (an ``asyncio.CancelledError``), so whatever awaited the call is cancelled as before;
-    in a notebook it shows as its one line, not a traceback.
-    """
-
-    def __init__(self, function: str, what: str, done: int, total: int, partial: Any) -> None:
-        kept = f"the {done} made: footprint_lab.batch.last_stopped()" if done else "nothing finished"
-        super().__init__(f"{function}: stopped after {done} of {total} {what}; {kept}")
-        self.function = function
-        self.done = done
-        self.total = total
-        self.partial = partial
-
-    def _render_traceback_(self) -> list[str]:
-        """IPython shows this instead of a traceback: one line, what was kept and where."""
-        return [str(self)]

@@ -24,6 +24,8 @@ and never changes it:
   confirmed by restoring it;
 - :func:`ask`: a question in plain words, answered by an explainer agent that opens the
   recording only through read-only, bounded views and cites its ids;
+- :func:`last_stopped`: what the newest stopped proof kept (a report marked partial, the verdicts it
+  reached); a stop raises :class:`Stopped`, one line saying so;
 - :func:`integrity`: the contradictions a recording holds (an ungrounded tool, an invented
   identifier, a duplicate tool call, an answer against a tool result), with a disposition
   for every check.
@@ -42,6 +44,7 @@ from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
     from footprint_lab.context._source_ids import ExplainConfigError, UnknownSourceError
+    from footprint_lab.engine.progress import Stopped, last_stopped
     from footprint_lab.explain._ablation import (
         Localization,
         LocalizedSuspect,

@@ -45,6 +45,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
 from footprint_lab.engine._refusal import Refusal
+from footprint_lab.engine.progress import INTERRUPTS
 from footprint_lab.explain._arm_fields import ArmFields
 from footprint_lab.explain._checks import ExplainConfigError, id_list, recording_of, whole_number
 from footprint_lab.explain._custody import backtrack
@@ -61,6 +62,7 @@ from footprint_lab.explain._replay import (
     replay_policy,
 )
 from footprint_lab.explain._rerun import (
+    Outcome,
     Progress,
     Rerunner,
     TextDifference,
@@ -69,13 +71,13 @@ from footprint_lab.explain._rerun import (
     not_removable_reason,
 )
 from footprint_lab.explain._sources import describe_source, removal_id
+from footprint_lab.explain._stopping import NOT_RUN, Partial, partial_line, run_trial, stopped
 from footprint_lab.explain._trial import (
     BUDGET_PER_SAMPLE,
     VERDICT_LABELS,
     Arm,
     ArmVerdict,
     TrialResult,
-    decide,
     default_budget,
 )
 from footprint_lab.explain._trials import Trials, TrialSettings, settings_for
@@ -153,7 +155,7 @@ class LocalizedSuspect(ArmFields):
 
 
 @dataclass(slots=True)
-class Localization:
+class Localization(Partial):
     """The verdict on each tested suspect, in rank order, with the baseline and budget they were judged by."""
 
     original: str
@@ -161,6 +163,8 @@ class Localization:
     untested: list[tuple[str, str]]
     comparator: str
     trial: TrialResult
+    #: ``(reruns done, reruns planned)`` when the call was stopped: the verdicts it reached, the rest undecided
+    stopped: tuple[int, int] | None = None
 
     baseline = property(lambda self: self.trial.baseline, doc="The confirmation's unchanged reruns.")
     reruns = property(lambda self: self.trial.reruns, doc="Every rerun started, failed ones included.")
@@ -223,7 +227,8 @@ class Localization:
                     else "")
         unjudged = f" ({len(self.unjudged)} could not be judged: every rerun failed)" if self.unjudged else ""
         untested = untested_count(self.untested)
-        return (f"Localization of \"{shorten(self.original, 60)}\": {counts['confirmed']} of {len(self.suspects)} "
+        return (f"{partial_line(self.stopped)}Localization of \"{shorten(self.original, 60)}\": "
+                f"{counts['confirmed']} of {len(self.suspects)} "
                 f"tested pieces confirmed{together}, {counts['undecided']} undecided{unjudged}{untested}; "
                 f"{self.reruns} reruns (budget {self.budget}){lost}; noise: {flips}/{finished} unchanged reruns "
                 f"changed the outcome; false-confirmation rate at most {self.alpha:.0%}; comparator "
@@ -356,11 +361,10 @@ async def localize(
         chosen, untested = _in_call(call, chosen, untested, sources)
     arms = [Arm(name, (name,)) for _, name, _, _ in chosen]
     limit = budget if budget is not None else default_budget(samples, len(arms))
-    bar = Progress(limit, "reruns", chosen_trials.progress)
+    bar = Progress(limit, "localize", chosen_trials.progress, unit="reruns")
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
-    await draws.prepare(arms)
-    trial = await decide(arms, draws, samples=samples, alpha=alpha, budget=limit, screen=sources is None)
-    bar.close()
+    trial, stop = await run_trial("localize", draws, bar, arms, samples=samples, alpha=alpha, budget=limit,
+                                  screen=sources is None, prepare=draws.prepare)
     trial.notes += noise_note(trial, compare, original)
     trial.notes += budget_note(trial, budget, default_budget(samples, len(arms)))
     if call is not None:
@@ -369,7 +373,10 @@ async def localize(
     tested = [LocalizedSuspect(rank, name, source.kind, score, by_key[name], source.member, source.member_name)
               for rank, name, source, score in chosen]
     untested += [(s.source_id, s.reason.removeprefix("was not tested: ")) for s in tested if s.trial.untested]
-    return Localization(original, [s for s in tested if not s.trial.untested], untested, repr(compare), trial)
+    report = Localization(original, [s for s in tested if not s.trial.untested], untested, repr(compare), trial, stop)
+    if stop is not None:
+        raise stopped("localize", bar, report)
+    return report
 
 
 def budget_note(trial: TrialResult, given: int | None, default: int) -> list[str]:
@@ -446,7 +453,7 @@ def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | Non
 
 
 @dataclass(slots=True)
-class RerunReport:
+class RerunReport(Partial):
     """What changed when the same input was run again without some sources.
 
     ``after``, ``changed``, ``gone`` and ``appeared`` describe the first rerun. With
@@ -464,6 +471,8 @@ class RerunReport:
     appeared: list[str]
     difference: float | None
     trial: ArmVerdict | None = None
+    #: ``(reruns done, reruns planned)`` when the call was stopped (its trial then holds what finished)
+    stopped: tuple[int, int] | None = None
 
     @property
     def verdict(self) -> str | None:
@@ -471,6 +480,9 @@ class RerunReport:
         return self.trial.verdict if self.trial is not None else None
 
     def summary(self) -> str:
+        return partial_line(self.stopped) + self._summary()
+
+    def _summary(self) -> str:
         names = ", ".join(f"'{n}'" for n in self.removed)
         if self.trial is not None:
             return f"Rerun without {names}: {VERDICT_LABELS[self.trial.verdict]}: removing them {self.trial.reason}."
@@ -524,27 +536,39 @@ async def rerun_without(
     rerunner = Rerunner("rerun_without", rerun, recording, input, continue_from, retries=chosen_trials.retries,
                          time_limit=chosen_trials.time_limit)
     arm = Arm(" + ".join(names), tuple(names))
-    bar = Progress(1 if samples == 1 else limit, "reruns", chosen_trials.progress)
+    bar = Progress(1 if samples == 1 else limit, "rerun_without", chosen_trials.progress, unit="reruns")
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar, keep_runs=True)
-    await draws.prepare([arm])
     trial: ArmVerdict | None = None
+    stop: tuple[int, int] | None = None
     if samples == 1:
-        (outcome,) = await draws([(arm, 0)])
+        try:
+            await draws.prepare([arm])
+            (outcome,) = await draws([(arm, 0)])
+        except INTERRUPTS:  # one rerun: stopped, nothing finished
+            raise stopped("rerun_without", bar, None) from None
+        bar.close()
     else:
-        result = await decide([arm], draws, samples=samples, alpha=alpha, budget=limit, screen=False)
+        result, stop = await run_trial("rerun_without", draws, bar, [arm], samples=samples, alpha=alpha,
+                                       budget=limit, screen=False, prepare=draws.prepare)
         trial = result.arms[0]
-        outcome = next((o for o in trial.confirmation if o.error is None), trial.confirmation[0])
-    bar.close()
+        outcome = next((o for o in trial.confirmation if o.error is None),
+                       trial.confirmation[0] if trial.confirmation else Outcome(None, None, NOT_RUN))
     if outcome.answer is None:
-        return RerunReport(names, original, None, False, outcome.error, None, [], [], None, trial)
+        report = RerunReport(names, original, None, False, outcome.error, None, [], [], None, trial, stop)
+        if stop is not None:
+            raise stopped("rerun_without", bar, report)
+        return report
     before = _sent_sources(recording)
     after = _sent_sources(outcome.run.recording) if outcome.run is not None else []
     difference = TextDifference.difference(original, outcome.answer) if isinstance(compare, TextDifference) else None
     # a rerun that answered but could not be judged (its comparator failed) is a failed rerun, never "no change"
-    return RerunReport(
+    report = RerunReport(
         names, original, outcome.answer, outcome.flipped and outcome.error is None, outcome.error, outcome.run,
-        [s for s in before if s not in after], [s for s in after if s not in before], difference, trial,
+        [s for s in before if s not in after], [s for s in after if s not in before], difference, trial, stop,
     )
+    if stop is not None:
+        raise stopped("rerun_without", bar, report)
+    return report
 
 
 def _sent_sources(recording: Recording) -> list[str]:

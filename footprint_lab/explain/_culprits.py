@@ -31,25 +31,19 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
+from footprint_lab.engine.progress import INTERRUPTS
 from footprint_lab.explain._ablation import choose_suspects, original_answer, untested_count, untested_lines
 from footprint_lab.explain._arm_fields import ArmFields
 from footprint_lab.explain._checks import ExplainConfigError, recording_of, whole_number
 from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._render import display_bundle, shorten
 from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, check_comparator
-from footprint_lab.explain._trial import (
-    SCREEN_SEED,
-    VERDICT_LABELS,
-    Arm,
-    ArmVerdict,
-    TrialResult,
-    decide,
-    tally,
-)
+from footprint_lab.explain._stopping import Guarded, Partial, partial_line, run_trial, stopped
+from footprint_lab.explain._trial import SCREEN_SEED, VERDICT_LABELS, Arm, ArmVerdict, TrialResult, tally
+from footprint_lab.explain._trials import Trials, TrialSettings, settings_for
 
 if TYPE_CHECKING:
     import pandas as pd
-from footprint_lab.explain._trials import Trials, TrialSettings, settings_for
 
 
 @dataclass(slots=True)
@@ -77,7 +71,7 @@ class Probe:
 
 
 @dataclass(slots=True)
-class Culprits:
+class Culprits(Partial):
     """The minimal sets found and confirmed, the probes that found them, and the reruns spent."""
 
     original: str
@@ -93,6 +87,8 @@ class Culprits:
     alpha: float
     #: the confirmation of the sets found (``None`` when none was found)
     trial: TrialResult | None = None
+    #: ``(reruns done, reruns planned)`` when the call was stopped: the search cut there, found sets undecided
+    stopped: tuple[int, int] | None = None
 
     @property
     def noise(self) -> tuple[int, int]:
@@ -111,9 +107,10 @@ class Culprits:
 
     def summary(self) -> str:
         flips, finished = self.noise
-        cut = "; the budget cut the search short" if self.exhausted else ""
+        cut = f"; the {'stop' if self.stopped else 'budget'} cut the search short" if self.exhausted else ""
         confirmed = len(self.confirmed)
-        return (f"Culprits of \"{shorten(self.original, 60)}\": {len(self.culprits)} set(s) found among "
+        return (f"{partial_line(self.stopped)}Culprits of \"{shorten(self.original, 60)}\": {len(self.culprits)} "
+                "set(s) found among "
                 f"{len(self.suspects)} suspects, {confirmed} confirmed{untested_count(self.untested)}; "
                 f"{self.reruns} reruns (budget "
                 f"{self.budget}){cut}; noise: {flips}/{finished} unchanged reruns changed the outcome; "
@@ -141,7 +138,7 @@ class Culprits:
 class _Search:
     """The probes of one search within the budget; each probe's reruns run concurrently."""
 
-    def __init__(self, draws: Draws, samples: int, budget: int) -> None:
+    def __init__(self, draws: Guarded, samples: int, budget: int) -> None:
         self.draws = draws
         self.samples = samples
         self.budget = budget
@@ -157,7 +154,12 @@ class _Search:
             return None
         self.reruns += len(seeds)
         arm = Arm(" + ".join(removed), tuple(removed)) if removed else None
-        return await self.draws([(arm, SCREEN_SEED + seed) for seed in seeds])
+        outcomes = await self.draws([(arm, SCREEN_SEED + seed) for seed in seeds])
+        if self.draws.stopped:  # the call was stopped: the search ends here, as when the budget runs out
+            self.reruns -= len(seeds)
+            self.exhausted = True
+            return None
+        return outcomes
 
     async def flips(self, removed: Sequence[str]) -> bool | None:
         """Whether removing these together flips the outcome; ``None`` when the budget allows no probe.
@@ -249,11 +251,15 @@ async def bisect_culprits(
                          time_limit=chosen_trials.time_limit)
     chosen, untested = choose_suspects(recording, run, sources, strategy, top)
     names = [name for _, name, _, _ in chosen]
-    bar = Progress(budget, "reruns", chosen_trials.progress)
+    bar = Progress(budget, "bisect_culprits", chosen_trials.progress, unit="reruns")
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
-    await draws.prepare([Arm(" + ".join(names), tuple(names))] if names else [])
+    try:
+        await draws.prepare([Arm(" + ".join(names), tuple(names))] if names else [])
+    except INTERRUPTS:
+        raise stopped("bisect_culprits", bar, None) from None
+    guarded = Guarded(draws, bar, budget)
     reserve = 2 * samples  # one confirmation look of one set, beside its baseline
-    search = _Search(draws, samples, budget - reserve)
+    search = _Search(guarded, samples, budget - reserve)
     baseline = await search.outcomes([], range(samples)) or []
     flips, finished = tally(baseline)
     found: list[tuple[list[str], bool]] = []
@@ -287,12 +293,18 @@ async def bisect_culprits(
                 break
     trial: TrialResult | None = None
     culprits: list[CulpritSet] = []
+    stop = (bar.done, bar.total) if guarded.stopped else None
     if found:
         arms = [Arm(" + ".join(removal), tuple(removal)) for removal, _ in found]
-        trial = await decide(arms, draws, samples=samples, alpha=alpha, budget=budget - search.reruns, screen=False)
+        trial, stop = await run_trial("bisect_culprits", guarded, bar, arms, samples=samples, alpha=alpha,
+                                      budget=budget - search.reruns, screen=False)
         culprits = [CulpritSet(tuple(removal), minimal, verdict)
                     for (removal, minimal), verdict in zip(found, trial.arms, strict=True)]
-    bar.close()
+    elif stop is None:
+        bar.close()
     spent = search.reruns + (trial.reruns if trial is not None else 0)
-    return Culprits(original, baseline, names, untested, culprits, search.probes, spent, budget,
-                    search.exhausted, note, alpha, trial)
+    report = Culprits(original, baseline, names, untested, culprits, search.probes, spent, budget,
+                      search.exhausted, note, alpha, trial, stop)
+    if stop is not None:
+        raise stopped("bisect_culprits", bar, report)
+    return report

@@ -65,12 +65,12 @@ from footprint_lab.explain._replay import (
 )
 from footprint_lab.explain._rerun import Progress, Rerunner, check_comparator
 from footprint_lab.explain._sources import NOT_REMOVABLE, describe_source, removal_id
+from footprint_lab.explain._stopping import Partial, partial_line, run_trial, stopped
 from footprint_lab.explain._trial import (
     VERDICT_LABELS,
     Arm,
     ArmVerdict,
     TrialResult,
-    decide,
     default_budget,
 )
 from footprint_lab.explain._trials import Trials, TrialSettings, settings_for
@@ -531,7 +531,7 @@ class CarriedDifference(ArmFields):
 
 
 @dataclass(slots=True)
-class DifferenceExplanation:
+class DifferenceExplanation(Partial):
     """Which differences between a good run and a bad one flip the bad answer to the good one, and which do not."""
 
     good: str
@@ -543,6 +543,8 @@ class DifferenceExplanation:
     trial: TrialResult
     #: ``replay`` (the bad run's answering call replayed) or ``rerun`` (the bad run rerun)
     how: str
+    #: ``(reruns done, reruns planned)`` when the call was stopped: the verdicts it reached, the rest undecided
+    stopped: tuple[int, int] | None = None
 
     reruns = property(lambda self: self.trial.reruns, doc="Every rerun started, failed ones included.")
     budget = property(lambda self: self.trial.budget)
@@ -564,7 +566,8 @@ class DifferenceExplanation:
         lost = f"; {sum(failed.values())} failed" if failed else ""
         untested = (f"; {len(self.untested)} not tested (named below)" if self.untested
                     else "; every difference was tested")
-        return (f"Difference explained by {self.how}: {counts['confirmed']} of {len(self.tested)} tested differences "
+        return (f"{partial_line(self.stopped)}Difference explained by {self.how}: {counts['confirmed']} of "
+                f"{len(self.tested)} tested differences "
                 f"bring the good answer \"{shorten(self.good, 40)}\" back into the bad run, {counts['undecided']} "
                 f"undecided{untested}; {self.reruns} reruns (budget {self.budget}){lost}; "
                 f"noise: {flips}/{finished} unchanged reruns gave the good answer; false-confirmation rate at most "
@@ -780,11 +783,10 @@ async def explain_difference(
     trial_arms = [arm for arm, _, _ in chosen]
     limit = budget if budget is not None else default_budget(samples, len(trial_arms))
     judge = GoodAnswer(compare_answers)
-    bar = Progress(limit, "reruns", chosen_trials.progress)
+    bar = Progress(limit, "explain_difference", chosen_trials.progress, unit="reruns")
     draws = Draws(rerunner, judge, good_answer, concurrency=concurrency, bar=bar)
-    await draws.prepare(trial_arms)
-    trial = await decide(trial_arms, draws, samples=samples, alpha=alpha, budget=limit)
-    bar.close()
+    trial, stop = await run_trial("explain_difference", draws, bar, trial_arms, samples=samples, alpha=alpha,
+                                  budget=limit, prepare=draws.prepare)
     trial.notes += budget_note(trial, budget, default_budget(samples, len(trial_arms)))
     by_key = {verdict.arm.key: verdict for verdict in trial.arms}
     tested: list[CarriedDifference] = []
@@ -796,5 +798,8 @@ async def explain_difference(
         other = sum(1 for o in (*verdict.screening, *verdict.confirmation)
                     if o.error is None and not o.flipped and _flat(o.answer) != _flat(bad_answer))
         tested.append(CarriedDifference(arm.key, change, call, verdict, other))
-    return DifferenceExplanation(good_answer, bad_answer, found, tested, untested, repr(judge), trial,
-                                 "replay" if replay is not None else "rerun")
+    report = DifferenceExplanation(good_answer, bad_answer, found, tested, untested, repr(judge), trial,
+                                   "replay" if replay is not None else "rerun", stop)
+    if stop is not None:
+        raise stopped("explain_difference", bar, report)
+    return report

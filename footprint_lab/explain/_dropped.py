@@ -31,7 +31,8 @@ from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._members import SourceNames
 from footprint_lab.explain._render import display_bundle, shorten
 from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, check_comparator
-from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, decide, default_budget
+from footprint_lab.explain._stopping import Partial, partial_line, run_trial, stopped
+from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, default_budget
 from footprint_lab.explain._trials import Trials, TrialSettings, settings_for
 
 if TYPE_CHECKING:
@@ -106,7 +107,7 @@ class DroppedPiece:
 
 
 @dataclass(slots=True)
-class DroppedContext:
+class DroppedContext(Partial):
     """Every piece left out of an answering call, in the order the run evaluated them.
 
     ``calls`` are the calls examined: the one that produced the run's answer, and for a
@@ -118,6 +119,8 @@ class DroppedContext:
     pieces: list[DroppedPiece]
     #: the restorations' trial (``None`` when nothing was rerun)
     trial: TrialResult | None = None
+    #: ``(restorations done, planned)`` when the call was stopped: the verdicts it reached, the rest undecided
+    stopped: tuple[int, int] | None = None
 
     def __iter__(self) -> Iterator[DroppedPiece]:
         return iter(self.pieces)
@@ -133,6 +136,9 @@ class DroppedContext:
         return list(dict.fromkeys(p.source_id for p in self.pieces))
 
     def summary(self) -> str:
+        return partial_line(self.stopped, "restorations") + self._summary()
+
+    def _summary(self) -> str:
         if not self.calls:
             return "Missing context: the run made no LLM call, so nothing could be left out of one."
         calls = ", ".join(self.calls)
@@ -264,12 +270,13 @@ async def find_dropped_context(
         return report
     arms = [Arm(name, force=(name,)) for name in dict.fromkeys(p.force_id for p in pieces)]
     limit = budget if budget is not None else default_budget(samples, len(arms))
-    bar = Progress(limit, "restorations", chosen_trials.progress)
+    bar = Progress(limit, "find_dropped_context", chosen_trials.progress, unit="restorations")
     draws = Draws(rerunner, compare, recording.answer, concurrency=concurrency, bar=bar, keep_runs=True)
-    await draws.prepare(arms)
-    report.trial = await decide(arms, draws, samples=samples, alpha=alpha, budget=limit)
-    bar.close()
+    report.trial, report.stopped = await run_trial("find_dropped_context", draws, bar, arms, samples=samples,
+                                                   alpha=alpha, budget=limit, prepare=draws.prepare)
     by_name = {verdict.arm.key: verdict for verdict in report.trial.arms}
     for piece in pieces:
         piece.trial = by_name[piece.force_id]
+    if report.stopped is not None:
+        raise stopped("find_dropped_context", bar, report)
     return report

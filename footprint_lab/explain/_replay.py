@@ -590,7 +590,7 @@ async def replay(run: Any, provider: Any, *, call: str | None = None, without: S
     policy = replay_policy(function, recorded.recording, redact)
     report = Replay(recorded.step_id, recorded.exchange.response.content or spelled_calls(
         [c.model_dump() for c in recorded.exchange.response.tool_calls]), removed, list(edited), comparator=compare)
-    bar = Progress(samples + unchanged, "replays", progress)
+    bar = Progress(samples + unchanged, "replay", progress, unit="replays")
 
     async def one(changes: bool, seed: int) -> Any:
         try:

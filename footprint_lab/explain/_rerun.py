@@ -42,8 +42,9 @@ from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.context._source_ids import UnknownSourceError
-from footprint_lab.engine._display import in_kernel
 from footprint_lab.engine._refusal import call_problem, describe_shape
+from footprint_lab.engine.progress import PROGRESS_FIX, progress_problem
+from footprint_lab.engine.progress import Progress as Progress  # the one bar, as the reruns' modules know it
 from footprint_lab.explain._checks import ExplainConfigError, fraction
 from footprint_lab.explain._members import Source, removable_sources
 from footprint_lab.explain._sources import NOT_REMOVABLE
@@ -401,56 +402,7 @@ def _accepts(function: Callable[..., Any], keyword: str) -> bool:
 
 def check_progress(function: str, progress: Any) -> Any:
     """``progress`` when a bar can use it (``True``, ``False``, ``None`` or a function ``(done, total)``)."""
-    if progress is None or isinstance(progress, bool):
-        return progress
-    problem = call_problem(progress, 2)
+    problem = progress_problem(progress)
     if problem is not None:
-        raise ExplainConfigError(function, "progress", problem if callable(progress) else describe_shape(progress),
-                                 "is True, False, None (a bar in a notebook) or a function (done, total)")
+        raise ExplainConfigError(function, "progress", problem, PROGRESS_FIX)
     return progress
-
-
-class Progress:
-    """A progress bar for reruns, shown only inside a notebook kernel (ipywidgets, imported then).
-
-    ``wanted`` may instead be a function ``(done, total)``, told after every rerun (the Lab
-    widget draws its own bar with it).
-    """
-
-    __slots__ = ("_bar", "_done", "_tell", "_total")
-
-    def __init__(self, total: int, label: str, wanted: bool | Callable[[int, int], None] | None) -> None:
-        self._total = total
-        self._done = 0
-        self._bar: Any = None
-        self._tell: Callable[[int, int], None] | None = None
-        if callable(wanted):
-            self._tell = wanted
-            wanted(0, total)
-            return
-        if wanted is False or (wanted is None and not in_kernel()) or total == 0:
-            return
-        try:
-            import ipywidgets
-            from IPython.display import display
-        except ImportError:
-            return
-        self._bar = ipywidgets.IntProgress(value=0, min=0, max=total, description=label)
-        display(self._bar)
-
-    def step(self) -> None:
-        self._done += 1
-        if self._tell is not None:
-            self._tell(self._done, self._total)
-        if self._bar is not None:
-            self._bar.value = self._done
-
-    def close(self) -> None:
-        """The work is done (a trial may end well before ``total``): the bar shows it full."""
-        if self._tell is not None and self._done != self._total:
-            self._tell(self._done, self._done)
-        if self._bar is not None:
-            self._bar.max = max(self._done, 1)
-            self._bar.value = self._done
-            self._bar.bar_style = "success"
-
