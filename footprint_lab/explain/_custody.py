@@ -266,8 +266,9 @@ class Backtrack:
         return "\n".join(lines)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per hop: the candidate's number, source and slot, then the hop and whether it is proven."""
-        import pandas as pd
+        """One row per hop: the candidate's number, source and slot, then the hop and whether it is proven (a table
+        whose long cells display clipped, whole on hover: ``explain._frame``)."""
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
         rows = [
             {"candidate": number, "source_kind": c.source_kind, "source_id": c.source_id, "slot": c.slot,
@@ -277,7 +278,7 @@ class Backtrack:
         ]
         columns = ["candidate", "source_kind", "source_id", "slot", "position", "read_by", "hop", "step_id",
                    "proven", "evidence", "member", "member_name"]
-        return pd.DataFrame(rows, columns=columns)
+        return ShownFrame(rows, columns=columns)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return display_bundle("backtrack", self, self.summary(), self.render(limit=DISPLAY_LIMIT), include, exclude)

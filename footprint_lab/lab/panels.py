@@ -15,7 +15,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine import theme
+from footprint_lab.engine import theme, words
 from footprint_lab.engine.markup import css, shown
 from footprint_lab.explain._custody import backtrack
 from footprint_lab.explain._index import RecordingIndex
@@ -129,17 +129,18 @@ def step_panel(root: Recording, step_id: str, piece: tuple[str, str] | None = No
     if piece is not None:
         slot, source = piece
         hops = [p for p in home.context_pieces if p.source_id == source and (not slot or p.slot == slot)]
-        said = []
+        said: list[str] = []
         for found in hops:
             if found.allowed_by == step_id:
-                said.append(f"ALLOWED here: {found.reason or found.verdict}")
+                said.append(words.term("ALLOWED", "span", shown=f"ALLOWED here: {found.reason or found.verdict}"))
             if found.landed_by == step_id:
-                said.append(f"LANDED here, at position {found.position} of the {found.slot} slot")
+                said.append(words.term("LANDED", "span",
+                                       shown=f"LANDED here, at position {found.position} of the {found.slot} slot"))
             if any(x.step_id == step_id and found.index in [i for sent in home.exchange_pieces(x).values()
                                                              for i in sent] for x in home.exchanges):
-                said.append("READ here: this call was sent it")
+                said.append(words.term("READ", "span", shown="READ here: this call was sent it"))
         custody = (f"<h5>{text(source)} at this step</h5>"
-                   f'<div class="fl-dim">{text("; ".join(said) or "no hop of its custody is at this step")}</div>')
+                   f'<div class="fl-dim">{"; ".join(said) or "no hop of its custody is at this step"}</div>')
     back = action("step", "◀ step before", order[at - 1]) if at > 0 else ""
     forth = action("step", "step after ▶", order[at + 1]) if at + 1 < len(order) else ""
     return (f'{STYLE}<div class="fl-p fl-step-panel"><h4>Step {at + 1} of {len(order)}: <code>{text(step_id)}</code> '

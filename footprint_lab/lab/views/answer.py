@@ -29,6 +29,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from footprint_lab.engine import words
 from footprint_lab.engine._seal import verify
 from footprint_lab.explain._choice import CLOSE_CALL
 from footprint_lab.explain._custody import backtrack
@@ -42,13 +43,11 @@ from footprint_lab.lab.views.page import (
     LONG_LIST,
     SEP,
     TREE_CSS,
-    UNPROVEN,
     anchor,
     answer_box,
     attr,
     esc,
     flag,
-    kind_label,
     kind_style,
     mark,
     new_scope,
@@ -147,7 +146,7 @@ def flags(kinds: list[str]) -> str:
 
 def integrity_block(report: IntegrityReport, scope: str) -> str:
     """The findings of the integrity checks, each linking to its steps, and every check's disposition."""
-    checks = "".join(f"<li><code>{esc(d.check)}</code> {esc(d.status.replace('_', ' '))}: {esc(d.note)}</li>"
+    checks = "".join(f"<li><code>{esc(d.check)}</code> {words.disposition(d.status)}: {esc(d.note)}</li>"
                      for d in report.dispositions)
     ledger = f'<details><summary>Every check</summary><ul class="fl-hops">{checks}</ul></details>'
     if not report.findings:
@@ -427,7 +426,7 @@ class _Calls:
         rank = self.ranks.get((piece.source_kind, piece.source_id)) if candidate is not None else None
         ranked = mark(f"#{rank[0]} · {rank[1]:.2f}") if rank and rank[1] > 0 else ""
         preview = shorten(piece.content, 110)
-        summary = piece_summary(piece, preview, ranked, local(piece.landed_by or piece.verdict, self.prefix))
+        summary = piece_summary(piece, preview, ranked, self.prefix)
         hops = self._recorded(piece) if candidate is None else _hops_html(
             [hop for hop in candidate.hops if hop != shared], self.scope, self.prefix)
         whole = f'run.context("{call}")'
@@ -439,23 +438,28 @@ class _Calls:
     def _recorded(self, piece: ContextPiece) -> str:
         """The custody a piece's own fields record, for a piece the answer's backtrack did not reach."""
         reason = f" ({esc(piece.reason)})" if piece.reason else ""
-        lines = [f"<li><b>VERDICT</b> {esc(piece.verdict)}{reason}, trigger {esc(piece.trigger)}</li>"]
+        lines = [f"<li>{words.term('TRIGGER')} {esc(piece.trigger)}: {words.term(piece.verdict, 'span')}{reason}</li>"]
         if piece.allowed_by:
-            lines.append(f"<li><b>ALLOWED</b> by {_step_link(self.scope, piece.allowed_by, self.prefix)}</li>")
+            lines.append(f"<li>{words.term('ALLOWED')} by {_step_link(self.scope, piece.allowed_by, self.prefix)}</li>")
         if piece.landed_by:
-            lines.append(f"<li><b>LANDED</b> by {_step_link(self.scope, piece.landed_by, self.prefix)}</li>")
+            lines.append(f"<li>{words.term('LANDED')} by {_step_link(self.scope, piece.landed_by, self.prefix)}</li>")
         if piece.verdict == "dropped":
             detail = piece.detail
-            lines.append(f"<li><b>BUDGET</b> size {esc(detail.get('size', '?'))}, budget "
+            lines.append(f"<li>{words.term('BUDGET')} size {esc(detail.get('size', '?'))}, budget "
                          f"{esc(detail.get('budget', '?'))}, already used {esc(detail.get('used', '?'))}</li>")
         return f'<ul>{"".join(lines)}</ul>'
 
 
-def piece_summary(piece: ContextPiece, preview: str, ranked: str, where: str, proof: str = "") -> str:
-    """A piece's row, closed: its kind, its id, the start of its content, its rank and the step that landed it,
-    each apart from the next by real text (the sheet lays them out and hides the dots)."""
-    return (f"{kind_label(piece.source_kind)}{SEP}<code>{esc(piece.source_id)}</code>{SEP}<span>{esc(preview)}</span>"
-            f"{SEP + ranked if ranked else ''}{SEP}<small>{esc(where)}</small>{proof}")
+def piece_summary(piece: ContextPiece, preview: str, ranked: str, prefix: str = "", *, read_by: str | None = None,
+                  proof: str = "") -> str:
+    """A piece's row, closed: its kind, its id, the start of its content, its rank, the call that read it (with
+    ``read_by``) and the step that landed it (or, for a piece left out, what its trigger did), each apart from
+    the next by real text (the sheet lays them out and hides the dots). Every word says what it means on hover."""
+    read = f"{SEP}{words.term('read by', 'small', shown=f'read by {local(read_by, prefix)}')}" if read_by else ""
+    landed = (words.term("landed by", "small", shown=f"landed by {local(piece.landed_by, prefix)}")
+              if piece.landed_by else words.term(piece.verdict, "small"))
+    return (f"{words.kind(piece.source_kind)}{SEP}<code>{esc(piece.source_id)}</code>{SEP}<span>{esc(preview)}</span>"
+            f"{SEP + ranked if ranked else ''}{read}{SEP}{landed}{proof}")
 
 
 def local(step: str, prefix: str) -> str:
@@ -474,11 +478,11 @@ def _hop_html(hop: Hop, scope: str, prefix: str = "", *, linked: bool = True, ta
         shown = _step_link(scope, hop.step_id, prefix, "c" if hop.kind == "READ" else "s") if linked else \
             esc(local(hop.step_id, prefix))
         link = shown + " "
-    unproven = "" if hop.proven else UNPROVEN
+    unproven = "" if hop.proven else words.NOT_PROVEN
     text = "wrote the output above" if hop.kind == "ANSWER" and hop.proven else hop.text
     if hop.step_id and text.startswith(hop.step_id + " "):  # the link already names the step
         text = text[len(hop.step_id) + 1:]
-    return f"<li><b>{esc(hop.kind)}</b> {link}{esc(text)}{esc(tail)}{unproven}</li>"
+    return f"<li>{words.term(hop.kind)} {link}{esc(text)}{esc(tail)}{unproven}</li>"
 
 
 def _hops_html(hops: list[Hop], scope: str, prefix: str = "") -> str:

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine import theme
+from footprint_lab.engine import theme, words
 from footprint_lab.engine.markup import Html
 from footprint_lab.explain._difference import word_diff
-from footprint_lab.lab.views.explain import _count, _p_value
+from footprint_lab.lab.views.explain import _count, _p_value, headings
 from footprint_lab.lab.views.page import css, el, join, new_scope, shorten, table, wrap
 
 if TYPE_CHECKING:
@@ -67,7 +67,8 @@ def _pair_block(pair: CallPair, rows: list[list[Any]]) -> Html:
     head = (f"Call {pair.step_a or '(none)'} (a) / {pair.step_b or '(none)'} (b){member}: "
             f"tokens {_or(pair.tokens_a)} / {_or(pair.tokens_b)}, "
             f"{_ms(pair.ms_a)} / {_ms(pair.ms_b)}")
-    return el("details", el("summary", head), table(["change", "what", "text (a → b)", "where it came from"], rows),
+    columns = ["change", "what", "text (a → b)", words.term("where it came from", "span")]
+    return el("details", el("summary", head), table(columns, rows),
               class_="fl-box", open=True)
 
 
@@ -128,11 +129,11 @@ def difference_html(found: Difference) -> str:
 
 def difference_explanation_html(found: DifferenceExplanation) -> str:
     """The verdict on each carried difference with the counts it rests on, what was left untested and why."""
-    rows = [[d.name, d.call, d.verdict.upper().replace("_", " "), _count(d.flips, d.samples), d.other or "-",
+    rows = [[d.name, d.call, words.verdict(d.verdict), _count(d.flips, d.samples), d.other or "-",
              _count(d.noise_flips, d.noise_samples), _p_value(d.p_value, d.level), d.reruns, d.failed or "-",
              d.reason] for d in found.tested]
-    verdicts = table(["difference carried in", "call", "verdict", "good answer", "third answer", "noise", "p",
-                      "reruns", "failed", "why"], rows)
+    verdicts = table(headings("difference", "call", "verdict", "flips", "other", "noise", "p_value", "reruns", "failed",
+                              "reason"), rows)
     parts: list[Any] = [el("p", el("b", found.summary())),
                         table(["", "answer"], [["good", shorten(found.good, CELL)], ["bad", shorten(found.bad, CELL)]]),
                         verdicts if rows else None]

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.explain._trial import VERDICT_LABELS
+from footprint_lab.engine import words
 from footprint_lab.lab.views.page import (
     CORRELATIONAL,
-    UNPROVEN,
+    Html,
     answer_box,
     attr,
     el,
@@ -68,11 +68,12 @@ def backtrack_html(walked: Backtrack) -> str:
         parts.append(f"<h4>Decisions on the path</h4><ul>{items}</ul>")
     for candidate in walked.candidates[:SHOWN]:
         piece = candidate.piece
-        proof = "" if candidate.proven else UNPROVEN
+        proof = "" if candidate.proven else words.NOT_PROVEN
         parts.append(
             f'<details class="fl-piece" style="{kind_style(piece.source_kind)}" data-fl-piece="{attr(piece.source_id)}"'
             f' data-fl-slot="{attr(piece.slot)}" data-fl-call="{attr(candidate.read_by)}"><summary>'
-            f"{piece_summary(piece, shorten(piece.content, 100), '', candidate.read_by, proof)}</summary>"
+            f"{piece_summary(piece, shorten(piece.content, 100), '', read_by=candidate.read_by, proof=proof)}"
+            "</summary>"
             f"{_hops_html(candidate.hops, scope)}</details>")
     if len(walked.candidates) > SHOWN:
         parts.append(f'<p class="fl-note">… and {len(walked.candidates) - SHOWN} more: str(bt) or bt.to_frame() '
@@ -96,11 +97,11 @@ def _p_value(p_value: float | None, level: float | None) -> str:
 
 def localization_html(found: Localization) -> str:
     """The verdict on each tested suspect, with the counts it rests on, under the trial's summary."""
-    rows = [[s.rank, s.source_kind, s.source_id, s.verdict.upper().replace("_", " "), _count(s.flips, s.samples),
+    rows = [[s.rank, words.kind(s.source_kind), s.source_id, words.verdict(s.verdict), _count(s.flips, s.samples),
              _count(s.noise_flips, s.noise_samples), _p_value(s.p_value, s.level), s.reruns, s.failed or "-",
              f"{s.score:.2f}", s.reason] for s in found.suspects]
-    verdicts = table(["rank", "kind", "source", "verdict", "flips", "noise", "p", "reruns", "failed", "score", "why"],
-                   rows)
+    verdicts = table(headings("rank", "source_kind", "source_id", "verdict", "flips", "noise", "p_value", "reruns",
+                              "failed", "score", "reason"), rows)
     untested = "".join(f"<li><code>{esc(name)}</code>: {esc(why)}</li>" for name, why in found.untested)
     extra = (f"<h4>Not tested ({len(found.untested)}): no verdict, neither shown to matter nor not to</h4>"
              f"<ul>{untested}</ul>" if untested else "")
@@ -113,13 +114,14 @@ def localization_html(found: Localization) -> str:
 
 def dropped_html(found: DroppedContext) -> str:
     """Every piece left out of an answering call, as a table, with what restoring it did when tested."""
-    rows = [[p.source_kind, p.source_id, p.call, p.slot, p.verdict, p.why, p.status.replace("_", " "),
+    rows = [[words.kind(p.source_kind), p.source_id, p.call, p.slot, words.term(p.verdict, "span"), p.why,
+             words.verdict(p.status),
              _count(p.trial.flips, p.trial.samples) if p.trial else "-",
              _count(p.trial.noise_flips, p.trial.noise_samples) if p.trial else "-",
              _p_value(p.trial.p_value, p.trial.level) if p.trial else "-",
              shorten(p.restoration.answer or "", 60) if p.restoration is not None else "-"] for p in found.pieces]
-    pieces = table(["kind", "source", "call", "slot", "verdict", "why", "restored", "flips", "noise", "p",
-                    "restored answer"], rows)
+    pieces = table(headings("source_kind", "source_id", "call", "slot", "verdict", "why", "status", "flips", "noise",
+                            "p_value", "restored_answer"), rows)
     return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{pieces if rows else ''}")
 
 
@@ -136,9 +138,13 @@ def checkpoint_html(title: str, facts: list[tuple[str, Any]]) -> str:
                              "continues it here or in another process.</p>")
 
 
-#: an integrity check's disposition as a reader gets it without colour
-_DISPOSED = {"passed": "✓ passed", "failed": "✗ failed", "not_applicable": "– not applicable",
-             "could_not_run": "⚠ could not run"}
+#: a column whose name is a word of its own elsewhere, and the entry that says what the column means
+_HEADED = {"failed": "failed reruns"}
+
+
+def headings(*columns: str) -> list[Html]:
+    """A table's column headings, named as its ``to_frame()`` names them, each with its meaning on hover."""
+    return [words.term(_HEADED.get(column, column), "span", shown=column) for column in columns]
 
 
 def integrity_html(report: IntegrityReport) -> str:
@@ -146,7 +152,7 @@ def integrity_html(report: IntegrityReport) -> str:
     findings = el("ul", *(el("li", flag(f.kind), " ", f.what, " (steps: ", ", ".join(f.steps), "). ",
                              el("span", "Why it matters: ", f.why, class_="fl-note")) for f in report.findings))
     checks = table(["check", "status", "note"],
-                   [[d.check, _DISPOSED.get(d.status, d.status), d.note] for d in report.dispositions])
+                   [[d.check, words.disposition(d.status), d.note] for d in report.dispositions])
     body = join([el("p", el("b", report.summary())), findings if report.findings else None,
                  el("h4", "Every check"), checks])
     return wrap(new_scope(), body)
@@ -154,12 +160,13 @@ def integrity_html(report: IntegrityReport) -> str:
 
 def culprits_html(found: Culprits) -> str:
     """The sets whose joint removal flipped the outcome, with the counts their confirmation rests on."""
-    rows = [[" + ".join(c.sources), "yes" if c.minimal else "no (budget spent)", VERDICT_LABELS[c.verdict],
+    rows = [[" + ".join(c.sources), "yes" if c.minimal else "no (budget spent)", words.verdict(c.verdict),
              _count(c.flips, c.samples), _count(c.noise_flips, c.noise_samples),
              _p_value(c.p_value, c.trial.level)] for c in found.culprits]
     parts = [el("p", el("b", found.summary()))]
     if rows:
-        parts.append(table(["sources removed together", "minimal", "verdict", "flips", "noise", "p"], rows))
+        parts.append(table(["sources removed together", "minimal", words.term("verdict", "span"), "flips", "noise",
+                            "p_value"], rows))
     if found.note:
         parts.append(el("p", found.note, class_="fl-note"))
     if found.untested:
