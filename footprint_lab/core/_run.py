@@ -21,11 +21,13 @@ from typing import TYPE_CHECKING, Any
 
 from footprint_lab.engine._bug_reports import write_bug_report
 from footprint_lab.engine._display import bundle
-from footprint_lab.engine._refusal import Refusal, describe_shape
+from footprint_lab.engine._refusal import Refusal, describe_shape, did_you_mean
 
 if TYPE_CHECKING:
     import pandas as pd
 
+    from footprint_lab.core._call_messages import CallMessages
+    from footprint_lab.core._timeline import Timeline
     from footprint_lab.engine._recording import Annotation, ContextPiece, LLMExchange, Recording
     from footprint_lab.engine._redaction import Redaction
     from footprint_lab.explain._custody import Backtrack
@@ -42,20 +44,23 @@ CONTEXT_COLUMNS = [
 class CallNotFoundError(Refusal):
     """Raised by ``run.context(call)`` / ``run.context_pieces(call)`` when ``call`` names no LLM call of the run.
 
-    Carries ``received`` (the shape of what arrived) and ``calls`` (how many LLM calls the run made).
+    Also raised by ``run.messages(call)``, whose calls include its members' (``door`` names which).
+    Carries ``received`` (the shape of what arrived), ``calls`` (how many LLM calls the run made) and
+    ``near`` (``"did you mean 'call-llm#3'?"`` when a call's id is near what was typed, else empty).
     """
 
     code = "ERR_CALL_NOT_FOUND"
-    fields = ("received", "calls")
+    fields = ("received", "calls", "near")
 
-    def __init__(self, received: str, calls: int) -> None:
+    def __init__(self, received: str, calls: int, *, door: str = "run.context", near: str = "") -> None:
         super().__init__(
-            f"run.context: this run made {calls} LLM call(s); name one by its step id as shown in run.steps "
+            f"{door}: this run made {calls} LLM call(s); name one by its step id as shown in run.steps "
             f"(e.g. 'call-llm#3'), by its index (0 for the first, -1 for the last), or leave call out for "
-            f"the call that produced the answer (received {received})."
+            f"the call that produced the answer{'; ' + near if near else ''} (received {received})."
         )
         self.received = received
         self.calls = calls
+        self.near = near
 
 
 class InvalidAnnotationError(Refusal):
@@ -214,8 +219,62 @@ class Run:
             found = self.recording.exchange_at(call)
             if found is not None:
                 return found
-            raise CallNotFoundError("a string that is not the step id of one of its LLM calls", len(exchanges))
+            raise CallNotFoundError("a string that is not the step id of one of its LLM calls", len(exchanges),
+                                    near=did_you_mean([call], [x.step_id for x in exchanges]))
         raise CallNotFoundError(describe_shape(call), len(exchanges))
+
+    def timeline(self) -> Timeline:
+        """The run's steps in time order, each at its start and as long as it took; it displays as a waterfall.
+
+        ``timeline.to_frame()`` has one row per step (``step``, ``stage``, ``kind``: llm, tool, member or
+        step, ``status``, ``start_ms``, ``duration_ms`` from the run's start, ``depth``, ``member``,
+        ``label``); a composition's member runs follow the step that ran them, one level deeper.
+        """
+        from footprint_lab.core._timeline import Timeline
+
+        return Timeline(self.recording)
+
+    def messages(self, call: int | str | None = None) -> CallMessages:
+        """The messages one LLM call was sent and its reply, as a chat; it displays with the raw request and
+        response one click away (``.request``, ``.response``, ``.to_frame()`` give them as data).
+
+        ``call`` is a call's step id (a member's too: ``"sequence-step#3/call-llm#3"``), its index among
+        the run's calls in timeline order, members included (``0``, ``-1``), or ``None`` for the call
+        whose reply became the answer. A call the run did not make is refused (``CallNotFoundError``).
+        """
+        from footprint_lab.core._call_messages import CallMessages
+        from footprint_lab.core._timeline import timeline_rows
+
+        root = self.recording
+        made: dict[str, tuple[Recording, LLMExchange]] = {}
+        pending = [root]
+        while pending:
+            recording = pending.pop()
+            made.update((x.step_id, (recording, x)) for x in recording.exchanges)
+            pending.extend(recording.children)
+        order = [row.step for row in timeline_rows(root) if row.kind == "llm"]
+        order += [step_id for step_id in made if step_id not in set(order)]
+        chosen = self._chosen_call(call, order, made)
+        return CallMessages(root, *made[chosen])
+
+    def _chosen_call(self, call: int | str | None, order: list[str],
+                     made: Mapping[str, tuple[Recording, LLMExchange]]) -> str:
+        """The step id ``call`` names among ``order`` (every call of the run), or the answering call for ``None``."""
+        if call is None and order:
+            from footprint_lab.explain._custody import backtrack  # pydantic (it reads the recording's models)
+
+            reached = [step_id for step_id in backtrack(self.recording).calls if step_id in made]
+            return reached[0] if reached else order[-1]
+        if isinstance(call, int) and not isinstance(call, bool) and -len(order) <= call < len(order):
+            return order[call]
+        if isinstance(call, str) and call in made:
+            return call
+        received = ("nothing, and it made no LLM call" if call is None else "an index out of range"
+                    if isinstance(call, int) and not isinstance(call, bool)
+                    else "a string that is not the step id of one of its LLM calls" if isinstance(call, str)
+                    else describe_shape(call))
+        near = did_you_mean([call], order) if isinstance(call, str) else ""
+        raise CallNotFoundError(received, len(order), door="run.messages", near=near)
 
     def annotate(self, target: str, text: str, *, tag: str | None = None) -> Annotation:
         """Attach a note to a step id (``"call-llm#3"``), a context piece's source id or ``"answer"``.

@@ -45,6 +45,9 @@ from footprint_lab.lab.views.explain import (
     ranking_html,
     text_bundle,
 )
+from footprint_lab.lab.views.messages import call_messages_html
+from footprint_lab.lab.views.runset import runset_bundle
+from footprint_lab.lab.views.timeline import timeline_html
 from footprint_lab.lab.views.tree import tree_bundle, tree_figure, tree_html
 
 __all__ = ["RECORDING_MIME", "answer_view", "run_bundle", "slots_view", "tree_figure", "tree_html"]
@@ -136,6 +139,9 @@ def _register() -> None:
                      lambda ranked: {"text/plain": str(ranked),
                                      "text/html": ranking_html("Ranking confidence", ranked.reason)})
     display.register("checkpoint", _checkpoint)
+    display.register("runset", runset_bundle)
+    display.register("timeline", lambda timeline: _explained(timeline, timeline_html(timeline)))
+    display.register("call_messages", lambda messages: _explained(messages, call_messages_html(messages)))
     display.register("flow_checkpoint", _flow_checkpoint)
     display.register("refusal", lambda refusal: {"text/plain": f"{type(refusal).__name__} [{refusal.code}]: "
                                                                f"{refusal}", "text/html": error_card_html(refusal)})
