@@ -196,6 +196,8 @@ def test_a_tables_long_text_shows_its_start_on_one_line_and_all_of_it_on_hover(d
                                                             for col in ("evidence", "source_id", "step_id")
                                                             for v in frame[col].dropna())
     assert frame.evidence.tolist() == desk[0].backtrack().to_frame().evidence.tolist()  # the data is whole
+    table = re.search(r'<table border="1" class="dataframe" id="([^"]+)"', html)
+    assert table is not None and f"#{table.group(1)} td,#{table.group(1)} th{{white-space:nowrap}}" in html
 
 
 def test_a_clipped_cell_is_escaped_on_the_row_and_in_its_hover():

@@ -62,8 +62,11 @@ class ShownFrame(pd.DataFrame):
             index=True, bold_rows=True, escape=True, max_rows=pd.get_option("display.max_rows"),
             min_rows=pd.get_option("display.min_rows"), max_cols=pd.get_option("display.max_columns"),
             show_dimensions=pd.get_option("display.show_dimensions"), decimal=".")
-        html = str(fmt.DataFrameRenderer(formatter).to_html(notebook=True))
-        return re.sub(f"{marker}(\\d+)x", lambda found: clipped[int(found.group(1))], html)
+        table = f"fl-frame-{marker[6:22]}"
+        html = str(fmt.DataFrameRenderer(formatter).to_html(notebook=True, table_id=table))
+        # one line per row: a cell is at most CELL characters, so a row never wraps (a sanitizer may drop the rule)
+        rule = f"<style>#{table} td,#{table} th{{white-space:nowrap}}</style>"
+        return rule + re.sub(f"{marker}(\\d+)x", lambda found: clipped[int(found.group(1))], html)
 
     def __repr__(self) -> str:
         if self._long_info():
