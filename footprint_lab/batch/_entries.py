@@ -19,6 +19,8 @@ from footprint_lab.batch._refusals import RunSetFolderError
 from footprint_lab.core._run import Run
 from footprint_lab.engine._recording_door import load_recording
 from footprint_lab.engine._regular_file import UnreadableFile, read_regular
+from footprint_lab.providers.prices import ModelKey, usage_by_model
+from footprint_lab.providers.types import Usage
 
 if TYPE_CHECKING:
     from footprint_lab.engine._recording import Recording
@@ -89,7 +91,7 @@ class Entry:
     than the index's parsing.
     """
 
-    __slots__ = ("_held", "_row", "_summary", "_touched", "path")
+    __slots__ = ("_held", "_row", "_summary", "_touched", "_usage", "path")
 
     def __init__(self, *, run: Run | None = None, path: str | None = None,
                  row: tuple[Any, ...] | None = None) -> None:
@@ -98,6 +100,7 @@ class Entry:
         self._touched: Any = None
         self._row = row
         self._summary: RunSummary | None = None
+        self._usage: dict[ModelKey, Usage] | None = None
 
     @property
     def summary(self) -> RunSummary:
@@ -111,6 +114,16 @@ class Entry:
         if self._row is None:
             self._row = summary_row(self.run().recording)
         return self._row
+
+    def usage(self, *, read: bool = True) -> dict[ModelKey, Usage] | None:
+        """The run's LLM calls' tokens by model (what its cost is worked out from), kept once known; a saved run
+        not in memory is read for it only with ``read`` (else ``None``)."""
+        if self._usage is None:
+            live = self.live()
+            if live is None and not read:
+                return None
+            self._usage = usage_by_model(live if live is not None else self.run())
+        return self._usage
 
     @property
     def run_id(self) -> str:

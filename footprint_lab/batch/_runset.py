@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
-from footprint_lab.batch import _cluster, _folder, _work
+from footprint_lab.batch import _cluster, _folder, _table, _work
 from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary
 from footprint_lab.batch._progress import Bar, check_progress
 from footprint_lab.batch._refusals import BatchConfigError, Stopped
@@ -38,6 +38,8 @@ from footprint_lab.explain import Trials, TrialSettings, localize
 if TYPE_CHECKING:
     import pandas as pd
 
+    from footprint_lab.lab.views.runset import RunTable
+
 #: runs of a factory at once in one process, unless ``concurrency=`` says otherwise
 DEFAULT_CONCURRENCY = 8
 #: ``localize`` settings a set cannot pass on: each run has its own input and conversation
@@ -47,11 +49,13 @@ _PER_RUN = ("run", "rerun", "progress", "input", "continue_from")
 class RunSet:
     """Runs of one system over many inputs: ``len(runs)``, ``for run in runs``, ``runs[0]``, ``runs["run-id"]``."""
 
-    __slots__ = ("_entries", "_positions", "partial")
+    __slots__ = ("_culprits", "_entries", "_positions", "partial")
 
     def __init__(self, entries: Sequence[Entry]) -> None:
         self._entries = list(entries)
         self._positions: dict[str, int] | None = None
+        #: what the last ``localize`` confirmed in each run it localized, by run id (the table's culprit column)
+        self._culprits: dict[str, str] = {}
         #: a set a stopped call kept (the runs made before the stop): not every input has its run
         self.partial = False
 
@@ -198,21 +202,61 @@ class RunSet:
 
     def select(self, where: Any) -> RunSet:
         """The runs ``where`` selects, as a set (see :meth:`localize` for what ``where`` may be)."""
-        return RunSet([self._entries[i] for i in self._selected("RunSet.select", where)])
+        chosen = RunSet([self._entries[i] for i in self._selected("RunSet.select", where)])
+        chosen._culprits = dict(self._culprits)
+        return chosen
 
-    def frame(self) -> pd.DataFrame:
+    def frame(self, *, cost: bool = False) -> pd.DataFrame:
         """A row per run: run id, input, answer, status, error, tokens, duration_ms, members.
 
         A saved set's rows are its index's, read without opening a recording; each recording read later
         (a run touched, ``integrity()``, ``suspects()``, ``localize()``, ``save``) is checked against its row
         and refused when they differ, so an index changed by hand is caught when its runs are used.
+
+        ``cost=True`` adds ``cost``: each run's cost in USD at the prices of
+        ``footprint_lab.providers.prices``, empty (``NaN``) where a model it used has no known price. The
+        index does not hold it (prices change; the cost is worked out from each run's usage by model),
+        so a saved set reads each recording not yet read, once.
         """
         import pandas as pd
 
+        if not isinstance(cost, bool):
+            raise BatchConfigError("RunSet.frame", "cost", describe_shape(cost), "is True or False")
         width = len(FRAME_COLUMNS)
         rows = [entry.row()[:width] for entry in self._entries]
         frame = pd.DataFrame(rows, columns=FRAME_COLUMNS)
-        return frame.astype({"tokens": "int64", "duration_ms": "float64", "members": "int64"})
+        frame = frame.astype({"tokens": "int64", "duration_ms": "float64", "members": "int64"})
+        if cost:
+            frame["cost"] = pd.Series([_table.run_cost(entry, read=True)[0] for entry in self._entries],
+                                      dtype="float64")
+        return frame
+
+    def table(self, *, sort: str = "status", descending: bool | None = None, status: Any = None,
+              where: Any = None, limit: int = _table.DEFAULT_LIMIT, localized: Any = None) -> RunTable:
+        """The set as a table a notebook draws: a row per run (status, input, answer, tokens, duration, cost,
+        and the culprit ``localize`` confirmed), sorted and filtered here, in Python, so the page needs no script.
+
+        ``sort`` is a column: ``status`` (the default: failed runs first, then unfinished, then finished, each in
+        the set's order), ``position``, ``input``, ``answer``, ``tokens``, ``duration``, ``cost`` or ``culprit``;
+        numbers come largest first unless ``descending=False``, runs without a value last. ``status`` keeps the
+        runs of one status or a list of them; ``where`` as for :meth:`select`. At most ``limit`` rows are drawn
+        (50; the table says how many more there are). The culprits are the set's last ``localize``'s, or those of
+        the ``localized`` frame given (``RunSet.localize``'s). Displaying the set shows ``table()``.
+        """
+        function = "RunSet.table"
+        column, way = _table.check_sort(function, sort, descending)
+        statuses = _table.check_statuses(function, status)
+        drawn = _whole(function, "limit", limit, 1, 10_000)
+        culprits = self._culprits if localized is None else _localized(function, localized)
+        kept = [i for i in self._selected(function, where)
+                if statuses is None or self._entries[i].summary.status in statuses]
+        said = [f"status {' or '.join(statuses)}" if statuses else "", "a where= filter" if where is not None else ""]
+        return _table.build(self._entries, kept, sort=column, descending=way, limit=drawn, culprits=culprits,
+                            filtered=", ".join(part for part in said if part), partial=self.partial)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """A set displays as its :meth:`table`."""
+        return self.table()._repr_mimebundle_(include, exclude)
 
     # -- explanations over the set ---------------------------------------------------------------
     def integrity(self, *, client: Any = None, claims: Any = None, progress: Any = None) -> pd.DataFrame:
@@ -300,6 +344,7 @@ class RunSet:
             bar.finish()
         frame = _work.joined(frames, _work.LOCALIZE_COLUMNS)
         frame.attrs["runs"] = len(chosen)
+        self._culprits.update(_table.culprits_by_run(frame))
         return frame
 
     def compare(self, other: RunSet, metric: Any, *, confidence: float = 0.95) -> Comparison:
@@ -584,6 +629,16 @@ def _check_settings(function: str, settings: dict[str, Any]) -> None:
         Trials(**chosen)  # each value checked now, refused by name before any run is localized
     else:
         given.replace(**chosen)
+
+
+def _localized(function: str, frame: Any) -> dict[str, str]:
+    import pandas as pd
+
+    if not isinstance(frame, pd.DataFrame) or not {"run_id", "source_id", "verdict"} <= set(frame.columns):
+        raise BatchConfigError(function, "localized", describe_shape(frame) if not isinstance(frame, pd.DataFrame)
+                               else "a DataFrame without run_id, source_id and verdict",
+                               "must be the DataFrame RunSet.localize returns")
+    return _table.culprits_by_run(frame)
 
 
 def _metric(function: str, metric: Any) -> Callable[[RunSummary], Any]:
