@@ -100,7 +100,8 @@ def _tools(messages: CallMessages) -> Html | None:
         name = str(tool.get("name") or "")
         piece = ids.get(name)
         description = _clip(str(tool.get("description") or ""), 300, "the recording", name="span")
-        items.append(el("li", el("code", name), " ", description, " ", _piece_id(piece) if piece is not None else None))
+        carried = el("span", "piece ", _piece_id(piece)) if piece is not None else None
+        items.append(el("li", el("code", name), " ", description, " ", carried))
     said = f"Tools offered ({len(tools)})" + (" (withheld from this call)" if messages.exchange.tools_withheld else "")
     return el("details", el("summary", said), el("ul", *items, class_="fl-hops"), class_="fl-box")
 

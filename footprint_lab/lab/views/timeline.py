@@ -41,7 +41,7 @@ TIMELINE_CSS = f"""
 § .fl-tl-track{{background-image:linear-gradient(90deg,{theme.LINE} 1px,transparent 1px);
 background-size:25% 100%;background-position:left top}}
 § .fl-tl-axis{{display:flex;justify-content:space-between;font-weight:400;color:{theme.GREY}}}
-§ .fl-tl-keys span{{margin-right:{theme.SPACE[2]};white-space:nowrap}}
+§ .fl-tl-keys>span{{white-space:nowrap}}
 """
 
 
@@ -60,9 +60,9 @@ def timeline_body(timeline: Timeline) -> Html:
     span = timeline.span_ms
     drawn = rows[:TIMELINE_ROWS]
     head = el("tr", el("th", "step", style=css(width="32%")), el("th", "kind", style=css(width="9%")),
-              el("th", "status", style=css(width="10%")), el("th", "start", class_="fl-num", style=css(width="8%")),
-              el("th", "took", class_="fl-num", style=css(width="8%")),
-              el("th", el("span", "0 ms"), " ", el("span", f"{_ms(span)} ms"), class_="fl-tl-axis"))
+              el("th", "status", style=css(width="10%")), el("th", "start ms", class_="fl-num", style=css(width="8%")),
+              el("th", "took ms", class_="fl-num", style=css(width="8%")),
+              el("th", el("span", "0 ms"), " … ", el("span", f"{_ms(span)} ms"), class_="fl-tl-axis"))
     table = el("table", head, *(_row(row, span) for row in drawn), class_="fl-tl")
     more = len(rows) - len(drawn)
     rest = el("p", f"… and {more:,} more step{'s' if more != 1 else ''} not drawn: run.timeline().to_frame() "
@@ -92,7 +92,7 @@ def _legend(timeline: Timeline) -> Html:
             + members)
     keys = [el("span", el("span", "■ ", style=css(color=colour)), word) for word, colour in KINDS.values()]
     keys.append(el("span", el("span", "■ ", style=css(color=theme.RED)), "✗ failed"))
-    return join([el("p", said, class_="fl-note"), el("p", *keys, class_="fl-note fl-tl-keys")])
+    return join([el("p", said, class_="fl-note"), el("p", join(keys, " · "), class_="fl-note fl-tl-keys")])
 
 
 def _row(row: TimelineRow, span: float) -> Html:
