@@ -24,11 +24,14 @@ from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock
 from footprint_lab.providers.types import LLMResponse, Usage
 
-#: the cells whose content does not fit them: squeezed narrower than a word, or cut off at their edge
-CLIPPED = """() => [...document.querySelectorAll('.fl-runs td, .fl-runs th')]
+#: the cells whose content does not fit them, or that stand outside the view's box (hidden behind its scroll);
+#: an input's or an answer's text may be cut with an ellipsis (its whole text is on hover), nothing else
+CLIPPED = """() => [...document.querySelectorAll('.fl-runs td:not(.fl-text), .fl-runs th')]
   .filter((cell) => (cell.innerText.trim().length > 2 && cell.clientWidth < 40)
                     || cell.scrollWidth > cell.clientWidth + 1
-                    || [...cell.children].some((inner) => inner.scrollWidth > inner.clientWidth + 1))
+                    || [...cell.children].some((inner) => inner.scrollWidth > inner.clientWidth + 1)
+                    || cell.getBoundingClientRect().right
+                       > cell.closest('.fl-scroll').getBoundingClientRect().right + 1)
   .map((cell) => cell.innerText.slice(0, 30))"""
 HOSTILE = '<script>alert(1)</script>" onmouseover="alert(2)" x=\''
 SECRET = "sk-abcdefghijklmnopqrstuvwx"
@@ -259,6 +262,8 @@ def test_the_table_reads_at_4_5_to_1_and_fits_in_the_light_and_the_dark_theme(tm
             wide = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
             assert wide <= 0, (look, width, wide)
             assert page.evaluate(CLIPPED) == [], (look, width)
+            heights = page.evaluate("() => [...document.querySelectorAll('.fl-runs tr')].map((r) => r.offsetHeight)")
+            assert max(heights) < 30, (look, width, heights)  # one line a row
             text = page.inner_text("body")
             assert "✗ failed" in text and "vip-override" in text and "no price" in text
             page.evaluate(STRIP)

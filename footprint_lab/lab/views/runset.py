@@ -29,19 +29,18 @@ from footprint_lab.engine import theme
 from footprint_lab.engine.markup import clipped
 from footprint_lab.lab.views.page import Html, css, el, join, new_scope, shorten, tag, wrap
 
-#: the most characters of an input or an answer a cell shows, on one line
-CELL = 90
+#: the most characters of an input, an answer or a culprit a cell shows, so a row stays one line
+CELL = 48
 #: the most characters of one value a cell's tooltip holds
 TIP = 1_000
 
 _CSS = f"""
 § .fl-scroll{{overflow-x:auto;max-width:100%}}
-§ .fl-runs{{width:100%;border-collapse:collapse}}
-§ .fl-runs th{{background:{theme.FILL};white-space:nowrap}}
-§ .fl-runs .fl-text{{overflow-wrap:anywhere;min-width:8rem}}
-§ .fl-runs .fl-culprit{{overflow-wrap:break-word;min-width:6rem}}
-§ .fl-runs .fl-num{{text-align:right;white-space:nowrap;font-variant-numeric:tabular-nums}}
-§ .fl-runs .fl-tag{{white-space:nowrap}}
+§ .fl-runs{{border-collapse:collapse;width:100%}}
+§ .fl-runs td,§ .fl-runs th{{white-space:nowrap}}
+§ .fl-runs th{{background:{theme.FILL}}}
+§ .fl-runs td.fl-text{{max-width:0;width:50%;overflow:hidden;text-overflow:ellipsis}}
+§ .fl-runs .fl-num{{text-align:right;font-variant-numeric:tabular-nums}}
 § .fl-runs .fl-muted{{font-size:{theme.TINY}}}
 """
 #: each column's heading, and whether it holds a number
@@ -189,14 +188,17 @@ def _row(row: RunRow, localized: bool) -> Html:
              el("td", duration(row.duration_ms), class_="fl-num"),
              _cost_cell(row)]
     if localized:
-        cells.append(el("td", row.culprit or "", class_="fl-culprit"))
+        cells.append(_text_cell(row.culprit, "the localize frame", css_class=None))
     return el("tr", *cells, data_fl_run=row.run_id)
 
 
-def _text_cell(text: str | None, whole: str) -> Html:
+def _text_cell(text: str | None, whole: str, *, css_class: str | None = "fl-text") -> Html:
+    """A cell of text on one line: at most :data:`CELL` characters (fewer where the page is narrow, cut with
+    ``…``), the whole text (up to :data:`TIP` characters) on hover."""
     if not text:
-        return el("td", "", class_="fl-text")
-    return el("td", shorten(text, CELL), class_="fl-text", title=clipped(text, TIP, whole))
+        return el("td", "", class_=css_class)
+    drawn = shorten(text, CELL)
+    return el("td", drawn, class_=css_class, title=clipped(text, TIP, whole))
 
 
 def _answer_cell(row: RunRow) -> Html:
