@@ -10,8 +10,8 @@ something else.
 One vocabulary for verdicts: a verdict is held as its key (``not_confirmed``, what a table's
 ``verdict`` column holds and code compares with) and printed as its word (``NOT CONFIRMED``,
 :func:`verdict_word`), the key in capitals with spaces for underscores, in a report's text and in
-every view alike; an integrity check's disposition the same way (``not_applicable``,
-``NOT APPLICABLE``).
+every view alike. An integrity check's disposition is written as the report's summary counts it
+(``not applicable``), after its symbol, in every view.
 
 Role: engine layer (every view, card and explanation may import it); imports only the drawing door.
 """
@@ -162,9 +162,9 @@ _DISPOSED = {"passed": "✓", "failed": "✗", "not_applicable": "–", "could_n
 
 
 def disposition(status: str) -> Html:
-    """An integrity check's disposition as ``str(report)`` words it (``NOT APPLICABLE``), after its symbol, with
-    its meaning on hover."""
-    return term(status, "span", shown=f"{_DISPOSED.get(status, '')} {verdict_word(status)}".strip())
+    """An integrity check's disposition as the report's summary words it (``not applicable``), after its symbol,
+    with its meaning on hover."""
+    return term(status, "span", shown=f"{_DISPOSED.get(status, '')} {status.replace('_', ' ')}".strip())
 
 
 #: beside a hop or a row the recording cannot back: the words, in red, with their meaning on hover
