@@ -95,7 +95,7 @@ def test_the_raw_request_and_response_are_the_json_the_recording_holds() -> None
     run = desk_run()
     messages = run.messages()
     html = messages.to_html()
-    assert messages.request_source == "assembled" and "Raw request (as the run assembled it" in html
+    assert messages.request_source == "recorded" and "Raw request (as recorded: no HTTP exchange" in html
     request = raw_json(html, "request")
     assert request == messages.request
     assert request["messages"] == run.recording.request_messages(run.recording.exchanges[-1])  # type: ignore[index]

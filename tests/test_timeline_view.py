@@ -122,6 +122,17 @@ def test_a_failed_tool_step_is_marked_in_words_and_in_red() -> None:
     assert "1 failed" in parse(html).words()
 
 
+def test_a_model_call_that_failed_is_an_llm_call_marked_failed() -> None:
+    agent = build_desk()
+    with pytest.raises(TimeoutError):
+        agent.run_sync("Please refund order A-5: placed by phone.")  # the desk's model times out on these
+    assert agent.last_run is not None and agent.last_run.status == "failed"
+    timeline = agent.last_run.timeline()
+    last = timeline.rows[-1]
+    assert (last.step, last.kind, last.status, last.failed) == ("call-llm#3", "llm", "error", True)
+    assert "✗ error" in cells(timeline.to_html(), "call-llm#3")
+
+
 def many_steps(count: int) -> Recording:
     recording = desk_run().recording
     steps = [Step(step_id=f"tool#{n}", stage="tool", iteration=n, status="ok", started_ms=float(n),

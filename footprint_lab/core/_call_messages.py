@@ -5,7 +5,7 @@ prefix the call was sent, then the messages injected for it, ``Recording.request
 beside the context piece that carries it, so a message in the chat view names the same piece id
 the custody view does. The raw request is the body as sent on the wire when the provider recorded
 one (a real provider: method, URL, headers without credentials, body); otherwise (the mock, an
-imported trace, a replay) it is the request as the run assembled it and handed to the provider,
+imported trace, a replay) it is the request as the recording holds it (model, system, messages, tools),
 and :attr:`CallMessages.request_source` says which. The raw response likewise.
 
 Role: core layer (a ``Run``'s view of one call); drawn by the lab through the display registry
@@ -72,12 +72,13 @@ class CallMessages(Displayed):
 
     @property
     def request_source(self) -> str:
-        """``"wire"`` when the provider recorded the request as sent over HTTP, else ``"assembled"``."""
-        return "wire" if isinstance(self._wire_part("request"), dict) else "assembled"
+        """``"wire"`` when the provider recorded the request as sent over HTTP, else ``"recorded"`` (the request
+        as the recording holds it: the mock, an imported trace, a replay)."""
+        return "wire" if isinstance(self._wire_part("request"), dict) else "recorded"
 
     @property
     def request(self) -> dict[str, Any]:
-        """The raw request: as sent on the wire when recorded, else as assembled (model, system, messages, tools)."""
+        """The raw request: as sent on the wire when recorded, else as recorded (model, system, messages, tools)."""
         sent = self._wire_part("request")
         if isinstance(sent, dict):
             return sent

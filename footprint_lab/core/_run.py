@@ -252,7 +252,7 @@ class Run:
             recording = pending.pop()
             made.update((x.step_id, (recording, x)) for x in recording.exchanges)
             pending.extend(recording.children)
-        order = [row.step for row in timeline_rows(root) if row.kind == "llm"]
+        order = [row.step for row in timeline_rows(root) if row.kind == "llm" and row.step in made]
         order += [step_id for step_id in made if step_id not in set(order)]
         chosen = self._chosen_call(call, order, made)
         return CallMessages(root, *made[chosen])

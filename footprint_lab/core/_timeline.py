@@ -8,9 +8,10 @@ root's, plus their own ``started_ms``. Each member's steps follow the step that 
 level deeper, so the rows read as a tree in time order; a member mounted by no step of its
 parent follows the parent's steps.
 
-Each row says what kind of step it was: ``llm`` (a step that recorded an LLM exchange), ``tool``
-(a step that started a tool), ``member`` (a step that ran member runs) or ``step`` (the rest:
-seeding, assembling, merging, finishing), with a label (the model, the tool, the member's name).
+Each row says what kind of step it was: ``llm`` (a step that recorded an LLM exchange, or a
+``call-llm`` step that failed before it could), ``tool`` (a step that started a tool), ``member``
+(a step that ran member runs) or ``step`` (the rest: seeding, assembling, merging, finishing),
+with a label (the model, the tool, the member's name).
 
 Role: core layer (a ``Run``'s view of its recording); its HTML is drawn by the lab through the
 display registry (kind ``"timeline"``), pandas is imported when a frame is asked for.
@@ -30,6 +31,8 @@ if TYPE_CHECKING:
 
 #: the columns of ``Timeline.to_frame()``, in order
 TIMELINE_COLUMNS = ["step", "stage", "kind", "status", "start_ms", "duration_ms", "depth", "member", "label"]
+#: the stage of an LLM call's step (one that failed recorded no exchange, and is an LLM call all the same)
+LLM_STAGE = "call-llm"
 #: the step statuses that say the step failed (drawn marked, counted in the view's legend)
 FAILED = frozenset({"error", "failed", "tool_error", "refused"})
 
@@ -79,7 +82,7 @@ def _visit(recording: Recording, depth: int, root: Recording, rows: list[Timelin
     calls = {exchange.step_id for exchange in recording.exchanges}
     for step in sorted(recording.steps, key=lambda s: s.started_ms):
         members = mounted.pop(step.step_id, [])
-        kind = ("llm" if step.step_id in calls else "tool" if step.step_id in labels.tools
+        kind = ("llm" if step.step_id in calls or step.stage == LLM_STAGE else "tool" if step.step_id in labels.tools
                 else "member" if members else "step")
         rows.append(TimelineRow(step=step.step_id, stage=step.stage, kind=kind, status=step.status,
                                 start_ms=round(offset + step.started_ms, 3), duration_ms=round(step.duration_ms, 3),

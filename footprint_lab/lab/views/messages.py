@@ -7,7 +7,7 @@ a message here is the same piece the answer view's custody opens. Roles are word
 assistant, tool) before their colours; a tool call says its tool, arguments and call id, a tool
 result the call it answers. A long message shows its first :data:`CLIP` characters and the rest
 one click away (``<details>``); the raw request and the raw response (JSON as sent and received on
-the wire, or as the run assembled it when no wire recorded one: the view says which) are one
+the wire, or as the recording holds them when no HTTP exchange was kept: the view says which) are one
 click away too. No JavaScript; with its styles stripped it is a numbered list of messages.
 
 Role: lab layer; a pure function of a ``CallMessages``.
@@ -162,8 +162,8 @@ def _tool_call(call: dict[str, Any]) -> Html:
 
 def _raw(messages: CallMessages) -> Html:
     wire = messages.request_source == "wire"
-    sent = "as sent on the wire" if wire else "as the run assembled it for the provider (no wire exchange recorded)"
-    got = "as received on the wire" if wire else "as the run recorded it"
+    sent = "as sent on the wire" if wire else "as recorded: no HTTP exchange was kept for this call"
+    got = "as received on the wire" if wire else "as recorded"
     call = messages.call
     request = el("pre", _json(messages.request, f"run.messages({call!r}).request"))
     response = el("pre", _json(messages.response, f"run.messages({call!r}).response"))
