@@ -1,7 +1,7 @@
 """``Displayed``: an object of the core that shows itself in a notebook through the display registry.
 
 Rule kept here: the core never imports the lab; an object names its ``kind`` and the lab's renderer for
-that kind (registered in ``footprint_lab.lab.views``) draws it, with the object's ``repr`` as the plain
+that kind (registered by the notebook views) draws it, with the object's ``repr`` as the plain
 fallback (``engine._display``).
 
 Role: core layer; imports nothing but the display registry.
