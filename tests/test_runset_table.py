@@ -231,7 +231,7 @@ async def test_a_localize_frame_given_names_each_runs_culprits():
                           "source_kind": ["fact"] * 4, "member": [None, None, "review", None],
                           "verdict": ["confirmed", "confirmed", "confirmed", "undecided"]})
     table = runs.table(localized=frame, sort="position", descending=False)
-    assert [row.culprit for row in table.rows] == ["fact-1, fact-2", "review/x", "undecided: y"]
+    assert [row.culprit for row in table.rows] == ["fact-1, fact-2", "review/x", "UNDECIDED: y"]
 
 
 # -- in a browser ------------------------------------------------------------------------------

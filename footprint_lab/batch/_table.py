@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from footprint_lab.batch._entries import Entry
 from footprint_lab.batch._refusals import BatchConfigError, RunSetFolderError
 from footprint_lab.engine._refusal import describe_shape, did_you_mean
+from footprint_lab.engine.words import verdict_word
 from footprint_lab.lab.views.runset import SORT_HEADINGS, RunRow, RunTable, status_rank
 from footprint_lab.providers.prices import cost_of, estimated, unpriced
 
@@ -84,7 +85,7 @@ def run_cost(entry: Entry, *, read: bool) -> tuple[float | None, str, bool]:
 
 def culprits_by_run(frame: pd.DataFrame) -> dict[str, str]:
     """What a ``RunSet.localize`` frame confirmed in each run: the sources confirmed to flip its answer, or
-    ``undecided: ...`` when none was but some showed a sign, or ``none confirmed``."""
+    ``UNDECIDED: ...`` when none was but some showed a sign, or ``none confirmed``."""
     found: dict[str, str] = {}
     for run_id, rows in frame.groupby("run_id", sort=False):
         members = rows["member"].fillna("") if "member" in rows else [""] * len(rows)
@@ -93,7 +94,8 @@ def culprits_by_run(frame: pd.DataFrame) -> dict[str, str]:
         confirmed = [name for name, verdict in zip(names, rows["verdict"], strict=True) if verdict == "confirmed"]
         undecided = [name for name, verdict in zip(names, rows["verdict"], strict=True) if verdict == "undecided"]
         said = (", ".join(dict.fromkeys(confirmed)) if confirmed
-                else f"undecided: {', '.join(dict.fromkeys(undecided))}" if undecided else "none confirmed")
+                else f"{verdict_word('undecided')}: {', '.join(dict.fromkeys(undecided))}" if undecided
+                else "none confirmed")
         found[str(run_id)] = said
     return found
 
