@@ -141,7 +141,7 @@ def _heading(table: RunTable) -> str:
     counted = " · ".join(f"{count:,} {status}" for status, count in _by_weight(table.statuses))
     kept = (f"{table.selected:,} of {table.total:,} runs" if table.filtered else f"{table.total:,} runs")
     partial = " (partial: a stopped call kept them)" if table.partial else ""
-    cost = money(table.cost) if table.cost is not None else "cost unknown"
+    cost = f"cost {money(table.cost)}" if table.cost is not None else "cost unknown"
     return f"RunSet: {kept}{partial} · {counted or 'none'} · {table.tokens:,} tokens · {cost}"
 
 
