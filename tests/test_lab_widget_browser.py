@@ -109,11 +109,19 @@ def test_run_then_click_from_the_answer_to_the_planted_fact_and_its_custody(note
     lab = widget(page, "refunds")
     with evidence(page, console, "lab-answer-custody"):
         press_run(lab, "finished")
-        assert lab.locator(".fl-step-id", has_text="call-llm#3").count() == 1   # the steps it took, shown
+        # the answer first: right under the message box, the steps after it and closed once the run ended
+        assert lab.evaluate("lab => Boolean(lab.querySelector('.fl-answer-view').compareDocumentPosition("
+                            "lab.querySelector('.fl-steps')) & Node.DOCUMENT_POSITION_FOLLOWING)")
+        assert not lab.locator(".fl-steps").evaluate("box => box.open")
+        lab.locator(".fl-steps > summary").click()
+        assert lab.locator(".fl-step-id", has_text="call-llm#3").count() == 1   # the steps it took, one click away
         assert "lookup_order" in lab.locator(".fl-step-list").inner_text()
         answer = lab.locator(".fl-answer-view [data-fl-answer]")
         assert "APPROVED" in answer.inner_text()
-        answer.click()
+        # keyboard: the answer is a button in the Tab order, and Enter opens its call as a click does
+        assert (answer.get_attribute("tabindex"), answer.get_attribute("role")) == ("0", "button")
+        answer.focus()
+        page.keyboard.press("Enter")
         planted = lab.locator(".fl-panel details[data-fl-piece='vip-override'] > summary")
         planted.wait_for()
         assert "VIP override" in planted.inner_text()
@@ -132,11 +140,18 @@ def test_run_then_click_from_the_answer_to_the_planted_fact_and_its_custody(note
         after = lab.locator(".fl-panel .fl-rerun")
         after.wait_for()
         assert "DECLINED" in after.inner_text() and "the outcome changed" in after.inner_text()
+        # while it tests, the badge says what runs (not "finished"): every text it shows is kept from here on
+        lab.evaluate("lab => { const badge = lab.querySelector('.fl-status'); lab.flSeen = [];"
+                     " new MutationObserver(() => lab.flSeen.push(badge.textContent))"
+                     ".observe(badge, {childList: true, characterData: true, subtree: true}); }")
         lab.locator("[data-fl-action='localize'][data-fl-source='vip-override']").click()  # tests this piece
         verdicts = lab.locator(".fl-panel .fl-localize")
         verdicts.wait_for(timeout=60_000)
         row = verdicts.locator("tr", has_text="vip-override")
         assert "CONFIRMED" in row.inner_text() and "3/3" in row.inner_text()
+        page.wait_for_function("lab => lab.querySelector('.fl-status').textContent === 'finished'",
+                               arg=lab.element_handle())
+        assert any(seen.startswith("Testing 'vip-override'") for seen in lab.evaluate("lab => lab.flSeen"))
 
 
 def test_follow_up_turns_and_a_new_conversation(notebook):
@@ -321,7 +336,11 @@ def test_a_chats_turns_are_listed_and_each_reruns_without_a_source_or_forks(note
         assert rows.nth(1).locator(".fl-turn-message").inner_text() == "And order A-1002?"
         version = int(lab.get_attribute("data-state-version") or "0")
         first = rows.nth(0)
+        # labelled, and nothing chosen for the analyst: Rerun waits until a source is picked
+        assert first.locator(".fl-turn-pick").inner_text().startswith("leave out")
+        assert first.locator(".fl-turn-source").input_value() == "" and first.locator(".fl-turn-rerun").is_disabled()
         first.locator(".fl-turn-source").select_option("vip-override")
+        assert first.locator(".fl-turn-rerun").is_enabled()
         first.locator(".fl-turn-rerun").click()
         lab.locator(".fl-panel", has_text="Rerun without 'vip-override'").wait_for(timeout=30_000)
         assert "Turn 0" in lab.locator(".fl-panel").inner_text()

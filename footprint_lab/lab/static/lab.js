@@ -134,10 +134,13 @@ function drawTurns(holder, turns, sources, selection, send) {
     open.addEventListener("click", () => send({ do: "turn", action: "open", turn: row.turn }));
     const fork = node("button", { cls: "fl-btn fl-turn-fork", text: "Fork here", title: "A new chat with the turns before this one" });
     fork.addEventListener("click", () => send({ do: "turn", action: "fork", turn: row.turn }));
-    const pick = node("select", { cls: "fl-turn-source", "aria-label": "source to leave out" });
+    // nothing is chosen for the analyst: the list starts on a prompt, and Rerun waits for a source
+    const pick = node("select", { cls: "fl-turn-source", "aria-label": `source to leave out of turn ${row.turn}` });
+    pick.append(node("option", { value: "", text: "choose a source…" }));
     for (const source of sources) pick.append(node("option", { value: source, text: source }));
-    const rerun = node("button", { cls: "fl-btn fl-turn-rerun", text: "Rerun without" });
-    rerun.disabled = !sources.length;
+    const rerun = node("button", { cls: "fl-btn fl-turn-rerun", text: "Rerun without", title: "Run this turn again without the chosen source" });
+    rerun.disabled = true;
+    pick.addEventListener("change", () => { rerun.disabled = !pick.value; });
     rerun.addEventListener("click", () => send({ do: "turn", action: "rerun", turn: row.turn, source: pick.value }));
     const compare = node("button", { cls: "fl-btn fl-turn-compare", text: "Compare", title: "What this turn was given against the run shown, piece by piece" });
     compare.addEventListener("click", () => send({ do: "turn", action: "compare", turn: row.turn }));
@@ -148,7 +151,21 @@ function drawTurns(holder, turns, sources, selection, send) {
       node("span", { cls: "fl-turn-status", text: row.status }),
       node("span", { cls: "fl-turn-message", text: row.message }),
       node("span", { cls: "fl-turn-answer", text: row.answer }),
-      node("span", { cls: "fl-buttons" }, open, pick, rerun, fork, compare)));
+      node("span", { cls: "fl-buttons" }, open, node("label", { cls: "fl-turn-pick" }, node("span", { text: "leave out " }), pick), rerun, fork, compare)));
+  }
+}
+
+// Keyboard access to what the kernel's views make clickable: each such element that is not a control already
+// joins the Tab order, says it is a button, and answers Enter / Space as a click (render()'s keydown listener).
+function keyed(holder) {
+  for (const found of holder.querySelectorAll(CLICKABLE)) {
+    if (found.matches("button,a[href],input,select,textarea,summary")) continue;
+    const opener = found.matches("details,section") ? found.querySelector(":scope > summary, :scope > h4") : null;
+    if (opener && opener.tagName === "SUMMARY") continue;   // a summary is focusable, and opens it natively
+    const target = opener || found;
+    target.setAttribute("tabindex", "0");
+    target.setAttribute("role", "button");
+    target.setAttribute("data-fl-keyed", "");
   }
 }
 
@@ -191,13 +208,14 @@ function render({ model, el }) {
   const panel = node("div", { cls: "fl-panel" });
   // a Lab of a run made elsewhere has nothing to run: its message box is not drawn
   const compose = node("div", { cls: "fl-compose" }, message, node("div", { cls: "fl-buttons" }, runButton, stopButton, newButton));
+  // The answer first: what the run said and the piece opened from it sit right under the box; how it got
+  // there (the steps, closed once it ends; the tree; the turns) and the Ask box follow.
+  const [asking, drawAsk] = askBox(model, send, answer);
   root.append(
     node("div", { cls: "fl-head" }, title, turn, status),
     compose,
-    identity, card, note, pause, turnsBox, stepsBox, progress, panel, answer, tree, member,
+    identity, card, note, pause, progress, answer, panel, tree, member, turnsBox, stepsBox, asking,
   );
-  const [asking, drawAsk] = askBox(model, send, answer);
-  root.insertBefore(asking, panel);
   el.append(root);
 
   const pressRun = () => {
@@ -237,7 +255,14 @@ function render({ model, el }) {
     });
   });
   root.addEventListener("keydown", (event) => {
-    if (event.key === "Enter" && event.target.matches && event.target.matches(".fl-tree-node")) event.target.dispatchEvent(new MouseEvent("click", { bubbles: true }));
+    if (event.key !== "Enter" && event.key !== " ") return;
+    const target = event.target;
+    if (!target.matches || !target.matches(".fl-tree-node,[data-fl-keyed]")) return;
+    event.preventDefault();
+    event.stopPropagation();
+    // a block of the answer view opens from its own heading, as a click there does
+    const handle = target.matches("details,section") ? target.querySelector(":scope > summary, :scope > h4") : null;
+    (handle || target).dispatchEvent(new MouseEvent("click", { bubbles: true }));
   });
 
   const drawPause = () => {
@@ -282,8 +307,10 @@ function render({ model, el }) {
     title.textContent = model.get("title");
     const turns = model.get("turn");
     turn.textContent = turns ? `${turns} turn${turns === 1 ? "" : "s"}` : "";  // a count: the turns below are numbered from 0
-    status.textContent = STATUS_TEXT[state] || state;
-    status.className = `fl-status fl-st-${state}`;
+    // while reruns, a replay or a question run on a finished run, the badge says so, not "finished"
+    const doing = busy && !running ? model.get("busy") : "";
+    status.textContent = doing || STATUS_TEXT[state] || state;
+    status.className = `fl-status fl-st-${doing ? "running" : state}`;
     root.dataset.status = state;
     runButton.disabled = running || busy;
     stopButton.disabled = !(running || busy);
@@ -300,6 +327,7 @@ function render({ model, el }) {
   };
   const drawSteps_ = () => {
     const steps = model.get("steps") || [];
+    stepsBox.open = model.get("status") === "running";
     drawSteps(stepsList, steps, model.get("steps_hidden"));
     stepsSummary.textContent = `steps (${steps.length + model.get("steps_hidden")})`;
   };
@@ -310,17 +338,18 @@ function render({ model, el }) {
     [["busy", "progress"], drawProgress],
     [["message"], drawMessage],
     [["identity"], drawIdentity],
-    [["steps", "steps_hidden"], drawSteps_],
+    [["steps", "steps_hidden", "status"], drawSteps_],
     [["card"], () => { card.innerHTML = model.get("card"); }],
     [["note"], () => { note.textContent = model.get("note"); }],
     [["question"], drawPause],
     [["turns", "sources", "selection"], () => drawTurns(turnsBox, model.get("turns") || [], model.get("sources") || [], model.get("selection"), send)],
     [["tree", "member_path"], () => drawTree(tree, model.get("tree"), model.get("member_path"))],
-    [["member_html"], () => { member.innerHTML = model.get("member_html"); }],
-    [["answer_html"], () => { answer.innerHTML = model.get("answer_html"); }],
+    [["member_html"], () => { member.innerHTML = model.get("member_html"); keyed(member); }],
+    [["answer_html"], () => { answer.innerHTML = model.get("answer_html"); keyed(answer); }],
     [["ask_state", "ask_hint", "ask_html", "ask_question", "status", "busy"], drawAsk],
     [["panel_html"], () => {
       panel.innerHTML = model.get("panel_html");
+      keyed(panel);
       if (drawnVersion !== null && model.get("panel_html")) panel.scrollIntoView({ block: "nearest" });
     }],
   ];
