@@ -69,7 +69,7 @@ def printed(cell: int) -> str:
 
 def test_fp_why_walks_back_from_the_last_run():
     html = data(3)["text/html"]
-    assert 'data-fl-piece="vip-override"' in html and "<b>BORN</b>" in html
+    assert 'data-fl-piece="vip-override"' in html and ">BORN</b>" in html
     assert "Backtrack from final#" in data(3)["text/plain"]
 
 
