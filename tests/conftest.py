@@ -63,6 +63,20 @@ settings.register_profile("explore")
 settings.load_profile("explore" if os.environ.get("FOOTPRINT_HYPOTHESIS") == "explore" else "repeatable")
 
 
+@pytest.fixture(autouse=True)
+def _prices_restored() -> Iterator[None]:
+    """The price table is the process's: a test or docs block that prices a model leaves it as it found it."""
+    from footprint_lab.providers.prices import PRICES, remove_price, set_price
+
+    kept = dict(PRICES)
+    yield
+    for name in set(PRICES) - set(kept):
+        remove_price(name)
+    for name, price in kept.items():
+        set_price(name, input=price.input, output=price.output, cache_read=price.cache_read,
+                  cache_write=price.cache_write)
+
+
 @pytest.fixture
 def noop_tool():
     return define_tool(name="noop", description="Does nothing.", input_schema={"type": "object", "properties": {}},

@@ -13,18 +13,6 @@ from footprint_lab.providers.prices import PRICES, PriceError, cost, remove_pric
 from footprint_lab.providers.types import LLMResponse, Usage
 
 
-@pytest.fixture(autouse=True)
-def _table_restored():
-    """Each test changes the table as it likes; the table every other test reads is put back."""
-    kept = dict(PRICES)
-    yield
-    for name in set(PRICES) - set(kept):
-        remove_price(name)
-    for name, price in kept.items():
-        set_price(name, input=price.input, output=price.output, cache_read=price.cache_read,
-                  cache_write=price.cache_write)
-
-
 def reply(text: str, *, model: str, prompt: int, answer: int, cached: int = 0) -> LLMResponse:
     """A scripted reply whose provider reported its usage (as a real wire does) and the model that answered."""
     return LLMResponse(content=text, model=model, stop_reason="end_turn",
