@@ -270,7 +270,7 @@ def build_recording(
         "schema_version": SCHEMA_VERSION,
         "run_id": run_id,
         "path": recorder.path,
-        "runner": RunnerInfo(**runner),
+        "runner": RunnerInfo(**_runner_shown(runner, recorder.policy)),
         "identity": own["identity"],
         "status": status,
         "input": own["input"],
@@ -298,6 +298,15 @@ def build_recording(
         "meta": clean(jsonable(recorder.meta)),
         "seal": None,
     })
+
+
+def _runner_shown(runner: dict[str, Any], policy: Any) -> dict[str, Any]:
+    """The runner's kind, id and name as the recording holds them: the id and name a caller gave it
+    are text like any other, masked by the policy (the kind is the library's own word)."""
+    if policy is None:
+        return runner
+    return {field: value if field == "kind" or not isinstance(value, str) else policy.scrub(value)
+            for field, value in runner.items()}
 
 
 #: where a captured piece's evidence starts: after its keys and one value per ``PIECE_FIELDS`` name

@@ -128,6 +128,7 @@ class Recorder:
     __slots__ = (
         "_event_class",
         "_shared_at",
+        "_shown_paths",
         "annotations",
         "carried",
         "children",
@@ -225,6 +226,9 @@ class Recorder:
         self.started_ns = perf_counter_ns()
         self.meta: dict[str, Any] = {}
         self._event_class: Any = None
+        #: each tracked path as the records hold it under the policy (a member's name can be covered), and
+        #: how many values the policy had learned when they were masked (see shown_path)
+        self._shown_paths: tuple[int, dict[Path, Path]] = (0, {})
 
     # -- redaction: the one place a value enters the capture ---------------------------
     def share(self, value: Any) -> int:
@@ -245,6 +249,26 @@ class Recorder:
         """The value as the record may hold it (the policy applied, when there is one)."""
         policy = self.policy
         return value if policy is None else policy.scrub(value)
+
+    def shown_path(self, path: Path) -> Path:
+        """A tracked path as the records hold it: each part masked by the policy, as a value is.
+
+        A path holds the names a runner was given (a composition's member names, ``outputs.<name>``),
+        so the read, the commit entry and the event that name it hold what the policy covers masked.
+        Each distinct path is masked once, again when the policy has learned more since.
+        """
+        policy = self.policy
+        if policy is None:
+            return path
+        learned: int = getattr(policy, "learned_count", 0)
+        count, shown = self._shown_paths
+        if count != learned:
+            shown = {}
+            self._shown_paths = (learned, shown)
+        made = shown.get(path)
+        if made is None:
+            made = shown[path] = tuple(part if not part else str(policy.scrub(part)) for part in path)
+        return made
 
     def learn(self, value: Any) -> None:
         """Let the policy read structured data that will be captured only as text (a fact's
@@ -438,7 +462,7 @@ class Recorder:
             summary = summarize(policy.scrub(value))
         else:
             summary = policy.scrub(summarize(value))
-        self.reads.append((self.current, path, writer, summary))
+        self.reads.append((self.current, self.shown_path(path), writer, summary))
         self._event("read", self.current, None, len(self.reads) - 1)
         return value
 
@@ -460,15 +484,21 @@ class Recorder:
         else:
             raise ValueError(f"unknown write verb {verb!r}; one of {VERBS}")
         self.writers[path] = self.current
-        self.entry_paths.append(path)
+        if self.policy is None:
+            self.entry_paths.append(path)
+            self.entry_values.append(value)
+        else:
+            self.entry_paths.append(self.shown_path(path))
+            self.entry_values.append(self.policy.scrub(value))
         self.entry_verbs.append(verb)
-        self.entry_values.append(value if self.policy is None else self.policy.scrub(value))
         self._event("write", self.current, None, len(self.entry_paths) - 1)
 
     def decide(self, rule: str, evidence: Iterable[tuple[str, dict[str, Any], Any]], chosen: str) -> None:
-        """Record which branch the current step chose, with each rule's inputs and result."""
-        rows = tuple((name, self.clean(reads), self.clean(result)) for name, reads, result in evidence)
-        self.decisions.append((self.current, rule, rows, self.clean(chosen)))
+        """Record which branch the current step chose, with each rule's inputs and result (a rule's
+        name can be a member's, and is masked as one)."""
+        clean = self.clean
+        rows = tuple((clean(name), clean(reads), clean(result)) for name, reads, result in evidence)
+        self.decisions.append((self.current, clean(rule), rows, clean(chosen)))
         self.emit("decision", self.current, {"rule": rule, "chosen": chosen})
 
     def end(self, status: str = "ok") -> None:

@@ -358,6 +358,8 @@ def failure_kept(composition: Composition, exe: _Exec, bag: dict[str, Any],
     inner = exc.member if isinstance(exc, FlowCheckpointError) else None
     key = next(iter(exe.failed), None)
     member = f"{key}/{inner}" if key is not None and inner else key
+    if member is not None:  # the error quotes it and shows it on its card: masked as the records mask it
+        member = exe.shown(member)
     how = "resume_on_error" if exe.retry else "resume" if exe.resume is not None else "run"
     return FlowCheckpointError(f"{type(composition).__name__}.{how}", checkpoint=checkpoint, cause=root_cause(exc),
                                member=member)

@@ -90,6 +90,11 @@ class _Exec:
     resumed: set[str] = field(default_factory=set)
     stopped_early: dict[str, Any] | None = None
 
+    def shown(self, text: str) -> str:
+        """``text`` (a member's name, a door naming one) as an error of this run may quote it: masked by the
+        run's policy, as the records mask it."""
+        return text if self.scrubber is None else str(self.scrubber.quietly(text))
+
     async def mount(self, key: str, member: Runner, input: Any, step_id: str, *, door: str) -> str:
         """Run ``member`` under ``step_id`` for the run this execution serves; its answer.
 
@@ -105,6 +110,7 @@ class _Exec:
         if resume is not None and key in resume.paused and (self.retry or key != resume.asking):
             self.paused[key] = resume.paused[key]
             raise MemberPaused(key)
+        door = self.shown(door)  # it names the member
         bag = normalize_run_input(input, door)
         check_member_input(bag, door, member=True)
         child = Mount(run_id=self.serves.run_id, path=step_id, listeners=self.listeners, link=self.link,
@@ -146,7 +152,7 @@ class _Exec:
     def check_reached(self, composition: str) -> None:
         """On a resume: refuse a run that never got to the member the person's answer is for."""
         if self.resume is not None and not self.retry and self.resume.asking not in self.resumed:
-            raise ResumeDivergedError(composition, self.resume.asking)
+            raise ResumeDivergedError(composition, self.shown(self.resume.asking))
 
     def close(self, key: str, answer: str) -> None:
         """Write a mounted member's answer and close the current step with its one commit."""

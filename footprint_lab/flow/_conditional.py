@@ -80,7 +80,7 @@ class Conditional(Composition):
         rec.decide("route", [*evidence, otherwise_row], chosen)
         taken = exe.diverged_from(dict(self.members), chosen)
         if taken is not None:
-            raise ResumeDivergedError("Conditional", taken)
+            raise ResumeDivergedError("Conditional", exe.shown(taken))
         member = dict(self.members)[chosen]
         answer = await exe.mount(chosen, member, message, step_id, door=f"Conditional branch '{chosen}'")
         exe.close(chosen, answer)

@@ -15,6 +15,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from footprint_lab.core._runner import Runner
+from footprint_lab.engine._redaction import combine_policies
 from footprint_lab.engine._refusal import call_problem, describe_shape
 from footprint_lab.flow._refusals import CompositionConfigError, DuplicateStepError, EmptyCompositionError
 
@@ -45,10 +46,17 @@ def named_members(composition: str, members: Any, example: str) -> list[tuple[st
         check_name(composition, name)
         check_runner(composition, name, member)
         if name in seen:
-            raise DuplicateStepError(composition, name)
+            raise DuplicateStepError(composition, shown_name(name, [runner for _, runner in checked] + [member]))
         seen.add(name)
         checked.append((name, member))
     return checked
+
+
+def shown_name(name: str, runners: Iterable[Any]) -> str:
+    """A member's name as an error may quote it: masked by the redaction policies of ``runners`` (the
+    members of the composition refusing it), as every record of a run of theirs would mask it."""
+    policy = combine_policies(*(getattr(runner, "redact", None) for runner in runners))
+    return name if policy is None else str(policy.for_run().scrub(name))
 
 
 def check_name(composition: str, name: Any) -> None:

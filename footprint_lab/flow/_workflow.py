@@ -29,7 +29,7 @@ from footprint_lab.core._runner import Runner
 from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.engine.schema import failure
 from footprint_lab.flow._composition import INPUT, Composition, MemberPaused, Path, _Exec, output
-from footprint_lab.flow._members import RESERVED, check_callable, failure_summary, named_members
+from footprint_lab.flow._members import RESERVED, check_callable, failure_summary, named_members, shown_name
 from footprint_lab.flow._refusals import CompositionConfigError, GraphCycleError
 
 Mapper = Callable[[dict[str, str]], Any]
@@ -79,10 +79,10 @@ def _needed_path(name: str) -> Path:
     return INPUT if name == RESERVED else output(name)
 
 
-def _check_inputs(composition: str, node: FlowStep) -> None:
+def _check_inputs(composition: str, node: FlowStep, runners: list[Runner]) -> None:
     if node.map is None and len(node.needs) > 1:
         raise CompositionConfigError(
-            composition, node.name, f"{len(node.needs)} needed answers and no map",
+            composition, shown_name(node.name, runners), f"{len(node.needs)} needed answers and no map",
             "needs a map=fn saying how its needed answers become its message",
         )
 
@@ -95,6 +95,7 @@ class Workflow(Composition):
     def __init__(self, steps: Any, /, *, id: str | None = None, name: str | None = None) -> None:
         super().__init__(id=id, name=name)
         given = _steps("Workflow", steps)
+        runners = [s.runner for s in given]
         checked: list[FlowStep] = []
         for position, node in enumerate(given):
             earlier = [s.name for s in given[:position]]
@@ -103,11 +104,12 @@ class Workflow(Composition):
                 if need != RESERVED and need not in earlier:
                     later = any(s.name == need for s in given)
                     raise CompositionConfigError(
-                        "Workflow", node.name, f"a need that is {'a later step' if later else 'unknown'}",
+                        "Workflow", shown_name(node.name, runners),
+                        f"a need that is {'a later step' if later else 'unknown'}",
                         "may only need steps listed before it, or 'input' for the run's message",
                     )
             node = FlowStep(name=node.name, runner=node.runner, needs=needs, map=node.map)
-            _check_inputs("Workflow", node)
+            _check_inputs("Workflow", node, runners)
             checked.append(node)
         self.steps = checked
         self._cover()
@@ -146,15 +148,17 @@ class Graph(Composition):
         checked = [FlowStep(name=n.name, runner=n.runner, needs=n.needs or (RESERVED,), map=n.map)
                    for n in _steps("Graph", nodes)]
         names = {n.name for n in checked}
+        runners = [n.runner for n in checked]
         for node in checked:
             for need in node.needs:
                 if need != RESERVED and need not in names:
-                    raise CompositionConfigError("Graph", node.name, "a need that names no node",
-                                                 "may only need nodes of this graph, or 'input' for the run's message")
-            _check_inputs("Graph", node)
+                    raise CompositionConfigError(
+                        "Graph", shown_name(node.name, runners), "a need that names no node",
+                        "may only need nodes of this graph, or 'input' for the run's message")
+            _check_inputs("Graph", node, runners)
         cycle = find_cycle({n.name: [d for d in n.needs if d != RESERVED] for n in checked})
         if cycle is not None:
-            raise GraphCycleError(cycle)
+            raise GraphCycleError([shown_name(name, runners) for name in cycle])
         needed = {d for n in checked for d in n.needs}
         sinks = [n.name for n in checked if n.name not in needed]
         if answer is None and len(sinks) != 1:
