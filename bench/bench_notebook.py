@@ -1,8 +1,10 @@
 """Notebook sharing benchmark: a notebook holding 100 displayed 5-iteration runs.
 
 Goals (issue 12), medians: ``load_runs`` at most 1 s, ``export`` of the 100 runs at most 2 s,
-the exported file at most 5 MB, ``scrub`` (standard policy plus a key) at most 2 s.
-Run ``python bench/bench_notebook.py``; ``--quick`` only checks that it runs (10 runs, 1 sample).
+the exported file at most 5 MB, ``scrub`` (standard policy plus a key) at most 2 s. Issue 46 (low):
+a run whose answer is 50 MB saves (its recording's JSON) and exports (a notebook) at most 1.5x the
+answer's size, where the answer used to be written in five places.
+Run ``python bench/bench_notebook.py``; ``--quick`` only checks that it runs (10 runs, 1 sample, a 5 MB answer).
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ from footprint_lab.providers import LLMRequest, mock
 
 GOALS = {"load_runs": 1000.0, "export": 2000.0, "scrub": 2000.0}
 SIZE_GOAL = 5_000_000
+#: what a large answer's saved recording and exported notebook may weigh, per byte of the answer
+LARGE_GOAL = 1.5
 
 
 @tool
@@ -93,7 +97,35 @@ def main() -> None:
                    met=median(wall) <= GOALS[name], note=f"CPU {median(cpu):.1f} ms")
     report.add("exported file", [size / 1e6], size=f"{count} runs", unit="MB", goal=f"<= {SIZE_GOAL / 1e6:.0f} MB",
                met=size <= SIZE_GOAL, note=f"displayed notebook {shown_size / 1e6:.2f} MB")
+    large_answer(report, 5_000_000 if quick else 50_000_000)
     report.close()
+
+
+def large_answer(report: Report, size: int) -> None:
+    """A run whose answer is ``size`` characters: its recording's JSON and its exported notebook, per
+    character of the answer (each is read back equal, its seal holding)."""
+    from footprint_lab import load_recording, verify
+
+    answer = ("evidence " * (size // 9 + 1))[:size]
+    run = Agent(provider=mock(reply=answer), seal=True).run_sync("Say it all.")
+    with tempfile.TemporaryDirectory() as folder:
+        saved = Path(folder) / "run.json"
+        started = time.perf_counter_ns()
+        saved.write_text(run.recording.model_dump_json(), encoding="utf-8")
+        save_ms = (time.perf_counter_ns() - started) / 1e6
+        started = time.perf_counter_ns()
+        back = load_recording(saved.read_text(encoding="utf-8"))
+        load_ms = (time.perf_counter_ns() - started) / 1e6
+        assert back == run.recording and verify(back).holds
+        notebook = export([run], Path(folder) / "large.ipynb", title="Large")
+        (loaded,) = load_runs(notebook)
+        assert loaded.recording.answer == answer
+        figures = {"saved recording": saved.stat().st_size / size, "exported notebook": notebook.stat().st_size / size}
+    shown = f"a {size / 1e6:.0f} MB answer"
+    for name, ratio in figures.items():
+        report.add(f"{name}, per byte of the answer", [ratio], size=shown, unit="x", goal=f"<= {LARGE_GOAL}x",
+                   met=ratio <= LARGE_GOAL,
+                   note=f"saved in {save_ms:,.0f} ms, loaded in {load_ms:,.0f} ms" if name == "saved recording" else "")
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ from pydantic import BaseModel, TypeAdapter
 from footprint_lab.engine._chain import all_whole, chained
 from footprint_lab.engine._recording import Recording, Seal
 from footprint_lab.engine._records import Annotation
-from footprint_lab.engine._saved_form import content_of, dereferenced, table_columns
+from footprint_lab.engine._saved_form import content_of, copies_placed, dereferenced, table_columns
 from footprint_lab.engine._saved_json import NestingTooDeep, collector_paused, parse_json
 from footprint_lab.engine._seal import (
     _HEADER,
@@ -60,11 +60,13 @@ from footprint_lab.engine._seal import (
     altered_tag,
     columns_of,
 )
-from footprint_lab.engine.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
+from footprint_lab.engine.schema import COPIES, READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
 
 #: the fields a recording's data may hold, and what its notes (outside the seal) must fit: data the
 #: recording door would refuse is never said to hold here
 _FIELDS = frozenset(Recording.model_fields)
+#: and the keys its saved form adds (``engine._saved_form.share_texts``)
+_SAVED_KEYS = _FIELDS | {COPIES}
 _NOTES = TypeAdapter(list[Annotation])
 #: the record kinds a saved recording may write as a table (``engine._saved_form``)
 _TABLED = ("steps", "reads", "events", "context_pieces")
@@ -81,8 +83,9 @@ def verify_saved(data: Any) -> Verdict | None:
     saved = data.get("seal")
     if not isinstance(saved, dict) or saved.get("algorithm") not in COLUMNED:
         return None
+    data = copies_placed(data)  # a text its members hold too may be written once, in its own data
     children = data.get("children", [])  # left out at its default; any other value must be a list
-    if not isinstance(children, list) or not data.keys() <= _FIELDS:  # a key the door refuses: it names it
+    if not isinstance(children, list) or not data.keys() <= _SAVED_KEYS:  # a key the door refuses: it names it
         return None
     heads = []
     for child in children:

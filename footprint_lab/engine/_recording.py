@@ -49,7 +49,7 @@ from footprint_lab.engine._records import (
     Step,
 )
 from footprint_lab.engine._rows import rows_field
-from footprint_lab.engine._saved_form import dereferenced, reference, untables
+from footprint_lab.engine._saved_form import dereferenced, reference, share_texts, untables
 from footprint_lab.engine.schema import RECORDING_MIME, SCHEMA_VERSION
 
 #: the records a recording is made of, offered here beside it (they live in ``_records`` and ``_exchange``)
@@ -235,10 +235,12 @@ class Recording(Data):
 
     @model_serializer(mode="wrap")
     def _saved(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
-        """Write the saved form (JSON): from schema version 2, a transcript message's text is stored once."""
+        """Write the saved form (JSON): from schema version 2, a transcript message's text is stored once, and
+        so is a long text held in several places (``engine._saved_form.share_texts``)."""
         data = handler(self)
         if info.mode_is_json() and self.schema_version >= 2 and isinstance(data, dict):
             reference(data)
+            share_texts(data)
         return data
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

@@ -4,8 +4,12 @@ Rule kept here: what a recording writes to JSON is compact and reads back equal.
 flat records (steps, reads, events, context pieces) may be written as a table that names each
 field once (:func:`packed`), and from schema version 2 a transcript message's text is written
 once: a commit entry or a context piece that holds the same text refers to it by index
-(``engine.schema``, :func:`reference`). :func:`unpacked` and the ``Recording``'s own validator
-read both back, so every reader in memory sees whole records.
+(``engine.schema``, :func:`reference`). A long text the recording holds in several other places
+(an answer is also the last message's text, the reply's content and two commit entries' values)
+is written once too, each other place written ``null`` and named under ``copies``
+(:func:`share_texts`): a 50 MB answer saves as about 50 MB, not 250. :func:`unpacked` and the
+``Recording``'s own validator read all of them back, so every reader in memory sees whole
+records (the copies put back are one text object, not one each).
 
 Role: engine layer; works on JSON-native data.
 """
@@ -20,7 +24,7 @@ from pydantic import BaseModel
 
 from footprint_lab.engine._records import ContextPiece, Data, Event, Read, Step
 from footprint_lab.engine._saved_json import collector_paused
-from footprint_lab.engine.schema import MESSAGE_REF, MESSAGES
+from footprint_lab.engine.schema import COPIES, COPY_MIN, MESSAGE_REF, MESSAGES
 
 if TYPE_CHECKING:
     from footprint_lab.engine._recording import Recording
@@ -32,7 +36,7 @@ _TABLES: dict[str, type[Data]] = {"steps": Step, "reads": Read, "events": Event,
 
 #: the names the saved form (its tables and references) puts where a reader that looks values up by key
 #: (a scrubber masking by key) expects a field's name: such a reader works on :func:`unpacked` data
-TABLE_KEYS = frozenset({"columns", "rows", "same", MESSAGE_REF,
+TABLE_KEYS = frozenset({"columns", "rows", "same", MESSAGE_REF, COPIES, "of", "at",
                         *(name for model in _TABLES.values() for name in model.model_fields)})
 
 
@@ -174,6 +178,124 @@ def reference(data: dict[str, Any]) -> None:
                 piece["content"] = {MESSAGE_REF: k}
 
 
+def share_texts(data: dict[str, Any]) -> None:
+    """Write, in one recording's JSON data, each long text it holds in more than one place once.
+
+    The places looked at are those a run's text is repeated in: the answer, the input's message,
+    each transcript message's content, each reply's content and each commit entry's value, and those
+    of its members' saved forms (written before it, so only the place each kept a text in). A text of
+    :data:`~footprint_lab.engine.schema.COPY_MIN` characters or more found in two of them or more
+    stays in the first and is written ``null`` in the others, which ``copies`` names:
+    ``{"of": ["answer"], "at": [["messages", 1, "content"], ...]}``. Run after :func:`reference`
+    (which reads the messages' texts).
+    """
+    found: dict[str, list[list[Any]]] = {}
+    for path, text in _text_places(data):
+        found.setdefault(text, []).append(path)
+    copies = []
+    for paths in found.values():
+        if len(paths) > 1:
+            for path in paths[1:]:
+                _node(data, path)[path[-1]] = None
+            copies.append({"of": paths[0], "at": paths[1:]})
+    if copies:
+        data[COPIES] = copies
+
+
+def _text_places(data: dict[str, Any]) -> list[tuple[list[Any], str]]:
+    """Each long text of the places :func:`share_texts` looks at, with its path, the answer first."""
+    places: list[tuple[list[Any], Any]] = [(["answer"], data.get("answer"))]
+    given = data.get("input")
+    if isinstance(given, dict):
+        places.append((["input", "message"], given.get("message")))
+    for k, message in enumerate(data.get("messages") or ()):
+        if isinstance(message, dict):
+            places.append((["messages", k, "content"], message.get("content")))
+    for k, exchange in enumerate(data.get("exchanges") or ()):
+        response = exchange.get("response") if isinstance(exchange, dict) else None
+        if isinstance(response, dict):
+            places.append((["exchanges", k, "response", "content"], response.get("content")))
+    for k, commit in enumerate(data.get("commits") or ()):
+        for j, entry in enumerate(_entries(commit) if isinstance(commit, dict) else ()):
+            if isinstance(entry, dict):
+                places.append((["commits", k, "entries", j, "value"], entry.get("value")))
+    found = [(path, text) for path, text in places if isinstance(text, str) and len(text) >= COPY_MIN]
+    # a member's answer is its composition's too: the places its own saved form kept a text in (its copies
+    # written already), so the run tree holds each text once
+    for k, child in enumerate(data.get("children") or ()):
+        if isinstance(child, dict):
+            found.extend((["children", k, *path], text) for path, text in _text_places(child))
+    return found
+
+
+def _node(data: Any, path: list[Any]) -> Any:
+    """The mapping or list that holds the place ``path`` names (its last key or index)."""
+    for key in path[:-1]:
+        data = data[key]
+    return data
+
+
+def copies_placed(data: dict[str, Any]) -> dict[str, Any]:
+    """Recording data with each text :func:`share_texts` wrote once put back in every place ``copies``
+    names (the one text object in each), ``copies`` left out; the data as given when ``copies`` is not
+    as :func:`share_texts` writes it (a place that is not there, or not ``null``), for the schema to
+    refuse by its name. The data given is not changed: what leads to a place filled is copied."""
+    copies = data.get(COPIES)
+    if not isinstance(copies, list):
+        return data
+    out = {name: value for name, value in data.items() if name != COPIES}
+    made = {id(out)}
+    for group in copies:
+        if not (isinstance(group, dict) and set(group) == {"of", "at"} and isinstance(group["at"], list)):
+            return data
+        text = _found(out, group["of"])
+        if not isinstance(text, str):
+            return data
+        for path in group["at"]:
+            if not _placed(out, path, text, made):
+                return data
+    return out
+
+
+_MISSING = object()
+
+
+def _step(node: Any, key: Any) -> Any:
+    if isinstance(node, dict) and type(key) is str:
+        return node.get(key, _MISSING)
+    if isinstance(node, list) and _is_index(key, node):
+        return node[key]
+    return _MISSING
+
+
+def _found(data: Any, path: Any) -> Any:
+    """The value at ``path`` (a non-empty list of keys and indices), or ``_MISSING``."""
+    if not isinstance(path, list) or not path:
+        return _MISSING
+    for key in path:
+        data = _step(data, key)
+        if data is _MISSING:
+            return _MISSING
+    return data
+
+
+def _placed(out: dict[str, Any], path: Any, text: str, made: set[int]) -> bool:
+    """Put ``text`` at ``path`` in ``out``, which must hold ``null`` there; each mapping or list on the way
+    copied once (``made``: those already copied), so the caller's data stays as it was."""
+    if _found(out, path) is not None:
+        return False
+    node: Any = out
+    for key in path[:-1]:
+        child = node[key]
+        if id(child) not in made:
+            child = dict(child) if isinstance(child, dict) else list(child)
+            node[key] = child
+            made.add(id(child))
+        node = child
+    node[path[-1]] = text
+    return True
+
+
 def _next_equal(messages: list[Any], value: Any, start: int) -> int | None:
     """The first message from ``start`` on equal to ``value`` (the next one is nearly always it)."""
     for k in range(start, len(messages)):
@@ -183,12 +305,15 @@ def _next_equal(messages: list[Any], value: Any, start: int) -> int | None:
 
 
 def dereferenced(data: Any) -> Any:
-    """Recording data with each reference :func:`reference` wrote back to the value it stands for.
+    """Recording data with each copy :func:`share_texts` left out and each reference :func:`reference`
+    wrote back to the value it stands for.
 
     A reference that names no message is left as it is, for the schema to refuse by its field.
     """
     if not isinstance(data, dict):
         return data
+    if COPIES in data:
+        data = copies_placed(data)
     messages = data.get("messages")
     if not isinstance(messages, list) or not messages:
         return data

@@ -114,3 +114,9 @@ ROUTINE_PAYLOADS: dict[str, tuple[str, ...]] = {
 # -- saved-form references (schema version 2) ------------------------------------------------------
 #: the key of a reference to a transcript message, by its index in ``messages``
 MESSAGE_REF = "message"
+#: the key of a saved recording's list of long texts it holds in more than one place, each written once:
+#: ``{"of": <where the text is written>, "at": [<each other place, written null>, ...]}``, places as paths
+#: of keys and indices from the recording's data (``engine._saved_form.share_texts``)
+COPIES = "copies"
+#: how long a text must be (characters) for a saved recording to write it once in place of each copy
+COPY_MIN = 1024
