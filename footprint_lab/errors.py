@@ -75,7 +75,7 @@ The tree::
     │   │   └── OtelReceiverError        ERR_OTEL_RECEIVER          otel._refusals
     │   ├── OtlpRequestRefused           ERR_OTLP_REQUEST           otel._refusals (the receiver's HTTP reply)
     │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook._read
-    │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook._scrub
+    │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook._read
     │   ├── BugReportError               ERR_BUG_REPORT             notebook._bug_report
     │   ├── CommandLineError             ERR_COMMAND_LINE           notebook.cli
     │   ├── BatchConfigError             ERR_BATCH_CONFIG           batch._refusals
@@ -175,7 +175,7 @@ if TYPE_CHECKING:
     from footprint_lab.lab.refusals import UnknownRunError as UnknownRunError
     from footprint_lab.notebook._bug_report import BugReportError as BugReportError
     from footprint_lab.notebook._read import NotebookFileError as NotebookFileError
-    from footprint_lab.notebook._scrub import SharingConfigError as SharingConfigError
+    from footprint_lab.notebook._read import SharingConfigError as SharingConfigError
     from footprint_lab.notebook.cli import CommandLineError as CommandLineError
     from footprint_lab.otel._refusals import OtelCaptureError as OtelCaptureError
     from footprint_lab.otel._refusals import OtelExportError as OtelExportError

@@ -13,9 +13,10 @@ from typing import ClassVar
 import pandas as pd
 import pytest
 from batch_kit import desk, made, planted_counts
+from stop_kit import stop_at
 
 from footprint_lab import Agent, Redaction, Run
-from footprint_lab.batch import BatchConfigError, RunSet, RunSetFolderError, culprits
+from footprint_lab.batch import BatchConfigError, RunSet, RunSetFolderError, Stopped, culprits, last_stopped
 from footprint_lab.errors import ExplainConfigError, InvalidRunInputError
 from footprint_lab.examples.support_desk import build_desk, support_eval
 from footprint_lab.explain import integrity
@@ -412,17 +413,15 @@ def test_a_progress_function_hears_every_run():
     assert [done for done, _ in heard] == list(range(len(made()) + 1))
 
 
-def test_a_progress_function_that_raises_cancels_the_call():
-    heard: list[int] = []
-
-    def stop_at_five(done: int, total: int) -> None:
-        heard.append(done)
-        if done == 5:
-            raise KeyboardInterrupt
-
-    with pytest.raises(KeyboardInterrupt):
-        made().integrity(progress=stop_at_five)
-    assert heard[-1] == 5
+def test_a_progress_function_that_raises_an_interrupt_stops_the_call_and_keeps_the_rows_made():
+    heard: list[tuple[int, int]] = []
+    with pytest.raises(Stopped) as stop:  # one line, no traceback: what finished is kept
+        made().integrity(progress=stop_at(5, heard))
+    assert heard[-1] == (5, len(made()))
+    assert str(stop.value) == (f"RunSet.integrity: stopped after 5 of {len(made())} runs checked; "
+                               "the rows of the 5 checked: footprint_lab.batch.last_stopped()")
+    rows = last_stopped()
+    assert rows.attrs == {"runs": 5, "partial": True} and rows.run_id.nunique() == 5
 
 
 def test_a_terminal_line_shows_progress_and_where_a_stopped_call_stopped(capsys, tmp_path):

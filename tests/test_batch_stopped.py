@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import queue
+import threading
 import time
 
 import pytest
@@ -12,6 +13,7 @@ from footprint_lab import Agent
 from footprint_lab.batch import RunSet, Stopped, last_stopped
 from footprint_lab.examples.scenarios import planted_fact_agent
 from footprint_lab.providers import LLMResponse
+from tests.stop_kit import interrupt_at
 
 INPUTS = [f"Please refund order A-{1000 + k}." for k in range(30)]
 
@@ -107,6 +109,120 @@ def test_an_interrupt_in_a_real_kernel_prints_one_line_and_keeps_what_was_made()
                                    if m["msg_type"] == "stream" else None)
         count, partial = "".join(said).split()
         assert 0 < int(count) < 200 and partial == "True"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+
+
+# -- the per-run loops (integrity, suspects) and save, stopped ------------------------------------------------
+async def small_set(count: int = 8) -> RunSet:
+    return await RunSet.run(planted_fact_agent(), INPUTS[:count], progress=False)
+
+
+async def test_an_interrupt_inside_integrity_ends_in_one_line_and_keeps_the_rows_of_the_runs_checked():
+    runs = await small_set()
+    with pytest.raises(Stopped) as stop:
+        runs.integrity(claims={"age_days": interrupt_at(4)}, progress=False)
+    assert str(stop.value) == ("RunSet.integrity: stopped after 3 of 8 runs checked; "
+                               "the rows of the 3 checked: footprint_lab.batch.last_stopped()")
+    assert stop.value._render_traceback_() == [str(stop.value)] and (stop.value.done, stop.value.total) == (3, 8)
+    rows = last_stopped()
+    assert rows is stop.value.partial and rows.attrs == {"runs": 3, "partial": True}
+    assert rows.run_id.unique().tolist() == [run.run_id for run in runs][:3]
+    whole = runs.integrity(claims={"age_days": lambda text: None}, progress=False)
+    assert rows.equals(whole[whole.run_id.isin(rows.run_id)])  # the rows the whole call makes for those runs
+
+
+async def test_an_interrupt_inside_suspects_keeps_the_runs_ranked():
+    import numpy as np
+
+    runs = await small_set()
+    embed = interrupt_at(6, lambda texts: np.array([[len(t) + 1.0, t.count("e") + 1.0] for t in texts]))
+    with pytest.raises(Stopped) as stop:
+        runs.suspects(strategy="embedding", embed=embed, progress=False)
+    done = stop.value.done
+    assert 0 < done < 8 and str(stop.value).startswith(f"RunSet.suspects: stopped after {done} of 8 runs ranked; ")
+    frame = last_stopped()
+    assert frame.attrs["partial"] and frame.run_id.nunique() == frame.attrs["runs"] == done
+
+
+async def test_a_stopped_save_into_a_new_folder_leaves_no_folder_and_says_so(tmp_path):
+    runs = await small_set()
+    folder = tmp_path / "new" / "set"
+    with pytest.raises(Stopped) as stop:
+        runs.save(folder, progress=interrupt_at(4))  # heard at 0, 1, 2: the third recording written, then stopped
+    assert str(stop.value) == ("RunSet.save: stopped after 3 of 8 runs saved; none of it kept: the folder is as it "
+                               "was before the save (a folder the save made is removed)")
+    assert not folder.exists() and last_stopped() is None
+    assert len(RunSet.load(runs.save(folder, progress=False))) == 8  # nothing left behind bars a new save
+
+
+async def test_a_stopped_save_over_an_earlier_set_leaves_the_earlier_set_whole(tmp_path):
+    earlier, runs = await small_set(3), await small_set()
+    folder = earlier.save(tmp_path / "set", progress=False)
+    with pytest.raises(Stopped):
+        runs.save(folder, overwrite=True, progress=interrupt_at(6))
+    assert sorted(path.name for path in folder.iterdir()) == ["recordings", "runset.json"]
+    loaded = RunSet.load(folder)
+    assert [run.run_id for run in loaded] == [run.run_id for run in earlier]
+
+
+async def test_a_save_stopped_while_it_swaps_the_set_in_finishes_the_swap(tmp_path, monkeypatch):
+    from footprint_lab.batch import _folder
+
+    runs = await small_set(4)
+    folder = runs.save(tmp_path / "set", progress=False)
+    renamed = _folder.os.replace
+
+    def replace_then_interrupt(source, target):  # the stop lands between the two renames of the swap
+        renamed(source, target)
+        if str(target).endswith("recordings"):
+            raise KeyboardInterrupt
+
+    monkeypatch.setattr(_folder.os, "replace", replace_then_interrupt)
+    newer = await small_set(5)
+    with pytest.raises(Stopped) as stop:
+        newer.save(folder, overwrite=True, progress=False)
+    monkeypatch.undo()
+    assert str(stop.value) == ("RunSet.save: stopped after 5 of 5 runs saved; the set was saved whole before the "
+                               "stop: RunSet.load(folder) reads it")
+    assert last_stopped() == folder
+    assert [run.run_id for run in RunSet.load(folder)] == [run.run_id for run in newer]
+
+
+def test_an_interrupted_integrity_in_a_real_kernel_prints_one_line_and_keeps_the_rows():
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3")
+    try:
+        client.execute_interactive(
+            "import time\nfrom footprint_lab.batch import RunSet, last_stopped\n"
+            "from footprint_lab.examples.scenarios import planted_fact_agent\n"
+            "runs = await RunSet.run(planted_fact_agent(), [f'Please refund order A-{k}.' for k in range(40)])\n"
+            "def slow(text):\n"
+            "    time.sleep(0.1)\n", timeout=120)
+        errors, said = [], []
+
+        def heard(message):
+            if message["msg_type"] == "error":
+                errors.append(message["content"])
+
+        timer = threading.Timer(1.5, manager.interrupt_kernel)
+        timer.start()
+        try:
+            client.execute_interactive("rows = runs.integrity(claims={'age_days': slow})", timeout=60,
+                                       output_hook=heard)
+        finally:
+            timer.cancel()
+        (error,) = errors
+        assert error["ename"] == "Stopped" and len(error["traceback"]) == 1
+        line = error["traceback"][0]
+        assert line.startswith("RunSet.integrity: stopped after ") and " of 40 runs checked; the rows of the " in line
+        client.execute_interactive("print(last_stopped().attrs['runs'], last_stopped().run_id.nunique())", timeout=60,
+                                   output_hook=lambda m: said.append(m["content"].get("text", ""))
+                                   if m["msg_type"] == "stream" else None)
+        runs, distinct = "".join(said).split()
+        assert 0 < int(runs) == int(distinct) < 40 and f"stopped after {runs} of 40" in line
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)

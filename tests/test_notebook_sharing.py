@@ -12,6 +12,7 @@ from nbclient import NotebookClient
 
 from footprint_lab import Agent, Recording, Redaction, Sequence
 from footprint_lab.engine._recording import RECORDING_MIME
+from footprint_lab.engine.progress import Stopped
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.notebook import (
     NotebookFileError,
@@ -34,6 +35,7 @@ from tests.notebook_kit import (
     notebook_with,
     widget_state,
 )
+from tests.stop_kit import stop_at
 
 ROUND_TRIP = '''
 from IPython.display import display
@@ -71,6 +73,44 @@ def test_runs_load_in_file_order_once_each_with_the_latest_notes(tmp_path: Path)
     loaded = load_runs(path)
     assert [r.run_id for r in loaded] == [first.run_id, second.run_id]
     assert [n.text for n in loaded[0].recording.annotations] == ["Wrong answer."]
+
+
+def many_runs(count: int) -> list:
+    agent = Agent(provider=mock(reply="ok"))
+    return [agent.run_sync(f"question {k}") for k in range(count)]
+
+
+def test_a_stopped_load_runs_says_so_in_one_line_and_keeps_the_runs_read(tmp_path: Path) -> None:
+    from footprint_lab.notebook import last_stopped
+
+    runs = many_runs(6)
+    path = notebook_with(runs, tmp_path / "many.ipynb")
+    heard: list[tuple[int, int]] = []
+    with pytest.raises(Stopped) as stop:
+        load_runs(path, progress=stop_at(4, heard))  # raised where a notebook's Stop lands: inside the read
+    assert str(stop.value) == ("load_runs: stopped after 4 of 6 recordings read; "
+                               "the runs of the 4 read: footprint_lab.notebook.last_stopped()")
+    assert stop.value._render_traceback_() == [str(stop.value)] and heard[0] == (0, 6)
+    assert [run.run_id for run in last_stopped()] == [run.run_id for run in runs[:4]]
+    with pytest.raises(SharingConfigError) as refused:
+        load_runs(path, progress="yes")
+    assert refused.value.setting == "progress"
+
+
+def test_load_runs_in_a_headless_notebook_shows_its_line_never_the_widget_and_nothing_when_quick(
+        tmp_path: Path) -> None:
+    from tests.notebook_kit import Executed
+
+    path = notebook_with(many_runs(5), tmp_path / "five.ipynb")
+    ran = Executed(["from footprint_lab.notebook import load_runs",
+                    f"runs = load_runs({str(path)!r}, progress=True)\nprint(len(runs))",
+                    f"runs = load_runs({str(path)!r})\nprint(len(runs))"])
+    shown = ran.outputs(1)
+    plain = [output.data["text/plain"] for output in shown if output.output_type == "display_data"]
+    assert len(plain) == 1 and "IntProgress(" not in str(shown) and "HBox(" not in str(shown)
+    assert plain[0].startswith("load_runs: 5 of 5 recordings read, ") and plain[0].endswith(" elapsed, done")
+    assert [output.output_type for output in ran.outputs(2)] == ["stream"]  # a quick read: no bar at all
+    assert ran.outputs(2)[0].text == "5\n"
 
 
 def test_a_tampered_or_malformed_recording_is_skipped_by_cell_and_field(tmp_path: Path) -> None:

@@ -188,3 +188,28 @@ def test_live_spans_refuse_a_tracer_provider_that_makes_no_tracer(provider: Any)
         live_spans(tracer_provider=provider)
     assert caught.value.argument == "tracer_provider" and str(caught.value).startswith("live_spans:")
     assert "my-provider" not in str(caught.value)
+
+
+def test_an_import_of_many_runs_shows_its_progress_and_a_stop_keeps_the_runs_imported(capsys) -> None:
+    from footprint_lab.batch import RunSet
+    from footprint_lab.engine.progress import Stopped
+    from footprint_lab.otel import last_stopped
+    from tests.stop_kit import stop_at
+
+    agent = Agent(provider=mock(reply="ok"))
+    runs = [agent.run_sync(f"question {k}") for k in range(6)]
+    spans = to_spans(runs)
+    assert len(from_spans(spans, progress=True)) == 6  # asked for: a line on stderr, even off a terminal
+    assert "from_spans: runs imported [" in (shown := capsys.readouterr().err) and "6/6" in shown and "done" in shown
+
+    with pytest.raises(Stopped) as stop:  # an interrupt landing in the import, after the fourth run
+        from_spans(spans, progress=stop_at(4))
+    assert str(stop.value) == ("from_spans: stopped after 4 of 6 runs imported; "
+                               "the 4 imported: footprint_lab.otel.last_stopped()")
+    assert [run.recording.input["message"] for run in last_stopped()] == [f"question {k}" for k in range(4)]
+    heard: list[tuple[int, int]] = []
+    assert len(RunSet.from_spans(spans, progress=lambda done, total: heard.append((done, total)))) == 6
+    assert heard[0] == (0, 6) and heard[-1] == (6, 6)
+    with pytest.raises(OtelExportError) as refused:
+        from_spans(spans, progress=3)
+    assert refused.value.argument == "progress" and str(refused.value).startswith("from_spans: 'progress' is ")

@@ -159,3 +159,19 @@ def test_importing_a_refusal_loads_the_door_that_raises_it_and_nothing_heavy():
             "'footprint_lab.flow', 'footprint_lab.core._door') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "footprint_lab.core._door"
+
+
+def test_batch_otel_notebook_and_providers_re_export_each_public_name_explicitly_for_a_strict_type_checker():
+    """``from m import X as X``, one per public name: ``mypy --strict`` then accepts ``from footprint_lab.otel import
+    from_spans`` (a name imported plainly under ``TYPE_CHECKING`` is not exported to it)."""
+    import ast
+    from pathlib import Path
+
+    for package in ("footprint_lab.batch", "footprint_lab.otel", "footprint_lab.notebook", "footprint_lab.providers"):
+        loaded = importlib.import_module(package)
+        tree = ast.parse(Path(str(loaded.__file__)).read_text(encoding="utf-8"))
+        offered = [alias for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
+                   and node.module not in ("__future__", "typing", "footprint_lab.engine._exports")
+                   for alias in node.names]
+        assert all(alias.asname == alias.name for alias in offered), package
+        assert sorted(alias.name for alias in offered) == sorted(loaded.__all__), package

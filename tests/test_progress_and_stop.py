@@ -215,3 +215,46 @@ def test_an_interrupted_localize_in_a_real_kernel_prints_one_line_and_keeps_the_
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+
+
+# -- a bar held back while the work is quick ------------------------------------------------------
+def test_a_bar_asked_to_wait_shows_only_once_the_work_lasts_and_never_for_one_quick_item():
+    clock, shown = Clock(), io.StringIO()
+    bar = Progress(1, "load_runs", None, unit="recordings read", stream=shown, clock=clock, after=0.5)
+    clock.now += 2.0
+    bar.advance()  # a single item: done before any bar could say anything
+    bar.finish()
+    assert shown.getvalue() == ""
+    bar = Progress(10, "load_runs", None, unit="recordings read", stream=shown, clock=clock, after=0.5)
+    for _ in range(3):
+        clock.now += 0.1
+        bar.advance()
+    assert shown.getvalue() == ""  # 0.3 s in: still quick
+    clock.now += 0.3
+    bar.advance()
+    assert shown.getvalue().startswith("\rload_runs: recordings read [") and "4/10" in shown.getvalue()
+    for _ in range(6):
+        bar.advance()
+    bar.finish()
+    assert shown.getvalue().rstrip().endswith("10/10, 00:01 elapsed, done") and shown.getvalue().endswith("\n")
+    asked = io.StringIO()
+    Progress(10, "load_runs", True, stream=asked, clock=clock, after=0.5)  # progress=True: at once
+    assert asked.getvalue()
+
+
+# -- the phase reaches a progress function that listens for it, and the Lab's status line ------------------
+async def test_the_labs_status_line_names_the_phase_the_bar_shows():
+    from footprint_lab import Lab
+
+    lab = Lab(planted_fact_agent(), message="Please refund order A-1001.")
+    lab.press_run({})
+    await lab._task
+    drawn: list[str] = []
+    lab.observe(lambda _: drawn.append(lab.busy), names="state_version")
+    lab.press_click({"action": "localize"})
+    await lab._task
+    label = "Localizing: testing every piece that reached the answer"
+    assert f"{label} · screening" in drawn
+    assert f"{label} · confirming 'vip-override'" in drawn
+    assert drawn.index(f"{label} · screening") < drawn.index(f"{label} · confirming 'vip-override'")
+    assert lab.busy == ""  # cleared once done

@@ -16,7 +16,8 @@ a refusal, not a race. A folder is written only when it is new, empty, or (with
 no save writes is never written into, removed or followed. The new set is written whole into
 ``.runset.saving/`` inside the folder (each recording copied only after it was read and checked
 like a touched one, so nothing but recordings is ever copied) and swapped in at the end, the
-index last; a save refused or failing midway leaves the earlier set as it was.
+index last; a save refused, failing or stopped before the swap leaves the earlier set as it was
+(and no folder the save made), and a swap once begun is finished even when an interrupt lands in it.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import os
 import re
 import shutil
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
@@ -61,23 +62,34 @@ def folder_path(function: str, folder: Any) -> Path:
 
 @contextmanager
 def claim(folder: Path, *, overwrite: bool, sources: set[Path]) -> Iterator[Path]:
-    """Hold ``folder`` for one save (checked, its leftovers cleared), or refuse before writing anything."""
+    """Hold ``folder`` for one save (checked, its leftovers cleared), or refuse before writing anything.
+
+    A save that fails or is stopped inside the claim leaves no folder it made: the folder is removed again
+    when the save made it and it is still empty.
+    """
     try:
         if folder.exists() and not folder.is_dir():
             raise RunSetFolderError(_SAVE, "not_empty", "is a file, not a folder")
         if folder.resolve() in sources:
             raise RunSetFolderError(_SAVE, "source", "is the one this set reads its recordings from")
+        made = not os.path.lexists(folder)
         folder.mkdir(parents=True, exist_ok=True)
     except (OSError, ValueError):  # no permission, a name the system cannot take
         raise RunSetFolderError(_SAVE, "unwritable", "could not be made or written") from None
-    _judge(folder, overwrite)  # a folder of other files is refused before the lock is made in it
-    lock = _lock(folder)
     try:
-        _judge(folder, overwrite)  # and judged again, now no other save can change it
-        _clear(folder / PARTIAL, folder / STAGING)
-        yield folder
-    finally:
-        _unlock(folder, lock)
+        _judge(folder, overwrite)  # a folder of other files is refused before the lock is made in it
+        lock = _lock(folder)
+        try:
+            _judge(folder, overwrite)  # and judged again, now no other save can change it
+            _clear(folder / PARTIAL, folder / STAGING)
+            yield folder
+        finally:
+            _unlock(folder, lock)
+    except BaseException:
+        if made:
+            with suppress(OSError):  # not empty (another process wrote there): left as it is
+                folder.rmdir()
+        raise
 
 
 def _judge(folder: Path, overwrite: bool) -> None:
@@ -92,8 +104,8 @@ def _judge(folder: Path, overwrite: bool) -> None:
             raise RunSetFolderError(_SAVE, "not_empty", "already holds a saved run set")
 
 
-def write(folder: Path, entries: Sequence[Entry], advance: Callable[[int], None]) -> None:
-    """Every recording, then the index, into the staging folder; then swapped in for what was there."""
+def stage(folder: Path, entries: Sequence[Entry], advance: Callable[[int], None]) -> None:
+    """Every recording, then the index, into the staging folder (removed again when this fails or is stopped)."""
     staging = folder / STAGING
     stored = staging / RECORDINGS
     try:
@@ -110,16 +122,42 @@ def write(folder: Path, entries: Sequence[Entry], advance: Callable[[int], None]
             advance(1)
         index = {"format": FORMAT, "version": VERSION, "columns": [*SUMMARY_FIELDS, "file"], "rows": rows}
         _write_new(staging / INDEX, orjson.dumps(index))
-        _clear(folder / INDEX, folder / RECORDINGS)  # checked under the lock: the earlier set's own files
-        os.replace(stored, folder / RECORDINGS)
-        os.replace(staging / INDEX, folder / INDEX)
-        staging.rmdir()
     except OSError:
         _clear(staging)
         raise RunSetFolderError(_SAVE, "unwritable", "could not be written (permissions or free space)") from None
     except BaseException:
         _clear(staging)
         raise
+
+
+def unstage(folder: Path) -> None:
+    """What :func:`stage` wrote, removed (a save stopped before its swap leaves the folder as it was)."""
+    _clear(folder / STAGING)
+
+
+def swap(folder: Path) -> None:
+    """The staged set swapped in for what was there, the index last. Once begun it is finished even when an
+    interrupt lands midway (two renames), so a stopped save leaves the new set whole or the earlier one."""
+    try:
+        _swap(folder)
+    except OSError:
+        _clear(folder / STAGING)
+        raise RunSetFolderError(_SAVE, "unwritable", "could not be written (permissions or free space)") from None
+    except BaseException:
+        _swap(folder)
+        raise
+
+
+def _swap(folder: Path) -> None:
+    """Each step of the swap not done yet (called again, it finishes what an interrupt cut short)."""
+    staging = folder / STAGING
+    if (staging / RECORDINGS).is_dir():
+        _clear(folder / INDEX, folder / RECORDINGS)  # checked under the lock: the earlier set's own files
+        os.replace(staging / RECORDINGS, folder / RECORDINGS)
+    if (staging / INDEX).is_file():
+        os.replace(staging / INDEX, folder / INDEX)
+    if staging.is_dir():
+        staging.rmdir()
 
 
 def _foreign(folder: Path, present: list[os.DirEntry[str]]) -> int:

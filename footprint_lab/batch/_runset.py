@@ -15,7 +15,6 @@ touched (:mod:`footprint_lab.batch._folder`).
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import inspect
 import os
@@ -27,12 +26,13 @@ from typing import TYPE_CHECKING, Any, Unpack
 from footprint_lab.batch import _cluster, _folder, _table, _work
 from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary
 from footprint_lab.batch._progress import Bar, check_progress
-from footprint_lab.batch._refusals import BatchConfigError, Stopped
+from footprint_lab.batch._refusals import BatchConfigError
 from footprint_lab.batch._stats import newcombe_paired, paired_t
 from footprint_lab.core._door import normalize_run_input
 from footprint_lab.core._run import Run
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._refusal import call_problem, describe_shape, did_you_mean
+from footprint_lab.engine.progress import INTERRUPTS, Stopped, stopping
 from footprint_lab.explain import Trials, TrialSettings, localize
 
 if TYPE_CHECKING:
@@ -44,6 +44,11 @@ if TYPE_CHECKING:
 DEFAULT_CONCURRENCY = 8
 #: ``localize`` settings a set cannot pass on: each run has its own input and conversation
 _PER_RUN = ("run", "rerun", "progress", "input", "continue_from")
+#: where a stopped run-set call's partial result is kept (one store for every layer: ``engine.progress``)
+KEPT_AT = "footprint_lab.batch.last_stopped()"
+#: what a save stopped before its swap says, and one stopped in it (the swap finished: the set saved whole)
+NOT_SAVED = "none of it kept: the folder is as it was before the save (a folder the save made is removed)"
+SAVED_WHOLE = "the set was saved whole before the stop: RunSet.load(folder) reads it"
 
 
 class RunSet:
@@ -114,11 +119,11 @@ class RunSet:
                 bar.advance()
 
             await _work.run_inputs(make, rest, identity, limit, keep)
-        except (asyncio.CancelledError, KeyboardInterrupt):
+        except INTERRUPTS:
             bar.cancel()
             made = cls([Entry(run=run) for run in runs if run is not None])
             made.partial = True
-            raise _stopped(Stopped(function, "runs", len(made), len(items), made)) from None
+            raise Stopped(function, "runs", len(made), len(items), made) from None
         except BaseException:
             bar.cancel()
             raise
@@ -143,11 +148,13 @@ class RunSet:
         return cls(entries)
 
     @classmethod
-    def from_spans(cls, spans: Any) -> RunSet:
-        """A set of the runs in imported OpenTelemetry spans (``footprint_lab.otel.from_spans``): a day of traces."""
+    def from_spans(cls, spans: Any, *, progress: Any = None) -> RunSet:
+        """A set of the runs in imported OpenTelemetry spans (``footprint_lab.otel.from_spans``): a day of traces.
+
+        ``progress`` is ``from_spans``'s: a bar once the import lasts, and a stop keeps the runs imported."""
         from footprint_lab.otel import from_spans  # the otel extra: an optional dependency, loaded when used
 
-        return cls.from_runs(from_spans(spans))
+        return cls.from_runs(from_spans(spans, progress=check_progress("RunSet.from_spans", progress)))
 
     @classmethod
     def load(cls, folder: str | Path) -> RunSet:
@@ -155,7 +162,12 @@ class RunSet:
         return cls(_folder.read(_folder.folder_path("RunSet.load", folder)))
 
     def save(self, folder: str | Path, *, overwrite: bool = False, progress: Any = None) -> Path:
-        """Write the set to ``folder``: a recording file per run, then the index; returns the folder."""
+        """Write the set to ``folder``: a recording file per run, then the index; returns the folder.
+
+        Stopped (an interrupt) before every recording is written, the save leaves the folder as it was
+        (an earlier set there untouched, a folder it made removed) and raises ``Stopped`` saying so; stopped
+        while the new set is swapped in, it finishes the swap first: the set is saved whole.
+        """
         function = "RunSet.save"
         path = _folder.folder_path(function, folder)
         if not isinstance(overwrite, bool):
@@ -165,8 +177,18 @@ class RunSet:
         sources = {Path(folder).resolve() for folder in folders}
         with _folder.claim(path, overwrite=overwrite, sources=sources):
             bar = Bar(len(self), "saved", wanted)
+            staged = False
             try:
-                _folder.write(path, self._entries, bar.advance)
+                _folder.stage(path, self._entries, bar.advance)
+                staged = True
+                _folder.swap(path)
+            except INTERRUPTS:
+                bar.cancel()
+                if staged:  # every recording was written: the swap is finished, the set saved whole
+                    _folder.swap(path)
+                    raise Stopped(function, "runs saved", bar.done, len(self), path, kept=SAVED_WHOLE) from None
+                _folder.unstage(path)
+                raise Stopped(function, "runs saved", bar.done, len(self), None, kept=NOT_SAVED) from None
             except BaseException:
                 bar.cancel()
                 raise
@@ -271,7 +293,8 @@ class RunSet:
 
         rows: list[dict[str, Any]] = []
         self._each(self._entries, "checked", wanted,
-                   lambda entry, run: rows.extend(_work.integrity_rows(entry.run_id, run, claims)))
+                   lambda entry, run: rows.extend(_work.integrity_rows(entry.run_id, run, claims)),
+                   kept=lambda: pd.DataFrame(rows, columns=_work.INTEGRITY_COLUMNS))
         return pd.DataFrame(rows, columns=_work.INTEGRITY_COLUMNS)
 
     def suspects(self, *, client: Any = None, strategy: Any = "lexical", embed: Any = None, top: int | None = None,
@@ -287,7 +310,8 @@ class RunSet:
                                     wanted, "ranked", None)
         frames: list[pd.DataFrame] = []
         self._each(self._entries, "ranked", wanted,
-                   lambda entry, run: frames.append(_work.suspect_frame(entry.run_id, run, strategy, embed, top)))
+                   lambda entry, run: frames.append(_work.suspect_frame(entry.run_id, run, strategy, embed, top)),
+                   kept=lambda: _work.joined(frames, None))
         return _work.joined(frames, None)
 
     async def localize(self, *, rerun: Any, where: Any = None, client: Any = None, progress: Any = None,
@@ -333,11 +357,12 @@ class RunSet:
                 for entry in chosen:
                     frames.append(await _work.localize_frame(entry.run_id, entry.run(), rerun, settings))
                     bar.advance()
-            except (asyncio.CancelledError, KeyboardInterrupt):
+            except INTERRUPTS:
                 bar.cancel()
                 partial = _work.joined(frames, _work.LOCALIZE_COLUMNS)
                 partial.attrs.update(runs=len(frames), partial=True)
-                raise _stopped(Stopped(function, "runs localized", len(frames), len(chosen), partial)) from None
+                raise Stopped(function, "runs localized", len(frames), len(chosen), partial,
+                              kept="the rows of the {done} localized: " + KEPT_AT) from None
             except BaseException:
                 bar.cancel()
                 raise
@@ -461,18 +486,25 @@ class RunSet:
         chosen = set(wanted)
         return [i for i, entry in enumerate(self._entries) if entry.run_id in chosen]
 
-    def _each(self, entries: Sequence[Entry], label: str, wanted: Any, work: Callable[[Entry, Run], None]) -> None:
-        """Do ``work`` on each run in this process, reading each saved recording once and keeping none."""
+    def _each(self, entries: Sequence[Entry], label: str, wanted: Any, work: Callable[[Entry, Run], None], *,
+              kept: Callable[[], pd.DataFrame]) -> None:
+        """Do ``work`` on each run in this process, reading each saved recording once and keeping none.
+
+        Stopped (an interrupt, a progress function that raises one), it raises ``Stopped`` with what ``kept``
+        makes of the work done so far (its frame, ``attrs`` ``partial`` and ``runs``: how many runs it covers).
+        """
         bar = Bar(len(entries), label, wanted)
-        try:
+
+        def partial() -> pd.DataFrame:
+            frame = kept()
+            frame.attrs.update(runs=bar.done, partial=True)
+            return frame
+
+        with stopping(bar, partial, f"the rows of the {{done}} {label}: {KEPT_AT}"):
             for entry in entries:
                 run = entry.load("RunSet")
                 work(entry, run)
                 bar.advance()
-        except BaseException:
-            bar.cancel()
-            raise
-        bar.finish()
 
     def _on_cluster(self, function: str, client: Any, task: Callable[..., Any], settings: tuple[Any, ...],
                     setting: str, wanted: Any, label: str, columns: list[str] | None) -> pd.DataFrame:
@@ -654,22 +686,6 @@ def _metric(function: str, metric: Any) -> Callable[[RunSummary], Any]:
                                "must be a column of frame() or a function of a run's summary giving a number or a "
                                "bool, e.g. lambda r: r.answer == expected[r.input]")
     return metric
-
-
-#: what the last stopped call kept (see :func:`last_stopped`)
-_LAST_STOPPED: list[Any] = []
-
-
-def _stopped(stop: Stopped) -> Stopped:
-    """``stop``, its partial result kept for :func:`last_stopped` (the newest only)."""
-    _LAST_STOPPED[:] = [stop.partial]
-    return stop
-
-
-def last_stopped() -> Any:
-    """What the last stopped run-set call kept: the runs made (a partial ``RunSet``) or the rows localized (a
-    DataFrame, ``attrs["partial"]``); ``None`` when no call was stopped in this process."""
-    return _LAST_STOPPED[0] if _LAST_STOPPED else None
 
 
 def _difference_row(name: str) -> dict[str, Any]:

@@ -11,7 +11,12 @@ about how long is left (from the pace so far, once one item is done) and what it
   rewritten in place);
 - on a terminal, one line rewritten on stderr (when not in a kernel and stderr is a terminal;
   ``progress=True`` asks for it anywhere, ``False`` turns every form off);
-- in a function ``(done, total)`` the caller hands in (the Lab draws its own bar with it).
+- in a function ``(done, total)`` the caller hands in (the Lab draws its own bar with it); one
+  that also has a ``doing`` method (:class:`Listener`) hears what the call is doing too.
+
+A call whose work may be short (reading a notebook's recordings, importing spans) passes
+``after=``: by default its bar appears only once the work has lasted that long with items still
+to do, so a quick call (one item, a small file) shows nothing; ``progress=True`` shows it at once.
 
 ``total`` is what the call plans to do now, not its ceiling: a proof that stops well inside its
 budget counts toward the reruns it plans, and :meth:`Progress.plan` moves the total when the
@@ -30,7 +35,8 @@ from __future__ import annotations
 import asyncio
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any, TextIO
 
 from footprint_lab.engine._display import in_kernel
@@ -45,6 +51,9 @@ PROGRESS_FIX = ("is True, False, None (a bar in a notebook, a line on a terminal
 
 #: the shortest time between two redraws
 REDRAW = 0.1
+#: ``after=`` of a call whose work is often quick (reading a notebook's recordings, importing spans): its default
+#: bar shows once it has worked this long, so a few items never flash a bar
+SHOW_AFTER = 0.5
 
 
 def progress_problem(progress: Any) -> str | None:
@@ -94,15 +103,33 @@ def terminal_line(title: str, unit: str, done: int, total: int, elapsed: float, 
     return head + left + (f"; {what}" if what else "")
 
 
+class Listener:
+    """A ``progress=`` function that also hears the phase: ``(done, total)`` as work finishes, :meth:`doing`
+    with what the call is doing now ("screening", "confirming 'vip-override'"), as the bar shows after its count.
+
+    Subclass it, or hand any callable with a ``doing(what)`` method: the bar calls that method when it has one.
+    """
+
+    def __call__(self, done: int, total: int) -> Any:
+        """``done`` of ``total`` items are done."""
+
+    def doing(self, what: str) -> Any:
+        """The call is doing ``what`` now (empty once it has no phase to name)."""
+
+
 class Progress:
     """One bar for one call: :meth:`advance` as items finish, :meth:`doing` and :meth:`plan` as the work
-    changes, then :meth:`finish` or :meth:`cancel`."""
+    changes, then :meth:`finish` or :meth:`cancel`.
 
-    __slots__ = ("_clock", "_drawn", "_handle", "_stream", "_tell", "_wide", "_widget", "done", "started", "state",
-                 "title", "total", "unit", "what")
+    ``after`` (seconds) holds back the default bar (``wanted`` ``None``) until the work has lasted that
+    long with items still to do: a quick call shows nothing.
+    """
+
+    __slots__ = ("_after", "_clock", "_drawn", "_handle", "_hear", "_later", "_stream", "_tell", "_wide", "_widget",
+                 "done", "started", "state", "title", "total", "unit", "what")
 
     def __init__(self, total: int, title: str, wanted: Wanted, *, unit: str = "", stream: TextIO | None = None,
-                 clock: Callable[[], float] = time.monotonic) -> None:
+                 clock: Callable[[], float] = time.monotonic, after: float = 0.0) -> None:
         self.total = total
         self.title = title
         self.unit = unit
@@ -117,16 +144,20 @@ class Progress:
         self._handle: Any = None
         self._stream: TextIO | None = None
         self._wide = 0
+        self._hear: Callable[[str], Any] | None = None
+        self._later: Callable[[], None] | None = None
+        self._after = after if wanted is None else 0.0
         if callable(wanted) and not isinstance(wanted, bool):
             self._tell = wanted
+            hear = getattr(wanted, "doing", None)
+            self._hear = hear if callable(hear) else None
             wanted(0, total)
         elif wanted is False or total == 0:
             return
         elif in_kernel():
-            self._show()
+            self._start(self._show)
         elif stream is not None or wanted is True or sys.stderr.isatty():
-            self._stream = stream if stream is not None else sys.stderr
-            self._draw(force=True)
+            self._start(lambda: self._open(stream if stream is not None else sys.stderr))
 
     @property
     def elapsed(self) -> float:
@@ -153,6 +184,8 @@ class Progress:
         """What the call is doing now (a phase, a piece, a run), shown after the count."""
         if what != self.what:
             self.what = what
+            if self._hear is not None:
+                self._hear(what)
             self._draw(force=True)
 
     def plan(self, total: int) -> None:
@@ -179,6 +212,17 @@ class Progress:
         self._draw(force=True, last=True)
 
     # -- drawing ---------------------------------------------------------------------------------
+    def _start(self, show: Callable[[], None]) -> None:
+        """Show the bar now, or (``after``) once the work has lasted that long."""
+        if self._after > 0:
+            self._later = show
+        else:
+            show()
+
+    def _open(self, stream: TextIO) -> None:
+        self._stream = stream
+        self._draw(force=True)
+
     def _show(self) -> None:
         from IPython.display import display
 
@@ -200,6 +244,9 @@ class Progress:
 
     def _draw(self, *, force: bool = False, last: bool = False) -> None:
         if self._widget is None and self._handle is None and self._stream is None:
+            if self._later is not None and not last and self.done < self.total and self.elapsed >= self._after:
+                show, self._later = self._later, None  # the work lasts: the bar shows from now on
+                show()
             return
         now = self._clock()
         if not force and now - self._drawn < REDRAW:
@@ -253,9 +300,28 @@ _LAST: list[Any] = []
 
 
 def last_stopped() -> Any:
-    """What the newest stopped call kept (``Stopped.partial``); ``None`` when none was stopped in this process."""
+    """What the newest stopped call kept (``Stopped.partial``): the runs made or read, the rows computed, a
+    proof's partial report; ``None`` when none was stopped in this process, or the one stopped kept nothing (its
+    line says so: "nothing finished", a save stopped before its swap)."""
     return _LAST[0] if _LAST else None
 
 
 #: what stops a call: a notebook's interrupt in synchronous code, a cancelled task in asynchronous code
 INTERRUPTS = (KeyboardInterrupt, asyncio.CancelledError)
+
+
+@contextmanager
+def stopping(bar: Progress, kept: Callable[[], Any], where: str) -> Iterator[Progress]:
+    """A loop over ``bar``'s items, stopped cleanly: the bar finished when the loop ends, cancelled when it fails,
+    and when an interrupt lands in it, :class:`Stopped` raised in one line with what ``kept()`` returns (what
+    finished) and ``where`` (how the line says where it is kept: ``"the {done} read: ...last_stopped()"``).
+    """
+    try:
+        yield bar
+    except INTERRUPTS:
+        bar.cancel()
+        raise Stopped(bar.title, bar.unit, bar.done, bar.total, kept(), kept=where) from None
+    except BaseException:
+        bar.cancel()
+        raise
+    bar.finish()

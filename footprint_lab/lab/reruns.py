@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 from footprint_lab.core._chat import Chat
 from footprint_lab.core._run import Run
 from footprint_lab.engine.markup import shown
+from footprint_lab.engine.progress import Listener
 from footprint_lab.explain import (
     compare_runs,
     explain_difference,
@@ -50,6 +51,7 @@ class Reruns:
     selection: dict[str, Any]
     panel_html: str
     progress: dict[str, Any]
+    busy: str
     _call: str | None
     _piece: tuple[str, str] | None
     _continued_from: Any
@@ -145,10 +147,6 @@ class Reruns:
         extra = {"continue_from": carried} if (run is self.run and runner is not self.chat
                                                and run.recording.meta.get("continues")) else {}
         before = self.panel_html
-
-        def progress(done: int, total: int) -> None:
-            self.progress = {"done": done, "total": total}
-
         if action in ("rerun", "localize") and runner is None:
             return
         if action == "rerun" and isinstance(source, str):
@@ -159,11 +157,12 @@ class Reruns:
             doing = f"Testing '{source}': reruns without it beside unchanged ones" if only else \
                 "Localizing: testing every piece that reached the answer"
             self._background(doing, before, lambda: localize(
-                run, rerun=runner, sources=only, progress=progress, **extra), panels.localize_panel)
+                run, rerun=runner, sources=only, progress=self._heard(doing), **extra), panels.localize_panel)
         elif action == "dropped":
             rerun = runner if callable(getattr(runner, "with_forced", None)) else None
-            self._background("Restoring each left-out piece in a rerun", before, lambda: find_dropped_context(
-                run, rerun=rerun, progress=progress, **extra), panels.dropped_panel)
+            restoring = "Restoring each left-out piece in a rerun"
+            self._background(restoring, before, lambda: find_dropped_context(
+                run, rerun=rerun, progress=self._heard(restoring), **extra), panels.dropped_panel)
 
 
     def _replay(self, action: str, source: Any, edit: str | None) -> None:
@@ -174,21 +173,20 @@ class Reruns:
         if provider is None:
             return
         run, call, before = self.run, self._call, self.panel_html
-
-        def progress(done: int, total: int) -> None:
-            self.progress = {"done": done, "total": total}
-
         if action == "replay_localize":
-            self._background("Localizing by replay: the answering call re-sent without each of its pieces", before,
-                             lambda: localize(run, replay=provider, progress=progress), panels.localize_panel)
+            label = "Localizing by replay: the answering call re-sent without each of its pieces"
+            self._background(label, before, lambda: localize(run, replay=provider, progress=self._heard(label)),
+                             panels.localize_panel)
         elif action == "replay" and isinstance(source, str):
-            self._background(f"Replaying {call} without '{source}' ({REPLAYS} times, and {REPLAYS} unchanged)…",
-                             before, lambda: replay(run, provider, call=call, without=[source], samples=REPLAYS,
-                                                    progress=progress), panels.replay_panel)
+            label = f"Replaying {call} without '{source}' ({REPLAYS} times, and {REPLAYS} unchanged)…"
+            self._background(label, before, lambda: replay(run, provider, call=call, without=[source],
+                                                           samples=REPLAYS, progress=self._heard(label)),
+                             panels.replay_panel)
         elif action == "replay_edit" and isinstance(source, str) and edit is not None:
-            self._background(f"Replaying {call} with '{source}' edited ({REPLAYS} times, and {REPLAYS} unchanged)…",
-                             before, lambda: replay(run, provider, call=call, edit={source: edit}, samples=REPLAYS,
-                                                    progress=progress), panels.replay_panel)
+            label = f"Replaying {call} with '{source}' edited ({REPLAYS} times, and {REPLAYS} unchanged)…"
+            self._background(label, before, lambda: replay(run, provider, call=call, edit={source: edit},
+                                                           samples=REPLAYS, progress=self._heard(label)),
+                             panels.replay_panel)
 
 
     def _difference_test(self, number: int) -> None:
@@ -199,12 +197,31 @@ class Reruns:
         if chat is None or run is None or provider is None or not 0 <= number < len(chat):
             return
 
-        def progress(done: int, total: int) -> None:
-            self.progress = {"done": done, "total": total}
-
-        self._background(f"Carrying each difference of turn {number} into the run shown, by replay", self.panel_html,
-                         lambda: explain_difference(chat[number], run, replay=provider, progress=progress),
+        label = f"Carrying each difference of turn {number} into the run shown, by replay"
+        self._background(label, self.panel_html,
+                         lambda: explain_difference(chat[number], run, replay=provider, progress=self._heard(label)),
                          difference_explanation_html)
+
+    def _heard(self, label: str) -> Heard:
+        """The progress function of a rerun started under ``label``: its count to the bar, its phase to the status
+        line beside it."""
+        return Heard(self, label)
+
+
+class Heard(Listener):
+    """What the Lab hears of a long call: ``(done, total)`` drawn as its bar (``progress``), and what the call is
+    doing ("screening", "confirming 'vip-override'") after the status line's label (``busy``), as a notebook's bar
+    shows it after its count."""
+
+    def __init__(self, lab: Reruns, label: str) -> None:
+        self.lab = lab
+        self.label = label
+
+    def __call__(self, done: int, total: int) -> None:
+        self.lab.progress = {"done": done, "total": total}
+
+    def doing(self, what: str) -> None:
+        self.lab.busy = f"{self.label} · {what}" if what else self.label
 
 
 #: How many times the Lab replays a call with a piece changed (and as many times unchanged, for the noise).

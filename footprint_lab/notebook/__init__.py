@@ -2,7 +2,8 @@
 
 - :func:`load_runs` reads every recording a notebook's outputs carry, as ``Run`` objects that
   explain exactly like live ones (nothing in the file is executed; untrustworthy ones are
-  skipped with a warning naming the cell and field).
+  skipped with a warning naming the cell and field). Reading many shows its progress once it lasts;
+  stopped, it says so in one line and :func:`last_stopped` gives the runs read.
 - :func:`scan` lists what a redaction policy would still find, anywhere in the file (metadata,
   attachments, every MIME type, base64 and PNG text, widget state, through HTML entities, comments
   and ANSI codes); :func:`scrub` masks it there, keeping the recordings loadable.
@@ -32,24 +33,22 @@ from typing import TYPE_CHECKING
 from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.notebook._bug_report import BugReportError, bug_report
-    from footprint_lab.notebook._export import export
-    from footprint_lab.notebook._html import to_html
-    from footprint_lab.notebook._read import (
-        WIDGET_STATE_MIME,
-        NotebookFileError,
-        RecordingSkippedWarning,
-        load_runs,
-        verify_file,
-    )
-    from footprint_lab.notebook._scrub import (
-        ScanFinding,
-        SharingConfigError,
-        WidgetStateProblem,
-        check_widget_state,
-        scan,
-        scrub,
-    )
+    from footprint_lab.engine.progress import last_stopped as last_stopped
+    from footprint_lab.notebook._bug_report import BugReportError as BugReportError
+    from footprint_lab.notebook._bug_report import bug_report as bug_report
+    from footprint_lab.notebook._export import export as export
+    from footprint_lab.notebook._html import to_html as to_html
+    from footprint_lab.notebook._read import WIDGET_STATE_MIME as WIDGET_STATE_MIME
+    from footprint_lab.notebook._read import NotebookFileError as NotebookFileError
+    from footprint_lab.notebook._read import RecordingSkippedWarning as RecordingSkippedWarning
+    from footprint_lab.notebook._read import SharingConfigError as SharingConfigError
+    from footprint_lab.notebook._read import load_runs as load_runs
+    from footprint_lab.notebook._read import verify_file as verify_file
+    from footprint_lab.notebook._scrub import ScanFinding as ScanFinding
+    from footprint_lab.notebook._scrub import WidgetStateProblem as WidgetStateProblem
+    from footprint_lab.notebook._scrub import check_widget_state as check_widget_state
+    from footprint_lab.notebook._scrub import scan as scan
+    from footprint_lab.notebook._scrub import scrub as scrub
 
 __all__, __getattr__, __dir__ = public(__name__)
 

@@ -34,8 +34,8 @@ from footprint_lab.engine._redaction import Redaction, combine_policies, policy_
 from footprint_lab.engine._refusal import Refusal, describe_shape
 from footprint_lab.notebook._export import export
 from footprint_lab.notebook._html import to_html
-from footprint_lab.notebook._read import load_runs, output_path
-from footprint_lab.notebook._scrub import SharingConfigError, scan
+from footprint_lab.notebook._read import SharingConfigError, load_runs, output_path
+from footprint_lab.notebook._scrub import scan
 from footprint_lab.providers._failures import display_url
 
 #: the libraries whose versions a maintainer asks for first

@@ -27,8 +27,8 @@ from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.engine.markup import esc
 from footprint_lab.lab.views import run_bundle
 from footprint_lab.lab.views.tree import PLOTLY_MIME, tree_figure, tree_html
-from footprint_lab.notebook._read import output_path, write_notebook
-from footprint_lab.notebook._scrub import SharingConfigError, check_policy, sweep
+from footprint_lab.notebook._read import SharingConfigError, output_path, write_notebook
+from footprint_lab.notebook._scrub import check_policy, sweep
 
 NBFORMAT_MINOR = 5
 

@@ -29,7 +29,7 @@ import re
 import secrets
 import stat
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -45,10 +45,11 @@ from footprint_lab.engine._recording_door import (
     read_json,
 )
 from footprint_lab.engine._records import content_hash
-from footprint_lab.engine._refusal import Refusal, describe_shape
+from footprint_lab.engine._refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.engine._regular_file import UnreadableFile, kind_of, read_regular
 from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.engine._seal import Verdict, verify
+from footprint_lab.engine.progress import PROGRESS_FIX, SHOW_AFTER, Progress, progress_problem, stopping
 from footprint_lab.flow._checkpoint import FlowCheckpoint
 
 if TYPE_CHECKING:
@@ -60,6 +61,8 @@ MAX_FILE_BYTES = 256 << 20
 #: the most ``scan`` and ``scrub`` read: they hold a notebook many times over while they read every layer of
 #: it (up to some 25 times its size, for a file of many small values), so 64 MiB fits in 2 GB of memory
 MAX_SWEEP_BYTES = 64 << 20
+#: What a stopped ``load_runs`` kept, and where.
+KEPT = "the runs of the {done} read: footprint_lab.notebook.last_stopped()"
 #: Where Jupyter keeps a notebook's widget state, inside ``metadata.widgets``.
 WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
 
@@ -102,6 +105,16 @@ class NotebookFileError(Refusal):
         self.argument = argument
         self.reason = reason
         self.received = received
+
+
+class SharingConfigError(SettingRefusal):
+    """Raised when a sharing function (``scrub``, ``scan``, ``export``, ``load_runs``...) is handed an argument it
+    cannot use.
+
+    Carries ``setting`` (the argument) and ``received`` (its shape).
+    """
+
+    code = "ERR_SHARING_CONFIG"
 
 
 class RecordingSkippedWarning(UserWarning):
@@ -223,18 +236,28 @@ def outputs(notebook: dict[str, Any]) -> Iterator[tuple[int, int, dict[str, Any]
                     yield cell_index, output_index, output
 
 
-def embedded(notebook: dict[str, Any], door: str) -> Iterator[tuple[int, int, Recording]]:
-    """Every trustworthy recording in the outputs, in file order; the others are skipped with a warning."""
+def embedded(notebook: dict[str, Any], door: str,
+             read: Callable[[], None] | None = None) -> Iterator[tuple[int, int, Recording]]:
+    """Every trustworthy recording in the outputs, in file order; the others are skipped with a warning.
+
+    ``read`` is called once per recording, skipped or trusted (a bar's step), once the caller took it."""
     for cell_index, output_index, output in outputs(notebook):
-        data = output.get("data")
-        if not isinstance(data, dict) or RECORDING_MIME not in data:
+        if not _carries(output):
             continue
-        recording = check_recording(data[RECORDING_MIME], door)
+        recording = check_recording(output["data"][RECORDING_MIME], door)
         if isinstance(recording, Recording):
             yield cell_index, output_index, recording
         else:
             warnings.warn(RecordingSkippedWarning(cell_index, output_index, recording.field, recording.problem),
                           stacklevel=3)
+        if read is not None:
+            read()
+
+
+def _carries(output: dict[str, Any]) -> bool:
+    """Whether an output holds a recording (under :data:`RECORDING_MIME` in its data)."""
+    data = output.get("data")
+    return isinstance(data, dict) and RECORDING_MIME in data
 
 
 def check_recording(value: Any, door: str) -> Recording | InvalidRecordingError:
@@ -272,17 +295,33 @@ def widget_state(notebook: dict[str, Any]) -> dict[str, Any] | None:
     return block if isinstance(block, dict) else None
 
 
-def load_runs(path: str | os.PathLike[str]) -> list[Run]:
+def load_runs(path: str | os.PathLike[str], *, progress: Any = None) -> list[Run]:
     """Every run whose recording a notebook's outputs carry, in file order, each as a ``Run``.
 
     A run shown more than once comes back once, where it was first shown, with the recording
     it was last shown with (the one carrying the most recent notes). Nothing in the file is
     executed; a recording that fails its checks is skipped with a :class:`RecordingSkippedWarning`.
+
+    ``progress``: by default a bar (in a notebook, or a line on a terminal) once reading many
+    recordings lasts a moment; ``True`` shows it at once, ``False`` never, a function ``(done, total)``
+    hears each recording. Stopped (an interrupt), it raises ``Stopped`` in one line; the runs read so
+    far are kept for ``footprint_lab.notebook.last_stopped()``.
     """
+    problem = progress_problem(progress)
+    if problem is not None:
+        raise SharingConfigError("load_runs", "progress", problem, PROGRESS_FIX)
+    notebook = read_notebook(path)
+    total = sum(1 for _, _, output in outputs(notebook) if _carries(output))
+    bar = Progress(total, "load_runs", progress, unit="recordings read", after=SHOW_AFTER)
     found: dict[str, Recording] = {}
-    for _, _, recording in embedded(read_notebook(path), "load_runs"):
-        found[recording.run_id] = recording
-    return [Run.from_recording(recording) for recording in found.values()]
+
+    def runs() -> list[Run]:
+        return [Run.from_recording(recording) for recording in found.values()]
+
+    with stopping(bar, runs, KEPT):
+        for _, _, recording in embedded(notebook, "load_runs", bar.step):
+            found[recording.run_id] = recording
+    return runs()
 
 
 def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:

@@ -47,7 +47,7 @@ from footprint_lab.engine._held import bind_display, display_verdict, held_diges
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._records import content_hash
 from footprint_lab.engine._redaction import Redaction, RunScrubber, normalize_key
-from footprint_lab.engine._refusal import SettingRefusal, describe_shape
+from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.engine._saved_form import TABLE_KEYS, packed, unpacked
 from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.engine._seal import seal
@@ -55,6 +55,7 @@ from footprint_lab.engine.schema import READABLE_VERSIONS, SCHEMA_VERSION
 from footprint_lab.notebook._read import (
     MAX_SWEEP_BYTES,
     NotebookFileError,
+    SharingConfigError,
     as_path,
     output_path,
     outputs,
@@ -78,15 +79,6 @@ from footprint_lab.notebook._walk import value as walked
 WIDGET_LIMIT = 1_000_000
 _WIDGET_VIEW_MIME = "application/vnd.jupyter.widget-view+json"
 _LEARNED = "a value first seen under a covered key"
-
-
-class SharingConfigError(SettingRefusal):
-    """Raised when a sharing function (``scrub``, ``scan``, ``export``...) is handed an argument it cannot use.
-
-    Carries ``setting`` (the argument) and ``received`` (its shape).
-    """
-
-    code = "ERR_SHARING_CONFIG"
 
 
 class ScanFinding(NamedTuple):

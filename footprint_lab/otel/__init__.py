@@ -3,7 +3,9 @@
 - :func:`from_spans` turns finished spans (OpenInference's, as LangChain, LlamaIndex and the OpenAI
   Agents SDK write them; the GenAI conventions', current and older) into ``Run`` objects every view
   and explanation works on; :func:`capture` collects them in-process while a block runs, and
-  :func:`receive` starts an OTLP/HTTP receiver that makes each trace a run as it ends.
+  :func:`receive` starts an OTLP/HTTP receiver that makes each trace a run as it ends. An import of
+  many runs shows its progress once it lasts; stopped, it says so in one line and :func:`last_stopped`
+  gives the runs imported.
 - ``to_spans`` and ``export_otlp`` (:mod:`footprint_lab.otel._exporter`) write recordings as
   spans following the same conventions, over OTLP/HTTP (protobuf) through the official exporter;
   ``live_spans()`` (:mod:`footprint_lab.otel._live`) emits them while a run happens, as a subscriber.
@@ -20,21 +22,24 @@ from typing import TYPE_CHECKING
 from footprint_lab.engine._exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.otel._capture import Capture, capture
-    from footprint_lab.otel._exporter import export_otlp, to_spans
-    from footprint_lab.otel._importer import ContentCaptureWarning, from_spans
-    from footprint_lab.otel._live import live_spans
-    from footprint_lab.otel._receiver import Receiver, receive
-    from footprint_lab.otel._refusals import (
-        OtelCaptureError,
-        OtelExportError,
-        OtelReceiverError,
-        OtelSpanFieldError,
-        OtelSpanLoopError,
-        OtelSpansError,
-        OtlpExportFailed,
-        OtlpRequestRefused,
-    )
+    from footprint_lab.engine.progress import last_stopped as last_stopped
+    from footprint_lab.otel._capture import Capture as Capture
+    from footprint_lab.otel._capture import capture as capture
+    from footprint_lab.otel._exporter import export_otlp as export_otlp
+    from footprint_lab.otel._exporter import to_spans as to_spans
+    from footprint_lab.otel._importer import ContentCaptureWarning as ContentCaptureWarning
+    from footprint_lab.otel._importer import from_spans as from_spans
+    from footprint_lab.otel._live import live_spans as live_spans
+    from footprint_lab.otel._receiver import Receiver as Receiver
+    from footprint_lab.otel._receiver import receive as receive
+    from footprint_lab.otel._refusals import OtelCaptureError as OtelCaptureError
+    from footprint_lab.otel._refusals import OtelExportError as OtelExportError
+    from footprint_lab.otel._refusals import OtelReceiverError as OtelReceiverError
+    from footprint_lab.otel._refusals import OtelSpanFieldError as OtelSpanFieldError
+    from footprint_lab.otel._refusals import OtelSpanLoopError as OtelSpanLoopError
+    from footprint_lab.otel._refusals import OtelSpansError as OtelSpansError
+    from footprint_lab.otel._refusals import OtlpExportFailed as OtlpExportFailed
+    from footprint_lab.otel._refusals import OtlpRequestRefused as OtlpRequestRefused
 
 __all__, __getattr__, __dir__ = public(__name__)
 

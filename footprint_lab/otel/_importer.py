@@ -40,6 +40,7 @@ from footprint_lab.engine._build import build_recording
 from footprint_lab.engine._captured import CapturedPiece, captured_piece
 from footprint_lab.engine._recorder import Recorder
 from footprint_lab.engine._recording import Recording
+from footprint_lab.engine.progress import PROGRESS_FIX, SHOW_AFTER, Progress, progress_problem, stopping
 from footprint_lab.engine.schema import (
     ANSWER,
     INJECTED_MESSAGES,
@@ -53,6 +54,7 @@ from footprint_lab.engine.schema import (
     TOOLS,
     USER_MESSAGE,
 )
+from footprint_lab.otel._refusals import OtelExportError
 from footprint_lab.otel._semconv import (
     OPENINFERENCE,
     Call,
@@ -80,6 +82,8 @@ CONTENT_OFF_NOTE = ("the spans carry no message content, so the pieces are empty
                     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true) so the spans hold the messages")
 #: Why a retrieved document no call was sent is kept as a skipped piece.
 NOT_SENT = "retrieved, but no LLM call that followed was sent its text"
+#: What a stopped import kept, and where.
+KEPT = "the {done} imported: footprint_lab.otel.last_stopped()"
 #: Where an imported call's request records what a span says of it beyond the messages (``LLMExchange.wire``).
 WIRE_SOURCE = "opentelemetry"
 
@@ -88,20 +92,32 @@ class ContentCaptureWarning(UserWarning):
     """Spans were imported without message content (capture was off); the run's ``meta`` says how to switch it on."""
 
 
-def from_spans(spans: Any) -> list[Run]:
+def from_spans(spans: Any, *, progress: Any = None) -> list[Run]:
     """One ``Run`` per agent run in ``spans`` (per root ``invoke_agent`` span, or per trace without one).
 
     ``spans``: the SDK's finished spans, OTLP JSON (a dict, its text, JSON lines, a path to a file), or
     OTLP protobuf (an ``ExportTraceServiceRequest``'s bytes, or a path to them). Runs come in the order
     they started. Spans are replayed into each run's recorder now; a run's ``Recording`` is built from it
     the first time it is asked for, as for a live run.
+
+    ``progress``: by default a bar (in a notebook, or a line on a terminal) once an import of many runs
+    lasts a moment; ``True`` shows it at once, ``False`` never, a function ``(done, total)`` hears each run.
+    Stopped (an interrupt), it raises ``Stopped`` in one line; the runs imported so far are kept for
+    ``footprint_lab.otel.last_stopped()``.
     """
+    problem = progress_problem(progress)
+    if problem is not None:
+        raise OtelExportError("progress", problem, PROGRESS_FIX, door="from_spans")
+    groups = _group(read_spans(spans))
     runs: list[Run] = []
     silent = 0
-    for group in _group(read_spans(spans)):  # one at a time: what a run's spans say is dropped once replayed
-        importer = _Importer(*group)
-        runs.append(importer.replay())
-        silent += not importer.present
+    bar = Progress(len(groups), "from_spans", progress, unit="runs imported", after=SHOW_AFTER)
+    with stopping(bar, lambda: runs, KEPT):
+        for group in groups:  # one at a time: what a run's spans say is dropped once replayed
+            importer = _Importer(*group)
+            runs.append(importer.replay())
+            silent += not importer.present
+            bar.advance()
     if silent:
         warnings.warn(f"{silent} imported run(s): {CONTENT_OFF_NOTE}", ContentCaptureWarning, stacklevel=2)
     return runs

@@ -187,7 +187,7 @@ class Receiver:
                     self.import_errors += 1
 
     def _import(self, spans: list[SpanData]) -> None:
-        runs = from_spans(spans)
+        runs = from_spans(spans, progress=False)  # a worker thread: no bar in whatever cell runs now
         with self._lock:
             self.runs.extend(runs)
             listeners = list(self._listeners)

@@ -106,7 +106,8 @@ class OtelCaptureError(Refusal):
 
 class OtelExportError(Refusal):
     """Raised when ``to_spans`` / ``export_otlp`` get something other than runs, or an unusable endpoint,
-    and when ``live_spans`` is given a tracer provider it cannot make a tracer from.
+    when ``live_spans`` is given a tracer provider it cannot make a tracer from, and when ``from_spans``
+    is given a ``progress=`` it cannot use.
 
     Carries ``argument`` (which one is at fault) and ``received`` (its shape). Nothing is sent.
     """
