@@ -26,8 +26,8 @@ _VOID = frozenset({"br", "img", "meta", "hr", "input", "link"})
 _SCOPE = re.compile(r"\bfl[0-9a-f]{6}\b")
 _MS = re.compile(r"\b\d+(?:\.\d+)? ms\b")
 _LINE = re.compile(r"(\.py):\d+")
-#: a cell that is a bare time (the steps table's ``ms`` column)
-_BARE = re.compile(r"^(\s*)'\d+\.\d{2}'$", re.MULTILINE)
+#: a cell that is a bare time (the steps table's and the timeline's ``ms`` columns)
+_BARE = re.compile(r"^(\s*)'\d+\.\d{2,3}'$", re.MULTILINE)
 
 
 def outline(html: str, names: dict[str, str] | None = None) -> str:

@@ -22,6 +22,7 @@ import time
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 
 @dataclass
@@ -93,6 +94,18 @@ def start_lab(base: Path, *, timeout: float = 120.0) -> LabServer:
             time.sleep(0.3)
     stop_lab(server)
     raise RuntimeError(f"jupyter lab did not answer within {timeout:.0f} s; its log: {log}")
+
+
+def place(server: LabServer, notebook: Any, name: str, *, trusted: bool) -> str:
+    """Write ``notebook`` into the server's folder as ``name``, signed with this server's secret when ``trusted``
+    (as `jupyter trust` would), and return the address that opens it alone in a fresh workspace."""
+    import nbformat
+    from nbformat.sign import NotebookNotary
+
+    if trusted:
+        NotebookNotary(data_dir=str(server.root.parent / "data")).sign(notebook)
+    nbformat.write(notebook, server.root / name)
+    return f"{server.url}/lab/tree/{name}?reset"
 
 
 def stop_lab(server: LabServer) -> None:

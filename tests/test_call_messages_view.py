@@ -43,14 +43,14 @@ def test_the_answering_call_by_default_its_messages_in_order_each_with_its_piece
     roles = [re.search(r"fl-role-(\w+)", tag).group(1) for tag in bubbles(html)]  # type: ignore[union-attr]
     assert roles == ["system", "user", "assistant", "tool", "assistant"]  # the last: the reply
     sent = run.context(messages.call)
-    pieces = re.findall(r'data-fl-piece="([^"]+)" data-fl-slot="messages"', html)
+    pieces = re.findall(r'<li [^>]*data-fl-piece="([^"]+)" data-fl-slot="messages"', html)  # the bubbles
     assert pieces == sent.loc[sent["slot"] == "messages", "source_id"].tolist() == messages.to_frame()["piece"].tolist()
     for system_piece in sent.loc[sent["slot"] == "system", "source_id"]:
         assert f">{system_piece}</code>" in html  # the system bubble names the pieces it was assembled from
     words = parse(html).words()
     assert "→ calls lookup_order with {\"order_id\": \"A-10000\"} call id call_1_1" in words
     assert "result of lookup_order for call call_1_1" in words
-    assert "assistant the reply, as received call-llm#6 stop: end_turn" in words and "APPROVED: the order" in words
+    assert "reply the reply, as received call-llm#6 stop: end_turn" in words and "APPROVED: the order" in words
 
 
 def test_an_earlier_call_by_id_or_index_and_a_members_call_by_its_full_id() -> None:

@@ -488,7 +488,7 @@ async def test_run_context_shows_one_call_as_a_table():
     assert list(frame["source_id"]) == ["system-prompt", "plan", "later", "user-message", first_call, "call_1_1",
                                         "noop"]
     first = run.context(0, left_out=True)
-    assert list(first[first["verdict"] == "skipped"]["source_id"]) == ["later"]
+    assert list(first[first["admission"] == "skipped"]["source_id"]) == ["later"]
     assert first["read_by"].isna().sum() == 1
     assert run.context(run.recording.exchanges[0].step_id).equals(run.context(0))
     assert [p.source_id for p in run.context_pieces(-1)] == list(frame["source_id"])

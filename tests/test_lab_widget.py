@@ -66,13 +66,21 @@ async def test_clicking_the_answer_opens_the_answering_call_then_a_piece_its_cus
     await press(lab, "run")
     lab.press_click({"answer": True})
     panel = lab.panel_html
-    assert 'data-fl-call="call-llm#6"' in panel
-    for slot in ('data-slot="system"', 'data-slot="messages"', 'data-slot="tools"'):
-        assert slot in panel
-    assert 'data-fl-piece="vip-override" data-fl-slot="system">' in panel       # closed until clicked
+    # the answering call as the model saw it: its messages, each naming its piece, and the raw request one
+    # click away; its pieces are listed once, in the answer view, so the panel points there instead
+    assert 'data-fl-call="call-llm#6"' in panel and "What this call was sent" in panel
+    assert "Raw request" in panel and 'class="fl-piece"' not in panel
+    assert "What the answering call was given" in panel
+    assert 'data-fl-piece="vip-override" data-fl-slot="system"' in panel        # named, and a click away
     lab.press_click({"piece": "vip-override", "slot": "system", "call": "call-llm#6"})
     panel = lab.panel_html
     assert 'data-fl-piece="vip-override" data-fl-slot="system" open>' in panel  # its custody, open
+    assert panel.count('class="fl-piece"') == 1                                  # and no other piece's row
+    assert 'data-fl-call="call-llm#6">Every piece of' in panel
+    lab.press_click({"call": "call-llm#6"})                                     # the whole list, on request
+    assert 'data-slot="system"' in lab.panel_html and 'data-slot="tools"' in lab.panel_html
+    lab.press_click({"piece": "vip-override", "slot": "system", "call": "call-llm#6"})
+    panel = lab.panel_html
     opened = panel.split('data-fl-piece="vip-override" data-fl-slot="system" open>')[1].split("</details>")[0]
     for hop in ("ANSWER", "READ", "LANDED", "ALLOWED", "BORN"):
         assert f">{hop}</b>" in opened
@@ -121,9 +129,9 @@ async def test_a_pieces_own_localize_button_tests_that_piece_and_the_other_tests
 async def test_left_out_pieces_and_dropped_context_are_one_click_away():
     lab = Lab(planted_fact_agent(variant="budget"), message=REFUND_REQUEST)
     await press(lab, "run")
-    lab.press_click({"answer": True})
-    left_out = lab.panel_html.split('class="fl-box fl-left-out"')[1]
+    left_out = lab.answer_html.split('class="fl-box fl-left-out"')[1]   # under the answering call's pieces
     assert "Left out: " in left_out and 'data-fl-piece="refund-policy"' in left_out
+    lab.press_click({"answer": True})                                    # the answer's panel offers the restore
     await press(lab, "click", action="dropped")
     restored = untitled(lab.panel_html.split('class="fl-dropped"')[1])
     assert "<td>refund-policy</td>" in restored and "restored_answer" in restored

@@ -122,14 +122,18 @@ def test_run_then_click_from_the_answer_to_the_planted_fact_and_its_custody(note
         assert (answer.get_attribute("tabindex"), answer.get_attribute("role")) == ("0", "button")
         answer.focus()
         page.keyboard.press("Enter")
-        planted = lab.locator(".fl-panel details[data-fl-piece='vip-override'] > summary")
-        planted.wait_for()
-        assert "VIP override" in planted.inner_text()
-        assert lab.locator(".fl-panel details[data-fl-piece]").count() >= 6     # the call's three slots
-        planted.click()
-        # the piece's row opens to its custody: the list of hops directly inside it (the answer view's hook)
+        # the answering call as the model saw it: its messages, each naming its piece; the pieces themselves are
+        # listed once, in the answer view, so the panel repeats none of them
+        chat = lab.locator(".fl-panel .fl-chat")
+        chat.wait_for()
+        assert "What the answering call was given" in lab.locator(".fl-panel").inner_text()
+        assert "VIP override" in chat.locator(".fl-role-system").inner_text()
+        assert lab.locator(".fl-panel details[data-fl-piece]").count() == 0
+        lab.locator(".fl-panel .fl-role-system [data-fl-piece='vip-override']").click()
+        # the piece named there opens alone, its row open to its custody: the list of hops directly inside it
         custody = lab.locator(".fl-panel details[data-fl-piece='vip-override'][open] > ol")
         custody.wait_for()
+        assert lab.locator(".fl-panel details[data-fl-piece]").count() == 1
         lab.locator(".fl-panel .fl-suspect").wait_for()
         chain = custody.inner_text()
         for hop in ("ANSWER", "READ", "LANDED", "ALLOWED", "BORN"):
@@ -361,18 +365,16 @@ def test_an_imported_run_is_explained_by_replaying_its_call_with_a_piece_removed
     with evidence(page, console, "lab-imported-replay"):
         assert not lab.locator(".fl-compose").is_visible()      # no agent: no message box
         assert "explained from its recording" in lab.locator(".fl-title").inner_text()
-        lab.locator(".fl-answer-view [data-fl-answer]").click()
-        planted = lab.locator(".fl-panel details[data-fl-piece='vip-override'] > summary")
-        planted.wait_for()
-        planted.click()
+        # the piece's row in the answer view opens to its custody, and the panel to what tests it
+        lab.locator(".fl-answer-view details[data-fl-piece='vip-override'] > summary").click()
         lab.locator("[data-fl-action='replay'][data-fl-source='vip-override']").click()
         replayed = lab.locator(".fl-panel .fl-replayed")
         replayed.wait_for(timeout=30_000)
         said = replayed.inner_text()
         assert "without 'vip-override'" in said and "changed in 3/3 replays" in said and "changed it 0/3" in said
         assert "DECLINED" in said
-        lab.locator(".fl-answer-view [data-fl-answer]").click()
-        lab.locator(".fl-panel details[data-fl-piece='vip-override'] > summary").click()
+        lab.locator(".fl-answer-view [data-fl-answer]").click()          # the call's messages, a piece named there
+        lab.locator(".fl-panel .fl-chat [data-fl-piece='vip-override']").first.click()
         box = lab.locator(".fl-panel textarea[data-fl-edit]")
         box.fill("The customer has no override on file.")
         lab.locator("[data-fl-action='replay_edit'][data-fl-source='vip-override']").click()
@@ -381,8 +383,7 @@ def test_an_imported_run_is_explained_by_replaying_its_call_with_a_piece_removed
         assert "'vip-override' edited" in edited.inner_text() and "3/3" in edited.inner_text()
         ARTIFACTS.mkdir(exist_ok=True)
         lab.screenshot(path=str(ARTIFACTS / "lab-imported-replay-edited.png"))
-        lab.locator(".fl-answer-view [data-fl-answer]").click()
-        lab.locator(".fl-panel details[data-fl-piece='vip-override'] > summary").click()
+        lab.locator(".fl-answer-view details[data-fl-piece='vip-override'] > summary").click()
         lab.locator("[data-fl-action='replay_localize']").click()
         verdicts = lab.locator(".fl-panel .fl-localize")
         verdicts.wait_for(timeout=60_000)

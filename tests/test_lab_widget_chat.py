@@ -61,7 +61,7 @@ async def test_a_turn_opens_in_the_views_and_is_selected():
     assert lab.run is lab.chat[0] and "Noted: Order A-1." in lab.answer_html
     assert lab.selection == {"turn": 0}
     lab.press_click({"answer": True})
-    assert lab.selection == {"turn": 0, "panel": "call", "call": lab.chat[0].recording.exchanges[-1].step_id}
+    assert lab.selection == {"turn": 0, "panel": "answer", "call": lab.chat[0].recording.exchanges[-1].step_id}
 
 
 async def test_rerun_a_turn_without_a_source_calls_the_provider_for_that_turn_only():
@@ -121,7 +121,7 @@ async def test_every_change_of_what_the_widget_shows_moves_the_state_version():
     assert states == list(range(1, len(states) + 1)) and lab.state_version == states[-1] > 0
     moved = lab.state_version
     lab.press_click({"answer": True})
-    assert lab.state_version > moved and lab.selection["panel"] == "call"
+    assert lab.state_version > moved and lab.selection["panel"] == "answer"
     saved = lab.get_state()
     assert {"state_version", "state_schema", "selection", "turns", "sources"} <= set(saved)
 

@@ -120,3 +120,14 @@ def test_a_refusal_naming_covered_members_before_anything_runs_masks_them() -> N
     with pytest.raises(GraphCycleError) as cycle:
         Graph([step(SECRET, member, needs=["two"]), step("two", member, needs=[SECRET])])
     assert SECRET not in str(cycle.value) and MASK in cycle.value.cycle
+
+
+async def test_a_lab_on_an_agent_named_with_a_covered_value_never_holds_it() -> None:
+    from footprint_lab import Lab
+
+    agent = says("hello", name=SECRET, id=SECRET)
+    lab = Lab(agent, message="hi")
+    lab.show(await agent.run("hi"))
+    lab.open_answer()
+    state = json.dumps(lab.get_state(), default=str)     # what the notebook saves and the browser is sent
+    assert SECRET not in state and MASK in lab.title

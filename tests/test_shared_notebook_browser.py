@@ -13,6 +13,7 @@ from __future__ import annotations
 import nbformat
 import pytest
 from browser_kit import chromium, keep_evidence, rgb
+from lab_server import place
 from test_notebooks import executed
 
 from footprint_lab.lab.views.page import KIND_COLOURS, STATUS_COLOURS
@@ -74,18 +75,13 @@ def test_a_tree_draws_with_jupyterlabs_own_plotly_trusted_or_not(lab_server, tru
     trusts and in one it does not (the SVG beside it is for readers with no plotly: GitHub, nbviewer, a page)."""
     import copy
 
-    from nbformat.sign import NotebookNotary
-
-    notebook = copy.deepcopy(executed("lab_tour.ipynb"))
     name = f"tree_{'trusted' if trusted else 'untrusted'}.ipynb"
-    if trusted:  # signed with the secret of this server's data folder, as `jupyter trust` would
-        NotebookNotary(data_dir=str(lab_server.root.parent / "data")).sign(notebook)
-    nbformat.write(notebook, lab_server.root / name)
+    address = place(lab_server, copy.deepcopy(executed("lab_tour.ipynb")), name, trusted=trusted)
     with chromium() as context:
         page = context.new_page()
         console: list[str] = []
         page.on("console", lambda message: console.append(f"{message.type}: {message.text}"))
-        page.goto(f"{lab_server.url}/lab/tree/{name}?reset")
+        page.goto(address)
         try:
             shown = page.locator(".jp-NotebookPanel:not(.lm-mod-hidden)", has_text="A wrong answer, displayed")
             cell = shown.locator(".jp-CodeCell", has_text="%fp_tree flow_run").first

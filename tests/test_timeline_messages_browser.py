@@ -40,12 +40,12 @@ def views(tmp_path_factory: pytest.TempPathFactory) -> dict[str, tuple[str, list
     long_run = Agent(provider=mock(reply="Noted.")).run_sync("History: " + "a long line of history " * 120)
     return {
         "timeline_desk": (desk.timeline().to_html(), ["call-llm#3\tmock-model\tLLM call\t✓ ok",
-                                                      "tool#4\tlookup_order\ttool\t✓ ok"]),
+                                                      "tool#4\tlookup_order\ttool call\t✓ ok"]),
         "timeline_pipeline": (pipeline.timeline().to_html(),
                               ["sequence-step#3\trefunds\tmember run", "↳ sequence-step#3/tool#4"]),
-        "timeline_failed": (_failing_desk_html(), ["tool#4\tlookup_order\ttool\t✗ tool_error", "1 failed"]),
+        "timeline_failed": (_failing_desk_html(), ["tool#4\tlookup_order\ttool call\t✗ tool_error", "1 failed"]),
         "messages_desk": (desk.messages().to_html(),
-                          ["user piece user-message (user)", "tool piece call_1_1 (tool_result)",
+                          ["user piece user-message (user)", "tool result piece call_1_1 (tool_result)",
                            "result of lookup_order for call call_1_1"]),
         "messages_pipeline": (pipeline.messages("sequence-step#2/call-llm#3").to_html(),
                               ["in member triage sequence-step#2"]),

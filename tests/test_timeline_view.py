@@ -73,7 +73,7 @@ def test_a_bar_is_placed_at_its_start_and_sized_by_its_duration_on_the_runs_scal
     call = timeline.rows[2]
     assert cells(html, "call-llm#3") == ["call-llm#3", "mock-model", "LLM call", "✓ ok", f"{call.start_ms:.3f}",
                                          f"{call.duration_ms:.3f}"]
-    assert cells(html, "tool#4")[:4] == ["tool#4", "lookup_order", "tool", "✓ ok"]
+    assert cells(html, "tool#4")[:4] == ["tool#4", "lookup_order", "tool call", "✓ ok"]
     assert "in ms from the run's start" in parse(html).words()  # the legend says what a position means
 
 

@@ -105,8 +105,11 @@ async def test_a_tool_raising_valueerror_is_kept_on_its_step_reported_and_shown(
     badge = page.find(cls="fl-tag", has="data-fl-failed-tools")
     assert badge.text() == "1 tool failed"
     assert "✓ finished" in page.find(cls="fl-head").text()
-    row = next(row for row in page.find_all("tr") if row.text().startswith(piece.landed_by))
+    # the steps table's row (the one custody links reach by its id) carries the finding's badge
+    row = next(row for row in page.find_all("tr") if row.text().startswith(piece.landed_by) and row.attrs.get("id"))
     assert "[tool_failed]" in row.text() and "tool_error" in row.text()
+    timed = next(row for row in page.find_all("tr") if row.attrs.get("data-fl-step") == piece.landed_by)
+    assert "fl-failed" in (timed.attrs.get("class") or "") and "✗ tool_error" in timed.text()   # and the timeline
     assert "Integrity: 1 finding" in page.text()
 
 

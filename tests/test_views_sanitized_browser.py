@@ -214,6 +214,8 @@ def _contrasts(look: str, javascript: bool, pages: dict[str, tuple[Path, list[st
             page.emulate_media(color_scheme=look)  # the exported page follows the reader's system
             page.goto(themed.as_uri())
             page.wait_for_load_state("load")
+            # every box opened: what a reader finds one click away (a timeline, a call's messages) is measured too
+            page.evaluate("() => document.querySelectorAll('details').forEach((box) => { box.open = true; })")
             page.screenshot(path=str(shots / f"{path.stem}-{look}{'' if javascript else '-scripts-off'}.png"),
                             full_page=True)
             low = [item for item in page.evaluate(CONTRASTS) if item["ratio"] < 4.5]

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 #: The columns of ``Run.context()``, in order.
 CONTEXT_COLUMNS = [
     "slot", "position", "source_kind", "source_id", "content", "trigger", "reason", "landed_by", "read_by",
-    "iteration", "verdict", "allowed_by", "content_hash", "cache", "declared_at", "detail", "index",
+    "iteration", "admission", "allowed_by", "content_hash", "cache", "declared_at", "detail", "index",
 ]
 
 
@@ -197,8 +197,8 @@ class Run:
 
         exchange, pieces = self._call_pieces(call, left_out)
         read_by = exchange.step_id if exchange is not None else None
-        rows = [{**piece.model_dump(), "read_by": read_by if piece.verdict == "admitted" else None}
-                for piece in pieces]
+        rows = [{**piece.model_dump(), "admission": piece.verdict,
+                 "read_by": read_by if piece.verdict == "admitted" else None} for piece in pieces]
         frame = pd.DataFrame(rows, columns=CONTEXT_COLUMNS)
         return frame.astype({"position": "int64", "iteration": "Int64"})
 

@@ -101,6 +101,18 @@ TERMS: dict[str, str] = {
     "read by": "The LLM call that was sent the piece (its READ hop).",
 }
 
+#: what kind of runner made a run (a tree's node, a view's header)
+RUN_KINDS: dict[str, str] = {
+    "agent": "A runner that calls a model, and the tools the model asks for, until it answers.",
+    "llm_call": "One LLM call recorded as a run of its own: a replay, or a call imported from spans.",
+    "sequence": "A composition whose members run one after another, each given the answer before it.",
+    "parallel": "A composition whose members run side by side on the same message, their answers merged.",
+    "conditional": "A composition that runs the one member its rule chooses.",
+    "loop": "A composition that runs its member again until its rule says stop.",
+    "workflow": "A composition of named steps run in order, each step's message mapped from the answers it needs.",
+    "graph": "A composition of named steps run as soon as the answers each needs are there.",
+}
+
 #: the columns of an explanation's table, as its ``to_frame()`` names them and its view heads them
 COLUMNS: dict[str, str] = {
     "rank": "The piece's place among the suspects: 1 resembles the answer most.",
@@ -110,17 +122,18 @@ COLUMNS: dict[str, str] = {
     "reruns": "How many reruns the test spent.",
     "failed reruns": "How many of those reruns failed; a failed rerun counts for nothing (a table's failed).",
     "reason": "Why the test concluded what it did, in words.",
+    "admission": "What a piece's trigger did on its iteration: admitted, skipped, or dropped by the budget.",
     "why": "Why the piece was left out of the call: what its trigger or the budget said.",
     "call": "The LLM call the row is about.",
     "status": "What restoring a left-out piece concluded: a verdict, or NOT TESTED.",
     "restored_answer": "The answer a rerun with the piece restored gave.",
     "difference": "A difference between the good run and the bad one, carried into the bad run to test it.",
     "other": "Reruns that gave neither the good answer nor the bad one: a third answer.",
-    "where it came from": "Where a differing piece came from in its run (a table's why).",
+    "came_from": "Where a differing piece came from in its run.",
 }
 
 #: every word and its meaning
-WORDS: dict[str, str] = {**HOPS, **KINDS, **VERDICTS, **ADMISSIONS, **DISPOSITIONS, **TERMS, **COLUMNS}
+WORDS: dict[str, str] = {**HOPS, **KINDS, **VERDICTS, **ADMISSIONS, **DISPOSITIONS, **TERMS, **RUN_KINDS, **COLUMNS}
 
 
 def verdict_word(verdict: str) -> str:

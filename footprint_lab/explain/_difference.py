@@ -83,7 +83,7 @@ if TYPE_CHECKING:
 #: what a difference of a piece is called, seen from the first run to the second, and what carries it back
 CARRY_WORDS = {"removed": "put back", "added": "take out", "changed": "restore"}
 DIFFERENCE_COLUMNS = ["member", "call_a", "call_b", "change", "slot", "what", "source_kind", "source_id", "a", "b",
-                      "diff", "why", "tokens_a", "tokens_b", "ms_a", "ms_b"]
+                      "diff", "came_from", "tokens_a", "tokens_b", "ms_a", "ms_b"]
 _TOKENS = re.compile(r"\s+|[^\s]+")
 
 
@@ -446,13 +446,13 @@ class Difference:
                       "tokens_b": pair.tokens_b, "ms_a": pair.ms_a, "ms_b": pair.ms_b}
             if pair.a is None or pair.b is None:
                 rows.append({**common, "change": "call only in " + ("b" if pair.a is None else "a"),
-                             "what": "LLM call", "why": "no call of the other run aligns with it"})
+                             "what": "LLM call", "came_from": "no call of the other run aligns with it"})
                 continue
             for change in pair.pieces:
                 rows.append({**common, "change": change.change, "slot": change.slot, "what": change.what,
                              "source_kind": change.source_kind, "source_id": change.source_id, "a": change.a,
                              "b": change.b, "diff": spelled_diff(change.words) if change.words else None,
-                             "why": change.why})
+                             "came_from": change.why})
             if pair.tool_calls_a != pair.tool_calls_b:
                 rows.append({**common, "change": "tool calls", "what": "tool calls asked for",
                              "a": _listed(pair.tool_calls_a), "b": _listed(pair.tool_calls_b)})
@@ -587,7 +587,8 @@ class DifferenceExplanation(Partial):
         rows = [{"difference": d.name, "change": d.change.change, "what": d.change.what, "call": d.call,
                  "verdict": d.verdict, "flips": d.flips, "samples": d.samples, "other": d.other,
                  "noise_flips": d.noise_flips, "noise_samples": d.noise_samples, "p_value": d.p_value,
-                 "level": d.level, "reruns": d.reruns, "failed": d.failed, "why": d.change.why, "reason": d.reason}
+                 "level": d.level, "reruns": d.reruns, "failed": d.failed, "came_from": d.change.why,
+                 "reason": d.reason}
                 for d in self.tested]
         return pd.DataFrame(rows, columns=EXPLANATION_COLUMNS)
 
@@ -596,7 +597,7 @@ class DifferenceExplanation(Partial):
 
 
 EXPLANATION_COLUMNS = ["difference", "change", "what", "call", "verdict", "flips", "samples", "other", "noise_flips",
-                       "noise_samples", "p_value", "level", "reruns", "failed", "why", "reason"]
+                       "noise_samples", "p_value", "level", "reruns", "failed", "came_from", "reason"]
 
 
 class GoodAnswer:

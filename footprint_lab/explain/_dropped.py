@@ -157,14 +157,15 @@ class DroppedContext(Partial):
         return "\n".join([self.summary(), *(f"  {p.line()}" for p in self.pieces)])
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per left-out piece: source, slot, verdict, why, who decided, and the restoration's status."""
+        """One row per left-out piece: source, slot, admission (what its trigger or the budget did), why, who
+        decided, and the restoration's status (its verdict)."""
         import pandas as pd
 
-        columns = ["source_id", "source_kind", "call", "slot", "verdict", "why", "decided_by", "iteration", "item",
+        columns = ["source_id", "source_kind", "call", "slot", "admission", "why", "decided_by", "iteration", "item",
                    "reached_earlier", "status", "flips", "samples", "noise_flips", "noise_samples", "p_value",
                    "restored_answer", "member", "member_name"]
         rows = [{"source_id": p.source_id, "source_kind": p.source_kind, "call": p.call, "slot": p.slot,
-                 "verdict": p.verdict,
+                 "admission": p.verdict,
                  "why": p.why, "decided_by": p.decided_by, "iteration": p.iteration, "item": p.item,
                  "reached_earlier": p.reached_earlier, "status": p.status,
                  "flips": p.trial.flips if p.trial else None, "samples": p.trial.samples if p.trial else None,

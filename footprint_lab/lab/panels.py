@@ -93,6 +93,7 @@ def answering_call(recording: Recording) -> str | None:
 def call_panel(root: Recording, call: str, *, chosen: tuple[str, str] | None = None) -> str:
     """One LLM call as part 1's slots view (each piece opens to its custody), with the chosen piece open."""
     from footprint_lab.lab.views import slots_view
+    from footprint_lab.lab.views.answer import opened
 
     home = find_recording(root, step_id=call)
     exchange = home.exchange_at(call) if home is not None else None
@@ -100,12 +101,44 @@ def call_panel(root: Recording, call: str, *, chosen: tuple[str, str] | None = N
         return f'{STYLE}<div class="fl-p"><p>No LLM call <code>{text(call)}</code> in this run.</p></div>'
     view = slots_view(home, exchange, left_out=True, keep=chosen)
     if chosen is not None:
-        slot, piece = chosen
-        hook = f'data-fl-piece="{attr(piece)}" data-fl-slot="{attr(slot)}"'
-        view = view.replace(f"{hook}>", f"{hook} open>", 1)
+        view = opened(view, chosen)
+    return _call_box(home, call, view)
+
+
+def answer_panel(root: Recording, call: str) -> str:
+    """What a click on the answer opens: the answering call as the model saw it (its messages, each naming
+    its piece, and the raw request and reply), pointing at the answer view's list of its pieces rather than
+    repeating it."""
+    from footprint_lab.lab.views.messages import messages_html
+
+    home = find_recording(root, step_id=call)
+    exchange = home.exchange_at(call) if home is not None else None
+    if home is None or exchange is None:
+        return call_panel(root, call)
+    said = (f'<div class="fl-p"><p>The answer came from <code>{text(call)}</code>. Its pieces, each with its '
+            "custody, are listed in the answer view under <b>What the answering call was given</b>: click one "
+            "there (or a piece named below) for its score and the reruns that test it.</p></div>")
+    return _call_box(home, call, said + messages_html(home, exchange, root=root))
+
+
+def piece_only_panel(root: Recording, call: str, chosen: tuple[str, str]) -> str:
+    """One piece of a call, its custody open, without the call's other pieces (a button lists them all)."""
+    from footprint_lab.lab.views.answer import piece_view
+
+    home = find_recording(root, step_id=call)
+    exchange = home.exchange_at(call) if home is not None else None
+    view = piece_view(home, exchange, chosen) if home is not None and exchange is not None else None
+    if home is None or view is None:
+        return call_panel(root, call, chosen=chosen)
+    every = (f'<button class="fl-act" data-fl-call="{attr(call)}">Every piece of <code>{text(call)}</code></button>')
+    return _call_box(home, call, view, every)
+
+
+def _call_box(home: Recording, call: str, view: str, extra: str = "") -> str:
+    """A panel about one call: its view, and the actions on its run (dropped context, stepping through)."""
     first = home.steps[0].step_id if home.steps else call
     return (f'{STYLE}<div class="fl-call-panel" data-fl-call="{attr(call)}">{view}<div class="fl-p fl-actions">'
-            + action("dropped", "Find dropped context (restore each left-out piece)")
+            + extra + action("dropped", "Find dropped context (restore each left-out piece)")
             + action("step", "Step through the run, step by step", first) + "</div></div>")
 
 
@@ -268,6 +301,7 @@ def tree_data(recording: Recording) -> dict[str, Any]:
         nodes.append({
             "path": node.path, "parent": node.parent, "depth": node.depth, "status": node.status,
             "label": shown(f"{name} ({node.kind})"), "preview": shown(node.answer_preview),
+            "kind": words.meaning(node.kind),
             "edge": shown(f"{edge.rule}: {edge.chosen}") if edge is not None and edge.rule else "",
         })
     return {"nodes": nodes}
@@ -282,7 +316,7 @@ def answer_html(recording: Recording) -> str:
     """
     from footprint_lab.lab.views import answer_view
 
-    return answer_view(recording, budget=VIEW_BUDGET)
+    return answer_view(recording, budget=VIEW_BUDGET, messages=False)  # the answer's click shows them
 
 
 def bounded(view: str, what: str) -> str:

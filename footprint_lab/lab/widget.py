@@ -107,6 +107,8 @@ class Lab(Reruns, anywidget.AnyWidget):
             title = f"Lab · {made.name or made.id or made.kind} ({made.kind}, explained from its recording)"
         else:
             name = getattr(runner, "name", None) or getattr(runner, "id", None) or type(runner).__name__
+            policy = getattr(runner, "redact", None)   # a name the runner's policy covers is masked, as its records
+            name = policy.for_run().scrub(name) if policy is not None and isinstance(name, str) else name
             title = f"Lab · {name} ({getattr(runner, 'kind', 'runner')})"
         super().__init__(title=shown(title), message=message or "", identity=who, can_run=runner is not None,
                          ask_hint="" if explaining is not None else ask_box.HINT)
@@ -376,12 +378,17 @@ class Lab(Reruns, anywidget.AnyWidget):
 
     # -- clicking into the answer -------------------------------------------------------------
     def open_answer(self) -> None:
-        """The call that produced the answer, with its three slots."""
+        """The call that produced the answer as the model saw it: its messages (each naming its piece) and the
+        raw request and reply; its pieces stay listed once, in the answer view."""
         if self.run is None:
             return
         call = panels.answering_call(self.run.recording)
-        if call is not None:
-            self.open_call(call)
+        if call is None:
+            return
+        self._call = call
+        self._piece = None
+        self.selection = {**self._turn_selected(), "panel": "answer", "call": call}
+        self.panel_html = panels.bounded(panels.answer_panel(self.run.recording, call), f"The call {call}")
 
     def open_call(self, call: str) -> None:
         """One LLM call's slots, one clickable row per piece."""
@@ -395,8 +402,9 @@ class Lab(Reruns, anywidget.AnyWidget):
     def open_piece(self, piece: str, slot: str, *, call: Any = None, with_call: bool = True) -> None:
         """One piece of a call: its chain of custody, suspect score, and the reruns that test it.
 
-        ``with_call`` shows the call's slots above it, the piece open; a piece clicked in the answer
-        view opens there already, so the panel then holds only its score and reruns.
+        ``with_call`` shows the piece's own row above it, open to its custody (a button lists the call's other
+        pieces); a piece clicked in the answer view opens there already, so the panel then holds only its score
+        and reruns.
         """
         if self.run is None:
             return
@@ -411,7 +419,7 @@ class Lab(Reruns, anywidget.AnyWidget):
         candidate = next((c for c in found if c.source_id == piece and c.read_by == call and (not slot or
                                                                                               c.slot == slot)), None)
         ranked = suspects(recording, at=call)
-        above = panels.call_panel(recording, call, chosen=self._piece) if with_call else ""
+        above = panels.piece_only_panel(recording, call, self._piece) if with_call else ""
         self.panel_html = panels.bounded(
             above + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._rerun_target(call) is not None,
                                        can_replay=self.replay is not None),

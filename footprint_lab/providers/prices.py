@@ -38,8 +38,8 @@ from footprint_lab.providers.types import Usage
 if TYPE_CHECKING:
     from footprint_lab.engine._recording import Recording
 
-__all__ = ["PRICES", "Price", "PriceError", "cost", "cost_of", "estimated", "price_of", "remove_price",
-           "set_price", "unpriced_models", "usage_by_model"]
+__all__ = ["PRICES", "Price", "PriceError", "cost", "cost_of", "estimated", "price_of", "priced",
+           "remove_price", "set_price", "unpriced_models", "usage_by_model"]
 
 #: the most a price may be, in USD per million tokens: a larger one is a unit mistake (per token, or in cents)
 MOST = 10_000.0
@@ -170,6 +170,20 @@ def cost(run: Any) -> float | None:
 def unpriced_models(run: Any) -> list[str]:
     """The models ``run``'s LLM calls used that have no price in the table (the names asked for), in order."""
     return unpriced(usage_by_model(_recording("unpriced_models", run)))
+
+
+#: how a view says that a model has no price, and how to give it one
+SET_PRICE = "add one with footprint_lab.providers.prices.set_price(model, input=..., output=...)"
+
+
+def priced(usage: Mapping[ModelKey, Usage]) -> tuple[float | None, str]:
+    """The cost in USD of ``usage`` and what a view says beside it: which models have no price (the cost is then
+    ``None``), or that the tokens were estimated; ``""`` when the cost is exact."""
+    missing = unpriced(usage)
+    if missing:
+        return None, f"no known price for {', '.join(missing)}: {SET_PRICE}"
+    total = cost_of(usage)
+    return total, "estimated: the provider reported no token counts" if estimated(usage) and total else ""
 
 
 def unpriced(usage: Mapping[ModelKey, Usage]) -> list[str]:

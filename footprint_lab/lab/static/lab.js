@@ -52,7 +52,8 @@ function drawTree(holder, tree, selected) {
     const label = `${n.label}`;
     const box = svg("rect", { x: String(x), y: String(y), rx: "5", height: "22", width: String(Math.min(width - x - 4, 12 + label.length * 7.2 + 90)) });
     const title = svg("title");
-    title.textContent = n.preview ? `${n.label}: ${n.preview}` : n.label;
+    // the node's name and kind, what its kind means, and the start of its answer
+    title.textContent = [n.label, n.kind, n.preview].filter(Boolean).join("\n");
     const text = svg("text", { x: String(x + 8), y: String(y + 15) });
     text.textContent = label;
     const meta = svg("text", { x: String(x + 14 + label.length * 7.2), y: String(y + 15), class: "fl-tree-meta" });

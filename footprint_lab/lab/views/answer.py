@@ -29,6 +29,8 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from footprint_lab.core._call_messages import CallMessages
+from footprint_lab.core._timeline import Timeline
 from footprint_lab.engine import words
 from footprint_lab.engine._seal import verify
 from footprint_lab.explain._choice import CLOSE_CALL
@@ -37,6 +39,7 @@ from footprint_lab.explain._influence import suspects
 from footprint_lab.explain._integrity_checks import integrity
 from footprint_lab.explain._tool_lint import twins
 from footprint_lab.explain._tree import run_tree
+from footprint_lab.lab.views.messages import CHAT_CSS, call_messages_body
 from footprint_lab.lab.views.page import (
     CORRELATIONAL,
     FIRST_DRAWN,
@@ -49,6 +52,7 @@ from footprint_lab.lab.views.page import (
     esc,
     flag,
     kind_style,
+    kind_tag,
     mark,
     new_scope,
     not_drawn,
@@ -56,7 +60,10 @@ from footprint_lab.lab.views.page import (
     tag,
     wrap,
 )
+from footprint_lab.lab.views.runset import money
 from footprint_lab.lab.views.svg import node_label
+from footprint_lab.lab.views.timeline import TIMELINE_CSS, timeline_body
+from footprint_lab.providers.prices import priced, usage_by_model
 
 if TYPE_CHECKING:
     from footprint_lab.engine._recording import ContextPiece, LLMExchange, Recording
@@ -78,10 +85,12 @@ EARLIER_CALLS = 20
 PIECE_TEXT = 4000
 
 
-def answer_view(recording: Recording, *, note: str = "", budget: int | None = None, carried: bool = True) -> str:
+def answer_view(recording: Recording, *, note: str = "", budget: int | None = None, carried: bool = True,
+                messages: bool = True) -> str:
     """The whole answer view of a run, as one self-contained HTML fragment (no JavaScript); ``note`` (text)
     is said under its header. ``carried``: the output holds the recording beside the view (a verified seal
-    badge is shown only then: an output that shows a seal must carry what backs it).
+    badge is shown only then: an output that shows a seal must carry what backs it). ``messages``: the
+    answering call also shows as the model saw it, one click away (the Lab shows that in its panel instead).
 
     The one builder of the view, for a cell's display and the Lab widget alike: past ``budget``
     characters (the widget keeps its view in the notebook's saved state) the view is its header
@@ -90,8 +99,8 @@ def answer_view(recording: Recording, *, note: str = "", budget: int | None = No
     scope = new_scope()
     report = integrity(recording)
     body = run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS, note=note,
-                    carried=carried, report=report)
-    view = wrap(scope, body, extra=TREE_CSS if recording.children else "")
+                    carried=carried, report=report, messages=messages)
+    view = wrap(scope, body, extra=(TREE_CSS if recording.children else "") + CHAT_CSS + TIMELINE_CSS)
     if budget is None or len(view) <= budget:
         return view
     scope = new_scope()
@@ -118,10 +127,11 @@ def usage_of(recording: Recording) -> tuple[int, int, int]:
 
 
 def run_body(recording: Recording, scope: str, *, full_members: bool = True, nested: bool = False,
-             note: str = "", carried: bool = True, report: IntegrityReport | None = None) -> str:
+             note: str = "", carried: bool = True, report: IntegrityReport | None = None,
+             messages: bool = True) -> str:
     """A run's view without its style sheet; ``nested`` (a member inside its parent's tree) leaves out
     the header and the members, which the tree's own row and branches already show. ``report``: the run's
-    integrity report, when the caller has it already."""
+    integrity report, when the caller has it already; ``messages``: see :func:`answer_view`."""
     report = report if report is not None else integrity(recording)
     badges = report.by_step()
     parts = [] if nested else [header(recording, carried=carried, report=report)]
@@ -131,10 +141,13 @@ def run_body(recording: Recording, scope: str, *, full_members: bool = True, nes
     parts.append(integrity_block(report, scope))
     parts.append(notes_block(recording))
     if recording.exchanges:
-        parts.append(_Calls(recording, scope, badges).render())
+        parts.append(_Calls(recording, scope, badges, messages=messages).render())
     if recording.children and not nested:
         parts.append('<details class="fl-box" open><summary>Members</summary>'
                      f"{members_html(recording, scope, full=full_members)}</details>")
+    if recording.steps and not nested:
+        parts.append(f'<details class="fl-box fl-timeline-box"><summary>Timeline: {len(recording.steps)} steps, '
+                     f"how long each took</summary>{timeline_body(Timeline(recording))}</details>")
     parts.append(steps_table(recording, scope, badges))
     return "".join(parts)
 
@@ -174,12 +187,22 @@ def header(recording: Recording, *, carried: bool = True, report: IntegrityRepor
     tools = f"{tag(said, 'failed', ' data-fl-failed-tools')} " if failed else ""
     # the spaces between the items keep them apart where the sheet's flex gap is gone (an untrusted notebook)
     return (
-        f'<div class="fl-head">{tag(runner.kind)} {who} '
+        f'<div class="fl-head">{kind_tag(runner.kind)} {who} '
         f'<code class="fl-muted">{esc(recording.run_id)}</code> '
         f'{tag(recording.status, recording.status)} {tools}'
         f'<span class="fl-muted">{recording.duration_ms:.1f} ms · {sent + got} tokens ({sent} in, {got} out)'
-        f" · {calls} LLM call{'s' if calls != 1 else ''}</span> {seal_badge(recording, carried=carried)}</div>"
+        f" · {calls} LLM call{'s' if calls != 1 else ''}{cost_said(recording) if calls else ''}</span> "
+        f"{seal_badge(recording, carried=carried)}</div>"
     )
+
+
+def cost_said(recording: Recording) -> str:
+    """What the run's LLM calls cost at today's list prices (``≈`` when tokens were estimated), or "no price",
+    the hover naming the models without one and how to add a price."""
+    usd, note = priced(usage_by_model(recording))
+    said = "no price" if usd is None else f"≈{money(usd)}" if note else money(usd)
+    title = f' title="{attr(note)}"' if note else ' title="at today\'s list prices"'
+    return f' · <span class="fl-cost"{title}>{esc(said)}</span>'
 
 
 def twins_note(exchange: LLMExchange) -> str:
@@ -267,6 +290,30 @@ def slots_view(recording: Recording, exchange: LLMExchange, *, left_out: bool = 
                 + calls.call_block(exchange, answering=False, left_out=left_out))
 
 
+def piece_view(recording: Recording, exchange: LLMExchange, chosen: tuple[str, str]) -> str | None:
+    """One piece of one LLM call (``chosen``: its slot and source id), its row open to its custody, without the
+    call's other pieces; ``None`` when the call was not given that piece (it was left out, or never existed)."""
+    slot, source = chosen
+    pieces = recording.context_pieces
+    found = next((pieces[i] for indices in recording.exchange_pieces(exchange).values() for i in indices
+                  if 0 <= i < len(pieces) and pieces[i].source_id == source and (not slot or pieces[i].slot == slot)),
+                 None)
+    if found is None:
+        return None
+    scope = new_scope()
+    row = _Calls(recording, scope, keep=chosen).piece_row(found, exchange.step_id)
+    title = (f"<h4><code>{esc(found.source_id)}</code> in the {esc(found.slot)} slot of "
+             f"<code>{esc(exchange.step_id)}</code></h4>")
+    return wrap(scope, title + opened(row, (found.slot, found.source_id)))
+
+
+def opened(view: str, chosen: tuple[str, str]) -> str:
+    """``view`` with the row of the chosen piece (its slot and source id) drawn open."""
+    slot, piece = chosen
+    hook = f'data-fl-piece="{attr(piece)}" data-fl-slot="{attr(slot)}"'
+    return view.replace(f"{hook}>", f"{hook} open>", 1)
+
+
 def notes_block(recording: Recording) -> str:
     """The analyst's notes on the run (``run.annotate``), each with what it is about."""
     if not recording.annotations:
@@ -283,8 +330,10 @@ class _Calls:
     """The LLM calls of one recording: the answering one open, the others collapsed to what differs."""
 
     def __init__(self, recording: Recording, scope: str, badges: dict[str, list[str]] | None = None,
-                 keep: tuple[str, str] | None = None) -> None:
+                 keep: tuple[str, str] | None = None, *, messages: bool = False) -> None:
         self.recording = recording
+        #: the answering call also shows as the model saw it (its messages, the raw request and reply)
+        self.messages = messages
         self.scope = scope
         self.badges = badges or {}
         self.keep = keep
@@ -341,6 +390,10 @@ class _Calls:
                 + twins_note(exchange))
         which = "the answering call" if self.recording.status == "finished" else "the last LLM call"
         title = f"<h4>What {which} was given</h4>" if answering else ""
+        if answering and self.messages:
+            body += ('<details class="fl-box fl-as-messages"><summary>As the model saw it: its messages in order, '
+                     "and the raw request and reply</summary>"
+                     f"{call_messages_body(CallMessages(self.recording, self.recording, exchange))}</details>")
         return (f'<section class="fl-call" id="{anchor(self.scope, "c", step)}" data-fl-call="{attr(step)}">{title}'
                 f'<div class="fl-muted">{self._facts(exchange)}</div>{body}</section>')
 
@@ -551,7 +604,7 @@ def nested_html(tree: RunTree, scope: str, homes: dict[str, Recording], full: bo
         nested = f"<ul>{below}</ul>" if below else ""
         opened = " open" if not node.path else ""
         return (f'<li><details class="fl-member"{opened} data-fl-member="{attr(node.path)}" '
-                f'id="{anchor(scope, "m", node.path)}"><summary>{tag(node.kind)} '
+                f'id="{anchor(scope, "m", node.path)}"><summary>{kind_tag(node.kind)} '
                 f"<b>{esc(node_label(node))}</b>{why} · "
                 f'{tag(node.status, node.status)} '
                 f'<span class="fl-muted">{node.duration_ms:.1f} ms · {node.tokens} tokens · '

@@ -67,7 +67,7 @@ def _pair_block(pair: CallPair, rows: list[list[Any]]) -> Html:
     head = (f"Call {pair.step_a or '(none)'} (a) / {pair.step_b or '(none)'} (b){member}: "
             f"tokens {_or(pair.tokens_a)} / {_or(pair.tokens_b)}, "
             f"{_ms(pair.ms_a)} / {_ms(pair.ms_b)}")
-    columns = ["change", "what", "text (a → b)", words.term("where it came from", "span")]
+    columns = ["change", "what", "text (a → b)", words.term("came_from", "span", shown="where it came from")]
     return el("details", el("summary", head), table(columns, rows),
               class_="fl-box", open=True)
 

@@ -120,7 +120,7 @@ def dropped_html(found: DroppedContext) -> str:
              _count(p.trial.noise_flips, p.trial.noise_samples) if p.trial else "-",
              _p_value(p.trial.p_value, p.trial.level) if p.trial else "-",
              shorten(p.restoration.answer or "", 60) if p.restoration is not None else "-"] for p in found.pieces]
-    pieces = table(headings("source_kind", "source_id", "call", "slot", "verdict", "why", "status", "flips", "noise",
+    pieces = table(headings("source_kind", "source_id", "call", "slot", "admission", "why", "status", "flips", "noise",
                             "p_value", "restored_answer"), rows)
     return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{pieces if rows else ''}")
 

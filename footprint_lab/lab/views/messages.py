@@ -19,7 +19,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.core._call_messages import message_text
-from footprint_lab.engine import theme
+from footprint_lab.engine import theme, words
 from footprint_lab.lab.views.page import Html, css, el, esc, join, new_scope, wrap
 
 if TYPE_CHECKING:
@@ -87,7 +87,8 @@ def _header(messages: CallMessages) -> Html:
 
 def _piece_id(piece: ContextPiece) -> Html:
     return el("code", piece.source_id, class_="fl-piece-id", title=f"context piece {piece.source_id} "
-              f"({piece.source_kind})", style=css(color=theme.INK))
+              f"({piece.source_kind})", style=css(color=theme.INK), data_fl_piece=piece.source_id,
+              data_fl_slot=piece.slot)
 
 
 def _tools(messages: CallMessages) -> Html | None:
@@ -106,13 +107,18 @@ def _tools(messages: CallMessages) -> Html | None:
     return el("details", el("summary", said), el("ul", *items, class_="fl-hops"), class_="fl-box")
 
 
+#: the word a bubble shows for its role, where the wire's own word would mean something else here
+ROLE_WORDS = {"tool": "tool result"}
+
+
 def _bubble(role: str, head: list[Any], body: list[Any], *, piece: ContextPiece | None, extra_class: str = "",
-            edge: str | None = None) -> Html:
+            edge: str | None = None, word: str | None = None) -> Html:
     colour = ROLE_COLOURS.get(role, theme.GREY)
     border = edge or (theme.kind_colour(piece.source_kind) if piece is not None else colour)
     background = theme.BLUE_TINT if role == "user" else theme.PAPER if extra_class else theme.FILL
     # the items apart by real spaces too, so a page whose style sheet is gone still reads them apart
-    head_line = el("div", join([el("b", role, style=css(color=colour)), *head], " "), class_="fl-msg-head")
+    said = words.term(word or ROLE_WORDS.get(role, role), "b", style=css(color=colour))
+    head_line = el("div", join([said, *head], " "), class_="fl-msg-head")
     return el("li", head_line, *body, class_=f"fl-msg fl-role-{_safe(role)}{extra_class}",
               style=css(border_left=f"4px solid {border}", background_color=background, color=theme.INK),
               data_fl_piece=piece.source_id if piece is not None else None,
@@ -150,7 +156,7 @@ def _reply(messages: CallMessages) -> Html:
     body += [_tool_call(call.model_dump()) for call in response.tool_calls]
     if not body:
         body.append(el("p", "(no text and no tool call)", class_="fl-note"))
-    return _bubble("assistant", head, body, piece=None, extra_class=" fl-reply", edge=theme.BROWN)
+    return _bubble("assistant", head, body, piece=None, extra_class=" fl-reply", edge=theme.BROWN, word="reply")
 
 
 def _tool_call(call: dict[str, Any]) -> Html:

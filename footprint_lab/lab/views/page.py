@@ -21,7 +21,7 @@ import uuid
 from collections.abc import Sequence
 from typing import TypeVar
 
-from footprint_lab.engine import theme
+from footprint_lab.engine import theme, words
 
 # the views take the drawing doors from here, with the rest of the page
 from footprint_lab.engine.markup import Html as Html
@@ -47,6 +47,7 @@ padding:.35rem .5rem;border-radius:4px;max-height:22rem;overflow:auto}}
 § .fl-head{{display:flex;flex-wrap:wrap;gap:.25rem {theme.SPACE[2]};align-items:baseline;margin-bottom:.3rem}}
 § .fl-head b{{font-size:14px}}
 § .fl-muted,§ .fl-note,§ .fl-sep{{color:{theme.GREY}}}
+§ code.fl-muted,§ .fl-muted code,§ .fl-note code{{background:none}}
 § .fl-note{{font-size:{theme.SMALL};margin:{theme.SPACE[0]} 0}}
 § .fl-answer pre{{background:none;padding:0;font:inherit}}
 § .fl-tag,§ .fl-flag,§ mark{{font-size:{theme.TINY};white-space:nowrap}}
@@ -169,6 +170,12 @@ def tag(text: str, status: str | None = None, extra: str = "") -> Html:
     word = theme.status_mark(text) if status and text == status else text
     look = css(border_radius="10px", padding="0 7px", color=theme.PAPER, background_color=theme.status_colour(status))
     return raw(f'<span class="{css_class}" style="{look}"{extra}>{esc(word)}</span>')
+
+
+def kind_tag(kind: str) -> Html:
+    """The badge of a run's kind (``agent``, ``sequence`` ...), its meaning on hover."""
+    meaning = words.meaning(kind)
+    return tag(kind, extra=f' title="{attr(meaning)}"' if meaning else "")
 
 
 def flag(kind: str) -> Html:

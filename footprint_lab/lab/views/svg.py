@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.engine import theme
+from footprint_lab.engine import theme, words
 from footprint_lab.engine.markup import Html, css, el, join
 from footprint_lab.explain._render import shorten
 
@@ -89,7 +89,8 @@ def _node(node: TreeNode, x: float, y: float, said: str) -> Html:
     return el(
         "g",
         label,
-        el("title", f"{node_label(node)} ({node.kind}): {node.status}; {shorten(node.answer_preview, 120)}"),
+        el("title", f"{node_label(node)} ({node.kind}): {node.status}; {shorten(node.answer_preview, 120)}"
+                    + (f"\n{node.kind}: {words.meaning(node.kind)}" if words.meaning(node.kind) else "")),
         el("rect", x=f"{x:.0f}", y=f"{y:.0f}", width=NODE_W, height=NODE_H, rx=6, stroke_width=2 if unfinished else 1,
            style=css(fill=theme.PAPER, stroke=status_colour if unfinished else theme.LINE)),
         el("rect", x=f"{x:.0f}", y=f"{y:.0f}", width=5, height=NODE_H,

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 #: the most steps the view draws (the frame has them all)
 TIMELINE_ROWS = 200
 #: each kind of step: the word a row says, and its bar's colour
-KINDS = {"llm": ("LLM call", theme.PURPLE), "tool": ("tool", theme.ORANGE), "member": ("member run", theme.BLUE),
+KINDS = {"llm": ("LLM call", theme.PURPLE), "tool": ("tool call", theme.ORANGE), "member": ("member run", theme.BLUE),
          "step": ("step", theme.GREY)}
 
 TIMELINE_CSS = f"""

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine import theme
+from footprint_lab.engine import theme, words
 from footprint_lab.explain._tree import RunTree, run_tree
 from footprint_lab.lab.views.answer import FULL_MEMBER_VIEWS, nested_html, recordings_by_path
 from footprint_lab.lab.views.page import (
@@ -70,6 +70,7 @@ def _figure_text(value: object) -> str:
 
 def _hover(node: TreeNode, edge: TreeEdge | None) -> str:
     lines = [f"<b>{_figure_text(node_label(node))}</b> ({_figure_text(node.kind)})",
+             _figure_text(words.meaning(node.kind)) or None,
              f"status: {_figure_text(node.status)}",
              f"{node.duration_ms:.1f} ms · {node.tokens} tokens"]
     if node.path:
@@ -78,7 +79,7 @@ def _hover(node: TreeNode, edge: TreeEdge | None) -> str:
         lines.append(f"decision: {_figure_text(decision(edge))}")
     if node.answer_preview:
         lines.append(f"answer: {_figure_text(shorten(node.answer_preview, 60))}")
-    return "<br>".join(lines)
+    return "<br>".join(line for line in lines if line)
 
 
 def tree_figure(recording_or_tree: Any, *, steps: bool = False) -> go.Figure:
