@@ -206,3 +206,28 @@ def test_a_clipped_cell_is_escaped_on_the_row_and_in_its_hover():
     hostile = '"><script>alert(1)</script>' * 4
     html = ShownFrame({"reason": [hostile, None]})._repr_html_()
     assert "<script>" not in html and 'title="&quot;&gt;&lt;script&gt;' in html and "<td>-</td>" in html
+
+
+def test_every_table_an_analyst_displays_reads_one_line_a_row_with_no_nan(desk):
+    """Each explanation's and run's to_frame() is the one-line table: "-" where nothing is, long texts cut."""
+    import asyncio
+
+    from footprint_lab.explain import compare_runs, find_dropped_context, integrity
+
+    run, report, good, _ = desk
+    frames = {
+        "localize": report.to_frame(), "context": run.context(left_out=True), "timeline": run.timeline().to_frame(),
+        "messages": run.messages().to_frame(), "integrity": integrity(run).to_frame(), "tree": run.tree().to_frame(),
+        "compare": compare_runs(good, run).to_frame(),
+        "dropped": asyncio.run(find_dropped_context(run)).to_frame(),
+        "backtrack": run.backtrack().to_frame(),
+    }
+    for name, frame in frames.items():
+        html = frame._repr_html_()
+        assert "NaN" not in html and "None" not in html and ">nan<" not in html, name
+        assert "white-space:nowrap" in html, name        # the one-line rule, whatever the texts
+        text = repr(frame)
+        assert "NaN" not in text and "None" not in text, name
+        if len(frame):                                   # the text form: a header, then a line a row
+            assert len(text.split("\n\n")[0].splitlines()) == len(frame) + 1, name
+    assert sum(len(frame) > 0 for frame in frames.values()) >= 8

@@ -102,7 +102,7 @@ class CallMessages(Displayed):
     def to_frame(self) -> pd.DataFrame:
         """One row per message sent: ``position``, ``role``, ``content``, ``name``, ``tool_call_id``, ``tool_calls``
         (``name(id)`` of each call an assistant message made), ``piece`` (its source id) and ``source_kind``."""
-        import pandas as pd
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
         rows = []
         for position, (message, piece) in enumerate(zip(self.messages, self.message_pieces(), strict=True)):
@@ -111,7 +111,7 @@ class CallMessages(Displayed):
                          str(message.get("name") or ""), str(message.get("tool_call_id") or ""),
                          ", ".join(f"{c.get('name')}({c.get('id')})" for c in calls if isinstance(c, dict)),
                          piece.source_id if piece is not None else "", piece.source_kind if piece is not None else ""])
-        return pd.DataFrame(rows, columns=MESSAGE_COLUMNS).astype({"position": "int64"})
+        return ShownFrame(rows, columns=MESSAGE_COLUMNS).astype({"position": "int64"})
 
     def __str__(self) -> str:
         lines = [f"{self.call} ({self.exchange.model}): system, {len(self.messages)} message(s), reply:"]

@@ -193,13 +193,13 @@ class Run:
 
     def context(self, call: int | str | None = None, *, left_out: bool = False) -> pd.DataFrame:
         """:meth:`context_pieces` as a DataFrame, one row per piece, with ``read_by`` the call's step id."""
-        import pandas as pd
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
         exchange, pieces = self._call_pieces(call, left_out)
         read_by = exchange.step_id if exchange is not None else None
         rows = [{**piece.model_dump(), "admission": piece.verdict,
                  "read_by": read_by if piece.verdict == "admitted" else None} for piece in pieces]
-        frame = pd.DataFrame(rows, columns=CONTEXT_COLUMNS)
+        frame = ShownFrame(rows, columns=CONTEXT_COLUMNS)
         return frame.astype({"position": "int64", "iteration": "Int64"})
 
     def _call_pieces(self, call: int | str | None, left_out: bool) -> tuple[LLMExchange | None, list[ContextPiece]]:

@@ -142,10 +142,10 @@ class Timeline(Displayed):
     def to_frame(self) -> pd.DataFrame:
         """One row per step: ``step``, ``stage``, ``kind``, ``status``, ``start_ms``, ``duration_ms``, ``depth``,
         ``member``, ``label`` (times in ms from the run's start, to the microsecond; no value missing)."""
-        import pandas as pd
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
-        frame = pd.DataFrame([[getattr(row, name) for name in TIMELINE_COLUMNS] for row in self.rows],
-                             columns=TIMELINE_COLUMNS)
+        frame = ShownFrame([[getattr(row, name) for name in TIMELINE_COLUMNS] for row in self.rows],
+                           columns=TIMELINE_COLUMNS)
         return frame.astype({"start_ms": "float64", "duration_ms": "float64", "depth": "int64"})
 
     def __len__(self) -> int:

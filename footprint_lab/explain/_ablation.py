@@ -260,7 +260,7 @@ class Localization(Partial):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per tested suspect: its verdict and every count and figure the verdict rests on."""
-        import pandas as pd
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
         rows = [{"rank": s.rank, "source_id": s.source_id, "source_kind": s.source_kind, "verdict": s.verdict,
                  "flips": s.flips, "samples": s.samples, "flip_rate": s.flip_rate, "noise_flips": s.noise_flips,
@@ -268,7 +268,7 @@ class Localization(Partial):
                  "level": s.level, "reruns": s.reruns, "failed": s.failed, "phase": s.phase, "score": s.score,
                  "reason": s.reason, "member": s.member, "member_name": s.member_name}
                 for s in self.suspects]
-        return pd.DataFrame(rows, columns=LOCALIZATION_COLUMNS)
+        return ShownFrame(rows, columns=LOCALIZATION_COLUMNS)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return display_bundle("localization", self, self.summary(), str(self), include, exclude)

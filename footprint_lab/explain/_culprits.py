@@ -125,11 +125,11 @@ class Culprits(Partial):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per probe: the sources removed together, flips, samples, whether it flipped the outcome."""
-        import pandas as pd
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
         rows = [{"removed": list(p.removed), "flips": p.flips, "samples": p.samples, "flipped": p.flipped}
                 for p in self.probes]
-        return pd.DataFrame(rows, columns=["removed", "flips", "samples", "flipped"])
+        return ShownFrame(rows, columns=["removed", "flips", "samples", "flipped"])
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return display_bundle("culprits", self, self.summary(), str(self), include, exclude)

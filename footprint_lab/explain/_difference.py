@@ -467,9 +467,9 @@ class Difference:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per difference (see :meth:`rows`), columns :data:`DIFFERENCE_COLUMNS`."""
-        import pandas as pd
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
-        return pd.DataFrame(self.rows(), columns=DIFFERENCE_COLUMNS)
+        return ShownFrame(self.rows(), columns=DIFFERENCE_COLUMNS)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return display_bundle("difference", self, self.summary(), str(self), include, exclude)
@@ -582,7 +582,7 @@ class DifferenceExplanation(Partial):
 
     def to_frame(self) -> pd.DataFrame:
         """One row per tested difference: what it is, its verdict and every count the verdict rests on."""
-        import pandas as pd
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
         rows = [{"difference": d.name, "change": d.change.change, "what": d.change.what, "call": d.call,
                  "verdict": d.verdict, "flips": d.flips, "samples": d.samples, "other": d.other,
@@ -590,7 +590,7 @@ class DifferenceExplanation(Partial):
                  "level": d.level, "reruns": d.reruns, "failed": d.failed, "came_from": d.change.why,
                  "reason": d.reason}
                 for d in self.tested]
-        return pd.DataFrame(rows, columns=EXPLANATION_COLUMNS)
+        return ShownFrame(rows, columns=EXPLANATION_COLUMNS)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return display_bundle("difference_explanation", self, self.summary(), str(self), include, exclude)

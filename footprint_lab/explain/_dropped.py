@@ -159,7 +159,7 @@ class DroppedContext(Partial):
     def to_frame(self) -> pd.DataFrame:
         """One row per left-out piece: source, slot, admission (what its trigger or the budget did), why, who
         decided, and the restoration's status (its verdict)."""
-        import pandas as pd
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
         columns = ["source_id", "source_kind", "call", "slot", "admission", "why", "decided_by", "iteration", "item",
                    "reached_earlier", "status", "flips", "samples", "noise_flips", "noise_samples", "p_value",
@@ -175,7 +175,7 @@ class DroppedContext(Partial):
                  "restored_answer": p.restoration.answer if p.restoration is not None else None,
                  "member": p.member, "member_name": p.member_name}
                 for p in self.pieces]
-        return pd.DataFrame(rows, columns=columns)
+        return ShownFrame(rows, columns=columns)
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return display_bundle("dropped", self, self.summary(), str(self), include, exclude)

@@ -71,7 +71,12 @@ class ShownFrame(pd.DataFrame):
     def __repr__(self) -> str:
         if self._long_info():
             return super().__repr__()
-        return str(self.to_string(na_rep=ABSENT, **fmt.get_dataframe_repr_params()))
+        shown = pd.DataFrame(self.copy())
+        for number, (_, column) in enumerate(self.items()):
+            if pd.api.types.is_object_dtype(column.dtype) and any(value is None for value in column):
+                # pandas writes a None as "None", never as the absent mark
+                shown.isetitem(number, [float("nan") if value is None else value for value in column])
+        return str(shown.to_string(na_rep=ABSENT, **fmt.get_dataframe_repr_params()))
 
 
 
@@ -85,13 +90,16 @@ def _clipped(frame: pd.DataFrame, marker: str) -> tuple[pd.DataFrame, list[str]]
             continue
         values = list(column)
         for at, value in enumerate(values):
+            if value is None:
+                values[at] = float("nan")  # pandas writes a None as "None", never as the absent mark
+                continue
             text = _text(value)
             if text is not None and len(text) > CELL:
                 values[at] = f"{marker}{len(cells)}x"
                 cells.append(f'<span style="{_CLIPPED}" title="{attr(text, drawn=True, limit=HOVER)}">'
                              f"{esc(text[:CELL - 1])}…</span>")
         columns[number] = values
-    if not cells:
+    if not columns:
         return frame, cells
     shown = pd.DataFrame(frame.copy())
     for number, values in columns.items():

@@ -135,10 +135,10 @@ class IntegrityReport:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per finding: kind, steps, what, why."""
-        import pandas as pd
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
         rows = [{"kind": f.kind, "steps": list(f.steps), "what": f.what, "why": f.why} for f in self.findings]
-        return pd.DataFrame(rows, columns=["kind", "steps", "what", "why"])
+        return ShownFrame(rows, columns=["kind", "steps", "what", "why"])
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return display_bundle("integrity", self, self.summary(), str(self), include, exclude)

@@ -482,12 +482,12 @@ class Replay:
         return "\n".join(lines)
 
     def to_frame(self) -> Any:
-        import pandas as pd
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
         rows = [{"replay": k + 1, "arm": arm, "answer": r.answer, "changed": self.flipped(r.answer),
                  "run_id": r.run_id} for arm, group in (("changed", self.replays), ("unchanged", self.unchanged))
                 for k, r in enumerate(group)]
-        return pd.DataFrame(rows, columns=["replay", "arm", "answer", "changed", "run_id"])
+        return ShownFrame(rows, columns=["replay", "arm", "answer", "changed", "run_id"])
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         from footprint_lab.explain._render import display_bundle

@@ -86,7 +86,7 @@ class RunTree:
 
     def to_frame(self) -> pd.DataFrame:
         """One row per node, with the decision on the edge that led to it (``rule``, ``chosen``)."""
-        import pandas as pd
+        from footprint_lab.explain._frame import ShownFrame  # imports pandas
 
         into = {edge.child: edge for edge in self.edges}
         rows = []
@@ -94,7 +94,7 @@ class RunTree:
             edge = into.get(node.path)
             rows.append({**asdict(node), "rule": edge.rule if edge else None, "chosen": edge.chosen if edge else None})
         columns = [*TreeNode.__dataclass_fields__, "rule", "chosen"]
-        return pd.DataFrame(rows, columns=columns)
+        return ShownFrame(rows, columns=columns)
 
 
 def run_tree(recording: Recording, *, steps: bool = False) -> RunTree:

@@ -59,6 +59,7 @@ from collections import Counter
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
+from footprint_lab.engine.words import VERDICT_WORDS
 from footprint_lab.explain._looks import afforded, hopeless_trend, look_plan
 from footprint_lab.explain._rerun import Outcome
 from footprint_lab.explain._search import BATCH, DECISIVE, CauseSearch
@@ -76,7 +77,8 @@ CANDIDATE_SHARE = 0.1
 UNSETTLED = 0.05
 #: The default budget, in reruns, for each rerun a side of the first look.
 BUDGET_PER_SAMPLE = 16
-VERDICT_LABELS = {"confirmed": "CONFIRMED", "undecided": "UNDECIDED", "not_confirmed": "NOT CONFIRMED"}
+#: a verdict as every report, view and frame writes it: the vocabulary's own words (engine.words)
+VERDICT_LABELS = VERDICT_WORDS
 
 
 @dataclass(frozen=True, slots=True)
