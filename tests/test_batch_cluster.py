@@ -138,3 +138,33 @@ async def test_cancelling_a_localize_on_the_cluster_cancels_its_tasks(client, sa
     while any(client.processing().values()) and time.monotonic() < deadline:
         await asyncio.sleep(0.1)
     assert not any(client.processing().values())
+
+
+@pytest.mark.parametrize("call", ["integrity", "suspects"])
+def test_a_stop_on_the_cluster_keeps_the_rows_of_the_chunks_that_came_back(client, saved, call):
+    """Stopped while the cluster works (a progress function raising the interrupt as a chunk comes back), the call
+    ends in one line, nothing of it keeps running, and the rows of the runs checked are kept, marked partial."""
+    from footprint_lab.batch import Stopped, last_stopped
+
+    whole = getattr(saved, call)(client=client, progress=False)
+
+    def stop_after_the_first_chunk(done: int, total: int) -> None:
+        if 0 < done < total:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Stopped) as stop:
+        getattr(saved, call)(client=client, progress=stop_after_the_first_chunk)
+    said = str(stop.value)
+    assert said.startswith(f"RunSet.{call}: stopped after ") and f"of {len(saved)} runs" in said
+    assert "footprint_lab.batch.last_stopped()" in said
+    kept = last_stopped()
+    done = stop.value.done
+    assert 0 < done < len(saved) and kept.attrs == {"runs": done, "partial": True}
+    covered = list(dict.fromkeys(kept["run_id"]))
+    assert 0 < len(covered) <= done      # (a run with nothing to report adds no row)
+    expected = whole[whole["run_id"].isin(covered)].reset_index(drop=True)
+    pd.testing.assert_frame_equal(kept.reset_index(drop=True), expected)
+    deadline = time.monotonic() + 10
+    while any(client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not any(client.processing().values())   # nothing of it left running on the cluster

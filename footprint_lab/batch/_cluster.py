@@ -25,6 +25,7 @@ from footprint_lab.batch._progress import Bar
 from footprint_lab.batch._refusals import BatchConfigError
 from footprint_lab.batch._work import RemoteRefusal, rebuilt
 from footprint_lab.engine._refusal import describe_shape
+from footprint_lab.engine.progress import stopping
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -134,19 +135,21 @@ class _Out:
 
 
 def gather(client: Any, task: Callable[..., Any], chunks: list[list[Any]], payload: bytes,
-           bar: Bar) -> list[pd.DataFrame]:
-    """Run the chunks on the cluster and wait; the frames in chunk order."""
+           bar: Bar, kept: Callable[[list[pd.DataFrame]], Any], where: str) -> list[pd.DataFrame]:
+    """Run the chunks on the cluster and wait; the frames in chunk order. Stopped (an interrupt), nothing keeps
+    running on the cluster and :class:`Stopped` carries what ``kept`` makes of the chunks that came back (said
+    as ``where`` says, see :func:`engine.progress.stopping`)."""
     from distributed import wait
 
     out = _Out(client, task, chunks, payload, bar)
     try:
-        while out.waiting:
-            wait(out.pending(), return_when="FIRST_COMPLETED")
-            out.take()
+        with stopping(bar, lambda: kept([frame for frame in out.frames if frame is not None]), where):
+            while out.waiting:
+                wait(out.pending(), return_when="FIRST_COMPLETED")
+                out.take()
     except BaseException:
         out.stop()
         raise
-    bar.finish()
     return out.frames
 
 

@@ -494,13 +494,7 @@ class RunSet:
         makes of the work done so far (its frame, ``attrs`` ``partial`` and ``runs``: how many runs it covers).
         """
         bar = Bar(len(entries), label, wanted)
-
-        def partial() -> pd.DataFrame:
-            frame = kept()
-            frame.attrs.update(runs=bar.done, partial=True)
-            return frame
-
-        with stopping(bar, partial, f"the rows of the {{done}} {label}: {KEPT_AT}"):
+        with stopping(bar, lambda: _partial(kept(), bar), _rows_kept(label)):
             for entry in entries:
                 run = entry.load("RunSet")
                 work(entry, run)
@@ -512,7 +506,20 @@ class RunSet:
         payload = _cluster.ship(function, setting, settings[0] if len(settings) == 1 else settings, client)
         chunks = _cluster.chunked([e.item() for e in self._entries], _cluster.threads(client))
         bar = Bar(len(self._entries), label, wanted)
-        return _work.joined(_cluster.gather(client, task, chunks, payload, bar), columns)
+        return _work.joined(_cluster.gather(client, task, chunks, payload, bar,
+                                            lambda frames: _partial(_work.joined(frames, columns), bar),
+                                            _rows_kept(label)), columns)
+
+
+def _partial(frame: pd.DataFrame, bar: Bar) -> pd.DataFrame:
+    """The rows a stopped call made, marked: ``attrs`` ``partial`` and ``runs`` (how many runs they cover)."""
+    frame.attrs.update(runs=bar.done, partial=True)
+    return frame
+
+
+def _rows_kept(label: str) -> str:
+    """How a stopped call's one line says where its rows are (``{done}`` filled in by ``Stopped``)."""
+    return f"the rows of the {{done}} {label}: {KEPT_AT}"
 
 
 _WHERE_FIX = ("selects runs: a function given each run's summary (r.run_id, r.input, r.answer, r.status, r.run()) "
