@@ -17,7 +17,8 @@ from footprint_lab.engine.schema import RECORDING_MIME as _RECORDING_MIME
 
 __version__ = "0.1.0"
 
-# The one list of public names (every refusal and failure through errors.py's own list): typed for the
+# The one list of public names: the analyst's concepts (runners, compositions, a run and its recording, the Lab,
+# the two kinds of error: Refusal and RunFailure; every specific one is in footprint_lab.errors), typed for the
 # type checker, each imported when first used.
 if TYPE_CHECKING:
     from footprint_lab import batch as batch
@@ -36,7 +37,6 @@ if TYPE_CHECKING:
     from footprint_lab.core._chat import Chat as Chat
     from footprint_lab.core._chat import TurnRerun as TurnRerun
     from footprint_lab.core._checkpoint import Checkpoint as Checkpoint
-    from footprint_lab.core._door import normalize_run_input as normalize_run_input
     from footprint_lab.core._identity import Identity as Identity
     from footprint_lab.core._llm_call import LLMCall as LLMCall
     from footprint_lab.core._pause import ask_human as ask_human
@@ -52,7 +52,8 @@ if TYPE_CHECKING:
     from footprint_lab.engine._seal import Verdict as Verdict
     from footprint_lab.engine._seal import seal as seal
     from footprint_lab.engine._seal import verify as verify
-    from footprint_lab.errors import *
+    from footprint_lab.errors import Refusal as Refusal
+    from footprint_lab.errors import RunFailure as RunFailure
     from footprint_lab.explain._tool_lint import lint_tools as lint_tools
     from footprint_lab.explain._tree import RunTree as RunTree
     from footprint_lab.explain._trials import Trials as Trials

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from footprint_lab import Agent, InvalidAnnotationError, Recording, Redaction, Run, Sequence
+from footprint_lab import Agent, Recording, Redaction, Run, Sequence
+from footprint_lab.errors import InvalidAnnotationError
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock
 

@@ -26,11 +26,21 @@ CONVERSATION_ERRORS = {
 
 def test_public_names_are_exported_at_the_top_level() -> None:
     homes = {"Checkpoint": checkpoint, "Redaction": redaction, "ask_human": pause, "Identity": identity}
-    for name in ("Checkpoint", "Redaction", "ask_human", "Identity", *CONVERSATION_ERRORS):
+    for name in ("Checkpoint", "Redaction", "ask_human", "Identity"):
         assert name in dir(footprint_lab) and name in footprint_lab.__all__
-        # the top-level name is the very object its module defines (errors: the one errors.py offers)
-        assert getattr(footprint_lab, name) is getattr(homes.get(name, errors), name)
+        # the top-level name is the very object its module defines
+        assert getattr(footprint_lab, name) is getattr(homes[name], name)
+    for name in CONVERSATION_ERRORS:   # a specific refusal lives in footprint_lab.errors, never at the root
+        assert name in errors.__all__ and name not in footprint_lab.__all__
 
+
+def test_the_root_holds_the_analysts_concepts_and_the_two_kinds_of_error() -> None:
+    public = set(footprint_lab.__all__)
+    assert {"Agent", "LLMCall", "Chat", "Run", "Recording", "Lab", "Sequence", "Parallel", "Conditional", "Loop",
+            "Workflow", "Graph", "tool", "Refusal", "RunFailure"} <= public
+    assert len(public) <= 40
+    assert not {name for name in public if name.endswith(("Error", "Refused", "Failed"))}
+    assert "normalize_run_input" not in public and "Refusal" in errors.__all__
 
 def test_each_error_has_its_code_fields_and_place_in_the_tree() -> None:
     for name, code in CONVERSATION_ERRORS.items():

@@ -167,16 +167,16 @@ def test_python_blocks_are_found_in_list_items_too(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("path", DOCUMENTS, ids=[_name(path) for path in DOCUMENTS])
 def test_every_error_and_code_named_in_prose_exists(path: Path) -> None:
-    import footprint_lab
+    from footprint_lab import errors
 
     text = path.read_text(encoding="utf-8")
-    codes = {getattr(getattr(footprint_lab, name), "code", None) for name in dir(footprint_lab)}
+    codes = {getattr(getattr(errors, name), "code", None) for name in errors.__all__}
     for name in set(re.findall(r"\b([A-Z]\w*Error)\b", text)):
-        assert hasattr(footprint_lab, name), f"{_name(path)} names {name}, which footprint_lab does not export"
+        assert hasattr(errors, name), f"{_name(path)} names {name}, which footprint_lab.errors does not export"
     for code in set(re.findall(r"\b(ERR_[A-Z_]+)\b", text)):
         assert code in codes, f"{_name(path)} names the code {code}, which no exported error carries"
     for name, code in re.findall(r"^\| `(\w+Error)` \| `(ERR_\w+)` \|", text, re.MULTILINE):
-        assert getattr(footprint_lab, name).code == code, f"{_name(path)}: {name} is documented with {code}"
+        assert getattr(errors, name).code == code, f"{_name(path)}: {name} is documented with {code}"
 
 
 def test_the_provider_settings_table_matches_the_providers() -> None:

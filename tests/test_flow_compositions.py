@@ -245,14 +245,14 @@ async def test_run_sync_works_inside_a_running_loop() -> None:
 
 
 async def test_composition_input_goes_through_the_run_input_door() -> None:
-    from footprint_lab import InvalidRunInputError
+    from footprint_lab.errors import InvalidRunInputError
 
     with pytest.raises(InvalidRunInputError):
         await Sequence({"a": echo("a")}).run({"text": "hi"})
 
 
 async def test_a_member_answer_the_next_member_cannot_take_is_refused_at_its_step() -> None:
-    from footprint_lab import InvalidRunInputError
+    from footprint_lab.errors import InvalidRunInputError
 
     silent = Agent(provider=mock(reply="   "))
     downstream = mock(reply="never")

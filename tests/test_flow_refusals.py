@@ -130,6 +130,6 @@ def test_every_flow_refusal_is_public_and_a_refusal() -> None:
     names = ["CompositionConfigError", "DuplicateStepError", "EmptyCompositionError", "GraphCycleError",
              "LoopBudgetError", "ParentRunRefusedError", "MemberIdentityError", "ResumeRequestConflictError"]
     for name in names:
-        cls = getattr(footprint_lab, name)
+        cls = getattr(footprint_lab.errors, name)
         assert issubclass(cls, Refusal) and cls.code.startswith("ERR_") and cls.fields
         assert name in footprint_lab.errors.__all__

@@ -14,8 +14,9 @@ from typing import Any
 import pytest
 from markup_kit import assert_inert
 
-from footprint_lab import Agent, Conditional, InvalidRunInputError, Run, Sequence, define_tool
+from footprint_lab import Agent, Conditional, Run, Sequence, define_tool
 from footprint_lab.context import define_fact
+from footprint_lab.errors import InvalidRunInputError
 from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
 from footprint_lab.providers import mock
 

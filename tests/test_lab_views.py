@@ -213,7 +213,8 @@ def test_the_run_bundle_is_what_a_run_displays(planted):
 async def test_every_explanation_checkpoint_and_error_shows_itself(planted):
     from flow_kit import approver
 
-    from footprint_lab import FlowCheckpoint, InvalidRunInputError
+    from footprint_lab import FlowCheckpoint
+    from footprint_lab.errors import InvalidRunInputError
     from footprint_lab.examples.scenarios import planted_fact_agent as build
     from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
 

@@ -14,7 +14,8 @@ import re
 import pytest
 from lab_kit import approvals, desk, explainer, stock
 
-from footprint_lab import Agent, InvalidIdentityError, Lab, LabConfigError, Redaction, ask_human, tool
+from footprint_lab import Agent, Lab, Redaction, ask_human, tool
+from footprint_lab.errors import InvalidIdentityError, LabConfigError
 from footprint_lab.examples.scenarios import APPROVED, DECLINED, REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.live import LiveSteps
 from footprint_lab.providers import LLMRequest, mock

@@ -7,8 +7,8 @@ from typing import Literal
 
 import pytest
 
-from footprint_lab import Agent, RunCheckpointError, define_tool, tool
-from footprint_lab.errors import MockScriptError, ToolDefinitionError
+from footprint_lab import Agent, define_tool, tool
+from footprint_lab.errors import MockScriptError, RunCheckpointError, ToolDefinitionError
 from footprint_lab.providers import mock
 
 

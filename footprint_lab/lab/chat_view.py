@@ -48,8 +48,10 @@ def _turn(chat: Chat, row: dict[Any, Any]) -> str:
                  el("span", theme.status_mark(status), style=css(color=theme.status_colour(status))), " · ",
                  el("span", raw(esc(row["message"] or "", limit=120)), class_="fl-chat-said"), " → ",
                  raw(esc(row["answer"] or "", limit=160)))
-    return el("details", summary, el("div", " · ".join(meta), class_="fl-chat-meta"),
-              raw(answer_view(chat[number].recording)), class_="fl-chat-turn", data_fl_turn=str(number))
+    # a turn's view without its timeline and its call's messages: the chat stays small (run.messages() has them)
+    view = answer_view(chat[number].recording, messages=False, timeline=False)
+    return el("details", summary, el("div", " · ".join(meta), class_="fl-chat-meta"), raw(view),
+              class_="fl-chat-turn", data_fl_turn=str(number))
 
 
 def _shown(chat: Chat) -> tuple[list[dict[Any, Any]], str | None]:

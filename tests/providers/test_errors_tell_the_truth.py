@@ -13,7 +13,8 @@ from typing import Any
 import pytest
 from wire_server import Reply, WireServer, stream_reply
 
-from footprint_lab import Agent, Refusal, RunCheckpointError, RunFailure, define_tool
+from footprint_lab import Agent, Refusal, RunFailure, define_tool
+from footprint_lab.errors import RunCheckpointError
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.providers import openai
 from footprint_lab.providers._errors import MissingApiKeyError, ProviderError, ProviderRateLimitError

@@ -86,11 +86,12 @@ PIECE_TEXT = 4000
 
 
 def answer_view(recording: Recording, *, note: str = "", budget: int | None = None, carried: bool = True,
-                messages: bool = True) -> str:
+                messages: bool = True, timeline: bool = True) -> str:
     """The whole answer view of a run, as one self-contained HTML fragment (no JavaScript); ``note`` (text)
     is said under its header. ``carried``: the output holds the recording beside the view (a verified seal
     badge is shown only then: an output that shows a seal must carry what backs it). ``messages``: the
-    answering call also shows as the model saw it, one click away (the Lab shows that in its panel instead).
+    answering call also shows as the model saw it, one click away (the Lab shows that in its panel instead);
+    ``timeline``: the steps' timeline too (a chat's turns leave both out: the chat stays one line a turn).
 
     The one builder of the view, for a cell's display and the Lab widget alike: past ``budget``
     characters (the widget keeps its view in the notebook's saved state) the view is its header
@@ -99,8 +100,10 @@ def answer_view(recording: Recording, *, note: str = "", budget: int | None = No
     scope = new_scope()
     report = integrity(recording)
     body = run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS, note=note,
-                    carried=carried, report=report, messages=messages)
-    view = wrap(scope, body, extra=(TREE_CSS if recording.children else "") + CHAT_CSS + TIMELINE_CSS)
+                    carried=carried, report=report, messages=messages, timeline=timeline)
+    extra = ((TREE_CSS if recording.children else "") + (CHAT_CSS if messages and recording.exchanges else "")
+             + (TIMELINE_CSS if timeline and recording.steps else ""))
+    view = wrap(scope, body, extra=extra)
     if budget is None or len(view) <= budget:
         return view
     scope = new_scope()
@@ -128,10 +131,10 @@ def usage_of(recording: Recording) -> tuple[int, int, int]:
 
 def run_body(recording: Recording, scope: str, *, full_members: bool = True, nested: bool = False,
              note: str = "", carried: bool = True, report: IntegrityReport | None = None,
-             messages: bool = True) -> str:
+             messages: bool = True, timeline: bool = True) -> str:
     """A run's view without its style sheet; ``nested`` (a member inside its parent's tree) leaves out
     the header and the members, which the tree's own row and branches already show. ``report``: the run's
-    integrity report, when the caller has it already; ``messages``: see :func:`answer_view`."""
+    integrity report, when the caller has it already; ``messages``, ``timeline``: see :func:`answer_view`."""
     report = report if report is not None else integrity(recording)
     badges = report.by_step()
     parts = [] if nested else [header(recording, carried=carried, report=report)]
@@ -141,11 +144,11 @@ def run_body(recording: Recording, scope: str, *, full_members: bool = True, nes
     parts.append(integrity_block(report, scope))
     parts.append(notes_block(recording))
     if recording.exchanges:
-        parts.append(_Calls(recording, scope, badges, messages=messages).render())
+        parts.append(_Calls(recording, scope, badges, messages=messages and not nested).render())
     if recording.children and not nested:
         parts.append('<details class="fl-box" open><summary>Members</summary>'
                      f"{members_html(recording, scope, full=full_members)}</details>")
-    if recording.steps and not nested:
+    if timeline and recording.steps and not nested:
         parts.append(f'<details class="fl-box fl-timeline-box"><summary>Timeline: {len(recording.steps)} steps, '
                      f"how long each took</summary>{timeline_body(Timeline(recording))}</details>")
     parts.append(steps_table(recording, scope, badges))
@@ -391,9 +394,9 @@ class _Calls:
         which = "the answering call" if self.recording.status == "finished" else "the last LLM call"
         title = f"<h4>What {which} was given</h4>" if answering else ""
         if answering and self.messages:
-            body += ('<details class="fl-box fl-as-messages"><summary>As the model saw it: its messages in order, '
-                     "and the raw request and reply</summary>"
-                     f"{call_messages_body(CallMessages(self.recording, self.recording, exchange))}</details>")
+            seen = call_messages_body(CallMessages(self.recording, self.recording, exchange), raw=False)
+            body += ('<details class="fl-box fl-as-messages"><summary>As the model saw it: its messages in order'
+                     f"</summary>{seen}</details>")
         return (f'<section class="fl-call" id="{anchor(self.scope, "c", step)}" data-fl-call="{attr(step)}">{title}'
                 f'<div class="fl-muted">{self._facts(exchange)}</div>{body}</section>')
 

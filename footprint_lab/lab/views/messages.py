@@ -58,15 +58,18 @@ def messages_html(home: Recording, exchange: LLMExchange, *, root: Recording | N
     return call_messages_html(CallMessages(root if root is not None else home, home, exchange))
 
 
-def call_messages_body(messages: CallMessages) -> Html:
-    """The chat without its style sheet (for a view that embeds it in its own scope, with ``CHAT_CSS``)."""
+def call_messages_body(messages: CallMessages, *, raw: bool = True) -> Html:
+    """The chat without its style sheet (for a view that embeds it in its own scope, with ``CHAT_CSS``);
+    ``raw=False`` leaves out the raw request and reply, and says where they are."""
     exchange = messages.exchange
     pieces = messages.message_pieces()
     whole = f"run.messages({messages.call!r}).messages"
     bubbles = [_system(messages)] if exchange.system else []
     bubbles += [_message(message, piece, whole) for message, piece in zip(messages.messages, pieces, strict=True)]
     bubbles.append(_reply(messages))
-    return join([_header(messages), _tools(messages), el("ol", *bubbles, class_="fl-chat-list"), _raw(messages)])
+    tail = _raw(messages) if raw else el("p", "The raw request and reply, as sent and received: ",
+                                         el("code", f"run.messages({messages.call!r})"), ".", class_="fl-note")
+    return join([_header(messages), _tools(messages), el("ol", *bubbles, class_="fl-chat-list"), tail])
 
 
 def _header(messages: CallMessages) -> Html:
