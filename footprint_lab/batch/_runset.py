@@ -23,7 +23,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
-from footprint_lab.batch import _cluster, _folder, _table, _work
+# each sibling by its own module name, never through the package (whose __init__ imports this module)
+import footprint_lab.batch._cluster as _cluster
+import footprint_lab.batch._folder as _folder
+import footprint_lab.batch._table as _table
+import footprint_lab.batch._work as _work
 from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary
 from footprint_lab.batch._progress import Bar, check_progress
 from footprint_lab.batch._refusals import BatchConfigError
