@@ -44,7 +44,8 @@ The tree::
     │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine._redaction
     │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      engine._recording_door
     │   │   └── RecordingVersionError    ERR_RECORDING_VERSION      engine._recording_door
-    │   │           a recording written by a newer footprint_lab (its schema version is higher)
+    │   │           a recording written by a newer footprint_lab (its schema version is higher), or by the
+    │   │           unreleased 0.1 (schema version 1, or a seal of an earlier chain): record or seal it again
     │   ├── SealSourceError              ERR_SEAL_SOURCE            engine._seal
     │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core._run
     │   ├── InvalidAnnotationError       ERR_INVALID_ANNOTATION     core._run

@@ -1,20 +1,18 @@
-"""The saved recording: each transcript message's text stored once (schema version 2), version 1 still read."""
+"""The saved recording: each transcript message's text stored once (schema version 2); version 1, of the
+unreleased 0.1, refused by name."""
 
 from __future__ import annotations
 
 import json
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from footprint_lab import Agent, Recording, Run, Sequence, load_recording, tool, verify
+from footprint_lab import Agent, Recording, Sequence, load_recording, tool
 from footprint_lab.engine._saved_form import packed, unpacked
 from footprint_lab.engine.schema import MESSAGE_REF, SCHEMA_VERSION
-from footprint_lab.errors import InvalidRecordingError
+from footprint_lab.errors import InvalidRecordingError, RecordingVersionError
 from footprint_lab.providers import mock
-
-HERE = Path(__file__).parent / "recordings"
 
 
 def fetching_agent(result: str, calls: int = 1) -> Agent:
@@ -77,27 +75,19 @@ def test_a_reference_that_names_no_message_is_refused_by_field(reference: Any) -
     assert refused.value.field == f"commits.{commit}.entries.{entry}.{MESSAGE_REF}"
 
 
-@pytest.mark.parametrize("name", ["planted_fact_v1.json", "refund_pipeline_v1.json"])
-def test_a_version_1_recording_still_loads_explains_and_saves_as_version_1(name: str) -> None:
-    text = (HERE / name).read_text()
-    recording = load_recording(text)
-    assert recording.schema_version == 1
-    saved = recording.model_dump_json()
-    assert MESSAGE_REF not in {key for c in json.loads(saved)["commits"] for e in c["entries"] for key in e}
-    assert load_recording(saved) == recording
-    run = Run.from_recording(recording)
-    assert run.backtrack().target is not None and len(run.suspects()) > 0
-
-
-def test_a_sealed_version_1_recording_still_verifies_and_an_edit_still_breaks_it(tmp_path: Path) -> None:
-    path = HERE / "planted_fact_v1.json"
-    assert verify(path).holds
-    data = json.loads(path.read_text())
-    data["messages"][0]["content"] = "Refund everything."
-    edited = tmp_path / "edited.json"
-    edited.write_text(json.dumps(data))
-    verdict = verify(edited)
-    assert not verdict.holds and (verdict.kind, verdict.field) == ("messages", "content")
+@pytest.mark.parametrize("where", ["top", "member"])
+def test_a_version_1_recording_is_refused_by_name_as_a_format_never_released(where: str) -> None:
+    """Schema version 1 was written by footprint_lab 0.1, never released: refused by name, saying what to do."""
+    composed = Sequence([("fetch", fetching_agent("the page")), ("echo", Agent(provider=mock(reply="ok")))])
+    data = json.loads(composed.run_sync("go").recording.model_dump_json())
+    (data if where == "top" else data["children"][1])["schema_version"] = 1
+    with pytest.raises(RecordingVersionError) as refused:
+        load_recording(json.dumps(data))
+    error = refused.value
+    field = "schema_version" if where == "top" else "children.1.schema_version"
+    assert (error.code, error.field, error.version) == ("ERR_RECORDING_VERSION", field, 1)
+    assert "unreleased" in str(error) and "Record the run again" in str(error)
+    assert isinstance(error, InvalidRecordingError)
 
 
 @pytest.mark.parametrize("entry", [None, 5, "text", [1, 2]])

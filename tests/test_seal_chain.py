@@ -1,7 +1,8 @@
 """The seal's chain (``sha256-chain/5``): what it reads of each kind is the same whether worked out from
 a run's capture or from the records, for runs of every shape; an edit of a value it reads as a column
 of its own (a routine event's payload, a commit entry, an exchange's usage) is named at its record;
-a payload that does not fit its routine type is sealed as it is; seals of the chain before still verify."""
+a payload that does not fit its routine type is sealed as it is; a seal of an earlier chain (of the
+unreleased 0.1) is refused by name."""
 
 from __future__ import annotations
 
@@ -17,13 +18,13 @@ from footprint_lab.engine._build import build_recording
 from footprint_lab.engine._held import verify_saved
 from footprint_lab.engine._recorder import Recorder
 from footprint_lab.engine._recording import RECORDING_MIME, Recording
-from footprint_lab.engine._seal import ALGORITHM, COLUMNAR
-from footprint_lab.engine.schema import ROUTINE_PAYLOADS
+from footprint_lab.engine._seal import ALGORITHM
+from footprint_lab.engine.schema import ROUTINE_PAYLOADS, UNRELEASED_SEALS
+from footprint_lab.errors import RecordingVersionError
 from footprint_lab.notebook import verify_file
 from footprint_lab.providers import mock
 from tests.test_seal import ending_with, lookup_tool
 
-RECORDINGS = Path(__file__).parent / "recordings"
 KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges")
 
 
@@ -195,24 +196,25 @@ def test_the_recorder_writes_routine_events_itself_with_the_keys_the_schema_name
             rec.emit(type_, step, {})
 
 
-def test_a_notebook_sealed_with_the_columns_chain_still_verifies_on_its_data_and_names_an_edit(
-        tmp_path: Path) -> None:
-    """tests/recordings/sealed_chain4.ipynb was written by footprint_lab before routine events, commit
-    entries and responses were read as columns: a sealed agent run and a sealed composition."""
-    original = RECORDINGS / "sealed_chain4.ipynb"
-    outputs = [cell["outputs"][0]["data"] for cell in json.loads(original.read_text())["cells"][1:]]
-    assert {data[RECORDING_MIME]["seal"]["algorithm"] for data in outputs} == {COLUMNAR}
-    assert all((verdict := verify_saved(data[RECORDING_MIME])) is not None and verdict.holds for data in outputs)
-    assert [(v.status, v.display) for _, v in verify_file(original)] == [("holds", True), ("holds", True)]
-    forged = json.loads(original.read_text())
-    recording = forged["cells"][1]["outputs"][0]["data"][RECORDING_MIME]
-    recording["commits"][1]["entries"][0]["value"] = "forged"
+@pytest.mark.parametrize("algorithm", UNRELEASED_SEALS)
+def test_a_notebook_sealed_by_an_earlier_chain_is_not_checked_and_says_how_to_seal_it_again(
+        tmp_path: Path, algorithm: str) -> None:
+    """The chains before this one (``sha256-chain/2`` to ``/4``) belong to 0.1, never released: a notebook
+    output whose recording claims one is not checked (never said to hold), its verdict naming the field."""
+    import nbformat
+
+    from tests.notebook_kit import displayed
+
+    output = displayed(Agent(provider=mock(reply="Shipped."), seal=True).run_sync("Where is A-1?"))
+    output["data"][RECORDING_MIME]["seal"]["algorithm"] = algorithm
+    assert verify_saved(output["data"][RECORDING_MIME]) is None
+    cell = nbformat.v4.new_code_cell("run")
+    cell.outputs = [output]
     path = tmp_path / "old.ipynb"
-    path.write_text(json.dumps(forged, indent=1))
-    verdicts = [verdict for _, verdict in verify_file(path)]
-    assert (verdicts[0].status, verdicts[0].kind, verdicts[0].index, verdicts[0].field) == (
-        "broken", "commits", 1, "entries")
-    assert verdicts[1].holds
+    nbformat.write(nbformat.v4.new_notebook(cells=[cell]), path)
+    ((_, verdict),) = verify_file(path)
+    assert (verdict.status, verdict.kind, verdict.field) == ("unsupported", "recording", "seal.algorithm")
+    assert algorithm in str(verdict) and "unreleased" in str(verdict) and not verdict.holds
 
 
 def shown_in_a_notebook(path: Path, change: Callable[[dict[str, Any]], Any]) -> tuple[Path, dict[str, Any]]:
@@ -309,12 +311,21 @@ def test_an_output_displaying_json_nested_past_the_reader_is_broken_not_a_crash(
     assert (verdict.status, verdict.kind, verdict.field) == ("broken", "display", "application/json")
 
 
-def test_an_edited_algorithm_name_is_named_as_the_seal_altered() -> None:
+def test_a_seal_of_an_earlier_chain_is_refused_by_name_and_an_unknown_algorithm_is_the_seal_altered() -> None:
+    from footprint_lab import load_recording
+
     data = saved_agent_run()
-    for other in (COLUMNAR, "sha256-chain/3", "sha256-chain/2"):
-        data["seal"]["algorithm"] = other
-        verdict = verify(Recording.model_validate(data))
-        assert (verdict.status, verdict.kind, verdict.field) == ("broken", "seal", "algorithm")
+    for earlier in UNRELEASED_SEALS:
+        data["seal"]["algorithm"] = earlier
+        for refused_by in (lambda: load_recording(json.dumps(data)), lambda: verify(Recording.model_validate(data))):
+            with pytest.raises(RecordingVersionError) as refused:
+                refused_by()
+            error = refused.value
+            assert (error.code, error.field, error.version) == ("ERR_RECORDING_VERSION", "seal.algorithm", earlier)
+            assert "unreleased" in str(error) and "seal=True" in str(error)
+    data["seal"]["algorithm"] = "sha256-chain/9"
+    verdict = verify(Recording.model_validate(data))
+    assert (verdict.status, verdict.kind, verdict.field) == ("broken", "seal", "algorithm")
 
 
 def test_a_run_id_set_back_to_the_recordings_own_is_named_at_its_event() -> None:

@@ -6,8 +6,8 @@ verify`` fails (exit 1) with the cell, the output and the MIME type named when a
 edited, added or removed, and stays clean on an untouched notebook and on one nbformat re-saved
 (lines split or joined, a final line break, CRLF, base64 wrapped). A scrub that masks a display
 binds the masked display again, naming the policy; a display edited before the scrub stays broken.
-Seals of the columns chains (``sha256-chain/5``, ``/4``) are checked on the JSON data with no model built;
-seals of the earlier chains still verify, displays included.
+A seal (``sha256-chain/5``) is checked on the JSON data with no model built; a copy that holds no display
+(a recording put into an output by hand) is checked as a recording.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import pytest
 from footprint_lab import Agent, Redaction, define_tool, load_recording, verify
 from footprint_lab.engine._held import bind_display, display_verdict, verify_saved
 from footprint_lab.engine._recording import RECORDING_MIME
-from footprint_lab.engine._seal import ALGORITHM, EARLIER, LEGACY
+from footprint_lab.engine._seal import ALGORITHM
 from footprint_lab.notebook import export, load_runs, scrub, verify_file
 from footprint_lab.providers import mock
 from tests.notebook_kit import OPENAI_KEY, composed_run, displayed
@@ -163,12 +163,13 @@ def test_verify_reads_the_new_chain_on_the_data_and_names_a_broken_record_the_lo
     assert display_verdict(data) is None
 
 
-def test_seals_of_the_earlier_chain_still_verify_and_still_name_what_broke(tmp_path: Path) -> None:
+def test_a_saved_recording_verifies_on_its_data_and_in_an_output_that_holds_no_display(tmp_path: Path) -> None:
     saved = json.loads((RECORDINGS / "planted_fact.json").read_text())
-    assert saved["seal"]["algorithm"] == LEGACY
+    assert saved["seal"]["algorithm"] == ALGORITHM
     assert verify(load_recording(json.dumps(saved))).holds
-    assert verify_saved(saved) is None  # the earlier chain is read through the model, as before
+    assert (verdict := verify_saved(saved)) is not None and verdict.holds
     saved["answer"] = "something else"
+    assert verify_saved(saved) is None  # not as sealed: the long way names what broke
     verdict = verify(load_recording(json.dumps(saved)))
     assert (verdict.status, verdict.kind, verdict.field) == ("broken", "header", "answer")
     output = nbformat.v4.new_output("display_data", data={"text/plain": "an old run",
@@ -176,25 +177,6 @@ def test_seals_of_the_earlier_chain_still_verify_and_still_name_what_broke(tmp_p
                                                                                      .read_text())})
     ((_, verdict),) = verify_file(notebook(tmp_path / "old.ipynb", output))
     assert verdict.holds and not verdict.display and "displays" not in str(verdict)  # shown before displays were held
-
-
-def test_a_notebook_sealed_with_the_previous_chain_still_verifies_its_displays_and_names_an_edit(
-        tmp_path: Path) -> None:
-    """tests/recordings/sealed_chain3.ipynb was written by footprint_lab before the columns chain: a
-    sealed agent run and a sealed composition, each output holding what it displays."""
-    original = RECORDINGS / "sealed_chain3.ipynb"
-    outputs = [cell["outputs"][0]["data"] for cell in json.loads(original.read_text())["cells"][1:]]
-    assert {data[RECORDING_MIME]["seal"]["algorithm"] for data in outputs} == {EARLIER}
-    assert all(verify_saved(data[RECORDING_MIME]) is None for data in outputs)  # read through the model
-    assert [(v.status, v.display) for _, v in verify_file(original)] == [("holds", True), ("holds", True)]
-    forged = json.loads(original.read_text())
-    forged["cells"][1]["outputs"][0]["data"][RECORDING_MIME]["commits"][1]["entries"][0]["value"] = "forged"
-    path = tmp_path / "old.ipynb"
-    path.write_text(json.dumps(forged, indent=1))
-    verdicts = [verdict for _, verdict in verify_file(path)]
-    assert (verdicts[0].status, verdicts[0].kind, verdicts[0].index, verdicts[0].step_id, verdicts[0].field) == (
-        "broken", "commits", 1, "assemble#2", "entries")
-    assert verdicts[1].holds
 
 
 def test_export_holds_its_displays_and_a_scrub_binds_what_it_masked(tmp_path: Path) -> None:

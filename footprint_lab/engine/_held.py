@@ -2,10 +2,10 @@
 
 Rule kept here: checking a saved seal costs one canonical encoding and one hash per record kind,
 nothing per record that pydantic would do. :func:`verify_saved` reads a saved recording's JSON
-data as the seal's chain (``sha256-chain/5``, or ``/4`` before it) wrote it: its tables and
-references back in record form, each field left out at its default put back, each kind of
-records taken as its columns (and, under ``/5``, its nested values as columns of their own,
-``engine._chain``), the keys sorted at every level; when
+data as the seal's chain (``sha256-chain/5``) wrote it: its tables and references back in
+record form, each field left out at its default put back, each kind of records taken as its
+columns (its nested values as columns of their own, ``engine._chain``), the keys sorted at
+every level; when
 every digest and the head agree the seal holds, with no model built. When anything differs it
 answers ``None`` and the caller builds the recording and checks it the long way
 (``engine._seal.verify``), which names the record and field that broke; so this can only ever
@@ -47,11 +47,10 @@ from footprint_lab.engine._chain import all_whole, chained
 from footprint_lab.engine._recording import Recording, Seal
 from footprint_lab.engine._records import Annotation
 from footprint_lab.engine._saved_form import content_of, copies_placed, dereferenced, table_columns
-from footprint_lab.engine._saved_json import NestingTooDeep, collector_paused, parse_json
+from footprint_lab.engine._saved_json import NestingTooDeep, parse_json
 from footprint_lab.engine._seal import (
     _HEADER,
     ALGORITHM,
-    COLUMNED,
     COLUMNS,
     KINDS,
     Verdict,
@@ -75,13 +74,13 @@ _TABLED = ("steps", "reads", "events", "context_pieces")
 # -- a saved recording, checked as data ----------------------------------------------------------
 def verify_saved(data: Any) -> Verdict | None:
     """``holds`` when ``data`` (a saved recording's JSON data, members included) is exactly what its
-    ``sha256-chain/5`` (or ``/4``) seal sealed; ``None`` when it is not, or cannot be told so (unsealed,
-    an earlier chain, a newer schema): the caller then checks the recording itself."""
+    seal sealed; ``None`` when it is not, or cannot be told so (unsealed, another algorithm, another
+    schema): the caller then checks the recording itself (the door refuses what it does not read)."""
     # a member's saved form leaves its schema version out: it is its recording's default
     if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
         return None
     saved = data.get("seal")
-    if not isinstance(saved, dict) or saved.get("algorithm") not in COLUMNED:
+    if not isinstance(saved, dict) or saved.get("algorithm") != ALGORITHM:
         return None
     data = copies_placed(data)  # a text its members hold too may be written once, in its own data
     children = data.get("children", [])  # left out at its default; any other value must be a list
@@ -95,13 +94,11 @@ def verify_saved(data: Any) -> Verdict | None:
     try:
         made = Seal.model_validate(saved)
         _NOTES.validate_python(data.get("annotations", []))  # outside the seal, but held to the schema too
-        with collector_paused():  # tens of thousands of records, made and let go: no cycle among them
-            records = dereferenced(data)  # its tables stay tables: read as columns as they are
-            for kind, items in _saved_kinds(records, made.algorithm):
-                text = _text(kind, items)
-                if made.kinds.get(kind) != hashlib.sha256(text).hexdigest() or altered_tag(made, kind, text):
-                    return None
-            del records, items, text  # let go before the collector runs again: it would walk all of them first
+        records = dereferenced(data)  # its tables stay tables: read as columns as they are
+        for kind, items in _saved_kinds(records):
+            text = _text(kind, items)
+            if made.kinds.get(kind) != hashlib.sha256(text).hexdigest() or altered_tag(made, kind, text):
+                return None
     except (ValueError, TypeError, KeyError):  # not the shape a seal wrote: the long way names it
         return None
     if made.head != _head(made, heads):
@@ -109,10 +106,10 @@ def verify_saved(data: Any) -> Verdict | None:
     return Verdict("holds", scrubbed=tuple(made.scrubbed))
 
 
-def _saved_kinds(data: dict[str, Any], algorithm: str) -> list[tuple[str, list[Any]]]:
-    """The header and each record kind as ``algorithm`` (a columns chain) encodes them, from saved data
-    (its references read): a kind of records as its columns, each record holding every field of its
-    model and nothing else (under this library's chain, its nested values as columns of their own). A
+def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
+    """The header and each record kind as the chain encodes them, from saved data (its references read):
+    a kind of records as its columns, each record holding every field of its model and nothing else, its
+    nested values as columns of their own. A
     kind saved as a table is read as its columns as they stand, no record made of a row."""
     (header,) = _completed([{name: data[name] for name in _HEADER if name in data}], Recording)
     kinds: list[tuple[str, list[Any]]] = [("header", [{name: header[name] for name in _HEADER}])]
@@ -134,7 +131,7 @@ def _saved_kinds(data: dict[str, Any], algorithm: str) -> list[tuple[str, list[A
                 if not all_whole(items, len(COLUMNS[kind])):
                     raise TypeError(kind)  # a field the model does not know: the model refuses it by name
                 items = columns_of(items, COLUMNS[kind])
-        if kind in COLUMNS and algorithm == ALGORITHM:
+        if kind in COLUMNS:
             items = chained(kind, items, header["run_id"])
         kinds.append((kind, items))
     return kinds

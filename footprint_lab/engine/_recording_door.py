@@ -12,8 +12,8 @@ Rule kept here: :func:`load_recording` (JSON text, bytes or ``model_dump`` data)
 :func:`check_recording` (a ``Recording`` object, as ``Run.from_recording`` receives it) are
 the one door. Text is parsed by :func:`~footprint_lab.engine._saved_json.parse_json` (at most
 ``MAX_NESTING`` levels deep). They check the schema version (a whole number; a newer one is
-refused as :class:`RecordingVersionError`, naming it; version 1, written before each
-transcript message was stored once, reads as it always did), that the member runs nest as a tree
+refused as :class:`RecordingVersionError`, naming it; so is a format of the unreleased 0.1, schema
+version 1 or a seal of an earlier chain, saying how to record or seal it again), that the member runs nest as a tree
 (each member's ``path`` extends its parent's, no two share one, at most
 :data:`MAX_MEMBER_DEPTH` levels of members), the shape of every record pydantic cannot pin
 down (messages, tool calls, the redaction report) and every cross reference (piece indices,
@@ -34,8 +34,14 @@ from pydantic import ValidationError
 
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._refusal import Refusal, describe_shape
-from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, collector_paused, nesting, parse_json
-from footprint_lab.engine.schema import READABLE_VERSIONS, SCHEMA_VERSION
+from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
+from footprint_lab.engine.schema import (
+    READABLE_VERSIONS,
+    SCHEMA_VERSION,
+    SEAL_ALGORITHM,
+    UNRELEASED_SEALS,
+    UNRELEASED_VERSIONS,
+)
 
 #: member runs nested deeper than this below the top run are refused (a composition of
 #: compositions nests a few levels; the views walk members one level at a time)
@@ -66,21 +72,33 @@ class InvalidRecordingError(Refusal):
 
 
 class RecordingVersionError(InvalidRecordingError):
-    """Raised when a recording was written by a newer footprint_lab: its ``schema_version`` is a
-    whole number above the one this library reads.
+    """Raised when a recording is in a format this library does not read: written by a newer
+    footprint_lab (its ``schema_version`` a whole number above the one this library reads), or by
+    the unreleased 0.1 (schema version 1, or a seal of an earlier chain: ``sha256-chain/2`` to ``/4``).
 
-    Carries ``version`` (that number) besides ``door``, ``field`` and ``problem``. Not a sign of
-    tampering: read it with the footprint_lab version that wrote it.
+    Carries ``version`` (the schema version, or the seal's algorithm) besides ``door``, ``field`` and
+    ``problem``. Not a sign of tampering: read a newer one with the footprint_lab that wrote it; record
+    an unreleased one again (or seal it again), since no release ever wrote it.
     """
 
     code = "ERR_RECORDING_VERSION"
     fields = ("door", "field", "problem", "version")
 
-    def __init__(self, door: str, field: str, version: int) -> None:
-        shown = str(version) if version < 1_000_000 else "a version over a million"
-        super().__init__(door, field, f"is {shown}, newer than {SCHEMA_VERSION}, the schema version this "
-                         "library reads", "Read it with the newer footprint_lab that wrote it "
-                         "(pip install -U footprint-lab)")
+    def __init__(self, door: str, field: str, version: int | str) -> None:
+        if isinstance(version, str):  # a seal's algorithm
+            super().__init__(door, field, f"is {version}, a seal of footprint_lab 0.1, an unreleased format this "
+                             f"library does not check (it seals with {SEAL_ALGORITHM})", "Seal it again: run it "
+                             "again with seal=True, or save it again sealed by this library (remove its 'seal', "
+                             "load it and call footprint_lab.seal on it)")
+        elif version in UNRELEASED_VERSIONS:
+            super().__init__(door, field, f"is {version}, the schema of footprint_lab 0.1, an unreleased format "
+                             f"this library does not read (it reads {SCHEMA_VERSION})", "Record the run again "
+                             "with this footprint_lab (run it again, and save or show the new run)")
+        else:
+            shown = str(version) if version < 1_000_000 else "a version over a million"
+            super().__init__(door, field, f"is {shown}, newer than {SCHEMA_VERSION}, the schema version this "
+                             "library reads", "Read it with the newer footprint_lab that wrote it "
+                             "(pip install -U footprint-lab)")
         self.version = version
 
 
@@ -102,8 +120,7 @@ def load_parsed(data: Any, *, door: str) -> Recording:
         raise InvalidRecordingError(door, "recording", f"is {describe_shape(data)}, not a recording", _LOAD_FIX)
     _check_version(data.get("schema_version", SCHEMA_VERSION), door, "schema_version")
     try:
-        with collector_paused():  # tens of thousands of models made at once, none in a cycle
-            recording = Recording.model_validate(data)
+        recording = Recording.model_validate(data)
     except ValidationError as invalid:
         raise _refusal(invalid, door) from None
     return check_recording(recording, door=door)
@@ -175,12 +192,20 @@ def _refusal(invalid: ValidationError, door: str) -> InvalidRecordingError:
 def _check_version(version: Any, door: str, where: str) -> None:
     if _is_int(version) and version in READABLE_VERSIONS:
         return
-    if _is_int(version) and version > SCHEMA_VERSION:
+    if _is_int(version) and (version > SCHEMA_VERSION or version in UNRELEASED_VERSIONS):
         raise RecordingVersionError(door, where, version)
     readable = " or ".join(map(str, READABLE_VERSIONS))
     raise InvalidRecordingError(door, where, f"is not {readable} (a whole number), the schema versions "
                                 "this library reads", "Read it with the footprint_lab version that wrote it, or "
                                 "record the run again")
+
+
+def check_seal(recording: Recording, door: str, at: str = "") -> None:
+    """Refuse a recording (this one; its members are checked one by one) sealed by the unreleased 0.1."""
+    made = recording.__dict__.get("seal")  # a seal still owed is this library's own: not worked out to be read
+    algorithm = made.__dict__.get("algorithm") if made is not None else None
+    if algorithm in UNRELEASED_SEALS:
+        raise RecordingVersionError(door, f"{at}seal.algorithm", algorithm)
 
 
 class _Checker:
@@ -196,6 +221,7 @@ class _Checker:
 
     def recording(self, recording: Recording, at: str) -> None:
         _check_version(recording.schema_version, self.door, f"{at}schema_version")
+        check_seal(recording, self.door, at)
         pieces = recording.context_pieces
         messages = recording.messages
         steps = {step.step_id for step in recording.steps if isinstance(step.step_id, str)}

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Any, TypeGuard
 from pydantic import BaseModel
 
 from footprint_lab.engine._records import ContextPiece, Data, Event, Read, Step
-from footprint_lab.engine._saved_json import collector_paused
 from footprint_lab.engine.schema import COPIES, COPY_MIN, MESSAGE_REF, MESSAGES
 
 if TYPE_CHECKING:
@@ -104,8 +103,7 @@ def _untable(table: dict[str, Any]) -> Any:
     # each row's dict made in C loops (no Python step per row): a long run's tables hold tens of thousands
     names, extra = [*same, *columns], list(same.values())
     rows_named = map(operator.add, itertools.repeat(extra), rows) if extra else rows
-    with collector_paused():
-        return list(map(dict, map(zip, itertools.repeat(names), rows_named)))
+    return list(map(dict, map(zip, itertools.repeat(names), rows_named)))
 
 
 def _is_table(table: dict[str, Any]) -> bool:

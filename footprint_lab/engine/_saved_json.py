@@ -28,12 +28,9 @@ Role: engine layer, below every door that reads a file.
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import math
 import re
-from collections.abc import Iterator
 from typing import Any
 
 from footprint_lab.engine._unicode import all_sound, is_sound
@@ -57,8 +54,7 @@ class NestingTooDeep(Exception):
 def parse_json(raw: str | bytes | bytearray) -> Any:
     """``raw`` parsed as JSON; ``ValueError`` when it is not JSON, :class:`NestingTooDeep` when too deep."""
     try:
-        with collector_paused():
-            value = json.loads(raw, parse_float=_finite, parse_constant=_no_number)
+        value = json.loads(raw, parse_float=_finite, parse_constant=_no_number)
     except RecursionError:  # deeper than the parser's own reach: deeper than the bound anyway
         raise NestingTooDeep from None
     if _openings(raw) > MAX_NESTING and nesting(value) > MAX_NESTING:  # fewer openings cannot nest deeper
@@ -82,22 +78,6 @@ def _finite(text: str) -> float | None:
 def _no_number(name: str) -> None:
     """``NaN``, ``Infinity`` or ``-Infinity``: no number JSON can write, read as ``null``."""
     return None
-
-
-@contextlib.contextmanager
-def collector_paused() -> Iterator[None]:
-    """Hold off the cyclic garbage collector while a bulk of fresh containers is made: parsed JSON and
-    the records made of it hold no cycle, and a collection every few hundred new containers walks
-    everything made so far (parsing and loading a 10,000-step recording took twice as long, unpacking
-    its tables three times)."""
-    if not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
 
 
 def _openings(raw: str | bytes | bytearray) -> int:

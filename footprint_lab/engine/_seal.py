@@ -9,42 +9,40 @@ id and the field that changed), or says the recording was never sealed (not an e
 What the chain covers, in this order: a header (run id, runner, schema version, status, input,
 answer, timings, redaction report, ...), then each record kind in recorded order (``steps``,
 ``reads``, ``commits``, ``decisions``, ``events``, ``context_pieces``, ``exchanges``,
-``messages``, ``message_pieces``), then each member run's own seal. Annotations stay outside,
-so a sealed run can still be annotated. Each kind is one canonical JSON text hashed with
-SHA-256, written compactly by orjson with the keys sorted at every level (``sha256-chain/5``):
-a kind of records as its columns, one list per field of its model in the model's order, each
-holding that field's value for every record in recorded order, and the values a record nests
-(a routine event's payload, a commit's entries, an exchange's response) as columns of their own
-(``engine._chain``); the header, the transcript's messages and ``message_pieces`` as their list.
-Columns are what the run's capture already holds (``engine._build``), so a run's seal is worked
-out from the capture's values as they were captured, with no record, no payload and no key made
-per record; the text is the same from the models and from the saved JSON data, its tables
-unpacked and its defaults put back (``engine._held.verify_saved`` checks a notebook's copy that
-way, no model built). The earlier chains are still checked as they were written:
-``sha256-chain/4`` took each kind as its model's columns, nested values as they are;
-``sha256-chain/3`` each kind as its list of records, keys sorted at every level;
-``sha256-chain/2`` the same with a record's fields in its model's order and the header's keys
-sorted. The head is the SHA-256 of one JSON array (under the columns chains): the
-algorithm, each kind's digest in chain order, the members' heads, in a copy a notebook output
-carries the digests of what that output displays (``engine._held``), the scrub names and the
-time of sealing (the earlier chains chain the same parts one hash at a time). A check
-compares the header first, then the transcript (whose text the commits and pieces of a saved
-recording refer to), then the other kinds in chain order, and names the first that differs.
+``messages``, ``message_pieces``), then each member run's own seal. Annotations stay outside, so a
+sealed run can still be annotated. Each kind is one canonical JSON text hashed with SHA-256,
+written compactly by orjson with the keys sorted at every level (``sha256-chain/5``): a kind of
+records as its columns, one list per field of its model in the model's order, each holding that
+field's value for every record in recorded order, and the values a record nests (a routine event's
+payload, a commit's entries, an exchange's response) as columns of their own (``engine._chain``);
+the header, the transcript's messages and ``message_pieces`` as their list. Columns are what the
+run's capture already holds (``engine._build``), so a run's seal is worked out from the capture's
+values as they were captured, with no record, no payload and no key made per record; the text is
+the same from the models and from the saved JSON data, its tables unpacked and its defaults put
+back (``engine._held.verify_saved`` checks a notebook's copy that way, no model built). This is
+the one chain: a recording sealed by an earlier one (``/2`` to ``/4``, of the unreleased 0.1) is
+refused by name at the recording door (``RecordingVersionError``), to be sealed again. The head is
+the SHA-256 of one JSON array: the algorithm, each kind's digest in chain order, the members'
+heads, in a copy a notebook output carries the digests of what that output displays
+(``engine._held``), the scrub names and the time of sealing. A check compares the header first,
+then the transcript (whose text the commits and pieces of a saved recording refer to), then the
+other kinds in chain order, and names the first that differs.
 
-Speed, the pattern: checking a seal is one orjson encoding and one hash per kind, no Python
-work per record (a 10,000-step recording of about 20 MB verifies in well under a second, see
-bench/bench_trust.py). To say *where* a broken seal broke, the seal also keeps, per kind, a
-16-bit CRC of each stretch of text between two cuts (a locator only: the SHA-256 chain is the
-proof); they are compared when a digest fails, and the first stretch that differs is traced
-back to its record and field. The head does not chain them, so under this library's chain a
-check holds them to the text too once every digest matched (:func:`altered_tag`): tags edited in
-a saved seal are the seal altered, never a seal that holds. ``Agent(..., seal=True)`` gives its runs a
-:class:`~footprint_lab.engine._recording.PendingSeal`, computed from the run's closed capture
-the first time anything reads, dumps, shows or verifies it and stamped with the run's end, so
-a run nobody keeps pays nothing and one that is kept gets the seal it had when it ended. Its
-proof (the digests and the head) is worked out first, from each kind's columns made straight
-from the capture (no model built); its locator tags when they are read, or the seal
-is compared, copied or dumped (with the proof, in the same pass, when that is its first use).
+Speed: checking a seal is one orjson encoding and one hash per kind, no Python work per record
+(a 10,000-step recording of about 20 MB verifies in well under a second, see bench/bench_trust.py).
+To say *where* a broken seal broke, the seal also keeps, per kind, a 16-bit CRC of each stretch
+of text between two cuts (a locator only: the SHA-256 chain is the proof); they are compared
+when a digest fails, and the first stretch that differs is traced back to its record and field.
+The head does not chain them, so a check holds them to the text too once every digest matched
+(:func:`altered_tag`): tags edited in a saved seal are the seal altered, never a seal that holds.
+
+``Agent(..., seal=True)`` gives its runs a :class:`~footprint_lab.engine._recording.PendingSeal`,
+computed from the run's closed capture the first time anything reads, dumps, shows or verifies it
+and stamped with the run's end, so a run nobody keeps pays nothing and one that is kept gets the
+seal it had when it ended. Its proof (the digests and the head) is worked out first, from each
+kind's columns made straight from the capture (no model built); its locator tags when they are read,
+or the seal is compared, copied or dumped (with the proof, in the same pass, when that is its first
+use).
 
 A seal proves the recording was not changed since it was sealed by this library; it is not a
 signature (anyone with the library can seal an edited recording again). Publish the head beside
@@ -59,7 +57,6 @@ from __future__ import annotations
 
 import array
 import base64
-import functools
 import hashlib
 import json
 import operator
@@ -68,7 +65,7 @@ import re
 import sys
 import time
 import zlib
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -78,25 +75,16 @@ from pydantic import BaseModel
 
 from footprint_lab.engine._chain import NAMES, chained, located
 from footprint_lab.engine._recording import PendingSeal, Recording, Seal
-from footprint_lab.engine._records import maker, native_text
+from footprint_lab.engine._records import native_text
 from footprint_lab.engine._refusal import Refusal, describe_shape
 from footprint_lab.engine._rows import Rows, transposed
-from footprint_lab.engine._saved_json import collector_paused
+from footprint_lab.engine.schema import SEAL_ALGORITHM, UNRELEASED_SEALS
 
-#: the chain this library seals with: each kind of records as its columns, keys sorted at every level,
+#: the one chain this library seals with: each kind of records as its columns, keys sorted at every level,
 #: the values a record nests taken as columns of their own (``engine._chain``), so the run's capture is
 #: hashed as it is held and a reader checks a saved recording on its JSON data without building a model
 #: (``engine._held``)
-ALGORITHM = "sha256-chain/5"
-#: the chains of earlier seals, still checked as they were written: each kind as its model's columns
-#: (``/4``); records one by one, keys sorted at every level (``/3``); records one by one, keys sorted
-#: in the header only (``/2``)
-COLUMNAR = "sha256-chain/4"
-EARLIER = "sha256-chain/3"
-LEGACY = "sha256-chain/2"
-ALGORITHMS = (ALGORITHM, COLUMNAR, EARLIER, LEGACY)
-#: the chains that take a kind of records as columns
-COLUMNED = (ALGORITHM, COLUMNAR)
+ALGORITHM = SEAL_ALGORITHM
 #: the record kinds, in the order the chain takes them
 KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges", "messages",
          "message_pieces")
@@ -114,10 +102,10 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     kind: tuple(model.model_fields) for kind in KINDS
     if isinstance(model := getattr(Recording.model_fields[kind].annotation, "__args__", (None,))[0], type)
     and issubclass(model, BaseModel)}
-#: a seal from values made here (``display`` at its default, not set: only a notebook output's copy sets it)
-_SEAL = maker(Seal, unset=frozenset({"display"}))
-#: a recording's values as its run left them, for the seal it owes (``_owe_seal``)
-_AS_LEFT = maker(Recording)
+
+
+#: what a broken verdict says of a seal's algorithm that is none this library seals with
+_UNKNOWN = f"is not the algorithm this library seals with ({ALGORITHM})"
 
 
 class SealSourceError(Refusal):
@@ -224,12 +212,12 @@ def _verify_document(document: BaseModel) -> Verdict:
     made = getattr(document, "seal", None)
     if made is None:
         return Verdict("unsealed")
-    if not isinstance(made, Seal) or made.algorithm not in ALGORITHMS:
-        return Verdict("broken", "", "seal", field="algorithm", problem="is not an algorithm this library knows")
+    if not isinstance(made, Seal) or made.algorithm != ALGORITHM:
+        return Verdict("broken", "", "seal", field="algorithm", problem=_UNKNOWN)
     records = _document_records(document)
     text = _text(DOCUMENT, records)
     if made.kinds.get(DOCUMENT) != hashlib.sha256(text).hexdigest():
-        return _locate(DOCUMENT, records, text, made.tags.get(DOCUMENT, ""), "", (), made.algorithm)
+        return _locate(DOCUMENT, records, text, made.tags.get(DOCUMENT, ""), "", ())
     if altered_tag(made, DOCUMENT, text):
         return Verdict("broken", "", "seal", field=f"tags.{DOCUMENT}", problem="the seal itself was altered")
     if made.head != _head(made, []):
@@ -254,8 +242,8 @@ def _owe_seal(recording: Recording, ended: float) -> None:
     # recording and its seal are no cycle for the collector to find (a run is freed the moment it is dropped);
     # its records read from the capture by lists of their own, so records made and changed later are not sealed
     values = recording.__dict__
-    left = _AS_LEFT({**values, "seal": None, **{kind: values[kind].detached() for kind in COLUMNS
-                                                 if isinstance(values[kind], Rows)}})
+    left = Recording.model_construct(**{**values, "seal": None, **{kind: values[kind].detached() for kind in COLUMNS
+                                                                  if isinstance(values[kind], Rows)}})
     recording.seal = PendingSeal(lambda located: _seal_of(left, [], ended, located=located),
                                  lambda made: _located(left, made))
 
@@ -264,10 +252,9 @@ def _located(recording: Recording, made: Seal) -> dict[str, str]:
     """The locator tags of a seal worked out without them, from the same records: a kind whose text
     no longer matches its digest (changed since) gets none."""
     tags: dict[str, str] = {}
-    with collector_paused():
-        for kind, _, text in _kinds(recording, made.algorithm):
-            if hashlib.sha256(text).hexdigest() == made.kinds.get(kind):
-                tags[kind] = tag_of(kind, text)
+    for kind, _, text in _kinds(recording):
+        if hashlib.sha256(text).hexdigest() == made.kinds.get(kind):
+            tags[kind] = tag_of(kind, text)
     return tags
 
 
@@ -285,43 +272,38 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, loc
             child.seal = _seal_of(child, scrubbed, sealed_at)
     kinds: dict[str, str] = {}
     tags: dict[str, str] = {}
-    with collector_paused():  # every record's values, made for the seal and let go: no cycle among them
-        for kind, _, text in _kinds(recording, ALGORITHM):
-            kinds[kind] = hashlib.sha256(text).hexdigest()
-            if located:
-                tags[kind] = tag_of(kind, text)
-    made: Seal = _SEAL({"algorithm": ALGORITHM, "head": "", "kinds": kinds, "tags": tags, "scrubbed": names,
-                        "sealed_at": float(sealed_at), "display": {}})  # each value made here, of its field's type
+    for kind, _, text in _kinds(recording):
+        kinds[kind] = hashlib.sha256(text).hexdigest()
+        if located:
+            tags[kind] = tag_of(kind, text)
+    # each value made here, of its field's type; ``display`` left at its default (only an output's copy sets it)
+    made = Seal.model_construct(algorithm=ALGORITHM, head="", kinds=kinds, tags=tags, scrubbed=names,
+                                sealed_at=float(sealed_at))
     made.head = _head(made, [child.seal.head for child in recording.children if child.seal is not None])
     return made
 
 
 # -- the canonical text --------------------------------------------------------------------------
-def _kinds(recording: Recording, algorithm: str) -> Iterator[tuple[str, list[Any], bytes]]:
-    """The header (one record) and each record kind, in chain order, as ``algorithm`` reads them, each
-    with its canonical text: a kind of records as its columns (:func:`columns_of`), under an earlier
-    chain as its records (a kind not yet built is made for this use only). One kind at a time, so a
-    kind's values are let go before the next one's are made."""
+def _kinds(recording: Recording) -> Iterator[tuple[str, list[Any], bytes]]:
+    """The header (one record) and each record kind, in chain order, each with its canonical text: a kind
+    of records as its columns (:func:`columns_of`). One kind at a time, so a kind's values are let go
+    before the next one's are made."""
     header = [dict(zip(_HEADER, _HEADER_OF(recording), strict=True))]
-    if algorithm not in COLUMNED:
-        for kind, items in [("header", header), *((kind, _records(getattr(recording, kind))) for kind in KINDS)]:
-            yield kind, items, _text(kind, items, algorithm)
-        return
     yield "header", header, _text("header", header)
     for kind in KINDS:
         value = getattr(recording, kind)
-        yield ((kind, *_columns_text(kind, value, recording.run_id, algorithm)) if kind in COLUMNS
+        yield ((kind, *_columns_text(kind, value, recording.run_id)) if kind in COLUMNS
                else (kind, value, _text(kind, value)))
 
 
-def _columns_text(kind: str, records: Any, run_id: str, algorithm: str) -> tuple[list[Any], bytes]:
-    """A kind's columns as ``algorithm`` reads them, and their canonical text. A kind not yet built is
+def _columns_text(kind: str, records: Any, run_id: str) -> tuple[list[Any], bytes]:
+    """A kind's columns as the chain reads them, and their canonical text. A kind not yet built is
     read from the capture's values as captured, written as they would be once made JSON-native
     (``engine._records.native_text``); data orjson does not write natively is made native first, as
     the recording would hold it."""
     columns = None
     if isinstance(records, Rows):
-        raw = records.chained() if algorithm == ALGORITHM else records.columns(raw=True)
+        raw = records.chained()
         if raw is not None:
             try:
                 return raw, native_text(raw)
@@ -330,13 +312,8 @@ def _columns_text(kind: str, records: Any, run_id: str, algorithm: str) -> tuple
         columns = records.columns()
     if columns is None:
         columns = columns_of(records, COLUMNS[kind])
-    if algorithm == ALGORITHM:
-        columns = chained(kind, columns, run_id)
+    columns = chained(kind, columns, run_id)
     return columns, _text(kind, columns)
-
-
-def _records(value: Any) -> list[Any]:
-    return value.records() if isinstance(value, Rows) else value
 
 
 def columns_of(records: Any, fields: tuple[str, ...]) -> list[Any]:
@@ -367,70 +344,38 @@ def _fields_of(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
-@functools.cache
-def _encoder(kind: str, algorithm: str = ALGORITHM) -> Callable[[Any], bytes]:
-    """The canonical encoding for ``kind``: compact orjson, keys sorted at every level (under the legacy
-    chain, for the header and documents only; a record's fields then come in its model's order).
+def encode(value: Any) -> bytes:
+    """The canonical encoding: compact orjson, keys sorted at every level.
 
     Data orjson cannot write (an integer beyond 64 bits) falls back to the standard library's
     encoder; both sides of a check take the same branch for the same data, so the texts agree.
     """
-    sort = _sorted(kind, algorithm)
-    option = orjson.OPT_SORT_KEYS if sort else 0
-
-    def encode(value: Any) -> bytes:
-        try:
-            return orjson.dumps(value, default=_fields_of, option=option)
-        except TypeError:
-            return json.dumps(value, default=_fields_of, sort_keys=sort, separators=(",", ":"),
-                              ensure_ascii=False).encode("utf-8", "surrogatepass")
-
-    return encode
+    try:
+        return orjson.dumps(value, default=_fields_of, option=orjson.OPT_SORT_KEYS)
+    except TypeError:
+        return json.dumps(value, default=_fields_of, sort_keys=True, separators=(",", ":"),
+                          ensure_ascii=False).encode("utf-8", "surrogatepass")
 
 
-def _sorted(kind: str, algorithm: str) -> bool:
-    return algorithm != LEGACY or kind in ("header", DOCUMENT)
+def _text(kind: str, records: list[Any]) -> bytes:
+    return encode(records)
 
 
-def _text(kind: str, records: list[Any], algorithm: str = ALGORITHM) -> bytes:
-    return _encoder(kind, algorithm)(records)
-
-
-#: where a kind's text is cut into stretches for the locator tags. The chain of this library cuts a
-#: kind of records (its columns) and ``message_pieces`` (integers only) at every comma, the header
-#: and the messages just after every key (``":``); each a literal, so the cut is one C split of
-#: the text, and :func:`_place` walks the encodings to the record and field that hold a stretch.
-#: ``sha256-chain/3`` cut as this chain cuts its header, everywhere; the chain before it cut
-#: before each field name of its model (before any key for the free-form messages). Their
-#: tags are read back with the cuts they were made with.
-def _cut(names: Any) -> re.Pattern[bytes]:
-    return re.compile(b',"(?:' + b"|".join(re.escape(name.encode("ascii")) for name in names) + b')":')
-
-
+#: where a kind's text is cut into stretches for the locator tags: a kind of records (its columns)
+#: and ``message_pieces`` (integers only) at every comma, the header, the messages and a document
+#: just after every key (``":``); each a literal, so the cut is one C split of the text, and
+#: :func:`_place` walks the encodings to the record and field that hold a stretch.
 _KEY_END = re.compile(rb'":')
 _COMMA = re.compile(rb",")
-_LEGACY_CUTS: dict[str, re.Pattern[bytes]] = {
-    "header": _cut(_HEADER),
-    **{kind: _cut(Recording.model_fields[kind].annotation.__args__[0].model_fields)  # type: ignore[union-attr]
-       for kind in KINDS if kind not in ("messages", "message_pieces")},
-    "messages": re.compile(rb',"[^"\\]*":'),
-    DOCUMENT: re.compile(rb',"[^"\\]*":'),
-    "message_pieces": _COMMA,
-}
 
 
-def _cuts(kind: str, algorithm: str) -> re.Pattern[bytes]:
-    if algorithm == LEGACY:
-        return _LEGACY_CUTS[kind]
-    if kind == "message_pieces" or (algorithm in COLUMNED and kind in COLUMNS):
-        return _COMMA
-    return _KEY_END
+def _cuts(kind: str) -> re.Pattern[bytes]:
+    return _COMMA if kind == "message_pieces" or kind in COLUMNS else _KEY_END
 
 
-def _tags(kind: str, text: bytes, algorithm: str = ALGORITHM) -> bytes:
+def _tags(kind: str, text: bytes) -> bytes:
     """A 16-bit CRC of each stretch of ``text`` between two cuts, big-endian, two bytes each."""
-    cut = _cuts(kind, algorithm)
-    pieces = text.split(cut.pattern) if cut is _KEY_END or cut is _COMMA else cut.split(text)  # a literal: no regex
+    pieces = text.split(_cuts(kind).pattern)  # a literal: no regex
     crcs = array.array("I", map(zlib.crc32, pieces))
     if sys.byteorder == "big":
         crcs.byteswap()
@@ -449,31 +394,22 @@ def altered_tag(made: Seal, kind: str, text: bytes) -> bool:
     """Whether a seal of this library's chain keeps other locator tags for ``kind`` than its ``text`` (whose
     digest matched) has. The head does not chain the tags, so they are held here: a seal whose tags were
     edited is no seal as it was made, and would point a later break at another place. Tags still owed (a
-    :class:`PendingSeal` not yet asked for them) are made from the sealed records, and seals of the earlier
-    chains keep their tags as they were written: neither is compared."""
+    :class:`PendingSeal` not yet asked for them) are made from the sealed records: not compared."""
     held = made.__dict__.get("tags")
-    return made.algorithm == ALGORITHM and isinstance(held, dict) and held.get(kind) != tag_of(kind, text)
+    return isinstance(held, dict) and held.get(kind) != tag_of(kind, text)
 
 
-def _starts(kind: str, text: bytes, algorithm: str = ALGORITHM) -> list[int]:
+def _starts(kind: str, text: bytes) -> list[int]:
     """Where each stretch of ``text`` starts (the first at 0, the others just after a cut)."""
-    return [0, *(match.end() for match in _cuts(kind, algorithm).finditer(text))]
+    return [0, *(match.end() for match in _cuts(kind).finditer(text))]
 
 
 def _head(made: Seal, child_heads: list[str]) -> str:
-    if made.algorithm in COLUMNED:  # one text, one hash: every part in its place in one JSON array
-        return hashlib.sha256(orjson.dumps(
-            [made.algorithm, [made.kinds.get(kind, "") for kind in _LINKED], child_heads, made.display,
-             made.scrubbed, repr(made.sealed_at)], option=orjson.OPT_SORT_KEYS)).hexdigest()
-    link = hashlib.sha256(made.algorithm.encode("ascii")).digest()
-    for kind in _LINKED:
-        link = hashlib.sha256(link + kind.encode("ascii") + made.kinds.get(kind, "").encode("ascii")).digest()
-    for head in child_heads:
-        link = hashlib.sha256(link + b"child" + head.encode("ascii")).digest()
-    if made.display:  # a copy shown in a notebook output holds what the output displays too
-        link = hashlib.sha256(link + b"display" + json.dumps(made.display, sort_keys=True).encode("ascii")).digest()
-    end = json.dumps([made.scrubbed, repr(made.sealed_at)]).encode("utf-8")
-    return hashlib.sha256(link + b"end" + end).hexdigest()
+    """One text, one hash: every part of the seal in its place in one JSON array (a notebook output's copy
+    holds the digests of what it displays)."""
+    return hashlib.sha256(orjson.dumps(
+        [made.algorithm, [made.kinds.get(kind, "") for kind in _LINKED], child_heads, made.display,
+         made.scrubbed, repr(made.sealed_at)], option=orjson.OPT_SORT_KEYS)).hexdigest()
 
 
 # -- verifying -----------------------------------------------------------------------------------
@@ -519,9 +455,12 @@ def _verify(recording: Recording, run: str) -> Verdict:
     if isinstance(made, PendingSeal) and made.owed:
         made.worked_out()  # worked out now, from the run as it ended: the recording as it is now is held to it
     scrubbed = tuple(made.scrubbed)
-    if made.algorithm not in ALGORITHMS:
-        return Verdict("broken", run, "seal", field="algorithm", problem="is not an algorithm this library knows",
-                       scrubbed=scrubbed)
+    if made.algorithm in UNRELEASED_SEALS:  # a recording made without the door: refused as the door refuses it
+        from footprint_lab.engine._recording_door import check_seal
+
+        check_seal(recording, "verify", f"{run}." if run else "")
+    if made.algorithm != ALGORITHM:
+        return Verdict("broken", run, "seal", field="algorithm", problem=_UNKNOWN, scrubbed=scrubbed)
     child_heads: list[str] = []
     for n, child in enumerate(recording.children):
         verdict = _verify(child, f"{run}.children.{n}" if run else f"children.{n}")
@@ -533,29 +472,17 @@ def _verify(recording: Recording, run: str) -> Verdict:
         assert child.seal is not None
         child_heads.append(child.seal.head)
     retagged = None  # the first kind whose locator tags are not its text's: the seal altered, once no record is
-    with collector_paused():
-        for kind, records, text in sorted(_kinds(recording, made.algorithm), key=_checked_first):
-            if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
-                if _sealed_by_another(recording, made):
-                    return Verdict("broken", run, "seal", field="algorithm", problem="the seal itself was altered",
-                                   scrubbed=scrubbed)
-                return _locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed, made.algorithm,
-                               run_id=recording.run_id)
-            if retagged is None and altered_tag(made, kind, text):
-                retagged = kind
+    for kind, records, text in sorted(_kinds(recording), key=_checked_first):
+        if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
+            return _locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed, run_id=recording.run_id)
+        if retagged is None and altered_tag(made, kind, text):
+            retagged = kind
     if retagged is not None:
         return Verdict("broken", run, "seal", field=f"tags.{retagged}", problem="the seal itself was altered",
                        scrubbed=scrubbed)
     if made.head != _head(made, child_heads):
         return Verdict("broken", run, "seal", field="head", problem="the seal itself was altered", scrubbed=scrubbed)
     return Verdict("holds", run, scrubbed=scrubbed)
-
-
-def _sealed_by_another(recording: Recording, made: Seal) -> bool:
-    """Whether every digest of the seal is the recording's under a chain other than the one it names: then
-    what changed is the seal's own ``algorithm``, not a record (checked only once a digest failed)."""
-    return any(all(made.kinds.get(kind) == hashlib.sha256(text).hexdigest()
-                   for kind, _, text in _kinds(recording, other)) for other in ALGORITHMS if other != made.algorithm)
 
 
 def _checked_first(kind_records: tuple[str, list[Any], bytes]) -> int:
@@ -569,12 +496,12 @@ def _checked_first(kind_records: tuple[str, list[Any], bytes]) -> int:
     return 0 if kind == "header" else 1 if kind == "messages" else 2
 
 
-def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, scrubbed: tuple[str, ...],
-            algorithm: str = ALGORITHM, *, run_id: str | None = None) -> Verdict:
+def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, scrubbed: tuple[str, ...], *,
+            run_id: str | None = None) -> Verdict:
     """The first stretch of ``kind`` whose tag no longer matches, traced to its record (index, step id) and field."""
     if not packed:  # a kind that changed before its tags were made (engine._recording.PendingSeal)
         return Verdict("broken", run, kind, problem="changed after the run was sealed", scrubbed=scrubbed)
-    now = _tags(kind, text, algorithm)
+    now = _tags(kind, text)
     try:
         then = base64.b64decode(packed, validate=True)
     except ValueError:
@@ -584,25 +511,25 @@ def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, s
     if first is None and len(now) == len(then):
         return Verdict("broken", run, "seal", field=f"kinds.{kind}", problem="the seal itself was altered",
                        scrubbed=scrubbed)
-    starts = _starts(kind, text, algorithm)
+    starts = _starts(kind, text)
     # the first stretch that differs; with none (a kind cut short or grown), where the shorter ends
     stretch = first if first is not None else min(len(now), len(then)) // 2
     offset = starts[stretch] if stretch < len(starts) else len(text)
     problem = ("changed after the run was sealed" if len(now) == len(then)
                else "changed, or records were added or removed here, after the run was sealed")
-    index, field = _place(kind, records, offset, algorithm, run_id)
-    if field == "run_id" and kind == "events" and algorithm == ALGORITHM and records[1] is None:
+    index, field = _place(kind, records, offset, run_id)
+    if field == "run_id" and kind == "events" and records[1] is None:
         # sealed written whole (some event of another run), now every event the recording's own: compared
         # written whole again, the first event that differs is the one edited
         whole = [records[0], [run_id] * len(records[0]), *records[2:]]
-        return _locate(kind, whole, _text(kind, whole), packed, run, scrubbed, algorithm, run_id=run_id)
-    columns = algorithm in COLUMNED and kind in COLUMNS
+        return _locate(kind, whole, _text(kind, whole), packed, run, scrubbed, run_id=run_id)
+    columns = kind in COLUMNS
     count = len(records[0]) if columns and records else len(records)
     if index >= count:
         return Verdict("broken", run, kind, count, problem="a record was removed after the run was sealed",
                        scrubbed=scrubbed)
     if columns:
-        names = _names(kind, algorithm)
+        names = NAMES.get(kind, COLUMNS[kind])
         step = records[names.index("step_id")][index] if "step_id" in names else None
     else:
         record = records[index]
@@ -612,28 +539,21 @@ def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, s
                    field, problem, scrubbed)
 
 
-def _names(kind: str, algorithm: str) -> tuple[str, ...]:
-    """The names of the columns ``algorithm`` reads of a kind of records."""
-    return NAMES.get(kind, COLUMNS[kind]) if algorithm == ALGORITHM else COLUMNS[kind]
-
-
-def _place(kind: str, records: list[Any], offset: int, algorithm: str = ALGORITHM,
-           run_id: str | None = None) -> tuple[int, str | None]:
+def _place(kind: str, records: list[Any], offset: int, run_id: str | None = None) -> tuple[int, str | None]:
     """Which record of ``kind``, and which of its fields, holds byte ``offset`` of its canonical text.
 
     Walks the encodings themselves, so nested data that spells a field name cannot mislead it: a
     list of records is ``[`` + records joined by ``,`` + ``]``, each ``{"name":value,...}``; a kind
-    of columns (the columns chains) is the same list of columns, each ``[`` + one value per record +
-    ``]``, a place in a column of nested values traced back to its record (``engine._chain.located``).
+    of columns is the same list of columns, each ``[`` + one value per record + ``]``, a place in a
+    column of nested values traced back to its record (``engine._chain.located``).
     """
-    encode = _encoder(kind, algorithm)
-    if algorithm in COLUMNED and kind in COLUMNS:
+    if kind in COLUMNS:
         at = 1
-        for name, column in zip(_names(kind, algorithm), records, strict=False):
+        for name, column in zip(NAMES.get(kind, COLUMNS[kind]), records, strict=False):
             size = len(encode(column))
             if offset < at + size + 1:
-                index = _within(column, offset - at, encode) if isinstance(column, list | tuple) else 0
-                return located(kind, records, name, index, run_id) if algorithm == ALGORITHM else (index, name)
+                index = _within(column, offset - at) if isinstance(column, list | tuple) else 0
+                return located(kind, records, name, index, run_id)
             at += size + 1
         return len(records[0]) if records else 0, None
     at = 1
@@ -643,9 +563,8 @@ def _place(kind: str, records: list[Any], offset: int, algorithm: str = ALGORITH
             fields = _fields_of(record) if isinstance(record, BaseModel) else record
             if not isinstance(fields, dict):
                 return index, None
-            names = sorted(fields) if _sorted(kind, algorithm) else list(fields)
             inner = at + 1
-            for name in names:
+            for name in sorted(fields):
                 inner += len(encode(name)) + 1 + len(encode(fields[name])) + 1
                 if offset < inner:
                     return index, name
@@ -654,7 +573,7 @@ def _place(kind: str, records: list[Any], offset: int, algorithm: str = ALGORITH
     return len(records), None
 
 
-def _within(items: Sequence[Any], offset: int, encode: Callable[[Any], bytes]) -> int:
+def _within(items: Sequence[Any], offset: int) -> int:
     """Which item of a list holds byte ``offset`` of the list's encoding (its length past the last)."""
     at = 1
     for index, item in enumerate(items):

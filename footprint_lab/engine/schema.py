@@ -28,10 +28,18 @@ from __future__ import annotations
 
 from typing import Final
 
-#: the schema version this library writes; 2 stores each transcript message's text once
+#: the schema version this library writes and reads (``load_recording`` is the door): each transcript message's
+#: text stored once
 SCHEMA_VERSION = 2
-#: the schema versions it reads (``load_recording`` is the door; version 1 has no references)
-READABLE_VERSIONS = (1, 2)
+#: the schema versions it reads
+READABLE_VERSIONS = (SCHEMA_VERSION,)
+#: the formats of footprint_lab 0.1, never released: refused by name at the door, to be recorded again
+#: (schema version 1, which stored each message's text in every record that held it)
+UNRELEASED_VERSIONS = (1,)
+#: the one algorithm a recording is sealed with (``engine._seal``)
+SEAL_ALGORITHM = "sha256-chain/5"
+#: the seals of the unreleased 0.1 (earlier chains): refused by name at the door, to be sealed again
+UNRELEASED_SEALS = ("sha256-chain/2", "sha256-chain/3", "sha256-chain/4")
 #: the MIME type under which a displayed run carries its recording: JSON-native data that
 #: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out, and
 #: the long lists of flat records may come as tables: see ``engine._recording.packed``)

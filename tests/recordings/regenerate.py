@@ -1,9 +1,7 @@
 """Write the saved recordings the explanation tests read: ``python tests/recordings/regenerate.py``.
 
 Each is a run of a scenario from ``footprint_lab.examples``, saved as ``load_recording`` reads it
-(keys sorted, one level of indent, so a change shows in a diff). The ``*_v1.json`` files were
-written by footprint_lab before schema version 2 and are kept as they are: they check that an
-old recording still loads, explains and verifies.
+(keys sorted, one level of indent, so a change shows in a diff).
 """
 
 from __future__ import annotations
