@@ -13,6 +13,9 @@ and is not a turn), ``identity`` and ``agent_id`` (only when set explicitly), ``
 (the policy the run was covered by, as data) with ``redaction_marks`` (what it covered and
 what matched), and ``pause`` (the question a paused run waits on).
 
+Under a policy, ``agent_id`` is held as the policy masks it (an id can be covered like any text):
+an agent continuing the conversation masks its own id with that policy and compares the masks.
+
 With a redaction policy in force a checkpoint is covered like every other record: its fields
 and its JSON hold masks, and the real values the model needs to go on stay in a private part
 that never leaves this process (:mod:`footprint_lab.core._concealed`). A stored checkpoint
@@ -30,12 +33,13 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from footprint_lab.core._concealed import Concealed, Mapper, map_value
+from footprint_lab.core._concealed import Concealed, Mapper, map_value, shown_label
 from footprint_lab.core._identity import IDENTITY_FIELDS
 from footprint_lab.core._leg import Saved, thaw, turn_position
 from footprint_lab.engine._display import bundle
 from footprint_lab.engine._recording import Seal
 from footprint_lab.engine._records import jsonable
+from footprint_lab.engine._redaction import Redaction
 from footprint_lab.engine._refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.engine._seal import seal
 from footprint_lab.engine._unicode import is_sound
@@ -88,6 +92,10 @@ class Checkpoint(Concealed):
     def paused(self) -> bool:
         """``True`` when the conversation waits on a person's answer."""
         return self.pause is not None
+
+    def _shown_labels(self, policy: Redaction) -> dict[str, Any]:
+        """The agent's id, as the policy masks it."""
+        return {"agent_id": shown_label(self.agent_id, policy)}
 
     @classmethod
     def _map_values(cls, values: dict[str, Any], fn: Mapper) -> dict[str, Any]:
@@ -174,8 +182,10 @@ class ConversationMismatchError(Refusal):
     """Raised when a checkpoint written by one agent is continued by another.
 
     Fires only when both ids were set explicitly (``Agent(id=...)``) and differ: an agent's
-    tools and system prompt are part of what its conversation meant. Carries ``door``,
-    ``agent_id`` (the agent asked to continue) and ``checkpoint_agent_id`` (the one that wrote it).
+    tools and system prompt are part of what its conversation meant. Under a redaction policy that
+    covers an id, the checkpoint holds it masked and the two are compared masked. Carries ``door``,
+    ``agent_id`` (the agent asked to continue, masked as a checkpoint holds it) and
+    ``checkpoint_agent_id`` (the one that wrote it).
     """
 
     code = "ERR_CONVERSATION_MISMATCH"

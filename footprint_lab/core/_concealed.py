@@ -19,6 +19,12 @@ Both return a new checkpoint whose saved form is still masked. The private part 
 only while the checkpoint's fields are as they were written: an object edited in place is
 read by its fields, like a stored one.
 
+The labels a caller gave the runner (an agent's id, a composition's id and name, its member
+names) are masked too, but only by the policy's own keys and patterns (:func:`shown_label`), never
+by a value the run learned: they are what a resume matches the checkpoint on, so the same label
+masks alike in every process, and a resume masks the live runner's labels the same way and
+compares the masks.
+
 Pattern: a pydantic base (:class:`Concealed`) with private attributes; each checkpoint kind
 says which of its fields hold values (``_VALUE_FIELDS``) and how to reach them (``_map_values``).
 Role: core layer; ``core._checkpoint`` and ``flow._checkpoint`` build on it.
@@ -29,11 +35,11 @@ from __future__ import annotations
 import json
 from abc import abstractmethod
 from collections.abc import Callable, Iterator, Mapping
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Self, overload
 
 from pydantic import BaseModel, PrivateAttr
 
-from footprint_lab.engine._redaction import PLACEHOLDER
+from footprint_lab.engine._redaction import PLACEHOLDER, Redaction
 from footprint_lab.engine._refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.engine._unicode import is_sound
 
@@ -120,6 +126,21 @@ def put_back(values: Mapping[str, Any]) -> Mapper:
     return walk
 
 
+@overload
+def shown_label(label: str, policy: Redaction | None) -> str: ...
+@overload
+def shown_label(label: None, policy: Redaction | None) -> None: ...
+@overload
+def shown_label(label: str | None, policy: Redaction | None) -> str | None: ...
+def shown_label(label: str | None, policy: Redaction | None) -> str | None:
+    """A label a caller gave a runner (an id, a name, a member's name) as a checkpoint holds it: masked by
+    ``policy``'s patterns alone, with no value a run learned, so it masks alike in every process and a
+    resume can compare the live runner's label, masked the same way, with it."""
+    if label is None or policy is None:
+        return label
+    return str(policy.for_run().scrub(label))
+
+
 def map_value(value: Any, fn: Mapper) -> Any:
     """``fn`` applied to ``value`` unless it is absent (``None``)."""
     return None if value is None else fn(value)
@@ -149,6 +170,10 @@ class Concealed(BaseModel):
     def _nested(self) -> Iterator[tuple[str, str, Concealed]]:
         """The checkpoints inside this one, as ``(field, key, checkpoint)``."""
         return iter(())
+
+    def _shown_labels(self, policy: Redaction) -> dict[str, Any]:
+        """The fields holding the runner's own labels, masked by ``policy`` (see :func:`shown_label`)."""
+        return {}
 
     # -- what the user sees ---------------------------------------------------------------
     @property
@@ -215,15 +240,21 @@ class Concealed(BaseModel):
         shown = self.model_dump(mode="json", include=set(self._VALUE_FIELDS))
         return shown, False
 
-    @staticmethod
-    def refuse_placeholders(values: dict[str, Any], names: set[str], door: str) -> None:
+    @classmethod
+    def refuse_placeholders(cls, values: dict[str, Any], names: set[str], door: str) -> None:
         """Refuse to go on from value fields that still hold masks of the policy ``names`` (keys and patterns)."""
-        found = {mask for mask in placeholders(values) if mask[len("[redacted:"):-1] in names}
+        found = {mask for mask in placeholders(cls._valued(values)) if mask[len("[redacted:"):-1] in names}
         if found:
             raise MaskedCheckpointError(door, len(found))
 
+    @classmethod
+    def _valued(cls, values: dict[str, Any]) -> Any:
+        """The value fields as the values the model reads (what a mask there stands for): a kind whose value
+        fields are keyed by the runner's own labels (masked, but no value) leaves those keys out."""
+        return values
+
     def _placeholders(self) -> set[str]:
-        found = placeholders(self.model_dump(mode="json", include=set(self._VALUE_FIELDS)))
+        found = placeholders(self._valued(self.model_dump(mode="json", include=set(self._VALUE_FIELDS))))
         for _, _, inner in self._nested():
             found |= inner._placeholders()
         return found
@@ -238,7 +269,7 @@ class Concealed(BaseModel):
         real = self._map_values(values, fn)
         copy._real = json.dumps(real, ensure_ascii=False)
         copy._shown = copy.model_dump_json(exclude=_OWN_SEAL)
-        copy._trusted = trust or not placeholders(real)
+        copy._trusted = trust or not placeholders(self._valued(real))
         return copy
 
     def concealed_by(self, scrubber: Any) -> Self:
@@ -255,6 +286,10 @@ class Concealed(BaseModel):
         shown = self._map_values(self._map_values(real, scrubber.quietly), scrubber.sweep)
         for name in self._VALUE_FIELDS:
             setattr(copy, name, shown[name])
+        policy = getattr(scrubber, "policy", None)
+        if isinstance(policy, Redaction):
+            for name, label in self._shown_labels(policy).items():
+                setattr(copy, name, label)
         copy._real = json.dumps(real, ensure_ascii=False)
         copy._trusted = trusted or self._real is None  # a run's own values, or what its caller accepted
         copy._learned = {**self._learned, **scrubber.known()}

@@ -26,8 +26,10 @@ the only place that state changes (through ``_hold``).
 
 from __future__ import annotations
 
+import contextlib
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.core._concealed import shown_label
 from footprint_lab.core._door import InvalidRunInputError, normalize_run_input
 from footprint_lab.core._identity import Identity, coerce_identity
 from footprint_lab.core._leg import Continuation, Saved, thaw
@@ -391,7 +393,7 @@ class Conversation:
     # -- shared checks ----------------------------------------------------------------------
     def _refuse_if_busy(self, door: str) -> None:
         if self._active_run_id is not None:
-            raise RunInFlightError(door, self.id, self._active_run_id)
+            raise RunInFlightError(door, shown_label(self.id, self.redact), self._active_run_id)  # masked as recorded
 
     def _refuse_if_pending(self, door: str) -> None:
         pending = self._pending
@@ -432,8 +434,9 @@ class Conversation:
             raise RedactionConfigError("redact", describe_shape(redact), "must be a Redaction(keys=..., patterns=...)")
         data, trusted = read_checkpoint(value, door)
         written_by = data["agent_id"]
-        if self.id is not None and written_by is not None and written_by != self.id:
-            raise ConversationMismatchError(door, self.id, written_by)
+        if self.id is not None and written_by is not None and written_by not in self._ids_shown(data, redact):
+            raise ConversationMismatchError(door, shown_label(self.id, combine_policies(redact, self.redact)),
+                                            written_by)
         carried_identity = Identity(**data["identity"]) if data["identity"] is not None else None
         named = _one_identity(carried_identity, named, door)
         policy = self._carried_policy(data, door, redact)
@@ -444,6 +447,15 @@ class Conversation:
                              marks=data["redaction_marks"], pause=pause,
                              learned=value.learned() if isinstance(value, Concealed) else None)
         return start, named
+
+    def _ids_shown(self, data: dict[str, Any], redact: Redaction | None) -> set[str | None]:
+        """This agent's id as a checkpoint may hold it: as given, or masked by a policy the checkpoint's run may
+        have been covered by (its own, carried, when this side can rebuild it; this side's)."""
+        policies = [combine_policies(redact, self.redact)]
+        if data["redaction"] is not None:
+            with contextlib.suppress(PolicyDataError):  # refused by name when the leg is set up
+                policies.append(policy_from_data(data["redaction"], redact, self.redact))
+        return {self.id, *(shown_label(self.id, policy) for policy in policies)}
 
     def _carried_policy(self, data: dict[str, Any], door: str, redact: Redaction | None) -> Redaction | None:
         """The policy the continued leg runs under: the carried one (rebuilt by name) with this side's."""

@@ -24,6 +24,11 @@ conversation, identity and redaction policy exactly as its own ``resume`` would)
 nested checkpoint must belong to the same run and the same person. A stored checkpoint
 therefore resumes on a freshly built composition of the same shape, in any process.
 
+The composition's id and name and its member names (the keys of ``answers``, ``paused`` and
+``failed``) are what a resume matches a checkpoint on; under a policy they are held masked
+(:func:`held_keys`, two names masked alike kept two: ``[redacted:acme]#2``), and a resume masks the
+resuming composition's own the same way before it compares them.
+
 Like an agent's checkpoint it is a redaction surface (:mod:`footprint_lab.core._concealed`): under
 a policy its input, answers, identity and every nested checkpoint show masks, the real values stay
 private to the process that ran it, and a stored one holding masks resumes once told how
@@ -35,7 +40,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from pydantic import ConfigDict, Field
+from pydantic import ConfigDict, Field, PrivateAttr
 
 from footprint_lab.core._checkpoint import (
     Checkpoint,
@@ -47,7 +52,7 @@ from footprint_lab.core._checkpoint import (
     nonblank,
     resume_can_help,
 )
-from footprint_lab.core._concealed import Concealed, Mapper, map_value
+from footprint_lab.core._concealed import Concealed, Mapper, map_value, shown_label
 from footprint_lab.core._conversation import ResumeIdentityConflictError
 from footprint_lab.core._identity import Identity
 from footprint_lab.engine._display import bundle
@@ -97,6 +102,19 @@ class FlowCheckpoint(Concealed):
     #: set by ``footprint_lab.seal`` (and by a composition with a sealing member): over the saved form above
     seal: Seal | None = None
 
+    #: read by a resume: each member's key (as the resuming composition names it) -> as this checkpoint holds it
+    _held: dict[str, str] = PrivateAttr(default_factory=dict)
+
+    def held_key(self, key: str) -> str:
+        """The key member ``key`` of the resuming composition is held under here (masked, when it was)."""
+        held: dict[str, str] = getattr(self, "_held", None) or {}  # a pickle carries none
+        return held.get(key, key)
+
+    def _shown_labels(self, policy: Redaction) -> dict[str, Any]:
+        """The composition's id and name, as the policy masks them."""
+        return {"runner": {field: value if field == "kind" else shown_label(value, policy)
+                           for field, value in self.runner.items()}}
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return bundle("flow_checkpoint", self, lambda: {"text/plain": repr(self)}, include, exclude)
 
@@ -127,6 +145,12 @@ class FlowCheckpoint(Concealed):
         if isinstance(identity, dict):
             out["identity"] = {key: fn(value) for key, value in identity.items()}
         return out
+
+    @classmethod
+    def _valued(cls, values: dict[str, Any]) -> Any:
+        """The answers without the member names they are keyed by (a masked name is no masked value)."""
+        answers = values.get("answers")
+        return {**values, "answers": list(answers.values())} if isinstance(answers, dict) else values
 
     def _nested(self) -> Iterator[tuple[str, str, Concealed]]:
         for field in ("paused", "failed"):
@@ -219,7 +243,7 @@ def read_flow_checkpoint(
     if member_of is not None and run_id != member_of[0]:
         raise InvalidCheckpointError(door, "run_id", "another run's id",
                                      "must be the id of the run the composition's checkpoint belongs to", _AS_GIVEN)
-    _check_runner(data["runner"], composition, door)
+    _check_runner(data["runner"], composition, door, redact)
     check_identity_data(data["identity"], door)
     owner = Identity(**data["identity"]) if data["identity"] is not None else None
     if member_of is not None and owner != member_of[1]:
@@ -229,7 +253,8 @@ def read_flow_checkpoint(
     if not isinstance(answers, dict) or not all(isinstance(v, str) for v in answers.values()):
         raise InvalidCheckpointError(door, "answers", describe_shape(answers),
                                      "must be an object of member name -> answer text", _AS_GIVEN)
-    _check_members(answers, "answers", composition, door)
+    live = _live_keys(composition, redact)
+    _check_members(answers, "answers", live, composition, door)
     if not trusted and redact is not None:  # a stored checkpoint: masks must not reach a member as its input
         FlowCheckpoint.refuse_placeholders({name: data[name] for name in FlowCheckpoint._VALUE_FIELDS},
                                            {*redact.keys, *redact.patterns}, door)
@@ -238,7 +263,7 @@ def read_flow_checkpoint(
     if not isinstance(failures, dict):
         raise InvalidCheckpointError(door, "failed", describe_shape(failures),
                                      "must be an object of member name -> what it kept (or null)", _AS_GIVEN)
-    _check_members(failures, "failed", composition, door)
+    _check_members(failures, "failed", live, composition, door)
     if not isinstance(paused, dict) or (not paused and not failed):
         why = ("must name at least one member waiting on a person" if not failures else
                "is empty: this run failed rather than paused, so pick it up with resume_on_error(checkpoint)")
@@ -246,13 +271,13 @@ def read_flow_checkpoint(
     if failed and paused and not failures:
         raise InvalidCheckpointError(door, "failed", "nothing", "is empty: this run is waiting on a person, not "
                                      "failed; answer it with resume(checkpoint, answer)", _AS_GIVEN)
-    _check_members(paused, "paused", composition, door)
+    _check_members(paused, "paused", live, composition, door)
     waiting: dict[str, Checkpoint | FlowCheckpoint] = {}
     continuations: list[Continuation] = []
 
     def member_checkpoint(key: str, field: str, pick: Callable[[Runner], Callable[..., Any]], entry: Any) -> Any:
         """One member's own checkpoint, read by the member; a refusal names where in this one it sits."""
-        member = composition._member_for(key)
+        member = composition._member_for(live[key])
         assert member is not None  # _check_members refused every other name
         try:
             kept, found = pick(member)(entry, door, run_id=run_id, owner=owner, redact=redact)
@@ -278,10 +303,11 @@ def read_flow_checkpoint(
                                 failed=kept)
     if isinstance(value, Concealed):
         checkpoint._learned = value.learned()
+    checkpoint._held = {live[key]: key for entries in (answers, paused, failures) for key in entries}
     return checkpoint, continuations
 
 
-def _check_runner(runner: Any, composition: Composition, door: str) -> None:
+def _check_runner(runner: Any, composition: Composition, door: str, redact: Redaction | None) -> None:
     if not isinstance(runner, dict) or set(runner) != {"kind", "id", "name"}:
         raise InvalidCheckpointError(door, "runner", describe_shape(runner), "must be an object {kind, id, name}",
                                      _AS_GIVEN)
@@ -295,7 +321,8 @@ def _check_runner(runner: Any, composition: Composition, door: str) -> None:
         if runner[name] is not None and not nonblank(runner[name]):
             raise InvalidCheckpointError(door, f"runner.{name}", describe_shape(runner[name]),
                                          "must be a non-empty string or null", _AS_GIVEN)
-    if runner["id"] is not None and composition.id is not None and runner["id"] != composition.id:
+    if runner["id"] is not None and composition.id is not None and runner["id"] not in (
+            composition.id, shown_label(composition.id, redact)):  # held masked under a policy that covers it
         raise InvalidCheckpointError(door, "runner.id", "another composition's id",
                                      "names another composition (both ids are explicit, and they differ)",
                                      "Resume it on the composition that paused, or one built with the same id.")
@@ -311,8 +338,37 @@ def _check_input(bag: Any, door: str) -> None:
                                      "the checkpoint's identity alone", _AS_GIVEN)
 
 
-def _check_members(entries: dict[str, Any], field: str, composition: Composition, door: str) -> None:
-    unknown = sum(1 for key in entries if composition._member_for(key) is None)
+def held_keys(composition: Composition, policy: Redaction | None) -> dict[str, str]:
+    """Each member key of ``composition`` -> the key its checkpoints hold it under: masked by ``policy``'s
+    patterns (:func:`~footprint_lab.core._concealed.shown_label`), two masked alike kept two (``#2``, in
+    member order), so a resume masking its own members' keys the same way finds each one again."""
+    keys = composition._member_keys()
+    if policy is None:
+        return {key: key for key in keys}
+    taken = set(keys)
+    held: dict[str, str] = {}
+    for key in keys:
+        shown = shown_label(key, policy) or key
+        if shown != key:
+            base, number = shown, 2
+            while shown in taken:
+                shown, number = f"{base}#{number}", number + 1
+            taken.add(shown)
+        held[key] = shown
+    return held
+
+
+def _live_keys(composition: Composition, redact: Redaction | None) -> dict[str, str]:
+    """A checkpoint's member key -> the member of ``composition`` it names: held masked by ``redact`` (the
+    policy the resume runs under), or as given (a checkpoint written under no policy)."""
+    live = {key: key for key in composition._member_keys()}
+    live.update({held: key for key, held in held_keys(composition, redact).items()})
+    return live
+
+
+def _check_members(entries: dict[str, Any], field: str, live: dict[str, str], composition: Composition,
+                   door: str) -> None:
+    unknown = sum(1 for key in entries if key not in live)
     if unknown:
         raise InvalidCheckpointError(
             door, field, f"{unknown} name(s) that are no member of this {type(composition).__name__}",
@@ -332,12 +388,20 @@ def paused_checkpoint(composition: Composition, exe: _Exec, bag: dict[str, Any])
             raise TypeError(f"{type(composition).__name__}: member '{key}' paused without leaving an agent's "
                             "Checkpoint or a composition's FlowCheckpoint, so its run could never be resumed")
     identity = exe.serves.identity
+    held = _held_by(composition, exe)
     checkpoint = FlowCheckpoint(
         run_id=exe.serves.run_id, runner=composition._runner_info(),
         identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
-        answers=dict(exe.answers), paused=dict(exe.paused),
+        answers=held(exe.answers), paused=held(exe.paused),
     )
     return handed_out(composition, checkpoint, exe)
+
+
+def _held_by(composition: Composition, exe: _Exec) -> Callable[[dict[str, Any]], dict[str, Any]]:
+    """Member entries (by the member's key) as the checkpoint holds them: keyed masked under the run's policy."""
+    policy = getattr(exe.scrubber, "policy", None)
+    names = held_keys(composition, policy)
+    return lambda entries: {names.get(key) or shown_label(key, policy) or key: value for key, value in entries.items()}
 
 
 def failure_kept(composition: Composition, exe: _Exec, bag: dict[str, Any],
@@ -349,10 +413,11 @@ def failure_kept(composition: Composition, exe: _Exec, bag: dict[str, Any],
     if not isinstance(exc, Exception) or isinstance(exc, Refusal) or not (exe.answers or any(exe.failed.values())):
         return None
     identity = exe.serves.identity
+    held = _held_by(composition, exe)
     checkpoint = FlowCheckpoint(
         run_id=exe.serves.run_id, runner=composition._runner_info(),
         identity=identity.as_dict() if identity is not None else None, input=jsonable(bag),
-        answers=dict(exe.answers), paused=dict(exe.paused), failed=dict(exe.failed),
+        answers=held(exe.answers), paused=held(exe.paused), failed=held(exe.failed),
     )
     checkpoint = handed_out(composition, checkpoint, exe)
     inner = exc.member if isinstance(exc, FlowCheckpointError) else None

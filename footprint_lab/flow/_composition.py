@@ -90,6 +90,10 @@ class _Exec:
     resumed: set[str] = field(default_factory=set)
     stopped_early: dict[str, Any] | None = None
 
+    def held(self, key: str) -> str:
+        """A member's key as the checkpoint this leg resumes holds it (masked when the policy covers it)."""
+        return key if self.resume is None else self.resume.held_key(key)
+
     def shown(self, text: str) -> str:
         """``text`` (a member's name, a door naming one) as an error of this run may quote it: masked by the
         run's policy, as the records mask it."""
@@ -103,12 +107,13 @@ class _Exec:
         stays paused without running.
         """
         resume = self.resume
-        if resume is not None and key in resume.answers:
+        held = self.held(key)
+        if resume is not None and held in resume.answers:
             self.replayed.add(key)
-            self.answers[key] = resume.answers[key]
-            return resume.answers[key]
-        if resume is not None and key in resume.paused and (self.retry or key != resume.asking):
-            self.paused[key] = resume.paused[key]
+            self.answers[key] = resume.answers[held]
+            return resume.answers[held]
+        if resume is not None and held in resume.paused and (self.retry or held != resume.asking):
+            self.paused[key] = resume.paused[held]
             raise MemberPaused(key)
         door = self.shown(door)  # it names the member
         bag = normalize_run_input(input, door)
@@ -116,11 +121,11 @@ class _Exec:
         child = Mount(run_id=self.serves.run_id, path=step_id, listeners=self.listeners, link=self.link,
                       scrubber=self.scrubber)
         child.extra[MEMBER_KEY] = key
-        if resume is not None and not self.retry and key == resume.asking:
-            child.extra["resume"] = (resume.paused[key], self.resume_answer)
-            self.resumed.add(key)
-        elif resume is not None and self.retry and resume.failed.get(key) is not None:
-            child.extra["retry"] = resume.failed[key]
+        if resume is not None and not self.retry and held == resume.asking:
+            child.extra["resume"] = (resume.paused[held], self.resume_answer)
+            self.resumed.add(held)
+        elif resume is not None and self.retry and resume.failed.get(held) is not None:
+            child.extra["retry"] = resume.failed[held]
         order = parse_step_id(step_id)
         position = order.number if order is not None else len(self.children)
         try:
@@ -146,7 +151,7 @@ class _Exec:
         """On a resume: the one of ``keys`` the paused run took, when it is not ``chosen``."""
         if self.resume is None:
             return None
-        taken = [key for key in keys if key in self.resume.answers or key in self.resume.paused]
+        taken = [key for key in keys if self.held(key) in self.resume.answers or self.held(key) in self.resume.paused]
         return taken[0] if taken and chosen not in taken else None
 
     def check_reached(self, composition: str) -> None:
@@ -194,6 +199,10 @@ class Composition(Runner):
     def _member_for(self, key: str) -> Runner | None:
         """The runner mounted under ``key`` (what outputs and checkpoints are keyed by), or ``None``."""
         return next((runner for name, runner in self.members if name == key), None)
+
+    def _member_keys(self) -> list[str]:
+        """Every key a member may be mounted under, in order (each one ``_member_for`` finds)."""
+        return [key for key, _ in self._parts() if key is not None]
 
     # -- rebuilding for reruns (footprint_lab.explain) --------------------------------------
     def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Composition:

@@ -77,6 +77,9 @@ class Loop(Composition):
             return self.body
         return None
 
+    def _member_keys(self) -> list[str]:
+        return [_pass_key(number) for number in range(1, self.times + 1)]
+
     def _parts(self) -> list[tuple[str | None, Runner]]:
         return [(None, self.body)]  # every pass runs the one body: its sources are named without a pass
 
