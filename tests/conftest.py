@@ -22,6 +22,7 @@ from footprint_lab import define_tool
 SLOW_MODULES = {
     "test_setup_scripts": "clones the repository, builds virtual environments and a wheel",
     "test_docs": "builds the documentation site and runs every code block of it",
+    "test_typed_surface": "type-checks a user's script with mypy --strict in a subprocess",
     "test_notebooks": "executes every shipped notebook in a kernel",
     "test_huge_values": "runs, shows and exports answers of 20 MB",
     "test_batch_folders_hostile": "races processes saving run sets and starts a Dask cluster",

@@ -43,21 +43,21 @@ from __future__ import annotations
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from time import perf_counter_ns
-from typing import Any, ClassVar, Unpack
+from typing import TYPE_CHECKING, Any, ClassVar, Unpack
 
 from footprint_lab.context._assembly import ContextPlan
 from footprint_lab.context._landing import TurnContext
 from footprint_lab.context._source_ids import known_ids
 from footprint_lab.core._agent_door import AgentConfigError, DuplicateToolError, checked_settings
 from footprint_lab.core._conversation import Conversation
-from footprint_lab.core._door import normalize_run_input
-from footprint_lab.core._identity import Identity, coerce_identity
+from footprint_lab.core._door import RunInput, normalize_run_input
+from footprint_lab.core._identity import Identity, IdentityInput, coerce_identity
 from footprint_lab.core._leg import Continuation, Leg, turn_position, who
 from footprint_lab.core._member_run import run_for
 from footprint_lab.core._pause import HumanQuestion
 from footprint_lab.core._rebuild import rebuilt
 from footprint_lab.core._run import Run
-from footprint_lab.core._runner import Listener, Mount, Runner, ended_status, new_run_id
+from footprint_lab.core._runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
 from footprint_lab.core._tools import Tool, ToolContext, ToolFailure, result_text, tool_failure, tool_list
 from footprint_lab.core._turn import PAUSE, Slots, Turn, input_refused, turn_text
 from footprint_lab.engine._captured import POSITION, CapturedPiece, Carried, Evidence, History, captured_piece, flat
@@ -87,7 +87,10 @@ from footprint_lab.engine.schema import (
 )
 from footprint_lab.explain._choice import choice_margins
 from footprint_lab.explain._tool_lint import warn_findings
-from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, ToolCall
+from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, Provider, ToolCall
+
+if TYPE_CHECKING:
+    from footprint_lab.core._checkpoint import Checkpoint
 
 _HISTORY_SOURCE = {"user": KIND_USER, "assistant": KIND_ASSISTANT, "tool": KIND_TOOL_RESULT}
 
@@ -111,7 +114,7 @@ class Agent(Conversation, Runner):
     def __init__(
         self,
         *,
-        provider: Any,
+        provider: Provider,
         model: str | None = None,
         system: str = "",
         tools: Sequence[Tool] = (),
@@ -150,12 +153,12 @@ class Agent(Conversation, Runner):
     # -- the run path, top down -------------------------------------------------------------
     async def run(
         self,
-        input: Any = None,
+        input: RunInput = None,
         /,
         *,
         on_event: Listener | None = None,
-        identity: Any = None,
-        continue_from: Any = None,
+        identity: IdentityInput = None,
+        continue_from: Checkpoint | Mapping[str, Any] | str | None = None,
     ) -> Run:
         """Answer one message: ``await agent.run("...")`` or ``agent.run({"message": "..."})``.
 
@@ -167,6 +170,12 @@ class Agent(Conversation, Runner):
         named = coerce_identity(bag.pop("identity", None), door)
         start, named = self._start_turn(door, bag.pop("continue_from", None), named)
         return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
+
+    def run_sync(self, input: RunInput = None, /, *, on_event: Listener | None = None,
+                 identity: IdentityInput = None, continue_from: Checkpoint | Mapping[str, Any] | str | None = None,
+                 ) -> Run:
+        """:meth:`run` to completion from synchronous code, inside a running event loop or not."""
+        return run_coroutine_sync(self.run(input, on_event=on_event, identity=identity, continue_from=continue_from))
 
     async def _drive(
         self, bag: dict[str, Any], *, door: str, start: Continuation | None, identity: Identity | None,

@@ -29,6 +29,9 @@ from footprint_lab.engine._refusal import Refusal, describe_shape
 from footprint_lab.engine._unicode import all_sound, is_sound
 
 ACCEPTED_FORMS = "pass a message: run('your message') or run({'message': 'your message'})"
+#: what ``run()`` takes, as a type checker reads it: the message, or a mapping holding ``message`` (and, at
+#: most, ``identity``); anything else is refused at this door, before anything runs
+RunInput = str | Mapping[str, Any] | None
 
 
 class InvalidRunInputError(Refusal):

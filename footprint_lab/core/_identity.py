@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
 
 from footprint_lab.engine._refusal import Refusal, describe_shape
 from footprint_lab.engine._unicode import is_sound
@@ -63,7 +62,11 @@ class Identity:
         )
 
 
-def coerce_identity(value: Any, door: str) -> Identity | None:
+#: whom a run is for, as a type checker reads it: an ``Identity``, a mapping of its fields, or nobody
+IdentityInput = Identity | Mapping[str, str | None] | None
+
+
+def coerce_identity(value: object, door: str) -> Identity | None:
     """The caller's identity as an ``Identity`` (``None`` when none was named), or a refusal."""
     if value is None:
         return None

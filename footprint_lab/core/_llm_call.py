@@ -21,6 +21,7 @@ from footprint_lab.core._turn import Turn, input_refused
 from footprint_lab.engine._redaction import Redaction
 from footprint_lab.engine._refusal import Refusal
 from footprint_lab.engine._runners import register as register_runner
+from footprint_lab.providers.types import Provider
 
 
 class LLMCallContextError(Refusal):
@@ -59,7 +60,7 @@ class LLMCall(Agent):
     def __init__(
         self,
         *,
-        provider: Any,
+        provider: Provider,
         model: str | None = None,
         system: str = "",
         id: str | None = None,

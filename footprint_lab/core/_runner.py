@@ -28,8 +28,8 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from footprint_lab.core._door import normalize_run_input
-from footprint_lab.core._identity import coerce_identity
+from footprint_lab.core._door import RunInput, normalize_run_input
+from footprint_lab.core._identity import IdentityInput, coerce_identity
 from footprint_lab.core._run import Run
 from footprint_lab.engine._recorder import event_stream
 from footprint_lab.engine._refusal import Refusal, UnknownKeywordError, call_problem, describe_shape
@@ -169,7 +169,8 @@ class Runner:
     def door(self) -> str:
         return f"{type(self).__name__}.run"
 
-    async def run(self, input: Any = None, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
+    async def run(self, input: RunInput = None, /, *, on_event: Listener | None = None,
+                  identity: IdentityInput = None) -> Run:
         """Run once on ``input`` (a message string, or ``{"message": ...}``)."""
         bag = normalize_run_input(input, self.door, identity=identity)
         named = coerce_identity(bag.pop("identity", None), self.door)
@@ -202,9 +203,10 @@ class Runner:
         """Read what this runner kept when it failed as a member of run ``run_id``, for ``door``; as above."""
         return self._waiting_checkpoint(checkpoint, door, run_id=run_id, owner=owner, redact=redact)
 
-    def run_sync(self, input: Any = None, /, **keywords: Any) -> Run:
-        """Run to completion from synchronous code, inside a running event loop or not."""
-        return run_coroutine_sync(self.run(input, **keywords))
+    def run_sync(self, input: RunInput = None, /, *, on_event: Listener | None = None,
+                 identity: IdentityInput = None) -> Run:
+        """Run to completion from synchronous code, inside a running event loop or not (``run``'s arguments)."""
+        return run_coroutine_sync(self.run(input, on_event=on_event, identity=identity))
 
 
 def _keywords(cls: type[Runner]) -> tuple[str, ...] | None:

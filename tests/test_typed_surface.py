@@ -1,0 +1,60 @@
+"""A user's own type checker reads footprint_lab: ``mypy --strict`` accepts a script that uses the public
+surface as documented, and flags one that passes the wrong kind of thing (the wheel ships ``py.typed``)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).parent.parent
+
+GOOD = '''
+from footprint_lab import Agent, Chat, LLMCall, Run, Sequence, tool
+from footprint_lab.errors import InvalidRunInputError
+from footprint_lab.explain import Trials, localize
+from footprint_lab.providers import mock
+
+
+@tool
+def lookup(order_id: str) -> str:
+    """Look up an order."""
+    return order_id
+
+
+agent = Agent(provider=mock(reply="ok"), system="You help.", tools=[lookup])
+run: Run = agent.run_sync("Where is A-1?", identity={"tenant": "acme"})
+again: Run = agent.run_sync({"message": "And A-2?"}, continue_from=run.checkpoint)
+flow = Sequence({"first": LLMCall(provider=mock(reply="a")), "second": agent})
+chat = Chat(agent)
+trials = Trials(samples=3)
+answer: str | None = run.answer
+error: type[ValueError] | type[Exception] = InvalidRunInputError
+print(flow, chat, trials, localize, answer, again, error)
+'''
+
+BAD = '''
+from footprint_lab import Agent
+from footprint_lab.providers import mock
+
+Agent(provider="openai")          # a provider's name is not a provider
+Agent(provider=mock(reply="ok")).run_sync(42)   # a number is not a message
+'''
+
+
+@pytest.mark.parametrize("script, clean", [(GOOD, True), (BAD, False)], ids=["documented use", "wrong kinds"])
+def test_mypy_strict_reads_the_public_surface(tmp_path: Path, script: str, clean: bool) -> None:
+    path = tmp_path / "user.py"
+    path.write_text(script, encoding="utf-8")
+    found = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental", "--follow-imports=silent",
+                            str(path)], capture_output=True, text=True, cwd=tmp_path, timeout=600,
+                           env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"})
+    said = found.stdout + found.stderr
+    if clean:
+        assert found.returncode == 0, said
+    else:
+        errors = [line for line in said.splitlines() if str(path.name) in line and "error:" in line]
+        assert {int(line.split(":")[1]) for line in errors} == {5, 6}, said
+        assert all('"provider"' in line or '"run_sync"' in line for line in errors), said
