@@ -154,7 +154,7 @@ def checkpoint_from(saved: Saved) -> Checkpoint:
     return checkpoint
 
 
-class InvalidCheckpointError(Refusal):
+class InvalidCheckpointError(Refusal, ValueError):
     """Raised when a checkpoint handed to ``run(continue_from=...)``, ``resume`` or ``resume_on_error``
     is not one this library wrote, or does not fit the door it was handed to.
 
@@ -178,7 +178,7 @@ class InvalidCheckpointError(Refusal):
         return InvalidCheckpointError(self.door, field, self.received, *self._said)
 
 
-class ConversationMismatchError(Refusal):
+class ConversationMismatchError(Refusal, ValueError):
     """Raised when a checkpoint written by one agent is continued by another.
 
     Fires only when both ids were set explicitly (``Agent(id=...)``) and differ: an agent's

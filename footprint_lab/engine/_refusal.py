@@ -13,7 +13,11 @@ one shape (:class:`CodedError`); every one
 - teaches the fix in its message,
 - keeps its evidence in typed attributes, which the notebook lab renders as a card.
 
-Refusals live next to the door that raises them; ``footprint_lab.errors`` gathers them.
+Refusals live next to the door that raises them; ``footprint_lab.errors`` gathers them. A
+refusal of a bad value the caller passed is also a ``ValueError`` (every setting refusal, an
+invalid checkpoint, a composition built wrong), and one of a keyword a builder does not take a
+``TypeError``, so code written against the built-in exceptions catches them; a refusal about
+state (a turn in flight, a pending question) is neither, and a ``RunFailure`` never is.
 """
 
 from __future__ import annotations
@@ -44,9 +48,22 @@ class CodedError(Exception):
         """The typed fields of this error, by name (what a card shows beside the message)."""
         return {name: getattr(self, name, None) for name in self.fields}
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        """Pickled as its class, message and attributes (each subclass's ``__init__`` takes its own arguments,
+        so rebuilding it by calling the class with ``args`` would fail in the process that unpickles it)."""
+        return _unpickled, (type(self), self.args, dict(self.__dict__))
+
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         """A displayed refusal is its card (the lab's renderer, through ``engine._display``)."""
         return show_error(self, include, exclude)
+
+
+def _unpickled(cls: type[CodedError], args: tuple[Any, ...], state: dict[str, Any]) -> CodedError:
+    """A pickled error as it was: built without its ``__init__``, then given its args and attributes."""
+    error = cls.__new__(cls, *args)
+    error.args = args
+    error.__dict__.update(state)
+    return error
 
 
 def show_error(error: Exception, include: Any = None, exclude: Any = None) -> dict[str, Any]:
@@ -74,8 +91,10 @@ class RunFailure(CodedError):
     code: ClassVar[str] = "ERR_RUN_FAILED"
 
 
-class UnknownKeywordError(Refusal):
+class UnknownKeywordError(Refusal, TypeError):
     """Raised when a builder is given a keyword it does not take (a misspelt setting, most often).
+
+    A ``TypeError`` too, as Python's own refusal of an unexpected keyword is.
 
     Carries ``function`` (the builder), ``unknown`` (how many keywords it does not take; they
     are not quoted) and ``known`` (the keywords it takes). The message names the known keyword
@@ -97,8 +116,11 @@ class UnknownKeywordError(Refusal):
         self.known = list(known)
 
 
-class SettingRefusal(Refusal):
+class SettingRefusal(Refusal, ValueError):
     """Base of the refusals for a builder keyword that no run could use.
+
+    A bad value (or a value of the wrong type) for a setting, so a ``ValueError`` too:
+    ``except ValueError`` catches ``Agent(max_iterations=-1)`` as it would a bad argument anywhere.
 
     Carries ``setting`` (the keyword at fault) and ``received`` (its shape, never its value);
     the message names the builder, the setting and what a usable value looks like.

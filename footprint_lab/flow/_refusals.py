@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from footprint_lab.engine._refusal import Refusal
 
 
-class CompositionConfigError(Refusal):
+class CompositionConfigError(Refusal, ValueError):
     """Raised when a composition setting is missing or of the wrong kind.
 
     Carries ``composition`` (``"Sequence"``, ``"Parallel"``, ...), ``setting`` (the argument
@@ -29,7 +29,7 @@ class CompositionConfigError(Refusal):
         self.received = received
 
 
-class EmptyCompositionError(Refusal):
+class EmptyCompositionError(Refusal, ValueError):
     """Raised when a composition is given no members: a run of it would have nothing to do."""
 
     code = "ERR_EMPTY_COMPOSITION"
@@ -43,7 +43,7 @@ class EmptyCompositionError(Refusal):
         self.composition = composition
 
 
-class DuplicateStepError(Refusal):
+class DuplicateStepError(Refusal, ValueError):
     """Raised when two members of one composition share a name.
 
     Carries ``composition`` and ``step_name``. Outputs, step records and resumes address
@@ -63,7 +63,7 @@ class DuplicateStepError(Refusal):
         self.step_name = step_name
 
 
-class LoopBudgetError(Refusal):
+class LoopBudgetError(Refusal, ValueError):
     """Raised when a ``Loop`` has no budget, or one outside 1..``cap``.
 
     Carries ``received`` (the shape or size of what arrived) and ``cap``.
@@ -82,7 +82,7 @@ class LoopBudgetError(Refusal):
         self.cap = cap
 
 
-class GraphCycleError(Refusal):
+class GraphCycleError(Refusal, ValueError):
     """Raised when a ``Graph``'s dependencies form a cycle; ``cycle`` lists it, first node repeated last."""
 
     code = "ERR_GRAPH_CYCLE"
