@@ -8,6 +8,11 @@ says what arrived by shape only and how to fix it):
   error says what was done, where it is kept, and (``retryable`` / ``resumable``) whether
   trying again can help.
 
+A refusal of a value the caller passed is also a ``ValueError`` (a keyword a builder does not take, or a
+listener that cannot be called, a ``TypeError``), so ``except ValueError`` catches it; a refusal about state
+(a turn in flight, a pending question, a resume that went elsewhere) is neither, nor is any ``RunFailure``.
+``tests/test_refusal_kinds.py`` holds the table, one row a class.
+
 The tree::
 
     CodedError                           ERR_FOOTPRINT_LAB          engine._refusal

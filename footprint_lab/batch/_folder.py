@@ -74,6 +74,8 @@ def claim(folder: Path, *, overwrite: bool, sources: set[Path]) -> Iterator[Path
             raise RunSetFolderError(_SAVE, "source", "is the one this set reads its recordings from")
         made = not os.path.lexists(folder)
         folder.mkdir(parents=True, exist_ok=True)
+    except RunSetFolderError:  # a refusal is itself a ValueError: it goes out as it was raised
+        raise
     except (OSError, ValueError):  # no permission, a name the system cannot take
         raise RunSetFolderError(_SAVE, "unwritable", "could not be made or written") from None
     try:

@@ -25,7 +25,7 @@ class BatchConfigError(CallSettingRefusal):
     code = "ERR_BATCH_CONFIG"
 
 
-class RunSetFolderError(Refusal):
+class RunSetFolderError(Refusal, ValueError):
     """Raised when a folder cannot be read as a saved run set, or a set cannot be saved into it.
 
     Carries ``function`` (``RunSet.load``, ``RunSet.save`` or the method that touched a run),

@@ -86,7 +86,7 @@ class ContextConfigError(SettingRefusal):
     code = "ERR_CONTEXT_CONFIG"
 
 
-class DuplicateContextIdError(Refusal):
+class DuplicateContextIdError(Refusal, ValueError):
     """Raised when two context declarations of one agent share an id.
 
     Carries ``context_id`` and ``kinds`` (the kinds of the two declarations).
@@ -105,7 +105,7 @@ class DuplicateContextIdError(Refusal):
         self.kinds = kinds
 
 
-class UnknownFactReferenceError(Refusal):
+class UnknownFactReferenceError(Refusal, ValueError):
     """Raised when an instruction's template cites ``{fact:id}`` and the agent declares no such fact.
 
     Carries ``instruction_id`` and ``fact_id`` (both declared names, never the fact's data).

@@ -57,7 +57,7 @@ CACHE_HINTS = ("always", "never", "while_active")
 MESSAGE_ROLES = ("user", "assistant")
 
 
-class FactRoleError(Refusal):
+class FactRoleError(Refusal, ValueError):
     """Raised when a fact for the messages slot has no usable ``role``.
 
     A fact in the messages slot lands as a message, so it needs ``role='user'`` or

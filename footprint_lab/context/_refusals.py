@@ -15,7 +15,7 @@ from typing import Any
 from footprint_lab.engine._refusal import Refusal, describe_shape
 
 
-class ContextDeclarationError(Refusal):
+class ContextDeclarationError(Refusal, ValueError):
     """Raised when a context declaration (or a trigger, store or scorer for one) cannot be used.
 
     Carries ``declaration`` (``define_fact``, ``on_tool_return``, ``SQLiteStore``...),

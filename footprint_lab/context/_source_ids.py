@@ -47,7 +47,7 @@ class ExplainConfigError(CallSettingRefusal):
     code = "ERR_EXPLAIN_CONFIG"
 
 
-class UnknownSourceError(Refusal):
+class UnknownSourceError(Refusal, ValueError):
     """Raised when a rerun is asked to remove (or force in) a source the run or agent does not have.
 
     Carries ``function`` (the explanation or method called), ``unknown`` (how many of the

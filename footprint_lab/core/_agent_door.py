@@ -28,7 +28,7 @@ class AgentConfigError(SettingRefusal):
     code = "ERR_AGENT_CONFIG"
 
 
-class DuplicateToolError(Refusal):
+class DuplicateToolError(Refusal, ValueError):
     """Raised when two tools of one agent share a name: the model could not tell them apart."""
 
     code = "ERR_DUPLICATE_TOOL"

@@ -94,7 +94,7 @@ class ChatConfigError(SettingRefusal):
     code = "ERR_CHAT_CONFIG"
 
 
-class UnknownTurnError(Refusal):
+class UnknownTurnError(Refusal, ValueError):
     """Raised by ``chat[k]``, ``rerun(k)``, ``localize(k)``, ``fork(k)`` and ``context(k)`` when ``k`` names no turn.
 
     Carries ``door``, ``received`` (the shape of what arrived) and ``turns`` (how many the chat holds).

@@ -34,7 +34,7 @@ ACCEPTED_FORMS = "pass a message: run('your message') or run({'message': 'your m
 RunInput = str | Mapping[str, Any] | None
 
 
-class InvalidRunInputError(Refusal):
+class InvalidRunInputError(Refusal, ValueError):
     """Raised by a runner's ``run()`` when its input is not a message.
 
     ``runner`` names the door (``"Agent.run"``); ``received`` describes what arrived by

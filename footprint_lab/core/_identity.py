@@ -23,7 +23,7 @@ from footprint_lab.engine._unicode import is_sound
 IDENTITY_FIELDS = ("conversation_id", "tenant", "principal")
 
 
-class InvalidIdentityError(Refusal):
+class InvalidIdentityError(Refusal, ValueError):
     """Raised when ``identity=`` is not an ``Identity`` or a dict of its string fields.
 
     Carries ``door`` and ``received`` (the shape of what arrived; no value is quoted).

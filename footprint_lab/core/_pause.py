@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 from footprint_lab.engine._refusal import Refusal, describe_shape
 
 
-class InvalidQuestionError(Refusal):
+class InvalidQuestionError(Refusal, ValueError):
     """Raised by ``ask_human`` when its question is not a non-empty string (or ``choices`` not strings).
 
     Carries ``received`` (the shape of what arrived). Raised inside the asking tool, so the

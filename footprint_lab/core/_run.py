@@ -41,7 +41,7 @@ CONTEXT_COLUMNS = [
 ]
 
 
-class CallNotFoundError(Refusal):
+class CallNotFoundError(Refusal, ValueError):
     """Raised by ``run.context(call)`` / ``run.context_pieces(call)`` when ``call`` names no LLM call of the run.
 
     Also raised by ``run.messages(call)``, whose calls include its members' (``door`` names which).
@@ -63,7 +63,7 @@ class CallNotFoundError(Refusal):
         self.near = near
 
 
-class InvalidAnnotationError(Refusal):
+class InvalidAnnotationError(Refusal, ValueError):
     """Raised by ``run.annotate(target, text, tag=...)`` when an argument cannot make a note.
 
     Carries ``argument`` (``target``, ``text`` or ``tag``), ``received`` (the shape of what

@@ -37,7 +37,7 @@ from footprint_lab.engine._refusal import Refusal, UnknownKeywordError, call_pro
 Listener = Callable[[Any], None]
 
 
-class ListenerError(Refusal):
+class ListenerError(Refusal, TypeError):
     """Raised by ``subscribe(fn)`` and ``run(..., on_event=fn)`` when ``fn`` cannot receive an event.
 
     A listener that raises never breaks a run, so one that cannot even be called would lose

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
 _NAME = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
 
 
-class ToolDefinitionError(Refusal):
+class ToolDefinitionError(Refusal, ValueError):
     """Raised when a tool is declared in a way no run could use.
 
     Carries ``tool_name`` (the developer's own declared name, when it is a string) and

@@ -51,7 +51,7 @@ _LOAD_FIX = ("Pass a Recording: load a saved one with footprint_lab.load_recordi
              "the dict model_dump() gives), which checks it on the way in")
 
 
-class InvalidRecordingError(Refusal):
+class InvalidRecordingError(Refusal, ValueError):
     """Raised when a recording handed to a door cannot be read or does not hold together.
 
     Carries ``door`` (where it was handed in), ``field`` (the path of the field at fault,

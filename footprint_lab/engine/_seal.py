@@ -108,7 +108,7 @@ COLUMNS: dict[str, tuple[str, ...]] = {
 _UNKNOWN = f"is not the algorithm this library seals with ({ALGORITHM})"
 
 
-class SealSourceError(Refusal):
+class SealSourceError(Refusal, ValueError):
     """Raised when ``verify`` (or ``seal``) is handed something that is not a recording or where to find one.
 
     Carries ``argument`` and ``received`` (the shape of what arrived).

@@ -59,7 +59,7 @@ DISPLAY_LIMIT = 25
 TEXT_LIMIT = 200
 
 
-class UnknownStepError(Refusal):
+class UnknownStepError(Refusal, ValueError):
     """Raised by ``backtrack(at=...)`` when ``at`` names no step of the run.
 
     Carries ``received`` (the shape of what arrived, never its text) and ``steps`` (how many

@@ -66,7 +66,7 @@ _STOPWORDS = frozenset((
 ))
 
 
-class InfluenceStrategyError(Refusal):
+class InfluenceStrategyError(Refusal, ValueError):
     """Raised when ``suspects(strategy=...)`` names no strategy, or a strategy cannot be built or used.
 
     Carries ``received`` (the shape of what arrived) and ``known`` (the registered strategy names).

@@ -54,7 +54,7 @@ if TYPE_CHECKING:
 REMOVED = "removed by replay"
 
 
-class ReplayPieceError(Refusal):
+class ReplayPieceError(Refusal, ValueError):
     """Raised by ``replay`` / ``localize(replay=...)`` when ``without=`` or ``edit=`` names no piece of the call, or one
     a replay cannot remove (the user's message, the model's own turns).
 

@@ -70,7 +70,7 @@ _SPLIT = re.compile(r"\s*(?:,\s*(?:or\s+|and\s+)?|\s+or\s+|\s*\|\s*|/)\s*")
 _NAME_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+\d*|\d+")
 
 
-class ToolCatalogError(Refusal):
+class ToolCatalogError(Refusal, ValueError):
     """Raised when ``lint_tools`` is handed a catalog it cannot read. Carries ``entry`` and ``received``."""
 
     code = "ERR_TOOL_CATALOG"

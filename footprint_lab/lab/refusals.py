@@ -13,7 +13,7 @@ from __future__ import annotations
 from footprint_lab.engine._refusal import Refusal, SettingRefusal
 
 
-class UnknownRunError(Refusal):
+class UnknownRunError(Refusal, ValueError):
     """Raised by a magic whose RUN names no ``Run``: neither a variable holding one nor a known run id.
 
     Carries ``magic``, ``received`` (what kind of thing arrived) and ``names`` (the variables

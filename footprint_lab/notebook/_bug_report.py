@@ -42,7 +42,7 @@ from footprint_lab.providers._failures import display_url
 _PACKAGES = ("pydantic", "pandas", "httpx", "ipywidgets", "anywidget", "plotly", "ipykernel", "jupyterlab")
 
 
-class BugReportError(Refusal):
+class BugReportError(Refusal, ValueError):
     """Raised by ``bug_report`` when the masked bundle would still hold what the redaction policy covers.
 
     Nothing is written. Carries ``places`` (how many places the scan found; what they hold is never said).

@@ -67,7 +67,7 @@ KEPT = "the runs of the {done} read: footprint_lab.notebook.last_stopped()"
 WIDGET_STATE_MIME = "application/vnd.jupyter.widget-state+json"
 
 
-class NotebookFileError(Refusal):
+class NotebookFileError(Refusal, ValueError):
     """Raised when a path cannot be read as a notebook (missing, unreadable, not JSON, nested too
     deep, not nbformat 4), or cannot be written (no such folder, a folder, not writable).
 
@@ -178,6 +178,8 @@ def output_path(path: Any, argument: str, *, reading: Path | None = None) -> Pat
             raise NotebookFileError(argument, "not-a-file", kind_of(where.stat().st_mode))
         if reading is not None and where.exists() and reading.exists() and where.samefile(reading):
             raise NotebookFileError(argument, "is-the-input", "the path of the file being read")
+    except NotebookFileError:  # a refusal is itself a ValueError: it goes out as it was raised
+        raise
     except (OSError, ValueError):  # a name the system cannot take
         raise NotebookFileError(argument, "not-writable", "a path that cannot be written") from None
     return where

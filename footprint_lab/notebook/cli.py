@@ -49,7 +49,7 @@ from footprint_lab.explain._tool_lint import THRESHOLD, lint_findings
 CLEAN, FINDINGS, REFUSED, FAILED = 0, 1, 2, 3
 
 
-class CommandLineError(Refusal):
+class CommandLineError(Refusal, ValueError):
     """Raised when a command line can be read two ways, before any file is read or written.
 
     An argument that starts with ``-`` and is also the name of a file (``--key=leak.ipynb``,

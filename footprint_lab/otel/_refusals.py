@@ -16,7 +16,7 @@ from __future__ import annotations
 from footprint_lab.engine._refusal import Refusal, RunFailure
 
 
-class OtelSpansError(Refusal):
+class OtelSpansError(Refusal, ValueError):
     """Raised when ``from_spans`` is given something that is not a collection of finished spans.
 
     Carries ``received`` (the shape of what arrived, never its content). Nothing is imported.
@@ -34,7 +34,7 @@ class OtelSpansError(Refusal):
         self.received = received
 
 
-class OtelSpanFieldError(Refusal):
+class OtelSpanFieldError(Refusal, ValueError):
     """Raised when one field of the spans handed to ``from_spans`` has a shape no span can have.
 
     Carries ``field`` (its path: ``resourceSpans[0].scopeSpans[2].spans[5].startTimeUnixNano``
@@ -55,7 +55,7 @@ class OtelSpanFieldError(Refusal):
         self.problem = problem
 
 
-class OtelSpanLoopError(Refusal):
+class OtelSpanLoopError(Refusal, ValueError):
     """Raised when following the spans' parents runs in a circle instead of reaching a root.
 
     Carries ``spans`` (how many spans are on a loop), ``loops`` (each loop's length, longest
@@ -82,7 +82,7 @@ class OtelSpanLoopError(Refusal):
         self.traces = traces
 
 
-class OtelCaptureError(Refusal):
+class OtelCaptureError(Refusal, ValueError):
     """Raised when ``capture()`` has no SDK tracer provider to listen on.
 
     Carries ``argument`` (``tracer_provider`` when the one passed is at fault, ``global`` when
@@ -104,7 +104,7 @@ class OtelCaptureError(Refusal):
         self.received = received
 
 
-class OtelExportError(Refusal):
+class OtelExportError(Refusal, ValueError):
     """Raised when ``to_spans`` / ``export_otlp`` get something other than runs, or an unusable endpoint,
     when ``live_spans`` is given a tracer provider it cannot make a tracer from, and when ``from_spans``
     is given a ``progress=`` it cannot use.

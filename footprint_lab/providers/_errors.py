@@ -50,7 +50,7 @@ class ProviderError(CodedError):
         self.wire = wire
 
 
-class MissingApiKeyError(ProviderError, Refusal):
+class MissingApiKeyError(ProviderError, Refusal, ValueError):
     """Raised when a provider for a hosted service is built without an API key.
 
     ``env_var`` names the environment variable that was read. Nothing was sent.
@@ -70,7 +70,7 @@ class MissingApiKeyError(ProviderError, Refusal):
         self.env_var = env_var
 
 
-class ProviderConfigError(ProviderError, Refusal):
+class ProviderConfigError(ProviderError, Refusal, ValueError):
     """Raised when a provider is built with a setting no call could use.
 
     ``setting`` is the keyword at fault, ``received`` its shape (never its value).

@@ -25,7 +25,7 @@ from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback
 Reply = str | dict[str, Any] | list[dict[str, Any]] | LLMResponse
 
 
-class MockScriptError(Refusal):
+class MockScriptError(Refusal, ValueError):
     """Raised when a mock provider is built with no way to answer, or a reply it cannot read.
 
     Carries ``received`` (the shape of what arrived) and, for a run past the end of a

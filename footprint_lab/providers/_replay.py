@@ -43,7 +43,7 @@ _SLOTS = ("system", "messages", "tools")
 _EXCERPT = 24
 
 
-class ReplaySourceError(Refusal):
+class ReplaySourceError(Refusal, ValueError):
     """Raised by ``replay_provider(source)`` when ``source`` is not a recording (or a run) holding LLM calls.
 
     Carries ``received`` (the shape of what arrived).
