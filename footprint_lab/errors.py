@@ -28,8 +28,8 @@ The tree::
     │   ├── UnknownTurnError             ERR_UNKNOWN_TURN           core._chat
     │   ├── InvalidCheckpointError       ERR_INVALID_CHECKPOINT     core._checkpoint
     │   ├── ConversationMismatchError    ERR_CONVERSATION_MISMATCH  core._checkpoint
-    │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core._concealed
-    │   ├── UnmaskArgumentError          ERR_UNMASK_ARGUMENT        core._concealed
+    │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core._checkpoint_masks
+    │   ├── UnmaskArgumentError          ERR_UNMASK_ARGUMENT        core._checkpoint_masks
     │   ├── InvalidQuestionError         ERR_INVALID_QUESTION       core._pause
     │   ├── UnknownKeywordError          ERR_UNKNOWN_KEYWORD        engine._refusal
     │   ├── AgentConfigError             ERR_AGENT_CONFIG           core._agent_door
@@ -136,8 +136,8 @@ if TYPE_CHECKING:
     from footprint_lab.core._checkpoint import ConversationMismatchError as ConversationMismatchError
     from footprint_lab.core._checkpoint import InvalidCheckpointError as InvalidCheckpointError
     from footprint_lab.core._checkpoint import RunCheckpointError as RunCheckpointError
-    from footprint_lab.core._concealed import MaskedCheckpointError as MaskedCheckpointError
-    from footprint_lab.core._concealed import UnmaskArgumentError as UnmaskArgumentError
+    from footprint_lab.core._checkpoint_masks import MaskedCheckpointError as MaskedCheckpointError
+    from footprint_lab.core._checkpoint_masks import UnmaskArgumentError as UnmaskArgumentError
     from footprint_lab.core._conversation import NoConversationError as NoConversationError
     from footprint_lab.core._conversation import PendingQuestionError as PendingQuestionError
     from footprint_lab.core._conversation import ResumeIdentityConflictError as ResumeIdentityConflictError

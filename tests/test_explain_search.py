@@ -17,7 +17,7 @@ import pytest
 from footprint_lab import Agent
 from footprint_lab.context import define_fact
 from footprint_lab.explain import localize
-from footprint_lab.explain._looks import afforded, look_plan
+from footprint_lab.explain._look_plan import afforded, look_plan
 from footprint_lab.explain._rerun import Outcome
 from footprint_lab.explain._search import DECISIVE, KIND_PRIOR, CauseSearch
 from footprint_lab.explain._stats import attained_level, boschloo_greater

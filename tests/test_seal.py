@@ -453,7 +453,7 @@ def retagged(tags: dict[str, str], kind: str, how: str) -> None:
 @pytest.mark.parametrize("kind", ["header", "steps", "commits", "messages"])
 @pytest.mark.parametrize("how", ["flipped", "dropped", "emptied"])
 def test_edited_locator_tags_are_the_seal_altered_on_every_path(tmp_path: Path, kind: str, how: str) -> None:
-    from footprint_lab.engine._held import verify_saved
+    from footprint_lab.engine._saved_seal import verify_saved
 
     data = json.loads(sealed_run().recording.model_dump_json())
     assert verify_saved(data) is not None and verify(json.dumps(data)).holds

@@ -15,9 +15,9 @@ import pytest
 
 from footprint_lab import Agent, LLMCall, Parallel, Redaction, Sequence, seal, verify
 from footprint_lab.engine._build import build_recording
-from footprint_lab.engine._held import verify_saved
 from footprint_lab.engine._recorder import Recorder
 from footprint_lab.engine._recording import RECORDING_MIME, Recording
+from footprint_lab.engine._saved_seal import verify_saved
 from footprint_lab.engine._seal import ALGORITHM
 from footprint_lab.engine.schema import ROUTINE_PAYLOADS, UNRELEASED_SEALS
 from footprint_lab.errors import RecordingVersionError

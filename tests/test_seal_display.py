@@ -23,8 +23,8 @@ import nbformat
 import pytest
 
 from footprint_lab import Agent, Redaction, define_tool, load_recording, verify
-from footprint_lab.engine._held import bind_display, display_verdict, verify_saved
 from footprint_lab.engine._recording import RECORDING_MIME
+from footprint_lab.engine._saved_seal import bind_display, display_verdict, verify_saved
 from footprint_lab.engine._seal import ALGORITHM
 from footprint_lab.notebook import export, load_runs, scrub, verify_file
 from footprint_lab.providers import mock
@@ -385,7 +385,7 @@ def test_the_offline_page_does_not_draw_a_forged_seal(tmp_path: Path) -> None:
 
 
 def test_the_lab_badge_is_what_the_claim_check_reads() -> None:
-    from footprint_lab.engine._held import seal_claim
+    from footprint_lab.engine._saved_seal import seal_claim
     from footprint_lab.lab.views.answer import seal_badge
 
     run = sealed_run()

@@ -50,9 +50,9 @@ from footprint_lab.context._landing import TurnContext
 from footprint_lab.context._source_ids import known_ids
 from footprint_lab.core._agent_door import AgentConfigError, DuplicateToolError, checked_settings
 from footprint_lab.core._conversation import Conversation
+from footprint_lab.core._conversation_legs import Continuation, Leg, turn_position, who
 from footprint_lab.core._door import RunInput, normalize_run_input
 from footprint_lab.core._identity import Identity, IdentityInput, coerce_identity
-from footprint_lab.core._leg import Continuation, Leg, turn_position, who
 from footprint_lab.core._member_run import run_for
 from footprint_lab.core._pause import HumanQuestion
 from footprint_lab.core._rebuild import rebuilt
@@ -85,7 +85,7 @@ from footprint_lab.engine.schema import (
     TOOLS,
     USER_MESSAGE,
 )
-from footprint_lab.explain._choice import choice_margins
+from footprint_lab.explain._tool_choice import choice_margins
 from footprint_lab.explain._tool_lint import warn_findings
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, Provider, ToolCall
 
@@ -584,7 +584,7 @@ def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:
 
 
 def _margins(response: LLMResponse, calls: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Any:
-    """How close each tool choice was, when the provider reported log-probabilities (``explain._choice``)."""
+    """How close each tool choice was, when the provider reported log-probabilities (``explain._tool_choice``)."""
     if not response.logprobs or not calls:
         return ()
 

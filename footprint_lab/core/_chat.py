@@ -49,7 +49,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from footprint_lab.core._chat_turns import Masks, Summary, born_in, changes, masked_recording, summarize, tokens
 from footprint_lab.core._checkpoint import checkpoint_from
 from footprint_lab.core._conversation import PendingQuestionError, RunInFlightError
-from footprint_lab.core._leg import thaw
+from footprint_lab.core._conversation_legs import thaw
 from footprint_lab.core._pause import Pause
 from footprint_lab.core._run import Run
 from footprint_lab.core._runner import Listener, check_listener, new_run_id, run_coroutine_sync
@@ -69,7 +69,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.core._checkpoint import Checkpoint
-    from footprint_lab.core._leg import Saved
+    from footprint_lab.core._conversation_legs import Saved
     from footprint_lab.engine._recording import Recording
 
 OVERLAPS = ("refuse", "queue")

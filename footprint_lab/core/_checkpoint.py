@@ -18,7 +18,7 @@ an agent continuing the conversation masks its own id with that policy and compa
 
 With a redaction policy in force a checkpoint is covered like every other record: its fields
 and its JSON hold masks, and the real values the model needs to go on stay in a private part
-that never leaves this process (:mod:`footprint_lab.core._concealed`). A stored checkpoint
+that never leaves this process (:mod:`footprint_lab.core._checkpoint_masks`). A stored checkpoint
 holding masks is continued only once its caller says how (``unmask`` or ``accept_masked``).
 
 A run that fails after at least one completed tool round raises :class:`RunCheckpointError`
@@ -33,9 +33,9 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict
 
-from footprint_lab.core._concealed import Concealed, Mapper, map_value, shown_label
+from footprint_lab.core._checkpoint_masks import Concealed, Mapper, map_value, shown_label
+from footprint_lab.core._conversation_legs import Saved, thaw, turn_position
 from footprint_lab.core._identity import IDENTITY_FIELDS
-from footprint_lab.core._leg import Saved, thaw, turn_position
 from footprint_lab.engine._display import bundle
 from footprint_lab.engine._recording import Seal
 from footprint_lab.engine._records import jsonable

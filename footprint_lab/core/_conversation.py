@@ -29,10 +29,10 @@ from __future__ import annotations
 import contextlib
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.core._concealed import shown_label
+from footprint_lab.core._checkpoint_masks import shown_label
+from footprint_lab.core._conversation_legs import Continuation, Saved, thaw
 from footprint_lab.core._door import InvalidRunInputError, normalize_run_input
 from footprint_lab.core._identity import Identity, coerce_identity
-from footprint_lab.core._leg import Continuation, Saved, thaw
 from footprint_lab.core._pause import Pause
 from footprint_lab.core._runner import Listener, new_run_id, run_coroutine_sync
 from footprint_lab.engine._redaction import (
@@ -428,7 +428,7 @@ class Conversation:
     ) -> tuple[Continuation, Identity | None]:
         """Read a checkpoint for ``door``: refused by name, or how the leg starts and whom it runs for."""
         from footprint_lab.core._checkpoint import ConversationMismatchError, read_checkpoint, refuse_masked
-        from footprint_lab.core._concealed import Concealed
+        from footprint_lab.core._checkpoint_masks import Concealed
 
         if redact is not None and not isinstance(redact, Redaction):
             raise RedactionConfigError("redact", describe_shape(redact), "must be a Redaction(keys=..., patterns=...)")

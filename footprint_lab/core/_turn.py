@@ -25,12 +25,12 @@ import json
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from footprint_lab.core._conversation_legs import Leg, Saved, freeze, turn_position
 from footprint_lab.core._identity import Identity, memory_identity
-from footprint_lab.core._leg import Leg, Saved, freeze, turn_position
 from footprint_lab.core._pause import HumanQuestion, Pause
 from footprint_lab.core._run import Run
 from footprint_lab.core._runner import ended_status
-from footprint_lab.engine._later import RecordingLater
+from footprint_lab.engine._lazy_recording import RecordingLater
 from footprint_lab.engine._refusal import raised
 
 if TYPE_CHECKING:

@@ -26,7 +26,7 @@ same straight from the capture, with no record made and no Python step per event
 (tests/test_seal_chain.py holds the two equal over runs of every shape). :func:`located` maps a place
 in those columns back to the record and field a check names.
 
-Role: engine layer, beside the seal (``engine._seal``) and the saved-data check (``engine._held``).
+Role: engine layer, beside the seal (``engine._seal``) and the saved-data check (``engine._saved_seal``).
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ class ToolCallRecord(Data):
 
 
 class ToolMargin(Data):
-    """How close one tool choice was, from the provider's log-probabilities (``explain._choice``).
+    """How close one tool choice was, from the provider's log-probabilities (``explain._tool_choice``).
 
     ``logprob`` is the deciding token's; ``runner_up`` the best other token at that position and
     ``runner_up_tool`` the offered tool it would have begun (``None`` when it begins none);

@@ -70,7 +70,7 @@ class Seal(Data):
     tags: dict[str, str]
     scrubbed: list[str] = Field(default_factory=list)
     sealed_at: float = 0.0
-    #: per MIME type, the SHA-256 of what the notebook output carrying this copy displays (``engine._held``)
+    #: per MIME type, the SHA-256 of what the notebook output carrying this copy displays (``engine._saved_seal``)
     display: dict[str, str] = Field(default_factory=dict)
 
 

@@ -32,7 +32,7 @@ and the tools still get what they need.
   member of a composition (``share_learning``).
 - Streamed tokens pass the :class:`TokenGate`, which releases text only where no match (a
   pattern's, or a learned value's) crosses the cut or may still be arriving past it.
-- Checkpoints are masked with the run's scrubber too (:mod:`footprint_lab.core._concealed`).
+- Checkpoints are masked with the run's scrubber too (:mod:`footprint_lab.core._checkpoint_masks`).
 
 A policy travels in a checkpoint as plain data (:meth:`Redaction.to_data`): keys, and each
 pattern by name and fingerprint. A pattern is never compiled from that data (a stored

@@ -19,12 +19,12 @@ the header, the transcript's messages and ``message_pieces`` as their list. Colu
 run's capture already holds (``engine._build``), so a run's seal is worked out from the capture's
 values as they were captured, with no record, no payload and no key made per record; the text is
 the same from the models and from the saved JSON data, its tables unpacked and its defaults put
-back (``engine._held.verify_saved`` checks a notebook's copy that way, no model built). This is
+back (``engine._saved_seal.verify_saved`` checks a notebook's copy that way, no model built). This is
 the one chain: a recording sealed by an earlier one (``/2`` to ``/4``, of the unreleased 0.1) is
 refused by name at the recording door (``RecordingVersionError``), to be sealed again. The head is
 the SHA-256 of one JSON array: the algorithm, each kind's digest in chain order, the members'
 heads, in a copy a notebook output carries the digests of what that output displays
-(``engine._held``), the scrub names and the time of sealing. A check compares the header first,
+(``engine._saved_seal``), the scrub names and the time of sealing. A check compares the header first,
 then the transcript (whose text the commits and pieces of a saved recording refer to), then the
 other kinds in chain order, and names the first that differs.
 
@@ -83,7 +83,7 @@ from footprint_lab.engine.schema import SEAL_ALGORITHM, UNRELEASED_SEALS
 #: the one chain this library seals with: each kind of records as its columns, keys sorted at every level,
 #: the values a record nests taken as columns of their own (``engine._chain``), so the run's capture is
 #: hashed as it is held and a reader checks a saved recording on its JSON data without building a model
-#: (``engine._held``)
+#: (``engine._saved_seal``)
 ALGORITHM = SEAL_ALGORITHM
 #: the record kinds, in the order the chain takes them
 KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges", "messages",

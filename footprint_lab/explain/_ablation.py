@@ -49,7 +49,6 @@ from footprint_lab.engine.progress import INTERRUPTS
 from footprint_lab.explain._arm_fields import ArmFields
 from footprint_lab.explain._checks import ExplainConfigError, id_list, recording_of, whole_number
 from footprint_lab.explain._custody import backtrack
-from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._influence import suspects as rank_suspects
 from footprint_lab.explain._members import Source
 from footprint_lab.explain._render import display_bundle, shorten
@@ -70,6 +69,7 @@ from footprint_lab.explain._rerun import (
     check_removable,
     not_removable_reason,
 )
+from footprint_lab.explain._rerun_pool import Draws
 from footprint_lab.explain._sources import describe_source, removal_id
 from footprint_lab.explain._stopping import NOT_RUN, Partial, partial_line, run_trial, stopped
 from footprint_lab.explain._trial import (

@@ -3,7 +3,7 @@
 Rule kept here: the explainer is told nothing of the recording up front and costs only what
 it opens. Its first request holds the question, how many runs there are, its instructions
 and its tools; every piece of evidence reaches it as the result of a tool call it chose
-(the read-only, bounded views of :mod:`footprint_lab.explain._desk`). It is told to cite the
+(the read-only, bounded views of :mod:`footprint_lab.explain._evidence_views`). It is told to cite the
 recording's own ids and never to guess beyond the evidence, and the answer is checked for
 it. A citation is what the answer puts in square brackets (``[vip-override]``, or ``【...】``,
 ``［...］`` and their kin; ``[a, b]`` cites two) or a word shaped like a step id
@@ -44,7 +44,7 @@ from footprint_lab.engine._redaction import PLACEHOLDER, Redaction, combine_poli
 from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.engine._runners import factory
 from footprint_lab.explain._checks import ExplainConfigError, recording_of, whole_number
-from footprint_lab.explain._desk import LIMIT, EvidenceDesk
+from footprint_lab.explain._evidence_views import LIMIT, EvidenceDesk
 from footprint_lab.explain._render import display_bundle
 
 if TYPE_CHECKING:

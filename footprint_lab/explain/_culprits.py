@@ -35,9 +35,9 @@ from footprint_lab.engine.progress import INTERRUPTS
 from footprint_lab.explain._ablation import choose_suspects, original_answer, untested_count, untested_lines
 from footprint_lab.explain._arm_fields import ArmFields
 from footprint_lab.explain._checks import ExplainConfigError, recording_of, whole_number
-from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._render import display_bundle, shorten
 from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, check_comparator
+from footprint_lab.explain._rerun_pool import Draws
 from footprint_lab.explain._stopping import Guarded, Partial, partial_line, run_trial, stopped
 from footprint_lab.explain._trial import SCREEN_SEED, VERDICT_LABELS, Arm, ArmVerdict, TrialResult, tally
 from footprint_lab.explain._trials import Trials, TrialSettings, settings_for

@@ -51,7 +51,6 @@ from footprint_lab.engine.schema import KIND_TOOL_RESULT
 from footprint_lab.explain._ablation import budget_note, original_answer, untested_lines
 from footprint_lab.explain._arm_fields import ArmFields
 from footprint_lab.explain._checks import ExplainConfigError, recording_of
-from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._members import members_of
 from footprint_lab.explain._render import display_bundle, shorten
 from footprint_lab.explain._replay import (
@@ -64,6 +63,7 @@ from footprint_lab.explain._replay import (
     replay_policy,
 )
 from footprint_lab.explain._rerun import Progress, Rerunner, check_comparator
+from footprint_lab.explain._rerun_pool import Draws
 from footprint_lab.explain._sources import NOT_REMOVABLE, describe_source, removal_id
 from footprint_lab.explain._stopping import Partial, partial_line, run_trial, stopped
 from footprint_lab.explain._trial import (

@@ -27,10 +27,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Unpack
 
 from footprint_lab.explain._checks import recording_of
-from footprint_lab.explain._draws import Draws
 from footprint_lab.explain._members import SourceNames
 from footprint_lab.explain._render import display_bundle, shorten
 from footprint_lab.explain._rerun import Outcome, Progress, Rerunner, check_comparator
+from footprint_lab.explain._rerun_pool import Draws
 from footprint_lab.explain._stopping import Partial, partial_line, run_trial, stopped
 from footprint_lab.explain._trial import VERDICT_LABELS, Arm, ArmVerdict, default_budget
 from footprint_lab.explain._trials import Trials, TrialSettings, settings_for

@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from footprint_lab.engine.progress import INTERRUPTS, Progress, Stopped
-from footprint_lab.explain._looks import look_plan
+from footprint_lab.explain._look_plan import look_plan
 from footprint_lab.explain._rerun import Outcome
 from footprint_lab.explain._trial import (
     SCREEN_BASELINE,

@@ -301,7 +301,7 @@ def twins(tools: list[dict[str, Any]], chosen: str, *, threshold: float = THRESH
     """The tools of one call's tools slot that the lint finds confusable with ``chosen``, closest first.
 
     What the answer view shows beside a tool call ("chose between twins") when the provider reported
-    no log-probabilities; with them, the recording's measured margins (``explain._choice``) come first.
+    no log-probabilities; with them, the recording's measured margins (``explain._tool_choice``) come first.
     """
     key = json.dumps(tools, sort_keys=True, default=str)
     pairs = _twin_pairs(key, threshold)

@@ -28,7 +28,7 @@ back in, removing a set together) goes through two phases:
    a confirmed candidate passes its level on to the next), and each candidate's level is split
    over its looks (65%, 20% and 15%; a share a look's test cannot spend passes to the next look,
    and a look the budget cannot pay in full runs what is left and spends the rest, see
-   :mod:`~footprint_lab.explain._looks`).
+   :mod:`~footprint_lab.explain._look_plan`).
 
 So the chance that a call confirms any arm that has no effect is at most ``alpha`` (5% by
 default), whatever the model's noise: screening only chooses, each look's test is exact for the
@@ -60,7 +60,7 @@ from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
 from footprint_lab.engine.words import VERDICT_WORDS
-from footprint_lab.explain._looks import afforded, hopeless_trend, look_plan
+from footprint_lab.explain._look_plan import afforded, hopeless_trend, look_plan
 from footprint_lab.explain._rerun import Outcome
 from footprint_lab.explain._search import BATCH, DECISIVE, CauseSearch
 from footprint_lab.explain._stats import boschloo_greater, rate

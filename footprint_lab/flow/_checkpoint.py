@@ -29,7 +29,7 @@ The composition's id and name and its member names (the keys of ``answers``, ``p
 (:func:`held_keys`, two names masked alike kept two: ``[redacted:acme]#2``), and a resume masks the
 resuming composition's own the same way before it compares them.
 
-Like an agent's checkpoint it is a redaction surface (:mod:`footprint_lab.core._concealed`): under
+Like an agent's checkpoint it is a redaction surface (:mod:`footprint_lab.core._checkpoint_masks`): under
 a policy its input, answers, identity and every nested checkpoint show masks, the real values stay
 private to the process that ran it, and a stored one holding masks resumes once told how
 (``unmask({...})`` or ``accept_masked()``, which reach the nested checkpoints too).
@@ -52,7 +52,7 @@ from footprint_lab.core._checkpoint import (
     nonblank,
     resume_can_help,
 )
-from footprint_lab.core._concealed import Concealed, Mapper, map_value, shown_label
+from footprint_lab.core._checkpoint_masks import Concealed, Mapper, map_value, shown_label
 from footprint_lab.core._conversation import ResumeIdentityConflictError
 from footprint_lab.core._identity import Identity
 from footprint_lab.engine._display import bundle
@@ -64,7 +64,7 @@ from footprint_lab.engine._seal import seal
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from footprint_lab.core._leg import Continuation
+    from footprint_lab.core._conversation_legs import Continuation
     from footprint_lab.core._runner import Runner
     from footprint_lab.engine._redaction import Redaction
     from footprint_lab.flow._composition import Composition, _Exec
@@ -223,7 +223,8 @@ def read_flow_checkpoint(
     redact: Redaction | None = None, failed: bool = False,
 ) -> tuple[FlowCheckpoint, list[Continuation]]:
     """A paused run's checkpoint, checked against ``composition``: the checkpoint, and how each waiting
-    agent goes on (its :class:`~footprint_lab.core._leg.Continuation`, carrying the policy it was covered by).
+    agent goes on (its :class:`~footprint_lab.core._conversation_legs.Continuation`, carrying the policy it was
+    covered by).
 
     A nested checkpoint is read ``member_of`` its run (run id, owner): it must belong to
     that run and serve that person (else
@@ -340,7 +341,7 @@ def _check_input(bag: Any, door: str) -> None:
 
 def held_keys(composition: Composition, policy: Redaction | None) -> dict[str, str]:
     """Each member key of ``composition`` -> the key its checkpoints hold it under: masked by ``policy``'s
-    patterns (:func:`~footprint_lab.core._concealed.shown_label`), two masked alike kept two (``#2``, in
+    patterns (:func:`~footprint_lab.core._checkpoint_masks.shown_label`), two masked alike kept two (``#2``, in
     member order), so a resume masking its own members' keys the same way finds each one again."""
     keys = composition._member_keys()
     if policy is None:

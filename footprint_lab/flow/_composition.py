@@ -40,13 +40,13 @@ from time import perf_counter_ns
 from typing import Any, ClassVar
 
 from footprint_lab.core._conversation import ResumeIdentityConflictError, answer_text
+from footprint_lab.core._conversation_legs import who
 from footprint_lab.core._door import normalize_run_input
 from footprint_lab.core._identity import coerce_identity
-from footprint_lab.core._leg import who
 from footprint_lab.core._member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
 from footprint_lab.core._run import Run
 from footprint_lab.core._runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
-from footprint_lab.engine._later import RecordingLater
+from footprint_lab.engine._lazy_recording import RecordingLater
 from footprint_lab.engine._recorder import Recorder
 from footprint_lab.engine._redaction import Redaction, RedactionConfigError, combine_policies
 from footprint_lab.engine._refusal import describe_shape

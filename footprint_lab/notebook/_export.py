@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from footprint_lab.core._run import Run
-from footprint_lab.engine._held import bind_display
 from footprint_lab.engine._recording import Annotation, Recording
 from footprint_lab.engine._redaction import Redaction
 from footprint_lab.engine._refusal import describe_shape
+from footprint_lab.engine._saved_seal import bind_display
 from footprint_lab.engine.markup import esc
 from footprint_lab.lab.views import run_bundle
 from footprint_lab.lab.views.tree import PLOTLY_MIME, tree_figure, tree_html

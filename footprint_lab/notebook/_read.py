@@ -35,7 +35,6 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from footprint_lab.core._checkpoint import Checkpoint
 from footprint_lab.core._run import Run
-from footprint_lab.engine._held import display_verdict, holds_display, unbacked, unsealed_claim, verify_saved
 from footprint_lab.engine._recording import RECORDING_MIME, Recording
 from footprint_lab.engine._recording_door import (
     InvalidRecordingError,
@@ -48,6 +47,7 @@ from footprint_lab.engine._records import content_hash
 from footprint_lab.engine._refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.engine._regular_file import UnreadableFile, kind_of, read_regular
 from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, parse_json
+from footprint_lab.engine._saved_seal import display_verdict, holds_display, unbacked, unsealed_claim, verify_saved
 from footprint_lab.engine._seal import Verdict, verify
 from footprint_lab.engine.progress import PROGRESS_FIX, SHOW_AFTER, Progress, progress_problem, stopping
 from footprint_lab.flow._checkpoint import FlowCheckpoint
@@ -333,7 +333,7 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
     copy checked; a recording that no longer fits the schema is a broken verdict naming the field.
     A copy whose seal holds what its output displays (a run shown by this library) is also checked
     against the output: an edited, added or removed MIME type there is a broken verdict of kind
-    ``display`` naming it (see ``engine._held``). An output that shows a seal it cannot back is
+    ``display`` naming it (see ``engine._saved_seal``). An output that shows a seal it cannot back is
     a broken verdict of kind ``display`` too, wherever it sits: a seal badge with no recording beside
     it, or beside a recording that carries no seal, and a recording in an output that no longer
     displays its data (turned into a ``stream``: field ``output_type``).
@@ -354,7 +354,7 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
 
 def output_verdict(output: dict[str, Any]) -> Verdict | None:
     """The verdict on one output (``None`` when it neither carries a recording nor shows a seal): what it
-    claims and where (:func:`~footprint_lab.engine._held.unbacked`), then its recording's seal (checked on
+    claims and where (:func:`~footprint_lab.engine._saved_seal.unbacked`), then its recording's seal (checked on
     its data when it holds, through the recording door otherwise, to name what broke), then what the
     output displays beside it."""
     claimed = unbacked(output)

@@ -10,7 +10,7 @@ characters drawn as nothing, direction overrides); ``scan`` reports what
 it would change (cell, output, the part, the field path inside it, the names that matched,
 never the values) and ``scrub`` writes the masked copy. The walk runs twice with one scrubber,
 so a value first seen under a covered key (``password``) is masked wherever else it appears,
-before or after. An output whose sealed recording holds what it displays (``engine._held``)
+before or after. An output whose sealed recording holds what it displays (``engine._saved_seal``)
 and was masked is bound to its masked display again, the policy named in the seal.
 
 An embedded recording is masked as data (in record form, its tables unpacked, when a covered
@@ -43,13 +43,13 @@ from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from footprint_lab.engine._base64 import as_text, base64_words, decoded, decoded_words, encoded, whole_word
-from footprint_lab.engine._held import bind_display, display_verdict, held_digests, holds_display
 from footprint_lab.engine._recording import Recording
 from footprint_lab.engine._records import content_hash
 from footprint_lab.engine._redaction import Redaction, RunScrubber, normalize_key
 from footprint_lab.engine._refusal import describe_shape
 from footprint_lab.engine._saved_form import TABLE_KEYS, packed, unpacked
 from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, parse_json
+from footprint_lab.engine._saved_seal import bind_display, display_verdict, held_digests, holds_display
 from footprint_lab.engine._seal import seal
 from footprint_lab.engine.schema import READABLE_VERSIONS, SCHEMA_VERSION
 from footprint_lab.notebook._read import (

@@ -134,7 +134,7 @@ class HttpProvider(ABC):
     while none of its text has reached the run.
     ``logprobs=n`` asks for each generated token's log-probability with the ``n`` likeliest
     alternatives (0-20), so the recording can say how close each tool choice was
-    (``footprint_lab.explain._choice``); a wire that reports none refuses it.
+    (``footprint_lab.explain._tool_choice``); a wire that reports none refuses it.
     """
 
     name: ClassVar[str] = "http"

@@ -11,7 +11,7 @@ import pytest
 from wire_server import Reply, WireServer
 
 from footprint_lab import Agent, define_tool, load_recording, verify
-from footprint_lab.explain._choice import choice_margins
+from footprint_lab.explain._tool_choice import choice_margins
 from footprint_lab.lab.views.answer import answer_view
 from footprint_lab.providers.types import TokenChoice
 

@@ -33,10 +33,10 @@ from footprint_lab.core._call_messages import CallMessages
 from footprint_lab.core._timeline import Timeline
 from footprint_lab.engine import words
 from footprint_lab.engine._seal import verify
-from footprint_lab.explain._choice import CLOSE_CALL
 from footprint_lab.explain._custody import backtrack
 from footprint_lab.explain._influence import suspects
 from footprint_lab.explain._integrity_checks import integrity
+from footprint_lab.explain._tool_choice import CLOSE_CALL
 from footprint_lab.explain._tool_lint import twins
 from footprint_lab.explain._tree import run_tree
 from footprint_lab.lab.views.messages import CHAT_CSS, call_messages_body
