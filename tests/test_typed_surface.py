@@ -28,11 +28,12 @@ agent = Agent(provider=mock(reply="ok"), system="You help.", tools=[lookup])
 run: Run = agent.run_sync("Where is A-1?", identity={"tenant": "acme"})
 again: Run = agent.run_sync({"message": "And A-2?"}, continue_from=run.checkpoint)
 flow = Sequence({"first": LLMCall(provider=mock(reply="a")), "second": agent})
+composed: Run = flow.run_sync("Where is A-3?", identity={"tenant": "acme"})
 chat = Chat(agent)
 trials = Trials(samples=3)
 answer: str | None = run.answer
 error: type[ValueError] | type[Exception] = InvalidRunInputError
-print(flow, chat, trials, localize, answer, again, error)
+print(flow, chat, trials, localize, answer, again, error, composed)
 '''
 
 BAD = '''

@@ -41,8 +41,8 @@ from typing import Any, ClassVar
 
 from footprint_lab.core._conversation import ResumeIdentityConflictError, answer_text
 from footprint_lab.core._conversation_legs import who
-from footprint_lab.core._door import normalize_run_input
-from footprint_lab.core._identity import coerce_identity
+from footprint_lab.core._door import RunInput, normalize_run_input
+from footprint_lab.core._identity import IdentityInput, coerce_identity
 from footprint_lab.core._member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
 from footprint_lab.core._run import Run
 from footprint_lab.core._runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
@@ -238,7 +238,8 @@ class Composition(Runner):
         raise TypeError(f"{type(self).__name__} does not say how it is rebuilt")
 
     # -- the doors ------------------------------------------------------------------------
-    async def run(self, input: Any = None, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
+    async def run(self, input: RunInput = None, /, *, on_event: Listener | None = None,
+                  identity: IdentityInput = None) -> Run:
         """Run once on ``input`` (a message, or ``{"message": ...}``), for ``identity`` when one is named."""
         bag = normalize_run_input(input, self.door, identity=identity)
         named = coerce_identity(bag.pop("identity", None), self.door)
