@@ -57,9 +57,9 @@ def test_exported_names_are_the_librarys_own_objects():
 ROOTS = (CodedError, Refusal, RunFailure)
 
 
-def test_every_error_is_exported_at_top_level_and_has_a_code():
+def test_every_error_is_exported_by_the_errors_module_and_has_a_code():
     for name in errors.__all__:
-        cls = getattr(footprint_lab, name)
+        cls = getattr(errors, name)
         assert issubclass(cls, CodedError)
         assert cls in ROOTS or (cls.code.startswith("ERR_") and cls.code not in {root.code for root in ROOTS})
         # one root each (CodedError and the ProviderError family span both)
@@ -125,10 +125,12 @@ def test_each_surface_all_is_its_one_list_and_every_name_is_the_object_where_it_
                 assert value is getattr(importlib.import_module(module), attribute), (package, name)
 
 
-def test_every_refusal_and_failure_is_offered_by_the_root_as_errors_offers_it():
-    assert set(errors.__all__) <= set(footprint_lab.__all__)
-    for name in errors.__all__:
+def test_the_root_offers_the_two_kinds_of_error_and_leaves_every_specific_one_to_the_errors_module():
+    offered = set(errors.__all__) & set(footprint_lab.__all__)
+    assert offered == {"Refusal", "RunFailure"}
+    for name in offered:
         assert getattr(footprint_lab, name) is getattr(errors, name)
+    assert not hasattr(footprint_lab, "InvalidRunInputError")
 
 
 def test_an_unknown_name_is_an_attribute_error_naming_the_package():
@@ -154,7 +156,7 @@ def test_no_two_public_names_alike_stand_for_different_things():
 
 
 def test_importing_a_refusal_loads_the_door_that_raises_it_and_nothing_heavy():
-    code = ("import sys; from footprint_lab import InvalidRunInputError; "
+    code = ("import sys; from footprint_lab.errors import InvalidRunInputError; "
             "print(','.join(m for m in ('pydantic', 'pandas', 'httpx', 'footprint_lab.explain', 'footprint_lab.lab', "
             "'footprint_lab.flow', 'footprint_lab.core._door') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
