@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import zipfile
@@ -129,7 +130,12 @@ def test_the_built_wheel_pulls_in_only_runtime_dependencies_and_loads_in_a_fresh
     # footprint_lab.egg-info there would pass for an installed footprint_lab
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("PYTHONPATH", raising=False)
-    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"), str(ROOT)],
+    # built from a copy of the sources: a checkout's own build/ folder keeps modules since renamed or removed, and
+    # setuptools would put them in the wheel
+    source = tmp_path / "source"
+    shutil.copytree(ROOT, source, ignore=shutil.ignore_patterns(".venv", ".git", "build", "dist", "site", "tests",
+                                                                "test-artifacts", "*.egg-info", "__pycache__"))
+    subprocess.run([sys.executable, "-m", "build", "--wheel", "--outdir", str(tmp_path / "dist"), str(source)],
                    check=True, capture_output=True, timeout=600)
     wheel = next((tmp_path / "dist").glob("footprint_lab-*.whl"))
     declared = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
