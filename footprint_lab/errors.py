@@ -118,7 +118,7 @@ from typing import TYPE_CHECKING
 from footprint_lab.engine._exports import public
 
 # The one list of every refusal and failure: typed for the type checker, each imported when first used
-# (``from footprint_lab import InvalidRunInputError`` loads the door that raises it, not every layer).
+# (``from footprint_lab.errors import InvalidRunInputError`` loads the door that raises it, not every layer).
 if TYPE_CHECKING:
     from footprint_lab.batch._refusals import BatchConfigError as BatchConfigError
     from footprint_lab.batch._refusals import RunSetFolderError as RunSetFolderError
