@@ -6,7 +6,10 @@ earlier turns its conversation carried. Each turn is a closed ``<details>`` whos
 run's answer view (:func:`footprint_lab.lab.views.answer_view`), so a long chat stays one line
 per turn until a turn is opened. Only the last :data:`SHOWN_TURNS` turns are drawn: a long chat
 says how many earlier turns are folded and how to see them (``chat.frame()``, ``chat[k]``), so
-its view stays the same size however long the chat grows. Every value is written through the
+its view stays the same size however long the chat grows. A turn's view lists the pieces that
+turn added and folds the messages it carried from earlier turns (sent again with every turn)
+into one line naming those turns and ``chat[k]``, whose full view lists them: each turn drawn
+stays a few kB however many messages it carries. Every value is written through the
 engine's one door for values (``engine.markup``), as the chat masks it now (a redaction policy's
 masks included, a value a later turn learned too); no JavaScript.
 
@@ -23,6 +26,7 @@ from footprint_lab.engine import _display as display
 from footprint_lab.engine import theme
 from footprint_lab.engine.markup import css, el, esc, join, raw
 from footprint_lab.lab.views import answer_view
+from footprint_lab.lab.views.answer import Folded
 from footprint_lab.lab.views.page import new_scope
 
 #: how many turns, the last ones, a chat's view draws; the earlier ones are folded into one line
@@ -40,18 +44,36 @@ def _turn(chat: Chat, row: dict[Any, Any]) -> str:
     """One turn: a closed block whose summary says number, status (symbol and word), message and answer."""
     number = int(row["turn"])
     status = str(row["status"])
-    carried = sorted(set(chat.born_in(number).values()) - {number})
+    born = chat.born_in(number)
+    carried = {source for source, turn in born.items() if turn != number}
+    earlier = spans({born[source] for source in carried})
     meta = [str(row["changed"]), f"{int(row['tokens'])} tokens"]
     if carried:
-        meta.append(f"carries turns {', '.join(map(str, carried))}")
+        meta.append(f"carries turns {earlier}")
     summary = el("summary", el("span", f"turn {number}", class_="fl-chat-k"),
                  el("span", theme.status_mark(status), style=css(color=theme.status_colour(status))), " · ",
                  el("span", raw(esc(row["message"] or "", limit=120)), class_="fl-chat-said"), " → ",
                  raw(esc(row["answer"] or "", limit=160)))
-    # a turn's view without its timeline and its call's messages: the chat stays small (run.messages() has them)
-    view = answer_view(chat[number].recording, messages=False, timeline=False)
+    # a turn's view without its timeline and its call's messages, and with the messages it carried from earlier
+    # turns folded into one line: the chat stays small however long it grows (chat[k] lists them all)
+    said = (f"{len(carried)} earlier message(s) carried from turns {earlier}, "
+            f"not listed here: chat[{number}] shows this turn's full view, each of them with its custody.")
+    view = answer_view(chat[number].recording, messages=False, timeline=False,
+                       folded=Folded(carried, said) if carried else None)
     return el("details", summary, el("div", " · ".join(meta), class_="fl-chat-meta"), raw(view),
               class_="fl-chat-turn", data_fl_turn=str(number))
+
+
+def spans(turns: set[int]) -> str:
+    """Turn numbers as runs of consecutive ones (``0-4, 7``), so a line naming them stays short in a long chat."""
+    ordered = sorted(turns)
+    runs: list[list[int]] = []
+    for turn in ordered:
+        if runs and turn == runs[-1][-1] + 1:
+            runs[-1].append(turn)
+        else:
+            runs.append([turn])
+    return ", ".join(str(run[0]) if len(run) == 1 else f"{run[0]}-{run[-1]}" for run in runs)
 
 
 def _shown(chat: Chat) -> tuple[list[dict[Any, Any]], str | None]:

@@ -27,6 +27,8 @@ Role: lab layer; a pure function of a ``Recording`` (through ``footprint_lab.exp
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from footprint_lab.core._call_messages import CallMessages
@@ -85,13 +87,23 @@ EARLIER_CALLS = 20
 PIECE_TEXT = 4000
 
 
+@dataclass(frozen=True)
+class Folded:
+    """Pieces a view counts but does not list, and the line (text) said in their place: a chat turn's messages
+    carried from earlier turns, which every later turn was sent again (``chat[k]`` lists them)."""
+
+    sources: Collection[str]
+    said: str
+
+
 def answer_view(recording: Recording, *, note: str = "", budget: int | None = None, carried: bool = True,
-                messages: bool = True, timeline: bool = True) -> str:
+                messages: bool = True, timeline: bool = True, folded: Folded | None = None) -> str:
     """The whole answer view of a run, as one self-contained HTML fragment (no JavaScript); ``note`` (text)
     is said under its header. ``carried``: the output holds the recording beside the view (a verified seal
     badge is shown only then: an output that shows a seal must carry what backs it). ``messages``: the
     answering call also shows as the model saw it, one click away (the Lab shows that in its panel instead);
     ``timeline``: the steps' timeline too (a chat's turns leave both out: the chat stays one line a turn).
+    ``folded``: pieces each slot counts but does not list (see :class:`Folded`).
 
     The one builder of the view, for a cell's display and the Lab widget alike: past ``budget``
     characters (the widget keeps its view in the notebook's saved state) the view is its header
@@ -100,7 +112,7 @@ def answer_view(recording: Recording, *, note: str = "", budget: int | None = No
     scope = new_scope()
     report = integrity(recording)
     body = run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS, note=note,
-                    carried=carried, report=report, messages=messages, timeline=timeline)
+                    carried=carried, report=report, messages=messages, timeline=timeline, folded=folded)
     extra = ((TREE_CSS if recording.children else "") + (CHAT_CSS if messages and recording.exchanges else "")
              + (TIMELINE_CSS if timeline and recording.steps else ""))
     view = wrap(scope, body, extra=extra)
@@ -131,10 +143,11 @@ def usage_of(recording: Recording) -> tuple[int, int, int]:
 
 def run_body(recording: Recording, scope: str, *, full_members: bool = True, nested: bool = False,
              note: str = "", carried: bool = True, report: IntegrityReport | None = None,
-             messages: bool = True, timeline: bool = True) -> str:
+             messages: bool = True, timeline: bool = True, folded: Folded | None = None) -> str:
     """A run's view without its style sheet; ``nested`` (a member inside its parent's tree) leaves out
     the header and the members, which the tree's own row and branches already show. ``report``: the run's
-    integrity report, when the caller has it already; ``messages``, ``timeline``: see :func:`answer_view`."""
+    integrity report, when the caller has it already; ``messages``, ``timeline``, ``folded``: see
+    :func:`answer_view`."""
     report = report if report is not None else integrity(recording)
     badges = report.by_step()
     parts = [] if nested else [header(recording, carried=carried, report=report)]
@@ -144,7 +157,7 @@ def run_body(recording: Recording, scope: str, *, full_members: bool = True, nes
     parts.append(integrity_block(report, scope))
     parts.append(notes_block(recording))
     if recording.exchanges:
-        parts.append(_Calls(recording, scope, badges, messages=messages and not nested).render())
+        parts.append(_Calls(recording, scope, badges, messages=messages and not nested, folded=folded).render())
     if recording.children and not nested:
         parts.append('<details class="fl-box" open><summary>Members</summary>'
                      f"{members_html(recording, scope, full=full_members)}</details>")
@@ -333,8 +346,9 @@ class _Calls:
     """The LLM calls of one recording: the answering one open, the others collapsed to what differs."""
 
     def __init__(self, recording: Recording, scope: str, badges: dict[str, list[str]] | None = None,
-                 keep: tuple[str, str] | None = None, *, messages: bool = False) -> None:
+                 keep: tuple[str, str] | None = None, *, messages: bool = False, folded: Folded | None = None) -> None:
         self.recording = recording
+        self.folded = folded
         #: the answering call also shows as the model saw it (its messages, the raw request and reply)
         self.messages = messages
         self.scope = scope
@@ -430,21 +444,32 @@ class _Calls:
         if shared is not None:
             tail = "; every piece below reached it through this call, and opens to the rest of its custody"
             parts.append(f'<ul class="fl-hops">{_hop_html(shared, self.scope, self.prefix, tail=tail)}</ul>')
-        for slot, indices in self.recording.exchange_pieces(exchange).items():
-            if not indices:
+        for slot, every in self.recording.exchange_pieces(exchange).items():
+            if not every:
                 continue
+            indices, folded = self._unfolded(every)
             drawn = [i for i in self._drawn(indices) if 0 <= i < len(pieces)]
             rows = "".join(self.piece_row(pieces[i], exchange.step_id, shared) for i in drawn)
+            if folded and self.folded is not None:
+                rows += f'<p class="fl-note fl-folded" data-fl-folded="{folded}">{esc(self.folded.said)}</p>'
             if len(drawn) < len(indices):
                 rows += (f'<p class="fl-note">{len(indices) - len(drawn)} more pieces of this slot are not drawn '
                          f"here: <code>run.context(&quot;{esc(exchange.step_id)}&quot;)</code> lists every one.</p>")
-            parts.append(f'<div class="fl-slot" data-slot="{attr(slot)}"><h5>{esc(slot)} · {len(indices)}</h5>'
+            parts.append(f'<div class="fl-slot" data-slot="{attr(slot)}"><h5>{esc(slot)} · {len(every)}</h5>'
                          f"{rows}</div>")
         if self.ranks:
             parts.append(f'<p class="fl-note">{mark("#rank · score")} a piece\'s suspect rank of '
                          f"{next(iter(self.ranks.values()))[2]} (lexical overlap with the answer, weighted by "
                          f"distance); unmarked pieces share no words with it. {CORRELATIONAL}</p>")
         return "".join(parts)
+
+    def _unfolded(self, indices: list[int]) -> tuple[list[int], int]:
+        """A slot's pieces this view lists, and how many it folds (see :class:`Folded`)."""
+        if self.folded is None:
+            return indices, 0
+        pieces, sources = self.recording.context_pieces, self.folded.sources
+        listed = [i for i in indices if not (0 <= i < len(pieces) and pieces[i].source_id in sources)]
+        return listed, len(indices) - len(listed)
 
     def _drawn(self, indices: list[int]) -> list[int]:
         """Which of a slot's pieces a view draws (see SLOT_ROWS, and ``keep``), in slot order."""
