@@ -9,11 +9,17 @@ registry in ``footprint_lab.engine._display`` (this module never imports the lab
 view and every explanation is a pure function of the recording (so a redaction policy
 covers them all), and a run loaded from JSON (``Run.from_recording``) answers every
 question the live one does. A paused run also carries ``question`` and ``checkpoint``.
+
+A run computes each explanation its views draw (the backtrack from the answer, its suspects, the
+integrity report) once, and keeps it with the recording it explains (:class:`Explained`): a
+second display, the Lab's panels and ``run.backtrack()`` read the same copy. A recording replaced
+later (a chat masks an earlier turn anew) gets its own copy; nothing global keeps a run alive.
 """
 
 from __future__ import annotations
 
 import os
+import weakref
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from time import time
@@ -87,11 +93,65 @@ class InvalidAnnotationError(Refusal, ValueError):
         self.known = known
 
 
+class Explained:
+    """The explanations of one recording that its views draw, each computed on first use and then kept.
+
+    ``backtrack(at)`` and ``suspects(at)`` (the lexical ranking, from that same backtrack) for the
+    answer (``at=None``) or a step, and ``integrity()``, all with their default settings. A ``Run``
+    holds one for its recording; :func:`explained` finds it from the recording alone, as the views
+    are handed it.
+    """
+
+    __slots__ = ("__weakref__", "_backtracks", "_integrity", "_suspects", "recording")
+
+    def __init__(self, recording: Recording) -> None:
+        self.recording = recording
+        self._backtracks: dict[str | None, Backtrack] = {}
+        self._suspects: dict[str | None, pd.DataFrame] = {}
+        self._integrity: IntegrityReport | None = None
+
+    def backtrack(self, at: str | None = None) -> Backtrack:
+        """``explain.backtrack(recording, at)``, computed once."""
+        if at not in self._backtracks:
+            from footprint_lab.explain._custody import backtrack  # pydantic (it reads the recording's models)
+
+            self._backtracks[at] = backtrack(self.recording, at)
+        return self._backtracks[at]
+
+    def suspects(self, at: str | None = None) -> pd.DataFrame:
+        """``explain.suspects(recording, at=at)`` (lexical), ranked from :meth:`backtrack`, computed once."""
+        if at not in self._suspects:
+            from footprint_lab.explain._influence import suspects  # pandas
+
+            self._suspects[at] = suspects(self.recording, at=at, trace=self.backtrack(at))
+        return self._suspects[at]
+
+    def integrity(self) -> IntegrityReport:
+        """``explain.integrity(recording)``, computed once."""
+        if self._integrity is None:
+            from footprint_lab.explain._integrity_checks import integrity  # the explain layer: loaded when first used
+
+            self._integrity = integrity(self.recording)
+        return self._integrity
+
+
+#: the explanations each live run keeps, by the id of the recording they explain; held weakly, so a run's
+#: copy goes with the run (the recording it holds keeps that id its own while both live)
+_KEPT: weakref.WeakValueDictionary[int, Explained] = weakref.WeakValueDictionary()
+
+
+def explained(recording: Recording) -> Explained:
+    """The explanations kept for ``recording`` by the run that holds it, or a new set (kept by no one) for a
+    recording no live run holds."""
+    kept = _KEPT.get(id(recording))
+    return kept if kept is not None and kept.recording is recording else Explained(recording)
+
+
 class Run:
     """One finished (or paused) run: its answer, status and recording."""
 
-    __slots__ = ("__weakref__", "_build", "_clean", "_conversation", "_recording", "_shown_answer", "answer",
-                 "checkpoint", "policy", "question", "run_id", "status", "stopped_early")
+    __slots__ = ("__weakref__", "_build", "_clean", "_conversation", "_explained", "_recording", "_shown_answer",
+                 "answer", "checkpoint", "policy", "question", "run_id", "status", "stopped_early")
 
     def __init__(
         self,
@@ -126,6 +186,7 @@ class Run:
         self.policy = policy
         #: what the run leaves its runner to hold (the conversation, a pause); not part of the evidence
         self._conversation: Any = None
+        self._explained: Explained | None = None
 
     @classmethod
     def from_recording(cls, recording: Recording) -> Run:
@@ -152,11 +213,22 @@ class Run:
     @property
     def recording(self) -> Recording:
         """The run as data; built from the capture the first time it is asked for."""
+        return self.explained.recording
+
+    @property
+    def explained(self) -> Explained:
+        """The explanations of this run's recording its views draw, computed once and kept with the run (a
+        recording replaced since, as a chat masks an earlier turn, gets a set of its own). Kept where the
+        views find them from the recording alone (:func:`explained`)."""
         if self._recording is None:
             assert self._build is not None
             self._recording = self._build()
             self._build = None
-        return self._recording
+        recording = self._recording
+        kept = self._explained
+        if kept is None or kept.recording is not recording:
+            kept = self._explained = _KEPT[id(recording)] = Explained(recording)
+        return kept
 
     @property
     def paused(self) -> bool:
@@ -261,9 +333,7 @@ class Run:
                      made: Mapping[str, tuple[Recording, LLMExchange]]) -> str:
         """The step id ``call`` names among ``order`` (every call of the run), or the answering call for ``None``."""
         if call is None and order:
-            from footprint_lab.explain._custody import backtrack  # pydantic (it reads the recording's models)
-
-            reached = [step_id for step_id in backtrack(self.recording).calls if step_id in made]
+            reached = [step_id for step_id in self.explained.backtrack().calls if step_id in made]
             return reached[0] if reached else order[-1]
         if isinstance(call, int) and not isinstance(call, bool) and -len(order) <= call < len(order):
             return order[call]
@@ -332,6 +402,10 @@ class Run:
         one row per hop, ``bt.candidates`` the pieces; ``max_depth`` and ``max_steps`` bound the
         backward slice over reads, and a limit hit is reported.
         """
+        from footprint_lab.explain._slice import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS
+
+        if (max_depth, max_steps) == (DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS):
+            return self.explained.backtrack(at)  # the one its views draw, walked once
         from footprint_lab.explain._custody import backtrack  # pydantic (it reads the recording's models)
 
         return backtrack(self.recording, at, max_depth=max_depth, max_steps=max_steps)
@@ -346,6 +420,8 @@ class Run:
         the actual answer than the reference. ``frame.attrs["confidence"]`` says whether the top
         stands clear of the rest or which shortlist to confirm.
         """
+        if isinstance(strategy, str) and strategy == "lexical" and embed is None and reference is None:
+            return self.explained.suspects(at).copy()  # ranked once; the caller's copy is the caller's to change
         from footprint_lab.explain._influence import suspects  # pydantic (through the backtrack it ranks)
 
         return suspects(self.recording, strategy=strategy, at=at, embed=embed, reference=reference)
@@ -358,6 +434,8 @@ class Run:
         ran passed; ``claims`` maps a claim name to how to read it from a tool result (see
         :func:`footprint_lab.explain.integrity`).
         """
+        if claims is None:
+            return self.explained.integrity()  # the one its views draw, checked once
         from footprint_lab.explain._integrity_checks import integrity  # the explain layer: loaded when first used
 
         return integrity(self.recording, claims=claims)

@@ -15,9 +15,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.core._run import explained
 from footprint_lab.engine import theme, words
 from footprint_lab.engine.markup import css, shown
-from footprint_lab.explain._custody import backtrack
 from footprint_lab.explain._index import RecordingIndex
 from footprint_lab.explain._render import shorten
 from footprint_lab.explain._sources import describe_source, removal_id
@@ -83,7 +83,7 @@ def find_recording(recording: Recording, *, step_id: str | None = None, path: st
 
 def answering_call(recording: Recording) -> str | None:
     """The LLM call whose reply became the answer (the nearest call the backtrack reaches), if any."""
-    calls = backtrack(recording).calls
+    calls = explained(recording).backtrack().calls
     if calls:
         return calls[0]
     exchanges = RecordingIndex(recording).exchanges

@@ -32,12 +32,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from footprint_lab.core._call_messages import CallMessages
+from footprint_lab.core._run import explained
 from footprint_lab.core._timeline import Timeline
 from footprint_lab.engine import words
 from footprint_lab.engine._seal import verify
-from footprint_lab.explain._custody import backtrack
-from footprint_lab.explain._influence import suspects
-from footprint_lab.explain._integrity_checks import integrity
 from footprint_lab.explain._tool_choice import CLOSE_CALL
 from footprint_lab.explain._tool_lint import twins
 from footprint_lab.explain._tree import run_tree
@@ -110,7 +108,7 @@ def answer_view(recording: Recording, *, note: str = "", budget: int | None = No
     and its answer, still clickable, with a line saying how large the whole is and where to see it.
     """
     scope = new_scope()
-    report = integrity(recording)
+    report = explained(recording).integrity()
     body = run_body(recording, scope, full_members=count_runs(recording) <= FULL_MEMBER_VIEWS, note=note,
                     carried=carried, report=report, messages=messages, timeline=timeline, folded=folded)
     extra = ((TREE_CSS if recording.children else "") + (CHAT_CSS if messages and recording.exchanges else "")
@@ -148,7 +146,7 @@ def run_body(recording: Recording, scope: str, *, full_members: bool = True, nes
     the header and the members, which the tree's own row and branches already show. ``report``: the run's
     integrity report, when the caller has it already; ``messages``, ``timeline``, ``folded``: see
     :func:`answer_view`."""
-    report = report if report is not None else integrity(recording)
+    report = report if report is not None else explained(recording).integrity()
     badges = report.by_step()
     parts = [] if nested else [header(recording, carried=carried, report=report)]
     if note:
@@ -198,7 +196,7 @@ def header(recording: Recording, *, carried: bool = True, report: IntegrityRepor
     sent, got, calls = usage_of(recording)
     name = runner.name or runner.id
     who = f"<b>{esc(name)}</b>" if name else ""
-    failed = len((report if report is not None else integrity(recording)).of_kind("tool_failed"))
+    failed = len((report if report is not None else explained(recording).integrity()).of_kind("tool_failed"))
     said = f"{failed} tool{'s' if failed != 1 else ''} failed"
     tools = f"{tag(said, 'failed', ' data-fl-failed-tools')} " if failed else ""
     # the spaces between the items keep them apart where the sheet's flex gap is gone (an untrusted notebook)
@@ -364,13 +362,14 @@ class _Calls:
         self._walk_back()
 
     def _walk_back(self) -> None:
-        walked: Backtrack = backtrack(self.recording)
+        kept = explained(self.recording)
+        walked: Backtrack = kept.backtrack()
         for candidate in walked.candidates:
             if candidate.recording is self.recording:
                 self.custody[(candidate.read_by, candidate.piece.index)] = candidate
         if not walked.candidates:
             return
-        frame = suspects(self.recording, trace=walked)
+        frame = kept.suspects()
         total = len(frame)
         for rank, kind, source, score in zip(frame["rank"], frame["source_kind"], frame["source_id"],
                                              frame["score"], strict=True):

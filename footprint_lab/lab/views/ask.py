@@ -17,8 +17,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from footprint_lab.core._run import explained
 from footprint_lab.explain._asking import BRACKETED as _BRACKETED
-from footprint_lab.explain._custody import backtrack
 from footprint_lab.explain._index import RecordingIndex
 from footprint_lab.lab.views.page import ASK_CSS, attr, new_scope, wrap
 from footprint_lab.lab.views.page import esc as text
@@ -39,7 +39,7 @@ def target(recording: Recording, cited: str) -> tuple[str, str | None, str] | No
     ``None`` for any other id."""
     if cited in RecordingIndex(recording).exchanges:
         return "call", cited, ""
-    reached = next((c for c in backtrack(recording) if c.source_id == cited and c.read_by), None)
+    reached = next((c for c in explained(recording).backtrack() if c.source_id == cited and c.read_by), None)
     if reached is not None:
         return "piece", reached.read_by, reached.slot
     pending = [recording]
