@@ -13,42 +13,9 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
+from tier_kit import SLOW_MODULES, SLOW_TESTS
 
 from footprint_lab import define_tool
-
-#: The slow tier: modules that start kernels, subprocesses, clusters or builds, or test huge values, by name (what
-#: they start). Plain ``pytest`` runs the fast tier (``addopts`` in pyproject.toml leaves ``slow``, ``browser`` and
-#: ``real_model`` out); the README's test command (``scripts/test``) runs every tier.
-SLOW_MODULES = {
-    "test_setup_scripts": "clones the repository, builds virtual environments and a wheel",
-    "test_docs": "builds the documentation site and runs every code block of it",
-    "test_typed_surface": "type-checks a user's script with mypy --strict in a subprocess",
-    "test_notebooks": "executes every shipped notebook in a kernel",
-    "test_huge_values": "runs, shows and exports answers of 20 MB",
-    "test_batch_folders_hostile": "races processes saving run sets and starts a Dask cluster",
-    "test_batch_cluster": "starts a Dask cluster",
-    "test_batch_stopped": "interrupts a real kernel",
-    "test_seal_display": "displays runs in real kernels and runs the CLI",
-    "test_cli_exit_codes": "runs the console script in subprocesses",
-    "test_cli_hostile": "runs the console script in subprocesses",
-    "test_scrub_corners": "runs the console script in subprocesses",
-    "test_lab_extension": "runs cells in a real kernel",
-    "test_lab_magics": "runs cells in a real kernel",
-    "test_ask_magic": "runs cells in a real kernel",
-    "test_lab_chat": "runs cells in a real kernel",
-    "test_errors_teach": "runs cells in a real kernel",
-    "test_notebook_sharing": "runs cells in a real kernel",
-    "test_provider_concurrency": "holds requests on local servers for seconds",
-    "test_determinism": "runs fresh interpreters under other hash seeds",
-    "test_saved_files_property": "corrupts saved files a few hundred ways",
-    "test_otel_openinference": "runs the real frameworks' agents",
-    "test_package": "imports every public name in fresh interpreters",
-}
-#: single tests of the slow tier (``module.py::test``), each taking seconds
-SLOW_TESTS = {
-    "test_explain_difference.py::test_a_long_run_view_draws_a_bounded_part_and_says_where_the_rest_is",
-    "test_explain_search.py::test_two_arms_that_act_only_together_are_confirmed_together_within_48_reruns_at_25_percent_noise",
-}
 
 
 @pytest.hookimpl(tryfirst=True)  # marked before ``-m`` deselects
