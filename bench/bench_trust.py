@@ -3,21 +3,18 @@
 Scenarios, medians over many samples:
 
 1. A 5-iteration run (five rounds of one ``noop`` tool call, then ``final``, mock provider), its
-   recording built, without and with ``Agent(..., seal=True)``, samples interleaved (goal: the
-   seal adds at most 5%). A sealed run's seal is owed from the run's end and computed the
-   first time anything reads, dumps, shows or verifies it, so two more rows say what that
-   costs when it comes: the seal computed (forced) as a share of the run, and saving the
-   recording (``model_dump_json``) sealed against unsealed.
-   Issue 27 sets the goal on the seal computed: a sealed run, its seal worked out (``seal.head``),
-   at most 1.3x the same run unsealed, blocks of both interleaved (``interleaved_ms``), each run by
-   an agent made for it (as the issue's figures were taken); beside it, for reference, the same with
-   one agent made once per side and run again and again, so the agent's making is in neither side.
+   recording built, without and with ``Agent(..., seal=True)``, which seals the recording as it is
+   built from the finished run. Issue 43 retired the 1.3x goal a lazily computed seal was built
+   for and keeps a floor: a sealed run at most 2x the same run unsealed, blocks of both interleaved
+   (``interleaved_ms``), each run by an agent made for it; beside it, for reference, the same with
+   one agent made once per side and run again and again, and saving the recording
+   (``model_dump_json``) sealed against unsealed.
 2. ``verify`` on a sealed recording of a run of at least 10,000 steps, loaded from its saved JSON
-   as a reviewer would (goal: at most 100 ms); beside it, the same check on the live run's
+   as a reviewer would (floor, issue 43: at most 1 s); beside it, the same check on the live run's
    recording, whose records are made from the capture for the check. Then (issue 27) the same
    recording exported into a notebook (about 15-25 MB): its output checked as ``verify_file``
    checks it once the file is parsed, the seal on the JSON data and the display digests
-   (goal: at most 300 ms), against the way before (the recording built through the door, then
+   (floor, issue 43: at most 1 s), against the way before (the recording built through the door, then
    verified) in the same process; and ``verify_file`` whole, reading and parsing the file included.
 3. ``lint_tools`` on a catalog of 500 tools in the MCP shape, each with two parameters, drawn from
    a few dozen words so many pairs share words (goal: at most 1 s). Then on 500 and 3,000
@@ -48,10 +45,9 @@ from footprint_lab.notebook import export, verify_file
 from footprint_lab.notebook._read import read_notebook
 from footprint_lab.providers import mock
 
-SEAL_GOAL = 0.05
-SEALED_RUN_GOAL = 1.3
-VERIFY_GOAL_MS = 100.0
-NOTEBOOK_VERIFY_GOAL_MS = 300.0
+SEALED_RUN_GOAL = 2.0
+VERIFY_GOAL_MS = 1000.0
+NOTEBOOK_VERIFY_GOAL_MS = 1000.0
 LINT_GOAL_MS = 1000.0
 NEAR_GOAL_MS = 10_000.0
 VERBS = ("get", "list", "search", "update", "create", "cancel", "refund", "track")
@@ -72,14 +68,10 @@ def timed(work: Callable[[], Any]) -> float:
     return (time.perf_counter_ns() - started) / 1e6
 
 
-def seal_cost(repeats: int) -> dict[str, float]:
-    samples: dict[str, list[float]] = {name: [] for name in ("plain", "sealed", "forced", "saved", "saved_sealed")}
+def save_cost(repeats: int) -> dict[str, float]:
+    """Median ms of a 5-iteration run saved (``model_dump_json``), unsealed and sealed, samples interleaved."""
+    samples: dict[str, list[float]] = {"saved": [], "saved_sealed": []}
     for _ in range(repeats):
-        for flag, name in ((False, "plain"), (True, "sealed")):
-            runner = agent(5, sealed=flag)
-            samples[name].append(timed(lambda runner=runner: runner.run_sync("go").recording))  # type: ignore[misc]
-        recording = agent(5, sealed=True).run_sync("go").recording
-        samples["forced"].append(timed(lambda recording=recording: recording.seal.head))  # type: ignore[misc]
         for flag, name in ((False, "saved"), (True, "saved_sealed")):
             runner = agent(5, sealed=flag)
             samples[name].append(timed(
@@ -96,17 +88,15 @@ def verify_long(steps: int, repeats: int) -> tuple[int, list[float], list[float]
 
 
 def sealed_run_cost(rounds: int) -> dict[str, list[float]]:
-    """Per-run ms of a 5-iteration run unsealed, and sealed with its seal worked out, blocks interleaved: each
-    run by an agent made for it (as the figures issue 27 set its goal against were taken), and, beside
-    them, each by one agent made once and run again and again (the agent's making left out of both)."""
+    """Per-run ms of a 5-iteration run and its recording, unsealed and sealed, blocks interleaved: each run by an
+    agent made for it, and, beside them, each by one agent made once and run again and again (the agent's
+    making left out of both)."""
     plain, sealed = agent(5, sealed=False), agent(5, sealed=True)
     return interleaved_ms(rounds, 10, collect=True,
                           plain=called_block(lambda: agent(5, sealed=False).run_sync("go").recording),
-                          sealed=called_block(
-                              lambda: agent(5, sealed=True).run_sync("go").recording.seal.head),  # type: ignore[union-attr]
+                          sealed=called_block(lambda: agent(5, sealed=True).run_sync("go").recording),
                           reused_plain=called_block(lambda: plain.run_sync("go").recording),
-                          reused_sealed=called_block(
-                              lambda: sealed.run_sync("go").recording.seal.head))  # type: ignore[union-attr]
+                          reused_sealed=called_block(lambda: sealed.run_sync("go").recording))
 
 
 def verify_notebook(steps: int, repeats: int, folder: str) -> dict[str, Any]:
@@ -160,25 +150,17 @@ def main() -> None:
     args = options(__doc__.splitlines()[0])
     quick = args.quick
     report = Report("trust", args)
-    cost = seal_cost(5 if quick else 200)
-    share = cost["sealed"] / cost["plain"] - 1
-    report.add("5-iteration run + recording, seal=True", [cost["sealed"]], size="5 iterations",
-               goal=f"<= {SEAL_GOAL:.0%} over plain", met=share <= SEAL_GOAL, peer="same run, seal=False",
-               peer_samples=[cost["plain"]], ratio=cost["sealed"] / cost["plain"],
-               note="the seal is owed from the run's end and computed when first read, dumped, shown or verified")
-    report.add("the owed seal computed (first read)", [cost["forced"]], size="5 iterations",
-               goal="(reference)", peer="5-iteration run + recording", peer_samples=[cost["plain"]],
-               ratio=cost["forced"] / cost["plain"])
+    cost = save_cost(5 if quick else 200)
     report.add("run + save (model_dump_json), seal=True", [cost["saved_sealed"]], size="5 iterations",
                goal="(reference)", peer="same, seal=False", peer_samples=[cost["saved"]],
                ratio=cost["saved_sealed"] / cost["saved"])
     costs = sealed_run_cost(4 if quick else 120)
     ratio = median(costs["sealed"]) / median(costs["plain"])
-    report.add("5-iteration run, its seal worked out (seal.head)", costs["sealed"], size="5 iterations",
-               goal=f"<= {SEALED_RUN_GOAL}x the run unsealed", met=ratio <= SEALED_RUN_GOAL,
+    report.add("5-iteration run + recording, seal=True", costs["sealed"], size="5 iterations",
+               goal=f"<= {SEALED_RUN_GOAL}x the run unsealed (floor)", met=ratio <= SEALED_RUN_GOAL,
                peer="same run, seal=False", peer_samples=costs["plain"], ratio=ratio,
                note="an agent made for each run; blocks of 10 runs interleaved, each from a collected heap")
-    report.add("5-iteration run of a reused agent, its seal worked out", costs["reused_sealed"], size="5 iterations",
+    report.add("5-iteration run + recording of a reused agent, seal=True", costs["reused_sealed"], size="5 iterations",
                goal="(reference)", peer="same, seal=False", peer_samples=costs["reused_plain"],
                ratio=median(costs["reused_sealed"]) / median(costs["reused_plain"]),
                note="one agent made once for each side, run again and again: the run's own time, no agent made")

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 
 class RecordingLater:
-    """The build of one run's recording, deferred to its first call; sealed (the seal owed) when ``sealed``."""
+    """The build of one run's recording, deferred to its first call; sealed as its run ended when ``sealed``."""
 
     __slots__ = ("answer", "bag", "children", "ended", "error", "identity", "rec", "report", "runner", "sealed",
                  "status", "stopped_early")
@@ -52,8 +52,8 @@ class RecordingLater:
             identity=self.identity, stopped_early=self.stopped_early, error=self.error, ended_ns=self.ended,
             children=[child.recording for child in self.children], redaction=self.report,
         )
-        if self.sealed:  # every way a run ends, failing and cancelled included, owes its seal
-            from footprint_lab.engine._seal import owe_seal
+        if self.sealed:  # every way a run ends, failing and cancelled included, is sealed
+            from footprint_lab.engine._seal import seal_at_end
 
-            owe_seal(recording)
+            seal_at_end(recording)
         return recording

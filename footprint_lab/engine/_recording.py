@@ -3,8 +3,8 @@
 Every explanation and every notebook view is a pure function of a ``Recording``. It holds
 only JSON-native values, so ``Recording.model_validate_json(r.model_dump_json()) == r``
 holds for every run, and a recording saved from one process explains the same way in
-another. A composed run nests its members' recordings in ``children``. Its seal (``Seal``,
-or a ``PendingSeal`` still owed) sits beside its records, computed by ``engine._seal``.
+another. A composed run nests its members' recordings in ``children``. Its seal (``Seal``)
+sits beside its records, computed by ``engine._seal``.
 
 Where the rest lives: the generic records (steps, reads, commits, events, context pieces) in
 ``engine._records``, what an LLM call sent and received in ``engine._exchange``, the saved
@@ -21,7 +21,6 @@ so that ``import footprint_lab`` stays light.
 
 from __future__ import annotations
 
-from collections.abc import Callable
 from typing import Annotated, Any, Literal
 
 from pydantic import (
@@ -29,7 +28,6 @@ from pydantic import (
     SerializationInfo,
     SerializerFunctionWrapHandler,
     StrictInt,
-    WrapSerializer,
     model_serializer,
     model_validator,
 )
@@ -54,7 +52,7 @@ from footprint_lab.engine.schema import RECORDING_MIME, SCHEMA_VERSION
 
 #: the records a recording is made of, offered here beside it (they live in ``_records`` and ``_exchange``)
 __all__ = ["RECORDING_MIME", "SCHEMA_VERSION", "Annotation", "Commit", "CommitEntry", "ContextPiece", "Decision",
-           "Event", "LLMExchange", "PendingSeal", "Read", "Recording", "ResponseRecord", "RuleEvidence",
+           "Event", "LLMExchange", "Read", "Recording", "ResponseRecord", "RuleEvidence",
            "RunnerInfo", "Seal", "Step", "ToolCallRecord", "ToolMargin", "UsageRecord"]
 
 
@@ -72,122 +70,6 @@ class Seal(Data):
     sealed_at: float = 0.0
     #: per MIME type, the SHA-256 of what the notebook output carrying this copy displays (``engine._saved_seal``)
     display: dict[str, str] = Field(default_factory=dict)
-
-
-class PendingSeal(Seal):
-    """A seal owed since the run ended, worked out the first time anything looks at it.
-
-    ``Agent(..., seal=True)`` seals every run, but hashing a recording means making every one
-    of its records, which costs more than the run itself; most runs are never saved or
-    checked. So a sealed run's recording carries this stand-in, made from the run's closed
-    capture and stamped with the run's end as ``sealed_at``: reading any field, comparing,
-    copying, pickling or dumping it (the recording's own dump included) computes the seal
-    then, exactly as it would have been computed when the run ended, and from then on it is
-    an ordinary ``Seal``.
-
-    It is worked out in two parts. Reading the head, the digests or any other field (and
-    ``verify``) works out the proof; the locator ``tags``, which only say *where* a broken seal
-    broke, are made when they are read or the seal is compared, copied or dumped, from the
-    same values, each kind's text checked against its digest first (a kind changed in
-    between gets no tag: a later check then names the kind, not the record). The records are
-    read from the run's capture, not from the recording's lists, so records made and changed
-    in place before the seal is read are not sealed in (``engine._seal``). A seal whose first
-    use needs the tags too (a save, a copy, a comparison) gets both in one pass.
-    """
-
-    __slots__ = ("_make", "_tags")
-
-    def __init__(self, make: Callable[[bool], Seal], tags: Callable[[Seal], dict[str, str]] | None = None) -> None:
-        object.__setattr__(self, "__dict__", {})  # no fields yet: they come on first use
-        object.__setattr__(self, "__pydantic_fields_set__", set())
-        object.__setattr__(self, "__pydantic_extra__", None)
-        object.__setattr__(self, "__pydantic_private__", None)
-        object.__setattr__(self, "_make", make)
-        object.__setattr__(self, "_tags", tags)
-
-    @property
-    def owed(self) -> bool:
-        """``True`` until the seal's proof (head and digests) has been worked out."""
-        return self._make is not None
-
-    def worked_out(self) -> Seal:
-        """This seal with its proof computed (once): every field but, when they are made later, the tags."""
-        return self._work_out(whole=self._tags is None)
-
-    def _work_out(self, *, whole: bool) -> Seal:
-        """The owed proof worked out by ``make(whole)``; ``whole``: the tags too, in the same pass over the records."""
-        make = self._make
-        if make is not None:
-            object.__setattr__(self, "_make", None)
-            try:
-                made = make(whole)
-            except BaseException:
-                object.__setattr__(self, "_make", make)
-                raise
-            fields = dict(made.__dict__)
-            if whole:
-                object.__setattr__(self, "_tags", None)
-            else:
-                del fields["tags"]  # read through __getattr__, which makes them
-            self.__dict__.update(fields)
-            object.__setattr__(self, "__pydantic_fields_set__", set(made.__pydantic_fields_set__))
-        return self
-
-    def settled(self) -> Seal:
-        """This seal with every field computed, the locator tags included (each computed once): a proof
-        still owed is worked out with its tags, so a seal first dumped or compared makes them in one pass."""
-        self._work_out(whole=True)
-        tags = self._tags
-        if tags is not None:
-            object.__setattr__(self, "_tags", None)
-            try:
-                self.__dict__["tags"] = tags(self)
-            except BaseException:
-                object.__setattr__(self, "_tags", tags)
-                raise
-        return self
-
-    def __getattr__(self, name: str) -> Any:
-        if name == "tags" and (self._make is not None or self._tags is not None):
-            return self.settled().tags
-        if self._make is not None and name in Seal.model_fields:
-            return getattr(self.worked_out(), name)
-        return super().__getattr__(name)  # type: ignore[misc]
-
-    def __eq__(self, other: object) -> bool:
-        self.settled()
-        if isinstance(other, PendingSeal):
-            other.settled()
-        return isinstance(other, Seal) and self.__dict__ == other.__dict__
-
-    __hash__ = None  # type: ignore[assignment]
-
-    def __repr__(self) -> str:
-        return repr(self.as_seal())
-
-    def as_seal(self) -> Seal:
-        """A plain ``Seal`` with these fields (what copies, pickles and dumps are made of)."""
-        return Seal.model_construct(**self.settled().__dict__)
-
-    def __copy__(self) -> Seal:  # type: ignore[override]
-        return self.as_seal()
-
-    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> Seal:  # type: ignore[override]
-        return self.as_seal().model_copy(deep=True)
-
-    def __reduce__(self) -> Any:
-        return self.as_seal().__reduce__()
-
-    def model_dump(self, **options: Any) -> dict[str, Any]:
-        return self.as_seal().model_dump(**options)
-
-    def model_dump_json(self, **options: Any) -> str:
-        return self.as_seal().model_dump_json(**options)
-
-
-def _settled_seal(value: Seal | None, handler: Any) -> Any:
-    """How a recording's dump writes its seal: a pending one is computed first."""
-    return handler(value.as_seal() if isinstance(value, PendingSeal) else value)
 
 
 class Recording(Data):
@@ -225,7 +107,7 @@ class Recording(Data):
     listener_errors: int = 0
     meta: dict[str, Any] = Field(default_factory=dict)
     #: set by ``footprint_lab.seal``; annotations stay outside it
-    seal: Annotated[Seal | None, WrapSerializer(_settled_seal)] = None
+    seal: Seal | None = None
 
     @model_validator(mode="before")
     @classmethod

@@ -202,8 +202,8 @@ def _check_version(version: Any, door: str, where: str) -> None:
 
 def check_seal(recording: Recording, door: str, at: str = "") -> None:
     """Refuse a recording (this one; its members are checked one by one) sealed by the unreleased 0.1."""
-    made = recording.__dict__.get("seal")  # a seal still owed is this library's own: not worked out to be read
-    algorithm = made.__dict__.get("algorithm") if made is not None else None
+    made = recording.seal
+    algorithm = made.algorithm if made is not None else None
     if algorithm in UNRELEASED_SEALS:
         raise RecordingVersionError(door, f"{at}seal.algorithm", algorithm)
 

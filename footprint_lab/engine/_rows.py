@@ -81,14 +81,6 @@ class Rows(MutableSequence[Item]):
             return None
         return self._columns(raw) if self._count else transposed([], len(self._fields))
 
-    def detached(self) -> Rows[Item]:
-        """Another ``Rows`` over the same capture, not yet built (this one when it is built): what an owed
-        seal reads, so that items made and changed in place later are not what it seals."""
-        if self._items is not None:
-            return self
-        return Rows(count=self._count, columns=self._columns, fields=self._fields, model=self._model,
-                    chain=self._chain)
-
     def chained(self) -> list[Any] | None:
         """What the seal's chain reads of items not yet built, made straight from the capture with
         the captured values as captured (``engine._chain``: the same as their columns, its nested

@@ -36,13 +36,9 @@ when a digest fails, and the first stretch that differs is traced back to its re
 The head does not chain them, so a check holds them to the text too once every digest matched
 (:func:`altered_tag`): tags edited in a saved seal are the seal altered, never a seal that holds.
 
-``Agent(..., seal=True)`` gives its runs a :class:`~footprint_lab.engine._recording.PendingSeal`,
-computed from the run's closed capture the first time anything reads, dumps, shows or verifies it
-and stamped with the run's end, so a run nobody keeps pays nothing and one that is kept gets the
-seal it had when it ended. Its proof (the digests and the head) is worked out first, from each
-kind's columns made straight from the capture (no model built); its locator tags when they are read,
-or the seal is compared, copied or dumped (with the proof, in the same pass, when that is its first
-use).
+``Agent(..., seal=True)`` seals each run's recording as it is made from the finished run (its records
+read from the capture's columns, no model built), stamped with the run's end: a seal over the finished
+recording, its members sealed first, the same seal :func:`seal` would make of it then.
 
 A seal proves the recording was not changed since it was sealed by this library; it is not a
 signature (anyone with the library can seal an edited recording again). Publish the head beside
@@ -74,7 +70,7 @@ import orjson
 from pydantic import BaseModel
 
 from footprint_lab.engine._chain import NAMES, chained, located
-from footprint_lab.engine._recording import PendingSeal, Recording, Seal
+from footprint_lab.engine._recording import Recording, Seal
 from footprint_lab.engine._records import native_text
 from footprint_lab.engine._refusal import Refusal, describe_shape
 from footprint_lab.engine._rows import Rows, transposed
@@ -225,57 +221,31 @@ def _verify_document(document: BaseModel) -> Verdict:
     return Verdict("holds")
 
 
-def owe_seal(recording: Recording) -> None:
-    """Give a just-built recording the seal owed at its run's end (``Agent(..., seal=True)``).
-
-    The run's capture is closed when it ends, so the seal, computed when first needed, is the one
-    the run would have had at its end, redaction already applied; a run nobody keeps pays nothing.
-    """
-    _owe_seal(recording, recording.started_at + recording.duration_ms / 1000)
+def seal_at_end(recording: Recording) -> None:
+    """Seal a just-built recording as its run ended (``Agent(..., seal=True)``): its members first (each
+    member already sealed by its own runner keeps that seal), all stamped with the run's end."""
+    _seal_at(recording, recording.started_at + recording.duration_ms / 1000)
 
 
-def _owe_seal(recording: Recording, ended: float) -> None:
+def _seal_at(recording: Recording, ended: float) -> None:
     for child in recording.children:
         if child.seal is None:
-            _owe_seal(child, ended)
-    # worked out from the recording as the run left it: its values, in a copy that holds no seal, so that the
-    # recording and its seal are no cycle for the collector to find (a run is freed the moment it is dropped);
-    # its records read from the capture by lists of their own, so records made and changed later are not sealed
-    values = recording.__dict__
-    left = Recording.model_construct(**{**values, "seal": None, **{kind: values[kind].detached() for kind in COLUMNS
-                                                                  if isinstance(values[kind], Rows)}})
-    recording.seal = PendingSeal(lambda located: _seal_of(left, [], ended, located=located),
-                                 lambda made: _located(left, made))
+            _seal_at(child, ended)
+    recording.seal = _seal_of(recording, [], ended, members="keep")
 
 
-def _located(recording: Recording, made: Seal) -> dict[str, str]:
-    """The locator tags of a seal worked out without them, from the same records: a kind whose text
-    no longer matches its digest (changed since) gets none."""
-    tags: dict[str, str] = {}
-    for kind, _, text in _kinds(recording):
-        if hashlib.sha256(text).hexdigest() == made.kinds.get(kind):
-            tags[kind] = tag_of(kind, text)
-    return tags
-
-
-def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, located: bool = True) -> Seal:
-    previous = recording.seal  # a seal still owed has no scrub names to keep
-    kept = list(previous.scrubbed) if previous is not None and not isinstance(previous, PendingSeal) else []
-    names = sorted({*kept, *scrubbed})
-    for child in recording.children:  # a member owed its seal keeps it; any other is sealed again
-        if isinstance(child.seal, PendingSeal):
-            if located:
-                child.seal.settled()
-            else:
-                child.seal.worked_out()
-        else:
+def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, members: str = "reseal") -> Seal:
+    """The seal of ``recording`` now; ``members="keep"`` keeps each member's own seal, else each is sealed again."""
+    previous = recording.seal
+    names = sorted({*(previous.scrubbed if previous is not None else ()), *scrubbed})
+    for child in recording.children:
+        if members != "keep" or child.seal is None:
             child.seal = _seal_of(child, scrubbed, sealed_at)
     kinds: dict[str, str] = {}
     tags: dict[str, str] = {}
     for kind, _, text in _kinds(recording):
         kinds[kind] = hashlib.sha256(text).hexdigest()
-        if located:
-            tags[kind] = tag_of(kind, text)
+        tags[kind] = tag_of(kind, text)
     # each value made here, of its field's type; ``display`` left at its default (only an output's copy sets it)
     made = Seal.model_construct(algorithm=ALGORITHM, head="", kinds=kinds, tags=tags, scrubbed=names,
                                 sealed_at=float(sealed_at))
@@ -393,10 +363,8 @@ def tag_of(kind: str, text: bytes) -> str:
 def altered_tag(made: Seal, kind: str, text: bytes) -> bool:
     """Whether a seal of this library's chain keeps other locator tags for ``kind`` than its ``text`` (whose
     digest matched) has. The head does not chain the tags, so they are held here: a seal whose tags were
-    edited is no seal as it was made, and would point a later break at another place. Tags still owed (a
-    :class:`PendingSeal` not yet asked for them) are made from the sealed records: not compared."""
-    held = made.__dict__.get("tags")
-    return isinstance(held, dict) and held.get(kind) != tag_of(kind, text)
+    edited is no seal as it was made, and would point a later break at another place."""
+    return made.tags.get(kind) != tag_of(kind, text)
 
 
 def _starts(kind: str, text: bytes) -> list[int]:
@@ -452,8 +420,6 @@ def _verify(recording: Recording, run: str) -> Verdict:
     made = recording.seal
     if made is None:
         return Verdict("unsealed", run=run)
-    if isinstance(made, PendingSeal) and made.owed:
-        made.worked_out()  # worked out now, from the run as it ended: the recording as it is now is held to it
     scrubbed = tuple(made.scrubbed)
     if made.algorithm in UNRELEASED_SEALS:  # a recording made without the door: refused as the door refuses it
         from footprint_lab.engine._recording_door import check_seal
@@ -499,7 +465,7 @@ def _checked_first(kind_records: tuple[str, list[Any], bytes]) -> int:
 def _locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, scrubbed: tuple[str, ...], *,
             run_id: str | None = None) -> Verdict:
     """The first stretch of ``kind`` whose tag no longer matches, traced to its record (index, step id) and field."""
-    if not packed:  # a kind that changed before its tags were made (engine._recording.PendingSeal)
+    if not packed:  # a seal that keeps no locator for this kind: the digest alone says it changed
         return Verdict("broken", run, kind, problem="changed after the run was sealed", scrubbed=scrubbed)
     now = _tags(kind, text)
     try:
