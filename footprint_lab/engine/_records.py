@@ -29,32 +29,22 @@ class Data(BaseModel):
 
 
 def maker(cls: type[Data], *, unset: frozenset[str] = frozenset()) -> Callable[[dict[str, Any]], Any]:
-    """A constructor for ``cls`` from values already JSON-native and complete (every field given).
+    """A constructor for ``cls`` from values already JSON-native and complete (every field given), unvalidated.
 
-    What ``model_construct`` does, minus its per-field loop (and its look at each default
-    factory's signature, tens of microseconds a call). Every field is counted as set but those
-    named in ``unset`` (whose values given are their defaults: an ``exclude_unset`` dump leaves them out). With none
-    unset, every instance shares one fields-set (``__setattr__`` only adds names already in it);
-    otherwise each gets its own copy. A validated model carries its own set and a copy of every
-    value: about 1.2 kB per object, which for a long run's tens of thousands of events, reads and
-    steps was most of the memory it kept (bench/bench_memory.py). Values come from the capture,
-    which the runners build from JSON-native data, and ``Recording.model_validate_json`` of the
-    dump gives back an equal recording (tests/test_engine.py).
+    ``model_construct`` with a fields-set shared by every instance (``__setattr__`` only adds names
+    already in it): a validated model carries its own set and a copy of every value, about 1.2 kB per
+    object, which for a long run's tens of thousands of events, reads and steps was most of the memory
+    it kept (bench/bench_memory.py). Every field counts as set but those named in ``unset`` (whose values
+    given are their defaults: an ``exclude_unset`` dump leaves them out); with some unset, each instance
+    gets its own copy of the set. Values come from the capture, which the runners build from JSON-native
+    data, and ``Recording.model_validate_json`` of the dump gives back an equal recording (tests/test_engine.py).
     """
     every = frozenset(cls.model_fields) - unset
-    shared = set(every) if not unset else None
-    new = cls.__new__
-    setattr_ = object.__setattr__
-
-    def make(values: dict[str, Any]) -> Any:
-        model = new(cls)
-        setattr_(model, "__dict__", values)
-        setattr_(model, "__pydantic_fields_set__", shared if shared is not None else set(every))
-        setattr_(model, "__pydantic_extra__", None)
-        setattr_(model, "__pydantic_private__", None)
-        return model
-
-    return make
+    construct = cls.model_construct
+    if not unset:
+        shared = set(every)
+        return lambda values: construct(shared, **values)
+    return lambda values: construct(set(every), **values)
 
 
 class RunnerInfo(Data):
