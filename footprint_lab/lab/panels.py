@@ -1,8 +1,9 @@
 """The Lab widget's detail panels: one LLM call's slots, one piece's custody, reruns and verdicts.
 
 Rule kept here: a panel is a pure function of a recording (and of the explain objects built
-from it), every value from a model, tool, user or document is drawn through the views' doors
-(``esc`` for text, ``attr`` for an attribute's value), and no panel carries JavaScript.
+from it), built with the engine's escaping element builder (``engine.markup.el``: every value
+from a model, tool, user or document escaped, in text and attributes alike), and no panel carries
+JavaScript.
 What is clickable carries the same ``data-fl-*`` attributes the answer view uses
 (``data-fl-call``, ``data-fl-piece`` + ``data-fl-slot``, ``data-fl-action``), so the
 widget's one click handler serves them all.
@@ -17,13 +18,11 @@ from typing import TYPE_CHECKING, Any
 
 from footprint_lab.core._run import explained
 from footprint_lab.engine import theme, words
-from footprint_lab.engine.markup import css, shown
+from footprint_lab.engine.markup import Html, css, el, join, raw, shown
 from footprint_lab.explain._index import RecordingIndex
 from footprint_lab.explain._render import shorten
 from footprint_lab.explain._sources import describe_source, removal_id
 from footprint_lab.explain._tree import run_tree
-from footprint_lab.lab.views.page import attr
-from footprint_lab.lab.views.page import esc as text
 
 if TYPE_CHECKING:
     from footprint_lab.engine._recording import Recording
@@ -33,8 +32,7 @@ if TYPE_CHECKING:
     from footprint_lab.explain._replay import Replay
 
 #: what the panels' CSS needs beyond the widget's own stylesheet, so a panel also reads well on its own
-STYLE = (
-    "<style>"
+STYLE = el("style", raw(
     f"{theme.dark_rules()}"
     f".fl-p{{font-family:{theme.FONT};font-size:{theme.TEXT};line-height:1.4}}.fl-p a{{color:{theme.BLUE}}}"
     f".fl-p button{{color:{theme.INK};background:{theme.FILL};border:1px solid {theme.LINE};"
@@ -56,8 +54,7 @@ STYLE = (
     f".fl-p .fl-side>div{{border:1px solid {theme.LINE};border-radius:{theme.RADIUS};padding:.35rem .55rem}}"
     f".fl-p.fl-lab-piece{{margin-top:.5rem;padding:.4rem .6rem;border-left:3px solid {theme.PURPLE};"
     f"background:{theme.PURPLE_TINT}}}"
-    "</style>"
-)
+))
 
 
 #: the most HTML one view may put in the widget's saved state: the answer, the panel and a member's view, with
@@ -65,10 +62,14 @@ STYLE = (
 VIEW_BUDGET = 200_000
 
 
-def action(name: str, label: str, source: str | None = None) -> str:
+def action(name: str, label: str, source: str | None = None) -> Html:
     """A button the widget's click handler turns into ``{do: "click", action: name, source: ...}``."""
-    extra = f' data-fl-source="{attr(source)}"' if source is not None else ""
-    return f'<button class="fl-act" data-fl-action="{attr(name)}"{extra}>{text(label)}</button>'
+    return el("button", label, class_="fl-act", data_fl_action=name, data_fl_source=source)
+
+
+def said(*children: Any, css_class: str = "fl-p") -> Html:
+    """A panel that only says something (no such call, no such step, too large to keep): its sheet and its words."""
+    return join([STYLE, el("div", el("p", *children), class_=css_class)])
 
 
 def find_recording(recording: Recording, *, step_id: str | None = None, path: str | None = None) -> Recording | None:
@@ -98,7 +99,7 @@ def call_panel(root: Recording, call: str, *, chosen: tuple[str, str] | None = N
     home = find_recording(root, step_id=call)
     exchange = home.exchange_at(call) if home is not None else None
     if home is None or exchange is None:
-        return f'{STYLE}<div class="fl-p"><p>No LLM call <code>{text(call)}</code> in this run.</p></div>'
+        return said("No LLM call ", el("code", call), " in this run.")
     view = slots_view(home, exchange, left_out=True, keep=chosen)
     if chosen is not None:
         view = opened(view, chosen)
@@ -115,10 +116,11 @@ def answer_panel(root: Recording, call: str) -> str:
     exchange = home.exchange_at(call) if home is not None else None
     if home is None or exchange is None:
         return call_panel(root, call)
-    said = (f'<div class="fl-p"><p>The answer came from <code>{text(call)}</code>. Its pieces, each with its '
-            "custody, are listed in the answer view under <b>What the answering call was given</b>: click one "
-            "there (or a piece named below) for its score and the reruns that test it.</p></div>")
-    return _call_box(home, call, said + messages_html(home, exchange, root=root))
+    where = el("div", el("p", "The answer came from ", el("code", call), ". Its pieces, each with its custody, are "
+                              "listed in the answer view under ", el("b", "What the answering call was given"),
+                         ": click one there (or a piece named below) for its score and the reruns that test it."),
+               class_="fl-p")
+    return _call_box(home, call, where + messages_html(home, exchange, root=root))
 
 
 def piece_only_panel(root: Recording, call: str, chosen: tuple[str, str]) -> str:
@@ -130,16 +132,16 @@ def piece_only_panel(root: Recording, call: str, chosen: tuple[str, str]) -> str
     view = piece_view(home, exchange, chosen) if home is not None and exchange is not None else None
     if home is None or view is None:
         return call_panel(root, call, chosen=chosen)
-    every = (f'<button class="fl-act" data-fl-call="{attr(call)}">Every piece of <code>{text(call)}</code></button>')
+    every = el("button", "Every piece of ", el("code", call), class_="fl-act", data_fl_call=call)
     return _call_box(home, call, view, every)
 
 
-def _call_box(home: Recording, call: str, view: str, extra: str = "") -> str:
+def _call_box(home: Recording, call: str, view: str, extra: Html | None = None) -> Html:
     """A panel about one call: its view, and the actions on its run (dropped context, stepping through)."""
     first = home.steps[0].step_id if home.steps else call
-    return (f'{STYLE}<div class="fl-call-panel" data-fl-call="{attr(call)}">{view}<div class="fl-p fl-actions">'
-            + extra + action("dropped", "Find dropped context (restore each left-out piece)")
-            + action("step", "Step through the run, step by step", first) + "</div></div>")
+    actions = el("div", extra, action("dropped", "Find dropped context (restore each left-out piece)"),
+                 action("step", "Step through the run, step by step", first), class_="fl-p fl-actions")
+    return join([STYLE, el("div", raw(view), actions, class_="fl-call-panel", data_fl_call=call)])
 
 
 def step_panel(root: Recording, step_id: str, piece: tuple[str, str] | None = None) -> str:
@@ -149,43 +151,47 @@ def step_panel(root: Recording, step_id: str, piece: tuple[str, str] | None = No
     home = find_recording(root, step_id=step_id) or root
     order = [step.step_id for step in home.steps]
     if step_id not in order:
-        return f'{STYLE}<div class="fl-p"><p>No step <code>{text(step_id)}</code> in this run.</p></div>'
+        return said("No step ", el("code", step_id), " in this run.")
     at = order.index(step_id)
     step = home.steps[at]
     reads = [r for r in home.reads if r.step_id == step_id]
     commits = [entry for commit in home.commits if commit.step_id == step_id for entry in commit.entries]
-    saw = "".join(f"<tr><td><code>{text('.'.join(map(str, r.path)))}</code></td><td>{text(r.summary)}</td>"
-                  f"<td><code>{text(r.writer or '-')}</code></td></tr>" for r in reads)
-    wrote = "".join(f"<tr><td><code>{text('.'.join(map(str, e.path)))}</code></td><td>{text(e.verb)}</td>"
-                    f"<td>{text(shorten(str(e.value), 160))}</td></tr>" for e in commits)
-    custody = ""
+    saw = [[el("code", ".".join(map(str, r.path))), r.summary, el("code", r.writer or "-")] for r in reads]
+    wrote = [[el("code", ".".join(map(str, e.path))), e.verb, shorten(str(e.value), 160)] for e in commits]
+    custody = None
     if piece is not None:
         slot, source = piece
         hops = [p for p in home.context_pieces if p.source_id == source and (not slot or p.slot == slot)]
-        said: list[str] = []
-        for found in hops:
-            if found.allowed_by == step_id:
-                said.append(words.term("ALLOWED", "span", shown=f"ALLOWED here: {found.reason or found.verdict}"))
-            if found.landed_by == step_id:
-                said.append(words.term("LANDED", "span",
-                                       shown=f"LANDED here, at position {found.position} of the {found.slot} slot"))
-            if any(x.step_id == step_id and found.index in [i for sent in home.exchange_pieces(x).values()
-                                                             for i in sent] for x in home.exchanges):
-                said.append(words.term("READ", "span", shown="READ here: this call was sent it"))
-        custody = (f"<h5>{text(source)} at this step</h5>"
-                   f'<div class="fl-dim">{"; ".join(said) or "no hop of its custody is at this step"}</div>')
-    back = action("step", "◀ step before", order[at - 1]) if at > 0 else ""
-    forth = action("step", "step after ▶", order[at + 1]) if at + 1 < len(order) else ""
-    return (f'{STYLE}<div class="fl-p fl-step-panel"><h4>Step {at + 1} of {len(order)}: <code>{text(step_id)}</code> '
-            f"({text(step.stage)}, {text(step.status)}, {step.duration_ms:.1f} ms)</h4>"
-            f'<div class="fl-actions">{back}{forth}</div>'
-            f"<h5>What it read ({len(reads)})</h5>"
-            + (f"<table><tr><th>path</th><th>value</th><th>written by</th></tr>{saw}</table>" if reads
-               else '<div class="fl-dim">nothing</div>')
-            + f"<h5>What it committed ({len(commits)})</h5>"
-            + (f"<table><tr><th>path</th><th>verb</th><th>value</th></tr>{wrote}</table>" if commits
-               else '<div class="fl-dim">nothing</div>')
-            + custody + "</div>")
+        found: list[Html] = []
+        for held in hops:
+            if held.allowed_by == step_id:
+                found.append(words.term("ALLOWED", "span", shown=f"ALLOWED here: {held.reason or held.verdict}"))
+            if held.landed_by == step_id:
+                found.append(words.term("LANDED", "span",
+                                        shown=f"LANDED here, at position {held.position} of the {held.slot} slot"))
+            if any(x.step_id == step_id and held.index in [i for sent in home.exchange_pieces(x).values()
+                                                            for i in sent] for x in home.exchanges):
+                found.append(words.term("READ", "span", shown="READ here: this call was sent it"))
+        custody = join([el("h5", f"{source} at this step"),
+                        el("div", join(found, "; ") or "no hop of its custody is at this step", class_="fl-dim")])
+    back = action("step", "◀ step before", order[at - 1]) if at > 0 else None
+    forth = action("step", "step after ▶", order[at + 1]) if at + 1 < len(order) else None
+    nothing = el("div", "nothing", class_="fl-dim")
+    return join([STYLE, el(
+        "div", el("h4", f"Step {at + 1} of {len(order)}: ", el("code", step_id),
+                  f" ({step.stage}, {step.status}, {step.duration_ms:.1f} ms)"),
+        el("div", back, forth, class_="fl-actions"),
+        el("h5", f"What it read ({len(reads)})"),
+        _table(["path", "value", "written by"], saw) if reads else nothing,
+        el("h5", f"What it committed ({len(commits)})"),
+        _table(["path", "verb", "value"], wrote) if commits else nothing,
+        custody, class_="fl-p fl-step-panel")])
+
+
+def _table(header: list[str], rows: list[list[Any]]) -> Html:
+    """A panel's table: a heading row, then one row of cells per entry (text escaped, markup kept)."""
+    return el("table", el("tr", *(el("th", name) for name in header)),
+              *(el("tr", *(el("td", cell) for cell in row)) for row in rows))
 
 
 def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects: Any, *, can_rerun: bool,
@@ -195,95 +201,94 @@ def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects:
     Its custody itself is open in the call's slots view above.
     """
     if candidate is None:
-        return (f'<div class="fl-p fl-lab-piece"><p>The backtrack from <code>{text(call)}</code> finds no piece '
-                f"<code>{text(piece_id)}</code>; its row above shows what its record holds.</p></div>")
+        return el("div", el("p", "The backtrack from ", el("code", call), " finds no piece ", el("code", piece_id),
+                            "; its row above shows what its record holds."), class_="fl-p fl-lab-piece")
     piece = candidate.piece
     proven = "every hop of its custody is proven" if candidate.proven else "some hops of its custody are unproven"
-    parts = [
-        f'<div class="fl-p fl-lab-piece"><h4>{text(describe_source(piece))} · {text(piece.slot)} slot of '
-        f"<code>{text(candidate.read_by)}</code></h4>",
-        f'<div class="fl-dim">{proven} (the piece\'s row shows each hop)</div>',
+    parts: list[Html | None] = [
+        el("h4", f"{describe_source(piece)} · {piece.slot} slot of ", el("code", candidate.read_by)),
+        el("div", f"{proven} (the piece's row shows each hop)", class_="fl-dim"),
         _suspect_line(suspects, piece_id),
     ]
     removable = removal_id(piece)
     if removable is None:
-        parts.append('<div class="fl-dim">A rerun cannot remove this piece: the user\'s message is the input every '
-                     "rerun answers, and the model's own turns are what a rerun produces again.</div>")
+        parts.append(el("div", "A rerun cannot remove this piece: the user's message is the input every rerun answers, "
+                               "and the model's own turns are what a rerun produces again.", class_="fl-dim"))
     elif can_rerun:
-        parts.append('<div class="fl-actions">' + action("rerun", "Rerun without this piece", removable)
-                     + action("localize", "Test this piece (reruns with and without it)", removable)
-                     + action("localize", "Localize: test every piece") + "</div>")
+        parts.append(el("div", action("rerun", "Rerun without this piece", removable),
+                        action("localize", "Test this piece (reruns with and without it)", removable),
+                        action("localize", "Localize: test every piece"), class_="fl-actions"))
     elif not can_replay:
-        parts.append('<div class="fl-dim">Reruns rebuild the agent that made this call, and no single agent of '
-                     "this runner matches it, so Rerun and Localize are not offered here; a Lab made with "
-                     "replay=provider re-sends the recorded call instead.</div>")
+        parts.append(el("div", "Reruns rebuild the agent that made this call, and no single agent of this runner "
+                               "matches it, so Rerun and Localize are not offered here; a Lab made with "
+                               "replay=provider re-sends the recorded call instead.", class_="fl-dim"))
     if removable is not None and can_replay:
-        parts.append(
-            '<div class="fl-replay"><h5>Replay this call (its recorded request, sent again)</h5>'
-            '<div class="fl-actions">'
-            + action("replay", "Replay without this piece (3 times, and 3 unchanged)", removable)
-            + action("replay_localize", "Localize by replay: test every piece of the answering call") + "</div>"
-            + f'<label class="fl-dim">Or replace its text, then replay:<textarea class="fl-edit" data-fl-edit rows="3">'
-            f"{text(piece.content)}</textarea></label>"
-            + '<div class="fl-actions">' + action("replay_edit", "Replay with this text (3 times, and 3 unchanged)",
-                                                  removable)
-            + "</div></div>")
-    parts.append("</div>")
-    return "".join(parts)
+        edit = el("textarea", piece.content, class_="fl-edit", data_fl_edit=True, rows="3")
+        parts.append(el(
+            "div", el("h5", "Replay this call (its recorded request, sent again)"),
+            el("div", action("replay", "Replay without this piece (3 times, and 3 unchanged)", removable),
+               action("replay_localize", "Localize by replay: test every piece of the answering call"),
+               class_="fl-actions"),
+            el("label", "Or replace its text, then replay:", edit, class_="fl-dim"),
+            el("div", action("replay_edit", "Replay with this text (3 times, and 3 unchanged)", removable),
+               class_="fl-actions"),
+            class_="fl-replay"))
+    return el("div", *parts, class_="fl-p fl-lab-piece")
 
 
-def replay_panel(found: Replay) -> str:
+def replay_panel(found: Replay) -> Html:
     """``replay``: the recorded answer, each replay's answer and each unchanged replay's, with the flip counts."""
     rows = [("recorded", found.original, "")]
     rows += [(f"replay {k + 1}", answer, "changed" if found.flipped(answer) else "same")
              for k, answer in enumerate(found.answers)]
     rows += [(f"unchanged {k + 1}", r.answer, "changed" if found.flipped(r.answer) else "same")
              for k, r in enumerate(found.unchanged)]
-    body = "".join(f"<tr><td>{text(name)}</td><td><pre>{text(answer)}</pre></td><td>{text(verdict)}</td></tr>"
-                   for name, answer, verdict in rows)
-    return (f'{STYLE}<div class="fl-p fl-replayed"><h4>{text(found.summary())}</h4>'
-            f"<table><tr><th>which</th><th>answer</th><th>vs recorded</th></tr>{body}</table>"
-            '<div class="fl-dim">A replay tests this call only; a few replays are an observation: Localize by replay '
-            "tests every piece with the statistics of a proof.</div></div>")
+    table = _table(["which", "answer", "vs recorded"], [[name, el("pre", str(answer)), verdict]
+                                                         for name, answer, verdict in rows])
+    return join([STYLE, el("div", el("h4", found.summary()), table,
+                           el("div", "A replay tests this call only; a few replays are an observation: Localize by "
+                                     "replay tests every piece with the statistics of a proof.", class_="fl-dim"),
+                           class_="fl-p fl-replayed")])
 
 
-def _suspect_line(suspects: Any, piece_id: str) -> str:
+def _suspect_line(suspects: Any, piece_id: str) -> Html | None:
     if suspects is None or len(suspects) == 0:
-        return ""
+        return None
     rows = suspects[suspects["source_id"] == piece_id]
     if len(rows) == 0:
-        return '<div class="fl-dim">not among the ranked suspects</div>'
+        return el("div", "not among the ranked suspects", class_="fl-dim")
     row = rows.iloc[0]
-    return (f'<div class="fl-suspect">suspect score <b>{float(row["score"]):.3f}</b>, rank {int(row["rank"])} of '
-            f'{len(suspects)} <span class="fl-dim">({text(row["evidence"])}; a ranking is correlational: only '
-            "Localize calls something a cause)</span></div>")
+    return el("div", "suspect score ", el("b", f"{float(row['score']):.3f}"),
+              f", rank {int(row['rank'])} of {len(suspects)} ",
+              el("span", f"({row['evidence']}; a ranking is correlational: only Localize calls something a cause)",
+                 class_="fl-dim"), class_="fl-suspect")
 
 
-def rerun_panel(report: RerunReport) -> str:
+def rerun_panel(report: RerunReport) -> Html:
     """``rerun_without``: the answer before and after, side by side, and which sources changed."""
     after = report.after if report.after is not None else f"(the rerun failed: {report.error})"
-    return (
-        f'{STYLE}<div class="fl-p fl-rerun"><h4>{text(report.summary())}</h4><div class="fl-side">'
-        f'<div><div class="fl-dim">before</div><pre>{text(report.before)}</pre></div>'
-        f'<div><div class="fl-dim">after, without {text(", ".join(report.removed))}</div><pre>{text(after)}</pre></div>'
-        f'</div><div class="fl-dim">no longer sent: {text(", ".join(report.gone) or "nothing")} · newly sent: '
-        f'{text(", ".join(report.appeared) or "nothing")}. One rerun is an observation; Localize repeats it '
-        "against a baseline.</div></div>"
-    )
+    side = el("div", el("div", el("div", "before", class_="fl-dim"), el("pre", report.before)),
+              el("div", el("div", f"after, without {', '.join(report.removed)}", class_="fl-dim"), el("pre", after)),
+              class_="fl-side")
+    changed = (f"no longer sent: {', '.join(report.gone) or 'nothing'} · newly sent: "
+               f"{', '.join(report.appeared) or 'nothing'}. One rerun is an observation; Localize repeats it against "
+               "a baseline.")
+    return join([STYLE, el("div", el("h4", report.summary()), side, el("div", changed, class_="fl-dim"),
+                           class_="fl-p fl-rerun")])
 
 
-def localize_panel(report: Localization) -> str:
+def localize_panel(report: Localization) -> Html:
     """``localize``: part 1's verdicts table (one row per tested suspect), marked for the widget."""
     from footprint_lab.lab.views.explain import localization_html
 
-    return f'<div class="fl-localize">{localization_html(report)}</div>'
+    return el("div", localization_html(report), class_="fl-localize")
 
 
-def dropped_panel(report: DroppedContext) -> str:
+def dropped_panel(report: DroppedContext) -> Html:
     """``find_dropped_context``: part 1's table of left-out pieces, each with what restoring it did."""
     from footprint_lab.lab.views.explain import dropped_html
 
-    return f'<div class="fl-dropped">{dropped_html(report)}</div>'
+    return el("div", dropped_html(report), class_="fl-dropped")
 
 
 def tree_data(recording: Recording) -> dict[str, Any]:
@@ -323,14 +328,13 @@ def bounded(view: str, what: str) -> str:
     """A panel, or a line saying where to look when it is too large to keep in the widget's state."""
     if len(view) <= VIEW_BUDGET:
         return view
-    return (f'{STYLE}<div class="fl-p"><p>{text(what)} is {len(view) // 1000} kB of HTML, more than a notebook '
-            "should keep; <code>lab.run.context(call)</code> and <code>lab.run.backtrack()</code> hold it all."
-            "</p></div>")
+    return said(f"{what} is {len(view) // 1000} kB of HTML, more than a notebook should keep; ",
+                el("code", "lab.run.context(call)"), " and ", el("code", "lab.run.backtrack()"), " hold it all.")
 
 
-def static_copy(view: str) -> str:
+def static_copy(view: str) -> Html:
     """The answer view as a saved notebook keeps it beside the widget, for readers without a kernel."""
-    return (f'<div class="fl-static-copy"><div style="{css(font_size=theme.SMALL, color=theme.GREY)}">'
-            "footprint_lab Lab: a static copy of what it last showed (the live widget is gone with its kernel: "
-            "run the cell again to click into it)</div>"
-            f"{view}</div>")
+    return el("div", el("div", "footprint_lab Lab: a static copy of what it last showed (the live widget is gone with "
+                               "its kernel: run the cell again to click into it)",
+                        style=css(font_size=theme.SMALL, color=theme.GREY)),
+              raw(view), class_="fl-static-copy")

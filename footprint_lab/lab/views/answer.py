@@ -46,17 +46,22 @@ from footprint_lab.lab.views.page import (
     LONG_LIST,
     SEP,
     TREE_CSS,
+    Html,
     anchor,
     answer_box,
     attr,
+    el,
     esc,
     flag,
+    join,
     kind_style,
     kind_tag,
     mark,
     new_scope,
     not_drawn,
+    raw,
     shorten,
+    start,
     tag,
     wrap,
 )
@@ -119,8 +124,8 @@ def answer_view(recording: Recording, *, note: str = "", budget: int | None = No
     scope = new_scope()
     said = (f"The full view of this run is {len(view) // 1000} kB, more than a notebook should keep: click the "
             "answer for the call that produced it, or display lab.run for all of it.")
-    return wrap(scope, header(recording, carried=carried, report=report) + answer_block(recording, scope)
-                + f'<p class="fl-note">{esc(said)}</p>')
+    return wrap(scope, join([header(recording, carried=carried, report=report), answer_block(recording, scope),
+                             el("p", said, class_="fl-note")]))
 
 
 def count_runs(recording: Recording) -> int:
@@ -141,117 +146,114 @@ def usage_of(recording: Recording) -> tuple[int, int, int]:
 
 def run_body(recording: Recording, scope: str, *, full_members: bool = True, nested: bool = False,
              note: str = "", carried: bool = True, report: IntegrityReport | None = None,
-             messages: bool = True, timeline: bool = True, folded: Folded | None = None) -> str:
+             messages: bool = True, timeline: bool = True, folded: Folded | None = None) -> Html:
     """A run's view without its style sheet; ``nested`` (a member inside its parent's tree) leaves out
     the header and the members, which the tree's own row and branches already show. ``report``: the run's
     integrity report, when the caller has it already; ``messages``, ``timeline``, ``folded``: see
     :func:`answer_view`."""
     report = report if report is not None else explained(recording).integrity()
     badges = report.by_step()
-    parts = [] if nested else [header(recording, carried=carried, report=report)]
+    parts: list[Html | None] = [] if nested else [header(recording, carried=carried, report=report)]
     if note:
-        parts.append(f'<p class="fl-note fl-left-out-note">{esc(note)}</p>')
+        parts.append(el("p", note, class_="fl-note fl-left-out-note"))
     parts.append(answer_block(recording, scope))
     parts.append(integrity_block(report, scope))
     parts.append(notes_block(recording))
     if recording.exchanges:
         parts.append(_Calls(recording, scope, badges, messages=messages and not nested, folded=folded).render())
     if recording.children and not nested:
-        parts.append('<details class="fl-box" open><summary>Members</summary>'
-                     f"{members_html(recording, scope, full=full_members)}</details>")
+        parts.append(el("details", el("summary", "Members"), members_html(recording, scope, full=full_members),
+                        class_="fl-box", open=True))
     if timeline and recording.steps and not nested:
-        parts.append(f'<details class="fl-box fl-timeline-box"><summary>Timeline: {len(recording.steps)} steps, '
-                     f"how long each took</summary>{timeline_body(Timeline(recording))}</details>")
+        parts.append(el("details", el("summary", f"Timeline: {len(recording.steps)} steps, how long each took"),
+                        timeline_body(Timeline(recording)), class_="fl-box fl-timeline-box"))
     parts.append(steps_table(recording, scope, badges))
-    return "".join(parts)
+    return join(parts)
 
 
-def flags(kinds: list[str]) -> str:
+def flags(kinds: list[str]) -> Html:
     """One badge per kind of integrity finding on a step."""
-    return "".join(flag(kind) for kind in kinds)
+    return join(flag(kind) for kind in kinds)
 
 
-def integrity_block(report: IntegrityReport, scope: str) -> str:
+def integrity_block(report: IntegrityReport, scope: str) -> Html:
     """The findings of the integrity checks, each linking to its steps, and every check's disposition."""
-    checks = "".join(f"<li><code>{esc(d.check)}</code> {words.disposition(d.status)}: {esc(d.note)}</li>"
-                     for d in report.dispositions)
-    ledger = f'<details><summary>Every check</summary><ul class="fl-hops">{checks}</ul></details>'
+    checks = (el("li", el("code", d.check), " ", words.disposition(d.status), ": ", d.note)
+              for d in report.dispositions)
+    ledger = el("details", el("summary", "Every check"), el("ul", *checks, class_="fl-hops"))
     if not report.findings:
-        return f'<div class="fl-muted fl-integrity">Integrity: no findings.{ledger}</div>'
-    items = "".join(
-        f"<li>{flags([f.kind])} {esc(f.what)} "
-        + " ".join(f'<a href="#{anchor(scope, "s", step)}"><code>{esc(step)}</code></a>' for step in f.steps)
-        + f'<div class="fl-note">{esc(f.why)}</div></li>'
-        for f in report.findings)
-    return (f'<details class="fl-box fl-integrity" open><summary>Integrity: {len(report.findings)} '
-            f"finding{'s' if len(report.findings) != 1 else ''}</summary><ul class=\"fl-hops\">{items}</ul>"
-            f"{ledger}</details>")
+        return el("div", "Integrity: no findings.", ledger, class_="fl-muted fl-integrity")
+    items = (el("li", flags([f.kind]), " ", f.what, " ",
+                join((el("a", el("code", step), href=f"#{anchor(scope, 's', step)}") for step in f.steps), " "),
+                el("div", f.why, class_="fl-note"))
+             for f in report.findings)
+    count = len(report.findings)
+    return el("details", el("summary", f"Integrity: {count} finding{'s' if count != 1 else ''}"),
+              el("ul", *items, class_="fl-hops"), ledger, class_="fl-box fl-integrity", open=True)
 
 
-def header(recording: Recording, *, carried: bool = True, report: IntegrityReport | None = None) -> str:
+def header(recording: Recording, *, carried: bool = True, report: IntegrityReport | None = None) -> Html:
     """Who ran, the run id, the status (and how many tool calls raised, in words), the duration and the
     tokens, on one line (and the seal: see :func:`seal_badge`). ``report``: the run's integrity report, when
     the caller has it already."""
     runner = recording.runner
     sent, got, calls = usage_of(recording)
     name = runner.name or runner.id
-    who = f"<b>{esc(name)}</b>" if name else ""
     failed = len((report if report is not None else explained(recording).integrity()).of_kind("tool_failed"))
     said = f"{failed} tool{'s' if failed != 1 else ''} failed"
-    tools = f"{tag(said, 'failed', ' data-fl-failed-tools')} " if failed else ""
+    usage = (f"{recording.duration_ms:.1f} ms · {sent + got} tokens ({sent} in, {got} out)"
+             f" · {calls} LLM call{'s' if calls != 1 else ''}")
     # the spaces between the items keep them apart where the sheet's flex gap is gone (an untrusted notebook)
-    return (
-        f'<div class="fl-head">{kind_tag(runner.kind)} {who} '
-        f'<code class="fl-muted">{esc(recording.run_id)}</code> '
-        f'{tag(recording.status, recording.status)} {tools}'
-        f'<span class="fl-muted">{recording.duration_ms:.1f} ms · {sent + got} tokens ({sent} in, {got} out)'
-        f" · {calls} LLM call{'s' if calls != 1 else ''}{cost_said(recording) if calls else ''}</span> "
-        f"{seal_badge(recording, carried=carried)}</div>"
-    )
+    return el("div", kind_tag(runner.kind), " ", el("b", name) if name else None, " ",
+              el("code", recording.run_id, class_="fl-muted"), " ",
+              tag(recording.status, recording.status), " ",
+              join([tag(said, "failed", data_fl_failed_tools=True), " "]) if failed else None,
+              el("span", usage, cost_said(recording) if calls else None, class_="fl-muted"), " ",
+              seal_badge(recording, carried=carried), class_="fl-head")
 
 
-def cost_said(recording: Recording) -> str:
+def cost_said(recording: Recording) -> Html:
     """What the run's LLM calls cost at today's list prices (``≈`` when tokens were estimated), or "no price",
     the hover naming the models without one and how to add a price."""
     usd, note = priced(usage_by_model(recording))
     said = "no price" if usd is None else f"≈{money(usd)}" if note else money(usd)
-    title = f' title="{attr(note)}"' if note else ' title="at today\'s list prices"'
-    return f' · <span class="fl-cost"{title}>{esc(said)}</span>'
+    return join([" · ", el("span", said, class_="fl-cost", title=note or "at today's list prices")])
 
 
-def twins_note(exchange: LLMExchange) -> str:
+def twins_note(exchange: LLMExchange) -> Html | None:
     """How close each tool choice was: from the provider's log-probabilities when it reported them
     (the margin over the runner-up, "close call" under ``log 2``), otherwise the tools it was sent
     that read nearly alike (the tool lint's confusable pairs): "chose between twins". Empty when
     there is nothing to say."""
     response = exchange.response
     if not response.tool_calls:
-        return ""
+        return None
 
-    notes = []
+    notes: list[Html] = []
     measured = set()
     for margin in response.tool_margins:
         measured.add(margin.tool)
-        chose = f"<code>{esc(margin.tool)}</code> p={math.exp(margin.logprob):.2f}"
+        chose = join([el("code", margin.tool), f" p={math.exp(margin.logprob):.2f}"])
         if margin.margin is None:
-            notes.append(f"{chose} (the provider listed no alternative)")
+            notes.append(join([chose, " (the provider listed no alternative)"]))
             continue
-        rival = (f"<code>{esc(margin.runner_up_tool)}</code>" if margin.runner_up_tool
-                 else f"token <code>{esc(margin.runner_up)}</code>")
+        rival = (el("code", margin.runner_up_tool) if margin.runner_up_tool
+                 else join(["token ", el("code", margin.runner_up)]))
         close = margin.margin < CLOSE_CALL
         verdict = "close call, chose between twins: " if close else ""
-        notes.append(f'{verdict}{chose} over {rival} p={math.exp(margin.runner_up_logprob or 0.0):.2f}, '
-                     f'margin {margin.margin:.2f} nats' + ("" if close else " (clear)"))
+        notes.append(join([verdict, chose, " over ", rival,
+                           f" p={math.exp(margin.runner_up_logprob or 0.0):.2f}, margin {margin.margin:.2f} nats",
+                           "" if close else " (clear)"]))
     if len(exchange.tools) >= 2:
         for name in dict.fromkeys(call.name for call in response.tool_calls):
             near = twins(exchange.tools, name) if name not in measured else []
             if near:
-                listed = ", ".join(f"<code>{esc(other)}</code> ({score:.2f})" for other, score in near)
-                notes.append(f"<code>{esc(name)}</code> chose between twins: {listed}")
-    return "".join(f'<p class="fl-note" data-fl-twins>{note}</p>' for note in notes)
+                listed = join((join([el("code", other), f" ({score:.2f})"]) for other, score in near), ", ")
+                notes.append(join([el("code", name), " chose between twins: ", listed]))
+    return join(el("p", note, class_="fl-note", data_fl_twins=True) for note in notes)
 
 
-def seal_badge(recording: Recording, *, carried: bool = True) -> str:
+def seal_badge(recording: Recording, *, carried: bool = True) -> Html | None:
     """The seal, checked now: ``sealed · verified`` (green), ``seal broken`` (red, naming the first broken
     link), nothing for a recording that was never sealed. A scrubbed one says by which policy names.
 
@@ -261,34 +263,34 @@ def seal_badge(recording: Recording, *, carried: bool = True) -> str:
     does not carry as broken."""
     verdict = verify(recording)
     if verdict.status == "unsealed":
-        return ""
+        return None
     if not carried:
         return tag("sealed · recording not kept in this output")
     scrubbed = f" · scrubbed ({', '.join(verdict.scrubbed)})" if verdict.scrubbed else ""
     label, tone = ("sealed · verified" + scrubbed, "finished") if verdict.holds else ("seal broken", "failed")
-    return tag(label, tone, f' data-fl-seal="{attr(verdict.status)}" title="{attr(str(verdict), drawn=True)}"')
+    return tag(label, tone, data_fl_seal=verdict.status, title=str(verdict))
 
 
-def answer_block(recording: Recording, scope: str) -> str:
+def answer_block(recording: Recording, scope: str) -> Html:
     """The answer, the question the run waits on, or the failure."""
     pause = recording.meta.get("pause")
-    target = f'id="{anchor(scope, "a", recording.path)}"'
+    hooks = {"data_fl_answer": True, "id": anchor(scope, "a", recording.path)}
     if recording.status == "paused":
         question = pause.get("question", "") if isinstance(pause, dict) else ""
         tool = pause.get("tool_name", "") if isinstance(pause, dict) else ""
-        return answer_box("paused", f'<b>Waiting on a person</b> <span class="fl-muted">(tool {esc(tool)})</span>'
-                                    f"<pre>{esc(question, whole='run.question')}</pre>", f" data-fl-answer {target}")
+        return answer_box("paused", el("b", "Waiting on a person"), " ",
+                          el("span", f"(tool {tool})", class_="fl-muted"),
+                          el("pre", raw(esc(question, whole="run.question"))), **hooks)
     if recording.status == "failed":
         error = recording.error or {}
-        frame = f' <span class="fl-muted">raised at <code>{esc(error["frame"])}</code></span>' \
-            if error.get("frame") else ""
-        return answer_box("failed", f"<b>Failed</b> at <code>{esc(error.get('step_id', '?'))}</code>: "
-                                    f"{esc(error.get('type', 'an error'))}{frame}"
-                                    f"<pre>{esc(error.get('message', ''), whole='run.recording.error')}</pre>",
-                          f" data-fl-answer {target}")
+        frame = join([" ", el("span", "raised at ", el("code", error["frame"]), class_="fl-muted")]) \
+            if error.get("frame") else None
+        return answer_box("failed", el("b", "Failed"), " at ", el("code", error.get("step_id", "?")), ": ",
+                          error.get("type", "an error"), frame,
+                          el("pre", raw(esc(error.get("message", ""), whole="run.recording.error"))), **hooks)
     whole = "run.answer" if not recording.path else f'the member\'s own recording (mounted at "{recording.path}")'
-    return answer_box(recording.status, f"<b>Answer</b><pre>{esc(recording.answer or '', whole=whole)}</pre>",
-                      f" data-fl-answer {target}")
+    return answer_box(recording.status, el("b", "Answer"), el("pre", raw(esc(recording.answer or "", whole=whole))),
+                      **hooks)
 
 
 def slots_view(recording: Recording, exchange: LLMExchange, *, left_out: bool = False,
@@ -299,9 +301,9 @@ def slots_view(recording: Recording, exchange: LLMExchange, *, left_out: bool = 
     """
     scope = new_scope()
     calls = _Calls(recording, scope, keep=keep)
-    title = f"<h4>What <code>{esc(exchange.step_id)}</code> was given</h4>"
-    return wrap(scope, header(recording, carried=False) + title
-                + calls.call_block(exchange, answering=False, left_out=left_out))
+    title = el("h4", "What ", el("code", exchange.step_id), " was given")
+    return wrap(scope, join([header(recording, carried=False), title,
+                             calls.call_block(exchange, answering=False, left_out=left_out)]))
 
 
 def piece_view(recording: Recording, exchange: LLMExchange, chosen: tuple[str, str]) -> str | None:
@@ -316,8 +318,7 @@ def piece_view(recording: Recording, exchange: LLMExchange, chosen: tuple[str, s
         return None
     scope = new_scope()
     row = _Calls(recording, scope, keep=chosen).piece_row(found, exchange.step_id)
-    title = (f"<h4><code>{esc(found.source_id)}</code> in the {esc(found.slot)} slot of "
-             f"<code>{esc(exchange.step_id)}</code></h4>")
+    title = el("h4", el("code", found.source_id), f" in the {found.slot} slot of ", el("code", exchange.step_id))
     return wrap(scope, title + opened(row, (found.slot, found.source_id)))
 
 
@@ -328,16 +329,15 @@ def opened(view: str, chosen: tuple[str, str]) -> str:
     return view.replace(f"{hook}>", f"{hook} open>", 1)
 
 
-def notes_block(recording: Recording) -> str:
+def notes_block(recording: Recording) -> Html | None:
     """The analyst's notes on the run (``run.annotate``), each with what it is about."""
     if not recording.annotations:
-        return ""
-    items = "".join(
-        f'<li class="fl-noted"><code>{esc(note.target)}</code>'
-        + (f' <span class="fl-muted">({esc(note.tag)})</span>' if note.tag else "") + f": {esc(note.text)}</li>"
-        for note in recording.annotations
-    )
-    return f'<div class="fl-box fl-notes"><b>Notes</b><ul>{items}</ul></div>'
+        return None
+    items = (el("li", el("code", note.target),
+                join([" ", el("span", f"({note.tag})", class_="fl-muted")]) if note.tag else None, ": ", note.text,
+                class_="fl-noted")
+             for note in recording.annotations)
+    return el("div", el("b", "Notes"), el("ul", *items), class_="fl-box fl-notes")
 
 
 class _Calls:
@@ -375,43 +375,44 @@ class _Calls:
                                              frame["score"], strict=True):
             self.ranks[(str(kind), str(source))] = (int(rank), float(score), total)
 
-    def render(self) -> str:
+    def render(self) -> Html:
         exchanges = self.recording.exchanges
         answering = exchanges[-1]
         parts = [self.call_block(answering, answering=True)]
         others = exchanges[:-1]
         if others:
             sent = self._sent_keys(answering)
-            inner = "".join(self.other_call(x, sent) for x in reversed(others[-EARLIER_CALLS:]))
+            inner = [self.other_call(x, sent) for x in reversed(others[-EARLIER_CALLS:])]
             if len(others) > EARLIER_CALLS:
-                inner += (f'<p class="fl-note">… and {len(others) - EARLIER_CALLS} earlier calls, not drawn here: '
-                          f"<code>run.context(&quot;{esc(others[0].step_id)}&quot;)</code> shows any call's slots.</p>")
-            parts.append(f'<details class="fl-box"><summary>Every other LLM call ({len(others)}), latest first: what '
-                         f"each was given that the answering call was not</summary>{inner}</details>")
-        return "".join(parts)
+                inner.append(el("p", f"… and {len(others) - EARLIER_CALLS} earlier calls, not drawn here: ",
+                                el("code", f'run.context("{others[0].step_id}")'), " shows any call's slots.",
+                                class_="fl-note"))
+            parts.append(el("details", el("summary", f"Every other LLM call ({len(others)}), latest first: what each "
+                                                     "was given that the answering call was not"),
+                            *inner, class_="fl-box"))
+        return join(parts)
 
-    def _facts(self, exchange: LLMExchange) -> str:
+    def _facts(self, exchange: LLMExchange) -> Html:
         usage = exchange.response.usage
-        flagged = flags(self.badges.get(exchange.step_id, []))
-        return (f"<code>{esc(local(exchange.step_id, self.prefix))}</code>{flagged} · "
-                f"<code>{esc(exchange.model)}</code> · "
-                f"{usage.input_tokens} in / {usage.output_tokens} out tokens · {exchange.duration_ms:.1f} ms")
+        return join([el("code", local(exchange.step_id, self.prefix)), flags(self.badges.get(exchange.step_id, [])),
+                     " · ", el("code", exchange.model), " · ",
+                     f"{usage.input_tokens} in / {usage.output_tokens} out tokens · {exchange.duration_ms:.1f} ms"])
 
-    def call_block(self, exchange: LLMExchange, *, answering: bool, left_out: bool = True) -> str:
+    def call_block(self, exchange: LLMExchange, *, answering: bool, left_out: bool = True) -> Html:
         """One call's slots, each piece opening to its custody; ``answering`` puts it under its heading."""
         step = exchange.step_id
         shared = self._shared_answer(step) if answering else None
-        reply = self.reply(exchange) if self._reply_text(exchange) != self.recording.answer else ""
-        body = (self.slots(exchange, shared) + (self.left_out(exchange) if left_out else "") + reply
-                + twins_note(exchange))
+        reply = self.reply(exchange) if self._reply_text(exchange) != self.recording.answer else None
         which = "the answering call" if self.recording.status == "finished" else "the last LLM call"
-        title = f"<h4>What {which} was given</h4>" if answering else ""
+        seen = None
         if answering and self.messages:
-            seen = call_messages_body(CallMessages(self.recording, self.recording, exchange), raw=False)
-            body += ('<details class="fl-box fl-as-messages"><summary>As the model saw it: its messages in order'
-                     f"</summary>{seen}</details>")
-        return (f'<section class="fl-call" id="{anchor(self.scope, "c", step)}" data-fl-call="{attr(step)}">{title}'
-                f'<div class="fl-muted">{self._facts(exchange)}</div>{body}</section>')
+            seen = el("details", el("summary", "As the model saw it: its messages in order"),
+                      call_messages_body(CallMessages(self.recording, self.recording, exchange), raw=False),
+                      class_="fl-box fl-as-messages")
+        return el("section", el("h4", f"What {which} was given") if answering else None,
+                  el("div", self._facts(exchange), class_="fl-muted"), self.slots(exchange, shared),
+                  self.left_out(exchange) if left_out else None, reply, twins_note(exchange), seen,
+                  class_="fl-call", id=anchor(self.scope, "c", step), data_fl_call=step)
 
     def _shared_answer(self, call: str) -> Hop | None:
         """The ANSWER hop every piece of ``call`` shares, shown once above its slots rather than in each row."""
@@ -421,46 +422,46 @@ class _Calls:
     def _sent_keys(self, exchange: LLMExchange) -> set[tuple[str, str, str, str]]:
         return {(p.slot, p.source_kind, p.source_id, p.content_hash) for p in self.recording.call_pieces(exchange)}
 
-    def other_call(self, exchange: LLMExchange, answering: set[tuple[str, str, str, str]]) -> str:
+    def other_call(self, exchange: LLMExchange, answering: set[tuple[str, str, str, str]]) -> Html:
         """An earlier call: only the pieces the answering call was not also sent, then its reply."""
         step = exchange.step_id
         pieces = self.recording.call_pieces(exchange)
         differ = [p for p in pieces if (p.slot, p.source_kind, p.source_id, p.content_hash) not in answering]
-        rows = "".join(self.piece_row(p, step) for p in differ)
         same = len(pieces) - len(differ)
-        shared = (f'<p class="fl-note">{same} more piece{"s" if same != 1 else ""}, the same as the answering '
-                  "call's, are listed there.</p>") if same else ""
+        shared = el("p", f"{same} more piece{'s' if same != 1 else ''}, the same as the answering call's, are listed "
+                         "there.", class_="fl-note") if same else None
         text = self._reply_text(exchange)
         reply = shorten(text, 90)
-        full = self.reply(exchange) if reply != text else ""
-        return (f'<details class="fl-call fl-box" id="{anchor(self.scope, "c", step)}" data-fl-call="{attr(step)}">'
-                f'<summary>{self._facts(exchange)} <span class="fl-muted">replied: {esc(reply)}</span></summary>'
-                f"{twins_note(exchange)}{rows}{shared}{self.left_out(exchange)}{full}</details>")
+        said = el("span", f"replied: {reply}", class_="fl-muted")
+        return el("details", el("summary", self._facts(exchange), " ", said),
+                  twins_note(exchange), *(self.piece_row(p, step) for p in differ), shared, self.left_out(exchange),
+                  self.reply(exchange) if reply != text else None,
+                  class_="fl-call fl-box", id=anchor(self.scope, "c", step), data_fl_call=step)
 
-    def slots(self, exchange: LLMExchange, shared: Hop | None = None) -> str:
+    def slots(self, exchange: LLMExchange, shared: Hop | None = None) -> Html:
         pieces = self.recording.context_pieces
         parts = []
         if shared is not None:
             tail = "; every piece below reached it through this call, and opens to the rest of its custody"
-            parts.append(f'<ul class="fl-hops">{_hop_html(shared, self.scope, self.prefix, tail=tail)}</ul>')
+            parts.append(el("ul", _hop_html(shared, self.scope, self.prefix, tail=tail), class_="fl-hops"))
         for slot, every in self.recording.exchange_pieces(exchange).items():
             if not every:
                 continue
             indices, folded = self._unfolded(every)
             drawn = [i for i in self._drawn(indices) if 0 <= i < len(pieces)]
-            rows = "".join(self.piece_row(pieces[i], exchange.step_id, shared) for i in drawn)
+            rows = [self.piece_row(pieces[i], exchange.step_id, shared) for i in drawn]
             if folded and self.folded is not None:
-                rows += f'<p class="fl-note fl-folded" data-fl-folded="{folded}">{esc(self.folded.said)}</p>'
+                rows.append(el("p", self.folded.said, class_="fl-note fl-folded", data_fl_folded=folded))
             if len(drawn) < len(indices):
-                rows += (f'<p class="fl-note">{len(indices) - len(drawn)} more pieces of this slot are not drawn '
-                         f"here: <code>run.context(&quot;{esc(exchange.step_id)}&quot;)</code> lists every one.</p>")
-            parts.append(f'<div class="fl-slot" data-slot="{attr(slot)}"><h5>{esc(slot)} · {len(every)}</h5>'
-                         f"{rows}</div>")
+                rows.append(el("p", f"{len(indices) - len(drawn)} more pieces of this slot are not drawn here: ",
+                               el("code", f'run.context("{exchange.step_id}")'), " lists every one.", class_="fl-note"))
+            parts.append(el("div", el("h5", f"{slot} · {len(every)}"), *rows, class_="fl-slot", data_slot=slot))
         if self.ranks:
-            parts.append(f'<p class="fl-note">{mark("#rank · score")} a piece\'s suspect rank of '
-                         f"{next(iter(self.ranks.values()))[2]} (lexical overlap with the answer, weighted by "
-                         f"distance); unmarked pieces share no words with it. {CORRELATIONAL}</p>")
-        return "".join(parts)
+            parts.append(el("p", mark("#rank · score"), " a piece's suspect rank of "
+                                 f"{next(iter(self.ranks.values()))[2]} (lexical overlap with the answer, weighted by "
+                                 f"distance); unmarked pieces share no words with it. {CORRELATIONAL}",
+                            class_="fl-note"))
+        return join(parts)
 
     def _unfolded(self, indices: list[int]) -> tuple[list[int], int]:
         """A slot's pieces this view lists, and how many it folds (see :class:`Folded`)."""
@@ -481,19 +482,19 @@ class _Calls:
             or (pieces[i].slot, pieces[i].source_id) == self.keep)}
         return [i for i in indices if i not in middle or i in ranked]
 
-    def left_out(self, exchange: LLMExchange) -> str:
+    def left_out(self, exchange: LLMExchange) -> Html | None:
         missing = [p for p in self.recording.context_pieces
                    if p.verdict != "admitted" and p.iteration == exchange.iteration]
         if not missing:
-            return ""
-        rows = "".join(self.piece_row(p, exchange.step_id) for p in missing)
-        return (f'<details class="fl-box fl-left-out"><summary>Left out: {len(missing)} '
-                f"piece{'s' if len(missing) != 1 else ''} skipped or dropped</summary>{rows}</details>")
+            return None
+        return el("details", el("summary", f"Left out: {len(missing)} piece{'s' if len(missing) != 1 else ''} "
+                                           "skipped or dropped"),
+                  *(self.piece_row(p, exchange.step_id) for p in missing), class_="fl-box fl-left-out")
 
-    def reply(self, exchange: LLMExchange) -> str:
+    def reply(self, exchange: LLMExchange) -> Html:
         whole = f'run.exchange("{exchange.step_id}").response'
-        return (f'<details class="fl-box"><summary>Reply</summary><pre>{esc(self._reply_text(exchange), whole=whole)}'
-                "</pre></details>")
+        return el("details", el("summary", "Reply"), el("pre", raw(esc(self._reply_text(exchange), whole=whole))),
+                  class_="fl-box")
 
     @staticmethod
     def _reply_text(exchange: LLMExchange) -> str:
@@ -501,45 +502,46 @@ class _Calls:
         calls = [f"→ {call.name}({call.args})" for call in response.tool_calls]
         return "\n".join(part for part in [response.content or "", *calls] if part)
 
-    def piece_row(self, piece: ContextPiece, call: str, shared: Hop | None = None) -> str:
+    def piece_row(self, piece: ContextPiece, call: str, shared: Hop | None = None) -> Html:
         candidate = self.custody.get((call, piece.index))
         rank = self.ranks.get((piece.source_kind, piece.source_id)) if candidate is not None else None
-        ranked = mark(f"#{rank[0]} · {rank[1]:.2f}") if rank and rank[1] > 0 else ""
+        ranked = mark(f"#{rank[0]} · {rank[1]:.2f}") if rank and rank[1] > 0 else None
         preview = shorten(piece.content, 110)
         summary = piece_summary(piece, preview, ranked, self.prefix)
         hops = self._recorded(piece) if candidate is None else _hops_html(
             [hop for hop in candidate.hops if hop != shared], self.scope, self.prefix)
         whole = f'run.context("{call}")'
-        content = "" if preview == piece.content else f"<pre>{esc(piece.content, limit=PIECE_TEXT, whole=whole)}</pre>"
-        return (f'<details class="fl-piece" style="{kind_style(piece.source_kind)}" '
-                f'data-fl-piece="{attr(piece.source_id)}" data-fl-slot="{attr(piece.slot)}">'
-                f"<summary>{summary}</summary>{content}{hops}</details>")
+        content = None if preview == piece.content else el("pre", raw(esc(piece.content, limit=PIECE_TEXT,
+                                                                           whole=whole)))
+        return el("details", el("summary", summary), content, hops, class_="fl-piece",
+                  style=kind_style(piece.source_kind), data_fl_piece=piece.source_id, data_fl_slot=piece.slot)
 
-    def _recorded(self, piece: ContextPiece) -> str:
+    def _recorded(self, piece: ContextPiece) -> Html:
         """The custody a piece's own fields record, for a piece the answer's backtrack did not reach."""
-        reason = f" ({esc(piece.reason)})" if piece.reason else ""
-        lines = [f"<li>{words.term('TRIGGER')} {esc(piece.trigger)}: {words.term(piece.verdict, 'span')}{reason}</li>"]
+        reason = f" ({piece.reason})" if piece.reason else None
+        lines = [el("li", words.term("TRIGGER"), f" {piece.trigger}: ", words.term(piece.verdict, "span"), reason)]
         if piece.allowed_by:
-            lines.append(f"<li>{words.term('ALLOWED')} by {_step_link(self.scope, piece.allowed_by, self.prefix)}</li>")
+            lines.append(el("li", words.term("ALLOWED"), " by ", _step_link(self.scope, piece.allowed_by, self.prefix)))
         if piece.landed_by:
-            lines.append(f"<li>{words.term('LANDED')} by {_step_link(self.scope, piece.landed_by, self.prefix)}</li>")
+            lines.append(el("li", words.term("LANDED"), " by ", _step_link(self.scope, piece.landed_by, self.prefix)))
         if piece.verdict == "dropped":
             detail = piece.detail
-            lines.append(f"<li>{words.term('BUDGET')} size {esc(detail.get('size', '?'))}, budget "
-                         f"{esc(detail.get('budget', '?'))}, already used {esc(detail.get('used', '?'))}</li>")
-        return f'<ul>{"".join(lines)}</ul>'
+            lines.append(el("li", words.term("BUDGET"), f" size {detail.get('size', '?')}, budget "
+                                                        f"{detail.get('budget', '?')}, already used "
+                                                        f"{detail.get('used', '?')}"))
+        return el("ul", *lines)
 
 
-def piece_summary(piece: ContextPiece, preview: str, ranked: str, prefix: str = "", *, read_by: str | None = None,
-                  proof: str = "") -> str:
+def piece_summary(piece: ContextPiece, preview: str, ranked: Html | None, prefix: str = "", *,
+                  read_by: str | None = None, proof: Html | None = None) -> Html:
     """A piece's row, closed: its kind, its id, the start of its content, its rank, the call that read it (with
     ``read_by``) and the step that landed it (or, for a piece left out, what its trigger did), each apart from
     the next by real text (the sheet lays them out and hides the dots). Every word says what it means on hover."""
-    read = f"{SEP}{words.term('read by', 'small', shown=f'read by {local(read_by, prefix)}')}" if read_by else ""
+    read = join([SEP, words.term("read by", "small", shown=f"read by {local(read_by, prefix)}")]) if read_by else None
     landed = (words.term("landed by", "small", shown=f"landed by {local(piece.landed_by, prefix)}")
               if piece.landed_by else words.term(piece.verdict, "small"))
-    return (f"{words.kind(piece.source_kind)}{SEP}<code>{esc(piece.source_id)}</code>{SEP}<span>{esc(preview)}</span>"
-            f"{SEP + ranked if ranked else ''}{read}{SEP}{landed}{proof}")
+    return join([words.kind(piece.source_kind), SEP, el("code", piece.source_id), SEP, el("span", preview),
+                 join([SEP, ranked]) if ranked else None, read, SEP, landed, proof])
 
 
 def local(step: str, prefix: str) -> str:
@@ -547,42 +549,39 @@ def local(step: str, prefix: str) -> str:
     return step[len(prefix):] if prefix and step.startswith(prefix) else step
 
 
-def _step_link(scope: str, step: str, prefix: str = "", kind: str = "s") -> str:
-    return f'<a href="#{anchor(scope, kind, step)}">{esc(local(step, prefix))}</a>'
+def _step_link(scope: str, step: str, prefix: str = "", kind: str = "s") -> Html:
+    return el("a", local(step, prefix), href=f"#{anchor(scope, kind, step)}")
 
 
-def _hop_html(hop: Hop, scope: str, prefix: str = "", *, linked: bool = True, tail: str = "") -> str:
+def _hop_html(hop: Hop, scope: str, prefix: str = "", *, linked: bool = True, tail: str = "") -> Html:
     """One hop as a list item: its kind, its step (a link, unless the hop before linked the same), the evidence."""
-    link = ""
+    link = None
     if hop.step_id:
         shown = _step_link(scope, hop.step_id, prefix, "c" if hop.kind == "READ" else "s") if linked else \
             esc(local(hop.step_id, prefix))
-        link = shown + " "
-    unproven = "" if hop.proven else words.NOT_PROVEN
+        link = join([raw(shown), " "])
+    unproven = None if hop.proven else words.NOT_PROVEN
     text = "wrote the output above" if hop.kind == "ANSWER" and hop.proven else hop.text
     if hop.step_id and text.startswith(hop.step_id + " "):  # the link already names the step
         text = text[len(hop.step_id) + 1:]
-    return f"<li>{words.term(hop.kind)} {link}{esc(text)}{esc(tail)}{unproven}</li>"
+    return el("li", words.term(hop.kind), " ", link, text, tail, unproven)
 
 
-def _hops_html(hops: list[Hop], scope: str, prefix: str = "") -> str:
-    items = [_hop_html(hop, scope, prefix, linked=not at or hop.step_id != hops[at - 1].step_id)
-             for at, hop in enumerate(hops)]
-    return f'<ol>{"".join(items)}</ol>'
+def _hops_html(hops: list[Hop], scope: str, prefix: str = "") -> Html:
+    return el("ol", *(_hop_html(hop, scope, prefix, linked=not at or hop.step_id != hops[at - 1].step_id)
+                      for at, hop in enumerate(hops)))
 
 
-def steps_table(recording: Recording, scope: str, badges: dict[str, list[str]] | None = None) -> str:
+def steps_table(recording: Recording, scope: str, badges: dict[str, list[str]] | None = None) -> Html:
     """Every step of the run, collapsed; each row is an anchor the custody hops link to (and findings badge)."""
     badges = badges or {}
-    # closing tags of rows and cells are optional in HTML: left out, a long run's table is a third smaller
-    rows = "".join(
-        f'<tr id="{anchor(scope, "s", step.step_id)}"><td>{esc(step.step_id)}{flags(badges.get(step.step_id, []))}'
-        f"<td>{'' if step.iteration is None else step.iteration}<td>{esc(step.status)}<td>{step.duration_ms:.2f}"
-        for step in recording.steps
-    )
-    return (f'<details class="fl-box"><summary>Steps ({len(recording.steps)})</summary>'
-            '<table><tr><th>step<th>iteration<th>status<th>ms'
-            f"{rows}</table></details>")
+    # end tags of rows and cells are optional in HTML: left out, a long run's table is a third smaller
+    rows = (start("tr", start("td", step.step_id, flags(badges.get(step.step_id, []))),
+                  start("td", "" if step.iteration is None else step.iteration), start("td", step.status),
+                  start("td", f"{step.duration_ms:.2f}"), id=anchor(scope, "s", step.step_id))
+            for step in recording.steps)
+    head = start("tr", *(start("th", name) for name in ("step", "iteration", "status", "ms")))
+    return el("details", el("summary", f"Steps ({len(recording.steps)})"), el("table", head, *rows), class_="fl-box")
 
 
 def bundle_text(recording: Recording) -> str:
@@ -594,7 +593,7 @@ def bundle_text(recording: Recording) -> str:
 # -- members of a composed run (the tree view draws them the same way) ------------------
 
 
-def members_html(recording: Recording, scope: str, *, full: bool) -> str:
+def members_html(recording: Recording, scope: str, *, full: bool) -> Html:
     """The members of a composed run as nested ``<details>``, each holding the member's view."""
     tree = run_tree(recording)
     homes = recordings_by_path(recording)
@@ -609,38 +608,36 @@ def recordings_by_path(recording: Recording) -> dict[str, Recording]:
     return found
 
 
-def nested_html(tree: RunTree, scope: str, homes: dict[str, Recording], full: bool, *, skip_root: bool) -> str:
+def nested_html(tree: RunTree, scope: str, homes: dict[str, Recording], full: bool, *, skip_root: bool) -> Html:
     """A run tree's members as nested ``<details>``; each member's body is its own answer view (or all of it)."""
     children: dict[str | None, list[TreeNode]] = {}
     for node in tree.nodes:
         children.setdefault(node.parent, []).append(node)
     into = {edge.child: edge for edge in tree.edges}
 
-    def member(node: TreeNode) -> str:
+    def member(node: TreeNode) -> Html:
         edge = into.get(node.path)
-        why = (f' <span class="fl-edge">{esc(edge.rule)} → {esc(edge.chosen)}</span>'
-               if edge is not None and edge.rule else "")
+        why = (join([" ", el("span", f"{edge.rule} → {edge.chosen}", class_="fl-edge")])
+               if edge is not None and edge.rule else None)
         home = homes.get(node.path)
         if home is None:  # a step node (steps=True)
-            body = f'<div class="fl-muted">{esc(node.answer_preview)}</div>'
+            body = el("div", node.answer_preview, class_="fl-muted")
         elif full and node.path:
             body = run_body(home, scope, nested=True)
         else:
             body = answer_block(home, scope)
-        below = "".join(member(child) for child in children.get(node.path, []))
-        nested = f"<ul>{below}</ul>" if below else ""
-        opened = " open" if not node.path else ""
-        return (f'<li><details class="fl-member"{opened} data-fl-member="{attr(node.path)}" '
-                f'id="{anchor(scope, "m", node.path)}"><summary>{kind_tag(node.kind)} '
-                f"<b>{esc(node_label(node))}</b>{why} · "
-                f'{tag(node.status, node.status)} '
-                f'<span class="fl-muted">{node.duration_ms:.1f} ms · {node.tokens} tokens · '
-                f"{esc(shorten(node.answer_preview, 60))}</span></summary>"
-                f'<div class="fl-member-body">{body}</div>{nested}</details></li>')
+        below = [member(child) for child in children.get(node.path, [])]
+        said = f"{node.duration_ms:.1f} ms · {node.tokens} tokens · {shorten(node.answer_preview, 60)}"
+        summary = el("summary", kind_tag(node.kind), " ", el("b", node_label(node)), why, " · ",
+                     tag(node.status, node.status), " ", el("span", said, class_="fl-muted"))
+        return el("li", el("details", summary, el("div", body, class_="fl-member-body"),
+                           el("ul", *below) if below else None,
+                           class_="fl-member", open=not node.path, data_fl_member=node.path,
+                           id=anchor(scope, "m", node.path)))
 
     tops = children.get(None, [])
     nodes = [child for top in tops for child in children.get(top.path, [])] if skip_root else tops
-    note = "" if full else (
-        '<p class="fl-note">This tree is large, so each member shows its header and answer only; '
-        "Run.from_recording(member_recording) displays any member in full.</p>")
-    return f'{note}<ul class="fl-tree">{"".join(member(node) for node in nodes)}</ul>'
+    note = None if full else el(
+        "p", "This tree is large, so each member shows its header and answer only; "
+             "Run.from_recording(member_recording) displays any member in full.", class_="fl-note")
+    return join([note, el("ul", *(member(node) for node in nodes), class_="fl-tree")])

@@ -20,8 +20,7 @@ from typing import TYPE_CHECKING
 from footprint_lab.core._run import explained
 from footprint_lab.explain._asking import BRACKETED as _BRACKETED
 from footprint_lab.explain._index import RecordingIndex
-from footprint_lab.lab.views.page import ASK_CSS, attr, new_scope, wrap
-from footprint_lab.lab.views.page import esc as text
+from footprint_lab.lab.views.page import ASK_CSS, Html, el, join, new_scope, wrap
 
 if TYPE_CHECKING:
     from footprint_lab.engine._recording import Recording
@@ -51,20 +50,20 @@ def target(recording: Recording, cited: str) -> tuple[str, str | None, str] | No
     return None
 
 
-def _chip(recording: Recording | None, cited: str) -> str:
+def _chip(recording: Recording | None, cited: str) -> Html:
     opens = target(recording, cited) if recording is not None else None
     if opens is None:
-        return f'<code class="fl-ask-cited" title="cited, shown by a view">{text(cited)}</code>'
-    return (f'<button type="button" class="fl-ask-cited fl-ask-open" data-fl-cite="{attr(cited)}" '
-            f'title="open this {opens[0]}">{text(cited)}</button>')
+        return el("code", cited, class_="fl-ask-cited", title="cited, shown by a view")
+    return el("button", cited, type="button", class_="fl-ask-cited fl-ask-open", data_fl_cite=cited,
+              title=f"open this {opens[0]}")
 
 
-def _flag(named: str) -> str:
-    return (f'<code class="fl-ask-unsupported" title="named by the explainer, shown by no view: unsupported">'
-            f"{text(named)} ?</code>")
+def _flag(named: str) -> Html:
+    return el("code", f"{named} ?", class_="fl-ask-unsupported",
+              title="named by the explainer, shown by no view: unsupported")
 
 
-def _answer(answer: str, chips: dict[str, str], flags: dict[str, str]) -> str:
+def _answer(answer: str, chips: dict[str, Html], flags: dict[str, Html]) -> Html:
     """The answer's text, escaped, each bracketed id replaced by its chip or its flag."""
     parts: list[str] = []
     at = 0
@@ -73,39 +72,38 @@ def _answer(answer: str, chips: dict[str, str], flags: dict[str, str]) -> str:
         shown = chips.get(inner) or flags.get(inner)
         if shown is None:
             continue
-        parts += [text(answer[at:match.start()]), shown]
+        parts += [answer[at:match.start()], shown]
         at = match.end()
-    parts.append(text(answer[at:]))
-    return "".join(parts)
+    parts.append(answer[at:])
+    return join(parts)
 
 
-def answer_html(explanation: Explanation, recording: Recording | None = None) -> str:
+def answer_html(explanation: Explanation, recording: Recording | None = None) -> Html:
     """The explainer's answer with its citations, as one HTML fragment for the widget (``recording``: the run
     it explains, whose calls and pieces a cited id opens; ``None`` draws every cited id as text)."""
     chips = {cited: _chip(recording, cited) for cited in explanation.cited}
     flags = {named: _flag(named) for named in explanation.unsupported}
     answer = explanation.answer
-    body = (f'<p class="fl-ask-text">{_answer(answer, chips, flags)}</p>' if answer is not None else
-            f'<p class="fl-ask-text fl-dim">No answer: {text(" ".join(explanation.notes))}</p>')
-    cited = " ".join(chips.values()) or '<span class="fl-dim">none</span>'
-    rows = [f'<div class="fl-ask-ids">Cited from the evidence: {cited}</div>']
+    body = (el("p", _answer(answer, chips, flags), class_="fl-ask-text") if answer is not None else
+            el("p", f"No answer: {' '.join(explanation.notes)}", class_="fl-ask-text fl-dim"))
+    cited = join(chips.values(), " ") or el("span", "none", class_="fl-dim")
+    rows = [el("div", "Cited from the evidence: ", cited, class_="fl-ask-ids")]
     if flags:
-        rows.append(f'<div class="fl-ask-ids fl-ask-warn">Named but shown by no view (unsupported): '
-                    f'{" ".join(flags.values())}</div>')
+        rows.append(el("div", "Named but shown by no view (unsupported): ", join(flags.values(), " "),
+                       class_="fl-ask-ids fl-ask-warn"))
     opened = ", ".join(explanation.opened) or "none"
     holder = "lab.explanation" if recording is not None else "explanation.run"
-    rows.append(f'<div class="fl-ask-ids fl-dim">Views opened: {text(opened)} · '
-                f"<code>{holder}</code> holds the explainer's own run</div>")
-    return (f'<div class="fl-ask-answer" data-fl-ask-status="{attr(explanation.status)}">'
-            f'<div class="fl-ask-q">Q: {text(explanation.question)}</div>{body}{"".join(rows)}</div>')
+    rows.append(el("div", f"Views opened: {opened} · ", el("code", holder), " holds the explainer's own run",
+                   class_="fl-ask-ids fl-dim"))
+    return el("div", el("div", f"Q: {explanation.question}", class_="fl-ask-q"), body, *rows,
+              class_="fl-ask-answer", data_fl_ask_status=explanation.status)
 
 
-def explanation_html(explanation: Explanation) -> str:
+def explanation_html(explanation: Explanation) -> Html:
     """An ``Explanation`` displayed on its own: the answer and its citations, in the views' style sheet."""
     return wrap(new_scope(), answer_html(explanation), extra=ASK_CSS)
 
 
-def note_html(message: str) -> str:
+def note_html(message: str) -> Html:
     """A line in the Ask box (how to enable it, what to do first, what happened)."""
-    return f'<div class="fl-ask-note">{text(message)}</div>'
-
+    return el("div", message, class_="fl-ask-note")

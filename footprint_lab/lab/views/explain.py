@@ -18,13 +18,13 @@ from footprint_lab.lab.views.page import (
     CORRELATIONAL,
     Html,
     answer_box,
-    attr,
     el,
     esc,
     flag,
     join,
     kind_style,
     new_scope,
+    raw,
     shorten,
     table,
     wrap,
@@ -41,10 +41,15 @@ if TYPE_CHECKING:
 SHOWN = 40
 
 
-def text_view(summary: str, text: str) -> str:
+def text_view(summary: str, text: str) -> Html:
     """A headline and the full text beneath it."""
     scope = new_scope()
-    return wrap(scope, f"<p><b>{esc(summary)}</b></p><pre>{esc(text, whole='str() of this report')}</pre>")
+    return wrap(scope, join([headline(summary), el("pre", raw(esc(text, whole="str() of this report")))]))
+
+
+def headline(summary: str) -> Html:
+    """An explanation's summary, in bold, above its view."""
+    return el("p", el("b", summary))
 
 
 def text_bundle(summary: str, text: str) -> dict[str, Any]:
@@ -52,36 +57,33 @@ def text_bundle(summary: str, text: str) -> dict[str, Any]:
     return {"text/plain": text, "text/html": text_view(summary, text)}
 
 
-def backtrack_html(walked: Backtrack) -> str:
+def backtrack_html(walked: Backtrack) -> Html:
     """Every candidate as a row that opens to its chain of custody."""
     from footprint_lab.lab.views.answer import _hops_html, piece_summary
 
     scope = new_scope()
-    parts = [f"<p><b>{esc(walked.summary())}</b></p>"]
+    parts = [headline(walked.summary())]
     if walked.output:
-        output = esc(walked.output, whole="bt.output")
-        parts.append(answer_box("finished", f"<b>Output of {esc(walked.target)}</b><pre>{output}</pre>",
-                                " data-fl-answer"))
+        parts.append(answer_box("finished", el("b", f"Output of {walked.target}"),
+                                el("pre", raw(esc(walked.output, whole="bt.output"))), data_fl_answer=True))
     if walked.decisions:
-        items = "".join(f"<li><code>{esc(d.step_id)}</code> decided <b>{esc(d.rule)}</b>: chose "
-                        f"{esc(d.chosen)}</li>" for d in walked.decisions)
-        parts.append(f"<h4>Decisions on the path</h4><ul>{items}</ul>")
+        parts += [el("h4", "Decisions on the path"),
+                  el("ul", *(el("li", el("code", d.step_id), " decided ", el("b", d.rule), f": chose {d.chosen}")
+                             for d in walked.decisions))]
     for candidate in walked.candidates[:SHOWN]:
         piece = candidate.piece
-        proof = "" if candidate.proven else words.NOT_PROVEN
-        parts.append(
-            f'<details class="fl-piece" style="{kind_style(piece.source_kind)}" data-fl-piece="{attr(piece.source_id)}"'
-            f' data-fl-slot="{attr(piece.slot)}" data-fl-call="{attr(candidate.read_by)}"><summary>'
-            f"{piece_summary(piece, shorten(piece.content, 100), '', read_by=candidate.read_by, proof=proof)}"
-            "</summary>"
-            f"{_hops_html(candidate.hops, scope)}</details>")
+        proof = None if candidate.proven else words.NOT_PROVEN
+        summary = piece_summary(piece, shorten(piece.content, 100), None, read_by=candidate.read_by, proof=proof)
+        parts.append(el("details", el("summary", summary), _hops_html(candidate.hops, scope), class_="fl-piece",
+                        style=kind_style(piece.source_kind), data_fl_piece=piece.source_id, data_fl_slot=piece.slot,
+                        data_fl_call=candidate.read_by))
     if len(walked.candidates) > SHOWN:
-        parts.append(f'<p class="fl-note">… and {len(walked.candidates) - SHOWN} more: str(bt) or bt.to_frame() '
-                     "lists them all.</p>")
+        parts.append(el("p", f"… and {len(walked.candidates) - SHOWN} more: str(bt) or bt.to_frame() lists them all.",
+                        class_="fl-note"))
     if walked.notes:
-        notes = "".join(f"<li>{esc(note)}</li>" for note in walked.notes)
-        parts.append(f"<h4>What the walk could not follow or prove</h4><ul>{notes}</ul>")
-    return wrap(scope, "".join(parts))
+        parts += [el("h4", "What the walk could not follow or prove"),
+                  el("ul", *(el("li", note) for note in walked.notes))]
+    return wrap(scope, join(parts))
 
 
 def _count(flips: int | None, samples: int | None) -> str:
@@ -95,24 +97,24 @@ def _p_value(p_value: float | None, level: float | None) -> str:
     return f"{shown} {'≤' if level is not None and p_value <= level else '>'} {level:.2g}" if level else shown
 
 
-def localization_html(found: Localization) -> str:
+def localization_html(found: Localization) -> Html:
     """The verdict on each tested suspect, with the counts it rests on, under the trial's summary."""
     rows = [[s.rank, words.kind(s.source_kind), s.source_id, words.verdict(s.verdict), _count(s.flips, s.samples),
              _count(s.noise_flips, s.noise_samples), _p_value(s.p_value, s.level), s.reruns, s.failed or "-",
              f"{s.score:.2f}", s.reason] for s in found.suspects]
     verdicts = table(headings("rank", "source_kind", "source_id", "verdict", "flips", "noise", "p_value", "reruns",
                               "failed", "score", "reason"), rows)
-    untested = "".join(f"<li><code>{esc(name)}</code>: {esc(why)}</li>" for name, why in found.untested)
-    extra = (f"<h4>Not tested ({len(found.untested)}): no verdict, neither shown to matter nor not to</h4>"
-             f"<ul>{untested}</ul>" if untested else "")
-    notes = "".join(f'<p class="fl-note">{esc(note)}</p>' for note in found.notes)
-    how = (f'<p class="fl-note">Screening: {esc(found.design)}. A verdict tests the flips against the noise of '
-           "unchanged reruns (Boschloo's exact test, the rate shared by Wiens' fallback procedure): at most "
-           f"{found.alpha:.0%} of calls confirm a piece that has no effect.</p>")
-    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{verdicts}{extra}{notes}{how}")
+    untested = [el("li", el("code", name), ": ", why) for name, why in found.untested]
+    extra = join([el("h4", f"Not tested ({len(found.untested)}): no verdict, neither shown to matter nor not to"),
+                  el("ul", *untested)]) if untested else None
+    notes = (el("p", note, class_="fl-note") for note in found.notes)
+    how = el("p", f"Screening: {found.design}. A verdict tests the flips against the noise of unchanged reruns "
+                  "(Boschloo's exact test, the rate shared by Wiens' fallback procedure): at most "
+                  f"{found.alpha:.0%} of calls confirm a piece that has no effect.", class_="fl-note")
+    return wrap(new_scope(), join([headline(found.summary()), verdicts, extra, *notes, how]))
 
 
-def dropped_html(found: DroppedContext) -> str:
+def dropped_html(found: DroppedContext) -> Html:
     """Every piece left out of an answering call, as a table, with what restoring it did when tested."""
     rows = [[words.kind(p.source_kind), p.source_id, p.call, p.slot, words.term(p.verdict, "span"), p.why,
              words.verdict(p.status),
@@ -122,20 +124,19 @@ def dropped_html(found: DroppedContext) -> str:
              shorten(p.restoration.answer or "", 60) if p.restoration is not None else "-"] for p in found.pieces]
     pieces = table(headings("source_kind", "source_id", "call", "slot", "admission", "why", "status", "flips", "noise",
                             "p_value", "restored_answer"), rows)
-    return wrap(new_scope(), f"<p><b>{esc(found.summary())}</b></p>{pieces if rows else ''}")
+    return wrap(new_scope(), join([headline(found.summary()), pieces if rows else None]))
 
 
-def ranking_html(summary: str, reason: str) -> str:
-    return wrap(new_scope(), f"<p><b>{esc(summary)}</b></p><p>{esc(reason)}</p>"
-                             f'<p class="fl-note">{esc(CORRELATIONAL)}</p>')
+def ranking_html(summary: str, reason: str) -> Html:
+    return wrap(new_scope(), join([headline(summary), el("p", reason), el("p", CORRELATIONAL, class_="fl-note")]))
 
 
-def checkpoint_html(title: str, facts: list[tuple[str, Any]]) -> str:
+def checkpoint_html(title: str, facts: list[tuple[str, Any]]) -> Html:
     """A checkpoint: its kind and the facts that say where it stands (never the conversation's text)."""
     rows = [[name, value] for name, value in facts]
-    return wrap(new_scope(), f"<p><b>{esc(title)}</b></p>{table(['field', 'value'], rows)}"
-                             '<p class="fl-note">Plain JSON: checkpoint.model_dump_json() stores it; resume() '
-                             "continues it here or in another process.</p>")
+    return wrap(new_scope(), join([headline(title), table(["field", "value"], rows),
+                                   el("p", "Plain JSON: checkpoint.model_dump_json() stores it; resume() continues it "
+                                           "here or in another process.", class_="fl-note")]))
 
 
 #: a column whose name is a word of its own elsewhere, and the entry that says what the column means
@@ -147,23 +148,23 @@ def headings(*columns: str) -> list[Html]:
     return [words.term(_HEADED.get(column, column), "span", shown=column) for column in columns]
 
 
-def integrity_html(report: IntegrityReport) -> str:
+def integrity_html(report: IntegrityReport) -> Html:
     """Each finding (its kind as a flag, what contradicts what, the steps, why it matters), then every check."""
     findings = el("ul", *(el("li", flag(f.kind), " ", f.what, " (steps: ", ", ".join(f.steps), "). ",
                              el("span", "Why it matters: ", f.why, class_="fl-note")) for f in report.findings))
     checks = table(["check", "status", "note"],
                    [[d.check, words.disposition(d.status), d.note] for d in report.dispositions])
-    body = join([el("p", el("b", report.summary())), findings if report.findings else None,
+    body = join([headline(report.summary()), findings if report.findings else None,
                  el("h4", "Every check"), checks])
     return wrap(new_scope(), body)
 
 
-def culprits_html(found: Culprits) -> str:
+def culprits_html(found: Culprits) -> Html:
     """The sets whose joint removal flipped the outcome, with the counts their confirmation rests on."""
     rows = [[" + ".join(c.sources), "yes" if c.minimal else "no (budget spent)", words.verdict(c.verdict),
              _count(c.flips, c.samples), _count(c.noise_flips, c.noise_samples),
              _p_value(c.p_value, c.trial.level)] for c in found.culprits]
-    parts = [el("p", el("b", found.summary()))]
+    parts = [headline(found.summary())]
     if rows:
         parts.append(table(["sources removed together", "minimal", words.term("verdict", "span"), "flips", "noise",
                             "p_value"], rows))

@@ -19,7 +19,7 @@ import math
 import re
 import uuid
 from collections.abc import Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from footprint_lab.engine import theme, words
 
@@ -31,6 +31,7 @@ from footprint_lab.engine.markup import el as el
 from footprint_lab.engine.markup import esc as esc
 from footprint_lab.engine.markup import join as join
 from footprint_lab.engine.markup import raw as raw
+from footprint_lab.engine.markup import start as start
 from footprint_lab.explain._render import shorten as shorten
 
 T = TypeVar("T")
@@ -95,18 +96,19 @@ def new_scope() -> str:
     return "fl" + uuid.uuid4().hex[:6]
 
 
-def style(scope: str, extra: str = "") -> str:
+def style(scope: str, extra: str = "") -> Html:
     """The style sheet of the lab views (and ``extra``: :data:`TREE_CSS`, :data:`ASK_CSS`), scoped to ``scope``.
 
     Each output carries its own sheet (a notebook keeps outputs apart), so a view writes only the
     rules it can use: a plain run's view leaves out the members' and the explanation's.
     """
-    return "<style>" + theme.dark_rules() + (_CSS + extra).replace("§", f"#{scope}").replace("\n", "") + "</style>"
+    return el("style", raw(theme.dark_rules() + (_CSS + extra).replace("§", f"#{scope}").replace("\n", "")))
 
 
-def wrap(scope: str, body: str, *, css_class: str = "fl-view", extra: str = "") -> str:
-    """One self-contained output: its scoped style sheet (with ``extra`` rules) and its body."""
-    return f'<div id="{scope}" class="{css_class}">{style(scope, extra)}{body}</div>'
+def wrap(scope: str, body: str, *, css_class: str = "fl-view", extra: str = "") -> Html:
+    """One self-contained output: its scoped style sheet (with ``extra`` rules) and its ``body`` (markup a view
+    wrote)."""
+    return el("div", style(scope, extra), raw(body), id=scope, class_=css_class)
 
 
 _UNSAFE = re.compile(r"[^A-Za-z0-9-]")
@@ -161,28 +163,28 @@ def kind_label(kind: str) -> Html:
     return el("i", kind, style=css(color=theme.kind_colour(kind)))
 
 
-def tag(text: str, status: str | None = None, extra: str = "") -> Html:
-    """A badge: ``text`` (escaped here) in white on the status colour (grey with none), with ``extra`` attributes.
+def tag(text: str, status: str | None = None, **attrs: Any) -> Html:
+    """A badge: ``text`` (escaped here) in white on the status colour (grey with none), with ``attrs`` (see ``el``).
 
     A badge for a status writes its symbol before the word (``✓ finished``) when ``text`` is the status.
     """
-    css_class = f"fl-tag fl-st-{attr(status)}" if status else "fl-tag"
+    css_class = f"fl-tag fl-st-{status}" if status else "fl-tag"
     word = theme.status_mark(text) if status and text == status else text
     look = css(border_radius="10px", padding="0 7px", color=theme.PAPER, background_color=theme.status_colour(status))
-    return raw(f'<span class="{css_class}" style="{look}"{extra}>{esc(word)}</span>')
+    return el("span", word, class_=css_class, style=look, **attrs)
 
 
 def kind_tag(kind: str) -> Html:
     """The badge of a run's kind (``agent``, ``sequence`` ...), its meaning on hover."""
     meaning = words.meaning(kind)
-    return tag(kind, extra=f' title="{attr(meaning)}"' if meaning else "")
+    return tag(kind, title=meaning or None)
 
 
 def flag(kind: str) -> Html:
     """The badge of one kind of integrity finding (its name in brackets, so it reads as a flag unstyled too)."""
     look = css(margin_left="4px", border_radius="8px", padding="0 6px", color=theme.PAPER,
                background_color=theme.ORANGE)
-    return raw(f' <span class="fl-flag" style="{look}">[{esc(kind)}]</span>')
+    return join([" ", el("span", f"[{kind}]", class_="fl-flag", style=look)])
 
 
 def mark(text: str) -> Html:
@@ -195,13 +197,14 @@ def mark(text: str) -> Html:
 _ANSWER_LOOKS = {"paused": (theme.AMBER, theme.AMBER_TINT), "failed": (theme.RED, theme.RED_TINT)}
 
 
-def answer_box(status: str, inner: str, hooks: str = "") -> Html:
-    """The answer (or the pause, or the failure) in its box; ``inner`` is HTML already escaped, ``hooks`` attributes."""
+def answer_box(status: str, *inner: Any, **hooks: Any) -> Html:
+    """The answer (or the pause, or the failure) in its box, made of ``inner`` (see ``el``), with ``hooks``
+    attributes."""
     unfinished = status in _ANSWER_LOOKS
     edge, fill = _ANSWER_LOOKS.get(status, (theme.BLUE, theme.FILL))
     css_class = f"fl-answer fl-{status}" if unfinished else "fl-answer"
     look = css(border_left=f"4px solid {edge}", background_color=fill, padding=".35rem .6rem", margin=".35rem 0")
-    return raw(f'<div class="{css_class}" style="{look}"{hooks}>{inner}</div>')
+    return el("div", *inner, class_=css_class, style=look, **hooks)
 
 
 def table(header: Sequence[str], rows: Sequence[Sequence[object]], *, absent: str = "-") -> Html:

@@ -30,10 +30,13 @@ from footprint_lab.lab.views.page import (
     FIRST_DRAWN,
     LONG_LIST,
     TREE_CSS,
+    Html,
     el,
     esc,
+    join,
     new_scope,
     not_drawn,
+    raw,
     shorten,
     wrap,
 )
@@ -69,7 +72,7 @@ def _figure_text(value: object) -> str:
 
 
 def _hover(node: TreeNode, edge: TreeEdge | None) -> str:
-    lines = [f"<b>{_figure_text(node_label(node))}</b> ({_figure_text(node.kind)})",
+    lines = [el("b", raw(_figure_text(node_label(node)))) + f" ({_figure_text(node.kind)})",
              _figure_text(words.meaning(node.kind)) or None,
              f"status: {_figure_text(node.status)}",
              f"{node.duration_ms:.1f} ms · {node.tokens} tokens"]
@@ -160,7 +163,7 @@ def _left_out_note(left_out: int) -> str:
             f"its latest ones): tree.to_frame() lists every node") if left_out else ""
 
 
-def tree_html(recording_or_tree: Any, *, steps: bool = False, left_out: int = 0) -> str:
+def tree_html(recording_or_tree: Any, *, steps: bool = False, left_out: int = 0) -> Html:
     """The tree's ``text/html``, with no script: the tree as inline SVG, then its members as a list.
 
     ``left_out`` says how many step nodes the caller's tree leaves out (:func:`drawn_steps`).
@@ -173,9 +176,10 @@ def tree_html(recording_or_tree: Any, *, steps: bool = False, left_out: int = 0)
              "holds every one, and tree_figure(run) draws it with plotly.", class_="fl-note")
     homes = recordings_by_path(tree.recording) if tree.recording is not None else {}
     nested = nested_html(tree, scope, homes, len(tree.nodes) <= FULL_MEMBER_VIEWS, skip_root=False)
-    note = f'<p class="fl-note">{esc(_left_out_note(left_out))}</p>' if left_out else ""
-    return wrap(scope, f'{drawn}{note}<details class="fl-box fl-nojs" open><summary>Runs as a list '
-                       f"({len(tree.nodes)})</summary>{nested}</details>", extra=TREE_CSS)
+    note = el("p", _left_out_note(left_out), class_="fl-note") if left_out else None
+    listed = el("details", el("summary", f"Runs as a list ({len(tree.nodes)})"), nested, class_="fl-box fl-nojs",
+                open=True)
+    return wrap(scope, join([drawn, note, listed]), extra=TREE_CSS)
 
 
 def tree_bundle(tree: RunTree) -> dict[str, Any]:
