@@ -238,17 +238,10 @@ def piece_panel(candidate: Candidate | None, piece_id: str, call: str, suspects:
 
 def replay_panel(found: Replay) -> Html:
     """``replay``: the recorded answer, each replay's answer and each unchanged replay's, with the flip counts."""
-    rows = [("recorded", found.original, "")]
-    rows += [(f"replay {k + 1}", answer, "changed" if found.flipped(answer) else "same")
-             for k, answer in enumerate(found.answers)]
-    rows += [(f"unchanged {k + 1}", r.answer, "changed" if found.flipped(r.answer) else "same")
-             for k, r in enumerate(found.unchanged)]
-    table = _table(["which", "answer", "vs recorded"], [[name, el("pre", str(answer)), verdict]
-                                                         for name, answer, verdict in rows])
-    return join([STYLE, el("div", el("h4", found.summary()), table,
-                           el("div", "A replay tests this call only; a few replays are an observation: Localize by "
-                                     "replay tests every piece with the statistics of a proof.", class_="fl-dim"),
-                           class_="fl-p fl-replayed")])
+    from footprint_lab.lab.views.explain import REPLAY_NOTE, replay_table
+
+    return join([STYLE, el("div", el("h4", found.summary()), replay_table(found),
+                           el("div", REPLAY_NOTE, class_="fl-dim"), class_="fl-p fl-replayed")])
 
 
 def _suspect_line(suspects: Any, piece_id: str) -> Html | None:

@@ -43,6 +43,7 @@ from footprint_lab.lab.views.explain import (
     integrity_html,
     localization_html,
     ranking_html,
+    replay_html,
     text_bundle,
 )
 from footprint_lab.lab.views.messages import call_messages_html
@@ -135,6 +136,7 @@ def _register() -> None:
     display.register("difference", lambda found: _explained(found, difference_html(found)))
     display.register("difference_explanation", lambda found: _explained(found, difference_explanation_html(found)))
     display.register("rerun_report", lambda report: text_bundle(report.summary(), str(report)))
+    display.register("replay", lambda found: _explained(found, replay_html(found)))
     display.register("ranking_confidence",
                      lambda ranked: {"text/plain": str(ranked),
                                      "text/html": ranking_html("Ranking confidence", ranked.reason)})

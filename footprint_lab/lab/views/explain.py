@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from footprint_lab.explain._custody import Backtrack
     from footprint_lab.explain._dropped import DroppedContext
     from footprint_lab.explain._integrity_checks import IntegrityReport
+    from footprint_lab.explain._replay import Replay
 
 #: how many candidates a displayed backtrack opens before pointing at the full text
 SHOWN = 40
@@ -137,6 +138,30 @@ def checkpoint_html(title: str, facts: list[tuple[str, Any]]) -> Html:
     return wrap(new_scope(), join([headline(title), table(["field", "value"], rows),
                                    el("p", "Plain JSON: checkpoint.model_dump_json() stores it; resume() continues it "
                                            "here or in another process.", class_="fl-note")]))
+
+
+def replay_table(found: Replay) -> Html:
+    """A replay's answers, one row each: the recorded one, each replay's and each unchanged replay's, with whether
+    it changed."""
+    rows = [("recorded", found.original, "")]
+    rows += [(f"replay {k + 1}", answer, "changed" if found.flipped(answer) else "same")
+             for k, answer in enumerate(found.answers)]
+    rows += [(f"unchanged {k + 1}", r.answer, "changed" if found.flipped(r.answer) else "same")
+             for k, r in enumerate(found.unchanged)]
+    return el("table", el("tr", *(el("th", name) for name in ("which", "answer", "vs recorded"))),
+              *(el("tr", el("td", name), el("td", el("pre", str(answer))), el("td", verdict))
+                for name, answer, verdict in rows))
+
+
+#: what a replay's view says under its answers
+REPLAY_NOTE = ("A replay tests this call only; a few replays are an observation: Localize by replay tests every piece "
+               "with the statistics of a proof.")
+
+
+def replay_html(found: Replay) -> Html:
+    """``replay(run, provider, ...)`` displayed: its summary, then its answers (:func:`replay_table`)."""
+    return wrap(new_scope(), join([headline(found.summary()), replay_table(found), el("p", REPLAY_NOTE,
+                                                                                       class_="fl-note")]))
 
 
 #: a column whose name is a word of its own elsewhere, and the entry that says what the column means
