@@ -404,7 +404,7 @@ class Run:
         """
         from footprint_lab.explain._slice import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS
 
-        if (max_depth, max_steps) == (DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS):
+        if (max_depth, max_steps) == (DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS) and (at is None or isinstance(at, str)):
             return self.explained.backtrack(at)  # the one its views draw, walked once
         from footprint_lab.explain._custody import backtrack  # pydantic (it reads the recording's models)
 
@@ -420,7 +420,8 @@ class Run:
         the actual answer than the reference. ``frame.attrs["confidence"]`` says whether the top
         stands clear of the rest or which shortlist to confirm.
         """
-        if isinstance(strategy, str) and strategy == "lexical" and embed is None and reference is None:
+        plain = isinstance(strategy, str) and strategy == "lexical" and embed is None and reference is None
+        if plain and (at is None or isinstance(at, str)):
             return self.explained.suspects(at).copy()  # ranked once; the caller's copy is the caller's to change
         from footprint_lab.explain._influence import suspects  # pydantic (through the backtrack it ranks)
 
