@@ -32,7 +32,7 @@ from typing import Any
 from _kit import Report, awaited_block, interleaved_ms, options
 
 from footprint_lab import Agent, Identity, Parallel, Sequence, ToolContext, tool
-from footprint_lab.core._member_run import open_run_count
+from footprint_lab.core.member_run import open_run_count
 from footprint_lab.providers import LLMRequest, mock
 
 

@@ -21,9 +21,9 @@ import nbformat
 from _kit import Report, median, options
 
 from footprint_lab import Agent, Redaction, tool
-from footprint_lab.engine._recording import RECORDING_MIME
 from footprint_lab.notebook import export, load_runs, scrub
 from footprint_lab.providers import LLMRequest, mock
+from footprint_lab.record.recording import RECORDING_MIME
 
 GOALS = {"load_runs": 1000.0, "export": 2000.0, "scrub": 2000.0}
 SIZE_GOAL = 5_000_000

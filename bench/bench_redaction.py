@@ -12,7 +12,7 @@ The search runs on 50 kB (a quadratic form already stands out there), then the w
 timed at full size. Figures: per pattern, the median time over that text at 1 MB (goal: at most
 100 ms), and its ratio to the same text at 250 kB (linear: about 4; quadratic: about 16).
 Then a user pattern that backtracks exponentially (``(a|aa)+$``) on a 61-character text, to show
-the time limit holding it near :data:`~footprint_lab.engine._redaction.PATTERN_TIME_LIMIT` (the
+the time limit holding it near :data:`~footprint_lab.redact.policy.PATTERN_TIME_LIMIT` (the
 matcher looks at the clock between steps, so it can overrun a little) and the text masked whole.
 
 Then base64 (a match may be encoded, as in an ``Authorization: Basic`` header): 1 MB of base64
@@ -39,8 +39,8 @@ import time
 from _kit import Report, options
 
 from footprint_lab import Redaction
-from footprint_lab.engine._redaction import BUILTIN_PATTERNS, PATTERN_TIME_LIMIT
-from footprint_lab.engine._token_gate import TokenGate
+from footprint_lab.redact.policy import BUILTIN_PATTERNS, PATTERN_TIME_LIMIT
+from footprint_lab.redact.token_gate import TokenGate
 
 GOAL_MS = 100.0
 

@@ -38,12 +38,12 @@ from typing import Any
 from _kit import Report, called_block, interleaved_ms, median, options, samples_ms
 
 from footprint_lab import Agent, define_tool, lint_tools, load_recording, verify
-from footprint_lab.engine._recording import RECORDING_MIME
-from footprint_lab.engine._recording_door import load_parsed
-from footprint_lab.engine._saved_seal import display_verdict, verify_saved
 from footprint_lab.notebook import export, verify_file
-from footprint_lab.notebook._read import read_notebook
+from footprint_lab.notebook.read import read_notebook
 from footprint_lab.providers import mock
+from footprint_lab.record.recording import RECORDING_MIME
+from footprint_lab.record.recording_door import load_parsed
+from footprint_lab.sealing.saved_seal import display_verdict, verify_saved
 
 SEALED_RUN_GOAL = 2.0
 VERIFY_GOAL_MS = 1000.0

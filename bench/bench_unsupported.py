@@ -34,7 +34,7 @@ from typing import Any
 from _kit import Report, options, samples_ms
 
 from footprint_lab import Agent, define_tool
-from footprint_lab.explain._unsupported import unsupported_values
+from footprint_lab.explain.checks._unsupported import unsupported_values
 from footprint_lab.providers import mock
 
 GROWTH_GOAL = 6.0

@@ -9,11 +9,11 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine import _bug_reports as _bug_reports
-from footprint_lab.engine import _display as _display
-from footprint_lab.engine import _runners as _runners
-from footprint_lab.engine._exports import public
-from footprint_lab.engine.schema import RECORDING_MIME as _RECORDING_MIME
+from footprint_lab.record import bug_reports as _bug_reports
+from footprint_lab.record import display as _display
+from footprint_lab.record import runners as _runners
+from footprint_lab.record.exports import public
+from footprint_lab.record.schema import RECORDING_MIME as _RECORDING_MIME
 
 __version__ = "0.1.0"
 
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from footprint_lab import batch as batch
     from footprint_lab import context as context
     from footprint_lab import core as core
-    from footprint_lab import engine as engine
     from footprint_lab import errors as errors
     from footprint_lab import examples as examples
     from footprint_lab import explain as explain
@@ -33,40 +32,41 @@ if TYPE_CHECKING:
     from footprint_lab import notebook as notebook
     from footprint_lab import otel as otel
     from footprint_lab import providers as providers
-    from footprint_lab.core._agent import Agent as Agent
-    from footprint_lab.core._chat import Chat as Chat
-    from footprint_lab.core._chat import TurnRerun as TurnRerun
-    from footprint_lab.core._checkpoint import Checkpoint as Checkpoint
-    from footprint_lab.core._identity import Identity as Identity
-    from footprint_lab.core._llm_call import LLMCall as LLMCall
-    from footprint_lab.core._pause import ask_human as ask_human
-    from footprint_lab.core._run import Run as Run
-    from footprint_lab.core._tools import Tool as Tool
-    from footprint_lab.core._tools import ToolContext as ToolContext
-    from footprint_lab.core._tools import define_tool as define_tool
-    from footprint_lab.core._tools import tool as tool
-    from footprint_lab.engine._recording import Event as Event
-    from footprint_lab.engine._recording import Recording as Recording
-    from footprint_lab.engine._recording_door import load_recording as load_recording
-    from footprint_lab.engine._redaction import Redaction as Redaction
-    from footprint_lab.engine._seal import Verdict as Verdict
-    from footprint_lab.engine._seal import seal as seal
-    from footprint_lab.engine._seal import verify as verify
+    from footprint_lab import record as record
+    from footprint_lab.core.agent import Agent as Agent
+    from footprint_lab.core.chat import Chat as Chat
+    from footprint_lab.core.chat import TurnRerun as TurnRerun
+    from footprint_lab.core.checkpoint import Checkpoint as Checkpoint
+    from footprint_lab.core.identity import Identity as Identity
+    from footprint_lab.core.llm_call import LLMCall as LLMCall
+    from footprint_lab.core.pause import ask_human as ask_human
+    from footprint_lab.core.run import Run as Run
+    from footprint_lab.core.tools import Tool as Tool
+    from footprint_lab.core.tools import ToolContext as ToolContext
+    from footprint_lab.core.tools import define_tool as define_tool
+    from footprint_lab.core.tools import tool as tool
     from footprint_lab.errors import Refusal as Refusal
     from footprint_lab.errors import RunFailure as RunFailure
-    from footprint_lab.explain._tool_lint import lint_tools as lint_tools
-    from footprint_lab.explain._tree import RunTree as RunTree
-    from footprint_lab.explain._trials import Trials as Trials
-    from footprint_lab.flow._checkpoint import FlowCheckpoint as FlowCheckpoint
-    from footprint_lab.flow._conditional import Conditional as Conditional
-    from footprint_lab.flow._loop import Loop as Loop
-    from footprint_lab.flow._parallel import Parallel as Parallel
-    from footprint_lab.flow._parallel import merge_with_llm as merge_with_llm
-    from footprint_lab.flow._sequence import Sequence as Sequence
-    from footprint_lab.flow._workflow import Graph as Graph
-    from footprint_lab.flow._workflow import Workflow as Workflow
-    from footprint_lab.flow._workflow import step as step
+    from footprint_lab.explain.checks.tool_lint import lint_tools as lint_tools
+    from footprint_lab.explain.provenance.tree import RunTree as RunTree
+    from footprint_lab.explain.trials.settings import Trials as Trials
+    from footprint_lab.flow.checkpoint import FlowCheckpoint as FlowCheckpoint
+    from footprint_lab.flow.conditional import Conditional as Conditional
+    from footprint_lab.flow.loop import Loop as Loop
+    from footprint_lab.flow.parallel import Parallel as Parallel
+    from footprint_lab.flow.parallel import merge_with_llm as merge_with_llm
+    from footprint_lab.flow.sequence import Sequence as Sequence
+    from footprint_lab.flow.workflow import Graph as Graph
+    from footprint_lab.flow.workflow import Workflow as Workflow
+    from footprint_lab.flow.workflow import step as step
     from footprint_lab.lab.widget import Lab as Lab
+    from footprint_lab.record.recording import Event as Event
+    from footprint_lab.record.recording import Recording as Recording
+    from footprint_lab.record.recording_door import load_recording as load_recording
+    from footprint_lab.redact.policy import Redaction as Redaction
+    from footprint_lab.sealing.seal import Verdict as Verdict
+    from footprint_lab.sealing.seal import seal as seal
+    from footprint_lab.sealing.seal import verify as verify
 
 __all__, __getattr__, __dir__ = public(__name__)
 
@@ -86,7 +86,7 @@ _display.add_loader(_load_chat_view)
 
 
 def _load_bug_report() -> None:
-    importlib.import_module("footprint_lab.notebook._bug_report")
+    importlib.import_module("footprint_lab.notebook.bug_bundle")
 
 
 # Likewise the bug-report writer (run.bug_report, chat.bug_report): the notebook layer's, loaded on first use.
@@ -96,7 +96,7 @@ _bug_reports.add_loader(_load_bug_report)
 def _held_display(data: dict[str, Any]) -> dict[str, Any]:
     if _RECORDING_MIME not in data:
         return data
-    from footprint_lab.engine._saved_seal import bind_display  # the seal's code loads when a recording is shown
+    from footprint_lab.sealing.saved_seal import bind_display  # the seal's code loads when a recording is shown
 
     return bind_display(data)
 
@@ -107,7 +107,7 @@ _display.add_finisher(_held_display)
 
 def _load_runners() -> None:
     # registers "llm_call", and through its imports "agent" and "tool"
-    importlib.import_module("footprint_lab.core._llm_call")
+    importlib.import_module("footprint_lab.core.llm_call")
 
 
 # Likewise the runners an explanation builds for itself (an LLM judge): registered by core, loaded on first use.

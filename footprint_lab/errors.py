@@ -15,86 +15,86 @@ listener that cannot be called, a ``TypeError``), so ``except ValueError`` catch
 
 The tree::
 
-    CodedError                           ERR_FOOTPRINT_LAB          engine._refusal
-    ├── Refusal                          ERR_REFUSED                engine._refusal
-    │   ├── InvalidRunInputError         ERR_INVALID_RUN_INPUT      core._door
-    │   ├── ListenerError                ERR_LISTENER               core._runner
-    │   ├── RunInFlightError             ERR_RUN_IN_FLIGHT          core._conversation
-    │   ├── PendingQuestionError         ERR_PENDING_QUESTION       core._conversation
-    │   ├── NoConversationError          ERR_NO_CONVERSATION        core._conversation
-    │   ├── ResumeIdentityConflictError  ERR_SESSION_OWNERSHIP_CONFLICT  core._conversation
-    │   ├── ResumeRedactionError         ERR_RESUME_REDACTION       core._conversation
-    │   ├── ChatConfigError              ERR_CHAT_CONFIG            core._chat
-    │   ├── UnknownTurnError             ERR_UNKNOWN_TURN           core._chat
-    │   ├── InvalidCheckpointError       ERR_INVALID_CHECKPOINT     core._checkpoint
-    │   ├── ConversationMismatchError    ERR_CONVERSATION_MISMATCH  core._checkpoint
-    │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core._checkpoint_masks
-    │   ├── UnmaskArgumentError          ERR_UNMASK_ARGUMENT        core._checkpoint_masks
-    │   ├── InvalidQuestionError         ERR_INVALID_QUESTION       core._pause
-    │   ├── UnknownKeywordError          ERR_UNKNOWN_KEYWORD        engine._refusal
-    │   ├── AgentConfigError             ERR_AGENT_CONFIG           core._agent_door
-    │   ├── DuplicateToolError           ERR_DUPLICATE_TOOL         core._agent_door
-    │   ├── LLMCallContextError          ERR_LLM_CALL_CONTEXT       core._llm_call
-    │   ├── InvalidIdentityError         ERR_INVALID_IDENTITY       core._identity
-    │   ├── ToolDefinitionError          ERR_TOOL_DEFINITION        core._tools
-    │   ├── ParentRunRefusedError        ERR_PARENT_RUN_REFUSED     core._member_run
-    │   ├── MemberIdentityError          ERR_MEMBER_NO_IDENTITY     core._member_run
-    │   ├── ResumeRequestConflictError   ERR_RESUME_REQUEST_CONFLICT core._member_run
-    │   ├── CompositionConfigError       ERR_COMPOSITION_CONFIG     flow._refusals
-    │   ├── EmptyCompositionError        ERR_EMPTY_COMPOSITION      flow._refusals
-    │   ├── DuplicateStepError           ERR_DUPLICATE_STEP         flow._refusals
-    │   ├── LoopBudgetError              ERR_LOOP_BUDGET            flow._refusals
-    │   ├── GraphCycleError              ERR_GRAPH_CYCLE            flow._refusals
-    │   ├── ResumeDivergedError          ERR_RESUME_DIVERGED        flow._refusals
-    │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       engine._redaction
-    │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      engine._recording_door
-    │   │   └── RecordingVersionError    ERR_RECORDING_VERSION      engine._recording_door
+    CodedError                           ERR_FOOTPRINT_LAB          record.refusal
+    ├── Refusal                          ERR_REFUSED                record.refusal
+    │   ├── InvalidRunInputError         ERR_INVALID_RUN_INPUT      core.door
+    │   ├── ListenerError                ERR_LISTENER               core.runner
+    │   ├── RunInFlightError             ERR_RUN_IN_FLIGHT          core.conversation
+    │   ├── PendingQuestionError         ERR_PENDING_QUESTION       core.conversation
+    │   ├── NoConversationError          ERR_NO_CONVERSATION        core.conversation
+    │   ├── ResumeIdentityConflictError  ERR_SESSION_OWNERSHIP_CONFLICT  core.conversation
+    │   ├── ResumeRedactionError         ERR_RESUME_REDACTION       core.conversation
+    │   ├── ChatConfigError              ERR_CHAT_CONFIG            core.chat
+    │   ├── UnknownTurnError             ERR_UNKNOWN_TURN           core.chat
+    │   ├── InvalidCheckpointError       ERR_INVALID_CHECKPOINT     core.checkpoint
+    │   ├── ConversationMismatchError    ERR_CONVERSATION_MISMATCH  core.checkpoint
+    │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core.checkpoint_masks
+    │   ├── UnmaskArgumentError          ERR_UNMASK_ARGUMENT        core.checkpoint_masks
+    │   ├── InvalidQuestionError         ERR_INVALID_QUESTION       core.pause
+    │   ├── UnknownKeywordError          ERR_UNKNOWN_KEYWORD        record.refusal
+    │   ├── AgentConfigError             ERR_AGENT_CONFIG           core.agent_door
+    │   ├── DuplicateToolError           ERR_DUPLICATE_TOOL         core.agent_door
+    │   ├── LLMCallContextError          ERR_LLM_CALL_CONTEXT       core.llm_call
+    │   ├── InvalidIdentityError         ERR_INVALID_IDENTITY       core.identity
+    │   ├── ToolDefinitionError          ERR_TOOL_DEFINITION        core.tools
+    │   ├── ParentRunRefusedError        ERR_PARENT_RUN_REFUSED     core.member_run
+    │   ├── MemberIdentityError          ERR_MEMBER_NO_IDENTITY     core.member_run
+    │   ├── ResumeRequestConflictError   ERR_RESUME_REQUEST_CONFLICT core.member_run
+    │   ├── CompositionConfigError       ERR_COMPOSITION_CONFIG     flow.refusals
+    │   ├── EmptyCompositionError        ERR_EMPTY_COMPOSITION      flow.refusals
+    │   ├── DuplicateStepError           ERR_DUPLICATE_STEP         flow.refusals
+    │   ├── LoopBudgetError              ERR_LOOP_BUDGET            flow.refusals
+    │   ├── GraphCycleError              ERR_GRAPH_CYCLE            flow.refusals
+    │   ├── ResumeDivergedError          ERR_RESUME_DIVERGED        flow.refusals
+    │   ├── RedactionConfigError         ERR_REDACTION_CONFIG       redact.policy
+    │   ├── InvalidRecordingError        ERR_INVALID_RECORDING      record.recording_door
+    │   │   └── RecordingVersionError    ERR_RECORDING_VERSION      record.recording_door
     │   │           a recording written by a newer footprint_lab (its schema version is higher), or by the
     │   │           unreleased 0.1 (schema version 1, or a seal of an earlier chain): record or seal it again
-    │   ├── SealSourceError              ERR_SEAL_SOURCE            engine._seal
-    │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core._run
-    │   ├── InvalidAnnotationError       ERR_INVALID_ANNOTATION     core._run
-    │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context._refusals
-    │   ├── FactRoleError                ERR_FACT_ROLE              context._declarations
-    │   ├── ContextConfigError           ERR_CONTEXT_CONFIG         context._assembly
-    │   ├── DuplicateContextIdError      ERR_DUPLICATE_CONTEXT_ID   context._assembly
-    │   ├── UnknownFactReferenceError    ERR_UNKNOWN_FACT_REF       context._assembly
-    │   ├── ExplainConfigError           ERR_EXPLAIN_CONFIG         context._source_ids
-    │   ├── UnknownStepError             ERR_UNKNOWN_STEP           explain._custody
-    │   ├── InfluenceStrategyError       ERR_INFLUENCE_STRATEGY     explain._influence
-    │   ├── ToolCatalogError             ERR_TOOL_CATALOG           explain._tool_lint
-    │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         context._source_ids
-    │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain._ablation
-    │   ├── ReplayPieceError             ERR_REPLAY_PIECE           explain._replay
-    │   ├── SameAnswerError              ERR_SAME_ANSWER            explain._difference
+    │   ├── SealSourceError              ERR_SEAL_SOURCE            sealing.seal
+    │   ├── CallNotFoundError            ERR_CALL_NOT_FOUND         core.run
+    │   ├── InvalidAnnotationError       ERR_INVALID_ANNOTATION     core.run
+    │   ├── ContextDeclarationError      ERR_CONTEXT_DECLARATION    context.refusals
+    │   ├── FactRoleError                ERR_FACT_ROLE              context.declarations
+    │   ├── ContextConfigError           ERR_CONTEXT_CONFIG         context.assembly
+    │   ├── DuplicateContextIdError      ERR_DUPLICATE_CONTEXT_ID   context.assembly
+    │   ├── UnknownFactReferenceError    ERR_UNKNOWN_FACT_REF       context.assembly
+    │   ├── ExplainConfigError           ERR_EXPLAIN_CONFIG         context.source_ids
+    │   ├── UnknownStepError             ERR_UNKNOWN_STEP           explain.provenance.custody
+    │   ├── InfluenceStrategyError       ERR_INFLUENCE_STRATEGY     explain.provenance.influence
+    │   ├── ToolCatalogError             ERR_TOOL_CATALOG           explain.checks.tool_lint
+    │   ├── UnknownSourceError           ERR_UNKNOWN_SOURCE         context.source_ids
+    │   ├── NothingToLocalizeError       ERR_NOTHING_TO_LOCALIZE    explain.trials.ablation
+    │   ├── ReplayPieceError             ERR_REPLAY_PIECE           explain.trials.replay
+    │   ├── SameAnswerError              ERR_SAME_ANSWER            explain.trials.difference
     │   ├── ComparatorError              ERR_COMPARATOR             explain.compare
     │   ├── UnknownRunError              ERR_UNKNOWN_RUN            lab.refusals
     │   ├── MagicInputError              ERR_MAGIC_INPUT            lab.refusals
     │   ├── LabConfigError               ERR_LAB_CONFIG             lab.door
-    │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers._mock
-    │   ├── ReplaySourceError            ERR_REPLAY_SOURCE          providers._replay
-    │   ├── OtelSpansError               ERR_OTEL_SPANS             otel._refusals
-    │   ├── OtelSpanFieldError           ERR_OTEL_SPAN_FIELD        otel._refusals
-    │   ├── OtelSpanLoopError            ERR_OTEL_SPAN_LOOP         otel._refusals
-    │   ├── OtelCaptureError             ERR_OTEL_CAPTURE           otel._refusals
-    │   ├── OtelExportError              ERR_OTEL_EXPORT            otel._refusals
-    │   │   └── OtelReceiverError        ERR_OTEL_RECEIVER          otel._refusals
-    │   ├── OtlpRequestRefused           ERR_OTLP_REQUEST           otel._refusals (the receiver's HTTP reply)
-    │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook._read
-    │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook._read
-    │   ├── BugReportError               ERR_BUG_REPORT             notebook._bug_report
+    │   ├── MockScriptError              ERR_MOCK_SCRIPT            providers.mock_provider
+    │   ├── ReplaySourceError            ERR_REPLAY_SOURCE          providers.replay
+    │   ├── OtelSpansError               ERR_OTEL_SPANS             otel.refusals
+    │   ├── OtelSpanFieldError           ERR_OTEL_SPAN_FIELD        otel.refusals
+    │   ├── OtelSpanLoopError            ERR_OTEL_SPAN_LOOP         otel.refusals
+    │   ├── OtelCaptureError             ERR_OTEL_CAPTURE           otel.refusals
+    │   ├── OtelExportError              ERR_OTEL_EXPORT            otel.refusals
+    │   │   └── OtelReceiverError        ERR_OTEL_RECEIVER          otel.refusals
+    │   ├── OtlpRequestRefused           ERR_OTLP_REQUEST           otel.refusals (the receiver's HTTP reply)
+    │   ├── NotebookFileError            ERR_NOTEBOOK_FILE          notebook.read
+    │   ├── SharingConfigError           ERR_SHARING_CONFIG         notebook.read
+    │   ├── BugReportError               ERR_BUG_REPORT             notebook.bug_bundle
     │   ├── CommandLineError             ERR_COMMAND_LINE           notebook.cli
-    │   ├── BatchConfigError             ERR_BATCH_CONFIG           batch._refusals
-    │   ├── RunSetFolderError            ERR_RUN_SET_FOLDER         batch._refusals
-    │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers._errors (also a ProviderError)
-    │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers._errors (also a ProviderError)
-    └── RunFailure                       ERR_RUN_FAILED             engine._refusal
-        ├── RunCheckpointError           ERR_RUN_CHECKPOINT         core._checkpoint
+    │   ├── BatchConfigError             ERR_BATCH_CONFIG           batch.refusals
+    │   ├── RunSetFolderError            ERR_RUN_SET_FOLDER         batch.refusals
+    │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers.errors (also a ProviderError)
+    │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers.errors (also a ProviderError)
+    └── RunFailure                       ERR_RUN_FAILED             record.refusal
+        ├── RunCheckpointError           ERR_RUN_CHECKPOINT         core.checkpoint
         │       a run failed after at least one completed tool round; .checkpoint keeps what was done
-        ├── FlowCheckpointError          ERR_FLOW_CHECKPOINT        flow._checkpoint
+        ├── FlowCheckpointError          ERR_FLOW_CHECKPOINT        flow.checkpoint
         │       a composition failed after members answered; .checkpoint keeps the answers and what
         │       the failed member kept, for composition.resume_on_error(err.checkpoint)
-        ├── ProviderAuthError            ERR_PROVIDER_AUTH          providers._errors (also a ProviderError)
+        ├── ProviderAuthError            ERR_PROVIDER_AUTH          providers.errors (also a ProviderError)
         ├── ModelNotFoundError           ERR_PROVIDER_MODEL_NOT_FOUND
         ├── ContextWindowError           ERR_PROVIDER_CONTEXT_WINDOW
         ├── ProviderRequestError         ERR_PROVIDER_REQUEST
@@ -103,10 +103,10 @@ The tree::
         ├── ProviderTimeoutError         ERR_PROVIDER_TIMEOUT
         ├── ProviderConnectionError      ERR_PROVIDER_UNREACHABLE
         ├── ProviderResponseError        ERR_PROVIDER_RESPONSE
-        ├── OtlpExportFailed             ERR_OTLP_EXPORT_FAILED     otel._refusals
-        └── ReplayMismatchError          ERR_PROVIDER_REPLAY_MISMATCH  providers._replay
+        ├── OtlpExportFailed             ERR_OTLP_EXPORT_FAILED     otel.refusals
+        └── ReplayMismatchError          ERR_PROVIDER_REPLAY_MISMATCH  providers.replay
 
-``ProviderError`` (``ERR_PROVIDER``, providers._errors) is the family of the provider classes
+``ProviderError`` (``ERR_PROVIDER``, providers.errors) is the family of the provider classes
 above, on both sides: ``except ProviderError`` catches them all, and each says in
 ``retryable`` whether calling again (or resuming the run from its checkpoint) can help.
 """
@@ -115,96 +115,96 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.engine._exports import public
+from footprint_lab.record.exports import public
 
 # The one list of every refusal and failure: typed for the type checker, each imported when first used
 # (``from footprint_lab.errors import InvalidRunInputError`` loads the door that raises it, not every layer).
 if TYPE_CHECKING:
-    from footprint_lab.batch._refusals import BatchConfigError as BatchConfigError
-    from footprint_lab.batch._refusals import RunSetFolderError as RunSetFolderError
-    from footprint_lab.context._assembly import ContextConfigError as ContextConfigError
-    from footprint_lab.context._assembly import DuplicateContextIdError as DuplicateContextIdError
-    from footprint_lab.context._assembly import UnknownFactReferenceError as UnknownFactReferenceError
-    from footprint_lab.context._declarations import FactRoleError as FactRoleError
-    from footprint_lab.context._refusals import ContextDeclarationError as ContextDeclarationError
-    from footprint_lab.context._source_ids import ExplainConfigError as ExplainConfigError
-    from footprint_lab.context._source_ids import UnknownSourceError as UnknownSourceError
-    from footprint_lab.core._agent_door import AgentConfigError as AgentConfigError
-    from footprint_lab.core._agent_door import DuplicateToolError as DuplicateToolError
-    from footprint_lab.core._chat import ChatConfigError as ChatConfigError
-    from footprint_lab.core._chat import UnknownTurnError as UnknownTurnError
-    from footprint_lab.core._checkpoint import ConversationMismatchError as ConversationMismatchError
-    from footprint_lab.core._checkpoint import InvalidCheckpointError as InvalidCheckpointError
-    from footprint_lab.core._checkpoint import RunCheckpointError as RunCheckpointError
-    from footprint_lab.core._checkpoint_masks import MaskedCheckpointError as MaskedCheckpointError
-    from footprint_lab.core._checkpoint_masks import UnmaskArgumentError as UnmaskArgumentError
-    from footprint_lab.core._conversation import NoConversationError as NoConversationError
-    from footprint_lab.core._conversation import PendingQuestionError as PendingQuestionError
-    from footprint_lab.core._conversation import ResumeIdentityConflictError as ResumeIdentityConflictError
-    from footprint_lab.core._conversation import ResumeRedactionError as ResumeRedactionError
-    from footprint_lab.core._conversation import RunInFlightError as RunInFlightError
-    from footprint_lab.core._door import InvalidRunInputError as InvalidRunInputError
-    from footprint_lab.core._identity import InvalidIdentityError as InvalidIdentityError
-    from footprint_lab.core._llm_call import LLMCallContextError as LLMCallContextError
-    from footprint_lab.core._member_run import MemberIdentityError as MemberIdentityError
-    from footprint_lab.core._member_run import ParentRunRefusedError as ParentRunRefusedError
-    from footprint_lab.core._member_run import ResumeRequestConflictError as ResumeRequestConflictError
-    from footprint_lab.core._pause import InvalidQuestionError as InvalidQuestionError
-    from footprint_lab.core._run import CallNotFoundError as CallNotFoundError
-    from footprint_lab.core._run import InvalidAnnotationError as InvalidAnnotationError
-    from footprint_lab.core._runner import ListenerError as ListenerError
-    from footprint_lab.core._tools import ToolDefinitionError as ToolDefinitionError
-    from footprint_lab.engine._recording_door import InvalidRecordingError as InvalidRecordingError
-    from footprint_lab.engine._recording_door import RecordingVersionError as RecordingVersionError
-    from footprint_lab.engine._redaction import RedactionConfigError as RedactionConfigError
-    from footprint_lab.engine._refusal import CodedError as CodedError
-    from footprint_lab.engine._refusal import Refusal as Refusal
-    from footprint_lab.engine._refusal import RunFailure as RunFailure
-    from footprint_lab.engine._refusal import UnknownKeywordError as UnknownKeywordError
-    from footprint_lab.engine._seal import SealSourceError as SealSourceError
-    from footprint_lab.explain._ablation import NothingToLocalizeError as NothingToLocalizeError
-    from footprint_lab.explain._custody import UnknownStepError as UnknownStepError
-    from footprint_lab.explain._difference import SameAnswerError as SameAnswerError
-    from footprint_lab.explain._influence import InfluenceStrategyError as InfluenceStrategyError
-    from footprint_lab.explain._replay import ReplayPieceError as ReplayPieceError
-    from footprint_lab.explain._tool_lint import ToolCatalogError as ToolCatalogError
+    from footprint_lab.batch.refusals import BatchConfigError as BatchConfigError
+    from footprint_lab.batch.refusals import RunSetFolderError as RunSetFolderError
+    from footprint_lab.context.assembly import ContextConfigError as ContextConfigError
+    from footprint_lab.context.assembly import DuplicateContextIdError as DuplicateContextIdError
+    from footprint_lab.context.assembly import UnknownFactReferenceError as UnknownFactReferenceError
+    from footprint_lab.context.declarations import FactRoleError as FactRoleError
+    from footprint_lab.context.refusals import ContextDeclarationError as ContextDeclarationError
+    from footprint_lab.context.source_ids import ExplainConfigError as ExplainConfigError
+    from footprint_lab.context.source_ids import UnknownSourceError as UnknownSourceError
+    from footprint_lab.core.agent_door import AgentConfigError as AgentConfigError
+    from footprint_lab.core.agent_door import DuplicateToolError as DuplicateToolError
+    from footprint_lab.core.chat import ChatConfigError as ChatConfigError
+    from footprint_lab.core.chat import UnknownTurnError as UnknownTurnError
+    from footprint_lab.core.checkpoint import ConversationMismatchError as ConversationMismatchError
+    from footprint_lab.core.checkpoint import InvalidCheckpointError as InvalidCheckpointError
+    from footprint_lab.core.checkpoint import RunCheckpointError as RunCheckpointError
+    from footprint_lab.core.checkpoint_masks import MaskedCheckpointError as MaskedCheckpointError
+    from footprint_lab.core.checkpoint_masks import UnmaskArgumentError as UnmaskArgumentError
+    from footprint_lab.core.conversation import NoConversationError as NoConversationError
+    from footprint_lab.core.conversation import PendingQuestionError as PendingQuestionError
+    from footprint_lab.core.conversation import ResumeIdentityConflictError as ResumeIdentityConflictError
+    from footprint_lab.core.conversation import ResumeRedactionError as ResumeRedactionError
+    from footprint_lab.core.conversation import RunInFlightError as RunInFlightError
+    from footprint_lab.core.door import InvalidRunInputError as InvalidRunInputError
+    from footprint_lab.core.identity import InvalidIdentityError as InvalidIdentityError
+    from footprint_lab.core.llm_call import LLMCallContextError as LLMCallContextError
+    from footprint_lab.core.member_run import MemberIdentityError as MemberIdentityError
+    from footprint_lab.core.member_run import ParentRunRefusedError as ParentRunRefusedError
+    from footprint_lab.core.member_run import ResumeRequestConflictError as ResumeRequestConflictError
+    from footprint_lab.core.pause import InvalidQuestionError as InvalidQuestionError
+    from footprint_lab.core.run import CallNotFoundError as CallNotFoundError
+    from footprint_lab.core.run import InvalidAnnotationError as InvalidAnnotationError
+    from footprint_lab.core.runner import ListenerError as ListenerError
+    from footprint_lab.core.tools import ToolDefinitionError as ToolDefinitionError
+    from footprint_lab.explain.checks.tool_lint import ToolCatalogError as ToolCatalogError
     from footprint_lab.explain.compare import ComparatorError as ComparatorError
-    from footprint_lab.flow._checkpoint import FlowCheckpointError as FlowCheckpointError
-    from footprint_lab.flow._refusals import CompositionConfigError as CompositionConfigError
-    from footprint_lab.flow._refusals import DuplicateStepError as DuplicateStepError
-    from footprint_lab.flow._refusals import EmptyCompositionError as EmptyCompositionError
-    from footprint_lab.flow._refusals import GraphCycleError as GraphCycleError
-    from footprint_lab.flow._refusals import LoopBudgetError as LoopBudgetError
-    from footprint_lab.flow._refusals import ResumeDivergedError as ResumeDivergedError
+    from footprint_lab.explain.provenance.custody import UnknownStepError as UnknownStepError
+    from footprint_lab.explain.provenance.influence import InfluenceStrategyError as InfluenceStrategyError
+    from footprint_lab.explain.trials.ablation import NothingToLocalizeError as NothingToLocalizeError
+    from footprint_lab.explain.trials.difference import SameAnswerError as SameAnswerError
+    from footprint_lab.explain.trials.replay import ReplayPieceError as ReplayPieceError
+    from footprint_lab.flow.checkpoint import FlowCheckpointError as FlowCheckpointError
+    from footprint_lab.flow.refusals import CompositionConfigError as CompositionConfigError
+    from footprint_lab.flow.refusals import DuplicateStepError as DuplicateStepError
+    from footprint_lab.flow.refusals import EmptyCompositionError as EmptyCompositionError
+    from footprint_lab.flow.refusals import GraphCycleError as GraphCycleError
+    from footprint_lab.flow.refusals import LoopBudgetError as LoopBudgetError
+    from footprint_lab.flow.refusals import ResumeDivergedError as ResumeDivergedError
     from footprint_lab.lab.door import LabConfigError as LabConfigError
     from footprint_lab.lab.refusals import MagicInputError as MagicInputError
     from footprint_lab.lab.refusals import UnknownRunError as UnknownRunError
-    from footprint_lab.notebook._bug_report import BugReportError as BugReportError
-    from footprint_lab.notebook._read import NotebookFileError as NotebookFileError
-    from footprint_lab.notebook._read import SharingConfigError as SharingConfigError
+    from footprint_lab.notebook.bug_bundle import BugReportError as BugReportError
     from footprint_lab.notebook.cli import CommandLineError as CommandLineError
-    from footprint_lab.otel._refusals import OtelCaptureError as OtelCaptureError
-    from footprint_lab.otel._refusals import OtelExportError as OtelExportError
-    from footprint_lab.otel._refusals import OtelReceiverError as OtelReceiverError
-    from footprint_lab.otel._refusals import OtelSpanFieldError as OtelSpanFieldError
-    from footprint_lab.otel._refusals import OtelSpanLoopError as OtelSpanLoopError
-    from footprint_lab.otel._refusals import OtelSpansError as OtelSpansError
-    from footprint_lab.otel._refusals import OtlpExportFailed as OtlpExportFailed
-    from footprint_lab.otel._refusals import OtlpRequestRefused as OtlpRequestRefused
-    from footprint_lab.providers._errors import ContextWindowError as ContextWindowError
-    from footprint_lab.providers._errors import MissingApiKeyError as MissingApiKeyError
-    from footprint_lab.providers._errors import ModelNotFoundError as ModelNotFoundError
-    from footprint_lab.providers._errors import ProviderAuthError as ProviderAuthError
-    from footprint_lab.providers._errors import ProviderConfigError as ProviderConfigError
-    from footprint_lab.providers._errors import ProviderConnectionError as ProviderConnectionError
-    from footprint_lab.providers._errors import ProviderError as ProviderError
-    from footprint_lab.providers._errors import ProviderRateLimitError as ProviderRateLimitError
-    from footprint_lab.providers._errors import ProviderRequestError as ProviderRequestError
-    from footprint_lab.providers._errors import ProviderResponseError as ProviderResponseError
-    from footprint_lab.providers._errors import ProviderTimeoutError as ProviderTimeoutError
-    from footprint_lab.providers._errors import ProviderUnavailableError as ProviderUnavailableError
-    from footprint_lab.providers._mock import MockScriptError as MockScriptError
-    from footprint_lab.providers._replay import ReplayMismatchError as ReplayMismatchError
-    from footprint_lab.providers._replay import ReplaySourceError as ReplaySourceError
+    from footprint_lab.notebook.read import NotebookFileError as NotebookFileError
+    from footprint_lab.notebook.read import SharingConfigError as SharingConfigError
+    from footprint_lab.otel.refusals import OtelCaptureError as OtelCaptureError
+    from footprint_lab.otel.refusals import OtelExportError as OtelExportError
+    from footprint_lab.otel.refusals import OtelReceiverError as OtelReceiverError
+    from footprint_lab.otel.refusals import OtelSpanFieldError as OtelSpanFieldError
+    from footprint_lab.otel.refusals import OtelSpanLoopError as OtelSpanLoopError
+    from footprint_lab.otel.refusals import OtelSpansError as OtelSpansError
+    from footprint_lab.otel.refusals import OtlpExportFailed as OtlpExportFailed
+    from footprint_lab.otel.refusals import OtlpRequestRefused as OtlpRequestRefused
+    from footprint_lab.providers.errors import ContextWindowError as ContextWindowError
+    from footprint_lab.providers.errors import MissingApiKeyError as MissingApiKeyError
+    from footprint_lab.providers.errors import ModelNotFoundError as ModelNotFoundError
+    from footprint_lab.providers.errors import ProviderAuthError as ProviderAuthError
+    from footprint_lab.providers.errors import ProviderConfigError as ProviderConfigError
+    from footprint_lab.providers.errors import ProviderConnectionError as ProviderConnectionError
+    from footprint_lab.providers.errors import ProviderError as ProviderError
+    from footprint_lab.providers.errors import ProviderRateLimitError as ProviderRateLimitError
+    from footprint_lab.providers.errors import ProviderRequestError as ProviderRequestError
+    from footprint_lab.providers.errors import ProviderResponseError as ProviderResponseError
+    from footprint_lab.providers.errors import ProviderTimeoutError as ProviderTimeoutError
+    from footprint_lab.providers.errors import ProviderUnavailableError as ProviderUnavailableError
+    from footprint_lab.providers.mock_provider import MockScriptError as MockScriptError
+    from footprint_lab.providers.replay import ReplayMismatchError as ReplayMismatchError
+    from footprint_lab.providers.replay import ReplaySourceError as ReplaySourceError
+    from footprint_lab.record.recording_door import InvalidRecordingError as InvalidRecordingError
+    from footprint_lab.record.recording_door import RecordingVersionError as RecordingVersionError
+    from footprint_lab.record.refusal import CodedError as CodedError
+    from footprint_lab.record.refusal import Refusal as Refusal
+    from footprint_lab.record.refusal import RunFailure as RunFailure
+    from footprint_lab.record.refusal import UnknownKeywordError as UnknownKeywordError
+    from footprint_lab.redact.policy import RedactionConfigError as RedactionConfigError
+    from footprint_lab.sealing.seal import SealSourceError as SealSourceError
 
 __all__, __getattr__, __dir__ = public(__name__)

@@ -54,7 +54,7 @@ def keep_evidence(page: Any, name: str, console: list[str]) -> str:
 
 def rgb(colour: str) -> str:
     """``#rrggbb`` (or a palette colour, by its light value) as the browser reports a computed colour."""
-    from footprint_lab.engine.theme import plain
+    from footprint_lab.markup.theme import plain
 
     colour = plain(colour)
     red, green, blue = (int(colour[i:i + 2], 16) for i in (1, 3, 5))

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from typing import Any
 
 from footprint_lab import Agent, ask_human, define_tool
-from footprint_lab.core._tools import Tool
+from footprint_lab.core.tools import Tool
 from footprint_lab.providers import mock
 from footprint_lab.providers.types import LLMRequest, LLMResponse
 

@@ -18,7 +18,7 @@ from typing import Any
 
 from footprint_lab import Agent, Lab, Redaction, Run, Sequence, ask_human, load_recording, tool
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
-from footprint_lab.explain._asking import Explanation
+from footprint_lab.explain.asking.explainer import Explanation
 from footprint_lab.lab import ask_box
 from footprint_lab.providers import LLMRequest, mock
 

@@ -9,9 +9,9 @@ from typing import Any
 import nbformat
 
 from footprint_lab import Agent, Identity, tool
-from footprint_lab.engine._recording import RECORDING_MIME
-from footprint_lab.notebook._read import WIDGET_STATE_MIME
+from footprint_lab.notebook.read import WIDGET_STATE_MIME
 from footprint_lab.providers import mock
+from footprint_lab.record.recording import RECORDING_MIME
 
 #: secrets planted in a run, each where a policy must find it
 OPENAI_KEY = "sk-abcdefghijklmnopqrstuvwx1234"

@@ -6,7 +6,7 @@ import pytest
 from ask_kit import PLANTED
 
 from footprint_lab.explain import ask
-from footprint_lab.explain._evidence_views import EvidenceDesk
+from footprint_lab.explain.asking._evidence_views import EvidenceDesk
 from footprint_lab.lab.ask_box import answer_html
 from footprint_lab.providers import LLMRequest, mock
 

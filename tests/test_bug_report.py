@@ -11,10 +11,10 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, Chat, Redaction, Run, define_tool
-from footprint_lab.engine._base64 import base64_texts
 from footprint_lab.errors import BugReportError, NotebookFileError, SharingConfigError
 from footprint_lab.notebook import load_runs
 from footprint_lab.providers import mock
+from footprint_lab.redact.base64_words import base64_texts
 
 PASSWORD = "hunter2-Zq81"
 CARD = "4111-2222-3333-4444"
@@ -133,7 +133,7 @@ async def test_a_credential_in_base64_inside_a_tool_result_is_not_in_the_bundle(
 
 async def test_when_masking_leaves_a_covered_value_no_bundle_is_written(tmp_path: Path,
                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
-    from footprint_lab.notebook import _bug_report
+    from footprint_lab.notebook import bug_bundle as _bug_report
 
     real = _bug_report.export
     # a masking gap, as a defect in export would leave one: the scan after it is what stops the bundle

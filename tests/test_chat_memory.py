@@ -13,9 +13,9 @@ import pytest
 from conversation_kit import Seen, asking_tool
 
 from footprint_lab import Agent, Chat, Redaction, define_tool
-from footprint_lab.engine import _build
-from footprint_lab.engine._recorder import Recorder
 from footprint_lab.providers.types import LLMRequest
+from footprint_lab.record import build as _build
+from footprint_lab.record.recorder import Recorder
 
 SECRET = "hunter2-Correct-Horse"
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from footprint_lab import Agent, Checkpoint, FlowCheckpoint, Identity, Redaction, Sequence, define_tool, tool
-from footprint_lab.core._member_run import open_run_count
+from footprint_lab.core.member_run import open_run_count
 from footprint_lab.errors import (
     FlowCheckpointError,
     MaskedCheckpointError,

@@ -22,9 +22,9 @@ import pytest
 
 import footprint_lab
 from footprint_lab import Agent, seal
-from footprint_lab.engine._recording import RECORDING_MIME
 from footprint_lab.notebook import cli
 from footprint_lab.providers import mock
+from footprint_lab.record.recording import RECORDING_MIME
 from tests.notebook_kit import composed_run, leaky_run, notebook_with
 
 SCRIPT = Path(sys.executable).with_name("footprint-lab")

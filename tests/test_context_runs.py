@@ -20,7 +20,7 @@ from footprint_lab.context import (
     define_steering,
     on_tool_return,
 )
-from footprint_lab.core._agent import turn_text
+from footprint_lab.core.agent import turn_text
 from footprint_lab.errors import CallNotFoundError
 from footprint_lab.providers import LLMRequest, MessagesView, mock
 
@@ -203,7 +203,7 @@ async def test_a_finished_run_with_skills_and_memory_is_freed_without_the_garbag
 
     (The read_skill tool once held the run's context state in a reference cycle, so a run's whole
     capture waited for a full collection.)"""
-    from footprint_lab.engine._recorder import Recorder
+    from footprint_lab.record.recorder import Recorder
 
     skill = define_skill(id="billing", description="Refunds", body="BILLING", tools=[make_tool("refund")])
     memory = define_memory(id="notes", store=InMemoryStore())

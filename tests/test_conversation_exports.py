@@ -4,11 +4,9 @@ from __future__ import annotations
 
 import footprint_lab
 from footprint_lab import errors
-from footprint_lab.core import _checkpoint as checkpoint
-from footprint_lab.core import _identity as identity
-from footprint_lab.core import _pause as pause
-from footprint_lab.engine import _redaction as redaction
-from footprint_lab.engine._refusal import Refusal, RunFailure
+from footprint_lab.core import checkpoint, identity, pause
+from footprint_lab.record.refusal import Refusal, RunFailure
+from footprint_lab.redact import policy as redaction
 
 CONVERSATION_ERRORS = {
     "RunInFlightError": "ERR_RUN_IN_FLIGHT",

@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from footprint_lab import Agent
-from footprint_lab.context._declarations import declared_in
+from footprint_lab.context.declarations import declared_in
 from footprint_lab.notebook import export, to_html
 from footprint_lab.providers import mock
 

@@ -7,7 +7,7 @@ from types import MappingProxyType
 import pytest
 
 from footprint_lab import Agent, LLMCall, Refusal, Sequence
-from footprint_lab.core._door import normalize_run_input  # the door itself, below every runner
+from footprint_lab.core.door import normalize_run_input  # the door itself, below every runner
 from footprint_lab.errors import InvalidRunInputError
 from footprint_lab.providers import mock
 

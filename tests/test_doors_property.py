@@ -40,9 +40,9 @@ from footprint_lab import (
 )
 from footprint_lab import context as fc
 from footprint_lab import explain as fx
-from footprint_lab.core._pause import HumanQuestion
-from footprint_lab.core._runner import Runner
-from footprint_lab.explain import _influence as influence
+from footprint_lab.core.pause import HumanQuestion
+from footprint_lab.core.runner import Runner
+from footprint_lab.explain.provenance import influence
 from footprint_lab.flow import _patterns as patterns
 from footprint_lab.providers import MockProvider, anthropic, mock, ollama, openai, provider_from_string
 

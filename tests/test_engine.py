@@ -8,9 +8,9 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, Parallel, Sequence, define_tool
-from footprint_lab.engine import EVENT_TYPES, Recorder, format_step_id, parse_step_id
-from footprint_lab.engine._build import build_recording
 from footprint_lab.providers import mock
+from footprint_lab.record import EVENT_TYPES, Recorder, format_step_id, parse_step_id
+from footprint_lab.record.build import build_recording
 
 
 def test_step_ids_render_and_parse_in_one_place():
@@ -281,7 +281,7 @@ def test_captured_values_are_recorded_as_json_writes_them() -> None:
     import enum
     import uuid
 
-    from footprint_lab.engine._records import jsonable
+    from footprint_lab.record.records import jsonable
 
     class Colour(enum.Enum):
         RED = "red"
@@ -325,7 +325,7 @@ def test_the_fast_and_the_walked_way_record_any_value_alike() -> None:
 
     from hypothesis import example, given
 
-    from footprint_lab.engine._records import _walk, jsonable, jsonable_each
+    from footprint_lab.record.records import _walk, jsonable, jsonable_each
 
     class Kind(enum.Enum):
         TOOL = "tool"

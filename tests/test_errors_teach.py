@@ -114,7 +114,7 @@ async def test_trial_settings_and_localize_refusals_name_the_setting_meant_and_t
 CELLS = [
     "%load_ext footprint_lab",
     "from footprint_lab import Agent\nfrom footprint_lab.providers import mock\n"
-    "from footprint_lab.providers._errors import ProviderRateLimitError\n"
+    "from footprint_lab.providers.errors import ProviderRateLimitError\n"
     "agent = Agent(provider=mock(reply='ok'))\nrun = agent.run_sync('hi')\n"
     "def refuse(request):\n"
     "    raise ProviderRateLimitError('too many requests', provider='mock', status=429, attempts=1,"

@@ -11,7 +11,7 @@ from footprint_lab import Agent
 from footprint_lab.errors import ExplainConfigError
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import Explanation, ask
-from footprint_lab.explain._evidence_views import EvidenceDesk, page
+from footprint_lab.explain.asking._evidence_views import EvidenceDesk, page
 from footprint_lab.providers import LLMRequest, mock
 
 TOP = re.compile(r"^1\. \w+ '([^']+)'", re.M)

@@ -8,12 +8,12 @@ import pytest
 from saved_kit import saved_run
 
 from footprint_lab import Agent, Recording, Run
-from footprint_lab.engine import Recorder
-from footprint_lab.engine._build import build_recording
 from footprint_lab.errors import ExplainConfigError, UnknownStepError
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import backtrack, suspects
 from footprint_lab.providers import mock
+from footprint_lab.record import Recorder
+from footprint_lab.record.build import build_recording
 
 
 @pytest.fixture

@@ -9,13 +9,13 @@ import pytest
 
 from footprint_lab import Agent, LLMCall, Sequence
 from footprint_lab.context import define_fact
-from footprint_lab.engine._recording_door import load_recording
 from footprint_lab.errors import ExplainConfigError, NothingToLocalizeError, SameAnswerError
 from footprint_lab.examples.scenarios import APPROVED, DECLINED, OVERRIDE, REFUND_REQUEST, lookup_order, refund_model
 from footprint_lab.explain import compare_runs, explain_difference
 from footprint_lab.explain.compare import Label
 from footprint_lab.otel import from_spans, to_spans
 from footprint_lab.providers import LLMRequest, mock
+from footprint_lab.record.recording_door import load_recording
 
 HOSTILE = '<img src=x onerror="alert(1)"> & \'quotes\''
 REFUSAL = "No refunds for this customer, ever."

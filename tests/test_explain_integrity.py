@@ -12,7 +12,7 @@ from footprint_lab.context import define_skill
 from footprint_lab.errors import ExplainConfigError
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import integrity
-from footprint_lab.explain._integrity_checks import CHECKS
+from footprint_lab.explain.checks.integrity import CHECKS
 from footprint_lab.providers import mock
 
 

@@ -157,7 +157,7 @@ async def test_a_failed_baseline_rerun_is_neither_noise_nor_a_flip(planted_run):
 
 
 async def test_a_rerun_that_fails_for_a_passing_reason_is_tried_again(planted_run):
-    from footprint_lab.providers._errors import ProviderUnavailableError
+    from footprint_lab.providers.errors import ProviderUnavailableError
 
     tries: dict[tuple[int | None, str], int] = {}
 
@@ -330,7 +330,7 @@ async def test_without_refuses_unknown_ids():
 
 
 async def test_a_redacted_input_must_be_given_again_and_the_policy_carries_over():
-    from footprint_lab.engine._redaction import Redaction
+    from footprint_lab.redact.policy import Redaction
 
     agent = planted_fact_agent()
     guarded = Agent(provider=agent.provider, system=agent.system, tools=agent.tools,
@@ -392,7 +392,7 @@ async def test_reruns_read_memory_but_never_write_to_it():
                            define_memory(id="history", store=store)])
     identity = {"tenant": "acme", "principal": "ana"}
     run = await agent.run("Refund please", identity=identity)
-    from footprint_lab.core._identity import coerce_identity
+    from footprint_lab.core.identity import coerce_identity
 
     namespace = coerce_identity(identity, "test").namespace()
     before = list(store.recall(namespace, limit=1000))

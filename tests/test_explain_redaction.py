@@ -9,9 +9,9 @@ import pytest
 
 from footprint_lab import Agent, Lab, Recording, Refusal, Run, define_tool
 from footprint_lab.context import define_fact, define_instruction
-from footprint_lab.engine._redaction import Redaction
 from footprint_lab.explain import ask, find_dropped_context, localize, ranking_confidence, rerun_without
 from footprint_lab.providers import LLMRequest, mock
+from footprint_lab.redact.policy import Redaction
 
 SECRET = "dana.reyes@example.com"
 MESSAGE = f"Refund order A-1 for {SECRET} please."

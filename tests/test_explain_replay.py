@@ -9,11 +9,11 @@ import pytest
 
 from footprint_lab import Agent, Redaction, tool
 from footprint_lab.context import define_fact
-from footprint_lab.engine._recording_door import load_recording
 from footprint_lab.errors import ExplainConfigError, ReplayPieceError
 from footprint_lab.examples.scenarios import DECLINED, REFUND_REQUEST, planted_fact_agent, refund_model
 from footprint_lab.explain import localize, replay
 from footprint_lab.providers import LLMRequest, mock
+from footprint_lab.record.recording_door import load_recording
 
 
 class Seen:

@@ -17,12 +17,12 @@ import pytest
 from footprint_lab import Agent
 from footprint_lab.context import define_fact
 from footprint_lab.explain import localize
-from footprint_lab.explain._look_plan import afforded, look_plan
-from footprint_lab.explain._rerun import Outcome
-from footprint_lab.explain._search import DECISIVE, KIND_PRIOR, CauseSearch
-from footprint_lab.explain._stats import attained_level, boschloo_greater
-from footprint_lab.explain._trial import Arm, decide
 from footprint_lab.explain.compare import Label
+from footprint_lab.explain.trials._look_plan import afforded, look_plan
+from footprint_lab.explain.trials._search import DECISIVE, KIND_PRIOR, CauseSearch
+from footprint_lab.explain.trials._stats import attained_level, boschloo_greater
+from footprint_lab.explain.trials.rerun import Outcome
+from footprint_lab.explain.trials.trial import Arm, decide
 from footprint_lab.providers import LLMRequest, mock
 
 

@@ -20,7 +20,7 @@ from footprint_lab.explain import (
     ranking_confidence,
     register_influence_strategy,
 )
-from footprint_lab.explain._influence import _STRATEGIES, LexicalInfluence
+from footprint_lab.explain.provenance.influence import _STRATEGIES, LexicalInfluence
 from footprint_lab.providers import mock
 
 

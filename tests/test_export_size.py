@@ -63,7 +63,7 @@ def large_runs() -> dict[str, object]:
 @pytest.mark.parametrize("kind", ["answer", "tool result", "member answer", "nested member"])
 def test_a_saved_recording_holds_a_large_text_once_and_reads_back_whole(kind: str) -> None:
     from footprint_lab import load_recording, verify
-    from footprint_lab.engine._saved_seal import verify_saved
+    from footprint_lab.sealing.saved_seal import verify_saved
 
     run = large_runs()[kind]
     size = 5_400_000

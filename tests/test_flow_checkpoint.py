@@ -15,8 +15,8 @@ import pytest
 from flow_kit import approver, nested_flow
 
 from footprint_lab import Identity, Parallel, Run, Sequence, ToolContext
-from footprint_lab.core._member_run import open_run_count
-from footprint_lab.core._runner import Mount, Runner
+from footprint_lab.core.member_run import open_run_count
+from footprint_lab.core.runner import Mount, Runner
 from footprint_lab.errors import (
     ConversationMismatchError,
     InvalidCheckpointError,

@@ -22,8 +22,8 @@ from footprint_lab import (
     step,
     tool,
 )
-from footprint_lab.core._member_run import open_run_count
-from footprint_lab.flow._checkpoint import FlowCheckpointError
+from footprint_lab.core.member_run import open_run_count
+from footprint_lab.flow.checkpoint import FlowCheckpointError
 from footprint_lab.providers import LLMRequest, mock
 
 

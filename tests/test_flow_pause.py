@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, Conditional, Identity, Loop, Parallel, Sequence, ToolContext, ask_human, tool
-from footprint_lab.core._member_run import open_run_count
+from footprint_lab.core.member_run import open_run_count
 from footprint_lab.errors import (
     InvalidCheckpointError,
     ResumeDivergedError,

@@ -11,7 +11,7 @@ from conversation_kit import SECRET, Seen, scripted
 from flow_kit import approver, echo
 
 from footprint_lab import Agent, FlowCheckpoint, Identity, Parallel, Redaction, Sequence, define_tool
-from footprint_lab.core._member_run import open_run_count
+from footprint_lab.core.member_run import open_run_count
 from footprint_lab.errors import MaskedCheckpointError, RedactionConfigError, ResumeRedactionError
 from footprint_lab.providers import mock
 

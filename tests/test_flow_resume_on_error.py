@@ -11,7 +11,7 @@ from flow_kit import approver
 from footprint_lab import Agent, Parallel, Sequence
 from footprint_lab.errors import InvalidCheckpointError
 from footprint_lab.flow import FlowCheckpoint
-from footprint_lab.flow._checkpoint import FlowCheckpointError
+from footprint_lab.flow.checkpoint import FlowCheckpointError
 from footprint_lab.providers import LLMRequest, mock
 
 

@@ -22,22 +22,22 @@ from markup_kit import PAGE_TAGS, Parsed, assert_inert, parse
 
 from footprint_lab import Agent, Conditional, Run, Sequence, ask_human, define_tool, load_recording, tool
 from footprint_lab.context import define_fact
-from footprint_lab.context._declarations import ContextDeclarationError
-from footprint_lab.engine._recording import Recording
-from footprint_lab.engine._unicode import visible
-from footprint_lab.engine.markup import TEXT_LIMIT, shown
+from footprint_lab.context.declarations import ContextDeclarationError
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.explain import find_dropped_context, localize, ranking_confidence, rerun_without
-from footprint_lab.explain._asking import Explanation
+from footprint_lab.explain.asking.explainer import Explanation
 from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.live import DETAIL_LIMIT
 from footprint_lab.lab.views import slots_view
 from footprint_lab.lab.widget import Lab
+from footprint_lab.markup.elements import TEXT_LIMIT, shown
 from footprint_lab.notebook import to_html
 from footprint_lab.notebook._html import _TAGS as MARKDOWN_TAGS
 from footprint_lab.providers import LLMRequest, mock
 from footprint_lab.providers.types import PLAIN_CALL_ID
+from footprint_lab.record.recording import Recording
+from footprint_lab.record.unicode import visible
 
 HOSTILE = {
     "double quotes": 'q1" onmouseover="alert(1)" x="',
@@ -344,7 +344,7 @@ async def test_direction_controls_are_drawn_as_marks_in_every_view_and_the_widge
 
 
 def test_a_drawn_attribute_shows_its_marks_and_a_hook_keeps_its_value():
-    from footprint_lab.engine.markup import attr
+    from footprint_lab.markup.elements import attr
 
     assert attr("a\u202eb", drawn=True) == "a⟨RLO⟩b"
     assert attr("a\u202eb") == "a\u202eb"

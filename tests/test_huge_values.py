@@ -2,7 +2,7 @@
 
 A 20 MB answer or a 5 MB tool result used to go into the answer view whole, and the recording
 beside it holds the answer seven times over (a 160 MB display bundle). Each view now draws at
-most ``engine.markup.TEXT_LIMIT`` characters of any one value, and the recording rides in the
+most ``markup.elements.TEXT_LIMIT`` characters of any one value, and the recording rides in the
 bundle only while the whole bundle, every MIME type together, stays within 2 MB.
 """
 
@@ -15,10 +15,10 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, Lab, define_tool, load_recording
-from footprint_lab.engine._recording import RECORDING_MIME
-from footprint_lab.engine.markup import TEXT_LIMIT
+from footprint_lab.markup.elements import TEXT_LIMIT
 from footprint_lab.notebook import export, load_runs
 from footprint_lab.providers import mock
+from footprint_lab.record.recording import RECORDING_MIME
 
 MB = 1_000_000
 

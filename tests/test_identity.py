@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, Identity, Sequence
-from footprint_lab.core._member_run import open_run_count
+from footprint_lab.core.member_run import open_run_count
 from footprint_lab.errors import InvalidIdentityError
 from footprint_lab.providers import mock
 

@@ -8,7 +8,7 @@ import nbformat
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
-from footprint_lab.engine._recording import RECORDING_MIME
+from footprint_lab.record.recording import RECORDING_MIME
 
 CELLS = [
     # 0: what the shell holds before the extension

@@ -13,11 +13,11 @@ import pytest
 from golden_kit import assert_golden, dom
 
 from footprint_lab import Agent, Conditional, LLMCall, Parallel, Recording, Run, Sequence
-from footprint_lab.engine import theme
-from footprint_lab.engine._recording import RECORDING_MIME
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.views import answer_view, run_bundle, tree_figure
+from footprint_lab.markup import theme
 from footprint_lab.providers import mock
+from footprint_lab.record.recording import RECORDING_MIME
 
 ROOT = Path(__file__).parent.parent / "footprint_lab"
 
@@ -188,8 +188,8 @@ def test_a_tree_too_large_to_picture_says_so_and_keeps_its_list():
 def test_core_never_imports_the_lab():
     for path in (ROOT / "core").glob("*.py"):
         assert "footprint_lab.lab" not in path.read_text(encoding="utf-8"), path.name
-    for layer in ("engine", "providers", "context", "explain", "flow"):
-        for path in (ROOT / layer).glob("*.py"):
+    for layer in ("record", "redact", "sealing", "markup", "providers", "context", "explain", "flow"):
+        for path in (ROOT / layer).rglob("*.py"):
             assert "footprint_lab.lab" not in path.read_text(encoding="utf-8"), path.name
 
 

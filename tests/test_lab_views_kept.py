@@ -18,9 +18,11 @@ from conversation_kit import Seen
 from golden_kit import outline
 
 from footprint_lab import Chat
-from footprint_lab.core import _run
+from footprint_lab.core import run as _run
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
-from footprint_lab.explain import _custody, _influence, _integrity_checks
+from footprint_lab.explain.checks import integrity as _integrity_checks
+from footprint_lab.explain.provenance import custody as _custody
+from footprint_lab.explain.provenance import influence as _influence
 from footprint_lab.lab import panels
 
 

@@ -15,7 +15,7 @@ from footprint_lab.context import (
     define_steering,
     on_tool_return,
 )
-from footprint_lab.core._agent import turn_text
+from footprint_lab.core.agent import turn_text
 from footprint_lab.errors import ContextConfigError, LLMCallContextError, Refusal
 from footprint_lab.providers import LLMRequest, mock
 

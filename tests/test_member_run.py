@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, Identity, Parallel, Run, Sequence, ToolContext, Workflow, step, tool
-from footprint_lab.core._identity import memory_identity
-from footprint_lab.core._member_run import close_parent_run, open_parent_run, open_run_count
-from footprint_lab.core._runner import Mount, Runner
-from footprint_lab.engine._recorder import Recorder
+from footprint_lab.core.identity import memory_identity
+from footprint_lab.core.member_run import close_parent_run, open_parent_run, open_run_count
+from footprint_lab.core.runner import Mount, Runner
 from footprint_lab.errors import MemberIdentityError, ParentRunRefusedError, ResumeRequestConflictError
 from footprint_lab.providers import LLMRequest, mock
+from footprint_lab.record.recorder import Recorder
 
 ALICE = Identity(tenant="acme", principal="alice")
 BOB = Identity(tenant="acme", principal="bob")
@@ -32,7 +32,7 @@ class LinkSpy(Runner):
         self.open_counts: list[int] = []
 
     async def _execute(self, bag: dict[str, Any], mount: Mount) -> Run:
-        from footprint_lab.engine._build import build_recording
+        from footprint_lab.record.build import build_recording
 
         self.links.append(mount.link)
         self.open_counts.append(open_run_count())

@@ -11,10 +11,10 @@ import plotly.graph_objects as go
 import pytest
 
 from footprint_lab import Agent, Sequence
-from footprint_lab.engine import theme
 from footprint_lab.errors import InvalidRunInputError
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.lab.cards import error_card_html
+from footprint_lab.markup import theme
 from footprint_lab.notebook import export, to_html
 from footprint_lab.notebook.cli import main as cli
 from footprint_lab.providers import mock

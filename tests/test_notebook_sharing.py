@@ -11,8 +11,6 @@ import pytest
 from nbclient import NotebookClient
 
 from footprint_lab import Agent, Recording, Redaction, Sequence
-from footprint_lab.engine._recording import RECORDING_MIME
-from footprint_lab.engine.progress import Stopped
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.notebook import (
     NotebookFileError,
@@ -26,6 +24,8 @@ from footprint_lab.notebook import (
 )
 from footprint_lab.notebook.cli import main as cli
 from footprint_lab.providers import mock
+from footprint_lab.record.progress import Stopped
+from footprint_lab.record.recording import RECORDING_MIME
 from tests.notebook_kit import (
     OPENAI_KEY,
     PASSWORD,

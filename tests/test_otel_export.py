@@ -16,10 +16,10 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from footprint_lab import Agent, Sequence, tool
-from footprint_lab.engine._redaction import Redaction
 from footprint_lab.otel import OtelExportError, OtlpExportFailed, from_spans
 from footprint_lab.otel._exporter import export_otlp, to_spans
 from footprint_lab.providers import mock
+from footprint_lab.redact.policy import Redaction
 
 SECRET = "hunter2-do-not-leak"
 
@@ -192,8 +192,8 @@ def test_live_spans_refuse_a_tracer_provider_that_makes_no_tracer(provider: Any)
 
 def test_an_import_of_many_runs_shows_its_progress_and_a_stop_keeps_the_runs_imported(capsys) -> None:
     from footprint_lab.batch import RunSet
-    from footprint_lab.engine.progress import Stopped
     from footprint_lab.otel import last_stopped
+    from footprint_lab.record.progress import Stopped
     from tests.stop_kit import stop_at
 
     agent = Agent(provider=mock(reply="ok"))

@@ -22,7 +22,6 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanContext, TraceFlags
 
 from footprint_lab import Agent, define_tool, errors, load_recording
-from footprint_lab.engine._refusal import Refusal
 from footprint_lab.otel import (
     OtelCaptureError,
     OtelSpanFieldError,
@@ -33,6 +32,7 @@ from footprint_lab.otel import (
 )
 from footprint_lab.otel._exporter import to_spans
 from footprint_lab.providers import LLMRequest, mock
+from footprint_lab.record.refusal import Refusal
 
 # most spans here are hand-made and carry no message content: the import says so, which is not under test here
 pytestmark = pytest.mark.filterwarnings("ignore::footprint_lab.otel.ContentCaptureWarning")

@@ -8,7 +8,7 @@ import sys
 
 import footprint_lab
 from footprint_lab import errors
-from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure
+from footprint_lab.record.refusal import CodedError, Refusal, RunFailure
 
 #: The public modules and what a user imports from each (the README and docs/ use these names).
 PROMISED = {
@@ -103,14 +103,14 @@ def test_import_does_not_pull_heavy_libraries():
     assert out.stdout.strip() == ""
 
 
-#: every package that offers names, each built from its own TYPE_CHECKING list (engine/_exports.py)
-SURFACES = ["footprint_lab", "footprint_lab.errors", "footprint_lab.engine", "footprint_lab.providers",
+#: every package that offers names, each built from its own TYPE_CHECKING list (record/exports.py)
+SURFACES = ["footprint_lab", "footprint_lab.errors", "footprint_lab.record", "footprint_lab.providers",
             "footprint_lab.context", "footprint_lab.explain", "footprint_lab.flow", "footprint_lab.otel",
             "footprint_lab.notebook"]
 
 
 def test_each_surface_all_is_its_one_list_and_every_name_is_the_object_where_it_is_defined():
-    from footprint_lab.engine._exports import exported
+    from footprint_lab.record.exports import exported
 
     for package in SURFACES:
         loaded = importlib.import_module(package)
@@ -158,9 +158,9 @@ def test_no_two_public_names_alike_stand_for_different_things():
 def test_importing_a_refusal_loads_the_door_that_raises_it_and_nothing_heavy():
     code = ("import sys; from footprint_lab.errors import InvalidRunInputError; "
             "print(','.join(m for m in ('pydantic', 'pandas', 'httpx', 'footprint_lab.explain', 'footprint_lab.lab', "
-            "'footprint_lab.flow', 'footprint_lab.core._door') if m in sys.modules))")
+            "'footprint_lab.flow', 'footprint_lab.core.door') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert out.stdout.strip() == "footprint_lab.core._door"
+    assert out.stdout.strip() == "footprint_lab.core.door"
 
 
 def test_batch_otel_notebook_and_providers_re_export_each_public_name_explicitly_for_a_strict_type_checker():
@@ -173,7 +173,7 @@ def test_batch_otel_notebook_and_providers_re_export_each_public_name_explicitly
         loaded = importlib.import_module(package)
         tree = ast.parse(Path(str(loaded.__file__)).read_text(encoding="utf-8"))
         offered = [alias for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                   and node.module not in ("__future__", "typing", "footprint_lab.engine._exports")
+                   and node.module not in ("__future__", "typing", "footprint_lab.record.exports")
                    for alias in node.names]
         assert all(alias.asname == alias.name for alias in offered), package
         assert sorted(alias.name for alias in offered) == sorted(loaded.__all__), package

@@ -8,7 +8,7 @@ import pytest
 from conversation_kit import asking_tool, counted_tool, pausing_agent, scripted
 
 from footprint_lab import Agent, Checkpoint, Identity, ask_human
-from footprint_lab.core._pause import HumanQuestion, Pause
+from footprint_lab.core.pause import HumanQuestion, Pause
 from footprint_lab.errors import (
     InvalidCheckpointError,
     InvalidRunInputError,

@@ -19,7 +19,7 @@ from real_model_kit import MODEL, ModelServers
 
 from footprint_lab import Agent
 from footprint_lab.providers import openai
-from footprint_lab.providers._errors import ProviderResponseError
+from footprint_lab.providers.errors import ProviderResponseError
 
 pytestmark = pytest.mark.real_model
 

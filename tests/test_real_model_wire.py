@@ -15,7 +15,7 @@ from real_model_kit import MODEL, N_CTX, ModelServers, free_port, start_server, 
 
 from footprint_lab import Agent, define_tool
 from footprint_lab.providers import openai
-from footprint_lab.providers._errors import ContextWindowError, ProviderConnectionError, ProviderResponseError
+from footprint_lab.providers.errors import ContextWindowError, ProviderConnectionError, ProviderResponseError
 from footprint_lab.providers.types import LLMRequest
 
 pytestmark = pytest.mark.real_model

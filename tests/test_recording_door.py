@@ -18,9 +18,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from footprint_lab import Agent, Redaction, Run, define_tool, load_recording
-from footprint_lab.engine._recording import Recording
 from footprint_lab.errors import InvalidRecordingError
 from footprint_lab.providers import mock
+from footprint_lab.record.recording import Recording
 
 SECRET = "Qz-never-quoted-7731"
 

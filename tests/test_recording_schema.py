@@ -9,10 +9,10 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, Recording, Sequence, load_recording, tool
-from footprint_lab.engine._saved_form import packed, unpacked
-from footprint_lab.engine.schema import MESSAGE_REF, SCHEMA_VERSION
 from footprint_lab.errors import InvalidRecordingError, RecordingVersionError
 from footprint_lab.providers import mock
+from footprint_lab.record.saved_form import packed, unpacked
+from footprint_lab.record.schema import MESSAGE_REF, SCHEMA_VERSION
 
 
 def fetching_agent(result: str, calls: int = 1) -> Agent:

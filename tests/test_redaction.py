@@ -9,9 +9,9 @@ import pytest
 from conversation_kit import SECRET, Seen, Streaming, asking_tool, scripted
 
 from footprint_lab import Agent, Redaction, define_tool
-from footprint_lab.engine._redaction import BUILTIN_PATTERNS
 from footprint_lab.errors import PendingQuestionError, RedactionConfigError, ResumeRedactionError
 from footprint_lab.providers import mock
+from footprint_lab.redact.policy import BUILTIN_PATTERNS
 
 KEY_PATTERN = r"sk-[A-Za-z0-9]{20,}"
 

@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 
 from footprint_lab import Agent, Redaction, Sequence, ask_human, define_tool
 from footprint_lab.context import define_fact
-from footprint_lab.engine._redaction import normalize_key
 from footprint_lab.errors import FlowCheckpointError, Refusal, RunCheckpointError
 from footprint_lab.notebook import export
 from footprint_lab.providers import LLMRequest, mock
+from footprint_lab.redact.policy import normalize_key
 
 POLICY = {"keys": ["password", "pin"], "patterns": {"ticket": r"TCK-\d{6}"}}
 TOKEN = st.text(alphabet=string.ascii_letters, min_size=8, max_size=12).map(lambda t: "Qz" + t)

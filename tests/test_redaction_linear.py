@@ -12,9 +12,9 @@ import re
 import pytest
 
 from footprint_lab import Agent, Redaction
-from footprint_lab.engine._redaction import BUILTIN_PATTERNS
 from footprint_lab.errors import RedactionConfigError
 from footprint_lab.providers import mock
+from footprint_lab.redact.policy import BUILTIN_PATTERNS
 
 SAMPLES = {
     "openai_key": ["sk-proj-abcdefghijklmnopqrstuvwxyz0123", "sk-abcdefghijklmnopqrstuvwx"],

@@ -16,8 +16,8 @@ import pytest
 
 from footprint_lab import Agent, Redaction, define_tool
 from footprint_lab.context import define_fact
-from footprint_lab.engine._base64 import base64_texts
 from footprint_lab.providers import mock
+from footprint_lab.redact.base64_words import base64_texts
 
 POLICY = dict(keys=["password", "pin"], patterns={"ticket": r"TCK-\d{6}"})
 

@@ -17,7 +17,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from footprint_lab import Agent, Redaction
-from footprint_lab.engine._token_gate import TokenGate
+from footprint_lab.redact.token_gate import TokenGate
 
 POLICY = Redaction(
     patterns={"codename": r"Project\s+Blue\s+Falcon", "address": r"\d{1,4} [A-Z][a-z]+ (?:Street|Road)"},

@@ -65,8 +65,8 @@ async def test_a_value_under_a_key_no_policy_covers_is_left_as_said() -> None:
 @pytest.mark.parametrize("said", [{"password": SECRET}, {"message": "hi", "account": {"password": SECRET}}])
 def test_a_recording_sweeps_what_its_input_names_whoever_ran_it(said: dict[str, Any]) -> None:
     """A runner that never read its input before recording: the build reads it first, then sweeps every record."""
-    from footprint_lab.engine._build import build_recording
-    from footprint_lab.engine._recorder import Recorder
+    from footprint_lab.record.build import build_recording
+    from footprint_lab.record.recorder import Recorder
 
     rec = Recorder("r1", policy=Redaction(keys=["password"]).for_run())
     rec.begin("step")

@@ -8,7 +8,7 @@ from footprint_lab import Agent, Parallel, Redaction, Sequence, tool
 from footprint_lab.errors import RunCheckpointError
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.providers import mock, replay_provider
-from footprint_lab.providers._replay import ReplayMismatchError, ReplaySourceError
+from footprint_lab.providers.replay import ReplayMismatchError, ReplaySourceError
 
 
 def _same_run(live, replayed) -> None:

@@ -27,10 +27,6 @@ from typing import Any
 import pytest
 
 from footprint_lab import Redaction, Run, load_recording, seal
-from footprint_lab.engine._recording import RECORDING_MIME, Recording
-from footprint_lab.engine._recording_door import MAX_MEMBER_DEPTH
-from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
-from footprint_lab.engine.schema import SCHEMA_VERSION
 from footprint_lab.errors import InvalidRecordingError, RecordingVersionError
 from footprint_lab.lab.views import answer_view
 from footprint_lab.notebook import (
@@ -44,6 +40,10 @@ from footprint_lab.notebook import (
     to_html,
     verify_file,
 )
+from footprint_lab.record.recording import RECORDING_MIME, Recording
+from footprint_lab.record.recording_door import MAX_MEMBER_DEPTH
+from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
+from footprint_lab.record.schema import SCHEMA_VERSION
 from tests.notebook_kit import OPENAI_KEY, PASSWORD, composed_run, leaky_run, notebook_with, rich_notebook
 
 POLICY = Redaction.standard()

@@ -29,7 +29,7 @@ import pytest
 
 from footprint_lab import Redaction
 from footprint_lab.notebook import NotebookFileError, cli, scan, scrub
-from footprint_lab.notebook._read import MAX_SWEEP_BYTES
+from footprint_lab.notebook.read import MAX_SWEEP_BYTES
 from tests.test_cli_exit_codes import ENV
 
 POLICY = Redaction.standard()

@@ -11,12 +11,12 @@ import pytest
 
 import footprint_lab
 from footprint_lab import Agent, LLMCall, Redaction, Sequence, define_tool, load_recording, seal, verify
-from footprint_lab.engine._recording import RECORDING_MIME, Recording
 from footprint_lab.errors import AgentConfigError, SealSourceError
 from footprint_lab.lab.views.answer import answer_view
 from footprint_lab.notebook import load_runs, scrub, verify_file
 from footprint_lab.notebook.cli import main
 from footprint_lab.providers import mock
+from footprint_lab.record.recording import RECORDING_MIME, Recording
 from tests.notebook_kit import OPENAI_KEY, leaky_run, notebook_with
 
 
@@ -423,7 +423,7 @@ def retagged(tags: dict[str, str], kind: str, how: str) -> None:
 @pytest.mark.parametrize("kind", ["header", "steps", "commits", "messages"])
 @pytest.mark.parametrize("how", ["flipped", "dropped", "emptied"])
 def test_edited_locator_tags_are_the_seal_altered_on_every_path(tmp_path: Path, kind: str, how: str) -> None:
-    from footprint_lab.engine._saved_seal import verify_saved
+    from footprint_lab.sealing.saved_seal import verify_saved
 
     data = json.loads(sealed_run().recording.model_dump_json())
     assert verify_saved(data) is not None and verify(json.dumps(data)).holds

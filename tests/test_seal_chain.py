@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 
 from footprint_lab import Agent, LLMCall, Parallel, Redaction, Sequence, seal, verify
-from footprint_lab.engine._build import build_recording
-from footprint_lab.engine._recorder import Recorder
-from footprint_lab.engine._recording import RECORDING_MIME, Recording
-from footprint_lab.engine._saved_seal import verify_saved
-from footprint_lab.engine._seal import ALGORITHM
-from footprint_lab.engine.schema import ROUTINE_PAYLOADS, UNRELEASED_SEALS
 from footprint_lab.errors import RecordingVersionError
 from footprint_lab.notebook import verify_file
 from footprint_lab.providers import mock
+from footprint_lab.record.build import build_recording
+from footprint_lab.record.recorder import Recorder
+from footprint_lab.record.recording import RECORDING_MIME, Recording
+from footprint_lab.record.schema import ROUTINE_PAYLOADS, UNRELEASED_SEALS
+from footprint_lab.sealing.saved_seal import verify_saved
+from footprint_lab.sealing.seal import ALGORITHM
 from tests.test_seal import ending_with, lookup_tool
 
 KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges")

@@ -23,11 +23,11 @@ import nbformat
 import pytest
 
 from footprint_lab import Agent, Redaction, define_tool, load_recording, verify
-from footprint_lab.engine._recording import RECORDING_MIME
-from footprint_lab.engine._saved_seal import bind_display, display_verdict, verify_saved
-from footprint_lab.engine._seal import ALGORITHM
 from footprint_lab.notebook import export, load_runs, scrub, verify_file
 from footprint_lab.providers import mock
+from footprint_lab.record.recording import RECORDING_MIME
+from footprint_lab.sealing.saved_seal import bind_display, display_verdict, verify_saved
+from footprint_lab.sealing.seal import ALGORITHM
 from tests.notebook_kit import OPENAI_KEY, composed_run, displayed
 from tests.test_cli_exit_codes import ENV, SCRIPT
 
@@ -385,8 +385,8 @@ def test_the_offline_page_does_not_draw_a_forged_seal(tmp_path: Path) -> None:
 
 
 def test_the_lab_badge_is_what_the_claim_check_reads() -> None:
-    from footprint_lab.engine._saved_seal import seal_claim
     from footprint_lab.lab.views.answer import seal_badge
+    from footprint_lab.sealing.saved_seal import seal_claim
 
     run = sealed_run()
     assert seal_claim({"data": {"text/html": seal_badge(run.recording)}}) == "text/html"

@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 
 from footprint_lab.context import BM25Scorer, EmbeddingScorer
-from footprint_lab.context._similarity import cosine, words
+from footprint_lab.context.similarity import cosine, words
 from footprint_lab.explain import EmbeddingInfluence
-from footprint_lab.explain._influence import tokens
+from footprint_lab.explain.provenance.influence import tokens
 
 
 def test_words_fold_plurals_split_identifiers_and_keep_any_script():

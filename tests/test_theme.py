@@ -1,4 +1,4 @@
-"""One theme: every colour the package writes comes from engine.theme, and no colour says a thing alone."""
+"""One theme: every colour the package writes comes from markup.theme, and no colour says a thing alone."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from footprint_lab.engine import theme
+from footprint_lab.markup import theme
 
 PACKAGE = Path(__file__).parent.parent / "footprint_lab"
 HEX = re.compile(r"(?<!&)(?:#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b)")  # not an entity such as &#115;

@@ -9,12 +9,12 @@ import pytest
 from markup_kit import assert_inert, parse
 
 from footprint_lab import Agent, Redaction, Run, define_tool
-from footprint_lab.core._timeline import TIMELINE_COLUMNS
-from footprint_lab.engine._recording import Event, LLMExchange, Recording, RunnerInfo, Step
+from footprint_lab.core.timeline import TIMELINE_COLUMNS
 from footprint_lab.examples.pipelines import refund_pipeline, review_panel
 from footprint_lab.examples.support_desk import build_desk, support_eval
 from footprint_lab.lab.views.timeline import TIMELINE_ROWS
 from footprint_lab.providers import mock
+from footprint_lab.record.recording import Event, LLMExchange, Recording, RunnerInfo, Step
 
 HOSTILE = '<script>alert(1)</script>" onmouseover="alert(2)" x="</details></td></table>'
 

@@ -20,7 +20,7 @@ from footprint_lab import Agent, Redaction, Sequence, tool
 from footprint_lab.explain import integrity
 from footprint_lab.lab.views.answer import answer_view
 from footprint_lab.providers import mock
-from footprint_lab.providers._errors import ProviderRateLimitError
+from footprint_lab.providers.errors import ProviderRateLimitError
 
 SECRET = "TCK-480215"
 POLICY = {"patterns": {"ticket": r"TCK-\d{6}"}}

@@ -12,7 +12,7 @@ import pytest
 import footprint_lab
 from footprint_lab import Agent, define_tool, lint_tools
 from footprint_lab.errors import AgentConfigError, ToolCatalogError
-from footprint_lab.explain._tool_lint import ToolLintWarning, prose_enum
+from footprint_lab.explain.checks.tool_lint import ToolLintWarning, prose_enum
 from footprint_lab.notebook.cli import main
 from footprint_lab.providers import mock
 

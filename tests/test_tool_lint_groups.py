@@ -10,9 +10,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from footprint_lab import lint_tools
-from footprint_lab.context._similarity import cosine, words
-from footprint_lab.explain._confusable import Dense, Lexical, groups, pairs
-from footprint_lab.explain._tool_lint import twins
+from footprint_lab.context.similarity import cosine, words
+from footprint_lab.explain.checks._confusable import Dense, Lexical, groups, pairs
+from footprint_lab.explain.checks.tool_lint import twins
 
 ORDER_TOOLS = [
     {"name": "get_order_status", "description": "Returns the live status of an order."},
@@ -67,7 +67,7 @@ def test_twins_are_still_each_tools_own_neighbours() -> None:
 
 
 def _cosine(left: dict[str, str], right: dict[str, str]) -> float:
-    from footprint_lab.explain._tool_lint import name_words
+    from footprint_lab.explain.checks.tool_lint import name_words
 
     bags = [words(f"{' '.join(name_words(t['name']))} {t['description']}") for t in (left, right)]
     vocabulary = sorted(set(bags[0]) | set(bags[1]))
@@ -119,7 +119,7 @@ def test_the_candidate_search_finds_exactly_the_pairs_every_pair_comparison_find
 
 
 def test_small_blocks_and_chunks_still_cover_every_pair(monkeypatch: Any) -> None:
-    from footprint_lab.explain import _confusable as module
+    from footprint_lab.explain.checks import _confusable as module
 
     for name, size in (("BLOCK_ROWS", 7), ("BLOCK_WORDS", 13), ("BLOCK_CANDIDATES", 11)):
         monkeypatch.setattr(module, name, size)

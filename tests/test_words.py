@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from footprint_lab.engine import words
+from footprint_lab.markup import words
 
 GLOSSARY = Path(__file__).parent.parent / "docs" / "glossary.md"
 _ENTRY = re.compile(r"^\*\*(?P<name>[^*]+)\*\*\n(?P<body>:   .*?)(?=\n\n|\n##|\Z)", re.MULTILINE | re.DOTALL)
@@ -42,7 +42,7 @@ def test_every_word_a_view_explains_opens_its_glossary_entry_with_the_same_sente
 
 
 def test_the_words_cover_every_hop_source_kind_and_verdict_the_recording_can_hold():
-    from footprint_lab.explain._hops import HOP_KINDS
+    from footprint_lab.explain.provenance._hops import HOP_KINDS
 
     assert set(HOP_KINDS) <= set(words.HOPS)
     assert {"base", "user", "assistant", "tool_result", "registry", "fact", "steering", "instruction", "skill",
@@ -201,7 +201,7 @@ def test_a_tables_long_text_shows_its_start_on_one_line_and_all_of_it_on_hover(d
 
 
 def test_a_clipped_cell_is_escaped_on_the_row_and_in_its_hover():
-    from footprint_lab.explain._frame import ShownFrame
+    from footprint_lab.explain.frame import ShownFrame
 
     hostile = '"><script>alert(1)</script>' * 4
     html = ShownFrame({"reason": [hostile, None]})._repr_html_()

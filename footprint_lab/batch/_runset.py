@@ -5,7 +5,7 @@ failed is a failed run of the set (status ``failed``, its error's type in ``fram
 the others. Every method that works through the set is a loop over the same per-run work
 (:mod:`footprint_lab.batch._work`), in this process or sent to a cluster in chunks
 (:mod:`footprint_lab.batch._cluster`), so both give the same rows; every argument is judged
-before the first run, recording or task (:mod:`footprint_lab.batch._refusals`); every long call
+before the first run, recording or task (:mod:`footprint_lab.batch.refusals`); every long call
 shows its progress and can be cancelled (:mod:`footprint_lab.batch._progress`).
 
 What the set knows of each run without its recording (its summary: ``frame()``, ``where=``,
@@ -30,14 +30,14 @@ import footprint_lab.batch._table as _table
 import footprint_lab.batch._work as _work
 from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary
 from footprint_lab.batch._progress import Bar, check_progress
-from footprint_lab.batch._refusals import BatchConfigError
 from footprint_lab.batch._stats import newcombe_paired, paired_t
-from footprint_lab.core._door import normalize_run_input
-from footprint_lab.core._run import Run
-from footprint_lab.engine._recording import Recording
-from footprint_lab.engine._refusal import call_problem, describe_shape, did_you_mean
-from footprint_lab.engine.progress import INTERRUPTS, Stopped, stopping
+from footprint_lab.batch.refusals import BatchConfigError
+from footprint_lab.core.door import normalize_run_input
+from footprint_lab.core.run import Run
 from footprint_lab.explain import Trials, TrialSettings, localize
+from footprint_lab.record.progress import INTERRUPTS, Stopped, stopping
+from footprint_lab.record.recording import Recording
+from footprint_lab.record.refusal import call_problem, describe_shape, did_you_mean
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,7 +48,7 @@ if TYPE_CHECKING:
 DEFAULT_CONCURRENCY = 8
 #: ``localize`` settings a set cannot pass on: each run has its own input and conversation
 _PER_RUN = ("run", "rerun", "progress", "input", "continue_from")
-#: where a stopped run-set call's partial result is kept (one store for every layer: ``engine.progress``)
+#: where a stopped run-set call's partial result is kept (one store for every layer: ``record.progress``)
 KEPT_AT = "footprint_lab.batch.last_stopped()"
 #: what a save stopped before its swap says, and one stopped in it (the swap finished: the set saved whole)
 NOT_SAVED = "none of it kept: the folder is as it was before the save (a folder the save made is removed)"

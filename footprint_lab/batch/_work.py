@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.batch._entries import load_run
-from footprint_lab.core._run import Run
-from footprint_lab.engine._recording_door import load_recording
-from footprint_lab.engine._refusal import Refusal
+from footprint_lab.core.run import Run
 from footprint_lab.explain import integrity, localize
+from footprint_lab.record.recording_door import load_recording
+from footprint_lab.record.refusal import Refusal
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -21,28 +21,16 @@ Declare pieces of context and hand them to an agent::
 Every piece is recorded on every iteration, admitted, skipped or dropped, with where it was
 declared, why its trigger let it in (or not), the step that landed it and the LLM call that
 read it: ``run.context()`` shows one call's context as a table, ``run.context_pieces()`` as
-objects. See :mod:`footprint_lab.context._assembly` for exactly what is recorded.
+objects. See :mod:`footprint_lab.context.assembly` for exactly what is recorded.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.engine._exports import public
+from footprint_lab.record.exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.context._assembly import ContextConfigError as ContextConfigError
-    from footprint_lab.context._assembly import DuplicateContextIdError as DuplicateContextIdError
-    from footprint_lab.context._assembly import UnknownFactReferenceError as UnknownFactReferenceError
-    from footprint_lab.context._declarations import ContextDeclarationError as ContextDeclarationError
-    from footprint_lab.context._declarations import FactRoleError as FactRoleError
-    from footprint_lab.context._declarations import Injection as Injection
-    from footprint_lab.context._declarations import define_fact as define_fact
-    from footprint_lab.context._declarations import define_instruction as define_instruction
-    from footprint_lab.context._declarations import define_memory as define_memory
-    from footprint_lab.context._declarations import define_rag as define_rag
-    from footprint_lab.context._declarations import define_skill as define_skill
-    from footprint_lab.context._declarations import define_steering as define_steering
     from footprint_lab.context._retrieval import BM25Scorer as BM25Scorer
     from footprint_lab.context._retrieval import EmbeddingScorer as EmbeddingScorer
     from footprint_lab.context._stores import InMemoryStore as InMemoryStore
@@ -52,6 +40,18 @@ if TYPE_CHECKING:
     from footprint_lab.context._triggers import always as always
     from footprint_lab.context._triggers import on_tool_return as on_tool_return
     from footprint_lab.context._triggers import rule as rule
+    from footprint_lab.context.assembly import ContextConfigError as ContextConfigError
+    from footprint_lab.context.assembly import DuplicateContextIdError as DuplicateContextIdError
+    from footprint_lab.context.assembly import UnknownFactReferenceError as UnknownFactReferenceError
+    from footprint_lab.context.declarations import ContextDeclarationError as ContextDeclarationError
+    from footprint_lab.context.declarations import FactRoleError as FactRoleError
+    from footprint_lab.context.declarations import Injection as Injection
+    from footprint_lab.context.declarations import define_fact as define_fact
+    from footprint_lab.context.declarations import define_instruction as define_instruction
+    from footprint_lab.context.declarations import define_memory as define_memory
+    from footprint_lab.context.declarations import define_rag as define_rag
+    from footprint_lab.context.declarations import define_skill as define_skill
+    from footprint_lab.context.declarations import define_steering as define_steering
 
 __all__, __getattr__, __dir__ = public(__name__)
 

@@ -1,7 +1,7 @@
 """Retrieval for ``define_rag``: chunking, a lexical BM25 scorer, and a pluggable embedding scorer.
 
 Rule kept here: retrieval is explainable and local by default. The default scorer is BM25
-over lowercase words (:func:`~footprint_lab.context._similarity.words`): no network, no model
+over lowercase words (:func:`~footprint_lab.context.similarity.words`): no network, no model
 download, the same scores on every machine.
 An embedding scorer is a plug-in (``EmbeddingScorer(embed)``, where ``embed`` is any function
 from a list of texts to a list of vectors); it ranks by cosine similarity.
@@ -21,9 +21,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
-from footprint_lab.context._refusals import ContextDeclarationError
-from footprint_lab.context._similarity import cosine, words
-from footprint_lab.engine._refusal import call_problem
+from footprint_lab.context.refusals import ContextDeclarationError
+from footprint_lab.context.similarity import cosine, words
+from footprint_lab.record.refusal import call_problem
 
 
 class Chunk(NamedTuple):

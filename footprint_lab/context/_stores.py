@@ -21,7 +21,7 @@ import threading
 from collections.abc import Iterable, Mapping
 from typing import Any, Protocol
 
-from footprint_lab.context._refusals import ContextDeclarationError
+from footprint_lab.context.refusals import ContextDeclarationError
 
 
 class MemoryStore(Protocol):

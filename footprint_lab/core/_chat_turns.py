@@ -13,7 +13,7 @@ policies of its runner and of each turn's run, and every value any turn of the c
 chat forked from it, or it from) learned under a covered key. A password typed in turn 0 that
 turn 2 learns is a secret is masked in turn 0's recording as well (:func:`masked_recording`).
 
-Role: core layer, for :mod:`footprint_lab.core._chat`.
+Role: core layer, for :mod:`footprint_lab.core.chat`.
 """
 
 from __future__ import annotations
@@ -23,16 +23,16 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
 
-from footprint_lab.engine._recording import Recording
-from footprint_lab.engine._records import ContextPiece, content_hash
-from footprint_lab.engine._redaction import Redaction, RunScrubber, combine_policies
-from footprint_lab.engine._rows import Rows
-from footprint_lab.engine._seal import seal
-from footprint_lab.engine.schema import TURN_KINDS
-from footprint_lab.explain._sources import describe_source
+from footprint_lab.explain.provenance.sources import describe_source
+from footprint_lab.record.recording import Recording
+from footprint_lab.record.records import ContextPiece, content_hash
+from footprint_lab.record.rows import Rows
+from footprint_lab.record.schema import TURN_KINDS
+from footprint_lab.redact.policy import Redaction, RunScrubber, combine_policies
+from footprint_lab.sealing.seal import seal
 
 if TYPE_CHECKING:
-    from footprint_lab.core._run import Run
+    from footprint_lab.core.run import Run
 
 _HISTORY = "history#"
 _FIELDS = tuple(ContextPiece.model_fields)
@@ -48,7 +48,7 @@ class Summary:
 
 
 class Turned(Protocol):
-    """What these functions read of a turn (``core._chat.ChatTurn``)."""
+    """What these functions read of a turn (``core.chat.ChatTurn``)."""
 
     start: int
     end: int | None

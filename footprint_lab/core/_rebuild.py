@@ -4,9 +4,9 @@ Rule kept here: a rerun changes exactly what it was asked to change. The rebuilt
 from the keywords the original was declared with (never from its run state: listeners, runs and
 conversations are not carried over); a removed ``system-prompt`` leaves no system prompt, a
 removed tool is gone with its results, declarations are removed or forced in as
-:mod:`footprint_lab.context._rebuild` says, and a seed goes on every request through
+:mod:`footprint_lab.context.rebuild` says, and a seed goes on every request through
 :func:`footprint_lab.providers.seeded.seeded`. The ids are judged before, by the rebuild
-protocol (:mod:`footprint_lab.context._source_ids`).
+protocol (:mod:`footprint_lab.context.source_ids`).
 
 Role: core layer, for ``Agent.without`` and ``Agent.with_forced``.
 """
@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from footprint_lab.context._rebuild import forced_declarations, without_declarations
-from footprint_lab.engine.schema import SYSTEM_PROMPT
+from footprint_lab.context.rebuild import forced_declarations, without_declarations
 from footprint_lab.providers.seeded import seeded
+from footprint_lab.record.schema import SYSTEM_PROMPT
 
 if TYPE_CHECKING:
-    from footprint_lab.core._agent import Agent
+    from footprint_lab.core.agent import Agent
 
 
 def rebuilt(agent: Agent, removed: set[str], forced: Iterable[str], seed: int | None) -> Agent:

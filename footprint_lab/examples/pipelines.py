@@ -20,7 +20,7 @@ from __future__ import annotations
 from typing import Any
 
 from footprint_lab.context import define_fact, define_steering
-from footprint_lab.core._agent import Agent
+from footprint_lab.core.agent import Agent
 from footprint_lab.examples.scenarios import APPROVED, DECLINED, OVERRIDE, POLICY, planted_fact_agent
 from footprint_lab.flow import Parallel, Sequence, merge_with_llm
 from footprint_lab.providers import LLMRequest, mock

@@ -23,8 +23,8 @@ from __future__ import annotations
 from typing import Any
 
 from footprint_lab.context import define_fact, define_instruction, define_steering
-from footprint_lab.core._agent import Agent
-from footprint_lab.core._tools import tool
+from footprint_lab.core.agent import Agent
+from footprint_lab.core.tools import tool
 from footprint_lab.providers import LLMRequest, mock
 
 REFUND_REQUEST = "Please refund order A-1001."

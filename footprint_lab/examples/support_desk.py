@@ -30,8 +30,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from footprint_lab.context import define_fact, define_instruction
-from footprint_lab.core._agent import Agent
-from footprint_lab.core._tools import define_tool
+from footprint_lab.core.agent import Agent
+from footprint_lab.core.tools import define_tool
 from footprint_lab.examples.truth import OUTCOMES, scripted
 from footprint_lab.explain.compare import Label
 from footprint_lab.providers import LLMRequest

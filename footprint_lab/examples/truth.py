@@ -39,13 +39,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from footprint_lab.context import InMemoryStore, define_fact, define_instruction, define_memory
-from footprint_lab.core._agent import Agent
-from footprint_lab.core._identity import coerce_identity
-from footprint_lab.core._tools import define_tool
-from footprint_lab.explain._ablation import localize
-from footprint_lab.explain._dropped import find_dropped_context
-from footprint_lab.explain._trial import ArmVerdict
+from footprint_lab.core.agent import Agent
+from footprint_lab.core.identity import coerce_identity
+from footprint_lab.core.tools import define_tool
 from footprint_lab.explain.compare import Label, Mentions
+from footprint_lab.explain.trials.ablation import localize
+from footprint_lab.explain.trials.dropped import find_dropped_context
+from footprint_lab.explain.trials.trial import ArmVerdict
 from footprint_lab.providers import LLMRequest, mock, openai
 
 OUTCOMES = ("APPROVED", "DECLINED", "ESCALATED")

@@ -43,10 +43,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from footprint_lab.context import define_fact
-from footprint_lab.core._agent import Agent
+from footprint_lab.core.agent import Agent
 from footprint_lab.examples.truth import Measured, TruthCase, closing, rebuilding, scripted
-from footprint_lab.explain._ablation import localize
 from footprint_lab.explain.compare import Mentions
+from footprint_lab.explain.trials.ablation import localize
 
 RANKS = ("first", "middle", "last", "zero")
 PIECE_COUNTS = (3, 10, 40, 80)

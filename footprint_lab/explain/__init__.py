@@ -32,7 +32,7 @@ and never changes it:
 
 Reruns go through whatever runner is handed in (an agent, rebuilt with ``agent.without``,
 or a factory), and ``ask`` builds its explainer through a factory (by default the ``agent``
-that ``core`` registers in the runner registry, ``engine._runners``), so this layer never imports
+that ``core`` registers in the runner registry, ``record.runners``), so this layer never imports
 a runner.
 """
 
@@ -40,56 +40,56 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.engine._exports import public
+from footprint_lab.record.exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.context._source_ids import ExplainConfigError as ExplainConfigError
-    from footprint_lab.context._source_ids import UnknownSourceError as UnknownSourceError
-    from footprint_lab.engine.progress import Stopped as Stopped
-    from footprint_lab.engine.progress import last_stopped as last_stopped
-    from footprint_lab.explain._ablation import Localization as Localization
-    from footprint_lab.explain._ablation import LocalizedSuspect as LocalizedSuspect
-    from footprint_lab.explain._ablation import NothingToLocalizeError as NothingToLocalizeError
-    from footprint_lab.explain._ablation import RerunReport as RerunReport
-    from footprint_lab.explain._ablation import localize as localize
-    from footprint_lab.explain._ablation import rerun_without as rerun_without
-    from footprint_lab.explain._asking import Explanation as Explanation
-    from footprint_lab.explain._asking import ask as ask
-    from footprint_lab.explain._culprits import Culprits as Culprits
-    from footprint_lab.explain._culprits import CulpritSet as CulpritSet
-    from footprint_lab.explain._culprits import bisect_culprits as bisect_culprits
-    from footprint_lab.explain._custody import Backtrack as Backtrack
-    from footprint_lab.explain._custody import Candidate as Candidate
-    from footprint_lab.explain._custody import Hop as Hop
-    from footprint_lab.explain._custody import UnknownStepError as UnknownStepError
-    from footprint_lab.explain._custody import backtrack as backtrack
-    from footprint_lab.explain._difference import Difference as Difference
-    from footprint_lab.explain._difference import DifferenceExplanation as DifferenceExplanation
-    from footprint_lab.explain._difference import SameAnswerError as SameAnswerError
-    from footprint_lab.explain._difference import compare_runs as compare_runs
-    from footprint_lab.explain._difference import explain_difference as explain_difference
-    from footprint_lab.explain._dropped import DroppedContext as DroppedContext
-    from footprint_lab.explain._dropped import DroppedPiece as DroppedPiece
-    from footprint_lab.explain._dropped import find_dropped_context as find_dropped_context
-    from footprint_lab.explain._influence import CORRELATIONAL as CORRELATIONAL
-    from footprint_lab.explain._influence import EmbeddingInfluence as EmbeddingInfluence
-    from footprint_lab.explain._influence import InfluenceStrategyError as InfluenceStrategyError
-    from footprint_lab.explain._influence import LexicalInfluence as LexicalInfluence
-    from footprint_lab.explain._influence import RankingConfidence as RankingConfidence
-    from footprint_lab.explain._influence import list_influence_strategies as list_influence_strategies
-    from footprint_lab.explain._influence import ranking_confidence as ranking_confidence
-    from footprint_lab.explain._influence import register_influence_strategy as register_influence_strategy
-    from footprint_lab.explain._influence import suspects as suspects
-    from footprint_lab.explain._integrity_checks import Disposition as Disposition
-    from footprint_lab.explain._integrity_checks import Finding as Finding
-    from footprint_lab.explain._integrity_checks import IntegrityReport as IntegrityReport
-    from footprint_lab.explain._integrity_checks import integrity as integrity
-    from footprint_lab.explain._replay import Replay as Replay
-    from footprint_lab.explain._replay import ReplayPieceError as ReplayPieceError
-    from footprint_lab.explain._replay import replay as replay
-    from footprint_lab.explain._rerun import TextDifference as TextDifference
-    from footprint_lab.explain._trials import Trials as Trials
-    from footprint_lab.explain._trials import TrialSettings as TrialSettings
+    from footprint_lab.context.source_ids import ExplainConfigError as ExplainConfigError
+    from footprint_lab.context.source_ids import UnknownSourceError as UnknownSourceError
+    from footprint_lab.explain.asking.explainer import Explanation as Explanation
+    from footprint_lab.explain.asking.explainer import ask as ask
+    from footprint_lab.explain.checks.integrity import Disposition as Disposition
+    from footprint_lab.explain.checks.integrity import Finding as Finding
+    from footprint_lab.explain.checks.integrity import IntegrityReport as IntegrityReport
+    from footprint_lab.explain.checks.integrity import integrity as integrity
+    from footprint_lab.explain.provenance.custody import Backtrack as Backtrack
+    from footprint_lab.explain.provenance.custody import Candidate as Candidate
+    from footprint_lab.explain.provenance.custody import Hop as Hop
+    from footprint_lab.explain.provenance.custody import UnknownStepError as UnknownStepError
+    from footprint_lab.explain.provenance.custody import backtrack as backtrack
+    from footprint_lab.explain.provenance.influence import CORRELATIONAL as CORRELATIONAL
+    from footprint_lab.explain.provenance.influence import EmbeddingInfluence as EmbeddingInfluence
+    from footprint_lab.explain.provenance.influence import InfluenceStrategyError as InfluenceStrategyError
+    from footprint_lab.explain.provenance.influence import LexicalInfluence as LexicalInfluence
+    from footprint_lab.explain.provenance.influence import RankingConfidence as RankingConfidence
+    from footprint_lab.explain.provenance.influence import list_influence_strategies as list_influence_strategies
+    from footprint_lab.explain.provenance.influence import ranking_confidence as ranking_confidence
+    from footprint_lab.explain.provenance.influence import register_influence_strategy as register_influence_strategy
+    from footprint_lab.explain.provenance.influence import suspects as suspects
+    from footprint_lab.explain.trials.ablation import Localization as Localization
+    from footprint_lab.explain.trials.ablation import LocalizedSuspect as LocalizedSuspect
+    from footprint_lab.explain.trials.ablation import NothingToLocalizeError as NothingToLocalizeError
+    from footprint_lab.explain.trials.ablation import RerunReport as RerunReport
+    from footprint_lab.explain.trials.ablation import localize as localize
+    from footprint_lab.explain.trials.ablation import rerun_without as rerun_without
+    from footprint_lab.explain.trials.culprits import Culprits as Culprits
+    from footprint_lab.explain.trials.culprits import CulpritSet as CulpritSet
+    from footprint_lab.explain.trials.culprits import bisect_culprits as bisect_culprits
+    from footprint_lab.explain.trials.difference import Difference as Difference
+    from footprint_lab.explain.trials.difference import DifferenceExplanation as DifferenceExplanation
+    from footprint_lab.explain.trials.difference import SameAnswerError as SameAnswerError
+    from footprint_lab.explain.trials.difference import compare_runs as compare_runs
+    from footprint_lab.explain.trials.difference import explain_difference as explain_difference
+    from footprint_lab.explain.trials.dropped import DroppedContext as DroppedContext
+    from footprint_lab.explain.trials.dropped import DroppedPiece as DroppedPiece
+    from footprint_lab.explain.trials.dropped import find_dropped_context as find_dropped_context
+    from footprint_lab.explain.trials.replay import Replay as Replay
+    from footprint_lab.explain.trials.replay import ReplayPieceError as ReplayPieceError
+    from footprint_lab.explain.trials.replay import replay as replay
+    from footprint_lab.explain.trials.rerun import TextDifference as TextDifference
+    from footprint_lab.explain.trials.settings import Trials as Trials
+    from footprint_lab.explain.trials.settings import TrialSettings as TrialSettings
+    from footprint_lab.record.progress import Stopped as Stopped
+    from footprint_lab.record.progress import last_stopped as last_stopped
 
 __all__, __getattr__, __dir__ = public(__name__)
 

@@ -2,7 +2,7 @@
 
 Rule kept here: a rerun flips only when the thing the analyst cares about changed. Free text
 differs on every rerun of a model sampled above temperature 0, so the default
-:class:`~footprint_lab.explain._rerun.TextDifference` calls every such rerun a flip and no verdict
+:class:`~footprint_lab.explain.trials.rerun.TextDifference` calls every such rerun a flip and no verdict
 can be reached; these read the outcome out of each answer and compare that:
 
 - :class:`Label`: the outcome is one of a few labels (``choices``), or what a regex captures;
@@ -29,8 +29,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from footprint_lab.engine._refusal import SettingRefusal, describe_shape
-from footprint_lab.engine._runners import factory
+from footprint_lab.record.refusal import SettingRefusal, describe_shape
+from footprint_lab.record.runners import factory
 
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _LABEL_LIKE = re.compile(r"\b[A-Z][A-Z_-]{2,}\b")

@@ -11,18 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.engine._exports import public
+from footprint_lab.record.exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.flow._checkpoint import FlowCheckpoint as FlowCheckpoint
-    from footprint_lab.flow._checkpoint import FlowCheckpointError as FlowCheckpointError
     from footprint_lab.flow._composition import Composition as Composition
-    from footprint_lab.flow._conditional import Conditional as Conditional
-    from footprint_lab.flow._loop import MAX_PASSES as MAX_PASSES
-    from footprint_lab.flow._loop import Loop as Loop
-    from footprint_lab.flow._parallel import LLMMerge as LLMMerge
-    from footprint_lab.flow._parallel import Parallel as Parallel
-    from footprint_lab.flow._parallel import merge_with_llm as merge_with_llm
     from footprint_lab.flow._patterns import debate as debate
     from footprint_lab.flow._patterns import handoff_target as handoff_target
     from footprint_lab.flow._patterns import majority_vote as majority_vote
@@ -30,18 +22,26 @@ if TYPE_CHECKING:
     from footprint_lab.flow._patterns import reflection as reflection
     from footprint_lab.flow._patterns import self_consistency as self_consistency
     from footprint_lab.flow._patterns import swarm as swarm
-    from footprint_lab.flow._refusals import CompositionConfigError as CompositionConfigError
-    from footprint_lab.flow._refusals import DuplicateStepError as DuplicateStepError
-    from footprint_lab.flow._refusals import EmptyCompositionError as EmptyCompositionError
-    from footprint_lab.flow._refusals import GraphCycleError as GraphCycleError
-    from footprint_lab.flow._refusals import LoopBudgetError as LoopBudgetError
-    from footprint_lab.flow._refusals import ResumeDivergedError as ResumeDivergedError
-    from footprint_lab.flow._sequence import Sequence as Sequence
-    from footprint_lab.flow._workflow import FlowStep as FlowStep
-    from footprint_lab.flow._workflow import Graph as Graph
-    from footprint_lab.flow._workflow import Workflow as Workflow
-    from footprint_lab.flow._workflow import find_cycle as find_cycle
-    from footprint_lab.flow._workflow import step as step
+    from footprint_lab.flow.checkpoint import FlowCheckpoint as FlowCheckpoint
+    from footprint_lab.flow.checkpoint import FlowCheckpointError as FlowCheckpointError
+    from footprint_lab.flow.conditional import Conditional as Conditional
+    from footprint_lab.flow.loop import MAX_PASSES as MAX_PASSES
+    from footprint_lab.flow.loop import Loop as Loop
+    from footprint_lab.flow.parallel import LLMMerge as LLMMerge
+    from footprint_lab.flow.parallel import Parallel as Parallel
+    from footprint_lab.flow.parallel import merge_with_llm as merge_with_llm
+    from footprint_lab.flow.refusals import CompositionConfigError as CompositionConfigError
+    from footprint_lab.flow.refusals import DuplicateStepError as DuplicateStepError
+    from footprint_lab.flow.refusals import EmptyCompositionError as EmptyCompositionError
+    from footprint_lab.flow.refusals import GraphCycleError as GraphCycleError
+    from footprint_lab.flow.refusals import LoopBudgetError as LoopBudgetError
+    from footprint_lab.flow.refusals import ResumeDivergedError as ResumeDivergedError
+    from footprint_lab.flow.sequence import Sequence as Sequence
+    from footprint_lab.flow.workflow import FlowStep as FlowStep
+    from footprint_lab.flow.workflow import Graph as Graph
+    from footprint_lab.flow.workflow import Workflow as Workflow
+    from footprint_lab.flow.workflow import find_cycle as find_cycle
+    from footprint_lab.flow.workflow import step as step
 
 __all__, __getattr__, __dir__ = public(__name__)
 

@@ -2,14 +2,14 @@
 
 Rules kept here:
 
-- A composition is a :class:`~footprint_lab.core._runner.Runner`: the same run-input door,
-  the same :class:`~footprint_lab.core._run.Run` result, ``run_sync``, and any runner
+- A composition is a :class:`~footprint_lab.core.runner.Runner`: the same run-input door,
+  the same :class:`~footprint_lab.core.run.Run` result, ``run_sync``, and any runner
   (an Agent, an LLMCall, another composition) can be a member.
 - A member's ``run()`` never runs. Each member is mounted through its ``_execute`` with a
-  child :class:`~footprint_lab.core._runner.Mount` whose ``path`` is the id of the step
+  child :class:`~footprint_lab.core.runner.Mount` whose ``path`` is the id of the step
   that mounts it, so step ids join across the whole tree
   (``sequence-step#2/call-llm#3``), and whose ``link`` is the run this execution serves
-  (:mod:`footprint_lab.core._member_run`). The outermost ``run()`` opens that run and
+  (:mod:`footprint_lab.core.member_run`). The outermost ``run()`` opens that run and
   closes it when it returns; nested compositions hand the same link down.
 - Nothing per-run lives on the instance: no in-flight guard, no last run. One composition
   can serve any number of overlapping runs.
@@ -18,7 +18,7 @@ Rules kept here:
   step that produced it, so the evidence chain crosses members. Each member's run is a
   child of the composition's recording.
 - A member that pauses (a tool asked a person) pauses the whole composition; its
-  checkpoint (:class:`~footprint_lab.flow._checkpoint.FlowCheckpoint`, plain JSON) keeps
+  checkpoint (:class:`~footprint_lab.flow.checkpoint.FlowCheckpoint`, plain JSON) keeps
   every answer already produced, and ``resume`` (in this process or another, on a
   composition built the same way) checks it before anything runs, replays those answers
   and continues inside the paused member.
@@ -39,24 +39,24 @@ from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
-from footprint_lab.core._conversation import ResumeIdentityConflictError, answer_text
-from footprint_lab.core._conversation_legs import who
-from footprint_lab.core._door import RunInput, normalize_run_input
-from footprint_lab.core._identity import IdentityInput, coerce_identity
-from footprint_lab.core._member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
-from footprint_lab.core._run import Run
-from footprint_lab.core._runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
-from footprint_lab.engine._lazy_recording import RecordingLater
-from footprint_lab.engine._recorder import Recorder
-from footprint_lab.engine._redaction import Redaction, RedactionConfigError, combine_policies
-from footprint_lab.engine._refusal import describe_shape
-from footprint_lab.engine._step_id import parse_step_id
-from footprint_lab.engine.schema import ANSWER, INPUT_MESSAGE, MEMBER_KEY, Path, output
+from footprint_lab.core.conversation import ResumeIdentityConflictError, answer_text
+from footprint_lab.core.conversation_legs import who
+from footprint_lab.core.door import RunInput, normalize_run_input
+from footprint_lab.core.identity import IdentityInput, coerce_identity
+from footprint_lab.core.member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for
+from footprint_lab.core.run import Run, sealer
+from footprint_lab.core.runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
 from footprint_lab.flow._members import failure_summary
-from footprint_lab.flow._refusals import (
+from footprint_lab.flow.refusals import (
     CompositionConfigError,
     ResumeDivergedError,
 )
+from footprint_lab.record.lazy_recording import RecordingLater
+from footprint_lab.record.recorder import Recorder
+from footprint_lab.record.refusal import describe_shape
+from footprint_lab.record.schema import ANSWER, INPUT_MESSAGE, MEMBER_KEY, Path, output
+from footprint_lab.record.step_id import parse_step_id
+from footprint_lab.redact.policy import Redaction, RedactionConfigError, combine_policies
 
 INPUT: Path = INPUT_MESSAGE
 
@@ -135,7 +135,7 @@ class _Exec:
             if isinstance(failed, Run):
                 self.children.append((position, failed))
             if isinstance(exc, Exception):
-                from footprint_lab.flow._checkpoint import kept_by
+                from footprint_lab.flow.checkpoint import kept_by
 
                 self.failed[key] = kept_by(exc)
             raise
@@ -279,7 +279,7 @@ class Composition(Runner):
     def _read_checkpoint(self, checkpoint: Any, door: str, sources: Redaction | None, named: Any, *,
                          failed: bool) -> tuple[Any, list[Any]]:
         """A paused (or failed) run's checkpoint read against this composition; another person is refused."""
-        from footprint_lab.flow._checkpoint import read_flow_checkpoint
+        from footprint_lab.flow.checkpoint import read_flow_checkpoint
 
         read, waiting = read_flow_checkpoint(checkpoint, self, door, redact=sources, failed=failed)
         if named is not None and named != read.owner():
@@ -336,14 +336,14 @@ class Composition(Runner):
     def _waiting_checkpoint(
         self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
     ) -> tuple[Any, list[Any]]:
-        from footprint_lab.flow._checkpoint import read_flow_checkpoint
+        from footprint_lab.flow.checkpoint import read_flow_checkpoint
 
         return read_flow_checkpoint(checkpoint, self, door, member_of=(run_id, owner), redact=redact)
 
     def _failed_checkpoint(
         self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
     ) -> tuple[Any, list[Any]]:
-        from footprint_lab.flow._checkpoint import read_flow_checkpoint
+        from footprint_lab.flow.checkpoint import read_flow_checkpoint
 
         return read_flow_checkpoint(checkpoint, self, door, member_of=(run_id, owner), redact=redact, failed=True)
 
@@ -382,7 +382,7 @@ class Composition(Runner):
             failed = self._make_run(exe, bag, status, None, error)
             with contextlib.suppress(AttributeError):  # some built-in exceptions take no attributes
                 exc._footprint_run = failed  # type: ignore[attr-defined]
-            from footprint_lab.flow._checkpoint import failure_kept  # pydantic: a checkpoint's model
+            from footprint_lab.flow.checkpoint import failure_kept  # pydantic: a checkpoint's model
 
             kept = failure_kept(self, exe, bag, exc)
             if kept is None:
@@ -394,7 +394,7 @@ class Composition(Runner):
             if rec.steps and rec.steps[-1][5] == "running":
                 rec.end("paused")
             rec.emit("run_end", rec.path, {"status": "paused"})
-            from footprint_lab.flow._checkpoint import paused_checkpoint  # pydantic: a checkpoint's model
+            from footprint_lab.flow.checkpoint import paused_checkpoint  # pydantic: a checkpoint's model
 
             return self._make_run(exe, bag, "paused", None, None, checkpoint=paused_checkpoint(self, exe, bag))
         rec.begin("final")
@@ -426,7 +426,7 @@ class Composition(Runner):
         build = RecordingLater(rec, runner=runner_info, status=status, bag=bag, answer=answer,
                                identity=identity.as_dict() if identity is not None else None,
                                stopped_early=stopped_early, error=error, ended=ended, report=report,
-                               sealed=self.seal, children=children)
+                               seal=sealer(self.seal), children=children)
         return Run(
             run_id=rec.run_id, status=status, answer=answer, build=build, stopped_early=stopped_early,
             question=checkpoint.question if checkpoint is not None else None, checkpoint=checkpoint,

@@ -4,7 +4,7 @@ Rule kept here: a composition that could not run is never built. Members come as
 ``{name: runner}`` or ``[(name, runner), ...]``; each name is a non-empty string without ``/``
 (it becomes part of step ids and rebuild paths) and not the reserved ``input``, each member a
 runner, no name twice; a predicate, mapper or merge must be callable with its one argument.
-Each is refused by name (:mod:`footprint_lab.flow._refusals`), by the shape of what arrived.
+Each is refused by name (:mod:`footprint_lab.flow.refusals`), by the shape of what arrived.
 
 Role: flow layer, used by every composition's constructor.
 """
@@ -14,10 +14,10 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from footprint_lab.core._runner import Runner
-from footprint_lab.engine._redaction import combine_policies
-from footprint_lab.engine._refusal import call_problem, describe_shape
-from footprint_lab.flow._refusals import CompositionConfigError, DuplicateStepError, EmptyCompositionError
+from footprint_lab.core.runner import Runner
+from footprint_lab.flow.refusals import CompositionConfigError, DuplicateStepError, EmptyCompositionError
+from footprint_lab.record.refusal import call_problem, describe_shape
+from footprint_lab.redact.policy import combine_policies
 
 #: the name a member cannot take: the run's own message is tracked under it
 RESERVED = "input"

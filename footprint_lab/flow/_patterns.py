@@ -18,15 +18,15 @@ from collections.abc import Callable, Mapping
 from collections.abc import Sequence as Seq
 from typing import Any
 
-from footprint_lab.core._runner import Runner
-from footprint_lab.engine._refusal import describe_shape
-from footprint_lab.flow._conditional import Conditional
-from footprint_lab.flow._loop import Loop
+from footprint_lab.core.runner import Runner
 from footprint_lab.flow._members import check_callable
-from footprint_lab.flow._parallel import Parallel
-from footprint_lab.flow._refusals import CompositionConfigError, EmptyCompositionError
-from footprint_lab.flow._sequence import Sequence
-from footprint_lab.flow._workflow import Graph, Workflow, step
+from footprint_lab.flow.conditional import Conditional
+from footprint_lab.flow.loop import Loop
+from footprint_lab.flow.parallel import Parallel
+from footprint_lab.flow.refusals import CompositionConfigError, EmptyCompositionError
+from footprint_lab.flow.sequence import Sequence
+from footprint_lab.flow.workflow import Graph, Workflow, step
+from footprint_lab.record.refusal import describe_shape
 
 
 def reflection(writer: Runner, critic: Runner, /, *, rounds: int = 2,

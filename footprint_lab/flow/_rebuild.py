@@ -8,7 +8,7 @@ exactly the sources named and nothing else, so ``localize``, ``rerun_without`` a
 - An id qualified by a member path (``triage/system-prompt``, ``reflect/critique/tone``)
   names it in that member only. A ``Loop``'s passes share one body, so its path has no
   ``pass-N`` part; member names and source ids never hold ``/``.
-- An id no member has is refused by name (:class:`~footprint_lab.context._source_ids.UnknownSourceError`)
+- An id no member has is refused by name (:class:`~footprint_lab.context.source_ids.UnknownSourceError`)
   before anything is built.
 - ``seed`` reaches every member that can be rebuilt; a member that cannot (a runner without
   ``without``) is mounted as it is, and naming a source in it is refused.
@@ -22,10 +22,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.context._source_ids import Rebuildable, UnknownSourceError, id_list
+from footprint_lab.context.source_ids import Rebuildable, UnknownSourceError, id_list
 
 if TYPE_CHECKING:
-    from footprint_lab.core._runner import Runner
+    from footprint_lab.core.runner import Runner
     from footprint_lab.flow._composition import Composition
 
 #: a member's key in a rebuild path; ``None`` for a part its composition's paths do not name (a Loop's body)

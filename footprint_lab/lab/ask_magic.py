@@ -25,8 +25,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from footprint_lab.core._run import Run
-from footprint_lab.core._runner import run_coroutine_sync
+from footprint_lab.core.run import Run
+from footprint_lab.core.runner import run_coroutine_sync
 from footprint_lab.explain import ask
 from footprint_lab.lab.refusals import MagicInputError
 from footprint_lab.providers import provider_from_string
@@ -35,7 +35,7 @@ DEFAULT_PROVIDER = "fp_explainer"
 
 
 def _is_runs(value: Any) -> bool:
-    from footprint_lab.engine._recording import Recording  # pydantic: %fp_ask loads light until it is used
+    from footprint_lab.record.recording import Recording  # pydantic: %fp_ask loads light until it is used
 
     if isinstance(value, list | tuple):
         return bool(value) and all(_is_runs(item) for item in value)

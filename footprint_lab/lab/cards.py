@@ -4,7 +4,7 @@ A card shows the error's class and ``code``, its teaching message, the typed evi
 carries (``fields``), and one line that tells the truth about what happened: a refusal says
 nothing ran; a run failure says the run had started (steps ran, calls may have been
 charged) and where what was done is kept. Every value is drawn through the engine's one
-door for values (``engine.markup.el``: escaped, bounded, invisible controls shown), and a
+door for values (``markup.elements.el``: escaped, bounded, invisible controls shown), and a
 field that is not a plain value (a checkpoint, the error that caused this one) is shown by its shape,
 never its contents: an error never quotes the caller's data, so the card cannot either.
 A new error class gets its card for free.
@@ -12,9 +12,9 @@ A new error class gets its card for free.
 
 from __future__ import annotations
 
-from footprint_lab.engine import theme
-from footprint_lab.engine._refusal import CodedError, Refusal, RunFailure, describe_shape
-from footprint_lab.engine.markup import css, el
+from footprint_lab.markup import theme
+from footprint_lab.markup.elements import css, el
+from footprint_lab.record.refusal import CodedError, Refusal, RunFailure, describe_shape
 
 _STYLE = (
     "<style>"

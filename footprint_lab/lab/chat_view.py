@@ -10,24 +10,24 @@ its view stays the same size however long the chat grows. A turn's view lists th
 turn added and folds the messages it carried from earlier turns (sent again with every turn)
 into one line naming those turns and ``chat[k]``, whose full view lists them: each turn drawn
 stays a few kB however many messages it carries. Every value is written through the
-engine's one door for values (``engine.markup``), as the chat masks it now (a redaction policy's
+engine's one door for values (``markup.elements``), as the chat masks it now (a redaction policy's
 masks included, a value a later turn learned too); no JavaScript.
 
 Role: lab layer; importing it registers the ``chat`` renderer with the display registry
-(``engine._display``), which the package root loads the first time a chat is displayed.
+(``record.display``), which the package root loads the first time a chat is displayed.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from footprint_lab.core._chat import Chat
-from footprint_lab.engine import _display as display
-from footprint_lab.engine import theme
-from footprint_lab.engine.markup import css, el, esc, join, raw
+from footprint_lab.core.chat import Chat
 from footprint_lab.lab.views import answer_view
 from footprint_lab.lab.views.answer import Folded
 from footprint_lab.lab.views.page import new_scope
+from footprint_lab.markup import theme
+from footprint_lab.markup.elements import css, el, esc, join, raw
+from footprint_lab.record import display
 
 #: how many turns, the last ones, a chat's view draws; the earlier ones are folded into one line
 SHOWN_TURNS = 15

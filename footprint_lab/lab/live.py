@@ -14,7 +14,7 @@ Rows go out in batches: at once when the last batch left more than ``interval`` 
 otherwise on a timer that fires within ``interval`` (so no row waits longer than that plus
 whatever the run itself holds the event loop for). Only the last ``keep`` rows are sent, so
 the widget's saved state stays small however long the run; the rows dropped are counted.
-A row's texts go out as a view draws any value (``engine.markup.shown``): each at most
+A row's texts go out as a view draws any value (``markup.elements.shown``): each at most
 ``DETAIL_LIMIT`` characters, every direction control or control character shown as a mark
 (the browser writes them as text, never as markup).
 
@@ -29,8 +29,8 @@ from collections.abc import Callable
 from time import perf_counter
 from typing import Any
 
-from footprint_lab.engine.markup import shown
-from footprint_lab.explain._render import shorten
+from footprint_lab.explain.render import shorten
+from footprint_lab.markup.elements import shown
 
 #: the events drawn; anything else (reads, writes, commits) only costs a dict lookup
 _DRAWN = frozenset({"run_start", "run_end", "step_start", "step_end", "llm_start", "llm_end", "token", "tool_start",

@@ -24,9 +24,9 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
-from footprint_lab.core._run import Run
-from footprint_lab.engine._refusal import describe_shape
+from footprint_lab.core.run import Run
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
+from footprint_lab.record.refusal import describe_shape
 
 #: a chat's turn as a magic names it: ``chat[2]``, ``chat[-1]``
 _TURN = re.compile(r"([A-Za-z_]\w*)\[(-?\d+)\]")
@@ -122,7 +122,7 @@ class FootprintMagics(Magics):
 
     def _turn(self, magic: str, name: str, k: int) -> Run:
         """Turn ``k`` of the chat a variable holds (``chat[2]``); a turn it does not have is refused by the chat."""
-        from footprint_lab.core._chat import Chat  # the explain layer comes with it: loaded when a turn is named
+        from footprint_lab.core.chat import Chat  # the explain layer comes with it: loaded when a turn is named
 
         held = self.namespace.get(name)
         if not isinstance(held, Chat):
@@ -192,7 +192,7 @@ class FootprintMagics(Magics):
     @argument("--identity", default=None, help='the caller\'s identity as JSON, e.g. {"principal": "u-1"}')
     def fp_run(self, line: str, cell: str) -> Any:
         """Run RUNNER on the cell's text as the message; shows the run and binds it to ``_fp``."""
-        from footprint_lab.core._runner import Runner  # asyncio and the door: loaded when a cell runs, not by %load_ext
+        from footprint_lab.core.runner import Runner  # asyncio and the door: loaded when a cell runs, not by %load_ext
 
         args = self._arguments("fp_run", line)
         runner = self.namespace.get(args.runner)

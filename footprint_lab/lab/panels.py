@@ -1,7 +1,7 @@
 """The Lab widget's detail panels: one LLM call's slots, one piece's custody, reruns and verdicts.
 
 Rule kept here: a panel is a pure function of a recording (and of the explain objects built
-from it), built with the engine's escaping element builder (``engine.markup.el``: every value
+from it), built with the engine's escaping element builder (``markup.elements.el``: every value
 from a model, tool, user or document escaped, in text and attributes alike), and no panel carries
 JavaScript.
 What is clickable carries the same ``data-fl-*`` attributes the answer view uses
@@ -16,20 +16,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.core._run import explained
-from footprint_lab.engine import theme, words
-from footprint_lab.engine.markup import Html, css, el, join, raw, shown
-from footprint_lab.explain._index import RecordingIndex
-from footprint_lab.explain._render import shorten
-from footprint_lab.explain._sources import describe_source, removal_id
-from footprint_lab.explain._tree import run_tree
+from footprint_lab.core.run import explained
+from footprint_lab.explain.provenance.index import RecordingIndex
+from footprint_lab.explain.provenance.sources import describe_source, removal_id
+from footprint_lab.explain.provenance.tree import run_tree
+from footprint_lab.explain.render import shorten
+from footprint_lab.markup import theme, words
+from footprint_lab.markup.elements import Html, css, el, join, raw, shown
 
 if TYPE_CHECKING:
-    from footprint_lab.engine._recording import Recording
-    from footprint_lab.explain._ablation import Localization, RerunReport
-    from footprint_lab.explain._custody import Candidate
-    from footprint_lab.explain._dropped import DroppedContext
-    from footprint_lab.explain._replay import Replay
+    from footprint_lab.explain.provenance.custody import Candidate
+    from footprint_lab.explain.trials.ablation import Localization, RerunReport
+    from footprint_lab.explain.trials.dropped import DroppedContext
+    from footprint_lab.explain.trials.replay import Replay
+    from footprint_lab.record.recording import Recording
 
 #: what the panels' CSS needs beyond the widget's own stylesheet, so a panel also reads well on its own
 STYLE = el("style", raw(

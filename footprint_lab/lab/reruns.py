@@ -19,10 +19,8 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.core._chat import Chat
-from footprint_lab.core._run import Run
-from footprint_lab.engine.markup import shown
-from footprint_lab.engine.progress import Listener
+from footprint_lab.core.chat import Chat
+from footprint_lab.core.run import Run
 from footprint_lab.explain import (
     compare_runs,
     explain_difference,
@@ -33,6 +31,8 @@ from footprint_lab.explain import (
 )
 from footprint_lab.lab import panels
 from footprint_lab.lab.views.difference import difference_explanation_html, difference_html
+from footprint_lab.markup.elements import shown
+from footprint_lab.record.progress import Listener
 
 _SHORT = 120
 

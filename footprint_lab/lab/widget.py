@@ -39,20 +39,20 @@ from typing import Any, ClassVar
 import anywidget
 import traitlets
 
-from footprint_lab.core._chat import Chat, holds_conversations
-from footprint_lab.core._run import Run
-from footprint_lab.engine import theme
-from footprint_lab.engine._refusal import CodedError, Refusal
-from footprint_lab.engine.markup import shown
+from footprint_lab.core.chat import Chat, holds_conversations
+from footprint_lab.core.run import Run
 from footprint_lab.explain import ask
-from footprint_lab.explain._custody import backtrack
-from footprint_lab.explain._influence import suspects
+from footprint_lab.explain.provenance.custody import backtrack
+from footprint_lab.explain.provenance.influence import suspects
 from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.door import LabConfigError, check_explainer, check_lab
 from footprint_lab.lab.live import LiveSteps
 from footprint_lab.lab.reruns import Reruns
 from footprint_lab.lab.views.page import esc as text
+from footprint_lab.markup import theme
+from footprint_lab.markup.elements import shown
+from footprint_lab.record.refusal import CodedError, Refusal
 
 STATIC = Path(__file__).parent / "static"
 _IDENTITY_FIELDS = ("conversation_id", "tenant", "principal")

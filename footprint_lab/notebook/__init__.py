@@ -30,25 +30,25 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.engine._exports import public
+from footprint_lab.record.exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.progress import last_stopped as last_stopped
-    from footprint_lab.notebook._bug_report import BugReportError as BugReportError
-    from footprint_lab.notebook._bug_report import bug_report as bug_report
     from footprint_lab.notebook._export import export as export
     from footprint_lab.notebook._html import to_html as to_html
-    from footprint_lab.notebook._read import WIDGET_STATE_MIME as WIDGET_STATE_MIME
-    from footprint_lab.notebook._read import NotebookFileError as NotebookFileError
-    from footprint_lab.notebook._read import RecordingSkippedWarning as RecordingSkippedWarning
-    from footprint_lab.notebook._read import SharingConfigError as SharingConfigError
-    from footprint_lab.notebook._read import load_runs as load_runs
-    from footprint_lab.notebook._read import verify_file as verify_file
     from footprint_lab.notebook._scrub import ScanFinding as ScanFinding
     from footprint_lab.notebook._scrub import WidgetStateProblem as WidgetStateProblem
     from footprint_lab.notebook._scrub import check_widget_state as check_widget_state
     from footprint_lab.notebook._scrub import scan as scan
     from footprint_lab.notebook._scrub import scrub as scrub
+    from footprint_lab.notebook.bug_bundle import BugReportError as BugReportError
+    from footprint_lab.notebook.bug_bundle import bug_report as bug_report
+    from footprint_lab.notebook.read import WIDGET_STATE_MIME as WIDGET_STATE_MIME
+    from footprint_lab.notebook.read import NotebookFileError as NotebookFileError
+    from footprint_lab.notebook.read import RecordingSkippedWarning as RecordingSkippedWarning
+    from footprint_lab.notebook.read import SharingConfigError as SharingConfigError
+    from footprint_lab.notebook.read import load_runs as load_runs
+    from footprint_lab.notebook.read import verify_file as verify_file
+    from footprint_lab.record.progress import last_stopped as last_stopped
 
 __all__, __getattr__, __dir__ = public(__name__)
 

@@ -19,16 +19,16 @@ import os
 from pathlib import Path
 from typing import Any
 
-from footprint_lab.core._run import Run
-from footprint_lab.engine._recording import Annotation, Recording
-from footprint_lab.engine._redaction import Redaction
-from footprint_lab.engine._refusal import describe_shape
-from footprint_lab.engine._saved_seal import bind_display
-from footprint_lab.engine.markup import esc
+from footprint_lab.core.run import Run
 from footprint_lab.lab.views import run_bundle
 from footprint_lab.lab.views.tree import PLOTLY_MIME, tree_figure, tree_html
-from footprint_lab.notebook._read import SharingConfigError, output_path, write_notebook
+from footprint_lab.markup.elements import esc
 from footprint_lab.notebook._scrub import check_policy, sweep
+from footprint_lab.notebook.read import SharingConfigError, output_path, write_notebook
+from footprint_lab.record.recording import Annotation, Recording
+from footprint_lab.record.refusal import describe_shape
+from footprint_lab.redact.policy import Redaction
+from footprint_lab.sealing.saved_seal import bind_display
 
 NBFORMAT_MINOR = 5
 
@@ -108,7 +108,7 @@ def _note_cells(notes: list[Annotation]) -> list[dict[str, Any]]:
 
 
 def _md(text: str) -> str:
-    """Text for a markdown cell: drawn as every value is (``engine.markup.esc``), markdown's own markers neutralised."""
+    """Text for a markdown cell: drawn as every value is (``markup.elements.esc``), markdown's markers neutralised."""
     escaped = esc(text, badges=False)  # its markers are escaped next: no element may be written
     for marker in ("\\", "`", "*", "_", "[", "]", "#", "|"):
         escaped = escaped.replace(marker, "\\" + marker)

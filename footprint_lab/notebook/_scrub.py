@@ -10,7 +10,7 @@ characters drawn as nothing, direction overrides); ``scan`` reports what
 it would change (cell, output, the part, the field path inside it, the names that matched,
 never the values) and ``scrub`` writes the masked copy. The walk runs twice with one scrubber,
 so a value first seen under a covered key (``password``) is masked wherever else it appears,
-before or after. An output whose sealed recording holds what it displays (``engine._saved_seal``)
+before or after. An output whose sealed recording holds what it displays (``sealing.saved_seal``)
 and was masked is bound to its masked display again, the policy named in the seal.
 
 An embedded recording is masked as data (in record form, its tables unpacked, when a covered
@@ -21,7 +21,7 @@ text is masked. A sealed recording is sealed again after masking, its seal namin
 keys and patterns (``seal.scrubbed``), so a reviewer sees the evidence was changed on purpose.
 A recording of a newer schema version is masked as plain data and left unsealed by this library
 (its format is the newer footprint_lab's to keep). JSON text in the notebook that nests deeper
-than ``engine._saved_json.MAX_NESTING`` levels is refused (what it holds under a covered key
+than ``record.saved_json.MAX_NESTING`` levels is refused (what it holds under a covered key
 could not be learned, so a scan that went on would say clean while it is not).
 
 ``check_widget_state`` reports saved widget state that GitHub's renderer cannot show (the
@@ -42,27 +42,6 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from footprint_lab.engine._base64 import as_text, base64_words, decoded, decoded_words, encoded, whole_word
-from footprint_lab.engine._recording import Recording
-from footprint_lab.engine._records import content_hash
-from footprint_lab.engine._redaction import Redaction, RunScrubber, normalize_key
-from footprint_lab.engine._refusal import describe_shape
-from footprint_lab.engine._saved_form import TABLE_KEYS, packed, unpacked
-from footprint_lab.engine._saved_json import MAX_NESTING, NestingTooDeep, parse_json
-from footprint_lab.engine._saved_seal import bind_display, display_verdict, held_digests, holds_display
-from footprint_lab.engine._seal import seal
-from footprint_lab.engine.schema import READABLE_VERSIONS, SCHEMA_VERSION
-from footprint_lab.notebook._read import (
-    MAX_SWEEP_BYTES,
-    NotebookFileError,
-    SharingConfigError,
-    as_path,
-    output_path,
-    outputs,
-    read_notebook,
-    widget_state,
-    write_notebook,
-)
 from footprint_lab.notebook._walk import (
     PNG_SIGNATURE,
     Layer,
@@ -74,6 +53,27 @@ from footprint_lab.notebook._walk import (
     walk,
 )
 from footprint_lab.notebook._walk import value as walked
+from footprint_lab.notebook.read import (
+    MAX_SWEEP_BYTES,
+    NotebookFileError,
+    SharingConfigError,
+    as_path,
+    output_path,
+    outputs,
+    read_notebook,
+    widget_state,
+    write_notebook,
+)
+from footprint_lab.record.recording import Recording
+from footprint_lab.record.records import content_hash
+from footprint_lab.record.refusal import describe_shape
+from footprint_lab.record.saved_form import TABLE_KEYS, packed, unpacked
+from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
+from footprint_lab.record.schema import READABLE_VERSIONS, SCHEMA_VERSION
+from footprint_lab.redact.base64_words import as_text, base64_words, decoded, decoded_words, encoded, whole_word
+from footprint_lab.redact.policy import Redaction, RunScrubber, normalize_key
+from footprint_lab.sealing.saved_seal import bind_display, display_verdict, held_digests, holds_display
+from footprint_lab.sealing.seal import seal
 
 #: A single widget's saved state over this many bytes is reported by :func:`check_widget_state`.
 WIDGET_LIMIT = 1_000_000
@@ -315,7 +315,7 @@ class _Pass:
         """What finds, as a whole word, each learned value's own base64 (padded or not), and each one's mask.
 
         A base64 word is read only from 16 characters on, and without its padding only at a length of a
-        multiple of 4 (``engine._base64``): a short password's base64, or a longer one's with its padding cut,
+        multiple of 4 (``redact.base64_words``): a short password's base64, or a longer one's with its padding cut,
         is found here. A form that reads as a plain word (one case of letters: ``VERBOSE``) is left, so that
         ordinary text is never masked for it."""
         if self._encodings_at != self.scrubber.learned_count:

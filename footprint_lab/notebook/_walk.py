@@ -10,7 +10,7 @@ visitor covers is handed over whole; a saved recording is handed over as one pie
 masked as a recording, so it still loads).
 
 What the visitor reads inside a string is here too, each layer undone and done again (base64
-is read through ``engine._base64``): :func:`png_texts` (the text chunks of a PNG image:
+is read through ``redact.base64_words``): :func:`png_texts` (the text chunks of a PNG image:
 ``tEXt``, ``zTXt``, ``iTXt``), and :func:`unhidden` (the text a reader sees once ANSI escape
 codes, HTML comments and characters drawn as nothing are dropped, HTML entities read, tags dropped
 where the text is drawn as HTML or markdown, and direction overrides applied; each position mapped
@@ -35,9 +35,9 @@ import zlib
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple, Protocol
 
-from footprint_lab.engine._unicode import DIRECTION_CONTROLS, display_order, invisible_class
-from footprint_lab.engine.schema import RECORDING_MIME
-from footprint_lab.notebook._read import WIDGET_STATE_MIME
+from footprint_lab.notebook.read import WIDGET_STATE_MIME
+from footprint_lab.record.schema import RECORDING_MIME
+from footprint_lab.record.unicode import DIRECTION_CONTROLS, display_order, invisible_class
 
 #: where each part of a cell or an output is reported (a part not named here goes by its own key)
 _CELL_PARTS = {"source": "source", "metadata": "cell metadata", "attachments": "attachments"}

@@ -42,9 +42,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
-from footprint_lab.engine._redaction import Redaction
-from footprint_lab.engine._refusal import Refusal
-from footprint_lab.explain._tool_lint import THRESHOLD, lint_findings
+from footprint_lab.explain.checks.tool_lint import THRESHOLD, lint_findings
+from footprint_lab.record.refusal import Refusal
+from footprint_lab.redact.policy import Redaction
 
 CLEAN, FINDINGS, REFUSED, FAILED = 0, 1, 2, 3
 
@@ -242,7 +242,7 @@ def _scrub(args: argparse.Namespace) -> int:
 
 def _html(args: argparse.Namespace) -> int:
     from footprint_lab.notebook import to_html
-    from footprint_lab.notebook._read import output_path
+    from footprint_lab.notebook.read import output_path
 
     output_path(args.out, "out", reading=args.notebook)  # a page written over the notebook would replace it
     written = to_html(args.notebook, args.out)

@@ -19,10 +19,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.engine._exports import public
+from footprint_lab.record.exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.engine.progress import last_stopped as last_stopped
     from footprint_lab.otel._capture import Capture as Capture
     from footprint_lab.otel._capture import capture as capture
     from footprint_lab.otel._exporter import export_otlp as export_otlp
@@ -32,14 +31,15 @@ if TYPE_CHECKING:
     from footprint_lab.otel._live import live_spans as live_spans
     from footprint_lab.otel._receiver import Receiver as Receiver
     from footprint_lab.otel._receiver import receive as receive
-    from footprint_lab.otel._refusals import OtelCaptureError as OtelCaptureError
-    from footprint_lab.otel._refusals import OtelExportError as OtelExportError
-    from footprint_lab.otel._refusals import OtelReceiverError as OtelReceiverError
-    from footprint_lab.otel._refusals import OtelSpanFieldError as OtelSpanFieldError
-    from footprint_lab.otel._refusals import OtelSpanLoopError as OtelSpanLoopError
-    from footprint_lab.otel._refusals import OtelSpansError as OtelSpansError
-    from footprint_lab.otel._refusals import OtlpExportFailed as OtlpExportFailed
-    from footprint_lab.otel._refusals import OtlpRequestRefused as OtlpRequestRefused
+    from footprint_lab.otel.refusals import OtelCaptureError as OtelCaptureError
+    from footprint_lab.otel.refusals import OtelExportError as OtelExportError
+    from footprint_lab.otel.refusals import OtelReceiverError as OtelReceiverError
+    from footprint_lab.otel.refusals import OtelSpanFieldError as OtelSpanFieldError
+    from footprint_lab.otel.refusals import OtelSpanLoopError as OtelSpanLoopError
+    from footprint_lab.otel.refusals import OtelSpansError as OtelSpansError
+    from footprint_lab.otel.refusals import OtlpExportFailed as OtlpExportFailed
+    from footprint_lab.otel.refusals import OtlpRequestRefused as OtlpRequestRefused
+    from footprint_lab.record.progress import last_stopped as last_stopped
 
 __all__, __getattr__, __dir__ = public(__name__)
 

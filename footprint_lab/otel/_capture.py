@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from footprint_lab.core._run import Run
-from footprint_lab.engine._refusal import describe_shape
-from footprint_lab.otel._refusals import OtelCaptureError
+from footprint_lab.core.run import Run
+from footprint_lab.otel.refusals import OtelCaptureError
+from footprint_lab.record.refusal import describe_shape
 
 
 class Capture:
@@ -63,7 +63,7 @@ def capture(tracer_provider: Any = None) -> Iterator[Capture]:
 
     ``tracer_provider``: an SDK ``TracerProvider`` to listen on; by default the global one (set
     up as a plain SDK provider first when the process has none). A provider spans cannot be
-    collected from is refused with :class:`~footprint_lab.otel._refusals.OtelCaptureError`.
+    collected from is refused with :class:`~footprint_lab.otel.refusals.OtelCaptureError`.
     """
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider

@@ -29,11 +29,11 @@ from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
-from footprint_lab.core._run import Run
-from footprint_lab.engine._recording import LLMExchange, Recording
-from footprint_lab.engine._refusal import describe_shape
-from footprint_lab.engine.schema import KIND_TOOL_RESULT
-from footprint_lab.otel._refusals import OtelExportError, OtlpExportFailed
+from footprint_lab.core.run import Run
+from footprint_lab.otel.refusals import OtelExportError, OtlpExportFailed
+from footprint_lab.record.recording import LLMExchange, Recording
+from footprint_lab.record.refusal import describe_shape
+from footprint_lab.record.schema import KIND_TOOL_RESULT
 
 _SCOPE = InstrumentationScope("footprint_lab.otel", "0.1.0")
 _RESOURCE = Resource({"service.name": "footprint_lab"})
@@ -216,7 +216,7 @@ def export_otlp(runs: Any, *, endpoint: str, headers: Mapping[str, str] | None =
 
     ``endpoint`` is the traces URL (``http://localhost:4318/v1/traces``); ``headers`` carry what
     the backend asks for (an API key). A collector that does not accept them raises
-    :class:`~footprint_lab.otel._refusals.OtlpExportFailed`; the recordings are unchanged.
+    :class:`~footprint_lab.otel.refusals.OtlpExportFailed`; the recordings are unchanged.
     """
     if not isinstance(endpoint, str) or not endpoint.startswith(("http://", "https://")):
         raise OtelExportError("endpoint", describe_shape(endpoint) if not isinstance(endpoint, str)

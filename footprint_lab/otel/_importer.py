@@ -1,7 +1,7 @@
 """``from_spans``: a foreign agent's OpenTelemetry spans made into footprint_lab runs.
 
 Rule kept: an imported run is a real ``Recording``, written through the same
-:class:`~footprint_lab.engine._recorder.Recorder` steps an ``Agent`` writes (``seed``, then per
+:class:`~footprint_lab.record.recorder.Recorder` steps an ``Agent`` writes (``seed``, then per
 LLM call ``assemble`` and ``call-llm``, one ``tool`` step per tool span, a ``retrieve`` step per
 retriever span, ``final``), so every view and explanation works on it unchanged. Whichever
 convention wrote a span (:mod:`footprint_lab.otel._semconv`: OpenInference, GenAI current or
@@ -34,27 +34,8 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from footprint_lab.core._run import Run
-from footprint_lab.core._turn import turn_text
-from footprint_lab.engine._build import build_recording
-from footprint_lab.engine._captured import CapturedPiece, captured_piece
-from footprint_lab.engine._recorder import Recorder
-from footprint_lab.engine._recording import Recording
-from footprint_lab.engine.progress import PROGRESS_FIX, SHOW_AFTER, Progress, progress_problem, stopping
-from footprint_lab.engine.schema import (
-    ANSWER,
-    INJECTED_MESSAGES,
-    INPUT_MESSAGE,
-    KIND_BASE,
-    KIND_TOOL_RESULT,
-    KIND_USER,
-    LAST_RESPONSE,
-    MESSAGES,
-    SYSTEM,
-    TOOLS,
-    USER_MESSAGE,
-)
-from footprint_lab.otel._refusals import OtelExportError
+from footprint_lab.core.run import Run
+from footprint_lab.core.turn import turn_text
 from footprint_lab.otel._semconv import (
     OPENINFERENCE,
     Call,
@@ -70,6 +51,25 @@ from footprint_lab.otel._semconv import (
     tool_result,
 )
 from footprint_lab.otel._spans import SpanData, read_spans
+from footprint_lab.otel.refusals import OtelExportError
+from footprint_lab.record.build import build_recording
+from footprint_lab.record.captured import CapturedPiece, captured_piece
+from footprint_lab.record.progress import PROGRESS_FIX, SHOW_AFTER, Progress, progress_problem, stopping
+from footprint_lab.record.recorder import Recorder
+from footprint_lab.record.recording import Recording
+from footprint_lab.record.schema import (
+    ANSWER,
+    INJECTED_MESSAGES,
+    INPUT_MESSAGE,
+    KIND_BASE,
+    KIND_TOOL_RESULT,
+    KIND_USER,
+    LAST_RESPONSE,
+    MESSAGES,
+    SYSTEM,
+    TOOLS,
+    USER_MESSAGE,
+)
 
 #: What an imported recording says about the hops spans cannot prove (read by the custody walk).
 IMPORTED_NOTE = ("imported from OpenTelemetry spans: they do not say which declaration made a piece or which rule "
@@ -209,7 +209,7 @@ def _key(turn: dict[str, Any]) -> tuple[Any, ...]:
 def _request_wire(call: Any) -> dict[str, Any]:
     """What the recorded request says beyond its fields: the call's settings, and, when its system text went as
     several system messages (the instructions as one, then each leading system turn), each one's length, so a
-    replay sends it as it was sent (``explain._replay``)."""
+    replay sends it as it was sent (``explain.trials.replay``)."""
     system, _ = _split(call.turns)
     lengths = ([len(BLANK_LINE.join(call.instructions))] if call.instructions else []) + [len(t) for t in system]
     return {"options": call.settings, **({"system_messages": lengths} if len(lengths) > 1 else {})}

@@ -13,7 +13,7 @@ from __future__ import annotations
 import base64
 from typing import Any
 
-from footprint_lab.otel._refusals import OtelSpansError
+from footprint_lab.otel.refusals import OtelSpansError
 
 
 def decode(data: bytes) -> dict[str, Any]:

@@ -10,22 +10,22 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.engine._exports import public
+from footprint_lab.record.exports import public
 
 if TYPE_CHECKING:
     from footprint_lab.providers._anthropic import AnthropicProvider as AnthropicProvider
     from footprint_lab.providers._anthropic import anthropic as anthropic
     from footprint_lab.providers._base import HttpProvider as HttpProvider
     from footprint_lab.providers._from_string import provider_from_string as provider_from_string
-    from footprint_lab.providers._mock import MockProvider as MockProvider
-    from footprint_lab.providers._mock import MockScriptError as MockScriptError
-    from footprint_lab.providers._mock import mock as mock
     from footprint_lab.providers._ollama import OllamaProvider as OllamaProvider
     from footprint_lab.providers._ollama import ollama as ollama
     from footprint_lab.providers._openai import OpenAIProvider as OpenAIProvider
     from footprint_lab.providers._openai import openai as openai
-    from footprint_lab.providers._replay import ReplayProvider as ReplayProvider
-    from footprint_lab.providers._replay import replay_provider as replay_provider
+    from footprint_lab.providers.mock_provider import MockProvider as MockProvider
+    from footprint_lab.providers.mock_provider import MockScriptError as MockScriptError
+    from footprint_lab.providers.mock_provider import mock as mock
+    from footprint_lab.providers.replay import ReplayProvider as ReplayProvider
+    from footprint_lab.providers.replay import replay_provider as replay_provider
     from footprint_lab.providers.types import LLMRequest as LLMRequest
     from footprint_lab.providers.types import LLMResponse as LLMResponse
     from footprint_lab.providers.types import MessagesView as MessagesView

@@ -26,8 +26,8 @@ from collections.abc import Sequence
 from typing import Any, ClassVar, Unpack
 
 from footprint_lab.providers._base import HttpProvider, Settings, built, call_id, stop_reason
-from footprint_lab.providers._failures import Hints
 from footprint_lab.providers._http import Missing, ServerError, parse_args, require
+from footprint_lab.providers.failures import Hints
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
 
 API_VERSION = "2023-06-01"

@@ -22,11 +22,11 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypedDict, TypeVar
 
-from footprint_lab.engine._refusal import describe_shape, nearest
-from footprint_lab.providers._errors import MissingApiKeyError, ProviderConfigError
-from footprint_lab.providers._failures import Hints, Limits
 from footprint_lab.providers._http import StreamParser, Wire
+from footprint_lab.providers.errors import MissingApiKeyError, ProviderConfigError
+from footprint_lab.providers.failures import Hints, Limits
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback
+from footprint_lab.record.refusal import describe_shape, nearest
 
 #: Stop reasons in the neutral vocabulary (the wires' own words are mapped onto these).
 STOP_REASONS = {
@@ -134,7 +134,7 @@ class HttpProvider(ABC):
     while none of its text has reached the run.
     ``logprobs=n`` asks for each generated token's log-probability with the ``n`` likeliest
     alternatives (0-20), so the recording can say how close each tool choice was
-    (``footprint_lab.explain._tool_choice``); a wire that reports none refuses it.
+    (``footprint_lab.explain.checks.tool_choice``); a wire that reports none refuses it.
     """
 
     name: ClassVar[str] = "http"

@@ -10,7 +10,7 @@ Rules kept here:
   the moment it is sent, so a call never hangs, not even on a server that trickles bytes or
   sends keep-alive comments without end. A reply is read no further than ``max_reply_bytes``
   (its ``Content-Length``, when it states one, is judged before anything is read), and no
-  deeper than :data:`~footprint_lab.engine._saved_json.MAX_NESTING` levels of JSON.
+  deeper than :data:`~footprint_lab.record.saved_json.MAX_NESTING` levels of JSON.
 - Requests to one endpoint (scheme, host, port) share one gate in the process, however many
   providers aim at it, across every loop and thread; it admits the smallest
   ``max_concurrency`` among the live providers aimed there (:mod:`~footprint_lab.providers._gate`).
@@ -18,14 +18,14 @@ Rules kept here:
   at a time is never handed a second, even by a fresh provider built for each rerun.
 - Rate limits, failing servers and connections dropped before a response are retried a
   bounded number of times (the policy and the naming of each failure live in
-  :mod:`~footprint_lab.providers._failures`). So is a reply the server cut short (a stream
+  :mod:`~footprint_lab.providers.failures`). So is a reply the server cut short (a stream
   that ended before it said why the reply stopped, a connection closed mid-reply): once the
   response bytes were read, that is the only failure retried, and only while no streamed
   text has reached the run's ``on_token``, since text already shown must not be shown twice.
   A cut after text was delivered is raised, and the run is what is tried again. Every
   attempt reads with a fresh stream parser (a parser holds a partial reply), and the
   recorded exchange says how many attempts the call took (``attempts``).
-- Every failure becomes a typed :mod:`footprint_lab.providers._errors` class whose message
+- Every failure becomes a typed :mod:`footprint_lab.providers.errors` class whose message
   names the fix; no raw ``httpx`` exception escapes, and neither does a reply of the wrong
   shape (a string where an object belongs, a list where a number does): whatever a wire
   format's reader trips on in a reply is a :class:`ProviderResponseError` that says what kind
@@ -52,12 +52,12 @@ from typing import Any, Protocol
 
 import httpx
 
-from footprint_lab.engine._saved_json import MAX_NESTING, nesting
-from footprint_lab.engine._unicode import sound
-from footprint_lab.providers._errors import ProviderError
-from footprint_lab.providers._failures import Failures, Hints, Limits, display_url
 from footprint_lab.providers._gate import gate_for
+from footprint_lab.providers.errors import ProviderError
+from footprint_lab.providers.failures import Failures, Hints, Limits, display_url
 from footprint_lab.providers.types import LLMResponse, TokenCallback
+from footprint_lab.record.saved_json import MAX_NESTING, nesting
+from footprint_lab.record.unicode import sound
 
 #: Header names containing any of these are never recorded.
 _SECRET_MARKERS = ("auth", "key", "token", "secret", "cookie", "signature", "password", "credential")
@@ -208,7 +208,7 @@ def _json(raw: str | bytes) -> Any:
     brackets = raw.count("[") + raw.count("{") if isinstance(raw, str) else raw.count(b"[") + raw.count(b"{")
     if brackets > MAX_NESTING and nesting(value) > MAX_NESTING:  # fewer brackets cannot nest deeper
         raise too_deep()
-    return sound(value)  # a JSON \\u escape can decode to a lone surrogate: see engine._unicode
+    return sound(value)  # a JSON \\u escape can decode to a lone surrogate: see record.unicode
 
 
 async def _capped(response: httpx.Response, limit: int) -> AsyncIterator[bytes]:

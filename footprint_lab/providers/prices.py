@@ -31,12 +31,12 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine._refusal import describe_shape, did_you_mean
-from footprint_lab.providers._errors import ProviderConfigError
+from footprint_lab.providers.errors import ProviderConfigError
 from footprint_lab.providers.types import Usage
+from footprint_lab.record.refusal import describe_shape, did_you_mean
 
 if TYPE_CHECKING:
-    from footprint_lab.engine._recording import Recording
+    from footprint_lab.record.recording import Recording
 
 __all__ = ["PRICES", "Price", "PriceError", "cost", "cost_of", "estimated", "price_of", "priced",
            "remove_price", "set_price", "unpriced_models", "usage_by_model"]
@@ -209,7 +209,7 @@ def _model_name(function: str, model: Any) -> str:
 
 
 def _recording(function: str, run: Any) -> Recording:
-    from footprint_lab.engine._recording import Recording
+    from footprint_lab.record.recording import Recording
 
     found = getattr(run, "recording", run)
     if not isinstance(found, Recording):

@@ -12,9 +12,9 @@ from wire_server import Reply, WireServer, json_reply, stream_reply
 
 from footprint_lab import Agent, LLMCall, define_tool
 from footprint_lab.context import define_fact, define_skill, define_steering
-from footprint_lab.core._agent import turn_text
+from footprint_lab.core.agent import turn_text
 from footprint_lab.errors import RunCheckpointError
-from footprint_lab.providers._errors import ProviderAuthError
+from footprint_lab.providers.errors import ProviderAuthError
 
 KINDS = ("openai", "anthropic", "ollama")
 EXTENSION = {"openai": "sse", "anthropic": "sse", "ollama": "ndjson"}

@@ -17,7 +17,7 @@ from provider_cases import make_request
 from wire_server import Reply, WireServer, stream_reply
 
 from footprint_lab import Agent
-from footprint_lab.providers._errors import ProviderResponseError
+from footprint_lab.providers.errors import ProviderResponseError
 
 ANSWER = "The sum is 5."
 FIXTURE = {"openai": "openai_stream_text.sse", "anthropic": "anthropic_stream_text.sse",

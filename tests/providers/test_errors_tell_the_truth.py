@@ -17,7 +17,7 @@ from footprint_lab import Agent, Refusal, RunFailure, define_tool
 from footprint_lab.errors import RunCheckpointError
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.providers import openai
-from footprint_lab.providers._errors import MissingApiKeyError, ProviderError, ProviderRateLimitError
+from footprint_lab.providers.errors import MissingApiKeyError, ProviderError, ProviderRateLimitError
 
 RATE_LIMITED = Reply(status=429, body={"error": {"type": "requests", "message": "slow down", "code": None}},
                      headers={"retry-after": "0"})

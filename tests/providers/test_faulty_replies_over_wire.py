@@ -18,13 +18,13 @@ from wire_server import Reply, WireServer, json_reply, stream_reply
 
 from footprint_lab import Agent, RunFailure
 from footprint_lab.providers._base import DEFAULT_MAX_REPLY_BYTES
-from footprint_lab.providers._errors import (
+from footprint_lab.providers._http import WRONG_SHAPE
+from footprint_lab.providers.errors import (
     ProviderConfigError,
     ProviderResponseError,
     ProviderTimeoutError,
     ProviderUnavailableError,
 )
-from footprint_lab.providers._http import WRONG_SHAPE
 
 KINDS = ("openai", "anthropic", "ollama")
 #: A string that stands for the reply's own content: it must never appear in an error message.

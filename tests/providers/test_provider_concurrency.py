@@ -20,8 +20,8 @@ from wire_server import Reply, WireServer, stream_reply
 from footprint_lab import Agent
 from footprint_lab.providers import anthropic, ollama, openai
 from footprint_lab.providers._base import HOSTED_CONCURRENCY
-from footprint_lab.providers._errors import ProviderConfigError
 from footprint_lab.providers._gate import Gate, endpoint
+from footprint_lab.providers.errors import ProviderConfigError
 
 
 def slow_answer(delay: float = 0.05) -> Reply:

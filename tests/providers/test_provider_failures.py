@@ -13,7 +13,7 @@ import pytest
 from provider_cases import MODELS, SECRET, make_request
 from wire_server import Reply, WireServer, json_reply, stream_reply
 
-from footprint_lab.providers._errors import (
+from footprint_lab.providers.errors import (
     ContextWindowError,
     ModelNotFoundError,
     ProviderAuthError,

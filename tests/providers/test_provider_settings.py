@@ -11,7 +11,6 @@ from wire_server import WireServer, json_reply
 
 import footprint_lab.errors as errors
 from footprint_lab import Agent
-from footprint_lab.engine._refusal import Refusal, RunFailure
 from footprint_lab.providers import (
     AnthropicProvider,
     OllamaProvider,
@@ -21,7 +20,8 @@ from footprint_lab.providers import (
     openai,
     provider_from_string,
 )
-from footprint_lab.providers._errors import MissingApiKeyError, ProviderConfigError, ProviderError
+from footprint_lab.providers.errors import MissingApiKeyError, ProviderConfigError, ProviderError
+from footprint_lab.record.refusal import Refusal, RunFailure
 
 HOSTED = [("openai", openai, "OPENAI_API_KEY"), ("anthropic", anthropic, "ANTHROPIC_API_KEY")]
 

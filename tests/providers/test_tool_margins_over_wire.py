@@ -11,7 +11,7 @@ import pytest
 from wire_server import Reply, WireServer
 
 from footprint_lab import Agent, define_tool, load_recording, verify
-from footprint_lab.explain._tool_choice import choice_margins
+from footprint_lab.explain.checks.tool_choice import choice_margins
 from footprint_lab.lab.views.answer import answer_view
 from footprint_lab.providers.types import TokenChoice
 
@@ -130,7 +130,7 @@ def test_the_deciding_token_is_where_the_name_parts_from_the_others() -> None:
 
 
 def test_logprobs_is_checked_at_the_door_and_refused_where_the_wire_has_none(build: Any) -> None:
-    from footprint_lab.providers._errors import ProviderConfigError
+    from footprint_lab.providers.errors import ProviderConfigError
 
     for odd in (True, -1, 21, "3", 2.5):
         with pytest.raises(ProviderConfigError) as refused:

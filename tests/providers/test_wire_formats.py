@@ -275,7 +275,7 @@ async def test_an_openai_stream_ended_by_done_alone_is_refused_as_cut_not_taken_
     build: Any, server: WireServer,
 ) -> None:
     # llama.cpp's Python server, interrupted by another request, ends the reply it cut with [DONE] alone
-    from footprint_lab.providers._errors import ProviderResponseError
+    from footprint_lab.providers.errors import ProviderResponseError
 
     server.queue(Reply(chunks=[openai_chunk({"role": "assistant"}), openai_chunk({"content": "The capital"}),
                                "data: [DONE]\n\n"], content_type="text/event-stream"))
@@ -310,7 +310,7 @@ async def test_an_openai_stream_with_no_event_at_all_is_refused_naming_the_serve
     build: Any, server: WireServer,
 ) -> None:
     # llama.cpp's Python server answers 200, then fails to stream a reply that may call a tool
-    from footprint_lab.providers._errors import ProviderResponseError
+    from footprint_lab.providers.errors import ProviderResponseError
 
     server.queue(Reply(chunks=[], content_type="text/event-stream"))
     with pytest.raises(ProviderResponseError) as caught:

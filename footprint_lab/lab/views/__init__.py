@@ -1,7 +1,7 @@
 """The notebook views: every footprint_lab object shows itself, with no JavaScript needed.
 
 Importing this package registers one renderer per kind with the display registry below the
-core (:mod:`footprint_lab.engine._display`); the package root adds the loader that imports it
+core (:mod:`footprint_lab.record.display`); the package root adds the loader that imports it
 the first time anything is displayed, so ``Run._repr_mimebundle_`` works without
 ``%load_ext`` and ``core`` never imports ``lab``.
 
@@ -13,7 +13,7 @@ Public names:
 - :func:`slots_view` (what one LLM call was given, for ``%fp_context``).
 
 A run's display bundle stays within :data:`BUNDLE_BUDGET` (2 MB, every MIME type together):
-each view draws a bounded amount of any one value (``engine.markup``), and the recording rides
+each view draws a bounded amount of any one value (``markup.elements``), and the recording rides
 along only when the whole bundle still fits. A larger recording (a 20 MB answer is held seven
 times over: the answer, the reply, the transcript, the commit, the events...) is left out of the
 notebook, and the view says so and how to save it whole; the run in the kernel keeps all of it.
@@ -27,10 +27,6 @@ from typing import Any
 
 import orjson
 
-from footprint_lab.engine import _display as display
-from footprint_lab.engine._recording import RECORDING_MIME, Recording
-from footprint_lab.engine._saved_form import packed
-from footprint_lab.engine.markup import shown
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.views.answer import answer_view, bundle_text, slots_view
 from footprint_lab.lab.views.ask import explanation_html
@@ -50,6 +46,10 @@ from footprint_lab.lab.views.messages import call_messages_html
 from footprint_lab.lab.views.runset import runset_bundle
 from footprint_lab.lab.views.timeline import timeline_html
 from footprint_lab.lab.views.tree import tree_bundle, tree_figure, tree_html
+from footprint_lab.markup.elements import shown
+from footprint_lab.record import display
+from footprint_lab.record.recording import RECORDING_MIME, Recording
+from footprint_lab.record.saved_form import packed
 
 __all__ = ["RECORDING_MIME", "answer_view", "run_bundle", "slots_view", "tree_figure", "tree_html"]
 
@@ -87,7 +87,7 @@ def recording_left_out(size: int) -> str:
 
 def recording_data(recording: Recording) -> dict[str, Any]:
     """The recording as compact JSON-native data: ``Recording.model_validate(data) == recording``
-    (its long lists as tables, fields at their defaults left out: see ``engine._recording.packed``)."""
+    (its long lists as tables, fields at their defaults left out: see ``record.recording.packed``)."""
     return packed(recording)
 
 

@@ -31,14 +31,12 @@ from collections.abc import Collection
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from footprint_lab.core._call_messages import CallMessages
-from footprint_lab.core._run import explained
-from footprint_lab.core._timeline import Timeline
-from footprint_lab.engine import words
-from footprint_lab.engine._seal import verify
-from footprint_lab.explain._tool_choice import CLOSE_CALL
-from footprint_lab.explain._tool_lint import twins
-from footprint_lab.explain._tree import run_tree
+from footprint_lab.core.call_messages import CallMessages
+from footprint_lab.core.run import explained
+from footprint_lab.core.timeline import Timeline
+from footprint_lab.explain.checks.tool_choice import CLOSE_CALL
+from footprint_lab.explain.checks.tool_lint import twins
+from footprint_lab.explain.provenance.tree import run_tree
 from footprint_lab.lab.views.messages import CHAT_CSS, call_messages_body
 from footprint_lab.lab.views.page import (
     CORRELATIONAL,
@@ -68,13 +66,15 @@ from footprint_lab.lab.views.page import (
 from footprint_lab.lab.views.runset import money
 from footprint_lab.lab.views.svg import node_label
 from footprint_lab.lab.views.timeline import TIMELINE_CSS, timeline_body
+from footprint_lab.markup import words
 from footprint_lab.providers.prices import priced, usage_by_model
+from footprint_lab.sealing.seal import verify
 
 if TYPE_CHECKING:
-    from footprint_lab.engine._recording import ContextPiece, LLMExchange, Recording
-    from footprint_lab.explain._custody import Backtrack, Candidate, Hop
-    from footprint_lab.explain._integrity_checks import IntegrityReport
-    from footprint_lab.explain._tree import RunTree, TreeNode
+    from footprint_lab.explain.checks.integrity import IntegrityReport
+    from footprint_lab.explain.provenance.custody import Backtrack, Candidate, Hop
+    from footprint_lab.explain.provenance.tree import RunTree, TreeNode
+    from footprint_lab.record.recording import ContextPiece, LLMExchange, Recording
 
 SLOTS = ("system", "messages", "tools")
 #: a composition whose tree has more runs than this shows each member's answer and header only
@@ -86,7 +86,7 @@ SLOT_ROWS = LONG_LIST
 FIRST_ROWS = FIRST_DRAWN
 TOP_RANKS = 5
 EARLIER_CALLS = 20
-#: an opened piece draws this much of its content (a value's own bound, ``engine.markup``, is larger)
+#: an opened piece draws this much of its content (a value's own bound, ``markup.elements``, is larger)
 PIECE_TEXT = 4000
 
 

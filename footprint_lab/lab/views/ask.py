@@ -17,14 +17,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.core._run import explained
-from footprint_lab.explain._asking import BRACKETED as _BRACKETED
-from footprint_lab.explain._index import RecordingIndex
+from footprint_lab.core.run import explained
+from footprint_lab.explain.asking.explainer import BRACKETED as _BRACKETED
+from footprint_lab.explain.provenance.index import RecordingIndex
 from footprint_lab.lab.views.page import ASK_CSS, Html, el, join, new_scope, wrap
 
 if TYPE_CHECKING:
-    from footprint_lab.engine._recording import Recording
-    from footprint_lab.explain._asking import Explanation
+    from footprint_lab.explain.asking.explainer import Explanation
+    from footprint_lab.record.recording import Recording
 
 #: what the Ask box says when the Lab was built without an explainer
 HINT = ("Ask needs an explainer model: build the Lab with explainer=..., a provider such as "

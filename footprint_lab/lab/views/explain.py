@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine import words
 from footprint_lab.lab.views.page import (
     CORRELATIONAL,
     Html,
@@ -29,14 +28,15 @@ from footprint_lab.lab.views.page import (
     table,
     wrap,
 )
+from footprint_lab.markup import words
 
 if TYPE_CHECKING:
-    from footprint_lab.explain._ablation import Localization
-    from footprint_lab.explain._culprits import Culprits
-    from footprint_lab.explain._custody import Backtrack
-    from footprint_lab.explain._dropped import DroppedContext
-    from footprint_lab.explain._integrity_checks import IntegrityReport
-    from footprint_lab.explain._replay import Replay
+    from footprint_lab.explain.checks.integrity import IntegrityReport
+    from footprint_lab.explain.provenance.custody import Backtrack
+    from footprint_lab.explain.trials.ablation import Localization
+    from footprint_lab.explain.trials.culprits import Culprits
+    from footprint_lab.explain.trials.dropped import DroppedContext
+    from footprint_lab.explain.trials.replay import Replay
 
 #: how many candidates a displayed backtrack opens before pointing at the full text
 SHOWN = 40

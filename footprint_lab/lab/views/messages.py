@@ -1,7 +1,7 @@
 """The chat view of one LLM call: what it was sent, message by message, and what it answered.
 
 Rule kept here: every message drawn is one the recording holds for that call
-(:class:`footprint_lab.core._call_messages.CallMessages`), through the one escaping builder, and
+(:class:`footprint_lab.core.call_messages.CallMessages`), through the one escaping builder, and
 each names the context piece that carries it (its source id, shown and on ``data-fl-piece``), so
 a message here is the same piece the answer view's custody opens. Roles are words (system, user,
 assistant, tool) before their colours; a tool call says its tool, arguments and call id, a tool
@@ -18,13 +18,13 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.core._call_messages import message_text
-from footprint_lab.engine import theme, words
+from footprint_lab.core.call_messages import message_text
 from footprint_lab.lab.views.page import Html, css, el, esc, join, new_scope, wrap
+from footprint_lab.markup import theme, words
 
 if TYPE_CHECKING:
-    from footprint_lab.core._call_messages import CallMessages
-    from footprint_lab.engine._recording import ContextPiece, LLMExchange, Recording
+    from footprint_lab.core.call_messages import CallMessages
+    from footprint_lab.record.recording import ContextPiece, LLMExchange, Recording
 
 #: the characters of a message its bubble shows before the rest is one click away
 CLIP = 800
@@ -53,7 +53,7 @@ def call_messages_html(messages: CallMessages) -> str:
 
 def messages_html(home: Recording, exchange: LLMExchange, *, root: Recording | None = None) -> str:
     """The chat view of ``exchange``, a call of ``home`` (the run's recording or a member's, under ``root``)."""
-    from footprint_lab.core._call_messages import CallMessages
+    from footprint_lab.core.call_messages import CallMessages
 
     return call_messages_html(CallMessages(root if root is not None else home, home, exchange))
 

@@ -3,12 +3,12 @@
 Rule kept here: every string that came from a model, a tool, a user, a document or a
 declaration is written through :func:`esc` (text), :func:`attr` (an attribute's value) or
 :func:`el` (an element, its children and attributes escaped): the engine's one door for
-drawing values (:mod:`footprint_lab.engine.markup`: escaped, quotes included, bounded,
+drawing values (:mod:`footprint_lab.markup.elements`: escaped, quotes included, bounded,
 invisible controls shown); and no view carries JavaScript. Each output gets its own id
 (``fl`` and six hex digits), its CSS is written under that id (pandas ``Styler`` does the
 same), and every in-page anchor is prefixed with it, so two outputs in one notebook never
 restyle each other or share a link target. Every colour, font and length comes from the one
-theme (:mod:`footprint_lab.engine.theme`).
+theme (:mod:`footprint_lab.markup.theme`).
 
 Role: lab layer, used by the views in this package only.
 """
@@ -21,18 +21,18 @@ import uuid
 from collections.abc import Sequence
 from typing import Any, TypeVar
 
-from footprint_lab.engine import theme, words
+from footprint_lab.explain.render import shorten as shorten
+from footprint_lab.markup import theme, words
 
 # the views take the drawing doors from here, with the rest of the page
-from footprint_lab.engine.markup import Html as Html
-from footprint_lab.engine.markup import attr as attr
-from footprint_lab.engine.markup import css as css
-from footprint_lab.engine.markup import el as el
-from footprint_lab.engine.markup import esc as esc
-from footprint_lab.engine.markup import join as join
-from footprint_lab.engine.markup import raw as raw
-from footprint_lab.engine.markup import start as start
-from footprint_lab.explain._render import shorten as shorten
+from footprint_lab.markup.elements import Html as Html
+from footprint_lab.markup.elements import attr as attr
+from footprint_lab.markup.elements import css as css
+from footprint_lab.markup.elements import el as el
+from footprint_lab.markup.elements import esc as esc
+from footprint_lab.markup.elements import join as join
+from footprint_lab.markup.elements import raw as raw
+from footprint_lab.markup.elements import start as start
 
 T = TypeVar("T")
 

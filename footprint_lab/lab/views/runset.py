@@ -7,7 +7,7 @@ the same; its heading says how the rows are ordered and what was left out. A set
 runs draws at most ``limit`` rows (50), and says how many more there are and where they are.
 
 Every value from a run (its input, its answer, a model's name, a source id) is written through
-the one escaping builder (:func:`footprint_lab.engine.markup.el`): a cell shows one line of at
+the one escaping builder (:func:`footprint_lab.markup.elements.el`): a cell shows one line of at
 most :data:`CELL` characters, its ``title`` (the tooltip) the first :data:`TIP` characters of the
 whole text. The answers and inputs are the set's summaries, as recorded, so a redaction policy
 covers them. An absent value is an empty cell, never ``NaN`` or ``None``; a cost the price table
@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from footprint_lab.engine import _display as display
-from footprint_lab.engine import theme
-from footprint_lab.engine.markup import clipped
 from footprint_lab.lab.views.page import Html, css, el, join, new_scope, shorten, tag, wrap
+from footprint_lab.markup import theme
+from footprint_lab.markup.elements import clipped
+from footprint_lab.record import display
 
 #: the most characters of an input, an answer or a culprit a cell shows, so a row stays one line
 CELL = 48

@@ -6,7 +6,7 @@ its kind, its status as a symbol and a word (``✓ finished``), its time and tok
 edge into it the decision that led there (a ``Conditional``'s rule and branch, a ``Loop``'s
 go-on or stop). Colours (the kind's band, the status's outline) are presentation attributes,
 not ``style``, and only repeat what the words say. Every text is drawn through the engine's
-doors (:func:`footprint_lab.engine.markup.el`), so a hostile member name stays text.
+doors (:func:`footprint_lab.markup.elements.el`), so a hostile member name stays text.
 
 Layout: layered, one row per depth, top down; each leaf takes the next column and a parent
 sits centred over its children (a tidy tree), computed in one iterative pass so a deep tree
@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.engine import theme, words
-from footprint_lab.engine.markup import Html, css, el, join
-from footprint_lab.explain._render import shorten
+from footprint_lab.explain.render import shorten
+from footprint_lab.markup import theme, words
+from footprint_lab.markup.elements import Html, css, el, join
 
 if TYPE_CHECKING:
-    from footprint_lab.explain._tree import RunTree, TreeEdge, TreeNode
+    from footprint_lab.explain.provenance.tree import RunTree, TreeEdge, TreeNode
 
 #: above this many nodes the SVG is left out (the list under it holds every member)
 SVG_NODES = 150

@@ -1,7 +1,7 @@
 """The timeline view: a run's steps as a waterfall, each bar at its step's start and as long as it took.
 
 Rule kept here: the view draws the rows ``Run.timeline()`` worked out from the recording
-(:mod:`footprint_lab.core._timeline`) and nothing else, every value through the one escaping
+(:mod:`footprint_lab.core.timeline`) and nothing else, every value through the one escaping
 builder; what a bar's position means is said in the legend, in words. It needs no JavaScript,
 and reads with its styles stripped: each row says its step, kind, status, start and duration as
 text; a bar's place and width are inline styles, so a notebook that drops the style sheet (an
@@ -20,12 +20,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.engine import theme
 from footprint_lab.lab.views.page import Html, css, el, join, new_scope, tag, wrap
+from footprint_lab.markup import theme
 
 if TYPE_CHECKING:
-    from footprint_lab.core._timeline import Timeline, TimelineRow
-    from footprint_lab.engine._recording import Recording
+    from footprint_lab.core.timeline import Timeline, TimelineRow
+    from footprint_lab.record.recording import Recording
 
 #: the most steps the view draws (the frame has them all)
 TIMELINE_ROWS = 200
@@ -47,7 +47,7 @@ background-size:25% 100%;background-position:left top}}
 
 def timeline_html(timeline: Timeline | Recording) -> str:
     """A run's timeline as one self-contained HTML fragment (no JavaScript); takes a ``Timeline`` or a recording."""
-    from footprint_lab.core._timeline import Timeline
+    from footprint_lab.core.timeline import Timeline
 
     found = timeline if isinstance(timeline, Timeline) else Timeline(timeline)
     scope = new_scope()

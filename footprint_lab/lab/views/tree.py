@@ -23,8 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.engine import theme, words
-from footprint_lab.explain._tree import RunTree, run_tree
+from footprint_lab.explain.provenance.tree import RunTree, run_tree
 from footprint_lab.lab.views.answer import FULL_MEMBER_VIEWS, nested_html, recordings_by_path
 from footprint_lab.lab.views.page import (
     FIRST_DRAWN,
@@ -41,11 +40,12 @@ from footprint_lab.lab.views.page import (
     wrap,
 )
 from footprint_lab.lab.views.svg import SVG_NODES, decision, layout, node_label, tree_svg
+from footprint_lab.markup import theme, words
 
 if TYPE_CHECKING:
     import plotly.graph_objects as go
 
-    from footprint_lab.explain._tree import RunTree, TreeEdge, TreeNode
+    from footprint_lab.explain.provenance.tree import RunTree, TreeEdge, TreeNode
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 RUN_KIND_COLOURS = theme.RUN_KIND_COLOURS

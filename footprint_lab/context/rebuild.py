@@ -1,0 +1,88 @@
+"""Rebuilding an agent's declared context for a rerun: declarations removed, or forced in.
+
+Rule kept here: a rerun changes exactly what it was asked to change. Explanations rerun an
+agent without a suspect (ablation) or with a left-out piece forced back in (restoration),
+and both are built from the agent's own declarations:
+
+- **removed**: the declaration is gone; an instruction that cites a removed fact
+  (``{fact:id}``) cites nothing in its place, so the fact's text leaves the prompt entirely.
+- **forced in**: the declaration is admitted on every iteration (its trigger becomes
+  ``always``; a RAG source keeps every chunk it retrieves, whatever the threshold), and when
+  its slot has a budget it goes first in that slot with the budget raised by exactly what it
+  needs, so every other declaration meets the same remaining budget as before and keeps its
+  fate. A memory or RAG source's size is known only at run time, so forcing one lifts its
+  slot's budget instead. A skill forced in is loaded from the first iteration: its body
+  and its tools alike (``context.assembly`` offers the tools of a skill whose trigger is ``always``).
+
+A rebuilt agent never writes to a memory store (``write_back`` is off on every memory
+declaration): a rerun is an experiment, and a dozen ablation reruns must not leave a dozen
+invented turns in a person's memory. It still recalls, so it sees what the original saw.
+
+Role: context layer; pure functions of declarations.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import replace
+
+from footprint_lab.context._triggers import Always, always
+from footprint_lab.context.declarations import FACT_REF, Injection, Instruction, Memory, Rag
+
+
+def without_declarations(declarations: Sequence[Injection], removed: Collection[str]) -> list[Injection]:
+    """The declarations minus ``removed``; instructions citing a removed fact no longer cite it.
+
+    Memory declarations come back with ``write_back`` off: a rerun reads memory, never writes it.
+    """
+    kept: list[Injection] = []
+    for declaration in declarations:
+        if declaration.id in removed:
+            continue
+        if isinstance(declaration, Memory) and declaration.write_back:
+            declaration = replace(declaration, write_back=False)
+        if isinstance(declaration, Instruction) and declaration.template is not None \
+                and any(ref in removed for ref in declaration.fact_refs):
+            template = FACT_REF.sub(lambda match: "" if match.group(1) in removed else match.group(0),
+                                    declaration.template)
+            declaration = replace(declaration, template=template,
+                                  fact_refs=tuple(ref for ref in declaration.fact_refs if ref not in removed))
+        kept.append(declaration)
+    return kept
+
+
+def forced_declarations(
+    declarations: Sequence[Injection], budgets: Mapping[str, int], forced: Collection[str], *, system_prompt: bool
+) -> tuple[list[Injection], dict[str, int]]:
+    """The declarations with ``forced`` ones admitted every iteration and past their slot's budget.
+
+    ``system_prompt`` says whether the agent has its own system prompt, which the first system
+    piece is joined to with a blank line (two characters of budget).
+    """
+    limits = dict(budgets)
+    joined = system_prompt
+    facts = {d.id: d.text for d in declarations if d.kind == "fact"}
+    first: list[Injection] = []
+    rest: list[Injection] = []
+    for declaration in declarations:
+        if declaration.id not in forced:
+            rest.append(declaration)
+            continue
+        changed = declaration
+        if not isinstance(declaration.trigger, Always):
+            changed = replace(changed, trigger=always())
+        if isinstance(changed, Rag):
+            changed = replace(changed, threshold=min(changed.threshold, 0.0))
+        slot = declaration.slot
+        if slot not in limits:
+            rest.append(changed)
+            continue
+        if isinstance(declaration, Memory | Rag):
+            del limits[slot]
+        else:
+            text = declaration.render(facts) if isinstance(declaration, Instruction) else declaration.text
+            separator = 2 if slot == "system" and joined else 0
+            joined = joined or slot == "system"
+            limits[slot] += len(text) + separator
+        first.append(changed)
+    return [*first, *rest], limits

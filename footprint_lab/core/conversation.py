@@ -1,0 +1,567 @@
+"""Conversations on a runner, and the refusals that guard the state they live in.
+
+An ``Agent`` keeps its last run's conversation (and pause) on the instance: that is what
+makes ``checkpoint()``, ``follow_up()``, ``resume()`` and ``abandon_pause()`` possible. That
+state has exactly one owner at a time, so the doors here refuse, before anything runs and
+leaving the state as it was:
+
+- a second turn while one is in flight (:class:`RunInFlightError`): both would return a
+  plausible answer, and the instance would keep whichever finished last;
+- a new message while a person still owes the agent an answer (:class:`PendingQuestionError`):
+  a consent gate that the next message could walk around is no gate;
+- a follow-up with nothing to follow (:class:`NoConversationError`), which would otherwise
+  quietly become a first turn;
+- a resumed run that would carry two identities (:class:`ResumeIdentityConflictError`), or
+  could not keep its records covered the way the paused one did (:class:`ResumeRedactionError`).
+
+``run()`` is one turn and always starts a new conversation unless it is named:
+``follow_up()`` continues this instance's last finished run, ``run(..., continue_from=cp)``
+continues a stored one, ``resume()`` answers a paused one, ``resume_on_error()`` picks a
+failed one up at its last completed tool round.
+
+Role: the conversation doors of ``Agent`` (mixed in) and the state they guard. Every door
+checks here, then runs its leg through the agent's ``_drive`` (``core.agent``), which is
+the only place that state changes (through ``_hold``).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.core.checkpoint_masks import shown_label
+from footprint_lab.core.conversation_legs import Continuation, Saved, thaw
+from footprint_lab.core.door import InvalidRunInputError, normalize_run_input
+from footprint_lab.core.identity import Identity, coerce_identity
+from footprint_lab.core.pause import Pause
+from footprint_lab.core.runner import Listener, new_run_id, run_coroutine_sync
+from footprint_lab.record.refusal import Refusal, describe_shape
+from footprint_lab.redact.policy import (
+    PolicyDataError,
+    Redaction,
+    RedactionConfigError,
+    combine_policies,
+    policy_from_data,
+)
+
+if TYPE_CHECKING:
+    from footprint_lab.core.checkpoint import Checkpoint
+    from footprint_lab.core.member_run import ParentRun
+    from footprint_lab.core.run import Run
+
+
+class RunInFlightError(Refusal):
+    """Raised by ``run()`` / ``follow_up()`` / ``resume()`` on a runner whose previous turn has not returned.
+
+    Carries ``agent_id`` (the runner's configured id, or ``None``) and ``active_run_id``
+    (the run in flight, to join a log line to its recording).
+    """
+
+    code = "ERR_RUN_IN_FLIGHT"
+    fields = ("agent_id", "active_run_id")
+
+    def __init__(self, door: str, agent_id: str | None, active_run_id: str, *, why: str | None = None) -> None:
+        super().__init__(
+            f"{door}: this agent is already running (run '{active_run_id}'). " + (why or (
+                "One instance answers one turn at a time: its last answer, conversation and pause live on "
+                "the instance, so two overlapping turns would each overwrite the other's and checkpoint() would "
+                "hand back whichever finished last. Await the turn in flight first, build a second Agent for a "
+                "concurrent turn (instances are cheap), or put turns in an asyncio.Queue and serve them one "
+                "after another."))
+        )
+        self.agent_id = agent_id
+        self.active_run_id = active_run_id
+
+
+class PendingQuestionError(Refusal):
+    """Raised when a new message (or a failed run's resume) arrives while a question to a person is unanswered.
+
+    The pause is unfinished work with a person on the other end, not a stale flag. Carries
+    ``tool_name`` and ``tool_call_id`` (the tool call that asked, to join it to the record).
+    The message quotes the question when it is this agent's own pending one (its tool wrote
+    it; a redaction policy in force masks it like any record), never one read from a stored
+    checkpoint.
+    """
+
+    code = "ERR_PENDING_QUESTION"
+    fields = ("tool_name", "tool_call_id")
+
+    def __init__(self, door: str, pause: Pause, question: str | None, *, how: str | None = None) -> None:
+        if question is None:  # a stored checkpoint's pause came back from outside: described, never repeated
+            waiting = ("this checkpoint's run paused to ask a person something and is still waiting; its pause "
+                       "names the tool call that asked (see .tool_name and .tool_call_id)")
+            drop = "If the question is being dropped, start a new conversation with run(message) instead."
+        else:
+            waiting = (f"this agent's last run paused to ask a person something and is still waiting. Tool "
+                       f"'{pause.tool_name}' (call {pause.tool_call_id}) asked: \"{question}\", and nothing has "
+                       "answered it")
+            drop = ("If the question really is being dropped, say so with agent.abandon_pause() and then run() "
+                    "again: a question a later message could silently skip is a consent gate anyone can walk around.")
+        super().__init__(f"{door}: {waiting}. " + (how or (
+            "Answer it with agent.resume(checkpoint, answer): the paused run continues where it stopped, and no "
+            f"tool that already ran runs again. {drop}")))
+        self.tool_name = pause.tool_name
+        self.tool_call_id = pause.tool_call_id
+
+
+class ResumeIdentityConflictError(Refusal):
+    """Raised when a continued run would carry two identities.
+
+    A resumed run (or a follow-up, or a stored conversation continued) keeps the identity
+    its conversation was started with: its memory namespace, its ``ctx.identity``, the
+    principal on its events. Naming someone else, or anyone at all for a conversation that
+    was ownerless, is refused. Neither identity is named in the message (whoever provoked an
+    error reads it), and nothing has run or moved when it fires. Carries ``door``.
+    """
+
+    code = "ERR_SESSION_OWNERSHIP_CONFLICT"
+    fields = ("door",)
+
+    def __init__(self, door: str) -> None:
+        super().__init__(
+            f"{door}: the identity passed is not the one this conversation was started for. A continued run "
+            "keeps its conversation's memory namespace and identity, so it cannot also run as somebody else. "
+            "Pass the identity the conversation was started with (or none, and its own is used), or start a "
+            "new conversation with run(message, identity=...) for the other person. Neither identity appears "
+            "in this message on purpose."
+        )
+        self.door = door
+
+
+class ResumeRedactionError(Refusal):
+    """Raised when a conversation's redaction cannot be carried into the run that continues it.
+
+    ``reason``:
+
+    - ``unreadable``: the checkpoint's ``redaction`` is not a policy this library wrote;
+    - ``missing``: its ``redaction_marks`` say its run kept values out of the records, but it
+      carries no policy (or one that lost some of those keys or patterns). Every covered run
+      writes its policy into its checkpoint, so this one was altered; a ``redact`` passed now
+      cannot stand in for the policy the run was covered by;
+    - ``unknown-pattern``: the policy names a pattern this side does not hold. A pattern is
+      never compiled from a checkpoint: it is a reference to one the agent declares, the
+      library's vocabulary holds, or ``redact=`` names.
+
+    Either way the continued run would write into its own records what the earlier one kept
+    out. Carries ``door`` and ``reason``; no policy, pattern, name or value is quoted.
+    """
+
+    code = "ERR_RESUME_REDACTION"
+    fields = ("door", "reason")
+
+    def __init__(self, door: str, reason: str) -> None:
+        if reason == "unreadable":
+            text = ("the checkpoint's redaction policy is not one this library wrote, so the continued run could "
+                    "not keep its records covered. Use the checkpoint as it was written.")
+        elif reason == "missing":
+            text = ("the checkpoint says its run kept values out of its records, but it carries no policy for "
+                    "them: every covered run writes its policy into its checkpoint, so this one was altered. A "
+                    "redact= passed now cannot stand in for it. Use the checkpoint as it was written.")
+        else:
+            where = ("pass the policy the run was handed: resume(checkpoint, answer, redact=...) or "
+                     "resume_on_error(checkpoint, redact=...)" if not door.endswith(".run") else
+                     "declare it on this agent: Agent(..., redact=Redaction(patterns={name: regex}))")
+            text = ("the checkpoint's redaction policy names a pattern this agent does not declare and the library "
+                    f"does not hold; a pattern is never compiled from a checkpoint. To continue, {where}.")
+        super().__init__(f"{door}: {text}")
+        self.door = door
+        self.reason = reason
+
+
+class NoConversationError(Refusal):
+    """Raised by ``follow_up()`` when there is no conversation to continue.
+
+    ``reason`` says which, so a caller can branch on it: ``never-run`` (this agent has run
+    nothing yet), ``last-run-unfinished`` (its last run failed, or its pause was abandoned),
+    ``last-input-refused`` (its input guard refused the last message, which admitted nothing).
+    """
+
+    code = "ERR_NO_CONVERSATION"
+    fields = ("reason",)
+
+    def __init__(self, door: str, reason: str) -> None:
+        super().__init__(f"{door}: {_NO_CONVERSATION[reason]}")
+        self.reason = reason
+
+
+_NO_CONVERSATION = {
+    "never-run": (
+        "this agent has not finished a run, so there is no conversation to continue. Start one with "
+        "agent.run(message): the first turn is a run, every turn after it a follow_up(). To continue a "
+        "conversation this process did not have (a stored one, or another instance's), pass it: "
+        "agent.run(message, continue_from=checkpoint)."
+    ),
+    "last-run-unfinished": (
+        "this agent's last run did not finish with an answer, so there is no conversation to continue yet. "
+        "A failed run's conversation travels on RunCheckpointError.checkpoint: catch it and pass it to "
+        "agent.resume_on_error(checkpoint) or agent.run(message, continue_from=checkpoint). A paused run is "
+        "answered with agent.resume(run.checkpoint, answer)."
+    ),
+    "last-input-refused": (
+        "the input guard refused this agent's last message, so that run admitted no conversation to continue. "
+        "Continue from the checkpoint agent.checkpoint() returned after the last accepted run, with "
+        "agent.run(message, continue_from=that_checkpoint), or start a new conversation with agent.run(message)."
+    ),
+}
+
+
+class Conversation:
+    """The conversation doors of a runner: ``checkpoint``, ``follow_up``, ``resume``, ``resume_on_error``,
+    ``abandon_pause``. Mixed into ``Agent``; the state below has one owner at a time."""
+
+    # What the instance holds, as class defaults until its first run.
+    _outcome: str | None = None  # finished | paused | failed | cancelled | input-refused | abandoned
+    _saved: Saved | None = None
+    _pending: Pause | None = None
+    _active_run_id: str | None = None
+    redact: Redaction | None = None
+    id: str | None
+
+    if TYPE_CHECKING:
+        last_run: Run | None  # the runner's (core.runner.Runner.last_run)
+
+        def _listeners_for(self, on_event: Listener | None) -> tuple[Listener, ...]: ...
+
+        async def _drive(
+            self, bag: dict[str, Any], *, door: str, start: Continuation | None, identity: Identity | None,
+            on_event: Listener | None, held: bool = True, run_id: str | None = None,
+        ) -> Run: ...
+
+    def _door(self, name: str) -> str:
+        return f"{type(self).__name__}.{name}"
+
+    # -- the doors --------------------------------------------------------------------------
+    def checkpoint(self) -> Checkpoint | None:
+        """The conversation this agent holds, as a ``Checkpoint``; ``None`` when it holds none.
+
+        It holds none before its first run, after a run that failed or was cancelled before completing a tool
+        round, after its input guard refused a message, and after ``abandon_pause()``.
+        """
+        if self._saved is None:
+            return None
+        from footprint_lab.core.checkpoint import checkpoint_from
+
+        return checkpoint_from(self._saved)
+
+    async def follow_up(self, message: Any, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
+        """Continue this agent's last finished run with another message: ``await agent.follow_up("And then?")``.
+
+        After a cancelled run it goes on from that run's last completed tool round.
+        """
+        door = self._door("follow_up")
+        bag = normalize_run_input(message, door, identity=identity)
+        named = coerce_identity(bag.pop("identity", None), door)
+        self._refuse_if_busy(door)
+        self._refuse_if_pending(door)
+        saved = self._saved
+        # A cancelled run's caller chose to stop it; the conversation goes on from its last completed round.
+        if self._outcome not in ("finished", "cancelled") or saved is None or saved.history is None:
+            reasons = {None: "never-run", "input-refused": "last-input-refused"}
+            raise NoConversationError(door, reasons.get(self._outcome, "last-run-unfinished"))
+        named = _one_identity(saved.identity, named, door)
+        return await self._drive(bag, door=door, start=self._carry(saved, "follow_up"), identity=named,
+                                 on_event=on_event)
+
+    async def resume(
+        self, checkpoint: Any, answer: Any, /, *, identity: Any = None, redact: Redaction | None = None,
+        on_event: Listener | None = None,
+    ) -> Run:
+        """Answer a paused run: ``await agent.resume(run.checkpoint, "yes")``.
+
+        The answer becomes the result of the tool call that asked; the tool calls after it in
+        that batch run now, and no earlier tool runs again. ``identity`` may be left out (the
+        paused run's own is used); ``redact`` names patterns a stored checkpoint's policy refers to.
+        """
+        door = self._door("resume")
+        named = coerce_identity(identity, door)
+        self._refuse_if_busy(door)
+        text = answer_text(answer, door)
+        start, named = self._continuation(checkpoint, named, door, "resume", redact)
+        pause = start.pause
+        if pause is None:
+            from footprint_lab.core.checkpoint import InvalidCheckpointError
+
+            raise InvalidCheckpointError(
+                door, "pause", "null", "is null: this conversation is not waiting on a question",
+                "Continue a finished conversation with run(message, continue_from=checkpoint), and a failed "
+                "one with resume_on_error(checkpoint).",
+            )
+        pending = self._pending
+        if pending is not None and (pending.run_id, pending.tool_call_id) != (pause.run_id, pause.tool_call_id):
+            raise PendingQuestionError(door, pending, self._quote(pending.question))
+        start.answer = text
+        return await self._drive({"answer": text}, door=door, start=start, identity=named, on_event=on_event)
+
+    async def resume_on_error(
+        self, checkpoint: Any, /, *, identity: Any = None, redact: Redaction | None = None,
+        on_event: Listener | None = None,
+    ) -> Run:
+        """Pick a failed run up at its last completed tool round: ``await agent.resume_on_error(err.checkpoint)``.
+
+        The model is called next, with the conversation as it stood; no finished tool runs again.
+        """
+        door = self._door("resume_on_error")
+        named = coerce_identity(identity, door)
+        self._refuse_if_busy(door)
+        self._refuse_if_pending(door)
+        start, named = self._continuation(checkpoint, named, door, "resume_on_error", redact)
+        if start.pause is not None:
+            raise PendingQuestionError(door, start.pause, None)
+        if start.history[-1]["role"] == "assistant":
+            from footprint_lab.core.checkpoint import InvalidCheckpointError
+
+            raise InvalidCheckpointError(
+                door, "history", "a history that ends with the model's answer",
+                "ends with a finished turn, so there is no failed run to pick up",
+                "Continue a finished conversation with run(message, continue_from=checkpoint).",
+            )
+        return await self._drive({}, door=door, start=start, identity=named, on_event=on_event)
+
+    async def _chat_leg(
+        self, door: str, said: Any, *, saved: Saved | None, history: list[dict[str, Any]] | None = None,
+        answer: bool = False, identity: Any = None, learned: dict[str, str] | None = None,
+        on_event: Listener | None = None, run_id: str | None = None,
+    ) -> Run:
+        """One leg of a conversation its caller keeps (``core.chat.Chat``): a new message (``said``) continuing
+        ``saved``, or with ``answer`` the person's answer to the question ``saved`` paused on.
+
+        Checked like ``run`` / ``resume``, but this instance's own conversation (its turn in flight,
+        its pending question, its last checkpoint) is neither read nor held: two chats on one agent,
+        a fork and its parent, or a chat and the agent's own turns never wait on each other.
+        ``history`` is the conversation as the caller holds it (the same messages ``saved`` froze),
+        so a long chat's turns share its messages instead of each thawing a copy; ``learned`` adds
+        values the caller knows to mask (what a chat forked from this one learned, say); ``run_id``
+        is the id the caller gave the run (one is made when it gave none).
+        """
+        if answer:
+            assert saved is not None and saved.pause is not None
+            text = answer_text(said, door)
+            named = coerce_identity(identity, door)
+            bag: dict[str, Any] = {"answer": text}
+        else:
+            bag = normalize_run_input(said, door, identity=identity)
+            named = coerce_identity(bag.pop("identity", None), door)
+        start = None
+        if saved is not None:
+            named = _one_identity(saved.identity, named, door)
+            start = self._carry(saved, "resume" if answer else "continue_from", history)
+            start.learned = {**(learned or {}), **(start.learned or {})}
+            if answer:
+                start.pause, start.answer = saved.pause, text
+        return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event, held=False,
+                                 run_id=run_id)
+
+    def _carry(self, saved: Saved, how: str, history: list[dict[str, Any]] | None = None) -> Continuation:
+        """How a leg goes on from a conversation this process holds: its messages, its policy with this agent's,
+        its marks, what it learned to mask, and its messages' recorded forms (shared where the messages are)."""
+        assert saved.history is not None
+        return Continuation(how, thaw(saved.history) if history is None else history, saved.run_id,
+                            saved.first_run_id, policy=combine_policies(saved.policy, self.redact), marks=saved.marks,
+                            learned=saved.scrubber.known() if saved.scrubber is not None else None,
+                            carried=saved.carried)
+
+    # -- the same doors for synchronous code (scripts), like run_sync ----------------------------
+    def follow_up_sync(self, message: Any, /, **keywords: Any) -> Run:
+        """``follow_up`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.follow_up(message, **keywords))
+
+    def resume_sync(self, checkpoint: Any, answer: Any, /, **keywords: Any) -> Run:
+        """``resume`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.resume(checkpoint, answer, **keywords))
+
+    def resume_on_error_sync(self, checkpoint: Any, /, **keywords: Any) -> Run:
+        """``resume_on_error`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
+        return run_coroutine_sync(self.resume_on_error(checkpoint, **keywords))
+
+    def abandon_pause(self) -> Pause | None:
+        """Drop the question this agent's last run is waiting on, on the record; returns it (or ``None``).
+
+        The paused run's recording gets an annotation saying the question was dropped, and the
+        agent holds no conversation afterwards: its next turn is a new ``run()``.
+        """
+        self._refuse_if_busy(self._door("abandon_pause"))
+        pending = self._pending
+        if pending is None:
+            return None
+        run = self.last_run
+        if run is not None and run.run_id == pending.run_id:
+            run.annotate("answer", f"The question tool '{pending.tool_name}' asked (call {pending.tool_call_id}) "
+                         "was dropped with abandon_pause(); this run will not be resumed.", tag="pause_abandoned")
+        self._hold("abandoned", None, None)
+        return pending
+
+    # -- shared checks ----------------------------------------------------------------------
+    def _refuse_if_busy(self, door: str) -> None:
+        if self._active_run_id is not None:
+            raise RunInFlightError(door, shown_label(self.id, self.redact), self._active_run_id)  # masked as recorded
+
+    def _refuse_if_pending(self, door: str) -> None:
+        pending = self._pending
+        if pending is not None:
+            raise PendingQuestionError(door, pending, self._quote(pending.question))
+
+    def _quote(self, question: str) -> str:
+        """This agent's own question as an error may show it: masked by the policy it was recorded under,
+        values its run learned under covered keys included."""
+        saved = self._saved
+        policy = combine_policies(saved.policy if saved is not None else None, self.redact)
+        if policy is None:
+            return question
+        scrubber = policy.for_run()
+        if saved is not None and saved.scrubber is not None:
+            scrubber.teach(saved.scrubber.known())
+        return str(scrubber.scrub(question))
+
+    def _start_turn(self, door: str, carried: Any, named: Identity | None) -> tuple[Continuation | None, Any]:
+        """Checks for a new message (``run``): nothing in flight, no pending question, a sound checkpoint."""
+        self._refuse_if_busy(door)
+        self._refuse_if_pending(door)
+        if carried is None:
+            return None, named
+        start, named = self._continuation(carried, named, door, "continue_from", None)
+        if start.pause is not None:
+            raise PendingQuestionError(door, start.pause, None)
+        return start, named
+
+    def _continuation(
+        self, value: Any, named: Identity | None, door: str, how: str, redact: Any,
+    ) -> tuple[Continuation, Identity | None]:
+        """Read a checkpoint for ``door``: refused by name, or how the leg starts and whom it runs for."""
+        from footprint_lab.core.checkpoint import ConversationMismatchError, read_checkpoint, refuse_masked
+        from footprint_lab.core.checkpoint_masks import Concealed
+
+        if redact is not None and not isinstance(redact, Redaction):
+            raise RedactionConfigError("redact", describe_shape(redact), "must be a Redaction(keys=..., patterns=...)")
+        data, trusted = read_checkpoint(value, door)
+        written_by = data["agent_id"]
+        if self.id is not None and written_by is not None and written_by not in self._ids_shown(data, redact):
+            raise ConversationMismatchError(door, shown_label(self.id, combine_policies(redact, self.redact)),
+                                            written_by)
+        carried_identity = Identity(**data["identity"]) if data["identity"] is not None else None
+        named = _one_identity(carried_identity, named, door)
+        policy = self._carried_policy(data, door, redact)
+        if not trusted:
+            refuse_masked(data, door)
+        pause = Pause(run_id=data["run_id"], **data["pause"]) if data["pause"] is not None else None
+        start = Continuation(how, data["history"], data["run_id"], data["first_run_id"], policy=policy,
+                             marks=data["redaction_marks"], pause=pause,
+                             learned=value.learned() if isinstance(value, Concealed) else None)
+        return start, named
+
+    def _ids_shown(self, data: dict[str, Any], redact: Redaction | None) -> set[str | None]:
+        """This agent's id as a checkpoint may hold it: as given, or masked by a policy the checkpoint's run may
+        have been covered by (its own, carried, when this side can rebuild it; this side's)."""
+        policies = [combine_policies(redact, self.redact)]
+        if data["redaction"] is not None:
+            with contextlib.suppress(PolicyDataError):  # refused by name when the leg is set up
+                policies.append(policy_from_data(data["redaction"], redact, self.redact))
+        return {self.id, *(shown_label(self.id, policy) for policy in policies)}
+
+    def _carried_policy(self, data: dict[str, Any], door: str, redact: Redaction | None) -> Redaction | None:
+        """The policy the continued leg runs under: the carried one (rebuilt by name) with this side's."""
+        marks = data["redaction_marks"]
+        raw = data["redaction"]
+        if raw is None:
+            if marks["keys"] or marks["patterns"] or marks["matched"]:
+                raise ResumeRedactionError(door, "missing")
+            return combine_policies(redact, self.redact)
+        try:
+            carried = policy_from_data(raw, redact, self.redact)
+        except PolicyDataError as problem:
+            raise ResumeRedactionError(door, problem.reason) from None
+        if not set(marks["keys"]) <= set(carried.keys) or not set(marks["patterns"]) <= set(carried.patterns):
+            raise ResumeRedactionError(door, "missing")
+        return combine_policies(carried, redact, self.redact)
+
+    # -- a member resumed by its composition ------------------------------------------------
+    def _member_resume(self, resume: tuple[Any, Any], serves: ParentRun, redact: Redaction | None) -> Continuation:
+        """How a member that paused inside a composition goes on: its checkpoint and the person's answer.
+
+        Read like any resume (the checkpoint checked field by field), but nothing on the
+        instance is read or held: the run it serves decides whom it runs for.
+        """
+        door = f"{type(self).__name__}.resume"
+        checkpoint, answer = resume
+        start = self._member_continuation(checkpoint, serves.identity, door, redact)
+        start.answer = answer_text(answer, door)
+        return start
+
+    def _member_continuation(
+        self, checkpoint: Any, owner: Identity | None, door: str, redact: Redaction | None, *, failed: bool = False,
+    ) -> Continuation:
+        """A member's checkpoint read for a resume (``failed``: a resume_on_error) of the run serving ``owner``."""
+        start, whose = self._continuation(checkpoint, owner, door, "resume_on_error" if failed else "resume", redact)
+        if whose != owner:
+            raise ResumeIdentityConflictError(door)
+        if failed and start.pause is not None:
+            from footprint_lab.core.checkpoint import InvalidCheckpointError
+
+            raise InvalidCheckpointError(door, "pause", "a pause", "is set: this member is waiting on a question, "
+                                         "not failed")
+        if not failed and start.pause is None:
+            from footprint_lab.core.checkpoint import InvalidCheckpointError
+
+            raise InvalidCheckpointError(door, "pause", "null", "is null: this member is not waiting on a question")
+        return start
+
+    def _member_retry(self, checkpoint: Any, serves: ParentRun, redact: Redaction | None) -> Continuation:
+        """How a member that failed inside a composition goes on: from its last completed tool round."""
+        return self._member_continuation(checkpoint, serves.identity, f"{type(self).__name__}.resume_on_error",
+                                         redact, failed=True)
+
+    def _waiting_checkpoint(
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any, failed: bool = False,
+    ) -> tuple[Any, list[Any]]:
+        from footprint_lab.core.checkpoint import Checkpoint, InvalidCheckpointError, plain_checkpoint
+
+        start = self._member_continuation(checkpoint, owner, door, redact, failed=failed)
+        if start.from_run != run_id:
+            raise InvalidCheckpointError(door, "run_id", "another run's id",
+                                         "must be the id of the run the composition's checkpoint belongs to")
+        if isinstance(checkpoint, Checkpoint):  # kept as it is: its private values resume the member
+            return checkpoint, [start]
+        return Checkpoint.model_validate(plain_checkpoint(checkpoint, door)), [start]
+
+    def _failed_checkpoint(
+        self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
+    ) -> tuple[Any, list[Any]]:
+        return self._waiting_checkpoint(checkpoint, door, run_id=run_id, owner=owner, redact=redact, failed=True)
+
+
+    # -- what the instance holds --------------------------------------------------------------
+    def _claim(self, door: str) -> str:
+        """Check-and-set the in-flight guard, with no ``await`` in between."""
+        self._refuse_if_busy(door)
+        run_id = new_run_id()
+        self._active_run_id = run_id
+        return run_id
+
+    def _hold(self, outcome: str, saved: Saved | None, pending: Pause | None) -> None:
+        self._outcome = outcome
+        self._saved = saved
+        self._pending = pending
+
+
+def _one_identity(carried: Identity | None, named: Identity | None, door: str) -> Identity | None:
+    """A continued run's identity: its conversation's; naming another (or one for an ownerless one) is refused."""
+    if named is None:
+        return carried
+    if carried is None or carried != named:
+        raise ResumeIdentityConflictError(door)
+    return carried
+
+
+def answer_text(answer: Any, door: str) -> str:
+    """A person's answer as the paused tool call's result: a string, or JSON data written as text."""
+    from footprint_lab.core.tools import result_text
+
+    if isinstance(answer, str):
+        return answer
+    if answer is None or not isinstance(answer, bool | int | float | list | dict):
+        raise InvalidRunInputError(
+            door, describe_shape(answer),
+            "the answer must be a string (or JSON data: a number, list or dict), and becomes the result of the "
+            "tool call that asked; resume(run.checkpoint, 'yes')",
+        )
+    return result_text(answer)
+

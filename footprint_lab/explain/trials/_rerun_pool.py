@@ -1,0 +1,99 @@
+"""The reruns a trial asks for, run: one fresh runner per rerun, concurrently, each outcome judged.
+
+Rule kept here: every arm's runner is built once before the first rerun starts (:meth:`Draws.prepare`),
+so a factory that cannot build one is refused before anything is billed; after that, each rerun
+gets a runner of its own (one runner answers one turn at a time), and a rerun tried again after a
+passing failure gets a new one too. Outcomes are judged against the original answer by the
+comparator, which may be a plain function or a coroutine function (an LLM judge).
+
+Role: explain layer; the bridge between :mod:`~footprint_lab.explain.trials.trial` (arms and seeds)
+and :mod:`~footprint_lab.explain.trials.rerun` (runners).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from footprint_lab.explain.arguments import ExplainConfigError
+from footprint_lab.explain.trials.rerun import Outcome, Progress, Rerunner, in_time, run_all
+from footprint_lab.explain.trials.trial import Arm
+
+
+class Draws:
+    """Runs ``(arm, seed)`` reruns (``None`` for the unchanged run) and judges each against ``original``."""
+
+    def __init__(self, rerunner: Rerunner, compare: Callable[[str, str], Any], original: str, *,
+                 concurrency: int, bar: Progress | None = None, keep_runs: bool = False) -> None:
+        self.rerunner = rerunner
+        self.compare = compare
+        self.original = original
+        self.concurrency = concurrency
+        self.bar = bar
+        self.keep_runs = keep_runs
+        self._prepared: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}
+
+    async def prepare(self, arms: Sequence[Arm]) -> None:
+        """Build one runner for the unchanged run and for each arm now: a bad factory is refused here, and so is one
+        that does not return within the time limit."""
+        for exclude, force in [((), ()), *((arm.exclude, arm.force) for arm in arms)]:
+            if (exclude, force) in self._prepared:
+                continue
+            build = functools.partial(self.rerunner.build, exclude=exclude, force=force, seed=0)
+            try:
+                self._prepared[exclude, force] = await in_time(build, self.rerunner.time_limit)
+            except TimeoutError:
+                raise ExplainConfigError(
+                    self.rerunner.function, "rerun", f"a factory that did not return within {self.time_limit:g} s",
+                    "must return a runner promptly (build the agent, do not run it), or raise time_limit=") from None
+
+    def _builder(self, arm: Arm | None, seed: int) -> Callable[[], Any]:
+        exclude, force = (arm.exclude, arm.force) if arm is not None else ((), ())
+        return functools.partial(self.rerunner.build, exclude=exclude, force=force, seed=seed)
+
+    async def _runner(self, arm: Arm | None, seed: int) -> Any:
+        """A runner for one rerun, or the ``Outcome`` of a factory that did not return one within the time limit."""
+        key = (arm.exclude, arm.force) if arm is not None else ((), ())
+        if seed == 0 and key in self._prepared:  # the runner built to check the factory serves the first rerun
+            return self._prepared.pop(key)
+        try:
+            return await in_time(self._builder(arm, seed), self.time_limit)
+        except TimeoutError:
+            return Outcome(seed, None, f"factory took over {self.time_limit:g} s")
+
+    @property
+    def time_limit(self) -> float | None:
+        return self.rerunner.time_limit
+
+    async def _one(self, arm: Arm | None, seed: int, runner: Any) -> Outcome:
+        if isinstance(runner, Outcome):
+            return runner
+        outcome = await self.rerunner.run(runner, seed, keep_run=self.keep_runs, rebuild=self._builder(arm, seed))
+        if outcome.answer is not None:
+            answer = outcome.answer
+            try:
+                judged = await in_time(lambda: self.compare(self.original, answer), self.time_limit)
+                if inspect.isawaitable(judged):
+                    async with asyncio.timeout(self.time_limit):
+                        judged = await judged
+            except TimeoutError:
+                outcome.error = f"comparator took over {self.time_limit:g} s"
+                return outcome
+            except Exception as exc:  # a comparator that cannot judge this rerun: it counts as failed, not as a flip
+                outcome.error = f"comparator {type(exc).__name__}"
+                return outcome
+            if judged is None:  # no judgement (a function that forgot to return): failed, never "no flip"
+                outcome.error = "comparator returned None"
+                return outcome
+            outcome.flipped = bool(judged)
+        return outcome
+
+    async def __call__(self, jobs: Sequence[tuple[Arm | None, int]]) -> list[Outcome]:
+        runners = [await self._runner(arm, seed) for arm, seed in jobs]  # all built, one by one, before any runs
+        work = [functools.partial(self._one, arm, seed, runner) for (arm, seed), runner in zip(jobs, runners,
+                                                                                            strict=True)]
+        return await run_all(work, concurrency=self.concurrency,
+                             on_done=self.bar.step if self.bar is not None else None)

@@ -1,0 +1,578 @@
+"""Proof by ablation: remove a suspect, rerun the same input, and test whether the outcome flips more than noise.
+
+Rule kept here: a suspect is called a cause only when an exact test says its removal flips the
+outcome more often than unchanged reruns do, at a false-confirmation rate the caller sets
+(``alpha``, 5% by default: the chance that one call confirms any suspect that has no effect).
+``localize``
+
+1. takes every piece that reached the answer and that a rerun can remove, in the order of the
+   correlational ranking (the ranking orders the work, it never decides what is skipped); ``top``
+   keeps only the ranking's first ``top`` and ``sources`` names exactly what to test;
+2. screens them cheaply, one at a time or, when there are many, by removing halves together (a
+   group test), and on a model that strays, or when nothing flips alone, by a search of removals
+   together that weighs every screening rerun (one suspect, a pair that acts only together, or two
+   suspects that are each a cause),
+   to choose the candidates;
+3. confirms the candidates on fresh reruns against a fresh baseline, seeded ``0, 1, 2 ...``
+   alike: Boschloo's exact test, ``alpha`` shared by Wiens' fallback procedure, at up to three
+   looks of ``samples``, twice and four times as many reruns (see
+   :mod:`~footprint_lab.explain.trials.trial` for why the rate holds);
+4. stops at ``budget`` reruns in all, and gives each tested piece a verdict: ``confirmed``,
+   ``not_confirmed`` (no sign of an effect beyond noise) or ``undecided`` (a sign of one, not yet
+   enough to conclude, or no measure at all: every rerun that removed it failed), with its flips,
+   the noise it was judged against, the p-value and the reruns it cost.
+
+Nothing is skipped quietly: a piece left untested (no rerun can remove it, ``top`` left it out, the
+budget ran out before any rerun removed it) is counted on the report's first line and named, with
+why, in its "Not tested" section; it has no verdict, since it was neither shown to matter nor not to.
+
+A deterministic model needs few reruns: a suspect that flips 3 of 3 against a baseline that
+held 3 of 3 is confirmed (p = 0.016). A noisy one gets as many as the budget allows where they
+can decide something. A rerun that fails for a passing reason is tried again; one that still
+fails is counted as failed, never as a flip or as noise, and the summary says how many and why.
+``rerun_without`` reruns without named sources: once, to see what changed, or ``samples`` times
+beside as many unchanged reruns, to test it the same way.
+
+Role: explain layer; it reruns whatever runner it is handed (see :mod:`footprint_lab.explain.trials.rerun`).
+Refusal raised here: :class:`NothingToLocalizeError`.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Unpack
+
+from footprint_lab.explain.arguments import ExplainConfigError, id_list, recording_of, whole_number
+from footprint_lab.explain.compare import suggest
+from footprint_lab.explain.provenance.custody import backtrack
+from footprint_lab.explain.provenance.influence import suspects as rank_suspects
+from footprint_lab.explain.provenance.members import Source
+from footprint_lab.explain.provenance.sources import describe_source, removal_id
+from footprint_lab.explain.render import display_bundle, shorten
+from footprint_lab.explain.trials._arm_fields import ArmFields
+from footprint_lab.explain.trials._rerun_pool import Draws
+from footprint_lab.explain.trials._stopping import NOT_RUN, Partial, partial_line, run_trial, stopped
+from footprint_lab.explain.trials.replay import (
+    CallReplayer,
+    RecordedCall,
+    ReplayPieceError,
+    check_provider,
+    recorded_call,
+    replay_policy,
+)
+from footprint_lab.explain.trials.rerun import (
+    Outcome,
+    Progress,
+    Rerunner,
+    TextDifference,
+    check_comparator,
+    check_removable,
+    not_removable_reason,
+)
+from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
+from footprint_lab.explain.trials.trial import (
+    BUDGET_PER_SAMPLE,
+    VERDICT_LABELS,
+    Arm,
+    ArmVerdict,
+    TrialResult,
+    default_budget,
+)
+from footprint_lab.record.progress import INTERRUPTS
+from footprint_lab.record.refusal import Refusal
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from footprint_lab.record.recording import Recording
+
+
+class NothingToLocalizeError(Refusal):
+    """Raised by ``localize`` / ``rerun_without`` on a run with no LLM call or no answer to compare reruns with.
+
+    Carries ``reason`` (``no_llm_call`` or ``no_answer``) and ``status`` (the run's status).
+    """
+
+    code = "ERR_NOTHING_TO_LOCALIZE"
+    fields = ("reason", "status")
+
+    def __init__(self, function: str, reason: str, status: str) -> None:
+        if reason == "no_llm_call":
+            why = ("made no LLM call, so no context reached a model and there is nothing to remove. Localize a run "
+                   "that called a model; run.steps shows whether it did")
+        else:
+            why = (f"has no answer to compare reruns with (its status is {status}). Localize a finished run; "
+                   "for a failed one, backtrack(at='call-llm#N') shows what its calls were sent")
+        super().__init__(f"{function}: this run {why}.")
+        self.reason = reason
+        self.status = status
+
+
+def original_answer(function: str, recording: Recording) -> str:
+    if not recording.exchanges and not any(child.exchanges for child in recording.children):
+        raise NothingToLocalizeError(function, "no_llm_call", recording.status)
+    if recording.answer is None:
+        raise NothingToLocalizeError(function, "no_answer", recording.status)
+    return recording.answer
+
+
+@dataclass(slots=True)
+class LocalizedSuspect(ArmFields):
+    """One suspect's trial: its place in the ranking and what the reruns without it said.
+
+    ``flips`` of ``samples`` finished reruns changed the outcome (the confirmation's reruns when
+    it reached confirmation, else the screening's), against ``noise_flips`` of ``noise_samples``
+    unchanged ones; ``p_value`` is the exact test's, compared with ``level``.
+    """
+
+    rank: int
+    source_id: str
+    source_kind: str
+    score: float
+    trial: ArmVerdict
+    #: in a composed run: the member's path (empty for the run itself) and the name its runner was given
+    member: str = ""
+    member_name: str | None = None
+
+    @property
+    def phase(self) -> str:
+        """``confirmation`` when fresh reruns tested it, else ``screening`` (it was set aside there)."""
+        return "confirmation" if self.trial.tested else "screening"
+
+    @property
+    def where(self) -> str:
+        """`` in member 'triage' (agent 'triage')``, or nothing for a source of the run itself."""
+        if not self.member:
+            return ""
+        named = self.member_name and self.member_name != self.member.rpartition("/")[2]
+        return f" in member '{self.member}'" + (f" ('{self.member_name}')" if named else "")
+
+    def line(self) -> str:
+        cost = f"{self.reruns} rerun{'s' if self.reruns != 1 else ''}"
+        return f"{VERDICT_LABELS[self.verdict]}: removing '{self.source_id}'{self.where} {self.reason}; {cost}"
+
+
+@dataclass(slots=True)
+class Localization(Partial):
+    """The verdict on each tested suspect, in rank order, with the baseline and budget they were judged by."""
+
+    original: str
+    suspects: list[LocalizedSuspect]
+    untested: list[tuple[str, str]]
+    comparator: str
+    trial: TrialResult
+    #: ``(reruns done, reruns planned)`` when the call was stopped: the verdicts it reached, the rest undecided
+    stopped: tuple[int, int] | None = None
+
+    baseline = property(lambda self: self.trial.baseline, doc="The confirmation's unchanged reruns.")
+    reruns = property(lambda self: self.trial.reruns, doc="Every rerun started, failed ones included.")
+    budget = property(lambda self: self.trial.budget)
+    alpha = property(lambda self: self.trial.alpha, doc="The false-confirmation rate the verdicts hold to.")
+    design = property(lambda self: self.trial.design, doc="How the suspects were screened.")
+    notes = property(lambda self: self.trial.notes)
+
+    @property
+    def noise(self) -> tuple[int, int]:
+        """``(flips, finished)`` of the unchanged reruns the verdicts rest on."""
+        return self.trial.noise
+
+    @property
+    def baseline_stable(self) -> bool:
+        """``True`` when unchanged reruns finished and none of them changed the outcome."""
+        flips, finished = self.noise
+        return finished > 0 and flips == 0
+
+    @property
+    def failed(self) -> int:
+        return sum(self.trial.failures.values())
+
+    @property
+    def confirmed(self) -> list[str]:
+        """The ids of the suspects whose removal was shown to flip the outcome (verdict ``confirmed``)."""
+        return [s.source_id for s in self.suspects if s.verdict == "confirmed"]
+
+    @property
+    def together(self) -> list[ArmVerdict]:
+        """Sets of suspects tested together because none flipped the outcome alone (see the trial's design)."""
+        return [verdict for verdict in self.trial.arms if len(verdict.arm.exclude) > 1]
+
+    @property
+    def confirmed_together(self) -> list[tuple[str, ...]]:
+        """The sets whose joint removal was shown to flip the outcome: causes that act only together.
+
+        A set holding a piece confirmed alone is left out: that piece explains why removing the set flips it.
+        """
+        alone = set(self.confirmed)
+        return [verdict.arm.exclude for verdict in self.together
+                if verdict.verdict == "confirmed" and not alone & set(verdict.arm.exclude)]
+
+    def verdict(self, source_id: str) -> str | None:
+        """The verdict on one tested source, or ``None`` when it was not tested."""
+        return next((s.verdict for s in self.suspects if s.source_id == source_id), None)
+
+    @property
+    def unjudged(self) -> list[str]:
+        """The tested pieces no finished rerun measured (every rerun that removed them failed): ``undecided``."""
+        return [s.source_id for s in self.suspects if s.trial.reached and not s.trial.judged_on]
+
+    def summary(self) -> str:
+        counts = Counter(s.verdict for s in self.suspects)
+        flips, finished = self.noise
+        failed = self.trial.failures
+        lost = (f"; {sum(failed.values())} failed ({', '.join(f'{k} x{v}' for k, v in failed.most_common())})"
+                if failed else "")
+        together = (f", {len(self.confirmed_together)} set(s) confirmed together" if self.confirmed_together
+                    else "")
+        unjudged = f" ({len(self.unjudged)} could not be judged: every rerun failed)" if self.unjudged else ""
+        untested = untested_count(self.untested)
+        return (f"{partial_line(self.stopped)}Localization of \"{shorten(self.original, 60)}\": "
+                f"{counts['confirmed']} of {len(self.suspects)} "
+                f"tested pieces confirmed{together}, {counts['undecided']} undecided{unjudged}{untested}; "
+                f"{self.reruns} reruns (budget {self.budget}){lost}; noise: {flips}/{finished} unchanged reruns "
+                f"changed the outcome; false-confirmation rate at most {self.alpha:.0%}; comparator "
+                f"{self.comparator}.")
+
+    @property
+    def nothing_alone(self) -> bool:
+        """``True`` when no tested suspect showed any effect alone (none confirmed, none undecided).
+
+        Causes can still act together (two redundant facts, each enough to keep the outcome):
+        :func:`~footprint_lab.explain.bisect_culprits` searches for sets whose joint removal flips it.
+        """
+        return bool(self.suspects) and all(s.verdict == "not_confirmed" for s in self.suspects) and \
+            not self.notes
+
+    def __str__(self) -> str:
+        lines = [self.summary(), *(s.line() for s in self.suspects)]
+        alone = set(self.confirmed)
+        lines += [f"{VERDICT_LABELS[v.verdict]} TOGETHER: removing {' + '.join(repr(n) for n in v.arm.exclude)} "
+                  f"at once {v.reason}; {v.reruns} reruns"
+                  + ("".join(f" (explained by '{n}' alone)" for n in v.arm.exclude if n in alone)
+                     if v.verdict == "confirmed" else "") for v in self.together]
+        lines += untested_lines(self.untested)
+        lines += self.notes
+        if self.nothing_alone and not self.confirmed_together:
+            lines.append("No suspect flipped the outcome alone; causes may act only together: "
+                         "bisect_culprits(run, rerun=...) searches for sets whose joint removal flips it.")
+        return "\n".join(lines)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per tested suspect: its verdict and every count and figure the verdict rests on."""
+        from footprint_lab.explain.frame import ShownFrame  # imports pandas
+
+        rows = [{"rank": s.rank, "source_id": s.source_id, "source_kind": s.source_kind, "verdict": s.verdict,
+                 "flips": s.flips, "samples": s.samples, "flip_rate": s.flip_rate, "noise_flips": s.noise_flips,
+                 "noise_samples": s.noise_samples, "noise_rate": s.noise_rate, "p_value": s.p_value,
+                 "level": s.level, "reruns": s.reruns, "failed": s.failed, "phase": s.phase, "score": s.score,
+                 "reason": s.reason, "member": s.member, "member_name": s.member_name}
+                for s in self.suspects]
+        return ShownFrame(rows, columns=LOCALIZATION_COLUMNS)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("localization", self, self.summary(), str(self), include, exclude)
+
+
+def untested_count(untested: Sequence[tuple[str, str]]) -> str:
+    """The first line's clause on what was left untested (every report says it, nothing is skipped quietly)."""
+    if untested:
+        return f"; {len(untested)} not tested (named below)"
+    return "; every piece that reached the answer was tested"
+
+
+def untested_lines(untested: Sequence[tuple[str, str]]) -> list[str]:
+    """The report's "Not tested" section: each piece left untested, and why."""
+    if not untested:
+        return []
+    return [f"Not tested ({len(untested)}): no verdict, neither shown to matter nor not to:",
+            *(f"  '{name}': {why}" for name, why in untested)]
+
+
+LOCALIZATION_COLUMNS = ["rank", "source_id", "source_kind", "verdict", "flips", "samples", "flip_rate", "noise_flips",
+                        "noise_samples", "noise_rate", "p_value", "level", "reruns", "failed", "phase", "score",
+                        "reason", "member", "member_name"]
+
+
+def noise_note(trial: TrialResult, comparator: Any, original: str) -> list[str]:
+    """What to try when unchanged reruns flip often under the default comparator."""
+    flips, finished = trial.noise
+    if not isinstance(comparator, TextDifference) or not finished or flips * 3 < finished:
+        return []
+    return [f"The baseline is unstable under {comparator!r} ({flips}/{finished} unchanged reruns read as "
+            f"changed): free text differs from rerun to rerun. {suggest(original)}"]
+
+
+async def localize(
+    run: Any,
+    *,
+    rerun: Any = None,
+    replay: Any = None,
+    top: int | None = None,
+    sources: Sequence[str] | None = None,
+    strategy: Any = "lexical",
+    input: Any = None,
+    continue_from: Any = None,
+    trials: Trials | None = None,
+    **settings: Unpack[TrialSettings],
+) -> Localization:
+    """Test which suspects of a run cause its answer by removing them and rerunning; see the module docstring.
+
+    ``rerun`` is the agent itself (rebuilt without each suspect) or a factory called as
+    ``factory(exclude=[...])``. Or, with no agent to rebuild (an imported run, or a cheap first step),
+    ``replay`` is a provider: the answering call's recorded request is sent again through it without
+    each piece it holds (:func:`~footprint_lab.explain.replay`); that proves what a piece did to that
+    call, and the report names the pieces it cannot test (those the call was not sent) and those also
+    sent to earlier calls. ``samples`` is the reruns a side of the confirmation's first look;
+    ``budget`` caps every rerun of the call (default ``16 x samples`` plus the screening's own
+    reruns: 60 for ten pieces, 64 for forty); ``alpha`` is the
+    false-confirmation rate. By default every removable piece that reached the answer is tested
+    (one removal each while the budget allows, removals in groups when it does not); ``top`` tests
+    only the ranking's first ``top`` (the report names what it left out); ``sources`` tests exactly
+    these removal ids.
+    ``comparator`` says whether a rerun's answer flipped the outcome (``footprint_lab.explain.compare``
+    has ones that know answers; it may be a coroutine function). ``input`` replaces the recorded message
+    (needed when it was redacted); ``continue_from`` is the checkpoint a follow-up run continued.
+    ``retries`` is how many more tries a rerun that fails for a passing reason gets. ``time_limit`` is the
+    seconds one rerun may take (its factory call, its run, its comparison, each; ``None``: no limit): one
+    that takes longer fails as such and the others go on. ``progress`` shows a
+    bar in a notebook (``None``: only inside a kernel), or is a function ``(done, total)``.
+    """
+    recording = recording_of(run, "localize")
+    original = original_answer("localize", recording)
+    chosen_trials = settings_for("localize", trials, settings).for_call("localize")
+    samples, alpha, budget, concurrency = (chosen_trials.samples or 3, chosen_trials.alpha, chosen_trials.budget,
+                                           chosen_trials.concurrency)
+    if top is not None:
+        whole_number("localize", "top", top, 1, 100_000)
+    compare = check_comparator("localize", chosen_trials.comparator)
+    call = None
+    if replay is not None:
+        if rerun is not None:
+            raise ExplainConfigError("localize", "replay", "a provider beside rerun=",
+                                     "is one way to test the pieces; rerun= is the other: pass one of them (replay= "
+                                     "re-sends the answering call, rerun= reruns the whole agent)")
+        call = recorded_call("localize", recording)
+        rerun = CallReplayer(call, check_provider("localize", replay, "replay"), replay_policy("localize", recording))
+    rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=chosen_trials.retries,
+                         time_limit=chosen_trials.time_limit)
+    chosen, untested = choose_suspects(recording, run, sources, strategy, top)
+    if call is not None:
+        chosen, untested = _in_call(call, chosen, untested, sources)
+    arms = [Arm(name, (name,)) for _, name, _, _ in chosen]
+    limit = budget if budget is not None else default_budget(samples, len(arms))
+    bar = Progress(limit, "localize", chosen_trials.progress, unit="reruns")
+    draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
+    trial, stop = await run_trial("localize", draws, bar, arms, samples=samples, alpha=alpha, budget=limit,
+                                  screen=sources is None, prepare=draws.prepare)
+    trial.notes += noise_note(trial, compare, original)
+    trial.notes += budget_note(trial, budget, default_budget(samples, len(arms)))
+    if call is not None:
+        trial.notes += replay_note(call, [name for _, name, _, _ in chosen])
+    by_key = {verdict.arm.key: verdict for verdict in trial.arms}
+    tested = [LocalizedSuspect(rank, name, source.kind, score, by_key[name], source.member, source.member_name)
+              for rank, name, source, score in chosen]
+    untested += [(s.source_id, s.reason.removeprefix("was not tested: ")) for s in tested if s.trial.untested]
+    report = Localization(original, [s for s in tested if not s.trial.untested], untested, repr(compare), trial, stop)
+    if stop is not None:
+        raise stopped("localize", bar, report)
+    return report
+
+
+def budget_note(trial: TrialResult, given: int | None, default: int) -> list[str]:
+    """A line for a ``budget=`` below the default that left some piece undecided or untested: what the default is."""
+    short = [verdict for verdict in trial.arms
+             if verdict.verdict == "undecided" and (verdict.judged_on or not verdict.reached)]
+    if given is None or given >= default or not short:
+        return []
+    return [f"budget={given} is below the {default} reruns the default gives this run, and {len(short)} piece(s) "
+            "were left undecided or untested for it: leave budget= out, or raise it, to settle them."]
+
+
+def _in_call(call: RecordedCall, chosen: list[tuple[int, str, Source, float]], untested: list[tuple[str, str]],
+             sources: Sequence[str] | None) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
+    """For a replay: the chosen pieces the answering call was sent; the others named as untested, with why."""
+    sent = set(call.removable())
+    outside = [name for _, name, _, _ in chosen if name not in sent]
+    if sources is not None and outside:
+        raise ReplayPieceError("localize", "sources", len(outside), call.removable(),
+                               "name pieces the answering call was not sent, so a replay of it cannot remove them "
+                               "(rerun= reruns the agent without them)")
+    why = ("not sent to the answering call: it could act only through an earlier call, which a replay does not "
+           "redo; localize(run, rerun=agent) tests it")
+    return [c for c in chosen if c[1] in sent], [*untested, *((name, why) for name in outside)]
+
+
+def replay_note(call: RecordedCall, tested: Sequence[str]) -> list[str]:
+    """What a proof by replay covers: the answering call only; the tested pieces also sent to earlier calls."""
+    earlier = {removal_id(call.recording.context_pieces[i]) for exchange in call.recording.exchanges
+               if exchange.step_id != call.step_id
+               for indices in call.recording.exchange_pieces(exchange).values() for i in indices}
+    also = [name for name in tested if name in earlier]
+    line = (f"Tested by replaying the answering call ({call.step_id}) without each piece: this proves what each piece "
+            "did to that call's answer.")
+    if also:
+        line += (f" {len(also)} of them were also sent to earlier calls ({', '.join(also[:5])}"
+                 f"{' ...' if len(also) > 5 else ''}), where they may have acted too (a tool call they caused): "
+                 "localize(run, rerun=agent) tests them whole.")
+    return [line]
+
+
+def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any,
+                    top: int | None) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
+    """``(rank, removal id, source, score)`` of each piece to test, and ``(id, why)`` of each piece left untested.
+
+    With neither ``sources`` nor ``top`` every piece a rerun can remove is tested: the ranking
+    only orders the work. ``top`` keeps the ranking's first ``top`` and names the rest as left out
+    by it; pieces no rerun can remove are named with why.
+    """
+    if sources is not None:
+        named = id_list("localize", "sources", sources)
+        known = check_removable("localize", recording, named)
+        return [(position, name, known[name], 0.0) for position, name in enumerate(named, 1)], []
+    known = check_removable("localize", recording, [])
+    frame = rank_suspects(run, strategy=strategy)
+    chosen: list[tuple[int, str, Source, float]] = []
+    untested: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for row in frame.to_dict("records"):
+        name = row["removal_id"]
+        if not isinstance(name, str):
+            if row["source_kind"] != "decision":
+                untested.append((str(row["source_id"]), not_removable_reason(str(row["source_kind"]))))
+            continue
+        if name in seen:
+            continue
+        seen.add(name)
+        if top is not None and len(chosen) >= top:
+            untested.append((name, f"left out by top={top}: ranked {int(row['rank'])}"))
+            continue
+        source = known.get(name) or Source(str(row["source_kind"]), [])
+        chosen.append((int(row["rank"]), name, source, float(row["score"])))
+    return chosen, untested
+
+
+@dataclass(slots=True)
+class RerunReport(Partial):
+    """What changed when the same input was run again without some sources.
+
+    ``after``, ``changed``, ``gone`` and ``appeared`` describe the first rerun. With
+    ``samples`` of 2 or more, ``trial`` holds the test of all of them against as many unchanged
+    reruns: its ``verdict``, flips, noise and p-value, as ``localize`` gives for one suspect.
+    """
+
+    removed: list[str]
+    before: str
+    after: str | None
+    changed: bool
+    error: str | None
+    run: Any
+    gone: list[str]
+    appeared: list[str]
+    difference: float | None
+    trial: ArmVerdict | None = None
+    #: ``(reruns done, reruns planned)`` when the call was stopped (its trial then holds what finished)
+    stopped: tuple[int, int] | None = None
+
+    @property
+    def verdict(self) -> str | None:
+        """``confirmed`` / ``not_confirmed`` / ``undecided`` when tested over several reruns, else ``None``."""
+        return self.trial.verdict if self.trial is not None else None
+
+    def summary(self) -> str:
+        return partial_line(self.stopped) + self._summary()
+
+    def _summary(self) -> str:
+        names = ", ".join(f"'{n}'" for n in self.removed)
+        if self.trial is not None:
+            return f"Rerun without {names}: {VERDICT_LABELS[self.trial.verdict]}: removing them {self.trial.reason}."
+        if self.error is not None:
+            return f"Rerun without {names}: the rerun failed ({self.error}): nothing is known of the outcome."
+        measured = f" (text difference {self.difference:.2f})" if self.difference is not None else ""
+        state = "changed" if self.changed else "did not change"
+        return f"Rerun without {names}: the outcome {state}{measured}."
+
+    def __str__(self) -> str:
+        lines = [self.summary(), f"  before: \"{shorten(self.before)}\""]
+        if self.after is not None:
+            lines.append(f"  after:  \"{shorten(self.after)}\"")
+        lines.append(f"  no longer sent: {', '.join(self.gone) or 'nothing'}")
+        lines.append(f"  newly sent:     {', '.join(self.appeared) or 'nothing'}")
+        if self.trial is None:
+            lines.append("One rerun is an observation, not a proof: samples=3 tests it against as many unchanged "
+                         "reruns, and localize() tests every suspect.")
+        return "\n".join(lines)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("rerun_report", self, self.summary(), str(self), include, exclude)
+
+
+async def rerun_without(
+    run: Any,
+    ignore: Sequence[str] | str,
+    *,
+    rerun: Any = None,
+    input: Any = None,
+    continue_from: Any = None,
+    trials: Trials | None = None,
+    **settings: Unpack[TrialSettings],
+) -> RerunReport:
+    """Run the same input again without the named sources, and report what changed.
+
+    ``ignore`` names sources by their removal id (``run.suspects()`` shows it): declaration
+    ids, tool names, ``system-prompt``. With ``samples=1`` (the default) it is one rerun, an
+    observation; with more, the removal is tested against as many unchanged reruns (and more
+    looks while undecided, within ``budget``) at false-confirmation rate ``alpha``. The trial
+    settings (``trials=`` or keywords) are as for ``localize``; ``samples`` is 1 unless given.
+    """
+    recording = recording_of(run, "rerun_without")
+    names = id_list("rerun_without", "ignore", ignore)
+    check_removable("rerun_without", recording, names)
+    original = original_answer("rerun_without", recording)
+    chosen_trials = settings_for("rerun_without", trials, settings).for_call("rerun_without")
+    samples, alpha, concurrency = chosen_trials.samples or 1, chosen_trials.alpha, chosen_trials.concurrency
+    limit = chosen_trials.budget if chosen_trials.budget is not None else BUDGET_PER_SAMPLE * samples
+    compare = check_comparator("rerun_without", chosen_trials.comparator)
+    rerunner = Rerunner("rerun_without", rerun, recording, input, continue_from, retries=chosen_trials.retries,
+                         time_limit=chosen_trials.time_limit)
+    arm = Arm(" + ".join(names), tuple(names))
+    bar = Progress(1 if samples == 1 else limit, "rerun_without", chosen_trials.progress, unit="reruns")
+    draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar, keep_runs=True)
+    trial: ArmVerdict | None = None
+    stop: tuple[int, int] | None = None
+    if samples == 1:
+        try:
+            await draws.prepare([arm])
+            (outcome,) = await draws([(arm, 0)])
+        except INTERRUPTS:  # one rerun: stopped, nothing finished
+            raise stopped("rerun_without", bar, None) from None
+        bar.close()
+    else:
+        result, stop = await run_trial("rerun_without", draws, bar, [arm], samples=samples, alpha=alpha,
+                                       budget=limit, screen=False, prepare=draws.prepare)
+        trial = result.arms[0]
+        outcome = next((o for o in trial.confirmation if o.error is None),
+                       trial.confirmation[0] if trial.confirmation else Outcome(None, None, NOT_RUN))
+    if outcome.answer is None:
+        report = RerunReport(names, original, None, False, outcome.error, None, [], [], None, trial, stop)
+        if stop is not None:
+            raise stopped("rerun_without", bar, report)
+        return report
+    before = _sent_sources(recording)
+    after = _sent_sources(outcome.run.recording) if outcome.run is not None else []
+    difference = TextDifference.difference(original, outcome.answer) if isinstance(compare, TextDifference) else None
+    # a rerun that answered but could not be judged (its comparator failed) is a failed rerun, never "no change"
+    report = RerunReport(
+        names, original, outcome.answer, outcome.flipped and outcome.error is None, outcome.error, outcome.run,
+        [s for s in before if s not in after], [s for s in after if s not in before], difference, trial, stop,
+    )
+    if stop is not None:
+        raise stopped("rerun_without", bar, report)
+    return report
+
+
+def _sent_sources(recording: Recording) -> list[str]:
+    """The sources that reached the answer (members' included), as ``kind 'id'``, in the order they were sent."""
+    return list(dict.fromkeys(
+        describe_source(c.piece) + (f" of member '{c.member.path}'" if c.member.path else "")
+        for c in backtrack(recording).candidates))

@@ -1,0 +1,545 @@
+"""The recorder: a run's evidence captured the moment it happens, as cheap tuples.
+
+Rule kept here: everything an explanation needs later is written down while the run is
+executing, never reconstructed afterwards. A step is opened with :meth:`Recorder.begin`,
+reads and writes go through the tracked scope (:meth:`Recorder.read`, :meth:`Recorder.write`),
+and :meth:`Recorder.end` closes the step with exactly one commit holding only what changed.
+
+- A read stamps the step that last wrote the value *at read time*, so walking backwards
+  from any read is a pointer walk, never a search.
+- A commit is a delta: its cost grows with what the step changed, never with the state.
+- Every event goes out in one envelope (``seq``, ``run_id``, ``type``, ``step_id``,
+  ``payload``), in order, to the run's listeners; a listener that raises is counted and
+  skipped, it never breaks the run. ``seq`` counts the events of the whole run, member runs
+  included: every recorder of one run shares one :class:`EventStream`, so ``seq`` is unique
+  within a run id and the recorded events of a run tree, sorted by ``seq``, are the order
+  in which they were delivered.
+- A redaction policy (any object with ``scrub(value) -> value``) is applied to every value
+  before it is captured or delivered, so no reader ever sees what it covers; the live run
+  keeps using the real value.
+
+Role: record layer. The recorder knows nothing about LLMs; runners put their own evidence
+(context pieces, exchanges, the transcript) in the plain lists it carries, and
+:func:`footprint_lab.record.recording.build_recording` turns the capture into a
+:class:`~footprint_lab.record.recording.Recording` on first access.
+"""
+
+from __future__ import annotations
+
+from array import array
+from collections.abc import Callable, Iterable, Sequence
+from time import perf_counter_ns, time
+from typing import Any, Protocol
+
+from footprint_lab.record.captured import Carried, flat
+from footprint_lab.record.schema import ROUTINE_PAYLOADS
+from footprint_lab.record.unicode import sound_text
+
+Path = tuple[str, ...]
+Listener = Callable[[Any], None]
+
+#: Event types, in the vocabulary every view and subscriber shares.
+EVENT_TYPES = (
+    "run_start", "run_end", "step_start", "step_end", "read", "write", "commit", "decision",
+    "llm_start", "llm_end", "token", "tool_start", "tool_end", "error", "recall",
+)
+VERBS = ("set", "merge", "append", "delete")
+
+class Scrubber(Protocol):
+    """What the recorder needs of a redaction policy."""
+
+    def scrub(self, value: Any) -> Any:
+        """Return ``value`` with every covered part replaced."""
+        ...
+
+
+class _Dotted(dict[Path, str]):
+    """Each path's text, ``("slots", "system")`` as ``"slots.system"``, made once per distinct path (the
+    first 4096 kept): looking one up is a C call, a Python one only the first time a path is seen."""
+
+    def __missing__(self, path: Path) -> str:
+        text = ".".join(path)
+        if len(self) < 4096:
+            self[path] = text
+        return text
+
+
+#: ``dotted(("slots", "system")) == "slots.system"``
+dotted: Callable[[Path], str] = _Dotted().__getitem__
+
+
+def commit_paths(written: Iterable[str]) -> str:
+    """A commit event's ``paths``: its entries' dotted paths, in order, joined by commas."""
+    return ", ".join(written)
+
+
+def summarize(value: Any, limit: int = 80) -> str:
+    """A short, cheap description of a value for a read record."""
+    if isinstance(value, str):
+        return value if len(value) <= limit else value[: limit - 1] + "…"
+    if isinstance(value, list | tuple):
+        return f"{type(value).__name__} of {len(value)}"
+    if isinstance(value, dict):
+        return f"dict of {len(value)}"
+    if value is None or isinstance(value, bool | int | float):
+        return repr(value)
+    return type(value).__name__
+
+
+def _nothing() -> None:
+    return None
+
+
+class EventStream(tuple[Callable[[Any], None], ...]):
+    """The listeners of one run (a tuple of them), with the event counter its recorders share.
+
+    A composition hands its stream to every member it mounts, so one counter numbers the
+    events of the whole run tree in delivery order.
+    """
+
+    next_seq: int
+    #: ``(seq, type, step_id, payload)`` of every delivered event that may hold a value (routine ones
+    #: hold none), as delivered or as last recalled: what a value learned later is looked for in
+    delivered: list[tuple[int, str, str, dict[str, Any]]]
+    #: for each scrubber on the stream (by id), how many learned values its delivered events were checked for
+    checked: dict[int, int]
+
+    def __new__(cls, listeners: Iterable[Listener] = ()) -> EventStream:
+        stream = super().__new__(cls, listeners)
+        stream.next_seq = 0
+        stream.delivered = []
+        stream.checked = {}
+        return stream
+
+
+def event_stream(listeners: Iterable[Listener]) -> EventStream:
+    """``listeners`` as a run's stream: an existing stream is shared, anything else starts one."""
+    return listeners if isinstance(listeners, EventStream) else EventStream(listeners)
+
+
+#: the capture's columns, which :meth:`Recorder.seal` turns into tuples when the run ends
+_COLUMNS = ("steps", "reads", "commits", "entry_paths", "entry_verbs", "entry_values", "event_types", "event_steps",
+            "event_payloads", "pieces", "exchanges", "messages", "message_pieces", "shared")
+
+
+class Recorder:
+    """Captures one run (or one member run) as it executes."""
+
+    __slots__ = (
+        "_event_class",
+        "_shared_at",
+        "_shown_paths",
+        "annotations",
+        "carried",
+        "children",
+        "commits",
+        "counter",
+        "current",
+        "decisions",
+        "ended_in_order",
+        "entry_paths",
+        "entry_values",
+        "entry_verbs",
+        "event_payloads",
+        "event_refs",
+        "event_seqs",
+        "event_steps",
+        "event_types",
+        "exchanges",
+        "listener_errors",
+        "listeners",
+        "message_pieces",
+        "messages",
+        "meta",
+        "path",
+        "pending_start",
+        "pieces",
+        "policy",
+        "reads",
+        "run_id",
+        "shared",
+        "started_at",
+        "started_ns",
+        "state",
+        "steps",
+        "writers",
+    )
+
+    def __init__(
+        self,
+        run_id: str,
+        *,
+        path: str = "",
+        listeners: Iterable[Listener] = (),
+        policy: Scrubber | None = None,
+    ) -> None:
+        self.run_id = run_id
+        self.path = path
+        self.counter = 0
+        self.current = ""
+        self.pending_start = 0
+        #: whether every step closed so far was the last one opened (parallel steps close out of order)
+        self.ended_in_order = True
+        self.state: dict[Path, Any] = {}
+        self.writers: dict[Path, str] = {}
+        # (step_id, stage, iteration, start_ns, end_ns, status): tuples of plain values, which the
+        # cyclic garbage collector stops tracking, so a long run does not slow every collection down
+        self.steps: list[tuple[str, str, int | None, int, int, str]] = []
+        self.reads: list[tuple[str, Path, str | None, str]] = []
+        # Every commit's entries, in order, as three parallel columns (no tuple per entry for
+        # the garbage collector to track); a commit is (step_id, first, end) indices into them.
+        self.entry_paths: list[Path] = []
+        self.entry_verbs: list[str] = []
+        self.entry_values: list[Any] = []
+        self.commits: list[tuple[str, int, int]] = []
+        self.decisions: list[tuple[str, str, tuple[tuple[str, dict[str, Any], Any], ...], str]] = []
+        # Events are kept in parallel columns rather than one tuple each. The engine's routine
+        # events (step_start, step_end, read, write, commit) each announce a record kept anyway
+        # (a step, a read, a commit entry, a commit): such an event keeps only that record's
+        # index, in event_refs (-1 for the others), and its payload is made from the record when
+        # delivered or materialised (payload). A long run's events then add no object for the
+        # garbage collector to walk (bench/bench_agent.py).
+        self.event_seqs = array("q")  # 8 bytes a number, where a list holds a pointer and an int object
+        self.event_refs = array("q")
+        self.event_types: list[str] = []
+        self.event_steps: list[str] = []
+        #: each event's payload dict, None for a routine event (see event_refs)
+        self.event_payloads: list[dict[str, Any] | None] = []
+        #: context pieces, each captured as one flat tuple, its keys first (record.captured.CapturedPiece)
+        self.pieces: list[Any] = []
+        self.exchanges: list[Any] = []
+        self.messages: list[dict[str, Any]] = []
+        #: for each transcript message, the index of its context piece
+        self.message_pieces: list[int] = []
+        #: the conversation a continued leg carried, its forms shared with the legs before and after (record.captured)
+        self.carried: Carried | None = None
+        self.children: list[Any] = []
+        self.annotations: list[dict[str, Any]] = []
+        #: values many records refer to, each kept once (see share)
+        self.shared: list[Any] = []
+        self._shared_at: dict[int, int] = {}
+        #: the run's listeners and its event counter (shared with the member runs it mounts)
+        self.listeners = event_stream(listeners)
+        self.listener_errors = 0
+        self.policy = policy
+        self.started_at = time()
+        self.started_ns = perf_counter_ns()
+        self.meta: dict[str, Any] = {}
+        self._event_class: Any = None
+        #: each tracked path as the records hold it under the policy (a member's name can be covered), and
+        #: how many values the policy had learned when they were masked (see shown_path)
+        self._shown_paths: tuple[int, dict[Path, Path]] = (0, {})
+
+    # -- redaction: the one place a value enters the capture ---------------------------
+    def share(self, value: Any) -> int:
+        """The index under which ``value`` (this very object) is kept in :attr:`shared`, kept there on first sight.
+
+        A record that holds the index instead of the value (an exchange's tools list, the same
+        object on every call of an agent without skills) holds only plain values, which the
+        garbage collector stops tracking: a long run's records then do not bring on its full
+        passes (bench/bench_agent.py).
+        """
+        at = self._shared_at.get(id(value))  # the object stays in self.shared, so its id is not reused
+        if at is None:
+            at = self._shared_at[id(value)] = len(self.shared)
+            self.shared.append(value)
+        return at
+
+    def clean(self, value: Any) -> Any:
+        """The value as the record may hold it (the policy applied, when there is one)."""
+        policy = self.policy
+        return value if policy is None else policy.scrub(value)
+
+    def shown_path(self, path: Path) -> Path:
+        """A tracked path as the records hold it: each part masked by the policy, as a value is.
+
+        A path holds the names a runner was given (a composition's member names, ``outputs.<name>``),
+        so the read, the commit entry and the event that name it hold what the policy covers masked.
+        Each distinct path is masked once, again when the policy has learned more since.
+        """
+        policy = self.policy
+        if policy is None:
+            return path
+        learned: int = getattr(policy, "learned_count", 0)
+        count, shown = self._shown_paths
+        if count != learned:
+            shown = {}
+            self._shown_paths = (learned, shown)
+        made = shown.get(path)
+        if made is None:
+            made = shown[path] = tuple(part if not part else str(policy.scrub(part)) for part in path)
+        return made
+
+    def learn(self, value: Any) -> None:
+        """Let the policy read structured data that will be captured only as text (a fact's
+        data as JSON): values under its covered keys are then masked in that text too."""
+        if self.policy is not None:
+            self.policy.scrub(value)
+
+    # -- events -----------------------------------------------------------------------
+    def emit(self, type_: str, step_id: str, payload: dict[str, Any]) -> None:
+        """Record an event and deliver it to the listeners, in order (``run_end`` also seals the capture).
+
+        A routine event's type (``schema.ROUTINE_PAYLOADS``) is the recorder's own: it writes those
+        events with the record they report (:meth:`begin`, :meth:`read`, :meth:`write`, :meth:`end`),
+        and the seal reads their values from those records (``sealing._chain``).
+        """
+        if type_ in ROUTINE_PAYLOADS:
+            raise ValueError("emit: a routine event (a step's start or end, a read, a write, a commit) is written "
+                             "by the recorder with the record it reports; call begin, read, write or end instead")
+        if self.policy is not None:
+            payload = self.policy.scrub(payload)
+        self._event(type_, step_id, payload)
+        if type_ == "run_end":
+            self.seal()
+
+    def seal(self) -> None:
+        """Make the finished run's capture read-only, compact, and invisible to the garbage collector.
+
+        - Each exchange, captured as a flat dict the agent may update while its call goes on,
+          becomes a ``(keys, *values)`` tuple, its keys shared by every exchange of the same
+          shape (about a quarter of the dict's room; ``build_recording`` reads both forms).
+          Context pieces are captured in that form from the start (``record.captured``).
+        - Every column becomes a tuple. A list is walked by every full collection, element by
+          element, for as long as the run is held; a tuple of untracked values (strings,
+          numbers, the capture's tuples) is untracked by the collector's next pass and never
+          walked again. A notebook holds many finished runs (``agent.last_run`` at least):
+          each one's capture then costs later collections nothing (bench/bench_agent.py). A
+          column written after the run ended would fail loudly (a tuple has no ``append``).
+        - The live tracked scope is let go: every value it held is in the commits.
+        """
+        self.exchanges = [flat(exchange) if isinstance(exchange, dict) else exchange for exchange in self.exchanges]
+        for column in _COLUMNS:
+            setattr(self, column, tuple(getattr(self, column)))
+        self.state = {}
+        self.writers = {}
+
+    def _event(self, type_: str, step_id: str, payload: dict[str, Any] | None, ref: int = -1) -> None:
+        stream = self.listeners
+        learned: int = getattr(self.policy, "learned_count", 0)
+        if learned and stream:
+            self._recall(stream)
+        seq = stream.next_seq
+        stream.next_seq = seq + 1
+        self.event_seqs.append(seq)
+        self.event_refs.append(ref)
+        self.event_types.append(type_)
+        self.event_steps.append(step_id)
+        self.event_payloads.append(payload)
+        if stream:
+            delivered = self.payload(type_, payload, ref)
+            if payload is not None:  # a routine payload holds paths and step ids, never a value
+                stream.delivered.append((seq, type_, step_id, delivered))
+            self._deliver(seq, type_, step_id, delivered)
+
+    def payload(self, type_: str, captured: dict[str, Any] | None, ref: int) -> dict[str, Any]:
+        """An event's payload: as captured, or (a routine event) made from the record at ``ref``."""
+        if captured is not None:  # live delivery calls this for every event: the common case pays no batch
+            return captured
+        return self.payloads((type_,), (None,), (ref,))[0]
+
+    def payloads(self, types: Sequence[str], captured: Sequence[dict[str, Any] | None],
+                 refs: Sequence[int]) -> list[Any]:
+        """Events' payloads, in one pass: each as captured, or, for a routine event (captured as
+        ``None``), made from the record at its ref.
+
+        A routine payload is JSON-native and its keys are in sorted order, as a recording keeps
+        every mapping (``record.records.jsonable``), so it goes into a recording as it is.
+        """
+        steps, reads, paths, verbs, commits = self.steps, self.reads, self.entry_paths, self.entry_verbs, self.commits
+        made: list[Any] = []
+        add = made.append
+        for type_, payload, ref in zip(types, captured, refs, strict=False):
+            if payload is not None:
+                add(payload)
+            elif type_ == "write":  # the commonest first
+                add({"path": dotted(paths[ref]), "verb": verbs[ref]})
+            elif type_ == "step_start":
+                step = steps[ref]
+                add({"iteration": step[2], "stage": step[1]})
+            elif type_ == "step_end":
+                add({"status": steps[ref][5]})
+            elif type_ == "read":
+                read = reads[ref]
+                add({"path": dotted(read[1]), "writer": read[2]})
+            else:
+                _, first, end = commits[ref]
+                add({"paths": commit_paths(map(dotted, paths[first:end]))})
+        return made
+
+    def _recall(self, stream: EventStream) -> None:
+        """Tell the listeners which events they were sent before the policy learned a value they hold.
+
+        A value is learned late (a tool puts under a covered key a password the user's message
+        already held): the events already delivered cannot be taken back, so a ``recall`` event
+        names each by ``seq`` with its payload as the policy now masks it (never the value), for
+        a live view to replace what it shows. The recording is swept the same way when built.
+        """
+        policy: Any = self.policy
+        count = policy.learned_count
+        checked = stream.checked.get(id(policy), 0)
+        if count == checked:
+            return
+        stream.checked[id(policy)] = count
+        from footprint_lab.record._recall import recall
+
+        recalled = recall(stream.delivered, policy, policy.learned_since(checked))
+        if recalled:
+            self._event("recall", self.current or self.path, {"events": recalled})
+
+    def commit(self, index: int) -> tuple[str, tuple[tuple[Path, str, Any], ...]]:
+        """Commit number ``index`` as ``(step_id, entries)``."""
+        step_id, first, end = self.commits[index]
+        return step_id, tuple(zip(self.entry_paths[first:end], self.entry_verbs[first:end],
+                                  self.entry_values[first:end], strict=True))
+
+    @property
+    def events(self) -> list[tuple[int, str, str, dict[str, Any]]]:
+        """The events so far as ``(seq, type, step_id, payload)`` tuples."""
+        return [
+            (seq, type_, step_id, self.payload(type_, payload, ref))
+            for seq, type_, step_id, payload, ref in zip(
+                self.event_seqs, self.event_types, self.event_steps, self.event_payloads, self.event_refs, strict=True
+            )
+        ]
+
+    def _deliver(self, seq: int, type_: str, step_id: str, payload: dict[str, Any]) -> None:
+        if self._event_class is None:
+            from footprint_lab.record.records import Event  # pydantic: loaded when a listener first needs an event
+
+            self._event_class = Event
+        event = self._event_class.model_construct(
+            seq=seq, run_id=self.run_id, type=type_, step_id=step_id, payload=payload
+        )
+        for listener in self.listeners:
+            try:
+                listener(event)
+            except Exception:  # a subscriber's bug must never break the run it watches
+                self.listener_errors += 1
+
+    def token_stream(self, step_id: str) -> tuple[Callable[[str], None], Callable[[], None]]:
+        """``(on_token, flush)`` for a streamed reply: each piece of text becomes a ``token`` event.
+
+        With a policy in force, text is released only in stretches no covered match can
+        straddle (a secret split across two tokens would otherwise pass), and ``flush``
+        releases the rest once the reply is complete.
+        """
+
+        def emit(text: str) -> None:
+            self.emit("token", step_id, {"text": sound_text(text)})
+
+        gate = getattr(self.policy, "token_gate", None)
+        if gate is None:  # no policy, or a scrubber without a gate: each piece is scrubbed on its own
+            return emit, _nothing
+        return gate(lambda text: self._event("token", step_id, {"text": sound_text(text)}))  # released scrubbed
+
+    # -- steps ------------------------------------------------------------------------
+    def begin(self, stage: str, iteration: int | None = None) -> str:
+        """Open a step and return its runtime id."""
+        self.counter += 1
+        step_id = f"{self.path}/{stage}#{self.counter}" if self.path else f"{stage}#{self.counter}"
+        self.current = step_id
+        self.pending_start = len(self.entry_paths)
+        self.steps.append((step_id, stage, iteration, perf_counter_ns(), 0, "running"))
+        self._event("step_start", step_id, None, len(self.steps) - 1)
+        return step_id
+
+    def read(self, path: Path) -> Any:
+        """Read a tracked value, stamping the step that last wrote it."""
+        value = self.state.get(path)
+        writer = self.writers.get(path)
+        policy = self.policy
+        if policy is None:
+            summary = summarize(value)
+        elif isinstance(value, str):  # scrub before cutting: a secret cut short would no longer match
+            summary = summarize(policy.scrub(value))
+        else:
+            summary = policy.scrub(summarize(value))
+        self.reads.append((self.current, self.shown_path(path), writer, summary))
+        self._event("read", self.current, None, len(self.reads) - 1)
+        return value
+
+    def write(self, path: Path, verb: str, value: Any) -> None:
+        """Change tracked state; the change joins the current step's commit."""
+        state = self.state
+        if verb == "set":
+            state[path] = value
+        elif verb == "append":
+            target = state.get(path)
+            if target is None:
+                state[path] = [value]
+            else:
+                target.append(value)
+        elif verb == "merge":
+            state[path] = {**(state.get(path) or {}), **value}
+        elif verb == "delete":
+            state.pop(path, None)
+        else:
+            raise ValueError(f"unknown write verb {verb!r}; one of {VERBS}")
+        self.writers[path] = self.current
+        if self.policy is None:
+            self.entry_paths.append(path)
+            self.entry_values.append(value)
+        else:
+            self.entry_paths.append(self.shown_path(path))
+            self.entry_values.append(self.policy.scrub(value))
+        self.entry_verbs.append(verb)
+        self._event("write", self.current, None, len(self.entry_paths) - 1)
+
+    def decide(self, rule: str, evidence: Iterable[tuple[str, dict[str, Any], Any]], chosen: str) -> None:
+        """Record which branch the current step chose, with each rule's inputs and result (a rule's
+        name can be a member's, and is masked as one)."""
+        clean = self.clean
+        rows = tuple((clean(name), clean(reads), clean(result)) for name, reads, result in evidence)
+        self.decisions.append((self.current, clean(rule), rows, clean(chosen)))
+        self.emit("decision", self.current, {"rule": rule, "chosen": chosen})
+
+    def end(self, status: str = "ok") -> None:
+        """Close the current step with its one commit."""
+        step_id = self.current
+        first, end = self.pending_start, len(self.entry_paths)
+        self.commits.append((step_id, first, end))
+        self.pending_start = end
+        self._event("commit", step_id, None, len(self.commits) - 1)
+        step = self.steps[-1]
+        index = len(self.steps) - 1
+        if step[0] != step_id:  # a step opened alongside others is closed out of order
+            self.ended_in_order = False
+            index = next(i for i in range(index, -1, -1) if self.steps[i][0] == step_id)
+            step = self.steps[index]
+        self.steps[index] = (step[0], step[1], step[2], step[3], perf_counter_ns(), status)
+        self._event("step_end", step_id, None, index)
+
+    # -- steps that run alongside each other (parallel branches, graph nodes) ----------
+    def open_step(self, stage: str, iteration: int | None = None, reads: Iterable[Path] = ()) -> tuple[str, list[Any]]:
+        """Open a step that runs concurrently with others, take its reads now, and return its id and the values.
+
+        The step never becomes the current one, so sibling steps can open and close in any
+        order; close it with :meth:`close_step`.
+        """
+        current = self.current
+        step_id = self.begin(stage, iteration)
+        values = [self.read(path) for path in reads]
+        self.current = current
+        return step_id, values
+
+    def close_step(self, step_id: str, writes: Iterable[tuple[Path, str, Any]] = (), status: str = "ok") -> None:
+        """Close a step opened with :meth:`open_step`: apply its writes and commit them as its one commit.
+
+        A commit is a contiguous run of entries, so this is called while no other step of the
+        recorder holds uncommitted writes (a composition closes its concurrent steps between
+        its sequential ones).
+        """
+        if self.pending_start != len(self.entry_paths):
+            raise RuntimeError("close_step: another step of this recorder has uncommitted writes")
+        current = self.current
+        self.current = step_id
+        for path, verb, value in writes:
+            self.write(path, verb, value)
+        self.end(status)
+        self.current = current
+
+    def fail_open_step(self, status: str = "failed") -> None:
+        """Close a step left open by an exception (as ``error``) or a cancellation, to show where it stopped."""
+        if self.steps and self.steps[-1][5] == "running":
+            self.end("cancelled" if status == "cancelled" else "error")

@@ -1,0 +1,177 @@
+"""``Recording``: one run as plain, versioned data (pydantic, exact JSON round trip).
+
+Every explanation and every notebook view is a pure function of a ``Recording``. It holds
+only JSON-native values, so ``Recording.model_validate_json(r.model_dump_json()) == r``
+holds for every run, and a recording saved from one process explains the same way in
+another. A composed run nests its members' recordings in ``children``. Its seal (``Seal``)
+sits beside its records, computed by ``sealing.seal``.
+
+Where the rest lives: the generic records (steps, reads, commits, events, context pieces) in
+``record.records``, what an LLM call sent and received in ``record.exchange``, the saved
+form (tables, references to repeated text) in ``record.saved_form``, the build from a
+recorder's capture in ``record.build``, and every path and key in ``record.schema``. The
+models are offered here too, beside the recording that holds them.
+
+Displayed, a recording (like the ``Run`` around it) carries itself under
+:data:`RECORDING_MIME` beside its views, so a saved notebook holds its own evidence.
+
+Role: record layer. This module is imported lazily (on the first ``run.recording`` access)
+so that ``import footprint_lab`` stays light.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    Field,
+    SerializationInfo,
+    SerializerFunctionWrapHandler,
+    StrictInt,
+    model_serializer,
+    model_validator,
+)
+
+from footprint_lab.record.exchange import LLMExchange, ResponseRecord, ToolCallRecord, ToolMargin, UsageRecord
+from footprint_lab.record.records import (
+    Annotation,
+    Commit,
+    CommitEntry,
+    ContextPiece,
+    Data,
+    Decision,
+    Event,
+    Read,
+    RuleEvidence,
+    RunnerInfo,
+    Step,
+)
+from footprint_lab.record.rows import rows_field
+from footprint_lab.record.saved_form import dereferenced, reference, share_texts, untables
+from footprint_lab.record.schema import RECORDING_MIME, SCHEMA_VERSION
+
+#: the records a recording is made of, offered here beside it (they live in ``_records`` and ``_exchange``)
+__all__ = ["RECORDING_MIME", "SCHEMA_VERSION", "Annotation", "Commit", "CommitEntry", "ContextPiece", "Decision",
+           "Event", "LLMExchange", "Read", "Recording", "ResponseRecord", "RuleEvidence",
+           "RunnerInfo", "Seal", "Step", "ToolCallRecord", "ToolMargin", "UsageRecord"]
+
+
+class Seal(Data):
+    """A recording's seal (see :mod:`footprint_lab.sealing.seal`): the chain's ``head``, a SHA-256 digest per
+    record kind (the header counts as one), per kind a CRC-32 tag per field (to locate a break), the
+    policy names a scrub re-sealed under, when it was sealed, and, in a copy a notebook output
+    carries, a digest of what that output displays."""
+
+    algorithm: str
+    head: str
+    kinds: dict[str, str]
+    tags: dict[str, str]
+    scrubbed: list[str] = Field(default_factory=list)
+    sealed_at: float = 0.0
+    #: per MIME type, the SHA-256 of what the notebook output carrying this copy displays (``sealing.saved_seal``)
+    display: dict[str, str] = Field(default_factory=dict)
+
+
+class Recording(Data):
+    """A whole run, as data."""
+
+    #: a whole number, never text or a boolean that would pass for one (the door refuses a newer one)
+    schema_version: StrictInt = SCHEMA_VERSION
+    run_id: str
+    #: where the run was mounted: the mounting step's id for a member run, empty at top level
+    path: str = ""
+    runner: RunnerInfo
+    identity: dict[str, str] | None = None
+    status: Literal["finished", "failed", "paused", "cancelled"]
+    input: dict[str, Any]
+    answer: str | None = None
+    stopped_early: dict[str, Any] | None = None
+    error: dict[str, Any] | None = None
+    started_at: float
+    duration_ms: float
+    # The per-step lists are ``Rows`` (footprint_lab.record.rows): lists whose models are built
+    # from the capture on first use, with the JSON of plain lists.
+    steps: Annotated[list[Step], *rows_field(Step)] = Field(default_factory=list)
+    reads: Annotated[list[Read], *rows_field(Read)] = Field(default_factory=list)
+    commits: Annotated[list[Commit], *rows_field(Commit)] = Field(default_factory=list)
+    decisions: Annotated[list[Decision], *rows_field(Decision)] = Field(default_factory=list)
+    events: Annotated[list[Event], *rows_field(Event)] = Field(default_factory=list)
+    context_pieces: Annotated[list[ContextPiece], *rows_field(ContextPiece)] = Field(default_factory=list)
+    exchanges: Annotated[list[LLMExchange], *rows_field(LLMExchange)] = Field(default_factory=list)
+    messages: list[dict[str, Any]] = Field(default_factory=list)
+    #: for each transcript message, the index of the context piece that carries it
+    message_pieces: list[int] = Field(default_factory=list)
+    children: list[Recording] = Field(default_factory=list)
+    annotations: list[Annotation] = Field(default_factory=list)
+    redaction: dict[str, Any] | None = None
+    listener_errors: int = 0
+    meta: dict[str, Any] = Field(default_factory=dict)
+    #: set by ``footprint_lab.seal``; annotations stay outside it
+    seal: Seal | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _unpack(cls, data: Any) -> Any:
+        """Read the saved form: each table (:func:`packed`) back to its records, each reference to its value."""
+        return dereferenced(untables(data))
+
+    @model_serializer(mode="wrap")
+    def _saved(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
+        """Write the saved form (JSON): from schema version 2, a transcript message's text is stored once, and
+        so is a long text held in several places (``record.saved_form.share_texts``)."""
+        data = handler(self)
+        if info.mode_is_json() and self.schema_version >= 2 and isinstance(data, dict):
+            reference(data)
+            share_texts(data)
+        return data
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        """The run's views and this recording as JSON under :data:`RECORDING_MIME` (see ``record.display``)."""
+        from footprint_lab.record.display import bundle
+
+        return bundle("recording", self, lambda: {"text/plain": repr(self), RECORDING_MIME: self.model_dump(
+            mode="json")}, include, exclude)
+
+    def request_messages(self, exchange: LLMExchange) -> list[dict[str, Any]]:
+        """The messages an exchange sent, reconstructed exactly from the transcript."""
+        return [*self.messages[: exchange.message_count], *exchange.injected_messages]
+
+    def exchange_pieces(self, exchange: LLMExchange) -> dict[str, list[int]]:
+        """The context-piece indices each slot of an exchange was assembled from."""
+        return {
+            "system": list(exchange.system_pieces),
+            "messages": [*self.message_pieces[: exchange.message_count], *exchange.message_pieces],
+            "tools": list(exchange.tool_pieces),
+        }
+
+    def call_pieces(self, exchange: LLMExchange, *, left_out: bool = False) -> list[ContextPiece]:
+        """The pieces an exchange was sent, slot by slot (system, messages, tools), in position order.
+
+        With ``left_out``, the pieces its iteration evaluated but did not send (skipped or
+        dropped) follow, in the order they were evaluated.
+        """
+        pieces = self.context_pieces
+        sent = [pieces[i] for indices in self.exchange_pieces(exchange).values() for i in indices]
+        if left_out:
+            sent += [p for p in pieces if p.verdict != "admitted" and p.iteration == exchange.iteration]
+        return sent
+
+    def annotation_targets(self) -> dict[str, str]:
+        """What a note can be attached to, each with its kind: ``answer``, every ``step`` id and every
+        context ``piece``'s source id, member runs included (a step id wins over a same-named source)."""
+        pieces: dict[str, str] = {}
+        steps: dict[str, str] = {}
+        stack = [self]
+        while stack:
+            recording = stack.pop()
+            pieces.update((piece.source_id, "piece") for piece in recording.context_pieces)
+            steps.update((step.step_id, "step") for step in recording.steps)
+            stack.extend(recording.children)
+        return {**pieces, **steps, "answer": "answer"}
+
+    def exchange_at(self, step_id: str) -> LLMExchange | None:
+        """The exchange recorded by an LLM-call step, or ``None``."""
+        for exchange in self.exchanges:
+            if exchange.step_id == step_id:
+                return exchange
+        return None

@@ -1,0 +1,199 @@
+"""``Rows``: a recording's list of models (steps, reads, events...), built from the capture on first use.
+
+Defect closed: a long run's recording was built as tens of thousands of pydantic objects the
+moment anything asked for ``run.recording`` (repr included), about 1.2 kB each, six times the
+JSON they stand for. The capture already holds the same evidence as tuples and columns of
+plain values, so a ``Rows`` keeps a count, the record fields' names, a function that works out
+every field's values from the capture at once (one column per field, in the model's order) and
+the constructor that makes a model of one record's values; it builds the whole list the first
+time an item is asked for (then keeps it, so the items are ordinary models one can hold,
+compare and even change). The seal reads the columns as they are (:meth:`Rows.columns`), and
+a dump the records made from them (:meth:`Rows.records`), without making models.
+
+Rule kept: a ``Rows`` is a list in all but its class: indexing, slicing, iteration, ``len``,
+``==`` with a list, ``append`` and the other mutating methods, ``repr``, copy and pickle.
+In a ``Recording`` the field is declared ``list[Model]``: validation (from JSON or Python)
+gives a plain list wrapped as built ``Rows``, and serialisation goes through the model's own
+serializer, so the JSON is byte for byte what a list of the same models gives
+(tests/test_engine.py). Dumping an unbuilt ``Rows`` builds its items for the dump only.
+
+Role: record layer, used by :mod:`footprint_lab.record.recording`.
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
+from typing import Any, TypeVar, overload
+
+from pydantic import AfterValidator, PlainSerializer
+
+Item = TypeVar("Item")
+
+
+class Rows(MutableSequence[Item]):
+    """A list of ``count`` items made by ``model`` from each of ``values()`` on first use, or of items built."""
+
+    __slots__ = ("_chain", "_columns", "_count", "_fields", "_items", "_model")
+
+    def __init__(self, items: Iterable[Item] = (), *, count: int = 0,
+                 columns: Callable[[bool], list[Any]] | None = None, fields: tuple[str, ...] = (),
+                 model: Callable[[dict[str, Any]], Item] | None = None,
+                 chain: Callable[[], list[Any] | None] | None = None) -> None:
+        self._items: list[Item] | None = None if columns is not None else list(items)
+        self._count = count
+        self._columns = columns
+        self._fields = fields
+        self._model = model
+        self._chain = chain
+
+    @property
+    def built(self) -> bool:
+        """Whether the items have been made (the first read of any item makes them all)."""
+        return self._items is not None
+
+    def items(self) -> list[Item]:
+        """The items as a list, made now when they were not yet."""
+        items = self._items
+        if items is None:
+            items = self._items = self.transient()
+            self._columns = self._model = self._chain = None
+        return items
+
+    def transient(self) -> list[Item]:
+        """The items for one use (a dump), without keeping them when they were not built."""
+        if self._items is not None:
+            return self._items
+        model = self._model
+        assert model is not None
+        return list(map(model, self.records()))
+
+    def columns(self, *, raw: bool = False) -> list[Any] | None:
+        """What the seal reads of items not yet built: each field's values over the records, one list
+        per field in the model's order (nested records as dicts), made for this use only; ``None``
+        once the items are built (their own fields are then what is sealed).
+
+        ``raw`` leaves the captured values as they were captured where a record would hold them made
+        JSON-native (``record.records.jsonable``), for an encoder that writes them the way it writes
+        their JSON-native form (``sealing.seal``); a run with a redaction policy gets them made native.
+        """
+        if self._columns is None:
+            return None
+        return self._columns(raw) if self._count else transposed([], len(self._fields))
+
+    def chained(self) -> list[Any] | None:
+        """What the seal's chain reads of items not yet built, made straight from the capture with
+        the captured values as captured (``sealing._chain``: the same as their columns, its nested
+        values as columns of their own); ``None`` once built, or when the capture cannot give it so
+        (a redaction policy to apply: the chain then reads :meth:`columns`)."""
+        if self._columns is None or not self._count:
+            return None
+        if self._chain is None:
+            return self._columns(True)
+        return self._chain()
+
+    def records(self) -> list[dict[str, Any]]:
+        """Each record's values, a dict in its model's field order: the built items' own (nested records
+        as models), else made from the columns for this use only (nested records as dicts too)."""
+        if self._items is not None:
+            return [item.__dict__ for item in self._items]
+        assert self._columns is not None
+        return _records_of(self._fields)(self._columns(False))
+
+    def __len__(self) -> int:
+        return self._count if self._items is None else len(self._items)
+
+    @overload
+    def __getitem__(self, index: int) -> Item: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[Item]: ...
+
+    def __getitem__(self, index: int | slice) -> Item | list[Item]:
+        return self.items()[index]
+
+    @overload
+    def __setitem__(self, index: int, value: Item) -> None: ...
+
+    @overload
+    def __setitem__(self, index: slice, value: Iterable[Item]) -> None: ...
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self.items()[index] = value
+
+    def __delitem__(self, index: int | slice) -> None:
+        del self.items()[index]
+
+    def insert(self, index: int, value: Item) -> None:
+        self.items().insert(index, value)
+
+    def __iter__(self) -> Iterator[Item]:
+        return iter(self.items())
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, Rows):
+            return self.items() == other.items()
+        if isinstance(other, list):
+            return self.items() == other
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]  # mutable, like a list
+
+    def __add__(self, other: Iterable[Item]) -> list[Item]:
+        return [*self.items(), *other]
+
+    def __radd__(self, other: Iterable[Item]) -> list[Item]:
+        return [*other, *self.items()]
+
+    def sort(self, *, key: Callable[[Item], Any] | None = None, reverse: bool = False) -> None:
+        """Sort in place, as ``list.sort``."""
+        self.items().sort(key=key, reverse=reverse)
+
+    def copy(self) -> list[Item]:
+        """A shallow copy, as a list."""
+        return list(self.items())
+
+    def __repr__(self) -> str:
+        return repr(self.items())
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (Rows, (self.items(),))
+
+
+@functools.cache
+def _records_of(fields: tuple[str, ...]) -> Callable[[list[Any]], list[dict[str, Any]]]:
+    """What turns columns of ``fields`` into one dict per record: a comprehension with a dict display,
+    written once per set of fields (as ``collections.namedtuple`` writes its constructor), since a
+    display makes a record about 2.5 times quicker than ``dict(zip(fields, row))``. The names are a
+    model's field names, never data."""
+    assert all(name.isidentifier() for name in fields)
+    names = [f"v{at}" for at in range(len(fields))]
+    display = ", ".join(f"{name!r}: {value}" for name, value in zip(fields, names, strict=True))
+    source = f"lambda columns: [{{{display}}} for {', '.join(names)}, in zip(*columns, strict=True)]"
+    made: Callable[[list[Any]], list[dict[str, Any]]] = eval(source, {"zip": zip})
+    return made
+
+
+def transposed(rows: Sequence[Sequence[Any]], width: int) -> list[Any]:
+    """Records' values (one sequence per record, in their fields' order) as ``width`` columns, one per
+    field: what ``Rows`` columns and the seal's chain read (``record.build``, ``sealing.seal``)."""
+    return list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
+
+
+def as_list(value: list[Item]) -> list[Item]:
+    """A recording's list as a plain list (a ``Rows``'s own, built now if it was not): for loops that
+    index it thousands of times, where each ``Rows`` lookup would be a Python call."""
+    return value.items() if isinstance(value, Rows) else value
+
+
+def _wrap(value: list[Any]) -> Rows[Any]:
+    return value if isinstance(value, Rows) else Rows(value)
+
+
+def _dump(value: Any) -> list[Any]:
+    return value.transient() if isinstance(value, Rows) else value
+
+
+def rows_field(model: type) -> tuple[Any, Any]:
+    """The validator and serializer that make a ``list[model]`` field hold ``Rows``."""
+    return AfterValidator(_wrap), PlainSerializer(_dump, return_type=list[model])  # type: ignore[valid-type]

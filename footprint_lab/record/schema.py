@@ -1,0 +1,130 @@
+"""The recording's schema: every path, key and name a recording is written with, declared once.
+
+Rule kept here: a runner writes a recording and every explanation, view and exporter reads it,
+so the names they meet at must be one set of constants, not a literal in each room. Writers
+(``core``'s agent, ``flow``'s compositions, ``context``'s assembly, ``otel``'s importer) and
+readers (``explain``, ``lab``, ``otel``'s exporter) import them from here.
+
+- **State paths** are where a run's tracked state is written (the ``path`` of a commit entry
+  or a read): the input message, the transcript, the assembled slots, the answer, and in a
+  composition each member's output and failure under its name.
+- **Slots** are the three parts of a request a context piece lands in.
+- **Source ids and kinds** name what a context piece came from; the ids here are the ones a
+  runner gives its own pieces (the system prompt, the user's message, the skill loader tool).
+- **Meta keys** are what a recording keeps beside its records (a member run's name in its
+  composition).
+- **Routine events** are the events the recorder writes itself for each step start and end, read,
+  write and commit: their payloads report the record they come with, under these keys.
+- **Saved-form references** are how a saved recording (schema version 2) stores a value once:
+  a commit entry that appends a transcript message names it by index (``{"message": k}``
+  instead of ``"value"``), and a context piece that carries a transcript message's text says
+  so (``"content": {"message": k}``); :func:`footprint_lab.record.recording.Recording` writes
+  and reads them, so in memory every record holds its value as before.
+
+Role: record layer; plain constants and two small path builders.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+#: the schema version this library writes and reads (``load_recording`` is the door): each transcript message's
+#: text stored once
+SCHEMA_VERSION = 2
+#: the schema versions it reads
+READABLE_VERSIONS = (SCHEMA_VERSION,)
+#: the formats of footprint_lab 0.1, never released: refused by name at the door, to be recorded again
+#: (schema version 1, which stored each message's text in every record that held it)
+UNRELEASED_VERSIONS = (1,)
+#: the one algorithm a recording is sealed with (``sealing.seal``)
+SEAL_ALGORITHM = "sha256-chain/5"
+#: the seals of the unreleased 0.1 (earlier chains): refused by name at the door, to be sealed again
+UNRELEASED_SEALS = ("sha256-chain/2", "sha256-chain/3", "sha256-chain/4")
+#: the MIME type under which a displayed run carries its recording: JSON-native data that
+#: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out, and
+#: the long lists of flat records may come as tables: see ``record.recording.packed``)
+RECORDING_MIME = "application/vnd.footprint-lab.recording.v1+json"
+
+Path = tuple[str, ...]
+
+# -- state paths: where a run writes its tracked state ------------------------------------------
+#: the message a run was given
+INPUT_MESSAGE: Path = ("input", "message")
+#: the transcript (each turn is appended to it)
+MESSAGES: Path = ("messages",)
+#: the system text and the tools offered, as assembled for each call
+SYSTEM: Path = ("slots", "system")
+TOOLS: Path = ("slots", "tools")
+#: messages the assembly adds to one request only (facts for the messages slot)
+INJECTED_MESSAGES: Path = ("slots", "injected_messages")
+#: the text of the latest reply, and the run's answer
+LAST_RESPONSE: Path = ("last_response",)
+ANSWER: Path = ("answer",)
+#: in a composition, the name under which each member's output and failure are written
+OUTPUTS = "outputs"
+FAILURES = "failures"
+
+
+def output(name: str) -> Path:
+    """Where a member's answer is written in its composition's tracked state."""
+    return (OUTPUTS, name)
+
+
+def failure(name: str) -> Path:
+    """Where a member's failure is written in its composition's tracked state."""
+    return (FAILURES, name)
+
+
+# -- slots ---------------------------------------------------------------------------------------
+SLOT_SYSTEM: Final = "system"
+SLOT_MESSAGES: Final = "messages"
+SLOT_TOOLS: Final = "tools"
+SLOTS = (SLOT_SYSTEM, SLOT_MESSAGES, SLOT_TOOLS)
+#: the state paths each slot's text is written at (custody walks back through them)
+SLOT_PATHS: dict[str, tuple[Path, ...]] = {
+    SLOT_SYSTEM: (SYSTEM,),
+    SLOT_TOOLS: (TOOLS,),
+    SLOT_MESSAGES: (MESSAGES, INJECTED_MESSAGES),
+}
+
+# -- source ids and kinds of context pieces --------------------------------------------------------
+#: the agent's own system prompt, as a source (``agent.without("system-prompt")``)
+SYSTEM_PROMPT = "system-prompt"
+#: the user's message, as a source
+USER_MESSAGE = "user-message"
+#: the tool an agent with skills offers to load one (``context.assembly``)
+READ_SKILL = "read_skill"
+#: the kinds of transcript pieces and of what a runner sends on its own
+KIND_BASE = "base"
+KIND_USER = "user"
+KIND_ASSISTANT = "assistant"
+KIND_TOOL_RESULT = "tool_result"
+KIND_REGISTRY = "registry"
+#: the kinds a conversation's turns are recorded as
+TURN_KINDS = (KIND_USER, KIND_ASSISTANT, KIND_TOOL_RESULT)
+
+# -- meta keys -------------------------------------------------------------------------------------
+#: where a member's recording keeps the name its composition mounted it under (``explain.provenance.members``)
+MEMBER_KEY = "member"
+
+# -- routine events -------------------------------------------------------------------------------
+#: each routine event type and its payload's keys (sorted): the recorder makes the payload from the
+#: record the event reports (``record.recorder.Recorder.payloads``), and the seal's chain reads
+#: these values as columns (``sealing._chain``)
+ROUTINE_PAYLOADS: dict[str, tuple[str, ...]] = {
+    "write": ("path", "verb"),
+    "read": ("path", "writer"),
+    "step_start": ("iteration", "stage"),
+    "step_end": ("status",),
+    "commit": ("paths",),
+}
+
+# -- saved-form references (schema version 2) ------------------------------------------------------
+#: the key of a reference to a transcript message, by its index in ``messages``
+MESSAGE_REF = "message"
+#: the key of a saved recording's list of long texts it holds in more than one place, each written once:
+#: ``{"of": <where the text is written>, "at": [<each other place, written null>, ...]}``, places as paths
+#: of keys and indices from the recording's data (``record.saved_form.share_texts``)
+COPIES = "copies"
+#: how long a text must be (characters) for a saved recording to write it once in place of each copy
+COPY_MIN = 1024

@@ -1,0 +1,303 @@
+"""The scrubber of one run: every value masked as it enters the capture, and what was masked remembered.
+
+Rule kept here: a run's :class:`RunScrubber` (made by ``Redaction.for_run``) masks values under
+the policy's keys and text its patterns match, counts what matched (the ``Recording``'s
+redaction report), learns every value it masked so the value is masked wherever it shows up
+again, and sweeps records captured before a value was learned. See
+:mod:`footprint_lab.redact.policy` for the whole policy.
+
+Role: redact layer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.redact._patterns import _BREAK, _LEARN_MIN, BUILTIN_PATTERNS, PLACEHOLDER, _Pattern, normalize_key
+from footprint_lab.redact.base64_words import as_text, base64_words
+from footprint_lab.redact.token_gate import TokenGate
+
+if TYPE_CHECKING:
+    from footprint_lab.redact.policy import Redaction
+
+
+#: Quicker supersets of built-in patterns whose own form makes a search crawl (each matches wherever
+#: its pattern does): an email address holds ``@domain.tld``; a bearer token starts with the word.
+_QUICKER = {
+    BUILTIN_PATTERNS["email"]: r"@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
+    BUILTIN_PATTERNS["bearer_token"]: r"(?i:bearer\s+[A-Za-z0-9._~+/-]{16,})",
+}
+
+
+def _screens(patterns: Sequence[_Pattern]) -> tuple[re.Pattern[str] | None, ...]:
+    """One quick test per built-in pattern, true wherever the pattern matches, so text that holds
+    nothing (most of it) is passed over without a substitution per pattern. A leading ``\\b`` is
+    dropped (an assertion removed can only widen a match), which lets the engine scan for the
+    literal after it. A caller's pattern gets none (``None``: always tried, under its time limit)."""
+    screens: list[re.Pattern[str] | None] = []
+    for pattern in patterns:
+        if pattern.bounded:
+            screens.append(None)
+            continue
+        source = _QUICKER.get(pattern.regex.pattern, pattern.regex.pattern)
+        screens.append(re.compile(source[2:] if source.startswith("\\b") else source, pattern.regex.flags))
+    return tuple(screens)
+
+
+class RunScrubber:
+    """One run's view of a policy: masks values and counts what matched (``Recorder(policy=...)``)."""
+
+    __slots__ = ("_keys", "_learned", "_patterns", "_screens", "counts", "policy", "prior")
+
+    def __init__(self, policy: Redaction, marks: Mapping[str, Any] | None = None) -> None:
+        self.policy = policy
+        self._keys = policy._keys
+        self._patterns = tuple(policy._by_name.values())
+        self._screens = _screens(self._patterns)
+        self._learned: dict[str, str] = {}
+        self.counts: dict[str, int] = {}
+        self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
+
+    def scrub(self, value: Any) -> Any:
+        """``value`` with every covered part masked; the original is never changed.
+
+        Mapping keys are scrubbed like values (a secret can be a key), and a number is
+        matched by its digits: once a value under a covered key is known, it is masked
+        wherever it shows up again, as text or as a number.
+        """
+        if isinstance(value, str):
+            return self._text(value)
+        if value is None or isinstance(value, bool):
+            return value
+        if isinstance(value, int | float):
+            return self._learned.get(str(value), value) if self._learned else value
+        if isinstance(value, dict):
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                declared = self._keys.get(normalize_key(key)) if isinstance(key, str) else None
+                shown = self._key(key, out)
+                if declared is None or item is None:
+                    out[shown] = self.scrub(item)
+                else:
+                    out[shown] = self._mask_key(declared, item)
+            return out
+        if isinstance(value, list | tuple):
+            return [self.scrub(item) for item in value]
+        if hasattr(value, "model_dump"):
+            return self.scrub(value.model_dump(mode="json"))
+        # Anything else is recorded by its repr (as the Recording would), so scrub that text.
+        return self._text(repr(value))
+
+    def quietly(self, value: Any) -> Any:
+        """:meth:`scrub`, counting nothing: for a second surface of records already counted (a checkpoint)."""
+        counts = dict(self.counts)
+        try:
+            return self.scrub(value)
+        finally:
+            self.counts = counts
+
+    def _key(self, key: Any, taken: dict[Any, Any]) -> Any:
+        """A mapping key as it may be recorded (scrubbed like a value)."""
+        shown = self.scrub(key) if isinstance(key, str | int | float) and not isinstance(key, bool) else key
+        return _distinct(shown, taken)
+
+    def _mask_key(self, declared: str, value: Any) -> str:
+        name = f"key:{declared}"
+        self.counts[name] = self.counts.get(name, 0) + 1
+        mask = f"[redacted:{declared}]"
+        self._learn(value, mask)
+        return mask
+
+    def _learn(self, value: Any, mask: str) -> None:
+        """Remember every text and number inside a masked value, to mask it wherever it shows up again."""
+        if isinstance(value, bool) or value is None:
+            return
+        if isinstance(value, str | int | float):
+            text = str(value)
+            if len(text) >= _LEARN_MIN and not PLACEHOLDER.fullmatch(text):  # a mask already written is no value
+                self._learned.setdefault(text, mask)
+        elif isinstance(value, dict):
+            for key, item in value.items():
+                self._learn(key, mask)
+                self._learn(item, mask)
+        elif isinstance(value, list | tuple | set | frozenset):
+            for item in value:
+                self._learn(item, mask)
+        elif hasattr(value, "model_dump"):
+            self._learn(value.model_dump(mode="json"), mask)
+
+    def teach(self, secrets: Mapping[str, str]) -> None:
+        """Mask ``secrets`` (value -> mask) from the start: what an earlier leg of the conversation learned."""
+        for secret, mask in secrets.items():
+            if len(secret) >= _LEARN_MIN:
+                self._learned.setdefault(secret, mask)
+
+    @property
+    def learned_count(self) -> int:
+        """How many values this scrubber has learned to mask (it only ever learns more)."""
+        return len(self._learned)
+
+    def learned_since(self, count: int) -> list[str]:
+        """The values learned after the first ``count``."""
+        return list(self._learned)[count:]
+
+    def share_learning(self, other: RunScrubber) -> None:
+        """Learn into ``other``'s values from now on (and mask what it learned): one run, one set of them."""
+        other._learned.update({k: v for k, v in self._learned.items() if k not in other._learned})
+        self._learned = other._learned
+
+    def known(self) -> dict[str, str]:
+        """What this scrubber has learned so far (value -> mask), for the leg that continues its conversation."""
+        return dict(self._learned)
+
+    @property
+    def learned(self) -> bool:
+        """Whether any value under a covered key has been seen (and is hunted for elsewhere)."""
+        return bool(self._learned)
+
+    def sweep(self, value: Any) -> Any:
+        """``value`` with every secret learned so far masked again, counting nothing.
+
+        A record captured before a secret was learned (the user's message naming a password
+        that a later tool call puts under a covered key) is swept when the ``Recording`` is
+        built, so the saved evidence is consistent whatever the order things happened in.
+        """
+        if not self._learned:
+            return value
+        if isinstance(value, str):
+            return base64_words(self._swept(value), lambda raw: _through(raw, self.sweep), self.knows_any)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return self._learned.get(str(value), value)
+        if isinstance(value, dict):
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                out[_distinct(self.sweep(key), out)] = self.sweep(item)
+            return out
+        if isinstance(value, list | tuple):
+            return [self.sweep(item) for item in value]
+        return value
+
+    def _swept(self, text: str) -> str:
+        """``text`` with every value learned so far replaced by its mask (as it reads: base64 is not read)."""
+        for secret, mask in self._learned.items():
+            if secret in text:
+                text = text.replace(secret, mask)
+        return text
+
+    def _text(self, text: str) -> str:
+        text = self._swept(text) if self._learned else text
+        if self.may_match(text):
+            for pattern in self._patterns:
+                text, hits = pattern.sub(text)
+                if hits:
+                    name = f"pattern:{pattern.name}"
+                    self.counts[name] = self.counts.get(name, 0) + hits
+        if not (self._patterns or self._learned):
+            return text
+        # a match may be encoded: each base64 word that reads as text is masked as text and encoded again
+        return base64_words(text, lambda raw: _through(raw, self._text), self._covers)
+
+    def _covers(self, text: str) -> bool:
+        """A quick test, never wrong the safe way: whether a learned value or a pattern may match ``text``."""
+        return self.knows_any(text) or self.may_match(text)
+
+    def hits(self, text: str) -> list[tuple[int, int, str]]:
+        """Where in ``text`` a pattern or a learned value matches, each as ``(start, end, mask)``, in text order;
+        pattern matches are counted as :meth:`scrub` counts them (for a reader that masks text it maps back
+        to another, such as ``notebook``'s reading of HTML entities)."""
+        found: list[tuple[int, int, str]] = []
+        for secret, mask in self._learned.items():
+            at = text.find(secret)
+            while at != -1:
+                found.append((at, at + len(secret), mask))
+                at = text.find(secret, at + len(secret))
+        if self.may_match(text):
+            for pattern in self._patterns:
+                spans = pattern.matches(text)
+                if spans:
+                    name = f"pattern:{pattern.name}"
+                    self.counts[name] = self.counts.get(name, 0) + len(spans)
+                    found.extend((start, end, pattern.mask) for start, end in spans)
+        return sorted(found)
+
+    def may_match(self, text: str) -> bool:
+        """``False`` only when no pattern of the policy can match ``text`` (a quick test)."""
+        return any(screen is None or screen.search(text) for screen in self._screens)
+
+    def knows_any(self, text: str) -> bool:
+        """``True`` when ``text`` holds a value this scrubber has masked under a key."""
+        return any(secret in text for secret in self._learned)
+
+    def token_gate(self, emit: Callable[[str], None]) -> tuple[Callable[[str], None], Callable[[], None]]:
+        """``(feed, flush)`` of a streamed reply's text: released to ``emit`` scrubbed, in stretches no covered
+        match can straddle (:class:`~footprint_lab.redact.token_gate.TokenGate`)."""
+        gate = TokenGate(self, emit)
+        return gate.feed, gate.flush
+
+    def safe_cut(self, text: str) -> int:
+        """The longest prefix of ``text`` ending at a whitespace break that a whole word follows
+        and that no covered match crosses (0 when there is none)."""
+        breaks = [m.start() for m in _BREAK.finditer(text)][:-1]
+        if not breaks:
+            return 0
+        found = {p: p.spans(text) for p in self._patterns if p.spans_breaks}
+        spans = [span for hits in found.values() for span in hits]
+        # a caller's pattern that matches here may read around its match (see _cuts_alike); one that
+        # matches nothing whole can, cut, only mask more
+        reading = [p for p, hits in found.items() if p.bounded and hits]
+        for secret in self._learned:
+            if not any(char.isspace() for char in secret):
+                continue  # a value without whitespace cannot straddle a cut at whitespace
+            at = text.find(secret)
+            while at != -1:
+                spans.append((at, at + len(secret)))
+                at = text.find(secret, at + 1)
+            # the start of the value may be what the text ends with: the rest may be on its way
+            arriving = next((k for k in range(min(len(secret) - 1, len(text)), 0, -1) if text.endswith(secret[:k])), 0)
+            if arriving:
+                spans.append((len(text) - arriving, len(text)))
+        for cut in reversed(breaks):
+            if cut and all(not start < cut < end for start, end in spans) and _cuts_alike(reading, text, cut):
+                return cut
+        return 0
+
+    def matched(self) -> list[str]:
+        """Every key and pattern that matched, in this leg or an earlier one of its conversation."""
+        return sorted({*self.prior, *self.counts})
+
+    def marks(self) -> dict[str, list[str]]:
+        """What the policy covered: the keys and pattern names in force, and the names that matched."""
+        return {"keys": list(self.policy.keys), "patterns": list(self.policy.patterns), "matched": self.matched()}
+
+    def report(self) -> dict[str, Any]:
+        """The redaction report a ``Recording`` carries: what was in force and what matched, with counts."""
+        return {**self.marks(), "counts": dict(sorted(self.counts.items()))}
+
+
+def _through(raw: bytes, mask: Any) -> bytes | None:
+    """Decoded base64 that reads as text, masked by ``mask``; ``None`` when it is binary or nothing changed."""
+    text = as_text(raw)
+    if text is None:
+        return None
+    masked = mask(text)
+    return None if masked == text else masked.encode("utf-8")
+
+
+def _cuts_alike(patterns: list[_Pattern], text: str, cut: int) -> bool:
+    r"""Whether a caller's patterns mask ``text`` cut at ``cut`` as they mask it whole: a look-behind or
+    look-ahead may read across the cut (``(?<=pin: )\d+``, ``\d+(?= EUR)``) although no match crosses it.
+    The built-ins' only look at one character beside a match, never whitespace, so they always do."""
+    head, tail = text[:cut], text[cut:]
+    return all(p.sub(head)[0] + p.sub(tail)[0] == p.sub(text)[0] for p in patterns)
+
+
+def _distinct(key: Any, taken: dict[Any, Any]) -> Any:
+    """``key``, or ``key#2``, ``key#3``...: two keys masked alike must stay two entries."""
+    if key not in taken:
+        return key
+    n = 2
+    while f"{key}#{n}" in taken:
+        n += 1
+    return f"{key}#{n}"

@@ -1,0 +1,380 @@
+"""What a seal holds in saved data: a recording checked on its JSON, and the notebook output that shows it.
+
+Rule kept here: checking a saved seal costs one canonical encoding and one hash per record kind,
+nothing per record that pydantic would do. :func:`verify_saved` reads a saved recording's JSON
+data as the seal's chain (``sha256-chain/5``) wrote it: its tables and references back in
+record form, each field left out at its default put back, each kind of records taken as its
+columns (its nested values as columns of their own, ``sealing._chain``), the keys sorted at
+every level; when
+every digest and the head agree the seal holds, with no model built. When anything differs it
+answers ``None`` and the caller builds the recording and checks it the long way
+(``sealing.seal.verify``), which names the record and field that broke; so this can only ever
+be quicker, never another verdict.
+
+A notebook output that carries a sealed recording also shows it (an answer view, its text).
+:func:`bind_display` writes, into that output's copy of the seal, the SHA-256 of what each of its
+MIME types displays, and chains them into the head; :func:`display_verdict` checks an output
+against them. What is hashed is normalised as a notebook file may change it without changing
+what a reader sees: nbformat's list of lines is joined, line endings are ``\\n``, a final line
+break does not count, base64 is read without its line breaks, JSON by its content (keys sorted).
+Another MIME type added to the output, or one removed, breaks it too.
+
+An output can also claim a seal it cannot back: a seal badge (``data-fl-seal``, or the words
+"sealed · verified" however they are marked up) shown in an output whose recording was removed
+or never sealed, or a recording carried by an output that no longer displays its data (turned
+into a ``stream``, whose text is what a reader sees). :func:`unbacked` names such an output, so a
+forged display is broken wherever it sits, moved or copied.
+
+Role: sealing layer, next to the seal (``sealing.seal``); pure functions of JSON-native data.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import hashlib
+import html
+import itertools
+import operator
+import re
+import types
+import typing
+from typing import Any
+
+from pydantic import BaseModel, TypeAdapter
+
+from footprint_lab.record.recording import Recording, Seal
+from footprint_lab.record.records import Annotation
+from footprint_lab.record.saved_form import content_of, copies_placed, dereferenced, table_columns
+from footprint_lab.record.saved_json import NestingTooDeep, parse_json
+from footprint_lab.record.schema import COPIES, READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
+from footprint_lab.sealing._chain import all_whole, chained
+from footprint_lab.sealing.seal import (
+    _HEADER,
+    ALGORITHM,
+    COLUMNS,
+    KINDS,
+    Verdict,
+    _head,
+    _text,
+    altered_tag,
+    columns_of,
+)
+
+#: the fields a recording's data may hold, and what its notes (outside the seal) must fit: data the
+#: recording door would refuse is never said to hold here
+_FIELDS = frozenset(Recording.model_fields)
+#: and the keys its saved form adds (``record.saved_form.share_texts``)
+_SAVED_KEYS = _FIELDS | {COPIES}
+_NOTES = TypeAdapter(list[Annotation])
+#: the record kinds a saved recording may write as a table (``record.saved_form``)
+_TABLED = ("steps", "reads", "events", "context_pieces")
+
+
+# -- a saved recording, checked as data ----------------------------------------------------------
+def verify_saved(data: Any) -> Verdict | None:
+    """``holds`` when ``data`` (a saved recording's JSON data, members included) is exactly what its
+    seal sealed; ``None`` when it is not, or cannot be told so (unsealed, another algorithm, another
+    schema): the caller then checks the recording itself (the door refuses what it does not read)."""
+    # a member's saved form leaves its schema version out: it is its recording's default
+    if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
+        return None
+    saved = data.get("seal")
+    if not isinstance(saved, dict) or saved.get("algorithm") != ALGORITHM:
+        return None
+    data = copies_placed(data)  # a text its members hold too may be written once, in its own data
+    children = data.get("children", [])  # left out at its default; any other value must be a list
+    if not isinstance(children, list) or not data.keys() <= _SAVED_KEYS:  # a key the door refuses: it names it
+        return None
+    heads = []
+    for child in children:
+        if verify_saved(child) is None:
+            return None
+        heads.append(child["seal"]["head"])
+    try:
+        made = Seal.model_validate(saved)
+        _NOTES.validate_python(data.get("annotations", []))  # outside the seal, but held to the schema too
+        records = dereferenced(data)  # its tables stay tables: read as columns as they are
+        for kind, items in _saved_kinds(records):
+            text = _text(kind, items)
+            if made.kinds.get(kind) != hashlib.sha256(text).hexdigest() or altered_tag(made, kind, text):
+                return None
+    except (ValueError, TypeError, KeyError):  # not the shape a seal wrote: the long way names it
+        return None
+    if made.head != _head(made, heads):
+        return None
+    return Verdict("holds", scrubbed=tuple(made.scrubbed))
+
+
+def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
+    """The header and each record kind as the chain encodes them, from saved data (its references read):
+    a kind of records as its columns, each record holding every field of its model and nothing else, its
+    nested values as columns of their own. A
+    kind saved as a table is read as its columns as they stand, no record made of a row."""
+    (header,) = _completed([{name: data[name] for name in _HEADER if name in data}], Recording)
+    kinds: list[tuple[str, list[Any]]] = [("header", [{name: header[name] for name in _HEADER}])]
+    for kind in KINDS:
+        items = data.get(kind, [])
+        model = _item_model(Recording.model_fields[kind].annotation)
+        if kind in _TABLED and isinstance(items, dict):
+            assert model is not None
+            items = table_columns(items, model, _shape(model)[0])
+            if kind == "context_pieces":  # a content saved as a reference to a message, read
+                at = COLUMNS[kind].index("content")
+                items[at] = [content_of(content, data.get("messages") or []) for content in items[at]]
+        else:
+            if not isinstance(items, list):
+                raise TypeError(kind)
+            if model is not None and kind not in _TABLED:  # a table's records are whole, its defaults written
+                items = _completed(items, model)
+            if kind in COLUMNS:
+                if not all_whole(items, len(COLUMNS[kind])):
+                    raise TypeError(kind)  # a field the model does not know: the model refuses it by name
+                items = columns_of(items, COLUMNS[kind])
+        if kind in COLUMNS:
+            items = chained(kind, items, header["run_id"])
+        kinds.append((kind, items))
+    return kinds
+
+
+@functools.cache
+def _shape(model: type[BaseModel]) -> tuple[dict[str, Any], dict[str, tuple[type[BaseModel], bool]]]:
+    """A model's defaults (fields a saved form may leave out) and its fields that hold models (one, or a list)."""
+    defaults: dict[str, Any] = {}
+    nested: dict[str, tuple[type[BaseModel], bool]] = {}
+    for name, field in model.model_fields.items():
+        if name in ("children", "annotations", "seal"):  # outside the seal, or sealed on their own
+            continue
+        if not field.is_required():
+            defaults[name] = field.get_default(call_default_factory=True)
+        inner = _item_model(field.annotation)
+        if inner is not None:
+            nested[name] = (inner, True)
+        elif isinstance(field.annotation, type) and issubclass(field.annotation, BaseModel):
+            nested[name] = (field.annotation, False)
+        else:
+            one = _optional_model(field.annotation)
+            if one is not None:
+                nested[name] = (one, False)
+    return defaults, nested
+
+
+@functools.cache
+def _field_count(model: type[BaseModel]) -> int:
+    return len(model.model_fields)  # read once: pydantic's class property costs a call per record
+
+
+def _item_model(annotation: Any) -> type[BaseModel] | None:
+    """The model of a ``list[Model]`` annotation, or ``None``."""
+    if typing.get_origin(annotation) is list:
+        (inner,) = typing.get_args(annotation)
+        if isinstance(inner, type) and issubclass(inner, BaseModel):
+            return inner
+    return None
+
+
+def _optional_model(annotation: Any) -> type[BaseModel] | None:
+    if typing.get_origin(annotation) in (typing.Union, types.UnionType):
+        models = [arg for arg in typing.get_args(annotation) if isinstance(arg, type) and issubclass(arg, BaseModel)]
+        return models[0] if len(models) == 1 else None
+    return None
+
+
+def _completed(records: list[Any], model: type[BaseModel]) -> list[Any]:
+    """Saved records of ``model`` with every field each left at its default put back, nested records too;
+    the very list given when nothing was left out. A record that is no mapping is left for the encoder.
+
+    Level by level, not record by record: the records missing a field are completed (told in C loops:
+    a long run saves tens of thousands of commit entries, nearly all whole), then each field that holds
+    records is completed over all of them at once (every commit's entries in one list, every exchange's
+    response in another), and only a record whose nested records changed is copied.
+    """
+    count = _field_count(model)
+    defaults, nested = _shape(model)
+    out = records if all_whole(records, count) else [
+        record if isinstance(record, dict) and len(record) == count else _own_fields(record, defaults, count)
+        for record in records]
+    for name, (inner, many) in nested.items():
+        kind = list if many else dict
+        values = [record.get(name) if isinstance(record, dict) else None for record in out]
+        at = [n for n, value in enumerate(values) if isinstance(value, kind)]
+        taken: list[Any] = [values[n] for n in at]
+        if many:
+            flat = list(itertools.chain.from_iterable(taken))
+            made = _completed(flat, inner)
+            if made is flat:
+                continue
+            ends = itertools.accumulate(map(len, taken))
+            news = [made[end - len(listed):end] for listed, end in zip(taken, ends, strict=True)]
+            changed = [(n, new) for n, old, new in zip(at, taken, news, strict=True)
+                       if any(map(operator.is_not, new, old))]
+        else:
+            news = _completed(taken, inner)
+            changed = [(n, new) for n, old, new in zip(at, taken, news, strict=True) if new is not old]
+        if changed:
+            out = list(out)
+            for n, new in changed:
+                out[n] = {**out[n], name: new}
+    return out
+
+
+def _own_fields(record: Any, defaults: dict[str, Any], count: int) -> Any:
+    """A saved record with each of its own fields it left at its default put back (its nested records as
+    they are)."""
+    if not isinstance(record, dict) or len(record) >= count:  # a record holds each field at most once
+        return record
+    missing = [name for name in defaults if name not in record]
+    return {**{name: defaults[name] for name in missing}, **record} if missing else record
+
+
+# -- what an output displays ---------------------------------------------------------------------
+def display_digests(bundle: dict[str, Any]) -> dict[str, str]:
+    """The SHA-256 of what each MIME type of an output's data displays (the recording itself left out)."""
+    return {mime: hashlib.sha256(_shown(mime, value)).hexdigest() for mime, value in bundle.items()
+            if mime != RECORDING_MIME}
+
+
+def _shown(mime: str, value: Any) -> bytes:
+    if isinstance(value, list) and all(isinstance(line, str) for line in value):
+        value = "".join(value)
+    if isinstance(value, str) and mime.endswith("json"):
+        with contextlib.suppress(ValueError, NestingTooDeep):  # text that is no JSON data is held as text
+            value = parse_json(value)
+    if isinstance(value, str):
+        if mime.startswith("image/") and not mime.endswith("+xml"):  # base64: its line breaks do not count
+            return "".join(value.split()).encode("ascii", "replace")
+        return value.replace("\r\n", "\n").rstrip("\n").encode("utf-8", "surrogatepass")
+    return _text("header", [value])  # JSON data: its keys sorted
+
+
+def bind_display(bundle: dict[str, Any], *, scrubbed: list[str] | None = None,
+                 digests: dict[str, str] | None = None) -> dict[str, Any]:
+    """``bundle`` (an output's data) with its sealed recording's copy of the seal holding what the bundle
+    displays (or ``digests``, the ones it held before: a display already edited stays broken); ``scrubbed``
+    names added to the seal's (a scrub that masked the display). A bundle with no sealed recording is
+    given back as it is."""
+    carried = carried_recording(bundle)
+    saved = carried.get("seal") if carried is not None else None
+    if not isinstance(saved, dict):
+        return bundle
+    assert carried is not None
+    try:
+        made = Seal.model_validate(saved)
+    except ValueError:  # not a seal this library wrote: left for verify to call broken
+        return bundle
+    made.display = display_digests(bundle) if digests is None else digests
+    made.scrubbed = sorted({*made.scrubbed, *(scrubbed or [])})
+    made.head = _head(made, _child_heads(carried))
+    return {**bundle, RECORDING_MIME: {**carried, "seal": made.model_dump(mode="json", exclude_defaults=True)}}
+
+
+def _child_heads(carried: dict[str, Any]) -> list[str]:
+    heads = []
+    for child in carried.get("children") or []:
+        seal = child.get("seal") if isinstance(child, dict) else None
+        if isinstance(seal, dict) and isinstance(seal.get("head"), str):
+            heads.append(seal["head"])
+    return heads
+
+
+def display_verdict(bundle: dict[str, Any]) -> Verdict | None:
+    """Whether an output still displays what its sealed recording's copy of the seal holds: ``None`` when
+    it does, or when that copy holds no display (shown before displays were sealed); otherwise a broken
+    verdict naming the MIME type (``kind`` ``display``)."""
+    saved = _seal_copy(bundle)
+    held = saved.get("display") if saved is not None else None
+    if not isinstance(held, dict) or not held or saved is None:
+        return None
+    now = display_digests(bundle)
+    for mime in sorted({*held, *now}):
+        if mime not in now:
+            problem = "was removed from the output after the run was sealed"
+        elif mime not in held:
+            problem = "was added to the output after the run was sealed"
+        elif now[mime] != held[mime]:
+            problem = "is not what was displayed when the run was sealed"
+        else:
+            continue
+        return Verdict("broken", kind="display", field=mime, problem=problem,
+                       scrubbed=tuple(saved.get("scrubbed") or ()))
+    return None
+
+
+def held_digests(bundle: dict[str, Any]) -> dict[str, str]:
+    """The display digests an output's sealed copy holds (empty when none)."""
+    saved = _seal_copy(bundle)
+    held = saved.get("display") if saved is not None else None
+    return dict(held) if isinstance(held, dict) else {}
+
+
+def carried_recording(bundle: dict[str, Any]) -> dict[str, Any] | None:
+    """The recording an output's data carries, as JSON data: as the file holds it, or read from its text
+    (nbformat lets a JSON MIME type be stored as a string, and the recording door reads both), so a
+    copy stored as text is held to what its output displays like any other; ``None`` when there is none
+    or it is not a JSON object."""
+    carried = bundle.get(RECORDING_MIME)
+    if isinstance(carried, str):
+        try:
+            carried = parse_json(carried)
+        except (ValueError, NestingTooDeep):  # not a recording's text: the recording door names what is wrong
+            return None
+    return carried if isinstance(carried, dict) else None
+
+
+def _seal_copy(bundle: dict[str, Any]) -> dict[str, Any] | None:
+    carried = carried_recording(bundle)
+    saved = carried.get("seal") if carried is not None else None
+    return saved if isinstance(saved, dict) else None
+
+
+def holds_display(bundle: dict[str, Any]) -> bool:
+    """Whether an output's sealed copy holds a display (digests to check it against)."""
+    return bool(held_digests(bundle))
+
+
+# -- what an output claims -----------------------------------------------------------------------
+#: the output types whose ``data`` a notebook displays (a ``stream`` shows its ``text``, an ``error`` its traceback)
+DISPLAYING = ("display_data", "execute_result")
+_BADGE = re.compile(r"data-fl-seal\s*=", re.IGNORECASE)
+_VERIFIED = re.compile(r"\bsealed\W{0,12}verified\b", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def seal_claim(output: dict[str, Any]) -> str | None:
+    """Where an output shows a seal (a seal badge, or "sealed · verified" in any markup or spacing): the MIME
+    type, or ``text`` for a stream output's text; ``None`` when it shows none. The recording is not looked at."""
+    data = output.get("data")
+    places = [(mime, value) for mime, value in data.items() if mime != RECORDING_MIME] if isinstance(data, dict) else []
+    places.append(("text", output.get("text")))
+    for where, value in places:
+        if isinstance(value, list):
+            value = "".join(line for line in value if isinstance(line, str))
+        if isinstance(value, str) and (_BADGE.search(value) or _VERIFIED.search(html.unescape(_TAG.sub(" ", value)))):
+            return where
+    return None
+
+
+def unbacked(output: dict[str, Any]) -> Verdict | None:
+    """A broken verdict (kind ``display``) for an output that shows a seal nothing in it backs: a recording
+    carried by an output that does not display its data, or a seal shown with no recording beside it;
+    ``None`` otherwise (a carried recording is then for its seal to judge)."""
+    data = output.get("data")
+    if isinstance(data, dict) and RECORDING_MIME in data:
+        if output.get("output_type") in DISPLAYING:
+            return None
+        return Verdict("broken", kind="display", field="output_type",
+                       problem="is no longer an output that displays its data (a reader sees other text than the "
+                               "sealed run's): it was changed after the run was sealed")
+    return _claimed(output, "shows a seal, but the output carries no recording to check it against (removed "
+                            "after the run was sealed, or never kept): what it shows cannot be verified")
+
+
+def unsealed_claim(output: dict[str, Any]) -> Verdict | None:
+    """A broken verdict for an output that shows a seal while the recording it carries has none; else ``None``."""
+    return _claimed(output, "shows a seal, but the recording it carries is not sealed: the seal was removed after "
+                            "the run was shown")
+
+
+def _claimed(output: dict[str, Any], problem: str) -> Verdict | None:
+    claim = seal_claim(output)
+    return None if claim is None else Verdict("broken", kind="display", field=claim, problem=problem)
