@@ -63,7 +63,7 @@ from footprint_lab.core.turn import PAUSE, Slots, Turn, input_refused, turn_text
 from footprint_lab.explain.checks.tool_choice import choice_margins
 from footprint_lab.explain.checks.tool_lint import warn_findings
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, Provider, ToolCall
-from footprint_lab.record.captured import POSITION, CapturedPiece, Carried, Evidence, History, captured_piece, flat
+from footprint_lab.record.captured import CapturedPiece, Carried, Evidence, History, captured_piece, flat
 from footprint_lab.record.recorder import Recorder, summarize
 from footprint_lab.record.refusal import describe_shape
 from footprint_lab.record.runners import register as register_runner
@@ -93,6 +93,11 @@ if TYPE_CHECKING:
     from footprint_lab.core.checkpoint import Checkpoint
 
 _HISTORY_SOURCE = {"user": KIND_USER, "assistant": KIND_ASSISTANT, "tool": KIND_TOOL_RESULT}
+
+
+def _history_source(message: dict[str, Any]) -> str:
+    """The source kind of an earlier message a leg carries."""
+    return _HISTORY_SOURCE[message["role"]]
 
 
 class Agent(Conversation, Runner):
@@ -287,12 +292,11 @@ class Agent(Conversation, Runner):
         if start is not None:
             rec.meta["continues"] = {"run_id": start.from_run, "how": start.how, "first_run_id": turn.first_run_id}
             # each earlier message's piece (and recorded form) is the one the legs before made for it, if any
-            shared = start.carried = start.carried if start.carried is not None else History()
-            rec.carried = Carried(shared, len(start.history), start.from_run)
-            step = rec.current
+            held = start.carried if start.carried is not None else History()
+            shared = start.carried = held.carry(start.history, rec.current, _history_source, turn_text)
+            rec.carry(Carried(shared, len(start.history), start.from_run))
             for index, message in enumerate(start.history):
-                piece = shared.piece(index, message, _HISTORY_SOURCE[message["role"]], turn_text, step)
-                self._land(turn, message, piece, at=piece[POSITION])
+                self._land(turn, message, shared.piece(index), at=index)
         if start is None or start.how in ("follow_up", "continue_from"):
             rec.write(INPUT_MESSAGE, "set", turn.message)
             reply = await self._guard(turn)

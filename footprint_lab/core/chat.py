@@ -366,10 +366,9 @@ class Chat:
         left = turn._left
         if left is not None:
             assert left.history is not None
-            said = thaw(left.history)
             del self._said[turn.start:]
-            self._said += said[turn.start:]  # the turn's own messages; the earlier ones stay the ones held
-            turn.end = len(said)
+            self._said += thaw(left.history[turn.start:])  # the turn's own messages; the earlier ones stay held
+            turn.end = len(left.history)
         else:
             turn.end = None
         known = saved.scrubber.known() if saved is not None and saved.scrubber is not None else {}

@@ -24,8 +24,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.record.spliced import spliced
+
 #: a conversation as a runner holds it between turns (:func:`freeze`): each message's JSON text
-Frozen = tuple[str, ...]
+Frozen = Sequence[str]
 
 if TYPE_CHECKING:
     from footprint_lab.core.identity import Identity
@@ -133,12 +135,15 @@ def freeze(history: Sequence[dict[str, Any]], carried: History | None = None) ->
     every turn would stay tracked by the cyclic garbage collector and slow each collection of
     the runs that follow (a long conversation measurably so); a tuple of strings is never
     tracked, and reading it back gives the next leg turns nobody else holds. A message its leg
-    carried (``carried``) is held as the text the legs before wrote for it: a long chat holds
-    each message's text once, not once per turn.
+    carried (``carried``) is held as the text the legs before wrote for it, read from the list
+    the conversation's legs share (``record.spliced``): a long chat holds each message's text
+    once, and each turn nothing per earlier message.
     """
-    if carried is None:
+    size = carried.holds(history) if carried is not None else 0
+    if not size:
         return tuple(map(_text, history))
-    return tuple(carried.text(index, message, _text) for index, message in enumerate(history))
+    assert carried is not None
+    return spliced([carried.texts(size, _text), tuple(map(_text, history[size:]))])
 
 
 def _text(message: dict[str, Any]) -> str:

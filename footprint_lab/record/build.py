@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import itertools
 import operator
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.record._recall import swept_tokens
@@ -51,6 +51,7 @@ from footprint_lab.record.records import (
 )
 from footprint_lab.record.rows import Rows, transposed
 from footprint_lab.record.schema import SCHEMA_VERSION
+from footprint_lab.record.spliced import Spliced
 
 if TYPE_CHECKING:
     from footprint_lab.record.recorder import Recorder
@@ -181,7 +182,7 @@ def build_recording(
         made = recorder.payloads(types[:n_events], captured, refs)
         for i, payload in tokens.items():
             made[i] = sweep(jsonable(payload))
-        return [seqs[:n_events].tolist(), [run_id] * n_events, types[:n_events], event_steps[:n_events], made]
+        return [list(seqs[:n_events]), [run_id] * n_events, types[:n_events], event_steps[:n_events], made]
 
     def event_chain() -> list[Any] | None:
         """The events as the seal's chain reads them (``sealing._chain``), from the capture, no payload made:
@@ -200,7 +201,7 @@ def build_recording(
         # last one opened then (a step's end comes with its commit), else read from the events' refs
         ended = statuses if (in_order and n_commits == n_steps and "running" not in statuses) else [
             steps[ref][5] for kind, ref in zip(taken, refs, strict=False) if kind == "step_end"]
-        return [seqs[:n_events].tolist(), None, taken, event_steps[:n_events], payloads[:n_events],
+        return [list(seqs[:n_events]), None, taken, event_steps[:n_events], payloads[:n_events],
                 written, verbs[:n_entries], list(map(dotted, map(_SECOND, took_reads))), list(map(_THIRD, took_reads)),
                 list(map(_THIRD, started)), list(map(_SECOND, started)), ended,
                 [commit_paths(written[first:end]) for _, first, end in commits[:n_commits]]]
@@ -289,8 +290,9 @@ def build_recording(
         "context_pieces": Rows(count=n_pieces, columns=piece_columns, fields=_PIECE_FIELDS, model=_context_piece),
         "exchanges": Rows(count=n_exchanges, columns=exchange_columns, fields=_EXCHANGE_FIELDS,
                           model=_exchange_model, chain=exchange_chain),
-        "messages": clean(_recorded_messages(recorder.messages, carried)),
-        "message_pieces": list(recorder.message_pieces),
+        "messages": (_recorded_messages(recorder.messages, carried) if plain
+                     else clean(jsonable(list(recorder.messages)))),
+        "message_pieces": Spliced([recorder.message_pieces]),
         "children": children or [],
         "annotations": [Annotation.model_validate(note) for note in clean(jsonable(recorder.annotations))],
         "redaction": redaction,
@@ -313,14 +315,13 @@ def _runner_shown(runner: dict[str, Any], policy: Any) -> dict[str, Any]:
 _EVIDENCE = len(PIECE_FIELDS) + 1
 
 
-def _recorded_messages(messages: list[dict[str, Any]], carried: Carried | None) -> list[Any]:
+def _recorded_messages(messages: Sequence[dict[str, Any]], carried: Carried | None) -> Spliced:
     """The transcript made JSON-native: the carried messages' forms as the conversation shares them
     (``record.captured.History``: made once for every leg that carries them), then this leg's own."""
     if carried is None:
-        return jsonable(messages)
+        return Spliced([jsonable(list(messages))])
     shared, size, _ = carried
-    return [*(shared.native(index, message, jsonable) for index, message in enumerate(messages[:size])),
-            *jsonable(messages[size:])]
+    return Spliced([shared.natives(size, jsonable), jsonable(list(messages[size:]))])
 
 
 def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | None,

@@ -14,9 +14,12 @@ Role: record layer, shared by ``core`` (the agent's own pieces) and ``context`` 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable
+import threading
+from collections.abc import Callable, Hashable, Sequence
 from types import EllipsisType
 from typing import Any, Literal, NamedTuple, TypedDict, TypeVar, Unpack
+
+from footprint_lab.record.spliced import Prefix
 
 Slot = Literal["system", "messages", "tools"]
 PieceVerdict = Literal["admitted", "skipped", "dropped"]
@@ -68,7 +71,7 @@ class Evidence(TypedDict, total=False):
 PIECE_FIELDS = ("slot", "position", "source_kind", "source_id", "content", "trigger", "verdict", "reason",
                 "allowed_by", "landed_by", "iteration", "cache", "declared_at")
 #: where :data:`PIECE_FIELDS` sit in a captured piece (its keys come first)
-SOURCE_KIND, ALLOWED_BY, POSITION = (PIECE_FIELDS.index(name) + 1 for name in ("source_kind", "allowed_by", "position"))
+SOURCE_KIND, ALLOWED_BY = (PIECE_FIELDS.index(name) + 1 for name in ("source_kind", "allowed_by"))
 #: A captured piece: ``(keys, *values)``, the keys being :data:`PIECE_FIELDS` followed by the
 #: :class:`Evidence` keys it carries (one tuple shared by every piece of that shape), then one
 #: value per key.
@@ -175,54 +178,95 @@ class History:
     A leg that continues a conversation lands each earlier message as a ``history#i`` piece, its
     recording holds each message made JSON-native, and the conversation it leaves holds each one as
     JSON text. A chat's turn ``k`` carries the messages turn ``k-1`` carried, and more: made anew by
-    every turn, a chat of ``n`` turns would hold ``n**2 / 2`` of each. Here, message ``i`` (this very
-    object) gets each form once, and every leg that carries it holds those same objects; a leg that
-    carries another message at ``i`` (a fork that went another way, a conversation read back from a
-    checkpoint) gets its own, and shares those on.
-
-    Each entry ``(message, step, piece, native, text)`` is read and replaced whole, so legs of forked
-    chats on other threads never pair one message with another's forms.
+    every turn, a chat of ``n`` turns would hold ``n**2 / 2`` of each. Here message ``i`` gets each
+    form once, in lists that only grow at their end, and a leg that carried ``size`` messages reads
+    the first ``size`` of each through a :class:`~footprint_lab.record.spliced.Prefix`, which later
+    legs' growth never changes. A leg whose messages part from those held (a fork that went another
+    way, a conversation read back from a checkpoint, another landing step) gets a history of its own
+    holding the shared ones up to there (:meth:`carry`); one lock keeps legs on other threads apart.
     """
 
-    __slots__ = ("_entries",)
+    __slots__ = ("_lock", "_messages", "_natives", "_pieces", "_step", "_texts")
 
     def __init__(self) -> None:
-        self._entries: list[tuple[Any, ...]] = []
+        self._lock = threading.Lock()
+        self._messages: list[Any] = []
+        self._pieces: list[CapturedPiece] = []
+        #: each message made JSON-native, and written as JSON text, when first asked for (``None`` until then)
+        self._natives: list[Any] = []
+        self._texts: list[str | None] = []
+        #: the step that landed them (every leg's first step: the same id in each leg of one conversation)
+        self._step: str | None = None
 
-    def piece(self, index: int, message: Any, source_kind: str, content: Callable[[Any], str], step: str,
-              ) -> CapturedPiece:
-        """The piece that lands ``message``, carried at ``index`` by ``step``: the one made before, when this
-        message was carried there by a step of that id; made here otherwise (``content`` writes its text)."""
-        entries = self._entries
-        entry = entries[index] if index < len(entries) else None
-        if entry is not None and entry[0] is message and entry[1] == step:
-            return entry[2]
-        made = captured_piece("messages", source_kind, f"history#{index}", content(message), step=step,
-                              iteration=None, position=index, reason="conversation", from_run=CARRIED_FROM)
-        entry = (message, step, made, None, None)
-        if index < len(entries):
-            entries[index] = entry
-        elif index == len(entries):
-            entries.append(entry)
-        return made
+    def carry(self, messages: Sequence[Any], step: str, source_kind: Callable[[Any], str],
+              content: Callable[[Any], str]) -> History:
+        """The history holding ``messages`` (these very objects) as its first ones, each landed by ``step``: this
+        one, grown by those it did not hold yet, or a new one where they part from what it holds. ``source_kind``
+        and ``content`` write a new message's piece."""
+        same = self.holds(messages) if self._step in (None, step) else 0
+        with self._lock:
+            held = self._messages
+            target = self
+            if same < len(held) and same < len(messages):  # they part here: the shared ones and these
+                target = History()
+                for name in ("_messages", "_pieces", "_natives", "_texts"):
+                    setattr(target, name, getattr(self, name)[:same])
+            target._step = step
+            for index in range(len(target._messages), len(messages)):
+                message = messages[index]
+                target._pieces.append(captured_piece(
+                    "messages", source_kind(message), f"history#{index}", content(message), step=step,
+                    iteration=None, position=index, reason="conversation", from_run=CARRIED_FROM))
+                target._natives.append(None)
+                target._texts.append(None)
+                target._messages.append(message)
+            return target
 
-    def native(self, index: int, message: Any, make: Callable[[Any], Any]) -> Any:
-        """``message`` as recordings hold it (``make`` makes it JSON-native): made once while ``index`` holds it."""
-        return self._form(index, message, 3, make)
+    def holds(self, messages: Sequence[Any]) -> int:
+        """How many of ``messages``, from the first, are the ones held here (these very objects)."""
+        with self._lock:
+            held = self._messages
+            limit = min(len(held), len(messages))
+            same = 0
+            while same < limit and held[same] is messages[same]:
+                same += 1
+            return same
 
-    def text(self, index: int, message: Any, make: Callable[[Any], str]) -> str:
-        """``message`` as a conversation left for the next leg holds it (``make`` writes it): written once."""
-        text: str = self._form(index, message, 4, make)
-        return text
+    def piece(self, index: int) -> CapturedPiece:
+        """The piece that lands message ``index``."""
+        return self._pieces[index]
 
-    def _form(self, index: int, message: Any, at: int, make: Callable[[Any], Any]) -> Any:
-        entries = self._entries
-        entry = entries[index] if index < len(entries) else None
-        if entry is None or entry[0] is not message:
-            return make(message)  # not carried here (a leg's own message), or another leg carries another now
-        if entry[at] is None:
-            entry = entries[index] = (*entry[:at], make(message), *entry[at + 1:])
-        return entry[at]
+    def messages(self, size: int) -> Prefix:
+        """The first ``size`` messages, shared."""
+        return Prefix(self._messages, size)
+
+    def pieces(self, size: int) -> Prefix:
+        """The pieces of the first ``size`` messages, shared."""
+        return Prefix(self._pieces, size)
+
+    def natives(self, size: int, make: Callable[[Any], Any]) -> Prefix:
+        """The first ``size`` messages as recordings hold them (``make`` makes one JSON-native), each made once."""
+        return self._forms(self._natives, size, make)
+
+    def texts(self, size: int, make: Callable[[Any], str]) -> Prefix:
+        """The first ``size`` messages as a conversation left for the next leg holds them (``make`` writes one)."""
+        return self._forms(self._texts, size, make)
+
+    def _forms(self, forms: list[Any], size: int, make: Callable[[Any], Any]) -> Prefix:
+        with self._lock:
+            messages = self._messages
+            for index in range(size):
+                if forms[index] is None:
+                    forms[index] = make(messages[index])
+        return Prefix(forms, size)
+
+    def __getstate__(self) -> dict[str, Any]:
+        return {name: getattr(self, name) for name in self.__slots__ if name != "_lock"}
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self._lock = threading.Lock()
+        for name, value in state.items():
+            setattr(self, name, value)
 
 
 class Carried(NamedTuple):

@@ -33,6 +33,7 @@ from typing import Any, Protocol
 
 from footprint_lab.record.captured import Carried, flat
 from footprint_lab.record.schema import ROUTINE_PAYLOADS
+from footprint_lab.record.spliced import Repeat, spliced
 from footprint_lab.record.unicode import sound_text
 
 Path = tuple[str, ...]
@@ -131,6 +132,7 @@ class Recorder:
         "_shown_paths",
         "annotations",
         "carried",
+        "carried_at",
         "children",
         "commits",
         "counter",
@@ -213,6 +215,8 @@ class Recorder:
         self.message_pieces: list[int] = []
         #: the conversation a continued leg carried, its forms shared with the legs before and after (record.captured)
         self.carried: Carried | None = None
+        #: where the carried conversation's stretch starts in the entries, events, pieces and messages
+        self.carried_at: tuple[int, int, int, int] | None = None
         self.children: list[Any] = []
         self.annotations: list[dict[str, Any]] = []
         #: values many records refer to, each kept once (see share)
@@ -293,6 +297,12 @@ class Recorder:
         if type_ == "run_end":
             self.seal()
 
+    def carry(self, carried: Carried) -> None:
+        """Note that the conversation ``carried`` lands next, one message after another (its write, its piece,
+        its message): once the run ends, each column's stretch of them is read from the history they share."""
+        self.carried = carried
+        self.carried_at = (len(self.entry_paths), len(self.event_seqs), len(self.pieces), len(self.messages))
+
     def seal(self) -> None:
         """Make the finished run's capture read-only, compact, and invisible to the garbage collector.
 
@@ -311,8 +321,38 @@ class Recorder:
         self.exchanges = [flat(exchange) if isinstance(exchange, dict) else exchange for exchange in self.exchanges]
         for column in _COLUMNS:
             setattr(self, column, tuple(getattr(self, column)))
+        self._share_carried()
         self.state = {}
         self.writers = {}
+
+    def _share_carried(self) -> None:
+        """Each column's stretch the carried conversation filled, read from the history its legs share instead
+        (``record.spliced``): a chat's turn then keeps nothing per earlier message. A stretch that is not
+        exactly what the shared lists give (a policy masked a message, say) stays as it was captured."""
+        carried, at = self.carried, self.carried_at
+        if carried is None or at is None or not carried.size:
+            return
+        history, size, _ = carried
+        entries, events, pieces, messages = at
+
+        def shared(column: str, start: int, stretch: Sequence[Any]) -> None:
+            held = getattr(self, column)
+            if len(held) >= start + size and list(held[start:start + size]) == list(stretch):
+                setattr(self, column, spliced([held[:start], stretch, held[start + size:]]))
+
+        if len(self.entry_paths) > entries:
+            shared("entry_paths", entries, Repeat(self.entry_paths[entries], size))
+        shared("entry_verbs", entries, Repeat("append", size))
+        shared("entry_values", entries, history.messages(size))
+        if len(self.event_seqs) > events:
+            shared("event_seqs", events, range(self.event_seqs[events], self.event_seqs[events] + size))
+            shared("event_steps", events, Repeat(self.event_steps[events], size))
+        shared("event_refs", events, range(entries, entries + size))
+        shared("event_types", events, Repeat("write", size))
+        shared("event_payloads", events, Repeat(None, size))
+        shared("pieces", pieces, history.pieces(size))
+        shared("messages", messages, history.messages(size))
+        shared("message_pieces", messages, range(pieces, pieces + size))
 
     def _event(self, type_: str, step_id: str, payload: dict[str, Any] | None, ref: int = -1) -> None:
         stream = self.listeners

@@ -28,6 +28,7 @@ from pydantic import (
     SerializationInfo,
     SerializerFunctionWrapHandler,
     StrictInt,
+    WrapSerializer,
     model_serializer,
     model_validator,
 )
@@ -49,6 +50,7 @@ from footprint_lab.record.records import (
 from footprint_lab.record.rows import rows_field
 from footprint_lab.record.saved_form import dereferenced, reference, share_texts, untables
 from footprint_lab.record.schema import RECORDING_MIME, SCHEMA_VERSION
+from footprint_lab.record.spliced import Spliced
 
 #: the records a recording is made of, offered here beside it (they live in ``_records`` and ``_exchange``)
 __all__ = ["RECORDING_MIME", "SCHEMA_VERSION", "Annotation", "Commit", "CommitEntry", "ContextPiece", "Decision",
@@ -70,6 +72,12 @@ class Seal(Data):
     sealed_at: float = 0.0
     #: per MIME type, the SHA-256 of what the notebook output carrying this copy displays (``sealing.saved_seal``)
     display: dict[str, str] = Field(default_factory=dict)
+
+
+def _as_list(value: Any, handler: SerializerFunctionWrapHandler) -> Any:
+    """A transcript that shares a conversation's messages (a :class:`~footprint_lab.record.spliced.Spliced`) is
+    written as the list it reads as."""
+    return handler(list(value) if isinstance(value, Spliced) else value)
 
 
 class Recording(Data):
@@ -98,9 +106,10 @@ class Recording(Data):
     events: Annotated[list[Event], *rows_field(Event)] = Field(default_factory=list)
     context_pieces: Annotated[list[ContextPiece], *rows_field(ContextPiece)] = Field(default_factory=list)
     exchanges: Annotated[list[LLMExchange], *rows_field(LLMExchange)] = Field(default_factory=list)
-    messages: list[dict[str, Any]] = Field(default_factory=list)
+    #: the transcript; a live run's shares the messages its conversation carried (``record.spliced``)
+    messages: Annotated[list[dict[str, Any]], WrapSerializer(_as_list)] = Field(default_factory=list)
     #: for each transcript message, the index of the context piece that carries it
-    message_pieces: list[int] = Field(default_factory=list)
+    message_pieces: Annotated[list[int], WrapSerializer(_as_list)] = Field(default_factory=list)
     children: list[Recording] = Field(default_factory=list)
     annotations: list[Annotation] = Field(default_factory=list)
     redaction: dict[str, Any] | None = None

@@ -42,6 +42,7 @@ from footprint_lab.record.schema import (
     UNRELEASED_SEALS,
     UNRELEASED_VERSIONS,
 )
+from footprint_lab.record.spliced import Spliced
 
 #: member runs nested deeper than this below the top run are refused (a composition of
 #: compositions nests a few levels; the views walk members one level at a time)
@@ -253,14 +254,14 @@ class _Checker:
         self.redaction(recording.redaction, f"{at}redaction")
 
     def indices(self, values: Any, size: int, where: str) -> None:
-        if not isinstance(values, list | tuple):
+        if not isinstance(values, list | tuple | Spliced):  # Spliced: a live run's, sharing its conversation's
             raise self.fail(where, "is not a list of piece indices")
         for k, value in enumerate(values):
             if not _is_int(value) or not 0 <= value < size:
                 raise self.fail(f"{where}.{k}", f"is not the index of one of the {size} context pieces")
 
     def messages(self, messages: Any, where: str) -> None:
-        if not isinstance(messages, list):
+        if not isinstance(messages, list | Spliced):
             raise self.fail(where, "is not a list of messages")
         for n, message in enumerate(messages):
             at = f"{where}.{n}"

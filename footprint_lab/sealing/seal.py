@@ -74,6 +74,7 @@ from footprint_lab.record.records import native_text
 from footprint_lab.record.refusal import Refusal, describe_shape
 from footprint_lab.record.rows import Rows, transposed
 from footprint_lab.record.schema import SEAL_ALGORITHM, UNRELEASED_SEALS
+from footprint_lab.record.spliced import Spliced
 from footprint_lab.sealing._chain import NAMES, chained, located
 
 #: the one chain this library seals with: each kind of records as its columns, keys sorted at every level,
@@ -306,11 +307,14 @@ _OWN_FIELDS = operator.attrgetter("__dict__")
 
 
 def _fields_of(value: Any) -> Any:
-    """How orjson writes what it does not know: a model as its fields in order, a ``Rows`` as its list."""
+    """How orjson writes what it does not know: a model as its fields in order, a ``Rows`` or a ``Spliced`` (a live
+    run's transcript, shared with its conversation) as its list."""
     if isinstance(value, BaseModel):
         return value.__dict__
     if isinstance(value, Rows):
         return value.transient()
+    if isinstance(value, Spliced):
+        return list(value)
     raise TypeError(type(value).__name__)
 
 

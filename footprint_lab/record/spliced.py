@@ -1,0 +1,172 @@
+"""Sequences a long conversation's legs share instead of copying: :class:`Spliced`, :class:`Prefix`, :class:`Repeat`.
+
+Defect closed: a chat's turn ``k`` carries every earlier message, so each turn's capture held one
+entry per carried message in a dozen columns (its commit entry, its write event, its piece, its
+message, their indices), and its recording two lists more: a chat of ``n`` turns kept ``n**2``
+pointers, about 110 bytes per carried message per turn (bench/bench_chat.py). The carried messages,
+their pieces and their saved forms are made once for the whole conversation
+(``record.captured.History``, append-only lists); a finished turn's columns now lay its own values
+and views of those shared lists end to end, without copying them.
+
+Rule kept: a :class:`Spliced` reads like the list it stands for (length, indexing, slicing, iteration,
+``==`` with any sequence, ``repr``, pickle as a list) and may be changed like one: the first change
+makes it a list of its own, so the shared lists are never written through it.
+
+Role: record layer, for the recorder's columns (``record.recorder``), a recording's transcript
+(``record.build``) and a conversation held between turns (``core.conversation_legs``).
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Iterable, Iterator, MutableSequence, Sequence
+from typing import Any, overload
+
+
+class _Stretch(Sequence[Any]):
+    """``size`` items read by place (:meth:`_at`), sliced into a list (:meth:`_slice`)."""
+
+    __slots__ = ("_size",)
+
+    def __init__(self, size: int) -> None:
+        self._size = size
+
+    def __len__(self) -> int:
+        return self._size
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if isinstance(index, slice):
+            return self._slice(index)
+        return self._at(range(self._size)[index])  # a place out of range raises IndexError, as a list's does
+
+    def _at(self, index: int) -> Any:
+        raise NotImplementedError
+
+    def _slice(self, index: slice) -> list[Any]:
+        raise NotImplementedError
+
+
+class Prefix(_Stretch):
+    """The first ``size`` items of a list that only ever grows at its end: what a leg carried of a conversation."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[Any], size: int) -> None:
+        assert 0 <= size <= len(items)
+        super().__init__(size)
+        self._items = items
+
+    def _at(self, index: int) -> Any:
+        return self._items[index]
+
+    def _slice(self, index: slice) -> list[Any]:
+        return self._items[: self._size][index]
+
+    def __iter__(self) -> Iterator[Any]:
+        return itertools.islice(self._items, self._size)
+
+
+class Repeat(_Stretch):
+    """One value, ``size`` times."""
+
+    __slots__ = ("_value",)
+
+    def __init__(self, value: Any, size: int) -> None:
+        super().__init__(size)
+        self._value = value
+
+    def _at(self, index: int) -> Any:
+        return self._value
+
+    def _slice(self, index: slice) -> list[Any]:
+        return [self._value] * len(range(self._size)[index])
+
+    def __iter__(self) -> Iterator[Any]:
+        return itertools.repeat(self._value, self._size)
+
+
+class Spliced(MutableSequence[Any]):
+    """Stretches laid end to end, read as one list without copying them; its first change makes it a list of its own."""
+
+    __slots__ = ("_ends", "_items", "_parts")
+
+    def __init__(self, parts: Iterable[Sequence[Any]]) -> None:
+        self._parts = tuple(part for part in parts if len(part))
+        self._ends = list(itertools.accumulate(map(len, self._parts)))
+        self._items: list[Any] | None = None
+
+    def __len__(self) -> int:
+        if self._items is not None:
+            return len(self._items)
+        return self._ends[-1] if self._ends else 0
+
+    @overload
+    def __getitem__(self, index: int) -> Any: ...
+    @overload
+    def __getitem__(self, index: slice) -> list[Any]: ...
+    def __getitem__(self, index: int | slice) -> Any:
+        if self._items is not None:
+            return self._items[index]
+        if isinstance(index, slice):
+            start, stop, step = index.indices(len(self))
+            if step == 1:
+                return list(itertools.islice(self, start, max(start, stop)))
+            return list(self)[index]
+        at = range(len(self))[index]
+        part = bisect.bisect_right(self._ends, at)
+        return self._parts[part][at - (self._ends[part - 1] if part else 0)]
+
+    def __iter__(self) -> Iterator[Any]:
+        if self._items is not None:
+            return iter(self._items)
+        return itertools.chain.from_iterable(self._parts)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, Sequence) or isinstance(other, str | bytes):
+            return NotImplemented
+        return len(self) == len(other) and all(a is b or a == b for a, b in zip(self, other, strict=True))
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return repr(list(self))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return list, (list(self),)
+
+    def __copy__(self) -> Spliced:
+        return Spliced([self._items] if self._items is not None else self._parts)
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> list[Any]:
+        import copy
+
+        return copy.deepcopy(list(self), memo)
+
+    def _own(self) -> list[Any]:
+        if self._items is None:
+            self._items = list(self)
+            self._parts, self._ends = (), []
+        return self._items
+
+    def __setitem__(self, index: Any, value: Any) -> None:
+        self._own()[index] = value
+
+    def __delitem__(self, index: Any) -> None:
+        del self._own()[index]
+
+    def insert(self, index: int, value: Any) -> None:
+        self._own().insert(index, value)
+
+
+def spliced(parts: Iterable[Sequence[Any]]) -> Sequence[Any]:
+    """``parts`` end to end, read-only (a finished capture's column): the one part itself when there is only one
+    (``()`` when none), else a :class:`Spliced`."""
+    parts = [part for part in parts if len(part)]
+    if len(parts) > 1:
+        return Spliced(parts)
+    return parts[0] if parts else ()
