@@ -63,6 +63,21 @@ def test_the_labs_panels_read_what_the_answer_view_computed(counted: Counter[str
     assert counted == {"backtrack": 1, "suspects": 1, "integrity": 1}
 
 
+def test_the_lab_opening_pieces_reads_what_the_answer_view_computed(counted: Counter[str]):
+    from footprint_lab import Lab
+
+    """The first piece opened walks back from its call once; every piece opened after it reads that walk."""
+    run = planted_fact_agent().run_sync(REFUND_REQUEST)
+    lab = Lab(run=run)
+    call = panels.answering_call(run.recording)
+    lab.open_piece("vip-override", "system", call=call)
+    first = Counter(counted)
+    for piece in ("system-prompt", "vip-override", "system-prompt"):
+        lab.open_piece(piece, "system", call=call)
+        assert piece in lab.panel_html
+    assert counted == first and first["integrity"] == 1 and first["backtrack"] <= 2  # the answer's, the call's
+
+
 def test_a_users_change_to_the_suspects_frame_does_not_reach_the_view():
     run = planted_fact_agent().run_sync(REFUND_REQUEST)
     ranked = run.suspects()

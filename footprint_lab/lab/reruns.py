@@ -31,7 +31,7 @@ from footprint_lab.explain import (
 )
 from footprint_lab.lab import panels
 from footprint_lab.lab.views.difference import difference_explanation_html, difference_html
-from footprint_lab.markup.elements import shown
+from footprint_lab.markup.elements import el, join, raw, shown
 from footprint_lab.record.progress import Listener
 
 _SHORT = 120
@@ -98,17 +98,16 @@ class Reruns:
         elif action == "compare" and self.run is not None and chat[number] is not self.run:
             found = compare_runs(chat[number], self.run)
             self.selection = {"turn": number, "panel": "compare"}
-            self.panel_html = panels.bounded(
-                f"<h4>Turn {number} against the run shown</h4>" + difference_html(found)
-                + '<div class="fl-p fl-actions">' + panels.action(
-                    "difference", f"Test which difference brings turn {number}'s answer back (replay)", str(number))
-                + "</div>", "The difference")
+            self.panel_html = panels.bounded(join([
+                el("h4", f"Turn {number} against the run shown"), raw(difference_html(found)),
+                el("div", panels.action("difference", f"Test which difference brings turn {number}'s answer back "
+                                        "(replay)", str(number)), class_="fl-p fl-actions")]), "The difference")
         elif action == "rerun" and isinstance(content.get("source"), str):
             source = str(content["source"])
             self.selection = {"turn": number, "panel": "rerun", "source": source}
             self._background(f"Rerunning turn {number} without '{source}'…", "",
                              lambda: chat.rerun(number, [source]),
-                             lambda result: f"<h4>Turn {number}</h4>" + panels.rerun_panel(result.report))
+                             lambda result: el("h4", f"Turn {number}") + panels.rerun_panel(result.report))
 
     def _rerun_target(self, call: str | None) -> tuple[Any, Any] | None:
         """What reruns from ``call`` rerun: this run with its agent, or the member run that made the call

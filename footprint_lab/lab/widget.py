@@ -40,18 +40,15 @@ import anywidget
 import traitlets
 
 from footprint_lab.core.chat import Chat, holds_conversations
-from footprint_lab.core.run import Run
+from footprint_lab.core.run import Run, explained
 from footprint_lab.explain import ask
-from footprint_lab.explain.provenance.custody import backtrack
-from footprint_lab.explain.provenance.influence import suspects
 from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.door import LabConfigError, check_explainer, check_lab
 from footprint_lab.lab.live import LiveSteps
 from footprint_lab.lab.reruns import Reruns
-from footprint_lab.lab.views.page import esc as text
 from footprint_lab.markup import theme
-from footprint_lab.markup.elements import shown
+from footprint_lab.markup.elements import el, join, raw, shown
 from footprint_lab.record.refusal import CodedError, Refusal
 
 STATIC = Path(__file__).parent / "static"
@@ -415,10 +412,11 @@ class Lab(Reruns, anywidget.AnyWidget):
         self._call = call
         self._piece = (slot, piece)
         self.selection = {**self._turn_selected(), "panel": "piece", "call": call, "piece": piece, "slot": slot}
-        found = backtrack(recording, call)
+        kept = explained(recording)  # what the answer view and the panels drew from: computed once per recording
+        found = kept.backtrack(call)
         candidate = next((c for c in found if c.source_id == piece and c.read_by == call and (not slot or
                                                                                               c.slot == slot)), None)
-        ranked = suspects(recording, at=call)
+        ranked = kept.suspects(call)
         above = panels.piece_only_panel(recording, call, self._piece) if with_call else ""
         self.panel_html = panels.bounded(
             above + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._rerun_target(call) is not None,
@@ -432,9 +430,12 @@ class Lab(Reruns, anywidget.AnyWidget):
         member = panels.find_recording(self.run.recording, path=path)
         self.member_path = path
         self.selection = {**self.selection, "member": path}
-        self.member_html = "" if member is None else (
-            f'<div class="fl-section-title">member <code>{text(path)}</code> · {text(member.runner.kind)} '
-            f"{text(member.runner.name or member.runner.id or '')}</div>{panels.answer_html(member)}")
+        if member is None:
+            self.member_html = ""
+            return
+        label = member.runner.name or member.runner.id or ""
+        self.member_html = join([el("div", "member ", el("code", path), f" · {member.runner.kind} {label}",
+                                    class_="fl-section-title"), raw(panels.answer_html(member))])
 
     def _background(self, label: str, before: str, start: Callable[[], Coroutine[Any, Any, Any]],
                     draw: Callable[[Any], str]) -> None:
