@@ -7,7 +7,7 @@ run's own time to reach that step; a 200-step run's live view keeps up (no step 
 "Shown" is measured where the kernel's part ends: the moment the widget's state message carrying
 the step leaves for the browser (the comm's ``send``), timed against the moment the run's own event
 stream delivered that step (a subscriber of the runner, called before the widget's listener).
-The browser then draws rows with plain DOM calls; the browser tier (``tests/test_lab_browser.py``)
+The browser then draws rows with plain DOM calls; the browser tier (``tests/lab/test_lab_browser.py``)
 checks that they appear. Run ``python bench/bench_widget.py``; ``--quick`` takes fewer samples.
 """
 

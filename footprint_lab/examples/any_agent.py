@@ -24,7 +24,7 @@ have no retriever of their own, so the retrieval step there is traced by hand as
 trace. Every builder takes the server's base URL, the model name and the generation settings
 (``temperature``, ``max_tokens``), and imports nothing until it runs.
 
-Role: examples (used by ``notebooks/any_agent.ipynb`` and ``tests/test_real_frameworks.py``); imports anything.
+Role: examples (used by ``notebooks/any_agent.ipynb`` and ``tests/otel/test_real_frameworks.py``); imports anything.
 """
 
 from __future__ import annotations

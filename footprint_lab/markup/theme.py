@@ -35,7 +35,7 @@ LIGHT = {
     "orange_tint": "#fff1e5", "purple_tint": "#fbefff",
 }
 #: the dark palette, name for name: every text colour at least 4.5:1 (WCAG AA) on the paper, the fill and its
-#: own tint, as in the light one (tests/test_theme.py measures both)
+#: own tint, as in the light one (tests/lab/test_theme.py measures both)
 DARK = {
     "ink": "#e6edf3", "grey": "#9198a1", "line": "#3d444d", "fill": "#151b23", "paper": "#0d1117",
     "blue": "#4493f8", "green": "#3fb950", "red": "#f85149", "amber": "#d29922", "orange": "#db6d28",

@@ -4,7 +4,7 @@ Rule kept here: a view that prints a hop label (``BORN``), a source kind (``fact
 (``CONFIRMED``) or a term (``piece``) writes it with :func:`term`, which puts the word's meaning
 here on it as a ``title`` (escaped, as every attribute), so a reader hovering any of them in any
 view reads the same sentence. ``docs/glossary.md`` opens each word's entry with the same
-sentence (``tests/test_words.py`` holds the two together), so the glossary says more and never
+sentence (``tests/lab/test_words.py`` holds the two together), so the glossary says more and never
 something else.
 
 One vocabulary for verdicts: a verdict is held as its key (``not_confirmed``, what a table's

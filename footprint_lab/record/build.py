@@ -456,7 +456,7 @@ _SEQUENCES = (list, tuple)
 #: (``record.recorder``'s tuples)
 _KEYS, _SECOND, _THIRD, _SIXTH = (operator.itemgetter(at) for at in (0, 1, 2, 5))
 _USAGE_DEFAULTS = tuple((name, field.default) for name, field in UsageRecord.model_fields.items())
-_USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/test_agent.py)
+_USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/core/test_agent.py)
 _MARGIN_FIELDS = tuple(ToolMargin.model_fields)
 _EXCHANGE_FIELDS = tuple(LLMExchange.model_fields)
 #: each ``LLMExchange`` field but the response (made from the exchange's flat values), in order, what takes

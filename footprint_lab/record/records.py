@@ -37,7 +37,7 @@ def maker(cls: type[Data], *, unset: frozenset[str] = frozenset()) -> Callable[[
     it kept (bench/bench_memory.py). Every field counts as set but those named in ``unset`` (whose values
     given are their defaults: an ``exclude_unset`` dump leaves them out); with some unset, each instance
     gets its own copy of the set. Values come from the capture, which the runners build from JSON-native
-    data, and ``Recording.model_validate_json`` of the dump gives back an equal recording (tests/test_engine.py).
+    data, and ``Recording.model_validate_json`` of the dump gives back an equal recording (tests/record/test_engine.py).
     """
     every = frozenset(cls.model_fields) - unset
     construct = cls.model_construct

@@ -15,7 +15,7 @@ Rule kept: a ``Rows`` is a list in all but its class: indexing, slicing, iterati
 In a ``Recording`` the field is declared ``list[Model]``: validation (from JSON or Python)
 gives a plain list wrapped as built ``Rows``, and serialisation goes through the model's own
 serializer, so the JSON is byte for byte what a list of the same models gives
-(tests/test_engine.py). Dumping an unbuilt ``Rows`` builds its items for the dump only.
+(tests/record/test_engine.py). Dumping an unbuilt ``Rows`` builds its items for the dump only.
 
 Role: record layer, used by :mod:`footprint_lab.record.recording`.
 """

@@ -23,7 +23,7 @@ takes them as columns too:
 Every other kind is its model's columns as they are. :func:`chained` turns a kind's columns (from
 models, or from a saved recording's data) into what the chain reads; ``record.build`` makes the
 same straight from the capture, with no record made and no Python step per event or entry
-(tests/test_seal_chain.py holds the two equal over runs of every shape). :func:`located` maps a place
+(tests/sealing/test_seal_chain.py holds the two equal over runs of every shape). :func:`located` maps a place
 in those columns back to the record and field a check names.
 
 Role: sealing layer, beside the seal (``sealing.seal``) and the saved-data check (``sealing.saved_seal``).

@@ -8,12 +8,12 @@ import threading
 import time
 
 import pytest
+from stop_kit import interrupt_at
 
 from footprint_lab import Agent
 from footprint_lab.batch import RunSet, Stopped, last_stopped
 from footprint_lab.examples.scenarios import planted_fact_agent
 from footprint_lab.providers import LLMResponse
-from tests.stop_kit import interrupt_at
 
 INPUTS = [f"Please refund order A-{1000 + k}." for k in range(30)]
 

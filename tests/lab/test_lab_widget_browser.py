@@ -21,10 +21,10 @@ import pytest
 from browser_kit import ARTIFACTS, chromium, keep_evidence
 from lab_kit import PWNED, VAULT_PASSWORD
 from lab_server import LabServer
+from paths_kit import TESTS
 
 pytestmark = pytest.mark.browser
 
-TESTS = Path(__file__).parent
 SETUP = f"""
 import sys
 sys.path.insert(0, {str(TESTS)!r})

@@ -26,11 +26,11 @@ from typing import Any
 
 import nbformat
 import pytest
+from test_cli_exit_codes import ENV
 
 from footprint_lab import Redaction
 from footprint_lab.notebook import NotebookFileError, cli, scan, scrub
 from footprint_lab.notebook.read import MAX_SWEEP_BYTES
-from tests.test_cli_exit_codes import ENV
 
 POLICY = Redaction.standard()
 KEY = "sk-readerview0123456789abcdefghij"

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_kit import OPENAI_KEY, leaky_run, notebook_with
 
 import footprint_lab
 from footprint_lab import Agent, LLMCall, Redaction, Sequence, define_tool, load_recording, seal, verify
@@ -17,7 +18,6 @@ from footprint_lab.notebook import load_runs, scrub, verify_file
 from footprint_lab.notebook.cli import main
 from footprint_lab.providers import mock
 from footprint_lab.record.recording import RECORDING_MIME, Recording
-from tests.notebook_kit import OPENAI_KEY, leaky_run, notebook_with
 
 
 def lookup_tool() -> Any:

@@ -27,11 +27,11 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
+from notebook_kit import POLICY_KEYS, composed_run, rich_notebook
 
 from footprint_lab import Redaction, Refusal, load_recording, verify
 from footprint_lab.lab.views import answer_view
 from footprint_lab.notebook import check_widget_state, load_runs, scan, scrub, to_html, verify_file
-from tests.notebook_kit import POLICY_KEYS, composed_run, rich_notebook
 
 #: a door that runs longer than this on one small file is stuck, not slow
 BOUND_SECONDS = 60

@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from flow_kit import approver, nested_flow
+from paths_kit import ROOT, TESTS
 
 from footprint_lab import Identity, Parallel, Run, Sequence, ToolContext
 from footprint_lab.core.member_run import open_run_count
@@ -67,8 +68,7 @@ async def test_a_nested_pause_round_trips_through_json_exactly_and_resumes_on_a_
 
 
 def test_a_pause_stored_by_one_process_resumes_in_another(tmp_path: Path) -> None:
-    here = Path(__file__).parent
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(here.parent), str(here)])}
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), str(TESTS)])}
     stored = tmp_path / "paused.json"
     pause = ("import asyncio, sys; from flow_kit import nested_flow; "
              "run = asyncio.run(nested_flow().run('refund please', identity={'principal': 'ana'})); "
@@ -207,7 +207,7 @@ def test_flow_checkpoint_is_public_but_imported_only_when_asked_for() -> None:
     code = ("import sys, footprint_lab.flow; assert 'pydantic' not in sys.modules; "
             "from footprint_lab.flow import FlowCheckpoint; print(FlowCheckpoint.__name__)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parent.parent)})
+                         env={**os.environ, "PYTHONPATH": str(ROOT)})
     assert out.stdout.strip() == "FlowCheckpoint"
 
 

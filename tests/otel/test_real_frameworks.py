@@ -7,7 +7,7 @@ server with SmolLM2-135M at temperature 0; its instrumentation's spans are captu
 What must hold whatever the model's words: the imported run shows each document as a piece of the
 answering call, in its view too; ``localize(run, replay=provider)`` with the analyst's comparator
 and default trials confirms the planted document and no benign one
-(``tests/test_otel_documents_in_system.py`` shows a removal sends the recorded system text without
+(``tests/otel/test_otel_documents_in_system.py`` shows a removal sends the recorded system text without
 that document alone).
 """
 

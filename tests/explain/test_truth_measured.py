@@ -4,7 +4,7 @@ A stand-in model (a mock that answers from what it was sent, and from the reques
 the part of the real one, so each rule of ``footprint_lab.examples.truth`` is checked in
 isolation: which cases the model can answer, which run is explained, and when a confirmed piece
 other than the planted fact counts as a false confirmation. The real model runs the same code
-in ``tests/test_real_model_localize.py`` and ``bench/bench_truth.py``.
+in ``tests/providers/test_real_model_localize.py`` and ``bench/bench_truth.py``.
 """
 
 from __future__ import annotations

@@ -16,9 +16,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_kit import leaky_run, notebook_with
 
 import footprint_lab
-from tests.notebook_kit import leaky_run, notebook_with
 
 SCRIPT = Path(sys.executable).with_name("footprint-lab")
 ENV = {**os.environ, "PYTHONPATH": os.pathsep.join(

@@ -9,6 +9,7 @@ from pathlib import Path
 import nbformat
 import plotly.graph_objects as go
 import pytest
+from browser_kit import chromium, keep_evidence, rgb
 
 from footprint_lab import Agent, Sequence
 from footprint_lab.errors import InvalidRunInputError
@@ -18,7 +19,6 @@ from footprint_lab.markup import theme
 from footprint_lab.notebook import export, to_html
 from footprint_lab.notebook.cli import main as cli
 from footprint_lab.providers import mock
-from tests.browser_kit import chromium, keep_evidence, rgb
 
 HOSTILE = '<img src="http://example.invalid/pixel.png"><script>document.title = "pwned"</script><p>kept</p>'
 

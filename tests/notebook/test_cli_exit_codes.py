@@ -19,13 +19,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_kit import composed_run, leaky_run, notebook_with
 
 import footprint_lab
 from footprint_lab import Agent, seal
 from footprint_lab.notebook import cli
 from footprint_lab.providers import mock
 from footprint_lab.record.recording import RECORDING_MIME
-from tests.notebook_kit import composed_run, leaky_run, notebook_with
 
 SCRIPT = Path(sys.executable).with_name("footprint-lab")
 #: the subprocess imports the footprint_lab this test process imports

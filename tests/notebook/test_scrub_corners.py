@@ -22,6 +22,8 @@ from typing import Any
 
 import nbformat
 import pytest
+from notebook_kit import PASSWORD, displayed, leaky_run
+from test_cli_exit_codes import ENV, SCRIPT
 
 from footprint_lab import Agent, Redaction, define_tool
 from footprint_lab.notebook import export, load_runs, scan, scrub
@@ -29,8 +31,6 @@ from footprint_lab.notebook._walk import PNG_SIGNATURE
 from footprint_lab.notebook.read import WIDGET_STATE_MIME
 from footprint_lab.providers import mock
 from footprint_lab.redact.base64_words import as_text, decoded
-from tests.notebook_kit import PASSWORD, displayed, leaky_run
-from tests.test_cli_exit_codes import ENV, SCRIPT
 
 POLICY = Redaction.standard()
 CUSTOM = "application/x-custom+json"

@@ -7,12 +7,12 @@ import json
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 from typing import ClassVar
 
 import pandas as pd
 import pytest
 from batch_kit import desk, made, planted_counts
+from paths_kit import ROOT
 from stop_kit import stop_at
 
 from footprint_lab import Agent, Redaction, Run
@@ -461,5 +461,5 @@ def test_importing_the_package_or_the_batch_loads_no_dask():
     code = ("import sys, footprint_lab, footprint_lab.batch, footprint_lab.errors; "
             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed', 'cloudpickle')))")
     shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True,
-                           cwd=Path(__file__).parent.parent).stdout
+                           cwd=ROOT).stdout
     assert shown.strip() == "[]"

@@ -9,6 +9,17 @@ from pathlib import Path
 import nbformat
 import pytest
 from nbclient import NotebookClient
+from notebook_kit import (
+    OPENAI_KEY,
+    PASSWORD,
+    POLICY_KEYS,
+    PRINCIPAL,
+    leaky_run,
+    notebook_with,
+    widget_state,
+)
+from paths_kit import ROOT
+from stop_kit import stop_at
 
 from footprint_lab import Agent, Recording, Redaction, Sequence
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
@@ -26,16 +37,6 @@ from footprint_lab.notebook.cli import main as cli
 from footprint_lab.providers import mock
 from footprint_lab.record.progress import Stopped
 from footprint_lab.record.recording import RECORDING_MIME
-from tests.notebook_kit import (
-    OPENAI_KEY,
-    PASSWORD,
-    POLICY_KEYS,
-    PRINCIPAL,
-    leaky_run,
-    notebook_with,
-    widget_state,
-)
-from tests.stop_kit import stop_at
 
 ROUND_TRIP = '''
 from IPython.display import display
@@ -99,7 +100,7 @@ def test_a_stopped_load_runs_says_so_in_one_line_and_keeps_the_runs_read(tmp_pat
 
 def test_load_runs_in_a_headless_notebook_shows_its_line_never_the_widget_and_nothing_when_quick(
         tmp_path: Path) -> None:
-    from tests.notebook_kit import Executed
+    from notebook_kit import Executed
 
     path = notebook_with(many_runs(5), tmp_path / "five.ipynb")
     ran = Executed(["from footprint_lab.notebook import load_runs",
@@ -270,7 +271,7 @@ def test_the_console_script_scans_scrubs_and_exits_by_what_it_found(tmp_path: Pa
 def test_the_console_script_and_hooks_are_declared() -> None:
     import tomllib
 
-    root = Path(__file__).parent.parent
+    root = ROOT
     scripts = tomllib.loads((root / "pyproject.toml").read_text())["project"]["scripts"]
     assert scripts["footprint-lab"] == "footprint_lab.notebook.cli:main"
     hooks = (root / ".pre-commit-hooks.yaml").read_text()

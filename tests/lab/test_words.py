@@ -10,14 +10,14 @@ from __future__ import annotations
 import re
 from html import unescape as html_text
 from html.parser import HTMLParser
-from pathlib import Path
 from typing import Any
 
 import pytest
+from paths_kit import ROOT
 
 from footprint_lab.markup import words
 
-GLOSSARY = Path(__file__).parent.parent / "docs" / "glossary.md"
+GLOSSARY = ROOT / "docs" / "glossary.md"
 _ENTRY = re.compile(r"^\*\*(?P<name>[^*]+)\*\*\n(?P<body>:   .*?)(?=\n\n|\n##|\Z)", re.MULTILINE | re.DOTALL)
 
 

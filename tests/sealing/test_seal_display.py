@@ -21,6 +21,9 @@ from typing import Any
 
 import nbformat
 import pytest
+from notebook_kit import OPENAI_KEY, composed_run, displayed
+from paths_kit import TESTS
+from test_cli_exit_codes import ENV, SCRIPT
 
 from footprint_lab import Agent, Redaction, define_tool, load_recording, verify
 from footprint_lab.notebook import export, load_runs, scrub, verify_file
@@ -28,10 +31,8 @@ from footprint_lab.providers import mock
 from footprint_lab.record.recording import RECORDING_MIME
 from footprint_lab.sealing.saved_seal import bind_display, display_verdict, verify_saved
 from footprint_lab.sealing.seal import ALGORITHM
-from tests.notebook_kit import OPENAI_KEY, composed_run, displayed
-from tests.test_cli_exit_codes import ENV, SCRIPT
 
-RECORDINGS = Path(__file__).parent / "recordings"
+RECORDINGS = TESTS / "recordings"
 
 
 def sealed_run(answer: str = "Refund 42 approved.") -> Any:

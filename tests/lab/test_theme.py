@@ -3,13 +3,13 @@
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
 import pytest
+from paths_kit import ROOT
 
 from footprint_lab.markup import theme
 
-PACKAGE = Path(__file__).parent.parent / "footprint_lab"
+PACKAGE = ROOT / "footprint_lab"
 HEX = re.compile(r"(?<!&)(?:#[0-9a-fA-F]{6}\b|#[0-9a-fA-F]{3}\b)")  # not an entity such as &#115;
 
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from notebook_kit import OPENAI_KEY, PASSWORD, composed_run, leaky_run, notebook_with, rich_notebook
 
 from footprint_lab import Redaction, Run, load_recording, seal
 from footprint_lab.errors import InvalidRecordingError, RecordingVersionError
@@ -44,7 +45,6 @@ from footprint_lab.record.recording import RECORDING_MIME, Recording
 from footprint_lab.record.recording_door import MAX_MEMBER_DEPTH
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
 from footprint_lab.record.schema import SCHEMA_VERSION
-from tests.notebook_kit import OPENAI_KEY, PASSWORD, composed_run, leaky_run, notebook_with, rich_notebook
 
 POLICY = Redaction.standard()
 MARK = "zq-folder-never-named"

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 from browser_kit import chromium, keep_evidence
 from nbconvert import HTMLExporter
+from paths_kit import ROOT
 from test_notebooks import executed
 
 pytestmark = pytest.mark.browser
@@ -22,7 +23,7 @@ pytestmark = pytest.mark.browser
 @cache
 def exported() -> Path:
     body, _ = HTMLExporter(template_name="lab").from_notebook_node(executed("lab_tour.ipynb"))
-    folder = Path(__file__).parent.parent / "test-artifacts"
+    folder = ROOT / "test-artifacts"
     folder.mkdir(exist_ok=True)
     path = folder / "lab_tour.html"
     path.write_text(body, encoding="utf-8")

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from test_seal import ending_with, lookup_tool
 
 from footprint_lab import Agent, LLMCall, Parallel, Redaction, Sequence, seal, verify
 from footprint_lab.errors import RecordingVersionError
@@ -23,7 +24,6 @@ from footprint_lab.record.recording import RECORDING_MIME, Recording
 from footprint_lab.record.schema import ROUTINE_PAYLOADS, UNRELEASED_SEALS
 from footprint_lab.sealing.saved_seal import verify_saved
 from footprint_lab.sealing.seal import ALGORITHM
-from tests.test_seal import ending_with, lookup_tool
 
 KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges")
 
@@ -79,8 +79,9 @@ def hand_made_run() -> Recording:
 def otel_run() -> Any:
     pytest.importorskip("pydantic_ai")
     pytest.importorskip("opentelemetry.sdk")
+    from test_otel_import import _spans
+
     from footprint_lab.otel import from_spans
-    from tests.test_otel_import import _spans
 
     (run,) = from_spans(_spans())
     return run.recording
@@ -202,8 +203,7 @@ def test_a_notebook_sealed_by_an_earlier_chain_is_not_checked_and_says_how_to_se
     """The chains before this one (``sha256-chain/2`` to ``/4``) belong to 0.1, never released: a notebook
     output whose recording claims one is not checked (never said to hold), its verdict naming the field."""
     import nbformat
-
-    from tests.notebook_kit import displayed
+    from notebook_kit import displayed
 
     output = displayed(Agent(provider=mock(reply="Shipped."), seal=True).run_sync("Where is A-1?"))
     output["data"][RECORDING_MIME]["seal"]["algorithm"] = algorithm
@@ -220,8 +220,7 @@ def test_a_notebook_sealed_by_an_earlier_chain_is_not_checked_and_says_how_to_se
 def shown_in_a_notebook(path: Path, change: Callable[[dict[str, Any]], Any]) -> tuple[Path, dict[str, Any]]:
     """A notebook showing a sealed run, its output's events table changed by ``change``, and that recording."""
     import nbformat
-
-    from tests.notebook_kit import displayed
+    from notebook_kit import displayed
 
     output = displayed(Agent(provider=mock(replies=[{"tool": "lookup", "args": {"order": "A-1"}}, "Shipped."]),
                              tools=[lookup_tool()], seal=True).run_sync("Where is A-1?"))
@@ -298,8 +297,7 @@ def test_values_a_provider_or_a_scorer_gives_in_other_types_are_sealed_as_a_save
 
 def test_an_output_displaying_json_nested_past_the_reader_is_broken_not_a_crash(tmp_path: Path) -> None:
     import nbformat
-
-    from tests.notebook_kit import displayed
+    from notebook_kit import displayed
 
     output = displayed(Agent(provider=mock(reply="Shipped."), seal=True).run_sync("Where is A-1?"))
     output["data"]["application/json"] = "[" * 300 + "]" * 300  # a MIME type added, its JSON stored as text

@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import json
 import re
-from pathlib import Path
 
 import pytest
 from golden_kit import assert_golden, dom
+from paths_kit import ROOT
 
 from footprint_lab import Agent, Conditional, LLMCall, Parallel, Recording, Run, Sequence
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
@@ -19,7 +19,7 @@ from footprint_lab.markup import theme
 from footprint_lab.providers import mock
 from footprint_lab.record.recording import RECORDING_MIME
 
-ROOT = Path(__file__).parent.parent / "footprint_lab"
+PACKAGE = ROOT / "footprint_lab"
 
 
 @pytest.fixture
@@ -186,10 +186,10 @@ def test_a_tree_too_large_to_picture_says_so_and_keeps_its_list():
 
 
 def test_core_never_imports_the_lab():
-    for path in (ROOT / "core").glob("*.py"):
+    for path in (PACKAGE / "core").glob("*.py"):
         assert "footprint_lab.lab" not in path.read_text(encoding="utf-8"), path.name
     for layer in ("record", "redact", "sealing", "markup", "providers", "context", "explain", "flow"):
-        for path in (ROOT / layer).rglob("*.py"):
+        for path in (PACKAGE / layer).rglob("*.py"):
             assert "footprint_lab.lab" not in path.read_text(encoding="utf-8"), path.name
 
 
