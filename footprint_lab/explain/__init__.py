@@ -71,13 +71,13 @@ if TYPE_CHECKING:
     from footprint_lab.explain.trials.ablation import RerunReport as RerunReport
     from footprint_lab.explain.trials.ablation import localize as localize
     from footprint_lab.explain.trials.ablation import rerun_without as rerun_without
+    from footprint_lab.explain.trials.comparison import Difference as Difference
+    from footprint_lab.explain.trials.comparison import compare_runs as compare_runs
     from footprint_lab.explain.trials.culprits import Culprits as Culprits
     from footprint_lab.explain.trials.culprits import CulpritSet as CulpritSet
     from footprint_lab.explain.trials.culprits import bisect_culprits as bisect_culprits
-    from footprint_lab.explain.trials.difference import Difference as Difference
     from footprint_lab.explain.trials.difference import DifferenceExplanation as DifferenceExplanation
     from footprint_lab.explain.trials.difference import SameAnswerError as SameAnswerError
-    from footprint_lab.explain.trials.difference import compare_runs as compare_runs
     from footprint_lab.explain.trials.difference import explain_difference as explain_difference
     from footprint_lab.explain.trials.dropped import DroppedContext as DroppedContext
     from footprint_lab.explain.trials.dropped import DroppedPiece as DroppedPiece

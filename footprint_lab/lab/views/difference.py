@@ -17,14 +17,15 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.explain.trials.difference import word_diff
+from footprint_lab.explain.trials.comparison import word_diff
 from footprint_lab.lab.views.explain import _count, _p_value, headings
 from footprint_lab.lab.views.page import css, el, join, new_scope, shorten, table, wrap
 from footprint_lab.markup import theme, words
 from footprint_lab.markup.elements import Html
 
 if TYPE_CHECKING:
-    from footprint_lab.explain.trials.difference import CallPair, Difference, DifferenceExplanation, PieceChange
+    from footprint_lab.explain.trials.comparison import CallPair, Difference, PieceChange
+    from footprint_lab.explain.trials.difference import DifferenceExplanation
 
 #: the most differences (rows) the view draws, and the most characters of one text it draws
 ROWS = 80
