@@ -44,8 +44,8 @@ from footprint_lab.core.identity import coerce_identity
 from footprint_lab.core.tools import define_tool
 from footprint_lab.explain.compare import Label, Mentions
 from footprint_lab.explain.trials.ablation import localize
+from footprint_lab.explain.trials.arms import ArmVerdict
 from footprint_lab.explain.trials.dropped import find_dropped_context
-from footprint_lab.explain.trials.trial import ArmVerdict
 from footprint_lab.providers import LLMRequest, mock, openai
 
 OUTCOMES = ("APPROVED", "DECLINED", "ESCALATED")

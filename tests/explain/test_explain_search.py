@@ -21,8 +21,9 @@ from footprint_lab.explain.compare import Label
 from footprint_lab.explain.trials._look_plan import afforded, look_plan
 from footprint_lab.explain.trials._search import DECISIVE, KIND_PRIOR, CauseSearch
 from footprint_lab.explain.trials._stats import attained_level, boschloo_greater
+from footprint_lab.explain.trials.arms import Arm
 from footprint_lab.explain.trials.rerun import Outcome
-from footprint_lab.explain.trials.trial import Arm, decide
+from footprint_lab.explain.trials.trial import decide
 from footprint_lab.providers import LLMRequest, mock
 
 

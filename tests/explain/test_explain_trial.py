@@ -15,8 +15,9 @@ import pytest
 from scipy.stats import boschloo_exact, fisher_exact
 
 from footprint_lab.explain.trials._stats import boschloo_greater, fisher_greater
+from footprint_lab.explain.trials.arms import Arm
 from footprint_lab.explain.trials.rerun import Outcome
-from footprint_lab.explain.trials.trial import Arm, decide
+from footprint_lab.explain.trials.trial import decide
 
 
 def test_boschloo_agrees_with_scipy_on_random_tables():

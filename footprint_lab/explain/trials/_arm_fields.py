@@ -1,7 +1,7 @@
 """What a verdict on one arm says, read through the object that carries it.
 
 Rule kept here: a suspect (``LocalizedSuspect``) and a set of culprits (``CulpritSet``) each hold
-their trial (an :class:`~footprint_lab.explain.trials.trial.ArmVerdict`) and answer for it with the same
+their trial (an :class:`~footprint_lab.explain.trials.arms.ArmVerdict`) and answer for it with the same
 names, so the counts a reader sees are the trial's own, never a copy that could drift.
 
 Role: explain layer; a base with no state of its own (``__slots__ = ()``) that both dataclasses take.
@@ -12,8 +12,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from footprint_lab.explain.trials.arms import ArmVerdict
     from footprint_lab.explain.trials.rerun import Outcome
-    from footprint_lab.explain.trials.trial import ArmVerdict
 
 
 def _read(name: str) -> Any:

@@ -19,8 +19,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from footprint_lab.explain.arguments import ExplainConfigError
+from footprint_lab.explain.trials.arms import Arm
 from footprint_lab.explain.trials.rerun import Outcome, Progress, Rerunner, in_time, run_all
-from footprint_lab.explain.trials.trial import Arm
 
 
 class Draws:

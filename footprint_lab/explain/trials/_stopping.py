@@ -24,14 +24,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from footprint_lab.explain.trials._look_plan import look_plan
+from footprint_lab.explain.trials.arms import Arm, Draw, TrialResult
 from footprint_lab.explain.trials.rerun import Outcome
 from footprint_lab.explain.trials.trial import (
     SCREEN_BASELINE,
     SCREEN_SEED,
     SEARCH_SEED,
-    Arm,
-    Draw,
-    TrialResult,
     decide,
     group_size,
     screened_singly,

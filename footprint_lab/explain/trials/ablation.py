@@ -54,6 +54,7 @@ from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._arm_fields import ArmFields
 from footprint_lab.explain.trials._rerun_pool import Draws
 from footprint_lab.explain.trials._stopping import NOT_RUN, Partial, partial_line, run_trial, stopped
+from footprint_lab.explain.trials.arms import VERDICT_LABELS, Arm, ArmVerdict, TrialResult
 from footprint_lab.explain.trials.replay import (
     CallReplayer,
     RecordedCall,
@@ -72,14 +73,7 @@ from footprint_lab.explain.trials.rerun import (
     not_removable_reason,
 )
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
-from footprint_lab.explain.trials.trial import (
-    BUDGET_PER_SAMPLE,
-    VERDICT_LABELS,
-    Arm,
-    ArmVerdict,
-    TrialResult,
-    default_budget,
-)
+from footprint_lab.explain.trials.trial import BUDGET_PER_SAMPLE, default_budget
 from footprint_lab.record.progress import INTERRUPTS
 from footprint_lab.record.refusal import Refusal
 

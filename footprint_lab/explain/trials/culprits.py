@@ -37,9 +37,10 @@ from footprint_lab.explain.trials._arm_fields import ArmFields
 from footprint_lab.explain.trials._rerun_pool import Draws
 from footprint_lab.explain.trials._stopping import Guarded, Partial, partial_line, run_trial, stopped
 from footprint_lab.explain.trials.ablation import choose_suspects, original_answer, untested_count, untested_lines
+from footprint_lab.explain.trials.arms import VERDICT_LABELS, Arm, ArmVerdict, TrialResult, tally
 from footprint_lab.explain.trials.rerun import Outcome, Progress, Rerunner, check_comparator
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
-from footprint_lab.explain.trials.trial import SCREEN_SEED, VERDICT_LABELS, Arm, ArmVerdict, TrialResult, tally
+from footprint_lab.explain.trials.trial import SCREEN_SEED
 from footprint_lab.record.progress import INTERRUPTS
 
 if TYPE_CHECKING:

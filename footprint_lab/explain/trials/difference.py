@@ -35,6 +35,7 @@ from footprint_lab.explain.trials._arm_fields import ArmFields
 from footprint_lab.explain.trials._rerun_pool import Draws
 from footprint_lab.explain.trials._stopping import Partial, partial_line, run_trial, stopped
 from footprint_lab.explain.trials.ablation import budget_note, original_answer, untested_lines
+from footprint_lab.explain.trials.arms import VERDICT_LABELS, Arm, ArmVerdict, TrialResult
 from footprint_lab.explain.trials.comparison import (
     Difference,
     PieceChange,
@@ -54,13 +55,7 @@ from footprint_lab.explain.trials.replay import (
 )
 from footprint_lab.explain.trials.rerun import Progress, Rerunner, check_comparator
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
-from footprint_lab.explain.trials.trial import (
-    VERDICT_LABELS,
-    Arm,
-    ArmVerdict,
-    TrialResult,
-    default_budget,
-)
+from footprint_lab.explain.trials.trial import default_budget
 from footprint_lab.record.refusal import Refusal
 
 if TYPE_CHECKING:

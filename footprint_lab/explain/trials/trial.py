@@ -48,6 +48,10 @@ A rerun that fails is tried again (see :class:`~footprint_lab.explain.trials.rer
 still fails is counted as failed, never as a flip and never as noise, and the counts a test uses
 are those of the reruns that finished.
 
+The arms, their verdicts and the trial's result are :mod:`~footprint_lab.explain.trials.arms`'s; the
+confirmation's reruns and test are spent by ``_confirmation``; this module holds the procedure and the
+screening.
+
 Role: explain layer; it knows arms, seeds and counts, never a runner (``draw`` runs the reruns).
 """
 
@@ -55,15 +59,13 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter
-from collections.abc import Awaitable, Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Iterable, Sequence
 
-from footprint_lab.explain.trials._look_plan import afforded, hopeless_trend, look_plan
+from footprint_lab.explain.trials._confirmation import _Confirmation, _Spend
+from footprint_lab.explain.trials._look_plan import look_plan
 from footprint_lab.explain.trials._search import BATCH, DECISIVE, CauseSearch
-from footprint_lab.explain.trials._stats import boschloo_greater, rate
+from footprint_lab.explain.trials.arms import Arm, ArmVerdict, Draw, TrialResult, _failure_text, failures, tally
 from footprint_lab.explain.trials.rerun import Outcome
-from footprint_lab.markup.words import VERDICT_WORDS
 
 #: Unchanged reruns the screening starts with (do they flip at all?).
 SCREEN_BASELINE = 2
@@ -77,162 +79,9 @@ CANDIDATE_SHARE = 0.1
 UNSETTLED = 0.05
 #: The default budget, in reruns, for each rerun a side of the first look.
 BUDGET_PER_SAMPLE = 16
-#: a verdict as every report, view and frame writes it: the vocabulary's own words (markup.words)
-VERDICT_LABELS = VERDICT_WORDS
-
-
-@dataclass(frozen=True, slots=True)
-class Arm:
-    """One change to the run to test: sources removed, sources forced in, under the name it is reported by."""
-
-    key: str
-    exclude: tuple[str, ...] = ()
-    force: tuple[str, ...] = ()
-
-
-#: Runs one rerun per ``(arm, seed)`` (``None`` for an unchanged rerun), concurrently, outcomes judged.
-Draw = Callable[[Sequence[tuple["Arm | None", int]]], Awaitable[list[Outcome]]]
-
-
-def tally(outcomes: Sequence[Outcome]) -> tuple[int, int]:
-    """``(flips, finished)`` of some reruns: failed ones count in neither."""
-    finished = [o for o in outcomes if o.error is None]
-    return sum(1 for o in finished if o.flipped), len(finished)
-
-
-def failures(outcomes: Sequence[Outcome]) -> Counter[str]:
-    """How many reruns failed, by the error each ended with."""
-    return Counter(str(o.error) for o in outcomes if o.error is not None)
-
-
-@dataclass(slots=True)
-class ArmVerdict:
-    """What the reruns said about one arm: its verdict and every count it rests on."""
-
-    arm: Arm
-    verdict: str = "not_confirmed"
-    reason: str = ""
-    screening: list[Outcome] = field(default_factory=list)
-    confirmation: list[Outcome] = field(default_factory=list)
-    #: the baseline this arm was last judged against: flips and finished reruns
-    noise_flips: int = 0
-    noise_samples: int = 0
-    p_value: float | None = None
-    #: the level ``p_value`` was compared with (``alpha``'s share at its look, as much as its test can spend)
-    level: float | None = None
-    #: the look that decided it (1, 2, 3), or 0 when screening set it aside
-    look: int = 0
-    #: joint screening: how much more often the outcome flipped when this arm was among the removed
-    screening_score: float | None = None
-    #: every rerun that made this arm's change, alone or with others, in any phase (failed ones included) ...
-    reached: int = 0
-    #: ... and how many of them finished: none, and the arm was never measured (see :func:`settle`)
-    judged_on: int = 0
-
-    @property
-    def tested(self) -> bool:
-        """Whether the arm reached confirmation."""
-        return bool(self.confirmation)
-
-    @property
-    def counted(self) -> list[Outcome]:
-        """The reruns its flips and samples are counted over: the confirmation's, else the screening's."""
-        return self.confirmation or self.screening
-
-    @property
-    def flips(self) -> int:
-        return tally(self.counted)[0]
-
-    @property
-    def samples(self) -> int:
-        """The reruns counted (failed ones excluded)."""
-        return tally(self.counted)[1]
-
-    @property
-    def flip_rate(self) -> float | None:
-        return rate(*tally(self.counted))
-
-    @property
-    def noise_rate(self) -> float | None:
-        return rate(self.noise_flips, self.noise_samples)
-
-    @property
-    def reruns(self) -> int:
-        """Every rerun spent on this arm alone, screening and confirmation, failed ones included."""
-        return len(self.screening) + len(self.confirmation)
-
-    @property
-    def failed(self) -> int:
-        return sum(1 for o in (*self.screening, *self.confirmation) if o.error is not None)
-
-    @property
-    def failures(self) -> Counter[str]:
-        return failures([*self.screening, *self.confirmation])
-
-    @property
-    def untested(self) -> bool:
-        """Whether no rerun made this arm's change at all (the budget ran out first)."""
-        return self.reached == 0
-
-
-@dataclass(slots=True)
-class TrialResult:
-    """Every arm's verdict, the baselines they were judged against, and what was spent."""
-
-    arms: list[ArmVerdict]
-    screening_baseline: list[Outcome]
-    baseline: list[Outcome]
-    reruns: int
-    budget: int
-    alpha: float
-    design: str
-    #: screening reruns that removed several arms at once (the group test's halves, the search's sets)
-    joint: list[Outcome] = field(default_factory=list)
-    notes: list[str] = field(default_factory=list)
-
-    @property
-    def noise(self) -> tuple[int, int]:
-        """``(flips, finished)`` of the baseline the verdicts rest on (the confirmation's, else the screening's)."""
-        return tally(self.baseline or self.screening_baseline)
-
-    @property
-    def all_outcomes(self) -> list[Outcome]:
-        arms = [o for verdict in self.arms for o in (*verdict.screening, *verdict.confirmation)]
-        return [*self.screening_baseline, *self.baseline, *self.joint, *arms]
-
-    @property
-    def failures(self) -> Counter[str]:
-        return failures(self.all_outcomes)
-
-
-
-
-class _Spend:
-    """The reruns one trial may still start, and those it has run."""
-
-    def __init__(self, draw: Draw, budget: int) -> None:
-        self._draw = draw
-        self.budget = budget
-        self.spent = 0
-
-    def left(self) -> int:
-        return self.budget - self.spent
-
-    async def __call__(self, jobs: Sequence[tuple[Arm | None, int]]) -> list[Outcome]:
-        """Run ``jobs`` in a shuffled order (so that nothing that drifts with time sides with an arm), results in
-        the order given."""
-        self.spent += len(jobs)
-        if not jobs:
-            return []
-        order = list(range(len(jobs)))
-        random.Random(self.spent).shuffle(order)
-        results = await self._draw([jobs[k] for k in order])
-        placed: list[Outcome | None] = [None] * len(jobs)
-        for position, outcome in zip(order, results, strict=True):
-            arm = jobs[position][0]
-            outcome.changed = (*arm.exclude, *arm.force) if arm is not None else ()
-            placed[position] = outcome
-        return [outcome for outcome in placed if outcome is not None]
+#: The share of ``alpha`` kept back for a second round, run when nothing the first round named held up (see
+#: :func:`decide`).
+KEPT_BACK = 0.2
 
 
 async def decide(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float, budget: int,
@@ -540,139 +389,3 @@ def _difference(observations: list[tuple[bool, bool]]) -> float:
     kept = [flipped for removed, flipped in observations if not removed]
     return (sum(gone) / len(gone) if gone else 0.0) - (sum(kept) / len(kept) if kept else 0.0)
 
-
-#: The share of ``alpha`` kept back for a second round, run when nothing the first round named held up (see
-#: :func:`decide`).
-KEPT_BACK = 0.2
-#: A candidate that did not flip every time stops when its p-value is above this (evidence too weak to chase).
-FUTILE = 0.5
-
-
-def _strength(verdict: ArmVerdict) -> float:
-    """How strongly the screening pointed at an arm: its flip rate alone, or what the group test saw of it (a
-    pair the group test found counts as 1)."""
-    if not verdict.screening and verdict.screening_score is None:
-        return 1.0
-    return max(verdict.flip_rate or 0.0, verdict.screening_score or 0.0)
-
-
-class _Confirmation:
-    """The confirmation: candidates tested one after another on fresh reruns beside one shared baseline.
-
-    :meth:`run` confirms a list of candidates, strongest first, by Wiens' fallback procedure:
-    candidate ``j`` is tested at ``level * w_j``, plus the whole level of candidate ``j - 1`` when
-    that one was confirmed; the weights, fixed before any confirmation rerun from the screening's
-    flip rates, sum to 1, so the chance of confirming any arm without effect stays within ``level``. Each candidate's
-    level is split over its looks (``LOOK_SHARES``); every look has a fixed size, and the baseline
-    grows with the looks, shared by all candidates (a look uses its first reruns, in seed order).
-    """
-
-    def __init__(self, verdicts: dict[str, ArmVerdict], spend: _Spend, samples: int) -> None:
-        self.verdicts = verdicts
-        self.spend = spend
-        self.samples = samples
-        self.baseline: list[Outcome] = []
-
-    async def run(self, candidates: list[Arm], level: float, chances: list[float] | None = None) -> None:
-        # weights by the search's posterior chances when it gave them, else by the square of each candidate's
-        # screening strength: equal for equals, most of the level for a clear leader
-        strength = chances or [_strength(self.verdicts[arm.key]) ** 2 for arm in candidates]
-        total = sum(strength)
-        weights = [value / total if total else 1 / len(candidates) for value in strength]
-        named = chances or [0.0] * len(candidates)
-        # a set's members follow it at weight 0: a confirmed set hands them its level, split evenly, instead of
-        # passing it on (a set not confirmed leaves them none)
-        following = [next((n for n, later in enumerate(weights[k + 1:]) if later > 0), len(weights) - k - 1)
-                     for k in range(len(weights))]
-        passed_on = shared = 0.0
-        for arm, weight, chance, members in zip(candidates, weights, named, following, strict=True):
-            verdict = self.verdicts[arm.key]
-            own = level * weight + passed_on if weight > 0 else shared
-            if own > 0:
-                # a candidate the search all but named is not given up at its first look for a weak start
-                await self._looks(arm, verdict, own, patient=chance >= DECISIVE)
-                verdict.reason = _confirmation_reason(verdict, self.spend)
-            if weight > 0:
-                held = verdict.verdict == "confirmed"
-                shared = own / members if held and members else 0.0
-                passed_on = own if held and not members else 0.0
-
-    async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float, *, patient: bool = False) -> None:
-        """The looks at one candidate, each at its fixed size and level, until one decides it.
-
-        Stopping early for futility never adds a confirmation (every look's level is fixed before it
-        runs), so whether to stop may follow the screening: a ``patient`` candidate stops at its first
-        look only when nothing flipped.
-        """
-        plan = look_plan(self.samples, level)
-        for look, (size, base, spent) in enumerate(plan, 1):
-            size, base, last = afforded(size, base, len(verdict.confirmation), len(self.baseline), self.spend.left())
-            if size <= len(verdict.confirmation):
-                return
-            if last:  # the budget ends at this look: it spends the whole level the looks before it left
-                spent = level - sum(earlier for _, _, earlier in plan[: look - 1])
-            unchanged = [(None, seed) for seed in range(len(self.baseline), base)]
-            jobs: list[tuple[Arm | None, int]] = [*unchanged, *((arm, seed) for seed in
-                                                                 range(len(verdict.confirmation), size))]
-            results = await self.spend(jobs)
-            self.baseline += results[: len(unchanged)]
-            verdict.confirmation += results[len(unchanged):]
-            noise = tally(self.baseline[:base])
-            flips, finished = tally(verdict.confirmation)
-            verdict.noise_flips, verdict.noise_samples = noise
-            verdict.p_value = boschloo_greater(flips, finished, *noise)
-            verdict.level, verdict.look = spent, look
-            if verdict.p_value <= verdict.level:
-                verdict.verdict = "confirmed"
-                return
-            if finished == 0 or not noise[1]:
-                verdict.verdict = "undecided"  # nothing to count: every rerun of the arm, or of the baseline, failed
-                return
-            weak = verdict.p_value > FUTILE or flips * noise[1] <= noise[0] * finished or \
-                (look < len(plan) and hopeless_trend(flips, finished, noise, self.samples, look, plan[look][2]))
-            if flips < finished and (not flips or (weak and (look > 1 or (flips * 2 <= finished and not patient)))):
-                # no more flips than noise (held over a second look), or evidence too weak for more looks to turn
-                # (at the first look too, when at most half of its reruns flipped)
-                verdict.verdict = "not_confirmed"
-                return
-            verdict.verdict = "undecided"
-            if last:
-                return
-
-
-def _confirmation_reason(verdict: ArmVerdict, spend: _Spend) -> str:
-    noise = (verdict.noise_flips, verdict.noise_samples)
-    if not verdict.confirmation:  # a candidate: the screening saw a sign of an effect that no rerun could test
-        verdict.verdict = "undecided"
-        return f"was a candidate, but the budget ({spend.budget} reruns) ran out before its confirmation"
-    flips, finished = tally(verdict.confirmation)
-    failed = verdict.failed
-    lost = f"; {failed} rerun(s) failed ({_failure_text(verdict.failures)})" if failed else ""
-    if not finished:
-        return "could not be judged: every confirmation rerun failed" + lost
-    if not noise[1]:
-        return "could not be judged: every unchanged rerun failed, so there is no noise to test against" + lost
-    counts = f"flipped the outcome in {flips}/{finished} reruns against noise {noise[0]}/{noise[1]}"
-    shown = f"p = {_p(verdict.p_value)} {'<=' if verdict.verdict == 'confirmed' else '>'} {_p(verdict.level)}"
-    if not verdict.level:
-        shown = f"p = {_p(verdict.p_value)}, but the budget left no share of alpha for its test"
-    if verdict.verdict == "confirmed":
-        return f"{counts} ({shown})" + lost
-    if verdict.verdict == "not_confirmed":
-        if flips * noise[1] <= noise[0] * finished:
-            return f"{counts}: no more often than noise" + lost
-        return f"{counts}: too weak for more looks to reach the test" + lost
-    why = "the budget ran out" if spend.left() < finished else "the looks ran out"
-    return f"{counts} ({shown}): more reruns could decide, but {why}" + lost
-
-
-def _p(value: float | None) -> str:
-    if value is None:
-        return "-"
-    if value == 0:
-        return "0"
-    return f"{value:.2g}" if value >= 0.001 else f"{value:.1e}"
-
-
-def _failure_text(counts: Counter[str]) -> str:
-    return ", ".join(f"{name} x{count}" for name, count in counts.most_common())
