@@ -52,17 +52,11 @@ from footprint_lab.explain.provenance.members import Source
 from footprint_lab.explain.provenance.sources import describe_source, removal_id
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._arm_fields import ArmFields
+from footprint_lab.explain.trials._recorded_call import RecordedCall, recorded_call
 from footprint_lab.explain.trials._rerun_pool import Draws
 from footprint_lab.explain.trials._stopping import NOT_RUN, Partial, partial_line, run_trial, stopped
 from footprint_lab.explain.trials.arms import VERDICT_LABELS, Arm, ArmVerdict, TrialResult
-from footprint_lab.explain.trials.replay import (
-    CallReplayer,
-    RecordedCall,
-    ReplayPieceError,
-    check_provider,
-    recorded_call,
-    replay_policy,
-)
+from footprint_lab.explain.trials.replay import CallReplayer, ReplayPieceError, check_provider, replay_policy
 from footprint_lab.explain.trials.rerun import (
     Outcome,
     Progress,

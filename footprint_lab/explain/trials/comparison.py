@@ -7,7 +7,7 @@ named by what it is (a fact, a tool, a tool's result, the user's message), never
   path) are paired by step first (the agent's iteration, else the step id), then the calls left over
   by content (the pair whose pieces share the most), in order. A call with no partner is a
   difference of its own.
-- **Pieces**: each part of a call's request (:class:`~footprint_lab.explain.trials.replay.RecordedCall`) is
+- **Pieces**: each part of a call's request (:class:`~footprint_lab.explain.trials._recorded_call.RecordedCall`) is
   keyed by what it is: a declaration by its kind and id, a tool by its name, a tool's result by the
   tool and which of its results it is, the user's and the model's turns by their order. A key in the
   first call only was *removed* in the second, one in the second only was *added*, one in both with
@@ -36,7 +36,7 @@ from footprint_lab.explain.arguments import recording_of
 from footprint_lab.explain.provenance.members import members_of
 from footprint_lab.explain.provenance.sources import NOT_REMOVABLE, describe_source, removal_id
 from footprint_lab.explain.render import display_bundle, shorten
-from footprint_lab.explain.trials.replay import RecordedCall, _Part, recorded_call
+from footprint_lab.explain.trials._recorded_call import RecordedCall, _Part, recorded_call
 from footprint_lab.markup.elements import TEXT_LIMIT
 from footprint_lab.record.schema import KIND_TOOL_RESULT
 

@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 from footprint_lab.explain.arguments import ExplainConfigError, recording_of
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._arm_fields import ArmFields
+from footprint_lab.explain.trials._recorded_call import Carry, RecordedCall, _Part, recorded_call
 from footprint_lab.explain.trials._rerun_pool import Draws
 from footprint_lab.explain.trials._stopping import Partial, partial_line, run_trial, stopped
 from footprint_lab.explain.trials.ablation import budget_note, original_answer, untested_lines
@@ -44,15 +45,7 @@ from footprint_lab.explain.trials.comparison import (
     compare_runs,
     keyed_parts,
 )
-from footprint_lab.explain.trials.replay import (
-    CallReplayer,
-    Carry,
-    RecordedCall,
-    _Part,
-    check_provider,
-    recorded_call,
-    replay_policy,
-)
+from footprint_lab.explain.trials.replay import CallReplayer, check_provider, replay_policy
 from footprint_lab.explain.trials.rerun import Progress, Rerunner, check_comparator
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
 from footprint_lab.explain.trials.trial import default_budget
