@@ -22,10 +22,10 @@ below it (runners, ``load_recording``, ``footprint_lab.explain``, ``footprint_la
 """
 
 # each public name imported as itself (``X as X``): re-exported for a strict type checker, as __all__ lists it
+from footprint_lab.batch._arms import Comparison as Comparison
+from footprint_lab.batch._culprits import culprits as culprits
 from footprint_lab.batch._entries import RunSummary as RunSummary
-from footprint_lab.batch._runset import Comparison as Comparison
 from footprint_lab.batch._runset import RunSet as RunSet
-from footprint_lab.batch._runset import culprits as culprits
 from footprint_lab.batch.refusals import BatchConfigError as BatchConfigError
 from footprint_lab.batch.refusals import RunSetFolderError as RunSetFolderError
 from footprint_lab.record.progress import Stopped as Stopped

@@ -15,11 +15,8 @@ touched (:mod:`footprint_lab.batch._folder`).
 
 from __future__ import annotations
 
-import dataclasses
-import inspect
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Unpack
 
@@ -28,16 +25,17 @@ import footprint_lab.batch._cluster as _cluster
 import footprint_lab.batch._folder as _folder
 import footprint_lab.batch._table as _table
 import footprint_lab.batch._work as _work
+from footprint_lab.batch._arms import Comparison, _metric, _pairs, compared, explained
+from footprint_lab.batch._checks import _WHERE_FIX, _check_settings, _inputs, _localized, _runner_or_factory, _whole
 from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary
 from footprint_lab.batch._progress import Bar, check_progress
-from footprint_lab.batch._stats import newcombe_paired, paired_t
 from footprint_lab.batch.refusals import BatchConfigError
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.run import Run
-from footprint_lab.explain import Trials, TrialSettings, localize
+from footprint_lab.explain import Trials, TrialSettings
 from footprint_lab.record.progress import INTERRUPTS, Stopped, stopping
 from footprint_lab.record.recording import Recording
-from footprint_lab.record.refusal import call_problem, describe_shape, did_you_mean
+from footprint_lab.record.refusal import call_problem, describe_shape
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -46,8 +44,6 @@ if TYPE_CHECKING:
 
 #: runs of a factory at once in one process, unless ``concurrency=`` says otherwise
 DEFAULT_CONCURRENCY = 8
-#: ``localize`` settings a set cannot pass on: each run has its own input and conversation
-_PER_RUN = ("run", "rerun", "progress", "input", "continue_from")
 #: where a stopped run-set call's partial result is kept (one store for every layer: ``record.progress``)
 KEPT_AT = "footprint_lab.batch.last_stopped()"
 #: what a save stopped before its swap says, and one stopped in it (the swap finished: the set saved whole)
@@ -393,25 +389,7 @@ class RunSet:
                                    "must be a number from 0.5 to below 1 (0.95 is usual)")
         read = _metric(function, metric)
         pairs = _pairs(function, self.summaries(), other.summaries())
-        values = [(read(a), read(b)) for a, b in pairs]
-        for value in (v for pair in values for v in pair):
-            if value is not None and (not isinstance(value, int | float) or value != value):
-                raise BatchConfigError(function, "metric", f"a function that gave {describe_shape(value)}",
-                                       "must give a number or a bool for each run (None when it has no value)")
-        kept = [(float(a), float(b)) for a, b in values if a is not None and b is not None]
-        if not kept:
-            raise BatchConfigError(function, "metric", "a metric with no value on any pair of runs",
-                                   "must give a number for at least one run of each arm")
-        first, second = [a for a, _ in kept], [b for _, b in kept]
-        if all(v in (0.0, 1.0) for v in (*first, *second)):
-            difference, low, high = newcombe_paired([int(v) for v in first], [int(v) for v in second], confidence)
-            interval = "newcombe_paired"
-        else:
-            difference, low, high = paired_t(first, second, confidence)
-            interval = "paired_t"
-        name = metric if isinstance(metric, str) else getattr(metric, "__name__", "metric")
-        return Comparison(name, sum(first) / len(first), sum(second) / len(second), difference, low, high,
-                          confidence, interval, len(kept), len(values) - len(kept))
+        return compared(function, metric, read, pairs, confidence)
 
     # -- helpers ---------------------------------------------------------------------------------
     async def explain_differences(self, other: RunSet, *, replay: Any = None, rerun: Any = None,
@@ -429,8 +407,6 @@ class RunSet:
         the pairs (a function of this set's run summary, or run ids of this set); ``frame.attrs`` says how many
         pairs were compared and how many had changed answers.
         """
-        from footprint_lab.explain import explain_difference
-
         function = "RunSet.explain_differences"
         if not isinstance(other, RunSet):
             raise BatchConfigError(function, "other", describe_shape(other), "must be the other arm, a RunSet")
@@ -441,28 +417,7 @@ class RunSet:
         chosen = set(self._selected(function, where, default_finished=True))
         by_id = self._by_id()
         pairs = [(a, b) for a, b in _pairs(function, self.summaries(), other.summaries()) if by_id[a.run_id] in chosen]
-        changed = [(a, b) for a, b in pairs if a.answer is not None and b.answer is not None and a.answer != b.answer]
-        rows: dict[str, dict[str, Any]] = {}
-        for good, bad in changed:
-            found = await explain_difference(good.run(), bad.run(), replay=replay, rerun=rerun, trials=trials,
-                                             **settings)
-            for carried in found.tested:
-                row = rows.setdefault(carried.name, _difference_row(carried.name))
-                row["pairs"] += 1
-                row["tested"] += 1
-                row["confirmed"] += carried.verdict == "confirmed"
-            for name, why in found.untested:
-                row = rows.setdefault(name, _difference_row(name))
-                row["pairs"] += 1
-                row["not_tested"] += 1
-                row["why_not_tested"] = row["why_not_tested"] or why
-        import pandas as pd
-
-        frame = pd.DataFrame(list(rows.values()), columns=list(_difference_row("").keys()))
-        frame["share"] = frame["confirmed"] / len(changed) if changed else 0.0
-        frame = frame.sort_values(["confirmed", "pairs"], ascending=False, kind="stable").reset_index(drop=True)
-        frame.attrs.update(pairs=len(pairs), changed=len(changed))
-        return frame
+        return await explained(pairs, replay=replay, rerun=rerun, trials=trials, settings=settings)
 
     def _by_id(self) -> dict[str, int]:
         if self._positions is None:
@@ -524,201 +479,3 @@ def _partial(frame: pd.DataFrame, bar: Bar) -> pd.DataFrame:
 def _rows_kept(label: str) -> str:
     """How a stopped call's one line says where its rows are (``{done}`` filled in by ``Stopped``)."""
     return f"the rows of the {{done}} {label}: {KEPT_AT}"
-
-
-_WHERE_FIX = ("selects runs: a function given each run's summary (r.run_id, r.input, r.answer, r.status, r.run()) "
-              "that is true for the ones wanted, or a collection of run ids as frame() shows them, "
-              "e.g. frame[frame.answer != frame.expected].run_id")
-
-
-@dataclass(frozen=True, slots=True)
-class Comparison:
-    """Two arms' means of one metric over the same inputs, their paired difference and its interval."""
-
-    metric: str
-    #: the mean of the metric on the set ``compare`` was called on (the first arm) and on the other
-    first: float
-    second: float
-    #: ``second - first``, over the pairs where both runs have a value
-    difference: float
-    low: float
-    high: float
-    confidence: float
-    #: ``newcombe_paired`` (0/1 metrics) or ``paired_t`` (other numbers)
-    interval: str
-    pairs: int
-    #: pairs left out because one of the runs had no value
-    dropped: int
-
-    @property
-    def significant(self) -> bool:
-        """Whether the interval leaves out 0: the arms differ at this confidence."""
-        return self.low > 0 or self.high < 0
-
-    def __str__(self) -> str:
-        method = ("Newcombe's interval for paired proportions" if self.interval == "newcombe_paired"
-                  else "Student's t interval on paired differences")
-        dropped = f"; {self.dropped} pair(s) without a value left out" if self.dropped else ""
-        verdict = "the arms differ" if self.significant else "no difference shown"
-        return (f"{self.metric}: {self.first:.4g} -> {self.second:.4g}, difference {self.difference:+.4g} "
-                f"({self.confidence:.0%} CI {self.low:+.4g} to {self.high:+.4g}, {method}; {self.pairs} pairs"
-                f"{dropped}): {verdict}.")
-
-    def to_frame(self) -> pd.DataFrame:
-        import pandas as pd
-
-        return pd.DataFrame([{name: getattr(self, name) for name in self.__dataclass_fields__}])
-
-
-def culprits(frame: pd.DataFrame) -> pd.DataFrame:
-    """Which sources caused most of the wrong answers: one row per source of a ``RunSet.localize`` frame.
-
-    ``runs_confirmed``: the runs in which removing it was confirmed to flip the answer;
-    ``runs_undecided``: those where it showed a sign, not enough to conclude; ``runs_tested``: those
-    in which it was tested; ``runs_not_tested``: those that left it untested (the report says why);
-    ``share``: ``runs_confirmed`` over the runs localized. Most confirmed first.
-    """
-    import pandas as pd
-
-    columns = ["source_id", "source_kind", "member", "runs_confirmed", "runs_undecided", "runs_tested",
-               "runs_not_tested", "share"]
-    needed = {"run_id", "source_id", "source_kind", "verdict"}
-    if not isinstance(frame, pd.DataFrame) or not needed <= set(frame.columns):
-        raise BatchConfigError("culprits", "frame", describe_shape(frame) if not isinstance(frame, pd.DataFrame)
-                               else "a DataFrame without run_id, source_id, source_kind and verdict",
-                               "must be the DataFrame RunSet.localize returns")
-    runs = int(frame.attrs.get("runs") or frame["run_id"].nunique())
-    if frame.empty:
-        return pd.DataFrame(columns=columns)
-    table = frame.assign(member=frame["member"].fillna("") if "member" in frame else "")
-    keys = ["source_id", "member"]
-    distinct = table.drop_duplicates([*keys, "run_id", "verdict"])
-    result = pd.DataFrame({
-        "source_kind": table.groupby(keys, sort=False)["source_kind"].first(),
-        "runs_confirmed": distinct[distinct["verdict"] == "confirmed"].groupby(keys).size(),
-        "runs_undecided": distinct[distinct["verdict"] == "undecided"].groupby(keys).size(),
-        "runs_tested": distinct[distinct["verdict"] != "not_tested"].drop_duplicates([*keys, "run_id"])
-        .groupby(keys).size(),
-        "runs_not_tested": distinct[distinct["verdict"] == "not_tested"].groupby(keys).size(),
-    }).reset_index()
-    counts = ["runs_confirmed", "runs_undecided", "runs_tested", "runs_not_tested"]
-    result[counts] = result[counts].fillna(0).astype("int64")
-    result["share"] = result["runs_confirmed"] / max(runs, 1)
-    result = result.sort_values(["runs_confirmed", "runs_undecided", "runs_tested", "source_id"],
-                                ascending=[False, False, False, True], kind="stable")
-    return result.reindex(columns=columns).reset_index(drop=True)
-
-
-# -- argument checks --------------------------------------------------------------------------------
-def _runner_or_factory(function: str, runner: Any) -> Callable[[], Any] | None:
-    """The factory (``None`` for a runner instance), refused when it is neither."""
-    if isinstance(runner, type):
-        raise BatchConfigError(function, "runner", "a class", "must be a runner instance or a factory that builds "
-                               "one, e.g. lambda: Agent(...)")
-    if callable(getattr(runner, "run", None)):
-        return None
-    if callable(runner):
-        try:
-            signature: inspect.Signature | None = inspect.signature(runner)
-        except (TypeError, ValueError):
-            signature = None  # a signature that cannot be read (a builtin) is given the benefit of the doubt
-        try:
-            if signature is not None:
-                signature.bind()
-        except TypeError:
-            raise BatchConfigError(function, "runner", "a function that cannot be called without arguments",
-                                   "must be a runner or a factory callable as factory() (its other parameters "
-                                   "with defaults, e.g. def build(exclude=(), seed=None))") from None
-        return runner
-    raise BatchConfigError(function, "runner", describe_shape(runner),
-                           "must be a runner (an Agent, an LLMCall, a composition) or a factory that builds one")
-
-
-def _inputs(function: str, inputs: Any) -> list[tuple[int, Any]]:
-    if isinstance(inputs, str | bytes | dict) or not isinstance(inputs, Iterable):
-        raise BatchConfigError(function, "inputs", describe_shape(inputs),
-                               "must be a list of inputs, each a message or {'message': ...}")
-    return list(enumerate(inputs))
-
-
-def _whole(function: str, setting: str, value: Any, low: int, high: int) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise BatchConfigError(function, setting, describe_shape(value), f"must be a whole number from {low} to {high}")
-    return value
-
-
-def _check_settings(function: str, settings: dict[str, Any]) -> None:
-    """Only ``localize``'s own settings (its keywords and the trial settings), only those that mean the same for
-    every run, each one a trial can use: refused before any run is localized."""
-    trial = [field.name for field in dataclasses.fields(Trials)]
-    own = [name for name, parameter in inspect.signature(localize).parameters.items()
-           if parameter.kind is inspect.Parameter.KEYWORD_ONLY and name not in _PER_RUN]
-    accepted = own + trial
-    for name in settings:
-        if name not in accepted:
-            per_run = name in _PER_RUN
-            near = did_you_mean([name], accepted)
-            raise BatchConfigError(
-                function, name, "a setting that differs from run to run" if per_run else "no setting of localize",
-                "cannot be given for a whole set (each run is rerun on its own recorded input)" if per_run
-                else f"is not a setting of localize{f' ({near})' if near else ''}; the settings "
-                     f"are {', '.join(accepted)}",
-            )
-    chosen = {name: value for name, value in settings.items() if name in trial}
-    given = settings.get("trials")
-    if given is not None and not isinstance(given, Trials):
-        raise BatchConfigError(function, "trials", describe_shape(given), "must be a footprint_lab.Trials(...) object")
-    if given is None:
-        Trials(**chosen)  # each value checked now, refused by name before any run is localized
-    else:
-        given.replace(**chosen)
-
-
-def _localized(function: str, frame: Any) -> dict[str, str]:
-    import pandas as pd
-
-    if not isinstance(frame, pd.DataFrame) or not {"run_id", "source_id", "verdict"} <= set(frame.columns):
-        raise BatchConfigError(function, "localized", describe_shape(frame) if not isinstance(frame, pd.DataFrame)
-                               else "a DataFrame without run_id, source_id and verdict",
-                               "must be the DataFrame RunSet.localize returns")
-    return _table.culprits_by_run(frame)
-
-
-def _metric(function: str, metric: Any) -> Callable[[RunSummary], Any]:
-    numeric = ("tokens", "duration_ms", "members", "calls")
-    if isinstance(metric, str):
-        if metric not in numeric:
-            raise BatchConfigError(function, "metric", "a string that names no numeric column",
-                                   f"must be one of {', '.join(numeric)}, or a function of a run's summary")
-        return lambda summary: getattr(summary, metric)
-    problem = call_problem(metric, 1)
-    if problem is not None:
-        raise BatchConfigError(function, "metric", problem,
-                               "must be a column of frame() or a function of a run's summary giving a number or a "
-                               "bool, e.g. lambda r: r.answer == expected[r.input]")
-    return metric
-
-
-def _difference_row(name: str) -> dict[str, Any]:
-    return {"difference": name, "pairs": 0, "confirmed": 0, "tested": 0, "not_tested": 0, "why_not_tested": ""}
-
-
-def _pairs(function: str, first: list[RunSummary], second: list[RunSummary]) -> list[tuple[RunSummary, RunSummary]]:
-    """The runs of two arms paired by input; refused when the arms did not answer the same inputs."""
-    waiting: dict[Any, list[RunSummary]] = {}
-    for summary in second:
-        waiting.setdefault(summary.input, []).append(summary)
-    pairs = []
-    unmatched = 0
-    for summary in first:
-        queue = waiting.get(summary.input)
-        if queue:
-            pairs.append((summary, queue.pop(0)))
-        else:
-            unmatched += 1
-    unmatched += sum(len(queue) for queue in waiting.values())
-    if unmatched:
-        raise BatchConfigError(function, "other", f"a set whose inputs differ from this one's in {unmatched} run(s)",
-                               "must hold runs of the same inputs (two prompts or two context strategies over one "
-                               "evaluation set), so each input is compared with itself")
-    return pairs
