@@ -23,7 +23,7 @@ from typing import Any
 
 from footprint_lab.core.chat import Chat
 from footprint_lab.lab.views import answer_view
-from footprint_lab.lab.views.answer import Folded
+from footprint_lab.lab.views.calls import Folded
 from footprint_lab.lab.views.page import new_scope
 from footprint_lab.markup import theme
 from footprint_lab.markup.elements import css, el, esc, join, raw

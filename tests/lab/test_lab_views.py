@@ -248,7 +248,7 @@ async def test_every_explanation_checkpoint_and_error_shows_itself(planted):
 
 
 def test_a_long_runs_view_draws_the_ends_of_each_slot_and_the_latest_calls_and_says_where_the_rest_is(noop_tool):
-    from footprint_lab.lab.views.answer import EARLIER_CALLS, FIRST_ROWS, SLOT_ROWS
+    from footprint_lab.lab.views.calls import EARLIER_CALLS, FIRST_ROWS, SLOT_ROWS
 
     rounds = 60
     replies = [{"tool": "noop", "args": {}}] * rounds + ["done"]

@@ -60,7 +60,7 @@ def text_bundle(summary: str, text: str) -> dict[str, Any]:
 
 def backtrack_html(walked: Backtrack) -> Html:
     """Every candidate as a row that opens to its chain of custody."""
-    from footprint_lab.lab.views.answer import _hops_html, piece_summary
+    from footprint_lab.lab.views.calls import _hops_html, piece_summary
 
     scope = new_scope()
     parts = [headline(walked.summary())]
