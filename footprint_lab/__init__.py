@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from footprint_lab import record as record
     from footprint_lab.core.agent import Agent as Agent
     from footprint_lab.core.chat import Chat as Chat
-    from footprint_lab.core.chat import TurnRerun as TurnRerun
+    from footprint_lab.core.chat_turn import TurnRerun as TurnRerun
     from footprint_lab.core.checkpoint import Checkpoint as Checkpoint
     from footprint_lab.core.identity import Identity as Identity
     from footprint_lab.core.llm_call import LLMCall as LLMCall

@@ -48,7 +48,7 @@ class Summary:
 
 
 class Turned(Protocol):
-    """What these functions read of a turn (``core.chat.ChatTurn``)."""
+    """What these functions read of a turn (``core.chat_turn.ChatTurn``)."""
 
     start: int
     end: int | None
