@@ -379,12 +379,17 @@ _EVERYWHERE = (
     r"|(?P<entity>&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});?)"
     r"|(?P<invisible>[{invisible}]+)"
 )
-#: what needs a ">" to close it: "<!...>" and "<?...>" (comments of their own), and in markup a tag
+#: what needs a ">" to close it: "<!...>" and "<?...>" (comments of their own), and in markup a tag, whose
+#: quoted attribute values may hold a ">" (``<span title="a>b">``); a tag whose quoted value holds the last ">"
+#: runs to the end, as a browser reads it: possessive and never failing, so each tag is read once
 _CLOSED = {PLAIN: r"|(?P<comment2><[!?][^>]*>)",
-           HTML: r"|(?P<comment2><[!?][^>]*>)|(?P<tag></?([A-Za-z][A-Za-z0-9-]*)[^>]*>)"}
+           HTML: r"|(?P<comment2><[!?][^>]*>)|(?P<tag></?([A-Za-z][A-Za-z0-9-]*)"
+                 r"""(?:[^>"'=]++|=\s*+"[^"]*+"|=\s*+'[^']*+'|["'=])*+(?:>|\Z))"""}
 _CLOSED[MARKDOWN] = _CLOSED[HTML]
-#: markdown's marks a reader does not see: the backslash of an escape, emphasis, strike-through and code marks
-_MARKS = r"|(?P<mark>\\(?=[!-/:-@\[-`{-~])|[*_~`]+)"
+#: markdown's marks a reader does not see: the backslash of an escape, emphasis, strike-through and code marks,
+#: and a link's brackets and destination (``[sk-ab](https://x)cd`` reads ``sk-abcd``; each scan stops at a bracket,
+#: a parenthesis or a space, so the reading stays one pass)
+_MARKS = (r"|(?P<mark>\\(?=[!-/:-@\[-`{-~])|[*_~`]+|!?\[|\]\([^()\s]*\)|\]\[[^\[\]\s]*\])")
 
 
 @functools.cache

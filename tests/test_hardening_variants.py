@@ -1,0 +1,105 @@
+"""Variants of issue 46's hostile inputs that its own tests did not use, each found breaking something.
+
+- scan/scrub (high 6): a key split by a tag whose quoted attribute holds a ``>`` (``<span title="a>b">``),
+  or by a markdown link (``[sk-...](https://x)...``), is one a reader sees whole.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import nbformat
+import pytest
+
+from footprint_lab import Redaction
+from footprint_lab.notebook import scan, scrub
+
+KEY = "sk-variantkey0123456789abcdefghij"
+POLICY = Redaction.standard()
+
+
+def _notebook(markdown: str, html: str) -> dict[str, Any]:
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_markdown_cell(markdown),
+                nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output(
+                    "display_data", data={"text/plain": "shown", "text/html": html})])]
+    return json.loads(nbformat.writes(nb))
+
+
+# -- high 6: what a reader sees whole ----------------------------------------------------------------------
+QUOTED = {
+    "double-quoted title holding >": '<span title="a>b">{}</span>',
+    "single-quoted title holding >": "<span title='a>b'>{}</span>",
+    "data attribute holding <>": '<i data-x="<>">{}</i>',
+    "spaced = before the quote": '<b class = "x>y">{}</b>',
+}
+
+
+@pytest.mark.parametrize("form", list(QUOTED))
+def test_a_key_split_by_a_tag_whose_quoted_attribute_holds_a_closing_bracket_is_found(
+        tmp_path: Path, form: str) -> None:
+    split = KEY[:9] + QUOTED[form].format(KEY[9:13]) + KEY[13:]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(_notebook(f"See {split} here.", f"<p>{split}</p>")), encoding="utf-8")
+    found = scan(path, redact=POLICY)
+    assert {(f.cell, f.where) for f in found} == {(0, "source"), (1, "data[text/html]")}
+    scrub(path, redact=POLICY)
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert KEY[13:] not in json.dumps(saved) and scan(path, redact=POLICY) == []
+    nbformat.validate(nbformat.reads(json.dumps(saved), 4))
+
+
+LINKS = {
+    "inline link around the start": "[" + KEY[:9] + "](https://example.com/a)" + KEY[9:],
+    "inline link in the middle": KEY[:9] + "[" + KEY[9:13] + "](https://x)" + KEY[13:],
+    "reference link": "[" + KEY[:9] + "][ref]" + KEY[9:] + "\n\n[ref]: https://example.com",
+    "image link's brackets": KEY[:9] + "![" + KEY[9:13] + "](x.png)" + KEY[13:],
+}
+
+
+@pytest.mark.parametrize("form", list(LINKS))
+def test_a_key_split_by_a_markdown_link_is_found_in_markdown_and_left_in_html(tmp_path: Path, form: str) -> None:
+    """Markdown draws a link's text in line with the text around it; HTML shows the brackets as typed."""
+    written = LINKS[form]
+    path = tmp_path / "nb.ipynb"
+    path.write_text(json.dumps(_notebook(written, written)), encoding="utf-8")
+    assert [(f.cell, f.where) for f in scan(path, redact=POLICY)] == [(0, "source")]
+    scrub(path, redact=POLICY)
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    assert KEY[13:] not in saved["cells"][0]["source"] and scan(path, redact=POLICY) == []
+    nbformat.validate(nbformat.reads(json.dumps(saved), 4))
+
+
+HOSTILE_MARKUP = {
+    "tags whose quote swallows the last >": "<a " * 13_000 + 'x=">"',
+    "open quotes, one > at the end": '<a x="' * 13_000 + ">",
+    "quoted > in every tag": '<b title="x>y">a</b>' * 4_000,
+    "link openings": "a](" * 20_000,
+    "reference openings": "a][" * 20_000,
+    "brackets": "a[" * 20_000,
+}
+
+
+def test_quoted_attributes_and_links_are_read_in_one_pass(tmp_path: Path) -> None:
+    """Each text above, in a markdown cell and as HTML and markdown outputs, four times over: scan and scrub end
+    well within the deadline (a quadratic reading takes minutes on the first one)."""
+    cells = []
+    for text in HOSTILE_MARKUP.values():
+        text *= 4
+        cells += [nbformat.v4.new_markdown_cell(text), nbformat.v4.new_code_cell("x", outputs=[
+            nbformat.v4.new_output("display_data", data={"text/html": text, "text/markdown": text})])]
+    path = tmp_path / "hostile.ipynb"
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    script = textwrap.dedent(f"""
+        from footprint_lab import Redaction
+        from footprint_lab.notebook import scan, scrub
+        print(len(scan({str(path)!r}, redact=Redaction.standard())))
+        scrub({str(path)!r}, redact=Redaction.standard())
+    """)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert done.returncode == 0 and done.stdout.strip() == "0", done.stderr
