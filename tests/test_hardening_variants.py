@@ -2,10 +2,13 @@
 
 - scan/scrub (high 6): a key split by a tag whose quoted attribute holds a ``>`` (``<span title="a>b">``),
   or by a markdown link (``[sk-...](https://x)...``), is one a reader sees whole.
+- providers (medium): a reply nested 200,000 deep inside a tool call's arguments, the JSON text a reply
+  carries as a string, is a typed provider failure like a body nested so deep, never a raw ``RecursionError``.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import subprocess
 import sys
@@ -18,6 +21,7 @@ import pytest
 
 from footprint_lab import Redaction
 from footprint_lab.notebook import scan, scrub
+from footprint_lab.providers.errors import ProviderResponseError
 
 KEY = "sk-variantkey0123456789abcdefghij"
 POLICY = Redaction.standard()
@@ -103,3 +107,59 @@ def test_quoted_attributes_and_links_are_read_in_one_pass(tmp_path: Path) -> Non
     """)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert done.returncode == 0 and done.stdout.strip() == "0", done.stderr
+
+
+# -- providers: nesting inside a tool call's arguments --------------------------------------------------------
+def _sse(event: dict[str, Any], name: str | None = None) -> str:
+    return (f"event: {name}\n" if name else "") + f"data: {json.dumps(event)}\n\n"
+
+
+def _deep_arguments(kind: str, deep: str, stream: bool) -> Any:
+    from wire_server import Reply, fixture_json, fixture_text, sse_events
+
+    if kind == "openai" and not stream:
+        body = fixture_json("openai_tool_call.json")
+        body["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"] = deep
+        return Reply(body=body)
+    if kind == "openai":
+        call = {"index": 0, "id": "call_1", "type": "function", "function": {"name": "add", "arguments": ""}}
+        return Reply(chunks=[
+            _sse({"choices": [{"index": 0, "delta": {"role": "assistant", "tool_calls": [call]}}]}),
+            _sse({"choices": [{"index": 0, "delta": {"tool_calls": [{"index": 0, "function": {"arguments": deep}}]}}]}),
+            _sse({"choices": [{"index": 0, "delta": {}, "finish_reason": "tool_calls"}]}), "data: [DONE]\n\n"],
+            content_type="text/event-stream")
+    if kind == "anthropic":
+        events = sse_events(fixture_text("anthropic_stream_tools.sse"))
+        first = next(n for n, event in enumerate(events) if "input_json_delta" in event and '\\"a\\"' in event)
+        event = json.loads(events[first].split("data: ", 1)[1])
+        event["delta"]["partial_json"] = deep
+        events[first] = _sse(event, "content_block_delta")
+        events[first + 1] = _sse({**copy.deepcopy(event), "delta": {"type": "input_json_delta", "partial_json": ""}},
+                                 "content_block_delta")
+        return Reply(chunks=events, content_type="text/event-stream")
+    body = fixture_json("ollama_tool_call.json")
+    body["message"]["tool_calls"][0]["function"]["arguments"] = deep
+    return Reply(body=body)
+
+
+@pytest.mark.parametrize("depth", [150, 200_000])
+@pytest.mark.parametrize(("kind", "stream"), [("openai", False), ("openai", True), ("anthropic", True),
+                                              ("ollama", False)])
+async def test_tool_call_arguments_nested_too_deep_are_a_provider_failure(kind: str, stream: bool, depth: int) -> None:
+    from provider_cases import FACTORIES, MODELS, SECRET, make_request
+    from wire_server import WireServer
+
+    deep = "{\"a\": " + "[" * depth + "]" * depth + "}"
+    server = WireServer()
+    server.fallback = _deep_arguments(kind, deep, stream)
+    settings: dict[str, Any] = {"base_url": server.url, "stream": stream, "max_retries": 0, "timeout": 5.0}
+    if kind != "ollama":
+        settings["api_key"] = SECRET
+    provider = FACTORIES[kind](MODELS[kind], **settings)
+    try:
+        with pytest.raises(ProviderResponseError) as failed:
+            await provider.complete(make_request())
+    finally:
+        await provider.aclose()
+        server.close()
+    assert "nests deeper than 100 levels" in str(failed.value) and "[[[" not in str(failed.value)

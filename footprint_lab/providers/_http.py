@@ -520,7 +520,7 @@ def parse_args(raw: Any, tool_name: str) -> dict[str, Any]:
         return {}
     if isinstance(raw, str):
         try:
-            value = sound(json.loads(raw))
+            value = _json(raw)  # arguments nested past MAX_NESTING fail like a reply that does
         except ValueError:
             value = None
         if isinstance(value, dict):
