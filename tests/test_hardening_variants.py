@@ -4,6 +4,9 @@
   or by a markdown link (``[sk-...](https://x)...``), is one a reader sees whole.
 - providers (medium): a reply nested 200,000 deep inside a tool call's arguments, the JSON text a reply
   carries as a string, is a typed provider failure like a body nested so deep, never a raw ``RecursionError``.
+- forged displays (medium): "sealed · verified" a reader sees whole, though split in the file by a zero-width
+  space, a soft hyphen or a comment, is a seal claim; and the claim is read in one pass (a megabyte of "<" took
+  minutes).
 """
 
 from __future__ import annotations
@@ -163,3 +166,67 @@ async def test_tool_call_arguments_nested_too_deep_are_a_provider_failure(kind: 
         await provider.aclose()
         server.close()
     assert "nests deeper than 100 levels" in str(failed.value) and "[[[" not in str(failed.value)
+
+
+# -- forged displays: a claim a reader sees whole -----------------------------------------------------------
+SPLIT_CLAIMS = {
+    "zero-width space": "se\u200baled · verified",
+    "soft hyphen": "sealed · veri\u00adfied",
+    "&shy; entity": "seal&shy;ed &middot; verified",
+    "comment": "sea<!-- -->led · verified",
+    "inline tag": "<b>sea</b>led · <i>veri</i>fied",
+}
+
+
+def _forged(tmp_path: Path, claim: str) -> Path:
+    """A sealed run's display, DECLINED made APPROVED, its recording, metadata and badge attribute removed, and
+    the badge's words written ``claim``."""
+    from notebook_kit import displayed
+
+    from footprint_lab import Agent
+    from footprint_lab.providers import mock
+    from footprint_lab.record.recording import RECORDING_MIME
+
+    run = Agent(provider=mock(reply="Refund 42 DECLINED."), seal=True).run_sync("Refund order 42?")
+    output = json.loads(json.dumps(displayed(run)))
+    html = output["data"]["text/html"]
+    html = "".join(html) if isinstance(html, list) else html
+    assert "sealed · verified" in html
+    output["data"]["text/html"] = (html.replace("DECLINED", "APPROVED").replace("data-fl-seal=", "data-x=")
+                                   .replace("sealed · verified", claim))
+    output["data"]["text/plain"] = "Refund 42 APPROVED."
+    output["data"].pop(RECORDING_MIME)
+    output["metadata"] = {}
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("run", outputs=[nbformat.from_dict(output)])])
+    path = tmp_path / "forged.ipynb"
+    path.write_text(nbformat.writes(nb), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("split", list(SPLIT_CLAIMS))
+def test_a_seal_claim_split_where_a_reader_sees_it_whole_is_broken(tmp_path: Path, split: str) -> None:
+    from test_cli_exit_codes import ENV, SCRIPT
+
+    from footprint_lab.notebook import verify_file
+
+    path = _forged(tmp_path, SPLIT_CLAIMS[split])
+    ((where, verdict),) = verify_file(path)
+    assert (where, verdict.status, verdict.kind, verdict.field) == ("cell 0, output 0", "broken", "display",
+                                                                    "text/html")
+    done = subprocess.run([str(SCRIPT), "verify", "--require-seal", str(path)], capture_output=True, text=True,
+                          env=ENV, timeout=120, check=False)
+    assert done.returncode == 1 and "seal broken at display.text/html" in done.stdout, (done.stdout, done.stderr)
+
+
+def test_the_seal_claim_is_read_in_one_pass(tmp_path: Path) -> None:
+    """A megabyte of "<" in an output: verify ends well within the deadline (it took about 11 minutes)."""
+    from test_cli_exit_codes import ENV, SCRIPT
+
+    text = "<" * (1 << 20)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[
+        nbformat.v4.new_output("display_data", data={"text/html": text, "text/plain": text})])])
+    path = tmp_path / "brackets.ipynb"
+    nbformat.write(nb, path)
+    done = subprocess.run([str(SCRIPT), "verify", str(path)], capture_output=True, text=True, env=ENV, timeout=60,
+                          check=False)
+    assert done.returncode == 0, (done.stdout, done.stderr)

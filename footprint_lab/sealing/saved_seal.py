@@ -48,6 +48,7 @@ from footprint_lab.record.records import Annotation
 from footprint_lab.record.saved_form import content_of, copies_placed, dereferenced, table_columns
 from footprint_lab.record.saved_json import NestingTooDeep, parse_json
 from footprint_lab.record.schema import COPIES, READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
+from footprint_lab.record.unicode import invisible_class
 from footprint_lab.sealing._chain import all_whole, chained
 from footprint_lab.sealing.seal import (
     _HEADER,
@@ -337,7 +338,30 @@ def holds_display(bundle: dict[str, Any]) -> bool:
 DISPLAYING = ("display_data", "execute_result")
 _BADGE = re.compile(r"data-fl-seal\s*=", re.IGNORECASE)
 _VERIFIED = re.compile(r"\bsealed\W{0,12}verified\b", re.IGNORECASE)
-_TAG = re.compile(r"<[^>]*>")
+#: a tag (never holding a "<": a scan from each "<" stops at the next one, so a text of "<" is read in one pass)
+_TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)?[^<>]*>")
+_COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
+#: elements drawn in line with the text around them: ``<b>sea</b>led`` is one word to a reader
+_INLINE = frozenset({"a", "abbr", "b", "bdi", "bdo", "cite", "code", "del", "dfn", "em", "font", "i", "ins", "kbd",
+                     "mark", "q", "s", "samp", "small", "span", "strike", "strong", "sub", "sup", "tt", "u", "var",
+                     "wbr"})
+
+
+@functools.cache
+def _unseen() -> re.Pattern[str]:
+    return re.compile(f"[{invisible_class()}]+")
+
+
+def _inline_as_nothing(tag: re.Match[str]) -> str:
+    return "" if (tag.group(1) or "").lower() in _INLINE else " "
+
+
+def _shows_verified(text: str) -> bool:
+    """Whether a reader sees "sealed · verified" in ``text``: comments and characters drawn as nothing dropped,
+    entities read, tags read as a space, and again with inline ones read as nothing."""
+    text = _COMMENT.sub("", text)
+    return any(_VERIFIED.search(_unseen().sub("", html.unescape(_TAG.sub(gap, text))))
+               for gap in (" ", _inline_as_nothing))
 
 
 def seal_claim(output: dict[str, Any]) -> str | None:
@@ -349,7 +373,7 @@ def seal_claim(output: dict[str, Any]) -> str | None:
     for where, value in places:
         if isinstance(value, list):
             value = "".join(line for line in value if isinstance(line, str))
-        if isinstance(value, str) and (_BADGE.search(value) or _VERIFIED.search(html.unescape(_TAG.sub(" ", value)))):
+        if isinstance(value, str) and (_BADGE.search(value) or _shows_verified(value)):
             return where
     return None
 
