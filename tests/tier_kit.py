@@ -73,7 +73,8 @@ SLOW_TESTS = {
     "test_otel_receiver.py::test_the_official_exporter_delivers_a_framework_run_live",
     "test_otel_export.py::test_export_refuses_bad_arguments_and_reports_a_refusing_collector",
     "test_otel_export.py::test_export_reaches_a_collector_with_names_parents_attributes_and_no_secret",
-    # megabytes shown, saved or exported
+    # megabytes shown, saved or exported, or hundreds of turns
+    "test_chat_memory.py::test_what_a_chat_keeps_per_turn_does_not_grow_with_the_turns_it_carries",
     "test_hostile_values.py::test_the_exported_page",
     "test_hostile_values.py::test_compositions_and_their_trees",
     "test_export_size.py::test_a_large_value_is_not_multiplied_by_the_export",

@@ -51,7 +51,7 @@ from footprint_lab.record.records import (
 )
 from footprint_lab.record.rows import Rows, transposed
 from footprint_lab.record.schema import SCHEMA_VERSION
-from footprint_lab.record.spliced import Spliced
+from footprint_lab.record.spliced import Spliced, matched
 
 if TYPE_CHECKING:
     from footprint_lab.record.recorder import Recorder
@@ -290,9 +290,9 @@ def build_recording(
         "context_pieces": Rows(count=n_pieces, columns=piece_columns, fields=_PIECE_FIELDS, model=_context_piece),
         "exchanges": Rows(count=n_exchanges, columns=exchange_columns, fields=_EXCHANGE_FIELDS,
                           model=_exchange_model, chain=exchange_chain),
-        "messages": (_recorded_messages(recorder.messages, carried) if plain
-                     else clean(jsonable(list(recorder.messages)))),
-        "message_pieces": Spliced([recorder.message_pieces]),
+        "messages": _recorded_messages(recorder.messages, carried, None if plain else clean),
+        "message_pieces": (Spliced([recorder.message_pieces]) if isinstance(recorder.message_pieces, Spliced)
+                           else list(recorder.message_pieces)),
         "children": children or [],
         "annotations": [Annotation.model_validate(note) for note in clean(jsonable(recorder.annotations))],
         "redaction": redaction,
@@ -315,13 +315,22 @@ def _runner_shown(runner: dict[str, Any], policy: Any) -> dict[str, Any]:
 _EVIDENCE = len(PIECE_FIELDS) + 1
 
 
-def _recorded_messages(messages: Sequence[dict[str, Any]], carried: Carried | None) -> Spliced:
-    """The transcript made JSON-native: the carried messages' forms as the conversation shares them
-    (``record.captured.History``: made once for every leg that carries them), then this leg's own."""
+def _recorded_messages(messages: Sequence[dict[str, Any]], carried: Carried | None,
+                       clean: Callable[[Any], Any] | None) -> list[Any] | Spliced:
+    """The transcript made JSON-native (and masked by ``clean``, a policy's). A leg that carried a conversation
+    reads the carried messages' forms as the conversation shares them (``record.captured.History``: made once
+    for every leg that carries them), where its own masked copy equals them, then its own: a
+    :class:`~footprint_lab.record.spliced.Spliced`, a sequence that reads as the list (``list(...)`` makes one).
+    A run that carried none holds a list."""
     if carried is None:
-        return Spliced([jsonable(list(messages))])
-    shared, size, _ = carried
-    return Spliced([shared.natives(size, jsonable), jsonable(list(messages[size:]))])
+        made = jsonable(list(messages))
+        return made if clean is None else clean(made)
+    size = carried.size
+    shared = carried.history.natives(size, jsonable)
+    if clean is None:  # nothing to mask: the carried ones are the shared forms themselves
+        return Spliced([shared, jsonable(list(messages[size:]))])
+    made = clean(jsonable(list(messages)))
+    return Spliced([*matched(made[:size], shared), made[size:]])
 
 
 def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | None,

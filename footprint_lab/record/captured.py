@@ -19,7 +19,7 @@ from collections.abc import Callable, Hashable, Sequence
 from types import EllipsisType
 from typing import Any, Literal, NamedTuple, TypedDict, TypeVar, Unpack
 
-from footprint_lab.record.spliced import Prefix
+from footprint_lab.record.spliced import Window, prefix
 
 Slot = Literal["system", "messages", "tools"]
 PieceVerdict = Literal["admitted", "skipped", "dropped"]
@@ -180,7 +180,7 @@ class History:
     JSON text. A chat's turn ``k`` carries the messages turn ``k-1`` carried, and more: made anew by
     every turn, a chat of ``n`` turns would hold ``n**2 / 2`` of each. Here message ``i`` gets each
     form once, in lists that only grow at their end, and a leg that carried ``size`` messages reads
-    the first ``size`` of each through a :class:`~footprint_lab.record.spliced.Prefix`, which later
+    the first ``size`` of each through a :class:`~footprint_lab.record.spliced.Window`, which later
     legs' growth never changes. A leg whose messages part from those held (a fork that went another
     way, a conversation read back from a checkpoint, another landing step) gets a history of its own
     holding the shared ones up to there (:meth:`carry`); one lock keeps legs on other threads apart.
@@ -236,29 +236,29 @@ class History:
         """The piece that lands message ``index``."""
         return self._pieces[index]
 
-    def messages(self, size: int) -> Prefix:
+    def messages(self, size: int) -> Window:
         """The first ``size`` messages, shared."""
-        return Prefix(self._messages, size)
+        return prefix(self._messages, size)
 
-    def pieces(self, size: int) -> Prefix:
+    def pieces(self, size: int) -> Window:
         """The pieces of the first ``size`` messages, shared."""
-        return Prefix(self._pieces, size)
+        return prefix(self._pieces, size)
 
-    def natives(self, size: int, make: Callable[[Any], Any]) -> Prefix:
+    def natives(self, size: int, make: Callable[[Any], Any]) -> Window:
         """The first ``size`` messages as recordings hold them (``make`` makes one JSON-native), each made once."""
         return self._forms(self._natives, size, make)
 
-    def texts(self, size: int, make: Callable[[Any], str]) -> Prefix:
+    def texts(self, size: int, make: Callable[[Any], str]) -> Window:
         """The first ``size`` messages as a conversation left for the next leg holds them (``make`` writes one)."""
         return self._forms(self._texts, size, make)
 
-    def _forms(self, forms: list[Any], size: int, make: Callable[[Any], Any]) -> Prefix:
+    def _forms(self, forms: list[Any], size: int, make: Callable[[Any], Any]) -> Window:
         with self._lock:
             messages = self._messages
             for index in range(size):
                 if forms[index] is None:
                     forms[index] = make(messages[index])
-        return Prefix(forms, size)
+        return prefix(forms, size)
 
     def __getstate__(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in self.__slots__ if name != "_lock"}

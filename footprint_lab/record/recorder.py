@@ -33,7 +33,7 @@ from typing import Any, Protocol
 
 from footprint_lab.record.captured import Carried, flat
 from footprint_lab.record.schema import ROUTINE_PAYLOADS
-from footprint_lab.record.spliced import Repeat, spliced
+from footprint_lab.record.spliced import Repeat, Window, matched, spliced
 from footprint_lab.record.unicode import sound_text
 
 Path = tuple[str, ...]
@@ -328,17 +328,18 @@ class Recorder:
     def _share_carried(self) -> None:
         """Each column's stretch the carried conversation filled, read from the history its legs share instead
         (``record.spliced``): a chat's turn then keeps nothing per earlier message. A stretch that is not
-        exactly what the shared lists give (a policy masked a message, say) stays as it was captured."""
+        what the shared lists give (a message a policy masked, say) keeps its own items there."""
         carried, at = self.carried, self.carried_at
         if carried is None or at is None or not carried.size:
             return
         history, size, _ = carried
         entries, events, pieces, messages = at
 
-        def shared(column: str, start: int, stretch: Sequence[Any]) -> None:
+        def shared(column: str, start: int, stretch: Window | Repeat | range) -> None:
             held = getattr(self, column)
-            if len(held) >= start + size and list(held[start:start + size]) == list(stretch):
-                setattr(self, column, spliced([held[:start], stretch, held[start + size:]]))
+            if len(held) >= start + size:  # its own items only where they differ (a message a policy masked)
+                setattr(self, column, spliced([held[:start], *matched(held[start:start + size], stretch),
+                                               held[start + size:]]))
 
         if len(self.entry_paths) > entries:
             shared("entry_paths", entries, Repeat(self.entry_paths[entries], size))

@@ -106,7 +106,7 @@ class Recording(Data):
     events: Annotated[list[Event], *rows_field(Event)] = Field(default_factory=list)
     context_pieces: Annotated[list[ContextPiece], *rows_field(ContextPiece)] = Field(default_factory=list)
     exchanges: Annotated[list[LLMExchange], *rows_field(LLMExchange)] = Field(default_factory=list)
-    #: the transcript; a live run's shares the messages its conversation carried (``record.spliced``)
+    #: the transcript (a leg that continued a conversation holds the messages it carried shared until it is read)
     messages: Annotated[list[dict[str, Any]], WrapSerializer(_as_list)] = Field(default_factory=list)
     #: for each transcript message, the index of the context piece that carries it
     message_pieces: Annotated[list[int], WrapSerializer(_as_list)] = Field(default_factory=list)
@@ -117,6 +117,16 @@ class Recording(Data):
     meta: dict[str, Any] = Field(default_factory=dict)
     #: set by ``footprint_lab.seal``; annotations stay outside it
     seal: Seal | None = None
+
+    def __getattribute__(self, name: str) -> Any:
+        """A transcript held shared (a leg that continued a conversation: ``record.spliced``) is made this
+        recording's own list the first time anyone reads it, so a reader always gets a list; the recording
+        keeps nothing per carried message until then (a long chat's turns are mostly never read so)."""
+        value = object.__getattribute__(self, name)
+        if type(value) is Spliced:
+            value = list(value)
+            object.__getattribute__(self, "__dict__")[name] = value
+        return value
 
     @model_validator(mode="before")
     @classmethod
@@ -143,13 +153,14 @@ class Recording(Data):
 
     def request_messages(self, exchange: LLMExchange) -> list[dict[str, Any]]:
         """The messages an exchange sent, reconstructed exactly from the transcript."""
-        return [*self.messages[: exchange.message_count], *exchange.injected_messages]
+        held = self.__dict__["messages"]  # read as held: a shared transcript stays shared (see __getattribute__)
+        return [*held[: exchange.message_count], *exchange.injected_messages]
 
     def exchange_pieces(self, exchange: LLMExchange) -> dict[str, list[int]]:
         """The context-piece indices each slot of an exchange was assembled from."""
         return {
             "system": list(exchange.system_pieces),
-            "messages": [*self.message_pieces[: exchange.message_count], *exchange.message_pieces],
+            "messages": [*self.__dict__["message_pieces"][: exchange.message_count], *exchange.message_pieces],
             "tools": list(exchange.tool_pieces),
         }
 

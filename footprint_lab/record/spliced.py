@@ -1,4 +1,4 @@
-"""Sequences a long conversation's legs share instead of copying: :class:`Spliced`, :class:`Prefix`, :class:`Repeat`.
+"""Sequences a long conversation's legs share instead of copying: :class:`Spliced`, :class:`Window`, :class:`Repeat`.
 
 Defect closed: a chat's turn ``k`` carries every earlier message, so each turn's capture held one
 entry per carried message in a dozen columns (its commit entry, its write event, its piece, its
@@ -51,24 +51,35 @@ class _Stretch(Sequence[Any]):
         raise NotImplementedError
 
 
-class Prefix(_Stretch):
-    """The first ``size`` items of a list that only ever grows at its end: what a leg carried of a conversation."""
+class Window(_Stretch):
+    """Items ``start`` to ``stop`` of a list that only ever grows at its end: what a leg carried of a conversation
+    (from its first message: a :func:`prefix`), or a run of it a turn's own copy matches."""
 
-    __slots__ = ("_items",)
+    __slots__ = ("_items", "_start")
 
-    def __init__(self, items: list[Any], size: int) -> None:
-        assert 0 <= size <= len(items)
-        super().__init__(size)
+    def __init__(self, items: list[Any], start: int, stop: int) -> None:
+        assert 0 <= start <= stop <= len(items)
+        super().__init__(stop - start)
         self._items = items
+        self._start = start
 
     def _at(self, index: int) -> Any:
-        return self._items[index]
+        return self._items[self._start + index]
 
     def _slice(self, index: slice) -> list[Any]:
-        return self._items[: self._size][index]
+        return self._items[self._start: self._start + self._size][index]
 
     def __iter__(self) -> Iterator[Any]:
-        return itertools.islice(self._items, self._size)
+        return itertools.islice(self._items, self._start, self._start + self._size)
+
+    def window(self, start: int, stop: int) -> Window:
+        """Items ``start`` to ``stop`` of this window, a window too."""
+        return Window(self._items, self._start + start, self._start + stop)
+
+
+def prefix(items: list[Any], size: int) -> Window:
+    """The first ``size`` items of ``items`` (a list that only grows at its end)."""
+    return Window(items, 0, size)
 
 
 class Repeat(_Stretch):
@@ -88,6 +99,9 @@ class Repeat(_Stretch):
 
     def __iter__(self) -> Iterator[Any]:
         return itertools.repeat(self._value, self._size)
+
+    def window(self, start: int, stop: int) -> Repeat:
+        return Repeat(self._value, stop - start)
 
 
 class Spliced(MutableSequence[Any]):
@@ -161,6 +175,29 @@ class Spliced(MutableSequence[Any]):
 
     def insert(self, index: int, value: Any) -> None:
         self._own().insert(index, value)
+
+
+def matched(values: Sequence[Any], shared: Window | Repeat | range) -> list[Sequence[Any]]:
+    """``values`` as runs: where they equal ``shared`` (place for place), views of ``shared``; elsewhere their own
+    items. A turn's copy of what its conversation shares (a policy's masked transcript, say) then keeps only
+    what differs from it."""
+    assert len(values) == len(shared)
+    parts: list[Sequence[Any]] = []
+    start = 0
+    same = True
+    for index, (value, held) in enumerate(zip(values, shared, strict=True)):
+        equal = value is held or value == held
+        if equal != same:
+            if index > start:
+                parts.append(_view(shared, start, index) if same else tuple(values[start:index]))
+            start, same = index, equal
+    if len(values) > start:
+        parts.append(_view(shared, start, len(values)) if same else tuple(values[start:]))
+    return parts
+
+
+def _view(shared: Window | Repeat | range, start: int, stop: int) -> Sequence[Any]:
+    return shared[start:stop] if isinstance(shared, range) else shared.window(start, stop)
 
 
 def spliced(parts: Iterable[Sequence[Any]]) -> Sequence[Any]:

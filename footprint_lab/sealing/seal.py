@@ -261,8 +261,9 @@ def _kinds(recording: Recording) -> Iterator[tuple[str, list[Any], bytes]]:
     before the next one's are made."""
     header = [dict(zip(_HEADER, _HEADER_OF(recording), strict=True))]
     yield "header", header, _text("header", header)
+    held = recording.__dict__  # a transcript still shared with its conversation is sealed as it is held
     for kind in KINDS:
-        value = getattr(recording, kind)
+        value = held[kind]
         yield ((kind, *_columns_text(kind, value, recording.run_id)) if kind in COLUMNS
                else (kind, value, _text(kind, value)))
 
