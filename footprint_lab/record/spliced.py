@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import bisect
 import itertools
+from abc import abstractmethod
 from collections.abc import Iterable, Iterator, MutableSequence, Sequence
 from typing import Any, overload
 
@@ -44,11 +45,13 @@ class _Stretch(Sequence[Any]):
             return self._slice(index)
         return self._at(range(self._size)[index])  # a place out of range raises IndexError, as a list's does
 
+    @abstractmethod
     def _at(self, index: int) -> Any:
-        raise NotImplementedError
+        """The item at ``index`` (already checked to be in range)."""
 
+    @abstractmethod
     def _slice(self, index: slice) -> list[Any]:
-        raise NotImplementedError
+        """The items ``index`` takes, as a list."""
 
 
 class Window(_Stretch):
