@@ -62,7 +62,7 @@ def summarize(recording: Recording) -> Summary:
     """A turn's :class:`Summary`, from its recording's pieces read as columns for this use only (no piece is
     made a model, nor kept: a turn that carried a thousand messages costs a few lists, once)."""
     pieces = recording.context_pieces
-    columns = pieces.columns(raw=True) if isinstance(pieces, Rows) else None
+    columns = pieces.columns() if isinstance(pieces, Rows) else None
     if columns is None:  # built already (or loaded): the pieces' own fields
         columns = [[getattr(piece, name) for piece in pieces] for name in _FIELDS]
     kinds, ids, details = (columns[_FIELDS.index(name)] for name in ("source_kind", "source_id", "detail"))

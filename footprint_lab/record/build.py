@@ -4,9 +4,7 @@ Rule kept here: the capture (``record.recorder``) holds a run's evidence as tupl
 plain values; :func:`build_recording` turns it into a ``Recording`` whose per-step lists are
 ``Rows`` made on first use, each record made by a constructor that skips pydantic's validation
 (the values are JSON-native already). Each kind is worked out from the capture as its fields'
-columns, which the seal hashes as they are and a record is made from; for the seal, with no
-redaction policy, the captured values are left as captured (``raw``: the seal writes them as
-their JSON-native form would be written, ``record.records.native_text``). A secret the
+columns, JSON-native, which the seal hashes (``sealing.seal``) and a record is made from. A secret the
 redaction policy learned only after some records were captured is swept from each record as
 its row is made.
 
@@ -15,7 +13,6 @@ Role: record layer, called by every runner when its run ends.
 
 from __future__ import annotations
 
-import itertools
 import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -31,7 +28,6 @@ from footprint_lab.record.captured import (
     budget_reason,
 )
 from footprint_lab.record.exchange import LLMExchange, ResponseRecord, ToolCallRecord, ToolMargin, UsageRecord
-from footprint_lab.record.recorder import commit_paths, dotted
 from footprint_lab.record.recording import Recording, RunnerInfo
 from footprint_lab.record.records import (
     Annotation,
@@ -111,57 +107,33 @@ def build_recording(
     steps, reads, commits, decisions = recorder.steps, recorder.reads, recorder.commits, recorder.decisions
     n_steps, n_reads, n_commits, n_decisions = len(steps), len(reads), len(commits), len(decisions)
 
-    # each kind's columns (``Rows``), its values made JSON-native; ``raw`` (for the seal, sealing.seal)
-    # leaves captured values as captured where nothing is to be cleaned or swept (no redaction policy)
+    # each kind's columns (``Rows``), its values made JSON-native (and masked, with a redaction policy)
     plain = recorder.policy is None
 
-    def native_each(raw: bool) -> Callable[[Any], Any]:
-        return _unchanged if raw and plain else jsonable_each
-
-    def native(raw: bool) -> Callable[[Any], Any]:
-        return _unchanged if raw and plain else jsonable
-
-    def step_columns(raw: bool) -> list[Any]:
+    def step_columns() -> list[Any]:
         ids, stages, iterations, starts, ends, statuses = transposed(steps[:n_steps], 6)
         return [ids, stages, iterations, statuses, [(t - start) / 1e6 for t in starts],
                 [((e or s) - s) / 1e6 for s, e in zip(starts, ends, strict=True)]]
 
-    def read_columns(raw: bool) -> list[Any]:
+    def read_columns() -> list[Any]:
         ids, paths, writers, summaries = transposed(reads[:n_reads], 4)
-        return [ids, paths if raw else list(map(list, paths)), writers, _each(sweep, summaries)]
+        return [ids, list(map(list, paths)), writers, _each(sweep, summaries)]
 
     paths, verbs, values = recorder.entry_paths, recorder.entry_verbs, recorder.entry_values
-    n_entries, in_order = len(paths), recorder.ended_in_order
 
-    def commit_columns(raw: bool) -> list[Any]:
-        made = native_each(raw)(values[:commits[n_commits - 1][2]] if n_commits else [])
+    def commit_columns() -> list[Any]:
+        made = jsonable_each(values[:commits[n_commits - 1][2]] if n_commits else [])
         if sweep is not _unchanged:
             made = list(map(sweep, made))
         taken = commits[:n_commits]
-        held = paths if raw else list(map(list, paths[:len(made)]))  # a path as the recording holds it
+        held = list(map(list, paths[:len(made)]))  # a path as the recording holds it
         # every committed entry at once (the committed ones come first), then each commit's stretch of them
         entries = [{"path": path, "verb": verb, "value": value}
                    for path, verb, value in zip(held, verbs, made, strict=False)]
         return [[step_id for step_id, _, _ in taken], [entries[first:end] for _, first, end in taken]]
 
-    def commit_chain() -> list[Any] | None:
-        """The commits as the seal's chain reads them (``sealing._chain``): their entries' paths, verbs and
-        values as taken from the capture, no entry made (a policy's runs are read from their records)."""
-        if not plain:
-            return None
-        taken = commits[:n_commits]
-        counts = [end - first for _, first, end in taken]
-        start, end = (taken[0][1], taken[-1][2]) if taken else (0, 0)
-        if sum(counts) == end - start:  # each commit's entries follow the last one's, as they nearly always do
-            return [[step_id for step_id, _, _ in taken], counts, paths[start:end], verbs[start:end],
-                    values[start:end]]
-        # entries written outside any commit lie between them
-        return [[step_id for step_id, _, _ in taken], counts,
-                *([item for _, first, last in taken for item in column[first:last]]
-                  for column in (paths, verbs, values))]
-
-    def decision_columns(raw: bool) -> list[Any]:
-        taken, made = decisions[:n_decisions], native(raw)
+    def decision_columns() -> list[Any]:
+        taken, made = decisions[:n_decisions], jsonable
         return [[d[0] for d in taken], [d[1] for d in taken], [[
             {"rule": n, "reads": sweep(made(r)), "result": sweep(made(x))} for n, r, x in d[2]
         ] for d in taken], [sweep(d[3]) for d in taken]]
@@ -174,9 +146,9 @@ def build_recording(
     # a value learned late whose words went out in neighbouring streamed tokens: those tokens as they should read
     tokens = swept_tokens(types, event_steps, payloads, recorder.policy) if sweep is not _unchanged else {}
 
-    def event_columns(raw: bool) -> list[Any]:
+    def event_columns() -> list[Any]:
         # a routine event's payload (made from its record) holds paths and step ids, never a value: nothing to sweep
-        captured = native_each(raw)(payloads[:n_events])  # a routine event's None stays None
+        captured = jsonable_each(payloads[:n_events])  # a routine event's None stays None
         if sweep is not _unchanged:
             captured = [None if payload is None else sweep(payload) for payload in captured]
         made = recorder.payloads(types[:n_events], captured, refs)
@@ -184,35 +156,13 @@ def build_recording(
             made[i] = sweep(jsonable(payload))
         return [list(seqs[:n_events]), [run_id] * n_events, types[:n_events], event_steps[:n_events], made]
 
-    def event_chain() -> list[Any] | None:
-        """The events as the seal's chain reads them (``sealing._chain``), from the capture, no payload made:
-        a routine event's values are those of the record it reports (the k-th write's are entry k's, the
-        k-th read's read k's, the k-th step start's step k's, the k-th commit's commit k's, a step end's
-        the step its ref names), taken as columns; every other payload as captured. The recorder writes
-        each of those records with its event at once and gives no other event a routine type
-        (``Recorder.emit``), so the counts taken when the run ended count their events too."""
-        if not plain:
-            return None
-        taken = types[:n_events]
-        written = list(map(dotted, paths[:n_entries]))
-        took_reads, started = reads[:n_reads], steps[:n_steps]
-        statuses = list(map(_SIXTH, started))
-        # the steps' ends in the order they came: the steps' own order when each step ended once, each the
-        # last one opened then (a step's end comes with its commit), else read from the events' refs
-        ended = statuses if (in_order and n_commits == n_steps and "running" not in statuses) else [
-            steps[ref][5] for kind, ref in zip(taken, refs, strict=False) if kind == "step_end"]
-        return [list(seqs[:n_events]), None, taken, event_steps[:n_events], payloads[:n_events],
-                written, verbs[:n_entries], list(map(dotted, map(_SECOND, took_reads))), list(map(_THIRD, took_reads)),
-                list(map(_THIRD, started)), list(map(_SECOND, started)), ended,
-                [commit_paths(written[first:end]) for _, first, end in commits[:n_commits]]]
-
     captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
     n_pieces, n_exchanges = len(captured_pieces), len(captured_exchanges)
 
     carried = recorder.carried
 
-    def piece_columns(raw: bool) -> list[Any]:
-        return _piece_columns(captured_pieces[:n_pieces], None if plain else clean, native(raw),
+    def piece_columns() -> list[Any]:
+        return _piece_columns(captured_pieces[:n_pieces], None if plain else clean,
                               carried.from_run if carried is not None else None)
 
     shared_tools: dict[int, Any] = {}
@@ -225,47 +175,14 @@ def build_recording(
             made = shared_tools[index] = clean(jsonable(recorder.shared[index]))
         return made
 
-    def exchange_columns(raw: bool) -> list[Any]:
+    def exchange_columns() -> list[Any]:
         messages = recorder.messages
         taken = captured_exchanges[:n_exchanges]
-        flats = list(map(_flat, taken)) if raw and plain else None
-        if flats is not None and None not in flats:  # as captured, nothing to make native or clean: read in place
-            rows = [_exchange(list(values[:_AT_RESPONSE_VALUES]), values[_AT_RESPONSE_VALUES:-1],
-                              _calls(values[-1], None, messages), recorder.shared.__getitem__)
-                    for values in flats if values is not None]
-        else:
-            pairs = [(values, _calls(values.get("reply"), values.get("tool_calls"), messages))
-                     for values in map(as_dict, taken)]
-            if not (raw and plain):
-                pairs = clean(jsonable_each(pairs))
-            tools_of = recorder.shared.__getitem__ if raw and plain else native_tools
-            rows = [_exchange(_request(values), tuple(map(values.get, _RESPONSE_VALUES)), calls, tools_of)
-                    for values, calls in pairs]
+        pairs = clean(jsonable_each([(values, _calls(values.get("reply"), values.get("tool_calls"), messages))
+                                     for values in map(as_dict, taken)]))
+        rows = [_exchange(_request(values), tuple(map(values.get, _RESPONSE_VALUES)), calls, native_tools)
+                for values, calls in pairs]
         return transposed(rows, len(_EXCHANGE_FIELDS))
-
-    def exchange_chain() -> list[Any] | None:
-        """The exchanges as the seal's chain reads them (``sealing._chain``): each response's values taken as
-        columns beside the request's, from the flat capture as captured (no response made)."""
-        taken = captured_exchanges[:n_exchanges]
-        if not plain or not all(map(isinstance, taken, itertools.repeat(tuple))):
-            return None
-        keys = list(map(_KEYS, taken))  # a runner's exchanges share one tuple of keys (record.captured)
-        take = _reader(keys[0]) if keys.count(keys[0]) == len(keys) else None
-        if take is None:
-            return None
-        columns = list(take(transposed(taken, 0)))  # each value's column, in the order _flat reads a tuple's
-        request = columns[:_AT_RESPONSE_VALUES]
-        content, stop_reason, model, usage, margins, replies = columns[_AT_RESPONSE_VALUES:]
-        shared = recorder.shared
-        request[_AT_TOOLS] = [shared[tools] if isinstance(tools, int) else tools for tools in request[_AT_TOOLS]]
-        messages = recorder.messages
-        calls = [[{"id": c["id"], "name": c["name"], "args": c["args"]} for c in _calls(reply, None, messages) or ()]
-                 for reply in replies]
-        counts = [_usage_counts(one) for one in usage]
-        margins = [[{name: margin.get(name) for name in _MARGIN_FIELDS} for margin in taken] if taken else []
-                   for taken in margins]
-        return [*request[:_AT_RESPONSE], content, calls, stop_reason, model, counts, margins,
-                *request[_AT_RESPONSE:]]
 
     return _recording({
         "schema_version": SCHEMA_VERSION,
@@ -283,13 +200,13 @@ def build_recording(
         "steps": Rows(count=n_steps, columns=step_columns, fields=_STEP_FIELDS, model=_step),
         "reads": Rows(count=n_reads, columns=read_columns, fields=_READ_FIELDS, model=_read),
         "commits": Rows(count=n_commits, columns=commit_columns, fields=_COMMIT_FIELDS, model=_commit_model,
-                        chain=commit_chain),
+),
         "decisions": Rows(count=n_decisions, columns=decision_columns, fields=_DECISION_FIELDS,
                           model=_decision_model),
-        "events": Rows(count=n_events, columns=event_columns, fields=_EVENT_FIELDS, model=_event, chain=event_chain),
+        "events": Rows(count=n_events, columns=event_columns, fields=_EVENT_FIELDS, model=_event),
         "context_pieces": Rows(count=n_pieces, columns=piece_columns, fields=_PIECE_FIELDS, model=_context_piece),
         "exchanges": Rows(count=n_exchanges, columns=exchange_columns, fields=_EXCHANGE_FIELDS,
-                          model=_exchange_model, chain=exchange_chain),
+                          model=_exchange_model),
         "messages": _recorded_messages(recorder.messages, carried, None if plain else clean),
         "message_pieces": (Spliced([recorder.message_pieces]) if isinstance(recorder.message_pieces, Spliced)
                            else list(recorder.message_pieces)),
@@ -334,10 +251,10 @@ def _recorded_messages(messages: Sequence[dict[str, Any]], carried: Carried | No
 
 
 def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | None,
-                   native: Callable[[Any], Any], carried_from: str | None = None) -> list[Any]:
+                   carried_from: str | None = None) -> list[Any]:
     """Captured pieces as the ``ContextPiece`` fields' columns: their fields as they are (the text ones
     cleaned by ``clean``, when there is a policy), each piece's evidence keys gathered into ``detail``
-    (made JSON-native by ``native``), each content's hash worked out once per text. A carried message's
+    (made JSON-native), each content's hash worked out once per text. A carried message's
     piece, shared by the legs that carried it, names the run it came from as ``carried_from``
     (``record.captured.CARRIED_FROM``).
 
@@ -360,8 +277,7 @@ def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | No
         reasons = tuple(budget_reason(slot, detail["budget"], detail["used"], detail["size"])
                         if reason == OVER_BUDGET and verdict == "dropped" else reason
                         for slot, reason, verdict, detail in zip(slots, reasons, verdicts, details, strict=True))
-    if clean is not None or native is not _unchanged:
-        details = [native(detail if clean is None else clean(detail)) if detail else detail for detail in details]
+    details = [jsonable(detail if clean is None else clean(detail)) if detail else detail for detail in details]
     if clean is not None:
         source_ids, contents, reasons = (tuple(map(clean, column)) for column in (source_ids, contents, reasons))
     if clean is None:
@@ -408,48 +324,10 @@ def _request(values: dict[str, Any]) -> list[Any]:
         return [values[name] if name in values else default() for name, default in _REQUEST_DEFAULTS]
 
 
-def _flat(captured: Any) -> tuple[Any, ...] | None:
-    """An exchange captured as a flat tuple (``record.captured.flat``), read in place: its record values
-    but the response in field order, then its :data:`_RESPONSE_VALUES`, then its reply's index; ``None``
-    for one held as a dict, or one whose keys do not name all of those."""
-    if not isinstance(captured, tuple):
-        return None
-    take = _reader(captured[0])
-    return None if take is None else take(captured)
-
-
-_READERS: dict[int, tuple[tuple[str, ...], Callable[[Any], Any] | None]] = {}
-
-
-def _reader(keys: tuple[str, ...]) -> Callable[[Any], Any] | None:
-    """What reads flat exchanges with these keys (a runner shares one tuple of them, ``record.captured``)
-    by position; ``None`` when one of the values :func:`_flat` takes is not there. Kept by the tuple's
-    identity (with the tuple, so it stays the same one): hashing nineteen keys would cost more than it saves."""
-    known = _READERS.get(id(keys))
-    if known is not None and known[0] is keys:
-        return known[1]
-    at = {name: position for position, name in enumerate(keys, start=1)}
-    wanted = [*(name for name in _EXCHANGE_FIELDS if name != "response"), *_RESPONSE_VALUES, "reply"]
-    take = operator.itemgetter(*(at[name] for name in wanted)) if all(name in at for name in wanted) else None
-    if len(_READERS) < 256:
-        _READERS[id(keys)] = (keys, take)
-    return take
-
-
 def _calls(reply: Any, own: Any, messages: list[dict[str, Any]]) -> Any:
     """An exchange's tool calls: those of its reply message (the next in the transcript) when it names one,
     else its own."""
     return own if reply is None else messages[reply].get("tool_calls", [])
-
-
-def _usage_counts(usage: Any) -> Any:
-    """A captured usage as the chain reads it: its counts in ``UsageRecord``'s field order (as captured, when
-    captured so: ``record.captured.UsageCounts``), a runner's mapping completed with the defaults."""
-    if isinstance(usage, _SEQUENCES):
-        if len(usage) != len(_USAGE_FIELDS):
-            raise ValueError("a captured usage holds one count per UsageRecord field")
-        return usage
-    return tuple((usage or {}).get(name, default) for name, default in _USAGE_DEFAULTS)
 
 
 def _each(sweep: Callable[[Any], Any], column: list[Any]) -> list[Any]:

@@ -138,7 +138,6 @@ class Recorder:
         "counter",
         "current",
         "decisions",
-        "ended_in_order",
         "entry_paths",
         "entry_values",
         "entry_verbs",
@@ -180,8 +179,6 @@ class Recorder:
         self.counter = 0
         self.current = ""
         self.pending_start = 0
-        #: whether every step closed so far was the last one opened (parallel steps close out of order)
-        self.ended_in_order = True
         self.state: dict[Path, Any] = {}
         self.writers: dict[Path, str] = {}
         # (step_id, stage, iteration, start_ns, end_ns, status): tuples of plain values, which the
@@ -545,7 +542,6 @@ class Recorder:
         step = self.steps[-1]
         index = len(self.steps) - 1
         if step[0] != step_id:  # a step opened alongside others is closed out of order
-            self.ended_in_order = False
             index = next(i for i in range(index, -1, -1) if self.steps[i][0] == step_id)
             step = self.steps[index]
         self.steps[index] = (step[0], step[1], step[2], step[3], perf_counter_ns(), status)

@@ -210,9 +210,6 @@ def native_text(value: Any) -> bytes:
     """The JSON text :func:`jsonable` reads ``value`` back from: compact, keys sorted at every level.
 
     Raises ``TypeError`` for data orjson does not write natively (:func:`jsonable` then walks it).
-    Since orjson writes what it reads back the same way, this is also the text of ``jsonable(value)``
-    written compactly with its keys sorted: the seal hashes a capture's values so, without making
-    them native first (``sealing.seal``).
     """
     return orjson.dumps(value, default=_refuse, option=_NATIVE)
 

@@ -34,18 +34,16 @@ Item = TypeVar("Item")
 class Rows(MutableSequence[Item]):
     """A list of ``count`` items made by ``model`` from each of ``values()`` on first use, or of items built."""
 
-    __slots__ = ("_chain", "_columns", "_count", "_fields", "_items", "_model")
+    __slots__ = ("_columns", "_count", "_fields", "_items", "_model")
 
     def __init__(self, items: Iterable[Item] = (), *, count: int = 0,
-                 columns: Callable[[bool], list[Any]] | None = None, fields: tuple[str, ...] = (),
-                 model: Callable[[dict[str, Any]], Item] | None = None,
-                 chain: Callable[[], list[Any] | None] | None = None) -> None:
+                 columns: Callable[[], list[Any]] | None = None, fields: tuple[str, ...] = (),
+                 model: Callable[[dict[str, Any]], Item] | None = None) -> None:
         self._items: list[Item] | None = None if columns is not None else list(items)
         self._count = count
         self._columns = columns
         self._fields = fields
         self._model = model
-        self._chain = chain
 
     @property
     def built(self) -> bool:
@@ -57,7 +55,7 @@ class Rows(MutableSequence[Item]):
         items = self._items
         if items is None:
             items = self._items = self.transient()
-            self._columns = self._model = self._chain = None
+            self._columns = self._model = None
         return items
 
     def transient(self) -> list[Item]:
@@ -68,29 +66,13 @@ class Rows(MutableSequence[Item]):
         assert model is not None
         return list(map(model, self.records()))
 
-    def columns(self, *, raw: bool = False) -> list[Any] | None:
+    def columns(self) -> list[Any] | None:
         """What the seal reads of items not yet built: each field's values over the records, one list
         per field in the model's order (nested records as dicts), made for this use only; ``None``
-        once the items are built (their own fields are then what is sealed).
-
-        ``raw`` leaves the captured values as they were captured where a record would hold them made
-        JSON-native (``record.records.jsonable``), for an encoder that writes them the way it writes
-        their JSON-native form (``sealing.seal``); a run with a redaction policy gets them made native.
-        """
+        once the items are built (their own fields are then what is sealed)."""
         if self._columns is None:
             return None
-        return self._columns(raw) if self._count else transposed([], len(self._fields))
-
-    def chained(self) -> list[Any] | None:
-        """What the seal's chain reads of items not yet built, made straight from the capture with
-        the captured values as captured (``sealing._chain``: the same as their columns, its nested
-        values as columns of their own); ``None`` once built, or when the capture cannot give it so
-        (a redaction policy to apply: the chain then reads :meth:`columns`)."""
-        if self._columns is None or not self._count:
-            return None
-        if self._chain is None:
-            return self._columns(True)
-        return self._chain()
+        return self._columns() if self._count else transposed([], len(self._fields))
 
     def records(self) -> list[dict[str, Any]]:
         """Each record's values, a dict in its model's field order: the built items' own (nested records
@@ -98,7 +80,7 @@ class Rows(MutableSequence[Item]):
         if self._items is not None:
             return [item.__dict__ for item in self._items]
         assert self._columns is not None
-        return _records_of(self._fields)(self._columns(False))
+        return _records_of(self._fields)(self._columns())
 
     def __len__(self) -> int:
         return self._count if self._items is None else len(self._items)

@@ -1,13 +1,10 @@
 """What the seal's chain (``sha256-chain/5``) reads of a kind of records: its columns, with the nested
 values the run's capture holds flat taken as columns of their own.
 
-Defect closed: sealing a run cost more than a third of the run itself, because the chain hashed
-each kind as its model's columns, and three of them hold values that a record builds in Python,
-one at a time: a routine event's payload (``{"path": ..., "verb": ...}`` for each write, made from
-the record it reports), a commit's entries (one dict per entry) and an exchange's response (a
-dict, its usage another). The capture already holds those values as flat columns (the entries'
-paths, verbs and values; each exchange's response values beside its request's), so the chain
-takes them as columns too:
+Rule kept here: the chain reads each kind as its model's columns, and three kinds nest values a
+record holds as dicts (a routine event's payload, a commit's entries, an exchange's response): the
+chain takes those as columns too, so the text is the same read from models, from a finished run's
+columns (``record.build``) or from a saved recording's JSON data:
 
 - ``events``: ``seq``, ``run_id`` (``null`` when every event carries the recording's own run id),
   ``type``, ``step_id`` and ``payload``; a routine event (:data:`ROUTINE`: its type, and a payload
@@ -21,9 +18,8 @@ takes them as columns too:
   as its counts in the model's field order.
 
 Every other kind is its model's columns as they are. :func:`chained` turns a kind's columns (from
-models, or from a saved recording's data) into what the chain reads; ``record.build`` makes the
-same straight from the capture, with no record made and no Python step per event or entry
-(tests/sealing/test_seal_chain.py holds the two equal over runs of every shape). :func:`located` maps a place
+models, or from a saved recording's data) into what the chain reads (tests/sealing/test_seal_chain.py
+holds the readings equal over runs of every shape). :func:`located` maps a place
 in those columns back to the record and field a check names.
 
 Role: sealing layer, beside the seal (``sealing.seal``) and the saved-data check (``sealing.saved_seal``).

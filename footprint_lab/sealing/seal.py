@@ -15,10 +15,9 @@ written compactly by orjson with the keys sorted at every level (``sha256-chain/
 records as its columns, one list per field of its model in the model's order, each holding that
 field's value for every record in recorded order, and the values a record nests (a routine event's
 payload, a commit's entries, an exchange's response) as columns of their own (``sealing._chain``);
-the header, the transcript's messages and ``message_pieces`` as their list. Columns are what the
-run's capture already holds (``record.build``), so a run's seal is worked out from the capture's
-values as they were captured, with no record, no payload and no key made per record; the text is
-the same from the models and from the saved JSON data, its tables unpacked and its defaults put
+the header, the transcript's messages and ``message_pieces`` as their list. A finished run's kinds
+are read as the columns its records are made from (``record.build``), with no model built; the text
+is the same from the models and from the saved JSON data, its tables unpacked and its defaults put
 back (``sealing.saved_seal.verify_saved`` checks a notebook's copy that way, no model built). This is
 the one chain: a recording sealed by an earlier one (``/2`` to ``/4``, of the unreleased 0.1) is
 refused by name at the recording door (``RecordingVersionError``), to be sealed again. The head is
@@ -37,7 +36,7 @@ The head does not chain them, so a check holds them to the text too once every d
 (:func:`altered_tag`): tags edited in a saved seal are the seal altered, never a seal that holds.
 
 ``Agent(..., seal=True)`` seals each run's recording as it is made from the finished run (its records
-read from the capture's columns, no model built), stamped with the run's end: a seal over the finished
+read as their columns, no model built), stamped with the run's end: a seal over the finished
 recording, its members sealed first, the same seal :func:`seal` would make of it then.
 
 A seal proves the recording was not changed since it was sealed by this library; it is not a
@@ -70,7 +69,6 @@ import orjson
 from pydantic import BaseModel
 
 from footprint_lab.record.recording import Recording, Seal
-from footprint_lab.record.records import native_text
 from footprint_lab.record.refusal import Refusal, describe_shape
 from footprint_lab.record.rows import Rows, transposed
 from footprint_lab.record.schema import SEAL_ALGORITHM, UNRELEASED_SEALS
@@ -78,9 +76,8 @@ from footprint_lab.record.spliced import Spliced
 from footprint_lab.sealing._chain import NAMES, chained, located
 
 #: the one chain this library seals with: each kind of records as its columns, keys sorted at every level,
-#: the values a record nests taken as columns of their own (``sealing._chain``), so the run's capture is
-#: hashed as it is held and a reader checks a saved recording on its JSON data without building a model
-#: (``sealing.saved_seal``)
+#: the values a record nests taken as columns of their own (``sealing._chain``), so a reader checks a saved
+#: recording on its JSON data without building a model (``sealing.saved_seal``)
 ALGORITHM = SEAL_ALGORITHM
 #: the record kinds, in the order the chain takes them
 KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges", "messages",
@@ -270,18 +267,8 @@ def _kinds(recording: Recording) -> Iterator[tuple[str, list[Any], bytes]]:
 
 def _columns_text(kind: str, records: Any, run_id: str) -> tuple[list[Any], bytes]:
     """A kind's columns as the chain reads them, and their canonical text. A kind not yet built is
-    read from the capture's values as captured, written as they would be once made JSON-native
-    (``record.records.native_text``); data orjson does not write natively is made native first, as
-    the recording would hold it."""
-    columns = None
-    if isinstance(records, Rows):
-        raw = records.chained()
-        if raw is not None:
-            try:
-                return raw, native_text(raw)
-            except TypeError:
-                pass
-        columns = records.columns()
+    read from its columns (``Rows.columns``), made JSON-native, with no model built."""
+    columns = records.columns() if isinstance(records, Rows) else None
     if columns is None:
         columns = columns_of(records, COLUMNS[kind])
     columns = chained(kind, columns, run_id)
