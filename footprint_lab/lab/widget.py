@@ -26,6 +26,9 @@ Rules kept here:
   current views only, never a recording; and the cell's output carries a static, no-JS copy of
   the last answer view beside the widget, refreshed after every run, for readers without a kernel.
 
+What a click opens is :mod:`footprint_lab.lab._opening`'s, the Ask box's work
+:mod:`footprint_lab.lab._asking`'s and the reruns :mod:`footprint_lab.lab.reruns`', each mixed into ``Lab``.
+
 Role: lab layer. ``from footprint_lab import Lab`` loads this module (and anywidget) on first use.
 """
 
@@ -40,15 +43,16 @@ import anywidget
 import traitlets
 
 from footprint_lab.core.chat import Chat, holds_conversations
-from footprint_lab.core.run import Run, explained
-from footprint_lab.explain import ask
+from footprint_lab.core.run import Run
 from footprint_lab.lab import ask_box, panels
+from footprint_lab.lab._asking import Asking
+from footprint_lab.lab._opening import Opening
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.door import LabConfigError, check_explainer, check_lab
 from footprint_lab.lab.live import LiveSteps
 from footprint_lab.lab.reruns import Reruns
 from footprint_lab.markup import theme
-from footprint_lab.markup.elements import el, join, raw, shown
+from footprint_lab.markup.elements import shown
 from footprint_lab.record.refusal import CodedError, Refusal
 
 STATIC = Path(__file__).parent / "static"
@@ -57,7 +61,7 @@ _IDENTITY_FIELDS = ("conversation_id", "tenant", "principal")
 STATE_SCHEMA = 2
 
 
-class Lab(Reruns, anywidget.AnyWidget):
+class Lab(Reruns, Opening, Asking, anywidget.AnyWidget):
     """The inline lab: a message box, Run / Stop, the live steps, the answer view made clickable."""
 
     _esm = STATIC / "lab.js"
@@ -265,7 +269,7 @@ class Lab(Reruns, anywidget.AnyWidget):
 
     _HANDLERS: ClassVar[dict[str, Callable[[Lab, dict[str, Any]], None]]] = {
         "run": press_run, "stop": press_stop, "answer": press_answer, "abandon": press_abandon, "new": press_new,
-        "click": press_click, "turn": Reruns.press_turn,
+        "click": press_click, "turn": Reruns.press_turn, "ask": Asking.press_ask, "cite": Asking.press_cite,
     }
 
     # -- running ------------------------------------------------------------------------------
@@ -373,70 +377,7 @@ class Lab(Reruns, anywidget.AnyWidget):
             self.answer_html = panels.answer_html(run.recording)
         self._refresh_static_copy()
 
-    # -- clicking into the answer -------------------------------------------------------------
-    def open_answer(self) -> None:
-        """The call that produced the answer as the model saw it: its messages (each naming its piece) and the
-        raw request and reply; its pieces stay listed once, in the answer view."""
-        if self.run is None:
-            return
-        call = panels.answering_call(self.run.recording)
-        if call is None:
-            return
-        self._call = call
-        self._piece = None
-        self.selection = {**self._turn_selected(), "panel": "answer", "call": call}
-        self.panel_html = panels.bounded(panels.answer_panel(self.run.recording, call), f"The call {call}")
-
-    def open_call(self, call: str) -> None:
-        """One LLM call's slots, one clickable row per piece."""
-        if self.run is None:
-            return
-        self._call = call
-        self._piece = None
-        self.selection = {**self._turn_selected(), "panel": "call", "call": call}
-        self.panel_html = panels.bounded(panels.call_panel(self.run.recording, call), f"The call {call}")
-
-    def open_piece(self, piece: str, slot: str, *, call: Any = None, with_call: bool = True) -> None:
-        """One piece of a call: its chain of custody, suspect score, and the reruns that test it.
-
-        ``with_call`` shows the piece's own row above it, open to its custody (a button lists the call's other
-        pieces); a piece clicked in the answer view opens there already, so the panel then holds only its score
-        and reruns.
-        """
-        if self.run is None:
-            return
-        call = str(call) if call else self._call or panels.answering_call(self.run.recording)
-        if call is None:
-            return
-        recording = self.run.recording
-        self._call = call
-        self._piece = (slot, piece)
-        self.selection = {**self._turn_selected(), "panel": "piece", "call": call, "piece": piece, "slot": slot}
-        kept = explained(recording)  # what the answer view and the panels drew from: computed once per recording
-        found = kept.backtrack(call)
-        candidate = next((c for c in found if c.source_id == piece and c.read_by == call and (not slot or
-                                                                                              c.slot == slot)), None)
-        ranked = kept.suspects(call)
-        above = panels.piece_only_panel(recording, call, self._piece) if with_call else ""
-        self.panel_html = panels.bounded(
-            above + panels.piece_panel(candidate, piece, call, ranked, can_rerun=self._rerun_target(call) is not None,
-                                       can_replay=self.replay is not None),
-            f"The call {call}")
-
-    def open_member(self, path: str) -> None:
-        """A member of the composition: its answer view, below the tree."""
-        if self.run is None:
-            return
-        member = panels.find_recording(self.run.recording, path=path)
-        self.member_path = path
-        self.selection = {**self.selection, "member": path}
-        if member is None:
-            self.member_html = ""
-            return
-        label = member.runner.name or member.runner.id or ""
-        self.member_html = join([el("div", "member ", el("code", path), f" · {member.runner.kind} {label}",
-                                    class_="fl-section-title"), raw(panels.answer_html(member))])
-
+    # -- work in the background, and a clean slate ---------------------------------------------
     def _background(self, label: str, before: str, start: Callable[[], Coroutine[Any, Any, Any]],
                     draw: Callable[[Any], str]) -> None:
         self.busy = label
@@ -472,78 +413,6 @@ class Lab(Reruns, anywidget.AnyWidget):
         self.selection = {}
         self._call = None
         self._piece = None
-
-    def _turn_selected(self) -> dict[str, Any]:
-        """The turn open in the views, as the selection names it (nothing outside a chat)."""
-        if self.chat is None:
-            return {}
-        number = next((k for k, turn in enumerate(self.chat) if turn is self.run), None)
-        return {} if number is None else {"turn": number}
-
-    # -- asking the run why ---------------------------------------------------------------------
-    def press_ask(self, content: dict[str, Any] | None = None) -> None:
-        """What the Ask button does: question the latest run with the explainer, as a task on the loop."""
-        if self._in_flight():
-            return
-        if content is not None and isinstance(content.get("question"), str):
-            self.ask_question = content["question"]
-        if self.explainer is None:
-            self.ask_state = "off"
-            self.ask_html = ask_box.note_html(ask_box.HINT)
-            return
-        if self.run is None:
-            self.ask_state = "waiting"
-            self.ask_html = ask_box.note_html(ask_box.NO_RUN)
-            return
-
-        # Like a sent message, the question leaves the box; the explainer and the view get it masked by
-        # the run's policy, so neither the widget's saved state nor the answer shows what it covers.
-        run, question = self.run, self.run.masked(self.ask_question)
-        self.ask_question = ""
-        self.ask_state = "asking"
-        self.ask_html = ""
-        self.busy = "asking…"
-        self.progress = {}
-
-        async def work() -> None:
-            try:
-                explanation = await ask(run, question, provider=self.explainer)
-            except Refusal as refusal:
-                self.ask_state, self.ask_html = "refused", error_card_html(refusal)
-            except asyncio.CancelledError:
-                task = asyncio.current_task()
-                if task is not None:
-                    task.uncancel()
-                self.ask_state = "cancelled"
-                self.ask_html = ask_box.note_html("Stopped: the question was cancelled before an answer.")
-            except Exception as failure:
-                self.ask_state = "failed"
-                self.ask_html = error_card_html(failure) if isinstance(failure, CodedError) else ask_box.note_html(
-                    f"The explainer failed: {type(failure).__name__}; the run itself is unchanged.")
-            else:
-                self.explanation = explanation
-                self.ask_state = explanation.status
-                self.ask_html = panels.bounded(ask_box.answer_html(explanation, run.recording), "The answer")
-            finally:
-                self.busy = ""
-
-        self._task = self._schedule(work())
-
-    def press_cite(self, content: dict[str, Any]) -> None:
-        """A click on an id the answer cites: open the LLM call or the piece it names."""
-        cited = content.get("id")
-        if self.run is None or not isinstance(cited, str):
-            return
-        opens = ask_box.target(self.run.recording, cited)
-        if opens is None:
-            return
-        kind, call, slot = opens
-        if kind == "call" and call is not None:
-            self.open_call(call)
-        else:
-            self.open_piece(cited, slot, call=call or panels.answering_call(self.run.recording))
-
-    _HANDLERS = {**_HANDLERS, "ask": press_ask, "cite": press_cite}
 
     # -- display and the saved copy -----------------------------------------------------------
     def _bundle(self) -> dict[str, Any]:
