@@ -34,9 +34,10 @@ from typing import TYPE_CHECKING, Any, Unpack
 from footprint_lab.explain.arguments import ExplainConfigError, recording_of, whole_number
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._arm_fields import ArmFields
+from footprint_lab.explain.trials._localization import untested_count, untested_lines
 from footprint_lab.explain.trials._rerun_pool import Draws
 from footprint_lab.explain.trials._stopping import Guarded, Partial, partial_line, run_trial, stopped
-from footprint_lab.explain.trials.ablation import choose_suspects, original_answer, untested_count, untested_lines
+from footprint_lab.explain.trials.ablation import choose_suspects, original_answer
 from footprint_lab.explain.trials.arms import VERDICT_LABELS, Arm, ArmVerdict, TrialResult, tally
 from footprint_lab.explain.trials.rerun import Outcome, Progress, Rerunner, check_comparator
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for

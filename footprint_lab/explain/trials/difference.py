@@ -32,10 +32,11 @@ from typing import TYPE_CHECKING, Any, Unpack
 from footprint_lab.explain.arguments import ExplainConfigError, recording_of
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._arm_fields import ArmFields
+from footprint_lab.explain.trials._localization import budget_note, untested_lines
 from footprint_lab.explain.trials._recorded_call import Carry, RecordedCall, _Part, recorded_call
 from footprint_lab.explain.trials._rerun_pool import Draws
 from footprint_lab.explain.trials._stopping import Partial, partial_line, run_trial, stopped
-from footprint_lab.explain.trials.ablation import budget_note, original_answer, untested_lines
+from footprint_lab.explain.trials.ablation import original_answer
 from footprint_lab.explain.trials.arms import VERDICT_LABELS, Arm, ArmVerdict, TrialResult
 from footprint_lab.explain.trials.comparison import (
     Difference,

@@ -1,0 +1,242 @@
+"""The report of ``localize``: a verdict per tested suspect, what was left untested, and the notes it carries.
+
+Rule kept here: nothing is skipped quietly. Every report's first line counts the pieces left
+untested and its "Not tested" section names each with why (``untested_count``,
+``untested_lines``, which the reports of ``bisect_culprits`` and ``explain_difference`` share);
+the notes say what to try when unchanged reruns flip often, when a ``budget=`` below the default
+left pieces undecided, and what a proof by replay covers.
+
+Role: explain layer; built by :func:`footprint_lab.explain.trials.ablation.localize`, whose module
+is where a user imports these names from.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from footprint_lab.explain.compare import suggest
+from footprint_lab.explain.provenance.sources import removal_id
+from footprint_lab.explain.render import display_bundle, shorten
+from footprint_lab.explain.trials._arm_fields import ArmFields
+from footprint_lab.explain.trials._recorded_call import RecordedCall
+from footprint_lab.explain.trials._stopping import Partial, partial_line
+from footprint_lab.explain.trials.arms import VERDICT_LABELS, ArmVerdict, TrialResult
+from footprint_lab.explain.trials.rerun import TextDifference
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+
+@dataclass(slots=True)
+class LocalizedSuspect(ArmFields):
+    """One suspect's trial: its place in the ranking and what the reruns without it said.
+
+    ``flips`` of ``samples`` finished reruns changed the outcome (the confirmation's reruns when
+    it reached confirmation, else the screening's), against ``noise_flips`` of ``noise_samples``
+    unchanged ones; ``p_value`` is the exact test's, compared with ``level``.
+    """
+
+    rank: int
+    source_id: str
+    source_kind: str
+    score: float
+    trial: ArmVerdict
+    #: in a composed run: the member's path (empty for the run itself) and the name its runner was given
+    member: str = ""
+    member_name: str | None = None
+
+    @property
+    def phase(self) -> str:
+        """``confirmation`` when fresh reruns tested it, else ``screening`` (it was set aside there)."""
+        return "confirmation" if self.trial.tested else "screening"
+
+    @property
+    def where(self) -> str:
+        """`` in member 'triage' (agent 'triage')``, or nothing for a source of the run itself."""
+        if not self.member:
+            return ""
+        named = self.member_name and self.member_name != self.member.rpartition("/")[2]
+        return f" in member '{self.member}'" + (f" ('{self.member_name}')" if named else "")
+
+    def line(self) -> str:
+        cost = f"{self.reruns} rerun{'s' if self.reruns != 1 else ''}"
+        return f"{VERDICT_LABELS[self.verdict]}: removing '{self.source_id}'{self.where} {self.reason}; {cost}"
+
+
+@dataclass(slots=True)
+class Localization(Partial):
+    """The verdict on each tested suspect, in rank order, with the baseline and budget they were judged by."""
+
+    original: str
+    suspects: list[LocalizedSuspect]
+    untested: list[tuple[str, str]]
+    comparator: str
+    trial: TrialResult
+    #: ``(reruns done, reruns planned)`` when the call was stopped: the verdicts it reached, the rest undecided
+    stopped: tuple[int, int] | None = None
+
+    baseline = property(lambda self: self.trial.baseline, doc="The confirmation's unchanged reruns.")
+    reruns = property(lambda self: self.trial.reruns, doc="Every rerun started, failed ones included.")
+    budget = property(lambda self: self.trial.budget)
+    alpha = property(lambda self: self.trial.alpha, doc="The false-confirmation rate the verdicts hold to.")
+    design = property(lambda self: self.trial.design, doc="How the suspects were screened.")
+    notes = property(lambda self: self.trial.notes)
+
+    @property
+    def noise(self) -> tuple[int, int]:
+        """``(flips, finished)`` of the unchanged reruns the verdicts rest on."""
+        return self.trial.noise
+
+    @property
+    def baseline_stable(self) -> bool:
+        """``True`` when unchanged reruns finished and none of them changed the outcome."""
+        flips, finished = self.noise
+        return finished > 0 and flips == 0
+
+    @property
+    def failed(self) -> int:
+        return sum(self.trial.failures.values())
+
+    @property
+    def confirmed(self) -> list[str]:
+        """The ids of the suspects whose removal was shown to flip the outcome (verdict ``confirmed``)."""
+        return [s.source_id for s in self.suspects if s.verdict == "confirmed"]
+
+    @property
+    def together(self) -> list[ArmVerdict]:
+        """Sets of suspects tested together because none flipped the outcome alone (see the trial's design)."""
+        return [verdict for verdict in self.trial.arms if len(verdict.arm.exclude) > 1]
+
+    @property
+    def confirmed_together(self) -> list[tuple[str, ...]]:
+        """The sets whose joint removal was shown to flip the outcome: causes that act only together.
+
+        A set holding a piece confirmed alone is left out: that piece explains why removing the set flips it.
+        """
+        alone = set(self.confirmed)
+        return [verdict.arm.exclude for verdict in self.together
+                if verdict.verdict == "confirmed" and not alone & set(verdict.arm.exclude)]
+
+    def verdict(self, source_id: str) -> str | None:
+        """The verdict on one tested source, or ``None`` when it was not tested."""
+        return next((s.verdict for s in self.suspects if s.source_id == source_id), None)
+
+    @property
+    def unjudged(self) -> list[str]:
+        """The tested pieces no finished rerun measured (every rerun that removed them failed): ``undecided``."""
+        return [s.source_id for s in self.suspects if s.trial.reached and not s.trial.judged_on]
+
+    def summary(self) -> str:
+        counts = Counter(s.verdict for s in self.suspects)
+        flips, finished = self.noise
+        failed = self.trial.failures
+        lost = (f"; {sum(failed.values())} failed ({', '.join(f'{k} x{v}' for k, v in failed.most_common())})"
+                if failed else "")
+        together = (f", {len(self.confirmed_together)} set(s) confirmed together" if self.confirmed_together
+                    else "")
+        unjudged = f" ({len(self.unjudged)} could not be judged: every rerun failed)" if self.unjudged else ""
+        untested = untested_count(self.untested)
+        return (f"{partial_line(self.stopped)}Localization of \"{shorten(self.original, 60)}\": "
+                f"{counts['confirmed']} of {len(self.suspects)} "
+                f"tested pieces confirmed{together}, {counts['undecided']} undecided{unjudged}{untested}; "
+                f"{self.reruns} reruns (budget {self.budget}){lost}; noise: {flips}/{finished} unchanged reruns "
+                f"changed the outcome; false-confirmation rate at most {self.alpha:.0%}; comparator "
+                f"{self.comparator}.")
+
+    @property
+    def nothing_alone(self) -> bool:
+        """``True`` when no tested suspect showed any effect alone (none confirmed, none undecided).
+
+        Causes can still act together (two redundant facts, each enough to keep the outcome):
+        :func:`~footprint_lab.explain.bisect_culprits` searches for sets whose joint removal flips it.
+        """
+        return bool(self.suspects) and all(s.verdict == "not_confirmed" for s in self.suspects) and \
+            not self.notes
+
+    def __str__(self) -> str:
+        lines = [self.summary(), *(s.line() for s in self.suspects)]
+        alone = set(self.confirmed)
+        lines += [f"{VERDICT_LABELS[v.verdict]} TOGETHER: removing {' + '.join(repr(n) for n in v.arm.exclude)} "
+                  f"at once {v.reason}; {v.reruns} reruns"
+                  + ("".join(f" (explained by '{n}' alone)" for n in v.arm.exclude if n in alone)
+                     if v.verdict == "confirmed" else "") for v in self.together]
+        lines += untested_lines(self.untested)
+        lines += self.notes
+        if self.nothing_alone and not self.confirmed_together:
+            lines.append("No suspect flipped the outcome alone; causes may act only together: "
+                         "bisect_culprits(run, rerun=...) searches for sets whose joint removal flips it.")
+        return "\n".join(lines)
+
+    def to_frame(self) -> pd.DataFrame:
+        """One row per tested suspect: its verdict and every count and figure the verdict rests on."""
+        from footprint_lab.explain.frame import ShownFrame  # imports pandas
+
+        rows = [{"rank": s.rank, "source_id": s.source_id, "source_kind": s.source_kind, "verdict": s.verdict,
+                 "flips": s.flips, "samples": s.samples, "flip_rate": s.flip_rate, "noise_flips": s.noise_flips,
+                 "noise_samples": s.noise_samples, "noise_rate": s.noise_rate, "p_value": s.p_value,
+                 "level": s.level, "reruns": s.reruns, "failed": s.failed, "phase": s.phase, "score": s.score,
+                 "reason": s.reason, "member": s.member, "member_name": s.member_name}
+                for s in self.suspects]
+        return ShownFrame(rows, columns=LOCALIZATION_COLUMNS)
+
+    def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
+        return display_bundle("localization", self, self.summary(), str(self), include, exclude)
+
+
+def untested_count(untested: Sequence[tuple[str, str]]) -> str:
+    """The first line's clause on what was left untested (every report says it, nothing is skipped quietly)."""
+    if untested:
+        return f"; {len(untested)} not tested (named below)"
+    return "; every piece that reached the answer was tested"
+
+
+def untested_lines(untested: Sequence[tuple[str, str]]) -> list[str]:
+    """The report's "Not tested" section: each piece left untested, and why."""
+    if not untested:
+        return []
+    return [f"Not tested ({len(untested)}): no verdict, neither shown to matter nor not to:",
+            *(f"  '{name}': {why}" for name, why in untested)]
+
+
+LOCALIZATION_COLUMNS = ["rank", "source_id", "source_kind", "verdict", "flips", "samples", "flip_rate", "noise_flips",
+                        "noise_samples", "noise_rate", "p_value", "level", "reruns", "failed", "phase", "score",
+                        "reason", "member", "member_name"]
+
+
+def noise_note(trial: TrialResult, comparator: Any, original: str) -> list[str]:
+    """What to try when unchanged reruns flip often under the default comparator."""
+    flips, finished = trial.noise
+    if not isinstance(comparator, TextDifference) or not finished or flips * 3 < finished:
+        return []
+    return [f"The baseline is unstable under {comparator!r} ({flips}/{finished} unchanged reruns read as "
+            f"changed): free text differs from rerun to rerun. {suggest(original)}"]
+
+
+
+def budget_note(trial: TrialResult, given: int | None, default: int) -> list[str]:
+    """A line for a ``budget=`` below the default that left some piece undecided or untested: what the default is."""
+    short = [verdict for verdict in trial.arms
+             if verdict.verdict == "undecided" and (verdict.judged_on or not verdict.reached)]
+    if given is None or given >= default or not short:
+        return []
+    return [f"budget={given} is below the {default} reruns the default gives this run, and {len(short)} piece(s) "
+            "were left undecided or untested for it: leave budget= out, or raise it, to settle them."]
+
+
+
+def replay_note(call: RecordedCall, tested: Sequence[str]) -> list[str]:
+    """What a proof by replay covers: the answering call only; the tested pieces also sent to earlier calls."""
+    earlier = {removal_id(call.recording.context_pieces[i]) for exchange in call.recording.exchanges
+               if exchange.step_id != call.step_id
+               for indices in call.recording.exchange_pieces(exchange).values() for i in indices}
+    also = [name for name in tested if name in earlier]
+    line = (f"Tested by replaying the answering call ({call.step_id}) without each piece: this proves what each piece "
+            "did to that call's answer.")
+    if also:
+        line += (f" {len(also)} of them were also sent to earlier calls ({', '.join(also[:5])}"
+                 f"{' ...' if len(also) > 5 else ''}), where they may have acted too (a tool call they caused): "
+                 "localize(run, rerun=agent) tests them whole.")
+    return [line]
