@@ -57,7 +57,7 @@ from footprint_lab.core.identity import Identity, IdentityInput, coerce_identity
 from footprint_lab.core.member_run import run_for
 from footprint_lab.core.pause import HumanQuestion
 from footprint_lab.core.run import Run
-from footprint_lab.core.runner import Listener, Mount, Runner, ended_status, new_run_id, run_coroutine_sync
+from footprint_lab.core.runner import Listener, Mount, Runner, ended_status, run_coroutine_sync
 from footprint_lab.core.tools import Tool, ToolContext, ToolFailure, result_text, tool_failure, tool_list
 from footprint_lab.core.turn import PAUSE, Slots, Turn, input_refused, turn_text
 from footprint_lab.explain.checks.tool_choice import choice_margins
@@ -184,33 +184,28 @@ class Agent(Conversation, Runner):
 
     async def _drive(
         self, bag: dict[str, Any], *, door: str, start: Continuation | None, identity: Identity | None,
-        on_event: Listener | None, held: bool = True, run_id: str | None = None,
+        on_event: Listener | None,
     ) -> Run:
         """Run one leg and hold what it leaves: the only place the instance's conversation changes.
 
-        Every door of this agent (``run``, ``follow_up``, ``resume``, ``resume_on_error``) ends here;
-        a chat's leg too, with ``held=False`` and the ``run_id`` its chat gave it: its caller keeps the
-        conversation, so the leg neither claims this instance's in-flight guard nor changes what the
-        instance holds.
+        Every door of this agent (``run``, ``follow_up``, ``resume``, ``resume_on_error``) ends here, and
+        so does each turn of a chat, on the instance the chat keeps its conversation on (``_say``).
         """
         listeners = self._listeners_for(on_event)  # refuses a listener that cannot listen, before the claim
-        run_id = self._claim(door) if held else run_id or new_run_id()
+        run_id = self._claim(door)
         try:
             mount = Mount(run_id=run_id, listeners=listeners, identity=identity)
             run = await self._execute(bag, mount, start)
         except BaseException as exc:
             # A RunCheckpointError, or a cancellation after a completed tool round, carries the last good
             # conversation (Turn.fail); any other failure leaves none.
-            if held:
-                self._hold(ended_status(exc), getattr(exc, "_saved", None), None)
+            self._hold(ended_status(exc), getattr(exc, "_saved", None), None)
             self.last_run = getattr(exc, "_footprint_run", self.last_run)
             raise
         finally:
-            if held:
-                self._active_run_id = None
+            self._active_run_id = None
         saved = run._conversation
-        if held:
-            self._hold(saved.outcome, saved if saved.history is not None else None, saved.pause)
+        self._hold(saved.outcome, saved if saved.history is not None else None, saved.pause)
         self.last_run = run
         return run
 

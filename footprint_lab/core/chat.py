@@ -1,13 +1,15 @@
 """``Chat(runner)``: a conversation as a list of turns, each one a run that explains like any other.
 
-Rule kept here: a chat keeps its own conversation, turn by turn, and never borrows the one its
-runner holds. Each turn continues the conversation the turn before it left, so what a turn was
-sent is exactly what the recording of the turn before it says. A turn runs through the agent's
-chat door (``Agent._chat_leg``), which neither reads nor holds the agent's own conversation: two
-chats on one runner (a fork and its parent, say) never see each other's turns, and never wait on
-each other's turn in flight or question pending. The chat holds the conversation's messages once
-(``_said``); each turn names where its own start and end (so a long chat's turns share them), and
-a fork holds the conversation up to its fork point, never the chat it came from.
+Rule kept here: a chat is the agent's own conversation model, kept on an instance of its own. Each
+turn runs on an instance of the runner made for it as the runner is then (``Agent._instance``, a
+shallow copy), holding the conversation the turn before it left; that instance owns the turn in
+flight, the conversation it leaves and the question it waits on, exactly as an ``Agent`` does
+(``checkpoint()``, ``follow_up()``), and the chat keeps the turns in order. So what a turn was sent
+is exactly what the recording of the turn before it says, and two chats on one runner (a fork and
+its parent, say), or a chat and the runner's own runs, never see each other's turns, and never wait
+on each other's turn in flight or question pending. A long chat's turns share its messages (each
+leg continues with the very messages the legs before it carried: ``conversation_legs.continued``),
+and a fork holds the conversation up to its fork point, never the chat it came from.
 
 Rule kept too: everything a chat shows (every turn's recording, ``frame()``, its view, ``repr``,
 a turn's message, a checkpoint, a bug report, a rerun's start) is masked by the redaction the
@@ -50,10 +52,9 @@ from typing import TYPE_CHECKING, Any, Unpack
 from footprint_lab.core._chat_turns import Masks, born_in, changes, masked_recording, summarize, tokens
 from footprint_lab.core.chat_turn import ChatTurn, TurnRerun, TurnStart, _turn_start
 from footprint_lab.core.conversation import PendingQuestionError, RunInFlightError
-from footprint_lab.core.conversation_legs import thaw
 from footprint_lab.core.pause import Pause
 from footprint_lab.core.run import Run
-from footprint_lab.core.runner import Listener, check_listener, new_run_id, run_coroutine_sync
+from footprint_lab.core.runner import Listener, check_listener, run_coroutine_sync
 from footprint_lab.explain import Trials, TrialSettings
 from footprint_lab.explain.arguments import id_list
 from footprint_lab.explain.trials.ablation import Localization, localize, rerun_without
@@ -131,12 +132,11 @@ class Chat:
         self.runner = runner
         self.overlap = overlap
         self._turns: list[ChatTurn] = []
-        #: the conversation's messages, held once: each turn spans ``start..end`` of them
-        self._said: list[dict[str, Any]] = []
+        #: the instance the last turn ran on: its run in flight, the conversation it left, its question pending
+        self._agent: Any = None
         self._masks = Masks()
         self._shown_at = (-1, -1)  # (the masks' version, how many legs) when every turn was last masked
-        self._active: str | None = None  # the id of this chat's run in flight
-        self._active_loop: asyncio.AbstractEventLoop | None = None
+        self._active_loop: asyncio.AbstractEventLoop | None = None  # the event loop of this chat's run in flight
         self._line: concurrent.futures.Future[None] | None = None  # the last send waiting or running (queue)
         self._parent: tuple[weakref.ref[Chat], int] | None = None
 
@@ -172,9 +172,12 @@ class Chat:
 
     @property
     def pending(self) -> Run | None:
-        """The turn waiting on a person's answer, or ``None``."""
-        last = self._turns[-1] if self._turns else None
-        return last.run if last is not None and last._pause is not None and not last.abandoned else None
+        """The turn waiting on a person's answer (its instance holds the question), or ``None``."""
+        return self._turns[-1].run if self._asked() is not None else None
+
+    def _asked(self) -> Pause | None:
+        """The question this chat's instance waits on, or ``None``."""
+        return self._agent._pending if self._agent is not None else None
 
     # -- sending --------------------------------------------------------------------------------
     async def send(self, message: Any, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
@@ -186,11 +189,11 @@ class Chat:
     async def _send(self, door: str, message: Any, on_event: Listener | None, identity: Any) -> Run:
         self._refuse_if_pending(door)
         before = self._conversation()
-        turn = ChatTurn(message, [], before, self._masks, start=len(self._said) if before is not None else 0)
-        history = list(self._said) if before is not None else None
-        return await self._leg(turn, lambda run_id, listener: self.runner._chat_leg(
-            door, message, saved=before, history=history, identity=identity, learned=dict(self._masks.learned),
-            on_event=listener, run_id=run_id), on_event)
+        turn = ChatTurn(message, [], before, self._masks,
+                        start=len(before.history) if before is not None and before.history is not None else 0)
+        agent = self._agent = self.runner._instance(before)  # before any await: a send now sees it in flight
+        return await self._leg(turn, lambda listener: agent._say(
+            door, message, identity=identity, learned=dict(self._masks.learned), on_event=listener), on_event)
 
     async def answer(self, reply: Any, /, *, on_event: Listener | None = None) -> Run:
         """Answer the question the last turn waits on; the turn goes on where it paused and returns its run."""
@@ -206,22 +209,20 @@ class Chat:
             raise InvalidCheckpointError(door, "pause", "a chat with no question pending",
                                          "is null: no turn of this chat is waiting on a question",
                                          "Send the next message with chat.send(message).")
-        turn = self._turns[-1]
-        asked = turn._pause
-        run = await self._leg(turn, lambda run_id, listener: self.runner._chat_leg(
-            door, reply, saved=waiting._conversation, answer=True, learned=dict(self._masks.learned),
-            on_event=listener, run_id=run_id), on_event)
-        if asked is not None:
-            turn.answers.append((asked.tool_name, reply))
+        turn, agent, asked = self._turns[-1], self._agent, self._asked()
+        assert asked is not None
+        run = await self._leg(turn, lambda listener: agent._say(
+            door, reply, answer=True, learned=dict(self._masks.learned), on_event=listener), on_event)
+        turn.answers.append((asked.tool_name, reply))
         return run
 
     async def _leg(self, turn: ChatTurn, start: Any, on_event: Listener | None) -> Run:
         """Run one leg of ``turn`` (a send or an answer) and keep what it leaves; the only place turns change."""
         if on_event is not None:
             check_listener(on_event, "Chat.send")
-        self._active, self._active_loop = new_run_id(), asyncio.get_running_loop()  # the run in flight
+        self._active_loop = asyncio.get_running_loop()
         try:
-            run = await start(self._active, on_event)
+            run = await start(on_event)
         except Refusal:
             raise  # nothing ran: the chat is as it was
         except BaseException as ended:
@@ -230,25 +231,19 @@ class Chat:
                 self._keep(turn, failed)
             raise
         finally:
-            self._active = self._active_loop = None
+            self._active_loop = None
         self._keep(turn, run)
         return run
 
     def _keep(self, turn: ChatTurn, run: Run) -> None:
+        self.runner.last_run = run  # the runner's last run is its chats' too (``%fp``, a Lab read it)
         if not turn.legs:
             self._turns.append(turn)
         turn.legs.append(run)
         turn.summary = summarize(run.recording)
         saved = run._conversation
-        turn._pause = saved.pause if saved is not None and run.paused else None
         left = turn._left
-        if left is not None:
-            assert left.history is not None
-            del self._said[turn.start:]
-            self._said += thaw(left.history[turn.start:])  # the turn's own messages; the earlier ones stay held
-            turn.end = len(left.history)
-        else:
-            turn.end = None
+        turn.end = len(left.history) if left is not None and left.history is not None else None
         known = saved.scrubber.known() if saved is not None and saved.scrubber is not None else {}
         self._masks.note(run.policy, known)
 
@@ -269,15 +264,14 @@ class Chat:
         turn continues from the one before it.
         """
         self._refuse_if_busy("Chat.abandon")
-        waiting = self.pending
-        if waiting is None:
+        pause = self._asked()
+        if pause is None:
             return None
         turn = self._turns[-1]
-        pause = turn._pause
-        assert pause is not None
-        waiting.annotate("answer", f"The question tool '{pause.tool_name}' asked (call {pause.tool_call_id}) was "
+        turn.run.annotate("answer", f"The question tool '{pause.tool_name}' asked (call {pause.tool_call_id}) was "
                          "dropped with chat.abandon(); this turn will not be resumed.", tag="pause_abandoned")
         turn.abandoned = True
+        self._agent._hold("abandoned", None, None)  # the instance holds no question, nor conversation, now
         return pause
 
     # -- explaining a turn ----------------------------------------------------------------------
@@ -376,12 +370,11 @@ class Chat:
             raise UnknownTurnError(door, describe_shape(k) if not isinstance(k, int) or isinstance(k, bool)
                                    else "a number out of range", count, fork=True)
         kept = self._turns[:k]
-        if kept and kept[-1]._pause is not None and not kept[-1].abandoned:
+        if k == count:  # a fork keeping the turn that waits on a person would hold a question it cannot answer
             self._refuse_if_pending(door)
         child = Chat(self.runner, overlap=self.overlap)
         child._masks = self._masks
         child._turns = [replace(t, legs=list(t.legs), answers=list(t.answers)) for t in kept]
-        child._said = self._said[:next((t.end for t in reversed(kept) if t.end is not None), 0)]
         child._parent = (weakref.ref(self), k)
         return child
 
@@ -430,8 +423,9 @@ class Chat:
         return next((left for turn in reversed(self._turns) if (left := turn._left) is not None), None)
 
     def _refuse_if_busy(self, door: str, why: str = _BUSY) -> None:
-        if self._active is not None:
-            raise RunInFlightError(door, getattr(self.runner, "id", None), self._active, why=why)
+        active = self._agent._active_run_id if self._agent is not None else None
+        if active is not None:
+            raise RunInFlightError(door, getattr(self.runner, "id", None), active, why=why)
 
     def _refuse_if_blocked(self, door: str) -> None:
         """A synchronous send from the loop this chat's turn runs on would wait on itself: refused instead."""
@@ -440,11 +434,10 @@ class Chat:
                 self._refuse_if_busy(door, _BLOCKED)
 
     def _refuse_if_pending(self, door: str) -> None:
-        waiting = self.pending
-        if waiting is not None:
-            turn = self._turns[-1]
-            assert turn._pause is not None
-            raise PendingQuestionError(door, turn._pause, self._masks.shown(waiting.masked(waiting.question or "")),
+        asked = self._asked()
+        if asked is not None:
+            waiting = self._turns[-1].run
+            raise PendingQuestionError(door, asked, self._masks.shown(waiting.masked(waiting.question or "")),
                                        how=_ASKED)
 
     @contextlib.asynccontextmanager
@@ -469,10 +462,10 @@ class Chat:
 
 
 def holds_conversations(runner: Any) -> bool:
-    """Whether ``runner`` can carry a chat: an agent's chat door, a ``run`` that continues a checkpoint, ``resume``."""
+    """Whether ``runner`` can carry a chat: an agent's conversation doors (``_instance``, ``_say``), a ``run`` that
+    continues a checkpoint, ``resume``."""
     run = getattr(runner, "run", None)
-    if not callable(run) or not callable(getattr(runner, "resume", None)) or not callable(
-            getattr(runner, "_chat_leg", None)):
+    if not callable(run) or not all(callable(getattr(runner, name, None)) for name in ("resume", "_instance", "_say")):
         return False
     try:
         return "continue_from" in inspect.signature(run).parameters

@@ -24,7 +24,6 @@ from footprint_lab.core.checkpoint import checkpoint_from
 if TYPE_CHECKING:
     from footprint_lab.core.checkpoint import Checkpoint
     from footprint_lab.core.conversation_legs import Saved
-    from footprint_lab.core.pause import Pause
     from footprint_lab.core.run import Run
     from footprint_lab.explain.trials.ablation import RerunReport
 
@@ -52,7 +51,6 @@ class ChatTurn:
     answers: list[tuple[str, Any]] = field(default_factory=list)
     #: what its last leg was sent, read once when the leg was kept
     summary: Summary = field(default_factory=lambda: Summary((), 0))
-    _pause: Pause | None = None
     _swept: int = -1  # the version of the chat's masks its legs were last masked with
 
     @property

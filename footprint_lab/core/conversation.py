@@ -27,10 +27,11 @@ the only place that state changes (through ``_hold``).
 from __future__ import annotations
 
 import contextlib
-from typing import TYPE_CHECKING, Any
+import copy
+from typing import TYPE_CHECKING, Any, Self
 
 from footprint_lab.core.checkpoint_masks import shown_label
-from footprint_lab.core.conversation_legs import Continuation, Saved, thaw
+from footprint_lab.core.conversation_legs import Continuation, Saved, continued
 from footprint_lab.core.door import InvalidRunInputError, normalize_run_input
 from footprint_lab.core.identity import Identity, coerce_identity
 from footprint_lab.core.pause import Pause
@@ -224,7 +225,7 @@ class Conversation:
 
         async def _drive(
             self, bag: dict[str, Any], *, door: str, start: Continuation | None, identity: Identity | None,
-            on_event: Listener | None, held: bool = True, run_id: str | None = None,
+            on_event: Listener | None,
         ) -> Run: ...
 
     def _door(self, name: str) -> str:
@@ -317,22 +318,31 @@ class Conversation:
             )
         return await self._drive({}, door=door, start=start, identity=named, on_event=on_event)
 
-    async def _chat_leg(
-        self, door: str, said: Any, *, saved: Saved | None, history: list[dict[str, Any]] | None = None,
-        answer: bool = False, identity: Any = None, learned: dict[str, str] | None = None,
-        on_event: Listener | None = None, run_id: str | None = None,
-    ) -> Run:
-        """One leg of a conversation its caller keeps (``core.chat.Chat``): a new message (``said``) continuing
-        ``saved``, or with ``answer`` the person's answer to the question ``saved`` paused on.
+    # -- the conversation a chat keeps on an instance of its own (core.chat) ---------------------
+    def _instance(self, holding: Saved | None = None) -> Self:
+        """A new instance of this runner as it is declared now (its provider, tools, context, policy and
+        listeners, shared), holding ``holding`` as its conversation and nothing else: no run in flight, no
+        question pending, no last run. The one helper that makes the extra instances a chat runs its turns
+        on; cheap (a shallow copy), so each turn gets one made from its runner as the runner is then."""
+        made = copy.copy(self)
+        made._active_run_id = None
+        made.last_run = None
+        made._hold("finished" if holding is not None else None, holding, None)
+        return made
 
-        Checked like ``run`` / ``resume``, but this instance's own conversation (its turn in flight,
-        its pending question, its last checkpoint) is neither read nor held: two chats on one agent,
-        a fork and its parent, or a chat and the agent's own turns never wait on each other.
-        ``history`` is the conversation as the caller holds it (the same messages ``saved`` froze),
-        so a long chat's turns share its messages instead of each thawing a copy; ``learned`` adds
-        values the caller knows to mask (what a chat forked from this one learned, say); ``run_id``
-        is the id the caller gave the run (one is made when it gave none).
+    async def _say(
+        self, door: str, said: Any, *, answer: bool = False, identity: Any = None,
+        learned: dict[str, str] | None = None, on_event: Listener | None = None,
+    ) -> Run:
+        """One leg of the conversation this instance holds, for the chat that keeps it (``core.chat.Chat``): a new
+        message (``said``) that continues it, or with ``answer`` the person's answer to the question it waits on.
+
+        Checked like ``follow_up`` and ``resume``, with the chat's ``door`` named in what is refused; the
+        chat refuses a turn in flight and a pending question itself, in its own words, from what this
+        instance holds. ``learned`` adds values the chat knows to mask (what a chat it was forked from
+        learned, say).
         """
+        saved = self._saved
         if answer:
             assert saved is not None and saved.pause is not None
             text = answer_text(said, door)
@@ -344,18 +354,18 @@ class Conversation:
         start = None
         if saved is not None:
             named = _one_identity(saved.identity, named, door)
-            start = self._carry(saved, "resume" if answer else "continue_from", history)
+            start = self._carry(saved, "resume" if answer else "continue_from")
             start.learned = {**(learned or {}), **(start.learned or {})}
             if answer:
                 start.pause, start.answer = saved.pause, text
-        return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event, held=False,
-                                 run_id=run_id)
+        return await self._drive(bag, door=door, start=start, identity=named, on_event=on_event)
 
-    def _carry(self, saved: Saved, how: str, history: list[dict[str, Any]] | None = None) -> Continuation:
-        """How a leg goes on from a conversation this process holds: its messages, its policy with this agent's,
-        its marks, what it learned to mask, and its messages' recorded forms (shared where the messages are)."""
+    def _carry(self, saved: Saved, how: str) -> Continuation:
+        """How a leg goes on from a conversation this process holds: its messages (the ones its legs before
+        shared, as they are: ``conversation_legs.continued``), its policy with this agent's, its marks, what it
+        learned to mask, and its messages' recorded forms (shared where the messages are)."""
         assert saved.history is not None
-        return Continuation(how, thaw(saved.history) if history is None else history, saved.run_id,
+        return Continuation(how, continued(saved), saved.run_id,
                             saved.first_run_id, policy=combine_policies(saved.policy, self.redact), marks=saved.marks,
                             learned=saved.scrubber.known() if saved.scrubber is not None else None,
                             carried=saved.carried)
@@ -536,7 +546,7 @@ class Conversation:
         self._active_run_id = run_id
         return run_id
 
-    def _hold(self, outcome: str, saved: Saved | None, pending: Pause | None) -> None:
+    def _hold(self, outcome: str | None, saved: Saved | None, pending: Pause | None) -> None:
         self._outcome = outcome
         self._saved = saved
         self._pending = pending

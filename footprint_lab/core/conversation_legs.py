@@ -126,9 +126,12 @@ class Saved:
     sealed: bool = False
     #: the recorded forms of its messages, for the leg that continues it to share (record.captured)
     carried: History | None = None
+    #: how many of its first messages are ``carried``'s own (the very objects): a leg that continues it takes
+    #: those as they are and reads back only the rest (:func:`continued`)
+    held: int = 0
 
 
-def freeze(history: Sequence[dict[str, Any]], carried: History | None = None) -> Frozen:
+def freeze(history: Sequence[dict[str, Any]], carried: History | None = None) -> tuple[Frozen, int]:
     """The conversation as a runner holds it between turns: each message as JSON text.
 
     A runner keeps its last conversation alive for ``follow_up``. Held as dicts and lists,
@@ -137,13 +140,14 @@ def freeze(history: Sequence[dict[str, Any]], carried: History | None = None) ->
     tracked, and reading it back gives the next leg turns nobody else holds. A message its leg
     carried (``carried``) is held as the text the legs before wrote for it, read from the list
     the conversation's legs share (``record.spliced``): a long chat holds each message's text
-    once, and each turn nothing per earlier message.
+    once, and each turn nothing per earlier message. Returns the frozen conversation and how many of its
+    first messages ``carried`` holds.
     """
     size = carried.holds(history) if carried is not None else 0
     if not size:
-        return tuple(map(_text, history))
+        return tuple(map(_text, history)), 0
     assert carried is not None
-    return spliced([carried.texts(size, _text), tuple(map(_text, history[size:]))])
+    return spliced([carried.texts(size, _text), tuple(map(_text, history[size:]))]), size
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -154,6 +158,16 @@ def thaw(history: Frozen) -> list[dict[str, Any]]:
     """A held conversation as fresh turns a new leg can extend."""
     turns: list[dict[str, Any]] = json.loads(f"[{','.join(history)}]")
     return turns
+
+
+def continued(saved: Saved) -> list[dict[str, Any]]:
+    """The messages a leg continuing ``saved`` starts from: the ones its legs before shared (``saved.held`` of
+    them, these very objects, so the new leg shares their pieces and recorded forms too) and the rest read
+    back. A conversation continued turn after turn so costs each turn only its own messages."""
+    assert saved.history is not None
+    if saved.carried is None or not saved.held:
+        return thaw(saved.history)
+    return [*saved.carried.messages(saved.held), *thaw(saved.history[saved.held:])]
 
 
 def who(identity: Identity | None) -> dict[str, str]:

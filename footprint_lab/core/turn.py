@@ -161,13 +161,13 @@ class Turn:
         """What this execution leaves for its runner to hold (the agent's ``_drive`` holds it)."""
         scrubber = self.leg.scrubber
         carried = self.leg.start.carried if self.leg.start is not None else None
+        frozen, held = (None, 0) if outcome == "input-refused" else freeze(
+            self.history if history is None else history, carried)
         return Saved(
-            outcome=outcome, run_id=self.run_id, first_run_id=self.first_run_id,
-            history=None if outcome == "input-refused" else freeze(self.history if history is None else history,
-                                                                   carried),
+            outcome=outcome, run_id=self.run_id, first_run_id=self.first_run_id, history=frozen,
             identity=self.identity, agent_id=self.runner["id"],
             policy=scrubber.policy if scrubber is not None else None, marks=self.leg.marks(), pause=pause,
-            scrubber=scrubber, sealed=self.sealed, carried=carried,
+            scrubber=scrubber, sealed=self.sealed, carried=carried, held=held,
         )
 
     def make_run(

@@ -136,13 +136,16 @@ async def test_the_turns_share_the_conversations_messages() -> None:
     chat = Chat(Agent(provider=Seen(asks_on_refund).provider))
     for number in range(6):
         await chat.send(f"Message {number}.")
-    first = chat._said[0]
-    assert len(chat._said) == 12 and all(turn.start == 2 * k for k, turn in enumerate(chat._turns))
+    assert all(chat.turn(k).start == 2 * k for k in range(6))
     assert all(chat.turn(k).summary.carried == 2 * k for k in range(6))
+    first = chat[5].recording.messages[0]
+    assert first["content"] == "Message 0." and all(chat[k].recording.messages[0] is first for k in range(1, 5))
     fork = chat.fork(3)
-    assert fork._said == chat._said[:6] and fork._said[0] is first
-    await chat.send("Again.")
-    assert chat._said[0] is first  # a new turn adds its own messages; the earlier ones stay the ones held
+    forked = await fork.send("Message 3, forked.")
+    assert forked.recording.messages[0] is first and forked.recording.messages[6]["content"] == "Message 3, forked."
+    again = await chat.send("Again.")
+    assert again.recording.messages[0] is first  # a new turn adds its own messages; the earlier ones stay the ones held
+    assert again.recording.messages[6]["content"] == "Message 3."
 
 
 async def test_a_long_chats_view_draws_the_last_turns_and_says_how_many_are_folded() -> None:
