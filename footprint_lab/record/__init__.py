@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from footprint_lab.record.exports import public
 
 if TYPE_CHECKING:
-    from footprint_lab.record.recorder import EVENT_TYPES as EVENT_TYPES
+    from footprint_lab.record.events import EVENT_TYPES as EVENT_TYPES
     from footprint_lab.record.recorder import Recorder as Recorder
     from footprint_lab.record.recorder import Scrubber as Scrubber
     from footprint_lab.record.recorder import summarize as summarize

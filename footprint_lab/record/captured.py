@@ -19,7 +19,7 @@ from collections.abc import Callable, Hashable, Sequence
 from types import EllipsisType
 from typing import Any, Literal, NamedTuple, TypedDict, TypeVar, Unpack
 
-from footprint_lab.record.spliced import Window, prefix
+from footprint_lab.record.spliced import Repeat, Window, matched, prefix, spliced
 
 Slot = Literal["system", "messages", "tools"]
 PieceVerdict = Literal["admitted", "skipped", "dropped"]
@@ -276,3 +276,35 @@ class Carried(NamedTuple):
     history: History
     size: int
     from_run: str
+
+
+def share_carried(recorder: Any) -> None:
+    """Each column of a finished ``recorder`` (``record.recorder``): the stretch the carried conversation filled
+    is read from the history its legs share instead (``record.spliced``), so a chat's turn keeps nothing per
+    earlier message. A stretch that is not what the shared lists give (a message a policy masked, say)
+    keeps its own items there."""
+    carried, at = recorder.carried, recorder.carried_at
+    if carried is None or at is None or not carried.size:
+        return
+    history, size, _ = carried
+    entries, events, pieces, messages = at
+
+    def shared(column: str, start: int, stretch: Window | Repeat | range) -> None:
+        held = getattr(recorder, column)
+        if len(held) >= start + size:  # its own items only where they differ (a message a policy masked)
+            setattr(recorder, column, spliced([held[:start], *matched(held[start:start + size], stretch),
+                                               held[start + size:]]))
+
+    if len(recorder.entry_paths) > entries:
+        shared("entry_paths", entries, Repeat(recorder.entry_paths[entries], size))
+    shared("entry_verbs", entries, Repeat("append", size))
+    shared("entry_values", entries, history.messages(size))
+    if len(recorder.event_seqs) > events:
+        shared("event_seqs", events, range(recorder.event_seqs[events], recorder.event_seqs[events] + size))
+        shared("event_steps", events, Repeat(recorder.event_steps[events], size))
+    shared("event_refs", events, range(entries, entries + size))
+    shared("event_types", events, Repeat("write", size))
+    shared("event_payloads", events, Repeat(None, size))
+    shared("pieces", pieces, history.pieces(size))
+    shared("messages", messages, history.messages(size))
+    shared("message_pieces", messages, range(pieces, pieces + size))

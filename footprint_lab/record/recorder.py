@@ -31,20 +31,22 @@ from collections.abc import Callable, Iterable, Sequence
 from time import perf_counter_ns, time
 from typing import Any, Protocol
 
-from footprint_lab.record.captured import Carried, flat
+from footprint_lab.record.captured import Carried, flat, share_carried
+from footprint_lab.record.events import (
+    EventStream,
+    Listener,
+    Path,
+    event_stream,
+    routine_payloads,
+)
 from footprint_lab.record.schema import ROUTINE_PAYLOADS
-from footprint_lab.record.spliced import Repeat, Window, matched, spliced
 from footprint_lab.record.unicode import sound_text
 
-Path = tuple[str, ...]
-Listener = Callable[[Any], None]
-
-#: Event types, in the vocabulary every view and subscriber shares.
-EVENT_TYPES = (
-    "run_start", "run_end", "step_start", "step_end", "read", "write", "commit", "decision",
-    "llm_start", "llm_end", "token", "tool_start", "tool_end", "error", "recall",
-)
 VERBS = ("set", "merge", "append", "delete")
+
+def _nothing() -> None:
+    return None
+
 
 class Scrubber(Protocol):
     """What the recorder needs of a redaction policy."""
@@ -52,26 +54,6 @@ class Scrubber(Protocol):
     def scrub(self, value: Any) -> Any:
         """Return ``value`` with every covered part replaced."""
         ...
-
-
-class _Dotted(dict[Path, str]):
-    """Each path's text, ``("slots", "system")`` as ``"slots.system"``, made once per distinct path (the
-    first 4096 kept): looking one up is a C call, a Python one only the first time a path is seen."""
-
-    def __missing__(self, path: Path) -> str:
-        text = ".".join(path)
-        if len(self) < 4096:
-            self[path] = text
-        return text
-
-
-#: ``dotted(("slots", "system")) == "slots.system"``
-dotted: Callable[[Path], str] = _Dotted().__getitem__
-
-
-def commit_paths(written: Iterable[str]) -> str:
-    """A commit event's ``paths``: its entries' dotted paths, in order, joined by commas."""
-    return ", ".join(written)
 
 
 def summarize(value: Any, limit: int = 80) -> str:
@@ -85,37 +67,6 @@ def summarize(value: Any, limit: int = 80) -> str:
     if value is None or isinstance(value, bool | int | float):
         return repr(value)
     return type(value).__name__
-
-
-def _nothing() -> None:
-    return None
-
-
-class EventStream(tuple[Callable[[Any], None], ...]):
-    """The listeners of one run (a tuple of them), with the event counter its recorders share.
-
-    A composition hands its stream to every member it mounts, so one counter numbers the
-    events of the whole run tree in delivery order.
-    """
-
-    next_seq: int
-    #: ``(seq, type, step_id, payload)`` of every delivered event that may hold a value (routine ones
-    #: hold none), as delivered or as last recalled: what a value learned later is looked for in
-    delivered: list[tuple[int, str, str, dict[str, Any]]]
-    #: for each scrubber on the stream (by id), how many learned values its delivered events were checked for
-    checked: dict[int, int]
-
-    def __new__(cls, listeners: Iterable[Listener] = ()) -> EventStream:
-        stream = super().__new__(cls, listeners)
-        stream.next_seq = 0
-        stream.delivered = []
-        stream.checked = {}
-        return stream
-
-
-def event_stream(listeners: Iterable[Listener]) -> EventStream:
-    """``listeners`` as a run's stream: an existing stream is shared, anything else starts one."""
-    return listeners if isinstance(listeners, EventStream) else EventStream(listeners)
 
 
 #: the capture's columns, which :meth:`Recorder.seal` turns into tuples when the run ends
@@ -318,39 +269,9 @@ class Recorder:
         self.exchanges = [flat(exchange) if isinstance(exchange, dict) else exchange for exchange in self.exchanges]
         for column in _COLUMNS:
             setattr(self, column, tuple(getattr(self, column)))
-        self._share_carried()
+        share_carried(self)
         self.state = {}
         self.writers = {}
-
-    def _share_carried(self) -> None:
-        """Each column's stretch the carried conversation filled, read from the history its legs share instead
-        (``record.spliced``): a chat's turn then keeps nothing per earlier message. A stretch that is not
-        what the shared lists give (a message a policy masked, say) keeps its own items there."""
-        carried, at = self.carried, self.carried_at
-        if carried is None or at is None or not carried.size:
-            return
-        history, size, _ = carried
-        entries, events, pieces, messages = at
-
-        def shared(column: str, start: int, stretch: Window | Repeat | range) -> None:
-            held = getattr(self, column)
-            if len(held) >= start + size:  # its own items only where they differ (a message a policy masked)
-                setattr(self, column, spliced([held[:start], *matched(held[start:start + size], stretch),
-                                               held[start + size:]]))
-
-        if len(self.entry_paths) > entries:
-            shared("entry_paths", entries, Repeat(self.entry_paths[entries], size))
-        shared("entry_verbs", entries, Repeat("append", size))
-        shared("entry_values", entries, history.messages(size))
-        if len(self.event_seqs) > events:
-            shared("event_seqs", events, range(self.event_seqs[events], self.event_seqs[events] + size))
-            shared("event_steps", events, Repeat(self.event_steps[events], size))
-        shared("event_refs", events, range(entries, entries + size))
-        shared("event_types", events, Repeat("write", size))
-        shared("event_payloads", events, Repeat(None, size))
-        shared("pieces", pieces, history.pieces(size))
-        shared("messages", messages, history.messages(size))
-        shared("message_pieces", messages, range(pieces, pieces + size))
 
     def _event(self, type_: str, step_id: str, payload: dict[str, Any] | None, ref: int = -1) -> None:
         stream = self.listeners
@@ -378,32 +299,10 @@ class Recorder:
 
     def payloads(self, types: Sequence[str], captured: Sequence[dict[str, Any] | None],
                  refs: Sequence[int]) -> list[Any]:
-        """Events' payloads, in one pass: each as captured, or, for a routine event (captured as
-        ``None``), made from the record at its ref.
-
-        A routine payload is JSON-native and its keys are in sorted order, as a recording keeps
-        every mapping (``record.records.jsonable``), so it goes into a recording as it is.
-        """
-        steps, reads, paths, verbs, commits = self.steps, self.reads, self.entry_paths, self.entry_verbs, self.commits
-        made: list[Any] = []
-        add = made.append
-        for type_, payload, ref in zip(types, captured, refs, strict=False):
-            if payload is not None:
-                add(payload)
-            elif type_ == "write":  # the commonest first
-                add({"path": dotted(paths[ref]), "verb": verbs[ref]})
-            elif type_ == "step_start":
-                step = steps[ref]
-                add({"iteration": step[2], "stage": step[1]})
-            elif type_ == "step_end":
-                add({"status": steps[ref][5]})
-            elif type_ == "read":
-                read = reads[ref]
-                add({"path": dotted(read[1]), "writer": read[2]})
-            else:
-                _, first, end = commits[ref]
-                add({"paths": commit_paths(map(dotted, paths[first:end]))})
-        return made
+        """Events' payloads, in one pass: each as captured, or (a routine event) made from the record at its ref
+        (:func:`~footprint_lab.record.events.routine_payloads`)."""
+        return routine_payloads(types, captured, refs, self.steps, self.reads, self.entry_paths, self.entry_verbs,
+                                self.commits)
 
     def _recall(self, stream: EventStream) -> None:
         """Tell the listeners which events they were sent before the policy learned a value they hold.
