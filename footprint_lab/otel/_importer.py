@@ -24,7 +24,9 @@ Pattern: group spans by their nearest ``invoke_agent`` ancestor (one run each; b
 there is none: OpenInference's AGENT spans mark steps of one trace, not runs), keep the innermost
 of LLM spans nested in one another (a framework's call wrapping its client's), replay them in
 start order into a recorder, and hand the ``Run`` the recorder's build, exactly as an ``Agent``
-does (the recording is materialised on first access).
+does (the recording is materialised on first access). Which spans make a run is
+:mod:`footprint_lab.otel._span_groups`'s; how a call's span lays out as a request (its system parts,
+turns and placed documents), :mod:`footprint_lab.otel._call_layout`'s.
 
 Role: the import half of :mod:`footprint_lab.otel`; no ``opentelemetry`` import.
 """
@@ -36,20 +38,26 @@ from typing import Any
 
 from footprint_lab.core.run import Run
 from footprint_lab.core.turn import turn_text
+from footprint_lab.otel._call_layout import (
+    BLANK_LINE,
+    around_documents,
+    named_pieces,
+    request_wire,
+    split_system,
+    turn_key,
+    turn_kind,
+)
 from footprint_lab.otel._semconv import (
-    OPENINFERENCE,
     Call,
     Document,
     ToolRun,
-    agent_name,
-    convention,
     read_call,
     read_documents,
     read_tool,
-    recorded,
     role,
     tool_result,
 )
+from footprint_lab.otel._span_groups import group_runs
 from footprint_lab.otel._spans import SpanData, read_spans
 from footprint_lab.otel.refusals import OtelExportError
 from footprint_lab.record.build import build_recording
@@ -61,7 +69,6 @@ from footprint_lab.record.schema import (
     ANSWER,
     INJECTED_MESSAGES,
     INPUT_MESSAGE,
-    KIND_BASE,
     KIND_TOOL_RESULT,
     KIND_USER,
     LAST_RESPONSE,
@@ -108,7 +115,7 @@ def from_spans(spans: Any, *, progress: Any = None) -> list[Run]:
     problem = progress_problem(progress)
     if problem is not None:
         raise OtelExportError("progress", problem, PROGRESS_FIX, door="from_spans")
-    groups = _group(read_spans(spans))
+    groups = group_runs(read_spans(spans))
     runs: list[Run] = []
     silent = 0
     bar = Progress(len(groups), "from_spans", progress, unit="runs imported", after=SHOW_AFTER)
@@ -123,104 +130,6 @@ def from_spans(spans: Any, *, progress: Any = None) -> list[Run]:
     return runs
 
 
-#: A span's identity (trace id, span id); ``(trace id, None)`` stands for a trace's spans outside any agent run.
-_Key = tuple[str, str | None]
-_Group = tuple[SpanData | None, SpanData | None, list[SpanData], str | None]
-
-
-def _group(spans: list[SpanData]) -> list[_Group]:
-    """Each run: its ``invoke_agent`` span (``None`` for a trace's run), the span framing it (that one, or the trace's
-    root), its call, tool and retriever spans in start order, and the first agent name among its spans.
-
-    :func:`~footprint_lab.otel._spans.read_spans` guarantees a parent is a span of the same trace
-    and that no parent chain loops, so each walk up ends; each span's owner is worked out once.
-    """
-    by_key: dict[_Key, SpanData] = {(span.trace_id, span.span_id): span for span in spans}
-    roles = {key: role(span.attributes, span.name) for key, span in by_key.items()}
-    owners: dict[_Key, _Key] = {}
-
-    def up(key: _Key) -> _Key | None:
-        parent = by_key[key].parent_id
-        return (key[0], parent) if parent is not None else None
-
-    def owner(key: _Key) -> _Key:
-        """The key of the nearest enclosing ``invoke_agent`` span, or ``(trace_id, None)``."""
-        walked: list[_Key] = []
-        found: _Key = (key[0], None)
-        current: _Key | None = key
-        while current is not None:
-            if current in owners:
-                found = owners[current]
-                break
-            walked.append(current)
-            if roles[current] == "agent":
-                found = current
-                break
-            current = up(current)
-        for key in walked:
-            owners[key] = found
-        return found
-
-    calls = [key for key, kind in roles.items() if kind == "call" and recorded(by_key[key].attributes)]
-    # An OpenInference LLM span holding another is the same call seen twice (LangChain's around the OpenAI
-    # client's, LlamaIndex's around its own): the innermost is kept, the one nearest the wire.
-    outer: set[_Key] = set()
-    climbed: set[_Key] = set()  # spans whose ancestors are already looked at: each walk up stops there
-    for key in calls:
-        current = up(key)
-        while current is not None and current not in climbed:
-            climbed.add(current)
-            if roles[current] == "call" and convention(by_key[current].attributes) == OPENINFERENCE:
-                outer.add(current)
-            current = up(current)
-    wanted = set(calls) - outer
-    groups: dict[_Key, list[SpanData]] = {}
-    frames: dict[_Key, SpanData] = {}
-    names: dict[_Key, str] = {}
-    for key in sorted(by_key, key=lambda k: by_key[k].start_ns):
-        kind, span = roles[key], by_key[key]
-        mine = owner(key)
-        if kind == "agent":
-            groups.setdefault(key, [])  # an agent run without a call still becomes a run
-            frames[key] = span
-        elif key in wanted or kind in ("tool", "retrieval"):
-            groups.setdefault(mine, []).append(span)
-        if span.parent_id is None and mine[1] is None:
-            frames.setdefault(mine, span)
-        name = agent_name(span.attributes)
-        if name is not None:
-            names.setdefault(mine, name)
-    out = [(by_key[key] if key[1] is not None else None, frames.get(key), members, names.get(key))
-           for key, members in groups.items() if members or key[1] is not None]
-    return sorted(out, key=lambda g: g[1].start_ns if g[1] is not None else min(s.start_ns for s in g[2]))
-
-
-#: What joins a call's system parts, as the runner (and a replay) joins its system pieces.
-BLANK_LINE = "\n\n"
-
-
-def _key(turn: dict[str, Any]) -> tuple[Any, ...]:
-    """What makes two turns the same turn: role, text, the tool call answered, the calls made."""
-    calls = turn.get("tool_calls")
-    return (turn["role"], turn.get("content"), turn.get("tool_call_id"),
-            tuple([(c["id"], c["name"]) for c in calls]) if calls else ())
-
-
-def _request_wire(call: Any) -> dict[str, Any]:
-    """What the recorded request says beyond its fields: the call's settings, and, when its system text went as
-    several system messages (the instructions as one, then each leading system turn), each one's length, so a
-    replay sends it as it was sent (``explain.trials.replay``)."""
-    system, _ = _split(call.turns)
-    lengths = ([len(BLANK_LINE.join(call.instructions))] if call.instructions else []) + [len(t) for t in system]
-    return {"options": call.settings, **({"system_messages": lengths} if len(lengths) > 1 else {})}
-
-
-def _split(turns: list[dict[str, Any]]) -> tuple[list[str], list[dict[str, Any]]]:
-    """The leading system turns' texts (the system slot), and the turns after them (a later system turn stays)."""
-    lead = next((n for n, turn in enumerate(turns) if turn["role"] != "system"), len(turns))
-    return [turn["content"] for turn in turns[:lead]], turns[lead:]
-
-
 class _Importer:
     """Replays one agent run's spans into a recorder, the way an ``Agent`` writes its own."""
 
@@ -231,7 +140,7 @@ class _Importer:
         trace = (frame or spans[0]).trace_id
         self.rec = Recorder(known if isinstance(known, str) else f"otel-{root.span_id if root else trace}")
         self.history: list[dict[str, Any]] = []
-        self.keys: list[tuple[Any, ...]] = []  # each transcript turn's _key, in step with history
+        self.keys: list[tuple[Any, ...]] = []  # each transcript turn's turn_key, in step with history
         self.asked: dict[str, tuple[str, str, dict[str, Any]]] = {}  # tool call id -> (call step, tool, arguments)
         self.answered: set[str] = set()
         self.iteration = 0
@@ -261,7 +170,7 @@ class _Importer:
         calls = [what for _, kind, what in self.read if kind == "call"]
         message = ""
         if calls:
-            message = next((t["content"] for t in _split(calls[0].turns)[1] if t["role"] == "user"), "")
+            message = next((t["content"] for t in split_system(calls[0].turns)[1] if t["role"] == "user"), "")
         self._seed(message, first)
         for span, kind, what in self.read:
             if kind == "tool":
@@ -305,7 +214,7 @@ class _Importer:
                                          iteration=self.iteration or None, position=len(self.history),
                                          reason="conversation", **evidence))
         self.history.append(message)
-        self.keys.append(_key(message))
+        self.keys.append(turn_key(message))
 
     def _seed(self, message: str, at: int) -> None:
         self.rec.begin("seed")
@@ -370,19 +279,19 @@ class _Importer:
         rec = self.rec
         self.iteration += 1
         iteration = self.iteration
-        system, turns = _split(call.turns)
+        system, turns = split_system(call.turns)
         self.present &= call.present
         step_id = rec.begin("assemble", iteration)
         pieces = rec.pieces
         texts = call.instructions + system
-        named = _named(span.attributes.get("footprint_lab.source_ids"), "system", len(texts))
+        named = named_pieces(span.attributes.get("footprint_lab.source_ids"), "system", len(texts))
         ids = named or [("base", f"instructions-{n + 1}") for n in range(len(call.instructions))] + [
             ("base", f"system-part-{n + 1}") for n in range(len(system))]
         system_ids: list[int] = []
         retrieved = [(place, document.content) for place, (document, _, _) in enumerate(self.documents)]
         placed: set[str] = set()  # the texts of documents that stand as pieces of their own in a system part
         for text, (kind, source_id) in zip(texts, ids, strict=True):
-            layout = None if named else _around_documents(text, retrieved)
+            layout = None if named else around_documents(text, retrieved)
             between = 0  # the text parts between documents so far: the first keeps the part's id
             for part, place in layout or [(text, None)]:
                 system_ids.append(len(pieces))
@@ -395,14 +304,14 @@ class _Importer:
                     placed.add(part)
         schemas = call.tools
         tool_ids: list[int] = []
-        named = _named(span.attributes.get("footprint_lab.source_ids"), "tools", len(schemas))
+        named = named_pieces(span.attributes.get("footprint_lab.source_ids"), "tools", len(schemas))
         for position, schema in enumerate(schemas):
             kind, source_id = named[position] if named else ("registry", schema["name"])
             tool_ids.append(len(pieces))
             pieces.append(self._piece("tools", kind, source_id, schema["description"], step_id, position))
         same = 0  # how many turns this call's input shares with the transcript, from the start
         for had, turn in zip(self.keys, turns, strict=False):
-            if had != _key(turn):
+            if had != turn_key(turn):
                 break
             same += 1
         injected: list[dict[str, Any]] = []
@@ -412,7 +321,7 @@ class _Importer:
                 if turn["role"] == "tool":
                     self._tool_turn(turn)
                 else:
-                    self._append(turn, _kind(turn), step_id if turn["role"] == "assistant" else USER_MESSAGE)
+                    self._append(turn, turn_kind(turn), step_id if turn["role"] == "assistant" else USER_MESSAGE)
         else:  # another conversation (or a shortened one): this call's own turns, sent once
             injected = turns[same:]
             for position, turn in enumerate(injected, same):
@@ -420,7 +329,7 @@ class _Importer:
                 source = turn["tool_call_id"] if turn["role"] == "tool" else USER_MESSAGE if turn[
                     "role"] == "user" else step_id
                 message_ids.append(len(pieces))
-                pieces.append(self._piece("messages", _kind(turn), source, turn_text(turn), step_id, position,
+                pieces.append(self._piece("messages", turn_kind(turn), source, turn_text(turn), step_id, position,
                                           **evidence))
             rec.write(INJECTED_MESSAGES, "set", tuple(injected))
         count = same if injected else len(self.history)
@@ -470,7 +379,7 @@ class _Importer:
             "tools": schemas, "system_pieces": system_ids, "tool_pieces": tool_ids,
             "duration_ms": (span.end_ns - span.start_ns) / 1e6, "content": reply.get("content"),
             "tool_calls": calls, "stop_reason": call.stop, "response_model": call.response_model,
-            "usage": tuple(usage), "wire": {"source": WIRE_SOURCE, "request": _request_wire(call)},
+            "usage": tuple(usage), "wire": {"source": WIRE_SOURCE, "request": request_wire(call)},
         })
         for made in calls:
             self.asked[made["id"]] = (step_id, made["name"], made["args"])
@@ -500,51 +409,3 @@ class _Importer:
         rec.write(ANSWER, "set", self.answer)
         rec.end()
         self._times(at, at)
-
-
-def _around_documents(text: str, documents: list[tuple[int, str]]) -> list[tuple[str, int | None]] | None:
-    """``text`` as the parts a blank line joins: each retrieved document that stands whole in it (with its place) and
-    the text between them (place ``None``), so the pieces join back to the text as a native call's do; ``None``
-    when no document stands there, or one does not stand between blank lines (the text then stays one piece)."""
-    starts: dict[int, int] = {}  # where a document starts in the text: its place (the first of equal texts)
-    for place, content in documents:
-        start = text.find(content) if content else -1
-        if start >= 0:
-            starts.setdefault(start, place)
-    if not starts:
-        return None
-    contents = dict(documents)
-    parts: list[tuple[str, int | None]] = []
-    cursor = 0
-    for start in sorted(starts):
-        gap = text[cursor:start]
-        if start < cursor or (cursor and not gap.startswith(BLANK_LINE)):
-            return None  # documents overlap, or one does not end with a blank line
-        gap = gap[len(BLANK_LINE):] if cursor else gap
-        if gap:
-            if not gap.endswith(BLANK_LINE):
-                return None
-            parts.append((gap[:-len(BLANK_LINE)], None))
-        parts.append((contents[starts[start]], starts[start]))
-        cursor = start + len(contents[starts[start]])
-    rest = text[cursor:]
-    if rest and not rest.startswith(BLANK_LINE):
-        return None
-    return parts + ([(rest[len(BLANK_LINE):], None)] if rest else [])
-
-
-def _kind(turn: dict[str, Any]) -> str:
-    """The source kind of a transcript turn: ``user``, ``assistant``, ``tool_result``, or ``base`` for a system turn
-    that follows other turns."""
-    role_ = turn["role"]
-    return KIND_TOOL_RESULT if role_ == "tool" else KIND_BASE if role_ == "system" else role_
-
-
-def _named(source_ids: Any, slot: str, count: int) -> list[tuple[str, str]] | None:
-    """The (kind, source id) of each piece of a slot, when a footprint_lab export named them (and they fit)."""
-    named = source_ids.get(slot) if isinstance(source_ids, dict) else None
-    if not isinstance(named, list) or len(named) != count:
-        return None
-    if not all(isinstance(p, list) and len(p) == 2 and all(isinstance(x, str) for x in p) for p in named):
-        return None
-    return [(kind, source_id) for kind, source_id in named]
