@@ -7,6 +7,8 @@ piece in a notebook someone tampered with, an id the Ask box cites, and a provid
 id. Each view is parsed as a browser parses it (``markup_kit``): no element, attribute name,
 event handler, link or script came from the input, and the input is found again whole as the
 text or the attribute value it was written as.
+
+Reaches notebook._html for the tags Markdown may write (_TAGS), which have no public name.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""The intervals ``RunSet.compare`` reports: Student's t quantile against scipy, Newcombe's coverage by simulation."""
+"""The intervals ``RunSet.compare`` reports: Student's t quantile against scipy, Newcombe's coverage by simulation.
+
+Reaches batch._stats: unit tests of the interval statistics, which have no public name.
+"""
 
 from __future__ import annotations
 

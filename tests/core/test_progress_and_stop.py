@@ -5,6 +5,8 @@ as a widget with a plain-text line in a kernel (a notebook run headless keeps th
 widget's repr), one line on a terminal, or a function. A stopped proof keeps the verdicts it
 reached, in a report marked partial, and says so in one line; in a real kernel an interrupt shows
 that line and no traceback.
+
+Reaches explain.trials._stopping for first_plan, the reruns a proof announces, which has no public name.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Text planted in a recording cannot steer ask's citation check: only ids a view presented as ids count as cited."""
+"""Text planted in a recording cannot steer ask's citation check: only ids a view presented as ids count as cited.
+
+Reaches explain.asking._evidence_views: the views (EvidenceDesk) are the explainer's own, with no public name.
+"""
 
 from __future__ import annotations
 

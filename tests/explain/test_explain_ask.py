@@ -1,4 +1,7 @@
-"""Ask a run why: an explainer agent that opens the recording only through bounded, read-only views."""
+"""Ask a run why: an explainer agent that opens the recording only through bounded, read-only views.
+
+Reaches explain.asking._evidence_views: the views (EvidenceDesk, page) are the explainer's own, with no public name.
+"""
 
 from __future__ import annotations
 

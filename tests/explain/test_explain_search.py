@@ -4,6 +4,8 @@ The trial is driven by scripted draws that stray the way a sampled model does (i
 the answer is one of three outcomes at random, whatever was removed), over causes the draws define:
 a single arm, or two arms that act only together (each keeps the outcome alone). Then an agent on a
 scripted model with two redundant notes, found by ``localize`` at 25% noise.
+
+Reaches explain.trials' private search, look plan and statistics: unit tests of internals with no public name.
 """
 
 from __future__ import annotations

@@ -3,6 +3,8 @@
 The trial is driven here by scripted draws (each arm flips with a set probability, seeded), so the
 false-confirmation rate, the power and the reruns spent can be measured over many trials in a
 second. The agents' side of it is in test_explain_localize.py.
+
+Reaches explain.trials._stats: unit tests of the exact-test statistics, which have no public name.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""Confusable tools come as groups, one finding each, found without comparing every pair yet exactly."""
+"""Confusable tools come as groups, one finding each, found without comparing every pair yet exactly.
+
+Reaches explain.checks._confusable: unit tests of the pair search behind lint_tools, which has no public name.
+"""
 
 from __future__ import annotations
 

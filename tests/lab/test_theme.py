@@ -1,4 +1,7 @@
-"""One theme: every colour the package writes comes from markup.theme, and no colour says a thing alone."""
+"""One theme: every colour the package writes comes from markup.theme, and no colour says a thing alone.
+
+Reaches notebook._html for the HTML page's stylesheet (_PAGE_STYLE), which has no public name.
+"""
 
 from __future__ import annotations
 

@@ -3,6 +3,8 @@
 A reader hovering ``BORN``, ``fact`` or ``NOT CONFIRMED`` in any view reads the sentence that opens
 that word's entry in docs/glossary.md; a verdict reads the same in a report's text, its view and
 its table.
+
+Reaches explain.provenance._hops for HOP_KINDS, the hops a recording can hold, which have no public name.
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ state (traits under secret keys, widget buffers) and a real run's display. ``sca
 each one where it was planted, without quoting it; after ``scrub`` neither the secret's text nor
 its base64 is anywhere in the file's bytes, nor in anything a base64 blob of it decodes to, and
 ``scan`` is clean. The console script is driven as a subprocess.
+
+Reaches notebook._walk for PNG_SIGNATURE, the bytes the scrubber reads a PNG by, which have no public name.
 """
 
 from __future__ import annotations

@@ -16,8 +16,7 @@ pytest.importorskip("opentelemetry.exporter.otlp.proto.http")
 from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import ExportTraceServiceRequest
 
 from footprint_lab import Agent, Sequence, tool
-from footprint_lab.otel import OtelExportError, OtlpExportFailed, from_spans
-from footprint_lab.otel._exporter import export_otlp, to_spans
+from footprint_lab.otel import OtelExportError, OtlpExportFailed, export_otlp, from_spans, to_spans
 from footprint_lab.providers import mock
 from footprint_lab.redact.policy import Redaction
 

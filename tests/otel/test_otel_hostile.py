@@ -29,8 +29,8 @@ from footprint_lab.otel import (
     OtelSpansError,
     capture,
     from_spans,
+    to_spans,
 )
-from footprint_lab.otel._exporter import to_spans
 from footprint_lab.providers import LLMRequest, mock
 from footprint_lab.record.refusal import Refusal
 

@@ -27,8 +27,7 @@ from opentelemetry.sdk.trace import TracerProvider
 from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
 from footprint_lab import Agent, define_tool
-from footprint_lab.otel import OtelReceiverError, Receiver, receive
-from footprint_lab.otel._exporter import to_spans
+from footprint_lab.otel import OtelReceiverError, Receiver, receive, to_spans
 from footprint_lab.providers import LLMRequest, mock
 
 SECRET = "ZQX-body-secret"

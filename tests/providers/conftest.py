@@ -9,7 +9,7 @@ import pytest
 from provider_cases import FACTORIES, MODELS, SECRET
 from wire_server import WireServer
 
-from footprint_lab.providers._base import HttpProvider
+from footprint_lab.providers import HttpProvider
 
 
 @pytest.fixture

@@ -5,8 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from footprint_lab.providers import anthropic, ollama, openai
-from footprint_lab.providers._base import HttpProvider
+from footprint_lab.providers import HttpProvider, anthropic, ollama, openai
 from footprint_lab.providers.types import LLMRequest
 
 #: A key that must never show up in an error, a repr or a recording.

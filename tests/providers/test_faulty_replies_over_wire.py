@@ -4,6 +4,8 @@ A reply of the wrong shape, nested too deep, kept alive without end or too long 
 as a typed provider failure (a ``RunFailure``) that says what was wrong without quoting the
 reply, and the run keeps the failed call; none escapes as a raw ``AttributeError``,
 ``RecursionError`` or a hang.
+
+Reaches providers._base and ._http for the reply-size default and the wrong-shape message, which have no public name.
 """
 
 from __future__ import annotations

@@ -4,6 +4,8 @@ The limit holds per endpoint (scheme, host, port) across every provider object a
 the smallest limit among the live ones. The server here is real (sockets, one thread per
 connection) and counts the requests it is answering at each moment; its replies are slow
 enough that requests let through together would overlap there.
+
+Reaches providers._base and ._gate for the hosted default and the per-endpoint gate, which have no public name.
 """
 
 from __future__ import annotations

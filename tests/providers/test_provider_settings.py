@@ -200,8 +200,6 @@ def test_the_providers_package_names_resolve_and_stay_light_until_used() -> None
 
 def test_a_half_built_provider_still_has_a_repr():
     # A provider whose construction was refused never set its wire; tracebacks still repr it.
-    from footprint_lab.providers._openai import OpenAIProvider
-
     half_built = object.__new__(OpenAIProvider)
     assert repr(half_built) == "OpenAIProvider(model=None, base_url=None, stream=None)"
 
