@@ -41,14 +41,13 @@ conversation doors (``follow_up``, ``resume``, ``resume_on_error``) in
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, ClassVar, Unpack
 
 from footprint_lab.context.assembly import ContextPlan
 from footprint_lab.context.landing import TurnContext
-from footprint_lab.context.source_ids import known_ids
-from footprint_lab.core._rebuild import rebuilt
+from footprint_lab.core._rebuild import Rebuilds
 from footprint_lab.core.agent_door import AgentConfigError, DuplicateToolError, checked_settings
 from footprint_lab.core.conversation import Conversation
 from footprint_lab.core.conversation_legs import Continuation, Leg, turn_position, who
@@ -100,7 +99,7 @@ def _history_source(message: dict[str, Any]) -> str:
     return _HISTORY_SOURCE[message["role"]]
 
 
-class Agent(Conversation, Runner):
+class Agent(Conversation, Rebuilds, Runner):
     """A tool-using agent: assemble the slots, call the model, run its tools, repeat.
 
     ``context`` takes any mix of ``footprint_lab.context`` declarations (ids unique within
@@ -528,31 +527,7 @@ class Agent(Conversation, Runner):
                 raise DuplicateToolError(READ_SKILL)
         return plan
 
-    # -- rebuilding for reruns (footprint_lab.explain) --------------------------------------
-    def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Agent:
-        """A new agent built from this one's declarations minus the ``exclude`` ids.
-
-        An id names the system prompt (``'system-prompt'``), a tool (by its name: the tool is
-        gone, so are its results) or a context declaration (an instruction citing a removed
-        fact no longer cites it). ``seed`` is put on every request of the new agent. Unknown
-        ids are refused with the ids this agent has. Listeners and runs are not carried over:
-        the new agent is a clean rerun target.
-        """
-        return self._rebuild(self._named("Agent.without", exclude, self.source_ids()), (), seed)
-
-    def with_forced(self, force: Iterable[str] | str, *, exclude: Iterable[str] | str = (),
-                    seed: int | None = None) -> Agent:
-        """A new agent whose ``force`` declarations are admitted on every iteration and past any budget.
-
-        For testing missing context by restoration; see :mod:`footprint_lab.context.rebuild`
-        for exactly what forcing changes. ``exclude`` and ``seed`` work as in :meth:`without`.
-        """
-        forced = self._named("Agent.with_forced", force, self.source_ids(forcible=True), action="force in")
-        return self._rebuild(self._named("Agent.with_forced", exclude, self.source_ids()), forced, seed)
-
-    def _rebuild(self, removed: set[str], forced: Iterable[str], seed: int | None) -> Agent:
-        return rebuilt(self, removed, forced, seed)
-
+    # -- what a rerun rebuilds it from (the rerun doors: core._rebuild.Rebuilds) -------------------
     def _declarations(self) -> dict[str, Any]:
         """The keywords that rebuild this agent as it was declared."""
         plan = self._context
@@ -561,17 +536,6 @@ class Agent(Conversation, Runner):
                 "input_guard": self.input_guard, "seal": self.seal,
                 "context": [declaration for declaration, _, _ in plan.entries] if plan is not None else [],
                 "budgets": dict(plan.budgets) if plan is not None else None}
-
-    def source_ids(self, *, forcible: bool = False) -> list[str]:
-        """Every id ``without`` accepts for this agent (``forcible``: the declarations ``with_forced`` accepts)."""
-        declared = [declaration.id for declaration, _, _ in self._context.entries] if self._context else []
-        if forcible:
-            return declared
-        return [*([SYSTEM_PROMPT] if self.system else []), *(t.name for t in self.tools), *declared]
-
-    @staticmethod
-    def _named(door: str, ids: Iterable[str] | str, known: list[str], action: str = "remove") -> set[str]:
-        return set(known_ids(door, "exclude" if action == "remove" else "force", ids, known, action))
 
 
 def _turn_message(bag: dict[str, Any], start: Continuation | None) -> str:
