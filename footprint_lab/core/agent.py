@@ -31,7 +31,8 @@ always add up to exactly what was sent.
 
 Reading order, top down: the ``run`` door, ``_drive`` (one leg: the in-flight guard, and what
 the instance holds afterwards), ``_execute`` (one execution, mounted at top level or as a
-member of a composition), ``_loop`` (the iterations), then each step in the order it runs. The
+member of a composition), ``_loop`` (the iterations), then each step in the order it runs (the
+``tool`` steps in :mod:`footprint_lab.core._tool_steps`, the rerun doors in :mod:`footprint_lab.core._rebuild`). The
 state of one execution and the ways it ends live in :mod:`footprint_lab.core.turn`; the other
 conversation doors (``follow_up``, ``resume``, ``resume_on_error``) in
 :mod:`footprint_lab.core.conversation`; ``LLMCall`` in :mod:`footprint_lab.core.llm_call`.
@@ -48,6 +49,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Unpack
 from footprint_lab.context.assembly import ContextPlan
 from footprint_lab.context.landing import TurnContext
 from footprint_lab.core._rebuild import Rebuilds
+from footprint_lab.core._tool_steps import ToolSteps
 from footprint_lab.core.agent_door import AgentConfigError, DuplicateToolError, checked_settings
 from footprint_lab.core.conversation import Conversation
 from footprint_lab.core.conversation_legs import Continuation, Leg, turn_position, who
@@ -57,13 +59,13 @@ from footprint_lab.core.member_run import run_for
 from footprint_lab.core.pause import HumanQuestion
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, Mount, Runner, ended_status, run_coroutine_sync
-from footprint_lab.core.tools import Tool, ToolContext, ToolFailure, result_text, tool_failure, tool_list
-from footprint_lab.core.turn import PAUSE, Slots, Turn, input_refused, turn_text
+from footprint_lab.core.tools import Tool, tool_list
+from footprint_lab.core.turn import Slots, Turn, input_refused, turn_text
 from footprint_lab.explain.checks.tool_choice import choice_margins
 from footprint_lab.explain.checks.tool_lint import warn_findings
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, Provider, ToolCall
 from footprint_lab.record.captured import CapturedPiece, Carried, Evidence, History, captured_piece, flat
-from footprint_lab.record.recorder import Recorder, summarize
+from footprint_lab.record.recorder import Recorder
 from footprint_lab.record.refusal import describe_shape
 from footprint_lab.record.runners import register as register_runner
 from footprint_lab.record.schema import (
@@ -99,7 +101,7 @@ def _history_source(message: dict[str, Any]) -> str:
     return _HISTORY_SOURCE[message["role"]]
 
 
-class Agent(Conversation, Rebuilds, Runner):
+class Agent(Conversation, Rebuilds, ToolSteps, Runner):
     """A tool-using agent: assemble the slots, call the model, run its tools, repeat.
 
     ``context`` takes any mix of ``footprint_lab.context`` declarations (ids unique within
@@ -328,32 +330,6 @@ class Agent(Conversation, Rebuilds, Runner):
         turn.rec.decide("input-guard", [("input_guard", {"message": turn.message}, verdict)], verdict)
         return reply
 
-    def _answer(self, turn: Turn, iteration: int, call: dict[str, Any], answer: str) -> None:
-        """The person's answer lands as the result of the tool call that asked."""
-        rec = turn.rec
-        who_ = turn.leg.who
-        step_id = rec.begin("tool", iteration)
-        rec.emit("tool_start", step_id, {"tool": call["name"], "tool_call_id": call["id"], "answered_by": "person",
-                                         **who_})
-        message = {"role": "tool", "tool_call_id": call["id"], "name": call["name"], "content": answer}
-        self._append(turn, message, KIND_TOOL_RESULT, call["id"], iteration, tool=call["name"], answered_by="person")
-        rec.write(PAUSE, "delete", None)
-        rec.emit("tool_end", step_id, {"tool": call["name"], "tool_call_id": call["id"], "is_error": False, **who_})
-        rec.end()
-
-    async def _run_batch(self, turn: Turn, calls: Sequence[Any], iteration: int, *, asker: str | None) -> None:
-        """Run one response's tool calls in order; a batch that completes is a good point to resume from.
-
-        ``asker`` is the LLM call whose reply asked for them (each result records it as ``requested_by``).
-        """
-        leg = turn.leg
-        leg.iteration = iteration
-        for call in calls:
-            leg.call = call
-            await self._run_tool(turn, call, iteration, asker)
-        leg.call = None
-        leg.good = len(turn.history)
-
     def _append(self, turn: Turn, message: dict[str, Any], source_kind: str, source_id: str,
                 iteration: int | None = None, **evidence: Unpack[Evidence]) -> None:
         """Append a turn to the conversation: it lands in the messages slot in this step.
@@ -456,45 +432,6 @@ class Agent(Conversation, Rebuilds, Runner):
         rec.write(LAST_RESPONSE, "set", response.content)
         rec.end()
         return response
-
-    async def _run_tool(self, turn: Turn, call: Any, iteration: int, requested_by: str | None) -> None:
-        rec = turn.rec
-        step_id = rec.begin("tool", iteration)
-        rec.emit("tool_start", step_id, {"tool": call.name, "tool_call_id": call.id, "args": call.args,
-                                         **turn.leg.who})
-        tool = self._tools_by_name.get(call.name)
-        if tool is None and turn.context is not None:
-            tool = turn.context.tool(call.name)
-        is_error = True
-        failure: ToolFailure = {}
-        if tool is None:
-            content = f"Unknown tool: {call.name}"
-        else:
-            problem = tool.check_args(call.args)
-            if problem is not None:
-                content = problem
-            else:
-                ctx = ToolContext(run_id=turn.run_id, tool_call_id=call.id, tool_name=call.name,
-                                  identity=turn.identity, memory_identity=turn.memory)
-                try:
-                    result = await tool.invoke(call.args, ctx)
-                    rec.learn(result)  # a structured result's covered keys are read before it becomes text
-                    content = result_text(result)
-                    is_error = False
-                except Exception as exc:
-                    content = f"Error: tool '{call.name}' raised {type(exc).__name__}: {exc}"
-                    failure = tool_failure(exc, rec.clean)
-        message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
-        if is_error:
-            message["is_error"] = True
-        evidence: Evidence = {"tool": call.name, "is_error": is_error, **failure}
-        if requested_by is not None:
-            evidence["requested_by"] = requested_by
-        self._append(turn, message, KIND_TOOL_RESULT, call.id, iteration, **evidence)
-        # a short preview for live views, cut only after the policy has masked what it covers
-        rec.emit("tool_end", step_id, {"tool": call.name, "tool_call_id": call.id, "is_error": is_error,
-                                       "result": summarize(rec.clean(content), 200), **failure, **turn.leg.who})
-        rec.end("tool_error" if is_error else "ok")
 
     def _final(self, turn: Turn) -> str:
         rec = turn.rec
