@@ -42,16 +42,9 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from footprint_lab.notebook._walk import (
-    PNG_SIGNATURE,
-    Layer,
-    Spot,
-    holds_recording,
-    holds_recording_text,
-    png_texts,
-    unhidden,
-    walk,
-)
+from footprint_lab.notebook._png_text import PNG_SIGNATURE, png_texts
+from footprint_lab.notebook._unhidden import unhidden
+from footprint_lab.notebook._walk import Layer, Spot, holds_recording, holds_recording_text, walk
 from footprint_lab.notebook._walk import value as walked
 from footprint_lab.notebook.read import (
     MAX_SWEEP_BYTES,

@@ -1,43 +1,33 @@
-"""Every string of a notebook, with where it sits: the one walk ``scan`` and ``scrub`` share, and the
-layers a string can hide text in.
+"""Every string of a notebook, with where it sits: the one walk ``scan`` and ``scrub`` share.
 
 Rule kept here: no corner of a notebook is left unread. :func:`walk` visits the notebook's
 metadata (its saved widget state model by model), every cell's source, metadata and
 attachments, and every output's text, error, metadata and data under every MIME type, custom
 ones included, down to each string, number and key of the JSON they hold; each with a
-:class:`Spot` (cell, output, the part, and the field path inside it). A value under a key the
-visitor covers is handed over whole; a saved recording is handed over as one piece (it is
-masked as a recording, so it still loads).
+:class:`Spot` (cell, output, the part, the field path inside it, and how a reader sees its text:
+plain, HTML or markdown). A value under a key the visitor covers is handed over whole; a saved
+recording is handed over as one piece (it is masked as a recording, so it still loads).
+nbformat's own words (a cell's or an output's kind, metadata field names) are never rewritten,
+and a cell id a policy matches is replaced by a fresh one, so a scrubbed notebook still validates.
 
-What the visitor reads inside a string is here too, each layer undone and done again (base64
-is read through ``redact.base64_words``): :func:`png_texts` (the text chunks of a PNG image:
-``tEXt``, ``zTXt``, ``iTXt``), and :func:`unhidden` (the text a reader sees once ANSI escape
-codes, HTML comments and characters drawn as nothing are dropped, HTML entities read, tags dropped
-where the text is drawn as HTML or markdown, and direction overrides applied; each position mapped
-back to the raw text, so a match found in the reading is masked in the raw text, tags kept). The
-reading runs in one pass over a text, whatever it holds. nbformat's own words (a cell's or an
-output's kind, metadata field names) are never rewritten, and a cell id a policy matches is
-replaced by a fresh one, so a scrubbed notebook still validates.
+The layers a string can hide text in, read inside it by the visitor (each undone and done again;
+base64 is read through ``redact.base64_words``), are their own modules: the text chunks of a PNG
+image (:mod:`footprint_lab.notebook._png_text`) and the text a reader sees once what is drawn as
+nothing is dropped (:mod:`footprint_lab.notebook._unhidden`).
 
 Role: lab layer (``footprint_lab.notebook``); pure functions over notebook data.
 """
 
 from __future__ import annotations
 
-import bisect
-import functools
-import html
-import re
 import secrets
 import string
 import uuid
-import zlib
-from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple, Protocol
 
+from footprint_lab.notebook._unhidden import HTML, MARKDOWN, PLAIN
 from footprint_lab.notebook.read import WIDGET_STATE_MIME
 from footprint_lab.record.schema import RECORDING_MIME
-from footprint_lab.record.unicode import DIRECTION_CONTROLS, display_order, invisible_class
 
 #: where each part of a cell or an output is reported (a part not named here goes by its own key)
 _CELL_PARTS = {"source": "source", "metadata": "cell metadata", "attachments": "attachments"}
@@ -66,7 +56,7 @@ class Spot(NamedTuple):
     """Where a value sits: ``cell`` and ``output`` indices (``None`` for the notebook's metadata), the
     ``where`` part (``source``, ``data[image/png]``, ``widget <id>``...), and the ``path`` inside it
     (keys, list indices and the layers undone, such as ``(base64)``), and how a reader sees its text
-    (``reading``: plain, ``html`` or ``markdown``, see :func:`unhidden`)."""
+    (``reading``: plain, ``html`` or ``markdown``, see :func:`~footprint_lab.notebook._unhidden.unhidden`)."""
 
     cell: int | None
     output: int | None
@@ -281,256 +271,3 @@ def holds_recording(item: Any) -> bool:
 def holds_recording_text(item: str) -> bool:
     """JSON text that is a saved recording."""
     return item[:1] == "{" and '"schema_version"' in item and '"run_id"' in item
-
-
-# -- PNG text chunks -----------------------------------------------------------------------------
-PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
-#: the most a compressed text chunk is inflated to (a small image cannot hold more text than this)
-_INFLATE_LIMIT = 8_000_000
-
-
-def png_texts(raw: bytes, fix: Callable[[str, str], str]) -> bytes | None:
-    """A PNG image with the text of each ``tEXt``, ``zTXt`` and ``iTXt`` chunk (keyword and text) replaced
-    by ``fix(text, label)``, each chunk's CRC written anew; ``None`` when no text changed (or the
-    image is cut short)."""
-    if not raw.startswith(PNG_SIGNATURE):
-        return None
-    parts = [PNG_SIGNATURE]
-    changed = False
-    at = len(PNG_SIGNATURE)
-    number = 0
-    while at + 12 <= len(raw):
-        size = int.from_bytes(raw[at:at + 4], "big")
-        kind, body = raw[at + 4:at + 8], raw[at + 8:at + 8 + size]
-        if len(body) != size:
-            return None
-        end = at + 12 + size
-        if kind in (b"tEXt", b"zTXt", b"iTXt"):
-            label = f"PNG {kind.decode('latin-1')} chunk {number}"
-            new = _chunk_text(kind, body, lambda text, label=label: fix(text, label))  # type: ignore[misc]
-            if new is not None:
-                body, changed = new, True
-        parts.append(len(body).to_bytes(4, "big") + kind + body
-                     + zlib.crc32(kind + body).to_bytes(4, "big") if changed else raw[at:end])
-        number += 1
-        at = end
-    parts.append(raw[at:])
-    return b"".join(parts) if changed else None
-
-
-def _chunk_text(kind: bytes, body: bytes, fix: Callable[[str], str]) -> bytes | None:
-    keyword, _, rest = body.partition(b"\0")
-    new_keyword = fix(keyword.decode("latin-1")).encode("latin-1", "replace")
-    if kind == b"tEXt":
-        text = rest.decode("latin-1")
-        new = fix(text)
-        if new == text and new_keyword == keyword:
-            return None
-        return new_keyword + b"\0" + new.encode("latin-1", "replace")
-    if kind == b"zTXt":
-        inflated = _inflate(rest[1:])
-        if inflated is None:
-            return None
-        text = inflated.decode("latin-1")
-        new = fix(text)
-        if new == text and new_keyword == keyword:
-            return None
-        return new_keyword + b"\0\0" + zlib.compress(new.encode("latin-1", "replace"))
-    compressed, language_end = rest[:1] == b"\1", rest.find(b"\0", 2)
-    translated_end = rest.find(b"\0", language_end + 1) if language_end != -1 else -1
-    if translated_end == -1:
-        return None
-    language, translated = rest[2:language_end], rest[language_end + 1:translated_end].decode("utf-8", "replace")
-    payload = _inflate(rest[translated_end + 1:]) if compressed else rest[translated_end + 1:]
-    if payload is None:
-        return None
-    text = payload.decode("utf-8", "replace")
-    new, new_translated = fix(text), fix(translated)
-    if new == text and new_translated == translated and new_keyword == keyword:
-        return None
-    data = zlib.compress(new.encode("utf-8")) if compressed else new.encode("utf-8")
-    return (new_keyword + b"\0" + rest[:2] + language + b"\0" + new_translated.encode("utf-8") + b"\0" + data)
-
-
-def _inflate(data: bytes) -> bytes | None:
-    try:
-        inflater = zlib.decompressobj()
-        out = inflater.decompress(data, _INFLATE_LIMIT)
-    except zlib.error:
-        return None
-    return out
-
-
-# -- what a reader sees -------------------------------------------------------------------------
-#: a text is read as plain text (``""``), as HTML (tags drawn as nothing) or as markdown (HTML, and
-#: the backslash of an escape and the emphasis and code marks too)
-PLAIN, HTML, MARKDOWN = "", "html", "markdown"
-#: elements a browser draws on a line of their own: read as a line break, so text on two sides is never joined
-_BLOCKS = frozenset({
-    "address", "article", "aside", "blockquote", "br", "dd", "details", "div", "dl", "dt", "fieldset", "figcaption",
-    "figure", "footer", "form", "h1", "h2", "h3", "h4", "h5", "h6", "header", "hr", "li", "main", "nav", "ol", "p",
-    "pre", "section", "summary", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "ul"})
-#: what is dropped or read in every text: ANSI codes, HTML comments as a browser ends them ("<!-->" and
-#: "<!--->" are whole, empty ones, "--!>" ends one too, and an unclosed one runs to the end), entities
-#: (any count of digits), and a run of characters drawn as nothing
-_EVERYWHERE = (
-    r"(?P<ansi>\x1b\[[0-?]*[ -/]*[@-~]|\x1b\][^\x07\x1b]*(?:\x07|\x1b\\)?|\x1b[@-Z\\-_])"
-    r"|(?P<comment><!--(?:-?>|.*?(?:--!?>|\Z)))"
-    r"|(?P<entity>&(?:#[0-9]+|#[xX][0-9a-fA-F]+|[A-Za-z][A-Za-z0-9]{1,31});?)"
-    r"|(?P<invisible>[{invisible}]+)"
-)
-#: what needs a ">" to close it: "<!...>" and "<?...>" (comments of their own), and in markup a tag, whose
-#: quoted attribute values may hold a ">" (``<span title="a>b">``); a tag whose quoted value holds the last ">"
-#: runs to the end, as a browser reads it: possessive and never failing, so each tag is read once
-_CLOSED = {PLAIN: r"|(?P<comment2><[!?][^>]*>)",
-           HTML: r"|(?P<comment2><[!?][^>]*>)|(?P<tag></?([A-Za-z][A-Za-z0-9-]*)"
-                 r"""(?:[^>"'=]++|=\s*+"[^"]*+"|=\s*+'[^']*+'|["'=])*+(?:>|\Z))"""}
-_CLOSED[MARKDOWN] = _CLOSED[HTML]
-#: markdown's marks a reader does not see: the backslash of an escape, emphasis, strike-through and code marks,
-#: and a link's brackets and destination (``[sk-ab](https://x)cd`` reads ``sk-abcd``; each scan stops at a bracket,
-#: a parenthesis or a space, so the reading stays one pass)
-_MARKS = (r"|(?P<mark>\\(?=[!-/:-@\[-`{-~])|[*_~`]+|!?\[|\]\([^()\s]*\)|\]\[[^\[\]\s]*\])")
-
-
-@functools.cache
-def _reader(reading: str, closed: bool) -> re.Pattern[str]:
-    """The tokens a text is read through in ``reading``; ``closed``: with those a ">" must close (read only
-    where one still follows, so a text full of unclosed "<!" or "<a" is read in one pass, never in a quadratic one)."""
-    body = _EVERYWHERE.replace("{invisible}", invisible_class()) + (_CLOSED[reading] if closed else "")
-    return re.compile(body + (_MARKS if reading == MARKDOWN else ""), re.S)
-
-
-def _entity(token: str) -> str:
-    """What a browser shows for an HTML entity: a numeric one read past its leading zeros, and one too
-    large for any character (more digits than int() takes, too) as U+FFFD."""
-    numeric = _NUMERIC.fullmatch(token)
-    if numeric is None:
-        return html.unescape(token)
-    base, digits = numeric.groups()
-    return html.unescape(f"&#{base}{digits or '0'};") if len(digits) <= 8 else "\ufffd"
-
-
-_NUMERIC = re.compile(r"&#([xX]?)0*([0-9a-fA-F]*);?")
-
-
-def _tokens(text: str, reading: str) -> Iterator[re.Match[str]]:
-    """The tokens of ``text``, in order: up to its last ">" with those a ">" closes, after it without them."""
-    last = text.rfind(">") + 1
-    if last and text.find("<", last) == -1:  # nothing could open after the last ">": one pass over all
-        last = len(text)
-    head = _reader(reading, closed=True).finditer(text, 0, last)
-    for found in head:
-        if found.lastgroup == "comment" and found.end() == last < len(text) and not _ended(found.group()):
-            return  # an unclosed comment, cut at the last ">": it runs to the end, nothing after it is read
-        yield found
-    yield from _reader(reading, closed=False).finditer(text, last)
-
-
-def _ended(comment: str) -> bool:
-    return comment in ("<!-->", "<!--->") or comment.endswith(("-->", "--!>"))
-
-
-class _Reading(NamedTuple):
-    """What a reader sees of a text, and where each part of it came from there: per piece, its start in
-    the reading and the span it stands for in the text (a literal piece maps character by character)."""
-
-    text: str
-    starts: list[int]
-    sources: list[tuple[int, int, bool]]
-    tags: list[tuple[int, int]]  # the tags of the text (kept when the text around them is masked)
-    drawn: bool  # whether direction controls put the reading in another order than the text's
-
-    def span(self, start: int, stop: int) -> tuple[int, int, bool]:
-        """The span of the text that the reading's ``start:stop`` was drawn from (the smallest that holds it
-        all), and whether it is drawn backwards there (its last character comes first in the text)."""
-        first = bisect.bisect_right(self.starts, start) - 1
-        last = bisect.bisect_right(self.starts, stop - 1) - 1
-        begins, ends = [], []
-        for piece in range(first, last + 1):
-            at, (raw_begin, raw_end, literal) = self.starts[piece], self.sources[piece]
-            if literal:
-                begins.append(raw_begin + max(start, at) - at)
-                ends.append(raw_begin + min(stop, at + raw_end - raw_begin) - at)
-            else:
-                begins.append(raw_begin)
-                ends.append(raw_end)
-        return min(begins), max(ends), begins[0] > begins[-1]
-
-
-def _read(text: str, reading: str) -> _Reading | None:
-    """``text`` as a reader sees it (``None`` when that is the text itself): ANSI codes, comments and
-    characters drawn as nothing dropped, entities read, tags dropped in markup (a line break for an element
-    drawn on a line of its own), markdown's marks dropped, and direction controls applied."""
-    pieces: list[tuple[str, int, int, bool]] = []  # what is read, the span of the text it stands for, literal
-    tags: list[tuple[int, int]] = []
-    at = 0
-    for found in _tokens(text, reading):
-        begin, end = found.span()
-        if begin > at:
-            pieces.append((text[at:begin], at, begin, True))
-        kind, token = found.lastgroup, found.group()
-        if kind == "entity":
-            shown = "".join(char for char in _entity(token)
-                            if char in DIRECTION_CONTROLS or not _drawn_as_nothing(char))
-            if shown:
-                pieces.append((shown, begin, end, shown == token))
-        elif kind == "invisible":  # each direction control kept to be applied; the rest is dropped
-            pieces.extend((char, begin + k, begin + k + 1, True) for k, char in enumerate(token)
-                          if char in DIRECTION_CONTROLS)
-        elif kind == "tag":
-            tags.append((begin, end))
-            if found.group(found.re.groupindex["tag"] + 1).lower() in _BLOCKS:
-                pieces.append(("\n", begin, end, False))
-        at = end
-    if at == 0 and not pieces and not tags:
-        return None
-    if at < len(text):
-        pieces.append((text[at:], at, len(text), True))
-    shown = "".join(piece[0] for piece in pieces)
-    drawn = any(char in DIRECTION_CONTROLS for char in shown)
-    if drawn:  # one piece per character, in the order they are drawn (the controls themselves left out)
-        chars = [(char, b + k, b + k + 1, True) if literal else (char, b, e, False)
-                 for piece, b, e, literal in pieces for k, char in enumerate(piece)]
-        pieces = [chars[k] for k in display_order(shown)]
-    starts, length = [], 0
-    for piece in pieces:
-        starts.append(length)
-        length += len(piece[0])
-    return _Reading("".join(piece[0] for piece in pieces), starts, [p[1:] for p in pieces], tags, drawn)
-
-
-def _drawn_as_nothing(char: str) -> bool:
-    return _invisible().fullmatch(char) is not None
-
-
-@functools.cache
-def _invisible() -> re.Pattern[str]:
-    return re.compile(f"[{invisible_class()}]")
-
-
-def unhidden(text: str, hits: Callable[[str], list[tuple[int, int, str]]], reading: str = PLAIN) -> str:
-    """``text`` with what ``hits`` finds in what a reader sees of it (:func:`_read`) masked where it sits in
-    the text: a match spread over ``&#115;k-...``, ``sk-<!-- -->...``, ``sk-<b>...</b>``, ``sk-\\u200b...``,
-    ``sk-\\x1b[0m...`` or typed backwards after U+202E is replaced whole, from its first character to its
-    last in the text. Tags inside stay (the markup around and between is kept); what is masked inside a
-    right-to-left override is written inside an isolate, so the mask reads the right way round."""
-    read = _read(text, reading)
-    if read is None:
-        return text
-    spans = sorted((*read.span(start, stop), mask) for start, stop, mask in hits(read.text) if stop > start)
-    if not spans:
-        return text
-    out: list[str] = []
-    cursor = 0
-    for begin, finish, backwards, mask in spans:
-        if finish <= cursor:  # inside the match before: masked already
-            continue
-        kept = "".join(text[b:e] for b, e in read.tags if max(begin, cursor) <= b and e <= finish)
-        if begin < cursor:
-            out.append(kept)
-        else:
-            out.append(text[cursor:begin])
-            out.append((f"\u2066{mask}\u2069" if backwards else mask) + kept)
-        cursor = finish
-    out.append(text[cursor:])
-    return "".join(out)

@@ -10,7 +10,7 @@ each one where it was planted, without quoting it; after ``scrub`` neither the s
 its base64 is anywhere in the file's bytes, nor in anything a base64 blob of it decodes to, and
 ``scan`` is clean. The console script is driven as a subprocess.
 
-Reaches notebook._walk for PNG_SIGNATURE, the bytes the scrubber reads a PNG by, which have no public name.
+Reaches notebook._png_text for PNG_SIGNATURE, the bytes the scrubber reads a PNG by, which have no public name.
 """
 
 from __future__ import annotations
@@ -29,7 +29,7 @@ from test_cli_exit_codes import ENV, SCRIPT
 
 from footprint_lab import Agent, Redaction, define_tool
 from footprint_lab.notebook import export, load_runs, scan, scrub
-from footprint_lab.notebook._walk import PNG_SIGNATURE
+from footprint_lab.notebook._png_text import PNG_SIGNATURE
 from footprint_lab.notebook.read import WIDGET_STATE_MIME
 from footprint_lab.providers import mock
 from footprint_lab.redact.base64_words import as_text, decoded
