@@ -138,11 +138,11 @@ if TYPE_CHECKING:
     from footprint_lab.core.checkpoint import RunCheckpointError as RunCheckpointError
     from footprint_lab.core.checkpoint_masks import MaskedCheckpointError as MaskedCheckpointError
     from footprint_lab.core.checkpoint_masks import UnmaskArgumentError as UnmaskArgumentError
-    from footprint_lab.core.conversation import NoConversationError as NoConversationError
-    from footprint_lab.core.conversation import PendingQuestionError as PendingQuestionError
-    from footprint_lab.core.conversation import ResumeIdentityConflictError as ResumeIdentityConflictError
-    from footprint_lab.core.conversation import ResumeRedactionError as ResumeRedactionError
-    from footprint_lab.core.conversation import RunInFlightError as RunInFlightError
+    from footprint_lab.core.conversation_refusals import NoConversationError as NoConversationError
+    from footprint_lab.core.conversation_refusals import PendingQuestionError as PendingQuestionError
+    from footprint_lab.core.conversation_refusals import ResumeIdentityConflictError as ResumeIdentityConflictError
+    from footprint_lab.core.conversation_refusals import ResumeRedactionError as ResumeRedactionError
+    from footprint_lab.core.conversation_refusals import RunInFlightError as RunInFlightError
     from footprint_lab.core.door import InvalidRunInputError as InvalidRunInputError
     from footprint_lab.core.identity import InvalidIdentityError as InvalidIdentityError
     from footprint_lab.core.llm_call import LLMCallContextError as LLMCallContextError

@@ -51,7 +51,7 @@ from typing import TYPE_CHECKING, Any, Unpack
 
 from footprint_lab.core._chat_turns import Masks, born_in, changes, masked_recording, summarize, tokens
 from footprint_lab.core.chat_turn import ChatTurn, TurnRerun, TurnStart, _turn_start
-from footprint_lab.core.conversation import PendingQuestionError, RunInFlightError
+from footprint_lab.core.conversation_refusals import PendingQuestionError, RunInFlightError
 from footprint_lab.core.pause import Pause
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, check_listener, run_coroutine_sync

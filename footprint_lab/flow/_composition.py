@@ -39,8 +39,9 @@ from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import Any, ClassVar
 
-from footprint_lab.core.conversation import ResumeIdentityConflictError, answer_text
+from footprint_lab.core.conversation import answer_text
 from footprint_lab.core.conversation_legs import who
+from footprint_lab.core.conversation_refusals import ResumeIdentityConflictError
 from footprint_lab.core.door import RunInput, normalize_run_input
 from footprint_lab.core.identity import IdentityInput, coerce_identity
 from footprint_lab.core.member_run import ParentRun, check_member_input, close_parent_run, open_parent_run, run_for

@@ -53,7 +53,7 @@ from footprint_lab.core.checkpoint import (
     resume_can_help,
 )
 from footprint_lab.core.checkpoint_masks import Concealed, Mapper, map_value, shown_label
-from footprint_lab.core.conversation import ResumeIdentityConflictError
+from footprint_lab.core.conversation_refusals import ResumeIdentityConflictError
 from footprint_lab.core.identity import Identity
 from footprint_lab.record.display import bundle
 from footprint_lab.record.recording import Seal
