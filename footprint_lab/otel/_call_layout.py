@@ -42,7 +42,6 @@ def split_system(turns: list[dict[str, Any]]) -> tuple[list[str], list[dict[str,
     return [turn["content"] for turn in turns[:lead]], turns[lead:]
 
 
-
 def around_documents(text: str, documents: list[tuple[int, str]]) -> list[tuple[str, int | None]] | None:
     """``text`` as the parts a blank line joins: each retrieved document that stands whole in it (with its place) and
     the text between them (place ``None``), so the pieces join back to the text as a native call's do; ``None``

@@ -138,7 +138,6 @@ class Value:
     end: int
 
 
-
 def as_seen(text: str) -> str:
     """``text`` as a reader sees it: composed (NFC), without invisible format characters, masks blanked."""
     text = letter_patterns()["unseen"].sub("", unicodedata.normalize("NFC", text))
@@ -285,7 +284,6 @@ def _date_keys(form: str, parts: tuple[str | None, ...]) -> tuple[Any, ...]:
             continue
         keys.append((full, int(str(month)), int(str(day))))
     return tuple(keys)
-
 
 
 def numbers_anywhere(seen: str) -> Iterator[Decimal | str]:

@@ -162,7 +162,6 @@ def _size(key: Any) -> Decimal:
     return number if isinstance(number, Decimal) else Decimal(number)
 
 
-
 def _segments(identifier: str) -> list[str]:
     """The runs of one to four segments in an identifier: ``a-1001`` and ``1001/items`` in ``orders/a-1001/items``."""
     parts = re.split(r"([-_#/])", identifier)
@@ -174,7 +173,6 @@ def _segments(identifier: str) -> list[str]:
 def _letter_pairs(run: str) -> set[str]:
     """Each pair of neighbouring letters in ``run`` (the letter itself when it is one)."""
     return {run[at:at + 2] for at in range(max(1, len(run) - 1))}
-
 
 
 _COMPARABLE = {"number": ("number", "amount"), "amount": ("amount", "number"), "date": ("date",), "time": ("time",),

@@ -215,7 +215,6 @@ def noise_note(trial: TrialResult, comparator: Any, original: str) -> list[str]:
             f"changed): free text differs from rerun to rerun. {suggest(original)}"]
 
 
-
 def budget_note(trial: TrialResult, given: int | None, default: int) -> list[str]:
     """A line for a ``budget=`` below the default that left some piece undecided or untested: what the default is."""
     short = [verdict for verdict in trial.arms
@@ -224,7 +223,6 @@ def budget_note(trial: TrialResult, given: int | None, default: int) -> list[str
         return []
     return [f"budget={given} is below the {default} reruns the default gives this run, and {len(short)} piece(s) "
             "were left undecided or untested for it: leave budget= out, or raise it, to settle them."]
-
 
 
 def replay_note(call: RecordedCall, tested: Sequence[str]) -> list[str]:

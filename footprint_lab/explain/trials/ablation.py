@@ -204,7 +204,6 @@ def _in_call(call: RecordedCall, chosen: list[tuple[int, str, Source, float]], u
     return [c for c in chosen if c[1] in sent], [*untested, *((name, why) for name in outside)]
 
 
-
 def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any,
                     top: int | None) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
     """``(rank, removal id, source, score)`` of each piece to test, and ``(id, why)`` of each piece left untested.
