@@ -64,9 +64,9 @@ if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording as Recording
     from footprint_lab.record.recording_door import load_recording as load_recording
     from footprint_lab.redact.policy import Redaction as Redaction
-    from footprint_lab.sealing.seal import Verdict as Verdict
     from footprint_lab.sealing.seal import seal as seal
     from footprint_lab.sealing.seal import verify as verify
+    from footprint_lab.sealing.verdict import Verdict as Verdict
 
 __all__, __getattr__, __dir__ = public(__name__)
 

@@ -50,11 +50,11 @@ from footprint_lab.record.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.record.regular_file import UnreadableFile, kind_of, read_regular
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.sealing.saved_seal import display_verdict, holds_display, unbacked, unsealed_claim, verify_saved
-from footprint_lab.sealing.seal import Verdict, verify
+from footprint_lab.sealing.seal import verify
+from footprint_lab.sealing.verdict import Verdict
 
 if TYPE_CHECKING:
     from footprint_lab.core.run import Run
-    from footprint_lab.sealing.seal import Verdict
 
 #: the most a notebook or saved recording file may hold: more is refused before it is read whole
 MAX_FILE_BYTES = 256 << 20

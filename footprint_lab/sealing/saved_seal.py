@@ -49,18 +49,11 @@ from footprint_lab.record.saved_form import content_of, copies_placed, dereferen
 from footprint_lab.record.saved_json import NestingTooDeep, parse_json
 from footprint_lab.record.schema import COPIES, READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
 from footprint_lab.record.unicode import invisible_class
+from footprint_lab.sealing._canonical import COLUMNS, HEADER, KINDS, columns_of, encode
 from footprint_lab.sealing._chain import all_whole, chained
-from footprint_lab.sealing.seal import (
-    _HEADER,
-    ALGORITHM,
-    COLUMNS,
-    KINDS,
-    Verdict,
-    _head,
-    _text,
-    altered_tag,
-    columns_of,
-)
+from footprint_lab.sealing._locator import altered_tag
+from footprint_lab.sealing.seal import ALGORITHM, _head
+from footprint_lab.sealing.verdict import Verdict
 
 #: the fields a recording's data may hold, and what its notes (outside the seal) must fit: data the
 #: recording door would refuse is never said to hold here
@@ -97,7 +90,7 @@ def verify_saved(data: Any) -> Verdict | None:
         _NOTES.validate_python(data.get("annotations", []))  # outside the seal, but held to the schema too
         records = dereferenced(data)  # its tables stay tables: read as columns as they are
         for kind, items in _saved_kinds(records):
-            text = _text(kind, items)
+            text = encode(items)
             if made.kinds.get(kind) != hashlib.sha256(text).hexdigest() or altered_tag(made, kind, text):
                 return None
     except (ValueError, TypeError, KeyError):  # not the shape a seal wrote: the long way names it
@@ -112,8 +105,8 @@ def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
     a kind of records as its columns, each record holding every field of its model and nothing else, its
     nested values as columns of their own. A
     kind saved as a table is read as its columns as they stand, no record made of a row."""
-    (header,) = _completed([{name: data[name] for name in _HEADER if name in data}], Recording)
-    kinds: list[tuple[str, list[Any]]] = [("header", [{name: header[name] for name in _HEADER}])]
+    (header,) = _completed([{name: data[name] for name in HEADER if name in data}], Recording)
+    kinds: list[tuple[str, list[Any]]] = [("header", [{name: header[name] for name in HEADER}])]
     for kind in KINDS:
         items = data.get(kind, [])
         model = _item_model(Recording.model_fields[kind].annotation)
@@ -245,7 +238,7 @@ def _shown(mime: str, value: Any) -> bytes:
         if mime.startswith("image/") and not mime.endswith("+xml"):  # base64: its line breaks do not count
             return "".join(value.split()).encode("ascii", "replace")
         return value.replace("\r\n", "\n").rstrip("\n").encode("utf-8", "surrogatepass")
-    return _text("header", [value])  # JSON data: its keys sorted
+    return encode([value])  # JSON data: its keys sorted
 
 
 def bind_display(bundle: dict[str, Any], *, scrubbed: list[str] | None = None,
