@@ -68,7 +68,13 @@ if TYPE_CHECKING:
     from footprint_lab.sealing.seal import verify as verify
     from footprint_lab.sealing.verdict import Verdict as Verdict
 
-__all__, __getattr__, __dir__ = public(__name__)
+__all__ = [
+    "Agent", "Chat", "Checkpoint", "Conditional", "Event", "FlowCheckpoint", "Graph", "Identity", "LLMCall", "Lab",
+    "Loop", "Parallel", "Recording", "Redaction", "Refusal", "Run", "RunFailure", "RunTree", "Sequence", "Tool",
+    "ToolContext", "Trials", "TurnRerun", "Verdict", "Workflow", "ask_human", "define_tool", "lint_tools",
+    "load_recording", "merge_with_llm", "seal", "step", "tool", "verify",
+]
+__getattr__, __dir__ = public(__name__)
 
 
 def _load_views() -> None:

@@ -207,4 +207,25 @@ if TYPE_CHECKING:
     from footprint_lab.redact.policy import RedactionConfigError as RedactionConfigError
     from footprint_lab.sealing.seal import SealSourceError as SealSourceError
 
-__all__, __getattr__, __dir__ = public(__name__)
+__all__ = [
+    "AgentConfigError", "BatchConfigError", "BugReportError", "CallNotFoundError", "ChatConfigError", "CodedError",
+    "CommandLineError", "ComparatorError", "CompositionConfigError", "ContextConfigError", "ContextDeclarationError",
+    "ContextWindowError", "ConversationMismatchError", "DuplicateContextIdError", "DuplicateStepError",
+    "DuplicateToolError", "EmptyCompositionError", "ExplainConfigError", "FactRoleError", "FlowCheckpointError",
+    "GraphCycleError", "InfluenceStrategyError", "InvalidAnnotationError", "InvalidCheckpointError",
+    "InvalidIdentityError", "InvalidQuestionError", "InvalidRecordingError", "InvalidRunInputError",
+    "LLMCallContextError", "LabConfigError", "ListenerError", "LoopBudgetError", "MagicInputError",
+    "MaskedCheckpointError", "MemberIdentityError", "MissingApiKeyError", "MockScriptError", "ModelNotFoundError",
+    "NoConversationError", "NotebookFileError", "NothingToLocalizeError", "OtelCaptureError", "OtelExportError",
+    "OtelReceiverError", "OtelSpanFieldError", "OtelSpanLoopError", "OtelSpansError", "OtlpExportFailed",
+    "OtlpRequestRefused", "ParentRunRefusedError", "PendingQuestionError", "ProviderAuthError", "ProviderConfigError",
+    "ProviderConnectionError", "ProviderError", "ProviderRateLimitError", "ProviderRequestError",
+    "ProviderResponseError", "ProviderTimeoutError", "ProviderUnavailableError", "RecordingVersionError",
+    "RedactionConfigError", "Refusal", "ReplayMismatchError", "ReplayPieceError", "ReplaySourceError",
+    "ResumeDivergedError", "ResumeIdentityConflictError", "ResumeRedactionError", "ResumeRequestConflictError",
+    "RunCheckpointError", "RunFailure", "RunInFlightError", "RunSetFolderError", "SameAnswerError", "SealSourceError",
+    "SharingConfigError", "ToolCatalogError", "ToolDefinitionError", "UnknownFactReferenceError",
+    "UnknownKeywordError", "UnknownRunError", "UnknownSourceError", "UnknownStepError", "UnknownTurnError",
+    "UnmaskArgumentError",
+]
+__getattr__, __dir__ = public(__name__)

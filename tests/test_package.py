@@ -109,13 +109,25 @@ SURFACES = ["footprint_lab", "footprint_lab.errors", "footprint_lab.record", "fo
             "footprint_lab.notebook"]
 
 
-def test_each_surface_all_is_its_one_list_and_every_name_is_the_object_where_it_is_defined():
+def test_each_surface_all_is_a_literal_list_of_what_it_exports_and_every_name_is_the_object_where_it_is_defined():
+    import ast
+    from pathlib import Path
+
     from footprint_lab.record.exports import exported
 
-    for package in SURFACES:
+    for package in [*SURFACES, "footprint_lab.batch"]:
         loaded = importlib.import_module(package)
+        tree = ast.parse(Path(str(loaded.__file__)).read_text(encoding="utf-8"))
+        literal = [ast.literal_eval(node.value) for node in tree.body if isinstance(node, ast.Assign)
+                   and [getattr(target, "id", None) for target in node.targets] == ["__all__"]]
+        assert len(literal) == 1 and literal[0] == loaded.__all__, package  # one literal list a type checker reads
+        assert len(set(loaded.__all__)) == len(loaded.__all__), package
+        if package == "footprint_lab.batch":  # plain re-exports, no lazy block (checked below)
+            continue
         where = exported(package)
-        assert loaded.__all__ == sorted(name for name, (module, _) in where.items() if module != package), package
+        # the subpackages a package offers are reached by name, never by ``import *`` (which would load them all)
+        offered = sorted(name for name, (module, _) in where.items() if module != package)
+        assert sorted(loaded.__all__) == offered, package
         assert set(loaded.__all__) <= set(dir(loaded)), package
         for name, (module, attribute) in where.items():
             value = getattr(loaded, name)

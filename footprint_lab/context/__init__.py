@@ -53,5 +53,11 @@ if TYPE_CHECKING:
     from footprint_lab.context.declarations import define_skill as define_skill
     from footprint_lab.context.declarations import define_steering as define_steering
 
-__all__, __getattr__, __dir__ = public(__name__)
+__all__ = [
+    "BM25Scorer", "ContextConfigError", "ContextDeclarationError", "DuplicateContextIdError", "EmbeddingScorer",
+    "FactRoleError", "InMemoryStore", "Injection", "IterationView", "MemoryStore", "SQLiteStore",
+    "UnknownFactReferenceError", "always", "define_fact", "define_instruction", "define_memory", "define_rag",
+    "define_skill", "define_steering", "on_tool_return", "rule",
+]
+__getattr__, __dir__ = public(__name__)
 

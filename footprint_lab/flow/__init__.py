@@ -43,5 +43,35 @@ if TYPE_CHECKING:
     from footprint_lab.flow.workflow import find_cycle as find_cycle
     from footprint_lab.flow.workflow import step as step
 
-__all__, __getattr__, __dir__ = public(__name__)
+__all__ = [
+    "MAX_PASSES",
+    "Composition",
+    "CompositionConfigError",
+    "Conditional",
+    "DuplicateStepError",
+    "EmptyCompositionError",
+    "FlowCheckpoint",
+    "FlowCheckpointError",
+    "FlowStep",
+    "Graph",
+    "GraphCycleError",
+    "LLMMerge",
+    "Loop",
+    "LoopBudgetError",
+    "Parallel",
+    "ResumeDivergedError",
+    "Sequence",
+    "Workflow",
+    "debate",
+    "find_cycle",
+    "handoff_target",
+    "majority_vote",
+    "map_reduce",
+    "merge_with_llm",
+    "reflection",
+    "self_consistency",
+    "step",
+    "swarm",
+]
+__getattr__, __dir__ = public(__name__)
 

@@ -50,5 +50,23 @@ if TYPE_CHECKING:
     from footprint_lab.notebook.read import verify_file as verify_file
     from footprint_lab.record.progress import last_stopped as last_stopped
 
-__all__, __getattr__, __dir__ = public(__name__)
+__all__ = [
+    "WIDGET_STATE_MIME",
+    "BugReportError",
+    "NotebookFileError",
+    "RecordingSkippedWarning",
+    "ScanFinding",
+    "SharingConfigError",
+    "WidgetStateProblem",
+    "bug_report",
+    "check_widget_state",
+    "export",
+    "last_stopped",
+    "load_runs",
+    "scan",
+    "scrub",
+    "to_html",
+    "verify_file",
+]
+__getattr__, __dir__ = public(__name__)
 

@@ -41,5 +41,10 @@ if TYPE_CHECKING:
     from footprint_lab.otel.refusals import OtlpRequestRefused as OtlpRequestRefused
     from footprint_lab.record.progress import last_stopped as last_stopped
 
-__all__, __getattr__, __dir__ = public(__name__)
+__all__ = [
+    "Capture", "ContentCaptureWarning", "OtelCaptureError", "OtelExportError", "OtelReceiverError",
+    "OtelSpanFieldError", "OtelSpanLoopError", "OtelSpansError", "OtlpExportFailed", "OtlpRequestRefused", "Receiver",
+    "capture", "export_otlp", "from_spans", "last_stopped", "live_spans", "receive", "to_spans",
+]
+__getattr__, __dir__ = public(__name__)
 

@@ -33,5 +33,10 @@ if TYPE_CHECKING:
     from footprint_lab.providers.types import ToolCall as ToolCall
     from footprint_lab.providers.types import Usage as Usage
 
-__all__, __getattr__, __dir__ = public(__name__)
+__all__ = [
+    "AnthropicProvider", "HttpProvider", "LLMRequest", "LLMResponse", "MessagesView", "MockProvider",
+    "MockScriptError", "OllamaProvider", "OpenAIProvider", "Provider", "ReplayProvider", "ToolCall", "Usage",
+    "anthropic", "mock", "ollama", "openai", "provider_from_string", "replay_provider",
+]
+__getattr__, __dir__ = public(__name__)
 

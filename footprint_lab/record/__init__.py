@@ -27,5 +27,9 @@ if TYPE_CHECKING:
     from footprint_lab.record.step_id import format_step_id as format_step_id
     from footprint_lab.record.step_id import parse_step_id as parse_step_id
 
-__all__, __getattr__, __dir__ = public(__name__)
+__all__ = [
+    "EVENT_TYPES", "Recorder", "Refusal", "Scrubber", "StepId", "describe_shape", "format_step_id", "parse_step_id",
+    "summarize",
+]
+__getattr__, __dir__ = public(__name__)
 

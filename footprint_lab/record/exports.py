@@ -1,10 +1,11 @@
 """Every package's public surface, from one list: the imports under its ``if TYPE_CHECKING:``.
 
-Rule kept here: a package says once what it offers, as plain imports under
-``if TYPE_CHECKING:`` (so the type checker knows every name and its type, refusals included),
-and :func:`public` builds its ``__all__``, ``__getattr__`` and ``__dir__`` from that same block,
-so there is no second list to keep in step. A name is imported the first time it is asked
-for and kept in the package's namespace; ``import footprint_lab`` therefore stays light (no
+Rule kept here: a package says what it offers as imports under ``if TYPE_CHECKING:``, each
+``from module import name as name`` (so a strict type checker knows every name and its type,
+refusals included), and as a literal ``__all__`` that a type checker and a reader see without
+running anything; tests/test_package.py holds the two lists equal. :func:`public` builds the
+package's ``__getattr__`` and ``__dir__`` from the block: a name is imported the first time it is
+asked for and kept in the package's namespace, so ``import footprint_lab`` stays light (no
 pydantic, pandas or plotly until a name that needs them is used).
 
 The block may hold ``from module import name`` and ``from module import name as alias``
@@ -27,11 +28,12 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
-Surface = tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]
+Surface = tuple[Callable[[str], Any], Callable[[], list[str]]]
 
 
 def public(package: str) -> Surface:
-    """``(__all__, __getattr__, __dir__)`` for ``package``, read from its ``if TYPE_CHECKING:`` imports."""
+    """``(__getattr__, __dir__)`` for ``package``, read from its ``if TYPE_CHECKING:`` imports (its literal
+    ``__all__`` lists the same names, but the subpackages it offers: tests/test_package.py holds them equal)."""
     where = exported(package)
     namespace = sys.modules[package].__dict__
 
@@ -46,8 +48,7 @@ def public(package: str) -> Surface:
     def __dir__() -> list[str]:
         return sorted({*namespace, *where})
 
-    # the subpackages a package offers are reached by name, never by ``import *`` (which would load them all)
-    return sorted(name for name, (module, _) in where.items() if module != package), __getattr__, __dir__
+    return __getattr__, __dir__
 
 
 def exported(package: str) -> dict[str, tuple[str, str]]:

@@ -1,8 +1,8 @@
 """The seal's chain (``sha256-chain/5``): what it reads of each kind is the same whether worked out from
-a finished run's columns (no model built) or from its records, for runs of every shape; an edit of a value it reads as a column
-of its own (a routine event's payload, a commit entry, an exchange's usage) is named at its record;
-a payload that does not fit its routine type is sealed as it is; a seal of an earlier chain (of the
-unreleased 0.1) is refused by name."""
+a finished run's columns (no model built) or from its records, for runs of every shape; an edit of a
+value it reads as a column of its own (a routine event's payload, a commit entry, an exchange's usage)
+is named at its record; a payload that does not fit its routine type is sealed as it is; a seal of an
+earlier chain (of the unreleased 0.1) is refused by name."""
 
 from __future__ import annotations
 
