@@ -22,7 +22,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypedDict, TypeVar
 
-from footprint_lab.providers._http import StreamParser, Wire
+from footprint_lab.providers._http import Wire
+from footprint_lab.providers._wire_format import StreamParser
 from footprint_lab.providers.errors import MissingApiKeyError, ProviderConfigError
 from footprint_lab.providers.failures import Hints, Limits
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback

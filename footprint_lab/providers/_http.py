@@ -35,81 +35,32 @@ Rules kept here:
   the response body (or every stream event, decoded, in order).
 
 Providers plug in the wire format: the body, a decoder for a whole reply, the stream
-framing (``sse`` or ``ndjson``) and a factory of :class:`StreamParser`. This module knows
-no wire format of its own.
+framing (``sse`` or ``ndjson``) and a factory of :class:`StreamParser`
+(:mod:`footprint_lab.providers._wire_format`, with what a wire format raises). This module knows
+no wire format of its own; the bodies themselves, sent and read, are
+:mod:`footprint_lab.providers._bodies`'s.
 """
 
 from __future__ import annotations
 
 import asyncio
-import codecs
 import json
-import re
 import threading
 import weakref
-from collections.abc import AsyncGenerator, AsyncIterator, Callable
-from typing import Any, Protocol
+from collections.abc import AsyncGenerator
+from typing import Any
 
 import httpx
 
+from footprint_lab.providers._bodies import body_lines, capped_bytes, load_body, read_stream, serialize, whole_body
 from footprint_lab.providers._gate import gate_for
+from footprint_lab.providers._wire_format import Decoder, Missing, ParserFactory, ServerError, StreamParser, wrong_shape
 from footprint_lab.providers.errors import ProviderError
 from footprint_lab.providers.failures import Failures, Hints, Limits, display_url
 from footprint_lab.providers.types import LLMResponse, TokenCallback
-from footprint_lab.record.saved_json import MAX_NESTING, nesting
-from footprint_lab.record.unicode import sound
 
 #: Header names containing any of these are never recorded.
 _SECRET_MARKERS = ("auth", "key", "token", "secret", "cookie", "signature", "password", "credential")
-
-
-class Missing(Exception):
-    """Raised by a wire format when a reply lacks something; the wire turns it into a typed error.
-
-    ``fix`` replaces the error message's usual last sentence when the wire knows better;
-    ``problem`` replaces its "<what> was missing" when the reply had something wrong rather
-    than missing. ``cut`` says the reply ended before its end (the server cut it short): the
-    wire sends the request again while no streamed text has reached the run, and it is
-    retryable either way.
-    """
-
-    def __init__(self, what: str, *, retryable: bool = False, cut: bool = False, fix: str | None = None,
-                 problem: str | None = None) -> None:
-        super().__init__(what)
-        self.what = what
-        self.retryable = retryable or cut
-        self.cut = cut
-        self.fix = fix
-        self.problem = problem
-
-
-#: What a reply of the wrong shape is named by (``ProviderResponseError.missing``).
-WRONG_SHAPE = "a reply in the shape the wire defines"
-_OTHER_PROTOCOL = "The server does not speak this provider's wire format: check base_url and the provider chosen."
-
-
-def wrong_shape(found: object | None = None) -> Missing:
-    """The failure of a reply holding a value of the wrong kind; ``found`` (when known) is the value, named by its
-    kind only."""
-    kinds = {str: "a string", int: "a number", float: "a number", bool: "true or false", list: "a list",
-             dict: "an object", type(None): "null"}
-    what = f"{kinds.get(type(found), 'a value')} where the wire has another kind of value" if found is not None \
-        else "a value of another kind than the wire has there"
-    return Missing(WRONG_SHAPE, problem=f"it held {what}", fix=_OTHER_PROTOCOL)
-
-
-def too_large(limit: int) -> Missing:
-    """The failure of a reply longer than ``max_reply_bytes``."""
-    return Missing(f"a reply within max_reply_bytes ({limit:,} bytes)",
-                   problem=f"it ran past max_reply_bytes ({limit:,} bytes) and was abandoned there",
-                   fix="A reply this long is a server that does not stop: check base_url; if such replies are "
-                       "expected, raise max_reply_bytes=... on the provider.")
-
-
-def too_deep() -> Missing:
-    """The failure of a reply whose JSON nests deeper than :data:`MAX_NESTING` levels."""
-    return Missing(f"a reply nested at most {MAX_NESTING} levels deep",
-                   problem=f"its JSON nests deeper than {MAX_NESTING} levels", fix=_OTHER_PROTOCOL)
 
 
 class _Downstream(Exception):
@@ -156,124 +107,12 @@ class _Relay:
             raise _Downstream(error) from error
 
 
-class ServerError(Exception):
-    """Raised by a wire format when a reply is an error event or error body in place of a reply."""
-
-    def __init__(self, payload: Any) -> None:
-        super().__init__("error event")
-        self.payload = payload
-
-
-class StreamParser(Protocol):
-    """Assembles one streamed reply, event by event."""
-
-    def feed(self, event: str | None, data: Any) -> None:
-        """Take one decoded stream event (SSE event name, or ``None`` for NDJSON)."""
-        ...
-
-    def finish(self) -> LLMResponse:
-        """The assembled reply; raise :class:`Missing` when the stream ended early."""
-        ...
-
-
-#: Reads a whole (non-streamed) reply; raises :class:`Missing` when something is absent.
-Decoder = Callable[[Any], LLMResponse]
-
-#: A fresh :class:`StreamParser` for one attempt, handing text deltas to the callback given.
-ParserFactory = Callable[[TokenCallback | None], StreamParser]
-
-
 def safe_headers(headers: httpx.Headers) -> dict[str, str]:
     """The headers minus every one whose name suggests a credential."""
     return {
         name: value for name, value in headers.items()
         if not any(marker in name.lower() for marker in _SECRET_MARKERS)
     }
-
-
-def _load(raw: bytes) -> Any:
-    """A whole body: its JSON, or (not JSON) the start of its text; :class:`Missing` when it nests too deep."""
-    try:
-        return _json(raw)
-    except ValueError:
-        return raw.decode("utf-8", "replace")[:2000]
-
-
-def _json(raw: str | bytes) -> Any:
-    """``raw`` parsed, made sound; ``ValueError`` when it is no JSON, :class:`Missing` past :data:`MAX_NESTING`."""
-    try:
-        value = json.loads(raw)
-    except RecursionError:  # deeper than the parser reaches: deeper than the bound anyway
-        raise too_deep() from None
-    brackets = raw.count("[") + raw.count("{") if isinstance(raw, str) else raw.count(b"[") + raw.count(b"{")
-    if brackets > MAX_NESTING and nesting(value) > MAX_NESTING:  # fewer brackets cannot nest deeper
-        raise too_deep()
-    return sound(value)  # a JSON \\u escape can decode to a lone surrogate: see record.unicode
-
-
-async def _capped(response: httpx.Response, limit: int) -> AsyncIterator[bytes]:
-    """The body's bytes (decoded from its content encoding), :func:`too_large` once they pass ``limit``."""
-    declared = response.headers.get("content-length", "")
-    if declared.isdigit() and int(declared) > limit:
-        raise too_large(limit)
-    read = 0
-    async for chunk in response.aiter_bytes():
-        read += len(chunk)
-        if read > limit:
-            raise too_large(limit)
-        yield chunk
-
-
-async def _whole(response: httpx.Response, limit: int) -> bytes:
-    return b"".join([chunk async for chunk in _capped(response, limit)])
-
-
-_LINE_END = re.compile(r"\r\n|\r|\n")
-
-
-async def _lines(chunks: AsyncIterator[bytes]) -> AsyncIterator[str]:
-    """The body's lines as UTF-8 text, ended by CRLF, CR or LF (as server-sent events define them)."""
-    decoder = codecs.getincrementaldecoder("utf-8")("replace")
-    rest = ""
-    async for chunk in chunks:
-        text = rest + decoder.decode(chunk)
-        held = "\r" if text.endswith("\r") else ""  # may be the first half of a CRLF
-        *whole, rest = _LINE_END.split(text[:-1] if held else text)
-        rest += held
-        for line in whole:
-            yield line
-    *whole, last = _LINE_END.split(rest + decoder.decode(b"", final=True))
-    for line in [*whole, last] if last else whole:
-        yield line
-
-
-async def _sse(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None, str]]:
-    """Server-sent events as ``(event name, data)``; comments (keep-alives) and ids are skipped."""
-    event: str | None = None
-    data: list[str] = []
-    async for line in lines:
-        if not line:
-            if data:
-                yield event, "\n".join(data)
-            event, data = None, []
-            continue
-        if line.startswith(":"):
-            continue
-        name, _, value = line.partition(":")
-        if value.startswith(" "):
-            value = value[1:]
-        if name == "data":
-            data.append(value)
-        elif name == "event":
-            event = value
-    if data:
-        yield event, "\n".join(data)
-
-
-async def _ndjson(lines: AsyncIterator[str]) -> AsyncIterator[tuple[str | None, str]]:
-    async for line in lines:
-        if line.strip():
-            yield None, line
 
 
 async def _closed_with_loop(client: httpx.AsyncClient) -> AsyncGenerator[None, None]:
@@ -390,7 +229,7 @@ class Wire(Failures):
             if response.status_code < 300:
                 return await self._read(response, body, framing, decode, parser, attempt)
             try:
-                received = _load(await _whole(response, self.limits.max_reply_bytes))
+                received = load_body(await whole_body(response, self.limits.max_reply_bytes))
             except Missing as missing:  # too long or too deep to keep: the status still says what failed
                 received = f"[not kept: {missing.problem}]"
             wire = self.record(response, body, self._scrub(received), attempt)
@@ -403,11 +242,11 @@ class Wire(Failures):
         limit = self.limits.max_reply_bytes
         try:
             if parser is None:
-                received = _load(await _whole(response, limit))
+                received = load_body(await whole_body(response, limit))
                 reply = decode(received)
             else:
                 received = []
-                reply = await read_stream(_lines(_capped(response, limit)), framing, parser, received)
+                reply = await read_stream(body_lines(capped_bytes(response, limit)), framing, parser, received)
         except (AttributeError, TypeError, KeyError, IndexError) as exc:
             # A wire format's reader tripped on a value of another kind than its wire has there (a string
             # where an object belongs, say): the reply is faulty, and it is named so, never quoted.
@@ -471,58 +310,3 @@ class Wire(Failures):
         for secret in self._secrets:
             text = text.replace(secret, "[credential removed]")
         return json.loads(text)
-
-
-def serialize(body: dict[str, Any]) -> bytes:
-    """A request body as the bytes sent: compact JSON, UTF-8."""
-    return json.dumps(body, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-async def read_stream(lines: AsyncIterator[str], framing: str, parser: StreamParser,
-                      received: list[Any]) -> LLMResponse:
-    """Feed a streamed body's events to ``parser``, keeping each decoded event in ``received``."""
-    frames = _sse if framing == "sse" else _ndjson
-    async for event, text in frames(lines):
-        data = _decode_event(text)
-        received.append({"event": event, "data": data} if event is not None else data)
-        parser.feed(event, data)
-    return parser.finish()
-
-
-def _decode_event(text: str) -> Any:
-    """A stream event's data: a JSON object, or the text itself (a sentinel such as ``[DONE]``)."""
-    if text.startswith("{"):
-        try:
-            return _json(text)
-        except ValueError:
-            raise Missing("valid JSON in a stream event", cut=True) from None  # an event cut off mid-way
-    return text
-
-
-def require(payload: Any, *keys: str | int) -> Any:
-    """``payload[k1][k2]...``, or :class:`Missing` naming the first absent key."""
-    value = payload
-    walked: list[str] = []
-    for key in keys:
-        walked.append(str(key))
-        try:
-            value = value[key]
-        except (KeyError, IndexError, TypeError):
-            raise Missing(".".join(walked)) from None
-    return value
-
-
-def parse_args(raw: Any, tool_name: str) -> dict[str, Any]:
-    """Tool-call arguments as a dict, from a JSON string or an object."""
-    if isinstance(raw, dict):
-        return raw
-    if raw is None or raw == "":
-        return {}
-    if isinstance(raw, str):
-        try:
-            value = _json(raw)  # arguments nested past MAX_NESTING fail like a reply that does
-        except ValueError:
-            value = None
-        if isinstance(value, dict):
-            return value
-    raise Missing(f"valid JSON object arguments for the call to tool '{tool_name}'", retryable=True)

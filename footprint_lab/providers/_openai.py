@@ -28,7 +28,7 @@ import json
 from typing import Any, ClassVar, Unpack
 
 from footprint_lab.providers._base import HttpProvider, Settings, built, call_id, function_tools, stop_reason
-from footprint_lab.providers._http import Missing, ServerError, parse_args, require
+from footprint_lab.providers._wire_format import Missing, ServerError, parse_args, require
 from footprint_lab.providers.failures import Hints
 from footprint_lab.providers.types import (
     LLMRequest,

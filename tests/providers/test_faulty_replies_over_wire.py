@@ -20,7 +20,7 @@ from wire_server import Reply, WireServer, json_reply, stream_reply
 
 from footprint_lab import Agent, RunFailure
 from footprint_lab.providers._base import DEFAULT_MAX_REPLY_BYTES
-from footprint_lab.providers._http import WRONG_SHAPE
+from footprint_lab.providers._wire_format import WRONG_SHAPE
 from footprint_lab.providers.errors import (
     ProviderConfigError,
     ProviderResponseError,
