@@ -5,7 +5,8 @@ as a typed provider failure (a ``RunFailure``) that says what was wrong without 
 reply, and the run keeps the failed call; none escapes as a raw ``AttributeError``,
 ``RecursionError`` or a hang.
 
-Reaches providers._base and ._http for the reply-size default and the wrong-shape message, which have no public name.
+Reaches providers._base and ._wire_format for the reply-size default and the wrong-shape message, which have
+no public name.
 """
 
 from __future__ import annotations
