@@ -30,18 +30,24 @@ again: Run = agent.run_sync({"message": "And A-2?"}, continue_from=run.checkpoin
 flow = Sequence({"first": LLMCall(provider=mock(reply="a")), "second": agent})
 composed: Run = flow.run_sync("Where is A-3?", identity={"tenant": "acme"})
 chat = Chat(agent)
+turn: Run = chat.send_sync("Where is A-4?", identity={"tenant": "acme"})
+followed: Run = agent.follow_up_sync("And A-5?")
+if turn.checkpoint is not None:
+    agent.resume_sync(turn.checkpoint, "yes")
 trials = Trials(samples=3)
 answer: str | None = run.answer
 error: type[ValueError] | type[Exception] = InvalidRunInputError
-print(flow, chat, trials, localize, answer, again, error, composed)
+print(flow, chat, trials, localize, answer, again, error, composed, followed)
 '''
 
 BAD = '''
-from footprint_lab import Agent
+from footprint_lab import Agent, Chat
 from footprint_lab.providers import mock
 
 Agent(provider="openai")          # a provider's name is not a provider
 Agent(provider=mock(reply="ok")).run_sync(42)   # a number is not a message
+Chat(Agent(provider=mock(reply="ok"))).send_sync(42)   # nor to a chat
+Agent(provider=mock(reply="ok")).follow_up_sync(["a", "list"])   # nor to a follow-up
 '''
 
 
@@ -57,5 +63,6 @@ def test_mypy_strict_reads_the_public_surface(tmp_path: Path, script: str, clean
         assert found.returncode == 0, said
     else:
         errors = [line for line in said.splitlines() if str(path.name) in line and "error:" in line]
-        assert {int(line.split(":")[1]) for line in errors} == {5, 6}, said
-        assert all('"provider"' in line or '"run_sync"' in line for line in errors), said
+        assert {int(line.split(":")[1]) for line in errors} == {5, 6, 7, 8}, said
+        assert all(any(f'"{name}"' in line for name in ("provider", "run_sync", "send_sync", "follow_up_sync"))
+                   for line in errors), said

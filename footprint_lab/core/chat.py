@@ -45,13 +45,16 @@ import concurrent.futures
 import contextlib
 import inspect
 import weakref
-from collections.abc import AsyncIterator, Iterator, Sequence
+from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Unpack
 
 from footprint_lab.core._chat_turns import Masks, born_in, changes, masked_recording, summarize, tokens
 from footprint_lab.core.chat_turn import ChatTurn, TurnRerun, TurnStart, _turn_start
+from footprint_lab.core.conversation import AnswerInput
 from footprint_lab.core.conversation_refusals import PendingQuestionError, RunInFlightError
+from footprint_lab.core.door import RunInput
+from footprint_lab.core.identity import IdentityInput
 from footprint_lab.core.pause import Pause
 from footprint_lab.core.run import Run
 from footprint_lab.core.runner import Listener, check_listener, run_coroutine_sync
@@ -70,6 +73,7 @@ if TYPE_CHECKING:
 
     import pandas as pd
 
+    from footprint_lab.core.agent import Agent
     from footprint_lab.core.conversation_legs import Saved
     from footprint_lab.record.recording import Recording
 
@@ -118,7 +122,7 @@ class UnknownTurnError(Refusal, ValueError):
 class Chat:
     """A conversation with ``runner`` (an ``Agent``), one turn per ``send``; see the module docstring."""
 
-    def __init__(self, runner: Any, *, overlap: str = "refuse") -> None:
+    def __init__(self, runner: Agent, *, overlap: str = "refuse") -> None:
         if not holds_conversations(runner):
             raise ChatConfigError(
                 "Chat", "runner", describe_shape(runner),
@@ -180,7 +184,8 @@ class Chat:
         return self._agent._pending if self._agent is not None else None
 
     # -- sending --------------------------------------------------------------------------------
-    async def send(self, message: Any, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
+    async def send(self, message: RunInput, /, *, on_event: Listener | None = None,
+                   identity: IdentityInput = None) -> Run:
         """Run one turn, continuing the conversation so far; returns its ``Run`` (paused, when a tool asked)."""
         door = "Chat.send"
         async with self._slot(door):
@@ -195,7 +200,7 @@ class Chat:
         return await self._leg(turn, lambda listener: agent._say(
             door, message, identity=identity, learned=dict(self._masks.learned), on_event=listener), on_event)
 
-    async def answer(self, reply: Any, /, *, on_event: Listener | None = None) -> Run:
+    async def answer(self, reply: AnswerInput, /, *, on_event: Listener | None = None) -> Run:
         """Answer the question the last turn waits on; the turn goes on where it paused and returns its run."""
         door = "Chat.answer"
         async with self._slot(door):
@@ -247,15 +252,16 @@ class Chat:
         known = saved.scrubber.known() if saved is not None and saved.scrubber is not None else {}
         self._masks.note(run.policy, known)
 
-    def send_sync(self, message: Any, /, **keywords: Any) -> Run:
+    def send_sync(self, message: RunInput, /, *, on_event: Listener | None = None,
+                  identity: IdentityInput = None) -> Run:
         """``send`` from synchronous code, inside a running event loop or not (see ``Agent.run_sync``)."""
         self._refuse_if_blocked("Chat.send_sync")
-        return run_coroutine_sync(self.send(message, **keywords))
+        return run_coroutine_sync(self.send(message, on_event=on_event, identity=identity))
 
-    def answer_sync(self, reply: Any, /, **keywords: Any) -> Run:
+    def answer_sync(self, reply: AnswerInput, /, *, on_event: Listener | None = None) -> Run:
         """``answer`` from synchronous code."""
         self._refuse_if_blocked("Chat.answer_sync")
-        return run_coroutine_sync(self.answer(reply, **keywords))
+        return run_coroutine_sync(self.answer(reply, on_event=on_event))
 
     def abandon(self) -> Pause | None:
         """Drop the question the last turn waits on, on the record; returns it (``None``: nothing was waiting).
@@ -317,11 +323,12 @@ class Chat:
                 return _turn_start(turn)
         return None
 
-    def without(self, exclude: Any = (), *, seed: int | None = None) -> Any:
+    def without(self, exclude: Iterable[str] | str = (), *, seed: int | None = None) -> Agent:
         """The runner rebuilt without ``exclude`` (``Agent.without``): what a rerun of a turn runs."""
         return self.runner.without(exclude, seed=seed)
 
-    def with_forced(self, force: Any, *, exclude: Any = (), seed: int | None = None) -> Any:
+    def with_forced(self, force: Iterable[str] | str, *, exclude: Iterable[str] | str = (),
+                    seed: int | None = None) -> Agent:
         """The runner rebuilt with ``force`` forced in (``Agent.with_forced``)."""
         return self.runner.with_forced(force, exclude=exclude, seed=seed)
 

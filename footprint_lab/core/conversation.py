@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
-from typing import TYPE_CHECKING, Any, Self
+from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
 from footprint_lab.core.checkpoint_masks import shown_label
 from footprint_lab.core.conversation_legs import Continuation, Saved, continued
@@ -40,8 +40,8 @@ from footprint_lab.core.conversation_refusals import (
     ResumeRedactionError,
     RunInFlightError,
 )
-from footprint_lab.core.door import InvalidRunInputError, normalize_run_input
-from footprint_lab.core.identity import Identity, coerce_identity
+from footprint_lab.core.door import InvalidRunInputError, RunInput, normalize_run_input
+from footprint_lab.core.identity import Identity, IdentityInput, coerce_identity
 from footprint_lab.core.pause import Pause
 from footprint_lab.core.runner import Listener, new_run_id, run_coroutine_sync
 from footprint_lab.record.refusal import describe_shape
@@ -54,9 +54,17 @@ from footprint_lab.redact.policy import (
 )
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from footprint_lab.core.checkpoint import Checkpoint
     from footprint_lab.core.member_run import ParentRun
     from footprint_lab.core.run import Run
+
+
+#: what ``resume`` takes: a ``Checkpoint``, its dict, or its JSON text
+CheckpointInput: TypeAlias = "Checkpoint | Mapping[str, Any] | str"
+#: what a person answers a paused run with: text, or JSON data (written as text)
+AnswerInput = str | bool | int | float | list[Any] | dict[str, Any]
 
 
 class Conversation:
@@ -97,7 +105,8 @@ class Conversation:
 
         return checkpoint_from(self._saved)
 
-    async def follow_up(self, message: Any, /, *, on_event: Listener | None = None, identity: Any = None) -> Run:
+    async def follow_up(self, message: RunInput, /, *, on_event: Listener | None = None,
+                        identity: IdentityInput = None) -> Run:
         """Continue this agent's last finished run with another message: ``await agent.follow_up("And then?")``.
 
         After a cancelled run it goes on from that run's last completed tool round.
@@ -117,8 +126,8 @@ class Conversation:
                                  on_event=on_event)
 
     async def resume(
-        self, checkpoint: Any, answer: Any, /, *, identity: Any = None, redact: Redaction | None = None,
-        on_event: Listener | None = None,
+        self, checkpoint: CheckpointInput, answer: AnswerInput, /, *, identity: IdentityInput = None,
+        redact: Redaction | None = None, on_event: Listener | None = None,
     ) -> Run:
         """Answer a paused run: ``await agent.resume(run.checkpoint, "yes")``.
 
@@ -147,7 +156,7 @@ class Conversation:
         return await self._drive({"answer": text}, door=door, start=start, identity=named, on_event=on_event)
 
     async def resume_on_error(
-        self, checkpoint: Any, /, *, identity: Any = None, redact: Redaction | None = None,
+        self, checkpoint: CheckpointInput, /, *, identity: IdentityInput = None, redact: Redaction | None = None,
         on_event: Listener | None = None,
     ) -> Run:
         """Pick a failed run up at its last completed tool round: ``await agent.resume_on_error(err.checkpoint)``.
@@ -224,17 +233,21 @@ class Conversation:
                             carried=saved.carried)
 
     # -- the same doors for synchronous code (scripts), like run_sync ----------------------------
-    def follow_up_sync(self, message: Any, /, **keywords: Any) -> Run:
+    def follow_up_sync(self, message: RunInput, /, *, on_event: Listener | None = None,
+                       identity: IdentityInput = None) -> Run:
         """``follow_up`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
-        return run_coroutine_sync(self.follow_up(message, **keywords))
+        return run_coroutine_sync(self.follow_up(message, on_event=on_event, identity=identity))
 
-    def resume_sync(self, checkpoint: Any, answer: Any, /, **keywords: Any) -> Run:
+    def resume_sync(self, checkpoint: CheckpointInput, answer: AnswerInput, /, *, identity: IdentityInput = None,
+                    redact: Redaction | None = None, on_event: Listener | None = None) -> Run:
         """``resume`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
-        return run_coroutine_sync(self.resume(checkpoint, answer, **keywords))
+        return run_coroutine_sync(self.resume(checkpoint, answer, identity=identity, redact=redact, on_event=on_event))
 
-    def resume_on_error_sync(self, checkpoint: Any, /, **keywords: Any) -> Run:
+    def resume_on_error_sync(self, checkpoint: CheckpointInput, /, *, identity: IdentityInput = None,
+                             redact: Redaction | None = None, on_event: Listener | None = None) -> Run:
         """``resume_on_error`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
-        return run_coroutine_sync(self.resume_on_error(checkpoint, **keywords))
+        return run_coroutine_sync(self.resume_on_error(checkpoint, identity=identity, redact=redact,
+                                                       on_event=on_event))
 
     def abandon_pause(self) -> Pause | None:
         """Drop the question this agent's last run is waiting on, on the record; returns it (or ``None``).

@@ -208,7 +208,7 @@ class Lab(Reruns, Opening, Asking, anywidget.AnyWidget):
         run = self.run
         if self._in_flight() or run is None or not run.paused:
             return
-        answer = content.get("answer")
+        answer: Any = content.get("answer")  # refused by name at the door when it is no answer
         choices = (run.recording.meta.get("pause") or {}).get("choices") or []
         picked = content.get("choice")
         if isinstance(picked, int) and not isinstance(picked, bool) and 0 <= picked < len(choices):
