@@ -5,7 +5,7 @@
   subpackage, or the package root); ``-v`` lists them;
 - import cycles between files: groups of modules that import each other (strongly connected
   components of the module graph, function-level imports included, ``TYPE_CHECKING`` left out);
-- the largest modules, in lines, and those over 600.
+- the largest modules, in lines, and those over 500 (issue 43's goal).
 
 ``import-linter`` (``lint-imports``, the contracts in ``pyproject.toml``) is what fails CI; this
 only counts. ``--root DIR`` measures another checkout.
@@ -19,7 +19,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-LIMIT = 600
+LIMIT = 500
 
 
 def module_name(root: Path, path: Path) -> str:
