@@ -6,14 +6,15 @@ or start a rerun, and refuse with :class:`ExplainConfigError` naming the setting
 (it lives with the rebuild protocol, :mod:`footprint_lab.context.source_ids`, whose id lists
 are judged the same way).
 A recording is accepted as a ``Recording`` or as anything holding one in ``.recording`` (a
-``Run``), so this layer never needs to know the ``Run`` class.
+``Run``), so this layer never needs to know the ``Run`` class; a type checker reads that as
+:data:`RunLike` (a :class:`HasRecording`, or the ``Recording`` itself).
 
 Role: explain layer.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from footprint_lab.context.source_ids import ExplainConfigError, id_list
 from footprint_lab.record.refusal import describe_shape
@@ -21,7 +22,19 @@ from footprint_lab.record.refusal import describe_shape
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording
 
-__all__ = ["ExplainConfigError", "fraction", "id_list", "recording_of", "whole_number"]
+__all__ = ["ExplainConfigError", "HasRecording", "RunLike", "fraction", "id_list", "recording_of", "whole_number"]
+
+
+class HasRecording(Protocol):
+    """Anything that holds a run's recording in ``.recording``: a ``Run`` (native, loaded, imported from spans,
+    a member's, a chat's turn), or a replay's result."""
+
+    @property
+    def recording(self) -> Recording: ...
+
+
+#: what every explanation reads: a run (anything holding its ``Recording`` in ``.recording``) or the recording
+RunLike: TypeAlias = "HasRecording | Recording"
 
 
 def recording_of(run: Any, function: str, setting: str = "run") -> Recording:

@@ -48,6 +48,9 @@ from footprint_lab.record.runners import factory
 from footprint_lab.redact.policy import PLACEHOLDER, Redaction, combine_policies, policy_from_reports
 
 if TYPE_CHECKING:
+    from footprint_lab.core.run import Run
+    from footprint_lab.explain.arguments import RunLike
+    from footprint_lab.providers.types import Provider
     from footprint_lab.record.recording import Recording
 
 SYSTEM = """You explain a recorded run of an LLM agent to an analyst who is questioning its answer.
@@ -102,7 +105,7 @@ class Explanation:
     cited: list[str]
     unsupported: list[str]
     opened: list[str]
-    run: Any
+    run: Run
     status: str = "finished"
     notes: list[str] = field(default_factory=list)
 
@@ -195,10 +198,10 @@ def _masked(text: str, maskers: list[Callable[[str], str]]) -> str:
 
 
 async def ask(
-    run_or_runs: Any,
+    run_or_runs: RunLike | Sequence[RunLike],
     question: str,
     *,
-    provider: Any,
+    provider: Provider,
     model: str | None = None,
     max_iterations: int = 12,
     limit: int = LIMIT,

@@ -48,6 +48,7 @@ from footprint_lab.record.step_id import parse_step_id
 if TYPE_CHECKING:
     import pandas as pd
 
+    from footprint_lab.explain.arguments import RunLike
     from footprint_lab.explain.provenance.members import Member
     from footprint_lab.record.recording import ContextPiece, LLMExchange, Recording
 
@@ -288,7 +289,7 @@ class Backtrack:
 
 
 def backtrack(
-    run: Any,
+    run: RunLike,
     at: str | None = None,
     *,
     max_depth: int = DEFAULT_MAX_DEPTH,

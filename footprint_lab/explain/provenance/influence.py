@@ -38,7 +38,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
 from footprint_lab.context.similarity import cosine, words
 from footprint_lab.explain.arguments import ExplainConfigError, fraction, recording_of, whole_number
@@ -48,6 +48,8 @@ from footprint_lab.record.refusal import Refusal, call_problem, describe_shape
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from footprint_lab.explain.arguments import RunLike
 
 #: How every ranking labels itself.
 CORRELATIONAL = ("Scores are correlational: they rank what the output resembles and how directly each piece "
@@ -190,9 +192,9 @@ def resolve_strategy(strategy: Any, **options: Any) -> InfluenceStrategy:
 
 
 def suspects(
-    run: Any,
+    run: RunLike,
     *,
-    strategy: Any = "lexical",
+    strategy: str | InfluenceStrategy = "lexical",
     at: str | None = None,
     embed: Callable[[list[str]], Any] | None = None,
     trace: Backtrack | None = None,
@@ -312,7 +314,8 @@ class RankingConfidence:
         return display_bundle("ranking_confidence", self, "Ranking confidence", self.reason, include, exclude)
 
 
-def ranking_confidence(ranked: Any, *, margin: float = 0.3, shortlist_size: int = 5) -> RankingConfidence:
+def ranking_confidence(ranked: pd.DataFrame | RunLike, *, margin: float = 0.3,
+                       shortlist_size: int = 5) -> RankingConfidence:
     """Is the top suspect a clear winner? ``ranked`` is ``suspects(...)``'s frame, or a run to rank.
 
     The top is clear when the next suspect scores below ``(1 - margin)`` times its score; otherwise
@@ -344,6 +347,7 @@ def ranking_confidence(ranked: Any, *, margin: float = 0.3, shortlist_size: int 
     return RankingConfidence(False, names[0], close, margin, reason)
 
 
-def _is_frame(value: Any) -> bool:
+def _is_frame(value: object) -> TypeGuard[pd.DataFrame]:
+    """A pandas DataFrame, told without importing pandas (a run is ranked without it until asked)."""
     return any(kind.__name__ == "DataFrame" for kind in type(value).__mro__) and hasattr(value, "columns")
 

@@ -82,6 +82,13 @@ from footprint_lab.record.progress import INTERRUPTS
 from footprint_lab.record.refusal import Refusal
 
 if TYPE_CHECKING:
+    from footprint_lab.core.conversation import CheckpointInput
+    from footprint_lab.core.door import RunInput
+    from footprint_lab.core.run import Run
+    from footprint_lab.explain.arguments import RunLike
+    from footprint_lab.explain.provenance.influence import InfluenceStrategy
+    from footprint_lab.explain.trials.rerun import Rerun
+    from footprint_lab.providers.types import Provider
     from footprint_lab.record.recording import Recording
 
 
@@ -115,15 +122,15 @@ def original_answer(function: str, recording: Recording) -> str:
 
 
 async def localize(
-    run: Any,
+    run: RunLike,
     *,
-    rerun: Any = None,
-    replay: Any = None,
+    rerun: Rerun | None = None,
+    replay: Provider | None = None,
     top: int | None = None,
     sources: Sequence[str] | None = None,
-    strategy: Any = "lexical",
-    input: Any = None,
-    continue_from: Any = None,
+    strategy: str | InfluenceStrategy = "lexical",
+    input: RunInput = None,
+    continue_from: CheckpointInput | None = None,
     trials: Trials | None = None,
     **settings: Unpack[TrialSettings],
 ) -> Localization:
@@ -252,7 +259,7 @@ class RerunReport(Partial):
     after: str | None
     changed: bool
     error: str | None
-    run: Any
+    run: Run | None
     gone: list[str]
     appeared: list[str]
     difference: float | None
@@ -294,12 +301,12 @@ class RerunReport(Partial):
 
 
 async def rerun_without(
-    run: Any,
+    run: RunLike,
     ignore: Sequence[str] | str,
     *,
-    rerun: Any = None,
-    input: Any = None,
-    continue_from: Any = None,
+    rerun: Rerun | None = None,
+    input: RunInput = None,
+    continue_from: CheckpointInput | None = None,
     trials: Trials | None = None,
     **settings: Unpack[TrialSettings],
 ) -> RerunReport:

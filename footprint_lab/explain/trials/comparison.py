@@ -43,6 +43,7 @@ from footprint_lab.record.schema import KIND_TOOL_RESULT
 if TYPE_CHECKING:
     import pandas as pd
 
+    from footprint_lab.explain.arguments import RunLike
     from footprint_lab.record.recording import Recording
 
 
@@ -435,7 +436,7 @@ def _totals(recording: Recording) -> tuple[int, float]:
     return tokens + sum(_totals(child)[0] for child in recording.children), recording.duration_ms
 
 
-def compare_runs(a: Any, b: Any) -> Difference:
+def compare_runs(a: RunLike, b: RunLike) -> Difference:
     """What two runs were given and did, call by call: see the module docstring.
 
     ``a`` and ``b`` are runs (native, loaded with ``load_recording``, imported with ``from_spans``,

@@ -47,6 +47,12 @@ from footprint_lab.record.progress import INTERRUPTS
 if TYPE_CHECKING:
     import pandas as pd
 
+    from footprint_lab.core.conversation import CheckpointInput
+    from footprint_lab.core.door import RunInput
+    from footprint_lab.explain.arguments import RunLike
+    from footprint_lab.explain.provenance.influence import InfluenceStrategy
+    from footprint_lab.explain.trials.rerun import Rerun
+
 
 @dataclass(slots=True)
 class CulpritSet(ArmFields):
@@ -216,14 +222,14 @@ BISECT_BUDGET = 40
 
 
 async def bisect_culprits(
-    run: Any,
+    run: RunLike,
     *,
-    rerun: Any = None,
+    rerun: Rerun | None = None,
     top: int | None = None,
     sources: Sequence[str] | None = None,
-    strategy: Any = "lexical",
-    input: Any = None,
-    continue_from: Any = None,
+    strategy: str | InfluenceStrategy = "lexical",
+    input: RunInput = None,
+    continue_from: CheckpointInput | None = None,
     trials: Trials | None = None,
     **settings: Unpack[TrialSettings],
 ) -> Culprits:

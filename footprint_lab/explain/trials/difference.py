@@ -55,6 +55,12 @@ from footprint_lab.record.refusal import Refusal
 if TYPE_CHECKING:
     import pandas as pd
 
+    from footprint_lab.core.conversation import CheckpointInput
+    from footprint_lab.core.door import RunInput
+    from footprint_lab.explain.arguments import RunLike
+    from footprint_lab.explain.trials.rerun import Restore
+    from footprint_lab.providers.types import Provider
+
 
 #: what a difference of a piece is called, seen from the first run to the second, and what carries it back
 CARRY_WORDS = {"removed": "put back", "added": "take out", "changed": "restore"}
@@ -262,13 +268,13 @@ def _carried_name(change: PieceChange) -> str:
 
 
 async def explain_difference(
-    good: Any,
-    bad: Any,
+    good: RunLike,
+    bad: RunLike,
     *,
-    rerun: Any = None,
-    replay: Any = None,
-    input: Any = None,
-    continue_from: Any = None,
+    rerun: Restore | None = None,
+    replay: Provider | None = None,
+    input: RunInput = None,
+    continue_from: CheckpointInput | None = None,
     trials: Trials | None = None,
     **settings: Unpack[TrialSettings],
 ) -> DifferenceExplanation:

@@ -39,7 +39,11 @@ from footprint_lab.explain.trials.trial import default_budget
 if TYPE_CHECKING:
     import pandas as pd
 
+    from footprint_lab.core.conversation import CheckpointInput
+    from footprint_lab.core.door import RunInput
+    from footprint_lab.explain.arguments import RunLike
     from footprint_lab.explain.trials.arms import TrialResult
+    from footprint_lab.explain.trials.rerun import Restore
     from footprint_lab.record.recording import ContextPiece, Recording
 
 
@@ -244,11 +248,11 @@ def _reached_by_call(recording: Recording) -> dict[tuple[str, str], list[str]]:
 
 
 async def find_dropped_context(
-    run: Any,
+    run: RunLike,
     *,
-    rerun: Any = None,
-    input: Any = None,
-    continue_from: Any = None,
+    rerun: Restore | None = None,
+    input: RunInput = None,
+    continue_from: CheckpointInput | None = None,
     trials: Trials | None = None,
     **settings: Unpack[TrialSettings],
 ) -> DroppedContext:

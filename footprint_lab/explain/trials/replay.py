@@ -49,6 +49,9 @@ from footprint_lab.record.refusal import Refusal, describe_shape
 from footprint_lab.record.schema import ANSWER, INPUT_MESSAGE, LAST_RESPONSE, MESSAGES, SYSTEM, TOOLS
 
 if TYPE_CHECKING:
+    from footprint_lab.explain.arguments import RunLike
+    from footprint_lab.explain.trials.rerun import Comparator
+    from footprint_lab.providers.types import Provider
     from footprint_lab.record.recording import Recording
     from footprint_lab.redact.policy import Redaction
 
@@ -381,10 +384,10 @@ class _OneReplay:
         return await send(replayer.call, replayer.provider, self._without, seed=self._seed, policy=replayer.policy)
 
 
-async def replay(run: Any, provider: Any, *, call: str | None = None, without: Sequence[str] | str = (),
+async def replay(run: RunLike, provider: Provider, *, call: str | None = None, without: Sequence[str] | str = (),
                  edit: Mapping[str, str] | None = None, samples: int = 1, baseline: int | None = None,
-                 comparator: Any = None, concurrency: int = 4, time_limit: float | None = None,
-                 redact: Any = None, progress: bool | Callable[[int, int], None] | None = None) -> Replay:
+                 comparator: Comparator | None = None, concurrency: int = 4, time_limit: float | None = None,
+                 redact: Redaction | None = None, progress: bool | Callable[[int, int], None] | None = None) -> Replay:
     """Send one recorded LLM call again through ``provider``, ``samples`` times, with pieces removed or edited.
 
     ``call`` is the step id of the call (``None``: the answering call). ``without`` names pieces to

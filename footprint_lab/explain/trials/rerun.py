@@ -39,7 +39,7 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from footprint_lab.context.source_ids import UnknownSourceError
 from footprint_lab.explain.arguments import ExplainConfigError, fraction
@@ -53,6 +53,29 @@ if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording
 
 Comparator = Callable[[str, str], bool]
+
+
+class Rebuildable(Protocol):
+    """A runner a rerun rebuilds without some sources (``Agent``, ``LLMCall``, a composition, a ``Chat``)."""
+
+    def without(self, exclude: Sequence[str], /, *, seed: int | None = ...) -> object:
+        """A fresh runner without the ``exclude`` ids, each of its requests seeded with ``seed``."""
+        ...
+
+
+class Restorable(Rebuildable, Protocol):
+    """A runner a rerun also rebuilds with left-out sources forced in (``find_dropped_context``)."""
+
+    def with_forced(self, force: Sequence[str], /, *, exclude: Sequence[str] = ...,
+                    seed: int | None = ...) -> object:
+        """A fresh runner with the ``force`` ids forced in (and without ``exclude``)."""
+        ...
+
+
+#: what ``rerun=`` takes: the runner itself, or a factory called as ``factory(exclude=[...])`` that returns one
+Rerun: TypeAlias = "Rebuildable | Callable[..., object]"
+#: ``rerun=`` where a rerun may force a source in: the runner itself, or a factory that also takes ``force=[...]``
+Restore: TypeAlias = "Restorable | Callable[..., object]"
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 #: Seconds one rerun may take by default: its factory call, its run and its comparison, each.
 RERUN_TIME_LIMIT = 300.0

@@ -36,8 +36,9 @@ from footprint_lab.record.refusal import describe_shape, did_you_mean
 DEFAULT_SAMPLES = {"rerun_without": 1}
 
 
-class TrialSettings(TypedDict, total=False):
-    """The trial settings as keywords of one call (each a field of :class:`Trials`)."""
+class ProofSettings(TypedDict, total=False):
+    """The trial settings but ``progress``: what a proof is (its reruns and how they are judged), not how it shows;
+    ``RunSet.localize`` takes these for every run of a set beside a bar of its own."""
 
     samples: int | None
     alpha: float
@@ -46,6 +47,11 @@ class TrialSettings(TypedDict, total=False):
     concurrency: int
     retries: int
     time_limit: float | None
+
+
+class TrialSettings(ProofSettings, total=False):
+    """The trial settings as keywords of one call (each a field of :class:`Trials`)."""
+
     progress: bool | Callable[[int, int], None] | None
 
 
