@@ -37,9 +37,9 @@ import contextlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from time import perf_counter_ns
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
-from footprint_lab.core.conversation import answer_text
+from footprint_lab.core.conversation import AnswerInput, answer_text
 from footprint_lab.core.conversation_legs import who
 from footprint_lab.core.conversation_refusals import ResumeIdentityConflictError
 from footprint_lab.core.door import RunInput, normalize_run_input
@@ -59,7 +59,14 @@ from footprint_lab.record.schema import ANSWER, INPUT_MESSAGE, MEMBER_KEY, Path,
 from footprint_lab.record.step_id import parse_step_id
 from footprint_lab.redact.policy import Redaction, RedactionConfigError, combine_policies
 
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from footprint_lab.flow.checkpoint import FlowCheckpoint
+
 INPUT: Path = INPUT_MESSAGE
+#: what a composition's ``resume`` takes: its run's ``FlowCheckpoint``, the same as a dict, or its JSON text
+FlowCheckpointInput: TypeAlias = "FlowCheckpoint | Mapping[str, Any] | str"
 
 
 class MemberPaused(Exception):
@@ -254,8 +261,8 @@ class Composition(Runner):
             close_parent_run(opened)
 
     async def resume(
-        self, checkpoint: Any, answer: Any, /, *, identity: Any = None, redact: Redaction | None = None,
-        on_event: Listener | None = None,
+        self, checkpoint: FlowCheckpointInput, answer: AnswerInput, /, *, identity: IdentityInput = None,
+        redact: Redaction | None = None, on_event: Listener | None = None,
     ) -> Run:
         """Continue a paused run of this composition: ``answer`` goes to the member that asked.
 
@@ -306,7 +313,7 @@ class Composition(Runner):
             close_parent_run(opened)
 
     async def resume_on_error(
-        self, checkpoint: Any, /, *, identity: Any = None, redact: Redaction | None = None,
+        self, checkpoint: FlowCheckpointInput, /, *, identity: IdentityInput = None, redact: Redaction | None = None,
         on_event: Listener | None = None,
     ) -> Run:
         """Pick a failed run of this composition up: ``await flow.resume_on_error(err.checkpoint)``.
@@ -326,13 +333,17 @@ class Composition(Runner):
         read, waiting = self._read_checkpoint(checkpoint, door, sources, named, failed=True)
         return await self._continue(read, door, waiting, sources, on_event, ("retry", read))
 
-    def resume_on_error_sync(self, checkpoint: Any, /, **keywords: Any) -> Run:
+    def resume_on_error_sync(self, checkpoint: FlowCheckpointInput, /, *, identity: IdentityInput = None,
+                             redact: Redaction | None = None, on_event: Listener | None = None) -> Run:
         """``resume_on_error`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
-        return run_coroutine_sync(self.resume_on_error(checkpoint, **keywords))
+        return run_coroutine_sync(self.resume_on_error(checkpoint, identity=identity, redact=redact,
+                                                       on_event=on_event))
 
-    def resume_sync(self, checkpoint: Any, answer: Any, /, **keywords: Any) -> Run:
+    def resume_sync(self, checkpoint: FlowCheckpointInput, answer: AnswerInput, /, *, identity: IdentityInput = None,
+                    redact: Redaction | None = None, on_event: Listener | None = None) -> Run:
         """``resume`` from synchronous code, inside a running event loop or not (see ``run_sync``)."""
-        return run_coroutine_sync(self.resume(checkpoint, answer, **keywords))
+        return run_coroutine_sync(self.resume(checkpoint, answer, identity=identity, redact=redact,
+                                              on_event=on_event))
 
     def _waiting_checkpoint(
         self, checkpoint: Any, door: str, *, run_id: str, owner: Any, redact: Any,
