@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import anywidget
 import traitlets
@@ -54,6 +54,12 @@ from footprint_lab.lab.reruns import Reruns
 from footprint_lab.markup import theme
 from footprint_lab.markup.elements import shown
 from footprint_lab.record.refusal import CodedError, Refusal
+
+if TYPE_CHECKING:
+    from footprint_lab.core.identity import IdentityInput
+    from footprint_lab.core.runner import Runner
+    from footprint_lab.explain.arguments import HasRecording
+    from footprint_lab.providers.types import Provider
 
 STATIC = Path(__file__).parent / "static"
 _IDENTITY_FIELDS = ("conversation_id", "tenant", "principal")
@@ -99,11 +105,14 @@ class Lab(Reruns, Opening, Asking, anywidget.AnyWidget):
     state_schema = traitlets.Int(STATE_SCHEMA, read_only=True).tag(sync=True)
     state_version = traitlets.Int(0).tag(sync=True)
 
-    def __init__(self, runner: Any = None, *, run: Any = None, replay: Any = None, identity: Any = None,
-                 message: str | None = None, explainer: Any = None) -> None:
+    def __init__(self, runner: Runner | None = None, *, run: HasRecording | None = None,
+                 replay: Provider | None = None, identity: IdentityInput = None, message: str | None = None,
+                 explainer: Provider | str | None = None) -> None:
         who = check_lab(runner, identity, message, run, replay)
         explaining = check_explainer(explainer)
-        if runner is None:  # a run made elsewhere (imported, loaded): nothing to run, its calls replayed
+        # a run made elsewhere (imported, loaded): nothing to run, its calls replayed (check_lab has refused a run
+        # beside a runner, and a Lab with neither)
+        if run is not None:
             made = run.recording.runner
             title = f"Lab · {made.name or made.id or made.kind} ({made.kind}, explained from its recording)"
         else:
@@ -119,8 +128,9 @@ class Lab(Reruns, Opening, Asking, anywidget.AnyWidget):
         #: the conversation the widget's turns are (an agent's; ``None`` for a composition, or before a Run)
         self.chat: Chat | None = None
         self._chats = holds_conversations(runner)
-        if self._chats and callable(getattr(runner, "source_ids", None)):
-            self.sources = [shown(source) for source in runner.source_ids()]
+        declared = getattr(runner, "source_ids", None)  # an agent's (a composition's runs hold no chat)
+        if self._chats and callable(declared):
+            self.sources = [shown(source) for source in declared()]
         #: the Ask box's provider (``None``: the box says how to enable it)
         self.explainer: Any = explaining
         #: the latest ``Explanation`` the Ask box showed, to continue with in code
@@ -358,7 +368,7 @@ class Lab(Reruns, Opening, Asking, anywidget.AnyWidget):
         self._show_run(run)
         self.status = status
 
-    def show(self, run: Any) -> None:
+    def show(self, run: HasRecording) -> None:
         """Show ``run`` (made here or elsewhere: imported from spans, loaded, received) as the Lab's latest run,
         to click into; its calls can be replayed when the Lab has ``replay=`` (a receiver's subscription can call
         this for each run that arrives)."""
