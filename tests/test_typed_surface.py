@@ -13,8 +13,9 @@ ROOT = Path(__file__).parent.parent
 
 GOOD = '''
 from footprint_lab import Agent, Chat, LLMCall, Run, Sequence, tool
+from footprint_lab.batch import RunSet
 from footprint_lab.errors import InvalidRunInputError
-from footprint_lab.explain import Trials, localize
+from footprint_lab.explain import Localization, Trials, backtrack, localize
 from footprint_lab.providers import mock
 
 
@@ -34,20 +35,33 @@ turn: Run = chat.send_sync("Where is A-4?", identity={"tenant": "acme"})
 followed: Run = agent.follow_up_sync("And A-5?")
 if turn.checkpoint is not None:
     agent.resume_sync(turn.checkpoint, "yes")
+if composed.checkpoint is not None:
+    flow.resume_sync(composed.checkpoint, "yes", identity={"tenant": "acme"})
 trials = Trials(samples=3)
 answer: str | None = run.answer
 error: type[ValueError] | type[Exception] = InvalidRunInputError
-print(flow, chat, trials, localize, answer, again, error, composed, followed)
+walked = backtrack(run.recording)
+
+
+async def prove(runs: RunSet) -> Localization:
+    await runs.localize(rerun=agent, where=lambda r: r.status == "finished", samples=3)
+    return await localize(run, rerun=agent, trials=trials)
+
+
+print(flow, chat, trials, answer, again, error, composed, followed, walked, prove)
 '''
 
 BAD = '''
-from footprint_lab import Agent, Chat
+from footprint_lab import Agent, Chat, Sequence
+from footprint_lab.explain import localize
 from footprint_lab.providers import mock
 
 Agent(provider="openai")          # a provider's name is not a provider
 Agent(provider=mock(reply="ok")).run_sync(42)   # a number is not a message
 Chat(Agent(provider=mock(reply="ok"))).send_sync(42)   # nor to a chat
 Agent(provider=mock(reply="ok")).follow_up_sync(["a", "list"])   # nor to a follow-up
+later = localize("not a run")   # a string is not a run to explain
+Sequence({"only": Agent(provider=mock(reply="ok"))}).resume_sync("{}", "yes", identity="alice")   # not an identity
 '''
 
 
@@ -63,6 +77,7 @@ def test_mypy_strict_reads_the_public_surface(tmp_path: Path, script: str, clean
         assert found.returncode == 0, said
     else:
         errors = [line for line in said.splitlines() if str(path.name) in line and "error:" in line]
-        assert {int(line.split(":")[1]) for line in errors} == {5, 6, 7, 8}, said
-        assert all(any(f'"{name}"' in line for name in ("provider", "run_sync", "send_sync", "follow_up_sync"))
+        assert {int(line.split(":")[1]) for line in errors} == {6, 7, 8, 9, 10, 11}, said
+        assert all(any(f'"{name}"' in line for name in ("provider", "run_sync", "send_sync", "follow_up_sync",
+                                                         "localize", "resume_sync"))
                    for line in errors), said

@@ -11,13 +11,17 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
-from collections.abc import Callable, Iterable
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
 
 import footprint_lab.batch._table as _table
 from footprint_lab.batch.refusals import BatchConfigError
 from footprint_lab.explain import Trials, localize
+from footprint_lab.explain.trials.settings import ProofSettings
 from footprint_lab.record.refusal import describe_shape, did_you_mean
+
+if TYPE_CHECKING:
+    from footprint_lab.explain.provenance.influence import InfluenceStrategy
 
 #: ``localize`` settings a set cannot pass on: each run has its own input and conversation
 _PER_RUN = ("run", "rerun", "progress", "input", "continue_from")
@@ -64,7 +68,17 @@ def _whole(function: str, setting: str, value: Any, low: int, high: int) -> int:
     return value
 
 
-def _check_settings(function: str, settings: dict[str, Any]) -> None:
+class LocalizeSettings(ProofSettings, total=False):
+    """``RunSet.localize``'s settings: those of ``localize`` that mean the same for every run (the trial settings but
+    ``progress``, which is the set's own bar), checked by :func:`_check_settings`."""
+
+    trials: Trials | None
+    top: int | None
+    sources: Sequence[str] | None
+    strategy: str | InfluenceStrategy
+
+
+def _check_settings(function: str, settings: Mapping[str, Any]) -> None:
     """Only ``localize``'s own settings (its keywords and the trial settings), only those that mean the same for
     every run, each one a trial can use: refused before any run is localized."""
     trial = [field.name for field in dataclasses.fields(Trials)]

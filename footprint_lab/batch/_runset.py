@@ -26,7 +26,15 @@ import footprint_lab.batch._folder as _folder
 import footprint_lab.batch._table as _table
 import footprint_lab.batch._work as _work
 from footprint_lab.batch._arms import Comparison, _metric, _pairs, compared, explained
-from footprint_lab.batch._checks import _WHERE_FIX, _check_settings, _inputs, _localized, _runner_or_factory, _whole
+from footprint_lab.batch._checks import (
+    _WHERE_FIX,
+    LocalizeSettings,
+    _check_settings,
+    _inputs,
+    _localized,
+    _runner_or_factory,
+    _whole,
+)
 from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary
 from footprint_lab.batch._progress import Bar, check_progress
 from footprint_lab.batch.refusals import BatchConfigError
@@ -38,9 +46,18 @@ from footprint_lab.record.recording import Recording
 from footprint_lab.record.refusal import call_problem, describe_shape
 
 if TYPE_CHECKING:
-    import pandas as pd
+    from collections.abc import Mapping
 
+    import pandas as pd
+    from distributed import Client
+
+    from footprint_lab.core.identity import IdentityInput
+    from footprint_lab.core.runner import Runner
+    from footprint_lab.explain.provenance.influence import InfluenceStrategy
+    from footprint_lab.explain.trials.rerun import Rerun, Restore
     from footprint_lab.lab.views.runset import RunTable
+    from footprint_lab.providers.types import Provider
+    from footprint_lab.record.progress import Wanted
 
 #: runs of a factory at once in one process, unless ``concurrency=`` says otherwise
 DEFAULT_CONCURRENCY = 8
@@ -49,6 +66,9 @@ KEPT_AT = "footprint_lab.batch.last_stopped()"
 #: what a save stopped before its swap says, and one stopped in it (the swap finished: the set saved whole)
 NOT_SAVED = "none of it kept: the folder is as it was before the save (a folder the save made is removed)"
 SAVED_WHOLE = "the set was saved whole before the stop: RunSet.load(folder) reads it"
+#: what ``where=`` selects runs with: a function of a run's :class:`RunSummary` that is true for those wanted, or
+#: their run ids
+Where = Callable[[RunSummary], object] | Iterable[str]
 
 
 class RunSet:
@@ -66,8 +86,9 @@ class RunSet:
 
     # -- making a set --------------------------------------------------------------------------
     @classmethod
-    async def run(cls, runner: Any, inputs: Iterable[Any], *, client: Any = None, concurrency: int | None = None,
-                  identity: Any = None, progress: Any = None) -> RunSet:
+    async def run(cls, runner: Runner | Callable[[], Runner], inputs: Iterable[str | Mapping[str, Any]], *,
+                  client: Client | None = None, concurrency: int | None = None, identity: IdentityInput = None,
+                  progress: Wanted = None) -> RunSet:
         """One run per input, in input order; a run that fails is kept as a failed run.
 
         ``runner`` is a runner (an ``Agent``, an ``LLMCall``, a composition), which answers one
@@ -148,7 +169,7 @@ class RunSet:
         return cls(entries)
 
     @classmethod
-    def from_spans(cls, spans: Any, *, progress: Any = None) -> RunSet:
+    def from_spans(cls, spans: Any, *, progress: Wanted = None) -> RunSet:
         """A set of the runs in imported OpenTelemetry spans (``footprint_lab.otel.from_spans``): a day of traces.
 
         ``progress`` is ``from_spans``'s: a bar once the import lasts, and a stop keeps the runs imported."""
@@ -161,7 +182,7 @@ class RunSet:
         """A set saved by :meth:`save`: its index is read now, each recording when its run is touched."""
         return cls(_folder.read(_folder.folder_path("RunSet.load", folder)))
 
-    def save(self, folder: str | Path, *, overwrite: bool = False, progress: Any = None) -> Path:
+    def save(self, folder: str | Path, *, overwrite: bool = False, progress: Wanted = None) -> Path:
         """Write the set to ``folder``: a recording file per run, then the index; returns the folder.
 
         Stopped (an interrupt) before every recording is written, the save leaves the folder as it was
@@ -222,7 +243,7 @@ class RunSet:
         """What the set knows of each run without its recording (what ``where=`` and ``compare`` are given)."""
         return [entry.summary for entry in self._entries]
 
-    def select(self, where: Any) -> RunSet:
+    def select(self, where: Where) -> RunSet:
         """The runs ``where`` selects, as a set (see :meth:`localize` for what ``where`` may be)."""
         chosen = RunSet([self._entries[i] for i in self._selected("RunSet.select", where)])
         chosen._culprits = dict(self._culprits)
@@ -253,8 +274,9 @@ class RunSet:
                                       dtype="float64")
         return frame
 
-    def table(self, *, sort: str = "status", descending: bool | None = None, status: Any = None,
-              where: Any = None, limit: int = _table.DEFAULT_LIMIT, localized: Any = None) -> RunTable:
+    def table(self, *, sort: str = "status", descending: bool | None = None,
+              status: str | list[str] | tuple[str, ...] | set[str] | None = None, where: Where | None = None,
+              limit: int = _table.DEFAULT_LIMIT, localized: pd.DataFrame | None = None) -> RunTable:
         """The set as a table a notebook draws: a row per run (status, input, answer, tokens, duration, cost,
         and the culprit ``localize`` confirmed), sorted and filtered here, in Python, so the page needs no script.
 
@@ -281,7 +303,8 @@ class RunSet:
         return self.table()._repr_mimebundle_(include, exclude)
 
     # -- explanations over the set ---------------------------------------------------------------
-    def integrity(self, *, client: Any = None, claims: Any = None, progress: Any = None) -> pd.DataFrame:
+    def integrity(self, *, client: Client | None = None, claims: Mapping[str, Any] | None = None,
+                  progress: Wanted = None) -> pd.DataFrame:
         """``explain.integrity`` on every run: a row per run and check (status, findings, steps, what, note)."""
         function = "RunSet.integrity"
         wanted = check_progress(function, progress)
@@ -297,8 +320,9 @@ class RunSet:
                    kept=lambda: pd.DataFrame(rows, columns=_work.INTEGRITY_COLUMNS))
         return pd.DataFrame(rows, columns=_work.INTEGRITY_COLUMNS)
 
-    def suspects(self, *, client: Any = None, strategy: Any = "lexical", embed: Any = None, top: int | None = None,
-                 progress: Any = None) -> pd.DataFrame:
+    def suspects(self, *, client: Client | None = None, strategy: str | InfluenceStrategy = "lexical",
+                 embed: Callable[[list[str]], Any] | None = None, top: int | None = None,
+                 progress: Wanted = None) -> pd.DataFrame:
         """``run.suspects()`` of every run (its ``top`` rows when given), with the run id on each row."""
         function = "RunSet.suspects"
         wanted = check_progress(function, progress)
@@ -314,8 +338,8 @@ class RunSet:
                    kept=lambda: _work.joined(frames, None))
         return _work.joined(frames, None)
 
-    async def localize(self, *, rerun: Any, where: Any = None, client: Any = None, progress: Any = None,
-                       **settings: Any) -> pd.DataFrame:
+    async def localize(self, *, rerun: Rerun, where: Where | None = None, client: Client | None = None,
+                       progress: Wanted = None, **settings: Unpack[LocalizeSettings]) -> pd.DataFrame:
         """``explain.localize`` on every run ``where`` selects (every finished run by default), as one DataFrame.
 
         ``where`` is a function given each run's :class:`RunSummary` (``run_id``, ``input``,
@@ -372,7 +396,8 @@ class RunSet:
         self._culprits.update(_table.culprits_by_run(frame))
         return frame
 
-    def compare(self, other: RunSet, metric: Any, *, confidence: float = 0.95) -> Comparison:
+    def compare(self, other: RunSet, metric: str | Callable[[RunSummary], float | None], *,
+                confidence: float = 0.95) -> Comparison:
         """Two arms on the same inputs: ``mean(metric on other) - mean(metric on this set)``, with its interval.
 
         Runs are paired by input (the k-th run of an input in one set with the k-th in the other).
@@ -392,8 +417,8 @@ class RunSet:
         return compared(function, metric, read, pairs, confidence)
 
     # -- helpers ---------------------------------------------------------------------------------
-    async def explain_differences(self, other: RunSet, *, replay: Any = None, rerun: Any = None,
-                                  where: Any = None, trials: Trials | None = None,
+    async def explain_differences(self, other: RunSet, *, replay: Provider | None = None, rerun: Restore | None = None,
+                                  where: Where | None = None, trials: Trials | None = None,
                                   **settings: Unpack[TrialSettings]) -> pd.DataFrame:
         """Which differences between two arms explain their changed answers: for each input whose answer differs
         between this set (the good arm) and ``other``, ``explain.explain_difference`` carries each difference of the

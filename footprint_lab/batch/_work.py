@@ -18,7 +18,7 @@ import asyncio
 import importlib
 import time
 import uuid
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.batch._entries import load_run
@@ -67,7 +67,7 @@ def suspect_frame(run_id: str, run: Run, strategy: Any, embed: Any, top: int | N
     return frame
 
 
-async def localize_frame(run_id: str, run: Run, rerun: Any, settings: dict[str, Any]) -> pd.DataFrame:
+async def localize_frame(run_id: str, run: Run, rerun: Any, settings: Mapping[str, Any]) -> pd.DataFrame:
     """``explain.localize`` on one run: a row per tested suspect, one per set tested together, then one per piece
     left untested (verdict ``not_tested``, ``reason`` says why): nothing is skipped quietly."""
     import pandas as pd
