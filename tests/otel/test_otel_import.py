@@ -166,3 +166,24 @@ async def test_localize_confirms_a_system_part_of_an_imported_run_with_a_pydanti
     report = await localize(run, rerun=factory, samples=2, top=2)
     assert report.verdict("system-part-2") == "confirmed"
     assert report.verdict("system-part-1") == "not_confirmed"
+
+
+async def test_rerun_without_a_part_of_an_imported_run_with_a_pydantic_ai_factory_reports_the_new_answer() -> None:
+    """A foreign agent's rerun leaves an answer and no recording: the report says the answer changed, and has no
+    run (nor sources sent) to show for it, instead of failing on the recording it does not have."""
+    from footprint_lab.explain import rerun_without
+
+    parts = {"system-part-1": "You help with refunds.", "system-part-2": PLANTED}
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    await _refunds_agent(parts, provider).run("Refund for order A-1001?")
+    (run,) = from_spans(exporter.get_finished_spans())
+
+    def factory(exclude: list[str]) -> object:
+        kept = {k: v for k, v in parts.items() if k not in exclude}
+        return _refunds_agent(kept).run(run.recording.input["message"])
+
+    report = await rerun_without(run, ["system-part-2"], rerun=factory)
+    assert report.changed and report.after == "APPROVED." and report.error is None
+    assert report.run is None and report.gone == report.appeared == []

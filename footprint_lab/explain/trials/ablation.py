@@ -351,7 +351,9 @@ async def rerun_without(
         if stop is not None:
             raise stopped("rerun_without", bar, report)
         return report
-    before = _sent_sources(recording)
+    # what the rerun was sent, against what the original was: unknown for a rerun that left no recording
+    # (a foreign agent's answers only), so nothing is said to be gone or to have appeared
+    before = _sent_sources(recording) if outcome.run is not None else []
     after = _sent_sources(outcome.run.recording) if outcome.run is not None else []
     difference = TextDifference.difference(original, outcome.answer) if isinstance(compare, TextDifference) else None
     # a rerun that answered but could not be judged (its comparator failed) is a failed rerun, never "no change"

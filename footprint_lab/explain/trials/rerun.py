@@ -284,8 +284,9 @@ class Rerunner:
             if getattr(recorded, "redaction", None) is None:
                 return Outcome(seed, None, "rerun not recorded under a redaction policy", attempts=attempt)
             answer = recorded.answer
+        kept = keep_run and not isinstance(result, _Answered)  # a foreign agent's rerun leaves an answer, no run
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
-                       result if keep_run else None, attempts=attempt)
+                       result if kept else None, attempts=attempt)
 
     @property
     def function(self) -> str:
