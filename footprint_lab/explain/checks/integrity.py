@@ -51,7 +51,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from footprint_lab.explain.arguments import ExplainConfigError, recording_of
+from footprint_lab.explain.arguments import ExplainConfigError, RunLike, recording_of
 from footprint_lab.explain.checks._integrity_report import DISPOSITIONS as DISPOSITIONS
 from footprint_lab.explain.checks._integrity_report import CheckResult, Disposition, Finding, IntegrityReport
 from footprint_lab.explain.checks._integrity_turns import Turn, read_turns
@@ -67,7 +67,7 @@ from footprint_lab.record.refusal import describe_shape
 
 
 # -- the door: every check over one recording ------------------------------------------
-def integrity(run: Any, *, claims: Mapping[str, Any] | None = None) -> IntegrityReport:
+def integrity(run: RunLike, *, claims: Mapping[str, Any] | None = None) -> IntegrityReport:
     """Run every registered check over a run's recording; see the module docstring for each check."""
     readers = _check_claims(claims)
     recording = recording_of(run, "integrity")
