@@ -5,7 +5,11 @@
   subpackage, or the package root); ``-v`` lists them;
 - import cycles between files: groups of modules that import each other (strongly connected
   components of the module graph, function-level imports included, ``TYPE_CHECKING`` left out);
-- the largest modules, in lines, and those over 500 (issue 43's goal).
+- the largest modules, in lines, and those over 500 (issue 43's goal);
+- the lines of the record and the rooms split from it (``record/``, ``redact/``, ``sealing/``);
+- public parameters typed ``Any`` (or not at all): every parameter of every function, and of every public
+  method of every class (refusals left out), that a package's ``__all__`` offers (this one imports the
+  package at ``--root``).
 
 ``import-linter`` (``lint-imports``, the contracts in ``pyproject.toml``) is what fails CI; this
 only counts. ``--root DIR`` measures another checkout.
@@ -18,6 +22,7 @@ import ast
 import sys
 from collections import defaultdict
 from pathlib import Path
+from typing import Any
 
 LIMIT = 500
 
@@ -131,6 +136,58 @@ def cycles(edges: dict[str, set[str]]) -> list[list[str]]:
     return found
 
 
+def record_lines(root: Path) -> int:
+    """Lines of ``record/``, ``redact/`` and ``sealing/``."""
+    return sum(len(path.read_text(encoding="utf-8").splitlines()) for room in ("record", "redact", "sealing")
+               for path in (root / "footprint_lab" / room).glob("*.py"))
+
+
+PACKAGES = ["footprint_lab", "footprint_lab.errors", "footprint_lab.record", "footprint_lab.providers",
+            "footprint_lab.context", "footprint_lab.explain", "footprint_lab.flow", "footprint_lab.otel",
+            "footprint_lab.notebook", "footprint_lab.batch"]
+
+
+def untyped_parameters(root: Path) -> tuple[int, list[str]]:
+    """How many public parameters there are, and those typed ``Any`` or not at all (``name(parameter)``)."""
+    import importlib
+    import inspect
+
+    sys.path.insert(0, str(root))
+    seen: set[int] = set()
+    total, loose = 0, []
+
+    def read(function: object, where: str) -> None:
+        nonlocal total
+        try:
+            parameters = inspect.signature(function).parameters  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            return
+        for name, parameter in parameters.items():
+            if name in ("self", "cls"):
+                continue
+            total += 1
+            if parameter.annotation in (inspect.Parameter.empty, "Any") or parameter.annotation is Any:
+                loose.append(f"{where}({name})")
+
+    for package in PACKAGES:
+        module = importlib.import_module(package)
+        for name in module.__all__:
+            value = getattr(module, name)
+            if id(value) in seen:
+                continue
+            seen.add(id(value))
+            if isinstance(value, type):
+                if issubclass(value, BaseException):
+                    continue
+                for attribute, member in vars(value).items():
+                    if (not attribute.startswith("_") or attribute == "__init__") and (
+                            callable(member) or isinstance(member, staticmethod | classmethod)):
+                        read(getattr(value, attribute), f"{name}.{attribute}")
+            elif callable(value):
+                read(value, name)
+    return total, loose
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--root", default=str(Path(__file__).resolve().parent.parent))
@@ -148,6 +205,12 @@ def main() -> None:
     print("largest modules: " + ", ".join(f"{path} ({lines})" for lines, path in sizes[:3]))
     over = [f"{path} ({lines})" for lines, path in sizes if lines > LIMIT]
     print(f"modules over {LIMIT} lines: {', '.join(over) or 'none'}")
+    print(f"lines of record/, redact/ and sealing/: {record_lines(Path(args.root))}")
+    total, loose = untyped_parameters(Path(args.root))
+    print(f"public parameters typed Any or not at all: {len(loose)} of {total}")
+    if args.v:
+        for where in loose:
+            print(f"    {where}")
     sys.exit(0)
 
 
