@@ -17,10 +17,19 @@ stderr is not a terminal), ``True`` (a bar in a kernel, else a line on stderr), 
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from footprint_lab.batch.refusals import BatchConfigError
 from footprint_lab.record.progress import PROGRESS_FIX, Progress, Wanted, progress_problem
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+#: where a stopped run-set call's partial result is kept (one store for every layer: ``record.progress``)
+KEPT_AT = "footprint_lab.batch.last_stopped()"
+#: what a save stopped before its swap says, and one stopped in it (the swap finished: the set saved whole)
+NOT_SAVED = "none of it kept: the folder is as it was before the save (a folder the save made is removed)"
+SAVED_WHOLE = "the set was saved whole before the stop: RunSet.load(folder) reads it"
 
 
 def check_progress(function: str, progress: Any) -> Wanted:
@@ -45,3 +54,14 @@ class Bar(Progress):
     def __init__(self, total: int, label: str, wanted: Wanted) -> None:
         title, unit = self._CALLS.get(label, ("RunSet", label))
         super().__init__(total, title, wanted, unit=unit)
+
+
+def partial_rows(frame: pd.DataFrame, bar: Bar) -> pd.DataFrame:
+    """The rows a stopped call made, marked: ``attrs`` ``partial`` and ``runs`` (how many runs they cover)."""
+    frame.attrs.update(runs=bar.done, partial=True)
+    return frame
+
+
+def rows_kept(label: str) -> str:
+    """How a stopped call's one line says where its rows are (``{done}`` filled in by ``Stopped``)."""
+    return f"the rows of the {{done}} {label}: {KEPT_AT}"

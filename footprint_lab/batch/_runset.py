@@ -36,7 +36,7 @@ from footprint_lab.batch._checks import (
     _whole,
 )
 from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary
-from footprint_lab.batch._progress import Bar, check_progress
+from footprint_lab.batch._progress import KEPT_AT, NOT_SAVED, SAVED_WHOLE, Bar, check_progress, partial_rows, rows_kept
 from footprint_lab.batch.refusals import BatchConfigError
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.run import Run
@@ -61,11 +61,6 @@ if TYPE_CHECKING:
 
 #: runs of a factory at once in one process, unless ``concurrency=`` says otherwise
 DEFAULT_CONCURRENCY = 8
-#: where a stopped run-set call's partial result is kept (one store for every layer: ``record.progress``)
-KEPT_AT = "footprint_lab.batch.last_stopped()"
-#: what a save stopped before its swap says, and one stopped in it (the swap finished: the set saved whole)
-NOT_SAVED = "none of it kept: the folder is as it was before the save (a folder the save made is removed)"
-SAVED_WHOLE = "the set was saved whole before the stop: RunSet.load(folder) reads it"
 #: what ``where=`` selects runs with: a function of a run's :class:`RunSummary` that is true for those wanted, or
 #: their run ids
 Where = Callable[[RunSummary], object] | Iterable[str]
@@ -478,7 +473,7 @@ class RunSet:
         makes of the work done so far (its frame, ``attrs`` ``partial`` and ``runs``: how many runs it covers).
         """
         bar = Bar(len(entries), label, wanted)
-        with stopping(bar, lambda: _partial(kept(), bar), _rows_kept(label)):
+        with stopping(bar, lambda: partial_rows(kept(), bar), rows_kept(label)):
             for entry in entries:
                 run = entry.load("RunSet")
                 work(entry, run)
@@ -491,16 +486,6 @@ class RunSet:
         chunks = _cluster.chunked([e.item() for e in self._entries], _cluster.threads(client))
         bar = Bar(len(self._entries), label, wanted)
         return _work.joined(_cluster.gather(client, task, chunks, payload, bar,
-                                            lambda frames: _partial(_work.joined(frames, columns), bar),
-                                            _rows_kept(label)), columns)
+                                            lambda frames: partial_rows(_work.joined(frames, columns), bar),
+                                            rows_kept(label)), columns)
 
-
-def _partial(frame: pd.DataFrame, bar: Bar) -> pd.DataFrame:
-    """The rows a stopped call made, marked: ``attrs`` ``partial`` and ``runs`` (how many runs they cover)."""
-    frame.attrs.update(runs=bar.done, partial=True)
-    return frame
-
-
-def _rows_kept(label: str) -> str:
-    """How a stopped call's one line says where its rows are (``{done}`` filled in by ``Stopped``)."""
-    return f"the rows of the {{done}} {label}: {KEPT_AT}"
