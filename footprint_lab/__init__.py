@@ -9,10 +9,10 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.record import bug_reports as _bug_reports
-from footprint_lab.record import display as _display
-from footprint_lab.record import runners as _runners
-from footprint_lab.record.exports import public
+from footprint_lab.base import bug_reports as _bug_reports
+from footprint_lab.base import display as _display
+from footprint_lab.base import runners as _runners
+from footprint_lab.base.exports import public
 from footprint_lab.record.schema import RECORDING_MIME as _RECORDING_MIME
 
 __version__ = "0.1.0"

@@ -15,8 +15,8 @@ listener that cannot be called, a ``TypeError``), so ``except ValueError`` catch
 
 The tree::
 
-    CodedError                           ERR_FOOTPRINT_LAB          record.refusal
-    ├── Refusal                          ERR_REFUSED                record.refusal
+    CodedError                           ERR_FOOTPRINT_LAB          base.refusal
+    ├── Refusal                          ERR_REFUSED                base.refusal
     │   ├── InvalidRunInputError         ERR_INVALID_RUN_INPUT      core.door
     │   ├── ListenerError                ERR_LISTENER               core.runner
     │   ├── RunInFlightError             ERR_RUN_IN_FLIGHT          core.conversation
@@ -31,7 +31,7 @@ The tree::
     │   ├── MaskedCheckpointError        ERR_MASKED_CHECKPOINT      core.checkpoint_masks
     │   ├── UnmaskArgumentError          ERR_UNMASK_ARGUMENT        core.checkpoint_masks
     │   ├── InvalidQuestionError         ERR_INVALID_QUESTION       core.pause
-    │   ├── UnknownKeywordError          ERR_UNKNOWN_KEYWORD        record.refusal
+    │   ├── UnknownKeywordError          ERR_UNKNOWN_KEYWORD        base.refusal
     │   ├── AgentConfigError             ERR_AGENT_CONFIG           core.agent_door
     │   ├── DuplicateToolError           ERR_DUPLICATE_TOOL         core.agent_door
     │   ├── LLMCallContextError          ERR_LLM_CALL_CONTEXT       core.llm_call
@@ -88,7 +88,7 @@ The tree::
     │   ├── RunSetFolderError            ERR_RUN_SET_FOLDER         batch.refusals
     │   ├── MissingApiKeyError           ERR_PROVIDER_MISSING_KEY   providers.errors (also a ProviderError)
     │   └── ProviderConfigError          ERR_PROVIDER_CONFIG        providers.errors (also a ProviderError)
-    └── RunFailure                       ERR_RUN_FAILED             record.refusal
+    └── RunFailure                       ERR_RUN_FAILED             base.refusal
         ├── RunCheckpointError           ERR_RUN_CHECKPOINT         core.checkpoint
         │       a run failed after at least one completed tool round; .checkpoint keeps what was done
         ├── FlowCheckpointError          ERR_FLOW_CHECKPOINT        flow.checkpoint
@@ -115,11 +115,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.record.exports import public
+from footprint_lab.base.exports import public
 
 # The one list of every refusal and failure: typed for the type checker, each imported when first used
 # (``from footprint_lab.errors import InvalidRunInputError`` loads the door that raises it, not every layer).
 if TYPE_CHECKING:
+    from footprint_lab.base.refusal import CodedError as CodedError
+    from footprint_lab.base.refusal import Refusal as Refusal
+    from footprint_lab.base.refusal import RunFailure as RunFailure
+    from footprint_lab.base.refusal import UnknownKeywordError as UnknownKeywordError
     from footprint_lab.batch.refusals import BatchConfigError as BatchConfigError
     from footprint_lab.batch.refusals import RunSetFolderError as RunSetFolderError
     from footprint_lab.context.assembly import ContextConfigError as ContextConfigError
@@ -200,10 +204,6 @@ if TYPE_CHECKING:
     from footprint_lab.providers.replay import ReplaySourceError as ReplaySourceError
     from footprint_lab.record.recording_door import InvalidRecordingError as InvalidRecordingError
     from footprint_lab.record.recording_door import RecordingVersionError as RecordingVersionError
-    from footprint_lab.record.refusal import CodedError as CodedError
-    from footprint_lab.record.refusal import Refusal as Refusal
-    from footprint_lab.record.refusal import RunFailure as RunFailure
-    from footprint_lab.record.refusal import UnknownKeywordError as UnknownKeywordError
     from footprint_lab.redact.policy import RedactionConfigError as RedactionConfigError
     from footprint_lab.sealing.seal import SealSourceError as SealSourceError
 

@@ -23,6 +23,7 @@ import pytest
 from markup_kit import PAGE_TAGS, Parsed, assert_inert, parse
 
 from footprint_lab import Agent, Conditional, Run, Sequence, ask_human, define_tool, load_recording, tool
+from footprint_lab.base.unicode import visible
 from footprint_lab.context import define_fact
 from footprint_lab.context.declarations import ContextDeclarationError
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
@@ -39,7 +40,6 @@ from footprint_lab.notebook._html import _TAGS as MARKDOWN_TAGS
 from footprint_lab.providers import LLMRequest, mock
 from footprint_lab.providers.types import PLAIN_CALL_ID
 from footprint_lab.record.recording import Recording
-from footprint_lab.record.unicode import visible
 
 HOSTILE = {
     "double quotes": 'q1" onmouseover="alert(1)" x="',

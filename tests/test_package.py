@@ -8,7 +8,7 @@ import sys
 
 import footprint_lab
 from footprint_lab import errors
-from footprint_lab.record.refusal import CodedError, Refusal, RunFailure
+from footprint_lab.base.refusal import CodedError, Refusal, RunFailure
 
 #: The public modules and what a user imports from each (the README and docs/ use these names).
 PROMISED = {
@@ -113,7 +113,7 @@ def test_each_surface_all_is_a_literal_list_of_what_it_exports_and_every_name_is
     import ast
     from pathlib import Path
 
-    from footprint_lab.record.exports import exported
+    from footprint_lab.base.exports import exported
 
     for package in [*SURFACES, "footprint_lab.batch"]:
         loaded = importlib.import_module(package)
@@ -185,7 +185,7 @@ def test_batch_otel_notebook_and_providers_re_export_each_public_name_explicitly
         loaded = importlib.import_module(package)
         tree = ast.parse(Path(str(loaded.__file__)).read_text(encoding="utf-8"))
         offered = [alias for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
-                   and node.module not in ("__future__", "typing", "footprint_lab.record.exports")
+                   and node.module not in ("__future__", "typing", "footprint_lab.base.exports")
                    for alias in node.names]
         assert all(alias.asname == alias.name for alias in offered), package
         assert sorted(alias.name for alias in offered) == sorted(loaded.__all__), package

@@ -16,8 +16,8 @@ import pytest
 
 import footprint_lab.errors as errors
 from footprint_lab import Agent
+from footprint_lab.base.refusal import CodedError, Refusal, RunFailure
 from footprint_lab.providers import mock
-from footprint_lab.record.refusal import CodedError, Refusal, RunFailure
 
 R, RV, RT, F, ROOT = "refusal", "refusal, ValueError", "refusal, TypeError", "failure", "root"
 #: a value the caller passed that no run can take: a message, an identity, a recording or notebook file, an id that

@@ -14,7 +14,7 @@ most of the wrong answers. A :class:`RunSet` holds those runs, in order, failed 
 Each method takes ``client=`` (a ``dask.distributed.Client``, from the ``dask`` extra) to do the
 work on a cluster, in chunks, with the same results; each long call shows its progress and can
 be cancelled: stopped, it raises :class:`Stopped` (one line) and :func:`last_stopped` gives what
-finished (the one store every layer shares, ``footprint_lab.record.progress``). Refusals raised
+finished (the one store every layer shares, ``footprint_lab.base.progress``). Refusals raised
 here: :class:`BatchConfigError`, :class:`RunSetFolderError`.
 
 Role: the top of the library (with ``notebook`` and ``examples``); it uses only the public doors
@@ -22,14 +22,14 @@ below it (runners, ``load_recording``, ``footprint_lab.explain``, ``footprint_la
 """
 
 # each public name imported as itself (``X as X``): re-exported for a strict type checker, as __all__ lists it
+from footprint_lab.base.progress import Stopped as Stopped
+from footprint_lab.base.progress import last_stopped as last_stopped
 from footprint_lab.batch._arms import Comparison as Comparison
 from footprint_lab.batch._culprits import culprits as culprits
 from footprint_lab.batch._entries import RunSummary as RunSummary
 from footprint_lab.batch._runset import RunSet as RunSet
 from footprint_lab.batch.refusals import BatchConfigError as BatchConfigError
 from footprint_lab.batch.refusals import RunSetFolderError as RunSetFolderError
-from footprint_lab.record.progress import Stopped as Stopped
-from footprint_lab.record.progress import last_stopped as last_stopped
 
 __all__ = ["BatchConfigError", "Comparison", "RunSet", "RunSetFolderError", "RunSummary", "Stopped", "culprits",
            "last_stopped"]

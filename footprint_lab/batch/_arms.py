@@ -16,10 +16,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.refusal import call_problem, describe_shape
 from footprint_lab.batch._entries import RunSummary
 from footprint_lab.batch._stats import newcombe_paired, paired_t
 from footprint_lab.batch.refusals import BatchConfigError
-from footprint_lab.record.refusal import call_problem, describe_shape
 
 if TYPE_CHECKING:
     import pandas as pd

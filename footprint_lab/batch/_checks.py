@@ -15,10 +15,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import footprint_lab.batch._table as _table
+from footprint_lab.base.refusal import describe_shape, did_you_mean
 from footprint_lab.batch.refusals import BatchConfigError
 from footprint_lab.explain import Trials, localize
 from footprint_lab.explain.trials.settings import ProofSettings
-from footprint_lab.record.refusal import describe_shape, did_you_mean
 
 if TYPE_CHECKING:
     from footprint_lab.explain.provenance.influence import InfluenceStrategy

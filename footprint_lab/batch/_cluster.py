@@ -21,11 +21,11 @@ import uuid
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.progress import stopping
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.batch._progress import Bar
 from footprint_lab.batch._work import RemoteRefusal, rebuilt
 from footprint_lab.batch.refusals import BatchConfigError
-from footprint_lab.record.progress import stopping
-from footprint_lab.record.refusal import describe_shape
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -138,7 +138,7 @@ def gather(client: Any, task: Callable[..., Any], chunks: list[list[Any]], paylo
            bar: Bar, kept: Callable[[list[pd.DataFrame]], Any], where: str) -> list[pd.DataFrame]:
     """Run the chunks on the cluster and wait; the frames in chunk order. Stopped (an interrupt), nothing keeps
     running on the cluster and :class:`Stopped` carries what ``kept`` makes of the chunks that came back (said
-    as ``where`` says, see :func:`record.progress.stopping`)."""
+    as ``where`` says, see :func:`base.progress.stopping`)."""
     from distributed import wait
 
     out = _Out(client, task, chunks, payload, bar)

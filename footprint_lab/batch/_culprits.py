@@ -10,8 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.batch.refusals import BatchConfigError
-from footprint_lab.record.refusal import describe_shape
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -15,12 +15,12 @@ import weakref
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.regular_file import UnreadableFile, read_regular
 from footprint_lab.batch.refusals import RunSetFolderError
 from footprint_lab.core.run import Run
 from footprint_lab.providers.prices import ModelKey, usage_by_model
 from footprint_lab.providers.types import Usage
 from footprint_lab.record.recording_door import load_recording
-from footprint_lab.record.regular_file import UnreadableFile, read_regular
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording

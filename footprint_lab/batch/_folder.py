@@ -32,10 +32,10 @@ from typing import Any
 
 import orjson
 
+from footprint_lab.base.refusal import describe_shape
+from footprint_lab.base.regular_file import UnreadableFile, read_regular
 from footprint_lab.batch._entries import SUMMARY_FIELDS, Entry, read_saved
 from footprint_lab.batch.refusals import BatchConfigError, RunSetFolderError
-from footprint_lab.record.refusal import describe_shape
-from footprint_lab.record.regular_file import UnreadableFile, read_regular
 from footprint_lab.record.saved_json import NestingTooDeep, parse_json
 
 INDEX = "runset.json"

@@ -2,12 +2,12 @@
 
 Rule kept: every call that works through a set (running it, saving it, checking, ranking or
 localizing its runs) reports how far it got, how long it took and about how long is left, where
-the caller can see it (:mod:`footprint_lab.record.progress`: an ipywidgets bar with a plain-text
+the caller can see it (:mod:`footprint_lab.base.progress`: an ipywidgets bar with a plain-text
 line inside a kernel, one line rewritten on a terminal's stderr, or a function ``(done, total)``).
 The call stays cancellable: a notebook's Stop (KeyboardInterrupt), ``task.cancel()``, or an
 exception raised by the progress function stops the outstanding work (local tasks cancelled,
 cluster futures cancelled), the bar says ``stopped after N of M`` with what was done, and the
-interruption reaches the caller as :class:`~footprint_lab.record.progress.Stopped` where the
+interruption reaches the caller as :class:`~footprint_lab.base.progress.Stopped` where the
 call keeps what finished, else unchanged.
 
 ``progress`` is ``None`` (the default: a bar in a kernel, a line on a terminal, nothing when
@@ -19,13 +19,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from footprint_lab.base.progress import PROGRESS_FIX, Progress, Wanted, progress_problem
 from footprint_lab.batch.refusals import BatchConfigError
-from footprint_lab.record.progress import PROGRESS_FIX, Progress, Wanted, progress_problem
 
 if TYPE_CHECKING:
     import pandas as pd
 
-#: where a stopped run-set call's partial result is kept (one store for every layer: ``record.progress``)
+#: where a stopped run-set call's partial result is kept (one store for every layer: ``base.progress``)
 KEPT_AT = "footprint_lab.batch.last_stopped()"
 #: what a save stopped before its swap says, and one stopped in it (the swap finished: the set saved whole)
 NOT_SAVED = "none of it kept: the folder is as it was before the save (a folder the save made is removed)"

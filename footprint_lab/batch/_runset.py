@@ -25,6 +25,8 @@ import footprint_lab.batch._cluster as _cluster
 import footprint_lab.batch._folder as _folder
 import footprint_lab.batch._table as _table
 import footprint_lab.batch._work as _work
+from footprint_lab.base.progress import INTERRUPTS, Stopped, stopping
+from footprint_lab.base.refusal import call_problem, describe_shape
 from footprint_lab.batch._arms import Comparison, _metric, _pairs, compared, explained
 from footprint_lab.batch._checks import (
     _WHERE_FIX,
@@ -41,9 +43,7 @@ from footprint_lab.batch.refusals import BatchConfigError
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.run import Run
 from footprint_lab.explain import Trials, TrialSettings
-from footprint_lab.record.progress import INTERRUPTS, Stopped, stopping
 from footprint_lab.record.recording import Recording
-from footprint_lab.record.refusal import call_problem, describe_shape
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -51,13 +51,13 @@ if TYPE_CHECKING:
     import pandas as pd
     from distributed import Client
 
+    from footprint_lab.base.progress import Wanted
     from footprint_lab.core.identity import IdentityInput
     from footprint_lab.core.runner import Runner
     from footprint_lab.explain.provenance.influence import InfluenceStrategy
     from footprint_lab.explain.trials.rerun import Rerun, Restore
     from footprint_lab.lab.views.runset import RunTable
     from footprint_lab.providers.types import Provider
-    from footprint_lab.record.progress import Wanted
 
 #: runs of a factory at once in one process, unless ``concurrency=`` says otherwise
 DEFAULT_CONCURRENCY = 8

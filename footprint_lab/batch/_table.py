@@ -16,12 +16,12 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.refusal import describe_shape, did_you_mean
 from footprint_lab.batch._entries import Entry
 from footprint_lab.batch.refusals import BatchConfigError, RunSetFolderError
 from footprint_lab.lab.views.runset import SORT_HEADINGS, RunRow, RunTable, status_rank
 from footprint_lab.markup.words import verdict_word
 from footprint_lab.providers.prices import cost_of, estimated, unpriced
-from footprint_lab.record.refusal import describe_shape, did_you_mean
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -21,11 +21,11 @@ import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.refusal import Refusal
 from footprint_lab.batch._entries import load_run
 from footprint_lab.core.run import Run
 from footprint_lab.explain import integrity, localize
 from footprint_lab.record.recording_door import load_recording
-from footprint_lab.record.refusal import Refusal
 
 if TYPE_CHECKING:
     import pandas as pd

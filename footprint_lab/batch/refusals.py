@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from footprint_lab.record.progress import Stopped
-from footprint_lab.record.refusal import CallSettingRefusal, Refusal
+from footprint_lab.base.progress import Stopped
+from footprint_lab.base.refusal import CallSettingRefusal, Refusal
 
 __all__ = ["BatchConfigError", "RunSetFolderError", "Stopped"]
 

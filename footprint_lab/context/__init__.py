@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.record.exports import public
+from footprint_lab.base.exports import public
 
 if TYPE_CHECKING:
     from footprint_lab.context._retrieval import BM25Scorer as BM25Scorer

@@ -21,9 +21,9 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple, Protocol
 
+from footprint_lab.base.refusal import call_problem
 from footprint_lab.context.refusals import ContextDeclarationError
 from footprint_lab.context.similarity import cosine, words
-from footprint_lab.record.refusal import call_problem
 
 
 class Chunk(NamedTuple):

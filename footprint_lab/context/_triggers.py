@@ -30,8 +30,8 @@ from collections.abc import Callable, Mapping
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.refusal import call_problem
 from footprint_lab.context.refusals import ContextDeclarationError
-from footprint_lab.record.refusal import call_problem
 
 if TYPE_CHECKING:
     from footprint_lab.context.landing import TurnContext

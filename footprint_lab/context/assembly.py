@@ -61,6 +61,7 @@ import functools
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from footprint_lab.base.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.context._triggers import OnToolReturn, Rule, Trigger
 from footprint_lab.context.declarations import Injection, Instruction, Memory, Rag, Skill
 from footprint_lab.record.captured import (
@@ -68,7 +69,6 @@ from footprint_lab.record.captured import (
     Slot,
     piece_keys,
 )
-from footprint_lab.record.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.record.schema import INJECTED_MESSAGES, READ_SKILL, SLOTS
 
 #: tracked state: the skills the model has loaded this turn (written by the tool step that loaded them)

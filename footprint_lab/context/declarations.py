@@ -42,12 +42,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
+from footprint_lab.base.refusal import Refusal, call_problem, describe_shape
+from footprint_lab.base.unicode import is_sound
 from footprint_lab.context._retrieval import BM25Scorer, Chunk, RetrievalIndex, chunk_corpus
 from footprint_lab.context._triggers import LLMActivated, Trigger, always, llm_activated, rule
 from footprint_lab.context.refusals import ContextDeclarationError
 from footprint_lab.record.captured import Cache, Slot
-from footprint_lab.record.refusal import Refusal, call_problem, describe_shape
-from footprint_lab.record.unicode import is_sound
 
 #: What a declaration id may be: short, and safe to show in any message or view.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from footprint_lab.record.refusal import Refusal, describe_shape
+from footprint_lab.base.refusal import Refusal, describe_shape
 
 
 class ContextDeclarationError(Refusal, ValueError):

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
-from footprint_lab.record.refusal import CallSettingRefusal, Refusal, describe_shape, did_you_mean
+from footprint_lab.base.refusal import CallSettingRefusal, Refusal, describe_shape, did_you_mean
 
 
 @runtime_checkable

@@ -22,12 +22,12 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from footprint_lab.base.refusal import Refusal, describe_shape
+from footprint_lab.base.unicode import is_sound
 from footprint_lab.core.checkpoint_masks import Concealed
 from footprint_lab.core.conversation_legs import turn_position
 from footprint_lab.core.identity import IDENTITY_FIELDS
 from footprint_lab.record.recording import Seal
-from footprint_lab.record.refusal import Refusal, describe_shape
-from footprint_lab.record.unicode import is_sound
 
 CHECKPOINT_VERSION = 1
 #: fields a stored checkpoint may leave out: a checkpoint nobody sealed was written without one

@@ -2,7 +2,7 @@
 
 Rule kept here: the core never imports the lab; an object names its ``kind`` and the lab's renderer for
 that kind (registered by the notebook views) draws it, with the object's ``repr`` as the plain
-fallback (``record.display``).
+fallback (``base.display``).
 
 Role: core layer; imports nothing but the display registry.
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from footprint_lab.record.display import bundle
+from footprint_lab.base.display import bundle
 
 
 class Displayed:

@@ -46,6 +46,8 @@ from collections.abc import Callable, Mapping, Sequence
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, ClassVar, Unpack
 
+from footprint_lab.base.refusal import describe_shape
+from footprint_lab.base.runners import register as register_runner
 from footprint_lab.context.assembly import ContextPlan
 from footprint_lab.context.landing import TurnContext
 from footprint_lab.core._rebuild import Rebuilds
@@ -66,8 +68,6 @@ from footprint_lab.explain.checks.tool_lint import warn_findings
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, Provider, ToolCall
 from footprint_lab.record.captured import CapturedPiece, Carried, Evidence, History, captured_piece, flat
 from footprint_lab.record.recorder import Recorder
-from footprint_lab.record.refusal import describe_shape
-from footprint_lab.record.runners import register as register_runner
 from footprint_lab.record.schema import (
     ANSWER,
     INPUT_MESSAGE,

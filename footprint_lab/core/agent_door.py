@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from footprint_lab.record.refusal import Refusal, SettingRefusal, call_problem, describe_shape
-from footprint_lab.record.unicode import is_sound
+from footprint_lab.base.refusal import Refusal, SettingRefusal, call_problem, describe_shape
+from footprint_lab.base.unicode import is_sound
 from footprint_lab.redact.policy import Redaction
 
 

@@ -35,7 +35,7 @@ starts and a turn run again, in :mod:`footprint_lab.core.chat_turn`. Refusals ra
 :class:`UnknownTurnError`.
 
 Role: core layer; explains through ``footprint_lab.explain`` and displays through the display
-registry (``record.display``, kind ``chat``), like ``Run``.
+registry (``base.display``, kind ``chat``), like ``Run``.
 """
 
 from __future__ import annotations
@@ -49,6 +49,9 @@ from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING, Any, Unpack
 
+from footprint_lab.base.bug_reports import write_bug_report
+from footprint_lab.base.display import bundle
+from footprint_lab.base.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.core._chat_turns import Masks, born_in, changes, masked_recording, summarize, tokens
 from footprint_lab.core.chat_turn import ChatTurn, TurnRerun, TurnStart, _turn_start
 from footprint_lab.core.conversation import AnswerInput
@@ -62,9 +65,6 @@ from footprint_lab.explain import Trials, TrialSettings
 from footprint_lab.explain.arguments import id_list
 from footprint_lab.explain.trials.ablation import Localization, localize, rerun_without
 from footprint_lab.explain.trials.rerun import check_removable
-from footprint_lab.record.bug_reports import write_bug_report
-from footprint_lab.record.display import bundle
-from footprint_lab.record.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.redact.policy import Redaction, combine_policies
 
 if TYPE_CHECKING:
@@ -399,7 +399,7 @@ class Chat:
 
     # -- display --------------------------------------------------------------------------------
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        """The chat as its turns, each opening to its answer view (rendered by the lab, ``record.display``)."""
+        """The chat as its turns, each opening to its answer view (rendered by the lab, ``base.display``)."""
         return bundle("chat", self, lambda: {"text/plain": repr(self)}, include, exclude)
 
     def __repr__(self) -> str:

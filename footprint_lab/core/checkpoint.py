@@ -34,6 +34,8 @@ from typing import Any, ClassVar
 
 from pydantic import ConfigDict
 
+from footprint_lab.base.display import bundle
+from footprint_lab.base.refusal import Refusal, RunFailure
 from footprint_lab.core._checkpoint_checks import CHECKPOINT_FIELDS as CHECKPOINT_FIELDS
 from footprint_lab.core._checkpoint_checks import CHECKPOINT_VERSION
 from footprint_lab.core._checkpoint_checks import MAY_BE_LEFT_OUT as MAY_BE_LEFT_OUT
@@ -46,10 +48,8 @@ from footprint_lab.core._checkpoint_checks import plain_checkpoint as plain_chec
 from footprint_lab.core._checkpoint_checks import read_checkpoint as read_checkpoint
 from footprint_lab.core.checkpoint_masks import Concealed, Mapper, map_value, shown_label
 from footprint_lab.core.conversation_legs import Saved, thaw
-from footprint_lab.record.display import bundle
 from footprint_lab.record.recording import Seal
 from footprint_lab.record.records import jsonable
-from footprint_lab.record.refusal import Refusal, RunFailure
 from footprint_lab.redact.policy import Redaction
 from footprint_lab.sealing.seal import seal
 

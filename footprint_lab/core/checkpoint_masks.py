@@ -39,8 +39,8 @@ from typing import Any, ClassVar, Self, overload
 
 from pydantic import BaseModel, PrivateAttr
 
-from footprint_lab.record.refusal import Refusal, SettingRefusal, describe_shape
-from footprint_lab.record.unicode import is_sound
+from footprint_lab.base.refusal import Refusal, SettingRefusal, describe_shape
+from footprint_lab.base.unicode import is_sound
 from footprint_lab.redact.policy import PLACEHOLDER, Redaction
 
 Mapper = Callable[[Any], Any]

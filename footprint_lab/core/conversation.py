@@ -31,6 +31,7 @@ import contextlib
 import copy
 from typing import TYPE_CHECKING, Any, Self, TypeAlias
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.checkpoint_masks import shown_label
 from footprint_lab.core.conversation_legs import Continuation, Saved, continued
 from footprint_lab.core.conversation_refusals import (
@@ -44,7 +45,6 @@ from footprint_lab.core.door import InvalidRunInputError, RunInput, normalize_ru
 from footprint_lab.core.identity import Identity, IdentityInput, coerce_identity
 from footprint_lab.core.pause import Pause
 from footprint_lab.core.runner import Listener, new_run_id, run_coroutine_sync
-from footprint_lab.record.refusal import describe_shape
 from footprint_lab.redact.policy import (
     PolicyDataError,
     Redaction,

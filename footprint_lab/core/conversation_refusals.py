@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.record.refusal import Refusal
+from footprint_lab.base.refusal import Refusal
 
 if TYPE_CHECKING:
     from footprint_lab.core.pause import Pause

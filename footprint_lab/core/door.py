@@ -24,9 +24,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from footprint_lab.base.refusal import Refusal, describe_shape
+from footprint_lab.base.unicode import all_sound, is_sound
 from footprint_lab.core.member_run import PARENT_RUN_KEY, ParentRunRefusedError
-from footprint_lab.record.refusal import Refusal, describe_shape
-from footprint_lab.record.unicode import all_sound, is_sound
 
 ACCEPTED_FORMS = "pass a message: run('your message') or run({'message': 'your message'})"
 #: what ``run()`` takes, as a type checker reads it: the message, or a mapping holding ``message`` (and, at

@@ -17,8 +17,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from footprint_lab.record.refusal import Refusal, describe_shape
-from footprint_lab.record.unicode import is_sound
+from footprint_lab.base.refusal import Refusal, describe_shape
+from footprint_lab.base.unicode import is_sound
 
 IDENTITY_FIELDS = ("conversation_id", "tenant", "principal")
 

@@ -15,12 +15,12 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any, ClassVar
 
+from footprint_lab.base.refusal import Refusal
+from footprint_lab.base.runners import register as register_runner
 from footprint_lab.context.assembly import ContextConfigError, ContextPlan
 from footprint_lab.core.agent import Agent
 from footprint_lab.core.turn import Turn, input_refused
 from footprint_lab.providers.types import Provider
-from footprint_lab.record.refusal import Refusal
-from footprint_lab.record.runners import register as register_runner
 from footprint_lab.redact.policy import Redaction
 
 

@@ -40,8 +40,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from footprint_lab.base.refusal import Refusal
 from footprint_lab.core.identity import Identity
-from footprint_lab.record.refusal import Refusal
 
 #: The key a caller might try to name a run under; never accepted from any input.
 PARENT_RUN_KEY = "parent_run"

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, NoReturn
 
-from footprint_lab.record.refusal import Refusal, describe_shape
+from footprint_lab.base.refusal import Refusal, describe_shape
 
 
 class InvalidQuestionError(Refusal, ValueError):

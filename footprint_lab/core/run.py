@@ -5,7 +5,7 @@
 ``run.events`` are pandas views of it, ``run.context(call)`` shows what one LLM call was
 given, piece by piece, with where each piece came from, and a displayed run (or
 ``run.to_html()``) is its answer view, rendered by the notebook lab through the display
-registry in ``footprint_lab.record.display`` (this module never imports the lab). Every
+registry in ``footprint_lab.base.display`` (this module never imports the lab). Every
 view and every explanation is a pure function of the recording (so a redaction policy
 covers them all), and a run loaded from JSON (``Run.from_recording``) answers every
 question the live one does. A paused run also carries ``question`` and ``checkpoint``.
@@ -25,9 +25,9 @@ from pathlib import Path
 from time import time
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.record.bug_reports import write_bug_report
-from footprint_lab.record.display import bundle
-from footprint_lab.record.refusal import Refusal, describe_shape, did_you_mean
+from footprint_lab.base.bug_reports import write_bug_report
+from footprint_lab.base.display import bundle
+from footprint_lab.base.refusal import Refusal, describe_shape, did_you_mean
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -446,7 +446,7 @@ class Run:
         as an offline page, versions, provider and model names, and ``manifest.json`` saying what each file holds.
 
         ``redact`` masks with a policy besides the one the run was recorded under; ``runner`` (the agent
-        that ran it) names its provider. Written by ``footprint_lab.notebook`` (see ``record.bug_reports``).
+        that ran it) names its provider. Written by ``footprint_lab.notebook`` (see ``base.bug_reports``).
         """
         return Path(write_bug_report([self], path, redact=redact, runner=runner, title="A run"))
 

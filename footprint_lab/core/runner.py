@@ -28,11 +28,11 @@ from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
+from footprint_lab.base.refusal import Refusal, UnknownKeywordError, call_problem, describe_shape
 from footprint_lab.core.door import RunInput, normalize_run_input
 from footprint_lab.core.identity import IdentityInput, coerce_identity
 from footprint_lab.core.run import Run
 from footprint_lab.record.events import event_stream
-from footprint_lab.record.refusal import Refusal, UnknownKeywordError, call_problem, describe_shape
 
 Listener = Callable[[Any], None]
 

@@ -34,9 +34,9 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 
-from footprint_lab.record.refusal import Refusal, describe_shape, raised
-from footprint_lab.record.runners import register as register_runner
-from footprint_lab.record.unicode import is_sound, sound_text
+from footprint_lab.base.refusal import Refusal, describe_shape, raised
+from footprint_lab.base.runners import register as register_runner
+from footprint_lab.base.unicode import is_sound, sound_text
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -247,7 +247,7 @@ def tool_list(tools: Any, runner: str) -> list[Tool]:
 
 def result_text(result: Any) -> str:
     """A tool's return value as the text the model reads (and the record keeps): always text
-    that can be saved, a lone surrogate made U+FFFD (:mod:`footprint_lab.record.unicode`)."""
+    that can be saved, a lone surrogate made U+FFFD (:mod:`footprint_lab.base.unicode`)."""
     if isinstance(result, str):
         return sound_text(result)
     try:

@@ -25,13 +25,13 @@ import json
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from footprint_lab.base.refusal import raised
 from footprint_lab.core.conversation_legs import Leg, Saved, freeze, turn_position
 from footprint_lab.core.identity import Identity, memory_identity
 from footprint_lab.core.pause import HumanQuestion, Pause
 from footprint_lab.core.run import Run, sealer
 from footprint_lab.core.runner import ended_status
 from footprint_lab.record.lazy_recording import RecordingLater
-from footprint_lab.record.refusal import raised
 
 if TYPE_CHECKING:
     from footprint_lab.record.recorder import Recorder

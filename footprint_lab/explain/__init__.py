@@ -32,7 +32,7 @@ and never changes it:
 
 Reruns go through whatever runner is handed in (an agent, rebuilt with ``agent.without``,
 or a factory), and ``ask`` builds its explainer through a factory (by default the ``agent``
-that ``core`` registers in the runner registry, ``record.runners``), so this layer never imports
+that ``core`` registers in the runner registry, ``base.runners``), so this layer never imports
 a runner.
 """
 
@@ -40,9 +40,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.record.exports import public
+from footprint_lab.base.exports import public
 
 if TYPE_CHECKING:
+    from footprint_lab.base.progress import Stopped as Stopped
+    from footprint_lab.base.progress import last_stopped as last_stopped
     from footprint_lab.context.source_ids import ExplainConfigError as ExplainConfigError
     from footprint_lab.context.source_ids import UnknownSourceError as UnknownSourceError
     from footprint_lab.explain.asking.explainer import Explanation as Explanation
@@ -88,8 +90,6 @@ if TYPE_CHECKING:
     from footprint_lab.explain.trials.rerun import TextDifference as TextDifference
     from footprint_lab.explain.trials.settings import Trials as Trials
     from footprint_lab.explain.trials.settings import TrialSettings as TrialSettings
-    from footprint_lab.record.progress import Stopped as Stopped
-    from footprint_lab.record.progress import last_stopped as last_stopped
 
 __all__ = [
     "CORRELATIONAL",

@@ -16,8 +16,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.context.source_ids import ExplainConfigError, id_list
-from footprint_lab.record.refusal import describe_shape
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording

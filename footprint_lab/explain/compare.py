@@ -29,8 +29,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from footprint_lab.record.refusal import SettingRefusal, describe_shape
-from footprint_lab.record.runners import factory
+from footprint_lab.base.refusal import SettingRefusal, describe_shape
+from footprint_lab.base.runners import factory
 
 _NUMBER = re.compile(r"[-+]?(?:\d{1,3}(?:[,_]\d{3})+|\d+)(?:\.\d+)?(?:[eE][-+]?\d+)?")
 _LABEL_LIKE = re.compile(r"\b[A-Z][A-Z_-]{2,}\b")

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from footprint_lab.base.display import bundle
 from footprint_lab.markup.elements import esc, shown
-from footprint_lab.record.display import bundle
 
 
 def shorten(text: str, limit: int = 96) -> str:
@@ -37,5 +37,5 @@ def mimebundle(summary: str, text: str) -> dict[str, str]:
 
 
 def display_bundle(kind: str, obj: Any, summary: str, text: str, include: Any, exclude: Any) -> dict[str, Any]:
-    """An explanation's display: the lab's view when registered (``record.display``), else :func:`mimebundle`."""
+    """An explanation's display: the lab's view when registered (``base.display``), else :func:`mimebundle`."""
     return bundle(kind, obj, lambda: mimebundle(summary, text), include, exclude)

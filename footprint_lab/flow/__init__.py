@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.record.exports import public
+from footprint_lab.base.exports import public
 
 if TYPE_CHECKING:
     from footprint_lab.flow._composition import Composition as Composition

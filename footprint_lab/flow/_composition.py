@@ -39,6 +39,7 @@ from dataclasses import dataclass, field
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.conversation import AnswerInput, answer_text
 from footprint_lab.core.conversation_legs import who
 from footprint_lab.core.conversation_refusals import ResumeIdentityConflictError
@@ -54,7 +55,6 @@ from footprint_lab.flow.refusals import (
 )
 from footprint_lab.record.lazy_recording import RecordingLater
 from footprint_lab.record.recorder import Recorder
-from footprint_lab.record.refusal import describe_shape
 from footprint_lab.record.schema import ANSWER, INPUT_MESSAGE, MEMBER_KEY, Path, output
 from footprint_lab.record.step_id import parse_step_id
 from footprint_lab.redact.policy import Redaction, RedactionConfigError, combine_policies

@@ -14,9 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from footprint_lab.base.refusal import call_problem, describe_shape
 from footprint_lab.core.runner import Runner
 from footprint_lab.flow.refusals import CompositionConfigError, DuplicateStepError, EmptyCompositionError
-from footprint_lab.record.refusal import call_problem, describe_shape
 from footprint_lab.redact.policy import combine_policies
 
 #: the name a member cannot take: the run's own message is tracked under it

@@ -18,6 +18,7 @@ from collections.abc import Callable, Mapping
 from collections.abc import Sequence as Seq
 from typing import Any
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.runner import Runner
 from footprint_lab.flow._members import check_callable
 from footprint_lab.flow.conditional import Conditional
@@ -26,7 +27,6 @@ from footprint_lab.flow.parallel import Parallel
 from footprint_lab.flow.refusals import CompositionConfigError, EmptyCompositionError
 from footprint_lab.flow.sequence import Sequence
 from footprint_lab.flow.workflow import Graph, Workflow, step
-from footprint_lab.record.refusal import describe_shape
 
 
 def reflection(writer: Runner, critic: Runner, /, *, rounds: int = 2,

@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from footprint_lab.base.display import bundle
+from footprint_lab.base.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.core.checkpoint import (
     Checkpoint,
     InvalidCheckpointError,
@@ -55,10 +57,8 @@ from footprint_lab.core.checkpoint import (
 from footprint_lab.core.checkpoint_masks import Concealed, Mapper, map_value, shown_label
 from footprint_lab.core.conversation_refusals import ResumeIdentityConflictError
 from footprint_lab.core.identity import Identity
-from footprint_lab.record.display import bundle
 from footprint_lab.record.recording import Seal
 from footprint_lab.record.records import jsonable
-from footprint_lab.record.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.sealing.seal import seal
 
 if TYPE_CHECKING:

@@ -14,12 +14,12 @@ import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, ClassVar
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.llm_call import LLMCall
 from footprint_lab.core.runner import Runner
 from footprint_lab.flow._composition import INPUT, Composition, MemberPaused, Path, _Exec, output
 from footprint_lab.flow._members import check_callable, failure_summary, named_members
 from footprint_lab.flow.refusals import CompositionConfigError
-from footprint_lab.record.refusal import describe_shape
 from footprint_lab.record.schema import failure
 
 EXAMPLE = 'Parallel({"legal": legal_agent, "ethics": ethics_agent}, merge=combine)'

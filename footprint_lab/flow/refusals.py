@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from footprint_lab.record.refusal import Refusal
+from footprint_lab.base.refusal import Refusal
 
 
 class CompositionConfigError(Refusal, ValueError):

@@ -25,11 +25,11 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.runner import Runner
 from footprint_lab.flow._composition import INPUT, Composition, MemberPaused, Path, _Exec, output
 from footprint_lab.flow._members import RESERVED, check_callable, failure_summary, named_members, shown_name
 from footprint_lab.flow.refusals import CompositionConfigError, GraphCycleError
-from footprint_lab.record.refusal import describe_shape
 from footprint_lab.record.schema import failure
 
 Mapper = Callable[[dict[str, str]], Any]

@@ -15,10 +15,10 @@ import asyncio
 from collections.abc import Coroutine
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.refusal import CodedError, Refusal
 from footprint_lab.explain import ask
 from footprint_lab.lab import ask_box, panels
 from footprint_lab.lab.cards import error_card_html
-from footprint_lab.record.refusal import CodedError, Refusal
 
 
 class Asking:

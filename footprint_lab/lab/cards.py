@@ -12,9 +12,9 @@ A new error class gets its card for free.
 
 from __future__ import annotations
 
+from footprint_lab.base.refusal import CodedError, Refusal, RunFailure, describe_shape
 from footprint_lab.markup import theme
 from footprint_lab.markup.elements import css, el
-from footprint_lab.record.refusal import CodedError, Refusal, RunFailure, describe_shape
 
 _STYLE = (
     "<style>"

@@ -14,20 +14,20 @@ engine's one door for values (``markup.elements``), as the chat masks it now (a 
 masks included, a value a later turn learned too); no JavaScript.
 
 Role: lab layer; importing it registers the ``chat`` renderer with the display registry
-(``record.display``), which the package root loads the first time a chat is displayed.
+(``base.display``), which the package root loads the first time a chat is displayed.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+from footprint_lab.base import display
 from footprint_lab.core.chat import Chat
 from footprint_lab.lab.views import answer_view
 from footprint_lab.lab.views.calls import Folded
 from footprint_lab.lab.views.page import new_scope
 from footprint_lab.markup import theme
 from footprint_lab.markup.elements import css, el, esc, join, raw
-from footprint_lab.record import display
 
 #: how many turns, the last ones, a chat's view draws; the earlier ones are folded into one line
 SHOWN_TURNS = 15

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
+from footprint_lab.base.refusal import SettingRefusal, describe_shape
 from footprint_lab.core.identity import coerce_identity
 from footprint_lab.providers import provider_from_string
 from footprint_lab.providers.errors import ProviderConfigError
-from footprint_lab.record.refusal import SettingRefusal, describe_shape
 
 
 class LabConfigError(SettingRefusal):

@@ -21,7 +21,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from footprint_lab.record.refusal import CodedError, Refusal, RunFailure
+from footprint_lab.base.refusal import CodedError, Refusal, RunFailure
 
 #: what load() replaced on each shell, so unload() can put it back
 _SAVED: dict[int, dict[str, Any]] = {}

@@ -24,9 +24,9 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, cell_magic, line_cell_magic, line_magic, magics_class
 from IPython.core.magic_arguments import argument, magic_arguments, parse_argstring
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.run import Run
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
-from footprint_lab.record.refusal import describe_shape
 
 #: a chat's turn as a magic names it: ``chat[2]``, ``chat[-1]``
 _TURN = re.compile(r"([A-Za-z_]\w*)\[(-?\d+)\]")

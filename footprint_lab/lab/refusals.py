@@ -10,7 +10,7 @@ can gather these without importing IPython.
 
 from __future__ import annotations
 
-from footprint_lab.record.refusal import Refusal, SettingRefusal
+from footprint_lab.base.refusal import Refusal, SettingRefusal
 
 
 class UnknownRunError(Refusal, ValueError):

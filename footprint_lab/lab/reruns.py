@@ -19,6 +19,7 @@ from __future__ import annotations
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.progress import Listener
 from footprint_lab.core.chat import Chat
 from footprint_lab.core.run import Run
 from footprint_lab.explain import (
@@ -32,7 +33,6 @@ from footprint_lab.explain import (
 from footprint_lab.lab import panels
 from footprint_lab.lab.views.difference import difference_explanation_html, difference_html
 from footprint_lab.markup.elements import el, join, raw, shown
-from footprint_lab.record.progress import Listener
 
 _SHORT = 120
 

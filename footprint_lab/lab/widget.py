@@ -42,6 +42,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import anywidget
 import traitlets
 
+from footprint_lab.base.refusal import CodedError, Refusal
 from footprint_lab.core.chat import Chat, holds_conversations
 from footprint_lab.core.run import Run
 from footprint_lab.lab import ask_box, panels
@@ -53,7 +54,6 @@ from footprint_lab.lab.live import LiveSteps
 from footprint_lab.lab.reruns import Reruns
 from footprint_lab.markup import theme
 from footprint_lab.markup.elements import shown
-from footprint_lab.record.refusal import CodedError, Refusal
 
 if TYPE_CHECKING:
     from footprint_lab.core.identity import IdentityInput

@@ -18,7 +18,7 @@ values (:mod:`footprint_lab.markup.theme`). A view built with them cannot leave 
 unescaped by forgetting to.
 
 ``&quot;`` arriving already encoded is shown as typed. All three draw a direction control or
-a control character as a visible mark (:func:`footprint_lab.record.unicode.visible`; in an
+a control character as a visible mark (:func:`footprint_lab.base.unicode.visible`; in an
 attribute where the browser shows it, see :func:`attr`), and draw at most
 :data:`TEXT_LIMIT` characters of one value: its beginning, under a note that says how much
 there is and names where all of it is (``whole``: ``run.answer``,
@@ -37,8 +37,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from footprint_lab.base.unicode import MARKS, visible
 from footprint_lab.markup import theme
-from footprint_lab.record.unicode import MARKS, visible
 
 #: the most characters of one value a view draws
 TEXT_LIMIT = 20_000

@@ -30,9 +30,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.record.exports import public
+from footprint_lab.base.exports import public
 
 if TYPE_CHECKING:
+    from footprint_lab.base.progress import last_stopped as last_stopped
     from footprint_lab.notebook._export import export as export
     from footprint_lab.notebook._html import to_html as to_html
     from footprint_lab.notebook._scrub import ScanFinding as ScanFinding
@@ -48,7 +49,6 @@ if TYPE_CHECKING:
     from footprint_lab.notebook.read import SharingConfigError as SharingConfigError
     from footprint_lab.notebook.read import load_runs as load_runs
     from footprint_lab.notebook.read import verify_file as verify_file
-    from footprint_lab.record.progress import last_stopped as last_stopped
 
 __all__ = [
     "WIDGET_STATE_MIME",

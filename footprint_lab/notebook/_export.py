@@ -19,6 +19,7 @@ import os
 from pathlib import Path
 from typing import Any
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.run import Run
 from footprint_lab.lab.views import run_bundle
 from footprint_lab.lab.views.tree import PLOTLY_MIME, tree_figure, tree_html
@@ -26,7 +27,6 @@ from footprint_lab.markup.elements import esc
 from footprint_lab.notebook._scrub import check_policy, sweep
 from footprint_lab.notebook.read import SharingConfigError, output_path, write_notebook
 from footprint_lab.record.recording import Annotation, Recording
-from footprint_lab.record.refusal import describe_shape
 from footprint_lab.redact.policy import Redaction
 from footprint_lab.sealing.saved_seal import bind_display
 

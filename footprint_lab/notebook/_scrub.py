@@ -42,6 +42,7 @@ import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.notebook._png_text import PNG_SIGNATURE, png_texts
 from footprint_lab.notebook._unhidden import unhidden
 from footprint_lab.notebook._walk import Layer, Spot, holds_recording, holds_recording_text, walk
@@ -59,7 +60,6 @@ from footprint_lab.notebook.read import (
 )
 from footprint_lab.record.recording import Recording
 from footprint_lab.record.records import content_hash
-from footprint_lab.record.refusal import describe_shape
 from footprint_lab.record.saved_form import TABLE_KEYS, packed, unpacked
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.record.schema import READABLE_VERSIONS, SCHEMA_VERSION

@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import NamedTuple
 
-from footprint_lab.record.unicode import DIRECTION_CONTROLS, display_order, invisible_class
+from footprint_lab.base.unicode import DIRECTION_CONTROLS, display_order, invisible_class
 
 #: a text is read as plain text (``""``), as HTML (tags drawn as nothing) or as markdown (HTML, and
 #: the backslash of an escape and the emphasis and code marks too)

@@ -15,7 +15,7 @@ written), and its offline page (``to_html``) is the view. The zip holds:
 - ``manifest.json``: every file with what it holds and its size, the policy's key and pattern
   names (never a value) and what the scan found.
 
-Role: lab layer (``footprint_lab.notebook``); registered as the writer of ``record.bug_reports``.
+Role: lab layer (``footprint_lab.notebook``); registered as the writer of ``base.bug_reports``.
 """
 
 from __future__ import annotations
@@ -29,13 +29,13 @@ from importlib import metadata
 from pathlib import Path
 from typing import Any
 
+from footprint_lab.base import bug_reports as _bug_reports
+from footprint_lab.base.refusal import Refusal, describe_shape
 from footprint_lab.notebook._export import export
 from footprint_lab.notebook._html import to_html
 from footprint_lab.notebook._scrub import scan
 from footprint_lab.notebook.read import SharingConfigError, load_runs, output_path
 from footprint_lab.providers.failures import display_url
-from footprint_lab.record import bug_reports as _bug_reports
-from footprint_lab.record.refusal import Refusal, describe_shape
 from footprint_lab.redact.policy import Redaction, combine_policies, policy_from_reports
 
 #: the libraries whose versions a maintainer asks for first

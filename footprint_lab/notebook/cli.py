@@ -42,8 +42,8 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import ClassVar
 
+from footprint_lab.base.refusal import Refusal
 from footprint_lab.explain.checks.tool_lint import THRESHOLD, lint_findings
-from footprint_lab.record.refusal import Refusal
 from footprint_lab.redact.policy import Redaction
 
 CLEAN, FINDINGS, REFUSED, FAILED = 0, 1, 2, 3

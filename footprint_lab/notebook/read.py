@@ -33,10 +33,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
+from footprint_lab.base.progress import PROGRESS_FIX, SHOW_AFTER, Progress, progress_problem, stopping
+from footprint_lab.base.refusal import Refusal, SettingRefusal, describe_shape
+from footprint_lab.base.regular_file import UnreadableFile, kind_of, read_regular
 from footprint_lab.core.checkpoint import Checkpoint
 from footprint_lab.core.run import Run
 from footprint_lab.flow.checkpoint import FlowCheckpoint
-from footprint_lab.record.progress import PROGRESS_FIX, SHOW_AFTER, Progress, progress_problem, stopping
 from footprint_lab.record.recording import RECORDING_MIME, Recording
 from footprint_lab.record.recording_door import (
     InvalidRecordingError,
@@ -46,8 +48,6 @@ from footprint_lab.record.recording_door import (
     read_json,
 )
 from footprint_lab.record.records import content_hash
-from footprint_lab.record.refusal import Refusal, SettingRefusal, describe_shape
-from footprint_lab.record.regular_file import UnreadableFile, kind_of, read_regular
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.sealing.saved_seal import display_verdict, holds_display, unbacked, unsealed_claim, verify_saved
 from footprint_lab.sealing.seal import verify

@@ -19,9 +19,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from footprint_lab.record.exports import public
+from footprint_lab.base.exports import public
 
 if TYPE_CHECKING:
+    from footprint_lab.base.progress import last_stopped as last_stopped
     from footprint_lab.otel._capture import Capture as Capture
     from footprint_lab.otel._capture import capture as capture
     from footprint_lab.otel._exporter import export_otlp as export_otlp
@@ -39,7 +40,6 @@ if TYPE_CHECKING:
     from footprint_lab.otel.refusals import OtelSpansError as OtelSpansError
     from footprint_lab.otel.refusals import OtlpExportFailed as OtlpExportFailed
     from footprint_lab.otel.refusals import OtlpRequestRefused as OtlpRequestRefused
-    from footprint_lab.record.progress import last_stopped as last_stopped
 
 __all__ = [
     "Capture", "ContentCaptureWarning", "OtelCaptureError", "OtelExportError", "OtelReceiverError",

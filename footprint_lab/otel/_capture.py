@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.run import Run
 from footprint_lab.otel.refusals import OtelCaptureError
-from footprint_lab.record.refusal import describe_shape
 
 
 class Capture:

@@ -29,10 +29,10 @@ from opentelemetry.sdk.trace.export import SpanExportResult
 from opentelemetry.sdk.util.instrumentation import InstrumentationScope
 from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, TraceFlags
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.run import Run
 from footprint_lab.otel.refusals import OtelExportError, OtlpExportFailed
 from footprint_lab.record.recording import LLMExchange, Recording
-from footprint_lab.record.refusal import describe_shape
 from footprint_lab.record.schema import KIND_TOOL_RESULT
 
 _SCOPE = InstrumentationScope("footprint_lab.otel", "0.1.0")

@@ -36,6 +36,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
+from footprint_lab.base.progress import PROGRESS_FIX, SHOW_AFTER, Progress, progress_problem, stopping
 from footprint_lab.core.run import Run
 from footprint_lab.core.turn import turn_text
 from footprint_lab.otel._call_layout import (
@@ -62,7 +63,6 @@ from footprint_lab.otel._spans import SpanData, read_spans
 from footprint_lab.otel.refusals import OtelExportError
 from footprint_lab.record.build import build_recording
 from footprint_lab.record.captured import CapturedPiece, captured_piece
-from footprint_lab.record.progress import PROGRESS_FIX, SHOW_AFTER, Progress, progress_problem, stopping
 from footprint_lab.record.recorder import Recorder
 from footprint_lab.record.recording import Recording
 from footprint_lab.record.schema import (

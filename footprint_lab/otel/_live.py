@@ -23,8 +23,8 @@ from typing import Any
 from opentelemetry import trace
 from opentelemetry.trace import SpanKind, Status, StatusCode
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.otel.refusals import OtelExportError
-from footprint_lab.record.refusal import describe_shape
 
 
 class LiveSpans:

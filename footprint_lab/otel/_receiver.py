@@ -34,11 +34,11 @@ from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from footprint_lab.base.refusal import Refusal, describe_shape
 from footprint_lab.core.run import Run
 from footprint_lab.otel._importer import from_spans
 from footprint_lab.otel._spans import SpanData, read_spans
 from footprint_lab.otel.refusals import OtelReceiverError, OtelSpansError, OtlpRequestRefused
-from footprint_lab.record.refusal import Refusal, describe_shape
 
 #: the largest body (and unzipped body) a request may carry by default: 16 MiB
 MAX_BODY_BYTES = 16 * 1024 * 1024

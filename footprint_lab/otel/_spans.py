@@ -12,7 +12,7 @@ named by its path (``OtelSpanFieldError``), spans whose parents run in a loop
   walking up from any span reaches a root;
 - whole-nanosecond times (an end before the start, which a wall clock stepped back can
   write, reads as a zero duration);
-- text that can be saved (a lone surrogate made U+FFFD, as :mod:`footprint_lab.record.unicode`
+- text that can be saved (a lone surrogate made U+FFFD, as :mod:`footprint_lab.base.unicode`
   does for what a run received) and plain attribute values nested at most :data:`MAX_DEPTH` deep;
 - the attributes the importer reads in the type it reads them, the JSON-valued ones decoded.
 
@@ -35,9 +35,9 @@ from collections.abc import Iterable, Iterator, Mapping
 from itertools import repeat
 from typing import Any, NamedTuple
 
+from footprint_lab.base.refusal import describe_shape
+from footprint_lab.base.unicode import sound, sound_text
 from footprint_lab.otel.refusals import OtelSpanFieldError, OtelSpanLoopError, OtelSpansError
-from footprint_lab.record.refusal import describe_shape
-from footprint_lab.record.unicode import sound, sound_text
 
 #: How many lists or objects an attribute value (or a JSON-valued attribute) may nest: the GenAI
 #: conventions need a handful, and every view that walks a value stays far from Python's stack limit.
@@ -185,7 +185,7 @@ def _sdk_span(span: Any, at: str) -> SpanData:
 
 
 def _sound(text: str) -> str:
-    """``text`` made sound (see :func:`~footprint_lab.record.unicode.sound_text`); ASCII, the usual case, as it is."""
+    """``text`` made sound (see :func:`~footprint_lab.base.unicode.sound_text`); ASCII, the usual case, as it is."""
     return text if text.isascii() else sound_text(text)
 
 

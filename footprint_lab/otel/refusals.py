@@ -13,7 +13,7 @@ says how many spans were built and that none was confirmed, never quoting the en
 
 from __future__ import annotations
 
-from footprint_lab.record.refusal import Refusal, RunFailure
+from footprint_lab.base.refusal import Refusal, RunFailure
 
 
 class OtelSpansError(Refusal, ValueError):

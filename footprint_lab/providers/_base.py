@@ -22,12 +22,12 @@ from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from typing import Any, ClassVar, TypedDict, TypeVar
 
+from footprint_lab.base.refusal import describe_shape, nearest
 from footprint_lab.providers._http import Wire
 from footprint_lab.providers._wire_format import StreamParser
 from footprint_lab.providers.errors import MissingApiKeyError, ProviderConfigError
 from footprint_lab.providers.failures import Hints, Limits
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback
-from footprint_lab.record.refusal import describe_shape, nearest
 
 #: Stop reasons in the neutral vocabulary (the wires' own words are mapped onto these).
 STOP_REASONS = {

@@ -9,12 +9,12 @@ from __future__ import annotations
 
 from typing import Unpack
 
+from footprint_lab.base.refusal import describe_shape, did_you_mean
 from footprint_lab.providers._anthropic import anthropic
 from footprint_lab.providers._base import HttpProvider, Settings
 from footprint_lab.providers._ollama import ollama
 from footprint_lab.providers._openai import openai
 from footprint_lab.providers.errors import ProviderConfigError
-from footprint_lab.record.refusal import describe_shape, did_you_mean
 
 FACTORIES = {"openai": openai, "anthropic": anthropic, "ollama": ollama}
 _FORM = "must look like 'provider:model', e.g. 'openai:gpt-4o-mini', 'anthropic:claude-sonnet-4-5' or 'ollama:llama3.2'"

@@ -20,9 +20,9 @@ import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from footprint_lab.base.unicode import sound
 from footprint_lab.providers.types import LLMResponse, TokenCallback
 from footprint_lab.record.saved_json import MAX_NESTING, nesting
-from footprint_lab.record.unicode import sound
 
 
 class Missing(Exception):
@@ -110,7 +110,7 @@ def read_json(raw: str | bytes) -> Any:
     brackets = raw.count("[") + raw.count("{") if isinstance(raw, str) else raw.count(b"[") + raw.count(b"{")
     if brackets > MAX_NESTING and nesting(value) > MAX_NESTING:  # fewer brackets cannot nest deeper
         raise too_deep()
-    return sound(value)  # a JSON \\u escape can decode to a lone surrogate: see record.unicode
+    return sound(value)  # a JSON \\u escape can decode to a lone surrogate: see base.unicode
 
 
 def require(payload: Any, *keys: str | int) -> Any:

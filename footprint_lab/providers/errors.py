@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any, ClassVar
 
-from footprint_lab.record.refusal import CodedError, Refusal, RunFailure
+from footprint_lab.base.refusal import CodedError, Refusal, RunFailure
 
 
 class ProviderError(CodedError):

@@ -19,8 +19,8 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from footprint_lab.base.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, estimated_usage
-from footprint_lab.record.refusal import Refusal, call_problem, describe_shape
 
 Reply = str | dict[str, Any] | list[dict[str, Any]] | LLMResponse
 

@@ -31,9 +31,9 @@ from dataclasses import dataclass
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.refusal import describe_shape, did_you_mean
 from footprint_lab.providers.errors import ProviderConfigError
 from footprint_lab.providers.types import Usage
-from footprint_lab.record.refusal import describe_shape, did_you_mean
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording

@@ -31,12 +31,12 @@ from collections.abc import Sequence
 from itertools import takewhile
 from typing import Any
 
+from footprint_lab.base.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.providers.errors import ProviderError
 from footprint_lab.providers.mock_provider import chunks
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
 from footprint_lab.record.recording import LLMExchange, Recording
 from footprint_lab.record.records import jsonable
-from footprint_lab.record.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.redact.policy import Redaction, policy_from_reports
 
 _SLOTS = ("system", "messages", "tools")

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
-from footprint_lab.record.unicode import sound, sound_text
+from footprint_lab.base.unicode import sound, sound_text
 
 TokenCallback = Callable[[str], None]
 
@@ -222,7 +222,7 @@ class LLMResponse:
 
     def made_sound(self) -> LLMResponse:
         """This response with every lone surrogate in its text and tool calls made U+FFFD
-        (:mod:`footprint_lab.record.unicode`), every tool call's id a plain token
+        (:mod:`footprint_lab.base.unicode`), every tool call's id a plain token
         (:func:`plain_call_id`), and each value of the kind the recording holds it as (text as
         text, counts as whole numbers, log-probabilities as floats): what the run goes on with is
         what can be saved, shown and read back the same, so a seal made at the run's end holds

@@ -31,6 +31,7 @@ from collections.abc import Callable, Iterable, Sequence
 from time import perf_counter_ns, time
 from typing import Any, Protocol
 
+from footprint_lab.base.unicode import sound_text
 from footprint_lab.record.captured import Carried, flat, share_carried
 from footprint_lab.record.events import (
     EventStream,
@@ -40,7 +41,6 @@ from footprint_lab.record.events import (
     routine_payloads,
 )
 from footprint_lab.record.schema import ROUTINE_PAYLOADS
-from footprint_lab.record.unicode import sound_text
 
 VERBS = ("set", "merge", "append", "delete")
 

@@ -145,8 +145,8 @@ class Recording(Data):
         return data
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        """The run's views and this recording as JSON under :data:`RECORDING_MIME` (see ``record.display``)."""
-        from footprint_lab.record.display import bundle
+        """The run's views and this recording as JSON under :data:`RECORDING_MIME` (see ``base.display``)."""
+        from footprint_lab.base.display import bundle
 
         return bundle("recording", self, lambda: {"text/plain": repr(self), RECORDING_MIME: self.model_dump(
             mode="json")}, include, exclude)

@@ -32,8 +32,8 @@ from typing import Any, ClassVar
 
 from pydantic import ValidationError
 
+from footprint_lab.base.refusal import Refusal, describe_shape
 from footprint_lab.record.recording import Recording
-from footprint_lab.record.refusal import Refusal, describe_shape
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
 from footprint_lab.record.schema import (
     READABLE_VERSIONS,

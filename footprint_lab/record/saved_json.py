@@ -33,7 +33,7 @@ import math
 import re
 from typing import Any
 
-from footprint_lab.record.unicode import all_sound, is_sound
+from footprint_lab.base.unicode import all_sound, is_sound
 
 #: JSON nested deeper than this many levels (arrays and objects) is refused at the door
 MAX_NESTING = 100

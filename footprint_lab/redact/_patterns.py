@@ -18,7 +18,7 @@ import re
 import unicodedata
 from typing import Any
 
-from footprint_lab.record.refusal import SettingRefusal
+from footprint_lab.base.refusal import SettingRefusal
 
 #: The library's vocabulary of named patterns, usable as ``Redaction(builtins=[...])``.
 #:

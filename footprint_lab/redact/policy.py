@@ -54,7 +54,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from footprint_lab.record.refusal import describe_shape
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.redact._patterns import (
     _NAME,
     BUILTIN_PATTERNS,

@@ -43,12 +43,12 @@ from typing import Any
 
 from pydantic import BaseModel, TypeAdapter
 
+from footprint_lab.base.unicode import invisible_class
 from footprint_lab.record.recording import Recording, Seal
 from footprint_lab.record.records import Annotation
 from footprint_lab.record.saved_form import content_of, copies_placed, dereferenced, table_columns
 from footprint_lab.record.saved_json import NestingTooDeep, parse_json
 from footprint_lab.record.schema import COPIES, READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
-from footprint_lab.record.unicode import invisible_class
 from footprint_lab.sealing._canonical import COLUMNS, HEADER, KINDS, columns_of, encode
 from footprint_lab.sealing._chain import all_whole, chained
 from footprint_lab.sealing._locator import altered_tag

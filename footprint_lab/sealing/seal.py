@@ -61,8 +61,8 @@ from typing import Any
 import orjson
 from pydantic import BaseModel
 
+from footprint_lab.base.refusal import Refusal, describe_shape
 from footprint_lab.record.recording import Recording, Seal
-from footprint_lab.record.refusal import Refusal, describe_shape
 from footprint_lab.record.rows import Rows
 from footprint_lab.record.schema import SEAL_ALGORITHM, UNRELEASED_SEALS
 from footprint_lab.sealing._canonical import COLUMNS, DOCUMENT, HEADER, HEADER_OF, KINDS, columns_of, encode

@@ -13,10 +13,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from footprint_lab import Agent, Checkpoint, Redaction, define_tool
+from footprint_lab.base.refusal import Refusal
 from footprint_lab.errors import RunCheckpointError
 from footprint_lab.providers import mock
 from footprint_lab.providers.types import LLMRequest
-from footprint_lab.record.refusal import Refusal
 
 SENTINEL = "ZQX-caller-data"
 PROPERTY = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])

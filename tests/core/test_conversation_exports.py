@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import footprint_lab
 from footprint_lab import errors
+from footprint_lab.base.refusal import Refusal, RunFailure
 from footprint_lab.core import checkpoint, identity, pause
-from footprint_lab.record.refusal import Refusal, RunFailure
 from footprint_lab.redact import policy as redaction
 
 CONVERSATION_ERRORS = {

@@ -20,10 +20,10 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
+from footprint_lab.base.progress import Progress, Stopped, progress_line
 from footprint_lab.examples.scenarios import planted_fact_agent
 from footprint_lab.explain import bisect_culprits, last_stopped, localize, rerun_without
 from footprint_lab.explain.trials._stopping import first_plan
-from footprint_lab.record.progress import Progress, Stopped, progress_line
 
 
 class Clock:

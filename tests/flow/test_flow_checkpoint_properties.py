@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from test_checkpoint_properties import PROPERTY, SENTINEL, mutate
 
 from footprint_lab import Identity, Parallel
+from footprint_lab.base.refusal import Refusal
 from footprint_lab.core.member_run import open_run_count
 from footprint_lab.flow import FlowCheckpoint
-from footprint_lab.record.refusal import Refusal
 
 
 def side_by_side() -> Parallel:

@@ -22,6 +22,7 @@ from paths_kit import ROOT
 from stop_kit import stop_at
 
 from footprint_lab import Agent, Recording, Redaction, Sequence
+from footprint_lab.base.progress import Stopped
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.notebook import (
     NotebookFileError,
@@ -35,7 +36,6 @@ from footprint_lab.notebook import (
 )
 from footprint_lab.notebook.cli import main as cli
 from footprint_lab.providers import mock
-from footprint_lab.record.progress import Stopped
 from footprint_lab.record.recording import RECORDING_MIME
 
 ROUND_TRIP = '''

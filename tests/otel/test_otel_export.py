@@ -192,9 +192,9 @@ def test_live_spans_refuse_a_tracer_provider_that_makes_no_tracer(provider: Any)
 def test_an_import_of_many_runs_shows_its_progress_and_a_stop_keeps_the_runs_imported(capsys) -> None:
     from stop_kit import stop_at
 
+    from footprint_lab.base.progress import Stopped
     from footprint_lab.batch import RunSet
     from footprint_lab.otel import last_stopped
-    from footprint_lab.record.progress import Stopped
 
     agent = Agent(provider=mock(reply="ok"))
     runs = [agent.run_sync(f"question {k}") for k in range(6)]

@@ -22,6 +22,7 @@ from opentelemetry.sdk.trace import ReadableSpan
 from opentelemetry.trace import SpanContext, TraceFlags
 
 from footprint_lab import Agent, define_tool, errors, load_recording
+from footprint_lab.base.refusal import Refusal
 from footprint_lab.otel import (
     OtelCaptureError,
     OtelSpanFieldError,
@@ -32,7 +33,6 @@ from footprint_lab.otel import (
     to_spans,
 )
 from footprint_lab.providers import LLMRequest, mock
-from footprint_lab.record.refusal import Refusal
 
 # most spans here are hand-made and carry no message content: the import says so, which is not under test here
 pytestmark = pytest.mark.filterwarnings("ignore::footprint_lab.otel.ContentCaptureWarning")

@@ -11,6 +11,7 @@ from wire_server import WireServer, json_reply
 
 import footprint_lab.errors as errors
 from footprint_lab import Agent
+from footprint_lab.base.refusal import Refusal, RunFailure
 from footprint_lab.providers import (
     AnthropicProvider,
     OllamaProvider,
@@ -21,7 +22,6 @@ from footprint_lab.providers import (
     provider_from_string,
 )
 from footprint_lab.providers.errors import MissingApiKeyError, ProviderConfigError, ProviderError
-from footprint_lab.record.refusal import Refusal, RunFailure
 
 HOSTED = [("openai", openai, "OPENAI_API_KEY"), ("anthropic", anthropic, "ANTHROPIC_API_KEY")]
 

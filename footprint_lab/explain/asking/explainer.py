@@ -27,7 +27,7 @@ sits below core): the runner is built by ``runner_factory``, any callable taking
 ``Agent`` keywords (``provider``, ``model``, ``system``, ``tools``, ``max_iterations``,
 ``name``, and ``redact`` when the run has a policy) and returning an object with an async
 ``run``; by default the ``agent`` factory that ``core`` registers in the runner registry
-(:mod:`footprint_lab.record.runners`), and its tools are declared through the ``tool`` factory
+(:mod:`footprint_lab.base.runners`), and its tools are declared through the ``tool`` factory
 registered there too, so nothing here names a higher layer.
 
 Role: explain layer. Refusal raised here: :class:`~footprint_lab.explain.arguments.ExplainConfigError`.
@@ -40,11 +40,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.refusal import describe_shape
+from footprint_lab.base.runners import factory
 from footprint_lab.explain.arguments import ExplainConfigError, recording_of, whole_number
 from footprint_lab.explain.asking._evidence_views import LIMIT, EvidenceDesk
 from footprint_lab.explain.render import display_bundle
-from footprint_lab.record.refusal import describe_shape
-from footprint_lab.record.runners import factory
 from footprint_lab.redact.policy import PLACEHOLDER, Redaction, combine_policies, policy_from_reports
 
 if TYPE_CHECKING:

@@ -40,7 +40,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any
 
-from footprint_lab.record.unicode import invisible_class
+from footprint_lab.base.unicode import invisible_class
 
 _MONTHS = {name: number for number, names in enumerate((
     ("january", "jan"), ("february", "feb"), ("march", "mar"), ("april", "apr"), ("may",), ("june", "jun"),

@@ -51,6 +51,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.explain.arguments import ExplainConfigError, RunLike, recording_of
 from footprint_lab.explain.checks._integrity_report import DISPOSITIONS as DISPOSITIONS
 from footprint_lab.explain.checks._integrity_report import CheckResult, Disposition, Finding, IntegrityReport
@@ -63,7 +64,6 @@ from footprint_lab.explain.checks._outcome_checks import (
 )
 from footprint_lab.explain.checks._outcome_checks import failed_tool as failed_tool
 from footprint_lab.explain.checks._tool_call_checks import duplicate_tool_call, invented_identifier, ungrounded_tool
-from footprint_lab.record.refusal import describe_shape
 
 
 # -- the door: every check over one recording ------------------------------------------

@@ -41,9 +41,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.refusal import Refusal, describe_shape
 from footprint_lab.context.similarity import words
 from footprint_lab.explain.checks._confusable import Dense, Group, Lexical, groups, pairs
-from footprint_lab.record.refusal import Refusal, describe_shape
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 
 if TYPE_CHECKING:

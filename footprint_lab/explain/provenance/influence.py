@@ -40,11 +40,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
 
+from footprint_lab.base.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.context.similarity import cosine, words
 from footprint_lab.explain.arguments import ExplainConfigError, fraction, recording_of, whole_number
 from footprint_lab.explain.provenance.custody import Backtrack, backtrack
 from footprint_lab.explain.render import shorten
-from footprint_lab.record.refusal import Refusal, call_problem, describe_shape
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -18,8 +18,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.display import bundle
 from footprint_lab.explain.provenance.members import member_key
-from footprint_lab.record.display import bundle
 
 if TYPE_CHECKING:
     import pandas as pd

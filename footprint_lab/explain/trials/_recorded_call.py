@@ -20,11 +20,11 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.explain.arguments import ExplainConfigError, recording_of
 from footprint_lab.explain.provenance.sources import NOT_REMOVABLE, removal_id
 from footprint_lab.providers.types import LLMRequest
 from footprint_lab.record.captured import Slot
-from footprint_lab.record.refusal import describe_shape
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import ContextPiece, LLMExchange, Recording

@@ -12,7 +12,7 @@ Rule kept here: ``localize``, ``rerun_without``, ``bisect_culprits``, ``find_dro
   it had: the reruns that finished are kept, a verdict the confirmation reached before the stop
   is kept, and every other piece is ``undecided`` ("not settled: the call was stopped") or, if
   no rerun reached it, not tested (:func:`keep_reached`). The report is marked partial and the
-  call raises :class:`~footprint_lab.record.progress.Stopped` with it (:func:`stopped`), kept for
+  call raises :class:`~footprint_lab.base.progress.Stopped` with it (:func:`stopped`), kept for
   ``footprint_lab.explain.last_stopped()``.
 
 Role: explain layer; between the proofs and the trial (:mod:`~footprint_lab.explain.trials.trial`).
@@ -23,6 +23,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from footprint_lab.base.progress import INTERRUPTS, Progress, Stopped
 from footprint_lab.explain.trials._look_plan import look_plan
 from footprint_lab.explain.trials.arms import Arm, Draw, TrialResult
 from footprint_lab.explain.trials.rerun import Outcome
@@ -35,7 +36,6 @@ from footprint_lab.explain.trials.trial import (
     screened_singly,
     settle,
 )
-from footprint_lab.record.progress import INTERRUPTS, Progress, Stopped
 
 #: the error of a rerun a stopped call never ran (taken out of the report again by :func:`keep_reached`)
 NOT_RUN = "not run: the call was stopped"

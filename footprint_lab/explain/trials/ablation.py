@@ -46,6 +46,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
+from footprint_lab.base.progress import INTERRUPTS
+from footprint_lab.base.refusal import Refusal
 from footprint_lab.explain.arguments import ExplainConfigError, id_list, recording_of, whole_number
 from footprint_lab.explain.provenance.custody import backtrack
 from footprint_lab.explain.provenance.influence import suspects as rank_suspects
@@ -78,8 +80,6 @@ from footprint_lab.explain.trials.rerun import (
 )
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
 from footprint_lab.explain.trials.trial import BUDGET_PER_SAMPLE, default_budget
-from footprint_lab.record.progress import INTERRUPTS
-from footprint_lab.record.refusal import Refusal
 
 if TYPE_CHECKING:
     from footprint_lab.core.conversation import CheckpointInput

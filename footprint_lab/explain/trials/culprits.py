@@ -31,6 +31,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
+from footprint_lab.base.progress import INTERRUPTS
 from footprint_lab.explain.arguments import ExplainConfigError, recording_of, whole_number
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._arm_fields import ArmFields
@@ -42,7 +43,6 @@ from footprint_lab.explain.trials.arms import VERDICT_LABELS, Arm, ArmVerdict, T
 from footprint_lab.explain.trials.rerun import Outcome, Progress, Rerunner, check_comparator
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
 from footprint_lab.explain.trials.trial import SCREEN_SEED
-from footprint_lab.record.progress import INTERRUPTS
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -29,6 +29,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Unpack
 
+from footprint_lab.base.refusal import Refusal
 from footprint_lab.explain.arguments import ExplainConfigError, recording_of
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._arm_fields import ArmFields
@@ -50,7 +51,6 @@ from footprint_lab.explain.trials.replay import CallReplayer, check_provider, re
 from footprint_lab.explain.trials.rerun import Progress, Rerunner, check_comparator
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
 from footprint_lab.explain.trials.trial import default_budget
-from footprint_lab.record.refusal import Refusal
 
 if TYPE_CHECKING:
     import pandas as pd

@@ -40,12 +40,12 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.base.refusal import Refusal, describe_shape
 from footprint_lab.explain.arguments import ExplainConfigError
 from footprint_lab.explain.trials._recorded_call import Carry, RecordedCall, _Part, recorded_call
 from footprint_lab.record.build import build_recording
 from footprint_lab.record.captured import CapturedPiece, captured_piece
 from footprint_lab.record.recorder import Recorder
-from footprint_lab.record.refusal import Refusal, describe_shape
 from footprint_lab.record.schema import ANSWER, INPUT_MESSAGE, LAST_RESPONSE, MESSAGES, SYSTEM, TOOLS
 
 if TYPE_CHECKING:

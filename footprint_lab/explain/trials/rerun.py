@@ -41,13 +41,13 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
+from footprint_lab.base.progress import PROGRESS_FIX, progress_problem
+from footprint_lab.base.progress import Progress as Progress  # the one bar, as the reruns' modules know it
+from footprint_lab.base.refusal import call_problem, describe_shape
 from footprint_lab.context.source_ids import UnknownSourceError
 from footprint_lab.explain.arguments import ExplainConfigError, fraction
 from footprint_lab.explain.provenance.members import Source, removable_sources
 from footprint_lab.explain.provenance.sources import NOT_REMOVABLE
-from footprint_lab.record.progress import PROGRESS_FIX, progress_problem
-from footprint_lab.record.progress import Progress as Progress  # the one bar, as the reruns' modules know it
-from footprint_lab.record.refusal import call_problem, describe_shape
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording

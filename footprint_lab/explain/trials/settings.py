@@ -28,9 +28,9 @@ from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import Any, TypedDict
 
+from footprint_lab.base.refusal import describe_shape, did_you_mean
 from footprint_lab.explain.arguments import ExplainConfigError, fraction, whole_number
 from footprint_lab.explain.trials.rerun import RERUN_TIME_LIMIT, check_comparator, check_progress, check_time_limit
-from footprint_lab.record.refusal import describe_shape, did_you_mean
 
 #: ``samples`` when neither the call nor ``Trials`` names one: a call's own default.
 DEFAULT_SAMPLES = {"rerun_without": 1}

@@ -1,7 +1,7 @@
 """The notebook views: every footprint_lab object shows itself, with no JavaScript needed.
 
 Importing this package registers one renderer per kind with the display registry below the
-core (:mod:`footprint_lab.record.display`); the package root adds the loader that imports it
+core (:mod:`footprint_lab.base.display`); the package root adds the loader that imports it
 the first time anything is displayed, so ``Run._repr_mimebundle_`` works without
 ``%load_ext`` and ``core`` never imports ``lab``.
 
@@ -27,6 +27,7 @@ from typing import Any
 
 import orjson
 
+from footprint_lab.base import display
 from footprint_lab.lab.cards import error_card_html
 from footprint_lab.lab.views.answer import answer_view, bundle_text, slots_view
 from footprint_lab.lab.views.ask import explanation_html
@@ -47,7 +48,6 @@ from footprint_lab.lab.views.runset import runset_bundle
 from footprint_lab.lab.views.timeline import timeline_html
 from footprint_lab.lab.views.tree import tree_bundle, tree_figure, tree_html
 from footprint_lab.markup.elements import shown
-from footprint_lab.record import display
 from footprint_lab.record.recording import RECORDING_MIME, Recording
 from footprint_lab.record.saved_form import packed
 

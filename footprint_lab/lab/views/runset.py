@@ -24,10 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from footprint_lab.base import display
 from footprint_lab.lab.views.page import Html, css, el, join, new_scope, shorten, tag, wrap
 from footprint_lab.markup import theme
 from footprint_lab.markup.elements import clipped
-from footprint_lab.record import display
 
 #: the most characters of an input, an answer or a culprit a cell shows, so a row stays one line
 CELL = 48

@@ -15,7 +15,7 @@ submodule by name, outside ``__all__`` (``import *`` does not load every subpack
 Anything else in the block is refused when the package is imported, so a surface cannot
 drift into something this reader does not understand.
 
-Role: record layer; imports only the standard library. Used by every package's ``__init__``
+Role: base layer; imports only the standard library. Used by every package's ``__init__``
 and by ``footprint_lab.errors``.
 """
 

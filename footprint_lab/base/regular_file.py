@@ -8,7 +8,7 @@ following a link, in a folder that is not a link either; it checks what it opene
 regular file and reads at most ``limit`` bytes. What it refuses it raises as
 :class:`UnreadableFile` with a ``reason``; each door turns that into its own refusal.
 
-Role: record layer; used by the doors that read users' files (``notebook``, ``batch``).
+Role: base layer; used by the doors that read users' files (``notebook``, ``batch``).
 """
 
 from __future__ import annotations

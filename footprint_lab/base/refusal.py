@@ -30,7 +30,7 @@ from collections.abc import Callable, Iterable, Sequence
 from types import CodeType
 from typing import Any, ClassVar
 
-from footprint_lab.record.unicode import sound_text
+from footprint_lab.base.unicode import sound_text
 
 
 class CodedError(Exception):
@@ -54,7 +54,7 @@ class CodedError(Exception):
         return _unpickled, (type(self), self.args, dict(self.__dict__))
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
-        """A displayed refusal is its card (the lab's renderer, through ``record.display``)."""
+        """A displayed refusal is its card (the lab's renderer, through ``base.display``)."""
         return show_error(self, include, exclude)
 
 
@@ -68,7 +68,7 @@ def _unpickled(cls: type[CodedError], args: tuple[Any, ...], state: dict[str, An
 
 def show_error(error: Exception, include: Any = None, exclude: Any = None) -> dict[str, Any]:
     """The display bundle of a refusal or a run failure: its card beside one line of text."""
-    from footprint_lab.record.display import bundle
+    from footprint_lab.base.display import bundle
 
     line = f"{type(error).__name__} [{getattr(error, 'code', '')}]: {error}"
     return bundle("refusal", error, lambda: {"text/plain": line}, include, exclude)

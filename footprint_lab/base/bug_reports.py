@@ -4,9 +4,9 @@ Rule kept here: a bug report holds the run's recording masked and scanned, and i
 an offline page; both are the notebook layer's work (``scrub``, ``scan``, ``to_html``), which sits
 above ``core``. So ``Run`` and ``Chat`` hand their runs to the writer registered here, and the
 package root adds a loader that imports the notebook layer's writer the first time a report is
-asked for: the inversion the display registry (:mod:`footprint_lab.record.display`) uses for views.
+asked for: the inversion the display registry (:mod:`footprint_lab.base.display`) uses for views.
 
-Role: record layer; imports nothing but the standard library.
+Role: base layer; imports nothing but the standard library.
 """
 
 from __future__ import annotations

@@ -27,7 +27,7 @@ A call the analyst stops (an interrupt, a cancelled task) raises :class:`Stopped
 partial) kept on it and for :func:`last_stopped`. It is an ``asyncio.CancelledError``, so
 whatever awaited the call is cancelled as before; IPython shows its one line, no traceback.
 
-Role: engine (level 0), so every room above (explain, batch, otel, notebook) shares this one bar.
+Role: base layer, so every room above (explain, batch, otel, notebook) shares this one bar.
 """
 
 from __future__ import annotations
@@ -39,8 +39,8 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from footprint_lab.record.display import in_kernel
-from footprint_lab.record.refusal import call_problem, describe_shape
+from footprint_lab.base.display import in_kernel
+from footprint_lab.base.refusal import call_problem, describe_shape
 
 #: ``progress=``: ``None`` (a bar in a kernel, a line on a terminal), ``True``, ``False`` or a function (done, total)
 Wanted = bool | Callable[[int, int], Any] | None

@@ -26,7 +26,7 @@ names the characters drawn as nothing (format characters, category Cf, and the v
 and :func:`display_order` puts a line's characters in the order they are drawn once the direction
 controls apply, so a key typed backwards after U+202E is read the way it shows.
 
-Role: record layer; pure functions over text and plain data.
+Role: base layer; pure functions over text and plain data.
 """
 
 from __future__ import annotations

@@ -15,7 +15,7 @@ Every bundle then passes the finishers registered from above (:func:`add_finishe
 root registers the one that makes a sealed recording's copy hold what the bundle displays
 (``sealing.saved_seal.bind_display``), so a saved notebook can be checked for an edited display.
 
-Role: record layer; imports nothing but the standard library.
+Role: base layer; imports nothing but the standard library.
 """
 
 from __future__ import annotations

@@ -5,9 +5,9 @@ explainer) are handed a runner factory by the caller, or take the default that `
 registers here: ``agent`` and ``llm_call``, and ``tool`` (how such a runner's tools are
 declared). The package root adds a loader that imports ``core``'s runners the first time a
 default is asked for, so nothing below ``core`` names it: the same inversion the display
-registry (:mod:`footprint_lab.record.display`) uses for views.
+registry (:mod:`footprint_lab.base.display`) uses for views.
 
-Role: record layer; imports nothing but the standard library.
+Role: base layer; imports nothing but the standard library.
 """
 
 from __future__ import annotations
