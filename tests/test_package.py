@@ -103,7 +103,7 @@ def test_import_does_not_pull_heavy_libraries():
     assert out.stdout.strip() == ""
 
 
-#: every package that offers names, each built from its own TYPE_CHECKING list (record/exports.py)
+#: every package that offers names, each built from its own TYPE_CHECKING list (base/exports.py)
 SURFACES = ["footprint_lab", "footprint_lab.errors", "footprint_lab.record", "footprint_lab.providers",
             "footprint_lab.context", "footprint_lab.explain", "footprint_lab.flow", "footprint_lab.otel",
             "footprint_lab.notebook"]
