@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -149,30 +150,9 @@ def _refunds_agent(parts: dict[str, str], provider: TracerProvider | None = None
     return agent
 
 
-async def test_localize_confirms_a_system_part_of_an_imported_run_with_a_pydantic_ai_factory() -> None:
-    from footprint_lab.explain import localize
-
-    parts = {"system-part-1": "You help with refunds.", "system-part-2": PLANTED}
-    exporter = InMemorySpanExporter()
-    provider = TracerProvider()
-    provider.add_span_processor(SimpleSpanProcessor(exporter))
-    await _refunds_agent(parts, provider).run("Refund for order A-1001?")
-    (run,) = from_spans(exporter.get_finished_spans())
-
-    def factory(exclude: list[str]) -> object:  # a fresh agent without the named parts; its run is awaited
-        kept = {k: v for k, v in parts.items() if k not in exclude}
-        return _refunds_agent(kept).run(run.recording.input["message"])
-
-    report = await localize(run, rerun=factory, samples=2, top=2)
-    assert report.verdict("system-part-2") == "confirmed"
-    assert report.verdict("system-part-1") == "not_confirmed"
-
-
-async def test_rerun_without_a_part_of_an_imported_run_with_a_pydantic_ai_factory_reports_the_new_answer() -> None:
-    """A foreign agent's rerun leaves an answer and no recording: the report says the answer changed, and has no
-    run (nor sources sent) to show for it, instead of failing on the recording it does not have."""
-    from footprint_lab.explain import rerun_without
-
+async def _imported_refunds() -> tuple[Any, Any]:
+    """A pydantic-ai refunds agent's run imported from its spans, and a factory of fresh agents without the named
+    system parts (its run is awaited: the foreign-agent rerun)."""
     parts = {"system-part-1": "You help with refunds.", "system-part-2": PLANTED}
     exporter = InMemorySpanExporter()
     provider = TracerProvider()
@@ -184,6 +164,24 @@ async def test_rerun_without_a_part_of_an_imported_run_with_a_pydantic_ai_factor
         kept = {k: v for k, v in parts.items() if k not in exclude}
         return _refunds_agent(kept).run(run.recording.input["message"])
 
+    return run, factory
+
+
+async def test_localize_confirms_a_system_part_of_an_imported_run_with_a_pydantic_ai_factory() -> None:
+    from footprint_lab.explain import localize
+
+    run, factory = await _imported_refunds()
+    report = await localize(run, rerun=factory, samples=2, top=2)
+    assert report.verdict("system-part-2") == "confirmed"
+    assert report.verdict("system-part-1") == "not_confirmed"
+
+
+async def test_rerun_without_a_part_of_an_imported_run_with_a_pydantic_ai_factory_reports_the_new_answer() -> None:
+    """A foreign agent's rerun leaves an answer and no recording: the report says the answer changed, and has no
+    run (nor sources sent) to show for it, instead of failing on the recording it does not have."""
+    from footprint_lab.explain import rerun_without
+
+    run, factory = await _imported_refunds()
     report = await rerun_without(run, ["system-part-2"], rerun=factory)
     assert report.changed and report.after == "APPROVED." and report.error is None
     assert report.run is None and report.gone == report.appeared == []
