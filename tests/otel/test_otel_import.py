@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import json
 from typing import Any
 
@@ -176,12 +177,15 @@ async def test_localize_confirms_a_system_part_of_an_imported_run_with_a_pydanti
     assert report.verdict("system-part-1") == "not_confirmed"
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning", "error::pytest.PytestUnraisableExceptionWarning")
 async def test_rerun_without_a_part_of_an_imported_run_with_a_pydantic_ai_factory_reports_the_new_answer() -> None:
     """A foreign agent's rerun leaves an answer and no recording: the report says the answer changed, and has no
-    run (nor sources sent) to show for it, instead of failing on the recording it does not have."""
+    run (nor sources sent) to show for it, instead of failing on the recording it does not have. The runner built
+    only to check the factory is discarded without Python warning of a coroutine never awaited."""
     from footprint_lab.explain import rerun_without
 
     run, factory = await _imported_refunds()
     report = await rerun_without(run, ["system-part-2"], rerun=factory)
+    gc.collect()  # the discarded runner is finalized inside the test
     assert report.changed and report.after == "APPROVED." and report.error is None
     assert report.run is None and report.gone == report.appeared == []

@@ -380,6 +380,12 @@ class _Awaited:
                 result = getattr(result, name)
         return _Answered(result if isinstance(result, str) else str(result))
 
+    def __del__(self) -> None:
+        # a rerun built but never run (the unchanged run's runner a one-rerun call checks the factory with, an arm
+        # a trial stopped before): its coroutine is closed, so Python does not warn that it was never awaited
+        if inspect.iscoroutine(self._answer):
+            self._answer.close()
+
 
 class _Answered:
     __slots__ = ("answer",)
