@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 from pandas.io.formats import format as _format
 
-from footprint_lab.markup.elements import attr, css, esc
+from footprint_lab.markup.elements import attr, css, el, raw
 
 #: pandas' own formatter (its display code, which the stubs do not describe)
 fmt: Any = _format
@@ -65,7 +65,7 @@ class ShownFrame(pd.DataFrame):
         table = f"fl-frame-{marker[6:22]}"
         html = str(fmt.DataFrameRenderer(formatter).to_html(notebook=True, table_id=table))
         # one line per row: a cell is at most CELL characters, so a row never wraps (a sanitizer may drop the rule)
-        rule = f"<style>#{table} td,#{table} th{{white-space:nowrap}}</style>"
+        rule = el("style", raw(f"#{table} td,#{table} th{{white-space:nowrap}}"))
         return rule + re.sub(f"{marker}(\\d+)x", lambda found: clipped[int(found.group(1))], html)
 
     def __repr__(self) -> str:
@@ -96,8 +96,8 @@ def _clipped(frame: pd.DataFrame, marker: str) -> tuple[pd.DataFrame, list[str]]
             text = _text(value)
             if text is not None and len(text) > CELL:
                 values[at] = f"{marker}{len(cells)}x"
-                cells.append(f'<span style="{_CLIPPED}" title="{attr(text, drawn=True, limit=HOVER)}">'
-                             f"{esc(text[:CELL - 1])}…</span>")
+                cells.append(el("span", f"{text[:CELL - 1]}…", style=_CLIPPED,
+                                title=raw(attr(text, drawn=True, limit=HOVER))))
         columns[number] = values
     if not columns:
         return frame, cells

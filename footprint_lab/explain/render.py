@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import Any
 
 from footprint_lab.base.display import bundle
-from footprint_lab.markup.elements import esc, shown
+from footprint_lab.markup.elements import el, esc, raw, shown
 
 
 def shorten(text: str, limit: int = 96) -> str:
@@ -31,8 +31,8 @@ def mimebundle(summary: str, text: str) -> dict[str, str]:
     return {
         "text/plain": plain,
         "text/markdown": f"**{esc(summary, badges=False)}**\n\n```\n{fenced}\n```",
-        "text/html": (f"<div class='footprint-explain'><p><strong>{esc(summary)}</strong></p>"
-                      f"<pre>{esc(text, whole=whole)}</pre></div>"),
+        "text/html": el("div", el("p", el("strong", summary)), el("pre", raw(esc(text, whole=whole))),
+                        class_="footprint-explain"),
     }
 
 

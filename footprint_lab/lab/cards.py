@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from footprint_lab.base.refusal import CodedError, Refusal, RunFailure, describe_shape
 from footprint_lab.markup import theme
-from footprint_lab.markup.elements import css, el
+from footprint_lab.markup.elements import css, el, raw
 
-_STYLE = (
-    "<style>"
+_STYLE = el("style", raw(
     f"{theme.dark_rules()}"
     f".fl-card{{font-family:{theme.FONT};font-size:{theme.TEXT};line-height:{theme.LEADING};max-width:56rem;"
     f"margin:.3rem 0;color:{theme.INK}}}"
@@ -27,8 +26,7 @@ _STYLE = (
     ".fl-card table{border-collapse:collapse;margin:0}"
     ".fl-card td{padding:1px 8px 1px 0;vertical-align:top;text-align:left;border:none;background:none}"
     f".fl-card td:first-child{{color:{theme.GREY}}}"
-    "</style>"
-)
+))
 
 
 def _box(edge: str, fill: str) -> str:

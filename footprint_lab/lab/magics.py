@@ -27,6 +27,7 @@ from IPython.core.magic_arguments import argument, magic_arguments, parse_argstr
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.run import Run
 from footprint_lab.lab.refusals import MagicInputError, UnknownRunError
+from footprint_lab.markup.elements import el
 
 #: a chat's turn as a magic names it: ``chat[2]``, ``chat[-1]``
 _TURN = re.compile(r"([A-Za-z_]\w*)\[(-?\d+)\]")
@@ -162,7 +163,7 @@ class FootprintMagics(Magics):
             call = int(call)
         exchange = run.exchange(call)
         if exchange is None:
-            return HTML("<p>This run made no LLM call.</p>")
+            return HTML(el("p", "This run made no LLM call."))
         return HTML(slots_view(run.recording, exchange, left_out=args.left_out))
 
     @line_magic

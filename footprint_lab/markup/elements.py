@@ -117,7 +117,8 @@ def join(parts: Iterable[Any], sep: str = "") -> Html:
 
 def el(name: str, *children: Any, **attrs: Any) -> Html:
     """``<name attrs>children</name>``: children escaped unless :class:`Html`; an attribute is left out when
-    ``None`` or ``False``, written bare when ``True``; ``class_`` is ``class``, and ``_`` in a name is ``-``
+    ``None`` or ``False``, written bare when ``True``, as it is when :class:`Html` (already escaped by
+    :func:`attr`); ``class_`` is ``class``, and ``_`` in a name is ``-``
     (``data_fl_piece`` is ``data-fl-piece``). A ``title`` is drawn (its controls made visible marks)."""
     return Html(f"{start(name, *children, **attrs)}</{name}>")
 
@@ -132,6 +133,8 @@ def start(name: str, *children: Any, **attrs: Any) -> Html:
         name_ = key.rstrip("_").replace("_", "-")
         if value is True:
             written.append(f" {name_}")
+        elif isinstance(value, Html):  # a value this library escaped itself (an image's whole data: URI)
+            written.append(f' {name_}="{value}"')
         else:
             written.append(f' {name_}="{attr(value, drawn=name_ == "title")}"')
     return Html(f"<{name}{''.join(written)}>{join(children)}")

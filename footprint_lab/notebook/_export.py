@@ -17,13 +17,13 @@ from __future__ import annotations
 import json
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.run import Run
 from footprint_lab.lab.views import run_bundle
 from footprint_lab.lab.views.tree import PLOTLY_MIME, tree_figure, tree_html
-from footprint_lab.markup.elements import esc
+from footprint_lab.markup.elements import Html, el, esc, raw
 from footprint_lab.notebook._scrub import check_policy, sweep
 from footprint_lab.notebook.read import SharingConfigError, output_path, write_notebook
 from footprint_lab.record.recording import Annotation, Recording
@@ -32,8 +32,12 @@ from footprint_lab.sealing.saved_seal import bind_display
 
 NBFORMAT_MINOR = 5
 
+#: what ``export`` writes: a run or a recording, or a list (or tuple) of them
+Runs: TypeAlias = (Run | Recording | list[Run] | list[Recording] | list[Run | Recording]
+                   | tuple[Run | Recording, ...])
 
-def export(runs: Any, path: str | os.PathLike[str], *, title: str, notes: str | None = None,
+
+def export(runs: Runs, path: str | os.PathLike[str], *, title: str, notes: str | None = None,
            redact: Redaction | None = None) -> Path:
     """Write ``runs`` (a ``Run``, a ``Recording``, or a list of them) as a shareable notebook at ``path``."""
     items = _runs(runs)
@@ -56,7 +60,7 @@ def export(runs: Any, path: str | os.PathLike[str], *, title: str, notes: str | 
     return target
 
 
-def _runs(runs: Any) -> list[Any]:
+def _runs(runs: Runs) -> list[Run]:
     items = list(runs) if isinstance(runs, list | tuple) else [runs]
     if not items:
         raise SharingConfigError("export", "runs", "an empty list", "must hold at least one run")
@@ -76,8 +80,7 @@ def _run_cells(run: Any, number: int) -> list[dict[str, Any]]:
     runner = recording.runner
     who = runner.name or runner.id or runner.kind
     notes = recording.annotations
-    run_id = esc(recording.run_id, badges=False)
-    cells = [_markdown(f"## {number}. {_md(who)} · <code>{run_id}</code> · {_md(recording.status)}")]
+    cells = [_markdown(f"## {number}. {_md(who)} · {_code(recording.run_id)} · {_md(recording.status)}")]
     cells.append(_display("the run: its answer view (the recording rides in this output, whatever its size)",
                           bind_display(run_bundle(recording, budget=None))))
     cells.extend(_note_cells([n for n in notes if n.target == "answer"]))
@@ -102,9 +105,14 @@ def _note_cells(notes: list[Annotation]) -> list[dict[str, Any]]:
     cells = []
     for note in notes:
         tag = f" *({_md(note.tag)})*" if note.tag else ""
-        target = "the answer" if note.target == "answer" else f"<code>{esc(note.target, badges=False)}</code>"
+        target = "the answer" if note.target == "answer" else _code(note.target)
         cells.append(_markdown(f"> **Note on {target}**{tag}: {_md(note.text)}"))
     return cells
+
+
+def _code(text: str) -> Html:
+    """An id in a markdown cell, as code (its controls as plain marks: a markdown line holds no badge)."""
+    return el("code", raw(esc(text, badges=False)))
 
 
 def _md(text: str) -> str:

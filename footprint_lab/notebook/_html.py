@@ -36,7 +36,7 @@ from typing import Any
 
 from footprint_lab.lab.views import answer_view
 from footprint_lab.markup import theme
-from footprint_lab.markup.elements import attr, esc
+from footprint_lab.markup.elements import Html, attr, el, esc, join, raw, start
 from footprint_lab.notebook.read import as_path, check_recording, output_path, read_notebook, write_text
 from footprint_lab.record.recording import RECORDING_MIME, Recording
 from footprint_lab.sealing.saved_seal import unbacked
@@ -91,22 +91,19 @@ def to_html(path: str | os.PathLike[str], out: str | os.PathLike[str]) -> Path:
         if isinstance(cell, dict):
             page.cell(index, cell)
     title = page.title or as_path(path).stem
-    scripts = ""
+    scripts = Html()
     if page.plots:
         import plotly.offline
 
         bundle = plotly.offline.get_plotlyjs().replace("</script", "<\\/script")
-        scripts = (f'<script nonce="{nonce}">{bundle}</script>'
-                   f'<script nonce="{nonce}">{_DRAW}</script>')
+        scripts = join([el("script", raw(bundle), nonce=nonce), el("script", raw(_DRAW), nonce=nonce)])
     policy = (f"default-src 'none'; img-src data:; style-src 'unsafe-inline'; font-src data:; "
               f"script-src 'nonce-{nonce}'")
-    write_text(
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f'<meta http-equiv="Content-Security-Policy" content="{policy}">'
-        f"<title>{esc(title, badges=False)}</title><style>{_PAGE_STYLE}</style></head><body>"
-        + "".join(page.parts) + scripts + "</body></html>\n",
-        target, "out",
-    )
+    head = el("head", start("meta", charset="utf-8"),
+              start("meta", http_equiv="Content-Security-Policy", content=raw(policy)),  # no quote in it
+              el("title", raw(esc(title, badges=False))), el("style", raw(_PAGE_STYLE)))
+    page_html = el("html", head, el("body", *page.parts, scripts), lang="en")
+    write_text(f"<!DOCTYPE html>\n{page_html}\n", target, "out")
     return target
 
 
@@ -140,7 +137,7 @@ document.querySelectorAll('script[type="application/json"].fl-figure').forEach(f
 class _Page:
     def __init__(self, nonce: str) -> None:
         self.nonce = nonce
-        self.parts: list[str] = []
+        self.parts: list[Html] = []
         self.plots = 0
         self.title: str | None = None
 
@@ -151,63 +148,62 @@ class _Page:
             if self.title is None:
                 heading = re.search(r"^#\s+(.+)$", source, re.MULTILINE)
                 self.title = heading.group(1).strip() if heading else None
-            self.parts.append(f'<div class="fl-cell fl-markdown">{_markdown(source)}</div>')
+            self.parts.append(el("div", _markdown(source), class_="fl-cell fl-markdown"))
             return
         if kind != "code":
             return
-        shown = [f'<div class="fl-cell" id="cell-{index}">']
-        if source.strip():
-            shown.append(f'<pre class="fl-source">{esc(source, whole=_WHOLE)}</pre>')
-        for number, output in enumerate(cell.get("outputs") or []):
-            if isinstance(output, dict):
-                shown.append(f'<div class="fl-output">{self.output(index, number, output)}</div>')
-        shown.append("</div>")
-        self.parts.append("".join(shown))
+        shown = [el("pre", _whole(source), class_="fl-source")] if source.strip() else []
+        shown += [el("div", self.output(index, number, output), class_="fl-output")
+                  for number, output in enumerate(cell.get("outputs") or []) if isinstance(output, dict)]
+        self.parts.append(el("div", *shown, class_="fl-cell", id=f"cell-{index}"))
 
-    def output(self, cell: int, number: int, output: dict[str, Any]) -> str:
+    def output(self, cell: int, number: int, output: dict[str, Any]) -> Html:
         forged = unbacked(output)  # a seal shown that nothing backs is never drawn as if it held
         if forged is not None:
-            return f'<p class="fl-skipped">cell {cell}, output {number}: not shown: {esc(str(forged))}</p>'
+            return el("p", f"cell {cell}, output {number}: not shown: {forged}", class_="fl-skipped")
         kind = output.get("output_type")
         if kind == "stream":
-            return f"<pre>{esc(_ANSI.sub('', _text(output.get('text', ''))), whole=_WHOLE)}</pre>"
+            return el("pre", _whole(_ANSI.sub("", _text(output.get("text", "")))))
         if kind == "error":
             trace = "\n".join(_text(line) for line in output.get("traceback") or [])
-            return f'<pre class="fl-error">{esc(_ANSI.sub("", trace), whole=_WHOLE)}</pre>'
+            return el("pre", _whole(_ANSI.sub("", trace)), class_="fl-error")
         data = output.get("data")
         if not isinstance(data, dict):
-            return ""
+            return Html()
         if RECORDING_MIME in data:
             return _recording(cell, number, data[RECORDING_MIME])
         if PLOTLY_MIME in data and isinstance(data[PLOTLY_MIME], dict):
             return self.figure(data)
         return _static(data)
 
-    def figure(self, data: dict[str, Any]) -> str:
+    def figure(self, data: dict[str, Any]) -> Html:
         self.plots += 1
         target = f"fl-figure-{self.plots}"
         # no "<", ">" or "&" in the data block: neither "</script" nor "<!--" can end or hide it
         figure = json.dumps(data[PLOTLY_MIME], ensure_ascii=True).translate(_JSON_IN_SCRIPT)
-        fallback = _static({k: v for k, v in data.items() if k != PLOTLY_MIME}) or "<p>(a figure)</p>"
-        return (f'<div id="{target}" class="fl-plot"></div>'
-                f'<script type="application/json" class="fl-figure" data-target="{target}">{figure}</script>'
-                f"<noscript>{fallback}</noscript>")
+        fallback = _static({k: v for k, v in data.items() if k != PLOTLY_MIME}) or el("p", "(a figure)")
+        return join([el("div", id=target, class_="fl-plot"),
+                     el("script", raw(figure), type="application/json", class_="fl-figure", data_target=target),
+                     el("noscript", fallback)])
 
 
-def _recording(cell: int, number: int, value: Any) -> str:
+def _recording(cell: int, number: int, value: Any) -> Html:
     checked = check_recording(value, "to_html")
     if not isinstance(checked, Recording):
-        field, problem = checked.field, checked.problem
-        return (f'<p class="fl-skipped">cell {cell}, output {number}: recording not shown, field '
-                f"<code>{esc(field)}</code> {esc(problem)}</p>")
-
-    return answer_view(checked)
+        return el("p", f"cell {cell}, output {number}: recording not shown, field ", el("code", checked.field),
+                  f" {checked.problem}", class_="fl-skipped")
+    return raw(answer_view(checked))
 
 
-def _static(data: dict[str, Any]) -> str:
+def _whole(text: str) -> Html:
+    """A long text drawn in a page: its beginning, under a note that the notebook file holds all of it."""
+    return raw(esc(text, whole=_WHOLE))
+
+
+def _static(data: dict[str, Any]) -> Html:
     """The richest output kind a page can show without running anything from the file."""
     if isinstance(data.get("text/html"), str | list):
-        return sanitize(_text(data["text/html"]))
+        return raw(sanitize(_text(data["text/html"])))
     for mime in ("image/png", "image/jpeg", "image/svg+xml"):
         if mime in data:
             image = _image(mime, data[mime])
@@ -216,27 +212,27 @@ def _static(data: dict[str, Any]) -> str:
     if isinstance(data.get("text/markdown"), str | list):
         return _markdown(_text(data["text/markdown"]))
     if "text/plain" in data:
-        return f"<pre>{esc(_ANSI.sub('', _text(data['text/plain'])), whole=_WHOLE)}</pre>"
-    return ""
+        return el("pre", _whole(_ANSI.sub("", _text(data["text/plain"]))))
+    return Html()
 
 
-def _image(mime: str, value: Any) -> str:
-    raw = _text(value)
+def _image(mime: str, value: Any) -> Html:
+    data = _text(value)
     if mime == "image/svg+xml":
-        raw = base64.b64encode(raw.encode("utf-8")).decode("ascii")
+        data = base64.b64encode(data.encode("utf-8")).decode("ascii")
     else:
-        raw = "".join(raw.split())
+        data = "".join(data.split())
         try:
-            base64.b64decode(raw, validate=True)
+            base64.b64decode(data, validate=True)
         except (binascii.Error, ValueError):
-            return ""
-    return f'<img alt="" src="{attr(f"data:{mime};base64,{raw}", limit=None)}">'
+            return Html()
+    return start("img", alt="", src=raw(attr(f"data:{mime};base64,{data}", limit=None)))  # whole, never cut
 
 
-def _markdown(source: str) -> str:
+def _markdown(source: str) -> Html:
     import mistune
 
-    return sanitize(str(mistune.html(source)))
+    return raw(sanitize(str(mistune.html(source))))
 
 
 def sanitize(html: str) -> str:

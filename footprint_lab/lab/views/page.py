@@ -149,8 +149,8 @@ KIND_COLOURS = theme.KIND_COLOURS
 STATUS_COLOURS = {status: colour for status, (colour, _) in theme.STATUS.items()}
 GREY = theme.GREY
 #: between two fields of one row, where the style sheet's layout also keeps them apart
-SEP = raw(' <span class="fl-sep">·</span> ')
-UNPROVEN = raw(f' <span class="fl-unproven" style="{css(color=theme.RED)}">[not proven]</span>')
+SEP = join([" ", el("span", "·", class_="fl-sep"), " "])
+UNPROVEN = join([" ", el("span", "[not proven]", class_="fl-unproven", style=css(color=theme.RED))])
 
 
 def kind_style(kind: str) -> str:

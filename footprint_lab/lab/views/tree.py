@@ -37,6 +37,7 @@ from footprint_lab.lab.views.page import (
     not_drawn,
     raw,
     shorten,
+    start,
     wrap,
 )
 from footprint_lab.lab.views.svg import SVG_NODES, decision, layout, node_label, tree_svg
@@ -82,7 +83,7 @@ def _hover(node: TreeNode, edge: TreeEdge | None) -> str:
         lines.append(f"decision: {_figure_text(decision(edge))}")
     if node.answer_preview:
         lines.append(f"answer: {_figure_text(shorten(node.answer_preview, 60))}")
-    return "<br>".join(line for line in lines if line)
+    return start("br").join(line for line in lines if line)  # plotly breaks a hover text at each br
 
 
 def tree_figure(recording_or_tree: Any, *, steps: bool = False) -> go.Figure:
