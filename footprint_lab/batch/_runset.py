@@ -57,6 +57,7 @@ if TYPE_CHECKING:
     from footprint_lab.explain.provenance.influence import InfluenceStrategy
     from footprint_lab.explain.trials.rerun import Rerun, Restore
     from footprint_lab.lab.views.runset import RunTable
+    from footprint_lab.otel.inputs import Spans
     from footprint_lab.providers.types import Provider
 
 #: runs of a factory at once in one process, unless ``concurrency=`` says otherwise
@@ -164,7 +165,7 @@ class RunSet:
         return cls(entries)
 
     @classmethod
-    def from_spans(cls, spans: Any, *, progress: Wanted = None) -> RunSet:
+    def from_spans(cls, spans: Spans, *, progress: Wanted = None) -> RunSet:
         """A set of the runs in imported OpenTelemetry spans (``footprint_lab.otel.from_spans``): a day of traces.
 
         ``progress`` is ``from_spans``'s: a bar once the import lasts, and a stop keeps the runs imported."""

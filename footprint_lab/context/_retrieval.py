@@ -19,7 +19,7 @@ import heapq
 import math
 import re
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, TypeAlias
 
 from footprint_lab.base.refusal import call_problem
 from footprint_lab.context.refusals import ContextDeclarationError
@@ -40,6 +40,18 @@ class RetrievalIndex(Protocol):
     def scores(self, query: str) -> Sequence[float]:
         """One score per indexed text, higher is closer to ``query``."""
         ...
+
+
+class Scorer(Protocol):
+    """What ``define_rag(scorer=...)`` needs: ``index(texts)``, the corpus's texts indexed to score a query against."""
+
+    def index(self, texts: Sequence[str]) -> RetrievalIndex:
+        """The texts indexed: ``scores(query)`` gives one score per text."""
+        ...
+
+
+#: what ``define_rag(corpus=...)`` takes: texts, ``{document id: text}``, or ``{"id": ..., "text": ...}`` entries
+Corpus: TypeAlias = Mapping[str, str] | Sequence[str | Mapping[str, str]]
 
 
 class BM25Index:

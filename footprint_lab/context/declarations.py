@@ -40,14 +40,17 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 from footprint_lab.base.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.base.unicode import is_sound
-from footprint_lab.context._retrieval import BM25Scorer, Chunk, RetrievalIndex, chunk_corpus
+from footprint_lab.context._retrieval import BM25Scorer, Chunk, Corpus, RetrievalIndex, Scorer, chunk_corpus
 from footprint_lab.context._triggers import LLMActivated, Trigger, always, llm_activated, rule
 from footprint_lab.context.refusals import ContextDeclarationError
 from footprint_lab.record.captured import Cache, Slot
+
+if TYPE_CHECKING:
+    from footprint_lab.context._stores import MemoryStore
 
 #: What a declaration id may be: short, and safe to show in any message or view.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
@@ -401,7 +404,7 @@ def define_skill(
 def define_memory(
     *,
     id: str,
-    store: Any,
+    store: MemoryStore,
     limit: int = 10,
     write_back: bool = True,
     active_when: Callable[[Any], Any] | None = None,
@@ -437,10 +440,10 @@ def define_memory(
 def define_rag(
     *,
     id: str,
-    corpus: Any,
+    corpus: Corpus,
     top_k: int = 3,
     threshold: float = 0.0,
-    scorer: Any = None,
+    scorer: Scorer | None = None,
     chunk_chars: int = 800,
     active_when: Callable[[Any], Any] | None = None,
     trigger: Trigger | None = None,

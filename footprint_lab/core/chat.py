@@ -386,7 +386,7 @@ class Chat:
         return child
 
     # -- filing a bug ---------------------------------------------------------------------------
-    def bug_report(self, path: str | os.PathLike[str], *, redact: Any = None) -> Path:
+    def bug_report(self, path: str | os.PathLike[str], *, redact: Redaction | None = None) -> Path:
         """Write a zip a maintainer can read: every turn's recording masked, its views offline, and a manifest.
 
         See ``footprint_lab.notebook`` (``bug_report``) for what the bundle holds; ``redact`` adds a

@@ -33,9 +33,11 @@ if TYPE_CHECKING:
     import pandas as pd
 
     from footprint_lab.core.call_messages import CallMessages
+    from footprint_lab.core.runner import Runner
     from footprint_lab.core.timeline import Timeline
     from footprint_lab.explain.checks.integrity import IntegrityReport
     from footprint_lab.explain.provenance.custody import Backtrack
+    from footprint_lab.explain.provenance.influence import InfluenceStrategy
     from footprint_lab.explain.provenance.tree import RunTree
     from footprint_lab.record.recording import Annotation, ContextPiece, LLMExchange, Recording
     from footprint_lab.redact.policy import Redaction
@@ -410,7 +412,7 @@ class Run:
 
         return backtrack(self.recording, at, max_depth=max_depth, max_steps=max_steps)
 
-    def suspects(self, strategy: Any = "lexical", *, at: str | None = None,
+    def suspects(self, strategy: str | InfluenceStrategy = "lexical", *, at: str | None = None,
                  embed: Callable[[list[str]], Any] | None = None, reference: str | None = None) -> pd.DataFrame:
         """The backtrack's pieces ranked by how plausibly each shaped the output (correlational, not causal).
 
@@ -441,7 +443,8 @@ class Run:
 
         return integrity(self.recording, claims=claims)
 
-    def bug_report(self, path: str | os.PathLike[str], *, redact: Any = None, runner: Any = None) -> Path:
+    def bug_report(self, path: str | os.PathLike[str], *, redact: Redaction | None = None,
+                   runner: Runner | None = None) -> Path:
         """Write a zip to attach to a bug report: the recording masked and scanned clean, the answer view
         as an offline page, versions, provider and model names, and ``manifest.json`` saying what each file holds.
 

@@ -110,7 +110,7 @@ class Tool:
         """The tool as the tools slot carries it."""
         return {"name": self.name, "description": self.description, "input_schema": self.input_schema}
 
-    def check_args(self, args: Any) -> str | None:
+    def check_args(self, args: dict[str, Any]) -> str | None:
         """``None`` when the model's arguments fit the schema, else a teaching message for the model."""
         problem = self._arguments.problem(args)
         if problem is None:

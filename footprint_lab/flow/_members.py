@@ -12,7 +12,7 @@ Role: flow layer, used by every composition's constructor.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from footprint_lab.base.refusal import call_problem, describe_shape
 from footprint_lab.core.runner import Runner
@@ -21,6 +21,9 @@ from footprint_lab.redact.policy import combine_policies
 
 #: the name a member cannot take: the run's own message is tracked under it
 RESERVED = "input"
+
+#: a composition's members as a caller gives them: ``{name: runner}`` or ``[(name, runner), ...]``
+Members: TypeAlias = Mapping[str, Runner] | Iterable[tuple[str, Runner]]
 
 
 def named_members(composition: str, members: Any, example: str) -> list[tuple[str, Runner]]:

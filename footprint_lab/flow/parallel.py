@@ -12,14 +12,15 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.llm_call import LLMCall
 from footprint_lab.core.runner import Runner
 from footprint_lab.flow._composition import INPUT, Composition, MemberPaused, Path, _Exec, output
-from footprint_lab.flow._members import check_callable, failure_summary, named_members
+from footprint_lab.flow._members import Members, check_callable, failure_summary, named_members
 from footprint_lab.flow.refusals import CompositionConfigError
+from footprint_lab.providers.types import Provider
 from footprint_lab.record.schema import failure
 
 EXAMPLE = 'Parallel({"legal": legal_agent, "ethics": ethics_agent}, merge=combine)'
@@ -41,7 +42,7 @@ class LLMMerge:
         return f"{self.prompt}\n\n{sections}"
 
 
-def merge_with_llm(*, provider: Any, model: str = "mock-model", prompt: str = "Synthesize:",
+def merge_with_llm(*, provider: Provider, model: str = "mock-model", prompt: str = "Synthesize:",
                    system: str = "") -> LLMMerge:
     """A ``Parallel`` merge in which a model synthesizes the branches' answers into one."""
     if not isinstance(prompt, str) or not prompt.strip():
@@ -57,7 +58,7 @@ class Parallel(Composition):
 
     def __init__(
         self,
-        branches: Any,
+        branches: Members,
         /,
         *,
         merge: Callable[[dict[str, str]], str] | LLMMerge | None = None,

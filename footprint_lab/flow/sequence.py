@@ -7,11 +7,11 @@ every member that shaped it.
 
 from __future__ import annotations
 
-from typing import Any, ClassVar
+from typing import ClassVar
 
 from footprint_lab.core.runner import Runner
 from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, output
-from footprint_lab.flow._members import named_members
+from footprint_lab.flow._members import Members, named_members
 
 EXAMPLE = 'Sequence({"classify": classifier, "review": reviewer})'
 
@@ -21,7 +21,7 @@ class Sequence(Composition):
 
     kind: ClassVar[str] = "sequence"
 
-    def __init__(self, members: Any, /, *, id: str | None = None, name: str | None = None) -> None:
+    def __init__(self, members: Members, /, *, id: str | None = None, name: str | None = None) -> None:
         super().__init__(id=id, name=name)
         self.members = named_members("Sequence", members, EXAMPLE)
         self._cover()

@@ -23,7 +23,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeAlias
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.runner import Runner
@@ -52,6 +52,10 @@ class FlowStep:
         return next(iter(values.values()))
 
 
+#: a ``Workflow``'s steps or a ``Graph``'s nodes as given: ``step(...)`` entries or ``(name, runner)`` pairs
+Steps: TypeAlias = Iterable[FlowStep | tuple[str, Runner]]
+
+
 def step(name: str, runner: Runner, /, *, needs: str | Iterable[str] = (), map: Mapper | None = None) -> FlowStep:
     """A ``Workflow`` step or ``Graph`` node: ``step("review", critic, needs=["draft"], map=fn)``."""
     wanted = (needs,) if isinstance(needs, str) else tuple(needs) if isinstance(needs, Iterable) else None
@@ -63,7 +67,7 @@ def step(name: str, runner: Runner, /, *, needs: str | Iterable[str] = (), map: 
     return FlowStep(name=name, runner=runner, needs=wanted, map=map)
 
 
-def _steps(composition: str, steps: Any) -> list[FlowStep]:
+def _steps(composition: str, steps: Steps) -> list[FlowStep]:
     """The steps as ``FlowStep``s (``(name, runner)`` pairs are accepted), names and runners checked."""
     given = list(steps) if isinstance(steps, Iterable) and not isinstance(steps, str | Mapping) else None
     if given is None:
@@ -92,7 +96,7 @@ class Workflow(Composition):
 
     kind: ClassVar[str] = "workflow"
 
-    def __init__(self, steps: Any, /, *, id: str | None = None, name: str | None = None) -> None:
+    def __init__(self, steps: Steps, /, *, id: str | None = None, name: str | None = None) -> None:
         super().__init__(id=id, name=name)
         given = _steps("Workflow", steps)
         runners = [s.runner for s in given]
@@ -142,7 +146,7 @@ class Graph(Composition):
 
     kind: ClassVar[str] = "graph"
 
-    def __init__(self, nodes: Any, /, *, answer: str | None = None, id: str | None = None,
+    def __init__(self, nodes: Steps, /, *, answer: str | None = None, id: str | None = None,
                  name: str | None = None) -> None:
         super().__init__(id=id, name=name)
         checked = [FlowStep(name=n.name, runner=n.runner, needs=n.needs or (RESERVED,), map=n.map)

@@ -27,7 +27,7 @@ import tempfile
 import zipfile
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from footprint_lab.base import bug_reports as _bug_reports
 from footprint_lab.base.refusal import Refusal, describe_shape
@@ -37,6 +37,12 @@ from footprint_lab.notebook._scrub import scan
 from footprint_lab.notebook.read import SharingConfigError, load_runs, output_path
 from footprint_lab.providers.failures import display_url
 from footprint_lab.redact.policy import Redaction, combine_policies, policy_from_reports
+
+if TYPE_CHECKING:
+    import os
+
+    from footprint_lab.core.run import Run
+    from footprint_lab.core.runner import Runner
 
 #: the libraries whose versions a maintainer asks for first
 _PACKAGES = ("pydantic", "pandas", "httpx", "ipywidgets", "anywidget", "plotly", "ipykernel", "jupyterlab")
@@ -60,7 +66,8 @@ class BugReportError(Refusal, ValueError):
         self.places = places
 
 
-def bug_report(runs: list[Any], path: Any, *, redact: Any = None, runner: Any = None, title: str = "A run") -> Path:
+def bug_report(runs: list[Run], path: str | os.PathLike[str], *, redact: Redaction | None = None,
+               runner: Runner | None = None, title: str = "A run") -> Path:
     """Write the bug-report zip of ``runs`` at ``path``; see the module docstring for what it holds."""
     if redact is not None and not isinstance(redact, Redaction):
         raise SharingConfigError("bug_report", "redact", describe_shape(redact),

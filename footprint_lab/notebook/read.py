@@ -33,7 +33,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
 
-from footprint_lab.base.progress import PROGRESS_FIX, SHOW_AFTER, Progress, progress_problem, stopping
+from footprint_lab.base.progress import PROGRESS_FIX, SHOW_AFTER, Progress, Wanted, progress_problem, stopping
 from footprint_lab.base.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.base.regular_file import UnreadableFile, kind_of, read_regular
 from footprint_lab.core.checkpoint import Checkpoint
@@ -297,7 +297,7 @@ def widget_state(notebook: dict[str, Any]) -> dict[str, Any] | None:
     return block if isinstance(block, dict) else None
 
 
-def load_runs(path: str | os.PathLike[str], *, progress: Any = None) -> list[Run]:
+def load_runs(path: str | os.PathLike[str], *, progress: Wanted = None) -> list[Run]:
     """Every run whose recording a notebook's outputs carry, in file order, each as a ``Run``.
 
     A run shown more than once comes back once, where it was first shown, with the recording

@@ -14,17 +14,21 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.run import Run
 from footprint_lab.otel.refusals import OtelCaptureError
 
+if TYPE_CHECKING:
+    from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
+    from opentelemetry.trace import TracerProvider as ApiTracerProvider
+
 
 class Capture:
     """The spans finished inside a ``capture()`` block; :attr:`runs` imports them."""
 
-    def __init__(self, tracer_provider: Any) -> None:
+    def __init__(self, tracer_provider: ApiTracerProvider) -> None:
         #: the SDK tracer provider the spans were collected from (pass it to a framework's instrumentation)
         self.tracer_provider = tracer_provider
         #: the finished spans, in the order they ended
@@ -58,7 +62,7 @@ def _listens(provider: Any) -> bool:
 
 
 @contextmanager
-def capture(tracer_provider: Any = None) -> Iterator[Capture]:
+def capture(tracer_provider: SdkTracerProvider | None = None) -> Iterator[Capture]:
     """Collect the spans that finish inside the block; ``cap.runs`` gives their runs.
 
     ``tracer_provider``: an SDK ``TracerProvider`` to listen on; by default the global one (set
@@ -68,6 +72,7 @@ def capture(tracer_provider: Any = None) -> Iterator[Capture]:
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
 
+    provider: Any  # the SDK's provider, or a wrapper forwarding to it: what _listens accepts, not a class
     if tracer_provider is not None:
         if not _listens(tracer_provider):
             raise OtelCaptureError("tracer_provider", describe_shape(tracer_provider))

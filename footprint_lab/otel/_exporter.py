@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any
+from typing import Any, TypeAlias
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
@@ -39,6 +39,9 @@ _SCOPE = InstrumentationScope("footprint_lab.otel", "0.1.0")
 _RESOURCE = Resource({"service.name": "footprint_lab"})
 _OK = Status(StatusCode.UNSET)
 _FAILED = Status(StatusCode.ERROR)
+
+#: what ``to_spans`` and ``export_otlp`` send: a run or a recording, or a list of them
+Runs: TypeAlias = Run | Recording | Iterable[Run | Recording]
 
 
 def _id(bits: int, *parts: str) -> int:
@@ -69,7 +72,7 @@ def genai_messages(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
     return out
 
 
-def _runs(runs: Any) -> list[Recording]:
+def _runs(runs: Runs) -> list[Recording]:
     items = [runs] if isinstance(runs, Run | Recording) else runs
     if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
         raise OtelExportError("runs", describe_shape(runs), "Pass a Run, a Recording, or a list of them")
@@ -201,7 +204,7 @@ class _Builder:
                   failed=step.status != "ok")
 
 
-def to_spans(runs: Any) -> list[ReadableSpan]:
+def to_spans(runs: Runs) -> list[ReadableSpan]:
     """A run (or a list of runs, or recordings) as finished OpenTelemetry spans, one trace per run."""
     out: list[ReadableSpan] = []
     builder = _Builder(out)
@@ -210,7 +213,7 @@ def to_spans(runs: Any) -> list[ReadableSpan]:
     return out
 
 
-def export_otlp(runs: Any, *, endpoint: str, headers: Mapping[str, str] | None = None,
+def export_otlp(runs: Runs, *, endpoint: str, headers: Mapping[str, str] | None = None,
                 timeout: float = 10.0) -> int:
     """Send runs to an OTLP/HTTP collector (protobuf, the official exporter); the number of spans sent.
 

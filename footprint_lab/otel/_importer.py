@@ -36,7 +36,7 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from footprint_lab.base.progress import PROGRESS_FIX, SHOW_AFTER, Progress, progress_problem, stopping
+from footprint_lab.base.progress import PROGRESS_FIX, SHOW_AFTER, Progress, Wanted, progress_problem, stopping
 from footprint_lab.core.run import Run
 from footprint_lab.core.turn import turn_text
 from footprint_lab.otel._call_layout import (
@@ -60,6 +60,7 @@ from footprint_lab.otel._semconv import (
 )
 from footprint_lab.otel._span_groups import group_runs
 from footprint_lab.otel._spans import SpanData, read_spans
+from footprint_lab.otel.inputs import Spans
 from footprint_lab.otel.refusals import OtelExportError
 from footprint_lab.record.build import build_recording
 from footprint_lab.record.captured import CapturedPiece, captured_piece
@@ -99,7 +100,7 @@ class ContentCaptureWarning(UserWarning):
     """Spans were imported without message content (capture was off); the run's ``meta`` says how to switch it on."""
 
 
-def from_spans(spans: Any, *, progress: Any = None) -> list[Run]:
+def from_spans(spans: Spans, *, progress: Wanted = None) -> list[Run]:
     """One ``Run`` per agent run in ``spans`` (per root ``invoke_agent`` span, or per trace without one).
 
     ``spans``: the SDK's finished spans, OTLP JSON (a dict, its text, JSON lines, a path to a file), or

@@ -30,7 +30,7 @@ from footprint_lab.otel.refusals import OtelExportError
 class LiveSpans:
     """Turns one runner's events into spans on a tracer, as they arrive."""
 
-    def __init__(self, tracer_provider: Any = None) -> None:
+    def __init__(self, tracer_provider: trace.TracerProvider | None = None) -> None:
         provider = tracer_provider if tracer_provider is not None else trace.get_tracer_provider()
         if not callable(getattr(provider, "get_tracer", None)):
             raise OtelExportError("tracer_provider", describe_shape(provider),
@@ -96,7 +96,7 @@ class LiveSpans:
                 span.end()
 
 
-def live_spans(tracer_provider: Any = None) -> LiveSpans:
+def live_spans(tracer_provider: trace.TracerProvider | None = None) -> LiveSpans:
     """A subscriber emitting spans as runs happen: ``agent.subscribe(live_spans())``.
 
     ``tracer_provider``: the SDK provider to emit on (the global one by default, with whatever

@@ -33,11 +33,14 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Mapping
 from itertools import repeat
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.base.unicode import sound, sound_text
 from footprint_lab.otel.refusals import OtelSpanFieldError, OtelSpanLoopError, OtelSpansError
+
+if TYPE_CHECKING:
+    from footprint_lab.otel.inputs import Spans
 
 #: How many lists or objects an attribute value (or a JSON-valued attribute) may nest: the GenAI
 #: conventions need a handful, and every view that walks a value stays far from Python's stack limit.
@@ -85,7 +88,7 @@ class SpanData(NamedTuple):
     failed: bool
 
 
-def read_spans(spans: Any, *, rooted: bool = True) -> list[SpanData]:
+def read_spans(spans: Spans, *, rooted: bool = True) -> list[SpanData]:
     """``spans`` (the SDK's finished spans, OTLP JSON, OTLP protobuf, or a list mixing them) as :class:`SpanData`,
     or a refusal; with ``rooted=False`` each keeps the parent id it names, whether or not that span is among them."""
     if isinstance(spans, os.PathLike):

@@ -29,7 +29,7 @@ import json
 import re
 from collections.abc import Sequence
 from itertools import takewhile
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from footprint_lab.base.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.providers.errors import ProviderError
@@ -38,6 +38,9 @@ from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback
 from footprint_lab.record.recording import LLMExchange, Recording
 from footprint_lab.record.records import jsonable
 from footprint_lab.redact.policy import Redaction, policy_from_reports
+
+if TYPE_CHECKING:
+    from footprint_lab.explain.arguments import RunLike
 
 _SLOTS = ("system", "messages", "tools")
 _EXCERPT = 24
@@ -167,7 +170,7 @@ class ReplayProvider:
         return ReplayMismatchError(nearest.exchange.step_id, slot, piece, diff)
 
 
-def replay_provider(source: Any, *, redact: Redaction | None = None, stream: bool = False) -> ReplayProvider:
+def replay_provider(source: RunLike, *, redact: Redaction | None = None, stream: bool = False) -> ReplayProvider:
     """A provider that answers with the responses ``source`` recorded (a ``Recording``, or a run holding one).
 
     Hand it to the agent (to every member agent of a composition) in place of the live

@@ -39,7 +39,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 from footprint_lab.base.refusal import Refusal, describe_shape
 from footprint_lab.context.similarity import words
@@ -48,6 +48,13 @@ from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_j
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from footprint_lab.core.tools import Tool
+
+#: what ``lint_tools`` reads: a list of tools (footprint_lab tools, OpenAI / Anthropic / MCP tool dicts), a
+#: ``tools/list`` result (``{"tools": [...]}``, or a JSON-RPC reply whose ``result`` holds it), their JSON text,
+#: or the path of a ``.json`` file holding them
+Catalog: TypeAlias = "Iterable[Tool | dict[str, Any]] | dict[str, Any] | str | os.PathLike[str]"
 
 #: two tools whose lexical (or embedding) similarity reaches this are reported as confusable
 THRESHOLD = 0.6
@@ -341,7 +348,7 @@ def warn_findings(tools: Any, runner: str) -> None:
         warnings.warn(ToolLintWarning(runner, findings), stacklevel=4)
 
 
-def lint_tools(catalog: Any, *, threshold: float = THRESHOLD,
+def lint_tools(catalog: Catalog, *, threshold: float = THRESHOLD,
                embed: Callable[[list[str]], Any] | None = None) -> pd.DataFrame:
     """Lint a tool catalog; one row per finding (columns: ``severity``, ``check``, ``tool``, ``other``,
     ``parameter``, ``score``, ``threshold``, ``margin``, ``message``, ``fix``, ``members``), errors first.
