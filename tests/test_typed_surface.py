@@ -15,7 +15,7 @@ GOOD = '''
 from opentelemetry.sdk.trace import TracerProvider
 
 from footprint_lab import (Agent, Chat, Graph, LLMCall, Parallel, Redaction, Run, Sequence, Workflow, lint_tools,
-                           merge_with_llm, step, tool)
+                           load_recording, merge_with_llm, step, tool, verify)
 from footprint_lab.batch import RunSet
 from footprint_lab.context import EmbeddingScorer, InMemoryStore, define_memory, define_rag
 from footprint_lab.errors import InvalidRunInputError
@@ -43,7 +43,7 @@ if turn.checkpoint is not None:
     agent.resume_sync(turn.checkpoint, "yes")
 if composed.checkpoint is not None:
     flow.resume_sync(composed.checkpoint, "yes", identity={"tenant": "acme"})
-trials = Trials(samples=3)
+trials = Trials(samples=3).replace(alpha=0.01)
 answer: str | None = run.answer
 error: type[ValueError] | type[Exception] = InvalidRunInputError
 walked = backtrack(run.recording)
@@ -65,6 +65,8 @@ replayed = Agent(provider=replay_provider(run))
 with capture(tracer_provider=TracerProvider()) as cap:
     agent.subscribe(live_spans(tracer_provider=cap.tracer_provider))
 captured: list[Run] = from_spans(cap.spans)
+checked = [verify(run).holds, verify(run.recording.model_dump_json()).holds,
+           verify(load_recording(run.recording.model_dump(mode="json"))).holds]
 
 
 async def prove(runs: RunSet) -> Localization:
@@ -73,12 +75,12 @@ async def prove(runs: RunSet) -> Localization:
 
 
 print(flow, chat, trials, answer, again, error, composed, followed, walked, prove, both, steps, nodes, rag,
-      memory, linted, reloaded, imported, filed, both_filed, ranked, replayed, captured)
+      memory, linted, reloaded, imported, filed, both_filed, ranked, replayed, captured, checked)
 '''
 
 BAD = '''
 from footprint_lab import Agent, Chat, Sequence
-from footprint_lab.explain import localize
+from footprint_lab.explain import Trials, localize
 from footprint_lab.providers import mock, replay_provider
 
 Agent(provider="openai")          # a provider's name is not a provider
@@ -89,6 +91,7 @@ later = localize("not a run")   # a string is not a run to explain
 Sequence({"only": Agent(provider=mock(reply="ok"))}).resume_sync("{}", "yes", identity="alice")   # not an identity
 Sequence(Agent(provider=mock(reply="ok")))   # members come named: {name: runner} or (name, runner) pairs
 replay_provider("run-1f2e")   # a run's id is not the run to replay
+Trials().replace(sampels=5)   # a setting's name misspelled
 '''
 
 
@@ -104,7 +107,8 @@ def test_mypy_strict_reads_the_public_surface(tmp_path: Path, script: str, clean
         assert found.returncode == 0, said
     else:
         errors = [line for line in said.splitlines() if str(path.name) in line and "error:" in line]
-        assert {int(line.split(":")[1]) for line in errors} == {6, 7, 8, 9, 10, 11, 12, 13}, said
+        assert {int(line.split(":")[1]) for line in errors} == {6, 7, 8, 9, 10, 11, 12, 13, 14}, said
         assert all(any(f'"{name}"' in line for name in ("provider", "run_sync", "send_sync", "follow_up_sync",
-                                                         "localize", "resume_sync", "Sequence", "replay_provider"))
+                                                         "localize", "resume_sync", "Sequence", "replay_provider",
+                                                         "replace"))
                    for line in errors), said

@@ -103,7 +103,8 @@ class RecordingVersionError(InvalidRecordingError):
         self.version = version
 
 
-def load_recording(data: Any, *, door: str = "load_recording") -> Recording:
+def load_recording(data: str | bytes | bytearray | dict[str, Any] | Recording, *,
+                   door: str = "load_recording") -> Recording:
     """A saved recording (JSON text or bytes, or ``model_dump`` data), read and checked once."""
     if isinstance(data, Recording):
         return check_recording(data, door=door)

@@ -56,7 +56,7 @@ import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol, TypeGuard
 
 import orjson
 from pydantic import BaseModel
@@ -116,7 +116,7 @@ def seal(recording: Recording, *, scrubbed: list[str] | None = None) -> Recordin
 
 
 # -- checkpoints and other documents -------------------------------------------------------------
-def _is_document(value: Any) -> bool:
+def _is_document(value: Any) -> TypeGuard[BaseModel]:
     """A model other than a recording that keeps a seal of its own (a ``Checkpoint``, a ``FlowCheckpoint``)."""
     return isinstance(value, BaseModel) and not isinstance(value, Recording) and "seal" in type(value).model_fields
 
@@ -216,7 +216,19 @@ def _head(made: Seal, child_heads: list[str]) -> str:
 
 
 # -- verifying -----------------------------------------------------------------------------------
-def verify(recording: Any) -> Verdict:
+class CarriesRecording(Protocol):
+    """What holds a recording as its ``recording`` (a ``Run``; ``core`` sits above this layer)."""
+
+    @property
+    def recording(self) -> Recording: ...
+
+
+#: what ``verify`` checks: a recording, what carries one, its JSON text or data, the path of a saved ``.json``
+#: recording, or another model that keeps a seal of its own (a ``Checkpoint``, a ``FlowCheckpoint``)
+Verifiable = Recording | CarriesRecording | BaseModel | str | os.PathLike[str] | dict[str, Any]
+
+
+def verify(recording: Verifiable) -> Verdict:
     """Check a recording's seal offline: a ``Recording``, a ``Run``, JSON text or a saved ``.json`` path;
     or a checkpoint's (``Checkpoint.model_validate_json(text)`` reads a stored one back).
 

@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, TypedDict
+from typing import Any, TypedDict, Unpack
 
 from footprint_lab.base.refusal import describe_shape, did_you_mean
 from footprint_lab.explain.arguments import ExplainConfigError, fraction, whole_number
@@ -74,7 +74,7 @@ class Trials:
     def values(self) -> dict[str, Any]:
         return {name: getattr(self, name) for name in FIELDS}
 
-    def replace(self, **changes: Any) -> Trials:
+    def replace(self, **changes: Unpack[TrialSettings]) -> Trials:
         """A copy with ``changes`` (field names; anything else refused with the nearest name)."""
         return settings_for("Trials.replace", self, changes)
 
