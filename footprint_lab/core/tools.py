@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict
 from footprint_lab.base.refusal import Refusal, describe_shape, raised
 from footprint_lab.base.runners import register as register_runner
 from footprint_lab.base.unicode import is_sound, sound_text
+from footprint_lab.core.identity import Identity
 
 if TYPE_CHECKING:
     from pydantic import BaseModel
@@ -73,8 +74,8 @@ class ToolContext:
     run_id: str
     tool_call_id: str
     tool_name: str
-    identity: Any = None
-    memory_identity: Any = None
+    identity: Identity | None = None
+    memory_identity: Identity | None = None
 
 
 class Tool:

@@ -26,6 +26,7 @@ makes a set of what arrived.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import queue
 import threading
@@ -99,7 +100,8 @@ class Receiver:
         with self._lock:
             return len(self._pending)
 
-    def subscribe(self, callback: Callable[[Run], Any], *, loop: Any = None) -> Callable[[], None]:
+    def subscribe(self, callback: Callable[[Run], Any], *,
+                  loop: asyncio.AbstractEventLoop | None = None) -> Callable[[], None]:
         """Call ``callback(run)`` for each run from now on; returns a function that stops it.
 
         With ``loop`` (an asyncio event loop, such as the notebook kernel's), the call is made on
