@@ -55,7 +55,7 @@ rag = define_rag(id="docs", corpus={"refunds": "Refunds take 5 days."},
                  scorer=EmbeddingScorer(lambda texts: [[1.0] for _ in texts]))
 memory = define_memory(id="memory", store=InMemoryStore())
 linted = lint_tools([lookup, {"name": "refund", "description": "Refund an order."}])
-shared = export([run, again], "runs.ipynb", title="Two runs")
+shared = export([run, again.recording], "runs.ipynb", title="Two runs")   # runs and recordings, mixed
 reloaded: list[Run] = load_runs(shared, progress=False)
 imported: list[Run] = from_spans(to_spans(run.recording), progress=lambda done, total: None)
 filed = run.bug_report("bug.zip", runner=agent, redact=Redaction(keys=["email"]))

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, TypeAlias
 
@@ -32,9 +33,8 @@ from footprint_lab.sealing.saved_seal import bind_display
 
 NBFORMAT_MINOR = 5
 
-#: what ``export`` writes: a run or a recording, or a list (or tuple) of them
-Runs: TypeAlias = (Run | Recording | list[Run] | list[Recording] | list[Run | Recording]
-                   | tuple[Run | Recording, ...])
+#: what ``export`` writes: a run or a recording, or a list (a tuple, any sequence) of them, mixed or not
+Runs: TypeAlias = Run | Recording | Sequence[Run | Recording]
 
 
 def export(runs: Runs, path: str | os.PathLike[str], *, title: str, notes: str | None = None,
@@ -61,7 +61,7 @@ def export(runs: Runs, path: str | os.PathLike[str], *, title: str, notes: str |
 
 
 def _runs(runs: Runs) -> list[Run]:
-    items = list(runs) if isinstance(runs, list | tuple) else [runs]
+    items = list(runs) if isinstance(runs, Sequence) and not isinstance(runs, str | bytes) else [runs]
     if not items:
         raise SharingConfigError("export", "runs", "an empty list", "must hold at least one run")
     out = []
