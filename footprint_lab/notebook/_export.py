@@ -61,7 +61,10 @@ def export(runs: Runs, path: str | os.PathLike[str], *, title: str, notes: str |
 
 
 def _runs(runs: Runs) -> list[Run]:
-    items = list(runs) if isinstance(runs, Sequence) and not isinstance(runs, str | bytes) else [runs]
+    # a sequence of runs is read item by item; text, bytes and ranges are sequences too, refused by their own shape
+    items: list[Any] = [runs]
+    if isinstance(runs, Sequence) and not isinstance(runs, str | bytes | bytearray | memoryview | range):
+        items = list(runs)
     if not items:
         raise SharingConfigError("export", "runs", "an empty list", "must hold at least one run")
     out = []
@@ -112,13 +115,13 @@ def _note_cells(notes: list[Annotation]) -> list[dict[str, Any]]:
 
 def _code(text: str) -> Html:
     """An id in a markdown cell, as code (its controls as plain marks: a markdown line holds no badge)."""
-    return el("code", raw(esc(text, badges=False)))
+    return el("code", raw(_md(text)))  # markdown reads what sits between the tags: its markers escaped too
 
 
 def _md(text: str) -> str:
     """Text for a markdown cell: drawn as every value is (``markup.elements.esc``), markdown's markers neutralised."""
     escaped = esc(text, badges=False)  # its markers are escaped next: no element may be written
-    for marker in ("\\", "`", "*", "_", "[", "]", "#", "|"):
+    for marker in ("\\", "`", "*", "_", "[", "]", "#", "|", "~", "$", "!"):
         escaped = escaped.replace(marker, "\\" + marker)
     return escaped.replace("\n", " ")
 

@@ -122,14 +122,21 @@ function presented(root) {
     });
   });
 }
+function undrawn(target) {
+  target.textContent = '(this figure could not be drawn: the notebook file holds its data)';
+}
 document.querySelectorAll('script[type="application/json"].fl-figure').forEach(function (data) {
-  var figure = JSON.parse(data.textContent);
   var target = document.getElementById(data.dataset.target);
-  Plotly.newPlot(target, figure.data || [], figure.layout || {}, {displaylogo: false, responsive: true})
-    .then(function () {
-      presented(target);
-      target.on('plotly_afterplot', function () { presented(target); });
-    });
+  try {  // one figure plotly cannot draw leaves the others drawn
+    var figure = JSON.parse(data.textContent);
+    Plotly.newPlot(target, figure.data || [], figure.layout || {}, {displaylogo: false, responsive: true})
+      .then(function () {
+        presented(target);
+        target.on('plotly_afterplot', function () { presented(target); });
+      }, function () { undrawn(target); });
+  } catch (error) {
+    undrawn(target);
+  }
 });
 """
 
