@@ -34,6 +34,7 @@ import secrets
 from pathlib import Path
 from typing import Any
 
+from footprint_lab.base.unicode import visible
 from footprint_lab.lab.views import answer_view
 from footprint_lab.markup import theme
 from footprint_lab.markup.elements import Html, attr, el, esc, join, raw, start
@@ -243,7 +244,8 @@ def _markdown(source: str) -> Html:
 
 
 def sanitize(html: str) -> str:
-    """HTML from a file made inert: allowed tags and attributes only, links to http(s) and mailto only."""
+    """HTML from a file made inert: allowed tags and attributes only, links to http(s) and mailto only, and every
+    direction control or control character in it drawn as its mark (a reversed line cannot pass for another)."""
     import bleach
 
     html = _INERT_BLOCKS.sub("", html)  # bleach would keep a script's text as text; drop it whole
@@ -252,8 +254,9 @@ def sanitize(html: str) -> str:
     properties = ALLOWED_CSS_PROPERTIES | _BOX_PROPERTIES
     # a tree's picture colours its shapes in their style (fill, stroke: a palette variable, never a URL)
     sanitizer = CSSSanitizer(allowed_css_properties=properties, allowed_svg_properties=ALLOWED_SVG_PROPERTIES)
-    return str(bleach.clean(html, tags=_TAGS, attributes=_allowed, protocols={"http", "https", "mailto", "data"},
-                            strip=True, strip_comments=True, css_sanitizer=sanitizer))
+    cleaned = str(bleach.clean(html, tags=_TAGS, attributes=_allowed, protocols={"http", "https", "mailto", "data"},
+                               strip=True, strip_comments=True, css_sanitizer=sanitizer))
+    return visible(cleaned)  # a direction control or control character drawn as its mark, as in every value
 
 
 #: Besides bleach's own list, the properties that draw a box (an error card's coloured edge, a badge's

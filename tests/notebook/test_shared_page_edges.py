@@ -65,3 +65,17 @@ def test_one_malformed_figure_leaves_the_other_figures_drawn(tmp_path: Path) -> 
         page.wait_for_timeout(1000)
         assert page.locator("#fl-figure-2 svg").count() > 0  # the well-formed figure after the bad one is drawn
         assert "could not be drawn" in page.locator("#fl-figure-1").inner_text()  # the bad one says so
+
+
+def test_a_direction_control_in_an_output_or_a_markdown_cell_is_drawn_as_its_mark(tmp_path: Path) -> None:
+    """An output's HTML and a markdown cell keep their markup, but a right-to-left override or a control character in
+    them is drawn as a visible mark on the shared page, as every recorded value is: a line cannot read reversed."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells.append(nbformat.v4.new_markdown_cell("# Refunds\u202e report\n\nok\x07 then"))
+    notebook.cells.append(nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output(
+        "display_data", data={"text/html": "<p>total \u202e 001$</p>", "text/plain": "x"})]))
+    source = tmp_path / "marks.ipynb"
+    nbformat.write(notebook, source)
+    page = to_html(source, tmp_path / "page.html").read_text()
+    assert "\u202e" not in page and "\x07" not in page  # (the HTML parser drops a bell; a control it keeps is marked)
+    assert page.count("\u27e8RLO\u27e9") >= 2  # the heading (in the title too) and the output
