@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, TypeAlias
+from typing import Any
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.run import Run
+from footprint_lab.core.runs_given import Runs, runs_given
 from footprint_lab.lab.views import run_bundle
 from footprint_lab.lab.views.tree import PLOTLY_MIME, tree_figure, tree_html
 from footprint_lab.markup.elements import Html, el, esc, raw
@@ -33,13 +33,10 @@ from footprint_lab.sealing.saved_seal import bind_display
 
 NBFORMAT_MINOR = 5
 
-#: what ``export`` writes: a run or a recording, or a list (a tuple, any sequence) of them, mixed or not
-Runs: TypeAlias = Run | Recording | Sequence[Run | Recording]
-
-
 def export(runs: Runs, path: str | os.PathLike[str], *, title: str, notes: str | None = None,
            redact: Redaction | None = None) -> Path:
-    """Write ``runs`` (a ``Run``, a ``Recording``, or a list of them) as a shareable notebook at ``path``."""
+    """Write ``runs`` (a ``Run``, a ``Recording``, or a list, ``RunSet`` or other iterable of them) as a shareable
+    notebook at ``path``."""
     items = _runs(runs)
     if not isinstance(title, str) or not title.strip():
         raise SharingConfigError("export", "title", describe_shape(title), "must be a non-empty string")
@@ -60,11 +57,13 @@ def export(runs: Runs, path: str | os.PathLike[str], *, title: str, notes: str |
     return target
 
 
+_RUNS_FIX = "must be a Run or a Recording, or a list (or RunSet) of them"
+
+
 def _runs(runs: Runs) -> list[Run]:
-    # a sequence of runs is read item by item; text, bytes and ranges are sequences too, refused by their own shape
-    items: list[Any] = [runs]
-    if isinstance(runs, Sequence) and not isinstance(runs, str | bytes | bytearray | memoryview | range):
-        items = list(runs)
+    items = runs_given(runs)
+    if items is None:
+        raise SharingConfigError("export", "runs", describe_shape(runs), _RUNS_FIX)
     if not items:
         raise SharingConfigError("export", "runs", "an empty list", "must hold at least one run")
     out = []
@@ -72,8 +71,7 @@ def _runs(runs: Runs) -> list[Run]:
         if isinstance(item, Recording):
             item = Run.from_recording(item)
         if not isinstance(item, Run):
-            raise SharingConfigError("export", "runs", describe_shape(item),
-                                     "must be a Run or a Recording, or a list of them")
+            raise SharingConfigError("export", "runs", describe_shape(item), _RUNS_FIX)
         out.append(item)
     return out
 

@@ -21,7 +21,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections.abc import Iterable, Mapping
-from typing import Any, TypeAlias
+from typing import Any
 
 from opentelemetry.sdk.resources import Resource
 from opentelemetry.sdk.trace import ReadableSpan
@@ -31,6 +31,7 @@ from opentelemetry.trace import SpanContext, SpanKind, Status, StatusCode, Trace
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.run import Run
+from footprint_lab.core.runs_given import Runs, runs_given
 from footprint_lab.otel.refusals import OtelExportError, OtlpExportFailed
 from footprint_lab.record.recording import LLMExchange, Recording
 from footprint_lab.record.schema import KIND_TOOL_RESULT
@@ -39,9 +40,6 @@ _SCOPE = InstrumentationScope("footprint_lab.otel", "0.1.0")
 _RESOURCE = Resource({"service.name": "footprint_lab"})
 _OK = Status(StatusCode.UNSET)
 _FAILED = Status(StatusCode.ERROR)
-
-#: what ``to_spans`` and ``export_otlp`` send: a run or a recording, or a list of them
-Runs: TypeAlias = Run | Recording | Iterable[Run | Recording]
 
 
 def _id(bits: int, *parts: str) -> int:
@@ -73,8 +71,8 @@ def genai_messages(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
 
 
 def _runs(runs: Runs) -> list[Recording]:
-    items = [runs] if isinstance(runs, Run | Recording) else runs
-    if isinstance(items, str | bytes | Mapping) or not isinstance(items, Iterable):
+    items = runs_given(runs)
+    if items is None:
         raise OtelExportError("runs", describe_shape(runs), "Pass a Run, a Recording, or a list of them")
     out: list[Recording] = []
     for item in items:

@@ -79,3 +79,18 @@ def test_a_direction_control_in_an_output_or_a_markdown_cell_is_drawn_as_its_mar
     page = to_html(source, tmp_path / "page.html").read_text()
     assert "\u202e" not in page and "\x07" not in page  # (the HTML parser drops a bell; a control it keeps is marked)
     assert page.count("\u27e8RLO\u27e9") >= 2  # the heading (in the title too) and the output
+
+
+def test_a_run_set_or_a_generator_of_runs_exports_in_order_and_a_set_is_refused(tmp_path: Path) -> None:
+    """``export`` takes what an analyst holds: a ``RunSet`` of an evaluation, or a generator of runs, written in their
+    order; a set (no order) is refused by its own shape, naming the fix."""
+    from footprint_lab.batch import RunSet
+
+    runs = [Agent(provider=mock(reply=f"answer {n}"), name=f"agent-{n}").run_sync("go") for n in range(3)]
+    for given in (RunSet.from_runs(runs), (run for run in runs), (runs[0], runs[1].recording, runs[2])):
+        path = export(given, tmp_path / "set.ipynb", title="Eval")
+        headings = [cell.source for cell in nbformat.read(path, as_version=4).cells if cell.source.startswith("## ")]
+        assert [heading.split(". ")[1].split(" ")[0] for heading in headings] == ["agent-0", "agent-1", "agent-2"]
+    with pytest.raises(SharingConfigError) as refused:
+        export({runs[0]}, tmp_path / "x.ipynb", title="t")
+    assert "a set" in str(refused.value) and "list (or RunSet)" in str(refused.value)
