@@ -26,6 +26,39 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.slow)
 
 
+def _kernels_over_local_sockets() -> None:
+    """Every Jupyter kernel nbclient starts for a test talks over socket files, not TCP ports.
+
+    jupyter_client picks a kernel's five TCP ports by opening and closing them, then the kernel binds them: another
+    process can take one in between ("Address already in use", then "Kernel died before replying to kernel_info"),
+    as seen with two suites on one machine. A socket file under a folder of this process's own, named for the
+    kernel, is taken by no one else. The kernel reads the transport from its connection file (ipykernel supports it
+    on every POSIX system); nbclient builds its kernel manager from ``jupyter_client.AsyncKernelManager``, which
+    this replaces for the test process only."""
+    if os.name != "posix":
+        return
+    import tempfile
+    import uuid
+
+    import jupyter_client
+    from traitlets import default
+
+    sockets = tempfile.mkdtemp(prefix="fl-kernels-")
+
+    class LocalSocketKernelManager(jupyter_client.AsyncKernelManager):
+        @default("transport")
+        def _local_sockets(self) -> str:
+            return "ipc"
+
+        @default("ip")
+        def _socket_prefix(self) -> str:  # absolute: the kernel runs in the notebook's folder, not the test's
+            return os.path.join(sockets, uuid.uuid4().hex)
+
+    jupyter_client.AsyncKernelManager = LocalSocketKernelManager
+
+
+_kernels_over_local_sockets()
+
 settings.register_profile("repeatable", derandomize=True, database=None)
 settings.register_profile("explore")
 settings.load_profile("explore" if os.environ.get("FOOTPRINT_HYPOTHESIS") == "explore" else "repeatable")
