@@ -37,6 +37,8 @@ def _kernels_over_local_sockets() -> None:
     this replaces for the test process only."""
     if os.name != "posix":
         return
+    import atexit
+    import shutil
     import tempfile
     import uuid
 
@@ -44,6 +46,7 @@ def _kernels_over_local_sockets() -> None:
     from traitlets import default
 
     sockets = tempfile.mkdtemp(prefix="fl-kernels-")
+    atexit.register(shutil.rmtree, sockets, True)
 
     class LocalSocketKernelManager(jupyter_client.AsyncKernelManager):
         @default("transport")
