@@ -7,7 +7,7 @@ a diff to read; ``FOOTPRINT_GOLDEN=update`` writes the files anew, on purpose on
 
 from __future__ import annotations
 
-from golden_kit import assert_golden
+from golden_kit import assert_golden, outline
 
 from footprint_lab import Agent, define_tool
 from footprint_lab.errors import InvalidRunInputError
@@ -57,3 +57,11 @@ async def test_an_explanation_and_an_error_card():
         await planted_fact_agent().run(["not", "a", "message"])
     except InvalidRunInputError as refusal:
         assert_golden("error_card", error_card_html(refusal))
+
+
+def test_a_timeline_time_outlines_alike_in_every_form_the_view_writes_it() -> None:
+    """A step's start and length are written with three decimals under 10 ms, one under 1 s and whole above: a run
+    slower on a busy machine writes another form of the same field, and its outline must not differ for it."""
+    for written in ("0.031", "11.7", "1,234"):
+        drawn = outline(f'<table><tr><td class="fl-num">{written}</td><td>{written}</td></tr></table>')
+        assert drawn.count("'N.NN'") == (2 if "." in written else 1), drawn
