@@ -42,6 +42,7 @@ from footprint_lab.batch._progress import KEPT_AT, NOT_SAVED, SAVED_WHOLE, Bar, 
 from footprint_lab.batch.refusals import BatchConfigError
 from footprint_lab.core.door import normalize_run_input
 from footprint_lab.core.run import Run
+from footprint_lab.core.runs_given import Runs, runs_given
 from footprint_lab.explain import Trials, TrialSettings
 from footprint_lab.record.recording import Recording
 
@@ -148,14 +149,14 @@ class RunSet:
         return cls([Entry(run=run) for run in runs])
 
     @classmethod
-    def from_runs(cls, runs: Iterable[Any]) -> RunSet:
+    def from_runs(cls, runs: Runs) -> RunSet:
         """A set of runs already made (``Run`` objects, or their ``Recording``s), in the order given."""
-
-        if isinstance(runs, str | bytes) or not isinstance(runs, Iterable):
+        given = runs_given(runs)  # read as export and to_spans read theirs
+        if given is None:
             raise BatchConfigError("RunSet.from_runs", "runs", describe_shape(runs),
                                    "must be a list of runs (what agent.run returns) or of their recordings")
         entries = []
-        for run in list(runs):
+        for run in given:
             if isinstance(run, Recording):
                 run = Run.from_recording(run)
             if not isinstance(run, Run):

@@ -1,10 +1,10 @@
 """What a door that takes several runs reads: one run or recording, or a collection of them in order.
 
-Rule kept here: ``export`` (a shareable notebook) and ``to_spans`` / ``export_otlp`` (OpenTelemetry) take
-the same thing, so they read it the same way: a ``Run`` or a ``Recording`` alone is a list of one; a list,
-a tuple, a ``RunSet``, a generator or any other iterable gives its items in order; text, bytes, a range, a
-mapping and a set (no order) are no collection of runs. Each door then checks every item and refuses by
-its own name.
+Rule kept here: ``export`` (a shareable notebook), ``to_spans`` / ``export_otlp`` (OpenTelemetry) and
+``RunSet.from_runs`` take the same thing, so they read it the same way: a ``Run`` or a ``Recording`` alone
+is a list of one; a list, a tuple, a ``RunSet``, a generator or any other iterable gives its items in order;
+text, bytes, a range, a mapping and a set (no order) are no collection of runs. Each door then checks every
+item and refuses by its own name.
 
 Role: core layer, beside the ``Run``.
 """

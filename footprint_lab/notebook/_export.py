@@ -33,6 +33,7 @@ from footprint_lab.sealing.saved_seal import bind_display
 
 NBFORMAT_MINOR = 5
 
+
 def export(runs: Runs, path: str | os.PathLike[str], *, title: str, notes: str | None = None,
            redact: Redaction | None = None) -> Path:
     """Write ``runs`` (a ``Run``, a ``Recording``, or a list, ``RunSet`` or other iterable of them) as a shareable
