@@ -152,7 +152,7 @@ def test_lab_tour_shows_a_sealed_run_a_close_tool_choice_and_a_broken_seal_named
     (twins,) = cell_outputs("lab_tour.ipynb", "twins_run = await Agent(")
     html = twins.data["text/html"]
     assert 'data-fl-seal="holds"' in html and "close call, chose between twins" in html
-    assert twins.data[RECORDING]["seal"]["algorithm"] == "sha256-chain/5"
+    assert twins.data[RECORDING]["seal"]["algorithm"] == "sha256-chain/6"
     assert set(twins.data[RECORDING]["seal"]["display"]) == {"text/plain", "text/html"}  # what it shows is held
     printed = printed_in("lab_tour.ipynb", "print(verify(twins_run))")
     assert printed.splitlines() == ["seal holds: the recording is as it was sealed",

@@ -233,8 +233,7 @@ class Recorder:
         """Record an event and deliver it to the listeners, in order (``run_end`` also seals the capture).
 
         A routine event's type (``schema.ROUTINE_PAYLOADS``) is the recorder's own: it writes those
-        events with the record they report (:meth:`begin`, :meth:`read`, :meth:`write`, :meth:`end`),
-        and the seal reads their values from those records (``sealing._chain``).
+        events with the record they report (:meth:`begin`, :meth:`read`, :meth:`write`, :meth:`end`).
         """
         if type_ in ROUTINE_PAYLOADS:
             raise ValueError("emit: a routine event (a step's start or end, a read, a write, a commit) is written "

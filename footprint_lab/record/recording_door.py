@@ -75,7 +75,7 @@ class InvalidRecordingError(Refusal, ValueError):
 class RecordingVersionError(InvalidRecordingError):
     """Raised when a recording is in a format this library does not read: written by a newer
     footprint_lab (its ``schema_version`` a whole number above the one this library reads), or by
-    the unreleased 0.1 (schema version 1, or a seal of an earlier chain: ``sha256-chain/2`` to ``/4``).
+    the unreleased 0.1 (schema version 1, or a seal of an earlier chain: ``sha256-chain/2`` to ``/5``).
 
     Carries ``version`` (the schema version, or the seal's algorithm) besides ``door``, ``field`` and
     ``problem``. Not a sign of tampering: read a newer one with the footprint_lab that wrote it; record

@@ -37,9 +37,9 @@ READABLE_VERSIONS = (SCHEMA_VERSION,)
 #: (schema version 1, which stored each message's text in every record that held it)
 UNRELEASED_VERSIONS = (1,)
 #: the one algorithm a recording is sealed with (``sealing.seal``)
-SEAL_ALGORITHM = "sha256-chain/5"
+SEAL_ALGORITHM = "sha256-chain/6"
 #: the seals of the unreleased 0.1 (earlier chains): refused by name at the door, to be sealed again
-UNRELEASED_SEALS = ("sha256-chain/2", "sha256-chain/3", "sha256-chain/4")
+UNRELEASED_SEALS = ("sha256-chain/2", "sha256-chain/3", "sha256-chain/4", "sha256-chain/5")
 #: the MIME type under which a displayed run carries its recording: JSON-native data that
 #: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out, and
 #: the long lists of flat records may come as tables: see ``record.recording.packed``)
@@ -109,8 +109,7 @@ MEMBER_KEY = "member"
 
 # -- routine events -------------------------------------------------------------------------------
 #: each routine event type and its payload's keys (sorted): the recorder makes the payload from the
-#: record the event reports (``record.recorder.Recorder.payloads``), and the seal's chain reads
-#: these values as columns (``sealing._chain``)
+#: record the event reports (``record.recorder.Recorder.payloads``)
 ROUTINE_PAYLOADS: dict[str, tuple[str, ...]] = {
     "write": ("path", "verb"),
     "read": ("path", "writer"),

@@ -23,7 +23,6 @@ from pydantic import BaseModel
 
 from footprint_lab.record.recording import Seal
 from footprint_lab.sealing._canonical import COLUMNS, DOCUMENT, encode, fields_of
-from footprint_lab.sealing._chain import NAMES, located
 from footprint_lab.sealing.verdict import Verdict
 
 #: where a kind's text is cut into stretches for the locator tags: a kind of records (its columns)
@@ -67,8 +66,7 @@ def _starts(kind: str, text: bytes) -> list[int]:
     return [0, *(match.end() for match in _cuts(kind).finditer(text))]
 
 
-def locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, scrubbed: tuple[str, ...], *,
-            run_id: str | None = None) -> Verdict:
+def locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, scrubbed: tuple[str, ...]) -> Verdict:
     """The first stretch of ``kind`` whose tag no longer matches, traced to its record (index, step id) and field."""
     if not packed:  # a seal that keeps no locator for this kind: the digest alone says it changed
         return Verdict("broken", run, kind, problem="changed after the run was sealed", scrubbed=scrubbed)
@@ -88,19 +86,14 @@ def locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, sc
     offset = starts[stretch] if stretch < len(starts) else len(text)
     problem = ("changed after the run was sealed" if len(now) == len(then)
                else "changed, or records were added or removed here, after the run was sealed")
-    index, field = _place(kind, records, offset, run_id)
-    if field == "run_id" and kind == "events" and records[1] is None:
-        # sealed written whole (some event of another run), now every event the recording's own: compared
-        # written whole again, the first event that differs is the one edited
-        whole = [records[0], [run_id] * len(records[0]), *records[2:]]
-        return locate(kind, whole, encode(whole), packed, run, scrubbed, run_id=run_id)
+    index, field = _place(kind, records, offset)
     columns = kind in COLUMNS
     count = len(records[0]) if columns and records else len(records)
     if index >= count:
         return Verdict("broken", run, kind, count, problem="a record was removed after the run was sealed",
                        scrubbed=scrubbed)
     if columns:
-        names = NAMES.get(kind, COLUMNS[kind])
+        names = COLUMNS[kind]
         step = records[names.index("step_id")][index] if "step_id" in names else None
     else:
         record = records[index]
@@ -110,21 +103,19 @@ def locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, sc
                    field, problem, scrubbed)
 
 
-def _place(kind: str, records: list[Any], offset: int, run_id: str | None = None) -> tuple[int, str | None]:
+def _place(kind: str, records: list[Any], offset: int) -> tuple[int, str | None]:
     """Which record of ``kind``, and which of its fields, holds byte ``offset`` of its canonical text.
 
     Walks the encodings themselves, so nested data that spells a field name cannot mislead it: a
     list of records is ``[`` + records joined by ``,`` + ``]``, each ``{"name":value,...}``; a kind
-    of columns is the same list of columns, each ``[`` + one value per record + ``]``, a place in a
-    column of nested values traced back to its record (``sealing._chain.located``).
+    of columns is the same list of columns, each ``[`` + one value per record + ``]``.
     """
     if kind in COLUMNS:
         at = 1
-        for name, column in zip(NAMES.get(kind, COLUMNS[kind]), records, strict=False):
+        for name, column in zip(COLUMNS[kind], records, strict=False):
             size = len(encode(column))
             if offset < at + size + 1:
-                index = _within(column, offset - at) if isinstance(column, list | tuple) else 0
-                return located(kind, records, name, index, run_id)
+                return (_within(column, offset - at) if isinstance(column, list | tuple) else 0), name
             at += size + 1
         return len(records[0]) if records else 0, None
     at = 1

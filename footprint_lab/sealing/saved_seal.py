@@ -2,11 +2,9 @@
 
 Rule kept here: checking a saved seal costs one canonical encoding and one hash per record kind,
 nothing per record that pydantic would do. :func:`verify_saved` reads a saved recording's JSON
-data as the seal's chain (``sha256-chain/5``) wrote it: its tables and references back in
-record form, each field left out at its default put back, each kind of records taken as its
-columns (its nested values as columns of their own, ``sealing._chain``), the keys sorted at
-every level; when
-every digest and the head agree the seal holds, with no model built. When anything differs it
+data as the seal's chain wrote it: its tables and references back in record form, each field
+left out at its default put back, each kind of records taken as its columns, the keys sorted at
+every level; when every digest and the head agree the seal holds, with no model built. When anything differs it
 answers ``None`` and the caller builds the recording and checks it the long way
 (``sealing.seal.verify``), which names the record and field that broke; so this can only ever
 be quicker, never another verdict.
@@ -50,7 +48,6 @@ from footprint_lab.record.saved_form import content_of, copies_placed, dereferen
 from footprint_lab.record.saved_json import NestingTooDeep, parse_json
 from footprint_lab.record.schema import COPIES, READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
 from footprint_lab.sealing._canonical import COLUMNS, HEADER, KINDS, columns_of, encode
-from footprint_lab.sealing._chain import all_whole, chained
 from footprint_lab.sealing._locator import altered_tag
 from footprint_lab.sealing.seal import ALGORITHM, _head
 from footprint_lab.sealing.verdict import Verdict
@@ -102,9 +99,8 @@ def verify_saved(data: Any) -> Verdict | None:
 
 def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
     """The header and each record kind as the chain encodes them, from saved data (its references read):
-    a kind of records as its columns, each record holding every field of its model and nothing else, its
-    nested values as columns of their own. A
-    kind saved as a table is read as its columns as they stand, no record made of a row."""
+    a kind of records as its columns, each record holding every field of its model and nothing else. A kind
+    saved as a table is read as its columns as they stand, no record made of a row."""
     (header,) = _completed([{name: data[name] for name in HEADER if name in data}], Recording)
     kinds: list[tuple[str, list[Any]]] = [("header", [{name: header[name] for name in HEADER}])]
     for kind in KINDS:
@@ -125,8 +121,6 @@ def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
                 if not all_whole(items, len(COLUMNS[kind])):
                     raise TypeError(kind)  # a field the model does not know: the model refuses it by name
                 items = columns_of(items, COLUMNS[kind])
-        if kind in COLUMNS:
-            items = chained(kind, items, header["run_id"])
         kinds.append((kind, items))
     return kinds
 
@@ -151,6 +145,12 @@ def _shape(model: type[BaseModel]) -> tuple[dict[str, Any], dict[str, tuple[type
             if one is not None:
                 nested[name] = (one, False)
     return defaults, nested
+
+
+def all_whole(records: list[Any], count: int) -> bool:
+    """Whether each of ``records`` is a mapping of ``count`` fields (told in C loops: a long run holds tens
+    of thousands of records)."""
+    return all(map(isinstance, records, itertools.repeat(dict))) and all(map(count.__eq__, map(len, records)))
 
 
 @functools.cache

@@ -1,50 +1,30 @@
 """Sealed recordings: a SHA-256 hash chain a reviewer can check offline, with no key and no network.
 
 Defect closed: a shared notebook's evidence could be edited after the run (a commit's value, a
-piece's content, the answer) and nothing showed it. :func:`seal` computes a hash chain over the
-recording and stores it in ``recording.seal``; :func:`verify` recomputes it and returns a
-:class:`Verdict` that holds, names the first broken link (the record kind, its index, its step
-id and the field that changed), or says the recording was never sealed (not an error).
+piece's content, the answer) and nothing showed it. :func:`seal` stores a hash chain in
+``recording.seal``; :func:`verify` recomputes it and returns a :class:`Verdict` that holds, names the
+first broken link (the record kind, its index, its step id and the field that changed), or says the
+recording was never sealed (not an error).
 
-What the chain covers, in this order: a header (run id, runner, schema version, status, input,
-answer, timings, redaction report, ...), then each record kind in recorded order (``steps``,
-``reads``, ``commits``, ``decisions``, ``events``, ``context_pieces``, ``exchanges``,
-``messages``, ``message_pieces``), then each member run's own seal. Annotations stay outside, so a
-sealed run can still be annotated. Each kind is one canonical JSON text hashed with SHA-256,
-written compactly by orjson with the keys sorted at every level (``sha256-chain/5``): a kind of
-records as its columns, one list per field of its model in the model's order, each holding that
-field's value for every record in recorded order, and the values a record nests (a routine event's
-payload, a commit's entries, an exchange's response) as columns of their own (``sealing._chain``);
-the header, the transcript's messages and ``message_pieces`` as their list. A finished run's kinds
-are read as the columns its records are made from (``record.build``), with no model built; the text
-is the same from the models and from the saved JSON data, its tables unpacked and its defaults put
-back (``sealing.saved_seal.verify_saved`` checks a notebook's copy that way, no model built). This is
-the one chain: a recording sealed by an earlier one (``/2`` to ``/4``, of the unreleased 0.1) is
-refused by name at the recording door (``RecordingVersionError``), to be sealed again. The head is
-the SHA-256 of one JSON array: the algorithm, each kind's digest in chain order, the members'
-heads, in a copy a notebook output carries the digests of what that output displays
-(``sealing.saved_seal``), the scrub names and the time of sealing. A check compares the header first,
-then the transcript (whose text the commits and pieces of a saved recording refer to), then the
-other kinds in chain order, and names the first that differs.
+The chain (``sha256-chain/6``, the one algorithm) covers a header (run id, runner, status, input,
+answer, timings, redaction report...), then each record kind in recorded order, then each member
+run's own seal; annotations stay outside, so a sealed run can still be annotated. Each kind is one
+canonical text (``sealing._canonical``: a kind of records as its model's columns, keys sorted at every
+level), hashed with SHA-256; the head is the SHA-256 of the algorithm, every digest, the members'
+heads, the digests of what a notebook output displays (``sealing.saved_seal``), the scrub names and
+the time of sealing. A finished run's kinds are read as the columns its records are made from
+(``record.build``), no model built, and a notebook's saved copy is checked on its JSON data
+(``sealing.saved_seal.verify_saved``); the text is the same from all three. A check compares the
+header first, then the transcript (whose text a saved recording's commits and pieces refer to), then
+the other kinds, and names the first that differs, traced back through locator tags
+(``sealing._locator``). A seal of an earlier chain (``/2`` to ``/5``, of the unreleased 0.1) is refused
+by name at the recording door, to be sealed again.
 
-Speed: checking a seal is one orjson encoding and one hash per kind, no Python work per record
-(a 10,000-step recording of about 20 MB verifies in well under a second, see bench/bench_trust.py).
-To say *where* a broken seal broke, the seal also keeps, per kind, a 16-bit CRC of each stretch
-of text between two cuts (a locator only: the SHA-256 chain is the proof); they are compared
-when a digest fails, and the first stretch that differs is traced back to its record and field.
-The head does not chain them, so a check holds them to the text too once every digest matched
-(``sealing._locator``): tags edited in a saved seal are the seal altered, never a seal that holds.
-The canonical text is :mod:`footprint_lab.sealing._canonical`'s; a :class:`Verdict` is in ``sealing.verdict``.
-
-``Agent(..., seal=True)`` seals each run's recording as it is made from the finished run (its records
-read as their columns, no model built), stamped with the run's end: a seal over the finished
-recording, its members sealed first, the same seal :func:`seal` would make of it then.
-
-A seal proves the recording was not changed since it was sealed by this library; it is not a
-signature (anyone with the library can seal an edited recording again). Publish the head beside
-the notebook when the reader must also trust who sealed it. Scrubbing a sealed notebook
-(``footprint_lab.notebook.scrub``) seals it again and names the policy's keys and patterns in
-``seal.scrubbed``, so a reviewer sees the evidence was changed on purpose.
+``Agent(..., seal=True)`` seals each run's recording as it is made, stamped with the run's end. A seal
+proves the recording was not changed since this library sealed it; it is not a signature (anyone with
+the library can seal an edited recording again): publish the head beside the notebook when the reader
+must also trust who sealed it. Scrubbing a sealed notebook (``footprint_lab.notebook.scrub``) seals it
+again and names the policy's keys and patterns in ``seal.scrubbed``.
 
 Role: sealing layer, next to the ``Recording`` it seals; pure functions of recording data.
 """
@@ -66,13 +46,10 @@ from footprint_lab.record.recording import Recording, Seal
 from footprint_lab.record.rows import Rows
 from footprint_lab.record.schema import SEAL_ALGORITHM, UNRELEASED_SEALS
 from footprint_lab.sealing._canonical import COLUMNS, DOCUMENT, HEADER, HEADER_OF, KINDS, columns_of, encode
-from footprint_lab.sealing._chain import chained
 from footprint_lab.sealing._locator import altered_tag, locate, tag_of
 from footprint_lab.sealing.verdict import Verdict
 
-#: the one chain this library seals with: each kind of records as its columns, keys sorted at every level,
-#: the values a record nests taken as columns of their own (``sealing._chain``), so a reader checks a saved
-#: recording on its JSON data without building a model (``sealing.saved_seal``)
+#: the one chain this library seals with
 ALGORITHM = SEAL_ALGORITHM
 #: the digests the head holds, in its order
 _LINKED = ("header", *KINDS, DOCUMENT)
@@ -193,18 +170,9 @@ def _kinds(recording: Recording) -> Iterator[tuple[str, list[Any], bytes]]:
     held = recording.__dict__  # a transcript still shared with its conversation is sealed as it is held
     for kind in KINDS:
         value = held[kind]
-        yield ((kind, *_columns_text(kind, value, recording.run_id)) if kind in COLUMNS
-               else (kind, value, encode(value)))
-
-
-def _columns_text(kind: str, records: Any, run_id: str) -> tuple[list[Any], bytes]:
-    """A kind's columns as the chain reads them, and their canonical text. A kind not yet built is
-    read from its columns (``Rows.columns``), made JSON-native, with no model built."""
-    columns = records.columns() if isinstance(records, Rows) else None
-    if columns is None:
-        columns = columns_of(records, COLUMNS[kind])
-    columns = chained(kind, columns, run_id)
-    return columns, encode(columns)
+        if kind in COLUMNS:  # a kind not yet built is read from its capture's columns, no model made
+            value = (value.columns() if isinstance(value, Rows) else None) or columns_of(value, COLUMNS[kind])
+        yield kind, value, encode(value)
 
 
 def _head(made: Seal, child_heads: list[str]) -> str:
@@ -287,7 +255,7 @@ def _verify(recording: Recording, run: str) -> Verdict:
     retagged = None  # the first kind whose locator tags are not its text's: the seal altered, once no record is
     for kind, records, text in sorted(_kinds(recording), key=_checked_first):
         if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
-            return locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed, run_id=recording.run_id)
+            return locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed)
         if retagged is None and altered_tag(made, kind, text):
             retagged = kind
     if retagged is not None:

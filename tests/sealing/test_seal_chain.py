@@ -1,8 +1,8 @@
-"""The seal's chain (``sha256-chain/5``): what it reads of each kind is the same whether worked out from
-a finished run's columns (no model built) or from its records, for runs of every shape; an edit of a
-value it reads as a column of its own (a routine event's payload, a commit entry, an exchange's usage)
-is named at its record; a payload that does not fit its routine type is sealed as it is; a seal of an
-earlier chain (of the unreleased 0.1) is refused by name."""
+"""The seal's chain (``sha256-chain/6``): what it reads of each kind is the same whether worked out from
+a finished run's columns (no model built), from its records or from its saved data, for runs of every
+shape; an edit of a value a record nests (a routine event's payload, a commit entry, an exchange's usage)
+is named at its record and field; a payload that does not fit its routine type is sealed as it is; a seal
+of an earlier chain (of the unreleased 0.1) is refused by name."""
 
 from __future__ import annotations
 
@@ -144,8 +144,8 @@ def first(data: dict[str, Any], kind: str, test: Callable[[dict[str, Any]], bool
     ("exchanges", lambda x: x["iteration"] == 2, lambda x: x["response"]["usage"].update(input_tokens=7), "response"),
     ("exchanges", lambda x: x["iteration"] == 2, lambda x: x["response"]["tool_calls"].pop(), "response"),
 ])
-def test_an_edit_of_a_value_read_as_a_column_is_named_at_its_record(kind: str, pick: Any, change: Any,
-                                                                     field: str) -> None:
+def test_an_edit_of_a_nested_value_is_named_at_its_record(kind: str, pick: Any, change: Any,
+                                                          field: str) -> None:
     data = saved_agent_run()
     if kind == "events":  # the saved form writes events as a table: edit the records the door reads back
         data = json.loads(Recording.model_validate(data).model_dump_json(exclude={"seal"})) | {"seal": data["seal"]}

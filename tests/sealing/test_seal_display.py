@@ -6,7 +6,7 @@ verify`` fails (exit 1) with the cell, the output and the MIME type named when a
 edited, added or removed, and stays clean on an untouched notebook and on one nbformat re-saved
 (lines split or joined, a final line break, CRLF, base64 wrapped). A scrub that masks a display
 binds the masked display again, naming the policy; a display edited before the scrub stays broken.
-A seal (``sha256-chain/5``) is checked on the JSON data with no model built; a copy that holds no display
+A seal (``sha256-chain/6``) is checked on the JSON data with no model built; a copy that holds no display
 (a recording put into an output by hand) is checked as a recording.
 """
 
