@@ -1,11 +1,8 @@
-"""The matching a redaction policy does: named patterns, keys compared folded, a time limit on the caller's.
+"""The matching a redaction policy does: named patterns, folded keys, a time limit on the caller's patterns.
 
-Rule kept here: no input can stall a run in the matcher and no spelling of a key slips past it.
-The library's built-in patterns (:data:`BUILTIN_PATTERNS`) run in linear time; a pattern the
-caller wrote runs under :data:`PATTERN_TIME_LIMIT`, past which the text is masked whole; keys are
-compared by :func:`normalize_key` (case, width, separators and invisible characters do not count).
-The policy that names them is :class:`footprint_lab.redact.policy.Redaction`; the per-run
-scrubber that applies them is :mod:`footprint_lab.redact.scrubber`.
+Rule kept here: no input can stall a run in the matcher, and no spelling of a key slips past it.
+Built-in patterns run in linear time. A caller's pattern runs under :data:`PATTERN_TIME_LIMIT`;
+past it, the text is masked whole. Keys are compared by :func:`normalize_key`.
 
 Role: redact layer; the standard library and ``regex`` only.
 """
@@ -20,17 +17,13 @@ from typing import Any
 
 from footprint_lab.base.refusal import SettingRefusal
 
-#: The library's vocabulary of named patterns, usable as ``Redaction(builtins=[...])``.
-#:
-#: Each runs in time linear in the text it scans, whatever the text (bench/bench_redaction.py
-#: measures 1 MB of adversarial text per pattern). The forms keep to three habits: a pattern
-#: opens with a literal (or one character class) so the matcher's fast scan finds candidates,
-#: and checks the word boundary before it afterwards with a fixed-width look-behind; every
-#: repetition is possessive (``++``, ``{n,}+``) where giving characters back cannot help; and
-#: where a run could be rescanned from every position inside it (the local part of an email,
-#: the first segment of a token), a match may only start where that run starts, or the run
-#: stops where the next candidate begins. A private-key block missing its ``END`` line is
-#: masked to where its body ends, so a key cut short is still kept out.
+#: The library's named patterns, usable as ``Redaction(builtins=[...])``. Each must run in linear time on
+#: any text, so: open with a literal (or one character class) for the matcher's fast scan, then check the
+#: word boundary before it with a fixed-width look-behind; make a repetition possessive (``++``, ``{n,}+``)
+#: where giving characters back cannot help; where a run could be rescanned from each position inside it
+#: (an email's local part, a token's first segment), start a match only where the run starts, or end the
+#: run where the next candidate begins. A private-key block with no ``END`` line is masked to where its
+#: body ends, so a cut-off key stays hidden.
 _EMAIL_LOCAL = r"[A-Za-z0-9._%+-]"
 _EMAIL_DOMAIN = r"@(?:[A-Za-z0-9-]*+\.)+[A-Za-z]{2,}+\b"
 BUILTIN_PATTERNS: dict[str, str] = {
@@ -43,25 +36,22 @@ BUILTIN_PATTERNS: dict[str, str] = {
     "private_key_block": (
         r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:[^-]++|-(?!----))*+(?:-----END [A-Z ]{0,40}PRIVATE KEY-----)?"
     ),
-    # from where a run of local-part characters starts (so no position inside it is tried again),
-    # and on through addresses glued to it, so a second address is never left half inside the first
+    # runs on through addresses glued to it, so a second address is never left half-masked
     "email": (
         rf"{_EMAIL_LOCAL}(?<!{_EMAIL_LOCAL}{_EMAIL_LOCAL}){_EMAIL_LOCAL}*+{_EMAIL_DOMAIN}"
         rf"(?:{_EMAIL_LOCAL}++{_EMAIL_DOMAIN})*+"
     ),
 }
 
-#: How the token gate looks for a built-in match still arriving, where the pattern itself would not say:
-#: a private key's ``END`` line is optional (a key cut short is masked to where its body ends), so a
-#: partial ``END`` line would let the pattern match without it; while streaming, the line is awaited.
+#: Forms the token gate uses to spot a built-in match still arriving. The pattern's ``END`` line is
+#: optional, so a half-arrived one would let it match early; while streaming, the gate waits for it.
 _STREAM_FORMS = {
     "private_key_block": (
         r"-----BEGIN [A-Z ]{0,40}PRIVATE KEY-----(?:[^-]++|-(?!----))*+-----END [A-Z ]{0,40}PRIVATE KEY-----"
     ),
 }
 
-#: The built-ins whose matches can hold whitespace. The token gate cuts a stream only at whitespace,
-#: so no match of any other built-in can straddle a cut, and the gate does not look for them.
+#: Built-ins whose matches can hold whitespace. The token gate cuts only at whitespace, so it skips the rest.
 _SPANNING = frozenset({"bearer_token", "private_key_block"})
 
 #: Keys whose values :meth:`Redaction.standard` masks.
@@ -81,9 +71,8 @@ _LEARN_MIN = 4  # shorter masked strings are not hunted for elsewhere: they woul
 class RedactionConfigError(SettingRefusal):
     """Raised when a ``Redaction`` is built with something it cannot use.
 
-    Carries ``setting`` (``keys``, ``patterns`` or ``builtins``) and ``received`` (the shape of
-    the entry at fault, never its text: a pattern can itself describe a secret).
-    """
+    Carries ``setting`` (``keys``, ``patterns`` or ``builtins``) and ``received``: the shape of the bad
+    entry, never its text (a pattern can itself describe a secret)."""
 
     code = "ERR_REDACTION_CONFIG"
 
@@ -104,27 +93,26 @@ def fingerprint(source: str, flags: int = 0) -> str:
     return hashlib.sha256(f"{flags}:{source}".encode("utf-8", "surrogatepass")).hexdigest()[:16]
 
 
-#: what an ASCII key loses when folded: whitespace and control characters, ``-``, ``_`` and ``.``
+#: an ASCII key drops whitespace and control characters, ``-``, ``_`` and ``.``
 _ASCII_FOLD = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz",
                             "".join(map(chr, range(33))) + "\x7f-_.")
-#: categories a folded key drops: spaces and separators, control and format characters (zero-width
-#: spaces, joiners, bidi marks, the soft hyphen), dashes and connectors (``_`` and its kin)
+#: a key drops these categories: separators, control and format characters (zero-width spaces, joiners,
+#: bidi marks, the soft hyphen), dashes and connectors (``_`` and its kin)
 _DROPPED = frozenset({"Zs", "Zl", "Zp", "Cc", "Cf", "Pd", "Pc"})
-#: invisible or dot-like characters of other categories: the minus sign, middle dots, the combining
-#: grapheme joiner, Hangul and Khmer fillers, the braille blank, Mongolian and Unicode variation selectors
+#: and these invisible or dot-like characters: the minus sign, middle dots, the combining grapheme joiner,
+#: Hangul and Khmer fillers, the braille blank, Mongolian and Unicode variation selectors
 _DROPPED_CHARS = frozenset(
     "\u2212\u00b7\u2027\u30fb\u2219\u22c5\u034f\u115f\u1160\u17b4\u17b5\u180b\u180c\u180d\u180f"
     "\u2800\u3164\uffa0" + "".join(map(chr, range(0xFE00, 0xFE10))) + "".join(map(chr, range(0xE0100, 0xE01F0))))
 
 
 def normalize_key(key: str) -> str:
-    """A mapping key as the key rule compares it: every spelling of one name folds to one string.
+    """A key as the key rule compares it: every spelling of one name folds to one string.
 
-    Case is folded and full-width forms become their plain letters (NFKC); spaces, dashes,
-    underscores, dots and invisible characters are dropped. ``"Pass word"``, ``"password "``,
-    ``"PASS_WORD"``, ``"pass.word"``, ``"pass\u200bword"`` and ``"ｐａｓｓｗｏｒｄ"`` all fold to ``"password"``.
+    Case and full-width forms fold (NFKC); spaces, dashes, underscores, dots and invisible characters
+    are dropped. ``"PASS_WORD"``, ``"pass\u200bword"`` and ``"ｐａｓｓｗｏｒｄ"`` all fold to ``"password"``.
     """
-    if key.isascii():  # the common case, kept fast: every recorded mapping key passes here
+    if key.isascii():  # kept fast: every recorded mapping key passes here
         folded = key.lower().replace("_", "").replace("-", "")
         return folded if folded.isalnum() else folded.translate(_ASCII_FOLD)
     return _fold_unicode(key)
@@ -132,24 +120,22 @@ def normalize_key(key: str) -> str:
 
 @functools.lru_cache(maxsize=4096)
 def _fold_unicode(key: str) -> str:
-    # NFKC again after casefold: folding can leave a sequence that composes (or decomposes) further
+    # NFKC again after casefold: casefolding can leave a sequence that composes further
     text = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", key).casefold())
     return "".join(c for c in text if c not in _DROPPED_CHARS and unicodedata.category(c) not in _DROPPED
                    and c != ".")
 
 
-#: How long a pattern the caller wrote may spend on one text before the text is masked whole.
+#: Seconds a caller's pattern may spend on one text before the text is masked whole.
 PATTERN_TIME_LIMIT = 0.1
 
 _REGEX_FLAGS = ("IGNORECASE", "MULTILINE", "DOTALL", "VERBOSE", "ASCII", "UNICODE")
 
 
 class _Pattern:
-    """A named pattern. Built-ins run on :mod:`re` (their forms are linear); a pattern the caller
-    wrote runs on the :mod:`regex` engine under :data:`PATTERN_TIME_LIMIT`: a regular expression
-    can take time exponential in its input, and a run must not stall on what a user typed. A
-    text that outlasts the limit is masked whole (it cannot be shown which part matched, so no
-    part is shown), and counted as a match of that pattern."""
+    """A named pattern. A built-in runs on :mod:`re`. A caller's runs on :mod:`regex` under
+    :data:`PATTERN_TIME_LIMIT`, as a regular expression can take exponential time. A text that outlasts
+    the limit is masked whole (which part matched is unknown) and counts as one match."""
 
     __slots__ = ("_bounded", "_looks_back", "_partial", "fingerprint", "mask", "name", "regex", "spans_breaks")
 
@@ -160,7 +146,7 @@ class _Pattern:
         self.mask = f"[redacted:{name}]"
         self._bounded: Any = None if builtin else _time_bounded(regex)
         self._partial: Any = self._bounded  # a built-in's is compiled when a stream first needs it
-        #: whether a match may hold whitespace (and so straddle where a stream is cut); a caller's may
+        #: whether a match may hold whitespace, and so straddle a stream's cut; a caller's may
         self.spans_breaks = not builtin or name in _SPANNING
         #: a caller's look-behind reads text before its match: a stream is not cut while one may be arriving
         self._looks_back = not builtin and ("(?<=" in regex.pattern or "(?<!" in regex.pattern)
@@ -190,12 +176,9 @@ class _Pattern:
             return [(0, len(text))]
 
     def spans(self, text: str) -> list[tuple[int, int]]:
-        """Where matches in ``text`` lie, and where one may still be arriving at its end.
-
-        A match that could go on with the next token (``Project Blu`` of ``Project Blue Falcon``,
-        or ``Project Blue`` itself) counts as running to the end, so a stream is never cut inside
-        it. All of ``text`` when the time limit ran out (fail closed).
-        """
+        """Where matches in ``text`` lie, and where one may still be arriving at its end (``Project Blu`` while
+        ``Project Blue Falcon`` may follow): that counts as running to the end, so a stream is never cut inside
+        it. All of ``text`` when the time limit ran out (fail closed)."""
         if self._partial is None:
             source = _STREAM_FORMS.get(self.name, self.regex.pattern)
             self._partial = _time_bounded(re.compile(source, self.regex.flags))

@@ -1,12 +1,8 @@
-"""Base64 read through: the text an encoded payload or word holds, so a secret cannot hide in its encoding.
+"""Base64 read-through: a secret cannot hide in its base64 encoding.
 
-Rule kept here: a value the redaction policy covers is masked in its base64 form too. A tool
-result may carry an encoded credential (``Authorization: Basic ...``), a notebook an image's
-text chunk or a ``data:`` URL. :func:`decoded` reads a string that is all base64,
-:func:`base64_words` rewrites each base64 word inside a text through a fix of its bytes (the
-word written again as the base64 of the fixed bytes), :func:`as_text` tells decoded bytes that
-read as text from binary data. The live scrubber (``redact.scrubber``) and the notebook's
-``scan`` and ``scrub`` (``notebook._walk``) read through the same functions.
+Rule kept here: a value the policy covers is masked in its base64 form too (``Authorization: Basic ...``,
+an image's text chunk, a ``data:`` URL). The run's scrubber and the notebook's ``scan`` and ``scrub``
+(``notebook._walk``) all read through these functions.
 
 Role: redact layer; pure functions over text and bytes.
 """
@@ -18,15 +14,14 @@ import binascii
 import re
 from collections.abc import Callable
 
-#: possessive, so a long run that is not base64 after all ("aaa...!") fails in one pass, not in a quadratic one
+#: possessive, so a long run that is not base64 after all ("aaa...!") fails in one pass, not a quadratic one
 _WHOLE_B64 = re.compile(r"\s*+[A-Za-z0-9+/]{2}[A-Za-z0-9+/\s]*+={0,2}+\s*+")
-#: the shortest run of base64 characters read as a word inside text (a shorter one is too often a plain word)
+#: the shortest base64 word read inside text (a shorter one is too often a plain word)
 SHORTEST_WORD = 16
 
 
 def whole_word(body: str) -> re.Pattern[str]:
-    """``body`` (a regular expression) matched only as a whole base64 word: no base64 character may
-    touch it before, nor a base64 character or padding after."""
+    """``body`` (a regex) matched only as a whole base64 word: no base64 character before, nor one or ``=`` after."""
     return re.compile(rf"(?<![A-Za-z0-9+/])(?:{body})(?![A-Za-z0-9+/=])")
 
 
@@ -58,7 +53,7 @@ def as_text(raw: bytes) -> str | None:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return None
-    if text.isprintable():  # nearly always, for text: one C pass
+    if text.isprintable():  # the common case, in one C pass
         return text or None
     readable = sum(char.isprintable() or char in "\n\r\t" for char in text)
     return text if text and readable >= 0.9 * len(text) else None
@@ -66,13 +61,9 @@ def as_text(raw: bytes) -> str | None:
 
 def base64_words(text: str, fix: Callable[[bytes], bytes | None],
                  screen: Callable[[str], bool] | None = None) -> str:
-    """``text`` with each base64 word in it (a ``data:`` URL's payload, a token pasted in prose) replaced
-    by the base64 of what ``fix`` gives back for its bytes; a word ``fix`` leaves (``None``) stays.
-
-    With ``screen`` (a quick test that is true wherever ``fix`` could change something), every word is
-    first decoded in one go and the decoded text screened: text whose words hold nothing is passed over
-    without a Python call per word.
-    """
+    """``text`` with each base64 word replaced by the base64 of what ``fix`` returns for its bytes; where
+    ``fix`` returns ``None`` the word stays. ``screen`` must be true wherever ``fix`` could change something:
+    all words are decoded in one go and screened, so text that holds nothing costs no Python call per word."""
     if len(text) < SHORTEST_WORD:
         return text
     if screen is not None and not screen(decoded_words(text)):
@@ -87,12 +78,11 @@ def base64_words(text: str, fix: Callable[[bytes], bytes | None],
 
 
 def decoded_words(text: str) -> str:
-    """What the base64 words in ``text`` decode to, run together as one text for a screen to read, in one C call.
+    """What the base64 words in ``text`` decode to, joined as one text for a screen, in one C call.
 
-    Each word of whole four-character groups decodes on its own, so the words can be decoded joined;
-    a padding ``=`` is read as ``A`` (it then decodes to a stray byte or two between words, which a
-    screen can only read as more to look at, never less). Bytes that are no text read as U+FFFD.
-    """
+    Only words of whole four-character groups are taken, so they decode joined as they would apart.
+    A padding ``=`` is read as ``A``: that adds a stray byte or two, which can give a screen more to
+    look at, never less. Bytes that are not text read as U+FFFD."""
     if len(text) < SHORTEST_WORD:
         return ""
     joined = "".join([word for word in _B64_WORD.findall(text) if len(word) % 4 == 0]).replace("=", "A")

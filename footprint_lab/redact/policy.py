@@ -1,51 +1,32 @@
 """Redaction: values a policy covers never enter a record, an event or a view.
 
-Rule kept here: a :class:`Redaction` names what to keep out (values under certain keys, and
-text matching named patterns); the recorder applies it to every value *as it enters the
-capture*, so no reader (a live listener, the ``Recording``, a DataFrame, an HTML view, an
-exported notebook) ever sees what it covers. The live run keeps the real values: the model
-and the tools still get what they need.
+Rule kept here: a :class:`Redaction` names what to keep out: values under certain keys, and text
+matching named patterns. The recorder applies it to each value *as it enters the capture*, so no
+reader (a live listener, the ``Recording``, a DataFrame, a view, an exported notebook) sees it. The
+live run keeps the real values, so the model and the tools still get what they need.
 
-- ``keys`` mask the whole value under a matching mapping key. Keys are compared folded
-  (:func:`normalize_key`): case, full-width forms, spaces, dashes, underscores, dots and
-  invisible characters (zero-width, joiners, fillers) do not count, so ``api_key`` covers
-  ``apiKey``, ``API-KEY``, ``api key``, ``ａｐｉ＿ｋｅｙ`` and ``api\u200bkey``, and a policy key
-  that folds to nothing is refused. Every text and number inside a value
-  masked that way is remembered for the rest of the run and masked wherever it shows up
-  again, as text or as a number (a tool echoing a password, a PIN repeated in an answer).
-- Shape never lets a value through: mapping keys are scrubbed like values (a secret can be
-  a key; two keys masked alike stay two, ``#2``), structured data that is captured only as
-  text (a fact's data, a tool's result) is read by the policy first (``Recorder.learn``),
-  and records captured before a secret was learned are swept again when the ``Recording``
-  is built (:meth:`RunScrubber.sweep`). Live events already delivered cannot be taken back: the
-  listeners are sent a ``recall`` event naming each by ``seq`` with its payload masked as it
-  should have been (never the value), which a live view applies.
-- ``patterns`` are regular expressions with names: a list is named for its content
-  (``custom-<hash>``), a mapping names them itself, and ``builtins`` picks from the
-  library's vocabulary (:data:`BUILTIN_PATTERNS`). A match becomes ``[redacted:<name>]``.
-  No input can stall a run in the matcher: the built-ins are written to run in linear time,
-  and a pattern the caller wrote runs under a time limit, past which the text it was
-  scanning is masked whole (fail closed: nothing it might have covered is shown).
-- Every run gets its own :class:`RunScrubber`, which counts what matched; the count becomes
-  the ``Recording``'s redaction report and a checkpoint's redaction marks. What it learned
-  is carried into the leg that continues the conversation (``teach``) and shared by every
-  member of a composition (``share_learning``).
-- Streamed tokens pass the :class:`TokenGate`, which releases text only where no match (a
-  pattern's, or a learned value's) crosses the cut or may still be arriving past it.
-- Checkpoints are masked with the run's scrubber too (:mod:`footprint_lab.core.checkpoint_masks`).
+- ``keys`` mask the whole value under a matching mapping key, compared folded (:func:`normalize_key`:
+  case, width, separators and invisible characters do not count); a key that folds to nothing is
+  refused. Each text and number inside a masked value is learned, and masked wherever it shows up again.
+- Shape never lets a value through: mapping keys are scrubbed like values (two keys masked alike stay
+  two: ``#2``); data captured only as text is read by the policy first (``Recorder.learn``); records
+  captured before a secret was learned are swept when the ``Recording`` is built. A live event already
+  sent is taken back by a ``recall`` event naming it by ``seq``, with its payload masked (never the value).
+- ``patterns`` are named regular expressions: a list is named for its content (``custom-<hash>``), a
+  mapping names its own, ``builtins`` picks from :data:`BUILTIN_PATTERNS`. A match becomes
+  ``[redacted:<name>]``. A caller's pattern runs under a time limit, past which the text is masked whole.
+- Each run gets a :class:`RunScrubber`. Its counts become the ``Recording``'s redaction report and a
+  checkpoint's redaction marks, and it masks checkpoints too. What it learned carries into the next leg
+  of a conversation (``teach``) and is shared across a composition (``share_learning``).
+- Streamed tokens pass the token gate, which releases no text that a match may cross.
 
-A policy travels in a checkpoint as plain data (:meth:`Redaction.to_data`): keys, and each
-pattern by name and fingerprint. A pattern is never compiled from that data (a stored
-checkpoint can come back from anywhere, and a regular expression built to hang the matcher
-would run on every value): :func:`policy_from_data` only looks the names up among patterns
-this side already holds, and says why when it cannot.
+A policy travels in a checkpoint as data (:meth:`Redaction.to_data`): keys, and each pattern by name and
+fingerprint. A pattern is never compiled from that data: a checkpoint can come from anywhere, and a
+pattern built to hang the matcher would run on every value. :func:`policy_from_data` only looks names up
+among patterns this side already holds.
 
-The matching itself is in :mod:`footprint_lab.redact._patterns`, the per-run scrubber in
-:mod:`footprint_lab.redact.scrubber` and the gate for streamed tokens in
-:mod:`footprint_lab.redact.token_gate`.
-
-Role: redact layer. Knows nothing about agents; refusals about a carried policy are raised
-by the conversation doors from :class:`PolicyDataError`.
+Role: redact layer. Knows nothing about agents; the conversation doors turn a :class:`PolicyDataError`
+into a refusal.
 """
 
 from __future__ import annotations
@@ -231,12 +212,9 @@ def _named_patterns(
 
 
 def policy_from_data(data: Any, *sources: Redaction | None) -> Redaction:
-    """Rebuild a carried policy from its data, taking each pattern from ``sources`` by name.
-
-    ``sources`` are the policies this side holds (the agent's, one passed to a resume); the
-    library's vocabulary is always consulted last. Raises :class:`PolicyDataError` with
-    ``unreadable`` (not data this module wrote) or ``unknown-pattern`` (a name nobody here holds).
-    """
+    """Rebuild a carried policy from its data, taking each pattern by name from ``sources`` (the policies
+    this side holds: the agent's, one passed to a resume), then from the built-ins. Raises
+    :class:`PolicyDataError`: ``unreadable`` (not data this module wrote) or ``unknown-pattern``."""
     if not isinstance(data, dict) or set(data) != {"format", "keys", "patterns"} or data["format"] != POLICY_FORMAT:
         raise PolicyDataError("unreadable")
     keys, refs = data["keys"], data["patterns"]
@@ -267,9 +245,8 @@ def policy_from_data(data: Any, *sources: Redaction | None) -> Redaction:
 
 
 def policy_from_reports(reports: Iterable[Any]) -> Redaction | None:
-    """What can be rebuilt of the policies recordings were made under, from their redaction reports:
-    the keys, and the library's patterns by name (a caller's pattern is reported by name only, so it
-    cannot be). ``None`` when the reports name neither."""
+    """The keys and built-in patterns of the policies recordings were made under, from their redaction
+    reports (a caller's pattern is reported by name only, so it is lost). ``None`` when there are neither."""
     keys: set[str] = set()
     names: set[str] = set()
     for report in reports:

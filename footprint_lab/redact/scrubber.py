@@ -1,10 +1,8 @@
-"""The scrubber of one run: every value masked as it enters the capture, and what was masked remembered.
+"""The scrubber of one run: each value masked as it enters the capture, and each masked value remembered.
 
-Rule kept here: a run's :class:`RunScrubber` (made by ``Redaction.for_run``) masks values under
-the policy's keys and text its patterns match, counts what matched (the ``Recording``'s
-redaction report), learns every value it masked so the value is masked wherever it shows up
-again, and sweeps records captured before a value was learned. See
-:mod:`footprint_lab.redact.policy` for the whole policy.
+Rule kept here: a :class:`RunScrubber` (from ``Redaction.for_run``) masks what the policy covers and
+counts the matches. It learns each value it masked, to mask it wherever it shows up again, and sweeps
+records captured before a value was learned. The whole policy is described in ``redact.policy``.
 
 Role: redact layer.
 """
@@ -23,8 +21,8 @@ if TYPE_CHECKING:
     from footprint_lab.redact.policy import Redaction
 
 
-#: Quicker supersets of built-in patterns whose own form makes a search crawl (each matches wherever
-#: its pattern does): an email address holds ``@domain.tld``; a bearer token starts with the word.
+#: Quicker screens for built-ins whose own form makes a search crawl; each matches wherever its pattern
+#: does (an email holds ``@domain.tld``; a bearer token starts with the word).
 _QUICKER = {
     BUILTIN_PATTERNS["email"]: r"@[A-Za-z0-9.-]+\.[A-Za-z]{2,}",
     BUILTIN_PATTERNS["bearer_token"]: r"(?i:bearer\s+[A-Za-z0-9._~+/-]{16,})",
@@ -32,10 +30,9 @@ _QUICKER = {
 
 
 def _screens(patterns: Sequence[_Pattern]) -> tuple[re.Pattern[str] | None, ...]:
-    """One quick test per built-in pattern, true wherever the pattern matches, so text that holds
-    nothing (most of it) is passed over without a substitution per pattern. A leading ``\\b`` is
-    dropped (an assertion removed can only widen a match), which lets the engine scan for the
-    literal after it. A caller's pattern gets none (``None``: always tried, under its time limit)."""
+    """A quick test per built-in, true wherever it matches, so most text skips the substitutions. A leading
+    ``\\b`` is dropped (that only widens a match) so the engine scans for the literal after it. A caller's
+    pattern gets ``None``: it is always tried, under its time limit."""
     screens: list[re.Pattern[str] | None] = []
     for pattern in patterns:
         if pattern.bounded:
@@ -61,12 +58,8 @@ class RunScrubber:
         self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
 
     def scrub(self, value: Any) -> Any:
-        """``value`` with every covered part masked; the original is never changed.
-
-        Mapping keys are scrubbed like values (a secret can be a key), and a number is
-        matched by its digits: once a value under a covered key is known, it is masked
-        wherever it shows up again, as text or as a number.
-        """
+        """``value`` with every covered part masked; the original is never changed. Mapping keys are
+        scrubbed like values (a secret can be a key), and a learned value is masked as text or as a number."""
         if isinstance(value, str):
             return self._text(value)
         if value is None or isinstance(value, bool):
@@ -87,7 +80,7 @@ class RunScrubber:
             return [self.scrub(item) for item in value]
         if hasattr(value, "model_dump"):
             return self.scrub(value.model_dump(mode="json"))
-        # Anything else is recorded by its repr (as the Recording would), so scrub that text.
+        # anything else is recorded by its repr (as the Recording would), so scrub that
         return self._text(repr(value))
 
     def quietly(self, value: Any) -> Any:
@@ -144,7 +137,7 @@ class RunScrubber:
         return list(self._learned)[count:]
 
     def share_learning(self, other: RunScrubber) -> None:
-        """Learn into ``other``'s values from now on (and mask what it learned): one run, one set of them."""
+        """Share ``other``'s learned values from now on, adding this one's: one run, one set of them."""
         other._learned.update({k: v for k, v in self._learned.items() if k not in other._learned})
         self._learned = other._learned
 
@@ -158,12 +151,8 @@ class RunScrubber:
         return bool(self._learned)
 
     def sweep(self, value: Any) -> Any:
-        """``value`` with every secret learned so far masked again, counting nothing.
-
-        A record captured before a secret was learned (the user's message naming a password
-        that a later tool call puts under a covered key) is swept when the ``Recording`` is
-        built, so the saved evidence is consistent whatever the order things happened in.
-        """
+        """``value`` with every secret learned so far masked again, counting nothing. The ``Recording`` sweeps
+        records captured before a secret was learned, so saved evidence does not depend on the order of events."""
         if not self._learned:
             return value
         if isinstance(value, str):
@@ -180,7 +169,7 @@ class RunScrubber:
         return value
 
     def _swept(self, text: str) -> str:
-        """``text`` with every value learned so far replaced by its mask (as it reads: base64 is not read)."""
+        """``text`` with every value learned so far replaced by its mask (base64 is not read here)."""
         for secret, mask in self._learned.items():
             if secret in text:
                 text = text.replace(secret, mask)
@@ -196,7 +185,7 @@ class RunScrubber:
                     self.counts[name] = self.counts.get(name, 0) + hits
         if not (self._patterns or self._learned):
             return text
-        # a match may be encoded: each base64 word that reads as text is masked as text and encoded again
+        # a match may be encoded: a base64 word that reads as text is masked as text and encoded again
         return base64_words(text, lambda raw: _through(raw, self._text), self._covers)
 
     def _covers(self, text: str) -> bool:
@@ -204,9 +193,9 @@ class RunScrubber:
         return self.knows_any(text) or self.may_match(text)
 
     def hits(self, text: str) -> list[tuple[int, int, str]]:
-        """Where in ``text`` a pattern or a learned value matches, each as ``(start, end, mask)``, in text order;
-        pattern matches are counted as :meth:`scrub` counts them (for a reader that masks text it maps back
-        to another, such as ``notebook``'s reading of HTML entities)."""
+        """Where a pattern or a learned value matches in ``text``: sorted ``(start, end, mask)``, pattern matches
+        counted as :meth:`scrub` counts them. For a reader that masks a text mapped from another (``notebook``'s
+        reading of HTML entities)."""
         found: list[tuple[int, int, str]] = []
         for secret, mask in self._learned.items():
             at = text.find(secret)
@@ -231,21 +220,21 @@ class RunScrubber:
         return any(secret in text for secret in self._learned)
 
     def token_gate(self, emit: Callable[[str], None]) -> tuple[Callable[[str], None], Callable[[], None]]:
-        """``(feed, flush)`` of a streamed reply's text: released to ``emit`` scrubbed, in stretches no covered
-        match can straddle (:class:`~footprint_lab.redact.token_gate.TokenGate`)."""
+        """``(feed, flush)`` for a streamed reply: text reaches ``emit`` scrubbed, cut only where no match can
+        straddle (see ``TokenGate``)."""
         gate = TokenGate(self, emit)
         return gate.feed, gate.flush
 
     def safe_cut(self, text: str) -> int:
-        """The longest prefix of ``text`` ending at a whitespace break that a whole word follows
-        and that no covered match crosses (0 when there is none)."""
+        """The longest prefix of ``text`` that ends at a whitespace break, is followed by a whole word, and is
+        crossed by no covered match (0 when there is none)."""
         breaks = [m.start() for m in _BREAK.finditer(text)][:-1]
         if not breaks:
             return 0
         found = {p: p.spans(text) for p in self._patterns if p.spans_breaks}
         spans = [span for hits in found.values() for span in hits]
         # a caller's pattern that matches here may read around its match (see _cuts_alike); one that
-        # matches nothing whole can, cut, only mask more
+        # matches nothing whole can only mask more once cut
         reading = [p for p, hits in found.items() if p.bounded and hits]
         for secret in self._learned:
             if not any(char.isspace() for char in secret):
@@ -286,9 +275,9 @@ def _through(raw: bytes, mask: Any) -> bytes | None:
 
 
 def _cuts_alike(patterns: list[_Pattern], text: str, cut: int) -> bool:
-    r"""Whether a caller's patterns mask ``text`` cut at ``cut`` as they mask it whole: a look-behind or
-    look-ahead may read across the cut (``(?<=pin: )\d+``, ``\d+(?= EUR)``) although no match crosses it.
-    The built-ins' only look at one character beside a match, never whitespace, so they always do."""
+    r"""Whether a caller's patterns mask ``text`` cut at ``cut`` as they mask it whole: a look-around may read
+    across the cut (``(?<=pin: )\d+``) though no match crosses it. Built-ins' look-arounds read one character
+    beside a match, never whitespace, so they always do."""
     head, tail = text[:cut], text[cut:]
     return all(p.sub(head)[0] + p.sub(tail)[0] == p.sub(text)[0] for p in patterns)
 
