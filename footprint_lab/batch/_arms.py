@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from footprint_lab.base.refusal import call_problem, describe_shape
 from footprint_lab.batch._entries import RunSummary
@@ -132,7 +132,7 @@ def _metric(function: str, metric: Any) -> Callable[[RunSummary], Any]:
         raise BatchConfigError(function, "metric", problem,
                                "must be a column of frame() or a function of a run's summary giving a number or a "
                                "bool, e.g. lambda r: r.answer == expected[r.input]")
-    return metric
+    return cast("Callable[[RunSummary], Any]", metric)
 
 
 def _difference_row(name: str) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import dataclasses
 import inspect
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import footprint_lab.batch._table as _table
 from footprint_lab.base.refusal import describe_shape, did_you_mean
@@ -50,7 +50,7 @@ def _runner_or_factory(function: str, runner: Any) -> Callable[[], Any] | None:
             raise BatchConfigError(function, "runner", "a function that cannot be called without arguments",
                                    "must be a runner or a factory callable as factory() (its other parameters "
                                    "with defaults, e.g. def build(exclude=(), seed=None))") from None
-        return runner
+        return cast("Callable[[], Any] | None", runner)
     raise BatchConfigError(function, "runner", describe_shape(runner),
                            "must be a runner (an Agent, an LLMCall, a composition) or a factory that builds one")
 

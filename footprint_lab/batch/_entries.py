@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import weakref
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from footprint_lab.base.regular_file import UnreadableFile, read_regular
 from footprint_lab.batch.refusals import RunSetFolderError
@@ -54,7 +54,7 @@ class RunSummary:
 
     def run(self) -> Run:
         """The run itself (its recording read now, if it was not already)."""
-        return self._entry.run()
+        return cast("Run", self._entry.run())
 
 
 
@@ -127,7 +127,7 @@ class Entry:
 
     @property
     def run_id(self) -> str:
-        return self.row()[0]
+        return cast("str", self.row()[0])
 
     def run(self) -> Run:
         """The run: the one held, the one a caller still holds from an earlier touch, or read now."""
@@ -135,7 +135,7 @@ class Entry:
             return self._held
         touched = self._touched() if self._touched is not None else None
         if touched is not None:
-            return touched
+            return cast("Run", touched)
         run = self.load("RunSet")
         self._touched = weakref.ref(run)
         return run

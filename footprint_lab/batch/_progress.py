@@ -17,7 +17,7 @@ stderr is not a terminal), ``True`` (a bar in a kernel, else a line on stderr), 
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 from footprint_lab.base.progress import PROGRESS_FIX, Progress, Wanted, progress_problem
 from footprint_lab.batch.refusals import BatchConfigError
@@ -37,7 +37,7 @@ def check_progress(function: str, progress: Any) -> Wanted:
     problem = progress_problem(progress)
     if problem is not None:
         raise BatchConfigError(function, "progress", problem, PROGRESS_FIX)
-    return progress
+    return cast("Wanted", progress)
 
 
 class Bar(Progress):

@@ -37,7 +37,7 @@ from footprint_lab.batch._checks import (
     _runner_or_factory,
     _whole,
 )
-from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary
+from footprint_lab.batch._entries import FRAME_COLUMNS, Entry, RunSummary, load_run
 from footprint_lab.batch._progress import KEPT_AT, NOT_SAVED, SAVED_WHOLE, Bar, check_progress, partial_rows, rows_kept
 from footprint_lab.batch.refusals import BatchConfigError
 from footprint_lab.core.door import normalize_run_input
@@ -129,7 +129,7 @@ class RunSet:
                 frames = await _cluster.gather_async(client, _work.run_task, chunks, payload, bar)
                 for frame in frames:
                     for position, recording in frame.itertuples(index=False):
-                        runs[position] = _work.load_run(recording.encode("utf-8"), function)
+                        runs[position] = load_run(recording.encode("utf-8"), function)
                 return cls([Entry(run=run) for run in runs])
 
             def keep(position: int, run: Run) -> None:

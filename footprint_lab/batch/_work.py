@@ -19,7 +19,7 @@ import importlib
 import time
 import uuid
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from footprint_lab.base.refusal import Refusal
 from footprint_lab.batch._entries import load_run
@@ -105,7 +105,7 @@ async def run_one(make: Callable[[], Any], message: Any, identity: Any, *, probe
         runner = make()
         before = getattr(runner, "last_run", None)
         keywords = {"identity": identity} if identity is not None else {}
-        return await runner.run(message, **keywords)
+        return cast("Run", await runner.run(message, **keywords))
     except Refusal as refused:
         if probe:
             raise
@@ -113,7 +113,7 @@ async def run_one(make: Callable[[], Any], message: Any, identity: Any, *, probe
     except Exception as exc:  # a failure while running is a failed run of the set, never a lost input
         ended = getattr(runner, "last_run", None)
         if ended is not None and ended is not before and getattr(ended, "status", None) in ("failed", "cancelled"):
-            return ended
+            return cast("Run", ended)
         return _failed(runner, exc, message, started)
 
 

@@ -43,7 +43,6 @@ if TYPE_CHECKING:
     from footprint_lab.context.assembly import ContextConfigError as ContextConfigError
     from footprint_lab.context.assembly import DuplicateContextIdError as DuplicateContextIdError
     from footprint_lab.context.assembly import UnknownFactReferenceError as UnknownFactReferenceError
-    from footprint_lab.context.declarations import ContextDeclarationError as ContextDeclarationError
     from footprint_lab.context.declarations import FactRoleError as FactRoleError
     from footprint_lab.context.declarations import Injection as Injection
     from footprint_lab.context.declarations import define_fact as define_fact
@@ -52,6 +51,7 @@ if TYPE_CHECKING:
     from footprint_lab.context.declarations import define_rag as define_rag
     from footprint_lab.context.declarations import define_skill as define_skill
     from footprint_lab.context.declarations import define_steering as define_steering
+    from footprint_lab.context.refusals import ContextDeclarationError as ContextDeclarationError
 
 __all__ = [
     "BM25Scorer", "ContextConfigError", "ContextDeclarationError", "DuplicateContextIdError", "EmbeddingScorer",

@@ -18,7 +18,7 @@ Role: core layer, for :mod:`footprint_lab.core.chat`.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
@@ -166,7 +166,9 @@ def masked_recording(recording: Recording, masks: Masks) -> Recording | None:
     scrubber = masks.scrubber()
     assert scrubber is not None and masks.policy is not None
     data = recording.model_dump(mode="json")
-    for attempt in (lambda: scrubber.sweep(scrubber.quietly(data)), lambda: _texts(data, masks.shown)):
+    attempts: tuple[Callable[[], Any], ...] = (lambda: scrubber.sweep(scrubber.quietly(data)),
+                                               lambda: _texts(data, masks.shown))
+    for attempt in attempts:
         masked = attempt()
         if masked == data:
             return None

@@ -14,7 +14,7 @@ Role: core layer, mixed into ``Agent``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from footprint_lab.core.tools import ToolContext, ToolFailure, result_text, tool_failure
 from footprint_lab.core.turn import PAUSE, Turn
@@ -91,7 +91,8 @@ class ToolSteps:
         message: dict[str, Any] = {"role": "tool", "tool_call_id": call.id, "name": call.name, "content": content}
         if is_error:
             message["is_error"] = True
-        evidence: Evidence = {"tool": call.name, "is_error": is_error, **failure}
+        # a ToolFailure's keys are Evidence's
+        evidence = cast(Evidence, {"tool": call.name, "is_error": is_error, **failure})
         if requested_by is not None:
             evidence["requested_by"] = requested_by
         self._append(turn, message, KIND_TOOL_RESULT, call.id, iteration, **evidence)

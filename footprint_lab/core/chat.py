@@ -47,7 +47,7 @@ import inspect
 import weakref
 from collections.abc import AsyncIterator, Iterable, Iterator, Sequence
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any, Unpack
+from typing import TYPE_CHECKING, Any, Unpack, cast
 
 from footprint_lab.base.bug_reports import write_bug_report
 from footprint_lab.base.display import bundle
@@ -238,7 +238,7 @@ class Chat:
         finally:
             self._active_loop = None
         self._keep(turn, run)
-        return run
+        return cast("Run", run)
 
     def _keep(self, turn: ChatTurn, run: Run) -> None:
         self.runner.last_run = run  # the runner's last run is its chats' too (``%fp``, a Lab read it)
@@ -395,7 +395,7 @@ class Chat:
         turns = self.turns
         if redact is None or isinstance(redact, Redaction):  # anything else is refused by the writer, by name
             redact = combine_policies(self._masks.policy, redact)
-        return write_bug_report(turns, path, redact=redact, runner=self.runner, title="A chat's turns")
+        return cast("Path", write_bug_report(turns, path, redact=redact, runner=self.runner, title="A chat's turns"))
 
     # -- display --------------------------------------------------------------------------------
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:

@@ -26,7 +26,7 @@ import threading
 import weakref
 from collections.abc import Awaitable, Callable, Coroutine
 from dataclasses import dataclass, field
-from typing import Any, ClassVar
+from typing import Any, ClassVar, TypeVar, cast
 
 from footprint_lab.base.refusal import Refusal, UnknownKeywordError, call_problem, describe_shape
 from footprint_lab.core.door import RunInput, normalize_run_input
@@ -62,7 +62,7 @@ def check_listener(listener: Any, door: str) -> Listener:
     problem = call_problem(listener, 1)
     if problem is not None:
         raise ListenerError(door, problem)
-    return listener
+    return cast("Callable[[Any], None]", listener)
 
 
 def new_run_id() -> str:
@@ -226,7 +226,10 @@ def _no_run() -> None:
     return None
 
 
-def run_coroutine_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:
+Result = TypeVar("Result")
+
+
+def run_coroutine_sync(coroutine: Coroutine[Any, Any, Result]) -> Result:
     """Drive a coroutine to completion from synchronous code (see the module docstring)."""
     running = asyncio._get_running_loop()  # None outside a loop, where get_running_loop would raise
     if running is None:
@@ -243,7 +246,7 @@ def run_coroutine_sync(coroutine: Coroutine[Any, Any, Any]) -> Any:
         raise
 
 
-def _run_on(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, Any]) -> Any:
+def _run_on(loop: asyncio.AbstractEventLoop, coroutine: Coroutine[Any, Any, Result]) -> Result:
     """Run ``coroutine`` to its end on ``loop`` (not running); an interrupt cancels it rather than leaving it."""
     task = loop.create_task(coroutine)
     try:

@@ -32,7 +32,7 @@ import re
 import typing
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypedDict
+from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 from footprint_lab.base.refusal import Refusal, describe_shape, raised
 from footprint_lab.base.runners import register as register_runner
@@ -440,7 +440,7 @@ def _json_schema(model: type[BaseModel]) -> dict[str, Any]:
     inlined = _inline(schema, definitions, ())
     if any(isinstance(value, dict) and "$ref" in value for value in _walk(inlined)):
         inlined["$defs"] = definitions  # a recursive type keeps its references
-    return inlined
+    return cast("dict[str, Any]", inlined)
 
 
 def _inline(schema: Any, definitions: dict[str, Any], seen: tuple[str, ...]) -> Any:

@@ -37,7 +37,7 @@ import contextlib
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from time import perf_counter_ns
-from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias
+from typing import TYPE_CHECKING, Any, ClassVar, TypeAlias, cast
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.conversation import AnswerInput, answer_text
@@ -119,7 +119,7 @@ class _Exec:
         if resume is not None and held in resume.answers:
             self.replayed.add(key)
             self.answers[key] = resume.answers[held]
-            return resume.answers[held]
+            return cast("str", resume.answers[held])
         if resume is not None and held in resume.paused and (self.retry or held != resume.asking):
             self.paused[key] = resume.paused[held]
             raise MemberPaused(key)

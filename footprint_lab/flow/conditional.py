@@ -13,9 +13,10 @@ from typing import Any, ClassVar
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.runner import Runner
-from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, output
+from footprint_lab.flow._composition import INPUT, Composition, _Exec
 from footprint_lab.flow._members import check_callable, named_members
 from footprint_lab.flow.refusals import CompositionConfigError, EmptyCompositionError, ResumeDivergedError
+from footprint_lab.record.schema import Path, output
 
 EXAMPLE = 'Conditional([("urgent", lambda m: "urgent" in m, urgent_agent)], otherwise=("normal", agent))'
 

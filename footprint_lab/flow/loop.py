@@ -14,9 +14,10 @@ from typing import Any, ClassVar
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.runner import Runner
-from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, output
+from footprint_lab.flow._composition import INPUT, Composition, _Exec
 from footprint_lab.flow._members import check_callable, check_runner
 from footprint_lab.flow.refusals import CompositionConfigError, LoopBudgetError
+from footprint_lab.record.schema import Path, output
 
 #: No loop may run more passes than this, whatever its budget says.
 MAX_PASSES = 500

@@ -17,11 +17,11 @@ from typing import ClassVar
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.llm_call import LLMCall
 from footprint_lab.core.runner import Runner
-from footprint_lab.flow._composition import INPUT, Composition, MemberPaused, Path, _Exec, output
+from footprint_lab.flow._composition import INPUT, Composition, MemberPaused, _Exec
 from footprint_lab.flow._members import Members, check_callable, failure_summary, named_members
 from footprint_lab.flow.refusals import CompositionConfigError
 from footprint_lab.providers.types import Provider
-from footprint_lab.record.schema import failure
+from footprint_lab.record.schema import Path, failure, output
 
 EXAMPLE = 'Parallel({"legal": legal_agent, "ethics": ethics_agent}, merge=combine)'
 MERGE = "merge"

@@ -10,8 +10,9 @@ from __future__ import annotations
 from typing import ClassVar
 
 from footprint_lab.core.runner import Runner
-from footprint_lab.flow._composition import INPUT, Composition, Path, _Exec, output
+from footprint_lab.flow._composition import INPUT, Composition, _Exec
 from footprint_lab.flow._members import Members, named_members
+from footprint_lab.record.schema import Path, output
 
 EXAMPLE = 'Sequence({"classify": classifier, "review": reviewer})'
 

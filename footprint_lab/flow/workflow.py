@@ -27,10 +27,10 @@ from typing import Any, ClassVar, TypeAlias
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.runner import Runner
-from footprint_lab.flow._composition import INPUT, Composition, MemberPaused, Path, _Exec, output
+from footprint_lab.flow._composition import INPUT, Composition, MemberPaused, _Exec
 from footprint_lab.flow._members import RESERVED, check_callable, failure_summary, named_members, shown_name
 from footprint_lab.flow.refusals import CompositionConfigError, GraphCycleError
-from footprint_lab.record.schema import failure
+from footprint_lab.record.schema import Path, failure, output
 
 Mapper = Callable[[dict[str, str]], Any]
 EXAMPLE = 'Workflow([step("draft", writer), step("review", critic, needs=["input", "draft"], map=fn)])'

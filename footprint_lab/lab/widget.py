@@ -37,7 +37,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Callable, Coroutine
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, cast
 
 import anywidget
 import traitlets
@@ -196,12 +196,12 @@ class Lab(Reruns, Opening, Asking, anywidget.AnyWidget):
             self._continued_from = runner.checkpoint()
 
             def start(listener: Callable[[Any], None]) -> Coroutine[Any, Any, Any]:
-                return runner.follow_up(message, on_event=listener, identity=identity)
+                return cast("Coroutine[Any, Any, Any]", runner.follow_up(message, on_event=listener, identity=identity))
         else:
             self._continued_from = None
 
             def start(listener: Callable[[Any], None]) -> Coroutine[Any, Any, Any]:
-                return runner.run(message, on_event=listener, identity=identity)
+                return cast("Coroutine[Any, Any, Any]", runner.run(message, on_event=listener, identity=identity))
 
         # Sent, the message leaves the box (as in a chat): the run's masked record keeps it, and the
         # widget's saved state never holds what a redaction policy covers.
@@ -230,7 +230,7 @@ class Lab(Reruns, Opening, Asking, anywidget.AnyWidget):
         def start(listener: Callable[[Any], None]) -> Coroutine[Any, Any, Any]:
             if chat is not None and chat.pending is run:  # the chat's turn goes on where it paused
                 return chat.answer(answer, on_event=listener)
-            return runner.resume(checkpoint, answer, on_event=listener)
+            return cast("Coroutine[Any, Any, Any]", runner.resume(checkpoint, answer, on_event=listener))
 
         self._launch(start, turn=None)
 

@@ -40,7 +40,7 @@ import json
 import os
 import re
 from collections.abc import Callable
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, cast
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.notebook._png_text import PNG_SIGNATURE, png_texts
@@ -269,7 +269,7 @@ class _Pass:
         return self._noted(spot, lambda: self._recording(value), value)
 
     def keeps(self, text: str) -> bool:
-        return self.scrubber.quietly(text) == text
+        return bool(self.scrubber.quietly(text) == text)
 
     # -- inside --
     def _noted(self, spot: Spot, mask: Callable[[], Any], original: Any) -> Any:
@@ -290,7 +290,7 @@ class _Pass:
             data = self._json(value, spot)
             if data is not None:
                 if holds_recording_text(value):  # learned from and masked as a recording, given back as text
-                    return self.recording(value, spot)
+                    return cast("str", self.recording(value, spot))
                 new = walked(data, spot.through("JSON text"), self)
                 return value if new is data else json.dumps(new, ensure_ascii=False)
         raw = decoded(value)
@@ -379,7 +379,7 @@ class _Pass:
             return value
         if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
             return _as_given(value, masked)
-        attempts = (lambda: masked, lambda: _strings_only(data, self.scrubber.scrub))
+        attempts: tuple[Callable[[], Any], ...] = (lambda: masked, lambda: _strings_only(data, self.scrubber.scrub))
         for attempt in attempts:
             try:
                 recording = Recording.model_validate(attempt())

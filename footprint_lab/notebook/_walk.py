@@ -23,7 +23,7 @@ from __future__ import annotations
 import secrets
 import string
 import uuid
-from typing import Any, NamedTuple, Protocol
+from typing import Any, NamedTuple, Protocol, cast
 
 from footprint_lab.notebook._unhidden import HTML, MARKDOWN, PLAIN
 from footprint_lab.notebook.read import WIDGET_STATE_MIME
@@ -114,7 +114,7 @@ def _metadata(metadata: dict[str, Any], visitor: Visitor) -> dict[str, Any]:
     block = widgets.get(WIDGET_STATE_MIME) if isinstance(widgets, dict) else None
     state = block.get("state") if isinstance(block, dict) else None
     if not isinstance(state, dict) or visitor.covers("widgets"):
-        return value(metadata, top, visitor)
+        return cast("dict[str, Any]", value(metadata, top, visitor))
     assert isinstance(widgets, dict) and isinstance(block, dict)
     models = {_key(model_id, top, visitor): value(model, Spot(None, None, f"widget {model_id}",
                                                              reading=HTML if _draws_html(model) else PLAIN), visitor)

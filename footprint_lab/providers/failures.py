@@ -117,7 +117,7 @@ class Failures:
     limits: Limits
 
     def _backoff(self, attempt: int) -> float:
-        base = self.limits.retry_backoff * 2 ** (attempt - 1)
+        base: float = self.limits.retry_backoff * 2 ** (attempt - 1)
         return min(base * (0.75 + random.random() / 2), self.limits.max_retry_wait)
 
     def _failure(self, response: httpx.Response, wire: dict[str, Any],

@@ -13,9 +13,10 @@ Role: record layer, called by every runner when its run ends.
 
 from __future__ import annotations
 
+import functools
 import operator
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from footprint_lab.record._recall import swept_tokens
 from footprint_lab.record.captured import (
@@ -53,10 +54,10 @@ if TYPE_CHECKING:
     from footprint_lab.record.recorder import Recorder
 
 
-(_step, _read, _commit, _entry, _decision, _rule, _event, _context_piece, _llm_exchange, _response, _usage,
- _tool_call, _tool_margin, _recording) = (maker(model) for model in (
-    Step, Read, Commit, CommitEntry, Decision, RuleEvidence, Event, ContextPiece, LLMExchange, ResponseRecord,
-    UsageRecord, ToolCallRecord, ToolMargin, Recording))
+_step, _read, _commit, _entry = maker(Step), maker(Read), maker(Commit), maker(CommitEntry)
+_decision, _rule, _event, _context_piece = maker(Decision), maker(RuleEvidence), maker(Event), maker(ContextPiece)
+_llm_exchange, _response, _usage = maker(LLMExchange), maker(ResponseRecord), maker(UsageRecord)
+_tool_call, _tool_margin, _recording = maker(ToolCallRecord), maker(ToolMargin), maker(Recording)
 
 
 def _unchanged(value: Any) -> Any:
@@ -241,7 +242,7 @@ def _recorded_messages(messages: Sequence[dict[str, Any]], carried: Carried | No
     A run that carried none holds a list."""
     if carried is None:
         made = jsonable(list(messages))
-        return made if clean is None else clean(made)
+        return cast("list[Any] | Spliced", made if clean is None else clean(made))
     size = carried.size
     shared = carried.history.natives(size, jsonable)
     if clean is None:  # nothing to mask: the carried ones are the shared forms themselves
@@ -354,8 +355,9 @@ assert _AT_TOOLS < _AT_RESPONSE  # so the tools sit at the same place with the r
 _RESPONSE_VALUES = ("content", "stop_reason", "response_model", "usage", "tool_margins")
 _AT_RESPONSE_VALUES = len(_EXCHANGE_FIELDS) - 1
 _REQUEST = operator.itemgetter(*(name for name in _EXCHANGE_FIELDS if name != "response"))
-_REQUEST_DEFAULTS = tuple((name, lambda field=field: field.get_default(call_default_factory=True))
-                          for name, field in LLMExchange.model_fields.items() if name != "response")
+_REQUEST_DEFAULTS: tuple[tuple[str, Callable[[], Any]], ...] = tuple(
+    (name, functools.partial(field.get_default, call_default_factory=True))
+    for name, field in LLMExchange.model_fields.items() if name != "response")
 
 
 # -- models of the record values (nested records are values too until a model is asked for) --------

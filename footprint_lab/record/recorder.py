@@ -29,7 +29,7 @@ from __future__ import annotations
 from array import array
 from collections.abc import Callable, Iterable, Sequence
 from time import perf_counter_ns, time
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from footprint_lab.base.unicode import sound_text
 from footprint_lab.record.captured import Carried, flat, share_carried
@@ -294,7 +294,7 @@ class Recorder:
         """An event's payload: as captured, or (a routine event) made from the record at ``ref``."""
         if captured is not None:  # live delivery calls this for every event: the common case pays no batch
             return captured
-        return self.payloads((type_,), (None,), (ref,))[0]
+        return cast("dict[str, Any]", self.payloads((type_,), (None,), (ref,))[0])
 
     def payloads(self, types: Sequence[str], captured: Sequence[dict[str, Any] | None],
                  refs: Sequence[int]) -> list[Any]:
@@ -367,7 +367,9 @@ class Recorder:
         gate = getattr(self.policy, "token_gate", None)
         if gate is None:  # no policy, or a scrubber without a gate: each piece is scrubbed on its own
             return emit, _nothing
-        return gate(lambda text: self._event("token", step_id, {"text": sound_text(text)}))  # released scrubbed
+        released: tuple[Callable[[str], None], Callable[[], None]] = gate(
+            lambda text: self._event("token", step_id, {"text": sound_text(text)}))  # released scrubbed
+        return released
 
     # -- steps ------------------------------------------------------------------------
     def begin(self, stage: str, iteration: int | None = None) -> str:

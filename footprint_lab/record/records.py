@@ -16,7 +16,7 @@ import hashlib
 import math
 import uuid
 from collections.abc import Callable
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import orjson
 from pydantic import BaseModel, ConfigDict, Field
@@ -28,7 +28,10 @@ class Data(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=False)
 
 
-def maker(cls: type[Data], *, unset: frozenset[str] = frozenset()) -> Callable[[dict[str, Any]], Any]:
+Made = TypeVar("Made", bound=Data)
+
+
+def maker(cls: type[Made], *, unset: frozenset[str] = frozenset()) -> Callable[[dict[str, Any]], Made]:
     """A constructor for ``cls`` from values already JSON-native and complete (every field given), unvalidated.
 
     ``model_construct`` with a fields-set shared by every instance (``__setattr__`` only adds names

@@ -361,7 +361,8 @@ def seal_claim(output: dict[str, Any]) -> str | None:
     """Where an output shows a seal (a seal badge, or "sealed · verified" in any markup or spacing): the MIME
     type, or ``text`` for a stream output's text; ``None`` when it shows none. The recording is not looked at."""
     data = output.get("data")
-    places = [(mime, value) for mime, value in data.items() if mime != RECORDING_MIME] if isinstance(data, dict) else []
+    places: list[tuple[str, Any]] = ([(mime, value) for mime, value in data.items() if mime != RECORDING_MIME]
+                                     if isinstance(data, dict) else [])
     places.append(("text", output.get("text")))
     for where, value in places:
         if isinstance(value, list):

@@ -54,7 +54,10 @@ from typing import Any
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.explain.arguments import ExplainConfigError, RunLike, recording_of
 from footprint_lab.explain.checks._integrity_report import DISPOSITIONS as DISPOSITIONS
-from footprint_lab.explain.checks._integrity_report import CheckResult, Disposition, Finding, IntegrityReport
+from footprint_lab.explain.checks._integrity_report import CheckResult
+from footprint_lab.explain.checks._integrity_report import Disposition as Disposition
+from footprint_lab.explain.checks._integrity_report import Finding as Finding
+from footprint_lab.explain.checks._integrity_report import IntegrityReport as IntegrityReport
 from footprint_lab.explain.checks._integrity_turns import Turn, read_turns
 from footprint_lab.explain.checks._outcome_checks import (
     answer_contradicts_tool,

@@ -38,7 +38,8 @@ from typing import TYPE_CHECKING, Any, NamedTuple
 
 from footprint_lab.base.refusal import Refusal, describe_shape, did_you_mean
 from footprint_lab.explain.arguments import recording_of, whole_number
-from footprint_lab.explain.provenance._hops import Hop, feeders, hops_of
+from footprint_lab.explain.provenance._hops import Hop as Hop
+from footprint_lab.explain.provenance._hops import feeders, hops_of
 from footprint_lab.explain.provenance.index import ANSWER_PATH, RecordingIndex
 from footprint_lab.explain.provenance.slice import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, Slice, backward_slice
 from footprint_lab.explain.render import display_bundle, shorten

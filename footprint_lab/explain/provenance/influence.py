@@ -38,7 +38,7 @@ import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Protocol, TypeGuard
+from typing import TYPE_CHECKING, Any, Protocol, TypeGuard, cast
 
 from footprint_lab.base.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.context.similarity import cosine, words
@@ -187,7 +187,7 @@ def resolve_strategy(strategy: Any, **options: Any) -> InfluenceStrategy:
             raise InfluenceStrategyError("no strategy has that name", "a string that names no strategy")
         return registered.build(**options)
     if callable(getattr(strategy, "score", None)):
-        return strategy
+        return cast("InfluenceStrategy", strategy)
     raise InfluenceStrategyError("strategy must be a name or an object with a score method", describe_shape(strategy))
 
 

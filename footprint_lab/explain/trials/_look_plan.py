@@ -54,7 +54,7 @@ def look_plan(samples: int, level: float) -> list[tuple[int, int, float]]:
 
 def baseline_size(samples: int, look: int) -> int:
     """Baseline reruns at a look: ``samples`` at the first, then half again the arm's (it serves every arm)."""
-    size = samples * 2 ** (look - 1)
+    size = samples << (look - 1)
     return size if look == 1 else size * 3 // 2
 
 

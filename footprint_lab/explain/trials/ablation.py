@@ -55,13 +55,9 @@ from footprint_lab.explain.provenance.members import Source
 from footprint_lab.explain.provenance.sources import describe_source
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._localization import LOCALIZATION_COLUMNS as LOCALIZATION_COLUMNS
-from footprint_lab.explain.trials._localization import (
-    Localization,
-    LocalizedSuspect,
-    budget_note,
-    noise_note,
-    replay_note,
-)
+from footprint_lab.explain.trials._localization import Localization as Localization
+from footprint_lab.explain.trials._localization import LocalizedSuspect as LocalizedSuspect
+from footprint_lab.explain.trials._localization import budget_note, noise_note, replay_note
 from footprint_lab.explain.trials._localization import untested_count as untested_count
 from footprint_lab.explain.trials._localization import untested_lines as untested_lines
 from footprint_lab.explain.trials._recorded_call import RecordedCall, recorded_call

@@ -39,7 +39,7 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 from footprint_lab.base.progress import PROGRESS_FIX, progress_problem
 from footprint_lab.base.progress import Progress as Progress  # the one bar, as the reruns' modules know it
@@ -115,7 +115,7 @@ def check_comparator(function: str, comparator: Any) -> Comparator:
         raise ExplainConfigError(function, "comparator", problem,
                                  "must be a function (original, rerun) -> True when the outcome flipped, "
                                  "e.g. TextDifference(threshold=0.3)")
-    return comparator
+    return cast("Callable[[str, str], bool]", comparator)
 
 
 @dataclass(slots=True)

@@ -26,7 +26,7 @@ import dataclasses
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import SimpleNamespace
-from typing import Any, TypedDict, Unpack
+from typing import Any, TypedDict, Unpack, cast
 
 from footprint_lab.base.refusal import describe_shape, did_you_mean
 from footprint_lab.explain.arguments import ExplainConfigError, fraction, whole_number
@@ -104,9 +104,9 @@ def settings_for(function: str, trials: Any, changes: Mapping[str, Any]) -> Tria
         raise ExplainConfigError(function, "settings", f"{len(unknown)} keyword(s) no trial takes",
                                  f"are the trial settings {', '.join(FIELDS)}{hint}")
     if not changes:
-        return trials
+        return cast("Trials", trials)
     check(SimpleNamespace(**(trials.values() | dict(changes))), function)  # refused naming the call, not Trials
-    return dataclasses.replace(trials, **changes)
+    return cast("Trials", dataclasses.replace(trials, **changes))
 
 
 def check(trials: Any, function: str) -> Any:
