@@ -37,9 +37,6 @@ import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
-#: What a lone surrogate becomes.
-REPLACEMENT = "\ufffd"
-
 
 def is_sound(text: str) -> bool:
     """``True`` when ``text`` can be written as UTF-8 (it holds no surrogate code point)."""

@@ -1,16 +1,14 @@
-"""Recall: which live events already delivered hold a value the policy learned only afterwards.
+"""Recall: which delivered events hold a value the policy learned only afterwards.
 
-Rule kept: a value becomes covered late (a tool result shows a password, then a tool call puts it
-under a covered key); the events sent before cannot be taken back, so the listeners are told
-which ones held it, each by ``seq`` with its payload as the policy now masks it, never the value.
+Rule kept: a value can become covered late (a tool result shows a password, then a tool call puts
+it under a covered key). Sent events cannot be taken back, so the listeners are told which ones
+held it, each by ``seq`` with its payload as the policy now masks it, never the value.
 
-A value is found in one event's payload, or across the streamed tokens of one LLM call: the token
-gate cuts a stream only at whitespace, and a value learned late may hold whitespace (a pass
-phrase), so its words may have gone out in neighbouring token events. Then the first of them gets
-the mask where the value began, and the others lose what they carried of it.
+A value may also span the streamed tokens of one LLM call: the token gate cuts only at whitespace,
+and a late value may hold some (a pass phrase). Then the first of those tokens gets the mask where
+the value began, and the others lose their part of it.
 
-Role: record layer, used by the recorder (:meth:`~footprint_lab.record.recorder.Recorder._event`),
-only when a policy has learned something since it last looked; the work is over the events of one run.
+Role: record layer, used by the recorder only when a policy learned something since it last looked.
 """
 
 from __future__ import annotations
@@ -24,8 +22,8 @@ Delivered = tuple[int, str, str, dict[str, Any]]
 
 
 def recall(delivered: list[Delivered], policy: Any, fresh: list[str]) -> list[dict[str, Any]]:
-    """The ``recall`` entries (``{"seq", "payload"}``) for the values ``fresh`` just learned; ``delivered``
-    is updated in place to what each event now says, so a later recall starts from there."""
+    """The ``recall`` entries (``{"seq", "payload"}``) for the values ``fresh`` just learned. ``delivered`` is
+    updated in place to what each event now says, so a later recall starts from there."""
     changed: dict[int, dict[str, Any]] = {}
     for index, (_, _, _, payload) in enumerate(delivered):
         text = json.dumps(payload, ensure_ascii=False, default=str)
@@ -44,8 +42,8 @@ def recall(delivered: list[Delivered], policy: Any, fresh: list[str]) -> list[di
 
 def swept_tokens(types: Sequence[str], steps: Sequence[str], payloads: Sequence[Any],
                  policy: Any) -> dict[int, dict[str, Any]]:
-    """For a recording's events (by index): token events that carry a learned value between them, as they
-    should read. A per-event sweep cannot find a value whose words went out in neighbouring tokens."""
+    """A recording's token events (by index) that carry a learned value between them, as they should read:
+    a per-event sweep cannot find such a value."""
     known = policy.known()
     spaced = [secret for secret in known if any(char.isspace() for char in secret)]
     if not spaced:

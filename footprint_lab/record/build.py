@@ -1,12 +1,9 @@
 """A recording built from a recorder's capture, without validating again what is JSON-native already.
 
-Rule kept here: the capture (``record.recorder``) holds a run's evidence as tuples and columns of
-plain values; :func:`build_recording` turns it into a ``Recording`` whose per-step lists are
-``Rows`` made on first use, each record made by a constructor that skips pydantic's validation
-(the values are JSON-native already). Each kind is worked out from the capture as its fields'
-columns, JSON-native, which the seal hashes (``sealing.seal``) and a record is made from. A secret the
-redaction policy learned only after some records were captured is swept from each record as
-its row is made.
+Rule kept here: :func:`build_recording` turns the capture's tuples and columns into a ``Recording``
+whose per-step lists are ``Rows``. Each kind is worked out as its fields' columns, JSON-native: the
+seal hashes those, and models are made from them on first use, skipping pydantic's validation. A
+secret the policy learned after some records were captured is swept from each row as it is made.
 
 Role: record layer, called by every runner when its run ends.
 """
@@ -67,11 +64,8 @@ def _unchanged(value: Any) -> Any:
 def _sweeper(recorder: Recorder) -> Callable[[Any], Any]:
     """What masks again the secrets the policy learned only after some records were captured.
 
-    A record is scrubbed as it happens, so one captured before a secret was learned (a
-    password typed in the message, then put under a covered key by a tool call) still holds
-    it; the Recording is the saved evidence, so each record is swept once more as its row is
-    made. Only when the policy learned something (``RunScrubber.sweep``): otherwise, and for a
-    run without a policy, nothing is done per record.
+    A record is scrubbed only when captured, so one captured before a secret was learned still holds
+    it. With no policy, or one that learned nothing, nothing is done per record.
     """
     policy = recorder.policy
     sweep: Callable[[Any], Any] | None = getattr(policy, "sweep", None)
@@ -94,21 +88,20 @@ def build_recording(
 ) -> Recording:
     """Materialise a recorder's capture into a ``Recording``.
 
-    The recording's own fields are made now; its per-step lists are ``Rows`` over the
-    capture, each made into models the first time it is read (the capture's lists only
-    grow, so the counts taken here fix what the recording holds).
+    Its own fields are made now; its per-step lists are ``Rows``, made into models when first read.
+    The capture's lists only grow, so the counts taken here fix what the recording holds.
     """
     start = recorder.started_ns
     clean = recorder.clean
-    # the run's own fields first: what the policy learns from them (a structured input's covered keys) is
-    # then swept from every record captured before, by a runner that did not read its input first
+    # own fields first: what the policy learns from them (an input's covered keys) is then swept from
+    # every record captured before
     own = {"identity": clean(identity), "input": clean(jsonable(input)), "answer": clean(answer),
            "stopped_early": clean(jsonable(stopped_early)), "error": clean(jsonable(error))}
     sweep = _sweeper(recorder)
     steps, reads, commits, decisions = recorder.steps, recorder.reads, recorder.commits, recorder.decisions
     n_steps, n_reads, n_commits, n_decisions = len(steps), len(reads), len(commits), len(decisions)
 
-    # each kind's columns (``Rows``), its values made JSON-native (and masked, with a redaction policy)
+    # each kind's columns for its ``Rows``, JSON-native (and masked, under a policy)
     plain = recorder.policy is None
 
     def step_columns() -> list[Any]:
@@ -127,8 +120,8 @@ def build_recording(
         if sweep is not _unchanged:
             made = list(map(sweep, made))
         taken = commits[:n_commits]
-        held = list(map(list, paths[:len(made)]))  # a path as the recording holds it
-        # every committed entry at once (the committed ones come first), then each commit's stretch of them
+        held = list(map(list, paths[:len(made)]))  # the recording holds a path as a list
+        # every committed entry at once (they come first), then each commit's stretch of them
         entries = [{"path": path, "verb": verb, "value": value}
                    for path, verb, value in zip(held, verbs, made, strict=False)]
         return [[step_id for step_id, _, _ in taken], [entries[first:end] for _, first, end in taken]]
@@ -144,7 +137,7 @@ def build_recording(
                                                 recorder.event_payloads, recorder.event_refs)
     n_events = len(seqs)
 
-    # a value learned late whose words went out in neighbouring streamed tokens: those tokens as they should read
+    # tokens that together carry a value learned late, as they should read
     tokens = swept_tokens(types, event_steps, payloads, recorder.policy) if sweep is not _unchanged else {}
 
     def event_columns() -> list[Any]:
@@ -169,8 +162,7 @@ def build_recording(
     shared_tools: dict[int, Any] = {}
 
     def native_tools(index: int) -> Any:
-        """The tools the run sent under shared ``index``, made JSON-native and cleaned once: one list for
-        every exchange sent the same tools, as the run sent them."""
+        """The tools under shared ``index``, made JSON-native and cleaned once for every exchange sent them."""
         made = shared_tools.get(index)
         if made is None:
             made = shared_tools[index] = clean(jsonable(recorder.shared[index]))
@@ -221,8 +213,8 @@ def build_recording(
 
 
 def _runner_shown(runner: dict[str, Any], policy: Any) -> dict[str, Any]:
-    """The runner's kind, id and name as the recording holds them: the id and name a caller gave it
-    are text like any other, masked by the policy (the kind is the library's own word)."""
+    """The runner's fields as the recording holds them: a caller's id and name are masked like any text, the
+    kind (the library's own word) is not."""
     if policy is None:
         return runner
     return {field: value if field == "kind" or not isinstance(value, str) else policy.scrub(value)
@@ -235,11 +227,11 @@ _EVIDENCE = len(PIECE_FIELDS) + 1
 
 def _recorded_messages(messages: Sequence[dict[str, Any]], carried: Carried | None,
                        clean: Callable[[Any], Any] | None) -> list[Any] | Spliced:
-    """The transcript made JSON-native (and masked by ``clean``, a policy's). A leg that carried a conversation
-    reads the carried messages' forms as the conversation shares them (``record.captured.History``: made once
-    for every leg that carries them), where its own masked copy equals them, then its own: a
-    :class:`~footprint_lab.record.spliced.Spliced`, a sequence that reads as the list (``list(...)`` makes one).
-    A run that carried none holds a list."""
+    """The transcript made JSON-native (and masked by ``clean``, a policy's).
+
+    A leg that carried a conversation gets a :class:`~footprint_lab.record.spliced.Spliced`: the carried
+    messages in the forms the conversation shares (where its masked copy equals them), then its own.
+    A run that carried none gets a list."""
     if carried is None:
         made = jsonable(list(messages))
         return cast("list[Any] | Spliced", made if clean is None else clean(made))
@@ -253,20 +245,17 @@ def _recorded_messages(messages: Sequence[dict[str, Any]], carried: Carried | No
 
 def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | None,
                    carried_from: str | None = None) -> list[Any]:
-    """Captured pieces as the ``ContextPiece`` fields' columns: their fields as they are (the text ones
-    cleaned by ``clean``, when there is a policy), each piece's evidence keys gathered into ``detail``
-    (made JSON-native), each content's hash worked out once per text. A carried message's
-    piece, shared by the legs that carried it, names the run it came from as ``carried_from``
-    (``record.captured.CARRIED_FROM``).
+    """Captured pieces as the ``ContextPiece`` fields' columns.
 
-    Runners capture pieces as flat tuples of plain values (see ``record.captured``), so evidence such
-    as a tool result's ``requested_by`` rides beside the fields; a piece dropped over its slot's budget
-    gets its reason written here, from that evidence. A policy reads each piece's evidence before any
-    text, so what it learns from evidence under a key it covers is masked in every piece's text.
+    Text fields are cleaned by ``clean`` (a policy's, or ``None``); each piece's evidence goes into
+    ``detail``, JSON-native; each distinct content is hashed once. A shared carried piece gets
+    ``carried_from`` as its ``from_run``, and a piece dropped over budget gets its reason written
+    from its evidence. The policy reads every piece's evidence before any text, so what it learns
+    there is masked in all the text.
     """
     if not pieces:
         return transposed(pieces, len(_PIECE_FIELDS))
-    # every piece holds its keys and one value per field first: the columns of those, its evidence left out
+    # a piece's keys and one value per field come first: their columns, the evidence left out
     (_, slots, positions, source_kinds, source_ids, contents, triggers, verdicts, reasons, allowed_by, landed_by,
      iterations, caches, declared_at) = zip(*(piece[:_EVIDENCE] for piece in pieces), strict=True)
     details = [dict(zip(piece[0][_EVIDENCE - 1:], piece[_EVIDENCE:], strict=True)) if len(piece) > _EVIDENCE
@@ -291,19 +280,16 @@ def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | No
 
 
 def _exchange(row: list[Any], response: Any, calls: Any, tools_of: Callable[[int], Any]) -> list[Any]:
-    """A captured exchange as its record's values in field order: ``row``, its values but the response
-    (:func:`_request`, :func:`_flat`), completed by the response made from ``response`` (the flat values
-    :data:`_RESPONSE_VALUES` name: its fields sit beside the request's) and ``calls``, its tool calls.
+    """A captured exchange as its record's values in field order: ``row`` (all but the response, from
+    :func:`_request`) with the response made from ``response`` (the :data:`_RESPONSE_VALUES`) and ``calls``.
 
-    Its ``tools`` may be an index into the recorder's shared values (every call of a run is usually sent
-    the same tools), which ``tools_of`` reads.
+    Its ``tools`` may be an index into the recorder's shared values, read with ``tools_of``.
     """
     tools = row[_AT_TOOLS]
     if isinstance(tools, int):
         row[_AT_TOOLS] = tools_of(tools)
     content, stop_reason, model, usage, margins = response
-    # the captured usage counts (record.captured.UsageCounts, in the UsageRecord's field order), a list
-    # once made JSON-native (a tuple as captured); a runner that captured a mapping may leave some out
+    # UsageCounts (a list once JSON-native), in UsageRecord's field order; a runner's mapping may leave some out
     usage = (dict(zip(_USAGE_FIELDS, usage, strict=True)) if isinstance(usage, _SEQUENCES)
              else {name: (usage or {}).get(name, default) for name, default in _USAGE_DEFAULTS})
     row.insert(_AT_RESPONSE, {
@@ -317,8 +303,7 @@ def _exchange(row: list[Any], response: Any, calls: Any, tools_of: Callable[[int
 
 
 def _request(values: dict[str, Any]) -> list[Any]:
-    """An exchange's record values but the response, in field order, from its values as a dict (each
-    field a runner left out at its default)."""
+    """An exchange's record values but the response, in field order; a field a runner left out gets its default."""
     try:  # a runner's exchange usually holds every field: taken in field order, in C
         return list(_REQUEST(values))
     except KeyError:
@@ -336,24 +321,20 @@ def _each(sweep: Callable[[Any], Any], column: list[Any]) -> list[Any]:
     return column if sweep is _unchanged else list(map(sweep, column))
 
 
-#: each kind's record fields, in the order its columns come (the seal's chain reads them so, sealing.seal)
+#: each kind's record fields, in its columns' order (the seal reads them in this order)
 (_STEP_FIELDS, _READ_FIELDS, _COMMIT_FIELDS, _DECISION_FIELDS, _EVENT_FIELDS, _PIECE_FIELDS) = (
     tuple(model.model_fields) for model in (Step, Read, Commit, Decision, Event, ContextPiece))
 _SEQUENCES = (list, tuple)
-#: a captured exchange's keys, a read's path and writer, a step's stage, iteration and status
-#: (``record.recorder``'s tuples)
-_KEYS, _SECOND, _THIRD, _SIXTH = (operator.itemgetter(at) for at in (0, 1, 2, 5))
 _USAGE_DEFAULTS = tuple((name, field.default) for name, field in UsageRecord.model_fields.items())
 _USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/core/test_agent.py)
 _MARGIN_FIELDS = tuple(ToolMargin.model_fields)
 _EXCHANGE_FIELDS = tuple(LLMExchange.model_fields)
-#: each ``LLMExchange`` field but the response (made from the exchange's flat values), in order, what takes
-#: them from a captured exchange, and what makes each one's default (for a runner that leaves it out)
 _AT_RESPONSE, _AT_TOOLS = _EXCHANGE_FIELDS.index("response"), _EXCHANGE_FIELDS.index("tools")
 assert _AT_TOOLS < _AT_RESPONSE  # so the tools sit at the same place with the response left out
 #: the flat values of a captured exchange its response is made from, in the order :func:`_exchange` reads them
 _RESPONSE_VALUES = ("content", "stop_reason", "response_model", "usage", "tool_margins")
-_AT_RESPONSE_VALUES = len(_EXCHANGE_FIELDS) - 1
+#: what takes every ``LLMExchange`` field but the response from a captured exchange, in order, and what
+#: makes each one's default (for a runner that leaves it out)
 _REQUEST = operator.itemgetter(*(name for name in _EXCHANGE_FIELDS if name != "response"))
 _REQUEST_DEFAULTS: tuple[tuple[str, Callable[[], Any]], ...] = tuple(
     (name, functools.partial(field.get_default, call_default_factory=True))

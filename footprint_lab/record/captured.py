@@ -1,13 +1,11 @@
-"""What a runner captures while it runs, typed: a context piece, and the token usage of a call.
+"""What a runner captures while it runs: a context piece, a call's token usage, a carried conversation.
 
-Rule kept: each captured record has one shape, written by one constructor. A runner appends
-thousands of pieces per run (200 declarations give 200 verdicts an iteration), so a piece is
-captured in the form the finished run keeps: one flat tuple, its keys first (one tuple shared by
-every piece of its shape), then its values, all plain values; the garbage collector stops
-tracking such a tuple after its first pass, and a piece costs one allocation, never a dict
-to be converted later. The token usage of a call is a plain tuple in the order
-:class:`UsageCounts` names. The ``Recording`` turns pieces into its pydantic models on first
-use (``record.recording``), where every :class:`Evidence` key goes into the piece's ``detail``.
+Rule kept: each captured record has one shape, written by one constructor. A run captures
+thousands of pieces, so a piece is captured in the form the finished run keeps: one flat tuple
+of plain values, its keys first (one keys tuple shared by every piece of that shape). The garbage
+collector stops tracking such a tuple, and a piece costs one allocation. A call's token usage is
+a plain tuple in :class:`UsageCounts` order. The ``Recording`` makes its models from these on
+first use, each :class:`Evidence` key going into the piece's ``detail``.
 
 Role: record layer, shared by ``core`` (the agent's own pieces) and ``context`` (declared ones).
 """
@@ -60,8 +58,7 @@ class Evidence(TypedDict, total=False):
     size: int
     budget: int
     used: int
-    #: a piece of a replayed call: the run and call step it was recorded in (``run_id/step_id``), whether its text
-    #: was replaced
+    #: a replayed call's piece: where it was recorded (``run_id/step_id``), whether its text was replaced
     replayed_from: str
     edited: bool
 
@@ -72,14 +69,11 @@ PIECE_FIELDS = ("slot", "position", "source_kind", "source_id", "content", "trig
                 "allowed_by", "landed_by", "iteration", "cache", "declared_at")
 #: where :data:`PIECE_FIELDS` sit in a captured piece (its keys come first)
 SOURCE_KIND, ALLOWED_BY = (PIECE_FIELDS.index(name) + 1 for name in ("source_kind", "allowed_by"))
-#: A captured piece: ``(keys, *values)``, the keys being :data:`PIECE_FIELDS` followed by the
-#: :class:`Evidence` keys it carries (one tuple shared by every piece of that shape), then one
-#: value per key.
+#: A captured piece: ``(keys, *values)``, the keys being :data:`PIECE_FIELDS` then its :class:`Evidence` keys.
 CapturedPiece = tuple[Any, ...]
 
-#: The reason a piece dropped over its slot's budget is captured with; its text is written from
-#: its slot and its ``size`` / ``budget`` / ``used`` evidence when the recording is built
-#: (:func:`budget_reason`), so that a run with many dropped pieces formats none of them.
+#: The captured reason of a piece dropped over its slot's budget. Its text is written only when the
+#: recording is built (:func:`budget_reason`), so a run that drops many pieces formats none.
 OVER_BUDGET = "over budget"
 
 
@@ -93,8 +87,8 @@ _KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
 
 
 def one_copy(table: dict[Shared, Shared], value: Shared) -> Shared:
-    """The copy of ``value`` kept in ``table`` (kept there on first sight, while the table is small):
-    a long run captures thousands of records that repeat a few keys tuples and payloads."""
+    """The copy of ``value`` kept in ``table`` (stored on first sight, until the table is full): a long run
+    repeats a few keys tuples and payloads thousands of times."""
     shared = table.get(value)
     if shared is None:
         shared = value
@@ -156,8 +150,8 @@ def captured_piece(
 
 
 class UsageCounts(NamedTuple):
-    """The token usage of one LLM call, as captured with its exchange (in this order, as a plain tuple:
-    the collector stops tracking a plain tuple of numbers, never a named one)."""
+    """The token usage of one LLM call, captured as a plain tuple in this order (the collector stops
+    tracking a plain tuple of numbers, never a named one)."""
 
     input_tokens: int
     output_tokens: int
@@ -166,24 +160,21 @@ class UsageCounts(NamedTuple):
     estimated: bool
 
 
-#: The ``from_run`` evidence of a carried message's piece as :class:`History` shares it: the run the conversation
-#: was carried from, which differs from leg to leg, is filled in when the recording is built
-#: (``Recorder.carried``). ``Ellipsis``: no captured value is one, and the collector never tracks it.
+#: The ``from_run`` of a carried message's shared piece: the run it came from differs by leg, so it is filled
+#: in when the recording is built. ``Ellipsis``: no captured value is one, and the collector never tracks it.
 CARRIED_FROM = ...
 
 
 class History:
-    """The recorded forms of a conversation's earlier messages, made once and shared by every leg that carries them.
+    """A conversation's earlier messages in their recorded forms, made once and shared by every leg that carries them.
 
-    A leg that continues a conversation lands each earlier message as a ``history#i`` piece, its
-    recording holds each message made JSON-native, and the conversation it leaves holds each one as
-    JSON text. A chat's turn ``k`` carries the messages turn ``k-1`` carried, and more: made anew by
-    every turn, a chat of ``n`` turns would hold ``n**2 / 2`` of each. Here message ``i`` gets each
-    form once, in lists that only grow at their end, and a leg that carried ``size`` messages reads
-    the first ``size`` of each through a :class:`~footprint_lab.record.spliced.Window`, which later
-    legs' growth never changes. A leg whose messages part from those held (a fork that went another
-    way, a conversation read back from a checkpoint, another landing step) gets a history of its own
-    holding the shared ones up to there (:meth:`carry`); one lock keeps legs on other threads apart.
+    A leg that continues a conversation lands each earlier message as a ``history#i`` piece, records
+    it JSON-native, and leaves it as JSON text. Turn ``k`` carries all that turn ``k-1`` did, so
+    making these anew each turn would cost ``n**2 / 2`` of each over ``n`` turns. Here each form is
+    made once, in lists that only grow at their end, and a leg reads its first ``size`` through a
+    :class:`~footprint_lab.record.spliced.Window`, which later growth never changes. A leg whose
+    messages part from those held (a fork, a checkpoint read back, another landing step) gets a new
+    history that shares the common start (:meth:`carry`). One lock keeps legs on other threads apart.
     """
 
     __slots__ = ("_lock", "_messages", "_natives", "_pieces", "_step", "_texts")
@@ -192,7 +183,7 @@ class History:
         self._lock = threading.Lock()
         self._messages: list[Any] = []
         self._pieces: list[CapturedPiece] = []
-        #: each message made JSON-native, and written as JSON text, when first asked for (``None`` until then)
+        #: each message made JSON-native, and as JSON text, when first asked for (``None`` until then)
         self._natives: list[Any] = []
         self._texts: list[str | None] = []
         #: the step that landed them (every leg's first step: the same id in each leg of one conversation)
@@ -200,9 +191,8 @@ class History:
 
     def carry(self, messages: Sequence[Any], step: str, source_kind: Callable[[Any], str],
               content: Callable[[Any], str]) -> History:
-        """The history holding ``messages`` (these very objects) as its first ones, each landed by ``step``: this
-        one, grown by those it did not hold yet, or a new one where they part from what it holds. ``source_kind``
-        and ``content`` write a new message's piece."""
+        """The history holding ``messages`` (these very objects) first, each landed by ``step``: this one, grown
+        by the new ones, or a new one where they part from it. ``source_kind`` and ``content`` write a new piece."""
         same = self.holds(messages) if self._step in (None, step) else 0
         with self._lock:
             held = self._messages
@@ -270,8 +260,8 @@ class History:
 
 
 class Carried(NamedTuple):
-    """What a recorder holds of the conversation its leg carried: its first ``size`` messages are the
-    ``history``'s, carried from run ``from_run`` (``record.build`` reads them so)."""
+    """What a recorder holds of the conversation its leg carried: the first ``size`` messages of ``history``,
+    carried from run ``from_run``."""
 
     history: History
     size: int
@@ -279,10 +269,8 @@ class Carried(NamedTuple):
 
 
 def share_carried(recorder: Any) -> None:
-    """Each column of a finished ``recorder`` (``record.recorder``): the stretch the carried conversation filled
-    is read from the history its legs share instead (``record.spliced``), so a chat's turn keeps nothing per
-    earlier message. A stretch that is not what the shared lists give (a message a policy masked, say)
-    keeps its own items there."""
+    """Read each column's carried stretch of a finished ``recorder`` from the history its legs share, so a
+    chat's turn keeps nothing per earlier message. Items that differ (a message a policy masked) stay its own."""
     carried, at = recorder.carried, recorder.carried_at
     if carried is None or at is None or not carried.size:
         return
@@ -291,7 +279,7 @@ def share_carried(recorder: Any) -> None:
 
     def shared(column: str, start: int, stretch: Window | Repeat | range) -> None:
         held = getattr(recorder, column)
-        if len(held) >= start + size:  # its own items only where they differ (a message a policy masked)
+        if len(held) >= start + size:
             setattr(recorder, column, spliced([held[:start], *matched(held[start:start + size], stretch),
                                                held[start + size:]]))
 

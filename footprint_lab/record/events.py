@@ -1,13 +1,12 @@
 """A run's events: the envelope's vocabulary, the stream a run's recorders share, and a routine event's payload.
 
 Rule kept here: every event goes out in one envelope (``seq``, ``run_id``, ``type``, ``step_id``,
-``payload``) to the run's listeners, numbered by one counter for the whole run tree (every recorder
-of a run shares one :class:`EventStream`). A routine event (a step's start or end, a read, a write,
-a commit) keeps no payload of its own: it names the record it reports, and its payload is made from
-that record when it is delivered or recorded (:func:`routine_payloads`).
+``payload``) to the run's listeners. Every recorder of a run shares one :class:`EventStream`, so one
+counter numbers the whole run tree, and its events sorted by ``seq`` are in delivery order. A
+routine event (a step's start or end, a read, a write, a commit) keeps no payload: it names the
+record it reports, and its payload is made from that record when needed (:func:`routine_payloads`).
 
-Role: record layer, for :mod:`footprint_lab.record.recorder` (which captures the events) and the runners
-that mount member runs on one stream.
+Role: record layer, for the recorder and for runners that mount member runs on one stream.
 """
 
 from __future__ import annotations
@@ -26,8 +25,8 @@ EVENT_TYPES = (
 
 
 class _Dotted(dict[Path, str]):
-    """Each path's text, ``("slots", "system")`` as ``"slots.system"``, made once per distinct path (the
-    first 4096 kept): looking one up is a C call, a Python one only the first time a path is seen."""
+    """Each path's dotted text, made once per distinct path (the first 4096 kept), so a lookup is a C call
+    after the first."""
 
     def __missing__(self, path: Path) -> str:
         text = ".".join(path)
@@ -48,13 +47,12 @@ def commit_paths(written: Iterable[str]) -> str:
 class EventStream(tuple[Callable[[Any], None], ...]):
     """The listeners of one run (a tuple of them), with the event counter its recorders share.
 
-    A composition hands its stream to every member it mounts, so one counter numbers the
-    events of the whole run tree in delivery order.
+    A composition hands its stream to every member it mounts.
     """
 
     next_seq: int
-    #: ``(seq, type, step_id, payload)`` of every delivered event that may hold a value (routine ones
-    #: hold none), as delivered or as last recalled: what a value learned later is looked for in
+    #: ``(seq, type, step_id, payload)`` of each delivered event that may hold a value (routine ones
+    #: hold none), as delivered or last recalled: where a value learned later is looked for
     delivered: list[tuple[int, str, str, dict[str, Any]]]
     #: for each scrubber on the stream (by id), how many learned values its delivered events were checked for
     checked: dict[int, int]
@@ -75,12 +73,11 @@ def event_stream(listeners: Iterable[Listener]) -> EventStream:
 def routine_payloads(types: Sequence[str], captured: Sequence[dict[str, Any] | None], refs: Sequence[int],
                      steps: Sequence[Any], reads: Sequence[Any], paths: Sequence[Path], verbs: Sequence[str],
                      commits: Sequence[tuple[str, int, int]]) -> list[Any]:
-    """Events' payloads, in one pass: each as captured, or, for a routine event (captured as ``None``), made
-    from the record at its ref in the recorder's columns (``steps``, ``reads``, the commit entries'
-    ``paths`` and ``verbs``, ``commits``).
+    """Events' payloads in one pass: each as captured, or for a routine event (captured as ``None``) made
+    from the record at its ref in the recorder's columns.
 
-    A routine payload is JSON-native and its keys are in sorted order, as a recording keeps
-    every mapping (``record.records.jsonable``), so it goes into a recording as it is.
+    A routine payload is JSON-native with sorted keys, as a recording keeps every mapping, so it goes
+    into a recording as it is.
     """
     made: list[Any] = []
     add = made.append

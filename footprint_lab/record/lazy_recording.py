@@ -1,12 +1,11 @@
 """A run's recording, built the first time it is asked for: what a runner hands its ``Run``.
 
-Rule kept here: finishing a run costs nothing a caller does not use. A runner ends by handing
-its ``Run`` a :class:`RecordingLater`, which holds what the recording will be built from (the
-closed recorder and the run's own fields) and builds it when first called: pydantic and the
-recording's models are loaded only then, and a sealed run's recording is sealed by the function
-its runner handed in (``sealing`` sits beside this room, so the runner names it, not the record). One slotted
-object per run, where a closure would keep a cell per value: a composition keeps one per member
-run alive, and the collector walks every one of them (bench/bench_flow.py).
+Rule kept here: finishing a run costs nothing a caller does not use. A runner ends by handing its
+``Run`` a :class:`RecordingLater`, which holds the closed recorder and the run's own fields and
+builds the recording when first called; pydantic and the models load only then. A sealed run is
+sealed by the function its runner passed in, since ``sealing`` sits beside the record layer, not
+in it. It is one slotted object rather than a closure, which keeps a cell per value: a composition
+keeps one per member run alive, and the collector walks each.
 
 Role: record layer; used by ``core``'s agents and ``flow``'s compositions alike.
 """
@@ -22,7 +21,7 @@ if TYPE_CHECKING:
 
 
 class RecordingLater:
-    """The build of one run's recording, deferred to its first call; sealed as its run ended by ``seal``, if given."""
+    """One run's recording build, deferred to its first call; sealed by ``seal`` when given."""
 
     __slots__ = ("answer", "bag", "children", "ended", "error", "identity", "rec", "report", "runner", "seal",
                  "status", "stopped_early")

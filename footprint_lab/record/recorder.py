@@ -1,27 +1,21 @@
 """The recorder: a run's evidence captured the moment it happens, as cheap tuples.
 
-Rule kept here: everything an explanation needs later is written down while the run is
-executing, never reconstructed afterwards. A step is opened with :meth:`Recorder.begin`,
-reads and writes go through the tracked scope (:meth:`Recorder.read`, :meth:`Recorder.write`),
-and :meth:`Recorder.end` closes the step with exactly one commit holding only what changed.
+Rule kept here: everything an explanation needs is written down while the run executes, never
+rebuilt afterwards. :meth:`Recorder.begin` opens a step, reads and writes go through the tracked
+scope, and :meth:`Recorder.end` closes the step with one commit holding only what changed.
 
-- A read stamps the step that last wrote the value *at read time*, so walking backwards
-  from any read is a pointer walk, never a search.
-- A commit is a delta: its cost grows with what the step changed, never with the state.
-- Every event goes out in one envelope (``seq``, ``run_id``, ``type``, ``step_id``,
-  ``payload``), in order, to the run's listeners; a listener that raises is counted and
-  skipped, it never breaks the run. ``seq`` counts the events of the whole run, member runs
-  included: every recorder of one run shares one :class:`EventStream`, so ``seq`` is unique
-  within a run id and the recorded events of a run tree, sorted by ``seq``, are the order
-  in which they were delivered.
-- A redaction policy (any object with ``scrub(value) -> value``) is applied to every value
-  before it is captured or delivered, so no reader ever sees what it covers; the live run
-  keeps using the real value.
+- A read stamps the step that last wrote the value, at read time, so walking back from a read
+  is a pointer walk, never a search.
+- A commit is a delta: its cost grows with what the step changed, not with the state.
+- Events go out in order, in one envelope, to the run's listeners, numbered by one ``seq`` for
+  the whole run tree (``record.events``). A listener that raises is counted and skipped; it
+  never breaks the run.
+- A redaction policy (anything with ``scrub(value) -> value``) is applied to every value before
+  it is captured or delivered. The live run keeps the real value.
 
-Role: record layer. The recorder knows nothing about LLMs; runners put their own evidence
+Role: record layer. The recorder knows nothing about LLMs: runners put their own evidence
 (context pieces, exchanges, the transcript) in the plain lists it carries, and
-:func:`footprint_lab.record.recording.build_recording` turns the capture into a
-:class:`~footprint_lab.record.recording.Recording` on first access.
+:func:`footprint_lab.record.build.build_recording` turns the capture into a ``Recording``.
 """
 
 from __future__ import annotations
@@ -133,37 +127,34 @@ class Recorder:
         self.state: dict[Path, Any] = {}
         self.writers: dict[Path, str] = {}
         # (step_id, stage, iteration, start_ns, end_ns, status): tuples of plain values, which the
-        # cyclic garbage collector stops tracking, so a long run does not slow every collection down
+        # garbage collector stops tracking, so a long run does not slow every collection
         self.steps: list[tuple[str, str, int | None, int, int, str]] = []
         self.reads: list[tuple[str, Path, str | None, str]] = []
-        # Every commit's entries, in order, as three parallel columns (no tuple per entry for
-        # the garbage collector to track); a commit is (step_id, first, end) indices into them.
+        # every commit's entries as three parallel columns (no tuple per entry for the collector
+        # to track); a commit is (step_id, first, end), indices into them
         self.entry_paths: list[Path] = []
         self.entry_verbs: list[str] = []
         self.entry_values: list[Any] = []
         self.commits: list[tuple[str, int, int]] = []
         self.decisions: list[tuple[str, str, tuple[tuple[str, dict[str, Any], Any], ...], str]] = []
-        # Events are kept in parallel columns rather than one tuple each. The engine's routine
-        # events (step_start, step_end, read, write, commit) each announce a record kept anyway
-        # (a step, a read, a commit entry, a commit): such an event keeps only that record's
-        # index, in event_refs (-1 for the others), and its payload is made from the record when
-        # delivered or materialised (payload). A long run's events then add no object for the
-        # garbage collector to walk (bench/bench_agent.py).
+        # Events as parallel columns, so a long run's events add no object for the collector to walk.
+        # A routine event (step_start, step_end, read, write, commit) keeps only the index of the record
+        # it reports, in event_refs (-1 for others); its payload is made from that record when needed.
         self.event_seqs = array("q")  # 8 bytes a number, where a list holds a pointer and an int object
         self.event_refs = array("q")
         self.event_types: list[str] = []
         self.event_steps: list[str] = []
         #: each event's payload dict, None for a routine event (see event_refs)
         self.event_payloads: list[dict[str, Any] | None] = []
-        #: context pieces, each captured as one flat tuple, its keys first (record.captured.CapturedPiece)
+        #: context pieces, each one flat tuple, its keys first (record.captured.CapturedPiece)
         self.pieces: list[Any] = []
         self.exchanges: list[Any] = []
         self.messages: list[dict[str, Any]] = []
         #: for each transcript message, the index of its context piece
         self.message_pieces: list[int] = []
-        #: the conversation a continued leg carried, its forms shared with the legs before and after (record.captured)
+        #: the conversation a continued leg carried, its forms shared with the other legs (record.captured)
         self.carried: Carried | None = None
-        #: where the carried conversation's stretch starts in the entries, events, pieces and messages
+        #: where the carried stretch starts in the entries, events, pieces and messages
         self.carried_at: tuple[int, int, int, int] | None = None
         self.children: list[Any] = []
         self.annotations: list[dict[str, Any]] = []
@@ -178,18 +169,15 @@ class Recorder:
         self.started_ns = perf_counter_ns()
         self.meta: dict[str, Any] = {}
         self._event_class: Any = None
-        #: each tracked path as the records hold it under the policy (a member's name can be covered), and
-        #: how many values the policy had learned when they were masked (see shown_path)
+        #: how many values the policy had learned, and each tracked path as masked then (see shown_path)
         self._shown_paths: tuple[int, dict[Path, Path]] = (0, {})
 
     # -- redaction: the one place a value enters the capture ---------------------------
     def share(self, value: Any) -> int:
-        """The index under which ``value`` (this very object) is kept in :attr:`shared`, kept there on first sight.
+        """The index of ``value`` (this very object) in :attr:`shared`, added on first sight.
 
-        A record that holds the index instead of the value (an exchange's tools list, the same
-        object on every call of an agent without skills) holds only plain values, which the
-        garbage collector stops tracking: a long run's records then do not bring on its full
-        passes (bench/bench_agent.py).
+        A record that holds the index instead of the value (say, the tools list every call of an
+        agent sends) holds only plain values, which the garbage collector stops tracking.
         """
         at = self._shared_at.get(id(value))  # the object stays in self.shared, so its id is not reused
         if at is None:
@@ -205,9 +193,8 @@ class Recorder:
     def shown_path(self, path: Path) -> Path:
         """A tracked path as the records hold it: each part masked by the policy, as a value is.
 
-        A path holds the names a runner was given (a composition's member names, ``outputs.<name>``),
-        so the read, the commit entry and the event that name it hold what the policy covers masked.
-        Each distinct path is masked once, again when the policy has learned more since.
+        A path can hold names a runner was given (member names, ``outputs.<name>``). Each distinct
+        path is masked once, and again after the policy learns more.
         """
         policy = self.policy
         if policy is None:
@@ -223,17 +210,17 @@ class Recorder:
         return made
 
     def learn(self, value: Any) -> None:
-        """Let the policy read structured data that will be captured only as text (a fact's
-        data as JSON): values under its covered keys are then masked in that text too."""
+        """Show the policy structured data captured only as text (a fact's data as JSON), so the
+        values under its covered keys are masked in that text too."""
         if self.policy is not None:
             self.policy.scrub(value)
 
     # -- events -----------------------------------------------------------------------
     def emit(self, type_: str, step_id: str, payload: dict[str, Any]) -> None:
-        """Record an event and deliver it to the listeners, in order (``run_end`` also seals the capture).
+        """Record an event and deliver it to the listeners; ``run_end`` also seals the capture.
 
-        A routine event's type (``schema.ROUTINE_PAYLOADS``) is the recorder's own: it writes those
-        events with the record they report (:meth:`begin`, :meth:`read`, :meth:`write`, :meth:`end`).
+        Routine events (``schema.ROUTINE_PAYLOADS``) are refused: the recorder writes them itself,
+        with the record they report.
         """
         if type_ in ROUTINE_PAYLOADS:
             raise ValueError("emit: a routine event (a step's start or end, a read, a write, a commit) is written "
@@ -245,24 +232,20 @@ class Recorder:
             self.seal()
 
     def carry(self, carried: Carried) -> None:
-        """Note that the conversation ``carried`` lands next, one message after another (its write, its piece,
-        its message): once the run ends, each column's stretch of them is read from the history they share."""
+        """Note that the conversation ``carried`` lands next, message by message (write, piece, message).
+        When the run is sealed, those stretches are read from the history the legs share."""
         self.carried = carried
         self.carried_at = (len(self.entry_paths), len(self.event_seqs), len(self.pieces), len(self.messages))
 
     def seal(self) -> None:
         """Make the finished run's capture read-only, compact, and invisible to the garbage collector.
 
-        - Each exchange, captured as a flat dict the agent may update while its call goes on,
-          becomes a ``(keys, *values)`` tuple, its keys shared by every exchange of the same
-          shape (about a quarter of the dict's room; ``build_recording`` reads both forms).
-          Context pieces are captured in that form from the start (``record.captured``).
-        - Every column becomes a tuple. A list is walked by every full collection, element by
-          element, for as long as the run is held; a tuple of untracked values (strings,
-          numbers, the capture's tuples) is untracked by the collector's next pass and never
-          walked again. A notebook holds many finished runs (``agent.last_run`` at least):
-          each one's capture then costs later collections nothing (bench/bench_agent.py). A
-          column written after the run ended would fail loudly (a tuple has no ``append``).
+        - Each exchange, a flat dict while its call runs, becomes a ``(keys, *values)`` tuple with
+          shared keys, a fraction of the dict's room (``build_recording`` reads both forms).
+        - Every column becomes a tuple. The collector walks a list on every full pass for as long as
+          the run is held (a notebook holds many); a tuple of untracked values is walked no more.
+          Writing a column after the run ended then fails loudly.
+        - The carried conversation's stretches are read from the shared history.
         - The live tracked scope is let go: every value it held is in the commits.
         """
         self.exchanges = [flat(exchange) if isinstance(exchange, dict) else exchange for exchange in self.exchanges]
@@ -298,18 +281,14 @@ class Recorder:
 
     def payloads(self, types: Sequence[str], captured: Sequence[dict[str, Any] | None],
                  refs: Sequence[int]) -> list[Any]:
-        """Events' payloads, in one pass: each as captured, or (a routine event) made from the record at its ref
-        (:func:`~footprint_lab.record.events.routine_payloads`)."""
+        """Events' payloads in one pass (:func:`~footprint_lab.record.events.routine_payloads`)."""
         return routine_payloads(types, captured, refs, self.steps, self.reads, self.entry_paths, self.entry_verbs,
                                 self.commits)
 
     def _recall(self, stream: EventStream) -> None:
-        """Tell the listeners which events they were sent before the policy learned a value they hold.
+        """Send a ``recall`` event for delivered events holding a value the policy learned since (``record._recall``).
 
-        A value is learned late (a tool puts under a covered key a password the user's message
-        already held): the events already delivered cannot be taken back, so a ``recall`` event
-        names each by ``seq`` with its payload as the policy now masks it (never the value), for
-        a live view to replace what it shows. The recording is swept the same way when built.
+        A live view replaces what it shows; the recording is swept the same way when built.
         """
         policy: Any = self.policy
         count = policy.learned_count
@@ -356,9 +335,8 @@ class Recorder:
     def token_stream(self, step_id: str) -> tuple[Callable[[str], None], Callable[[], None]]:
         """``(on_token, flush)`` for a streamed reply: each piece of text becomes a ``token`` event.
 
-        With a policy in force, text is released only in stretches no covered match can
-        straddle (a secret split across two tokens would otherwise pass), and ``flush``
-        releases the rest once the reply is complete.
+        With a policy, text is released only in stretches no covered match can straddle (a secret
+        split across two tokens would otherwise pass); ``flush`` releases the rest when the reply ends.
         """
 
         def emit(text: str) -> None:
@@ -425,8 +403,8 @@ class Recorder:
         self._event("write", self.current, None, len(self.entry_paths) - 1)
 
     def decide(self, rule: str, evidence: Iterable[tuple[str, dict[str, Any], Any]], chosen: str) -> None:
-        """Record which branch the current step chose, with each rule's inputs and result (a rule's
-        name can be a member's, and is masked as one)."""
+        """Record the branch the current step chose, with each rule's inputs and result (all masked, since a
+        rule's name can be a member's)."""
         clean = self.clean
         rows = tuple((clean(name), clean(reads), clean(result)) for name, reads, result in evidence)
         self.decisions.append((self.current, clean(rule), rows, clean(chosen)))
@@ -449,10 +427,9 @@ class Recorder:
 
     # -- steps that run alongside each other (parallel branches, graph nodes) ----------
     def open_step(self, stage: str, iteration: int | None = None, reads: Iterable[Path] = ()) -> tuple[str, list[Any]]:
-        """Open a step that runs concurrently with others, take its reads now, and return its id and the values.
+        """Open a step that runs alongside others, take its reads now, and return its id and the values.
 
-        The step never becomes the current one, so sibling steps can open and close in any
-        order; close it with :meth:`close_step`.
+        It never becomes the current step, so siblings can open and close in any order.
         """
         current = self.current
         step_id = self.begin(stage, iteration)
@@ -463,9 +440,8 @@ class Recorder:
     def close_step(self, step_id: str, writes: Iterable[tuple[Path, str, Any]] = (), status: str = "ok") -> None:
         """Close a step opened with :meth:`open_step`: apply its writes and commit them as its one commit.
 
-        A commit is a contiguous run of entries, so this is called while no other step of the
-        recorder holds uncommitted writes (a composition closes its concurrent steps between
-        its sequential ones).
+        A commit is a contiguous run of entries, so call this only while no other step holds
+        uncommitted writes (a composition closes its concurrent steps between its sequential ones).
         """
         if self.pending_start != len(self.entry_paths):
             raise RuntimeError("close_step: another step of this recorder has uncommitted writes")

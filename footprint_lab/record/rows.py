@@ -1,21 +1,17 @@
 """``Rows``: a recording's list of models (steps, reads, events...), built from the capture on first use.
 
-Defect closed: a long run's recording was built as tens of thousands of pydantic objects the
-moment anything asked for ``run.recording`` (repr included), about 1.2 kB each, six times the
-JSON they stand for. The capture already holds the same evidence as tuples and columns of
-plain values, so a ``Rows`` keeps a count, the record fields' names, a function that works out
-every field's values from the capture at once (one column per field, in the model's order) and
-the constructor that makes a model of one record's values; it builds the whole list the first
-time an item is asked for (then keeps it, so the items are ordinary models one can hold,
-compare and even change). The seal reads the columns as they are (:meth:`Rows.columns`), and
-a dump the records made from them (:meth:`Rows.records`), without making models.
+Defect closed: anything that touched ``run.recording`` made a long run's records into tens of
+thousands of pydantic objects, each far larger than the JSON it stands for. A ``Rows`` keeps a
+count, the field names, a function that works out every field's column from the capture, and the
+constructor of one model. The first item asked for builds the whole list, which is then kept
+(ordinary models one can hold, compare and change). The seal reads the columns
+(:meth:`Rows.columns`) and a dump the records (:meth:`Rows.records`), without making models.
 
-Rule kept: a ``Rows`` is a list in all but its class: indexing, slicing, iteration, ``len``,
-``==`` with a list, ``append`` and the other mutating methods, ``repr``, copy and pickle.
-In a ``Recording`` the field is declared ``list[Model]``: validation (from JSON or Python)
-gives a plain list wrapped as built ``Rows``, and serialisation goes through the model's own
-serializer, so the JSON is byte for byte what a list of the same models gives
-(tests/record/test_engine.py). Dumping an unbuilt ``Rows`` builds its items for the dump only.
+Rule kept: a ``Rows`` is a list in all but its class (indexing, slicing, iteration, ``len``,
+``==`` with a list, mutation, ``repr``, copy, pickle). A ``Recording`` declares the field
+``list[Model]``: validation wraps the plain list as built ``Rows``, and serialisation uses the
+model's own serializer, so the JSON is byte for byte a plain list's (tests/record/test_engine.py).
+Dumping an unbuilt ``Rows`` builds its items for that dump only.
 
 Role: record layer, used by :mod:`footprint_lab.record.recording`.
 """
@@ -32,7 +28,7 @@ Item = TypeVar("Item")
 
 
 class Rows(MutableSequence[Item]):
-    """A list of ``count`` items made by ``model`` from each of ``values()`` on first use, or of items built."""
+    """A list of ``count`` items made by ``model`` from ``columns()`` on first use, or of items built."""
 
     __slots__ = ("_columns", "_count", "_fields", "_items", "_model")
 
@@ -67,16 +63,15 @@ class Rows(MutableSequence[Item]):
         return list(map(model, self.records()))
 
     def columns(self) -> list[Any] | None:
-        """What the seal reads of items not yet built: each field's values over the records, one list
-        per field in the model's order (nested records as dicts), made for this use only; ``None``
-        once the items are built (their own fields are then what is sealed)."""
+        """What the seal reads of unbuilt items: one list per field, in the model's order (nested records as
+        dicts), made for this use only. ``None`` once built: the items' own fields are then sealed."""
         if self._columns is None:
             return None
         return self._columns() if self._count else transposed([], len(self._fields))
 
     def records(self) -> list[dict[str, Any]]:
-        """Each record's values, a dict in its model's field order: the built items' own (nested records
-        as models), else made from the columns for this use only (nested records as dicts too)."""
+        """Each record's values as a dict in field order: the built items' own (nested records as models),
+        else made from the columns for this use only (nested records as dicts)."""
         if self._items is not None:
             return [item.__dict__ for item in self._items]
         assert self._columns is not None
@@ -144,10 +139,9 @@ class Rows(MutableSequence[Item]):
 
 @functools.cache
 def _records_of(fields: tuple[str, ...]) -> Callable[[list[Any]], list[dict[str, Any]]]:
-    """What turns columns of ``fields`` into one dict per record: a comprehension with a dict display,
-    written once per set of fields (as ``collections.namedtuple`` writes its constructor), since a
-    display makes a record about 2.5 times quicker than ``dict(zip(fields, row))``. The names are a
-    model's field names, never data."""
+    """What turns columns of ``fields`` into one dict per record: a comprehension with a dict display, written
+    once per set of fields (as ``namedtuple`` writes its constructor), since a display is much quicker than
+    ``dict(zip(...))``. The names are a model's field names, never data."""
     assert all(name.isidentifier() for name in fields)
     names = [f"v{at}" for at in range(len(fields))]
     display = ", ".join(f"{name!r}: {value}" for name, value in zip(fields, names, strict=True))
@@ -157,14 +151,13 @@ def _records_of(fields: tuple[str, ...]) -> Callable[[list[Any]], list[dict[str,
 
 
 def transposed(rows: Sequence[Sequence[Any]], width: int) -> list[Any]:
-    """Records' values (one sequence per record, in their fields' order) as ``width`` columns, one per
-    field: what ``Rows`` columns and the seal's chain read (``record.build``, ``sealing.seal``)."""
+    """Records' values (one sequence per record, in field order) as ``width`` columns, one per field."""
     return list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
 
 
 def as_list(value: list[Item]) -> list[Item]:
-    """A recording's list as a plain list (a ``Rows``'s own, built now if it was not): for loops that
-    index it thousands of times, where each ``Rows`` lookup would be a Python call."""
+    """A recording's list as a plain list (a ``Rows`` is built now if it was not), for loops that index it
+    many times, where each ``Rows`` lookup would be a Python call."""
     return value.items() if isinstance(value, Rows) else value
 
 

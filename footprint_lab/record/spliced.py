@@ -1,19 +1,17 @@
 """Sequences a long conversation's legs share instead of copying: :class:`Spliced`, :class:`Window`, :class:`Repeat`.
 
-Defect closed: a chat's turn ``k`` carries every earlier message, so each turn's capture held one
-entry per carried message in a dozen columns (its commit entry, its write event, its piece, its
-message, their indices), and its recording two lists more: a chat of ``n`` turns kept ``n**2``
-pointers, about 110 bytes per carried message per turn (bench/bench_chat.py). The carried messages,
-their pieces and their saved forms are made once for the whole conversation
-(``record.captured.History``, append-only lists); a finished turn's columns now lay its own values
-and views of those shared lists end to end, without copying them.
+Defect closed: a chat's turn carries every earlier message, so each turn's capture held one entry
+per carried message in a dozen columns, and its recording two lists more: ``n**2`` pointers over
+``n`` turns. The carried messages and their forms are made once per conversation
+(``record.captured.History``, append-only lists), and a finished turn's columns lay its own values
+and views of those lists end to end, without copying them.
 
-Rule kept: a :class:`Spliced` reads like the list it stands for (length, indexing, slicing, iteration,
-``==`` with any sequence, ``repr``, pickle as a list) and may be changed like one: the first change
-makes it a list of its own, so the shared lists are never written through it.
+Rule kept: a :class:`Spliced` reads like the list it stands for (length, indexing, slicing,
+iteration, ``==`` with any sequence, ``repr``, pickle as a list). Its first change makes it a list
+of its own, so the shared lists are never written through it.
 
-Role: record layer, for the recorder's columns (``record.recorder``), a recording's transcript
-(``record.build``) and a conversation held between turns (``core.conversation_legs``).
+Role: record layer, for the recorder's columns, a recording's transcript and a conversation held
+between turns (``core.conversation_legs``).
 """
 
 from __future__ import annotations
@@ -55,8 +53,8 @@ class _Stretch(Sequence[Any]):
 
 
 class Window(_Stretch):
-    """Items ``start`` to ``stop`` of a list that only ever grows at its end: what a leg carried of a conversation
-    (from its first message: a :func:`prefix`), or a run of it a turn's own copy matches."""
+    """Items ``start`` to ``stop`` of a list that only grows at its end: a leg's carried messages (a
+    :func:`prefix`), or a stretch a turn's own copy matches."""
 
     __slots__ = ("_items", "_start")
 
@@ -108,7 +106,7 @@ class Repeat(_Stretch):
 
 
 class Spliced(MutableSequence[Any]):
-    """Stretches laid end to end, read as one list without copying them; its first change makes it a list of its own."""
+    """Parts laid end to end, read as one list without copying them."""
 
     __slots__ = ("_ends", "_items", "_parts")
 
@@ -181,9 +179,8 @@ class Spliced(MutableSequence[Any]):
 
 
 def matched(values: Sequence[Any], shared: Window | Repeat | range) -> list[Sequence[Any]]:
-    """``values`` as runs: where they equal ``shared`` (place for place), views of ``shared``; elsewhere their own
-    items. A turn's copy of what its conversation shares (a policy's masked transcript, say) then keeps only
-    what differs from it."""
+    """``values`` as runs: views of ``shared`` where they equal it place for place, their own items elsewhere.
+    A turn's copy of shared values (a masked transcript, say) then keeps only what differs."""
     assert len(values) == len(shared)
     parts: list[Sequence[Any]] = []
     start = 0
@@ -204,8 +201,8 @@ def _view(shared: Window | Repeat | range, start: int, stop: int) -> Sequence[An
 
 
 def spliced(parts: Iterable[Sequence[Any]]) -> Sequence[Any]:
-    """``parts`` end to end, read-only (a finished capture's column): the one part itself when there is only one
-    (``()`` when none), else a :class:`Spliced`."""
+    """``parts`` end to end, read-only (a finished capture's column): the one part itself when there is one,
+    ``()`` when none, else a :class:`Spliced`."""
     parts = [part for part in parts if len(part)]
     if len(parts) > 1:
         return Spliced(parts)

@@ -150,17 +150,11 @@ STATUS_COLOURS = {status: colour for status, (colour, _) in theme.STATUS.items()
 GREY = theme.GREY
 #: between two fields of one row, where the style sheet's layout also keeps them apart
 SEP = join([" ", el("span", "·", class_="fl-sep"), " "])
-UNPROVEN = join([" ", el("span", "[not proven]", class_="fl-unproven", style=css(color=theme.RED))])
 
 
 def kind_style(kind: str) -> str:
     """The inline style that colours a piece's row by its source kind."""
     return css(border_left=f"4px solid {theme.kind_colour(kind)}")
-
-
-def kind_label(kind: str) -> Html:
-    """A piece's source kind, in its kind's colour (the word itself says the kind)."""
-    return el("i", kind, style=css(color=theme.kind_colour(kind)))
 
 
 def tag(text: str, status: str | None = None, **attrs: Any) -> Html:
