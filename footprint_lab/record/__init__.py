@@ -1,13 +1,12 @@
 """The record: step ids, the recorder (tracked scope, commits, decisions, events) and the ``Recording`` it leaves.
 
-What it holds, honestly: a generic core that knows nothing of LLMs, agents, explanations or
-notebooks (step ids, the recorder and its tracked scope, commits, decisions, events), and the
-recording's schema, which does name what LLM runs send and receive: context pieces land in a
-request's slots (``record.schema``), and each LLM call's exchange is kept by ``record.exchange``.
-The generic core never imports ``record.exchange`` (an import-linter contract checks it).
-Redaction (``footprint_lab.redact``) and the seal (``footprint_lab.sealing``) sit beside it; the
-refusals, registries and progress every room shares sit below it (``footprint_lab.base``). The
-names below load on first use, so ``import footprint_lab`` does not pay for the recorder.
+The generic core knows nothing of LLMs, agents, explanations or notebooks. The recording's schema
+does name what an LLM run sends and receives: a request's slots (``record.schema``) and each call's
+exchange (``record.exchange``). The generic core never imports ``record.exchange``; an import-linter
+contract checks it.
+
+Role: level 0, above ``footprint_lab.base``; redaction and the seal sit one level up. The names
+below load on first use, so ``import footprint_lab`` does not pay for the recorder.
 """
 
 from __future__ import annotations

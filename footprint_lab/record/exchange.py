@@ -1,9 +1,8 @@
-"""What one LLM call sent and received, as recorded: the request as assembled, the response as it came.
+"""What one LLM call sent and received: the request as assembled, the response as it came.
 
-Rule kept here: the engine's records are generic (steps, reads, commits, events); an LLM call's
-exchange is the one record that knows what a model is sent (system text, messages, tools) and
-what it answers (text, tool calls, usage, the margin of each tool choice). It lives here, apart
-from the generic records, and the ``Recording`` holds a list of them.
+Rule kept here: the engine's records (steps, reads, commits, events) are generic. The exchange is
+the one record that knows what a model is sent (system text, messages, tools) and what it answers
+(text, tool calls, usage, how close each tool choice was), so it lives apart from them.
 
 Role: record layer (pydantic models, loaded with the first recording).
 """
@@ -34,8 +33,8 @@ class ToolCallRecord(Data):
 class ToolMargin(Data):
     """How close one tool choice was, from the provider's log-probabilities (``explain.checks.tool_choice``).
 
-    ``logprob`` is the deciding token's; ``runner_up`` the best other token at that position and
-    ``runner_up_tool`` the offered tool it would have begun (``None`` when it begins none);
+    ``logprob`` is the deciding token's. ``runner_up`` is the best other token at that position, and
+    ``runner_up_tool`` the offered tool it would have begun (``None`` when it begins none).
     ``margin`` is the difference in nats (``None`` when the provider listed no alternative).
     """
 
@@ -62,7 +61,7 @@ class LLMExchange(Data):
     """One LLM call: the request exactly as assembled, and the response as received.
 
     The request's messages are ``recording.messages[:message_count]`` followed by
-    ``injected_messages``; storing the prefix length keeps a long run linear in size.
+    ``injected_messages``. Storing the prefix length keeps a long run linear in size.
     """
 
     step_id: str

@@ -1,22 +1,17 @@
 """``Recording``: one run as plain, versioned data (pydantic, exact JSON round trip).
 
-Every explanation and every notebook view is a pure function of a ``Recording``. It holds
-only JSON-native values, so ``Recording.model_validate_json(r.model_dump_json()) == r``
-holds for every run, and a recording saved from one process explains the same way in
-another. A composed run nests its members' recordings in ``children``. Its seal (``Seal``)
-sits beside its records, computed by ``sealing.seal``.
+Every explanation and notebook view is a pure function of a ``Recording``. It holds only
+JSON-native values, so ``Recording.model_validate_json(r.model_dump_json()) == r`` for every run,
+and a recording saved in one process explains the same way in another. A composed run nests its
+members' recordings in ``children``. The seal (``Seal``, made by ``sealing.seal``) sits beside the
+records. Displayed, a recording carries itself under :data:`RECORDING_MIME` beside its views, so a
+saved notebook holds its own evidence.
 
-Where the rest lives: the generic records (steps, reads, commits, events, context pieces) in
-``record.records``, what an LLM call sent and received in ``record.exchange``, the saved
-form (tables, references to repeated text) in ``record.saved_form``, the build from a
-recorder's capture in ``record.build``, and every path and key in ``record.schema``. The
-models are offered here too, beside the recording that holds them.
+The record models (from ``record.records`` and ``record.exchange``) are offered here too. The saved
+form is in ``record.saved_form``, the build from a capture in ``record.build``, and every path and
+key in ``record.schema``.
 
-Displayed, a recording (like the ``Run`` around it) carries itself under
-:data:`RECORDING_MIME` beside its views, so a saved notebook holds its own evidence.
-
-Role: record layer. This module is imported lazily (on the first ``run.recording`` access)
-so that ``import footprint_lab`` stays light.
+Role: record layer. Imported lazily (on the first ``run.recording``), so ``import footprint_lab`` stays light.
 """
 
 from __future__ import annotations
@@ -52,7 +47,7 @@ from footprint_lab.record.saved_form import dereferenced, reference, share_texts
 from footprint_lab.record.schema import RECORDING_MIME, SCHEMA_VERSION
 from footprint_lab.record.spliced import Spliced
 
-#: the records a recording is made of, offered here beside it (they live in ``_records`` and ``_exchange``)
+#: the records a recording is made of, offered here beside it (they live in ``records`` and ``exchange``)
 __all__ = ["RECORDING_MIME", "SCHEMA_VERSION", "Annotation", "Commit", "CommitEntry", "ContextPiece", "Decision",
            "Event", "LLMExchange", "Read", "Recording", "ResponseRecord", "RuleEvidence",
            "RunnerInfo", "Seal", "Step", "ToolCallRecord", "ToolMargin", "UsageRecord"]
@@ -60,9 +55,9 @@ __all__ = ["RECORDING_MIME", "SCHEMA_VERSION", "Annotation", "Commit", "CommitEn
 
 class Seal(Data):
     """A recording's seal (see :mod:`footprint_lab.sealing.seal`): the chain's ``head``, a SHA-256 digest per
-    record kind (the header counts as one), per kind a CRC-32 tag per field (to locate a break), the
-    policy names a scrub re-sealed under, when it was sealed, and, in a copy a notebook output
-    carries, a digest of what that output displays."""
+    record kind (the header counts as one), locator tags per kind (to find where it broke), the policy
+    names a scrub re-sealed under, and when it was sealed. A copy a notebook output carries also holds
+    digests of what that output displays."""
 
     algorithm: str
     head: str
@@ -75,8 +70,8 @@ class Seal(Data):
 
 
 def _as_list(value: Any, handler: SerializerFunctionWrapHandler) -> Any:
-    """A transcript that shares a conversation's messages (a :class:`~footprint_lab.record.spliced.Spliced`) is
-    written as the list it reads as."""
+    """A transcript that shares a conversation's messages (a :class:`~footprint_lab.record.spliced.Spliced`)
+    is written as the list it reads as."""
     return handler(list(value) if isinstance(value, Spliced) else value)
 
 
@@ -97,8 +92,8 @@ class Recording(Data):
     error: dict[str, Any] | None = None
     started_at: float
     duration_ms: float
-    # The per-step lists are ``Rows`` (footprint_lab.record.rows): lists whose models are built
-    # from the capture on first use, with the JSON of plain lists.
+    # The per-step lists are ``Rows`` (record.rows): their models are built from the capture on
+    # first use, and they write the JSON of plain lists.
     steps: Annotated[list[Step], *rows_field(Step)] = Field(default_factory=list)
     reads: Annotated[list[Read], *rows_field(Read)] = Field(default_factory=list)
     commits: Annotated[list[Commit], *rows_field(Commit)] = Field(default_factory=list)
@@ -106,7 +101,7 @@ class Recording(Data):
     events: Annotated[list[Event], *rows_field(Event)] = Field(default_factory=list)
     context_pieces: Annotated[list[ContextPiece], *rows_field(ContextPiece)] = Field(default_factory=list)
     exchanges: Annotated[list[LLMExchange], *rows_field(LLMExchange)] = Field(default_factory=list)
-    #: the transcript (a leg that continued a conversation holds the messages it carried shared until it is read)
+    #: the transcript (a leg that continued a conversation shares its messages until first read)
     messages: Annotated[list[dict[str, Any]], WrapSerializer(_as_list)] = Field(default_factory=list)
     #: for each transcript message, the index of the context piece that carries it
     message_pieces: Annotated[list[int], WrapSerializer(_as_list)] = Field(default_factory=list)
@@ -119,9 +114,9 @@ class Recording(Data):
     seal: Seal | None = None
 
     def __getattribute__(self, name: str) -> Any:
-        """A transcript held shared (a leg that continued a conversation: ``record.spliced``) is made this
-        recording's own list the first time anyone reads it, so a reader always gets a list; the recording
-        keeps nothing per carried message until then (a long chat's turns are mostly never read so)."""
+        """A transcript held shared (a leg that continued a conversation: ``record.spliced``) becomes this
+        recording's own list the first time it is read, so a reader always gets a list. Until then nothing
+        is kept per carried message (most of a long chat's turns are never read)."""
         value = object.__getattribute__(self, name)
         if type(value) is Spliced:
             value = list(value)
@@ -136,8 +131,8 @@ class Recording(Data):
 
     @model_serializer(mode="wrap")
     def _saved(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:
-        """Write the saved form (JSON): from schema version 2, a transcript message's text is stored once, and
-        so is a long text held in several places (``record.saved_form.share_texts``)."""
+        """Write the saved form (JSON): from schema version 2, a transcript message's text is stored once,
+        and so is a long text held in several places (``record.saved_form.share_texts``)."""
         data = handler(self)
         if info.mode_is_json() and self.schema_version >= 2 and isinstance(data, dict):
             reference(data)
@@ -178,7 +173,7 @@ class Recording(Data):
 
     def annotation_targets(self) -> dict[str, str]:
         """What a note can be attached to, each with its kind: ``answer``, every ``step`` id and every
-        context ``piece``'s source id, member runs included (a step id wins over a same-named source)."""
+        context ``piece``'s source id, members included (a step id wins over a source of the same name)."""
         pieces: dict[str, str] = {}
         steps: dict[str, str] = {}
         stack = [self]

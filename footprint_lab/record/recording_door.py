@@ -1,26 +1,24 @@
 """The door for a recording that comes from outside: checked once, then trusted by every view.
 
-Defect closed: a recording loaded from a file (or edited by hand, or changed after it was
-loaded) reached the views as it was. An exchange naming piece ``999`` raised ``IndexError``
-deep in ``run.context()``; piece ``-1`` silently showed another piece; a tool call that is a
-string broke the HTML view; ``schema_version=99`` loaded without a word (and ``"1"``, text,
-passed for 1); a missing or extra field surfaced as pydantic's own ``ValidationError``, quoting
-the data; a member run that was a copy of the top run (the same ``path``) loaded and then sent
-every view round the same run until ``RecursionError``.
+Defect closed: a recording loaded from a file (or edited by hand, or changed after loading) reached
+the views unchecked. A bad piece index raised ``IndexError`` deep inside a view, and pydantic's own
+error quoted the data.
 
 Rule kept here: :func:`load_recording` (JSON text, bytes or ``model_dump`` data) and
-:func:`check_recording` (a ``Recording`` object, as ``Run.from_recording`` receives it) are
-the one door. Text is parsed by :func:`~footprint_lab.record.saved_json.parse_json` (at most
-``MAX_NESTING`` levels deep). They check the schema version (a whole number; a newer one is
-refused as :class:`RecordingVersionError`, naming it; so is a format of the unreleased 0.1, schema
-version 1 or a seal of an earlier chain, saying how to record or seal it again), that the member runs nest as a tree
-(each member's ``path`` extends its parent's, no two share one, at most
-:data:`MAX_MEMBER_DEPTH` levels of members), the shape of every record pydantic cannot pin
-down (messages, tool calls, the redaction report) and every cross reference (piece indices,
-message counts, the steps exchanges name), in the recording and each member run's. A
-recording that fails is refused with :class:`InvalidRecordingError`, naming the field by
-its path (``exchanges.2.system_pieces.0``) and what is wrong with it, never quoting a value.
-The members are walked with a stack, not by recursion.
+:func:`check_recording` (a ``Recording`` object, as ``Run.from_recording`` gets it) are the one
+door. Text is parsed by :func:`~footprint_lab.record.saved_json.parse_json` (at most ``MAX_NESTING``
+levels deep). In the recording and in each member run, the door checks:
+
+- the schema version: a whole number this library reads. A newer one, the unreleased 0.1's schema
+  version 1 and a seal of an earlier chain are refused as :class:`RecordingVersionError`, which
+  names the version and says how to read, record or seal it again;
+- that member runs nest as a tree: each member's ``path`` extends its parent's, no two share one,
+  and there are at most :data:`MAX_MEMBER_DEPTH` levels (walked with a stack, not by recursion);
+- the shape of what pydantic cannot pin down: messages, tool calls, the redaction report;
+- every cross reference: piece indices, message counts, the steps that exchanges name.
+
+Any other fault is refused as :class:`InvalidRecordingError`, naming the field by its path
+(``exchanges.2.system_pieces.0``) and what is wrong with it, never quoting a value.
 
 Role: record layer, next to the ``Recording`` it guards.
 """
@@ -45,7 +43,7 @@ from footprint_lab.record.schema import (
 from footprint_lab.record.spliced import Spliced
 
 #: member runs nested deeper than this below the top run are refused (a composition of
-#: compositions nests a few levels; the views walk members one level at a time)
+#: compositions nests only a few levels)
 MAX_MEMBER_DEPTH = 32
 
 _LOAD_FIX = ("Pass a Recording: load a saved one with footprint_lab.load_recording(text) (JSON text, bytes or "
@@ -55,9 +53,9 @@ _LOAD_FIX = ("Pass a Recording: load a saved one with footprint_lab.load_recordi
 class InvalidRecordingError(Refusal, ValueError):
     """Raised when a recording handed to a door cannot be read or does not hold together.
 
-    Carries ``door`` (where it was handed in), ``field`` (the path of the field at fault,
-    ``exchanges.2.system_pieces.0``; ``recording`` for the whole value) and ``problem`` (what
-    is wrong with it, by shape). Nothing is run and no value is quoted.
+    Carries ``door`` (where it was handed in), ``field`` (the path of the field at fault, such as
+    ``exchanges.2.system_pieces.0``, or ``recording`` for the whole value) and ``problem`` (what is
+    wrong with it, by shape). Nothing is run and no value is quoted.
     """
 
     code = "ERR_INVALID_RECORDING"
@@ -74,12 +72,12 @@ class InvalidRecordingError(Refusal, ValueError):
 
 class RecordingVersionError(InvalidRecordingError):
     """Raised when a recording is in a format this library does not read: written by a newer
-    footprint_lab (its ``schema_version`` a whole number above the one this library reads), or by
-    the unreleased 0.1 (schema version 1, or a seal of an earlier chain: ``sha256-chain/2`` to ``/5``).
+    footprint_lab (a higher ``schema_version``), or by the unreleased 0.1 (schema version 1, or a
+    seal of an earlier chain, ``sha256-chain/2`` to ``/5``).
 
     Carries ``version`` (the schema version, or the seal's algorithm) besides ``door``, ``field`` and
-    ``problem``. Not a sign of tampering: read a newer one with the footprint_lab that wrote it; record
-    an unreleased one again (or seal it again), since no release ever wrote it.
+    ``problem``. It is no sign of tampering: read a newer one with the footprint_lab that wrote it;
+    record or seal an unreleased one again, since no release ever wrote it.
     """
 
     code = "ERR_RECORDING_VERSION"
@@ -105,7 +103,11 @@ class RecordingVersionError(InvalidRecordingError):
 
 def load_recording(data: str | bytes | bytearray | dict[str, Any] | Recording, *,
                    door: str = "load_recording") -> Recording:
-    """A saved recording (JSON text or bytes, or ``model_dump`` data), read and checked once."""
+    """Read a saved recording (JSON text or bytes, or ``model_dump`` data) and check it once.
+
+    Refuses one that does not hold together with ``InvalidRecordingError`` (``RecordingVersionError``
+    for a format this library does not read), naming the field at fault without quoting its value.
+    """
     if isinstance(data, Recording):
         return check_recording(data, door=door)
     if isinstance(data, str | bytes | bytearray):
@@ -116,8 +118,8 @@ def load_recording(data: str | bytes | bytearray | dict[str, Any] | Recording, *
 
 
 def load_parsed(data: Any, *, door: str) -> Recording:
-    """A recording from data ``parse_json`` gave (or a part of it: a file's nesting bounds every part),
-    checked like :func:`load_recording` checks it, its nesting aside."""
+    """A recording from data ``parse_json`` gave (or a part of it: the file's nesting bound covers every
+    part), checked as :func:`load_recording` checks it, bar the nesting."""
     if not isinstance(data, dict):
         raise InvalidRecordingError(door, "recording", f"is {describe_shape(data)}, not a recording", _LOAD_FIX)
     _check_version(data.get("schema_version", SCHEMA_VERSION), door, "schema_version")
@@ -150,8 +152,8 @@ def check_recording(recording: Any, *, door: str = "Run.from_recording") -> Reco
 
 def _members(recording: Recording, door: str) -> Iterator[tuple[Recording, str]]:
     """The recording and every member run, each with its field path (``children.1.``), in document
-    order; refuses a member that does not nest: one that is not a recording, whose ``path`` does not
-    extend its parent's or repeats another's, or that sits more than MAX_MEMBER_DEPTH levels down."""
+    order. Refuses a member that does not nest: not a recording, a ``path`` that does not extend its
+    parent's or repeats another's, or more than MAX_MEMBER_DEPTH levels down."""
     seen = {recording.path}
     stack: list[tuple[Recording, str, int]] = [(recording, "", 0)]
     while stack:
@@ -255,7 +257,7 @@ class _Checker:
         self.redaction(recording.redaction, f"{at}redaction")
 
     def indices(self, values: Any, size: int, where: str) -> None:
-        if not isinstance(values, list | tuple | Spliced):  # Spliced: a live run's, sharing its conversation's
+        if not isinstance(values, list | tuple | Spliced):  # Spliced: a live run's, shared with its conversation
             raise self.fail(where, "is not a list of piece indices")
         for k, value in enumerate(values):
             if not _is_int(value) or not 0 <= value < size:

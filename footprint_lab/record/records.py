@@ -1,10 +1,9 @@
 """The records a recording is made of: steps, reads, commits, decisions, events, context pieces, notes.
 
-Rule kept here: a record holds only JSON-native values (:func:`jsonable` makes them so), its
-fields in a fixed order, so a recording round-trips exactly through its JSON and its seal's
-canonical text is the same in every process. These are the engine's generic records; what an
-LLM call sends and receives is recorded by :mod:`footprint_lab.record.exchange`, and the
-``Recording`` that holds them all is :mod:`footprint_lab.record.recording`.
+Rule kept here: a record holds only JSON-native values (:func:`jsonable` makes them so), with its
+fields in a fixed order. So a recording round-trips exactly through its JSON, and its seal's
+canonical text is the same in every process. These are the engine's generic records; an LLM call's
+exchange is in :mod:`footprint_lab.record.exchange`.
 
 Role: record layer (pydantic models, loaded with the first recording).
 """
@@ -34,13 +33,11 @@ Made = TypeVar("Made", bound=Data)
 def maker(cls: type[Made], *, unset: frozenset[str] = frozenset()) -> Callable[[dict[str, Any]], Made]:
     """A constructor for ``cls`` from values already JSON-native and complete (every field given), unvalidated.
 
-    ``model_construct`` with a fields-set shared by every instance (``__setattr__`` only adds names
-    already in it): a validated model carries its own set and a copy of every value, about 1.2 kB per
-    object, which for a long run's tens of thousands of events, reads and steps was most of the memory
-    it kept (bench/bench_memory.py). Every field counts as set but those named in ``unset`` (whose values
-    given are their defaults: an ``exclude_unset`` dump leaves them out); with some unset, each instance
-    gets its own copy of the set. Values come from the capture, which the runners build from JSON-native
-    data, and ``Recording.model_validate_json`` of the dump gives back an equal recording (tests/record/test_engine.py).
+    It calls ``model_construct`` with one fields-set shared by every instance (safe: setting a field
+    only adds a name already in it), which saves most of a long run's memory. Every field counts as
+    set except those in ``unset`` (given at their defaults, so an ``exclude_unset`` dump leaves them
+    out); then each instance gets its own set. The values come from the capture, built from
+    JSON-native data, so the dump reads back (``Recording.model_validate_json``) as an equal recording.
     """
     every = frozenset(cls.model_fields) - unset
     construct = cls.model_construct
@@ -99,8 +96,8 @@ class Decision(Data):
 class Event(Data):
     """The one event envelope, shared by live subscribers and the recording.
 
-    ``seq`` numbers the events of a whole run, its member runs included, in delivery order;
-    a member's recording keeps the numbers its events were delivered with.
+    ``seq`` numbers the events of a whole run, member runs included, in delivery order. A
+    member's recording keeps the numbers its events were delivered with.
     """
 
     seq: int
@@ -115,10 +112,10 @@ class ContextPiece(Data):
 
     ``verdict`` is ``admitted`` (it landed at ``position`` of ``slot`` in step ``landed_by``),
     ``skipped`` (its trigger said no, or it had nothing to give) or ``dropped`` (admitted, then
-    over the slot's budget: ``detail`` has ``size``, ``budget`` and ``used``); skipped and
+    over the slot's budget: ``detail`` has ``size``, ``budget`` and ``used``). Skipped and
     dropped pieces have ``position == -1`` and no ``landed_by``. ``allowed_by`` is the step
     that gave the verdict. Declared context also records ``declared_at`` (``file:line``) and
-    its ``cache`` hint; what ``detail`` holds per kind is listed in
+    its ``cache`` hint. What ``detail`` holds per kind is listed in
     :mod:`footprint_lab.context.assembly`.
     """
 
@@ -143,8 +140,8 @@ class ContextPiece(Data):
 class Annotation(Data):
     """An analyst's note on one part of a run: a step id, a context piece's source id, or ``"answer"``.
 
-    ``at`` is when it was written (seconds since the epoch); ``tag`` is a free label
-    (``"suspect"``, ``"ok"``...), ``None`` when not given.
+    ``at`` is when it was written (seconds since the epoch). ``tag`` is a free label
+    (``"suspect"``, ``"ok"``...), or ``None``.
     """
 
     target: str
@@ -159,9 +156,9 @@ def content_hash(text: str) -> str:
 
 
 class _Fingerprints(dict[str, str]):
-    """Each short text's :func:`content_hash`, worked out once in a process: runs land the same texts
-    again and again (a system prompt, each tool's description, a fact), run after run. Only texts of
-    at most :data:`_SHORT` characters are kept, and at most :data:`_KEPT` of them (about 1 MB)."""
+    """Each short text's :func:`content_hash`, worked out once per process: runs land the same texts (a
+    system prompt, a tool's description, a fact) again and again. It keeps only texts of at most
+    :data:`_SHORT` characters, and at most :data:`_KEPT` of them (about 1 MB)."""
 
     def __missing__(self, text: str) -> str:
         made = content_hash(text)
@@ -171,25 +168,22 @@ class _Fingerprints(dict[str, str]):
 
 
 _SHORT, _KEPT = 1024, 1024
-#: ``fingerprint(text) == content_hash(text)``, a C lookup for a text seen before (for runs with no
-#: redaction policy: a policy's runs hash their masked texts with :func:`content_hash`, keeping none)
+#: ``fingerprint(text) == content_hash(text)``, a C lookup for a text seen before. For runs with no
+#: redaction policy only: a policy's runs hash their masked texts with :func:`content_hash`, keeping none.
 fingerprint = _Fingerprints().__getitem__
 
 
 def jsonable(value: Any) -> Any:
     """``value`` as JSON-native data, so a recording round-trips exactly.
 
-    A mapping comes back with its keys sorted: a saved notebook sorts every key, so a
-    recording whose free-form data is already in that order reads back identical, text
-    included, which is what lets its seal hold after the trip (``sealing.seal``). Plain text,
-    whole numbers, flags and ``None`` are taken as they are without a call per value (a
-    recording's build passes through this for every captured value).
+    A mapping comes back with its keys sorted, as a saved notebook sorts them, so free-form data
+    reads back identical and the seal still holds after the trip. Plain text, whole numbers,
+    flags and ``None`` pass through as they are (the build calls this for every captured value).
 
-    Data JSON can hold is read back from its orjson encoding, keys sorted (one C call each
-    way, several times faster than a walk in Python); anything else takes the walk, which
-    writes what orjson writes natively the same way: an enum as its value, a UUID as its
-    text, a number that is not finite (JSON has none) as ``None``. A set becomes a sorted
-    list, a model its JSON dump, a mapping's keys text, and any other object its ``repr``.
+    Other data JSON can hold goes through orjson and back, keys sorted. Anything else takes a walk
+    that writes values as orjson would: an enum as its value, a UUID as its text, a number that is
+    not finite as ``None``. A set becomes a sorted list, a model its JSON dump, a mapping's keys
+    text, and any other object its ``repr``.
     """
     if type(value) in _PLAIN:
         return value
@@ -200,8 +194,7 @@ def jsonable(value: Any) -> Any:
 
 
 def jsonable_each(values: list[Any]) -> list[Any]:
-    """``[jsonable(v) for v in values]``, in one orjson call each way when all of them can be written
-    (a recording's build makes a whole kind's captured values JSON-native at once)."""
+    """``[jsonable(v) for v in values]``, in one orjson call each way when all of them can be written."""
     try:
         made: list[Any] = orjson.loads(native_text(values))
     except TypeError:

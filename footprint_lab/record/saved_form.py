@@ -1,15 +1,17 @@
-"""The saved form of a recording: tables for the long lists of flat records, references for repeated text.
+"""The saved form of a recording: tables for long lists of flat records, and repeated text written once.
 
-Rule kept here: what a recording writes to JSON is compact and reads back equal. Each list of
-flat records (steps, reads, events, context pieces) may be written as a table that names each
-field once (:func:`packed`), and from schema version 2 a transcript message's text is written
-once: a commit entry or a context piece that holds the same text refers to it by index
-(``record.schema``, :func:`reference`). A long text the recording holds in several other places
-(an answer is also the last message's text, the reply's content and two commit entries' values)
-is written once too, each other place written ``null`` and named under ``copies``
-(:func:`share_texts`): a 50 MB answer saves as about 50 MB, not 250. :func:`unpacked` and the
-``Recording``'s own validator read all of them back, so every reader in memory sees whole
-records (the copies put back are one text object, not one each).
+Rule kept here: what a recording writes to JSON is compact and reads back equal.
+
+- **Tables**: each list of flat records (steps, reads, events, context pieces) may be written as a
+  table that names each field once (:func:`packed`).
+- **References** (schema version 2): a commit entry or context piece that holds a transcript
+  message's text refers to the message by index instead (:func:`reference`, ``record.schema``).
+- **Copies**: a long text held in several places (an answer is also the last message's text, the
+  reply's content and two commit values) is written once; each other place is written ``null`` and
+  named under ``copies`` (:func:`share_texts`).
+
+:func:`unpacked` and the ``Recording``'s own validator read all of them back, so every reader in
+memory sees whole records (the copies put back are one text object, not one each).
 
 Role: record layer; works on JSON-native data.
 """
@@ -33,8 +35,8 @@ if TYPE_CHECKING:
 _TABLES: dict[str, type[Data]] = {"steps": Step, "reads": Read, "events": Event, "context_pieces": ContextPiece}
 
 
-#: the names the saved form (its tables and references) puts where a reader that looks values up by key
-#: (a scrubber masking by key) expects a field's name: such a reader works on :func:`unpacked` data
+#: the names the saved form puts where a reader looking values up by key (a scrubber masking by key)
+#: expects a field's name: such a reader must work on :func:`unpacked` data
 TABLE_KEYS = frozenset({"columns", "rows", "same", MESSAGE_REF, COPIES, "of", "at",
                         *(name for model in _TABLES.values() for name in model.model_fields)})
 
@@ -43,11 +45,10 @@ def packed(recording: Recording) -> dict[str, Any]:
     """The recording as compact JSON-native data that ``Recording.model_validate`` reads back equal.
 
     Fields at their defaults are left out, except ``schema_version`` (a reader needs it to read
-    the rest). Each list of flat records (steps, reads, events, context pieces) becomes a table,
-    ``{"columns": [...], "rows": [[...], ...]}``, naming each field once instead of once per
-    record; a column with one value in every row is written once, under ``same``. Members
-    (``children``) are packed the same way. Nothing is dropped: a record's field left at its
-    default is written as that default.
+    the rest). Each list of flat records becomes a table, ``{"columns": [...], "rows": [[...], ...]}``,
+    naming each field once instead of once per record; a column with one value in every row is
+    written once, under ``same``. Members are packed the same way. Nothing is dropped: in a table, a
+    record's field left at its default is written as that default.
     """
     data: dict[str, Any] = recording.model_dump(mode="json", exclude_defaults=True)
     return {"schema_version": recording.schema_version, **_pack(data)}
@@ -100,7 +101,7 @@ def _untable(table: dict[str, Any]) -> Any:
     if not _is_table(table):
         return table
     columns, rows, same = table["columns"], table["rows"], table.get("same", {})
-    # each row's dict made in C loops (no Python step per row): a long run's tables hold tens of thousands
+    # rows become dicts in C loops (no Python step per row): a long run's tables hold tens of thousands
     names, extra = [*same, *columns], list(same.values())
     rows_named = map(operator.add, itertools.repeat(extra), rows) if extra else rows
     return list(map(dict, map(zip, itertools.repeat(names), rows_named)))
@@ -116,10 +117,10 @@ def _is_table(table: dict[str, Any]) -> bool:
 
 
 def table_columns(table: Any, model: type[BaseModel], defaults: dict[str, Any]) -> list[Any]:
-    """A saved table as ``model``'s columns, in its fields' order, without making a record of a row: the
-    rows turned into columns in C, a column written once (``same``) or left out (every row at its
-    default, from ``defaults``) repeated for every row. Raises ``TypeError`` for what is no such table,
-    or names a field the model has not, or leaves out one it needs (the schema names it)."""
+    """A saved table as ``model``'s columns, in field order, with no record made per row. A column
+    written once (``same``) or left out (at its default, from ``defaults``) is repeated for every row.
+    Raises ``TypeError`` for anything that is not such a table, names a field the model lacks, or
+    leaves out one it needs (the schema then names the fault)."""
     if not isinstance(table, dict) or not _is_table(table):
         raise TypeError("not a table")
     names, rows, same = table["columns"], table["rows"], table.get("same", {})
@@ -147,13 +148,11 @@ def content_of(content: Any, messages: list[Any]) -> Any:
 
 
 def reference(data: dict[str, Any]) -> None:
-    """Replace, in one recording's JSON data, each copy of a transcript message by its index (see ``record.schema``).
+    """Replace each copy of a transcript message, in one recording's JSON data, by the message's index.
 
-    A commit entry that appends message ``k`` to the transcript keeps ``{"message": k}`` in place
-    of its value, and a context piece whose content is message ``k``'s text keeps
-    ``{"message": k}`` as its content: a 5 MB tool result is then saved once, in ``messages``,
-    and not three times. Only exact copies are replaced, so a value a redaction policy masked
-    differently in one place is kept as it is.
+    A commit entry that appends message ``k`` keeps ``{"message": k}`` in place of its value, and a
+    context piece whose content is message ``k``'s text keeps ``{"message": k}`` as its content.
+    Only exact copies are replaced, so a value a redaction policy masked differently stays as it is.
     """
     messages = data.get("messages")
     if not messages:
@@ -177,15 +176,15 @@ def reference(data: dict[str, Any]) -> None:
 
 
 def share_texts(data: dict[str, Any]) -> None:
-    """Write, in one recording's JSON data, each long text it holds in more than one place once.
+    """Write each long text that one recording's JSON data holds in several places only once.
 
-    The places looked at are those a run's text is repeated in: the answer, the input's message,
-    each transcript message's content, each reply's content and each commit entry's value, and those
-    of its members' saved forms (written before it, so only the place each kept a text in). A text of
-    :data:`~footprint_lab.record.schema.COPY_MIN` characters or more found in two of them or more
-    stays in the first and is written ``null`` in the others, which ``copies`` names:
-    ``{"of": ["answer"], "at": [["messages", 1, "content"], ...]}``. Run after :func:`reference`
-    (which reads the messages' texts).
+    It looks where a run repeats text: the answer, the input's message, each message's content, each
+    reply's content, each commit entry's value, and the same places in its members' saved forms
+    (already shared, so only where each kept a text). A text of at least
+    :data:`~footprint_lab.record.schema.COPY_MIN` characters found in two places or more stays in
+    the first and is written ``null`` in the others, which ``copies`` lists:
+    ``{"of": ["answer"], "at": [["messages", 1, "content"], ...]}``. Run it after :func:`reference`,
+    which needs the messages' texts in place.
     """
     found: dict[str, list[list[Any]]] = {}
     for path, text in _text_places(data):
@@ -218,8 +217,7 @@ def _text_places(data: dict[str, Any]) -> list[tuple[list[Any], str]]:
             if isinstance(entry, dict):
                 places.append((["commits", k, "entries", j, "value"], entry.get("value")))
     found = [(path, text) for path, text in places if isinstance(text, str) and len(text) >= COPY_MIN]
-    # a member's answer is its composition's too: the places its own saved form kept a text in (its copies
-    # written already), so the run tree holds each text once
+    # members' texts too (their own copies already written), so the whole run tree holds each text once
     for k, child in enumerate(data.get("children") or ()):
         if isinstance(child, dict):
             found.extend((["children", k, *path], text) for path, text in _text_places(child))
@@ -235,9 +233,9 @@ def _node(data: Any, path: list[Any]) -> Any:
 
 def copies_placed(data: dict[str, Any]) -> dict[str, Any]:
     """Recording data with each text :func:`share_texts` wrote once put back in every place ``copies``
-    names (the one text object in each), ``copies`` left out; the data as given when ``copies`` is not
-    as :func:`share_texts` writes it (a place that is not there, or not ``null``), for the schema to
-    refuse by its name. The data given is not changed: what leads to a place filled is copied."""
+    names (the same text object in each), and ``copies`` dropped. The caller's data is not changed:
+    only what leads to a filled place is copied. When ``copies`` is not as :func:`share_texts` writes
+    it (a place missing, or not ``null``), the data comes back as given, for the schema to refuse."""
     copies = data.get(COPIES)
     if not isinstance(copies, list):
         return data
@@ -278,8 +276,8 @@ def _found(data: Any, path: Any) -> Any:
 
 
 def _placed(out: dict[str, Any], path: Any, text: str, made: set[int]) -> bool:
-    """Put ``text`` at ``path`` in ``out``, which must hold ``null`` there; each mapping or list on the way
-    copied once (``made``: those already copied), so the caller's data stays as it was."""
+    """Put ``text`` at ``path`` in ``out``, which must hold ``null`` there. Each mapping or list on the way
+    is copied once (``made`` holds those already copied), so the caller's data stays as it was."""
     if _found(out, path) is not None:
         return False
     node: Any = out

@@ -1,27 +1,24 @@
-"""Saved JSON read back: parsed in one place, and never deeper than :data:`MAX_NESTING` levels.
+"""Saved JSON read back: parsed in one place, and never nested deeper than :data:`MAX_NESTING` levels.
 
-Defect closed: a notebook or a saved recording nested a few thousand levels deep (``[[[[...]]]]``,
-in an output's data, in metadata, in a recording's ``meta``) crashed every reader with
-``RecursionError``. The standard library's parser recurses once per level and gives up near
-Python's recursion limit, how near depending on how deep the caller already is; ``nbformat``
-parses with it; orjson refuses only past 1,024 levels and reads an integer beyond 64 bits as a
-float; and what reads the parsed value next (the scrubber, the views, ``json.dumps`` writing a
-notebook back) recurses too, well before 1,024 levels.
+Defect closed: JSON nested a few thousand levels deep (``[[[[...]]]]`` in a notebook output, its
+metadata or a recording's ``meta``) crashed every reader with ``RecursionError``. The standard
+parser recurses once per level, and so does what reads the value next (the scrubber, the views,
+``json.dumps`` writing a notebook back). orjson is no way out: it allows 1,024 levels and reads an
+integer beyond 64 bits as a float.
 
-Rule kept here: :func:`parse_json` is the one place footprint_lab parses JSON that comes back
-from a file: a notebook, a saved recording or checkpoint, a tool catalog, and the JSON text a
-notebook carries inside (a recording held by a widget trait, a tool result stored as its JSON).
-It parses with the standard library (numbers and escapes read as they always did), but for a
-number JSON cannot write, which it reads as ``null``: ``NaN``, ``Infinity`` and a number past the
-float range (``1e400``), none of which footprint_lab or orjson writes (a value that is no finite
-number is saved as ``null``), so a seal, hashing what orjson writes, reads the same value the
-reader gets (a file holding ``Infinity`` where ``null`` was sealed reads back as sealed); it
-then measures the nesting level by level, without recursion; past :data:`MAX_NESTING` levels
-it raises :class:`NestingTooDeep`, which each door turns into its own refusal by name. A string
-escape that decodes to a lone surrogate (``"\\ud800"``: no character, it could not be written
-back as UTF-8) makes the text not JSON (a ``ValueError``), as orjson and pydantic read it. Nothing
-footprint_lab or Jupyter writes comes near the bound: a saved notebook nests about 15 levels, and
-each member run of a composition adds two.
+Rule kept here: :func:`parse_json` is the one place footprint_lab parses JSON read back from a
+file: a notebook, a saved recording or checkpoint, a tool catalog, or JSON text a notebook carries
+inside. It parses with the standard library, with three differences:
+
+- A number JSON cannot write (``NaN``, ``Infinity``, ``1e400``) reads as ``null``. footprint_lab
+  and orjson save such a value as ``null``, so the reader gets the value the seal hashed.
+- Nesting is measured level by level, without recursion; past :data:`MAX_NESTING` levels it raises
+  :class:`NestingTooDeep`, which each door turns into its own refusal.
+- An escape that decodes to a lone surrogate (``"\\ud800"``, no character) makes the text not JSON
+  (``ValueError``), as orjson and pydantic read it.
+
+Nothing footprint_lab or Jupyter writes comes near the bound: a saved notebook nests about 15
+levels, and each member run of a composition adds two.
 
 Role: record layer, below every door that reads a file.
 """
@@ -59,7 +56,7 @@ def parse_json(raw: str | bytes | bytearray) -> Any:
         raise NestingTooDeep from None
     if _openings(raw) > MAX_NESTING and nesting(value) > MAX_NESTING:  # fewer openings cannot nest deeper
         raise NestingTooDeep
-    # bytes hold no surrogate but through an escape, so the walk runs only when one is written
+    # bytes can hold a surrogate only through an escape, so the walk runs only when one is written
     if isinstance(raw, str):
         unsound = not is_sound(raw) or (_SURROGATE_ESCAPE.search(raw) is not None and not all_sound(value))
     else:
@@ -94,8 +91,8 @@ _SURROGATE_ESCAPE_BYTES = re.compile(rb"\\u[dD][89a-fA-F]")
 def nesting(value: Any, *, stop: int = MAX_NESTING) -> int:
     """How many levels of arrays and objects ``value`` nests (0 for a scalar), counted up to ``stop + 1``.
 
-    Level by level over the containers only, so its cost is one look at each value and its
-    stack is flat, however deep ``value`` goes.
+    It goes level by level over the containers only: one look at each value, and a flat stack
+    however deep ``value`` goes.
     """
     level = [value] if isinstance(value, _CONTAINERS) else []
     depth = 0
@@ -104,7 +101,7 @@ def nesting(value: Any, *, stop: int = MAX_NESTING) -> int:
         below = []
         for container in level:
             for item in container.values() if isinstance(container, dict) else container:
-                if isinstance(item, _CONTAINERS):  # a tuple: isinstance checks it twice as fast as a union
+                if isinstance(item, _CONTAINERS):  # a tuple: isinstance checks it faster than a union
                     below.append(item)
         level = below
     return depth

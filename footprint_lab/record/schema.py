@@ -1,25 +1,17 @@
 """The recording's schema: every path, key and name a recording is written with, declared once.
 
-Rule kept here: a runner writes a recording and every explanation, view and exporter reads it,
-so the names they meet at must be one set of constants, not a literal in each room. Writers
-(``core``'s agent, ``flow``'s compositions, ``context``'s assembly, ``otel``'s importer) and
-readers (``explain``, ``lab``, ``otel``'s exporter) import them from here.
+Rule kept here: runners write a recording, and every explanation, view and exporter reads it. They
+meet at these constants, never at a literal repeated in each room.
 
-- **State paths** are where a run's tracked state is written (the ``path`` of a commit entry
-  or a read): the input message, the transcript, the assembled slots, the answer, and in a
-  composition each member's output and failure under its name.
-- **Slots** are the three parts of a request a context piece lands in.
-- **Source ids and kinds** name what a context piece came from; the ids here are the ones a
-  runner gives its own pieces (the system prompt, the user's message, the skill loader tool).
-- **Meta keys** are what a recording keeps beside its records (a member run's name in its
-  composition).
-- **Routine events** are the events the recorder writes itself for each step start and end, read,
-  write and commit: their payloads report the record they come with, under these keys.
-- **Saved-form references** are how a saved recording (schema version 2) stores a value once:
-  a commit entry that appends a transcript message names it by index (``{"message": k}``
-  instead of ``"value"``), and a context piece that carries a transcript message's text says
-  so (``"content": {"message": k}``); :func:`footprint_lab.record.recording.Recording` writes
-  and reads them, so in memory every record holds its value as before.
+- **State paths**: where a run writes its tracked state (the ``path`` of a commit entry or a read).
+- **Slots**: the three parts of a request a context piece lands in.
+- **Source ids and kinds**: what a context piece came from, and the ids a runner gives its own pieces.
+- **Meta keys**: what a recording keeps beside its records.
+- **Routine events**: the payload keys of the events the recorder writes for itself.
+- **Saved-form references** (schema version 2): a transcript message's text is stored once. A commit
+  entry that appends message ``k`` holds ``{"message": k}`` in place of its ``"value"``, and a context
+  piece that carries its text holds ``"content": {"message": k}``. ``Recording`` writes and reads
+  them, so in memory every record holds its value.
 
 Role: record layer; plain constants and two small path builders.
 """
@@ -28,13 +20,11 @@ from __future__ import annotations
 
 from typing import Final
 
-#: the schema version this library writes and reads (``load_recording`` is the door): each transcript message's
-#: text stored once
+#: the schema version this library writes and reads (``load_recording`` is the door)
 SCHEMA_VERSION = 2
 #: the schema versions it reads
 READABLE_VERSIONS = (SCHEMA_VERSION,)
-#: the formats of footprint_lab 0.1, never released: refused by name at the door, to be recorded again
-#: (schema version 1, which stored each message's text in every record that held it)
+#: the schema versions of footprint_lab 0.1, never released: refused by name at the door, to be recorded again
 UNRELEASED_VERSIONS = (1,)
 #: the one algorithm a recording is sealed with (``sealing.seal``)
 SEAL_ALGORITHM = "sha256-chain/6"
@@ -42,7 +32,7 @@ SEAL_ALGORITHM = "sha256-chain/6"
 UNRELEASED_SEALS = ("sha256-chain/2", "sha256-chain/3", "sha256-chain/4", "sha256-chain/5")
 #: the MIME type under which a displayed run carries its recording: JSON-native data that
 #: ``Recording.model_validate`` reads back equal (fields at their defaults may be left out, and
-#: the long lists of flat records may come as tables: see ``record.recording.packed``)
+#: long lists of flat records may come as tables: ``record.saved_form.packed``)
 RECORDING_MIME = "application/vnd.footprint-lab.recording.v1+json"
 
 Path = tuple[str, ...]
@@ -121,9 +111,9 @@ ROUTINE_PAYLOADS: dict[str, tuple[str, ...]] = {
 # -- saved-form references (schema version 2) ------------------------------------------------------
 #: the key of a reference to a transcript message, by its index in ``messages``
 MESSAGE_REF = "message"
-#: the key of a saved recording's list of long texts it holds in more than one place, each written once:
-#: ``{"of": <where the text is written>, "at": [<each other place, written null>, ...]}``, places as paths
-#: of keys and indices from the recording's data (``record.saved_form.share_texts``)
+#: the key of a saved recording's list of long texts written once though held in several places:
+#: ``{"of": <where the text is written>, "at": [<each other place, written null>, ...]}``, each place a
+#: path of keys and indices from the recording's data (``record.saved_form.share_texts``)
 COPIES = "copies"
 #: how long a text must be (characters) for a saved recording to write it once in place of each copy
 COPY_MIN = 1024

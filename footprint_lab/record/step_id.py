@@ -1,9 +1,10 @@
-"""Runtime step ids: ``[path/]stage#n``, rendered and parsed in this module only.
+"""Runtime step ids, ``[path/]stage#n``: rendered and parsed in this module only.
 
-Every step of a run takes the next number from one per-run counter, so an id is unique
-within its run and sorts in execution order. A member run of a composition renders its
-ids under the mounting step's id (``sequence#2/call-llm#3``), so ids join across the
-whole tree of a composed run.
+Each step of a run takes the next number from one per-run counter, so an id is unique in its run
+and sorts in execution order. A member run's ids sit under the mounting step's id
+(``sequence#2/call-llm#3``), so ids join across the whole tree of a composed run.
+
+Role: record layer, generic core.
 """
 
 from __future__ import annotations

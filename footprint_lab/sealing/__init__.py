@@ -1,8 +1,8 @@
-"""The seal: one algorithm over a finished recording, its display digests, and the seal checked
-on saved data (a notebook output).
+"""The seal: one hash chain over a finished recording, the digests of what a notebook output
+displays, and the seal's check on saved data.
 
-Role: level 0, beside ``record`` (it imports ``record``; nothing in ``record`` imports it but
-the owed seal of a lazily built recording).
+Role: level 1, above ``record``. It reads the records; nothing in ``record`` imports it (a lazily
+built recording is handed the function that seals it).
 """
 
 __all__: list[str] = []

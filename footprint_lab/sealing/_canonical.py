@@ -1,12 +1,11 @@
-"""The canonical text a seal hashes: each record kind of a recording, in the chain's order, written one way.
+"""The canonical text a seal hashes: each record kind of a recording, in chain order, written one way.
 
-Rule kept here: the text is the same in every process and from every form of the same recording (its
-models, a finished run's columns, its saved JSON data): compact orjson, keys sorted at every level;
-a kind of records as its model's columns (:data:`COLUMNS`, :func:`columns_of`), the header, the
-transcript's messages and ``message_pieces`` as their lists.
+Rule kept here: every form of the same recording (its models, a finished run's columns, its saved
+JSON data) gives the same text, in every process. The text is compact orjson with keys sorted at
+every level. A kind of records is written as its model's columns (:data:`COLUMNS`); the header, the
+transcript's messages and ``message_pieces`` are written as lists.
 
-Role: sealing layer, for the seal (``sealing.seal``), its locator (``sealing._locator``) and the
-saved-data check (``sealing.saved_seal``).
+Role: sealing layer, shared by the seal, its locator and the saved-data check.
 """
 
 from __future__ import annotations
@@ -25,29 +24,26 @@ from footprint_lab.record.spliced import Spliced
 #: the record kinds, in the order the chain takes them
 KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges", "messages",
          "message_pieces")
-#: the one kind of a sealed checkpoint (or any other document with a ``seal`` field)
+#: the one kind of a sealed checkpoint (or any other model with a ``seal`` field)
 DOCUMENT = "document"
 #: fields the seal leaves out: notes stay writable, members carry their own seal
 _OUTSIDE = frozenset({"annotations", "seal", "children"})
 HEADER = tuple(name for name in Recording.model_fields if name not in _OUTSIDE and name not in KINDS)
 HEADER_OF = operator.attrgetter(*HEADER)
-#: the kinds of records of a model, with its fields in order: the chain takes each as one column per field
-#: (the transcript's messages are free-form and ``message_pieces`` plain numbers: they stay lists)
+#: each kind made of model records, with the model's fields in order: the chain takes one column per field
+#: (messages are free-form and ``message_pieces`` plain numbers, so both stay lists)
 COLUMNS: dict[str, tuple[str, ...]] = {
     kind: tuple(model.model_fields) for kind in KINDS
     if isinstance(model := getattr(Recording.model_fields[kind].annotation, "__args__", (None,))[0], type)
     and issubclass(model, BaseModel)}
 
 
-
-
 def columns_of(records: Any, fields: tuple[str, ...]) -> list[Any]:
-    """Records as the chain reads them: one sequence per field of ``fields``, its values in record order.
+    """Records as the chain reads them: one sequence per field of ``fields``, values in record order.
 
-    Models give their own values, a saved recording's record dicts theirs (every field present), each
-    record's taken and the whole turned into columns in C loops (a 10,000-step recording holds some
-    80,000 records); a kind not yet built is read from the capture instead (``Rows.columns``,
-    :func:`_columns_text`).
+    ``records`` are models or saved record dicts (every field present). The columns are made in C
+    loops, since a long run holds tens of thousands of records. A kind not yet built is read from
+    its capture instead (``Rows.columns``).
     """
     take = operator.itemgetter(*fields)
     try:
@@ -61,8 +57,8 @@ _OWN_FIELDS = operator.attrgetter("__dict__")
 
 
 def fields_of(value: Any) -> Any:
-    """How orjson writes what it does not know: a model as its fields in order, a ``Rows`` or a ``Spliced`` (a live
-    run's transcript, shared with its conversation) as its list."""
+    """How orjson writes what it does not know: a model as its fields in order; a ``Rows`` or a
+    ``Spliced`` (a live run's transcript, shared with its conversation) as its list."""
     if isinstance(value, BaseModel):
         return value.__dict__
     if isinstance(value, Rows):
@@ -76,7 +72,7 @@ def encode(value: Any) -> bytes:
     """The canonical encoding: compact orjson, keys sorted at every level.
 
     Data orjson cannot write (an integer beyond 64 bits) falls back to the standard library's
-    encoder; both sides of a check take the same branch for the same data, so the texts agree.
+    encoder. Both sides of a check take the same branch for the same data, so their texts agree.
     """
     try:
         return orjson.dumps(value, default=fields_of, option=orjson.OPT_SORT_KEYS)

@@ -1,12 +1,12 @@
-"""Where a broken seal broke: the locator tags a seal keeps per kind, and a place in a kind's text traced back.
+"""Where a broken seal broke: the locator tags a seal keeps per kind, and a break traced back to its record.
 
-Rule kept here: the SHA-256 chain is the proof; the tags only say *where*. A seal keeps, per kind, a
-16-bit CRC of each stretch of its canonical text between two cuts; when a kind's digest fails, the
-first stretch whose tag differs is traced back, through the encodings themselves, to its record and
-field (:func:`locate`). The head does not chain the tags, so a check holds them to the text once
-every digest matched (:func:`altered_tag`).
+Rule kept here: the SHA-256 chain is the proof; the tags only say *where*. Per kind, a seal keeps a
+16-bit CRC of each stretch of the canonical text between two cuts. When a kind's digest fails,
+:func:`locate` traces the first stretch whose tag differs back to its record and field. The head
+does not chain the tags, so once every digest matches, a check holds the tags to the text
+(:func:`altered_tag`).
 
-Role: sealing layer, for ``sealing.seal`` and ``sealing.saved_seal``.
+Role: sealing layer, used by ``sealing.seal`` and ``sealing.saved_seal``.
 """
 
 from __future__ import annotations
@@ -25,10 +25,9 @@ from footprint_lab.record.recording import Seal
 from footprint_lab.sealing._canonical import COLUMNS, DOCUMENT, encode, fields_of
 from footprint_lab.sealing.verdict import Verdict
 
-#: where a kind's text is cut into stretches for the locator tags: a kind of records (its columns)
-#: and ``message_pieces`` (integers only) at every comma, the header, the messages and a document
-#: just after every key (``":``); each a literal, so the cut is one C split of the text, and
-#: :func:`_place` walks the encodings to the record and field that hold a stretch.
+#: where a kind's text is cut into stretches: a kind stored as columns and ``message_pieces`` (integers
+#: only) at every comma; the header, the messages and a document just after every key (``":``). Each
+#: cut is a literal, so cutting is one C split of the text.
 _KEY_END = re.compile(rb'":')
 _COMMA = re.compile(rb",")
 
@@ -55,9 +54,8 @@ def tag_of(kind: str, text: bytes) -> str:
 
 
 def altered_tag(made: Seal, kind: str, text: bytes) -> bool:
-    """Whether a seal of this library's chain keeps other locator tags for ``kind`` than its ``text`` (whose
-    digest matched) has. The head does not chain the tags, so they are held here: a seal whose tags were
-    edited is no seal as it was made, and would point a later break at another place."""
+    """Whether the seal keeps other locator tags for ``kind`` than its ``text`` (whose digest matched)
+    gives. Edited tags would point a later break at the wrong place, so they count as an altered seal."""
     return made.tags.get(kind) != tag_of(kind, text)
 
 
@@ -106,7 +104,7 @@ def locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, sc
 def _place(kind: str, records: list[Any], offset: int) -> tuple[int, str | None]:
     """Which record of ``kind``, and which of its fields, holds byte ``offset`` of its canonical text.
 
-    Walks the encodings themselves, so nested data that spells a field name cannot mislead it: a
+    It walks the encodings themselves, so nested data that spells a field name cannot mislead it. A
     list of records is ``[`` + records joined by ``,`` + ``]``, each ``{"name":value,...}``; a kind
     of columns is the same list of columns, each ``[`` + one value per record + ``]``.
     """

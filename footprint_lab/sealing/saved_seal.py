@@ -1,29 +1,24 @@
-"""What a seal holds in saved data: a recording checked on its JSON, and the notebook output that shows it.
+"""A seal checked on saved data: a recording's JSON, and the notebook output that shows it.
 
-Rule kept here: checking a saved seal costs one canonical encoding and one hash per record kind,
-nothing per record that pydantic would do. :func:`verify_saved` reads a saved recording's JSON
-data as the seal's chain wrote it: its tables and references back in record form, each field
-left out at its default put back, each kind of records taken as its columns, the keys sorted at
-every level; when every digest and the head agree the seal holds, with no model built. When anything differs it
-answers ``None`` and the caller builds the recording and checks it the long way
-(``sealing.seal.verify``), which names the record and field that broke; so this can only ever
-be quicker, never another verdict.
+Rule kept here: :func:`verify_saved` can only be quicker than ``sealing.seal.verify``, never give
+another verdict. It reads a saved recording's JSON as the chain wrote it (tables and references
+read back, fields left at their defaults put back, each kind of records as columns, keys sorted at
+every level), at the cost of one encoding and one hash per kind, with no model built. When every
+digest and the head agree, the seal holds. When anything differs it answers ``None``; the caller
+then builds the recording and checks it the long way, which names the record and field that broke.
 
-A notebook output that carries a sealed recording also shows it (an answer view, its text).
-:func:`bind_display` writes, into that output's copy of the seal, the SHA-256 of what each of its
-MIME types displays, and chains them into the head; :func:`display_verdict` checks an output
-against them. What is hashed is normalised as a notebook file may change it without changing
-what a reader sees: nbformat's list of lines is joined, line endings are ``\\n``, a final line
-break does not count, base64 is read without its line breaks, JSON by its content (keys sorted).
-Another MIME type added to the output, or one removed, breaks it too.
+Displays: :func:`bind_display` writes into an output's copy of the seal the SHA-256 of what each
+MIME type of the output displays, and chains them into the head; :func:`display_verdict` checks an
+output against them. The hashed text is normalised the ways a notebook file may change without a
+reader seeing it: nbformat's list of lines joined, ``\\n`` line endings, no final line break, base64
+without its line breaks, JSON by its content. A MIME type added or removed breaks the seal too.
 
-An output can also claim a seal it cannot back: a seal badge (``data-fl-seal``, or the words
-"sealed · verified" however they are marked up) shown in an output whose recording was removed
-or never sealed, or a recording carried by an output that no longer displays its data (turned
-into a ``stream``, whose text is what a reader sees). :func:`unbacked` names such an output, so a
-forged display is broken wherever it sits, moved or copied.
+Claims: an output can show a seal it cannot back. A badge (``data-fl-seal``, or the words
+"sealed · verified" in any markup) may sit in an output whose recording was removed or never
+sealed; a recording may sit in an output that no longer displays its data (turned into a
+``stream``). :func:`unbacked` names such an output, so a forged display is broken wherever it goes.
 
-Role: sealing layer, next to the seal (``sealing.seal``); pure functions of JSON-native data.
+Role: sealing layer, next to ``sealing.seal``; pure functions of JSON-native data.
 """
 
 from __future__ import annotations
@@ -52,10 +47,9 @@ from footprint_lab.sealing._locator import altered_tag
 from footprint_lab.sealing.seal import ALGORITHM, _head
 from footprint_lab.sealing.verdict import Verdict
 
-#: the fields a recording's data may hold, and what its notes (outside the seal) must fit: data the
-#: recording door would refuse is never said to hold here
+#: data the recording door would refuse never holds here: the keys saved data may have (a recording's
+#: fields and the ``copies`` its saved form adds), and the shape its notes (outside the seal) must have
 _FIELDS = frozenset(Recording.model_fields)
-#: and the keys its saved form adds (``record.saved_form.share_texts``)
 _SAVED_KEYS = _FIELDS | {COPIES}
 _NOTES = TypeAdapter(list[Annotation])
 #: the record kinds a saved recording may write as a table (``record.saved_form``)
@@ -65,17 +59,17 @@ _TABLED = ("steps", "reads", "events", "context_pieces")
 # -- a saved recording, checked as data ----------------------------------------------------------
 def verify_saved(data: Any) -> Verdict | None:
     """``holds`` when ``data`` (a saved recording's JSON data, members included) is exactly what its
-    seal sealed; ``None`` when it is not, or cannot be told so (unsealed, another algorithm, another
-    schema): the caller then checks the recording itself (the door refuses what it does not read)."""
-    # a member's saved form leaves its schema version out: it is its recording's default
+    seal sealed. ``None`` when it is not, or this cannot tell (unsealed, another algorithm, another
+    schema): the caller then checks the recording itself, through the door."""
+    # a member's saved form leaves out its schema version (the default)
     if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
         return None
     saved = data.get("seal")
     if not isinstance(saved, dict) or saved.get("algorithm") != ALGORITHM:
         return None
-    data = copies_placed(data)  # a text its members hold too may be written once, in its own data
+    data = copies_placed(data)  # a long text written once (here or for a member) put back in each place
     children = data.get("children", [])  # left out at its default; any other value must be a list
-    if not isinstance(children, list) or not data.keys() <= _SAVED_KEYS:  # a key the door refuses: it names it
+    if not isinstance(children, list) or not data.keys() <= _SAVED_KEYS:  # a key the door refuses: the door names it
         return None
     heads = []
     for child in children:
@@ -98,9 +92,9 @@ def verify_saved(data: Any) -> Verdict | None:
 
 
 def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
-    """The header and each record kind as the chain encodes them, from saved data (its references read):
-    a kind of records as its columns, each record holding every field of its model and nothing else. A kind
-    saved as a table is read as its columns as they stand, no record made of a row."""
+    """The header and each record kind as the chain encodes them, from saved data (references read): a
+    kind of records as its columns, each record with every field of its model and no other. A kind saved
+    as a table is read as columns directly, with no record made per row."""
     (header,) = _completed([{name: data[name] for name in HEADER if name in data}], Recording)
     kinds: list[tuple[str, list[Any]]] = [("header", [{name: header[name] for name in HEADER}])]
     for kind in KINDS:
@@ -109,7 +103,7 @@ def _saved_kinds(data: dict[str, Any]) -> list[tuple[str, list[Any]]]:
         if kind in _TABLED and isinstance(items, dict):
             assert model is not None
             items = table_columns(items, model, _shape(model)[0])
-            if kind == "context_pieces":  # a content saved as a reference to a message, read
+            if kind == "context_pieces":  # a piece's content may be saved as a reference to a message
                 at = COLUMNS[kind].index("content")
                 items[at] = [content_of(content, data.get("messages") or []) for content in items[at]]
         else:
@@ -148,8 +142,8 @@ def _shape(model: type[BaseModel]) -> tuple[dict[str, Any], dict[str, tuple[type
 
 
 def all_whole(records: list[Any], count: int) -> bool:
-    """Whether each of ``records`` is a mapping of ``count`` fields (told in C loops: a long run holds tens
-    of thousands of records)."""
+    """Whether each of ``records`` is a mapping of ``count`` fields (in C loops: a long run holds tens of
+    thousands of records)."""
     return all(map(isinstance, records, itertools.repeat(dict))) and all(map(count.__eq__, map(len, records)))
 
 
@@ -175,13 +169,12 @@ def _optional_model(annotation: Any) -> type[BaseModel] | None:
 
 
 def _completed(records: list[Any], model: type[BaseModel]) -> list[Any]:
-    """Saved records of ``model`` with every field each left at its default put back, nested records too;
-    the very list given when nothing was left out. A record that is no mapping is left for the encoder.
+    """Saved records of ``model`` with every field left at its default put back, nested records too.
 
-    Level by level, not record by record: the records missing a field are completed (told in C loops:
-    a long run saves tens of thousands of commit entries, nearly all whole), then each field that holds
-    records is completed over all of them at once (every commit's entries in one list, every exchange's
-    response in another), and only a record whose nested records changed is copied.
+    The very list given comes back when nothing was left out; a record that is no mapping is left for
+    the encoder. It works level by level, not record by record: first the records missing a field
+    (found in C loops; nearly all are whole), then each field that holds records, over all of them at
+    once (every commit's entries in one list). Only a record whose nested records changed is copied.
     """
     count = _field_count(model)
     defaults, nested = _shape(model)
@@ -213,8 +206,7 @@ def _completed(records: list[Any], model: type[BaseModel]) -> list[Any]:
 
 
 def _own_fields(record: Any, defaults: dict[str, Any], count: int) -> Any:
-    """A saved record with each of its own fields it left at its default put back (its nested records as
-    they are)."""
+    """A saved record with its own fields left at their defaults put back (nested records as they are)."""
     if not isinstance(record, dict) or len(record) >= count:  # a record holds each field at most once
         return record
     missing = [name for name in defaults if name not in record]
@@ -243,10 +235,10 @@ def _shown(mime: str, value: Any) -> bytes:
 
 def bind_display(bundle: dict[str, Any], *, scrubbed: list[str] | None = None,
                  digests: dict[str, str] | None = None) -> dict[str, Any]:
-    """``bundle`` (an output's data) with its sealed recording's copy of the seal holding what the bundle
-    displays (or ``digests``, the ones it held before: a display already edited stays broken); ``scrubbed``
-    names added to the seal's (a scrub that masked the display). A bundle with no sealed recording is
-    given back as it is."""
+    """``bundle`` (an output's data) with its recording's copy of the seal holding the digests of what the
+    bundle displays, chained into the head. ``digests`` gives the ones held before instead, so an edited
+    display stays broken; ``scrubbed`` adds names to the seal's (a scrub that masked the display). A
+    bundle with no sealed recording comes back as it is."""
     carried = carried_recording(bundle)
     saved = carried.get("seal") if carried is not None else None
     if not isinstance(saved, dict):
@@ -272,9 +264,8 @@ def _child_heads(carried: dict[str, Any]) -> list[str]:
 
 
 def display_verdict(bundle: dict[str, Any]) -> Verdict | None:
-    """Whether an output still displays what its sealed recording's copy of the seal holds: ``None`` when
-    it does, or when that copy holds no display (shown before displays were sealed); otherwise a broken
-    verdict naming the MIME type (``kind`` ``display``)."""
+    """``None`` when an output still displays what its recording's copy of the seal holds, or when that
+    copy holds no display; otherwise a broken verdict of kind ``display`` naming the MIME type."""
     saved = _seal_copy(bundle)
     held = saved.get("display") if saved is not None else None
     if not isinstance(held, dict) or not held or saved is None:
@@ -302,10 +293,9 @@ def held_digests(bundle: dict[str, Any]) -> dict[str, str]:
 
 
 def carried_recording(bundle: dict[str, Any]) -> dict[str, Any] | None:
-    """The recording an output's data carries, as JSON data: as the file holds it, or read from its text
-    (nbformat lets a JSON MIME type be stored as a string, and the recording door reads both), so a
-    copy stored as text is held to what its output displays like any other; ``None`` when there is none
-    or it is not a JSON object."""
+    """The recording an output's data carries, as JSON data, whether the file holds it as data or as
+    text (nbformat allows both, and the door reads both), so a copy stored as text is held to its display
+    too. ``None`` when there is none or it is not a JSON object."""
     carried = bundle.get(RECORDING_MIME)
     if isinstance(carried, str):
         try:
@@ -331,7 +321,7 @@ def holds_display(bundle: dict[str, Any]) -> bool:
 DISPLAYING = ("display_data", "execute_result")
 _BADGE = re.compile(r"data-fl-seal\s*=", re.IGNORECASE)
 _VERIFIED = re.compile(r"\bsealed\W{0,12}verified\b", re.IGNORECASE)
-#: a tag (never holding a "<": a scan from each "<" stops at the next one, so a text of "<" is read in one pass)
+#: a tag; it never holds a "<", so a scan from each "<" stops at the next one (a text of "<" is read in one pass)
 _TAG = re.compile(r"</?([A-Za-z][A-Za-z0-9-]*)?[^<>]*>")
 _COMMENT = re.compile(r"<!--.*?(?:-->|\Z)", re.DOTALL)
 #: elements drawn in line with the text around them: ``<b>sea</b>led`` is one word to a reader
@@ -350,8 +340,8 @@ def _inline_as_nothing(tag: re.Match[str]) -> str:
 
 
 def _shows_verified(text: str) -> bool:
-    """Whether a reader sees "sealed · verified" in ``text``: comments and characters drawn as nothing dropped,
-    entities read, tags read as a space, and again with inline ones read as nothing."""
+    """Whether a reader sees "sealed · verified" in ``text``: comments and invisible characters dropped,
+    entities read, tags read as a space, and again with inline tags read as nothing."""
     text = _COMMENT.sub("", text)
     return any(_VERIFIED.search(_unseen().sub("", html.unescape(_TAG.sub(gap, text))))
                for gap in (" ", _inline_as_nothing))
@@ -374,8 +364,8 @@ def seal_claim(output: dict[str, Any]) -> str | None:
 
 def unbacked(output: dict[str, Any]) -> Verdict | None:
     """A broken verdict (kind ``display``) for an output that shows a seal nothing in it backs: a recording
-    carried by an output that does not display its data, or a seal shown with no recording beside it;
-    ``None`` otherwise (a carried recording is then for its seal to judge)."""
+    in an output that does not display its data, or a seal shown with no recording beside it. ``None``
+    otherwise (a carried recording is then for its seal to judge)."""
     data = output.get("data")
     if isinstance(data, dict) and RECORDING_MIME in data:
         if output.get("output_type") in DISPLAYING:

@@ -1,30 +1,24 @@
 """Sealed recordings: a SHA-256 hash chain a reviewer can check offline, with no key and no network.
 
-Defect closed: a shared notebook's evidence could be edited after the run (a commit's value, a
-piece's content, the answer) and nothing showed it. :func:`seal` stores a hash chain in
-``recording.seal``; :func:`verify` recomputes it and returns a :class:`Verdict` that holds, names the
-first broken link (the record kind, its index, its step id and the field that changed), or says the
-recording was never sealed (not an error).
+Defect closed: a shared notebook's evidence (a commit's value, a piece's content, the answer) could
+be edited after the run, and nothing showed it. :func:`seal` stores a hash chain in
+``recording.seal``; :func:`verify` recomputes it and returns a :class:`Verdict`.
 
-The chain (``sha256-chain/6``, the one algorithm) covers a header (run id, runner, status, input,
-answer, timings, redaction report...), then each record kind in recorded order, then each member
-run's own seal; annotations stay outside, so a sealed run can still be annotated. Each kind is one
-canonical text (``sealing._canonical``: a kind of records as its model's columns, keys sorted at every
-level), hashed with SHA-256; the head is the SHA-256 of the algorithm, every digest, the members'
-heads, the digests of what a notebook output displays (``sealing.saved_seal``), the scrub names and
-the time of sealing. A finished run's kinds are read as the columns its records are made from
-(``record.build``), no model built, and a notebook's saved copy is checked on its JSON data
-(``sealing.saved_seal.verify_saved``); the text is the same from all three. A check compares the
-header first, then the transcript (whose text a saved recording's commits and pieces refer to), then
-the other kinds, and names the first that differs, traced back through locator tags
-(``sealing._locator``). A seal of an earlier chain (``/2`` to ``/5``, of the unreleased 0.1) is refused
-by name at the recording door, to be sealed again.
+The chain (``sha256-chain/6``, the one algorithm) covers, in order: a header (run id, runner, status,
+input, answer, timings, redaction report...), each record kind in ``_canonical.KINDS`` order, then
+each member run's own seal. Annotations stay outside, so a sealed run can still be annotated. Each
+kind is one canonical text (``sealing._canonical``, the same from models, columns or saved JSON),
+hashed with SHA-256. The head hashes the algorithm, every digest, the members' heads, a notebook
+output's display digests (``sealing.saved_seal``), the scrub names and the time of sealing.
 
-``Agent(..., seal=True)`` seals each run's recording as it is made, stamped with the run's end. A seal
-proves the recording was not changed since this library sealed it; it is not a signature (anyone with
-the library can seal an edited recording again): publish the head beside the notebook when the reader
-must also trust who sealed it. Scrubbing a sealed notebook (``footprint_lab.notebook.scrub``) seals it
-again and names the policy's keys and patterns in ``seal.scrubbed``.
+A check compares the header, then the transcript, then the other kinds, and names the first that
+differs, down to its record and field (``sealing._locator``). A seal of an earlier chain (``/2`` to
+``/5``, from the unreleased 0.1) is refused by name at the recording door, to be sealed again.
+
+A seal proves the recording is unchanged since this library sealed it. It is not a signature: anyone
+with the library can seal an edited recording again, so publish the head beside the notebook when
+readers must also trust who sealed it. ``Agent(..., seal=True)`` seals each run as it is made, and
+``footprint_lab.notebook.scrub`` seals again, naming the policy's keys and patterns in ``seal.scrubbed``.
 
 Role: sealing layer, next to the ``Recording`` it seals; pure functions of recording data.
 """
@@ -58,7 +52,7 @@ _UNKNOWN = f"is not the algorithm this library seals with ({ALGORITHM})"
 
 
 class SealSourceError(Refusal, ValueError):
-    """Raised when ``verify`` (or ``seal``) is handed something that is not a recording or where to find one.
+    """Raised when ``verify`` (or ``seal``) is handed something that is neither a recording nor where to find one.
 
     Carries ``argument`` and ``received`` (the shape of what arrived).
     """
@@ -77,10 +71,10 @@ class SealSourceError(Refusal, ValueError):
 
 # -- sealing -------------------------------------------------------------------------------------
 def seal(recording: Recording, *, scrubbed: list[str] | None = None) -> Recording:
-    """Seal ``recording`` (and each member run) in place and return it; sealing again replaces the seal.
+    """Seal ``recording`` and each member run in place, and return it. Sealing again replaces the seal.
 
     ``scrubbed`` names the redaction keys and patterns that changed the evidence since it was first
-    sealed (``notebook.scrub`` passes them); they are sealed too, and kept on re-sealing. A
+    sealed (``notebook.scrub`` passes them). They are sealed too, and kept when it is sealed again. A
     ``Checkpoint`` or ``FlowCheckpoint`` is sealed the same way, over its saved (masked) form.
     """
     if _is_document(recording):
@@ -129,8 +123,8 @@ def _verify_document(document: BaseModel) -> Verdict:
 
 
 def seal_at_end(recording: Recording) -> None:
-    """Seal a just-built recording as its run ended (``Agent(..., seal=True)``): its members first (each
-    member already sealed by its own runner keeps that seal), all stamped with the run's end."""
+    """Seal a just-built recording (``Agent(..., seal=True)``), stamped with the run's end. Members are
+    sealed first; a member its own runner already sealed keeps that seal."""
     _seal_at(recording, recording.started_at + recording.duration_ms / 1000)
 
 
@@ -153,7 +147,8 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, mem
     for kind, _, text in _kinds(recording):
         kinds[kind] = hashlib.sha256(text).hexdigest()
         tags[kind] = tag_of(kind, text)
-    # each value made here, of its field's type; ``display`` left at its default (only an output's copy sets it)
+    # no validation needed: every value is made here with its field's type; ``display`` stays empty
+    # (only an output's copy sets it)
     made = Seal.model_construct(algorithm=ALGORITHM, head="", kinds=kinds, tags=tags, scrubbed=names,
                                 sealed_at=float(sealed_at))
     made.head = _head(made, [child.seal.head for child in recording.children if child.seal is not None])
@@ -162,12 +157,11 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, mem
 
 # -- the canonical text --------------------------------------------------------------------------
 def _kinds(recording: Recording) -> Iterator[tuple[str, list[Any], bytes]]:
-    """The header (one record) and each record kind, in chain order, each with its canonical text: a kind
-    of records as its columns (:func:`columns_of`). One kind at a time, so a kind's values are let go
-    before the next one's are made."""
+    """The header (one record) and each record kind in chain order, each with its canonical text. One
+    kind at a time, so a kind's values are freed before the next one's are made."""
     header = [dict(zip(HEADER, HEADER_OF(recording), strict=True))]
     yield "header", header, encode(header)
-    held = recording.__dict__  # a transcript still shared with its conversation is sealed as it is held
+    held = recording.__dict__  # read as held: a transcript shared with its conversation is not copied
     for kind in KINDS:
         value = held[kind]
         if kind in COLUMNS:  # a kind not yet built is read from its capture's columns, no model made
@@ -176,8 +170,8 @@ def _kinds(recording: Recording) -> Iterator[tuple[str, list[Any], bytes]]:
 
 
 def _head(made: Seal, child_heads: list[str]) -> str:
-    """One text, one hash: every part of the seal in its place in one JSON array (a notebook output's copy
-    holds the digests of what it displays)."""
+    """The head: one SHA-256 over every part of the seal, in one JSON array (a notebook output's copy
+    adds the digests of what it displays)."""
     return hashlib.sha256(orjson.dumps(
         [made.algorithm, [made.kinds.get(kind, "") for kind in _LINKED], child_heads, made.display,
          made.scrubbed, repr(made.sealed_at)], option=orjson.OPT_SORT_KEYS)).hexdigest()
@@ -191,16 +185,17 @@ class CarriesRecording(Protocol):
     def recording(self) -> Recording: ...
 
 
-#: what ``verify`` checks: a recording, what carries one, its JSON text or data, the path of a saved ``.json``
-#: recording, or another model that keeps a seal of its own (a ``Checkpoint``, a ``FlowCheckpoint``)
+#: what ``verify`` accepts: a recording, what carries one, its JSON text or data, the path of a saved
+#: ``.json`` recording, or another model with a seal of its own (a ``Checkpoint``, a ``FlowCheckpoint``)
 Verifiable = Recording | CarriesRecording | BaseModel | str | os.PathLike[str] | dict[str, Any]
 
 
 def verify(recording: Verifiable) -> Verdict:
-    """Check a recording's seal offline: a ``Recording``, a ``Run``, JSON text or a saved ``.json`` path;
-    or a checkpoint's (``Checkpoint.model_validate_json(text)`` reads a stored one back).
+    """Check a seal offline and return a :class:`Verdict`.
 
-    Returns a :class:`Verdict`; a broken or missing seal is a verdict, not an error.
+    ``recording`` is a ``Recording``, a ``Run``, a recording's JSON text or data, or the path of a
+    saved ``.json`` recording; or a checkpoint (``Checkpoint.model_validate_json(text)`` reads a
+    stored one back). A broken or missing seal is a verdict, not an error.
     """
     if _is_document(recording):
         return _verify_document(recording)
@@ -252,7 +247,7 @@ def _verify(recording: Recording, run: str) -> Verdict:
             return verdict
         assert child.seal is not None
         child_heads.append(child.seal.head)
-    retagged = None  # the first kind whose locator tags are not its text's: the seal altered, once no record is
+    retagged = None  # the first kind whose locator tags do not match its text: reported only if no record changed
     for kind, records, text in sorted(_kinds(recording), key=_checked_first):
         if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
             return locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed)
@@ -267,11 +262,11 @@ def _verify(recording: Recording, run: str) -> Verdict:
 
 
 def _checked_first(kind_records: tuple[str, list[Any], bytes]) -> int:
-    """The order a check compares kinds in: the header, then the transcript, then the chain's order.
+    """The order a check compares kinds in: the header, then the transcript, then chain order.
 
-    A saved recording stores each transcript message's text once (``record.schema``), and the
-    commits and pieces that carry the same text read it from there; so an edit of a message
-    changes those records too, and naming the first broken link means naming the message.
+    A saved recording stores each message's text once, and the commits and pieces holding the same
+    text refer to it (``record.schema``). Editing a message changes those records too, so the
+    message is checked first: it is the real first break.
     """
     kind = kind_records[0]
     return 0 if kind == "header" else 1 if kind == "messages" else 2

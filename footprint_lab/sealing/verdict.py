@@ -1,6 +1,6 @@
-"""What a check of a seal found (:class:`Verdict`): it holds, it broke (and where), or there was no seal.
+"""What a seal check found (:class:`Verdict`): the seal holds, it broke (and where), or there is none.
 
-Role: sealing layer; ``footprint_lab.Verdict``.
+Role: sealing layer; public as ``footprint_lab.Verdict``.
 """
 
 from __future__ import annotations
@@ -10,15 +10,17 @@ from dataclasses import dataclass
 
 @dataclass(frozen=True)
 class Verdict:
-    """What :func:`verify` found: ``status`` is ``holds``, ``broken`` or ``unsealed``; and, from
-    ``footprint_lab.notebook.verify_file``, ``unsupported`` for a recording written by a newer
-    footprint_lab (a higher schema version: not checked, ``field`` and ``problem`` say which).
+    """What :func:`verify` found. A verdict is true when the seal holds.
+
+    ``status`` is ``holds``, ``broken`` or ``unsealed``. ``footprint_lab.notebook.verify_file`` may
+    also give ``unsupported``: the recording was written by a newer footprint_lab (a higher schema
+    version) and was not checked; ``field`` and ``problem`` say why.
 
     A broken verdict names the first link that fails: ``run`` (``""`` for the top run, ``children.0``
-    for a member), ``kind`` (``header``, ``steps``, ``commits``... or ``seal``), ``index`` and
-    ``step_id`` of the record, and ``field``; an edited notebook display is kind ``display``, its field
-    the MIME type. ``scrubbed`` lists the policy names a scrub re-sealed under; ``display`` says whether
-    what a notebook output displays was checked too.
+    for a member), ``kind`` (``header``, ``steps``, ``commits``... or ``seal``), the record's ``index``
+    and ``step_id``, and the ``field``. An edited notebook display has kind ``display``, and the MIME
+    type as its field. ``scrubbed`` lists the policy names a scrub re-sealed under. ``display`` (set by
+    ``verify_file``) says whether what a notebook output displays was checked too.
     """
 
     status: str
@@ -29,7 +31,6 @@ class Verdict:
     field: str | None = None
     problem: str = ""
     scrubbed: tuple[str, ...] = ()
-    #: from ``verify_file``: whether what the output displays was checked too (its seal holds a display)
     display: bool = False
 
     @property
