@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, TypeGuard
 
@@ -78,7 +78,7 @@ def seal(recording: Recording, *, scrubbed: list[str] | None = None) -> Recordin
     ``Checkpoint`` or ``FlowCheckpoint`` is sealed the same way, over its saved (masked) form.
     """
     if _is_document(recording):
-        recording.seal = _document_seal(recording)
+        recording.seal = _made(_document_kinds(recording), [], time.time(), [])
         return recording
     if not isinstance(recording, Recording):
         raise SealSourceError("seal", describe_shape(recording))
@@ -92,17 +92,11 @@ def _is_document(value: Any) -> TypeGuard[BaseModel]:
     return isinstance(value, BaseModel) and not isinstance(value, Recording) and "seal" in type(value).model_fields
 
 
-def _document_records(document: BaseModel) -> list[Any]:
-    """A document as the seal reads it: its saved form (a checkpoint's masked one), every field but the seal."""
-    return [document.model_dump(mode="json", exclude={"seal"})]
-
-
-def _document_seal(document: BaseModel) -> Seal:
-    text = encode(_document_records(document))
-    made = Seal(algorithm=ALGORITHM, head="", kinds={DOCUMENT: hashlib.sha256(text).hexdigest()},
-                tags={DOCUMENT: tag_of(DOCUMENT, text)}, sealed_at=time.time())
-    made.head = _head(made, [])
-    return made
+def _document_kinds(document: BaseModel) -> list[tuple[str, list[Any], bytes]]:
+    """A document as the seal reads it, one kind: its saved form (a checkpoint's masked one), every field but the
+    seal."""
+    records = [document.model_dump(mode="json", exclude={"seal"})]
+    return [(DOCUMENT, records, encode(records))]
 
 
 def _verify_document(document: BaseModel) -> Verdict:
@@ -111,15 +105,7 @@ def _verify_document(document: BaseModel) -> Verdict:
         return Verdict("unsealed")
     if not isinstance(made, Seal) or made.algorithm != ALGORITHM:
         return Verdict("broken", "", "seal", field="algorithm", problem=_UNKNOWN)
-    records = _document_records(document)
-    text = encode(records)
-    if made.kinds.get(DOCUMENT) != hashlib.sha256(text).hexdigest():
-        return locate(DOCUMENT, records, text, made.tags.get(DOCUMENT, ""), "", ())
-    if altered_tag(made, DOCUMENT, text):
-        return Verdict("broken", "", "seal", field=f"tags.{DOCUMENT}", problem="the seal itself was altered")
-    if made.head != _head(made, []):
-        return Verdict("broken", "", "seal", field="head", problem="the seal itself was altered")
-    return Verdict("holds")
+    return _checked(made, _document_kinds(document), [], "")
 
 
 def seal_at_end(recording: Recording) -> None:
@@ -142,16 +128,23 @@ def _seal_of(recording: Recording, scrubbed: list[str], sealed_at: float, *, mem
     for child in recording.children:
         if members != "keep" or child.seal is None:
             child.seal = _seal_of(child, scrubbed, sealed_at)
-    kinds: dict[str, str] = {}
+    return _made(_kinds(recording), names, sealed_at,
+                 [child.seal.head for child in recording.children if child.seal is not None])
+
+
+def _made(kinds: Iterable[tuple[str, list[Any], bytes]], scrubbed: list[str], sealed_at: float,
+          child_heads: list[str]) -> Seal:
+    """A seal over ``kinds`` (each kind's name, records and canonical text) and the members' heads."""
+    digests: dict[str, str] = {}
     tags: dict[str, str] = {}
-    for kind, _, text in _kinds(recording):
-        kinds[kind] = hashlib.sha256(text).hexdigest()
+    for kind, _, text in kinds:
+        digests[kind] = hashlib.sha256(text).hexdigest()
         tags[kind] = tag_of(kind, text)
     # no validation needed: every value is made here with its field's type; ``display`` stays empty
     # (only an output's copy sets it)
-    made = Seal.model_construct(algorithm=ALGORITHM, head="", kinds=kinds, tags=tags, scrubbed=names,
+    made = Seal.model_construct(algorithm=ALGORITHM, head="", kinds=digests, tags=tags, scrubbed=scrubbed,
                                 sealed_at=float(sealed_at))
-    made.head = _head(made, [child.seal.head for child in recording.children if child.seal is not None])
+    made.head = _head(made, child_heads)
     return made
 
 
@@ -247,8 +240,15 @@ def _verify(recording: Recording, run: str) -> Verdict:
             return verdict
         assert child.seal is not None
         child_heads.append(child.seal.head)
+    return _checked(made, sorted(_kinds(recording), key=_checked_first), child_heads, run)
+
+
+def _checked(made: Seal, kinds: Iterable[tuple[str, list[Any], bytes]], child_heads: list[str], run: str) -> Verdict:
+    """``made`` held to ``kinds`` (in the order they are compared) and the members' heads: the first kind
+    whose digest differs, traced to its record; else tags or a head that are not the seal's own."""
+    scrubbed = tuple(made.scrubbed)
     retagged = None  # the first kind whose locator tags do not match its text: reported only if no record changed
-    for kind, records, text in sorted(_kinds(recording), key=_checked_first):
+    for kind, records, text in kinds:
         if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
             return locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed)
         if retagged is None and altered_tag(made, kind, text):
