@@ -374,10 +374,11 @@ def output_verdict(output: dict[str, Any]) -> Verdict | None:
     return shown if shown is not None else dataclasses.replace(verdict, display=holds_display(carried))
 
 
-def _unchecked(refused: InvalidRecordingError) -> Verdict:
-    """The verdict on a recording the door would not let in: newer (not checked), or broken (not as written)."""
+def _unchecked(refused: InvalidRecordingError, kind: str = "recording") -> Verdict:
+    """The verdict on a recording (or checkpoint) the door would not let in: in a format this library does not
+    check (newer, or sealed by the unreleased 0.1), or broken (not as written)."""
     status = "unsupported" if isinstance(refused, RecordingVersionError) else "broken"
-    return Verdict(status, kind="recording", field=refused.field, problem=refused.problem)
+    return Verdict(status, kind=kind, field=refused.field, problem=refused.problem)
 
 
 def _saved_json(where: Path) -> tuple[str, Verdict]:
@@ -398,6 +399,8 @@ def _saved_json(where: Path) -> tuple[str, Verdict]:
             return "recording", _unchecked(newer)
     try:
         return "checkpoint", verify(kind.model_validate(data))
+    except RecordingVersionError as unreleased:
+        return "checkpoint", _unchecked(unreleased, "checkpoint")
     except ValidationError as problem:
         field = ".".join(str(part) for part in problem.errors()[0]["loc"])
         return "checkpoint", Verdict("broken", kind="checkpoint", field=field,

@@ -10,8 +10,10 @@ Role: sealing layer, shared by the seal, its locator and the saved-data check.
 
 from __future__ import annotations
 
+import functools
 import json
 import operator
+from collections.abc import Callable
 from typing import Any
 
 import orjson
@@ -68,14 +70,27 @@ def fields_of(value: Any) -> Any:
     raise TypeError(type(value).__name__)
 
 
-def encode(value: Any) -> bytes:
+def encode(value: Any, *, standard: bool = False) -> bytes:
     """The canonical encoding: compact orjson, keys sorted at every level.
 
-    Data orjson cannot write (an integer beyond 64 bits) falls back to the standard library's
-    encoder. Both sides of a check take the same branch for the same data, so their texts agree.
+    Data orjson cannot write (an integer beyond 64 bits), or any data with ``standard``, is written by the
+    standard library's encoder instead. Both sides of a check take the same branch for the same data, so
+    their texts agree.
     """
+    if not standard:
+        try:
+            return orjson.dumps(value, default=fields_of, option=orjson.OPT_SORT_KEYS)
+        except TypeError:
+            pass
+    return json.dumps(value, default=fields_of, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False).encode("utf-8", "surrogatepass")
+
+
+def encoder_of(value: Any) -> Callable[[Any], bytes]:
+    """What writes each part of ``value`` as :func:`encode` wrote it inside ``value``: the two encoders spell
+    some floats differently (``1e-05``), so a part is measured by the one that wrote the whole."""
     try:
-        return orjson.dumps(value, default=fields_of, option=orjson.OPT_SORT_KEYS)
+        orjson.dumps(value, default=fields_of, option=orjson.OPT_SORT_KEYS)
     except TypeError:
-        return json.dumps(value, default=fields_of, sort_keys=True, separators=(",", ":"),
-                          ensure_ascii=False).encode("utf-8", "surrogatepass")
+        return functools.partial(encode, standard=True)
+    return encode

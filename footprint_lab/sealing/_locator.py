@@ -16,13 +16,13 @@ import base64
 import re
 import sys
 import zlib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from pydantic import BaseModel
 
 from footprint_lab.record.recording import Seal
-from footprint_lab.sealing._canonical import COLUMNS, DOCUMENT, encode, fields_of
+from footprint_lab.sealing._canonical import COLUMNS, DOCUMENT, encoder_of, fields_of
 from footprint_lab.sealing.verdict import Verdict
 
 #: where a kind's text is cut into stretches: a kind stored as columns and ``message_pieces`` (integers
@@ -84,7 +84,7 @@ def locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, sc
     offset = starts[stretch] if stretch < len(starts) else len(text)
     problem = ("changed after the run was sealed" if len(now) == len(then)
                else "changed, or records were added or removed here, after the run was sealed")
-    index, field = _place(kind, records, offset)
+    index, field = _place(kind, records, offset, encoder_of(records))
     columns = kind in COLUMNS
     count = len(records[0]) if columns and records else len(records)
     if index >= count:
@@ -101,7 +101,7 @@ def locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, sc
                    field, problem, scrubbed)
 
 
-def _place(kind: str, records: list[Any], offset: int) -> tuple[int, str | None]:
+def _place(kind: str, records: list[Any], offset: int, encode: Callable[[Any], bytes]) -> tuple[int, str | None]:
     """Which record of ``kind``, and which of its fields, holds byte ``offset`` of its canonical text.
 
     It walks the encodings themselves, so nested data that spells a field name cannot mislead it. A
@@ -113,7 +113,7 @@ def _place(kind: str, records: list[Any], offset: int) -> tuple[int, str | None]
         for name, column in zip(COLUMNS[kind], records, strict=False):
             size = len(encode(column))
             if offset < at + size + 1:
-                return (_within(column, offset - at) if isinstance(column, list | tuple) else 0), name
+                return (_within(column, offset - at, encode) if isinstance(column, list | tuple) else 0), name
             at += size + 1
         return len(records[0]) if records else 0, None
     at = 1
@@ -133,7 +133,7 @@ def _place(kind: str, records: list[Any], offset: int) -> tuple[int, str | None]
     return len(records), None
 
 
-def _within(items: Sequence[Any], offset: int) -> int:
+def _within(items: Sequence[Any], offset: int, encode: Callable[[Any], bytes]) -> int:
     """Which item of a list holds byte ``offset`` of the list's encoding (its length past the last)."""
     at = 1
     for index, item in enumerate(items):

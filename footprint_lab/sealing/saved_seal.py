@@ -41,16 +41,17 @@ from footprint_lab.record.recording import Recording, Seal
 from footprint_lab.record.records import Annotation
 from footprint_lab.record.saved_form import content_of, copies_placed, dereferenced, table_columns
 from footprint_lab.record.saved_json import NestingTooDeep, parse_json
-from footprint_lab.record.schema import COPIES, READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
+from footprint_lab.record.schema import READABLE_VERSIONS, RECORDING_MIME, SCHEMA_VERSION
 from footprint_lab.sealing._canonical import COLUMNS, HEADER, KINDS, columns_of, encode
 from footprint_lab.sealing._locator import altered_tag
 from footprint_lab.sealing.seal import ALGORITHM, _head
 from footprint_lab.sealing.verdict import Verdict
 
-#: data the recording door would refuse never holds here: the keys saved data may have (a recording's
-#: fields and the ``copies`` its saved form adds), and the shape its notes (outside the seal) must have
+#: data the recording door would refuse never holds here: the keys saved data may have once its copies are
+#: placed (a recording's fields), and the shape its notes (outside the seal) must have
 _FIELDS = frozenset(Recording.model_fields)
-_SAVED_KEYS = _FIELDS | {COPIES}
+#: the parts a recording's seal holds a digest and tags of
+_LINKED = frozenset(("header", *KINDS))
 _NOTES = TypeAdapter(list[Annotation])
 #: the record kinds a saved recording may write as a table (``record.saved_form``)
 _TABLED = ("steps", "reads", "events", "context_pieces")
@@ -67,9 +68,11 @@ def verify_saved(data: Any) -> Verdict | None:
     saved = data.get("seal")
     if not isinstance(saved, dict) or saved.get("algorithm") != ALGORITHM:
         return None
-    data = copies_placed(data)  # a long text written once (here or for a member) put back in each place
+    # a long text written once (here or for a member) put back in each place; copies that are not as the
+    # saved form writes them (a place that is not there, or not null) are the door's to read or refuse
+    data = copies_placed(data)
     children = data.get("children", [])  # left out at its default; any other value must be a list
-    if not isinstance(children, list) or not data.keys() <= _SAVED_KEYS:  # a key the door refuses: the door names it
+    if not isinstance(children, list) or not data.keys() <= _FIELDS:  # a key the door refuses: the door names it
         return None
     heads = []
     for child in children:
@@ -78,6 +81,8 @@ def verify_saved(data: Any) -> Verdict | None:
         heads.append(child["seal"]["head"])
     try:
         made = Seal.model_validate(saved)
+        if made.kinds.keys() != _LINKED or made.tags.keys() != _LINKED:  # parts the seal does not cover
+            return None
         _NOTES.validate_python(data.get("annotations", []))  # outside the seal, but held to the schema too
         records = dereferenced(data)  # its tables stay tables: read as columns as they are
         for kind, items in _saved_kinds(records):

@@ -103,6 +103,10 @@ def _verify_document(document: BaseModel) -> Verdict:
     made = getattr(document, "seal", None)
     if made is None:
         return Verdict("unsealed")
+    if isinstance(made, Seal) and made.algorithm in UNRELEASED_SEALS:  # refused by name, as a recording's is
+        from footprint_lab.record.recording_door import RecordingVersionError
+
+        raise RecordingVersionError("verify", "seal.algorithm", made.algorithm)
     if not isinstance(made, Seal) or made.algorithm != ALGORITHM:
         return Verdict("broken", "", "seal", field="algorithm", problem=_UNKNOWN)
     return _checked(made, _document_kinds(document), [], "")
@@ -248,7 +252,9 @@ def _checked(made: Seal, kinds: Iterable[tuple[str, list[Any], bytes]], child_he
     whose digest differs, traced to its record; else tags or a head that are not the seal's own."""
     scrubbed = tuple(made.scrubbed)
     retagged = None  # the first kind whose locator tags do not match its text: reported only if no record changed
+    checked = set()
     for kind, records, text in kinds:
+        checked.add(kind)
         if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
             return locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed)
         if retagged is None and altered_tag(made, kind, text):
@@ -256,6 +262,9 @@ def _checked(made: Seal, kinds: Iterable[tuple[str, list[Any], bytes]], child_he
     if retagged is not None:
         return Verdict("broken", run, "seal", field=f"tags.{retagged}", problem="the seal itself was altered",
                        scrubbed=scrubbed)
+    for part, held in (("kinds", made.kinds), ("tags", made.tags)):
+        if held.keys() != checked:  # a digest or tags of something the seal does not cover: not as it was made
+            return Verdict("broken", run, "seal", field=part, problem="the seal itself was altered", scrubbed=scrubbed)
     if made.head != _head(made, child_heads):
         return Verdict("broken", run, "seal", field="head", problem="the seal itself was altered", scrubbed=scrubbed)
     return Verdict("holds", run, scrubbed=scrubbed)

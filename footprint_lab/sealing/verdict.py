@@ -44,7 +44,7 @@ class Verdict:
         if self.status == "unsealed":
             return "not sealed: this recording carries no seal (nothing to check)"
         if self.status == "unsupported":
-            return f"not checked: the recording's '{self.field}' {self.problem}"
+            return f"not checked: the {self.kind or 'recording'}'s '{self.field}' {self.problem}"
         if self.status == "holds":
             note = f" (re-sealed after a scrub by: {', '.join(self.scrubbed)})" if self.scrubbed else ""
             shown = ", and so is what this output displays" if self.display else ""
