@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -131,7 +132,27 @@ def _whole_number(value: Any) -> int | None:
 
 
 def _floats(choice: TokenChoice) -> bool:
-    return type(choice.logprob) is float and all(type(logprob) is float for _, logprob in choice.top)
+    return _finite(choice.logprob) and all(_finite(logprob) for _, logprob in choice.top)
+
+
+def _finite(logprob: Any) -> bool:
+    return type(logprob) is float and math.isfinite(logprob)
+
+
+#: what a log-probability of minus infinity (a token the provider gave no chance) is kept as: JSON cannot
+#: write infinity, and OpenAI's API reports such a token with this very value
+NO_CHANCE = -9999.0
+
+
+def _logprob(value: Any) -> float:
+    """A log-probability as a finite float: minus infinity kept as :data:`NO_CHANCE`; ``ValueError`` for NaN
+    or a positive infinity, which are no log-probability at all."""
+    made = float(value)
+    if made == -math.inf:
+        return NO_CHANCE
+    if not math.isfinite(made):
+        raise ValueError("not a log-probability")
+    return made
 
 
 class MessagesView(Sequence[dict[str, Any]]):
@@ -224,10 +245,10 @@ class LLMResponse:
         """This response with every lone surrogate in its text and tool calls made U+FFFD
         (:mod:`footprint_lab.base.unicode`), every tool call's id a plain token
         (:func:`plain_call_id`), and each value of the kind the recording holds it as (text as
-        text, counts as whole numbers, log-probabilities as floats): what the run goes on with is
-        what can be saved, shown and read back the same, so a seal made at the run's end holds
-        after a save. (The HTTP wires make what they decode sound as they decode it, ``wire``
-        included.)"""
+        text, counts as whole numbers, log-probabilities as finite floats: minus infinity as
+        :data:`NO_CHANCE`, and none kept when one is NaN): what the run goes on with is what can be
+        saved, shown and read back the same, so a seal made at the run's end holds after a save.
+        (The HTTP wires make what they decode sound as they decode it, ``wire`` included.)"""
         self.content, self.stop_reason, self.model = (
             value if value is None or type(value) is str else str(value)
             for value in (self.content, self.stop_reason, self.model))
@@ -238,9 +259,12 @@ class LLMResponse:
                                for call in self.tool_calls]
         self.usage = self.usage.counted()
         if self.logprobs and not all(_floats(choice) for choice in self.logprobs):
-            self.logprobs = [TokenChoice(choice.token, float(choice.logprob),
-                                         tuple((token, float(logprob)) for token, logprob in choice.top))
-                             for choice in self.logprobs]
+            try:
+                self.logprobs = [TokenChoice(choice.token, _logprob(choice.logprob),
+                                             tuple((token, _logprob(logprob)) for token, logprob in choice.top))
+                                 for choice in self.logprobs]
+            except ValueError:  # a NaN among them: no margin can be told from these
+                self.logprobs = None
         return self
 
 

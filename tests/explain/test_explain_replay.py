@@ -211,3 +211,18 @@ async def test_a_replay_of_a_run_recorded_under_a_policy_sends_and_keeps_only_ma
     dumped = [r.recording.model_dump_json() for r in (*found.replays, *found.unchanged)]
     assert all(secret not in text for text in dumped)
     assert secret not in str(found)
+
+
+async def test_a_replay_keeps_what_its_provider_answers_as_a_saved_recording_reads_it_back() -> None:
+    """A provider may report counts as floats (``12.0``); the replayed call keeps them as whole numbers, as a
+    run does, so its recording sealed in memory still holds once saved and loaded."""
+    from footprint_lab import seal, verify
+    from footprint_lab.providers.types import LLMResponse, Usage
+
+    run = Agent(provider=mock(reply="Shipped.")).run_sync("Where is A-1?")
+    odd = LLMResponse(content="Daily.", usage=Usage(12.0, 3.0, 0, 0, False))  # type: ignore[arg-type]
+    result = await replay(run, mock(respond=lambda request: odd))
+    recording = seal(result.replays[0].recording)
+    assert recording.exchanges[0].response.usage.input_tokens == 12
+    assert type(recording.exchanges[0].response.usage.input_tokens) is int
+    assert verify(load_recording(recording.model_dump_json())).holds
