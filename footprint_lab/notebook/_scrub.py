@@ -13,8 +13,8 @@ so a value first seen under a covered key (``password``) is masked wherever else
 before or after. An output whose sealed recording holds what it displays (``sealing.saved_seal``)
 and was masked is bound to its masked display again, the policy named in the seal.
 
-An embedded recording is masked as data (in record form, its tables unpacked, when a covered
-key is one of the field names a table writes once), then validated again and packed back: its pieces' content hashes
+An embedded recording is masked as data in record form (its tables unpacked, so a field's name is a key and
+never a value a learned secret could match), then validated again and packed back: its pieces' content hashes
 are recomputed, and its redaction report gains the policy's keys and pattern names (so a
 replay masks live requests the same way). Should key masking break the schema, only its
 text is masked. A sealed recording is sealed again after masking, its seal naming the policy's
@@ -214,9 +214,9 @@ class _RepeatScrubber(RunScrubber):
         self._memo: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}
         self._memo_learned = 0
 
-    def scrub(self, value: Any) -> Any:
+    def scrub(self, value: Any, *, keys: bool = True) -> Any:
         if not isinstance(value, str):
-            return super().scrub(value)
+            return super().scrub(value, keys=keys)
         if len(self._learned) != self._memo_learned:
             self._memo.clear()
             self._memo_learned = len(self._learned)
@@ -370,8 +370,7 @@ class _Pass:
                 data = parse_json(value)
             except (ValueError, NestingTooDeep):
                 return self.scrubber.scrub(value)
-        if self.keyed_tables:  # masked in record form, where every value sits under its field's name
-            data = unpacked(data)
+        data = unpacked(data)  # in record form, where a field's name is a key: no table's column list is masked
         if not _may_match(data, self.policy, self.scrubber):
             return value
         masked = self.scrubber.scrub(data)
@@ -379,7 +378,10 @@ class _Pass:
             return value
         if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
             return _as_given(value, masked)
-        attempts: tuple[Callable[[], Any], ...] = (lambda: masked, lambda: _strings_only(data, self.scrubber.scrub))
+        # masked whole; then with every key kept (a word learned from a masked value may be a field's name);
+        # then text alone, should masking a covered key's value break the schema
+        attempts: tuple[Callable[[], Any], ...] = (lambda: masked, lambda: self.scrubber.scrub(data, keys=False),
+                                                   lambda: _strings_only(data, self.scrubber))
         for attempt in attempts:
             try:
                 recording = Recording.model_validate(attempt())
@@ -456,13 +458,15 @@ def _learn(value: Any, scrubber: RunScrubber, keys: set[str], *, unpack: bool) -
             stack.extend(item)
 
 
-def _strings_only(value: Any, mask: Callable[[str], Any]) -> Any:
+def _strings_only(value: Any, scrubber: RunScrubber, covered: str | None = None) -> Any:
+    """Every text masked, every other value and every key kept: a text under a covered key masked whole
+    (``covered``, its mask), as masking by key would, so no covered text is left where a number could not go."""
     if isinstance(value, str):
-        return mask(value)
+        return covered if covered is not None else scrubber.scrub(value)
     if isinstance(value, dict):
-        return {k: _strings_only(v, mask) for k, v in value.items()}
+        return {k: _strings_only(v, scrubber, scrubber.covering(k) or covered) for k, v in value.items()}
     if isinstance(value, list):
-        return [_strings_only(v, mask) for v in value]
+        return [_strings_only(v, scrubber, covered) for v in value]
     return value
 
 

@@ -427,3 +427,27 @@ def test_an_unclosed_bang_or_question_mark_hides_nothing_after_it(tmp_path: Path
     assert finding.matched == ("pattern:openai_key",)
     scrub(path, redact=POLICY)
     assert nbformat.read(path, as_version=4).cells[0].outputs[0].text == "re (?<!x) <?= then [redacted:openai_key]\n"
+
+
+def test_a_covered_key_in_a_tool_schema_leaves_every_run_in_the_notebook_loadable_and_sealed(tmp_path: Path) -> None:
+    """A policy's key names a tool's argument, so the tool's schema for it (``{"type": "string"}``) is masked and
+    its words learned, ``type`` among them: a later output's recording is masked in record form, and where
+    masking a key that is a field's name would break it, its keys are kept and only values are masked. No
+    table loses a column, every value under the covered key is masked (an id too short to be hunted for as
+    text too), and every run still loads and holds its seal."""
+    from footprint_lab.notebook import verify_file
+
+    lookup = define_tool(name="lookup", description="Look an order up.",
+                         input_schema={"type": "object", "properties": {"order": {"type": "string"}}},
+                         fn=lambda order: "shipped")
+    runs = [Agent(provider=mock(replies=[{"tool": "lookup", "args": {"order": order}}, "Shipped."]), tools=[lookup],
+                  seal=True).run_sync(f"Where is {order}?") for order in ("A-1", "B-2")]
+    path = tmp_path / "orders.ipynb"
+    export(runs, path, title="orders")
+    scrub(path, redact=Redaction(keys=["order"]))
+    assert [verdict.holds for _, verdict in verify_file(path)] == [True, True]
+    loaded = load_runs(path)
+    assert len(loaded) == 2
+    for run, order in zip(loaded, ("A-1", "B-2"), strict=True):
+        saved = run.recording.model_dump_json()
+        assert f'"order":"{order}"' not in saved and "[redacted:order]" in saved
