@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 import operator
 from collections.abc import Callable
 from typing import Any
@@ -82,8 +83,21 @@ def encode(value: Any, *, standard: bool = False) -> bytes:
             return orjson.dumps(value, default=fields_of, option=orjson.OPT_SORT_KEYS)
         except TypeError:
             pass
-    return json.dumps(value, default=fields_of, sort_keys=True, separators=(",", ":"),
-                      ensure_ascii=False).encode("utf-8", "surrogatepass")
+    return json.dumps(_finite(value), default=fields_of, sort_keys=True, separators=(",", ":"),
+                      ensure_ascii=False, allow_nan=False).encode("utf-8", "surrogatepass")
+
+
+def _finite(value: Any) -> Any:
+    """``value`` with each NaN or infinity as ``None``, as orjson writes them (and a saved recording reads back)."""
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    if isinstance(value, BaseModel | Rows | Spliced):
+        return _finite(fields_of(value))
+    return value
 
 
 def encoder_of(value: Any) -> Callable[[Any], bytes]:

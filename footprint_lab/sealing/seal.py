@@ -82,7 +82,14 @@ def seal(recording: Recording, *, scrubbed: list[str] | None = None) -> Recordin
         return recording
     if not isinstance(recording, Recording):
         raise SealSourceError("seal", describe_shape(recording))
-    recording.seal = _seal_of(recording, scrubbed or [], time.time())
+    try:
+        recording.seal = _seal_of(recording, scrubbed or [], time.time())
+    except _Unwritable as unwritable:
+        from footprint_lab.record.recording_door import InvalidRecordingError
+
+        raise InvalidRecordingError("seal", unwritable.kind, _UNWRITABLE, "Make every value JSON data (text, "
+                                    "numbers, lists, mappings) before sealing, or seal the recording as the run "
+                                    "left it") from None
     return recording
 
 
@@ -157,13 +164,31 @@ def _kinds(recording: Recording) -> Iterator[tuple[str, list[Any], bytes]]:
     """The header (one record) and each record kind in chain order, each with its canonical text. One
     kind at a time, so a kind's values are freed before the next one's are made."""
     header = [dict(zip(HEADER, HEADER_OF(recording), strict=True))]
-    yield "header", header, encode(header)
+    yield "header", header, _written("header", header)
     held = recording.__dict__  # read as held: a transcript shared with its conversation is not copied
     for kind in KINDS:
         value = held[kind]
         if kind in COLUMNS:  # a kind not yet built is read from its capture's columns, no model made
             value = (value.columns() if isinstance(value, Rows) else None) or columns_of(value, COLUMNS[kind])
-        yield kind, value, encode(value)
+        yield kind, value, _written(kind, value)
+
+
+class _Unwritable(Exception):
+    """A kind holding a value JSON cannot write (bytes, a NumPy number): only a recording changed by hand does."""
+
+    def __init__(self, kind: str) -> None:
+        super().__init__(kind)
+        self.kind = kind
+
+
+def _written(kind: str, value: Any) -> bytes:
+    try:
+        return encode(value)
+    except (TypeError, ValueError):
+        raise _Unwritable(kind) from None
+
+
+_UNWRITABLE = "holds a value JSON cannot write (bytes, a NumPy number...), so it cannot be as it was recorded"
 
 
 def _head(made: Seal, child_heads: list[str]) -> str:
@@ -244,7 +269,11 @@ def _verify(recording: Recording, run: str) -> Verdict:
             return verdict
         assert child.seal is not None
         child_heads.append(child.seal.head)
-    return _checked(made, sorted(_kinds(recording), key=_checked_first), child_heads, run)
+    try:
+        kinds = sorted(_kinds(recording), key=_checked_first)
+    except _Unwritable as unwritable:
+        return Verdict("broken", run, unwritable.kind, problem=_UNWRITABLE, scrubbed=tuple(made.scrubbed))
+    return _checked(made, kinds, child_heads, run)
 
 
 def _checked(made: Seal, kinds: Iterable[tuple[str, list[Any], bytes]], child_heads: list[str], run: str) -> Verdict:

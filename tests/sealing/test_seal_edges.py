@@ -137,3 +137,29 @@ def test_a_log_probability_json_cannot_write_is_kept_as_a_saved_run_reads_it_bac
     export([run], path, title="margins")
     assert [verdict.status for _, verdict in verify_file(path)] == ["holds"]
     assert len(load_runs(path)) == 1
+
+
+def test_a_recording_changed_by_hand_to_hold_what_json_cannot_write_is_refused_by_seal_and_broken_for_verify() -> None:
+    from footprint_lab import seal
+    from footprint_lab.errors import InvalidRecordingError
+
+    recording = Recording.model_validate(saved_run({"order": "A-1"}, {"order": "B-2"}))
+    assert verify(recording).holds
+    recording.events[1].payload = {"raw": b"\x00\x01"}
+    verdict = verify(recording)
+    assert (verdict.status, verdict.kind) == ("broken", "events") and "JSON cannot write" in str(verdict)
+    with pytest.raises(InvalidRecordingError) as refused:
+        seal(recording)
+    assert (refused.value.code, refused.value.door, refused.value.field) == ("ERR_INVALID_RECORDING", "seal", "events")
+
+
+def test_a_nan_beside_an_integer_past_64_bits_is_sealed_as_a_saved_copy_reads_it() -> None:
+    """Such a kind is written by the standard library's encoder, which would spell NaN where orjson and a saved
+    recording have null: it writes null too, so the seal holds after a save."""
+    from footprint_lab import load_recording, seal
+
+    recording = Recording.model_validate(saved_run({"order": "A-1"}, {"order": "B-2"}))
+    recording.events[1].payload = {"big": 2**70, "ratio": float("nan")}
+    seal(recording)
+    assert verify(recording).holds
+    assert verify(load_recording(recording.model_dump_json())).holds
