@@ -13,8 +13,10 @@ so a value first seen under a covered key (``password``) is masked wherever else
 before or after. An output whose sealed recording holds what it displays (``sealing.saved_seal``)
 and was masked is bound to its masked display again, the policy named in the seal.
 
-An embedded recording is masked as data in record form (its tables unpacked, so a field's name is a key and
-never a value a learned secret could match), then validated again and packed back: its pieces' content hashes
+An embedded recording is masked as data with its tables read back to records (so a field's name is a key, never
+a value a learned word could match; references to messages stay as written), then validated again and packed
+back; where a word learned from a masked value renamed a field, it is masked again with the records' field names
+kept (a secret that is a key in the run's own data is still masked). Its pieces' content hashes
 are recomputed, and its redaction report gains the policy's keys and pattern names (so a
 replay masks live requests the same way). Should key masking break the schema, only its
 text is masked. A sealed recording is sealed again after masking, its seal naming the policy's
@@ -58,9 +60,9 @@ from footprint_lab.notebook.read import (
     widget_state,
     write_notebook,
 )
-from footprint_lab.record.recording import Recording
+from footprint_lab.record.recording import FIELD_NAMES, Recording
 from footprint_lab.record.records import content_hash
-from footprint_lab.record.saved_form import TABLE_KEYS, packed, unpacked
+from footprint_lab.record.saved_form import TABLE_KEYS, packed, unpacked, untables
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.record.schema import READABLE_VERSIONS, SCHEMA_VERSION
 from footprint_lab.redact.base64_words import as_text, base64_words, decoded, decoded_words, encoded, whole_word
@@ -214,9 +216,9 @@ class _RepeatScrubber(RunScrubber):
         self._memo: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}
         self._memo_learned = 0
 
-    def scrub(self, value: Any, *, keys: bool = True) -> Any:
+    def scrub(self, value: Any, *, kept: frozenset[str] = frozenset()) -> Any:
         if not isinstance(value, str):
-            return super().scrub(value, keys=keys)
+            return super().scrub(value, kept=kept)
         if len(self._learned) != self._memo_learned:
             self._memo.clear()
             self._memo_learned = len(self._learned)
@@ -370,7 +372,7 @@ class _Pass:
                 data = parse_json(value)
             except (ValueError, NestingTooDeep):
                 return self.scrubber.scrub(value)
-        data = unpacked(data)  # in record form, where a field's name is a key: no table's column list is masked
+        data = _untabled(data)  # records, where a field's name is a key: no table's list of column names is masked
         if not _may_match(data, self.policy, self.scrubber):
             return value
         masked = self.scrubber.scrub(data)
@@ -378,9 +380,9 @@ class _Pass:
             return value
         if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
             return _as_given(value, masked)
-        # masked whole; then with every key kept (a word learned from a masked value may be a field's name);
-        # then text alone, should masking a covered key's value break the schema
-        attempts: tuple[Callable[[], Any], ...] = (lambda: masked, lambda: self.scrubber.scrub(data, keys=False),
+        # masked whole; then with the records' field names kept (a word learned from a masked value may be
+        # one); then text alone, should masking a covered key's value break the schema
+        attempts: tuple[Callable[[], Any], ...] = (lambda: masked, lambda: self.scrubber.scrub(data, kept=FIELD_NAMES),
                                                    lambda: _strings_only(data, self.scrubber))
         for attempt in attempts:
             try:
@@ -456,6 +458,14 @@ def _learn(value: Any, scrubber: RunScrubber, keys: set[str], *, unpack: bool) -
                 stack.append(inner)
         elif isinstance(item, list):
             stack.extend(item)
+
+
+def _untabled(data: Any) -> Any:
+    """Recording data with its tables (its members' too) read back to records; references left as written."""
+    data = untables(data)
+    if isinstance(data, dict) and isinstance(data.get("children"), list):
+        data = {**data, "children": [_untabled(child) for child in data["children"]]}
+    return data
 
 
 def _strings_only(value: Any, scrubber: RunScrubber, covered: str | None = None) -> Any:

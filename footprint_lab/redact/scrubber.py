@@ -57,11 +57,11 @@ class RunScrubber:
         self.counts: dict[str, int] = {}
         self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
 
-    def scrub(self, value: Any, *, keys: bool = True) -> Any:
+    def scrub(self, value: Any, *, kept: frozenset[str] = frozenset()) -> Any:
         """``value`` with every covered part masked; the original is never changed. Mapping keys are
-        scrubbed like values (a secret can be a key), and a learned value is masked as text or as a number.
-        With ``keys=False`` every mapping key is kept as given (a recording's field names, which a learned
-        word must not rename), while a covered key's value is still masked whole."""
+        scrubbed like values (a secret can be a key), but for those in ``kept`` (a recording's field names,
+        which a word learned from a masked value must not rename); a learned value is masked as text or as a
+        number."""
         if isinstance(value, str):
             return self._text(value)
         if value is None or isinstance(value, bool):
@@ -72,16 +72,16 @@ class RunScrubber:
             out: dict[Any, Any] = {}
             for key, item in value.items():
                 declared = self._keys.get(normalize_key(key)) if isinstance(key, str) else None
-                shown = self._key(key, out) if keys else key
+                shown = key if key in kept else self._key(key, out)
                 if declared is None or item is None:
-                    out[shown] = self.scrub(item, keys=keys)
+                    out[shown] = self.scrub(item, kept=kept)
                 else:
                     out[shown] = self._mask_key(declared, item)
             return out
         if isinstance(value, list | tuple):
-            return [self.scrub(item, keys=keys) for item in value]
+            return [self.scrub(item, kept=kept) for item in value]
         if hasattr(value, "model_dump"):
-            return self.scrub(value.model_dump(mode="json"), keys=keys)
+            return self.scrub(value.model_dump(mode="json"), kept=kept)
         # anything else is recorded by its repr (as the Recording would), so scrub that
         return self._text(repr(value))
 

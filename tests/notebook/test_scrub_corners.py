@@ -451,3 +451,43 @@ def test_a_covered_key_in_a_tool_schema_leaves_every_run_in_the_notebook_loadabl
     for run, order in zip(loaded, ("A-1", "B-2"), strict=True):
         saved = run.recording.model_dump_json()
         assert f'"order":"{order}"' not in saved and "[redacted:order]" in saved
+
+
+def test_a_learned_value_that_is_a_key_in_a_later_runs_data_is_masked_while_its_fields_keep_their_names(
+        tmp_path: Path) -> None:
+    """The second recording must keep its field names (``type``, learned from the masked schema), yet a learned
+    order id that is a mapping key inside its tool's arguments is masked like any other place it shows up."""
+    from footprint_lab.notebook import verify_file
+
+    lookup = define_tool(name="lookup", description="Look an order up.",
+                         input_schema={"type": "object", "properties": {"order": {"type": "string"},
+                                                                        "history": {"type": "object"}}},
+                         fn=lambda order, history: "shipped")
+    replies = ([{"tool": "lookup", "args": {"order": "ORD-1111", "history": {}}}, "Shipped."],
+               [{"tool": "lookup", "args": {"order": "ORD-2222", "history": {"ORD-1111": "delivered"}}}, "Shipped."])
+    runs = [Agent(provider=mock(replies=script), tools=[lookup], seal=True).run_sync("Where is my order?")
+            for script in replies]
+    path = tmp_path / "orders.ipynb"
+    export(runs, path, title="orders")
+    scrub(path, redact=Redaction(keys=["order"]))
+    assert "ORD-1111" not in path.read_text() and "ORD-2222" not in path.read_text()
+    assert [verdict.holds for _, verdict in verify_file(path)] == [True, True]
+    assert len(load_runs(path)) == 2
+
+
+def test_a_covered_key_named_value_leaves_a_run_with_tool_calls_loadable(tmp_path: Path) -> None:
+    """``value`` is also a commit entry's field, which in a saved recording refers to a transcript message by its
+    index: the scrub masks the records as written, so no message's words are learned and the run still loads."""
+    from footprint_lab.notebook import verify_file
+
+    lookup = define_tool(name="lookup", description="Look an order up.",
+                         input_schema={"type": "object", "properties": {"order": {"type": "string"}}},
+                         fn=lambda order: {"order": order, "value": "PRICE-9041"})
+    run = Agent(provider=mock(replies=[{"tool": "lookup", "args": {"order": "A-1"}}, "Shipped."]), tools=[lookup],
+                seal=True).run_sync("Where is A-1?")
+    path = tmp_path / "orders.ipynb"
+    export([run], path, title="orders")
+    scrub(path, redact=Redaction(keys=["value"]))
+    assert "PRICE-9041" not in path.read_text()
+    assert [verdict.holds for _, verdict in verify_file(path)] == [True]
+    assert len(load_runs(path)) == 1
