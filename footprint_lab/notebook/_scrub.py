@@ -453,8 +453,8 @@ def _learn(value: Any, scrubber: RunScrubber, keys: set[str], *, unpack: bool) -
         elif isinstance(item, dict):
             item = unpacked(item) if unpack and holds_recording(item) else item
             for name, inner in item.items():
-                if isinstance(name, str) and _folded(name) in keys and isinstance(inner, str):
-                    scrubber.scrub({name: inner})
+                if isinstance(name, str) and _folded(name) in keys and inner is not None:
+                    scrubber.scrub({name: inner})  # a number or a nested value is learned too, every text inside it
                 stack.append(inner)
         elif isinstance(item, list):
             stack.extend(item)

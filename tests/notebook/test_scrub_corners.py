@@ -491,3 +491,24 @@ def test_a_covered_key_named_value_leaves_a_run_with_tool_calls_loadable(tmp_pat
     assert "PRICE-9041" not in path.read_text()
     assert [verdict.holds for _, verdict in verify_file(path)] == [True]
     assert len(load_runs(path)) == 1
+
+
+def test_a_number_or_a_nested_value_under_a_covered_key_is_masked_wherever_else_it_shows(tmp_path: Path) -> None:
+    """The pass that learns covered values before masking learns numbers and nested values too: the amount a
+    tool was called with, repeated in the answer (masked before the arguments are reached), is masked there."""
+    pay = define_tool(name="pay", description="Pay an amount to a card holder.",
+                      input_schema={"type": "object", "properties": {"amount": {"type": "integer"},
+                                                                     "card": {"type": "object"}}},
+                      fn=lambda amount, card: "ok")
+    run = Agent(provider=mock(replies=[{"tool": "pay", "args": {"amount": 48151623,
+                                                                "card": {"holder": "Zelda Quill"}}},
+                                       "Charged 48151623 to Zelda Quill."]),
+                tools=[pay], seal=True).run_sync("Pay it")
+    path = tmp_path / "paid.ipynb"
+    export([run], path, title="paid")
+    policy = Redaction(keys=["amount", "card"])
+    scrub(path, redact=policy)
+    text = path.read_text()
+    assert "48151623" not in text and "Zelda Quill" not in text
+    assert scan(path, redact=policy) == []
+    assert len(load_runs(path)) == 1
