@@ -62,7 +62,7 @@ from footprint_lab.notebook.read import (
 )
 from footprint_lab.record.recording import FIELD_NAMES, Recording
 from footprint_lab.record.records import content_hash
-from footprint_lab.record.saved_form import TABLE_KEYS, packed, unpacked, untables
+from footprint_lab.record.saved_form import TABLE_KEYS, packed, unpacked
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.record.schema import READABLE_VERSIONS, SCHEMA_VERSION
 from footprint_lab.redact.base64_words import as_text, base64_words, decoded, decoded_words, encoded, whole_word
@@ -372,7 +372,8 @@ class _Pass:
                 data = parse_json(value)
             except (ValueError, NestingTooDeep):
                 return self.scrubber.scrub(value)
-        data = _untabled(data)  # records, where a field's name is a key: no table's list of column names is masked
+        # records, where a field's name is a key (no table's list of column names is masked); references as written
+        data = unpacked(data, references=False)
         if not _may_match(data, self.policy, self.scrubber):
             return value
         masked = self.scrubber.scrub(data)
@@ -458,14 +459,6 @@ def _learn(value: Any, scrubber: RunScrubber, keys: set[str], *, unpack: bool) -
                 stack.append(inner)
         elif isinstance(item, list):
             stack.extend(item)
-
-
-def _untabled(data: Any) -> Any:
-    """Recording data with its tables (its members' too) read back to records; references left as written."""
-    data = untables(data)
-    if isinstance(data, dict) and isinstance(data.get("children"), list):
-        data = {**data, "children": [_untabled(child) for child in data["children"]]}
-    return data
 
 
 def _strings_only(value: Any, scrubber: RunScrubber, covered: str | None = None) -> Any:
