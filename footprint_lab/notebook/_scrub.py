@@ -47,7 +47,7 @@ from typing import Any, NamedTuple, cast
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.notebook._png_text import PNG_SIGNATURE, png_texts
 from footprint_lab.notebook._unhidden import unhidden
-from footprint_lab.notebook._walk import Layer, Spot, holds_recording, holds_recording_text, walk
+from footprint_lab.notebook._walk import Layer, Spot, holds_recording_text, walk
 from footprint_lab.notebook._walk import value as walked
 from footprint_lab.notebook.read import (
     MAX_SWEEP_BYTES,
@@ -60,9 +60,10 @@ from footprint_lab.notebook.read import (
     widget_state,
     write_notebook,
 )
-from footprint_lab.record.recording import FIELD_NAMES, Recording
+from footprint_lab.record.by_field import by_field
+from footprint_lab.record.recording import Recording
 from footprint_lab.record.records import content_hash
-from footprint_lab.record.saved_form import TABLE_KEYS, packed, unpacked
+from footprint_lab.record.saved_form import packed, unpacked
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.record.schema import READABLE_VERSIONS, SCHEMA_VERSION
 from footprint_lab.redact.base64_words import as_text, base64_words, decoded, decoded_words, encoded, whole_word
@@ -216,9 +217,9 @@ class _RepeatScrubber(RunScrubber):
         self._memo: dict[str, tuple[str, tuple[tuple[str, int], ...]]] = {}
         self._memo_learned = 0
 
-    def scrub(self, value: Any, *, kept: frozenset[str] = frozenset()) -> Any:
+    def scrub(self, value: Any) -> Any:
         if not isinstance(value, str):
-            return super().scrub(value, kept=kept)
+            return super().scrub(value)
         if len(self._learned) != self._memo_learned:
             self._memo.clear()
             self._memo_learned = len(self._learned)
@@ -245,8 +246,6 @@ class _Pass:
         self.argument = argument
         self.findings: list[ScanFinding] = []
         self._keys = {normalize_key(key) for key in policy.keys}
-        #: whether a covered key is a field name a recording's tables write once as a column
-        self.keyed_tables = _keyed_tables(policy)
         self._encodings: tuple[re.Pattern[str], dict[str, str]] | None = None
         self._encodings_at = 0
 
@@ -356,46 +355,47 @@ class _Pass:
         return ".".join(shown)
 
     def _learn(self, value: Any, spot: Spot) -> None:
+        """Show the scrubber every value under a covered key in a recording (its fields walked by what they hold)."""
         try:
-            _learn(value, self.scrubber, self._keys, unpack=self.keyed_tables)
+            data = _unpacked(value)
+        except NestingTooDeep:
+            data = None
+        except ValueError:  # not JSON: learned from as text
+            data = value
+        try:
+            if _readable(data):
+                by_field(data, lambda item: _learn(item, self.scrubber, self._keys))
+            else:
+                _learn(value if data is None else data, self.scrubber, self._keys)
         except NestingTooDeep:
             raise NotebookFileError(self.argument, "too-deep", f"JSON text nested deeper than {MAX_NESTING} "
                                     f"levels, in {_place(spot.cell, spot.output)}") from None
 
     def _recording(self, value: Any) -> Any:
-        """An embedded recording masked as data, still a valid recording (hashes and report updated);
-        one of a newer schema version is masked as plain data, left for the footprint_lab that wrote it.
-        The scrubber reads its strings through base64 too (an encoded credential in a tool result)."""
-        data = value
-        if isinstance(value, str):
-            try:
-                data = parse_json(value)
-            except (ValueError, NestingTooDeep):
-                return self.scrubber.scrub(value)
-        # records, where a field's name is a key (no table's list of column names is masked); references as written
-        data = unpacked(data, references=False)
+        """An embedded recording masked as the run masks it (``record.by_field``: what each field holds, never
+        a field by its name), still a valid recording (hashes and report updated, sealed again when it was
+        sealed). One of a newer schema version, or one that no longer fits its schema once masked, is masked as
+        plain data. The scrubber reads its strings through base64 too (an encoded credential in a tool result)."""
+        try:
+            data = _unpacked(value)
+        except (ValueError, NestingTooDeep):
+            return self.scrubber.scrub(value)
         if not _may_match(data, self.policy, self.scrubber):
             return value
-        masked = self.scrubber.scrub(data)
+        masked = by_field(data, self.scrubber.scrub) if _readable(data) else self.scrubber.scrub(data)
         if masked == data:
             return value
-        if not isinstance(data, dict) or data.get("schema_version", SCHEMA_VERSION) not in READABLE_VERSIONS:
-            return _as_given(value, masked)
-        # masked whole; then with the records' field names kept (a word learned from a masked value may be
-        # one); then text alone, should masking a covered key's value break the schema
-        attempts: tuple[Callable[[], Any], ...] = (lambda: masked, lambda: self.scrubber.scrub(data, kept=FIELD_NAMES),
-                                                   lambda: _strings_only(data, self.scrubber))
-        for attempt in attempts:
-            try:
-                recording = Recording.model_validate(attempt())
-            except ValueError:
-                continue
-            _settle(recording, self.policy)
-            if recording.seal is not None:  # changed on purpose: sealed again, naming the policy
-                seal(recording, scrubbed=sorted({*self.policy.keys, *self.policy.patterns}))
-            # given as JSON text (a widget trait), given back as JSON text
-            return recording.model_dump_json() if isinstance(value, str) else packed(recording)
-        return _as_given(value, masked)  # not a loadable recording anyway: masked as plain data
+        try:
+            recording = Recording.model_validate(masked) if _readable(data) else None
+        except ValueError:
+            recording = None
+        if recording is None:  # not a recording this library reads, or no longer one: masked as plain data
+            return _as_given(value, self.scrubber.scrub(data))
+        _settle(recording, self.policy)
+        if recording.seal is not None:  # changed on purpose: sealed again, naming the policy
+            seal(recording, scrubbed=sorted({*self.policy.keys, *self.policy.patterns}))
+        # given as JSON text (a widget trait), given back as JSON text
+        return recording.model_dump_json() if isinstance(value, str) else packed(recording)
 
 
 #: base64 that reads as an ordinary word (letters of one case), which a learned value's base64 may happen to spell
@@ -436,12 +436,17 @@ def _as_given(given: Any, masked: Any) -> Any:
     return json.dumps(masked, ensure_ascii=False) if isinstance(given, str) else masked
 
 
-def _keyed_tables(policy: Redaction) -> bool:
-    keys = {normalize_key(key) for key in policy.keys}
-    return any(normalize_key(name) in keys for name in TABLE_KEYS)
+def _unpacked(value: Any) -> Any:
+    """A recording's data (given as data or as JSON text) with its tables and references read back."""
+    return unpacked(parse_json(value) if isinstance(value, str) else value)
 
 
-def _learn(value: Any, scrubber: RunScrubber, keys: set[str], *, unpack: bool) -> None:
+def _readable(data: Any) -> bool:
+    """Whether ``data`` is a recording of a schema version this library reads (and so masks field by field)."""
+    return isinstance(data, dict) and data.get("schema_version", SCHEMA_VERSION) in READABLE_VERSIONS
+
+
+def _learn(value: Any, scrubber: RunScrubber, keys: set[str]) -> Any:
     """Show the scrubber every value under a covered key, inside JSON text too (a tool result is stored
     as its JSON), so the masking pass finds those values wherever else they appear."""
     stack = [value]
@@ -452,24 +457,12 @@ def _learn(value: Any, scrubber: RunScrubber, keys: set[str], *, unpack: bool) -
                 with contextlib.suppress(ValueError):  # not JSON: text; too deep: raised for the caller
                     stack.append(parse_json(item))
         elif isinstance(item, dict):
-            item = unpacked(item) if unpack and holds_recording(item) else item
             for name, inner in item.items():
                 if isinstance(name, str) and _folded(name) in keys and inner is not None:
                     scrubber.scrub({name: inner})  # a number or a nested value is learned too, every text inside it
                 stack.append(inner)
         elif isinstance(item, list):
             stack.extend(item)
-
-
-def _strings_only(value: Any, scrubber: RunScrubber, covered: str | None = None) -> Any:
-    """Every text masked, every other value and every key kept: a text under a covered key masked whole
-    (``covered``, its mask), as masking by key would, so no covered text is left where a number could not go."""
-    if isinstance(value, str):
-        return covered if covered is not None else scrubber.scrub(value)
-    if isinstance(value, dict):
-        return {k: _strings_only(v, scrubber, scrubber.covering(k) or covered) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_strings_only(v, scrubber, covered) for v in value]
     return value
 
 

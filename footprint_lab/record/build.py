@@ -16,6 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from footprint_lab.record._recall import swept_tokens
+from footprint_lab.record.by_field import CALL, MESSAGE, by_field
 from footprint_lab.record.captured import (
     CARRIED_FROM,
     OVER_BUDGET,
@@ -93,7 +94,11 @@ def build_recording(
     """
     start = recorder.started_ns
     clean = recorder.clean
-    # own fields first: what the policy learns from them (an input's covered keys) is then swept from
+    captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
+    n_pieces, n_exchanges = len(captured_pieces), len(captured_exchanges)
+    if recorder.policy is not None:  # what every record made now will teach the policy, learned first
+        _teach(recorder, captured_pieces[:n_pieces], captured_exchanges[:n_exchanges])
+    # own fields next: what the policy learns from them (an input's covered keys) is then swept from
     # every record captured before
     own = {"identity": clean(identity), "input": clean(jsonable(input)), "answer": clean(answer),
            "stopped_early": clean(jsonable(stopped_early)), "error": clean(jsonable(error))}
@@ -150,9 +155,6 @@ def build_recording(
             made[i] = sweep(jsonable(payload))
         return [list(seqs[:n_events]), [run_id] * n_events, types[:n_events], event_steps[:n_events], made]
 
-    captured_pieces, captured_exchanges = recorder.pieces, recorder.exchanges
-    n_pieces, n_exchanges = len(captured_pieces), len(captured_exchanges)
-
     carried = recorder.carried
 
     def piece_columns() -> list[Any]:
@@ -171,8 +173,10 @@ def build_recording(
     def exchange_columns() -> list[Any]:
         messages = recorder.messages
         taken = captured_exchanges[:n_exchanges]
-        pairs = clean(jsonable_each([(values, _calls(values.get("reply"), values.get("tool_calls"), messages))
-                                     for values in map(as_dict, taken)]))
+        pairs = jsonable_each([(values, _calls(values.get("reply"), values.get("tool_calls"), messages))
+                               for values in map(as_dict, taken)])
+        if not plain:
+            pairs = [_cleaned_exchange(values, calls, clean) for values, calls in pairs]
         rows = [_exchange(_request(values), tuple(map(values.get, _RESPONSE_VALUES)), calls, native_tools)
                 for values, calls in pairs]
         return transposed(rows, len(_EXCHANGE_FIELDS))
@@ -212,6 +216,28 @@ def build_recording(
     })
 
 
+def _teach(recorder: Recorder, pieces: list[CapturedPiece], exchanges: list[Any]) -> None:
+    """Show the policy, quietly (nothing counted), what the records made at the run's end hold: a piece's
+    evidence, an exchange's tools and calls, the transcript, the notes and meta. What it learns there (a
+    value under a covered key) is then masked in every record, whatever order the records are made in."""
+    quiet: Callable[[Any], Any] = getattr(recorder.policy, "quietly", recorder.clean)
+    _piece_columns(pieces, quiet)
+    messages = recorder.messages
+    for values in map(as_dict, exchanges):
+        tools = values.get("tools")
+        values = {**values, "tools": recorder.shared[tools] if isinstance(tools, int) else tools}
+        made, calls = jsonable([values, _calls(values.get("reply"), values.get("tool_calls"), messages)])
+        _cleaned_exchange(made, calls, quiet)
+    _cleaned(jsonable(list(messages)), quiet)
+    quiet(jsonable([recorder.annotations, recorder.meta]))
+
+
+def _cleaned_exchange(values: dict[str, Any], calls: Any, clean: Callable[[Any], Any]) -> tuple[Any, Any]:
+    """A captured exchange and its tool calls masked field by field (``record.by_field``), never by a field's name."""
+    return ({name: _cleaned(value, clean) if name == "injected_messages" else clean(value)
+             for name, value in values.items()}, [by_field(call, clean, CALL) for call in calls or ()])
+
+
 def _runner_shown(runner: dict[str, Any], policy: Any) -> dict[str, Any]:
     """The runner's fields as the recording holds them: a caller's id and name are masked like any text, the
     kind (the library's own word) is not."""
@@ -234,13 +260,19 @@ def _recorded_messages(messages: Sequence[dict[str, Any]], carried: Carried | No
     A run that carried none gets a list."""
     if carried is None:
         made = jsonable(list(messages))
-        return cast("list[Any] | Spliced", made if clean is None else clean(made))
+        return cast("list[Any] | Spliced", made if clean is None else _cleaned(made, clean))
     size = carried.size
     shared = carried.history.natives(size, jsonable)
     if clean is None:  # nothing to mask: the carried ones are the shared forms themselves
         return Spliced([shared, jsonable(list(messages[size:]))])
-    made = clean(jsonable(list(messages)))
+    made = _cleaned(jsonable(list(messages)), clean)
     return Spliced([*matched(made[:size], shared), made[size:]])
+
+
+def _cleaned(messages: list[Any], clean: Callable[[Any], Any]) -> list[Any]:
+    """Transcript messages masked field by field (``record.by_field``): a message's role, text and tool calls
+    are its fields, never keys a policy covers."""
+    return [by_field(message, clean, MESSAGE) for message in messages]
 
 
 def _piece_columns(pieces: list[CapturedPiece], clean: Callable[[Any], Any] | None,

@@ -190,9 +190,3 @@ class Recording(Data):
             if exchange.step_id == step_id:
                 return exchange
         return None
-
-
-#: every field name of a recording and of the records it holds (what a notebook scrub never renames as a key)
-FIELD_NAMES = frozenset(name for model in (
-    Recording, Seal, Annotation, RunnerInfo, Step, Read, Commit, CommitEntry, Decision, RuleEvidence, Event,
-    ContextPiece, LLMExchange, ResponseRecord, ToolCallRecord, ToolMargin, UsageRecord) for name in model.model_fields)

@@ -79,17 +79,15 @@ def _table(records: list[dict[str, Any]], model: type[Data]) -> dict[str, Any]:
     return {"columns": columns, "rows": rows, **({"same": same} if same else {})}
 
 
-def unpacked(data: Any, *, references: bool = True) -> Any:
-    """Recording data with every table (its members' too) back in record form, and every reference unless
-    ``references`` is false (then they stay as written); other data as given.
+def unpacked(data: Any) -> Any:
+    """Recording data with every table (its members' too) back in record form, and every reference read;
+    other data as given.
 
     For readers that work on the data rather than the model, e.g. a scrubber masking values by key.
     """
-    data = untables(data)
-    if references:
-        data = dereferenced(data)
+    data = dereferenced(untables(data))
     if isinstance(data, dict) and isinstance(data.get("children"), list):
-        data = {**data, "children": [unpacked(child, references=references) for child in data["children"]]}
+        data = {**data, "children": [unpacked(child) for child in data["children"]]}
     return data
 
 

@@ -93,6 +93,12 @@ KIND_REGISTRY = "registry"
 #: the kinds a conversation's turns are recorded as
 TURN_KINDS = (KIND_USER, KIND_ASSISTANT, KIND_TOOL_RESULT)
 
+# -- transcript messages ---------------------------------------------------------------------------
+#: a transcript message's own fields (the recording door checks them); any other key a message holds is data
+MESSAGE_FIELDS = ("role", "content", "tool_calls")
+#: a tool call's own fields, in a message or a response: its id, the tool's name, the arguments
+CALL_FIELDS = ("id", "name", "args")
+
 # -- meta keys -------------------------------------------------------------------------------------
 #: where a member's recording keeps the name its composition mounted it under (``explain.provenance.members``)
 MEMBER_KEY = "member"

@@ -57,11 +57,9 @@ class RunScrubber:
         self.counts: dict[str, int] = {}
         self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
 
-    def scrub(self, value: Any, *, kept: frozenset[str] = frozenset()) -> Any:
+    def scrub(self, value: Any) -> Any:
         """``value`` with every covered part masked; the original is never changed. Mapping keys are
-        scrubbed like values (a secret can be a key), but for those in ``kept`` (a recording's field names,
-        which a word learned from a masked value must not rename); a learned value is masked as text or as a
-        number."""
+        scrubbed like values (a secret can be a key); a learned value is masked as text or as a number."""
         if isinstance(value, str):
             return self._text(value)
         if value is None or isinstance(value, bool):
@@ -72,16 +70,16 @@ class RunScrubber:
             out: dict[Any, Any] = {}
             for key, item in value.items():
                 declared = self._keys.get(normalize_key(key)) if isinstance(key, str) else None
-                shown = key if key in kept else self._key(key, out)
+                shown = self._key(key, out)
                 if declared is None or item is None:
-                    out[shown] = self.scrub(item, kept=kept)
+                    out[shown] = self.scrub(item)
                 else:
                     out[shown] = self._mask_key(declared, item)
             return out
         if isinstance(value, list | tuple):
-            return [self.scrub(item, kept=kept) for item in value]
+            return [self.scrub(item) for item in value]
         if hasattr(value, "model_dump"):
-            return self.scrub(value.model_dump(mode="json"), kept=kept)
+            return self.scrub(value.model_dump(mode="json"))
         # anything else is recorded by its repr (as the Recording would), so scrub that
         return self._text(repr(value))
 
@@ -97,11 +95,6 @@ class RunScrubber:
         """A mapping key as it may be recorded (scrubbed like a value)."""
         shown = self.scrub(key) if isinstance(key, str | int | float) and not isinstance(key, bool) else key
         return _distinct(shown, taken)
-
-    def covering(self, key: Any) -> str | None:
-        """The mask of a value under ``key`` when the policy covers that key, else ``None``."""
-        declared = self._keys.get(normalize_key(key)) if isinstance(key, str) else None
-        return None if declared is None else f"[redacted:{declared}]"
 
     def _mask_key(self, declared: str, value: Any) -> str:
         name = f"key:{declared}"

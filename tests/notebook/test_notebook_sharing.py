@@ -21,7 +21,7 @@ from notebook_kit import (
 from paths_kit import ROOT
 from stop_kit import stop_at
 
-from footprint_lab import Agent, Recording, Redaction, Sequence
+from footprint_lab import Agent, Recording, Redaction, Sequence, define_tool
 from footprint_lab.base.progress import Stopped
 from footprint_lab.examples.scenarios import REFUND_REQUEST, planted_fact_agent
 from footprint_lab.notebook import (
@@ -33,6 +33,7 @@ from footprint_lab.notebook import (
     load_runs,
     scan,
     scrub,
+    verify_file,
 )
 from footprint_lab.notebook.cli import main as cli
 from footprint_lab.providers import mock
@@ -219,17 +220,33 @@ def test_scrub_removes_every_planted_secret_and_the_recordings_still_explain(tmp
     assert out.stat().st_mtime_ns == before
 
 
-def test_a_covered_key_that_names_a_saved_table_column_is_masked_under_it(tmp_path: Path) -> None:
-    run = leaky_run()  # its reads each carry a summary: a field the saved recording writes once, as a column
+#: covered keys a policy may well name that are also a recording's field names (a step's status, a read's
+#: path and summary, a piece's content, a call's args, a message's role) or a saved table's column names
+FIELD_NAMED_KEYS = ("status", "path", "summary", "content", "args", "input", "role", "payload", "message",
+                    "entries", "seq", "index", "steps", "messages", "columns", "value")
+
+
+@pytest.mark.parametrize("name", FIELD_NAMED_KEYS)
+def test_a_covered_key_that_is_a_recording_field_name_masks_the_data_under_it_and_the_run_still_loads(
+        tmp_path: Path, name: str) -> None:
+    secret = "ORD-73-PLANTED-0091"
+    lookup = define_tool(name="lookup", description="Look an order up.",
+                         input_schema={"type": "object", "properties": {name: {"type": "string"}}},
+                         fn=lambda **args: {"state": "shipped"})
+    run = Agent(provider=mock(replies=[{"tool": "lookup", "args": {name: secret}}, "It has shipped."]),
+                tools=[lookup], seal=True).run_sync("Where is my order?")
     path = notebook_with([run], tmp_path / "keyed.ipynb")
-    summaries = {read.summary for read in run.recording.reads}
-    out = tmp_path / "clean.ipynb"
-    policy = Redaction(keys=["Summary"])
-    scrub(path, redact=policy, out=out)
-    (loaded,) = load_runs(out)
-    assert loaded.recording.reads and {read.summary for read in loaded.recording.reads} == {"[redacted:Summary]"}
-    assert all(summary not in out.read_text() for summary in summaries if len(summary) > 12)
-    assert scan(out, redact=policy) == []
+    policy = Redaction(keys=[name])
+    scrub(path, redact=policy)
+    assert secret not in path.read_text()
+    assert scan(path, redact=policy) == []
+    (loaded,) = load_runs(path)  # a record's field is the run's structure, never a key: the run still loads
+    assert [step.status for step in loaded.recording.steps] == [step.status for step in run.recording.steps]
+    assert len(loaded.backtrack()) == len(run.backtrack())
+    (call,) = loaded.recording.exchanges[0].response.tool_calls
+    assert call.name == "lookup" and list(call.args.values()) == [f"[redacted:{name}]"]
+    assert [verdict.holds for _, verdict in verify_file(path)] == [True]  # sealed again, naming the policy
+    assert loaded.recording.seal is not None and loaded.recording.seal.scrubbed == [name]
 
 
 def test_scan_and_scrub_refuse_a_missing_policy(tmp_path: Path) -> None:

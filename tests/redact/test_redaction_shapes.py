@@ -161,3 +161,32 @@ async def test_base64_that_holds_nothing_covered_is_kept_as_it_was() -> None:
     run, _ = await run_agent(agent, "fetch")
     saved = run.recording.model_dump_json()
     assert image in saved and note in saved
+
+
+#: keys a policy may well cover that are also the names of a recording's own fields, a transcript message's,
+#: a tool call's or a tool schema's: a run masks what is under them in its data, never a field by its name
+FIELD_NAMED = ("args", "tools", "tool_calls", "usage", "tool_margins", "content", "role", "system", "status",
+               "iteration", "message_count", "injected_messages", "step_id", "path", "description", "properties")
+
+
+@pytest.mark.parametrize("name", FIELD_NAMED)
+@pytest.mark.parametrize("sealed", [True, False])
+def test_a_covered_key_named_like_a_field_masks_the_value_under_it_and_the_recording_loads(
+        name: str, sealed: bool) -> None:
+    from footprint_lab import define_tool, load_recording, verify
+
+    secret = "ACCT-7781-PLANTED"
+    described = "Moves money out of the vault."  # under the tool schema's description: learned from there
+    transfer = define_tool(name="transfer", description=described,
+                           input_schema={"type": "object", "properties": {name: {"type": "string"}}},
+                           fn=lambda **args: "done")
+    run = Agent(provider=mock(replies=[{"tool": "transfer", "args": {name: secret}}, "Done."]), tools=[transfer],
+                redact=Redaction(keys=[name]), seal=sealed).run_sync("Pay it")
+    saved = run.recording.model_dump_json()
+    assert secret not in saved
+    if name == "description":  # learned from the tools the model was sent, masked in the piece that holds it too
+        assert described not in saved
+    loaded = load_recording(saved)  # the run's own fields keep their types: it loads
+    assert [step.status for step in loaded.steps] == [step.status for step in run.recording.steps]
+    assert verify(loaded).status == ("holds" if sealed else "unsealed")
+    assert verify(run.recording).status == ("holds" if sealed else "unsealed")

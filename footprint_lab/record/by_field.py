@@ -1,0 +1,99 @@
+"""A recording's data walked field by field: its field names are its structure, never a policy's keys.
+
+Rule kept here: a policy's covered keys name keys in what a run was given, sent and received (a tool's
+arguments, an input, an event's payload). They never name a recording's own fields (``status``, ``path``,
+``content``, ``args``...) nor a transcript message's (``record.schema.MESSAGE_FIELDS``). :func:`by_field`
+walks data along the models and hands each field's value to ``each`` (a scrubber, or what learns from
+one): a field holding records (a step, an exchange, a message, a member run) is walked in turn; one
+holding a fixed choice or a number (a slot, a verb, a count, a time) is kept when it holds one. So a
+masked recording still fits its schema whatever keys the policy covers, and a word learned from a
+masked value never renames a field. ``record.build`` masks a run's exchanges and transcript this way,
+and a notebook's scrub masks a saved recording the same way.
+
+Role: record layer, read by ``record.build`` and ``notebook._scrub``.
+"""
+
+from __future__ import annotations
+
+import functools
+import types
+import typing
+from collections.abc import Callable
+from typing import Any, Literal
+
+from pydantic import BaseModel
+
+from footprint_lab.record.recording import Recording
+from footprint_lab.record.schema import CALL_FIELDS, MESSAGE_FIELDS
+
+#: a field that holds numbers (or a list of them): nothing a policy covers is in it
+_NUMBER = "number"
+#: a field kept as written whatever it holds: the recording's seal and redaction report, which the scrub remakes
+_AS_WRITTEN = "as written"
+_NUMBERS = (int, float)
+
+#: what a field holds: records (their model, or their fields' kinds), a fixed choice (its choices), numbers,
+#: as written, or data (``None``)
+Kind = type[BaseModel] | dict[str, "Kind"] | frozenset[Any] | str | None
+
+#: a tool call's fields, and a transcript message's
+CALL: dict[str, Kind] = dict.fromkeys(CALL_FIELDS)
+MESSAGE: dict[str, Kind] = {**dict.fromkeys(MESSAGE_FIELDS), "tool_calls": CALL}
+
+
+def by_field(data: Any, each: Callable[[Any], Any], kinds: type[BaseModel] | dict[str, Kind] = Recording) -> Any:
+    """``data`` (a recording's, its tables and references read back) with each field's value kept, walked,
+    or handed to ``each``, by what the field holds (``kinds``: a recording's by default). A key that is no
+    field, and a value that is not what its field holds, is handed to ``each`` as it is."""
+    if not isinstance(data, dict):
+        return each(data)
+    if isinstance(kinds, type):
+        kinds = _kinds(kinds)
+    out: dict[Any, Any] = {}
+    for name, value in data.items():
+        kind = kinds.get(name)
+        walked = isinstance(kind, type | dict)
+        if walked and isinstance(value, list):
+            out[name] = [by_field(item, each, kind) for item in value]  # type: ignore[arg-type]
+        elif walked and isinstance(value, dict):
+            out[name] = by_field(value, each, kind)  # type: ignore[arg-type]
+        elif name in kinds:
+            out[name] = value if value is None or _kept(kind, value) else each(value)
+        else:  # data kept beside the fields (a message's other keys): masked as data, its key a key
+            out.update(each({name: value}))
+    return out
+
+
+def _kept(kind: Kind, value: Any) -> bool:
+    if kind == _AS_WRITTEN:
+        return True
+    if isinstance(value, list):
+        return all(_kept(kind, item) for item in value)
+    if kind == _NUMBER:
+        return isinstance(value, _NUMBERS)
+    return isinstance(kind, frozenset) and isinstance(value, str | int) and value in kind
+
+
+@functools.cache
+def _kinds(model: type[BaseModel]) -> dict[str, Kind]:
+    kinds = {name: _kind(field.annotation) for name, field in model.model_fields.items()}
+    if model is Recording:
+        kinds.update(seal=_AS_WRITTEN, redaction=_AS_WRITTEN, messages=MESSAGE)
+    if "injected_messages" in kinds:
+        kinds["injected_messages"] = MESSAGE
+    return kinds
+
+
+def _kind(annotation: Any) -> Kind:
+    """What a field of this type holds. An optional field, or a list, holds what its items hold."""
+    origin = typing.get_origin(annotation)
+    if origin is typing.Annotated:
+        return _kind(typing.get_args(annotation)[0])
+    if origin is Literal:
+        return frozenset(typing.get_args(annotation))
+    if origin in (typing.Union, types.UnionType, list):
+        kinds = [_kind(inner) for inner in typing.get_args(annotation) if inner is not type(None)]
+        return kinds[0] if len(kinds) == 1 else None
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    return _NUMBER if annotation in _NUMBERS or annotation is bool else None
