@@ -254,7 +254,8 @@ class _Pass:
         return _folded(key) in self._keys
 
     def keyed(self, key: str, value: Any, spot: Spot) -> Any:
-        return self._noted(spot, lambda: self.scrubber.scrub({key: value})[key], value)
+        # the value alone: the key may be renamed (a learned word), and the walk shows the key itself
+        return self._noted(spot, lambda: next(iter(self.scrubber.scrub({key: value}).values())), value)
 
     def number(self, value: int | float, spot: Spot) -> Any:
         return self._noted(spot, lambda: self.scrubber.scrub(value), value)

@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from footprint_lab.record._recall import swept_tokens
-from footprint_lab.record.by_field import CALL, MESSAGE, by_field
+from footprint_lab.record.by_field import CALL, MESSAGE, NUMBER, Kind, by_field, kinds_of
 from footprint_lab.record.captured import (
     CARRIED_FROM,
     OVER_BUDGET,
@@ -234,8 +234,7 @@ def _teach(recorder: Recorder, pieces: list[CapturedPiece], exchanges: list[Any]
 
 def _cleaned_exchange(values: dict[str, Any], calls: Any, clean: Callable[[Any], Any]) -> tuple[Any, Any]:
     """A captured exchange and its tool calls masked field by field (``record.by_field``), never by a field's name."""
-    return ({name: _cleaned(value, clean) if name == "injected_messages" else clean(value)
-             for name, value in values.items()}, [by_field(call, clean, CALL) for call in calls or ()])
+    return by_field(values, clean, _CAPTURED_EXCHANGE), [by_field(call, clean, CALL) for call in calls or ()]
 
 
 def _runner_shown(runner: dict[str, Any], policy: Any) -> dict[str, Any]:
@@ -367,6 +366,10 @@ assert _AT_TOOLS < _AT_RESPONSE  # so the tools sit at the same place with the r
 _RESPONSE_VALUES = ("content", "stop_reason", "response_model", "usage", "tool_margins")
 #: what takes every ``LLMExchange`` field but the response from a captured exchange, in order, and what
 #: makes each one's default (for a runner that leaves it out)
+#: what each value of a captured exchange holds: its record's fields and its response's, the reply's index,
+#: the tools (or their index among the recorder's shared values)
+_CAPTURED_EXCHANGE: dict[str, Kind] = {**kinds_of(LLMExchange), **kinds_of(ResponseRecord), "response_model": None,
+                                       "reply": NUMBER}
 _REQUEST = operator.itemgetter(*(name for name in _EXCHANGE_FIELDS if name != "response"))
 _REQUEST_DEFAULTS: tuple[tuple[str, Callable[[], Any]], ...] = tuple(
     (name, functools.partial(field.get_default, call_default_factory=True))

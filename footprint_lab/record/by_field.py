@@ -27,9 +27,11 @@ from footprint_lab.record.recording import Recording
 from footprint_lab.record.schema import CALL_FIELDS, MESSAGE_FIELDS
 
 #: a field that holds numbers (or a list of them): nothing a policy covers is in it
-_NUMBER = "number"
-#: a field kept as written whatever it holds: the recording's seal and redaction report, which the scrub remakes
-_AS_WRITTEN = "as written"
+NUMBER = "number"
+#: a field kept as written whatever it holds: the ids the library makes (a run's, a step's, a member's path), which
+#: records join on and a run never masks, and the recording's seal and redaction report, which a scrub remakes
+AS_WRITTEN = "as written"
+_IDS = ("run_id", "step_id", "writer")
 _NUMBERS = (int, float)
 
 #: what a field holds: records (their model, or their fields' kinds), a fixed choice (its choices), numbers,
@@ -48,12 +50,12 @@ def by_field(data: Any, each: Callable[[Any], Any], kinds: type[BaseModel] | dic
     if not isinstance(data, dict):
         return each(data)
     if isinstance(kinds, type):
-        kinds = _kinds(kinds)
+        kinds = kinds_of(kinds)
     out: dict[Any, Any] = {}
     for name, value in data.items():
         kind = kinds.get(name)
         walked = isinstance(kind, type | dict)
-        if walked and isinstance(value, list):
+        if walked and isinstance(value, list) and all(isinstance(item, dict) for item in value):
             out[name] = [by_field(item, each, kind) for item in value]  # type: ignore[arg-type]
         elif walked and isinstance(value, dict):
             out[name] = by_field(value, each, kind)  # type: ignore[arg-type]
@@ -65,20 +67,24 @@ def by_field(data: Any, each: Callable[[Any], Any], kinds: type[BaseModel] | dic
 
 
 def _kept(kind: Kind, value: Any) -> bool:
-    if kind == _AS_WRITTEN:
+    """Whether a field's value is kept as written: as written, or what a fixed choice or numbers hold (records
+    written as their numbers, a usage's counts, count as numbers)."""
+    if kind == AS_WRITTEN:
         return True
     if isinstance(value, list):
         return all(_kept(kind, item) for item in value)
-    if kind == _NUMBER:
+    if kind == NUMBER or isinstance(kind, type | dict):
         return isinstance(value, _NUMBERS)
     return isinstance(kind, frozenset) and isinstance(value, str | int) and value in kind
 
 
 @functools.cache
-def _kinds(model: type[BaseModel]) -> dict[str, Kind]:
-    kinds = {name: _kind(field.annotation) for name, field in model.model_fields.items()}
+def kinds_of(model: type[BaseModel]) -> dict[str, Kind]:
+    """What each field of ``model`` holds."""
+    kinds = {name: AS_WRITTEN if name in _IDS else _kind(field.annotation)
+             for name, field in model.model_fields.items()}
     if model is Recording:
-        kinds.update(seal=_AS_WRITTEN, redaction=_AS_WRITTEN, messages=MESSAGE)
+        kinds.update(path=AS_WRITTEN, seal=AS_WRITTEN, redaction=AS_WRITTEN, messages=MESSAGE)
     if "injected_messages" in kinds:
         kinds["injected_messages"] = MESSAGE
     return kinds
@@ -96,4 +102,4 @@ def _kind(annotation: Any) -> Kind:
         return kinds[0] if len(kinds) == 1 else None
     if isinstance(annotation, type) and issubclass(annotation, BaseModel):
         return annotation
-    return _NUMBER if annotation in _NUMBERS or annotation is bool else None
+    return NUMBER if annotation in _NUMBERS or annotation is bool else None

@@ -249,6 +249,20 @@ def test_a_covered_key_that_is_a_recording_field_name_masks_the_data_under_it_an
     assert loaded.recording.seal is not None and loaded.recording.seal.scrubbed == [name]
 
 
+def test_a_member_run_keeps_its_path_and_a_value_holding_its_own_key_is_masked(tmp_path: Path) -> None:
+    members = Sequence({"a": Agent(provider=mock(reply="a")), "b": Agent(provider=mock(reply="b"))}).run_sync("hi")
+    path = notebook_with([members], tmp_path / "members.ipynb")
+    scrub(path, redact=Redaction(keys=["writer"]))  # a key of the run's own read events: learns step ids
+    (loaded,) = load_runs(path)
+    assert [child.path for child in loaded.recording.children] == [c.path for c in members.recording.children]
+    notebook = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("x", outputs=[nbformat.v4.new_output(
+        "execute_result", data={"application/json": {"password": {"password": "hunter22"}}}, execution_count=1)])])
+    nbformat.write(notebook, tmp_path / "nested.ipynb")
+    assert scan(tmp_path / "nested.ipynb", redact=Redaction(keys=["password"]))  # found, no KeyError
+    scrub(tmp_path / "nested.ipynb", redact=Redaction(keys=["password"]))
+    assert "hunter22" not in (tmp_path / "nested.ipynb").read_text()
+
+
 def test_scan_and_scrub_refuse_a_missing_policy(tmp_path: Path) -> None:
     path = notebook_with([], tmp_path / "n.ipynb")
     for call in (scan, scrub):

@@ -190,3 +190,28 @@ def test_a_covered_key_named_like_a_field_masks_the_value_under_it_and_the_recor
     assert [step.status for step in loaded.steps] == [step.status for step in run.recording.steps]
     assert verify(loaded).status == ("holds" if sealed else "unsealed")
     assert verify(run.recording).status == ("holds" if sealed else "unsealed")
+
+
+def test_a_learned_value_that_is_a_step_id_or_a_token_count_leaves_the_recording_loadable() -> None:
+    """The ids records join on and the numbers a provider reports are the run's own: a value the policy
+    learned that equals one (a stage's name, a token count) is masked in data, never in them."""
+    from footprint_lab import define_tool, load_recording
+    from footprint_lab.providers.types import LLMResponse, ToolCall, Usage
+
+    lookup = define_tool(name="lookup", description="Look it up.",
+                         input_schema={"type": "object", "properties": {"pin": {}}}, fn=lambda pin: {"ok": True})
+
+    def counted(request: Any) -> Any:
+        return (LLMResponse(tool_calls=[ToolCall("c1", "lookup", {"pin": 4821})], usage=Usage(input_tokens=4821))
+                if request.call_index == 0 else "done")
+
+    runs = [Agent(provider=mock(replies=[{"tool": "lookup", "args": {"pin": "call-llm"}}, "done"]), tools=[lookup],
+                  redact=Redaction(keys=["pin"])).run_sync("hi"),
+            Agent(provider=mock(replies=[{"tool": "lookup", "args": {"pin": "x"}}, "done"]), tools=[lookup],
+                  redact=Redaction(keys=["requested_by"])).run_sync("hi"),
+            Agent(provider=mock(respond=counted), tools=[lookup], redact=Redaction(keys=["pin"])).run_sync("hi")]
+    for run in runs:
+        loaded = load_recording(run.recording.model_dump_json())
+        assert [e.step_id for e in loaded.exchanges] == [e.step_id for e in run.recording.exchanges]
+    assert runs[2].recording.exchanges[0].response.usage.input_tokens == 4821
+    assert "4821" not in json.dumps(runs[2].recording.exchanges[0].response.tool_calls[0].args)
