@@ -64,8 +64,12 @@ def _starts(kind: str, text: bytes) -> list[int]:
     return [0, *(match.end() for match in _cuts(kind).finditer(text))]
 
 
-def locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, scrubbed: tuple[str, ...]) -> Verdict:
-    """The first stretch of ``kind`` whose tag no longer matches, traced to its record (index, step id) and field."""
+def locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, scrubbed: tuple[str, ...],
+           digest_sealed: bool = True) -> Verdict:
+    """The first stretch of ``kind`` whose tag no longer matches, traced to its record (index, step id) and field.
+
+    With every tag matching, a changed stretch kept its 16-bit tag (one change in 65,536 does): the kind changed,
+    somewhere, when the seal's head still chains its digest (``digest_sealed``); else the seal was altered."""
     if not packed:  # a seal that keeps no locator for this kind: the digest alone says it changed
         return Verdict("broken", run, kind, problem="changed after the run was sealed", scrubbed=scrubbed)
     now = _tags(kind, text)
@@ -76,6 +80,8 @@ def locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, sc
                        scrubbed=scrubbed)
     first = next((k // 2 for k in range(0, min(len(now), len(then)) - 1, 2) if now[k:k + 2] != then[k:k + 2]), None)
     if first is None and len(now) == len(then):
+        if digest_sealed:
+            return Verdict("broken", run, kind, problem="changed after the run was sealed", scrubbed=scrubbed)
         return Verdict("broken", run, "seal", field=f"kinds.{kind}", problem="the seal itself was altered",
                        scrubbed=scrubbed)
     starts = _starts(kind, text)

@@ -285,7 +285,8 @@ def _checked(made: Seal, kinds: Iterable[tuple[str, list[Any], bytes]], child_he
     for kind, records, text in kinds:
         checked.add(kind)
         if made.kinds.get(kind) != hashlib.sha256(text).hexdigest():
-            return locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed)
+            return locate(kind, records, text, made.tags.get(kind, ""), run, scrubbed,
+                          made.head == _head(made, child_heads))
         if retagged is None and altered_tag(made, kind, text):
             retagged = kind
     if retagged is not None:

@@ -163,3 +163,22 @@ def test_a_nan_beside_an_integer_past_64_bits_is_sealed_as_a_saved_copy_reads_it
     seal(recording)
     assert verify(recording).holds
     assert verify(load_recording(recording.model_dump_json())).holds
+
+
+def test_an_edit_whose_locator_tag_happens_to_match_still_blames_the_records_not_the_seal() -> None:
+    """A locator tag is 16 bits, so one edit in 65,536 keeps it. The digest still breaks, and while the seal's
+    head still chains that digest the records changed: the verdict names the kind, never the seal."""
+    import zlib
+
+    replies = [{"tool": "lookup", "args": {"order_id": "A-1"}}, {"tool": "lookup", "args": {"order_id": "A-2"}}, "ok"]
+    recording = Agent(provider=mock(replies=replies), tools=[lookup_tool()], seal=True).run_sync("Where?").recording
+    step = recording.steps[2]
+    tag = zlib.crc32(json.dumps(step.stage).encode()) & 0xFFFF
+    twin = next(f"stage-{n}" for n in range(1, 10**7)
+                if zlib.crc32(json.dumps(f"stage-{n}").encode()) & 0xFFFF == tag)
+    step.stage = twin
+    verdict = verify(recording)
+    assert (verdict.status, verdict.kind, verdict.problem) == ("broken", "steps", "changed after the run was sealed")
+    assert recording.seal is not None
+    recording.seal.kinds["steps"] = "0" * 64  # a digest the head does not chain: the seal itself was altered
+    assert (verify(recording).kind, verify(recording).field) == ("seal", "kinds.steps")
