@@ -18,18 +18,19 @@ Role: core layer, for :mod:`footprint_lab.core.chat`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from footprint_lab.explain.provenance.sources import describe_source
+from footprint_lab.record.by_field import texts
 from footprint_lab.record.recording import Recording
-from footprint_lab.record.records import ContextPiece, content_hash
+from footprint_lab.record.records import ContextPiece
 from footprint_lab.record.rows import Rows
 from footprint_lab.record.schema import TURN_KINDS
 from footprint_lab.redact.policy import Redaction, RunScrubber, combine_policies
-from footprint_lab.sealing.seal import seal
+from footprint_lab.sealing.seal import masked_again
 
 if TYPE_CHECKING:
     from footprint_lab.core.run import Run
@@ -161,43 +162,14 @@ class Masks:
 
 
 def masked_recording(recording: Recording, masks: Masks) -> Recording | None:
-    """``recording`` masked under ``masks`` (a new, loadable recording: hashes recomputed, report naming the
-    policy, sealed again when it was sealed); ``None`` when there was nothing to mask."""
-    scrubber = masks.scrubber()
-    assert scrubber is not None and masks.policy is not None
+    """``recording`` masked under ``masks`` field by field (``sealing.seal.masked_again``: a new, loadable
+    recording, hashes recomputed, report naming the policy, sealed again when it was sealed); ``None`` when there
+    was nothing to mask. Should masking values under keys leave a field that no longer fits, its texts alone are
+    masked, which always fits: the recording shown is never the one holding what the chat learned since."""
+    assert masks.policy is not None
     data = recording.model_dump(mode="json")
-    attempts: tuple[Callable[[], Any], ...] = (lambda: scrubber.sweep(scrubber.quietly(data)),
-                                               lambda: _texts(data, masks.shown))
-    for attempt in attempts:
-        masked = attempt()
-        if masked == data:
-            return None
-        try:
-            again = Recording.model_validate(masked)
-        except ValueError:  # a covered key that is one of the recording's own field names: its texts only
-            continue
-        _settled(again, masks.policy)
-        return seal(again, scrubbed=sorted({*masks.policy.keys, *masks.policy.patterns})) if again.seal else again
-    return None
-
-
-def _texts(value: Any, mask: Any) -> Any:
-    if isinstance(value, str):
-        return mask(value)
-    if isinstance(value, dict):
-        return {key: _texts(item, mask) for key, item in value.items()}
-    return [_texts(item, mask) for item in value] if isinstance(value, list) else value
-
-
-def _settled(recording: Recording, policy: Redaction) -> None:
-    """Each piece's hash is its masked content's, and each report (members' too) names the policy that masked it."""
-    pending = [recording]
-    while pending:
-        current = pending.pop()
-        for piece in current.context_pieces:
-            piece.content_hash = content_hash(piece.content)
-        report = dict(current.redaction or {"keys": [], "patterns": [], "matched": [], "counts": {}})
-        report.update(keys=sorted({*report.get("keys", ()), *policy.keys}),
-                      patterns=sorted({*report.get("patterns", ()), *policy.patterns}), scrubbed=True)
-        current.redaction = report
-        pending += current.children
+    names = {"keys": masks.policy.keys, "patterns": masks.policy.patterns}
+    try:
+        return masked_again(data, masks.shown, **names)
+    except ValueError:
+        return masked_again(data, lambda value: texts(value, masks.shown), **names)

@@ -66,6 +66,7 @@ from footprint_lab.core.turn import Slots, Turn, input_refused, turn_text
 from footprint_lab.explain.checks.tool_choice import choice_margins
 from footprint_lab.explain.checks.tool_lint import warn_findings
 from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, Provider, ToolCall
+from footprint_lab.record.by_field import MESSAGE
 from footprint_lab.record.captured import CapturedPiece, Carried, Evidence, History, captured_piece, flat
 from footprint_lab.record.recorder import Recorder
 from footprint_lab.record.schema import (
@@ -346,7 +347,7 @@ class Agent(Conversation, Rebuilds, ToolSteps, Runner):
         """Append ``message`` to the conversation, landed as ``piece``; ``at`` is the piece's index when the caller
         holds that number already (a carried piece's position), so that no new one is made for it."""
         rec = turn.rec
-        rec.write(MESSAGES, "append", message)
+        rec.write(MESSAGES, "append", message, MESSAGE)
         turn.history.append(message)
         turn.history_chars += len(message.get("content") or "")
         rec.messages.append(message)

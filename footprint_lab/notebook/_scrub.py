@@ -62,14 +62,13 @@ from footprint_lab.notebook.read import (
 )
 from footprint_lab.record.by_field import by_field
 from footprint_lab.record.recording import Recording
-from footprint_lab.record.records import content_hash
 from footprint_lab.record.saved_form import packed, unpacked
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.record.schema import READABLE_VERSIONS, SCHEMA_VERSION
 from footprint_lab.redact.base64_words import as_text, base64_words, decoded, decoded_words, encoded, whole_word
 from footprint_lab.redact.policy import Redaction, RunScrubber, normalize_key
 from footprint_lab.sealing.saved_seal import bind_display, display_verdict, held_digests, holds_display
-from footprint_lab.sealing.seal import seal
+from footprint_lab.sealing.seal import masked_again
 
 #: A single widget's saved state over this many bytes is reported by :func:`check_widget_state`.
 WIDGET_LIMIT = 1_000_000
@@ -365,7 +364,7 @@ class _Pass:
             data = value
         try:
             if _readable(data):
-                by_field(data, lambda item: _learn(item, self.scrubber, self._keys))
+                by_field(data, lambda item: _learn(item, self.scrubber, self._keys), Recording)
             else:
                 _learn(value if data is None else data, self.scrubber, self._keys)
         except NestingTooDeep:
@@ -383,18 +382,15 @@ class _Pass:
             return self.scrubber.scrub(value)
         if not _may_match(data, self.policy, self.scrubber):
             return value
-        masked = by_field(data, self.scrubber.scrub) if _readable(data) else self.scrubber.scrub(data)
-        if masked == data:
-            return value
+        if not _readable(data):  # not a recording this library reads: masked as plain data
+            masked = self.scrubber.scrub(data)
+            return value if masked == data else _as_given(value, masked)
         try:
-            recording = Recording.model_validate(masked) if _readable(data) else None
-        except ValueError:
-            recording = None
-        if recording is None:  # not a recording this library reads, or no longer one: masked as plain data
+            recording = masked_again(data, self.scrubber.scrub, keys=self.policy.keys, patterns=self.policy.patterns)
+        except ValueError:  # no longer a recording once masked: masked as plain data
             return _as_given(value, self.scrubber.scrub(data))
-        _settle(recording, self.policy)
-        if recording.seal is not None:  # changed on purpose: sealed again, naming the policy
-            seal(recording, scrubbed=sorted({*self.policy.keys, *self.policy.patterns}))
+        if recording is None:
+            return value
         # given as JSON text (a widget trait), given back as JSON text
         return recording.model_dump_json() if isinstance(value, str) else packed(recording)
 
@@ -465,19 +461,3 @@ def _learn(value: Any, scrubber: RunScrubber, keys: set[str]) -> Any:
         elif isinstance(item, list):
             stack.extend(item)
     return value
-
-
-def _settle(recording: Recording, policy: Redaction) -> None:
-    """After masking: every piece's hash is its content's again, and the report names the policy
-    (in every member run too, walked with a stack)."""
-    stack = [recording]
-    while stack:
-        member = stack.pop()
-        for piece in member.context_pieces:
-            piece.content_hash = content_hash(piece.content)
-        report = dict(member.redaction or {"keys": [], "patterns": [], "matched": [], "counts": {}})
-        report["keys"] = sorted({*report.get("keys", []), *policy.keys})
-        report["patterns"] = sorted({*report.get("patterns", []), *policy.patterns})
-        report["scrubbed"] = True
-        member.redaction = report
-        stack.extend(member.children)

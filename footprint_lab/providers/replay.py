@@ -35,6 +35,7 @@ from footprint_lab.base.refusal import Refusal, RunFailure, describe_shape
 from footprint_lab.providers.errors import ProviderError
 from footprint_lab.providers.mock_provider import chunks
 from footprint_lab.providers.types import LLMRequest, LLMResponse, TokenCallback, ToolCall, Usage
+from footprint_lab.record.by_field import MESSAGE, by_field, texts
 from footprint_lab.record.recording import LLMExchange, Recording
 from footprint_lab.record.records import jsonable
 from footprint_lab.redact.policy import Redaction, policy_from_reports
@@ -149,9 +150,12 @@ class ReplayProvider:
         if self._policy is None:
             return sent
         scrubber = self._policy.for_run()
-        # swept once scrubbed, as a recording is: a value learned under a covered key late in the request
-        # (a tool call's password) is masked in the turns before it too
-        scrubbed: dict[str, Any] = scrubber.sweep(scrubber.scrub(sent))
+        scrub = scrubber.scrub
+        # masked as a recording masks them: each message field by field, the tools' texts alone (a declaration);
+        # then swept, so a value learned under a covered key late in the request is masked before it too
+        scrubbed: dict[str, Any] = scrubber.sweep({
+            "system": scrub(sent["system"]), "messages": [by_field(m, scrub, MESSAGE) for m in sent["messages"]],
+            "tools": texts(sent["tools"], scrub)})
         return scrubbed
 
     def _mismatch(self, sent: dict[str, Any], call_index: int) -> ReplayMismatchError:

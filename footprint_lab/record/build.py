@@ -16,7 +16,7 @@ from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
 from footprint_lab.record._recall import swept_tokens
-from footprint_lab.record.by_field import CALL, MESSAGE, NUMBER, Kind, by_field, kinds_of
+from footprint_lab.record.by_field import CALL, MESSAGE, NUMBER, Kind, by_field, kinds_of, texts
 from footprint_lab.record.captured import (
     CARRIED_FROM,
     OVER_BUDGET,
@@ -167,7 +167,7 @@ def build_recording(
         """The tools under shared ``index``, made JSON-native and cleaned once for every exchange sent them."""
         made = shared_tools.get(index)
         if made is None:
-            made = shared_tools[index] = clean(jsonable(recorder.shared[index]))
+            made = shared_tools[index] = texts(jsonable(recorder.shared[index]), clean)  # a declaration, not data
         return made
 
     def exchange_columns() -> list[Any]:

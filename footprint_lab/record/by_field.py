@@ -5,12 +5,14 @@ arguments, an input, an event's payload). They never name a recording's own fiel
 ``content``, ``args``...) nor a transcript message's (``record.schema.MESSAGE_FIELDS``). :func:`by_field`
 walks data along the models and hands each field's value to ``each`` (a scrubber, or what learns from
 one): a field holding records (a step, an exchange, a message, a member run) is walked in turn; one
-holding a fixed choice or a number (a slot, a verb, a count, a time) is kept when it holds one. So a
-masked recording still fits its schema whatever keys the policy covers, and a word learned from a
-masked value never renames a field. ``record.build`` masks a run's exchanges and transcript this way,
-and a notebook's scrub masks a saved recording the same way.
+holding a fixed choice or a number (a slot, a verb, a count, a time) is kept when it holds one; the ids
+records join on, and what a model lists in ``FIELDS_AS_WRITTEN``, are kept as written; a tool's schema has
+its texts handed over one by one (it is the tool's declaration, never data under a key). So a masked
+recording still fits its schema whatever keys the policy covers, and a word learned from a masked value
+never renames a field. The recorder masks a message written to the conversation this way, ``record.build``
+a run's exchanges and transcript, and a notebook's scrub or a chat a recording masked again.
 
-Role: record layer, read by ``record.build`` and ``notebook._scrub``.
+Role: record layer (imports no model: the generic recorder uses it).
 """
 
 from __future__ import annotations
@@ -23,30 +25,32 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from footprint_lab.record.recording import Recording
 from footprint_lab.record.schema import CALL_FIELDS, MESSAGE_FIELDS
 
 #: a field that holds numbers (or a list of them): nothing a policy covers is in it
 NUMBER = "number"
-#: a field kept as written whatever it holds: the ids the library makes (a run's, a step's, a member's path), which
-#: records join on and a run never masks, and the recording's seal and redaction report, which a scrub remakes
+#: a field kept as written whatever it holds
 AS_WRITTEN = "as written"
+#: a field whose texts are handed over one by one, its keys and shape kept: a tool's schema
+TEXTS = "texts"
+#: the ids the library makes, which records join on and a run never masks
 _IDS = ("run_id", "step_id", "writer")
 _NUMBERS = (int, float)
 
 #: what a field holds: records (their model, or their fields' kinds), a fixed choice (its choices), numbers,
-#: as written, or data (``None``)
+#: as written, texts, or data (``None``)
 Kind = type[BaseModel] | dict[str, "Kind"] | frozenset[Any] | str | None
 
 #: a tool call's fields, and a transcript message's
 CALL: dict[str, Kind] = dict.fromkeys(CALL_FIELDS)
-MESSAGE: dict[str, Kind] = {**dict.fromkeys(MESSAGE_FIELDS), "tool_calls": CALL}
+MESSAGE: dict[str, Kind] = {**dict.fromkeys(MESSAGE_FIELDS), "tool_calls": CALL, "is_error": NUMBER}
 
 
-def by_field(data: Any, each: Callable[[Any], Any], kinds: type[BaseModel] | dict[str, Kind] = Recording) -> Any:
-    """``data`` (a recording's, its tables and references read back) with each field's value kept, walked,
-    or handed to ``each``, by what the field holds (``kinds``: a recording's by default). A key that is no
-    field, and a value that is not what its field holds, is handed to ``each`` as it is."""
+def by_field(data: Any, each: Callable[[Any], Any], kinds: type[BaseModel] | dict[str, Kind]) -> Any:
+    """``data`` (a record's, or a recording's with its tables and references read back) with each field's value
+    kept, walked, or handed to ``each``, by what the field holds (``kinds``: a model, or its fields' kinds). A
+    key that is no field is handed over with its value, as data; a value that is not what its field holds is
+    handed over as it is."""
     if not isinstance(data, dict):
         return each(data)
     if isinstance(kinds, type):
@@ -59,11 +63,22 @@ def by_field(data: Any, each: Callable[[Any], Any], kinds: type[BaseModel] | dic
             out[name] = [by_field(item, each, kind) for item in value]  # type: ignore[arg-type]
         elif walked and isinstance(value, dict):
             out[name] = by_field(value, each, kind)  # type: ignore[arg-type]
+        elif kind == TEXTS:
+            out[name] = texts(value, each)
         elif name in kinds:
             out[name] = value if value is None or _kept(kind, value) else each(value)
         else:  # data kept beside the fields (a message's other keys): masked as data, its key a key
             out.update(each({name: value}))
     return out
+
+
+def texts(value: Any, each: Callable[[Any], Any]) -> Any:
+    """``value`` with each text in it handed to ``each``, its keys and shape kept."""
+    if isinstance(value, str):
+        return each(value)
+    if isinstance(value, dict):
+        return {key: texts(item, each) for key, item in value.items()}
+    return [texts(item, each) for item in value] if isinstance(value, list) else value
 
 
 def _kept(kind: Kind, value: Any) -> bool:
@@ -83,10 +98,10 @@ def kinds_of(model: type[BaseModel]) -> dict[str, Kind]:
     """What each field of ``model`` holds."""
     kinds = {name: AS_WRITTEN if name in _IDS else _kind(field.annotation)
              for name, field in model.model_fields.items()}
-    if model is Recording:
-        kinds.update(path=AS_WRITTEN, seal=AS_WRITTEN, redaction=AS_WRITTEN, messages=MESSAGE)
-    if "injected_messages" in kinds:
-        kinds["injected_messages"] = MESSAGE
+    kinds.update(dict.fromkeys(getattr(model, "FIELDS_AS_WRITTEN", ()), AS_WRITTEN))
+    kinds.update({name: MESSAGE for name in ("messages", "injected_messages") if name in kinds})
+    if "tools" in kinds:
+        kinds["tools"] = TEXTS
     return kinds
 
 

@@ -26,6 +26,7 @@ from time import perf_counter_ns, time
 from typing import Any, Protocol, cast
 
 from footprint_lab.base.unicode import sound_text
+from footprint_lab.record.by_field import Kind, by_field
 from footprint_lab.record.captured import Carried, flat, share_carried
 from footprint_lab.record.events import (
     EventStream,
@@ -375,8 +376,9 @@ class Recorder:
         self._event("read", self.current, None, len(self.reads) - 1)
         return value
 
-    def write(self, path: Path, verb: str, value: Any) -> None:
-        """Change tracked state; the change joins the current step's commit."""
+    def write(self, path: Path, verb: str, value: Any, fields: dict[str, Kind] | None = None) -> None:
+        """Change tracked state; the change joins the current step's commit. A value that is a record with
+        ``fields`` of its own (a transcript message: ``record.by_field.MESSAGE``) is masked field by field."""
         state = self.state
         if verb == "set":
             state[path] = value
@@ -398,7 +400,8 @@ class Recorder:
             self.entry_values.append(value)
         else:
             self.entry_paths.append(self.shown_path(path))
-            self.entry_values.append(self.policy.scrub(value))
+            scrub = self.policy.scrub
+            self.entry_values.append(scrub(value) if fields is None else by_field(value, scrub, fields))
         self.entry_verbs.append(verb)
         self._event("write", self.current, None, len(self.entry_paths) - 1)
 

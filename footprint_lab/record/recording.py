@@ -16,7 +16,7 @@ Role: record layer. Imported lazily (on the first ``run.recording``), so ``impor
 
 from __future__ import annotations
 
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     Field,
@@ -77,6 +77,10 @@ def _as_list(value: Any, handler: SerializerFunctionWrapHandler) -> Any:
 
 class Recording(Data):
     """A whole run, as data."""
+
+    #: kept as written when a recording is masked again (``record.by_field``): a member's mount path (an id
+    #: records join on), the seal and the redaction report (made again after masking)
+    FIELDS_AS_WRITTEN: ClassVar[tuple[str, ...]] = ("path", "seal", "redaction")
 
     #: a whole number, never text or a boolean that would pass for one (the door refuses a newer one)
     schema_version: StrictInt = SCHEMA_VERSION

@@ -46,7 +46,7 @@ def _screens(patterns: Sequence[_Pattern]) -> tuple[re.Pattern[str] | None, ...]
 class RunScrubber:
     """One run's view of a policy: masks values and counts what matched (``Recorder(policy=...)``)."""
 
-    __slots__ = ("_keys", "_learned", "_patterns", "_screens", "counts", "policy", "prior")
+    __slots__ = ("_finder", "_keys", "_learned", "_patterns", "_screens", "counts", "policy", "prior")
 
     def __init__(self, policy: Redaction, marks: Mapping[str, Any] | None = None) -> None:
         self.policy = policy
@@ -54,6 +54,8 @@ class RunScrubber:
         self._patterns = tuple(policy._by_name.values())
         self._screens = _screens(self._patterns)
         self._learned: dict[str, str] = {}
+        #: what finds a mask already written or a learned value, for as many values as were learned then
+        self._finder: tuple[tuple[int, int], re.Pattern[str]] | None = None
         self.counts: dict[str, int] = {}
         self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
 
@@ -109,7 +111,8 @@ class RunScrubber:
             return
         if isinstance(value, str | int | float):
             text = str(value)
-            if len(text) >= _LEARN_MIN and not PLACEHOLDER.fullmatch(text):  # a mask already written is no value
+            # a mask already written is no value, nor the name of a key the policy covers (its own word)
+            if len(text) >= _LEARN_MIN and not PLACEHOLDER.fullmatch(text) and normalize_key(text) not in self._keys:
                 self._learned.setdefault(text, mask)
         elif isinstance(value, dict):
             for key, item in value.items():
@@ -169,11 +172,17 @@ class RunScrubber:
         return value
 
     def _swept(self, text: str) -> str:
-        """``text`` with every value learned so far replaced by its mask (base64 is not read here)."""
-        for secret, mask in self._learned.items():
-            if secret in text:
-                text = text.replace(secret, mask)
-        return text
+        """``text`` with every value learned so far replaced by its mask, in one pass (base64 is not read here).
+        A mask already written is kept whole, so a learned word never nests inside one (``[redacted:args]``
+        stays as it is when ``args`` was learned)."""
+        if not self.knows_any(text):
+            return text
+        finder, learned = self._finder, self._learned
+        if finder is None or finder[0] != (id(learned), len(learned)):  # learned more, or shares another's learning
+            longest_first = sorted(learned, key=len, reverse=True)
+            finder = self._finder = ((id(learned), len(learned)), re.compile(
+                "|".join([PLACEHOLDER.pattern, *map(re.escape, longest_first)])))
+        return finder[1].sub(lambda found: learned.get(found.group(), found.group()), text)
 
     def _text(self, text: str) -> str:
         text = self._swept(text) if self._learned else text

@@ -88,6 +88,9 @@ def locate(kind: str, records: list[Any], text: bytes, packed: str, run: str, sc
     # the first stretch that differs; with none (a kind cut short or grown), where the shorter ends
     stretch = first if first is not None else min(len(now), len(then)) // 2
     offset = starts[stretch] if stretch < len(starts) else len(text)
+    if first is not None and len(now) > len(then) and kind not in COLUMNS and stretch + 1 < len(starts):
+        # a stretch runs from one key's value to the next key's name: with a key added, the name is what changed
+        offset = starts[stretch + 1] - len(_KEY_END.pattern) - 1
     problem = ("changed after the run was sealed" if len(now) == len(then)
                else "changed, or records were added or removed here, after the run was sealed")
     index, field = _place(kind, records, offset, encoder_of(records))

@@ -28,7 +28,7 @@ from __future__ import annotations
 import hashlib
 import os
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any, Protocol, TypeGuard
 
@@ -36,7 +36,9 @@ import orjson
 from pydantic import BaseModel
 
 from footprint_lab.base.refusal import Refusal, describe_shape
+from footprint_lab.record.by_field import by_field
 from footprint_lab.record.recording import Recording, Seal
+from footprint_lab.record.records import content_hash
 from footprint_lab.record.rows import Rows
 from footprint_lab.record.schema import SEAL_ALGORITHM, UNRELEASED_SEALS
 from footprint_lab.sealing._canonical import COLUMNS, DOCUMENT, HEADER, HEADER_OF, KINDS, columns_of, encode
@@ -94,6 +96,31 @@ def seal(recording: Recording, *, scrubbed: list[str] | None = None) -> Recordin
 
 
 # -- checkpoints and other documents -------------------------------------------------------------
+def masked_again(data: dict[str, Any], mask: Callable[[Any], Any], *, keys: Iterable[str],
+                 patterns: Iterable[str]) -> Recording | None:
+    """A recording's data (its tables and references read back) masked after its run by ``mask``, field by field
+    (``record.by_field``), and made again: its pieces' hashes recomputed, every report (its members' too) naming
+    the policy's ``keys`` and ``patterns``, sealed again naming them when it was sealed, so a reviewer sees the
+    evidence was changed on purpose. ``None`` when ``mask`` changed nothing; ``ValueError`` when what it made no
+    longer fits the schema. A notebook's scrub and a chat (a secret a later turn learned) mask through here."""
+    masked = by_field(data, mask, Recording)
+    if masked == data:
+        return None
+    recording = Recording.model_validate(masked)
+    keys, patterns = sorted(set(keys)), sorted(set(patterns))
+    pending = [recording]
+    while pending:
+        member = pending.pop()
+        for piece in member.context_pieces:
+            piece.content_hash = content_hash(piece.content)
+        report = dict(member.redaction or {"keys": [], "patterns": [], "matched": [], "counts": {}})
+        report.update(keys=sorted({*report.get("keys", ()), *keys}), scrubbed=True,
+                      patterns=sorted({*report.get("patterns", ()), *patterns}))
+        member.redaction = report
+        pending += member.children
+    return seal(recording, scrubbed=sorted({*keys, *patterns})) if recording.seal is not None else recording
+
+
 def _is_document(value: Any) -> TypeGuard[BaseModel]:
     """A model other than a recording that keeps a seal of its own (a ``Checkpoint``, a ``FlowCheckpoint``)."""
     return isinstance(value, BaseModel) and not isinstance(value, Recording) and "seal" in type(value).model_fields

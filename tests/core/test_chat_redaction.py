@@ -11,6 +11,7 @@ import pytest
 from conversation_kit import Seen
 
 from footprint_lab import Agent, Chat, Redaction, define_tool
+from footprint_lab.providers import mock
 from footprint_lab.providers.types import LLMRequest
 
 SECRET = "hunter2-Correct-Horse"
@@ -134,3 +135,31 @@ async def test_a_policy_the_agent_is_given_later_masks_the_turns_before_it(tmp_p
     assert leaks(chat, tmp_path, "4111-2222-3333") == []
     await chat.send("Thanks.")
     assert leaks(chat, tmp_path, "4111-2222-3333") == []
+
+
+@pytest.mark.parametrize("key", ["role", "args", "content"])
+async def test_a_secret_a_later_turn_learns_under_a_field_named_key_is_masked_in_every_earlier_turn(key: str) -> None:
+    """A covered key named like a message field (``role``, ``args``, ``content``) is still a key in a tool's
+    arguments: the value a later turn puts under it is masked in the turns before, each shown with one plain
+    mask (never a mask inside a mask), the roles and the chat's own words as they were."""
+    from footprint_lab import Chat, define_tool
+
+    secret = "ArgSecret-7731"
+
+    def respond(request: LLMRequest) -> Any:
+        last = request.messages[-1]
+        if last["role"] == "user" and "store" in str(last["content"]):
+            return {"tool": "vault", "args": {key: secret}}
+        return "Stored it." if last["role"] == "tool" else f"Noted: {last['content']}"
+
+    vault = define_tool(name="vault", description="Stores.", fn=lambda **args: "stored",
+                        input_schema={"type": "object", "properties": {key: {"type": "string"}}})
+    chat = Chat(Agent(provider=mock(respond=respond), tools=[vault], redact=Redaction(keys=[key])))
+    await chat.send(f"remember {secret}")
+    await chat.send("store it")
+    for turn in (0, 1):
+        recording = chat.turn(turn).legs[0].recording
+        assert secret not in recording.model_dump_json()
+        assert [m["role"] for m in recording.messages][:2] == ["user", "assistant"]
+        assert recording.messages[0]["content"] == f"remember [redacted:{key}]"
+        assert recording.redaction is not None and recording.redaction["keys"] == [key]

@@ -313,3 +313,35 @@ async def test_a_stored_checkpoint_unmasked_with_its_values_resumes_exactly_as_t
         {"[redacted:password]": secret, "[redacted:pin]": pin}))
     assert sent[0] == sent[1]
     assert logins == [(secret, pin)]
+
+
+@pytest.mark.parametrize("key", ["name", "id", "role", "content"])
+async def test_a_stored_checkpoint_resumes_when_the_policy_covers_a_message_field_name(key: str) -> None:
+    """A transcript message's own fields (a tool call's name and id, a role, a text) are never keys a policy
+    covers: a stored checkpoint's history keeps the calls its pending question names, and it resumes."""
+    from footprint_lab import ask_human
+
+    secret = "UsrSecret-9953"
+
+    def respond(request: LLMRequest) -> Any:
+        last = request.messages[-1]
+        if last["role"] == "user":
+            return {"tool": "lookup", "args": {key: "ArgSecret-7731"}}
+        return {"tool": "confirm", "args": {}} if request.call_index == 1 else f"Done after {last['content']}"
+
+    def confirm() -> None:
+        ask_human("Proceed?", choices=["yes", "no"])
+
+    def agent() -> Agent:
+        lookup = define_tool(name="lookup", description="Looks up.", fn=lambda **args: {"n": 1},
+                             input_schema={"type": "object", "properties": {key: {"type": "string"}}})
+        return Agent(provider=mock(respond=respond), tools=[lookup, define_tool(
+            name="confirm", description="Ask.", fn=confirm)], redact=Redaction(keys=[key]), id="desk")
+
+    paused = await agent().run({"message": "hi", key: secret})
+    assert paused.checkpoint is not None
+    stored = Checkpoint.model_validate_json(paused.checkpoint.model_dump_json())
+    assert secret not in stored.model_dump_json() and "ArgSecret-7731" not in stored.model_dump_json()
+    assert [call["name"] for call in stored.history[-1]["tool_calls"]] == ["confirm"]
+    done = await agent().resume(stored.accept_masked(), "yes")
+    assert done.recording.status == "finished"

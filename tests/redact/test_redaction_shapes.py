@@ -184,8 +184,8 @@ def test_a_covered_key_named_like_a_field_masks_the_value_under_it_and_the_recor
                 redact=Redaction(keys=[name]), seal=sealed).run_sync("Pay it")
     saved = run.recording.model_dump_json()
     assert secret not in saved
-    if name == "description":  # learned from the tools the model was sent, masked in the piece that holds it too
-        assert described not in saved
+    # a tool's schema is its declaration, never data under a key: its words are not learned as secrets
+    assert run.recording.exchanges[0].tools[0]["description"] == described
     loaded = load_recording(saved)  # the run's own fields keep their types: it loads
     assert [step.status for step in loaded.steps] == [step.status for step in run.recording.steps]
     assert verify(loaded).status == ("holds" if sealed else "unsealed")
@@ -215,3 +215,32 @@ def test_a_learned_value_that_is_a_step_id_or_a_token_count_leaves_the_recording
         assert [e.step_id for e in loaded.exchanges] == [e.step_id for e in run.recording.exchanges]
     assert runs[2].recording.exchanges[0].response.usage.input_tokens == 4821
     assert "4821" not in json.dumps(runs[2].recording.exchanges[0].response.tool_calls[0].args)
+
+
+def test_a_tool_parameter_named_like_a_covered_key_teaches_the_policy_nothing_from_its_schema() -> None:
+    """``{"password": {"type": "string"}}`` in a tool's schema is no secret: once the words ``type`` and ``string``
+    were learned from it and masked in every record of a run that never called the tool."""
+    from footprint_lab import tool
+
+    @tool
+    def login(user: str, password: str) -> str:
+        """Log in."""
+        return "ok"
+
+    run = Agent(provider=mock(replies=["Any string type works."]), tools=[login],
+                redact=Redaction.standard()).run_sync("Which string type works?")
+    assert run.recording.answer == "Any string type works."
+    assert run.recording.messages[0]["content"] == "Which string type works?"
+
+
+@pytest.mark.parametrize("name", ["content", "role", "tool_call_id", "name"])
+def test_a_policy_covering_a_message_field_name_leaves_a_plain_conversation_as_it_was(name: str) -> None:
+    """The conversation is written to the run's state message by message: each is masked field by field there
+    too, so covering ``content`` or ``role`` no longer masks every message, the input and the answer."""
+    run = Agent(provider=mock(replies=["Sure, noted."]), redact=Redaction(keys=[name])).run_sync("Hello there")
+    recording = run.recording
+    assert recording.messages == [{"role": "user", "content": "Hello there"},
+                                  {"role": "assistant", "content": "Sure, noted."}]
+    assert (recording.answer, recording.input) == ("Sure, noted.", {"message": "Hello there"})
+    assert [entry.value for commit in recording.commits for entry in commit.entries
+            if entry.path == ["messages"] and entry.verb == "append"] == recording.messages

@@ -182,3 +182,15 @@ def test_an_edit_whose_locator_tag_happens_to_match_still_blames_the_records_not
     assert recording.seal is not None
     recording.seal.kinds["steps"] = "0" * 64  # a digest the head does not chain: the seal itself was altered
     assert (verify(recording).kind, verify(recording).field) == ("seal", "kinds.steps")
+
+
+@pytest.mark.parametrize("key", ["aaa", "name2", "zzz"])
+def test_a_key_added_to_a_transcript_message_is_named_at_that_message(key: str) -> None:
+    """The messages are cut just after each key, so a stretch runs from one value to the next key's name: a key
+    added sorting first in its message once blamed the message before it."""
+    replies = [{"tool": "lookup", "args": {"order_id": "A-1"}}, "ok"]
+    for n in (1, 2, 3):
+        recording = Agent(provider=mock(replies=replies), tools=[lookup_tool()], seal=True).run_sync("?").recording
+        recording.messages[n][key] = "added"
+        verdict = verify(recording)
+        assert (verdict.kind, verdict.index, verdict.field) == ("messages", n, key)
