@@ -111,12 +111,12 @@ class RunScrubber:
             return
         if isinstance(value, str | int | float):
             text = str(value)
-            # a mask already written is no value, nor the name of a key the policy covers (its own word)
-            if len(text) >= _LEARN_MIN and not PLACEHOLDER.fullmatch(text) and normalize_key(text) not in self._keys:
+            if len(text) >= _LEARN_MIN and not PLACEHOLDER.fullmatch(text):  # a mask already written is no value
                 self._learned.setdefault(text, mask)
         elif isinstance(value, dict):
             for key, item in value.items():
-                self._learn(key, mask)
+                if not (isinstance(key, str) and normalize_key(key) in self._keys):  # a covered key's name is a word
+                    self._learn(key, mask)
                 self._learn(item, mask)
         elif isinstance(value, list | tuple | set | frozenset):
             for item in value:
@@ -173,15 +173,15 @@ class RunScrubber:
 
     def _swept(self, text: str) -> str:
         """``text`` with every value learned so far replaced by its mask, in one pass (base64 is not read here).
-        A mask already written is kept whole, so a learned word never nests inside one (``[redacted:args]``
-        stays as it is when ``args`` was learned)."""
+        A mask already written is kept whole where no learned value starts, so a learned word never nests inside
+        one (``[redacted:args]`` stays as it is when ``args`` was learned)."""
         if not self.knows_any(text):
             return text
         finder, learned = self._finder, self._learned
         if finder is None or finder[0] != (id(learned), len(learned)):  # learned more, or shares another's learning
-            longest_first = sorted(learned, key=len, reverse=True)
+            longest_first = sorted(learned, key=len, reverse=True)  # tried before a mask: no learned value is missed
             finder = self._finder = ((id(learned), len(learned)), re.compile(
-                "|".join([PLACEHOLDER.pattern, *map(re.escape, longest_first)])))
+                "|".join([*map(re.escape, longest_first), PLACEHOLDER.pattern])))
         return finder[1].sub(lambda found: learned.get(found.group(), found.group()), text)
 
     def _text(self, text: str) -> str:

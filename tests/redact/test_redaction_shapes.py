@@ -244,3 +244,17 @@ def test_a_policy_covering_a_message_field_name_leaves_a_plain_conversation_as_i
     assert (recording.answer, recording.input) == ("Sure, noted.", {"message": "Hello there"})
     assert [entry.value for commit in recording.commits for entry in commit.entries
             if entry.path == ["messages"] and entry.verb == "append"] == recording.messages
+
+
+@pytest.mark.parametrize("secret", ["Pass-Word", "PASSWORD", "[redacted:x]QzTail9", "[redacted:password] hunter2"])
+def test_a_secret_spelled_like_its_key_or_like_a_mask_is_masked_wherever_it_shows_up(secret: str) -> None:
+    """A covered key's name inside a masked value is not learned (it is the policy's word), but a value is learned
+    whatever it reads like; and a value that starts like a mask already written is still found."""
+    from footprint_lab import define_tool
+
+    login = define_tool(name="login", description="Log in.", fn=lambda **args: "ok",
+                        input_schema={"type": "object", "properties": {"password": {"type": "string"}}})
+    run = Agent(provider=mock(replies=[{"tool": "login", "args": {"password": secret}}, f"logged in with {secret}"]),
+                tools=[login], redact=Redaction(keys=["password"])).run_sync(f"my password is {secret}")
+    assert secret not in run.recording.model_dump_json()
+    assert run.recording.input == {"message": "my password is [redacted:password]"}
