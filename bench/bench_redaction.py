@@ -27,6 +27,10 @@ doubles (it used to look at every break: 20 kB took 11 s). And 1 MB under a patt
 runs out of its time limit on every look: held whole (fail closed), about 1.5 s in all, not 0.1 s
 per break.
 
+Last, what learning costs a long run: 300 tool calls, each with a password in its arguments and a password, a
+token and a note in its result, run and saved under the standard policy and three keys, against the same run with
+no policy (a reference: each learned value is hunted in every text recorded after it).
+
 Run ``python bench/bench_redaction.py`` (``--quick`` runs each pattern on 20 kB only).
 """
 
@@ -35,10 +39,12 @@ from __future__ import annotations
 import base64
 import statistics
 import time
+from typing import Any
 
-from _kit import Report, options
+from _kit import Report, called_block, interleaved_ms, options
 
-from footprint_lab import Redaction
+from footprint_lab import Agent, Redaction, define_tool
+from footprint_lab.providers import LLMRequest, mock
 from footprint_lab.redact.policy import BUILTIN_PATTERNS, PATTERN_TIME_LIMIT
 from footprint_lab.redact.token_gate import TokenGate
 
@@ -101,6 +107,25 @@ def samples(policy: Redaction, text: str, rounds: int) -> list[float]:
     return [scrub_ms(policy, text) for _ in range(rounds)]
 
 
+#: the standard keys and patterns, and three keys a tool's data uses
+LONG_RUN_POLICY = Redaction.standard().union(Redaction(keys=["note", "id", "customer"]))
+
+
+def long_run(iterations: int, policy: Redaction | None) -> str:
+    """A run of ``iterations`` tool calls, each with a password in its arguments and a password, a token and a
+    note in its result, run and saved (``model_dump_json``): its cost under a policy is what learning costs."""
+    lookup = define_tool(name="lookup", description="Look a record up.", input_schema={"type": "object", "properties": {
+        "id": {"type": "integer"}, "password": {"type": "string"}}},
+        fn=lambda id, password: {"id": id, "password": f"pw-{id}-secret", "token": f"tok{id}abc", "note": "x" * 200})
+
+    def respond(request: LLMRequest) -> Any:
+        at = request.call_index
+        return {"tool": "lookup", "args": {"id": at, "password": f"argpw{at}zz"}} if at < iterations else "done"
+
+    agent = Agent(provider=mock(respond=respond), tools=[lookup], max_iterations=iterations + 5, redact=policy)
+    return agent.run_sync("go").recording.model_dump_json()
+
+
 def main() -> None:
     args = options(__doc__.splitlines()[0])  # --quick: 20 kB per pattern, only checks it runs
     report = Report("redaction", args)
@@ -161,6 +186,14 @@ def main() -> None:
     report.add("token gate, a pattern of yours that runs out of time on every look", out_of_time,
                size=f"{size:,} chars", note="held whole (fail closed); each look costs the time limit, and "
                "looks come only as what is held doubles")
+    iterations = 30 if args.quick else 300
+    costs = interleaved_ms(2 if args.quick else 5, 1, collect=True,
+                           plain=called_block(lambda: long_run(iterations, None)),
+                           policy=called_block(lambda: long_run(iterations, LONG_RUN_POLICY)))
+    report.add("a long run under a policy, run and saved", costs["policy"], size=f"{iterations} tool calls",
+               goal="(reference)", peer="the same run, no policy", peer_samples=costs["plain"],
+               ratio=statistics.median(costs["policy"]) / statistics.median(costs["plain"]),
+               note="each call's arguments and result hold a password and a token, each learned and hunted after")
     report.close()
     if not args.quick and slow:
         raise SystemExit(f"over {GOAL_MS:.0f} ms: {', '.join(slow)}")

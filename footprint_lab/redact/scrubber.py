@@ -46,7 +46,7 @@ def _screens(patterns: Sequence[_Pattern]) -> tuple[re.Pattern[str] | None, ...]
 class RunScrubber:
     """One run's view of a policy: masks values and counts what matched (``Recorder(policy=...)``)."""
 
-    __slots__ = ("_finder", "_keys", "_learned", "_patterns", "_screens", "counts", "policy", "prior")
+    __slots__ = ("_keys", "_learned", "_patterns", "_screens", "counts", "policy", "prior")
 
     def __init__(self, policy: Redaction, marks: Mapping[str, Any] | None = None) -> None:
         self.policy = policy
@@ -54,8 +54,6 @@ class RunScrubber:
         self._patterns = tuple(policy._by_name.values())
         self._screens = _screens(self._patterns)
         self._learned: dict[str, str] = {}
-        #: what finds a mask already written or a learned value, for as many values as were learned then
-        self._finder: tuple[tuple[int, int], re.Pattern[str]] | None = None
         self.counts: dict[str, int] = {}
         self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
 
@@ -173,16 +171,17 @@ class RunScrubber:
 
     def _swept(self, text: str) -> str:
         """``text`` with every value learned so far replaced by its mask, in one pass (base64 is not read here).
-        A mask already written is kept whole where no learned value starts, so a learned word never nests inside
-        one (``[redacted:args]`` stays as it is when ``args`` was learned)."""
-        if not self.knows_any(text):
+        A learned value is tried before a mask already written (none is missed), and a mask is otherwise kept
+        whole, so a learned word never nests inside one (``[redacted:args]`` stays when ``args`` was learned)."""
+        learned = self._learned
+        present = [secret for secret in learned if secret in text]
+        if not present:
             return text
-        finder, learned = self._finder, self._learned
-        if finder is None or finder[0] != (id(learned), len(learned)):  # learned more, or shares another's learning
-            longest_first = sorted(learned, key=len, reverse=True)  # tried before a mask: no learned value is missed
-            finder = self._finder = ((id(learned), len(learned)), re.compile(
-                "|".join([*map(re.escape, longest_first), PLACEHOLDER.pattern])))
-        return finder[1].sub(lambda found: learned.get(found.group(), found.group()), text)
+        if len(present) == 1 and "[redacted:" not in text:
+            return text.replace(present[0], learned[present[0]])
+        longest_first = sorted(present, key=len, reverse=True)  # few per text: the compiled form is cached by re
+        finder = re.compile("|".join([*map(re.escape, longest_first), PLACEHOLDER.pattern]))
+        return finder.sub(lambda found: learned.get(found.group(), found.group()), text)
 
     def _text(self, text: str) -> str:
         text = self._swept(text) if self._learned else text
