@@ -402,7 +402,7 @@ class Agent(Conversation, Rebuilds, ToolSteps, Runner):
         started = perf_counter_ns()
 
         on_token, flush_tokens = rec.token_stream(step_id)
-        response = (await self.provider.complete(request, on_token)).made_sound()
+        response = (await self.provider.complete(request, on_token)).made_sound(self.provider.name)
         flush_tokens()
         duration_ms = (perf_counter_ns() - started) / 1e6
         usage = response.usage

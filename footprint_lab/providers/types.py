@@ -9,6 +9,7 @@ on tool turns. Each wire adapter translates that shape to its own format and bac
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import math
@@ -17,7 +18,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, runtime_checkable
 
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.base.unicode import sound, sound_text
+from footprint_lab.providers.errors import ProviderResponseError
 
 TokenCallback = Callable[[str], None]
 
@@ -241,21 +244,23 @@ class LLMResponse:
     #: (``options={"logprobs": True, "top_logprobs": 5}`` on an OpenAI-compatible or Ollama provider).
     logprobs: list[TokenChoice] | None = None
 
-    def made_sound(self) -> LLMResponse:
+    def made_sound(self, provider: str = "provider") -> LLMResponse:
         """This response with every lone surrogate in its text and tool calls made U+FFFD
         (:mod:`footprint_lab.base.unicode`), every tool call's id a plain token
         (:func:`plain_call_id`), and each value of the kind the recording holds it as (text as
         text, counts as whole numbers, log-probabilities as finite floats: minus infinity as
         :data:`NO_CHANCE`, and none kept when one is NaN): what the run goes on with is what can be
         saved, shown and read back the same, so a seal made at the run's end holds after a save.
-        (The HTTP wires make what they decode sound as they decode it, ``wire`` included.)"""
+        (The HTTP wires make what they decode sound as they decode it, ``wire`` included.) A tool call's arguments
+        are a mapping of names: none are ``{}``, JSON text holding an object is read, a key that is no text is
+        written as text; anything else is a ``ProviderResponseError`` naming ``provider``."""
         self.content, self.stop_reason, self.model = (
             value if value is None or type(value) is str else str(value)
             for value in (self.content, self.stop_reason, self.model))
         if self.content is not None:
             self.content = sound_text(self.content)
         if self.tool_calls:
-            self.tool_calls = [ToolCall(plain_call_id(call.id), *sound((call.name, call.args)))
+            self.tool_calls = [ToolCall(plain_call_id(call.id), *sound((call.name, _arguments(call.args, provider))))
                                for call in self.tool_calls]
         self.usage = self.usage.counted()
         if self.logprobs and not all(_floats(choice) for choice in self.logprobs):
@@ -266,6 +271,22 @@ class LLMResponse:
             except ValueError:  # a NaN among them: no margin can be told from these
                 self.logprobs = None
         return self
+
+
+def _arguments(args: Any, provider: str) -> dict[str, Any]:
+    """A tool call's arguments as a mapping of names (see :meth:`LLMResponse.made_sound`)."""
+    if args is None:
+        return {}
+    if isinstance(args, str):
+        with contextlib.suppress(ValueError):  # not JSON: refused below, by its kind
+            args = json.loads(args) if args.strip() else {}
+    if not isinstance(args, dict):
+        raise ProviderResponseError(
+            f"{provider}: a tool call's arguments must be a mapping of names to values, and this one is "
+            f"{describe_shape(args)}. A provider of your own hands each ToolCall its arguments as a dict "
+            "(JSON text holding an object is read for you).", provider=provider, status=None,
+            missing="a tool call's arguments as a mapping", retryable=False)
+    return args if all(isinstance(key, str) for key in args) else {str(key): value for key, value in args.items()}
 
 
 def estimated_usage(request: LLMRequest, response: LLMResponse) -> Usage:

@@ -109,3 +109,45 @@ def test_streaming_mock_emits_token_events():
     run = Agent(provider=mock(reply="one two three", stream=True)).run_sync("go")
     tokens = [e.payload["text"] for e in run.recording.events if e.type == "token"]
     assert "".join(tokens) == "one two three" and len(tokens) == 3
+
+
+class _HandWritten:
+    """A provider of a user's own that hands its first tool call whatever ``args`` it was given."""
+
+    name = "hand-written"
+
+    def __init__(self, args: object) -> None:
+        self.args, self.calls = args, 0
+
+    async def complete(self, request: object, on_token: object = None) -> object:
+        from footprint_lab.providers.types import LLMResponse, ToolCall
+
+        self.calls += 1
+        if self.calls == 1:
+            return LLMResponse(content=None, stop_reason="tool_use", tool_calls=[ToolCall("c1", "login", self.args)])
+        return LLMResponse(content="done", stop_reason="end_turn")
+
+
+@pytest.mark.parametrize(("args", "seen"), [('{"user": "ada"}', {"user": "ada"}), (None, {}), ("", {}),
+                                            ({1: "x", "user": "ada"}, {"1": "x", "user": "ada"})])
+def test_a_providers_tool_arguments_are_read_as_a_mapping_and_the_run_saves(args: object, seen: dict) -> None:
+    from footprint_lab import load_recording
+
+    received = []
+    login = define_tool(name="login", description="Log in.", input_schema={"type": "object", "properties": {}},
+                        fn=lambda **given: received.append(given) or "ok")
+    run = Agent(provider=_HandWritten(args), tools=[login]).run_sync("go")  # type: ignore[arg-type]
+    assert received == [seen] and run.answer == "done"
+    assert load_recording(run.recording.model_dump_json()).exchanges[0].response.tool_calls[0].args == seen
+
+
+@pytest.mark.parametrize("args", [["user", "ada"], "not json", 42])
+def test_tool_arguments_that_are_no_mapping_fail_the_run_naming_the_provider_and_the_fix(args: object) -> None:
+    from footprint_lab.errors import ProviderResponseError
+
+    login = define_tool(name="login", description="Log in.", input_schema={"type": "object", "properties": {}},
+                        fn=lambda **given: "ok")
+    with pytest.raises(ProviderResponseError) as failed:
+        Agent(provider=_HandWritten(args), tools=[login]).run_sync("go")  # type: ignore[arg-type]
+    assert failed.value.code == "ERR_PROVIDER_RESPONSE" and "hand-written" in str(failed.value)
+    assert "as a dict" in str(failed.value) and "not json" not in str(failed.value)
