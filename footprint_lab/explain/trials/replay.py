@@ -191,7 +191,7 @@ async def send(call: RecordedCall, provider: Any, without: Sequence[str] = (), e
     rec.emit("llm_start", call_step, {"model": request.model, "iteration": 1, "messages": len(request.messages),
                                       "tools": len(request.tools)})
     began = time.perf_counter_ns()
-    response = (await provider.complete(request)).made_sound()  # as an agent keeps what it is answered
+    response = (await provider.complete(request)).made_sound(provider.name)  # as an agent keeps what it is answered
     usage = response.usage
     calls = [{"id": c.id, "name": c.name, "args": c.args} for c in response.tool_calls]
     rec.emit("llm_end", call_step, {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,
