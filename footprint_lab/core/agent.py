@@ -65,7 +65,7 @@ from footprint_lab.core.tools import Tool, tool_list
 from footprint_lab.core.turn import Slots, Turn, input_refused, turn_text
 from footprint_lab.explain.checks.tool_choice import choice_margins
 from footprint_lab.explain.checks.tool_lint import warn_findings
-from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, Provider, ToolCall
+from footprint_lab.providers.types import LLMRequest, LLMResponse, MessagesView, Provider, ToolCall, provider_name
 from footprint_lab.record.by_field import MESSAGE
 from footprint_lab.record.captured import CapturedPiece, Carried, Evidence, History, captured_piece, flat
 from footprint_lab.record.recorder import Recorder
@@ -402,7 +402,7 @@ class Agent(Conversation, Rebuilds, ToolSteps, Runner):
         started = perf_counter_ns()
 
         on_token, flush_tokens = rec.token_stream(step_id)
-        response = (await self.provider.complete(request, on_token)).made_sound(self.provider.name)
+        response = (await self.provider.complete(request, on_token)).made_sound(provider_name(self.provider))
         flush_tokens()
         duration_ms = (perf_counter_ns() - started) / 1e6
         usage = response.usage

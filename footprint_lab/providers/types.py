@@ -16,11 +16,12 @@ import math
 import re
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any, NamedTuple, Protocol, runtime_checkable
+from typing import Any, NamedTuple, Protocol, cast, runtime_checkable
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.base.unicode import sound, sound_text
 from footprint_lab.providers.errors import ProviderResponseError
+from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 
 TokenCallback = Callable[[str], None]
 
@@ -252,8 +253,8 @@ class LLMResponse:
         :data:`NO_CHANCE`, and none kept when one is NaN): what the run goes on with is what can be
         saved, shown and read back the same, so a seal made at the run's end holds after a save.
         (The HTTP wires make what they decode sound as they decode it, ``wire`` included.) A tool call's arguments
-        are a mapping of names: none are ``{}``, JSON text holding an object is read, a key that is no text is
-        written as text; anything else is a ``ProviderResponseError`` naming ``provider``."""
+        are JSON data, a mapping of names: none are ``{}`` and JSON text holding an object is read; anything else is
+        a ``ProviderResponseError`` naming ``provider``."""
         self.content, self.stop_reason, self.model = (
             value if value is None or type(value) is str else str(value)
             for value in (self.content, self.stop_reason, self.model))
@@ -273,20 +274,40 @@ class LLMResponse:
         return self
 
 
+def provider_name(provider: Any) -> str:
+    """A provider's name, or its class's for one of a user's own that gives none."""
+    name = getattr(provider, "name", None)
+    return name if isinstance(name, str) and name else type(provider).__name__
+
+
 def _arguments(args: Any, provider: str) -> dict[str, Any]:
-    """A tool call's arguments as a mapping of names (see :meth:`LLMResponse.made_sound`)."""
+    """A tool call's arguments as JSON data, a mapping of names (see :meth:`LLMResponse.made_sound`)."""
     if args is None:
         return {}
     if isinstance(args, str):
-        with contextlib.suppress(ValueError):  # not JSON: refused below, by its kind
-            args = json.loads(args) if args.strip() else {}
-    if not isinstance(args, dict):
+        with contextlib.suppress(ValueError, NestingTooDeep):  # not JSON, or too deep: refused below, by its kind
+            args = parse_json(args) if args.strip() else {}
+    problem = "" if isinstance(args, dict) else describe_shape(args)
+    stack: list[tuple[Any, int]] = [(args, 1)] if not problem else []
+    while stack and not problem:
+        value, depth = stack.pop()
+        if depth > MAX_NESTING:
+            problem = f"data nested deeper than {MAX_NESTING} levels"
+        elif isinstance(value, dict):
+            if not all(isinstance(key, str) for key in value):
+                problem = "a mapping with a key that is no text"
+            stack.extend((item, depth + 1) for item in value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend((item, depth + 1) for item in value)
+        elif not (value is None or isinstance(value, str | int | float)):
+            problem = f"a mapping holding {describe_shape(value)}"
+    if problem:
         raise ProviderResponseError(
-            f"{provider}: a tool call's arguments must be a mapping of names to values, and this one is "
-            f"{describe_shape(args)}. A provider of your own hands each ToolCall its arguments as a dict "
-            "(JSON text holding an object is read for you).", provider=provider, status=None,
-            missing="a tool call's arguments as a mapping", retryable=False)
-    return args if all(isinstance(key, str) for key in args) else {str(key): value for key, value in args.items()}
+            f"{provider}: a tool call's arguments must be JSON data, a mapping of names to values, and this one is "
+            f"{problem}. A provider of your own hands each ToolCall its arguments as a dict of JSON values (JSON "
+            "text holding an object is read for you).", provider=provider, status=None,
+            missing="a tool call's arguments as JSON data", retryable=False)
+    return cast("dict[str, Any]", args)
 
 
 def estimated_usage(request: LLMRequest, response: LLMResponse) -> Usage:

@@ -170,18 +170,23 @@ class RunScrubber:
         return value
 
     def _swept(self, text: str) -> str:
-        """``text`` with every value learned so far replaced by its mask, in one pass (base64 is not read here).
-        A learned value is tried before a mask already written (none is missed), and a mask is otherwise kept
-        whole, so a learned word never nests inside one (``[redacted:args]`` stays when ``args`` was learned)."""
+        """``text`` with every value learned so far replaced by its mask (base64 is not read here). A mask already
+        written is kept whole and a learned word never nests inside one (``[redacted:args]`` stays when ``args``
+        was learned), unless a learned value would be left showing (one that starts inside a mask)."""
         learned = self._learned
-        present = [secret for secret in learned if secret in text]
+        present = sorted((secret for secret in learned if secret in text), key=len, reverse=True)
         if not present:
             return text
-        if len(present) == 1 and "[redacted:" not in text:
-            return text.replace(present[0], learned[present[0]])
-        longest_first = sorted(present, key=len, reverse=True)  # few per text: the compiled form is cached by re
-        finder = re.compile("|".join([*map(re.escape, longest_first), PLACEHOLDER.pattern]))
-        return finder.sub(lambda found: learned.get(found.group(), found.group()), text)
+        masks = {learned[secret] for secret in present}
+        if any(secret in mask for secret in present for mask in masks):  # one may be found inside a mask it made
+            finder = re.compile("|".join([*map(re.escape, present), PLACEHOLDER.pattern]))  # a learned value first
+            swept = finder.sub(lambda found: learned.get(found.group(), found.group()), text)
+        elif "[redacted:" in text:  # between the masks already written, each stretch on its own
+            swept = "".join(part if at % 2 else _replaced(part, present, learned)
+                            for at, part in enumerate(_WRITTEN_MASKS.split(text)))
+        else:
+            return _replaced(text, present, learned)
+        return _replaced(swept, present, learned) if any(_showing(secret, swept) for secret in present) else swept
 
     def _text(self, text: str) -> str:
         text = self._swept(text) if self._learned else text
@@ -288,6 +293,31 @@ def _cuts_alike(patterns: list[_Pattern], text: str, cut: int) -> bool:
     beside a match, never whitespace, so they always do."""
     head, tail = text[:cut], text[cut:]
     return all(p.sub(head)[0] + p.sub(tail)[0] == p.sub(text)[0] for p in patterns)
+
+
+#: a mask already written, kept as a part of its own when a text is split around the masks
+_WRITTEN_MASKS = re.compile(f"({PLACEHOLDER.pattern})")
+
+
+def _replaced(text: str, present: list[str], learned: dict[str, str]) -> str:
+    """``text`` with each of ``present`` (learned values, longest first) replaced by its mask."""
+    for secret in present:
+        text = text.replace(secret, learned[secret])
+    return text
+
+
+def _showing(secret: str, text: str) -> bool:
+    """Whether ``secret`` shows in ``text`` anywhere but wholly inside a mask already written."""
+    at = text.find(secret)
+    if at == -1:
+        return False
+    spans = [found.span() for found in PLACEHOLDER.finditer(text)]
+    while at != -1:
+        end = at + len(secret)
+        if not any(start <= at and end <= stop for start, stop in spans):
+            return True
+        at = text.find(secret, at + 1)
+    return False
 
 
 def _distinct(key: Any, taken: dict[Any, Any]) -> Any:

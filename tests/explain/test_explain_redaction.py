@@ -196,3 +196,28 @@ async def test_the_lab_shows_the_explainers_answer_masked_in_every_state_trait()
         assert secret not in state and secret not in lab.ask_html
         for surface in explanation_surfaces(lab.explanation):
             assert secret not in surface
+
+
+async def test_a_rerun_that_never_meets_a_learned_secret_is_masked_as_the_original_and_confirms_nothing() -> None:
+    """The password comes in the message, and the model passes it to ``login`` (where the policy learns it) and
+    repeats it in its answer whether or not ``login`` is there. A rerun without ``login`` never learns it: its
+    answer, masked only by what it learned, once held the secret and differed from the masked original, so
+    ``login`` was confirmed although the live answer never changed."""
+    secret = "Zq9hunterARGsecret771"
+    message = f"Log me in, my password is {secret}"
+    login = define_tool(name="login", description="Log in.", fn=lambda password: {"ok": True},
+                        input_schema={"type": "object", "properties": {"password": {"type": "string"}}})
+
+    def model(request: LLMRequest) -> Any:
+        said = str(request.messages[0].get("content")).rsplit(" ", 1)[-1]
+        if request.tools and not any(m.get("role") == "tool" for m in request.messages):
+            return {"tool": "login", "args": {"password": said}}
+        return f"Weak: {said}"
+
+    agent = Agent(provider=mock(respond=model), system="Help.", tools=[login], redact=Redaction(keys=["password"]))
+    run = await agent.run(message)
+    report = await localize(run, rerun=agent, samples=3, input=message)
+    assert report.confirmed == []
+    assert all(secret not in str(outcome.answer) for suspect in report.suspects for outcome in suspect.outcomes)
+    without = await rerun_without(run, ["login"], rerun=agent, input=message)
+    assert not without.changed and secret not in str(without) + str(without.after)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+import json
 from typing import Literal
 
 import pytest
@@ -129,7 +130,7 @@ class _HandWritten:
 
 
 @pytest.mark.parametrize(("args", "seen"), [('{"user": "ada"}', {"user": "ada"}), (None, {}), ("", {}),
-                                            ({1: "x", "user": "ada"}, {"1": "x", "user": "ada"})])
+                                            ({"user": ("ada", 1.5)}, {"user": ["ada", 1.5]})])
 def test_a_providers_tool_arguments_are_read_as_a_mapping_and_the_run_saves(args: object, seen: dict) -> None:
     from footprint_lab import load_recording
 
@@ -137,11 +138,13 @@ def test_a_providers_tool_arguments_are_read_as_a_mapping_and_the_run_saves(args
     login = define_tool(name="login", description="Log in.", input_schema={"type": "object", "properties": {}},
                         fn=lambda **given: received.append(given) or "ok")
     run = Agent(provider=_HandWritten(args), tools=[login]).run_sync("go")  # type: ignore[arg-type]
-    assert received == [seen] and run.answer == "done"
+    assert [json.loads(json.dumps(given)) for given in received] == [seen] and run.answer == "done"
     assert load_recording(run.recording.model_dump_json()).exchanges[0].response.tool_calls[0].args == seen
 
 
-@pytest.mark.parametrize("args", [["user", "ada"], "not json", 42])
+@pytest.mark.parametrize("args", [["user", "ada"], "not json", 42, {1: "x", "1": "y"}, {"n": {(1, 2): "x"}},
+                                  {"raw": b"bytes"}, {"tags": {"a", "b"}}, "[" * 5000 + "]" * 5000,
+                                  '{"a":' * 200 + "1" + "}" * 200])
 def test_tool_arguments_that_are_no_mapping_fail_the_run_naming_the_provider_and_the_fix(args: object) -> None:
     from footprint_lab.errors import ProviderResponseError
 
@@ -151,3 +154,20 @@ def test_tool_arguments_that_are_no_mapping_fail_the_run_naming_the_provider_and
         Agent(provider=_HandWritten(args), tools=[login]).run_sync("go")  # type: ignore[arg-type]
     assert failed.value.code == "ERR_PROVIDER_RESPONSE" and "hand-written" in str(failed.value)
     assert "as a dict" in str(failed.value) and "not json" not in str(failed.value)
+
+
+def test_a_provider_of_your_own_without_a_name_runs_and_is_named_by_its_class_when_it_fails() -> None:
+    class Nameless:
+        def __init__(self, args: object) -> None:
+            self.inner = _HandWritten(args)
+
+        async def complete(self, request: object, on_token: object = None) -> object:
+            return await self.inner.complete(request, on_token)
+
+    login = define_tool(name="login", description="Log in.", input_schema={"type": "object", "properties": {}},
+                        fn=lambda **given: "ok")
+    assert Agent(provider=Nameless({}), tools=[login]).run_sync("go").answer == "done"  # type: ignore[arg-type]
+    from footprint_lab.errors import ProviderResponseError
+
+    with pytest.raises(ProviderResponseError, match="Nameless"):
+        Agent(provider=Nameless([1]), tools=[login]).run_sync("go")  # type: ignore[arg-type]

@@ -258,3 +258,13 @@ def test_a_secret_spelled_like_its_key_or_like_a_mask_is_masked_wherever_it_show
                 tools=[login], redact=Redaction(keys=["password"])).run_sync(f"my password is {secret}")
     assert secret not in run.recording.model_dump_json()
     assert run.recording.input == {"message": "my password is [redacted:password]"}
+
+
+def test_a_learned_value_is_masked_around_masks_already_written_never_inside_them() -> None:
+    """A learned word that a mask spells (``redacted``) is masked where it stands on its own and the mask stays
+    whole; one that starts inside a mask and runs past it (``d]tail``) is still masked, never left showing."""
+    scrubber = Redaction(keys=["password"]).for_run()
+    scrubber.scrub({"password": "redacted"})
+    assert scrubber.scrub("[redacted:password] and redacted") == "[redacted:password] and [redacted:password]"
+    scrubber.scrub({"password": "d]tail"})
+    assert "d]tail" not in scrubber.scrub("[redacted:password]tail")

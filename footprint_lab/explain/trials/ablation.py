@@ -169,7 +169,7 @@ async def localize(
         call = recorded_call("localize", recording)
         rerun = CallReplayer(call, check_provider("localize", replay, "replay"), replay_policy("localize", recording))
     rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=chosen_trials.retries,
-                         time_limit=chosen_trials.time_limit)
+                         time_limit=chosen_trials.time_limit, run=run)
     chosen, untested = choose_suspects(recording, run, sources, strategy, top)
     if call is not None:
         chosen, untested = _in_call(call, chosen, untested, sources)
@@ -323,7 +323,7 @@ async def rerun_without(
     limit = chosen_trials.budget if chosen_trials.budget is not None else BUDGET_PER_SAMPLE * samples
     compare = check_comparator("rerun_without", chosen_trials.comparator)
     rerunner = Rerunner("rerun_without", rerun, recording, input, continue_from, retries=chosen_trials.retries,
-                         time_limit=chosen_trials.time_limit)
+                         time_limit=chosen_trials.time_limit, run=run)
     arm = Arm(" + ".join(names), tuple(names))
     bar = Progress(1 if samples == 1 else limit, "rerun_without", chosen_trials.progress, unit="reruns")
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar, keep_runs=True)

@@ -256,7 +256,7 @@ async def bisect_culprits(
                                  "removing every suspect at once, and one confirmation of a set beside its baseline")
     compare = check_comparator("bisect_culprits", chosen_trials.comparator)
     rerunner = Rerunner("bisect_culprits", rerun, recording, input, continue_from, retries=chosen_trials.retries,
-                         time_limit=chosen_trials.time_limit)
+                         time_limit=chosen_trials.time_limit, run=run)
     chosen, untested = choose_suspects(recording, run, sources, strategy, top)
     names = [name for _, name, _, _ in chosen]
     bar = Progress(budget, "bisect_culprits", chosen_trials.progress, unit="reruns")

@@ -353,7 +353,7 @@ async def explain_difference(
                else "; ".join(dict.fromkeys(where)))
         untested.append((name, why))
     rerunner = Rerunner(function, runner, bad_rec, input, continue_from, retries=chosen_trials.retries,
-                         time_limit=chosen_trials.time_limit)
+                         time_limit=chosen_trials.time_limit, run=bad)
     chosen = list(arms.values())
     trial_arms = [arm for arm, _, _ in chosen]
     limit = budget if budget is not None else default_budget(samples, len(trial_arms))

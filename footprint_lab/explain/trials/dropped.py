@@ -268,7 +268,7 @@ async def find_dropped_context(
                                            chosen_trials.concurrency)
     compare = check_comparator("find_dropped_context", chosen_trials.comparator)
     rerunner = (Rerunner("find_dropped_context", rerun, recording, input, continue_from,
-                         retries=chosen_trials.retries, time_limit=chosen_trials.time_limit)
+                         retries=chosen_trials.retries, time_limit=chosen_trials.time_limit, run=run)
                 if rerun is not None else None)
     calls, pieces = left_out(recording)
     report = DroppedContext(calls, recording.answer, pieces)

@@ -43,6 +43,7 @@ from typing import TYPE_CHECKING, Any
 from footprint_lab.base.refusal import Refusal, describe_shape
 from footprint_lab.explain.arguments import ExplainConfigError
 from footprint_lab.explain.trials._recorded_call import Carry, RecordedCall, _Part, recorded_call
+from footprint_lab.providers.types import provider_name
 from footprint_lab.record.build import build_recording
 from footprint_lab.record.captured import CapturedPiece, captured_piece
 from footprint_lab.record.recorder import Recorder
@@ -191,7 +192,8 @@ async def send(call: RecordedCall, provider: Any, without: Sequence[str] = (), e
     rec.emit("llm_start", call_step, {"model": request.model, "iteration": 1, "messages": len(request.messages),
                                       "tools": len(request.tools)})
     began = time.perf_counter_ns()
-    response = (await provider.complete(request)).made_sound(provider.name)  # as an agent keeps what it is answered
+    # as an agent keeps what it is answered
+    response = (await provider.complete(request)).made_sound(provider_name(provider))
     usage = response.usage
     calls = [{"id": c.id, "name": c.name, "args": c.args} for c in response.tool_calls]
     rec.emit("llm_end", call_step, {"input_tokens": usage.input_tokens, "output_tokens": usage.output_tokens,

@@ -138,13 +138,17 @@ class Outcome:
 class Rerunner:
     """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
 
-    __slots__ = ("_answers", "_continue_from", "_function", "_input", "_redacted", "_seeded", "identity", "rerun",
-                 "retries", "retry_wait", "time_limit")
+    __slots__ = ("_answers", "_continue_from", "_function", "_input", "_masked", "_redacted", "_seeded", "identity",
+                 "rerun", "retries", "retry_wait", "time_limit")
 
     def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
                  continue_from: Any = None, *, retries: int = 2, retry_wait: float = 0.5,
-                 time_limit: float | None = RERUN_TIME_LIMIT) -> None:
+                 time_limit: float | None = RERUN_TIME_LIMIT, run: Any = None) -> None:
         self._function = function
+        #: what masks a rerun's answer as the original run masked its own, every value it learned included (a rerun
+        #: that never meets a secret under a covered key, its tool left out, would show it and count as changed)
+        masked = getattr(run, "masked", None)
+        self._masked: Callable[[str], str] | None = masked if callable(masked) else None
         self.rerun = rerun
         #: seconds one rerun may take (its factory call, its run, its comparison, each), else it fails; None: no limit
         self.time_limit = check_time_limit(function, time_limit)
@@ -284,6 +288,8 @@ class Rerunner:
             if getattr(recorded, "redaction", None) is None:
                 return Outcome(seed, None, "rerun not recorded under a redaction policy", attempts=attempt)
             answer = recorded.answer
+            if self._masked is not None and isinstance(answer, str):
+                answer = self._masked(answer)
         kept = keep_run and not isinstance(result, _Answered)  # a foreign agent's rerun leaves an answer, no run
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
                        result if kept else None, attempts=attempt)
