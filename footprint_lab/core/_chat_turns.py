@@ -24,7 +24,7 @@ from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any, Protocol
 
 from footprint_lab.explain.provenance.sources import describe_source
-from footprint_lab.record.by_field import texts
+from footprint_lab.record.by_field import by_field, texts
 from footprint_lab.record.recording import Recording
 from footprint_lab.record.records import ContextPiece
 from footprint_lab.record.rows import Rows
@@ -166,8 +166,10 @@ def masked_recording(recording: Recording, masks: Masks) -> Recording | None:
     recording, hashes recomputed, report naming the policy, sealed again when it was sealed); ``None`` when there
     was nothing to mask. Should masking values under keys leave a field that no longer fits, its texts alone are
     masked, which always fits: the recording shown is never the one holding what the chat learned since."""
-    assert masks.policy is not None
+    scrubber = masks.scrubber()
+    assert masks.policy is not None and scrubber is not None
     data = recording.model_dump(mode="json")
+    by_field(data, scrubber.quietly, Recording)  # what the whole recording teaches first: masked in every field
     names = {"keys": masks.policy.keys, "patterns": masks.policy.patterns}
     try:
         return masked_again(data, masks.shown, **names)

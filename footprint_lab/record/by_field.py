@@ -25,7 +25,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel
 
-from footprint_lab.record.schema import CALL_FIELDS, MESSAGE_FIELDS
+from footprint_lab.record.schema import CALL_FIELDS, MESSAGE_FIELDS, ROLES
 
 #: a field that holds numbers (or a list of them): nothing a policy covers is in it
 NUMBER = "number"
@@ -43,7 +43,8 @@ Kind = type[BaseModel] | dict[str, "Kind"] | frozenset[Any] | str | None
 
 #: a tool call's fields, and a transcript message's
 CALL: dict[str, Kind] = dict.fromkeys(CALL_FIELDS)
-MESSAGE: dict[str, Kind] = {**dict.fromkeys(MESSAGE_FIELDS), "tool_calls": CALL, "is_error": NUMBER}
+MESSAGE: dict[str, Kind] = {**dict.fromkeys(MESSAGE_FIELDS), "role": frozenset(ROLES), "tool_calls": CALL,
+                            "is_error": NUMBER}
 
 
 def by_field(data: Any, each: Callable[[Any], Any], kinds: type[BaseModel] | dict[str, Kind]) -> Any:

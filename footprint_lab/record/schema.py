@@ -96,6 +96,8 @@ TURN_KINDS = (KIND_USER, KIND_ASSISTANT, KIND_TOOL_RESULT)
 # -- transcript messages ---------------------------------------------------------------------------
 #: a transcript message's own fields (the recording door checks the first three); any other key it holds is data
 MESSAGE_FIELDS = ("role", "content", "tool_calls", "tool_call_id", "name", "is_error")
+#: the roles a transcript message is written with (a fixed choice: never masked)
+ROLES = ("system", "user", "assistant", "tool")
 #: a tool call's own fields, in a message or a response: its id, the tool's name, the arguments
 CALL_FIELDS = ("id", "name", "args")
 

@@ -9,6 +9,7 @@ Role: redact layer.
 
 from __future__ import annotations
 
+import bisect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -307,14 +308,16 @@ def _replaced(text: str, present: list[str], learned: dict[str, str]) -> str:
 
 
 def _showing(secret: str, text: str) -> bool:
-    """Whether ``secret`` shows in ``text`` anywhere but wholly inside a mask already written."""
+    """Whether ``secret`` shows in ``text`` anywhere but wholly inside a mask already written (in one walk: the
+    masks and the places it stands in are both in order)."""
     at = text.find(secret)
     if at == -1:
         return False
     spans = [found.span() for found in PLACEHOLDER.finditer(text)]
+    starts = [start for start, _ in spans]
     while at != -1:
-        end = at + len(secret)
-        if not any(start <= at and end <= stop for start, stop in spans):
+        inside = bisect.bisect_right(starts, at) - 1  # the last mask that starts at or before it
+        if inside < 0 or at + len(secret) > spans[inside][1]:
             return True
         at = text.find(secret, at + 1)
     return False

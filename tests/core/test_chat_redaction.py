@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from conversation_kit import Seen
 
-from footprint_lab import Agent, Chat, Redaction, define_tool
+from footprint_lab import Agent, Chat, Redaction, define_tool, verify
 from footprint_lab.providers import mock
 from footprint_lab.providers.types import LLMRequest
 
@@ -163,3 +163,22 @@ async def test_a_secret_a_later_turn_learns_under_a_field_named_key_is_masked_in
         assert [m["role"] for m in recording.messages][:2] == ["user", "assistant"]
         assert recording.messages[0]["content"] == f"remember [redacted:{key}]"
         assert recording.redaction is not None and recording.redaction["keys"] == [key]
+
+
+def test_a_policy_given_after_a_turn_masks_that_turn_in_every_field_and_keeps_its_roles() -> None:
+    """The turn ran with no policy: masked again, every field of it is masked with all the recording teaches (the
+    tool call's password masked in the answer, the reads and the commits), and its messages keep their roles
+    (a covered value's key ``user`` is learned, never a role)."""
+    secret = "hunter2secret"
+    vault = define_tool(name="vault", description="Open the vault.", fn=lambda credentials: "opened",
+                        input_schema={"type": "object", "properties": {"credentials": {"type": "object"}}})
+    agent = Agent(provider=mock(replies=[{"tool": "vault", "args": {"credentials": {"user": "ana", "pin": secret}}},
+                                         f"Your password is {secret}."]), tools=[vault], seal=True)
+    chat = Chat(agent)
+    chat.send_sync("open my vault")
+    agent.redact = Redaction(keys=["credentials"])
+    (turn,) = chat.turns
+    assert secret not in turn.recording.model_dump_json()
+    assert turn.recording.answer == "Your password is [redacted:credentials]."
+    assert [m["role"] for m in turn.recording.messages] == ["user", "assistant", "tool", "assistant"]
+    assert verify(turn.recording).holds
