@@ -221,3 +221,8 @@ async def test_a_rerun_that_never_meets_a_learned_secret_is_masked_as_the_origin
     assert all(secret not in str(outcome.answer) for suspect in report.suspects for outcome in suspect.outcomes)
     without = await rerun_without(run, ["login"], rerun=agent, input=message)
     assert not without.changed and secret not in str(without) + str(without.after)
+    # loaded, what the run learned is gone: the recorded answer's masks stand for whatever text the rerun holds there
+    loaded = Recording.model_validate_json(run.recording.model_dump_json())
+    for original in (loaded, Run.from_recording(loaded)):
+        again = await rerun_without(original, ["login"], rerun=agent, input=message)
+        assert not again.changed and secret not in str(again) + str(again.after)

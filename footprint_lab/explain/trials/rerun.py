@@ -48,6 +48,7 @@ from footprint_lab.context.source_ids import UnknownSourceError
 from footprint_lab.explain.arguments import ExplainConfigError, fraction
 from footprint_lab.explain.provenance.members import Source, removable_sources
 from footprint_lab.explain.provenance.sources import NOT_REMOVABLE
+from footprint_lab.redact.policy import PLACEHOLDER
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording
@@ -138,8 +139,8 @@ class Outcome:
 class Rerunner:
     """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
 
-    __slots__ = ("_answers", "_continue_from", "_function", "_input", "_masked", "_redacted", "_seeded", "identity",
-                 "rerun", "retries", "retry_wait", "time_limit")
+    __slots__ = ("_answers", "_continue_from", "_function", "_given", "_input", "_masked", "_redacted", "_seeded",
+                 "identity", "rerun", "retries", "retry_wait", "time_limit")
 
     def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
                  continue_from: Any = None, *, retries: int = 2, retry_wait: float = 0.5,
@@ -207,6 +208,12 @@ class Rerunner:
             raise ExplainConfigError(function, "input", describe_shape(input),
                                      "must be the message to rerun (a string or {'message': ...}); leave it out "
                                      "to rerun the recorded input")
+        #: each value the message given to rerun holds where the recorded message shows a mask, with that mask (longest
+        #: first): a loaded run's learned values are gone, but a value the caller gives again is masked alike
+        given_text = self._input if isinstance(self._input, str) else self._input.get("message")
+        recorded_text = recording.input.get("message")
+        self._given = sorted(stood_for(given_text, recorded_text).items(), key=lambda pair: -len(pair[0])) if (
+            isinstance(given_text, str) and isinstance(recorded_text, str)) else []
         self.identity = recording.identity
         continues = recording.meta.get("continues")
         # a chat names its turn's start itself: a first turn that paused and was answered starts from nothing
@@ -290,6 +297,8 @@ class Rerunner:
             answer = recorded.answer
             if self._masked is not None and isinstance(answer, str):
                 answer = self._masked(answer)
+            for value, mask in self._given:  # what the recording masked in the message given again
+                answer = answer.replace(value, mask) if isinstance(answer, str) else answer
         kept = keep_run and not isinstance(result, _Answered)  # a foreign agent's rerun leaves an answer, no run
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
                        result if kept else None, attempts=attempt)
@@ -313,6 +322,24 @@ class Rerunner:
                 break
             result = await runner.resume(result.checkpoint, answer)
         return result
+
+
+def stood_for(text: str, masked: str) -> dict[str, str]:
+    """What each mask in ``masked`` stands for in ``text`` (value -> mask), when ``text`` reads as ``masked`` does
+    with each mask standing for some text, found in one walk (each literal stretch leftmost after the last); empty
+    when it does not. A value shorter than a policy learns (four characters) is left out."""
+    literals, masks = PLACEHOLDER.split(masked), PLACEHOLDER.findall(masked)
+    first, last = literals[0], literals[-1]
+    if not masks or not (text.startswith(first) and text.endswith(last)) or len(first) + len(last) >= len(text):
+        return {}
+    at, end, found = len(first), len(text) - len(last), {}
+    for mask, literal in zip(masks, [*literals[1:-1], None], strict=True):
+        stop = end if literal is None else text.find(literal, at + 1, end - 1)
+        if stop == -1 or stop <= at:
+            return {}
+        found[text[at:stop]] = mask
+        at = stop + (0 if literal is None else len(literal))
+    return {value: mask for value, mask in found.items() if len(value) >= 4}
 
 
 def check_time_limit(function: str, limit: Any) -> float | None:
