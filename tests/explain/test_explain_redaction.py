@@ -226,3 +226,21 @@ async def test_a_rerun_that_never_meets_a_learned_secret_is_masked_as_the_origin
     for original in (loaded, Run.from_recording(loaded)):
         again = await rerun_without(original, ["login"], rerun=agent, input=message)
         assert not again.changed and secret not in str(again) + str(again.after)
+
+
+@pytest.mark.parametrize(("given", "recorded", "found"), [
+    ("my password is Zq9hunter", "my password is [redacted:password]", {"Zq9hunter": "[redacted:password]"}),
+    ("a XXXX b YYYY c", "a [redacted:p] b [redacted:q] c", {"XXXX": "[redacted:p]", "YYYY": "[redacted:q]"}),
+    ("alicehunter22", "[redacted:u][redacted:pw]", {}),  # side by side: no telling where one ends
+    ("tom and jerry and hunter22", "[redacted:a] and [redacted:b]", {}),  # more than one way to split
+    ("Send the report to the manager today", "Send the report to [redacted:email] today", {}),  # not the message
+    ("my pin is 42", "my pin is [redacted:pin]", {}),  # shorter than a policy learns
+])
+def test_a_value_given_again_is_taken_for_a_mask_only_when_that_is_certain(given: str, recorded: str,
+                                                                           found: dict[str, str]) -> None:
+    """What a loaded run's recorded message masked is read from the message given to rerun it only where no other
+    reading is possible: taking ordinary words for a secret would mask them in every rerun's answer and could
+    make a changed answer read as unchanged."""
+    from footprint_lab.explain.trials.rerun import stood_for
+
+    assert stood_for(given, recorded) == found

@@ -297,8 +297,9 @@ class Rerunner:
             answer = recorded.answer
             if self._masked is not None and isinstance(answer, str):
                 answer = self._masked(answer)
-            for value, mask in self._given:  # what the recording masked in the message given again
-                answer = answer.replace(value, mask) if isinstance(answer, str) else answer
+            if self._given and isinstance(answer, str):  # what the recording masked in the message given again
+                answer = "".join(part if at % 2 else _replaced(part, self._given)  # a mask written is kept whole
+                                 for at, part in enumerate(_WRITTEN_MASKS.split(answer)))
         kept = keep_run and not isinstance(result, _Answered)  # a foreign agent's rerun leaves an answer, no run
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
                        result if kept else None, attempts=attempt)
@@ -324,22 +325,36 @@ class Rerunner:
         return result
 
 
+#: a mask already written, kept as a part of its own when a text is split around the masks
+_WRITTEN_MASKS = re.compile(f"({PLACEHOLDER.pattern})")
+
+
+def _replaced(text: str, values: list[tuple[str, str]]) -> str:
+    for value, mask in values:
+        text = text.replace(value, mask)
+    return text
+
+
 def stood_for(text: str, masked: str) -> dict[str, str]:
     """What each mask in ``masked`` stands for in ``text`` (value -> mask), when ``text`` reads as ``masked`` does
-    with each mask standing for some text, found in one walk (each literal stretch leftmost after the last); empty
-    when it does not. A value shorter than a policy learns (four characters) is left out."""
+    with each mask standing for one word, found in one walk (each literal stretch leftmost after the last). Empty
+    whenever that is not certain: two masks side by side, a value with whitespace in it (a stretch between masks
+    could then be split more than one way, or the given message differ from the recorded one there), or one
+    shorter than a policy learns (four characters). Nothing is masked then, rather than ordinary words."""
     literals, masks = PLACEHOLDER.split(masked), PLACEHOLDER.findall(masked)
     first, last = literals[0], literals[-1]
-    if not masks or not (text.startswith(first) and text.endswith(last)) or len(first) + len(last) >= len(text):
+    if (not masks or not all(literals[1:-1]) or not (text.startswith(first) and text.endswith(last))
+            or len(first) + len(last) >= len(text)):
         return {}
     at, end, found = len(first), len(text) - len(last), {}
     for mask, literal in zip(masks, [*literals[1:-1], None], strict=True):
         stop = end if literal is None else text.find(literal, at + 1, end - 1)
-        if stop == -1 or stop <= at:
+        value = text[at:stop] if stop > at else ""
+        if len(value) < 4 or any(char.isspace() for char in value):
             return {}
-        found[text[at:stop]] = mask
+        found[value] = mask
         at = stop + (0 if literal is None else len(literal))
-    return {value: mask for value, mask in found.items() if len(value) >= 4}
+    return found
 
 
 def check_time_limit(function: str, limit: Any) -> float | None:
