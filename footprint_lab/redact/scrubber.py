@@ -178,16 +178,16 @@ class RunScrubber:
         present = sorted((secret for secret in learned if secret in text), key=len, reverse=True)
         if not present:
             return text
-        masks = {learned[secret] for secret in present}
+        pairs = [(secret, learned[secret]) for secret in present]
+        masks = {mask for _, mask in pairs}
         if any(secret in mask for secret in present for mask in masks):  # one may be found inside a mask it made
             finder = re.compile("|".join([*map(re.escape, present), PLACEHOLDER.pattern]))  # a learned value first
             swept = finder.sub(lambda found: learned.get(found.group(), found.group()), text)
-        elif "[redacted:" in text:  # between the masks already written, each stretch on its own
-            swept = "".join(part if at % 2 else _replaced(part, present, learned)
-                            for at, part in enumerate(_WRITTEN_MASKS.split(text)))
+        elif "[redacted:" in text:
+            swept = outside_masks(text, pairs)
         else:
-            return _replaced(text, present, learned)
-        return _replaced(swept, present, learned) if any(_showing(secret, swept) for secret in present) else swept
+            return _replaced(text, pairs)
+        return _replaced(swept, pairs) if any(_showing(secret, swept) for secret in present) else swept
 
     def _text(self, text: str) -> str:
         text = self._swept(text) if self._learned else text
@@ -300,10 +300,15 @@ def _cuts_alike(patterns: list[_Pattern], text: str, cut: int) -> bool:
 _WRITTEN_MASKS = re.compile(f"({PLACEHOLDER.pattern})")
 
 
-def _replaced(text: str, present: list[str], learned: dict[str, str]) -> str:
-    """``text`` with each of ``present`` (learned values, longest first) replaced by its mask."""
-    for secret in present:
-        text = text.replace(secret, learned[secret])
+def outside_masks(text: str, pairs: list[tuple[str, str]]) -> str:
+    """``text`` with each value of ``pairs`` (value, mask; longest first) replaced by its mask between the masks
+    already written, which are kept whole: a value never nests inside one."""
+    return "".join(part if at % 2 else _replaced(part, pairs) for at, part in enumerate(_WRITTEN_MASKS.split(text)))
+
+
+def _replaced(text: str, pairs: list[tuple[str, str]]) -> str:
+    for value, mask in pairs:
+        text = text.replace(value, mask)
     return text
 
 

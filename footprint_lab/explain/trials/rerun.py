@@ -49,6 +49,7 @@ from footprint_lab.explain.arguments import ExplainConfigError, fraction
 from footprint_lab.explain.provenance.members import Source, removable_sources
 from footprint_lab.explain.provenance.sources import NOT_REMOVABLE
 from footprint_lab.redact.policy import PLACEHOLDER
+from footprint_lab.redact.scrubber import outside_masks
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording
@@ -298,8 +299,7 @@ class Rerunner:
             if self._masked is not None and isinstance(answer, str):
                 answer = self._masked(answer)
             if self._given and isinstance(answer, str):  # what the recording masked in the message given again
-                answer = "".join(part if at % 2 else _replaced(part, self._given)  # a mask written is kept whole
-                                 for at, part in enumerate(_WRITTEN_MASKS.split(answer)))
+                answer = outside_masks(answer, self._given)
         kept = keep_run and not isinstance(result, _Answered)  # a foreign agent's rerun leaves an answer, no run
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
                        result if kept else None, attempts=attempt)
@@ -323,16 +323,6 @@ class Rerunner:
                 break
             result = await runner.resume(result.checkpoint, answer)
         return result
-
-
-#: a mask already written, kept as a part of its own when a text is split around the masks
-_WRITTEN_MASKS = re.compile(f"({PLACEHOLDER.pattern})")
-
-
-def _replaced(text: str, values: list[tuple[str, str]]) -> str:
-    for value, mask in values:
-        text = text.replace(value, mask)
-    return text
 
 
 def stood_for(text: str, masked: str) -> dict[str, str]:
