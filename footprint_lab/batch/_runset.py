@@ -366,6 +366,15 @@ class RunSet:
                 "must select runs that answered after calling a model (a failed run has nothing to compare reruns "
                 "with): add the status, e.g. where=lambda r: r.status == 'finished' and r.answer != expected[r.input]",
             )
+        masked = sum(1 for e in chosen if "[redacted:" in (e.summary.input or ""))
+        if masked:
+            raise BatchConfigError(
+                function, "where", f"a selection with {masked} run(s) whose recorded message a redaction policy masked",
+                "must leave those runs out: a rerun of the masked text would answer a different question, and only "
+                "the original message can be given again, run by run. Localize each on its own, "
+                "localize(runs[run_id], rerun=agent, input=original_message), and the rest here with "
+                "where=lambda r: '[redacted:' not in (r.input or '')",
+            )
         if client is not None:
             payload = _cluster.ship(function, "rerun", (rerun, settings), client)
             chunks = _cluster.chunked([e.item() for e in chosen], _cluster.threads(client))

@@ -184,7 +184,7 @@ class RunScrubber:
             finder = re.compile("|".join([*map(re.escape, present), PLACEHOLDER.pattern]))  # a learned value first
             swept = finder.sub(lambda found: learned.get(found.group(), found.group()), text)
         elif "[redacted:" in text:
-            swept = outside_masks(text, pairs)
+            swept = _outside_masks(text, pairs)
         else:
             return _replaced(text, pairs)
         return _replaced(swept, pairs) if any(_showing(secret, swept) for secret in present) else swept
@@ -300,7 +300,7 @@ def _cuts_alike(patterns: list[_Pattern], text: str, cut: int) -> bool:
 _WRITTEN_MASKS = re.compile(f"({PLACEHOLDER.pattern})")
 
 
-def outside_masks(text: str, pairs: list[tuple[str, str]]) -> str:
+def _outside_masks(text: str, pairs: list[tuple[str, str]]) -> str:
     """``text`` with each value of ``pairs`` (value, mask; longest first) replaced by its mask between the masks
     already written, which are kept whole: a value never nests inside one."""
     return "".join(part if at % 2 else _replaced(part, pairs) for at, part in enumerate(_WRITTEN_MASKS.split(text)))

@@ -142,6 +142,33 @@ async def test_a_redaction_policy_covers_the_frame():
     assert secret not in shown and "[redacted:" in shown
 
 
+async def test_a_set_with_a_run_whose_message_was_masked_is_refused_before_any_rerun():
+    """Such a run can only be rerun on its original message, given run by run: the set refuses it up front (no
+    model call billed for the runs before it) with a fix it can follow."""
+    calls = []
+
+    def model(request):
+        calls.append(1)
+        seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
+        return "APPROVED" if "VIP" in seen else "DECLINED"
+
+    def make() -> Agent:
+        from footprint_lab.context import define_fact
+
+        return Agent(provider=mock(respond=model), system="Decide.", redact=Redaction(builtins=["email"]),
+                     context=[define_fact(id="vip", data="VIP override.")])
+
+    runs = await RunSet.run(make, ["Refund order A-1 please.", "Refund A-2 for dana@example.com please."],
+                            progress=False)
+    before = len(calls)
+    with pytest.raises(BatchConfigError) as refused:
+        await runs.localize(rerun=make().without, samples=2, progress=False)
+    assert len(calls) == before and refused.value.setting == "where" and "dana@" not in str(refused.value)
+    frame = await runs.localize(rerun=make().without, samples=2, progress=False,
+                                where=lambda r: "[redacted:" not in (r.input or ""))
+    assert set(frame.run_id) == {runs[0].run_id}
+
+
 def test_from_runs_len_iteration_and_lookup():
     runs = list(made())[:5]
     copied = RunSet.from_runs(runs)

@@ -235,6 +235,12 @@ async def test_a_rerun_that_never_meets_a_learned_secret_is_masked_as_the_origin
     ("tom and jerry and hunter22", "[redacted:a] and [redacted:b]", {}),  # more than one way to split
     ("Send the report to the manager today", "Send the report to [redacted:email] today", {}),  # not the message
     ("my pin is 42", "my pin is [redacted:pin]", {}),  # shorter than a policy learns
+    ("Log me in: anna/marie/hunter22x", "Log me in: [redacted:user]/[redacted:password]", {}),  # '/' twice
+    ("my password is: correct horse battery", "my password is: [redacted:password]",  # one mask: one reading
+     {"correct horse battery": "[redacted:password]"}),
+    ("Send the report to manager today", "Send the report to [redacted:email] today", {}),  # no address
+    ("Mail joanna-lee@example.com-TCK-1", "Mail [redacted:email]-TCK-1",
+     {"joanna-lee@example.com": "[redacted:email]"}),
 ])
 def test_a_value_given_again_is_taken_for_a_mask_only_when_that_is_certain(given: str, recorded: str,
                                                                            found: dict[str, str]) -> None:
@@ -244,3 +250,118 @@ def test_a_value_given_again_is_taken_for_a_mask_only_when_that_is_certain(given
     from footprint_lab.explain.trials.rerun import stood_for
 
     assert stood_for(given, recorded) == found
+
+
+def login_agent(model: Any) -> Agent:
+    login = define_tool(name="login", description="Log in.", fn=lambda password: {"ok": True},
+                        input_schema={"type": "object", "properties": {"password": {"type": "string"}}})
+    return Agent(provider=mock(respond=model), system="Help.", tools=[login], redact=Redaction(keys=["password"]))
+
+
+def logging_in(answer: Any) -> Any:
+    """A model that logs in with the message's last word, then answers ``answer(word)``."""
+    def model(request: LLMRequest) -> Any:
+        said = str(request.messages[0].get("content")).rsplit(" ", 1)[-1]
+        if request.tools and not any(m.get("role") == "tool" for m in request.messages):
+            return {"tool": "login", "args": {"password": said}}
+        return answer(said)
+    return model
+
+
+def loaded(run: Run) -> Recording:
+    return Recording.model_validate_json(run.recording.model_dump_json())
+
+
+async def test_a_rerun_of_a_loaded_run_masks_a_value_read_back_in_base64_and_with_spaces_too() -> None:
+    """The value read back from the message given again is masked as the run's own scrubber masks (a passphrase
+    with spaces, its base64 in a header), so an unchanged answer reads unchanged and nothing shows."""
+    import base64
+
+    phrase = "correct horse battery"
+    message = f"Log me in, my password is: {phrase}"
+
+    def model(request: LLMRequest) -> Any:
+        said = str(request.messages[0].get("content")).split(": ", 1)[1]
+        if request.tools and not any(m.get("role") == "tool" for m in request.messages):
+            return {"tool": "login", "args": {"password": said}}
+        return "Use Basic " + base64.b64encode(f"admin:{said}".encode()).decode() + f" or say {said}"
+
+    agent = login_agent(model)
+    run = await agent.run(message)
+    encoded = base64.b64encode(f"admin:{phrase}".encode()).decode()
+    for original in (run, loaded(run)):
+        report = await rerun_without(original, ["login"], rerun=agent, input=message)
+        shown = str(report) + str(report._repr_mimebundle_())
+        assert not report.changed and report.error is None
+        assert phrase not in shown and encoded not in shown
+        found = await localize(original, rerun=agent, samples=3, input=message)
+        assert found.confirmed == []
+
+
+async def test_the_rerun_a_report_keeps_holds_no_value_the_original_masked() -> None:
+    """``report.run`` is a rerun that never met the secret under its covered key (its tool left out): its recording
+    and its view are masked as the original's are."""
+    secret = "Zq9hunterARGsecret771"
+    message = f"Log me in, my password is {secret}"
+    agent = login_agent(logging_in(lambda said: f"Weak: {said}"))
+    run = await agent.run(message)
+    for original in (run, loaded(run)):
+        report = await rerun_without(original, ["login"], rerun=agent, input=message)
+        assert not report.changed and report.run is not None
+        for surface in (report.run.recording.model_dump_json(), report.run.to_html(), str(report.run.answer)):
+            assert secret not in surface
+
+
+async def test_answers_that_differ_only_inside_masked_values_are_never_judged_unchanged_or_changed() -> None:
+    """Two addresses mask alike: a rerun that mails another address is not "unchanged" (a live run knows they
+    differ), and a loaded run's rerun that shows a value no mask here stands for is not "changed"; either is a
+    failed rerun saying why, so nothing is confirmed or cleared on it."""
+    def mailing(request: LLMRequest) -> str:
+        seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
+        who = "ceo@corp.example.com" if "escalate to the CEO" in seen else "intern@corp.example.com"
+        return f"Refund sent; confirmation mailed to {who}."
+
+    agent = Agent(provider=mock(respond=mailing), system="Decide refunds.", redact=Redaction(builtins=["email"]),
+                  context=[define_fact(id="escalate", data="Always escalate to the CEO."),
+                           define_fact(id="noise", data="The sky is blue.")])
+    run = await agent.run("Refund order A-1.")
+    report = await rerun_without(run, ["escalate"], rerun=agent)
+    assert not report.changed and report.after is None and "redaction policy masks" in str(report.error)
+    found = await localize(run, rerun=agent, samples=3)
+    assert found.verdict("escalate") != "not_confirmed" and found.verdict("noise") == "not_confirmed"
+
+    secret = "Q7xBackupCode9931"
+
+    def coded(request: LLMRequest) -> Any:
+        seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
+        if request.tools and not any(m.get("role") == "tool" for m in request.messages):
+            return {"tool": "vault", "args": {}}
+        return f"Your code: {secret}." if secret in seen else "No code."
+
+    vault = define_tool(name="vault", description="Read the vault.", fn=lambda: {"password": secret},
+                        input_schema={"type": "object", "properties": {}})
+    keeper = Agent(provider=mock(respond=coded), system="Help.", tools=[vault], redact=Redaction(keys=["password"]),
+                   context=[define_fact(id="notes", data=f"Backup code on file: {secret}")])
+    kept = await keeper.run("What is my code?")
+    live = await rerun_without(kept, ["vault"], rerun=keeper, input="What is my code?")
+    assert not live.changed and live.error is None  # the live run knows the value: the answer did not change
+    again = await rerun_without(loaded(kept), ["vault"], rerun=keeper, input="What is my code?")
+    assert again.after is None and "localize the live run" in str(again.error) and secret not in str(again)
+    found = await localize(loaded(kept), rerun=keeper, samples=3, input="What is my code?", sources=["vault"])
+    assert found.confirmed == [] and secret not in str(found) + found.to_frame().to_string()
+
+
+async def test_a_rerun_given_what_its_runner_refuses_is_refused_before_a_model_is_called(guarded) -> None:
+    """A masked message given back, an empty one, or a checkpoint that is not one: refused by name, not reported
+    as reruns that failed."""
+    agent, run = guarded
+    for given in ({"message": "[redacted:email]"}, f"Refund order for [redacted:email] {SECRET}"):
+        with pytest.raises(Refusal) as caught:
+            await rerun_without(loaded(run), ["vip"], rerun=agent, input=given)
+        assert caught.value.code == "ERR_EXPLAIN_CONFIG" and SECRET not in str(caught.value)
+    calls = agent.provider.calls if hasattr(agent.provider, "calls") else None
+    for given, extra in (("", {}), ({"message": ""}, {}), (MESSAGE, {"continue_from": f"not a checkpoint {SECRET}"})):
+        with pytest.raises(Refusal) as caught:
+            await localize(run, rerun=agent, samples=2, input=given, **extra)
+        assert SECRET not in str(caught.value)
+    assert calls is None or agent.provider.calls == calls

@@ -43,13 +43,12 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
 from footprint_lab.base.progress import PROGRESS_FIX, progress_problem
 from footprint_lab.base.progress import Progress as Progress  # the one bar, as the reruns' modules know it
-from footprint_lab.base.refusal import call_problem, describe_shape
+from footprint_lab.base.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.context.source_ids import UnknownSourceError
 from footprint_lab.explain.arguments import ExplainConfigError, fraction
 from footprint_lab.explain.provenance.members import Source, removable_sources
 from footprint_lab.explain.provenance.sources import NOT_REMOVABLE
-from footprint_lab.redact.policy import PLACEHOLDER
-from footprint_lab.redact.scrubber import outside_masks
+from footprint_lab.redact.policy import BUILTIN_PATTERNS, PLACEHOLDER
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording
@@ -140,8 +139,8 @@ class Outcome:
 class Rerunner:
     """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
 
-    __slots__ = ("_answers", "_continue_from", "_function", "_given", "_input", "_masked", "_redacted", "_seeded",
-                 "identity", "rerun", "retries", "retry_wait", "time_limit")
+    __slots__ = ("_answers", "_continue_from", "_function", "_input", "_masked", "_original", "_redacted", "_seeded",
+                 "_taught", "identity", "rerun", "retries", "retry_wait", "time_limit")
 
     def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
                  continue_from: Any = None, *, retries: int = 2, retry_wait: float = 0.5,
@@ -204,17 +203,36 @@ class Rerunner:
                 )
             self._input: Any = dict(recording.input)
         elif isinstance(input, str) or (isinstance(input, dict) and isinstance(input.get("message"), str)):
+            message = input if isinstance(input, str) else input["message"]
+            if PLACEHOLDER.search(message) and PLACEHOLDER.search(str(recording.input.get("message", ""))):
+                raise ExplainConfigError(
+                    function, "input", "a message that still holds a mask the policy wrote",
+                    "must be the original message, as the user typed it: a rerun of the masked text would answer "
+                    "a different question",
+                )
             self._input = input
         else:
             raise ExplainConfigError(function, "input", describe_shape(input),
                                      "must be the message to rerun (a string or {'message': ...}); leave it out "
                                      "to rerun the recorded input")
-        #: each value the message given to rerun holds where the recorded message shows a mask, with that mask (longest
-        #: first): a loaded run's learned values are gone, but a value the caller gives again is masked alike
+        #: a loaded run's learned values are gone, but a value the message given to rerun holds where the recorded
+        #: message shows a mask is masked alike: a scrubber of the run's policy taught each (patterns, base64 and
+        #: the masks already written handled as the run's own scrubber handles them)
         given_text = self._input if isinstance(self._input, str) else self._input.get("message")
         recorded_text = recording.input.get("message")
-        self._given = sorted(stood_for(given_text, recorded_text).items(), key=lambda pair: -len(pair[0])) if (
-            isinstance(given_text, str) and isinstance(recorded_text, str)) else []
+        read_back = stood_for(given_text, recorded_text) if (
+            isinstance(given_text, str) and isinstance(recorded_text, str)) else {}
+        self._taught: Callable[[str], str] | None = None
+        if read_back and self._redacted:
+            from footprint_lab.redact.policy import policy_from_reports
+
+            policy = getattr(run, "policy", None) or policy_from_reports([recording.redaction])
+            if policy is not None:
+                scrubber = policy.for_run()
+                scrubber.teach(read_back)
+                self._taught = scrubber.scrub
+        #: the original's answer as recorded (masked) and as its run holds it (live, unmasked for a live run)
+        self._original = (recording.answer, getattr(run, "answer", recording.answer))
         self.identity = recording.identity
         continues = recording.meta.get("continues")
         # a chat names its turn's start itself: a first turn that paused and was answered starts from nothing
@@ -282,6 +300,8 @@ class Rerunner:
                 break
             except TimeoutError:  # a rerun that hangs is not tried again: it would hang again
                 return Outcome(seed, None, f"rerun took over {self.time_limit:g} s", attempts=attempt)
+            except Refusal:  # the runner refused what it was given (the input, continue_from): the caller's to fix
+                raise
             except Exception as exc:  # one failed rerun must not sink the others; it is reported as failed
                 if attempt > self.retries or not transient(exc):
                     return Outcome(seed, None, f"{type(exc).__name__}", attempts=attempt)
@@ -295,11 +315,12 @@ class Rerunner:
             recorded: Any = getattr(result, "recording", None)
             if getattr(recorded, "redaction", None) is None:
                 return Outcome(seed, None, "rerun not recorded under a redaction policy", attempts=attempt)
-            answer = recorded.answer
-            if self._masked is not None and isinstance(answer, str):
-                answer = self._masked(answer)
-            if self._given and isinstance(answer, str):  # what the recording masked in the message given again
-                answer = outside_masks(answer, self._given)
+            live, answer = answer, self._shown(recorded.answer)
+            unsure = _unsure(answer, live, *self._original)
+            if unsure is not None:
+                return Outcome(seed, None, unsure, attempts=attempt)
+            if keep_run and recorded is not None:
+                result = self._masked_run(result, recorded)
         kept = keep_run and not isinstance(result, _Answered)  # a foreign agent's rerun leaves an answer, no run
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
                        result if kept else None, attempts=attempt)
@@ -308,6 +329,33 @@ class Rerunner:
     def function(self) -> str:
         """The explanation this rerunner serves (named in its refusals)."""
         return self._function
+
+    def _shown(self, text: Any) -> Any:
+        """A rerun's recorded text masked as the original run masked its own: with every value the original
+        learned (a live run), or each value the message given again holds where the recorded one shows a mask."""
+        if not isinstance(text, str):
+            return text
+        if self._masked is not None:
+            text = self._masked(text)
+        return self._taught(text) if self._taught is not None else text
+
+    def _masked_run(self, result: Any, recorded: Any) -> Any:
+        """The rerun's run, kept for the caller to look at, with its recording masked as :meth:`_shown` masks (a
+        rerun that never met a secret the original learned would hold it); ``None`` when that cannot be made."""
+        from footprint_lab.record.by_field import texts
+        from footprint_lab.sealing.seal import masked_again
+
+        data = recorded.model_dump(mode="json")
+        report = recorded.redaction or {}
+        try:
+            again = masked_again(data, lambda value: texts(value, self._shown), keys=report.get("keys", ()),
+                                 patterns=report.get("patterns", ()))
+        except ValueError:
+            return None
+        if again is None:
+            return result
+        rebuilt = getattr(type(result), "from_recording", None)
+        return rebuilt(again) if callable(rebuilt) else None
 
     async def _ran(self, runner: Any, extra: dict[str, Any]) -> Any:
         return await self._answered(runner, await runner.run(self._input, identity=self.identity, **extra))
@@ -325,12 +373,33 @@ class Rerunner:
         return result
 
 
+#: why a rerun whose answer cannot be judged without the values its policy masks is a failed rerun
+_MASKED_ONLY = ("its answer differs from the original only inside values the redaction policy masks, which cannot "
+                "be compared without showing them")
+#: and what helps for a loaded run, whose learned values are gone
+_MASKED_LOADED = f"{_MASKED_ONLY}: localize the live run, or give the original message again as input="
+
+
+def _unsure(answer: Any, live: Any, recorded: Any, original: Any) -> str | None:
+    """Why a rerun's answer (masked as recorded) cannot be compared with the original's, else ``None``: the masked
+    answers read the same while the live ones differ (two addresses masked alike), or the masked ones differ only
+    where the original shows a mask (a value the rerun shows that no mask here stands for)."""
+    if not (isinstance(answer, str) and isinstance(recorded, str)) or "[redacted:" not in recorded:
+        return None
+    if answer == recorded:
+        return _MASKED_ONLY if isinstance(live, str) and original != recorded and live != original else None
+    shape = "(?:.+?)".join(map(re.escape, PLACEHOLDER.split(recorded)))
+    if not re.fullmatch(shape, answer, re.DOTALL):
+        return None
+    return _MASKED_ONLY if original != recorded else _MASKED_LOADED
+
+
 def stood_for(text: str, masked: str) -> dict[str, str]:
     """What each mask in ``masked`` stands for in ``text`` (value -> mask), when ``text`` reads as ``masked`` does
-    with each mask standing for one word, found in one walk (each literal stretch leftmost after the last). Empty
-    whenever that is not certain: two masks side by side, a value with whitespace in it (a stretch between masks
-    could then be split more than one way, or the given message differ from the recorded one there), or one
-    shorter than a policy learns (four characters). Nothing is masked then, rather than ordinary words."""
+    in exactly one way. Empty whenever that is not certain: two masks side by side, a stretch between masks found
+    more than once (the split could then fall in more than one place), a value shorter than a policy learns (four
+    characters), or a value a built-in pattern's mask stands for that the pattern does not match whole (ordinary
+    words are never taken for an address). Nothing is masked then, rather than ordinary words."""
     literals, masks = PLACEHOLDER.split(masked), PLACEHOLDER.findall(masked)
     first, last = literals[0], literals[-1]
     if (not masks or not all(literals[1:-1]) or not (text.startswith(first) and text.endswith(last))
@@ -339,8 +408,11 @@ def stood_for(text: str, masked: str) -> dict[str, str]:
     at, end, found = len(first), len(text) - len(last), {}
     for mask, literal in zip(masks, [*literals[1:-1], None], strict=True):
         stop = end if literal is None else text.find(literal, at + 1, end - 1)
-        value = text[at:stop] if stop > at else ""
-        if len(value) < 4 or any(char.isspace() for char in value):
+        if literal is not None and (stop == -1 or text.find(literal, stop + 1, end - 1) != -1):
+            return {}
+        value = text[at:stop]
+        pattern = BUILTIN_PATTERNS.get(mask[len("[redacted:"):-1])
+        if len(value) < 4 or value.strip() != value or (pattern is not None and not re.fullmatch(pattern, value)):
             return {}
         found[value] = mask
         at = stop + (0 if literal is None else len(literal))
