@@ -18,6 +18,7 @@ import inspect
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from footprint_lab.base.refusal import Refusal
 from footprint_lab.explain.arguments import ExplainConfigError
 from footprint_lab.explain.trials.arms import Arm
 from footprint_lab.explain.trials.rerun import Outcome, Progress, Rerunner, in_time, run_all
@@ -49,6 +50,14 @@ class Draws:
                 raise ExplainConfigError(
                     self.rerunner.function, "rerun", f"a factory that did not return within {self.time_limit:g} s",
                     "must return a runner promptly (build the agent, do not run it), or raise time_limit=") from None
+            except Refusal:
+                raise
+            except Exception as exc:  # before any rerun: the caller's factory to mend, not a rerun that failed
+                raise ExplainConfigError(
+                    self.rerunner.function, "rerun", f"a factory that raised {type(exc).__name__} when asked for "
+                    f"a runner {'with' if force else 'without'} {len(force or exclude) or 'no'} source(s)",
+                    "must return a runner for every change a trial makes (e.g. return agent.without(exclude)); "
+                    "nothing was rerun") from None
 
     def _builder(self, arm: Arm | None, seed: int) -> Callable[[], Any]:
         exclude, force = (arm.exclude, arm.force) if arm is not None else ((), ())
@@ -63,6 +72,10 @@ class Draws:
             return await in_time(self._builder(arm, seed), self.time_limit)
         except TimeoutError:
             return Outcome(seed, None, f"factory took over {self.time_limit:g} s")
+        except Refusal:
+            raise
+        except Exception as exc:  # a factory that fails for one rerun fails that rerun, not the others
+            return Outcome(seed, None, f"factory {type(exc).__name__}")
 
     @property
     def time_limit(self) -> float | None:

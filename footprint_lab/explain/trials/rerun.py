@@ -260,7 +260,7 @@ class Rerunner:
                 keywords["exclude"] = list(exclude)
             runner = rerun(**keywords, **seeded)
             if inspect.isawaitable(runner):  # a foreign agent's factory: one awaitable answer per rerun
-                runner = _Awaited(runner)
+                runner = _Awaited(runner, self._function)
         if not callable(getattr(runner, "run", None)):
             raise ExplainConfigError(self._function, "rerun", f"a factory that returned {describe_shape(runner)}",
                                      "must return a runner (an Agent, an LLMCall or a composition) to rerun")
@@ -307,7 +307,14 @@ class Rerunner:
                     return Outcome(seed, None, f"{type(exc).__name__}", attempts=attempt)
             await asyncio.sleep(self.retry_wait * 2 ** (attempt - 1))
             if rebuild is not None:
-                runner = rebuild()
+                try:
+                    runner = rebuild()
+                except Refusal:
+                    raise
+                except Exception as exc:  # a factory that fails for one rerun fails that rerun, not the others
+                    return Outcome(seed, None, f"factory {type(exc).__name__}", attempts=attempt)
+        if getattr(result, "paused", False):  # no answer to compare: never an empty one that reads as changed
+            return Outcome(seed, None, "stopped to ask a person instead of answering", attempts=attempt)
         answer = getattr(result, "answer", None)
         if self._redacted:
             # The live answer holds what the policy covers; the rerun's own recording holds it masked,
@@ -476,15 +483,22 @@ def transient(error: BaseException) -> bool:
 class _Awaited:
     """One rerun of a foreign agent: the awaitable a factory returned, answered once."""
 
-    __slots__ = ("_answer",)
+    __slots__ = ("_answer", "_function")
     redact = False  # a foreign agent's own redaction is its own business (imported runs carry no policy)
 
-    def __init__(self, answer: Awaitable[Any]) -> None:
+    def __init__(self, answer: Awaitable[Any], function: str) -> None:
         self._answer = answer
+        self._function = function
 
     async def run(self, input: Any = None, **_: Any) -> Any:
         """Await the answer; the rerun's input was bound by the factory that made it."""
         result = await self._answer
+        if callable(getattr(result, "run", None)):  # an async factory that built a runner: its answer would be a repr
+            raise ExplainConfigError(
+                self._function, "rerun", "an async factory that returned a runner",
+                "must be a plain function that returns the runner, def factory(exclude=(), seed=None): return "
+                "agent.without(exclude); an async factory is for an agent built elsewhere and returns its answer",
+            )
         for name in ("answer", "output"):
             if not isinstance(result, str) and hasattr(result, name):
                 result = getattr(result, name)
@@ -537,7 +551,7 @@ def _accepts(function: Callable[..., Any], keyword: str) -> bool:
         parameters = inspect.signature(function).parameters.values()
     except (TypeError, ValueError):
         return False
-    return any(p.name == keyword or p.kind is p.VAR_KEYWORD for p in parameters)
+    return any((p.name == keyword and p.kind is not p.POSITIONAL_ONLY) or p.kind is p.VAR_KEYWORD for p in parameters)
 
 
 def check_progress(function: str, progress: Any) -> Any:

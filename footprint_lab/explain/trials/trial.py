@@ -16,7 +16,9 @@ back in, removing a set together) goes through two phases:
    the sets that would tell the most until one explanation is likely, always leaving what two
    looks at one candidate take. With many arms (trying each would spend more than half the
    budget) the screening removes halves of them at once instead (a group test), and the search of
-   removals together starts from those reruns, weighing single causes only. The default budget
+   removals together starts from those reruns, weighing single causes only; a share of ``alpha``
+   kept back pays a second search, which after a confirmed arm weighs only the reruns that kept
+   it (removing halves at once hides a second cause, two pieces each needed, behind the first). The default budget
    (:func:`default_budget`) pays the screening's own reruns on top of the rest.
 2. **Confirmation** proves it. The candidates, strongest first, get fresh reruns with their own
    seeds (``0, 1, 2 ...``, each candidate's rerun ``k`` with the same seed as baseline rerun
@@ -153,15 +155,20 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
                                                                  screening_baseline, joint, pairs=singly)
             joint = [*joint, *searched]
             design += how
-        # Part of alpha waits for a second round, run only when nothing the first named held up: after a strong
-        # arm, the search for a pair; after a group test, the search's next best, weighing the first round's
-        # reruns too (a group test can leave two arms with codes a rerun or two apart)
+        # Part of alpha waits for a second round: after a strong arm, the search for a pair, run only when it did
+        # not hold up; after a group test, always, the search's next best weighing the first round's reruns too (a
+        # group test can leave two arms with codes a rerun or two apart), or, once an arm held, a second cause
         kept_back = KEPT_BACK if strong or not singly else 0.0
         await confirmation.run(candidates, alpha * (1 - kept_back), weights)
-        if kept_back and not any(verdicts[arm.key].verdict == "confirmed" for arm in candidates):
-            tried = [o for verdict in verdicts.values() for o in verdict.confirmation]
+        held = {name for arm in candidates if verdicts[arm.key].verdict == "confirmed"
+                for name in (*arm.exclude, *arm.force)}
+        if kept_back and (not held or not singly):
+            seen = [*joint, *(o for verdict in verdicts.values() for o in verdict.confirmation)]
+            # a group test's removals were halves: a second cause (each of two needed) hides behind the one
+            # confirmed, so the search weighs again only the reruns that kept every confirmed arm
+            seen = [o for o in seen if not held & set(o.changed)]
             later, weights, searched, how = await _together(list(arms), verdicts, confirmation, alpha * kept_back,
-                                                            screening_baseline, [*joint, *tried], pairs=singly)
+                                                            screening_baseline, seen, pairs=singly)
             joint = [*joint, *searched]
             design += "; then" + how.removeprefix(";")
             await confirmation.run(later, alpha * kept_back, weights)

@@ -1,0 +1,109 @@
+"""``localize`` and the reruns behind it, on its defaults, with shapes nobody tuned it for: two causes among many
+pieces, a rerun that stops to ask a person, a factory that fails. A verdict says what was measured, never more."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from footprint_lab import Agent, Refusal, ask_human, tool
+from footprint_lab.context import define_fact
+from footprint_lab.explain import find_dropped_context, localize, rerun_without
+from footprint_lab.providers import LLMRequest, mock
+
+
+def seen(request: LLMRequest) -> str:
+    return request.system + "\n" + "\n".join(str(m.get("content", "")) for m in request.messages)
+
+
+def notes_agent(texts: list[str], decide: Any, **extra: Any) -> Agent:
+    context = [define_fact(id=f"note-{k}", data=text) for k, text in enumerate(texts)]
+    return Agent(provider=mock(respond=lambda request: decide(seen(request), request)), system="Decide.",
+                 context=context, **extra)
+
+
+@pytest.mark.parametrize("pieces", [20, 40])
+async def test_two_causes_each_needed_are_both_confirmed_among_many_pieces(pieces: int) -> None:
+    """The answer needs both of two flags, so removing either flips it. Among enough pieces for a group test (halves
+    removed at once), the first confirmed hid the second; each is now tested alone, never called not confirmed
+    after no rerun removed it."""
+    texts = [f"Benign fact number {k} about shipping." for k in range(pieces - 2)] + ["zebra flag.", "yak flag."]
+    agent = notes_agent(texts, lambda text, _: "APPROVED" if "zebra flag" in text and "yak flag" in text
+                        else "DECLINED")
+    run = await agent.run("Decide?")
+    report = await localize(run, rerun=agent)
+    assert sorted(report.confirmed) == sorted([f"note-{pieces - 2}", f"note-{pieces - 1}"])
+
+
+async def test_two_pieces_each_enough_when_restored_are_both_confirmed() -> None:
+    """The same for pieces left out: restoring either of two flips the answer, among enough for a group test."""
+    context = [define_fact(id=f"off-{k}", data=f"Skipped benign {k}." if k < 18 else f"gate {k}",
+                           active_when=lambda view: False) for k in range(20)]
+    agent = Agent(provider=mock(respond=lambda request: "DECLINED" if "gate 18" in request.system
+                                or "gate 19" in request.system else "APPROVED"), system="Decide.", context=context)
+    run = await agent.run("Decide?")
+    report = await find_dropped_context(run, rerun=agent)
+    assert sorted(p.source_id for p in report.pieces if p.trial.verdict == "confirmed") == ["off-18", "off-19"]
+
+
+@tool
+def escalate(amount: float) -> str:
+    """Ask a person to approve."""
+    return str(ask_human("Approve?", choices=["yes", "no"]))
+
+
+async def test_a_rerun_that_stops_to_ask_a_person_is_a_failed_rerun_never_a_change() -> None:
+    def decide(text: str, request: LLMRequest) -> Any:
+        if "zebra flag" in text:
+            return "APPROVED"
+        if request.messages[-1]["role"] == "tool":
+            return "DECLINED"
+        return {"tool": "escalate", "args": {"amount": 1}}  # without the flag the agent stops to ask
+
+    agent = notes_agent(["Benign one.", "Benign two.", "zebra flag."], decide, tools=[escalate])
+    run = await agent.run("Decide?")
+    without = await rerun_without(run, ["note-2"], rerun=agent)
+    assert not without.changed and without.after is None and "ask a person" in str(without.error)
+    report = await localize(run, rerun=agent)
+    assert "note-2" not in report.confirmed and report.verdict("note-2") == "undecided"
+
+
+def flagged() -> Agent:
+    return notes_agent(["Benign one.", "Benign two.", "zebra flag."],
+                       lambda text, _: "APPROVED" if "zebra flag" in text else "DECLINED")
+
+
+async def test_a_factory_that_fails_is_refused_before_a_rerun_or_fails_only_its_own_reruns() -> None:
+    agent = flagged()
+    run = await agent.run("Decide?")
+    calls = agent.provider.calls
+
+    def broken(exclude: Any = (), seed: Any = None) -> Any:
+        raise ConnectionError("registry down at 10.0.0.7")
+
+    def on_one(exclude: Any = (), seed: Any = None) -> Any:
+        if "note-2" in exclude:
+            raise KeyError("note-2")
+        return agent.without(list(exclude), seed=seed)
+
+    def positional(exclude: Any, /, seed: Any = None) -> Any:
+        return agent.without(list(exclude), seed=seed)
+
+    async def built_elsewhere(exclude: Any = (), seed: Any = None) -> Any:
+        return agent.without(list(exclude), seed=seed)  # an async factory that builds a runner, not an answer
+
+    for factory in (broken, on_one, positional, built_elsewhere):
+        with pytest.raises(Refusal) as refused:
+            await localize(run, rerun=factory)
+        assert refused.value.code == "ERR_EXPLAIN_CONFIG" and "10.0.0.7" not in str(refused.value)
+    assert agent.provider.calls == calls
+
+    def later(exclude: Any = (), seed: Any = None) -> Any:
+        if seed is not None and seed >= 1:
+            raise ConnectionError("flaky")
+        return agent.without(list(exclude), seed=seed)
+
+    report = await localize(run, rerun=later)  # the reruns a failing build leaves out are failed reruns, counted
+    assert report.failed > 0 and "note-2" not in [s.source_id for s in report.suspects if s.verdict ==
+                                                   "not_confirmed"]
