@@ -73,10 +73,14 @@ class UnknownSourceError(Refusal, ValueError):
         self.known = list(known)
 
 
-def id_list(function: str, setting: str, value: Any) -> list[str]:
-    """A list of source ids (a lone string is one id), each once; refused when it is not strings."""
+def id_list(function: str, setting: str, value: Any, *, needed: str = "") -> list[str]:
+    """A list of source ids (a lone string is one id), each once; refused when it is not strings, or empty where
+    ``needed`` says what an id is needed for."""
     if isinstance(value, str):
         return [value]
+    if needed and isinstance(value, list | tuple | set | frozenset) and not value:
+        raise ExplainConfigError(function, setting, "an empty list", f"must name at least one source {needed}, "
+                                 "as shown in run.suspects(), e.g. ['vip-override']")
     if isinstance(value, list | tuple | set | frozenset) and all(isinstance(v, str) for v in value):
         return list(dict.fromkeys(value))
     raise ExplainConfigError(

@@ -210,7 +210,8 @@ async def test_a_failing_rerun_is_reported_not_raised(planted_run):
     assert report.reruns == 4  # an arm whose every rerun failed is not looked at again
 
 
-async def test_localize_refuses_a_run_with_no_llm_call():
+async def test_a_run_whose_first_call_failed_is_refused_by_its_status_not_as_one_that_made_no_call():
+    """Its provider was called and failed: "made no LLM call" would send the analyst looking for a missing call."""
     def down(request: LLMRequest):
         raise RuntimeError("provider down")
 
@@ -219,8 +220,8 @@ async def test_localize_refuses_a_run_with_no_llm_call():
         await agent.run("hello")
     with pytest.raises(NothingToLocalizeError) as caught:
         await localize(agent.last_run, rerun=agent)
-    assert caught.value.code == "ERR_NOTHING_TO_LOCALIZE" and caught.value.reason == "no_llm_call"
-    assert "made no LLM call" in caught.value.message
+    assert caught.value.code == "ERR_NOTHING_TO_LOCALIZE" and caught.value.reason == "no_answer"
+    assert "its status is failed" in caught.value.message and "no LLM call" not in caught.value.message
 
 
 async def test_localize_refuses_bad_settings_before_any_rerun(planted_run):

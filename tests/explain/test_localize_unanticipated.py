@@ -107,3 +107,66 @@ async def test_a_factory_that_fails_is_refused_before_a_rerun_or_fails_only_its_
     report = await localize(run, rerun=later)  # the reruns a failing build leaves out are failed reruns, counted
     assert report.failed > 0 and "note-2" not in [s.source_id for s in report.suspects if s.verdict ==
                                                    "not_confirmed"]
+
+
+async def test_a_paused_run_is_refused_by_find_dropped_context_as_by_localize() -> None:
+    """It has no answer to compare a restoration with; it used to test nothing and advise passing rerun=agent,
+    which the caller had done."""
+    from footprint_lab.errors import NothingToLocalizeError
+
+    context = [define_fact(id="on", data="Benign."),
+               define_fact(id="off", data="gate", active_when=lambda view: False)]
+    agent = Agent(provider=mock(respond=lambda request: {"tool": "escalate", "args": {"amount": 1}}),
+                  system="Decide.", context=context, tools=[escalate])
+    run = await agent.run("Decide?")
+    assert run.status == "paused"
+    for explain in (localize, find_dropped_context):
+        with pytest.raises(NothingToLocalizeError) as caught:
+            await explain(run, rerun=agent)
+        assert caught.value.reason == "no_answer"
+
+
+async def test_an_empty_list_of_sources_to_test_or_remove_is_refused() -> None:
+    """Nothing named means nothing tested: never a report that says every piece was."""
+    agent = flagged()
+    run = await agent.run("Decide?")
+    with pytest.raises(Refusal) as refused:
+        await localize(run, rerun=agent, sources=[])
+    assert refused.value.code == "ERR_EXPLAIN_CONFIG" and "leave sources out" in str(refused.value)
+    with pytest.raises(Refusal):
+        await rerun_without(run, [], rerun=agent)
+
+
+async def test_a_compositions_untested_pieces_are_named_once_each() -> None:
+    from footprint_lab import Sequence
+
+    def agent(ids: list[str], texts: list[str], decide: Any) -> Agent:
+        return Agent(provider=mock(respond=lambda request: decide(seen(request))), system="Decide.",
+                     context=[define_fact(id=i, data=t) for i, t in zip(ids, texts, strict=True)])
+
+    flow = Sequence({"triage": agent(["u-0", "u-1"], ["Benign.", "zebra flag"],
+                                     lambda text: "ESCALATE" if "zebra flag" in text else "ROUTINE"),
+                     "decide": agent(["d-0"], ["Benign down."],
+                                     lambda text: "APPROVED" if "ESCALATE" in text else "DECLINED")})
+    run = await flow.run("Decide?")
+    report = await localize(run, rerun=flow)
+    assert report.confirmed == ["u-1"]
+    assert len(report.untested) == len(set(report.untested)) and "user-message" in dict(report.untested)
+
+
+async def test_a_piece_judged_on_no_finished_rerun_says_its_failures_count_group_reruns_too() -> None:
+    """Its reason counts every rerun that removed it, its own and a group test's, and says so."""
+    answered: list[int] = []
+
+    def down(request: LLMRequest) -> str:  # the run answers; every rerun after it meets a provider that is down
+        if answered:
+            raise RuntimeError("provider down")
+        answered.append(1)
+        return "APPROVED"
+
+    texts = [f"Benign fact number {k}." for k in range(16)]
+    agent = notes_agent(texts, lambda text, request: down(request))
+    run = await agent.run("Decide?")
+    report = await localize(run, rerun=agent)
+    reasons = [s.trial.reason for s in report.suspects if s.verdict == "undecided"]
+    assert reasons and all("counting those that made this change with others" in reason for reason in reasons)

@@ -55,7 +55,8 @@ class Draws:
             except Exception as exc:  # before any rerun: the caller's factory to mend, not a rerun that failed
                 raise ExplainConfigError(
                     self.rerunner.function, "rerun", f"a factory that raised {type(exc).__name__} when asked for "
-                    f"a runner {'with' if force else 'without'} {len(force or exclude) or 'no'} source(s)",
+                    + (f"a runner {'with' if force else 'without'} {len(force or exclude)} source(s)"
+                       if force or exclude else "the unchanged runner"),
                     "must return a runner for every change a trial makes (e.g. return agent.without(exclude)); "
                     "nothing was rerun") from None
 

@@ -110,10 +110,12 @@ class NothingToLocalizeError(Refusal):
 
 
 def original_answer(function: str, recording: Recording) -> str:
-    if not recording.exchanges and not any(child.exchanges for child in recording.children):
-        raise NothingToLocalizeError(function, "no_llm_call", recording.status)
+    """The answer reruns are compared with, or a refusal: no answer first (a run whose first call failed made no
+    exchange, yet it is its status that explains it), then no LLM call (an answer no model gave)."""
     if recording.answer is None:
         raise NothingToLocalizeError(function, "no_answer", recording.status)
+    if not recording.exchanges and not any(child.exchanges for child in recording.children):
+        raise NothingToLocalizeError(function, "no_llm_call", recording.status)
     return recording.answer
 
 
@@ -216,7 +218,7 @@ def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | Non
     by it; pieces no rerun can remove are named with why.
     """
     if sources is not None:
-        named = id_list("localize", "sources", sources)
+        named = id_list("localize", "sources", sources, needed="to test (leave sources out to test every piece)")
         known = check_removable("localize", recording, named)
         return [(position, name, known[name], 0.0) for position, name in enumerate(named, 1)], []
     known = check_removable("localize", recording, [])
@@ -238,7 +240,7 @@ def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | Non
             continue
         source = known.get(name) or Source(str(row["source_kind"]), [])
         chosen.append((int(row["rank"]), name, source, float(row["score"])))
-    return chosen, untested
+    return chosen, list(dict.fromkeys(untested))  # each member's user message is one line, not one per member
 
 
 @dataclass(slots=True)
@@ -315,7 +317,7 @@ async def rerun_without(
     settings (``trials=`` or keywords) are as for ``localize``; ``samples`` is 1 unless given.
     """
     recording = recording_of(run, "rerun_without")
-    names = id_list("rerun_without", "ignore", ignore)
+    names = id_list("rerun_without", "ignore", ignore, needed="to remove")
     check_removable("rerun_without", recording, names)
     original = original_answer("rerun_without", recording)
     chosen_trials = settings_for("rerun_without", trials, settings).for_call("rerun_without")

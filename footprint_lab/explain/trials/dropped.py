@@ -31,6 +31,7 @@ from footprint_lab.explain.provenance.members import SourceNames
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._rerun_pool import Draws
 from footprint_lab.explain.trials._stopping import Partial, partial_line, run_trial, stopped
+from footprint_lab.explain.trials.ablation import original_answer
 from footprint_lab.explain.trials.arms import VERDICT_LABELS, Arm, ArmVerdict
 from footprint_lab.explain.trials.rerun import Outcome, Progress, Rerunner, check_comparator
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
@@ -272,12 +273,13 @@ async def find_dropped_context(
                 if rerun is not None else None)
     calls, pieces = left_out(recording)
     report = DroppedContext(calls, recording.answer, pieces)
-    if rerunner is None or not pieces or recording.answer is None:
+    if rerunner is None or not pieces:
         return report
+    original = original_answer("find_dropped_context", recording)  # a paused or failed run: nothing to compare with
     arms = [Arm(name, force=(name,)) for name in dict.fromkeys(p.force_id for p in pieces)]
     limit = budget if budget is not None else default_budget(samples, len(arms))
     bar = Progress(limit, "find_dropped_context", chosen_trials.progress, unit="restorations")
-    draws = Draws(rerunner, compare, recording.answer, concurrency=concurrency, bar=bar, keep_runs=True)
+    draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar, keep_runs=True)
     report.trial, report.stopped = await run_trial("find_dropped_context", draws, bar, arms, samples=samples,
                                                    alpha=alpha, budget=limit, prepare=draws.prepare)
     by_name = {verdict.arm.key: verdict for verdict in report.trial.arms}

@@ -112,7 +112,9 @@ def settle(result: TrialResult) -> None:
             continue
         verdict.verdict = "undecided"
         if touched:
-            verdict.reason = f"could not be judged: every rerun failed ({_failure_text(failures(touched))})"
+            shared = any(set(o.changed) != change for o in touched)  # a group test's reruns counted too
+            verdict.reason = (f"could not be judged: every rerun failed ({_failure_text(failures(touched))}"
+                              f"{', counting those that made this change with others' if shared else ''})")
         else:
             verdict.reason = (f"was not tested: the budget ({result.budget} reruns) ran out before any rerun "
                               "made this change")
@@ -352,8 +354,9 @@ async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spen
         seen = [(arm.key in outcome.changed, outcome.flipped) for outcome in outcomes if outcome.error is None]
         verdict = verdicts[arm.key]
         verdict.screening_score = _difference(seen)
-        verdict.reason = (f"changed the flip rate by {verdict.screening_score:+.2f} in the group test (removed "
-                          "against kept), short of the leading suspects")
+        verdict.reason = (f"changed the flip rate by {verdict.screening_score:+.2f} in the group test ("
+                          f"{'restored against left out' if arm.force else 'removed against kept'}), short of the "
+                          "leading suspects")
         if len(outcomes) < len(jobs):  # a group test cut short parts some arms from none: it sets none aside
             verdict.verdict = "undecided"
             verdict.reason = (f"could not be set aside: the budget ({spend.budget} reruns) cut the group test short "
