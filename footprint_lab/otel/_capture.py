@@ -24,13 +24,17 @@ if TYPE_CHECKING:
     from opentelemetry.sdk.trace import TracerProvider as SdkTracerProvider
     from opentelemetry.trace import TracerProvider as ApiTracerProvider
 
+    from footprint_lab.redact.policy import Redaction
+
 
 class Capture:
     """The spans finished inside a ``capture()`` block; :attr:`runs` imports them."""
 
-    def __init__(self, tracer_provider: ApiTracerProvider) -> None:
+    def __init__(self, tracer_provider: ApiTracerProvider, redact: Redaction | None = None) -> None:
         #: the SDK tracer provider the spans were collected from (pass it to a framework's instrumentation)
         self.tracer_provider = tracer_provider
+        #: the policy the runs are recorded under (``None``: none)
+        self.redact = redact
         #: the finished spans, in the order they ended
         self.spans: list[Any] = []
         self.active = True
@@ -40,7 +44,7 @@ class Capture:
         """One run per agent run captured so far (see :func:`footprint_lab.otel.from_spans`)."""
         from footprint_lab.otel._importer import from_spans
 
-        return from_spans(self.spans)
+        return from_spans(self.spans, redact=self.redact)
 
 
 def _processor(cap: Capture) -> Any:
@@ -62,13 +66,18 @@ def _listens(provider: Any) -> bool:
 
 
 @contextmanager
-def capture(tracer_provider: SdkTracerProvider | None = None) -> Iterator[Capture]:
+def capture(tracer_provider: SdkTracerProvider | None = None, *,
+            redact: Redaction | None = None) -> Iterator[Capture]:
     """Collect the spans that finish inside the block; ``cap.runs`` gives their runs.
 
     ``tracer_provider``: an SDK ``TracerProvider`` to listen on; by default the global one (set
     up as a plain SDK provider first when the process has none). A provider spans cannot be
     collected from is refused with :class:`~footprint_lab.otel.refusals.OtelCaptureError`.
+    ``redact``: the policy the runs are recorded under (see :func:`~footprint_lab.otel.from_spans`).
     """
+    from footprint_lab.otel._importer import check_redact
+
+    check_redact("capture", redact)
     from opentelemetry import trace
     from opentelemetry.sdk.trace import TracerProvider
 
@@ -84,7 +93,7 @@ def capture(tracer_provider: SdkTracerProvider | None = None) -> Iterator[Captur
             provider = trace.get_tracer_provider()
         if not _listens(provider):
             raise OtelCaptureError("global", describe_shape(provider))
-    cap = Capture(provider)
+    cap = Capture(provider, redact)
     provider.add_span_processor(_processor(cap))
     try:
         yield cap

@@ -37,6 +37,7 @@ import warnings
 from typing import Any
 
 from footprint_lab.base.progress import PROGRESS_FIX, SHOW_AFTER, Progress, Wanted, progress_problem, stopping
+from footprint_lab.base.refusal import describe_shape
 from footprint_lab.core.run import Run
 from footprint_lab.core.turn import turn_text
 from footprint_lab.otel._call_layout import (
@@ -59,9 +60,9 @@ from footprint_lab.otel._semconv import (
     tool_result,
 )
 from footprint_lab.otel._span_groups import group_runs
-from footprint_lab.otel._spans import SpanData, read_spans
+from footprint_lab.otel._spans import CUT, SpanData, read_spans
 from footprint_lab.otel.inputs import Spans
-from footprint_lab.otel.refusals import OtelExportError
+from footprint_lab.otel.refusals import OtelExportError, OtelSpansError
 from footprint_lab.record.build import build_recording
 from footprint_lab.record.captured import CapturedPiece, captured_piece
 from footprint_lab.record.recorder import Recorder
@@ -78,6 +79,7 @@ from footprint_lab.record.schema import (
     TOOLS,
     USER_MESSAGE,
 )
+from footprint_lab.redact.policy import Redaction
 
 #: What an imported recording says about the hops spans cannot prove (read by the custody walk).
 IMPORTED_NOTE = ("imported from OpenTelemetry spans: they do not say which declaration made a piece or which rule "
@@ -88,6 +90,13 @@ CONTENT_OFF_NOTE = ("the spans carry no message content, so the pieces are empty
                     "TraceConfig(hide_inputs=False, hide_outputs=False); OpenLLMetry: TRACELOOP_TRACE_CONTENT=true; "
                     "others: "
                     "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true) so the spans hold the messages")
+#: What makes spans importable, when none of those given is.
+UNREAD_FIX = ("Record the agent with an OpenInference instrumentor (openinference-instrumentation-langchain, "
+              "-openai-agents, -llama-index: instrument(tracer_provider=...)) or one that writes the OpenTelemetry "
+              "GenAI conventions (gen_ai.operation.name; pydantic-ai's InstrumentationSettings), then import its spans")
+CUT_NOTE = ("some spans hold messages as text that is not JSON, read as missing: most likely cut short by the "
+            "SDK's attribute length limit. Raise it (TracerProvider(span_limits=SpanLimits(max_attribute_length=...)) "
+            "or OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT) so the spans hold whole messages")
 #: Why a retrieved document no call was sent is kept as a skipped piece.
 NOT_SENT = "retrieved, but no LLM call that followed was sent its text"
 #: What a stopped import kept, and where.
@@ -100,7 +109,7 @@ class ContentCaptureWarning(UserWarning):
     """Spans were imported without message content (capture was off); the run's ``meta`` says how to switch it on."""
 
 
-def from_spans(spans: Spans, *, progress: Wanted = None) -> list[Run]:
+def from_spans(spans: Spans, *, progress: Wanted = None, redact: Redaction | None = None) -> list[Run]:
     """One ``Run`` per agent run in ``spans`` (per root ``invoke_agent`` span, or per trace without one).
 
     ``spans``: the SDK's finished spans, OTLP JSON (a dict, its text, JSON lines, a path to a file), or
@@ -112,40 +121,62 @@ def from_spans(spans: Spans, *, progress: Wanted = None) -> list[Run]:
     lasts a moment; ``True`` shows it at once, ``False`` never, a function ``(done, total)`` hears each run.
     Stopped (an interrupt), it raises ``Stopped`` in one line; the runs imported so far are kept for
     ``footprint_lab.otel.last_stopped()``.
+
+    ``redact``: a :class:`~footprint_lab.Redaction` policy each run is recorded under, as an ``Agent(redact=...)``
+    records its own: what it covers is masked in every record, view and export of the imported runs (the spans
+    themselves are left as they are).
     """
     problem = progress_problem(progress)
     if problem is not None:
         raise OtelExportError("progress", problem, PROGRESS_FIX, door="from_spans")
-    groups = group_runs(read_spans(spans))
+    check_redact("from_spans", redact)
+    read = read_spans(spans)
+    groups = group_runs(read)
+    if read and not groups:  # spans of a framework or convention this does not read: never an empty list in silence
+        raise OtelSpansError(f"{len(read)} span(s), none of them an LLM call, agent, tool or retriever span in a "
+                             "convention this reads", UNREAD_FIX)
     runs: list[Run] = []
-    silent = 0
+    silent = cut = 0
     bar = Progress(len(groups), "from_spans", progress, unit="runs imported", after=SHOW_AFTER)
     with stopping(bar, lambda: runs, KEPT):
         for group in groups:  # one at a time: what a run's spans say is dropped once replayed
-            importer = _Importer(*group)
+            importer = _Importer(*group, policy=redact)
             runs.append(importer.replay())
             silent += not importer.present
+            cut += importer.cut
             bar.advance()
     if silent:
         warnings.warn(f"{silent} imported run(s): {CONTENT_OFF_NOTE}", ContentCaptureWarning, stacklevel=2)
+    if cut:
+        warnings.warn(f"{cut} imported run(s): {CUT_NOTE}", ContentCaptureWarning, stacklevel=2)
     return runs
+
+
+def check_redact(door: str, redact: Any) -> None:
+    """Refuse a ``redact=`` that is no policy, before anything is imported."""
+    if redact is not None and not isinstance(redact, Redaction):
+        raise OtelExportError("redact", describe_shape(redact), "Pass a Redaction, e.g. Redaction.standard() or "
+                              "Redaction(keys=['password']), or None", door=door)
 
 
 class _Importer:
     """Replays one agent run's spans into a recorder, the way an ``Agent`` writes its own."""
 
     def __init__(self, root: SpanData | None, frame: SpanData | None, spans: list[SpanData],
-                 name: str | None) -> None:
+                 name: str | None, *, policy: Redaction | None = None) -> None:
         self.root, self.frame, self.spans, self.name = root, frame, spans, name
+        self.policy = policy
         known = root.attributes.get("footprint_lab.run_id") if root else None
         trace = (frame or spans[0]).trace_id
-        self.rec = Recorder(known if isinstance(known, str) else f"otel-{root.span_id if root else trace}")
+        self.rec = Recorder(known if isinstance(known, str) else f"otel-{root.span_id if root else trace}",
+                            policy=policy.for_run() if policy is not None else None)
         self.history: list[dict[str, Any]] = []
         self.keys: list[tuple[Any, ...]] = []  # each transcript turn's turn_key, in step with history
         self.asked: dict[str, tuple[str, str, dict[str, Any]]] = {}  # tool call id -> (call step, tool, arguments)
         self.answered: set[str] = set()
         self.iteration = 0
         self.present = True
+        self.cut = any(span.attributes.get(CUT) for span in spans)  # content cut short, read as missing
         self.answer: str | None = None
         self.read: list[tuple[SpanData, str, Any]] = []  # each span with its role and what it says
         self.shown: dict[str, str] = {}  # tool call id -> the result text the first call shown it was sent
@@ -187,19 +218,23 @@ class _Importer:
         rec.meta["imported"] = IMPORTED_NOTE
         rec.meta["otel"] = {"trace_id": (self.frame or self.spans[0]).trace_id,
                             "span_id": self.root.span_id if self.root else None}
-        if not self.present:
-            rec.meta["note"] = CONTENT_OFF_NOTE
+        if not self.present or self.cut:
+            rec.meta["note"] = CONTENT_OFF_NOTE if not self.present else CUT_NOTE
         status = "failed" if failed else "finished"
         runner = {"kind": "agent", "id": root_attrs.get("gen_ai.agent.id"),
                   "name": self.name or (self.frame.name if self.frame is not None and self.root is None else None)}
         answer = self.answer
         error = {"message": "a span of this run ended with an error status"} if failed else None
 
+        scrubber: Any = rec.policy
+
         def build() -> Recording:
             return build_recording(rec, runner=runner, status=status, input={"message": message}, answer=answer,
-                                   error=error, ended_ns=end)
+                                   error=error, ended_ns=end,
+                                   redaction=scrubber.report() if scrubber is not None else None)
 
-        return Run(run_id=rec.run_id, status=status, answer=answer, build=build)
+        return Run(run_id=rec.run_id, status=status, answer=answer, build=build, shown_answer=rec.clean(answer),
+                   clean=rec.clean if scrubber is not None else None, policy=self.policy)
 
     def _times(self, start_ns: int, end_ns: int, status: str = "ok") -> None:
         """Give the step just closed the span's own timings."""

@@ -37,9 +37,10 @@ from typing import Any
 
 from footprint_lab.base.refusal import Refusal, describe_shape
 from footprint_lab.core.run import Run
-from footprint_lab.otel._importer import from_spans
+from footprint_lab.otel._importer import check_redact, from_spans
 from footprint_lab.otel._spans import SpanData, read_spans
 from footprint_lab.otel.refusals import OtelReceiverError, OtelSpansError, OtlpRequestRefused
+from footprint_lab.redact.policy import Redaction
 
 #: the largest body (and unzipped body) a request may carry by default: 16 MiB
 MAX_BODY_BYTES = 16 * 1024 * 1024
@@ -51,8 +52,10 @@ _FIX_TYPE = ("Send OTLP traces: Content-Type application/x-protobuf or applicati
 class Receiver:
     """A running OTLP/HTTP receiver: ``url`` to point exporters at, ``runs`` as they arrive, ``stop()``."""
 
-    def __init__(self, host: str, port: int, max_body_bytes: int) -> None:
+    def __init__(self, host: str, port: int, max_body_bytes: int, redact: Redaction | None = None) -> None:
         self.max_body_bytes = max_body_bytes
+        #: the policy each run is recorded under (``None``: none)
+        self.redact = redact
         #: the runs made so far, in the order their traces ended (``RunSet.from_runs(receiver.runs)`` for a set)
         self.runs: list[Run] = []
         #: requests answered with an error status, by status (``{415: 2, 400: 1}``)
@@ -189,7 +192,10 @@ class Receiver:
                     self.import_errors += 1
 
     def _import(self, spans: list[SpanData]) -> None:
-        runs = from_spans(spans, progress=False)  # a worker thread: no bar in whatever cell runs now
+        try:
+            runs = from_spans(spans, progress=False, redact=self.redact)  # a worker thread: no bar in any cell
+        except OtelSpansError:  # a trace with no LLM span (a web server's own requests) makes no run
+            return
         with self._lock:
             self.runs.extend(runs)
             listeners = list(self._listeners)
@@ -310,14 +316,15 @@ def _decode(body: bytes, kind: str) -> Any:
 
 
 def receive(port: int = 0, host: str = "127.0.0.1", *, max_body_bytes: int = MAX_BODY_BYTES,
-            on_run: Callable[[Run], Any] | None = None) -> Receiver:
+            on_run: Callable[[Run], Any] | None = None, redact: Redaction | None = None) -> Receiver:
     """Start an OTLP/HTTP traces receiver on a background thread; returns it running.
 
     ``port``: 0 (a free one) by default; ``host``: 127.0.0.1 (this machine only) by default.
     ``max_body_bytes``: the largest request body, and unzipped body, taken (16 MiB). ``on_run``: a
     function called with each run as its trace ends (see :meth:`Receiver.subscribe`). Point an
     exporter at ``receiver.url``; ``receiver.runs`` holds the runs; ``with receive() as receiver:``
-    stops it at the end of the block.
+    stops it at the end of the block. ``redact``: the policy each run is recorded under (see
+    :func:`~footprint_lab.otel.from_spans`).
     """
     if isinstance(port, bool) or not isinstance(port, int) or not 0 <= port <= 65535:
         raise OtelReceiverError("port", describe_shape(port), "Pass a whole number from 0 (a free port) to 65535")
@@ -327,7 +334,8 @@ def receive(port: int = 0, host: str = "127.0.0.1", *, max_body_bytes: int = MAX
         raise OtelReceiverError("max_body_bytes", describe_shape(max_body_bytes), "Pass a whole number of bytes from 1")
     if on_run is not None and not callable(on_run):
         raise OtelReceiverError("on_run", describe_shape(on_run), "Pass a function taking one run, or None")
-    receiver = Receiver(host, port, max_body_bytes)
+    check_redact("receive", redact)
+    receiver = Receiver(host, port, max_body_bytes, redact)
     if on_run is not None:
         receiver.subscribe(on_run)
     return receiver

@@ -59,6 +59,8 @@ JSON_KEYS = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_a
                        "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "footprint_lab.source_ids"})
 _READ_KEYS = TEXT_KEYS | COUNT_KEYS | JSON_KEYS
 _TEXT_WHEN_NOT_JSON = frozenset({"gen_ai.tool.call.arguments"})  # kept as the text it is when it is not JSON
+#: set on a span's attributes when a JSON-valued one was text that is not JSON (read as missing)
+CUT = "footprint_lab.cut_short"
 #: the indexed attribute families (OpenInference's, OpenLLMetry's), each nested into one list under its base name
 INDEXED = ("llm.input_messages", "llm.output_messages", "llm.tools", "retrieval.documents",
            "reranker.output_documents", "gen_ai.prompt", "gen_ai.completion", "llm.request.functions")
@@ -377,7 +379,9 @@ def _conventions(attributes: dict[str, Any], at: str) -> dict[str, Any]:
             raise OtelSpanFieldError(where, f"is {describe_shape(value)}, not a count of tokens (a whole number "
                                      "from 0)")
         if key in JSON_KEYS and isinstance(value, str):
-            attributes[key] = _json_text(value, where, key in _TEXT_WHEN_NOT_JSON)
+            decoded = attributes[key] = _json_text(value, where, key in _TEXT_WHEN_NOT_JSON)
+            if decoded is None:  # read as missing, and said: an attribute length limit cuts JSON short
+                attributes[CUT] = True
     return attributes
 
 

@@ -17,7 +17,8 @@ from footprint_lab.base.refusal import Refusal, RunFailure
 
 
 class OtelSpansError(Refusal, ValueError):
-    """Raised when ``from_spans`` is given something that is not a collection of finished spans.
+    """Raised when ``from_spans`` is given something that is not a collection of finished spans, or spans none of
+    which is an LLM call, agent, tool or retriever span in a convention it reads (nothing would be imported).
 
     Carries ``received`` (the shape of what arrived, never its content). Nothing is imported.
     """
@@ -25,11 +26,12 @@ class OtelSpansError(Refusal, ValueError):
     code = "ERR_OTEL_SPANS"
     fields = ("received",)
 
-    def __init__(self, received: str) -> None:
+    def __init__(self, received: str, fix: str | None = None) -> None:
         super().__init__(
-            f"from_spans: received {received}, not finished spans. Pass a list of the SDK's finished spans "
+            f"from_spans: received {received}" + (f". {fix}." if fix else
+            ", not finished spans. Pass a list of the SDK's finished spans "
             "(InMemorySpanExporter().get_finished_spans(), or cap.spans inside `with capture() as cap:`) or "
-            "OTLP JSON (a dict with 'resourceSpans', as a collector's file exporter writes it)."
+            "OTLP JSON (a dict with 'resourceSpans', as a collector's file exporter writes it).")
         )
         self.received = received
 

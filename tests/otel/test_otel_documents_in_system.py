@@ -124,3 +124,12 @@ def test_a_document_that_does_not_stand_between_blank_lines_leaves_the_system_te
     pieces = system_pieces(run)
     assert pieces[0] == ("base", "system-part-1", system)  # as imported before: the text whole, the document beside
     assert ("rag", "where") in [(kind, source_id) for kind, source_id, _ in pieces]
+
+
+async def test_localize_by_replay_says_a_document_inside_a_text_sent_whole_was_sent_not_that_it_was_not() -> None:
+    """A document that does not stand between blank lines is sent inside the system text, which a replay sends
+    whole: it is named untested as sent but not removable alone, never as "not sent to the answering call"."""
+    run = traced("Policy: " + DOCS["where"])
+    report = await localize(run, replay=mock(respond=by_lisbon), comparator=Mentions("Lisbon"))
+    why = dict(report.untested)
+    assert "where" in why and why["where"].startswith("sent to the answering call inside a text a replay sends whole")

@@ -301,8 +301,32 @@ def test_what_otlp_allows_imports() -> None:
                              {"key": "x.empty", "value": {}}, {"key": "x.none"},
                              {"key": "x.list", "value": {"arrayValue": {}}},
                              {"key": "gen_ai.input.messages", "value": {"stringValue": "not json at all"}}])
-    (run,) = from_spans(data)
+    with pytest.warns(UserWarning, match="attribute length limit"):  # read as missing, and said
+        (run,) = from_spans(data)
     assert run.status == "failed" and run.recording.exchanges[0].response.usage.input_tokens == 12
+    assert "attribute length limit" in run.recording.meta["note"]
+
+
+def test_spans_none_of_which_this_reads_are_refused_never_an_empty_list() -> None:
+    """An LLM call recorded in a convention this does not read (the Vercel AI SDK's ``ai.*`` attributes) would
+    vanish: the import is refused, naming how to record spans it reads; a receiver passes such traces over."""
+    import urllib.request
+
+    from footprint_lab.otel import receive
+
+    attributes = [{"key": "operation.name", "value": {"stringValue": "ai.generateText"}},
+                  {"key": "ai.prompt", "value": {"stringValue": SECRET}}]
+    data = otlp({**span("a"), "name": "ai.generateText", "attributes": attributes})
+    with pytest.raises(OtelSpansError) as refused:
+        from_spans(data)
+    assert "OpenInference" in str(refused.value) and SECRET not in str(refused.value)
+    assert from_spans([]) == []  # no spans: nothing to import, nothing wrong
+    with receive() as receiver:
+        request = urllib.request.Request(receiver.url, data=json.dumps(data).encode(),
+                                         headers={"Content-Type": "application/json"})
+        urllib.request.urlopen(request, timeout=10).read()
+        receiver.flush()
+        assert receiver.runs == [] and receiver.import_errors == 0
 
 
 # -- the SDK's spans with odd values ------------------------------------------------------------------------------

@@ -189,3 +189,47 @@ async def test_rerun_without_a_part_of_an_imported_run_with_a_pydantic_ai_factor
     gc.collect()  # the discarded runner is finalized inside the test
     assert report.changed and report.after == "APPROVED." and report.error is None
     assert report.run is None and report.gone == report.appeared == []
+
+
+def test_a_policy_given_at_import_masks_every_record_view_and_export_of_the_run() -> None:
+    """A pydantic-ai run whose tool returns an email and whose system prompt holds a key: imported under a policy,
+    neither shows anywhere the run is looked at, as for an Agent's own run; a policy that is no Redaction is
+    refused before anything is imported."""
+    from footprint_lab import Redaction, verify
+    from footprint_lab.otel import OtelExportError, receive, to_spans
+
+    secret = "dana.reyes@example.com"
+    key = "sk-abcdefghijklmnopqrstuvwx1234"
+
+    def reply(messages: list[ModelMessage], info: AgentInfo) -> ModelResponse:
+        if len(messages) == 1:
+            return ModelResponse(parts=[ToolCallPart("lookup_order", {"order_id": "A-1001"})])
+        return ModelResponse(parts=[TextPart(f"DECLINED; a note went to {secret}.")])
+
+    agent = Agent(FunctionModel(reply), system_prompt=[f"Use the key {key} for the store."])
+
+    @agent.tool_plain
+    def lookup_order(order_id: str) -> dict[str, object]:
+        """Find an order by its id."""
+        return {"order_id": order_id, "email": secret}
+
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    agent.instrument = InstrumentationSettings(tracer_provider=provider, include_content=True)
+    agent.run_sync("Refund order A-1001?")
+    spans = list(exporter.get_finished_spans())
+    (run,) = from_spans(spans, redact=Redaction(builtins=["email", "openai_key"]))
+    assert run.answer == f"DECLINED; a note went to {secret}."  # the live run keeps what it was told, as an Agent's
+    shown = [run.recording.model_dump_json(), run.to_html(), repr(run), run.context().to_string(),
+             run.suspects().to_string(), str(run.backtrack()), json.dumps(to_spans([run]), default=str)]
+    for text in shown:
+        assert secret not in text and key not in text
+    assert run.recording.redaction is not None and "[redacted:email]" in run.recording.answer
+    assert verify(load_recording(run.recording.model_dump_json())).status == "unsealed"
+    for door, call in (("from_spans", lambda: from_spans(spans, redact=["email"])),
+                       ("capture", lambda: capture(redact="email").__enter__()),
+                       ("receive", lambda: receive(redact={"keys": ["email"]}))):
+        with pytest.raises(OtelExportError) as refused:
+            call()
+        assert refused.value.code == "ERR_OTEL_EXPORT" and door in str(refused.value)

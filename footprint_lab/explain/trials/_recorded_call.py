@@ -95,6 +95,14 @@ class RecordedCall:
         found = (removal_id(p.piece) for p in self.parts if p.piece is not None)
         return list(dict.fromkeys(name for name in found if name is not None))
 
+    def sent_whole(self) -> set[str]:
+        """The removal ids of pieces the call was sent inside a text a replay sends whole (a system text the runner
+        formatted, documents a framework put inside a user turn): sent, yet not removable one by one."""
+        pieces = self.recording.context_pieces
+        held = {removal_id(pieces[i]) for indices in self.recording.exchange_pieces(self.exchange).values()
+                for i in indices if 0 <= i < len(pieces)}
+        return {name for name in held if name is not None} - set(self.removable())
+
     def request(self, without: Sequence[str] = (), edit: Mapping[str, str] | None = None, *,
                 seed: int | None = None, carry: Carry | None = None) -> tuple[LLMRequest, list[tuple[_Part, str, Any]]]:
         """The request with ``without`` removed, ``edit`` applied and ``carry`` carried in, and each part's fate

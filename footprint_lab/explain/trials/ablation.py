@@ -204,9 +204,15 @@ def _in_call(call: RecordedCall, chosen: list[tuple[int, str, Source, float]], u
         raise ReplayPieceError("localize", "sources", len(outside), call.removable(),
                                "name pieces the answering call was not sent, so a replay of it cannot remove them "
                                "(rerun= reruns the agent without them)")
-    why = ("not sent to the answering call: it could act only through an earlier call, which a replay does not "
-           "redo; localize(run, rerun=agent) tests it")
-    return [c for c in chosen if c[1] in sent], [*untested, *((name, why) for name in outside)]
+    whole = call.sent_whole()
+    rebuilt = ("localize(run, rerun=...) with the agent, or a factory that builds it elsewhere without the piece, "
+               "tests it")
+    why = ("not sent to the answering call: it could act only through an earlier call, which a replay does not redo; "
+           f"{rebuilt}")
+    inside = ("sent to the answering call inside a text a replay sends whole (a system prompt the runner formats, or "
+              f"a turn that holds it), so a replay cannot remove it alone; {rebuilt}")
+    return [c for c in chosen if c[1] in sent], [*untested, *((name, inside if name in whole else why)
+                                                              for name in outside)]
 
 
 def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any,
