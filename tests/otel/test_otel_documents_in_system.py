@@ -31,7 +31,7 @@ DOCS = {"where": "The package for order A-4411 is in Lisbon.", "hours": "Support
 QUESTION = "Where is order A-4411?"
 
 
-def traced(system: str, retrievals: int = 1, answer: str = "It is in Lisbon.") -> Any:
+def traced(system: str, retrievals: int = 1, answer: str = "It is in Lisbon.", **extra: Any) -> Any:
     """One trace as OpenInference writes it: ``retrievals`` retriever spans returning DOCS, then an LLM span that
     was sent ``system`` and the question; imported."""
     exporter = InMemorySpanExporter()
@@ -49,7 +49,8 @@ def traced(system: str, retrievals: int = 1, answer: str = "It is in Lisbon.") -
             "openinference.span.kind": "LLM", "llm.model_name": "m",
             "llm.input_messages.0.message.role": "system", "llm.input_messages.0.message.content": system,
             "llm.input_messages.1.message.role": "user", "llm.input_messages.1.message.content": QUESTION,
-            "llm.output_messages.0.message.role": "assistant", "llm.output_messages.0.message.content": answer}):
+            "llm.output_messages.0.message.role": "assistant", "llm.output_messages.0.message.content": answer,
+            **extra}):
             pass
     (run,) = from_spans(exporter.get_finished_spans())
     return run
@@ -133,3 +134,39 @@ async def test_localize_by_replay_says_a_document_inside_a_text_sent_whole_was_s
     report = await localize(run, replay=mock(respond=by_lisbon), comparator=Mentions("Lisbon"))
     why = dict(report.untested)
     assert "where" in why and why["where"].startswith("sent to the answering call inside a text a replay sends whole")
+
+
+async def test_a_replay_sends_the_generation_settings_the_call_was_recorded_with_unless_the_provider_sets_its_own(
+        ) -> None:
+    """The span recorded temperature 0.2 and 50 tokens: a replay sends them again (a replay at another temperature
+    is another experiment); a setting the provider given sets itself is its own; a setting one provider's wire
+    knows and another's would refuse (a penalty) and the seed (the replay's own) are not sent."""
+    import json
+
+    settings = {"temperature": 0.2, "max_tokens": 50, "frequency_penalty": 0.5, "seed": 7}
+    run = traced("Answer briefly.\n\n" + "\n\n".join(DOCS.values()),
+                 **{"llm.invocation_parameters": json.dumps(settings)})
+    sent: list[dict[str, Any]] = []
+
+    def model(request: LLMRequest) -> str:
+        sent.append(dict(request.options))
+        return by_lisbon(request)
+
+    await replay(run, mock(respond=model), without=["where"], samples=1, comparator=Mentions("Lisbon"))
+    assert sent and all(options == {"temperature": 0.2, "max_tokens": 50} for options in sent)
+
+    class Tuned:
+        """A provider of one's own that sets its temperature."""
+
+        name = "tuned"
+        options = {"temperature": 0}
+
+        def __init__(self) -> None:
+            self.inner = mock(respond=model)
+
+        async def complete(self, request: LLMRequest) -> Any:
+            return await self.inner.complete(request)
+
+    sent.clear()
+    await replay(run, Tuned(), without=["where"], samples=1, comparator=Mentions("Lisbon"))
+    assert sent and all(options == {"max_tokens": 50} for options in sent)

@@ -148,6 +148,11 @@ def replay_policy(function: str, recording: Recording, redact: Any = None) -> Re
     return policy_from_reports([report])
 
 
+#: the recorded generation settings a replay sends again: those every provider's wire shares (a seed is the
+#: replay's own; a penalty one provider knows another would refuse)
+REPLAYED_SETTINGS = ("temperature", "top_p", "max_tokens", "stop")
+
+
 async def send(call: RecordedCall, provider: Any, without: Sequence[str] = (), edit: Mapping[str, str] | None = None,
                *, seed: int | None = None, policy: Redaction | None = None, carry: Carry | None = None,
                carried: Sequence[str] = ()) -> ReplayResult:
@@ -155,6 +160,13 @@ async def send(call: RecordedCall, provider: Any, without: Sequence[str] = (), e
     those changes for the record); the reply as a recorded run (under ``policy``: what it covers is masked in the
     recording, as in the recorded run)."""
     request, fates = call.request(without, edit, seed=seed, carry=carry)
+    # the generation settings the call was sent with (an imported span records them), where the provider given
+    # does not set its own: a replay at another temperature is another experiment
+    recorded = ((call.exchange.wire or {}).get("request") or {}).get("options")
+    own = getattr(provider, "options", None)
+    if isinstance(recorded, dict):
+        request.options = {key: value for key, value in recorded.items()
+                           if key in REPLAYED_SETTINGS and not (isinstance(own, dict) and key in own)}
     original = call.recording
     scrubber = policy.for_run() if policy is not None else None
     rec = Recorder(f"replay-{uuid.uuid4().hex[:12]}", policy=scrubber)
