@@ -266,6 +266,34 @@ def flat_messages(items: Any, where: str) -> tuple[list[dict[str, Any]], bool]:
     return turns, present
 
 
+def responses_reply(value: Any) -> tuple[list[dict[str, Any]], UsageCounts | None]:
+    """The reply an OpenAI Responses object (or a list of them) in ``output.value`` holds, as turns, with its usage:
+    the OpenAI Agents SDK's instrumentor writes only that for a streamed run (no ``llm.output_messages``)."""
+    data = _json(value)
+    turns: list[dict[str, Any]] = []
+    usage: UsageCounts | None = None
+    for response in data if isinstance(data, list) else [data]:
+        if not isinstance(response, Mapping) or response.get("object") != "response":
+            continue
+        texts: list[str] = []
+        calls: list[dict[str, Any]] = []
+        for item in response.get("output") or []:
+            if not isinstance(item, Mapping):
+                continue
+            if item.get("type") == "message":
+                texts += [part["text"] for part in item.get("content") or [] if isinstance(part, Mapping)
+                          and part.get("type") == "output_text" and isinstance(part.get("text"), str)]
+            elif item.get("type") == "function_call":
+                calls.append({"id": str(item.get("call_id") or item.get("id") or ""),
+                              "name": str(item.get("name") or ""), "args": _args(item.get("arguments"))})
+        if texts or calls:
+            turns.append(_turn("assistant", "".join(texts), calls, None, None))
+        counts = response.get("usage")
+        if isinstance(counts, Mapping):
+            usage = UsageCounts(_count(counts, "input_tokens"), _count(counts, "output_tokens"), 0, 0, False)
+    return turns, usage
+
+
 def legacy_messages(items: Any, where: str) -> tuple[list[dict[str, Any]], bool]:
     """OpenLLMetry's nested ``gen_ai.prompt`` / ``gen_ai.completion`` items as turns, and whether content was there."""
     turns: list[dict[str, Any]] = []
@@ -342,6 +370,9 @@ def read_call(attributes: Mapping[str, Any]) -> Call:
     if found == OPENINFERENCE:
         turns, present = flat_messages(attributes.get("llm.input_messages"), "llm.input_messages")
         out, out_present = flat_messages(attributes.get("llm.output_messages"), "llm.output_messages")
+        streamed: UsageCounts | None = None
+        if "llm.output_messages" not in attributes:  # a streamed run: the reply only in output.value
+            out, streamed = responses_reply(attributes.get("output.value"))
         present &= "llm.input_messages" in attributes
         tools = [schema(_json(t.get("tool.json_schema"))) for t in attributes.get("llm.tools") or []]
         model = attributes.get("llm.request.model_name") or attributes.get("llm.model_name")
@@ -350,6 +381,8 @@ def read_call(attributes: Mapping[str, Any]) -> Call:
                             _count(attributes, "llm.token_count.completion"),
                             _count(attributes, "llm.token_count.prompt_details.cache_read"),
                             _count(attributes, "llm.token_count.prompt_details.cache_write"), False)
+        if streamed is not None and not (usage.input_tokens or usage.output_tokens):
+            usage = streamed
         stop = _stop(attributes.get("llm.finish_reason"))
     else:
         if found == OPENLLMETRY:
