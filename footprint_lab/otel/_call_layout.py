@@ -29,10 +29,10 @@ def turn_key(turn: dict[str, Any]) -> tuple[Any, ...]:
 
 def request_wire(call: Any) -> dict[str, Any]:
     """What the recorded request says beyond its fields: the call's settings, and, when its system text went as
-    several system messages (the instructions as one, then each leading system turn), each one's length, so a
+    several system messages (each leading system turn, then the instructions as one), each one's length, so a
     replay sends it as it was sent (``explain.trials.replay``)."""
     system, _ = split_system(call.turns)
-    lengths = ([len(BLANK_LINE.join(call.instructions))] if call.instructions else []) + [len(t) for t in system]
+    lengths = [len(t) for t in system] + ([len(BLANK_LINE.join(call.instructions))] if call.instructions else [])
     return {"options": call.settings, **({"system_messages": lengths} if len(lengths) > 1 else {})}
 
 

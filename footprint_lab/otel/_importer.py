@@ -94,6 +94,8 @@ CONTENT_OFF_NOTE = ("the spans carry no message content, so the pieces are empty
 UNREAD_FIX = ("Record the agent with an OpenInference instrumentor (openinference-instrumentation-langchain, "
               "-openai-agents, -llama-index: instrument(tracer_provider=...)) or one that writes the OpenTelemetry "
               "GenAI conventions (gen_ai.operation.name; pydantic-ai's InstrumentationSettings), then import its spans")
+UNREAD_NOTE = ("message parts that are not text (an image, a file, audio) are not imported: the pieces hold the "
+               "text alone, and a replay sends those requests without them")
 CUT_NOTE = ("some spans hold messages as text that is not JSON, read as missing: most likely cut short by the "
             "SDK's attribute length limit. Raise it (TracerProvider(span_limits=SpanLimits(max_attribute_length=...)) "
             "or OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT) so the spans hold whole messages")
@@ -136,7 +138,7 @@ def from_spans(spans: Spans, *, progress: Wanted = None, redact: Redaction | Non
         raise OtelSpansError(f"{len(read)} span(s), none of them an LLM call, agent, tool or retriever span in a "
                              "convention this reads", UNREAD_FIX)
     runs: list[Run] = []
-    silent = cut = 0
+    silent = cut = unread = 0
     bar = Progress(len(groups), "from_spans", progress, unit="runs imported", after=SHOW_AFTER)
     with stopping(bar, lambda: runs, KEPT):
         for group in groups:  # one at a time: what a run's spans say is dropped once replayed
@@ -144,11 +146,14 @@ def from_spans(spans: Spans, *, progress: Wanted = None, redact: Redaction | Non
             runs.append(importer.replay())
             silent += not importer.present
             cut += importer.cut
+            unread += importer.unread > 0
             bar.advance()
     if silent:
         warnings.warn(f"{silent} imported run(s): {CONTENT_OFF_NOTE}", ContentCaptureWarning, stacklevel=2)
     if cut:
         warnings.warn(f"{cut} imported run(s): {CUT_NOTE}", ContentCaptureWarning, stacklevel=2)
+    if unread:
+        warnings.warn(f"{unread} imported run(s): {UNREAD_NOTE}", ContentCaptureWarning, stacklevel=2)
     return runs
 
 
@@ -177,6 +182,7 @@ class _Importer:
         self.iteration = 0
         self.present = True
         self.cut = any(span.attributes.get(CUT) for span in spans)  # content cut short, read as missing
+        self.unread = 0  # message parts sent that are not text, left out
         self.answer: str | None = None
         self.read: list[tuple[SpanData, str, Any]] = []  # each span with its role and what it says
         self.shown: dict[str, str] = {}  # tool call id -> the result text the first call shown it was sent
@@ -218,8 +224,10 @@ class _Importer:
         rec.meta["imported"] = IMPORTED_NOTE
         rec.meta["otel"] = {"trace_id": (self.frame or self.spans[0]).trace_id,
                             "span_id": self.root.span_id if self.root else None}
-        if not self.present or self.cut:
-            rec.meta["note"] = CONTENT_OFF_NOTE if not self.present else CUT_NOTE
+        notes = [note for note, said in ((CONTENT_OFF_NOTE, not self.present), (CUT_NOTE, self.cut),
+                                         (UNREAD_NOTE, self.unread)) if said]
+        if notes:
+            rec.meta["note"] = "; ".join(notes)
         status = "failed" if failed else "finished"
         runner = {"kind": "agent", "id": root_attrs.get("gen_ai.agent.id"),
                   "name": self.name or (self.frame.name if self.frame is not None and self.root is None else None)}
@@ -317,12 +325,15 @@ class _Importer:
         iteration = self.iteration
         system, turns = split_system(call.turns)
         self.present &= call.present
+        self.unread += call.unread
         step_id = rec.begin("assemble", iteration)
         pieces = rec.pieces
-        texts = call.instructions + system
+        # the leading system turns, then the instructions recorded apart, as pydantic-ai sends them (after its
+        # system prompts, to OpenAI and Anthropic alike)
+        texts = system + call.instructions
         named = named_pieces(span.attributes.get("footprint_lab.source_ids"), "system", len(texts))
-        ids = named or [("base", f"instructions-{n + 1}") for n in range(len(call.instructions))] + [
-            ("base", f"system-part-{n + 1}") for n in range(len(system))]
+        ids = named or [("base", f"system-part-{n + 1}") for n in range(len(system))] + [
+            ("base", f"instructions-{n + 1}") for n in range(len(call.instructions))]
         system_ids: list[int] = []
         retrieved = [(place, document.content) for place, (document, _, _) in enumerate(self.documents)]
         placed: set[str] = set()  # the texts of documents that stand as pieces of their own in a system part

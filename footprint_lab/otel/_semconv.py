@@ -58,6 +58,7 @@ class Call(NamedTuple):
     stop: str | None
     settings: dict[str, Any]
     present: bool  # whether its messages were recorded with their content
+    unread: int = 0  # message parts it was sent that are not text (an image, a file, audio): not imported
 
 
 class ToolRun(NamedTuple):
@@ -247,10 +248,10 @@ def flat_messages(items: Any, where: str) -> tuple[list[dict[str, Any]], bool]:
     for n, fields in enumerate(items if isinstance(items, list) else []):
         at = f"{where}[{n}]"
         text = _text(fields.get("message.content"), f"{at}.message.content")
+        contents = _indexed(fields, "message.contents.")
         if text is None:
             parts = [_text(part.get("message_content.text"), f"{at}.message.contents")
-                     for part in _indexed(fields, "message.contents.")
-                     if part.get("message_content.type", "text") == "text"]
+                     for part in contents if part.get("message_content.type", "text") == "text"]
             text = "\n".join(p for p in parts if p is not None) if parts else None
         calls = [{"id": _text(call.get("tool_call.id"), f"{at}.tool_call.id") or "",
                   "name": _text(call.get("tool_call.function.name"), f"{at}.tool_call.function.name") or "",
@@ -260,7 +261,7 @@ def flat_messages(items: Any, where: str) -> tuple[list[dict[str, Any]], bool]:
             calls = [{"id": "", "name": _text(fields["message.function_call_name"], f"{at}.function_call_name") or "",
                       "args": _args(fields.get("message.function_call_arguments_json"))}]
         role_ = _text(fields.get("message.role"), f"{at}.message.role") or ""
-        present &= text is not None or bool(calls)
+        present &= text is not None or bool(calls) or bool(contents)  # an image alone is content (left out)
         turns.append(_turn(role_, text, calls, _text(fields.get("message.tool_call_id"), f"{at}.tool_call_id"),
                            _text(fields.get("message.name"), f"{at}.message.name")))
     return turns, present
@@ -292,6 +293,21 @@ def responses_reply(value: Any) -> tuple[list[dict[str, Any]], UsageCounts | Non
         if isinstance(counts, Mapping):
             usage = UsageCounts(_count(counts, "input_tokens"), _count(counts, "output_tokens"), 0, 0, False)
     return turns, usage
+
+
+def unread_parts(attributes: Mapping[str, Any], found: str) -> int:
+    """How many parts of a call's input messages are neither text nor a tool call or result (an image, a file,
+    audio): the import keeps text only, so it says how many it left out."""
+    if found == OPENINFERENCE:
+        items = attributes.get("llm.input_messages")
+        return sum(1 for fields in items if isinstance(fields, Mapping)
+                   for part in _indexed(fields, "message.contents.")
+                   if part.get("message_content.type", "text") != "text") if isinstance(items, list) else 0
+    messages = attributes.get("gen_ai.input.messages") if found != OPENLLMETRY else None
+    return sum(1 for message in messages if isinstance(message, Mapping) and isinstance(message.get("parts"), list)
+               for part in message["parts"] if isinstance(part, Mapping)
+               and part.get("type", "text") not in ("text", "tool_call", "tool_call_response")
+               ) if isinstance(messages, list) else 0
 
 
 def legacy_messages(items: Any, where: str) -> tuple[list[dict[str, Any]], bool]:
@@ -417,7 +433,7 @@ def read_call(attributes: Mapping[str, Any]) -> Call:
     return Call(turns, instructions, _last_assistant(out), [t for t in tools if t is not None],
                 model if isinstance(model, str) else "",
                 response_model if isinstance(response_model, str) else None, usage, stop,
-                settings_of(attributes, found), present and out_present)
+                settings_of(attributes, found), present and out_present, unread_parts(attributes, found))
 
 
 def read_tool(attributes: Mapping[str, Any], name: str) -> ToolRun:

@@ -159,9 +159,9 @@ async def test_a_replay_sends_the_generation_settings_the_call_was_recorded_with
         """A provider of one's own that sets its temperature."""
 
         name = "tuned"
-        options = {"temperature": 0}
 
         def __init__(self) -> None:
+            self.options = {"temperature": 0}
             self.inner = mock(respond=model)
 
         async def complete(self, request: LLMRequest) -> Any:

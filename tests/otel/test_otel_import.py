@@ -70,7 +70,7 @@ def test_pydantic_ai_run_imports_with_slots_kinds_and_tool_call() -> None:
     assert json.loads(tool_result.content) == {"order_id": "A-1001", "age_days": 47}
     first = recording.exchanges[0]
     assert [(c.name, c.args) for c in first.response.tool_calls] == [("lookup_order", {"order_id": "A-1001"})]
-    assert first.system == f"Use the tools.\n\nYou help with refunds.\n\n{PLANTED}"
+    assert first.system == f"You help with refunds.\n\n{PLANTED}\n\nUse the tools."  # as pydantic-ai sends them
     assert first.response.usage.input_tokens > 0 and recording.exchanges[1].response.usage.output_tokens > 0
     tool_step = recording.steps[3]
     assert tool_step.duration_ms > 0 and recording.duration_ms >= tool_step.duration_ms
@@ -233,3 +233,57 @@ def test_a_policy_given_at_import_masks_every_record_view_and_export_of_the_run(
         with pytest.raises(OtelExportError) as refused:
             call()
         assert refused.value.code == "ERR_OTEL_EXPORT" and door in str(refused.value)
+
+
+def test_a_pydantic_ai_request_over_the_wire_is_recorded_in_the_order_it_was_sent() -> None:
+    """pydantic-ai sends its system prompts, then its instructions (recorded apart, in gen_ai.system_instructions):
+    the recorded request, which a replay sends again, is the request the server received, in that order."""
+    from otel_kit import ChatServer, completion
+    from pydantic_ai.models.openai import OpenAIChatModel
+    from pydantic_ai.providers.openai import OpenAIProvider
+
+    server = ChatServer(completion("DECLINED"))
+    try:
+        exporter = InMemorySpanExporter()
+        provider = TracerProvider()
+        provider.add_span_processor(SimpleSpanProcessor(exporter))
+        agent = Agent(OpenAIChatModel("gpt-test", provider=OpenAIProvider(base_url=f"{server.url}/v1",
+                                                                          api_key="sk-test")),
+                      instructions="Use the tools.", system_prompt=["You help with refunds.", PLANTED])
+        agent.instrument = InstrumentationSettings(tracer_provider=provider, include_content=True)
+        agent.run_sync("Refund order A-1001?")
+        (received,) = [r.body["messages"] for r in server.received]
+    finally:
+        server.close()
+    (run,) = from_spans(list(exporter.get_finished_spans()))
+    (exchange,) = run.recording.exchanges
+    sent = [message["content"] for message in received if message["role"] == "system"]
+    assert exchange.system == "\n\n".join(sent)
+    assert exchange.wire["request"]["system_messages"] == [len(text) for text in sent]
+
+
+@pytest.mark.parametrize("with_text", [True, False])
+def test_a_message_part_that_is_not_text_is_said_to_be_left_out_never_dropped_in_silence(with_text: bool) -> None:
+    """An image sent beside (or instead of) the question: the import keeps text only, so it warns and notes that
+    a replay sends the request without the image; an image alone is content, never "content capture was off"."""
+    exporter = InMemorySpanExporter()
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exporter))
+    parts = ([("text", "Is this refundable?")] if with_text else []) + [("image", None)]
+    attributes: dict[str, Any] = {"openinference.span.kind": "LLM", "llm.model_name": "m",
+                                  "llm.input_messages.0.message.role": "user",
+                                  "llm.output_messages.0.message.role": "assistant",
+                                  "llm.output_messages.0.message.content": "DECLINED"}
+    for n, (kind, text) in enumerate(parts):
+        attributes[f"llm.input_messages.0.message.contents.{n}.message_content.type"] = kind
+        if text is not None:
+            attributes[f"llm.input_messages.0.message.contents.{n}.message_content.text"] = text
+        else:
+            attributes[f"llm.input_messages.0.message.contents.{n}.message_content.image.image.url"] = "data:,x"
+    with provider.get_tracer("test").start_as_current_span("llm", attributes=attributes):
+        pass
+    with pytest.warns(ContentCaptureWarning) as said:
+        (run,) = from_spans(exporter.get_finished_spans())
+    assert [str(w.message).count("not text") for w in said] == [1]
+    assert "not text" in run.recording.meta["note"] and "content capture" not in run.recording.meta["note"]
+    assert run.answer == "DECLINED"
