@@ -236,5 +236,5 @@ def replay_note(call: RecordedCall, tested: Sequence[str]) -> list[str]:
     if also:
         line += (f" {len(also)} of them were also sent to earlier calls ({', '.join(also[:5])}"
                  f"{' ...' if len(also) > 5 else ''}), where they may have acted too (a tool call they caused): "
-                 "localize(run, rerun=agent) tests them whole.")
+                 "localize(run, rerun=agent) tests them whole (rerun=factory for an agent built elsewhere).")
     return [line]

@@ -321,7 +321,8 @@ class Replay:
         lines += [f"  replay {k + 1}: \"{shorten(r.answer)}\"" for k, r in enumerate(self.replays)]
         lines += [f"  unchanged {k + 1}: \"{shorten(r.answer)}\"" for k, r in enumerate(self.unchanged)]
         lines.append("A replay tests this call only: a piece that acted through an earlier call (the tool call it "
-                     "caused) needs a rerun of the agent, localize(run, rerun=agent).")
+                     "caused) needs a rerun of the agent, localize(run, rerun=agent), or rerun=factory for an agent "
+                     "built elsewhere.")
         return "\n".join(lines)
 
     def to_frame(self) -> Any:
