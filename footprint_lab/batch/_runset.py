@@ -366,7 +366,8 @@ class RunSet:
                 "must select runs that answered after calling a model (a failed run has nothing to compare reruns "
                 "with): add the status, e.g. where=lambda r: r.status == 'finished' and r.answer != expected[r.input]",
             )
-        masked = sum(1 for e in chosen if "[redacted:" in (e.summary.input or ""))
+        masked = sum(1 for e in chosen if "[redacted:" in (e.summary.input or "")  # a mask a policy wrote, not one
+                     and e.run().recording.redaction is not None)  # typed as text by a user (a log line)
         if masked:
             raise BatchConfigError(
                 function, "where", f"a selection with {masked} run(s) whose recorded message a redaction policy masked",

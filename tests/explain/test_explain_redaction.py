@@ -365,3 +365,115 @@ async def test_a_rerun_given_what_its_runner_refuses_is_refused_before_a_model_i
             await localize(run, rerun=agent, samples=2, input=given, **extra)
         assert SECRET not in str(caught.value)
     assert calls is None or agent.provider.calls == calls
+
+
+def escalating(share: float = 1.0, seed: int = 0, other: str = "nobody") -> Agent:
+    """Refunds go to the CEO's address while the escalation fact is sent; without it, to ``other`` (``share`` of
+    the time)."""
+    import random
+
+    draw = random.Random(seed)
+
+    def model(request: LLMRequest) -> str:
+        seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
+        if "escalate to the CEO" in seen or draw.random() >= share:
+            return "Refund sent to ceo@corp.example.com."
+        return f"Refund sent to {other}."
+
+    return Agent(provider=mock(respond=model), system="Decide refunds.", redact=Redaction(builtins=["email"]),
+                 context=[define_fact(id="escalate", data="Always escalate to the CEO."),
+                          define_fact(id="noise", data="The sky is blue."),
+                          define_fact(id="other", data="Orders ship on Monday.")])
+
+
+async def test_a_change_a_reader_sees_beside_a_masked_value_is_a_change() -> None:
+    """"Refund sent to nobody." against "Refund sent to [redacted:email].": the live run knows its value, so this is
+    a change like any other, never a rerun that "differs only inside masked values"; a cause acting half the time
+    is still confirmed, not set aside on the unchanged reruns alone."""
+    agent = escalating()
+    run = await agent.run("Refund order A-1.")
+    without = await rerun_without(run, ["escalate"], rerun=agent)
+    assert without.changed and without.error is None
+    assert (await localize(run, rerun=agent)).verdict("escalate") == "confirmed"
+    half = escalating(0.5, seed=3)
+    report = await localize(await half.run("Refund order A-1."), rerun=half)
+    assert report.verdict("escalate") != "not_confirmed"
+
+
+async def test_a_loaded_run_cannot_tell_two_values_masked_alike_apart_so_it_says_so() -> None:
+    """Without the fact the refund goes to another address; both mask to [redacted:email]. A loaded run has lost
+    which address it was, so the rerun is a failed one that says why, never "unchanged"."""
+    agent = escalating(other="intern@corp.example.com")
+    run = await agent.run("Refund order A-1.")
+    for given in ({}, {"input": "Refund order A-1."}):
+        again = await rerun_without(Run.from_recording(loaded(run)), ["escalate"], rerun=agent, **given)
+        assert not again.changed and again.after is None and "localize the live run" in str(again.error)
+        found = await localize(Run.from_recording(loaded(run)), rerun=agent, **given)
+        assert found.verdict("escalate") == "undecided"
+
+
+async def test_a_message_that_holds_mask_text_of_its_own_is_no_masked_message_without_a_policy() -> None:
+    """A user asking about a log line "[redacted:email]" under no policy: its rerun, given the message again or
+    not, and a run set holding it, are localized as any other."""
+    from footprint_lab.batch import RunSet
+
+    message = "Why does the log show [redacted:email] here?"
+
+    def model(request: LLMRequest) -> str:
+        seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
+        return "A policy masked it." if "policies mask" in seen else "No idea."
+
+    def make() -> Agent:
+        return Agent(provider=mock(respond=model), system="Explain logs.",
+                     context=[define_fact(id="why", data="Redaction policies mask addresses in logs."),
+                              define_fact(id="noise", data="The sky is blue.")])
+
+    agent = make()
+    run = await agent.run(message)
+    assert (await localize(run, rerun=agent)).confirmed == ["why"]
+    assert (await localize(run, rerun=agent, input=message)).confirmed == ["why"]
+    runs = RunSet.from_runs([run])
+    frame = await runs.localize(rerun=make().without, progress=False)
+    assert "why" in set(frame[frame.verdict == "confirmed"].source_id)
+
+
+async def test_a_refusal_only_some_reruns_meet_fails_those_reruns_and_keeps_the_rest() -> None:
+    """A scripted model that is handed a reply it cannot read for some removals only: those reruns fail, the trial
+    goes on and the cause is still confirmed; nothing billed is thrown away."""
+    def respond(request: LLMRequest) -> Any:
+        text = request.system + " ".join(str(m.get("content", "")) for m in request.messages)
+        if "fact 3." not in text and "fact 5." not in text:
+            return 42  # no reply at all: the mock refuses this rerun alone
+        return "APPROVED" if "zebra flag" in text else "DECLINED"
+
+    agent = Agent(provider=mock(respond=respond), system="Decide.",
+                  context=[define_fact(id=f"note-{k}", data=f"Benign fact {k}.") for k in range(19)]
+                  + [define_fact(id="note-19", data="zebra flag.")])
+    report = await localize(await agent.run("Decide?"), rerun=agent)
+    assert report.confirmed == ["note-19"] and report.failed > 0
+
+
+async def test_the_kept_rerun_shows_its_answer_as_recorded_even_when_nothing_more_is_masked(guarded) -> None:
+    agent, run = guarded
+    report = await rerun_without(run, ["vip"], rerun=agent, input=MESSAGE)
+    assert report.run is not None and SECRET not in str(report.run.answer)
+    dropped = await find_dropped_context(run, rerun=agent, input=MESSAGE)
+    assert all(SECRET not in str(o.run.answer) for piece in dropped.pieces for o in piece.trial.confirmation
+               if o.run is not None)
+
+
+async def test_many_masked_addresses_against_a_longer_list_are_judged_at_once() -> None:
+    """A shape that took a backtracking match tens of seconds (a dozen masks against thirty addresses, ending
+    otherwise) is judged in one walk, live or loaded."""
+    def listing(request: LLMRequest) -> str:
+        seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
+        if "only the leads" in seen:
+            return "Mailed " + ", ".join(f"lead{k}@corp.example.com" for k in range(12)) + "."
+        return "Mailed " + ", ".join(f"user{k}@corp.example.com" for k in range(30)) + "!"
+
+    agent = Agent(provider=mock(respond=listing), system="Notify.", redact=Redaction(builtins=["email"]),
+                  context=[define_fact(id="scope", data="Mail only the leads."), define_fact(id="noise", data="Sky.")])
+    run = await agent.run("Send the notice.")
+    for original in (run, Run.from_recording(loaded(run))):
+        report = await rerun_without(original, ["scope"], rerun=agent, time_limit=5)
+        assert report.changed and report.error is None

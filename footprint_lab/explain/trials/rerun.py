@@ -139,8 +139,9 @@ class Outcome:
 class Rerunner:
     """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
 
-    __slots__ = ("_answers", "_continue_from", "_function", "_input", "_masked", "_original", "_redacted", "_seeded",
-                 "_taught", "identity", "rerun", "retries", "retry_wait", "time_limit")
+    __slots__ = ("_answers", "_continue_from", "_finished", "_function", "_input", "_masked", "_original", "_patterns",
+                 "_read_back", "_redacted", "_scrubber", "_seeded", "_taught", "identity", "rerun", "retries",
+                 "retry_wait", "time_limit")
 
     def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
                  continue_from: Any = None, *, retries: int = 2, retry_wait: float = 0.5,
@@ -195,7 +196,7 @@ class Rerunner:
             continue_from = given[1] if continue_from is None else continue_from
             self._answers = list(given[2]) if len(given) > 2 else []
         if input is None:
-            if "[redacted:" in str(recording.input.get("message", "")):
+            if recording.redaction is not None and "[redacted:" in str(recording.input.get("message", "")):
                 raise ExplainConfigError(
                     function, "input", "nothing, for a run whose recorded message was redacted",
                     "must be given when the recording holds a redacted message: a rerun of the masked text "
@@ -204,7 +205,8 @@ class Rerunner:
             self._input: Any = dict(recording.input)
         elif isinstance(input, str) or (isinstance(input, dict) and isinstance(input.get("message"), str)):
             message = input if isinstance(input, str) else input["message"]
-            if PLACEHOLDER.search(message) and PLACEHOLDER.search(str(recording.input.get("message", ""))):
+            if (recording.redaction is not None and PLACEHOLDER.search(message)
+                    and PLACEHOLDER.search(str(recording.input.get("message", "")))):
                 raise ExplainConfigError(
                     function, "input", "a message that still holds a mask the policy wrote",
                     "must be the original message, as the user typed it: a rerun of the masked text would answer "
@@ -222,17 +224,23 @@ class Rerunner:
         recorded_text = recording.input.get("message")
         read_back = stood_for(given_text, recorded_text) if (
             isinstance(given_text, str) and isinstance(recorded_text, str)) else {}
-        self._taught: Callable[[str], str] | None = None
-        if read_back and self._redacted:
+        #: a loaded run's answer masks: which stand for any text (a key's value), which only for themselves (a
+        #: pattern the rerun's own policy masks alike), and the values read back, for telling them
+        report = recording.redaction or {}
+        self._patterns = frozenset({*BUILTIN_PATTERNS, *report.get("patterns", ())})
+        self._read_back = frozenset(read_back)
+        self._scrubber: Any = None
+        if self._redacted:
             from footprint_lab.redact.policy import policy_from_reports
 
             policy = getattr(run, "policy", None) or policy_from_reports([recording.redaction])
             if policy is not None:
-                scrubber = policy.for_run()
-                scrubber.teach(read_back)
-                self._taught = scrubber.scrub
+                self._scrubber = policy.for_run()
+                self._scrubber.teach(read_back)
+        self._taught: Callable[[str], str] | None = self._scrubber.scrub if read_back and self._scrubber else None
         #: the original's answer as recorded (masked) and as its run holds it (live, unmasked for a live run)
         self._original = (recording.answer, getattr(run, "answer", recording.answer))
+        self._finished = 0  # reruns that ran to an end, for telling a refusal of every rerun from one rerun's
         self.identity = recording.identity
         continues = recording.meta.get("continues")
         # a chat names its turn's start itself: a first turn that paused and was answered starts from nothing
@@ -300,8 +308,10 @@ class Rerunner:
                 break
             except TimeoutError:  # a rerun that hangs is not tried again: it would hang again
                 return Outcome(seed, None, f"rerun took over {self.time_limit:g} s", attempts=attempt)
-            except Refusal:  # the runner refused what it was given (the input, continue_from): the caller's to fix
-                raise
+            except Refusal as refused:  # the runner refused what it was given (the input, continue_from): raised while
+                if not self._finished:  # no rerun finished (it would refuse each); later, a rerun that failed
+                    raise
+                return Outcome(seed, None, f"{type(refused).__name__}", attempts=attempt)
             except Exception as exc:  # one failed rerun must not sink the others; it is reported as failed
                 if attempt > self.retries or not transient(exc):
                     return Outcome(seed, None, f"{type(exc).__name__}", attempts=attempt)
@@ -313,6 +323,7 @@ class Rerunner:
                     raise
                 except Exception as exc:  # a factory that fails for one rerun fails that rerun, not the others
                     return Outcome(seed, None, f"factory {type(exc).__name__}", attempts=attempt)
+        self._finished += 1
         if getattr(result, "paused", False):  # no answer to compare: never an empty one that reads as changed
             return Outcome(seed, None, "stopped to ask a person instead of answering", attempts=attempt)
         answer = getattr(result, "answer", None)
@@ -323,7 +334,7 @@ class Rerunner:
             if getattr(recorded, "redaction", None) is None:
                 return Outcome(seed, None, "rerun not recorded under a redaction policy", attempts=attempt)
             live, answer = answer, self._shown(recorded.answer)
-            unsure = _unsure(answer, live, *self._original)
+            unsure = self._unsure(answer, live)
             if unsure is not None:
                 return Outcome(seed, None, unsure, attempts=attempt)
             if keep_run and recorded is not None:
@@ -346,9 +357,41 @@ class Rerunner:
             text = self._masked(text)
         return self._taught(text) if self._taught is not None else text
 
+    def _unsure(self, answer: Any, live: Any) -> str | None:
+        """Why a rerun's answer (masked as recorded) cannot be compared with the original's, else ``None``.
+
+        A live run knows its values: masked answers that read the same while the live ones differ (two addresses
+        masked alike) cannot be judged without showing them. A loaded run does not: masked answers that read the
+        same are the same only where each mask stands for a value read back from the message given again; and a
+        rerun's answer that differs only where the original shows a key's mask (a value the rerun never learned
+        to mask) may be the same value. A pattern's mask stands for itself: the rerun's own policy masks alike."""
+        recorded, original = self._original
+        if not (isinstance(answer, str) and isinstance(recorded, str)) or "[redacted:" not in recorded:
+            return None
+        if original != recorded:  # a live run
+            return _MASKED_ONLY if answer == recorded and isinstance(live, str) and live != original else None
+        if answer == recorded:  # the same only where every value masked in the rerun's live answer is one read back
+            scrubber = self._scrubber
+            if scrubber is None or not isinstance(live, str) or scrubber.scrub(live) != answer:
+                return _MASKED_LOADED
+            unknown = [start for start, end, _ in scrubber.hits(live) if live[start:end] not in self._read_back]
+            return _MASKED_LOADED if unknown else None
+        masks = PLACEHOLDER.findall(recorded)
+        gaps = [mask for mask in masks if mask[len("[redacted:"):-1] not in self._patterns]
+        if not gaps:
+            return None
+        literals, at = [], 0  # the recorded answer cut at each key's mask; a pattern's mask is kept as text
+        for found in PLACEHOLDER.finditer(recorded):
+            if found.group() in gaps:
+                literals.append(recorded[at:found.start()])
+                at = found.end()
+        literals.append(recorded[at:])
+        return _MASKED_LOADED if _fits(answer, literals) else None
+
     def _masked_run(self, result: Any, recorded: Any) -> Any:
-        """The rerun's run, kept for the caller to look at, with its recording masked as :meth:`_shown` masks (a
-        rerun that never met a secret the original learned would hold it); ``None`` when that cannot be made."""
+        """The rerun's run, kept for the caller to look at, as its recording holds it (a live run's answer holds what
+        the policy covers), masked as :meth:`_shown` masks (a rerun that never met a secret the original learned would
+        hold it); ``None`` when that cannot be made."""
         from footprint_lab.record.by_field import texts
         from footprint_lab.sealing.seal import masked_again
 
@@ -359,10 +402,8 @@ class Rerunner:
                                  patterns=report.get("patterns", ()))
         except ValueError:
             return None
-        if again is None:
-            return result
-        rebuilt = getattr(type(result), "from_recording", None)
-        return rebuilt(again) if callable(rebuilt) else None
+        rebuilt = getattr(type(result), "from_recording", None)  # its answer as recorded: the live one holds values
+        return rebuilt(again or recorded) if callable(rebuilt) else None
 
     async def _ran(self, runner: Any, extra: dict[str, Any]) -> Any:
         return await self._answered(runner, await runner.run(self._input, identity=self.identity, **extra))
@@ -387,18 +428,19 @@ _MASKED_ONLY = ("its answer differs from the original only inside values the red
 _MASKED_LOADED = f"{_MASKED_ONLY}: localize the live run, or give the original message again as input="
 
 
-def _unsure(answer: Any, live: Any, recorded: Any, original: Any) -> str | None:
-    """Why a rerun's answer (masked as recorded) cannot be compared with the original's, else ``None``: the masked
-    answers read the same while the live ones differ (two addresses masked alike), or the masked ones differ only
-    where the original shows a mask (a value the rerun shows that no mask here stands for)."""
-    if not (isinstance(answer, str) and isinstance(recorded, str)) or "[redacted:" not in recorded:
-        return None
-    if answer == recorded:
-        return _MASKED_ONLY if isinstance(live, str) and original != recorded and live != original else None
-    shape = "(?:.+?)".join(map(re.escape, PLACEHOLDER.split(recorded)))
-    if not re.fullmatch(shape, answer, re.DOTALL):
-        return None
-    return _MASKED_ONLY if original != recorded else _MASKED_LOADED
+def _fits(text: str, literals: list[str]) -> bool:
+    """Whether ``text`` is ``literals`` in order with at least one character between each two, in one walk (the
+    leftmost place of each literal leaves the most room for the rest)."""
+    first, last = literals[0], literals[-1]
+    if not text.startswith(first):
+        return False
+    at = len(first)
+    for literal in literals[1:-1]:
+        found = text.find(literal, at + 1)
+        if found == -1:
+            return False
+        at = found + len(literal)
+    return len(text) - len(last) >= at + 1 and text.endswith(last)
 
 
 def stood_for(text: str, masked: str) -> dict[str, str]:

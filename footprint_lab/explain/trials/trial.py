@@ -165,12 +165,13 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
         held = {name for arm in candidates if verdicts[arm.key].verdict == "confirmed"
                 for name in (*arm.exclude, *arm.force)}
         if kept_back and (not held or not singly):
-            seen = [*joint, *(o for verdict in verdicts.values() for o in verdict.confirmation)]
+            every = [*joint, *(o for verdict in verdicts.values() for o in verdict.confirmation)]
             # a group test's removals were halves: a second cause (each of two needed) hides behind the one
             # confirmed, so the search weighs again only the reruns that kept every confirmed arm
-            seen = [o for o in seen if not held & set(o.changed)]
+            seen = [o for o in every if not held & set(o.changed)]
             later, weights, searched, how = await _together(list(arms), verdicts, confirmation, alpha * kept_back,
-                                                            screening_baseline, seen, pairs=singly)
+                                                            screening_baseline, seen, pairs=singly,
+                                                            seeds_after=len(every))
             joint = [*joint, *searched]
             design += "; then" + how.removeprefix(";")
             await confirmation.run(later, alpha * kept_back, weights)
@@ -225,7 +226,8 @@ def _screened_out(verdict: ArmVerdict) -> str:
 
 
 async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmation: _Confirmation, level: float,
-                    baseline: list[Outcome], joint: Sequence[Outcome] = (), *, pairs: bool = True
+                    baseline: list[Outcome], joint: Sequence[Outcome] = (), *, pairs: bool = True,
+                    seeds_after: int | None = None
                     ) -> tuple[list[Arm], list[float], list[Outcome], str]:
     """Search removals together (:class:`~footprint_lab.explain.trials._search.CauseSearch`) for what explains the
     flips.
@@ -262,7 +264,8 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
         sets, _ = search.next_sets(min(BATCH, room()))
         if not sets:
             break
-        first = SEARCH_SEED + len(joint) + len(outcomes)  # a second round's sets get seeds of their own
+        # a second round's sets get seeds of their own: after every rerun so far, whichever it weighs
+        first = SEARCH_SEED + (len(joint) if seeds_after is None else seeds_after) + len(outcomes)
         jobs: list[tuple[Arm | None, int]] = [(_joined([arms[k] for k in removed]), first + n)
                                               for n, removed in enumerate(sets)]
         for removed, outcome in zip(sets, await spend(jobs), strict=True):
