@@ -105,6 +105,28 @@ def _check_settings(function: str, settings: Mapping[str, Any]) -> None:
         given.replace(**chosen)
 
 
+def _localizable(function: str, chosen: Sequence[Any]) -> None:
+    """Refuse, before any rerun, a selection holding a run ``localize`` cannot rerun as it is: one with no answer
+    or no LLM call, or one whose message a policy masked (only its original can be given again, run by run)."""
+    unanswered = sum(1 for e in chosen if e.summary.answer is None or e.summary.calls == 0)
+    if unanswered:
+        raise BatchConfigError(
+            function, "where", f"a selection with {unanswered} run(s) that have no answer or made no LLM call",
+            "must select runs that answered after calling a model (a failed run has nothing to compare reruns "
+            "with): add the status, e.g. where=lambda r: r.status == 'finished' and r.answer != expected[r.input]",
+        )
+    masked = sum(1 for e in chosen if "[redacted:" in (e.summary.input or "")  # a mask a policy wrote, not one
+                 and e.run().recording.redaction is not None)  # typed as text by a user (a log line)
+    if masked:
+        raise BatchConfigError(
+            function, "where", f"a selection with {masked} run(s) whose recorded message a redaction policy masked",
+            "must leave those runs out: a rerun of the masked text would answer a different question, and only "
+            "the original message can be given again, run by run. Localize each on its own, "
+            "localize(runs[run_id], rerun=agent, input=original_message), and the rest here with "
+            "where=lambda r: '[redacted:' not in (r.input or '')",
+        )
+
+
 def _localized(function: str, frame: Any) -> dict[str, str]:
     import pandas as pd
 

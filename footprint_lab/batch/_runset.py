@@ -33,6 +33,7 @@ from footprint_lab.batch._checks import (
     LocalizeSettings,
     _check_settings,
     _inputs,
+    _localizable,
     _localized,
     _runner_or_factory,
     _whole,
@@ -359,23 +360,7 @@ class RunSet:
                                    "must be a factory called as factory(exclude=[...], seed=...) that returns a "
                                    "runner, or (in this process) the agent that made the runs")
         chosen = [self._entries[i] for i in self._selected(function, where, default_finished=True)]
-        unanswered = sum(1 for e in chosen if e.summary.answer is None or e.summary.calls == 0)
-        if unanswered:
-            raise BatchConfigError(
-                function, "where", f"a selection with {unanswered} run(s) that have no answer or made no LLM call",
-                "must select runs that answered after calling a model (a failed run has nothing to compare reruns "
-                "with): add the status, e.g. where=lambda r: r.status == 'finished' and r.answer != expected[r.input]",
-            )
-        masked = sum(1 for e in chosen if "[redacted:" in (e.summary.input or "")  # a mask a policy wrote, not one
-                     and e.run().recording.redaction is not None)  # typed as text by a user (a log line)
-        if masked:
-            raise BatchConfigError(
-                function, "where", f"a selection with {masked} run(s) whose recorded message a redaction policy masked",
-                "must leave those runs out: a rerun of the masked text would answer a different question, and only "
-                "the original message can be given again, run by run. Localize each on its own, "
-                "localize(runs[run_id], rerun=agent, input=original_message), and the rest here with "
-                "where=lambda r: '[redacted:' not in (r.input or '')",
-            )
+        _localizable(function, chosen)
         if client is not None:
             payload = _cluster.ship(function, "rerun", (rerun, settings), client)
             chunks = _cluster.chunked([e.item() for e in chosen], _cluster.threads(client))

@@ -247,7 +247,7 @@ def test_a_value_given_again_is_taken_for_a_mask_only_when_that_is_certain(given
     """What a loaded run's recorded message masked is read from the message given to rerun it only where no other
     reading is possible: taking ordinary words for a secret would mask them in every rerun's answer and could
     make a changed answer read as unchanged."""
-    from footprint_lab.explain.trials.rerun import stood_for
+    from footprint_lab.explain.trials.rerun_masking import stood_for
 
     assert stood_for(given, recorded) == found
 

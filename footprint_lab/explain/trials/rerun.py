@@ -48,7 +48,8 @@ from footprint_lab.context.source_ids import UnknownSourceError
 from footprint_lab.explain.arguments import ExplainConfigError, fraction
 from footprint_lab.explain.provenance.members import Source, removable_sources
 from footprint_lab.explain.provenance.sources import NOT_REMOVABLE
-from footprint_lab.redact.policy import BUILTIN_PATTERNS, PLACEHOLDER
+from footprint_lab.explain.trials.rerun_masking import Masking
+from footprint_lab.redact.policy import PLACEHOLDER
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording
@@ -139,18 +140,13 @@ class Outcome:
 class Rerunner:
     """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
 
-    __slots__ = ("_answers", "_continue_from", "_finished", "_function", "_input", "_masked", "_original", "_patterns",
-                 "_read_back", "_redacted", "_scrubber", "_seeded", "_taught", "identity", "rerun", "retries",
-                 "retry_wait", "time_limit")
+    __slots__ = ("_answers", "_continue_from", "_finished", "_function", "_input", "_masking", "_redacted", "_seeded",
+                 "identity", "rerun", "retries", "retry_wait", "time_limit")
 
     def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
                  continue_from: Any = None, *, retries: int = 2, retry_wait: float = 0.5,
                  time_limit: float | None = RERUN_TIME_LIMIT, run: Any = None) -> None:
         self._function = function
-        #: what masks a rerun's answer as the original run masked its own, every value it learned included (a rerun
-        #: that never meets a secret under a covered key, its tool left out, would show it and count as changed)
-        masked = getattr(run, "masked", None)
-        self._masked: Callable[[str], str] | None = masked if callable(masked) else None
         self.rerun = rerun
         #: seconds one rerun may take (its factory call, its run, its comparison, each), else it fails; None: no limit
         self.time_limit = check_time_limit(function, time_limit)
@@ -217,29 +213,8 @@ class Rerunner:
             raise ExplainConfigError(function, "input", describe_shape(input),
                                      "must be the message to rerun (a string or {'message': ...}); leave it out "
                                      "to rerun the recorded input")
-        #: a loaded run's learned values are gone, but a value the message given to rerun holds where the recorded
-        #: message shows a mask is masked alike: a scrubber of the run's policy taught each (patterns, base64 and
-        #: the masks already written handled as the run's own scrubber handles them)
-        given_text = self._input if isinstance(self._input, str) else self._input.get("message")
-        recorded_text = recording.input.get("message")
-        read_back = stood_for(given_text, recorded_text) if (
-            isinstance(given_text, str) and isinstance(recorded_text, str)) else {}
-        #: a loaded run's answer masks: which stand for any text (a key's value), which only for themselves (a
-        #: pattern the rerun's own policy masks alike), and the values read back, for telling them
-        report = recording.redaction or {}
-        self._patterns = frozenset({*BUILTIN_PATTERNS, *report.get("patterns", ())})
-        self._read_back = frozenset(read_back)
-        self._scrubber: Any = None
-        if self._redacted:
-            from footprint_lab.redact.policy import policy_from_reports
-
-            policy = getattr(run, "policy", None) or policy_from_reports([recording.redaction])
-            if policy is not None:
-                self._scrubber = policy.for_run()
-                self._scrubber.teach(read_back)
-        self._taught: Callable[[str], str] | None = self._scrubber.scrub if read_back and self._scrubber else None
-        #: the original's answer as recorded (masked) and as its run holds it (live, unmasked for a live run)
-        self._original = (recording.answer, getattr(run, "answer", recording.answer))
+        #: how a rerun's answer is masked and judged beside the original's, for a run recorded under a policy
+        self._masking = Masking(recording, run, self._input) if self._redacted else None
         self._finished = 0  # reruns that ran to an end, for telling a refusal of every rerun from one rerun's
         self.identity = recording.identity
         continues = recording.meta.get("continues")
@@ -327,18 +302,19 @@ class Rerunner:
         if getattr(result, "paused", False):  # no answer to compare: never an empty one that reads as changed
             return Outcome(seed, None, "stopped to ask a person instead of answering", attempts=attempt)
         answer = getattr(result, "answer", None)
-        if self._redacted:
+        masking = self._masking
+        if masking is not None:
             # The live answer holds what the policy covers; the rerun's own recording holds it masked,
             # as the original's does, so the two compare like with like and can be shown.
             recorded: Any = getattr(result, "recording", None)
             if getattr(recorded, "redaction", None) is None:
                 return Outcome(seed, None, "rerun not recorded under a redaction policy", attempts=attempt)
-            live, answer = answer, self._shown(recorded.answer)
-            unsure = self._unsure(answer, live)
+            live, answer = answer, masking.shown(recorded.answer)
+            unsure = masking.unsure(answer, live)
             if unsure is not None:
                 return Outcome(seed, None, unsure, attempts=attempt)
-            if keep_run and recorded is not None:
-                result = self._masked_run(result, recorded)
+            if keep_run:
+                result = masking.kept_run(result, recorded)
         kept = keep_run and not isinstance(result, _Answered)  # a foreign agent's rerun leaves an answer, no run
         return Outcome(seed, answer if isinstance(answer, str) else str(answer or ""), None,
                        result if kept else None, attempts=attempt)
@@ -347,63 +323,6 @@ class Rerunner:
     def function(self) -> str:
         """The explanation this rerunner serves (named in its refusals)."""
         return self._function
-
-    def _shown(self, text: Any) -> Any:
-        """A rerun's recorded text masked as the original run masked its own: with every value the original
-        learned (a live run), or each value the message given again holds where the recorded one shows a mask."""
-        if not isinstance(text, str):
-            return text
-        if self._masked is not None:
-            text = self._masked(text)
-        return self._taught(text) if self._taught is not None else text
-
-    def _unsure(self, answer: Any, live: Any) -> str | None:
-        """Why a rerun's answer (masked as recorded) cannot be compared with the original's, else ``None``.
-
-        A live run knows its values: masked answers that read the same while the live ones differ (two addresses
-        masked alike) cannot be judged without showing them. A loaded run does not: masked answers that read the
-        same are the same only where each mask stands for a value read back from the message given again; and a
-        rerun's answer that differs only where the original shows a key's mask (a value the rerun never learned
-        to mask) may be the same value. A pattern's mask stands for itself: the rerun's own policy masks alike."""
-        recorded, original = self._original
-        if not (isinstance(answer, str) and isinstance(recorded, str)) or "[redacted:" not in recorded:
-            return None
-        if original != recorded:  # a live run
-            return _MASKED_ONLY if answer == recorded and isinstance(live, str) and live != original else None
-        if answer == recorded:  # the same only where every value masked in the rerun's live answer is one read back
-            scrubber = self._scrubber
-            if scrubber is None or not isinstance(live, str) or scrubber.scrub(live) != answer:
-                return _MASKED_LOADED
-            unknown = [start for start, end, _ in scrubber.hits(live) if live[start:end] not in self._read_back]
-            return _MASKED_LOADED if unknown else None
-        masks = PLACEHOLDER.findall(recorded)
-        gaps = [mask for mask in masks if mask[len("[redacted:"):-1] not in self._patterns]
-        if not gaps:
-            return None
-        literals, at = [], 0  # the recorded answer cut at each key's mask; a pattern's mask is kept as text
-        for found in PLACEHOLDER.finditer(recorded):
-            if found.group() in gaps:
-                literals.append(recorded[at:found.start()])
-                at = found.end()
-        literals.append(recorded[at:])
-        return _MASKED_LOADED if _fits(answer, literals) else None
-
-    def _masked_run(self, result: Any, recorded: Any) -> Any:
-        """The rerun's run, kept for the caller to look at, as its recording holds it (a live run's answer holds what
-        the policy covers), masked as :meth:`_shown` masks (a rerun that never met a secret the original learned would
-        hold it); ``None`` when that cannot be made."""
-        from footprint_lab.record.by_field import texts
-        from footprint_lab.sealing.seal import masked_again
-
-        data = recorded.model_dump(mode="json")
-        report = recorded.redaction or {}
-        try:
-            again = masked_again(data, lambda value: texts(value, self._shown), keys=report.get("keys", ()),
-                                 patterns=report.get("patterns", ()))
-        except ValueError:
-            return None
-        rebuilt = getattr(type(result), "from_recording", None)  # its answer as recorded: the live one holds values
-        return rebuilt(again or recorded) if callable(rebuilt) else None
 
     async def _ran(self, runner: Any, extra: dict[str, Any]) -> Any:
         return await self._answered(runner, await runner.run(self._input, identity=self.identity, **extra))
@@ -419,53 +338,6 @@ class Rerunner:
                 break
             result = await runner.resume(result.checkpoint, answer)
         return result
-
-
-#: why a rerun whose answer cannot be judged without the values its policy masks is a failed rerun
-_MASKED_ONLY = ("its answer differs from the original only inside values the redaction policy masks, which cannot "
-                "be compared without showing them")
-#: and what helps for a loaded run, whose learned values are gone
-_MASKED_LOADED = f"{_MASKED_ONLY}: localize the live run, or give the original message again as input="
-
-
-def _fits(text: str, literals: list[str]) -> bool:
-    """Whether ``text`` is ``literals`` in order with at least one character between each two, in one walk (the
-    leftmost place of each literal leaves the most room for the rest)."""
-    first, last = literals[0], literals[-1]
-    if not text.startswith(first):
-        return False
-    at = len(first)
-    for literal in literals[1:-1]:
-        found = text.find(literal, at + 1)
-        if found == -1:
-            return False
-        at = found + len(literal)
-    return len(text) - len(last) >= at + 1 and text.endswith(last)
-
-
-def stood_for(text: str, masked: str) -> dict[str, str]:
-    """What each mask in ``masked`` stands for in ``text`` (value -> mask), when ``text`` reads as ``masked`` does
-    in exactly one way. Empty whenever that is not certain: two masks side by side, a stretch between masks found
-    more than once (the split could then fall in more than one place), a value shorter than a policy learns (four
-    characters), or a value a built-in pattern's mask stands for that the pattern does not match whole (ordinary
-    words are never taken for an address). Nothing is masked then, rather than ordinary words."""
-    literals, masks = PLACEHOLDER.split(masked), PLACEHOLDER.findall(masked)
-    first, last = literals[0], literals[-1]
-    if (not masks or not all(literals[1:-1]) or not (text.startswith(first) and text.endswith(last))
-            or len(first) + len(last) >= len(text)):
-        return {}
-    at, end, found = len(first), len(text) - len(last), {}
-    for mask, literal in zip(masks, [*literals[1:-1], None], strict=True):
-        stop = end if literal is None else text.find(literal, at + 1, end - 1)
-        if literal is not None and (stop == -1 or text.find(literal, stop + 1, end - 1) != -1):
-            return {}
-        value = text[at:stop]
-        pattern = BUILTIN_PATTERNS.get(mask[len("[redacted:"):-1])
-        if len(value) < 4 or value.strip() != value or (pattern is not None and not re.fullmatch(pattern, value)):
-            return {}
-        found[value] = mask
-        at = stop + (0 if literal is None else len(literal))
-    return found
 
 
 def check_time_limit(function: str, limit: Any) -> float | None:
