@@ -123,6 +123,15 @@ class RunScrubber:
         elif hasattr(value, "model_dump"):
             self._learn(value.model_dump(mode="json"), mask)
 
+    @classmethod
+    def of_values(cls, secrets: Mapping[str, str]) -> RunScrubber:
+        """A scrubber that masks ``secrets`` (value -> mask) alone, as text and inside base64: no key, no pattern.
+        What a loaded run can say of a text: which of its values are ones it knows."""
+        made = cls.__new__(cls)
+        made._keys, made._patterns, made._screens, made._learned, made.counts, made.prior = {}, (), (), {}, {}, ()
+        made.teach(secrets)
+        return made
+
     def teach(self, secrets: Mapping[str, str]) -> None:
         """Mask ``secrets`` (value -> mask) from the start: what an earlier leg of the conversation learned."""
         for secret, mask in secrets.items():

@@ -314,8 +314,8 @@ async def test_the_rerun_a_report_keeps_holds_no_value_the_original_masked() -> 
 
 async def test_answers_that_differ_only_inside_masked_values_are_never_judged_unchanged_or_changed() -> None:
     """Two addresses mask alike: a rerun that mails another address is not "unchanged" (a live run knows they
-    differ), and a loaded run's rerun that shows a value no mask here stands for is not "changed"; either is a
-    failed rerun saying why, so nothing is confirmed or cleared on it."""
+    differ), a failed rerun saying why, so nothing is confirmed or cleared on it. A value a loaded run's rerun met
+    in a fact is read back from the fact as its recording shows it, so that rerun is judged."""
     def mailing(request: LLMRequest) -> str:
         seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
         who = "ceo@corp.example.com" if "escalate to the CEO" in seen else "intern@corp.example.com"
@@ -330,23 +330,14 @@ async def test_answers_that_differ_only_inside_masked_values_are_never_judged_un
     found = await localize(run, rerun=agent, samples=3)
     assert found.verdict("escalate") != "not_confirmed" and found.verdict("noise") == "not_confirmed"
 
-    secret = "Q7xBackupCode9931"
-
-    def coded(request: LLMRequest) -> Any:
-        seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
-        if request.tools and not any(m.get("role") == "tool" for m in request.messages):
-            return {"tool": "vault", "args": {}}
-        return f"Your code: {secret}." if secret in seen else "No code."
-
-    vault = define_tool(name="vault", description="Read the vault.", fn=lambda: {"password": secret},
-                        input_schema={"type": "object", "properties": {}})
-    keeper = Agent(provider=mock(respond=coded), system="Help.", tools=[vault], redact=Redaction(keys=["password"]),
-                   context=[define_fact(id="notes", data=f"Backup code on file: {secret}")])
+    secret = CODE
+    keeper = code_keeper("password")
     kept = await keeper.run("What is my code?")
     live = await rerun_without(kept, ["vault"], rerun=keeper, input="What is my code?")
     assert not live.changed and live.error is None  # the live run knows the value: the answer did not change
+    # loaded, the code is read back from the fact, which the rerun's recording shows where the original's has a mask
     again = await rerun_without(loaded(kept), ["vault"], rerun=keeper, input="What is my code?")
-    assert again.after is None and "localize the live run" in str(again.error) and secret not in str(again)
+    assert not again.changed and again.error is None and secret not in str(again) + str(again.run.answer)
     found = await localize(loaded(kept), rerun=keeper, samples=3, input="What is my code?", sources=["vault"])
     assert found.confirmed == [] and secret not in str(found) + found.to_frame().to_string()
 
@@ -365,6 +356,24 @@ async def test_a_rerun_given_what_its_runner_refuses_is_refused_before_a_model_i
             await localize(run, rerun=agent, samples=2, input=given, **extra)
         assert SECRET not in str(caught.value)
     assert calls is None or agent.provider.calls == calls
+
+
+#: a backup code a vault tool returns under a covered key, and a fact holds in plain text
+CODE = "Q7xBackupCode9931"
+
+
+def code_keeper(key: str) -> Agent:
+    """An agent that reads the vault (the code under ``key``, a covered key) and answers the code it was sent."""
+    def coded(request: LLMRequest) -> Any:
+        seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
+        if request.tools and not any(m.get("role") == "tool" for m in request.messages):
+            return {"tool": "vault", "args": {}}
+        return f"Your code: {CODE}." if CODE in seen else "No code."
+
+    vault = define_tool(name="vault", description="Read the vault.", fn=lambda: {key: CODE},
+                        input_schema={"type": "object", "properties": {}})
+    return Agent(provider=mock(respond=coded), system="Help.", tools=[vault], redact=Redaction(keys=[key]),
+                 context=[define_fact(id="notes", data=f"Backup code on file: {CODE}")])
 
 
 def escalating(share: float = 1.0, seed: int = 0, other: str = "nobody") -> Agent:
@@ -477,3 +486,45 @@ async def test_many_masked_addresses_against_a_longer_list_are_judged_at_once() 
     for original in (run, Run.from_recording(loaded(run))):
         report = await rerun_without(original, ["scope"], rerun=agent, time_limit=5)
         assert report.changed and report.error is None
+
+
+@pytest.mark.parametrize("shape", ["base64", "punctuation"])
+async def test_a_masked_value_that_changes_is_never_read_as_unchanged_inside_base64_or_beside_punctuation(
+        shape: str) -> None:
+    """Without the fact the header names another address (masked inside its base64), or the sentence ends with
+    another stop: the masked answers read the same to the comparator while the values differ, so the rerun is a
+    failed one saying why, live or loaded, and the fact is never set aside as not confirmed."""
+    import base64
+
+    me = "alice.w@example.com"
+    message = f"Give me a login header for {me}"
+
+    def model(request: LLMRequest) -> str:
+        seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
+        mine = "use the caller" in seen
+        who = me if mine else "bob.k@example.com"
+        if shape == "base64":
+            return "Header: Basic " + base64.b64encode(f"{who}:pw123".encode()).decode()
+        return f"Mailed {who}" + ("." if mine else "!")
+
+    agent = Agent(provider=mock(respond=model), system="Help.", redact=Redaction(builtins=["email"]),
+                  context=[define_fact(id="who", data="Always use the caller's own address."),
+                           define_fact(id="noise", data="Sky is blue.")])
+    run = await agent.run(message)
+    for original in (run, Run.from_recording(loaded(run))):
+        report = await rerun_without(original, ["who"], rerun=agent, input=message)
+        assert not report.changed and report.after is None and "redaction policy masks" in str(report.error)
+        assert (await localize(original, rerun=agent, input=message)).verdict("who") == "undecided"
+
+
+async def test_a_key_named_like_a_builtin_pattern_is_a_key_on_a_loaded_run() -> None:
+    """``keys=["email"]`` masks a backup code as [redacted:email]: on a loaded run that mask stands for a key's
+    value (any text), not for an address, so a rerun that meets the code in a fact, never under the key, never
+    shows it and is not judged on it."""
+    secret = CODE
+    agent = code_keeper("email")
+    run = await agent.run("What is my code?")
+    assert run.recording.answer == "Your code: [redacted:email]."
+    report = await rerun_without(Run.from_recording(loaded(run)), ["vault"], rerun=agent, input="What is my code?")
+    assert not report.changed
+    assert secret not in str(report) + str(report._repr_mimebundle_()) + str(getattr(report.run, "answer", ""))

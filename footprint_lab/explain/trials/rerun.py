@@ -309,6 +309,7 @@ class Rerunner:
             recorded: Any = getattr(result, "recording", None)
             if getattr(recorded, "redaction", None) is None:
                 return Outcome(seed, None, "rerun not recorded under a redaction policy", attempts=attempt)
+            masking.learn(recorded)
             live, answer = answer, masking.shown(recorded.answer)
             unsure = masking.unsure(answer, live)
             if unsure is not None:

@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.redact.policy import BUILTIN_PATTERNS, PLACEHOLDER, policy_from_reports
+from footprint_lab.redact.scrubber import RunScrubber
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording
@@ -31,7 +32,7 @@ if TYPE_CHECKING:
 class Masking:
     """One run's masking of its reruns: the original's live scrubber, or a scrubber taught what was read back."""
 
-    __slots__ = ("_masked", "_original", "_patterns", "_read_back", "_scrubber", "_taught")
+    __slots__ = ("_masked", "_masked_pieces", "_original", "_patterns", "_read_back", "_scrubber", "_taught")
 
     def __init__(self, recording: Recording, run: Any, given: Any) -> None:
         #: what masks a rerun's answer as the original run masked its own, every value it learned included
@@ -44,8 +45,12 @@ class Masking:
         #: a loaded run's answer masks: which stand for any text (a key's value), which only for themselves (a
         #: pattern the rerun's own policy masks alike), and the values read back, for telling them
         report = recording.redaction or {}
-        self._patterns = frozenset({*BUILTIN_PATTERNS, *report.get("patterns", ())})
-        self._read_back = frozenset(read_back)
+        self._patterns = frozenset(report.get("patterns", ())) - {*report.get("keys", ())}  # a key's name is a key's
+        self._read_back = dict(read_back)
+        #: the original's pieces that hold a mask, by source: what a rerun's own recording of them shows there is
+        #: read back too (a secret the rerun met in a fact, never under the key that taught the original)
+        self._masked_pieces = {(p.slot, p.source_id): p.content for p in recording.context_pieces
+                               if "[redacted:" in p.content}
         policy = getattr(run, "policy", None) or policy_from_reports([report])
         self._scrubber: Any = policy.for_run() if policy is not None else None
         if self._scrubber is not None:
@@ -63,6 +68,22 @@ class Masking:
             text = self._masked(text)
         return self._taught(text) if self._taught is not None else text
 
+    def learn(self, recorded: Any) -> None:
+        """Read back, from a rerun's recording of the pieces the original's shows masked, what each mask stands for
+        there (a loaded run; a live run knows its values), and mask it from now on."""
+        if self._original[0] != self._original[1] or not self._masked_pieces:  # a live run knows its values
+            return
+        found: dict[str, str] = {}
+        for piece in getattr(recorded, "context_pieces", ()):
+            masked = self._masked_pieces.get((piece.slot, piece.source_id))
+            if masked is not None and "[redacted:" not in piece.content:
+                found.update(stood_for(piece.content, masked))
+        fresh = {value: mask for value, mask in found.items() if value not in self._read_back}
+        if fresh and self._scrubber is not None:
+            self._read_back.update(fresh)
+            self._scrubber.teach(fresh)
+            self._taught = self._scrubber.scrub
+
     def unsure(self, answer: Any, live: Any) -> str | None:
         """Why a rerun's answer (masked as recorded) cannot be compared with the original's, else ``None``.
 
@@ -72,16 +93,15 @@ class Masking:
         rerun's answer that differs only where the original shows a key's mask (a value the rerun never learned
         to mask) may be the same value. A pattern's mask stands for itself: the rerun's own policy masks alike."""
         recorded, original = self._original
-        if not (isinstance(answer, str) and isinstance(recorded, str)) or "[redacted:" not in recorded:
+        if not (isinstance(answer, str) and isinstance(recorded, str)):
             return None
-        if original != recorded:  # a live run
-            return _MASKED_ONLY if answer == recorded and isinstance(live, str) and live != original else None
-        if answer == recorded:  # the same only where every value masked in the rerun's live answer is one read back
-            scrubber = self._scrubber
-            if scrubber is None or not isinstance(live, str) or scrubber.scrub(live) != answer:
-                return _MASKED_LOADED
-            unknown = [start for start, end, _ in scrubber.hits(live) if live[start:end] not in self._read_back]
-            return _MASKED_LOADED if unknown else None
+        alike = _words(answer) == _words(recorded)  # as the default comparator reads them: no punctuation, no case
+        if original != recorded:  # a live run: masking changed its answer, inside base64 too
+            return _MASKED_ONLY if alike and isinstance(live, str) and live != original else None
+        if alike and isinstance(live, str) and live != answer:  # a value masked in the rerun's answer: known?
+            return None if RunScrubber.of_values(self._read_back).scrub(live) == answer else _MASKED_LOADED
+        if "[redacted:" not in recorded:
+            return None
         masks = PLACEHOLDER.findall(recorded)
         gaps = [mask for mask in masks if mask[len("[redacted:"):-1] not in self._patterns]
         if not gaps:
@@ -117,6 +137,14 @@ _MASKED_ONLY = ("its answer differs from the original only inside values the red
                 "be compared without showing them")
 #: and what helps for a loaded run, whose learned values are gone
 _MASKED_LOADED = f"{_MASKED_ONLY}: localize the live run, or give the original message again as input="
+
+
+def _words(text: str) -> list[str]:
+    return _WORD.findall(text.lower())
+
+
+#: a word as the default comparator reads one (``TextDifference``)
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 def _fits(text: str, literals: list[str]) -> bool:
