@@ -528,3 +528,17 @@ async def test_a_key_named_like_a_builtin_pattern_is_a_key_on_a_loaded_run() -> 
     report = await rerun_without(Run.from_recording(loaded(run)), ["vault"], rerun=agent, input="What is my code?")
     assert not report.changed
     assert secret not in str(report) + str(report._repr_mimebundle_()) + str(getattr(report.run, "answer", ""))
+
+
+async def test_a_live_rerun_that_differs_only_in_punctuation_beside_the_same_masked_value_is_judged() -> None:
+    """The same address, another stop: the live run knows nothing masked changed, so the comparator judges it
+    (unchanged), never a failed rerun."""
+    def model(request: LLMRequest) -> str:
+        seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
+        return "Mailed ceo@corp.example.com" + ("." if "full stop" in seen else "!")
+
+    agent = Agent(provider=mock(respond=model), system="Help.", redact=Redaction(builtins=["email"]),
+                  context=[define_fact(id="stop", data="End with a full stop."),
+                           define_fact(id="noise", data="Sky.")])
+    report = await rerun_without(await agent.run("Mail it"), ["stop"], rerun=agent)
+    assert not report.changed and report.error is None
