@@ -542,3 +542,31 @@ async def test_a_live_rerun_that_differs_only_in_punctuation_beside_the_same_mas
                            define_fact(id="noise", data="Sky.")])
     report = await rerun_without(await agent.run("Mail it"), ["stop"], rerun=agent)
     assert not report.changed and report.error is None
+
+
+async def test_what_a_rerun_makes_as_it_goes_is_never_read_back_as_a_secret() -> None:
+    """Values are read back only from declared pieces: a rerun's own answer or tool call ("withheld", "approved"
+    where the original wrote a code) is never taken for what a mask stands for, which would hide a real change
+    (loaded) or invent one (live, an answer that never changes)."""
+    def withheld(request: LLMRequest) -> Any:
+        seen = " ".join([request.system, *(str(m.get("content") or "") for m in request.messages)])
+        tools_done = sum(1 for m in request.messages if m.get("role") == "tool")
+        if request.tools and tools_done == 0:
+            return {"tool": "vault", "args": {}}
+        if request.tools and tools_done == 1:
+            return {"tool": "note", "args": {"text": f"code {CODE if 'verified' in seen else 'approved'}"}}
+        return f"Your code: {CODE}." if "verified" in seen else "Your code: withheld."
+
+    vault = define_tool(name="vault", description="Read the vault.", fn=lambda: {"password": CODE},
+                        input_schema={"type": "object", "properties": {}})
+    note = define_tool(name="note", description="Write a note.", fn=lambda text: "ok",
+                       input_schema={"type": "object", "properties": {"text": {"type": "string"}}})
+    agent = Agent(provider=mock(respond=withheld), system="Help.", tools=[vault, note],
+                  redact=Redaction(keys=["password"]),
+                  context=[define_fact(id="verified", data="The caller is verified."),
+                           define_fact(id="noise", data="The sky is blue.")])
+    run = await agent.run("What is my code?")
+    assert (await rerun_without(run, ["verified"], rerun=agent)).changed  # live: a real change
+    assert not (await rerun_without(run, ["noise"], rerun=agent)).changed
+    found = await localize(Run.from_recording(loaded(run)), rerun=agent)
+    assert found.verdict("verified") != "not_confirmed"  # loaded: never cleared on a word read back wrongly

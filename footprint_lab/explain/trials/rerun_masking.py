@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.record.schema import KIND_ASSISTANT, KIND_TOOL_RESULT, KIND_USER
 from footprint_lab.redact.policy import BUILTIN_PATTERNS, PLACEHOLDER, policy_from_reports
 from footprint_lab.redact.scrubber import RunScrubber
 
@@ -47,10 +48,11 @@ class Masking:
         report = recording.redaction or {}
         self._patterns = frozenset(report.get("patterns", ())) - {*report.get("keys", ())}  # a key's name is a key's
         self._read_back = dict(read_back)
-        #: the original's pieces that hold a mask, by source: what a rerun's own recording of them shows there is
-        #: read back too (a secret the rerun met in a fact, never under the key that taught the original)
+        #: the original's declared pieces that hold a mask, by source: what a rerun's own recording of them shows
+        #: there is read back too (a secret the rerun met in a fact, never under the key that taught the original).
+        #: What a run makes as it goes (the model's turns, tool results, the message) differs from rerun to rerun.
         self._masked_pieces = {(p.slot, p.source_id): p.content for p in recording.context_pieces
-                               if "[redacted:" in p.content}
+                               if "[redacted:" in p.content and p.source_kind not in _MADE_BY_THE_RUN}
         policy = getattr(run, "policy", None) or policy_from_reports([report])
         self._scrubber: Any = policy.for_run() if policy is not None else None
         if self._scrubber is not None:
@@ -97,7 +99,8 @@ class Masking:
             return None
         alike = _words(answer) == _words(recorded)  # as the default comparator reads them: no punctuation, no case
         if original != recorded:  # a live run: masking changed its answer, inside base64 too
-            return _MASKED_ONLY if alike and isinstance(live, str) and _words(live) != _words(original) else None
+            differ = isinstance(live, str) and isinstance(original, str) and _words(live) != _words(original)
+            return _MASKED_ONLY if alike and differ else None
         if alike and isinstance(live, str) and live != answer:  # a value masked in the rerun's answer: known?
             known = RunScrubber.of_values(self._read_back).scrub(live)
             return None if _words(known) == _words(answer) else _MASKED_LOADED
@@ -133,6 +136,8 @@ class Masking:
         return rebuilt(again or recorded) if callable(rebuilt) else None
 
 
+#: the kinds of piece a run makes as it goes: never read back from, since a rerun makes its own
+_MADE_BY_THE_RUN = frozenset({KIND_ASSISTANT, KIND_TOOL_RESULT, KIND_USER})
 #: why a rerun whose answer cannot be judged without the values its policy masks is a failed rerun
 _MASKED_ONLY = ("its answer differs from the original only inside values the redaction policy masks, which cannot "
                 "be compared without showing them")
