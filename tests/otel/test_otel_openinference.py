@@ -10,6 +10,7 @@ server received, so it can be sent again; the same spans as OTLP JSON or protobu
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from typing import Any
 
@@ -66,23 +67,10 @@ def llama_index_spans(server: ChatServer) -> list[Any]:
     return list(exporter.get_finished_spans())
 
 
-def openai_agents_spans(server: ChatServer) -> list[Any]:
-    agents = pytest.importorskip("agents")
-    from openai import AsyncOpenAI
-    from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
-
-    with instrumented(OpenAIAgentsInstrumentor()) as exporter:
-        client = AsyncOpenAI(base_url=f"{server.url}/v1", api_key="sk-test")
-        agent = agents.Agent(name="refunds", instructions=SYSTEM, tools=[agents.function_tool(lookup_order)],
-                             model=agents.OpenAIChatCompletionsModel(model="gpt-test", openai_client=client),
-                             model_settings=agents.ModelSettings(temperature=0.2))
-        agents.Runner.run_sync(agent, QUESTION)
-    return list(exporter.get_finished_spans())
-
-
-def openai_agents_streamed_spans(server: ChatServer) -> list[Any]:
-    """The same agent run with ``Runner.run_streamed``: its instrumentor writes each reply only in ``output.value``
-    (an OpenAI Responses object), with no ``llm.output_messages``; once imported with no answer."""
+def openai_agents_spans(server: ChatServer, *, streamed: bool = False) -> list[Any]:
+    """The OpenAI Agents SDK's run; ``streamed``: with ``Runner.run_streamed``, whose instrumentor writes each reply
+    only in ``output.value`` (an OpenAI Responses object), with no ``llm.output_messages`` (once imported with no
+    answer)."""
     agents = pytest.importorskip("agents")
     from openai import AsyncOpenAI
     from openinference.instrumentation.openai_agents import OpenAIAgentsInstrumentor
@@ -94,17 +82,18 @@ def openai_agents_streamed_spans(server: ChatServer) -> list[Any]:
                              model_settings=agents.ModelSettings(temperature=0.2))
 
         async def run() -> Any:
-            streamed = agents.Runner.run_streamed(agent, QUESTION)
-            async for _ in streamed.stream_events():
+            going = agents.Runner.run_streamed(agent, QUESTION)
+            async for _ in going.stream_events():
                 pass
-            return streamed.final_output
+            return going.final_output
 
-        assert asyncio.run(run()) == ANSWER
+        answer = asyncio.run(run()) if streamed else agents.Runner.run_sync(agent, QUESTION).final_output
+        assert answer == ANSWER
     return list(exporter.get_finished_spans())
 
 
 FRAMEWORKS = {"langgraph": langgraph_spans, "llama_index": llama_index_spans, "openai_agents": openai_agents_spans,
-              "openai_agents_streamed": openai_agents_streamed_spans}
+              "openai_agents_streamed": functools.partial(openai_agents_spans, streamed=True)}
 
 
 @pytest.fixture(scope="module", params=list(FRAMEWORKS))

@@ -34,7 +34,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
-import re
 import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
@@ -48,7 +47,7 @@ from footprint_lab.context.source_ids import UnknownSourceError
 from footprint_lab.explain.arguments import ExplainConfigError, fraction
 from footprint_lab.explain.provenance.members import Source, removable_sources
 from footprint_lab.explain.provenance.sources import NOT_REMOVABLE
-from footprint_lab.explain.trials.rerun_masking import Masking
+from footprint_lab.explain.trials.rerun_masking import Masking, words
 from footprint_lab.redact.policy import PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -78,7 +77,6 @@ class Restorable(Rebuildable, Protocol):
 Rerun: TypeAlias = "Rebuildable | Callable[..., object]"
 #: ``rerun=`` where a rerun may force a source in: the runner itself, or a factory that also takes ``force=[...]``
 Restore: TypeAlias = "Restorable | Callable[..., object]"
-_WORD = re.compile(r"[^\W_]+", re.UNICODE)
 #: Seconds one rerun may take by default: its factory call, its run and its comparison, each.
 RERUN_TIME_LIMIT = 300.0
 
@@ -95,8 +93,7 @@ class TextDifference:
 
     @staticmethod
     def difference(original: str, rerun: str) -> float:
-        left = _WORD.findall(original.lower())
-        right = _WORD.findall(rerun.lower())
+        left, right = words(original), words(rerun)
         if left == right:
             return 0.0
         return 1.0 - SequenceMatcher(None, left, right, autojunk=False).ratio()
@@ -191,8 +188,10 @@ class Rerunner:
             input = given[0] if input is None else input
             continue_from = given[1] if continue_from is None else continue_from
             self._answers = list(given[2]) if len(given) > 2 else []
+        #: the recorded message holds a mask a policy wrote: only the original message can be rerun
+        masked = recording.redaction is not None and bool(PLACEHOLDER.search(str(recording.input.get("message", ""))))
         if input is None:
-            if recording.redaction is not None and "[redacted:" in str(recording.input.get("message", "")):
+            if masked:
                 raise ExplainConfigError(
                     function, "input", "nothing, for a run whose recorded message was redacted",
                     "must be given when the recording holds a redacted message: a rerun of the masked text "
@@ -201,8 +200,7 @@ class Rerunner:
             self._input: Any = dict(recording.input)
         elif isinstance(input, str) or (isinstance(input, dict) and isinstance(input.get("message"), str)):
             message = input if isinstance(input, str) else input["message"]
-            if (recording.redaction is not None and PLACEHOLDER.search(message)
-                    and PLACEHOLDER.search(str(recording.input.get("message", "")))):
+            if masked and PLACEHOLDER.search(message):
                 raise ExplainConfigError(
                     function, "input", "a message that still holds a mask the policy wrote",
                     "must be the original message, as the user typed it: a rerun of the masked text would answer "

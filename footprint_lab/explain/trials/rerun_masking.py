@@ -97,13 +97,13 @@ class Masking:
         recorded, original = self._original
         if not (isinstance(answer, str) and isinstance(recorded, str)):
             return None
-        alike = _words(answer) == _words(recorded)  # as the default comparator reads them: no punctuation, no case
+        alike = words(answer) == words(recorded)  # as the default comparator reads them: no punctuation, no case
         if original != recorded:  # a live run: masking changed its answer, inside base64 too
-            differ = isinstance(live, str) and isinstance(original, str) and _words(live) != _words(original)
+            differ = isinstance(live, str) and isinstance(original, str) and words(live) != words(original)
             return _MASKED_ONLY if alike and differ else None
         if alike and isinstance(live, str) and live != answer:  # a value masked in the rerun's answer: known?
             known = RunScrubber.of_values(self._read_back).scrub(live)
-            return None if _words(known) == _words(answer) else _MASKED_LOADED
+            return None if words(known) == words(answer) else _MASKED_LOADED
         if "[redacted:" not in recorded:
             return None
         masks = PLACEHOLDER.findall(recorded)
@@ -145,11 +145,12 @@ _MASKED_ONLY = ("its answer differs from the original only inside values the red
 _MASKED_LOADED = f"{_MASKED_ONLY}: localize the live run, or give the original message again as input="
 
 
-def _words(text: str) -> list[str]:
+def words(text: str) -> list[str]:
+    """``text``'s words as the default comparator (``TextDifference``) reads them: lower-cased, punctuation and
+    spacing left out."""
     return _WORD.findall(text.lower())
 
 
-#: a word as the default comparator reads one (``TextDifference``)
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
 
 
