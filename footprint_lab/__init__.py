@@ -102,7 +102,7 @@ _bug_reports.add_loader(_load_bug_report)
 def _held_display(data: dict[str, Any]) -> dict[str, Any]:
     if _RECORDING_MIME not in data:
         return data
-    from footprint_lab.sealing.saved_seal import bind_display  # the seal's code loads when a recording is shown
+    from footprint_lab.sealing.output_seal import bind_display  # the seal's code loads when a recording is shown
 
     return bind_display(data)
 

@@ -13,7 +13,7 @@ the error under the cell and shows the object's plain ``repr`` instead.
 
 Every bundle then passes the finishers registered from above (:func:`add_finisher`): the package
 root registers the one that makes a sealed recording's copy hold what the bundle displays
-(``sealing.saved_seal.bind_display``), so a saved notebook can be checked for an edited display.
+(``sealing.output_seal.bind_display``), so a saved notebook can be checked for an edited display.
 
 Role: base layer; imports nothing but the standard library.
 """

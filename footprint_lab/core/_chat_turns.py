@@ -26,8 +26,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from footprint_lab.explain.provenance.sources import describe_source
 from footprint_lab.record.by_field import by_field, texts
 from footprint_lab.record.recording import Recording
-from footprint_lab.record.records import ContextPiece
-from footprint_lab.record.rows import Rows
+from footprint_lab.record.rows import as_rows
 from footprint_lab.record.schema import TURN_KINDS
 from footprint_lab.redact.policy import Redaction, RunScrubber, combine_policies
 from footprint_lab.sealing.seal import masked_again
@@ -36,7 +35,6 @@ if TYPE_CHECKING:
     from footprint_lab.core.run import Run
 
 _HISTORY = "history#"
-_FIELDS = tuple(ContextPiece.model_fields)
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,10 +61,7 @@ def summarize(recording: Recording) -> Summary:
     """A turn's :class:`Summary`, from its recording's pieces read as columns for this use only (no piece is
     made a model, nor kept: a turn that carried a thousand messages costs a few lists, once)."""
     pieces = recording.context_pieces
-    columns = pieces.columns() if isinstance(pieces, Rows) else None
-    if columns is None:  # built already (or loaded): the pieces' own fields
-        columns = [[getattr(piece, name) for piece in pieces] for name in _FIELDS]
-    kinds, ids, details = (columns[_FIELDS.index(name)] for name in ("source_kind", "source_id", "detail"))
+    kinds, ids, details = as_rows(pieces).values("source_kind", "source_id", "detail")
     carried = sum(1 for kind, source in zip(kinds, ids, strict=True)
                   if kind in TURN_KINDS and source.startswith(_HISTORY))
     if not recording.exchanges:

@@ -29,7 +29,7 @@ from footprint_lab.notebook._scrub import check_policy, sweep
 from footprint_lab.notebook.read import SharingConfigError, output_path, write_notebook
 from footprint_lab.record.recording import Annotation, Recording
 from footprint_lab.redact.policy import Redaction
-from footprint_lab.sealing.saved_seal import bind_display
+from footprint_lab.sealing.output_seal import bind_display
 
 NBFORMAT_MINOR = 5
 

@@ -10,7 +10,7 @@ characters drawn as nothing, direction overrides); ``scan`` reports what
 it would change (cell, output, the part, the field path inside it, the names that matched,
 never the values) and ``scrub`` writes the masked copy. The walk runs twice with one scrubber,
 so a value first seen under a covered key (``password``) is masked wherever else it appears,
-before or after. An output whose sealed recording holds what it displays (``sealing.saved_seal``)
+before or after. An output whose sealed recording holds what it displays (``sealing.output_seal``)
 and was masked is bound to its masked display again, the policy named in the seal.
 
 An embedded recording is masked as data with its tables read back to records (so a field's name is a key, never
@@ -67,7 +67,7 @@ from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_j
 from footprint_lab.record.schema import READABLE_VERSIONS, SCHEMA_VERSION
 from footprint_lab.redact.base64_words import as_text, base64_words, decoded, decoded_words, encoded, whole_word
 from footprint_lab.redact.policy import Redaction, RunScrubber, normalize_key
-from footprint_lab.sealing.saved_seal import bind_display, display_verdict, held_digests, holds_display
+from footprint_lab.sealing.output_seal import bind_display, display_verdict, held_digests, holds_display
 from footprint_lab.sealing.seal import masked_again
 
 #: A single widget's saved state over this many bytes is reported by :func:`check_widget_state`.

@@ -48,8 +48,9 @@ from footprint_lab.record.recording_door import (
     read_json,
 )
 from footprint_lab.record.records import content_hash
+from footprint_lab.record.rows import as_rows
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
-from footprint_lab.sealing.saved_seal import display_verdict, holds_display, unbacked, unsealed_claim, verify_saved
+from footprint_lab.sealing.output_seal import display_verdict, holds_display, unbacked, unsealed_claim
 from footprint_lab.sealing.seal import verify
 from footprint_lab.sealing.verdict import Verdict
 
@@ -283,8 +284,9 @@ def tampered(recording: Recording) -> str | None:
     stack = [(recording, "")]
     while stack:
         member, prefix = stack.pop()
-        for index, piece in enumerate(member.context_pieces):
-            if piece.content_hash != content_hash(piece.content):
+        contents, hashes = as_rows(member.context_pieces).values("content", "content_hash")  # no piece made a model
+        for index, (content, held) in enumerate(zip(contents, hashes, strict=True)):
+            if held != content_hash(content):
                 return f"{prefix}context_pieces.{index}.content_hash"
         stack.extend((child, f"{prefix}children.{n}.") for n, child in reversed(list(enumerate(member.children))))
     return None
@@ -333,7 +335,7 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
     copy checked; a recording that no longer fits the schema is a broken verdict naming the field.
     A copy whose seal holds what its output displays (a run shown by this library) is also checked
     against the output: an edited, added or removed MIME type there is a broken verdict of kind
-    ``display`` naming it (see ``sealing.saved_seal``). An output that shows a seal it cannot back is
+    ``display`` naming it (see ``sealing.output_seal``). An output that shows a seal it cannot back is
     a broken verdict of kind ``display`` too, wherever it sits: a seal badge with no recording beside
     it, or beside a recording that carries no seal, and a recording in an output that no longer
     displays its data (turned into a ``stream``: field ``output_type``).
@@ -354,17 +356,14 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
 
 def output_verdict(output: dict[str, Any]) -> Verdict | None:
     """The verdict on one output (``None`` when it neither carries a recording nor shows a seal): what it
-    claims and where (:func:`~footprint_lab.sealing.saved_seal.unbacked`), then its recording's seal (checked on
-    its data when it holds, through the recording door otherwise, to name what broke), then what the
-    output displays beside it."""
+    claims and where (:func:`~footprint_lab.sealing.output_seal.unbacked`), then its recording's seal (read through the
+    recording door, which names what broke), then what the output displays beside it."""
     claimed = unbacked(output)
     carried = output.get("data")
     if claimed is not None or not isinstance(carried, dict) or RECORDING_MIME not in carried:
         return claimed
-    verdict = verify_saved(carried[RECORDING_MIME])
-    if verdict is None:
-        recording = check_recording(carried[RECORDING_MIME], "verify")
-        verdict = verify(recording) if isinstance(recording, Recording) else _unchecked(recording)
+    recording = check_recording(carried[RECORDING_MIME], "verify")
+    verdict = verify(recording) if isinstance(recording, Recording) else _unchecked(recording)
     if verdict.status == "unsealed":
         claimed = unsealed_claim(output)  # a Verdict is falsy unless it holds: compared with None, not by truth
         return claimed if claimed is not None else verdict

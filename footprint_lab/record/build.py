@@ -26,25 +26,19 @@ from footprint_lab.record.captured import (
     as_dict,
     budget_reason,
 )
-from footprint_lab.record.exchange import LLMExchange, ResponseRecord, ToolCallRecord, ToolMargin, UsageRecord
+from footprint_lab.record.exchange import LLMExchange, ResponseRecord, ToolMargin, UsageRecord
+from footprint_lab.record.kinds import rows_of
 from footprint_lab.record.recording import Recording, RunnerInfo
 from footprint_lab.record.records import (
     Annotation,
-    Commit,
-    CommitEntry,
     ContextPiece,
-    Decision,
-    Event,
-    Read,
-    RuleEvidence,
-    Step,
     content_hash,
     fingerprint,
     jsonable,
     jsonable_each,
     maker,
 )
-from footprint_lab.record.rows import Rows, transposed
+from footprint_lab.record.rows import transposed
 from footprint_lab.record.schema import SCHEMA_VERSION
 from footprint_lab.record.spliced import Spliced, matched
 
@@ -52,10 +46,7 @@ if TYPE_CHECKING:
     from footprint_lab.record.recorder import Recorder
 
 
-_step, _read, _commit, _entry = maker(Step), maker(Read), maker(Commit), maker(CommitEntry)
-_decision, _rule, _event, _context_piece = maker(Decision), maker(RuleEvidence), maker(Event), maker(ContextPiece)
-_llm_exchange, _response, _usage = maker(LLMExchange), maker(ResponseRecord), maker(UsageRecord)
-_tool_call, _tool_margin, _recording = maker(ToolCallRecord), maker(ToolMargin), maker(Recording)
+_recording = maker(Recording)
 
 
 def _unchanged(value: Any) -> Any:
@@ -194,16 +185,13 @@ def build_recording(
         "error": own["error"],
         "started_at": recorder.started_at,
         "duration_ms": (ended_ns - start) / 1e6,
-        "steps": Rows(count=n_steps, columns=step_columns, fields=_STEP_FIELDS, model=_step),
-        "reads": Rows(count=n_reads, columns=read_columns, fields=_READ_FIELDS, model=_read),
-        "commits": Rows(count=n_commits, columns=commit_columns, fields=_COMMIT_FIELDS, model=_commit_model,
-),
-        "decisions": Rows(count=n_decisions, columns=decision_columns, fields=_DECISION_FIELDS,
-                          model=_decision_model),
-        "events": Rows(count=n_events, columns=event_columns, fields=_EVENT_FIELDS, model=_event),
-        "context_pieces": Rows(count=n_pieces, columns=piece_columns, fields=_PIECE_FIELDS, model=_context_piece),
-        "exchanges": Rows(count=n_exchanges, columns=exchange_columns, fields=_EXCHANGE_FIELDS,
-                          model=_exchange_model),
+        "steps": rows_of("steps", n_steps, step_columns),
+        "reads": rows_of("reads", n_reads, read_columns),
+        "commits": rows_of("commits", n_commits, commit_columns),
+        "decisions": rows_of("decisions", n_decisions, decision_columns),
+        "events": rows_of("events", n_events, event_columns),
+        "context_pieces": rows_of("context_pieces", n_pieces, piece_columns),
+        "exchanges": rows_of("exchanges", n_exchanges, exchange_columns),
         "messages": _recorded_messages(recorder.messages, carried, None if plain else clean),
         "message_pieces": (Spliced([recorder.message_pieces]) if isinstance(recorder.message_pieces, Spliced)
                            else list(recorder.message_pieces)),
@@ -352,9 +340,7 @@ def _each(sweep: Callable[[Any], Any], column: list[Any]) -> list[Any]:
     return column if sweep is _unchanged else list(map(sweep, column))
 
 
-#: each kind's record fields, in its columns' order (the seal reads them in this order)
-(_STEP_FIELDS, _READ_FIELDS, _COMMIT_FIELDS, _DECISION_FIELDS, _EVENT_FIELDS, _PIECE_FIELDS) = (
-    tuple(model.model_fields) for model in (Step, Read, Commit, Decision, Event, ContextPiece))
+_PIECE_FIELDS = tuple(ContextPiece.model_fields)
 _SEQUENCES = (list, tuple)
 _USAGE_DEFAULTS = tuple((name, field.default) for name, field in UsageRecord.model_fields.items())
 _USAGE_FIELDS = tuple(UsageRecord.model_fields)  # the order UsageCounts captures them in (tests/core/test_agent.py)
@@ -374,19 +360,3 @@ _REQUEST = operator.itemgetter(*(name for name in _EXCHANGE_FIELDS if name != "r
 _REQUEST_DEFAULTS: tuple[tuple[str, Callable[[], Any]], ...] = tuple(
     (name, functools.partial(field.get_default, call_default_factory=True))
     for name, field in LLMExchange.model_fields.items() if name != "response")
-
-
-# -- models of the record values (nested records are values too until a model is asked for) --------
-def _commit_model(values: dict[str, Any]) -> Commit:
-    return _commit({**values, "entries": list(map(_entry, values["entries"]))})
-
-
-def _decision_model(values: dict[str, Any]) -> Decision:
-    return _decision({**values, "evidence": list(map(_rule, values["evidence"]))})
-
-
-def _exchange_model(values: dict[str, Any]) -> LLMExchange:
-    response = values["response"]
-    return _llm_exchange({**values, "response": _response({
-        **response, "tool_calls": list(map(_tool_call, response["tool_calls"])), "usage": _usage(response["usage"]),
-        "tool_margins": list(map(_tool_margin, response["tool_margins"]))})})

@@ -20,6 +20,7 @@ from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     Field,
+    ModelWrapValidatorHandler,
     SerializationInfo,
     SerializerFunctionWrapHandler,
     StrictInt,
@@ -29,6 +30,7 @@ from pydantic import (
 )
 
 from footprint_lab.record.exchange import LLMExchange, ResponseRecord, ToolCallRecord, ToolMargin, UsageRecord
+from footprint_lab.record.kinds import saved_rows
 from footprint_lab.record.records import (
     Annotation,
     Commit,
@@ -44,7 +46,7 @@ from footprint_lab.record.records import (
 )
 from footprint_lab.record.rows import rows_field
 from footprint_lab.record.saved_form import dereferenced, reference, share_texts, untables
-from footprint_lab.record.schema import RECORDING_MIME, SCHEMA_VERSION
+from footprint_lab.record.schema import COPIES, RECORDING_MIME, SCHEMA_VERSION
 from footprint_lab.record.spliced import Spliced
 
 #: the records a recording is made of, offered here beside it (they live in ``records`` and ``exchange``)
@@ -65,7 +67,7 @@ class Seal(Data):
     tags: dict[str, str]
     scrubbed: list[str] = Field(default_factory=list)
     sealed_at: float = 0.0
-    #: per MIME type, the SHA-256 of what the notebook output carrying this copy displays (``sealing.saved_seal``)
+    #: per MIME type, the SHA-256 of what the notebook output carrying this copy displays (``sealing.output_seal``)
     display: dict[str, str] = Field(default_factory=dict)
 
 
@@ -127,11 +129,20 @@ class Recording(Data):
             object.__getattribute__(self, "__dict__")[name] = value
         return value
 
-    @model_validator(mode="before")
+    @model_validator(mode="wrap")
     @classmethod
-    def _unpack(cls, data: Any) -> Any:
-        """Read the saved form: each table (:func:`packed`) back to its records, each reference to its value."""
-        return dereferenced(untables(data))
+    def _unpack(cls, data: Any, handler: ModelWrapValidatorHandler[Recording]) -> Recording:
+        """Read the saved form: each kind of records as checked columns (``record.kinds``), each
+        other table (:func:`packed`) back to its records, each reference to its value."""
+        if not isinstance(data, dict):
+            return handler(data)
+        placed = dereferenced(data)
+        if COPIES in placed:  # a copy placed inside a table (never written so): the tables read first
+            placed = dereferenced(untables(data))
+        data, flat = saved_rows(placed)
+        recording = handler(dereferenced(untables(data)))
+        recording.__dict__.update(flat)
+        return recording
 
     @model_serializer(mode="wrap")
     def _saved(self, handler: SerializerFunctionWrapHandler, info: SerializationInfo) -> Any:

@@ -32,6 +32,7 @@ from pydantic import ValidationError
 
 from footprint_lab.base.refusal import Refusal, describe_shape
 from footprint_lab.record.recording import Recording
+from footprint_lab.record.rows import as_rows
 from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
 from footprint_lab.record.schema import (
     READABLE_VERSIONS,
@@ -212,6 +213,11 @@ def check_seal(recording: Recording, door: str, at: str = "") -> None:
         raise RecordingVersionError(door, f"{at}seal.algorithm", algorithm)
 
 
+_SLOTS = ("system_pieces", "message_pieces", "tool_pieces")
+#: what the door checks of each exchange, in the order it reads them
+_EXCHANGE_CHECKED = ("step_id", "message_count", *_SLOTS, "injected_messages", "response")
+
+
 class _Checker:
     """Checks one recording's own fields (its member runs are handed in one by one) for the first fault."""
 
@@ -228,27 +234,29 @@ class _Checker:
         check_seal(recording, self.door, at)
         pieces = recording.context_pieces
         messages = recording.messages
-        steps = {step.step_id for step in recording.steps if isinstance(step.step_id, str)}
-        for n, piece in enumerate(pieces):
-            if piece.index != n:
+        (step_ids,) = as_rows(recording.steps).values("step_id")  # read as columns: no step made a model
+        steps = {step_id for step_id in step_ids if isinstance(step_id, str)}
+        (indices,) = as_rows(pieces).values("index")
+        for n, index in enumerate(indices):
+            if index != n:
                 raise self.fail(f"{at}context_pieces.{n}.index", "does not match the piece's place in the list")
         self.messages(messages, f"{at}messages")
         self.indices(recording.message_pieces, len(pieces), f"{at}message_pieces")
         if len(recording.message_pieces) > len(messages):
             raise self.fail(f"{at}message_pieces", "names more pieces than there are messages")
-        for n, exchange in enumerate(recording.exchanges):
+        exchanges = as_rows(recording.exchanges).values(*_EXCHANGE_CHECKED)  # as columns: no exchange made a model
+        for n, (step_id, count, *slots, injected, response) in enumerate(zip(*exchanges, strict=True)):
             where = f"{at}exchanges.{n}"
-            if exchange.step_id not in steps:
+            if step_id not in steps:
                 raise self.fail(f"{where}.step_id", "names no step of this recording")
-            count = exchange.message_count
             if not _is_int(count) or not 0 <= count <= len(messages):
                 raise self.fail(f"{where}.message_count", "is not a count of the recording's messages")
             if count > len(recording.message_pieces):
                 raise self.fail(f"{where}.message_count", "counts messages that have no context piece")
-            for slot in ("system_pieces", "message_pieces", "tool_pieces"):
-                self.indices(getattr(exchange, slot), len(pieces), f"{where}.{slot}")
-            self.messages(exchange.injected_messages, f"{where}.injected_messages")
-            calls = exchange.response.tool_calls
+            for slot, indices in zip(_SLOTS, slots, strict=True):
+                self.indices(indices, len(pieces), f"{where}.{slot}")
+            self.messages(injected, f"{where}.injected_messages")
+            calls = response["tool_calls"] if isinstance(response, dict) else response.tool_calls
             if not isinstance(calls, list):
                 raise self.fail(f"{where}.response.tool_calls", "is not a list")
             for k, call in enumerate(calls):

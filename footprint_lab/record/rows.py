@@ -69,6 +69,15 @@ class Rows(MutableSequence[Item]):
             return None
         return self._columns() if self._count else transposed([], len(self._fields))
 
+    def values(self, *names: str) -> list[list[Any]]:
+        """The named fields' values, one list per name in record order: read from the columns when the items
+        are not built (so none is made), else from the items."""
+        if self._items is not None:
+            return [[getattr(item, name) for item in self._items] for name in names]
+        assert self._columns is not None
+        columns = self._columns() if self._count else transposed([], len(self._fields))
+        return [list(columns[self._fields.index(name)]) for name in names]
+
     def records(self) -> list[dict[str, Any]]:
         """Each record's values as a dict in field order: the built items' own (nested records as models),
         else made from the columns for this use only (nested records as dicts)."""
@@ -161,7 +170,8 @@ def as_list(value: list[Item]) -> list[Item]:
     return value.items() if isinstance(value, Rows) else value
 
 
-def _wrap(value: list[Any]) -> Rows[Any]:
+def as_rows(value: list[Item]) -> Rows[Item]:
+    """A recording's list as a ``Rows`` (one set by hand may be a plain list)."""
     return value if isinstance(value, Rows) else Rows(value)
 
 
@@ -171,4 +181,4 @@ def _dump(value: Any) -> list[Any]:
 
 def rows_field(model: type) -> tuple[Any, Any]:
     """The validator and serializer that make a ``list[model]`` field hold ``Rows``."""
-    return AfterValidator(_wrap), PlainSerializer(_dump, return_type=list[model])  # type: ignore[valid-type]
+    return AfterValidator(as_rows), PlainSerializer(_dump, return_type=list[model])  # type: ignore[valid-type]

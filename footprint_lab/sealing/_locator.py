@@ -6,7 +6,7 @@ Rule kept here: the SHA-256 chain is the proof; the tags only say *where*. Per k
 does not chain the tags, so once every digest matches, a check holds the tags to the text
 (:func:`altered_tag`).
 
-Role: sealing layer, used by ``sealing.seal`` and ``sealing.saved_seal``.
+Role: sealing layer, used by ``sealing.seal`` and ``sealing.output_seal``.
 """
 
 from __future__ import annotations

@@ -9,7 +9,7 @@ input, answer, timings, redaction report...), each record kind in ``_canonical.K
 each member run's own seal. Annotations stay outside, so a sealed run can still be annotated. Each
 kind is one canonical text (``sealing._canonical``, the same from models, columns or saved JSON),
 hashed with SHA-256. The head hashes the algorithm, every digest, the members' heads, a notebook
-output's display digests (``sealing.saved_seal``), the scrub names and the time of sealing.
+output's display digests (``sealing.output_seal``), the scrub names and the time of sealing.
 
 A check compares the header, then the transcript, then the other kinds, and names the first that
 differs, down to its record and field (``sealing._locator``). A seal of an earlier chain (``/2`` to

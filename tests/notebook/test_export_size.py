@@ -63,7 +63,6 @@ def large_runs() -> dict[str, object]:
 @pytest.mark.parametrize("kind", ["answer", "tool result", "member answer", "nested member"])
 def test_a_saved_recording_holds_a_large_text_once_and_reads_back_whole(kind: str) -> None:
     from footprint_lab import load_recording, verify
-    from footprint_lab.sealing.saved_seal import verify_saved
 
     run = large_runs()[kind]
     size = 5_400_000
@@ -72,7 +71,7 @@ def test_a_saved_recording_holds_a_large_text_once_and_reads_back_whole(kind: st
     assert len(json.dumps(recording_data(run.recording), separators=(",", ":"))) <= SAVED_BOUND * size
     back = load_recording(text)
     assert back == run.recording and back.model_dump() == run.recording.model_dump()
-    assert verify(back).holds and verify_saved(json.loads(text)) is not None  # the quick check reads it too
+    assert verify(back).holds
 
 
 def test_a_text_written_once_is_sealed_wherever_it_is_read() -> None:

@@ -78,7 +78,7 @@ def ollama_final() -> Reply:
 
 
 @pytest.mark.parametrize(("kind", "streamed"), [("openai", False), ("openai", True), ("ollama", False)])
-async def test_the_margin_of_a_tool_choice_is_recorded_saved_sealed_and_shown(
+async def test_the_margin_of_a_tool_choice_is_recorded_output_sealed_and_shown(
         build: Any, server: WireServer, kind: str, streamed: bool) -> None:
     if kind == "openai":
         server.queue(openai_body(streamed=streamed), openai_final(streamed=streamed))

@@ -16,6 +16,7 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from record_kit import edited_copy, paths
 
 from footprint_lab import Agent, Redaction, Run, define_tool, load_recording
 from footprint_lab.errors import InvalidRecordingError
@@ -109,17 +110,6 @@ def test_missing_and_extra_fields_are_refused_by_path_without_pydantics_error_or
 
 
 # -- random hand edits: refused by name, or every view works -------------------------------
-def paths(value: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    found = [prefix] if prefix else []
-    if isinstance(value, dict):
-        for key, item in value.items():
-            found += paths(item, (*prefix, key))
-    elif isinstance(value, list):
-        for n, item in enumerate(value):
-            found += paths(item, (*prefix, n))
-    return found
-
-
 PATHS = paths(DATA)
 ODD_VALUES = st.one_of(st.none(), st.integers(-3, 1000), st.text(max_size=5), st.booleans(),
                        st.lists(st.integers(-2, 50), max_size=3), st.just(["x"]), st.just({}), st.just([{}]))
@@ -130,14 +120,7 @@ ODD_VALUES = st.one_of(st.none(), st.integers(-3, 1000), st.text(max_size=5), st
 def test_a_randomly_edited_recording_is_refused_by_name_or_every_view_works(
     where: tuple[Any, ...], value: Any, remove: bool,
 ) -> None:
-    data = copy.deepcopy(DATA)
-    parent = data
-    for key in where[:-1]:
-        parent = parent[key]
-    if remove:
-        del parent[where[-1]]
-    else:
-        parent[where[-1]] = value
+    data = edited_copy(DATA, where, value, remove=remove)
     try:
         recording = load_recording(json.dumps(data))
     except InvalidRecordingError as refusal:

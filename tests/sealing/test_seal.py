@@ -423,12 +423,9 @@ def retagged(tags: dict[str, str], kind: str, how: str) -> None:
 @pytest.mark.parametrize("kind", ["header", "steps", "commits", "messages"])
 @pytest.mark.parametrize("how", ["flipped", "dropped", "emptied"])
 def test_edited_locator_tags_are_the_seal_altered_on_every_path(tmp_path: Path, kind: str, how: str) -> None:
-    from footprint_lab.sealing.saved_seal import verify_saved
-
     data = json.loads(sealed_run().recording.model_dump_json())
-    assert verify_saved(data) is not None and verify(json.dumps(data)).holds
+    assert verify(json.dumps(data)).holds
     retagged(data["seal"]["tags"], kind, how)
-    assert verify_saved(data) is None  # not what was sealed: the long way names it
     verdict = verify(json.dumps(data))
     assert (verdict.status, verdict.kind, verdict.field) == ("broken", "seal", f"tags.{kind}")
     assert str(verdict).endswith("the seal itself was altered")

@@ -18,7 +18,6 @@ from footprint_lab.notebook import export, load_runs, verify_file
 from footprint_lab.providers import mock
 from footprint_lab.record.recording import RECORDING_MIME
 from footprint_lab.record.schema import UNRELEASED_SEALS
-from footprint_lab.sealing.saved_seal import verify_saved
 
 
 def saved_run(first_args: dict[str, Any], second_args: dict[str, Any]) -> dict[str, Any]:
@@ -59,14 +58,13 @@ def carried(notebook: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-def test_a_text_copied_into_a_place_the_check_on_data_cannot_reach_is_never_said_to_hold(tmp_path: Path) -> None:
+def test_a_text_copied_into_a_table_is_placed_and_the_seal_names_the_edit(tmp_path: Path) -> None:
     """A ``copies`` group naming a place inside a table (where the saved form never writes one) is placed by the
-    door once the tables are read back: the check on data hands it to the door, and the seal names the edit."""
+    door once the tables are read back, and the seal names the edit."""
     path, notebook = shown(tmp_path)
     data = carried(notebook)
     assert isinstance(data["events"], dict)  # written as a table
     data["copies"] = [{"of": ["answer"], "at": [["events", 0, "payload", "name"]]}]
-    assert verify_saved(data) is None
     path.write_text(json.dumps(notebook))
     ((_, verdict),) = verify_file(path)
     assert not verdict.holds and (verdict.kind, verdict.index) == ("events", 0)
@@ -86,7 +84,6 @@ def test_copies_that_are_no_copies_are_left_to_the_door_which_names_them(tmp_pat
 def test_a_seal_holding_a_part_it_does_not_cover_is_the_seal_altered(part: str) -> None:
     data = saved_run({"order": "A-1"}, {"order": "B-2"})
     data["seal"][part]["annotations"] = data["seal"][part]["header"]
-    assert verify_saved(data) is None
     verdict = verify(Recording.model_validate(data))
     assert (verdict.status, verdict.kind, verdict.field) == ("broken", "seal", part)
     agent = Agent(provider=mock(reply="Shipped."), seal=True)

@@ -1,0 +1,128 @@
+"""A saved recording's records load as checked columns: no model is made until one is read, and what a
+reader gets is exactly what validating each record would give (record.kinds)."""
+
+from __future__ import annotations
+
+import copy
+import json
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from pydantic import TypeAdapter, ValidationError
+from record_kit import edited_copy, paths
+
+from footprint_lab import Agent, define_tool, load_recording, verify
+from footprint_lab.errors import InvalidRecordingError
+from footprint_lab.notebook.read import output_verdict
+from footprint_lab.providers import mock
+from footprint_lab.record.recording import RECORDING_MIME, Recording
+from footprint_lab.record.saved_form import unpacked
+
+KINDS = ("steps", "reads", "commits", "decisions", "events", "context_pieces", "exchanges")
+
+
+def sealed_run(iterations: int = 3) -> Any:
+    tool = define_tool(name="lookup", description="Look an order up.",
+                       input_schema={"type": "object", "properties": {"order": {"type": "string"}}},
+                       fn=lambda order: {"order": order, "age_days": 47})
+    replies: list[Any] = [{"tool": "lookup", "args": {"order": f"A-{n}"}} for n in range(iterations)] + ["Done."]
+    return Agent(provider=mock(replies=replies), tools=[tool], seal=True,
+                 max_iterations=iterations + 1).run_sync("Look them up.")
+
+
+def whole_floats_as_ints(value: Any) -> Any:
+    """``value`` as a JavaScript writer saves it: a float with no fraction written as a whole number."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, dict):
+        return {key: whole_floats_as_ints(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [whole_floats_as_ints(item) for item in value]
+    return value
+
+
+def test_a_long_recording_loads_and_verifies_without_making_a_record_model_and_reads_back_equal() -> None:
+    run = sealed_run(100)
+    loaded = load_recording(run.recording.model_dump_json())
+    assert verify(loaded).holds
+    held = {kind: getattr(loaded, kind) for kind in KINDS if getattr(loaded, kind)}
+    assert {"steps", "reads", "commits", "events", "context_pieces", "exchanges"} <= held.keys()
+    assert not any(rows.built for rows in held.values())  # loaded, checked and verified as columns
+    assert loaded.exchanges[-1].response.content == "Done."
+    assert loaded == run.recording and loaded.model_dump_json() == run.recording.model_dump_json()
+
+
+def test_a_recording_saved_with_whole_floats_as_integers_reads_floats_and_its_seal_holds() -> None:
+    """JupyterLab saves a notebook through JavaScript, which writes 2.0 as 2: the loaded records hold floats
+    where their fields are floats, so the seal still holds and the JSON reads back as it was written."""
+    run = sealed_run()
+    data = json.loads(run.recording.model_dump_json())
+    data["steps"][0]["duration_ms"] = 2.0  # a float with no fraction, so the writer below changes it
+    resealed = json.loads(Recording.model_validate(data).model_dump_json())
+    assert not verify(resealed).holds  # the seal covers the value: edited, it breaks
+    data["seal"] = None
+    rewritten = whole_floats_as_ints(data)
+    assert rewritten["steps"][0]["duration_ms"] == 2 and isinstance(rewritten["steps"][0]["duration_ms"], int)
+    loaded = load_recording(rewritten)
+    assert isinstance(loaded.steps[0].duration_ms, float)
+    sealed = json.loads(run.recording.model_dump_json())
+    assert verify(whole_floats_as_ints(sealed)).holds
+
+
+def test_a_notebook_output_rewritten_with_whole_floats_as_integers_still_verifies() -> None:
+    bundle = json.loads(json.dumps(sealed_run()._repr_mimebundle_()))
+    output = {"output_type": "display_data", "data": whole_floats_as_ints(bundle), "metadata": {}}
+    assert isinstance(output["data"][RECORDING_MIME]["events"], dict)  # a table, as a notebook holds it
+    verdict = output_verdict(output)
+    assert verdict is not None and verdict.holds
+
+
+DATA = json.loads(sealed_run(2).recording.model_dump_json())
+
+
+#: every place inside a record of each kind: (index, field, and deeper keys)
+PLACES = [(kind, place) for kind in KINDS for place in paths(DATA[kind]) if len(place) > 1]
+ODD = st.one_of(st.none(), st.integers(-3, 2**70), st.floats(allow_nan=False, allow_infinity=False),
+                st.text(max_size=4), st.booleans(), st.just([]), st.just(["x"]), st.just({}), st.just({"k": 1.0}),
+                st.just([{}]))
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(place=st.sampled_from(PLACES), value=ODD, remove=st.booleans(), packed=st.booleans())
+def test_an_edited_record_reads_as_validating_it_alone_would_or_is_refused_by_name(
+    place: tuple[str, tuple[Any, ...]], value: Any, remove: bool, packed: bool,
+) -> None:
+    kind, where = place
+    data = edited_copy(DATA, (kind, *where), value, remove=remove)
+    model = Recording.model_fields[kind].annotation
+    try:
+        expected = TypeAdapter(model).validate_python(copy.deepcopy(unpacked(data)[kind]))
+    except ValidationError:
+        expected = None
+    saved = data
+    if packed and expected is not None:  # as a notebook output holds it: tables, defaults left out
+        saved = json.loads(json.dumps(Recording.model_validate(data)._repr_mimebundle_()[RECORDING_MIME]))
+    try:
+        loaded = load_recording(json.dumps(saved))
+    except InvalidRecordingError as refusal:
+        assert expected is None or refusal.field  # refused by the door's own checks, or by the record's field
+        if expected is None:
+            assert refusal.field.startswith(f"{kind}.{where[0]}")
+        return
+    assert expected is not None
+    adapter = TypeAdapter(model)
+    assert adapter.dump_json(list(getattr(loaded, kind))) == adapter.dump_json(expected)
+
+
+@pytest.mark.parametrize("kind", KINDS[:2] + KINDS[4:6])
+def test_a_saved_table_whose_column_does_not_validate_is_refused_at_its_record_and_field(kind: str) -> None:
+    bundle = json.loads(json.dumps(sealed_run()._repr_mimebundle_()))
+    table = bundle[RECORDING_MIME][kind]
+    assert isinstance(table, dict)
+    at = 1 if table["columns"][0] != "index" else 2
+    table["rows"][1][at] = {"not": "a value this field holds"}
+    with pytest.raises(InvalidRecordingError) as refused:
+        load_recording(bundle[RECORDING_MIME])
+    assert refused.value.field == f"{kind}.1.{table['columns'][at]}"
