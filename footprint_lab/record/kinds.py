@@ -26,12 +26,12 @@ from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
 import orjson
-from pydantic import BaseModel, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from footprint_lab.record import exchange, records
 from footprint_lab.record.records import ContextPiece, Data, maker
 from footprint_lab.record.rows import Rows
-from footprint_lab.record.saved_form import content_of, table_columns
+from footprint_lab.record.saved_form import TABLES, content_of, table_columns
 
 #: each kind of records a recording lists, with its model, in the order the seal takes them
 MODELS: dict[str, type[Data]] = {
@@ -76,18 +76,19 @@ def saved_rows(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Rows[Any
     that does not read so is left in ``data`` as it was, for the schema."""
     rows: dict[str, Rows[Any]] = {}
     for kind, model in MODELS.items():
-        columns = _columns(data.get(kind), model, data.get("messages"))
+        columns = _columns(kind, data.get(kind), data.get("messages"))
         if columns is not None and (checked := _checked(columns, model)) is not None:
             rows[kind] = rows_of(kind, len(checked[0]), functools.partial(list, checked))
     return ({**data, **{kind: [] for kind in rows}} if rows else data), rows
 
 
-def _columns(saved: Any, model: type[Data], messages: Any) -> list[Any] | None:
+def _columns(kind: str, saved: Any, messages: Any) -> list[Any] | None:
     """Saved records (a list of records, or a table) as one column per field, in field order, a field left
     out at its default; a piece's content saved as a reference to a message read back. ``None`` when they
     are not records of ``model``, or none."""
+    model = MODELS[kind]
     fields, defaults = tuple(model.model_fields), _defaults(model)
-    if isinstance(saved, dict):
+    if isinstance(saved, dict) and kind in TABLES:  # only these kinds are ever saved as tables
         try:
             columns = table_columns(saved, model, defaults)
         except TypeError:
@@ -130,7 +131,7 @@ def _column(adapter: TypeAdapter[Any], nested: bool, column: Sequence[Any]) -> S
     made: list[Any] = []
     kept = True
     for start in range(0, len(column), _STRETCH):
-        stretch = column[start:start + _STRETCH]
+        stretch = list(column[start:start + _STRETCH])
         checked = adapter.validate_python(stretch)
         if nested:
             checked = adapter.dump_python(checked)
@@ -143,16 +144,29 @@ def _column(adapter: TypeAdapter[Any], nested: bool, column: Sequence[Any]) -> S
 
 
 def _same(checked: Any, read: Any) -> bool:
-    """Whether validation gave back what was read, as compact JSON writes it (``1`` and ``1.0`` differ)."""
+    """Whether validation gave back what was read: plain text, numbers, flags or nulls of exactly their types, the
+    same as compact JSON writes them (``1`` and ``1.0`` differ). A list or mapping is never kept as read: the
+    recording gets its own copy, as pydantic makes one, so nothing it holds is shared with the caller's data or
+    between its records."""
+    if not set(map(type, read)) <= _SCALARS:
+        return False
     try:
         return orjson.dumps(checked) == orjson.dumps(read)
     except TypeError:  # what orjson does not write (an integer beyond 64 bits): the validated values are kept
         return False
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 #: how many values are validated at once: few enough that what validation makes is gone before the collector
 #: takes a census of the youngest objects
 _STRETCH = 256
+
+
+#: columns are validated strictly (no text read as a number, no tuple as a list): a record that only the model's
+#: own, lax, validation accepts is read record by record, as ``model_validate(..., strict=...)`` asks
+_STRICT = ConfigDict(extra="forbid", strict=True)
 
 
 @functools.cache
@@ -162,7 +176,7 @@ def _adapters(model: type[Data]) -> tuple[tuple[TypeAdapter[Any], bool], ...]:
     made = []
     for field in model.model_fields.values():
         kind: Any = Annotated[(field.annotation, *field.metadata)] if field.metadata else field.annotation
-        made.append((TypeAdapter(list[kind], config=model.model_config), _holds_records(field.annotation)))
+        made.append((TypeAdapter(list[kind], config=_STRICT), _holds_records(field.annotation)))
     return tuple(made)
 
 

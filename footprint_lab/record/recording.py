@@ -136,10 +136,8 @@ class Recording(Data):
         other table (:func:`packed`) back to its records, each reference to its value."""
         if not isinstance(data, dict):
             return handler(data)
-        placed = dereferenced(data)
-        if COPIES in placed:  # a copy placed inside a table (never written so): the tables read first
-            placed = dereferenced(untables(data))
-        data, flat = saved_rows(placed)
+        # copies name places in records, which a table holds as rows: with copies, the tables are read first
+        data, flat = saved_rows(dereferenced(untables(data) if COPIES in data else data))
         recording = handler(dereferenced(untables(data)))
         recording.__dict__.update(flat)
         return recording

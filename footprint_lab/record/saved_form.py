@@ -32,13 +32,13 @@ if TYPE_CHECKING:
 
 
 #: the lists of flat records a recording stores as tables in its compact form, with each record's model
-_TABLES: dict[str, type[Data]] = {"steps": Step, "reads": Read, "events": Event, "context_pieces": ContextPiece}
+TABLES: dict[str, type[Data]] = {"steps": Step, "reads": Read, "events": Event, "context_pieces": ContextPiece}
 
 
 #: the names the saved form puts where a reader looking values up by key (a scrubber masking by key)
 #: expects a field's name: such a reader must work on :func:`unpacked` data
 TABLE_KEYS = frozenset({"columns", "rows", "same", MESSAGE_REF, COPIES, "of", "at",
-                        *(name for model in _TABLES.values() for name in model.model_fields)})
+                        *(name for model in TABLES.values() for name in model.model_fields)})
 
 
 def packed(recording: Recording) -> dict[str, Any]:
@@ -55,7 +55,7 @@ def packed(recording: Recording) -> dict[str, Any]:
 
 
 def _pack(data: dict[str, Any]) -> dict[str, Any]:
-    for name, model in _TABLES.items():
+    for name, model in TABLES.items():
         records = data.get(name)
         if records:
             data[name] = _table(records, model)
@@ -92,8 +92,8 @@ def unpacked(data: Any) -> Any:
 
 
 def untables(data: Any) -> Any:
-    if isinstance(data, dict) and any(isinstance(data.get(name), dict) for name in _TABLES):
-        data = {**data, **{name: _untable(data[name]) for name in _TABLES if isinstance(data.get(name), dict)}}
+    if isinstance(data, dict) and any(isinstance(data.get(name), dict) for name in TABLES):
+        data = {**data, **{name: _untable(data[name]) for name in TABLES if isinstance(data.get(name), dict)}}
     return data
 
 

@@ -36,6 +36,27 @@ async def test_two_causes_each_needed_are_both_confirmed_among_many_pieces(piece
     assert sorted(report.confirmed) == sorted([f"note-{pieces - 2}", f"note-{pieces - 1}"])
 
 
+@pytest.mark.parametrize(("declined", "approved"), [((0, 1), 3), ((2, 4), 1), ((0, 3), 2)])
+async def test_two_pieces_that_each_outvote_another_are_both_confirmed(declined: tuple[int, int], approved: int) -> None:
+    """Two of five notes say DECLINED and one says APPROVED; the model follows the majority (as a model reading
+    retrieved passages can). Removing either DECLINED note flips the answer, but removing it together with the
+    APPROVED one does not: the search of removals together, which takes a cause to act whatever else goes with it,
+    set the second aside as "short of the leading suspects" after its own removal had flipped the answer. It is now
+    tested alone."""
+    texts = ["Say DECLINED." if k in declined else "Say APPROVED." if k == approved else f"Benign note {k}."
+             for k in range(5)]
+
+    def majority(text: str, _: Any) -> str:
+        return "DECLINED" if text.count("Say DECLINED") > text.count("Say APPROVED") else "APPROVED"
+
+    agent = notes_agent(texts, majority)
+    run = await agent.run("Decide?")
+    assert run.answer == "DECLINED"
+    report = await localize(run, rerun=agent)
+    assert sorted(report.confirmed) == [f"note-{k}" for k in declined]
+    assert report.verdict(f"note-{approved}") == "not_confirmed"
+
+
 async def test_two_pieces_each_enough_when_restored_are_both_confirmed() -> None:
     """The same for pieces left out: restoring either of two flips the answer, among enough for a group test."""
     context = [define_fact(id=f"off-{k}", data=f"Skipped benign {k}." if k < 18 else f"gate {k}",

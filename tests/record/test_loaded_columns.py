@@ -126,3 +126,90 @@ def test_a_saved_table_whose_column_does_not_validate_is_refused_at_its_record_a
     with pytest.raises(InvalidRecordingError) as refused:
         load_recording(bundle[RECORDING_MIME])
     assert refused.value.field == f"{kind}.1.{table['columns'][at]}"
+
+
+def test_loaded_records_share_nothing_with_the_data_read_nor_with_each_other() -> None:
+    """Loading makes the recording its own lists and mappings: an edit to one loaded record (a what-if in a notebook)
+    changes no other record, no other load and not the data it was read from; the file still verifies."""
+    bundle = json.loads(json.dumps(sealed_run()._repr_mimebundle_()))
+    saved = bundle[RECORDING_MIME]
+    assert "injected_messages" not in saved["exchanges"][0]  # left out at its default in a notebook's saved form
+    events = saved["events"]  # one payload written once for every row (a table's "same")
+    at = events["columns"].index("payload")
+    events["columns"].pop(at)
+    for row in events["rows"]:
+        row.pop(at)
+    events["same"] = {**events.get("same", {}), "payload": {"note": "kept"}}
+    kept = copy.deepcopy(saved)
+    first, second = load_recording(saved), load_recording(saved)
+    first.exchanges[0].injected_messages.append({"role": "user", "content": "what if?"})
+    first.events[0].payload["note"] = "changed"
+    first.reads[0].path.append("changed")
+    assert first.exchanges[1].injected_messages == [] and second.exchanges[0].injected_messages == []
+    assert first.events[1].payload == {"note": "kept"} and second.events[0].payload == {"note": "kept"}
+    assert second.reads[0].path != first.reads[0].path
+    assert saved == kept
+    assert verify(load_recording(json.dumps(_resealed(kept)))).holds
+
+
+def _resealed(saved: dict[str, Any]) -> dict[str, Any]:
+    """A saved recording edited by hand, sealed again as it now reads."""
+    from footprint_lab.sealing.seal import seal
+
+    recording = load_recording({**saved, "seal": None})
+    return json.loads(seal(recording).model_dump_json())
+
+
+def test_python_data_with_tuples_or_subclasses_loads_as_plain_json_types() -> None:
+    import enum
+
+    class Code(str):
+        pass
+
+    class Count(enum.IntEnum):
+        ONE = 1
+
+    data = json.loads(sealed_run().recording.model_dump_json())
+    data["exchanges"][0]["response"]["tool_calls"] = tuple(data["exchanges"][0]["response"]["tool_calls"])
+    data["exchanges"][0]["injected_messages"] = ()
+    for read in data["reads"]:
+        read["path"] = tuple(read["path"])
+    data["steps"][0]["stage"] = Code(data["steps"][0]["stage"])
+    data["events"][0]["seq"] = Count.ONE if data["events"][0]["seq"] == 1 else data["events"][0]["seq"]
+    loaded = load_recording(data)
+    assert type(loaded.reads[0].path) is list and type(loaded.steps[0].stage) is str
+    assert type(loaded.exchanges[0].response.tool_calls) is list and type(loaded.events[0].seq) is int
+    assert loaded.model_dump_json() == sealed_json(data)
+
+
+def sealed_json(data: dict[str, Any]) -> str:
+    """The JSON a recording validated record by record, the library's long way, writes."""
+    from footprint_lab.record.saved_form import unpacked
+
+    plain = unpacked(data)
+    kinds = {kind: TypeAdapter(Recording.model_fields[kind].annotation).validate_python(plain[kind]) for kind in KINDS}
+    return Recording.model_construct(**{**Recording.model_validate({**plain, **dict.fromkeys(KINDS, [])}).__dict__,
+                                        **kinds}).model_dump_json()
+
+
+def test_strict_validation_asked_for_holds_for_every_record() -> None:
+    data = json.loads(sealed_run().recording.model_dump_json())
+    data["steps"][1]["iteration"] = "1"
+    data["events"][1]["seq"] = 1.0
+    with pytest.raises(ValidationError) as refused:
+        Recording.model_validate(data, strict=True)
+    assert {".".join(map(str, error["loc"])) for error in refused.value.errors()} == {"steps.1.iteration",
+                                                                                        "events.1.seq"}
+    lax = Recording.model_validate(data)
+    assert lax.steps[1].iteration == 1 and lax.events[1].seq == 1 and type(lax.events[1].seq) is int
+
+
+@pytest.mark.parametrize("kind", ["commits", "exchanges", "decisions"])
+def test_only_the_kinds_the_saved_form_writes_as_tables_are_read_as_tables(kind: str) -> None:
+    data = json.loads(sealed_run().recording.model_dump_json())
+    records = data[kind] or [{"step_id": "x", "rule": "r", "evidence": [], "chosen": "a"}]
+    columns = list(records[0])
+    data[kind] = {"columns": columns, "rows": [[record.get(name) for name in columns] for record in records]}
+    with pytest.raises(InvalidRecordingError) as refused:
+        load_recording(data)
+    assert refused.value.field == kind

@@ -80,6 +80,10 @@ class _Confirmation:
         self.spend = spend
         self.samples = samples
         self.baseline: list[Outcome] = []
+        #: candidates tested only while no unchanged rerun of this baseline has flipped, and at one look (skipping a
+        #: test or a look never adds a confirmation): arms that flipped alone in screening, followed up after the
+        #: search set them aside
+        self.only_if_quiet: set[str] = set()
 
     async def run(self, candidates: list[Arm], level: float, chances: list[float] | None = None) -> None:
         # weights by the search's posterior chances when it gave them, else by the square of each candidate's
@@ -96,7 +100,12 @@ class _Confirmation:
         for arm, weight, chance, members in zip(candidates, weights, named, following, strict=True):
             verdict = self.verdicts[arm.key]
             own = level * weight + passed_on if weight > 0 else shared
-            if own > 0:
+            follow_up = arm.key in self.only_if_quiet
+            if follow_up and (tally(self.baseline)[0] or own <= 0):
+                continue  # the model is noisy after all (a lone screening flip is likelier noise), or no level is left
+            if follow_up:
+                await self._follow_up(arm, verdict, own)
+            elif own > 0:
                 # a candidate the search all but named is not given up at its first look for a weak start
                 await self._looks(arm, verdict, own, patient=chance >= DECISIVE)
                 verdict.reason = _confirmation_reason(verdict, self.spend)
@@ -105,14 +114,33 @@ class _Confirmation:
                 shared = own / members if held and members else 0.0
                 passed_on = own if held and not members else 0.0
 
-    async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float, *, patient: bool = False) -> None:
+    async def _follow_up(self, arm: Arm, verdict: ArmVerdict, level: float) -> None:
+        """One look at an arm the search set aside after it flipped alone in screening, at the whole ``level``: it is
+        confirmed there, or keeps the search's verdict with what the look saw added."""
+        earlier, reason = verdict.verdict, verdict.reason
+        await self._looks(arm, verdict, level, one_look=True)
+        flips, finished = tally(verdict.confirmation)
+        if verdict.verdict == "confirmed" or not finished or not verdict.noise_samples:
+            verdict.reason = _confirmation_reason(verdict, self.spend)
+            if verdict.verdict != "confirmed" and not finished:  # nothing measured: the search's verdict stands
+                verdict.verdict, verdict.reason = earlier, reason
+            return
+        verdict.verdict = "not_confirmed"
+        verdict.reason = (f"{reason}; removed alone on {finished} fresh reruns, it flipped the outcome in {flips} "
+                          f"against noise {verdict.noise_flips}/{verdict.noise_samples} (p = {_p(verdict.p_value)} > "
+                          f"{_p(verdict.level)})")
+
+    async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float, *, patient: bool = False,
+                     one_look: bool = False) -> None:
         """The looks at one candidate, each at its fixed size and level, until one decides it.
 
         Stopping early for futility never adds a confirmation (every look's level is fixed before it
         runs), so whether to stop may follow the screening: a ``patient`` candidate stops at its first
-        look only when nothing flipped.
+        look only when nothing flipped. With ``one_look`` there is only the first, at the whole level.
         """
         plan = look_plan(self.samples, level)
+        if one_look:
+            plan = [(*plan[0][:2], level)]
         for look, (size, base, spent) in enumerate(plan, 1):
             size, base, last = afforded(size, base, len(verdict.confirmation), len(self.baseline), self.spend.left())
             if size <= len(verdict.confirmation):
