@@ -115,7 +115,7 @@ def _records_of(saved: Any, fields: frozenset[str]) -> bool:
 
 
 def _checked(columns: list[Any], model: type[Data]) -> list[Any] | None:
-    """Each column as its field's type validates it (nested records written back as dicts), or ``None`` when
+    """Each column as its field's type validates it (nested records as dicts of their fields), or ``None`` when
     one does not validate."""
     try:
         return [_column(adapter, nested, column) for (adapter, nested), column in
@@ -134,13 +134,21 @@ def _column(adapter: TypeAdapter[Any], nested: bool, column: Sequence[Any]) -> S
         stretch = list(column[start:start + _STRETCH])
         checked = adapter.validate_python(stretch)
         if nested:
-            checked = adapter.dump_python(checked)
+            checked = _plain(checked)
         if kept and _same(checked, stretch):
             continue
         if kept:
             made, kept = list(column[:start]), False
         made.extend(checked)
     return column if kept else made
+
+
+def _plain(value: Any) -> Any:
+    """Validated records as the values a column holds: a model as a dict of its fields, a list item by item, and
+    anything else (a free-form value) as it is."""
+    if isinstance(value, BaseModel):
+        return {name: _plain(item) for name, item in value.__dict__.items()}
+    return [_plain(item) for item in value] if isinstance(value, list) else value
 
 
 def _same(checked: Any, read: Any) -> bool:

@@ -19,12 +19,15 @@ Role: record layer, used by :mod:`footprint_lab.record.recording`.
 from __future__ import annotations
 
 import functools
+import threading
 from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from typing import Any, TypeVar, overload
 
 from pydantic import AfterValidator, PlainSerializer
 
 Item = TypeVar("Item")
+#: what makes one item from its record's values
+_Model = Callable[[dict[str, Any]], Item]
 
 
 class Rows(MutableSequence[Item]):
@@ -46,45 +49,58 @@ class Rows(MutableSequence[Item]):
         """Whether the items have been made (the first read of any item makes them all)."""
         return self._items is not None
 
+    def _state(self) -> tuple[list[Item] | None, Callable[[], list[Any]] | None, _Model[Item] | None]:
+        """The items, or the columns and model they are made from. The columns and model are read first: a build in
+        another thread sets the items before it lets go of them, so one of the two is always there."""
+        columns, model = self._columns, self._model
+        return self._items, columns, model
+
     def items(self) -> list[Item]:
-        """The items as a list, made now when they were not yet."""
+        """The items as a list, made now when they were not yet (once, whichever thread asks first)."""
         items = self._items
         if items is None:
-            items = self._items = self.transient()
-            self._columns = self._model = None
+            made = self.transient()
+            with _BUILDING:
+                if self._items is None:
+                    self._items = made
+                    self._columns = self._model = None
+                items = self._items
         return items
 
     def transient(self) -> list[Item]:
         """The items for one use (a dump), without keeping them when they were not built."""
-        if self._items is not None:
-            return self._items
-        model = self._model
-        assert model is not None
-        return list(map(model, self.records()))
+        items, columns, model = self._state()
+        if items is not None:
+            return items
+        assert columns is not None and model is not None
+        return list(map(model, _records_of(self._fields)(columns())))
 
     def columns(self) -> list[Any] | None:
         """What the seal reads of unbuilt items: one list per field, in the model's order (nested records as
         dicts), made for this use only. ``None`` once built: the items' own fields are then sealed."""
-        if self._columns is None:
+        items, columns, _ = self._state()
+        if items is not None or columns is None:
             return None
-        return self._columns() if self._count else transposed([], len(self._fields))
+        return columns() if self._count else transposed([], len(self._fields))
 
     def values(self, *names: str) -> list[list[Any]]:
         """The named fields' values, one list per name in record order: read from the columns when the items
         are not built (so none is made), else from the items."""
-        if self._items is not None:
-            return [[getattr(item, name) for item in self._items] for name in names]
-        assert self._columns is not None
-        columns = self._columns() if self._count else transposed([], len(self._fields))
-        return [list(columns[self._fields.index(name)]) for name in names]
+        items, columns, _ = self._state()
+        if items is not None:
+            return [[getattr(item, name) for item in items] for name in names]
+        assert columns is not None
+        made = columns() if self._count else transposed([], len(self._fields))
+        return [list(made[self._fields.index(name)]) for name in names]
 
     def records(self) -> list[dict[str, Any]]:
         """Each record's values as a dict in field order: the built items' own (nested records as models),
         else made from the columns for this use only (nested records as dicts)."""
-        if self._items is not None:
-            return [item.__dict__ for item in self._items]
-        assert self._columns is not None
-        return _records_of(self._fields)(self._columns())
+        items, columns, _ = self._state()
+        if items is not None:
+            return [item.__dict__ for item in items]
+        assert columns is not None
+        return _records_of(self._fields)(columns())
 
     def __len__(self) -> int:
         return self._count if self._items is None else len(self._items)
@@ -157,6 +173,10 @@ def _records_of(fields: tuple[str, ...]) -> Callable[[list[Any]], list[dict[str,
     source = f"lambda columns: [{{{display}}} for {', '.join(names)}, in zip(*columns, strict=True)]"
     made: Callable[[list[Any]], list[dict[str, Any]]] = eval(source, {"zip": zip})
     return made
+
+
+#: held while a build's items are set, so two threads that build at once keep the first one's
+_BUILDING = threading.Lock()
 
 
 def transposed(rows: Sequence[Sequence[Any]], width: int) -> list[Any]:

@@ -213,3 +213,48 @@ def test_only_the_kinds_the_saved_form_writes_as_tables_are_read_as_tables(kind:
     with pytest.raises(InvalidRecordingError) as refused:
         load_recording(data)
     assert refused.value.field == kind
+
+
+def test_threads_that_first_read_a_loaded_recording_at_once_all_get_its_records() -> None:
+    """Records are made on first read: threads reading a freshly loaded recording together (a server answering from
+    one loaded run) each get the very records the recording keeps, and none fails."""
+    import sys
+    import threading
+
+    text = sealed_run().recording.model_dump_json()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)  # switch threads as often as possible, so their first reads overlap
+    try:
+        for _ in range(40):
+            loaded = load_recording(text)
+            seen: list[Any] = []
+
+            def read(loaded: Recording = loaded, seen: list[Any] = seen) -> None:
+                seen.append((loaded.steps[0], loaded.events[0], verify(loaded).holds))
+
+            threads = [threading.Thread(target=read) for _ in range(6)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+            assert len(seen) == 6 and all(holds for *_, holds in seen)
+            assert all(step is loaded.steps[0] and event is loaded.events[0] for step, event, _ in seen)
+    finally:
+        sys.setswitchinterval(interval)
+
+
+def test_a_free_form_value_given_as_python_data_is_kept_as_given_in_every_kind() -> None:
+    import dataclasses
+
+    @dataclasses.dataclass
+    class Order:
+        id: str = "A-0"
+
+    data = json.loads(sealed_run().recording.model_dump_json())
+    data["commits"][0]["entries"][0]["value"] = Order()
+    data["exchanges"][0]["response"]["tool_calls"][0]["args"]["order"] = Order()
+    data["events"][1]["payload"]["stage"] = Order()
+    loaded = Recording.model_validate(data)
+    assert isinstance(loaded.commits[0].entries[0].value, Order)
+    assert isinstance(loaded.exchanges[0].response.tool_calls[0].args["order"], Order)
+    assert isinstance(loaded.events[1].payload["stage"], Order)
