@@ -37,7 +37,8 @@ async def test_two_causes_each_needed_are_both_confirmed_among_many_pieces(piece
 
 
 @pytest.mark.parametrize(("declined", "approved"), [((0, 1), 3), ((2, 4), 1), ((0, 3), 2)])
-async def test_two_pieces_that_each_outvote_another_are_both_confirmed(declined: tuple[int, int], approved: int) -> None:
+async def test_two_pieces_that_each_outvote_another_are_both_confirmed(declined: tuple[int, int],
+                                                                     approved: int) -> None:
     """Two of five notes say DECLINED and one says APPROVED; the model follows the majority (as a model reading
     retrieved passages can). Removing either DECLINED note flips the answer, but removing it together with the
     APPROVED one does not: the search of removals together, which takes a cause to act whatever else goes with it,

@@ -188,7 +188,7 @@ def sealed_json(data: dict[str, Any]) -> str:
 
     plain = unpacked(data)
     kinds = {kind: TypeAdapter(Recording.model_fields[kind].annotation).validate_python(plain[kind]) for kind in KINDS}
-    return Recording.model_construct(**{**Recording.model_validate({**plain, **dict.fromkeys(KINDS, [])}).__dict__,
+    return Recording.model_construct(**{**Recording.model_validate({**plain, **{kind: [] for kind in KINDS}}).__dict__,
                                         **kinds}).model_dump_json()
 
 
