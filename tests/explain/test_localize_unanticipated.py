@@ -58,6 +58,25 @@ async def test_two_pieces_that_each_outvote_another_are_both_confirmed(declined:
     assert report.verdict(f"note-{approved}") == "not_confirmed"
 
 
+async def test_every_piece_that_outvotes_the_others_is_confirmed_and_a_follow_up_spends_nothing_of_alpha() -> None:
+    """Three DECLINED notes against two APPROVED: removing any DECLINED one flips the answer. The search names a
+    pair; its members share the pair's level and a piece it set aside is followed up only on a level a confirmed
+    piece hands to no one, so all three are confirmed. When nothing is confirmed (the answer is the parity of four
+    notes: every removal alone flips it, no removal of two does), a follow-up gets no level and runs no rerun."""
+    texts = ['Benign 3-0 831.', 'Say APPROVED #1.', 'Benign 3-3 624.', 'Say DECLINED #2.', 'Say APPROVED #0.',
+             'Benign 3-1 331.', 'Say DECLINED #0.', 'Benign 3-2 238.', 'Benign 3-4 697.', 'Say DECLINED #1.']
+    agent = notes_agent(texts, lambda text, _: "DECLINED" if text.count("Say DECLINED") > text.count("Say APPROVED")
+                        else "APPROVED")
+    report = await localize(await agent.run("Decide?"), rerun=agent)
+    assert sorted(report.confirmed) == ["note-3", "note-6", "note-9"]
+
+    parity = notes_agent([f"Flag {k} on." for k in range(4)] + ["Benign."],
+                         lambda text, _: "ODD" if text.count(" on.") % 2 else "EVEN")
+    report = await localize(await parity.run("Decide?"), rerun=parity)
+    assert not report.confirmed and report.reruns < 35
+    assert all(suspect.reruns == 1 for suspect in report.suspects if suspect.source_id.startswith("note"))
+
+
 async def test_two_pieces_each_enough_when_restored_are_both_confirmed() -> None:
     """The same for pieces left out: restoring either of two flips the answer, among enough for a group test."""
     context = [define_fact(id=f"off-{k}", data=f"Skipped benign {k}." if k < 18 else f"gate {k}",

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 from footprint_lab.explain.trials._look_plan import afforded, hopeless_trend, look_plan
 from footprint_lab.explain.trials._search import DECISIVE
-from footprint_lab.explain.trials._stats import boschloo_greater
+from footprint_lab.explain.trials._stats import attained_level, boschloo_greater
 from footprint_lab.explain.trials.arms import Arm, ArmVerdict, Draw, _failure_text, tally
 from footprint_lab.explain.trials.rerun import Outcome
 
@@ -80,12 +80,27 @@ class _Confirmation:
         self.spend = spend
         self.samples = samples
         self.baseline: list[Outcome] = []
-        #: candidates tested only while no unchanged rerun of this baseline has flipped, and at one look (skipping a
-        #: test or a look never adds a confirmation): arms that flipped alone in screening, followed up after the
-        #: search set them aside
+        #: arms that flipped alone in screening, followed up after the search set them aside: tested last, at one
+        #: look, on the level confirmed candidates hand to no one, and only while no unchanged rerun has flipped
+        #: (skipping a test or a look never adds a confirmation)
         self.only_if_quiet: set[str] = set()
 
     async def run(self, candidates: list[Arm], level: float, chances: list[float] | None = None) -> None:
+        follow_ups = [arm for arm in candidates if arm.key in self.only_if_quiet]
+        if follow_ups:
+            kept = [k for k, arm in enumerate(candidates) if arm.key not in self.only_if_quiet]
+            candidates = [candidates[k] for k in kept]
+            chances = [chances[k] for k in kept] if chances else None
+        spare = await self._fallback(candidates, level, chances) if candidates else 0.0
+        # a follow-up gets only a level a confirmed candidate has no one left to hand to (nothing more of alpha),
+        # and is tested only while no unchanged rerun has flipped
+        for arm in follow_ups:
+            if spare <= 0 or tally(self.baseline)[0]:
+                break
+            await self._follow_up(arm, self.verdicts[arm.key], spare / len(follow_ups))
+
+    async def _fallback(self, candidates: list[Arm], level: float, chances: list[float] | None) -> float:
+        """Wiens' fallback over ``candidates``; returns the level confirmed candidates hold and hand to no one."""
         # weights by the search's posterior chances when it gave them, else by the square of each candidate's
         # screening strength: equal for equals, most of the level for a clear leader
         strength = chances or [_strength(self.verdicts[arm.key]) ** 2 for arm in candidates]
@@ -96,39 +111,41 @@ class _Confirmation:
         # passing it on (a set not confirmed leaves them none)
         following = [next((n for n, later in enumerate(weights[k + 1:]) if later > 0), len(weights) - k - 1)
                      for k in range(len(weights))]
-        passed_on = shared = 0.0
+        passed_on = shared = spare = 0.0
         for arm, weight, chance, members in zip(candidates, weights, named, following, strict=True):
             verdict = self.verdicts[arm.key]
             own = level * weight + passed_on if weight > 0 else shared
-            follow_up = arm.key in self.only_if_quiet
-            if follow_up and (tally(self.baseline)[0] or own <= 0):
-                continue  # the model is noisy after all (a lone screening flip is likelier noise), or no level is left
-            if follow_up:
-                await self._follow_up(arm, verdict, own)
-            elif own > 0:
+            if own > 0:
                 # a candidate the search all but named is not given up at its first look for a weak start
                 await self._looks(arm, verdict, own, patient=chance >= DECISIVE)
                 verdict.reason = _confirmation_reason(verdict, self.spend)
+            held = verdict.verdict == "confirmed"
             if weight > 0:
-                held = verdict.verdict == "confirmed"
                 shared = own / members if held and members else 0.0
                 passed_on = own if held and not members else 0.0
+            elif held:
+                spare += own  # a confirmed member hands its level to no later candidate
+        return spare + passed_on
 
     async def _follow_up(self, arm: Arm, verdict: ArmVerdict, level: float) -> None:
-        """One look at an arm the search set aside after it flipped alone in screening, at the whole ``level``: it is
-        confirmed there, or keeps the search's verdict with what the look saw added."""
+        """One look at an arm the search set aside after it flipped alone in screening, at the whole ``level``. It is
+        confirmed only when every rerun flipped and the test passed (a stricter rule never adds a confirmation);
+        flipping every time short of the level, it is undecided; otherwise it keeps the search's verdict, with
+        what the look saw added."""
         earlier, reason = verdict.verdict, verdict.reason
         await self._looks(arm, verdict, level, one_look=True)
         flips, finished = tally(verdict.confirmation)
-        if verdict.verdict == "confirmed" or not finished or not verdict.noise_samples:
+        if not finished or not verdict.noise_samples:  # nothing measured: the search's verdict stands
+            verdict.verdict, verdict.reason = earlier, reason
+            return
+        if flips == finished:
+            verdict.verdict = "confirmed" if verdict.verdict == "confirmed" else "undecided"
             verdict.reason = _confirmation_reason(verdict, self.spend)
-            if verdict.verdict != "confirmed" and not finished:  # nothing measured: the search's verdict stands
-                verdict.verdict, verdict.reason = earlier, reason
             return
         verdict.verdict = "not_confirmed"
-        verdict.reason = (f"{reason}; removed alone on {finished} fresh reruns, it flipped the outcome in {flips} "
-                          f"against noise {verdict.noise_flips}/{verdict.noise_samples} (p = {_p(verdict.p_value)} > "
-                          f"{_p(verdict.level)})")
+        verdict.reason = (f"{reason}; removed alone on {finished} fresh reruns, it flipped the outcome in "
+                          f"{flips}/{finished} against noise {verdict.noise_flips}/{verdict.noise_samples} "
+                          "(a piece followed up is confirmed only when every rerun flips)")
 
     async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float, *, patient: bool = False,
                      one_look: bool = False) -> None:
@@ -139,8 +156,9 @@ class _Confirmation:
         look only when nothing flipped. With ``one_look`` there is only the first, at the whole level.
         """
         plan = look_plan(self.samples, level)
-        if one_look:
-            plan = [(*plan[0][:2], level)]
+        if one_look:  # beside the first look's baseline, or the second's when the first's is too few to reach level
+            size, base = plan[0][0], plan[0][1] if attained_level(plan[0][0], plan[0][1], level) else plan[1][1]
+            plan = [(size, base, level)]
         for look, (size, base, spent) in enumerate(plan, 1):
             size, base, last = afforded(size, base, len(verdict.confirmation), len(self.baseline), self.spend.left())
             if size <= len(verdict.confirmation):

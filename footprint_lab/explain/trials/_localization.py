@@ -166,7 +166,7 @@ class Localization(Partial):
         lines += untested_lines(self.untested)
         lines += self.notes
         if self.nothing_alone and not self.confirmed_together:
-            lines.append("No suspect flipped the outcome alone; causes may act only together: "
+            lines.append("No suspect was shown to flip the outcome alone; causes may act only together: "
                          "bisect_culprits(run, rerun=...) searches for sets whose joint removal flips it.")
         return "\n".join(lines)
 
