@@ -77,6 +77,18 @@ async def test_every_piece_that_outvotes_the_others_is_confirmed_and_a_follow_up
     assert all(suspect.reruns == 1 for suspect in report.suspects if suspect.source_id.startswith("note"))
 
 
+async def test_a_follow_up_no_look_could_confirm_spends_no_rerun() -> None:
+    """At alpha 0.001 a follow-up's one look (three reruns beside nine unchanged ones at best) cannot reach the level
+    the confirmed piece hands on: the piece keeps the search's verdict and no rerun is spent on it."""
+    texts = ["Say DECLINED.", "Say DECLINED.", "Benign note 2.", "Say APPROVED.", "Benign note 4."]
+    agent = notes_agent(texts, lambda text, _: "DECLINED" if text.count("Say DECLINED") > text.count("Say APPROVED")
+                        else "APPROVED")
+    report = await localize(await agent.run("Decide?"), rerun=agent, alpha=0.001)
+    assert report.confirmed == ["note-1"]
+    (left,) = [suspect for suspect in report.suspects if suspect.source_id == "note-0"]
+    assert left.verdict == "not_confirmed" and left.reruns == 1 and "removed alone" not in left.reason
+
+
 async def test_two_pieces_each_enough_when_restored_are_both_confirmed() -> None:
     """The same for pieces left out: restoring either of two flips the answer, among enough for a group test."""
     context = [define_fact(id=f"off-{k}", data=f"Skipped benign {k}." if k < 18 else f"gate {k}",

@@ -133,6 +133,9 @@ class _Confirmation:
         flipping every time short of the level, it is undecided; otherwise it keeps the search's verdict, with
         what the look saw added."""
         earlier, reason = verdict.verdict, verdict.reason
+        size, base = self._one_look(level)
+        if not attained_level(size, base, level) or afforded(size, base, 0, len(self.baseline), self.spend.left())[2]:
+            return  # no look the budget pays in full could reach the level: no rerun is spent on it
         await self._looks(arm, verdict, level, one_look=True)
         flips, finished = tally(verdict.confirmation)
         if not finished or not verdict.noise_samples:  # nothing measured: the search's verdict stands
@@ -147,6 +150,13 @@ class _Confirmation:
                           f"{flips}/{finished} against noise {verdict.noise_flips}/{verdict.noise_samples} "
                           "(a piece followed up is confirmed only when every rerun flips)")
 
+    def _one_look(self, level: float) -> tuple[int, int]:
+        """A follow-up's one look: the first look's reruns beside its baseline, or beside the second's when the first's
+        is too few to reach ``level``."""
+        plan = look_plan(self.samples, level)
+        size, base = plan[0][:2]
+        return size, base if attained_level(size, base, level) else plan[1][1]
+
     async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float, *, patient: bool = False,
                      one_look: bool = False) -> None:
         """The looks at one candidate, each at its fixed size and level, until one decides it.
@@ -155,10 +165,7 @@ class _Confirmation:
         runs), so whether to stop may follow the screening: a ``patient`` candidate stops at its first
         look only when nothing flipped. With ``one_look`` there is only the first, at the whole level.
         """
-        plan = look_plan(self.samples, level)
-        if one_look:  # beside the first look's baseline, or the second's when the first's is too few to reach level
-            size, base = plan[0][0], plan[0][1] if attained_level(plan[0][0], plan[0][1], level) else plan[1][1]
-            plan = [(size, base, level)]
+        plan = [(*self._one_look(level), level)] if one_look else look_plan(self.samples, level)
         for look, (size, base, spent) in enumerate(plan, 1):
             size, base, last = afforded(size, base, len(verdict.confirmation), len(self.baseline), self.spend.left())
             if size <= len(verdict.confirmation):
