@@ -9,10 +9,12 @@ held them: a :class:`~footprint_lab.record.rows.Rows` of a kind, made from one c
 (JSON-native values, nested records as dicts), whose models are made when first asked for without
 validating again. :func:`rows_of` makes it from a finished run's capture (``record.build``) and
 :func:`saved_rows` from saved data. Saved records are validated column by column against each
-field's type, so a column that passes holds what the models would. Records that do not read as
-columns (not a list of records, a key no field has, a required field left out) or a column that
-fails validation are left to the schema, which reads them record by record and names the field at
-fault.
+field's type, strictly, so a column that passes holds what the models would. Plain text, numbers,
+flags and nulls are kept as read; lists and mappings are validation's copies, so a loaded recording
+shares nothing with the data it came from, nor one record with another. Records that do not read
+as columns (not a list of records, a key no field has, a required field left out) or a column that
+fails validation are left to the schema, which reads them record by record (leniently, unless the
+caller asked for strict validation) and names the field at fault.
 
 Role: record layer, used by ``record.build`` and by ``Recording``'s validator.
 """
@@ -85,7 +87,7 @@ def saved_rows(data: dict[str, Any]) -> tuple[dict[str, Any], dict[str, Rows[Any
 def _columns(kind: str, saved: Any, messages: Any) -> list[Any] | None:
     """Saved records (a list of records, or a table) as one column per field, in field order, a field left
     out at its default; a piece's content saved as a reference to a message read back. ``None`` when they
-    are not records of ``model``, or none."""
+    are not records of ``kind``, or none."""
     model = MODELS[kind]
     fields, defaults = tuple(model.model_fields), _defaults(model)
     if isinstance(saved, dict) and kind in TABLES:  # only these kinds are ever saved as tables
