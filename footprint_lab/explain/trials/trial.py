@@ -18,7 +18,11 @@ back in, removing a set together) goes through two phases:
    budget) the screening removes halves of them at once instead (a group test), and the search of
    removals together starts from those reruns, weighing single causes only; a share of ``alpha``
    kept back pays a second search, which after a confirmed arm weighs only the reruns that kept
-   it (removing halves at once hides a second cause, two pieces each needed, behind the first). The default budget
+   it (removing halves at once hides a second cause, two pieces each needed, behind the first). The search takes a
+   cause to act whatever else is removed with it, so on a model whose unchanged reruns never flipped, an arm that
+   flipped alone but was set aside follows the candidates: removed alone at one look, on the level confirmed
+   candidates hand to no one, and confirmed only when every rerun flips (two passages that each outvote a third:
+   either one's removal flips the answer, removing it with the third does not). The default budget
    (:func:`default_budget`) pays the screening's own reruns on top of the rest.
 2. **Confirmation** proves it. The candidates, strongest first, get fresh reruns with their own
    seeds (``0, 1, 2 ...``, each candidate's rerun ``k`` with the same seed as baseline rerun
