@@ -80,20 +80,16 @@ class _Confirmation:
         self.spend = spend
         self.samples = samples
         self.baseline: list[Outcome] = []
-        #: arms that flipped alone in screening, followed up after the search set them aside: tested last, at one
-        #: look, on the level confirmed candidates hand to no one, and only while no unchanged rerun has flipped
-        #: (skipping a test or a look never adds a confirmation)
-        self.only_if_quiet: set[str] = set()
+        #: arms that flipped alone in screening, followed up after the search set them aside: tested after the
+        #: candidates, at one look, on the level confirmed candidates hand to no one, and only while no unchanged
+        #: rerun has flipped (skipping a test or a look never adds a confirmation)
+        self.follow_ups: dict[str, Arm] = {}
 
     async def run(self, candidates: list[Arm], level: float, chances: list[float] | None = None) -> None:
-        follow_ups = [arm for arm in candidates if arm.key in self.only_if_quiet]
-        if follow_ups:
-            kept = [k for k, arm in enumerate(candidates) if arm.key not in self.only_if_quiet]
-            candidates = [candidates[k] for k in kept]
-            chances = [chances[k] for k in kept] if chances else None
         spare = await self._fallback(candidates, level, chances) if candidates else 0.0
         # a follow-up gets only a level a confirmed candidate has no one left to hand to (nothing more of alpha),
         # and is tested only while no unchanged rerun has flipped
+        follow_ups = [arm for arm in self.follow_ups.values() if not self.verdicts[arm.key].tested]
         for arm in follow_ups:
             if spare <= 0 or tally(self.baseline)[0]:
                 break
@@ -133,10 +129,13 @@ class _Confirmation:
         flipping every time short of the level, it is undecided; otherwise it keeps the search's verdict, with
         what the look saw added."""
         earlier, reason = verdict.verdict, verdict.reason
-        size, base = self._one_look(level)
+        # the first look's reruns, beside its baseline or the second's when the first's is too few to reach the level
+        plan = look_plan(self.samples, level)
+        size, base = plan[0][:2]
+        base = base if attained_level(size, base, level) else plan[1][1]
         if not attained_level(size, base, level) or afforded(size, base, 0, len(self.baseline), self.spend.left())[2]:
             return  # no look the budget pays in full could reach the level: no rerun is spent on it
-        await self._looks(arm, verdict, level, one_look=True)
+        await self._looks(arm, verdict, level, plan=[(size, base, level)])
         flips, finished = tally(verdict.confirmation)
         if not finished or not verdict.noise_samples:  # nothing measured: the search's verdict stands
             verdict.verdict, verdict.reason = earlier, reason
@@ -150,22 +149,15 @@ class _Confirmation:
                           f"{flips}/{finished} against noise {verdict.noise_flips}/{verdict.noise_samples} "
                           "(a piece followed up is confirmed only when every rerun flips)")
 
-    def _one_look(self, level: float) -> tuple[int, int]:
-        """A follow-up's one look: the first look's reruns beside its baseline, or beside the second's when the first's
-        is too few to reach ``level``."""
-        plan = look_plan(self.samples, level)
-        size, base = plan[0][:2]
-        return size, base if attained_level(size, base, level) else plan[1][1]
-
     async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float, *, patient: bool = False,
-                     one_look: bool = False) -> None:
+                     plan: list[tuple[int, int, float]] | None = None) -> None:
         """The looks at one candidate, each at its fixed size and level, until one decides it.
 
         Stopping early for futility never adds a confirmation (every look's level is fixed before it
         runs), so whether to stop may follow the screening: a ``patient`` candidate stops at its first
-        look only when nothing flipped. With ``one_look`` there is only the first, at the whole level.
+        look only when nothing flipped. A ``plan`` given replaces the looks ``look_plan`` makes of ``level``.
         """
-        plan = [(*self._one_look(level), level)] if one_look else look_plan(self.samples, level)
+        plan = plan or look_plan(self.samples, level)
         for look, (size, base, spent) in enumerate(plan, 1):
             size, base, last = afforded(size, base, len(verdict.confirmation), len(self.baseline), self.spend.left())
             if size <= len(verdict.confirmation):

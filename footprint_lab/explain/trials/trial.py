@@ -308,14 +308,12 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
     found = [f"'{arm.key}' ({share:.0%})" for arm, share in zip(candidates, weights, strict=True)]
     candidates, weights = _members_after_sets(candidates, weights, arms, verdicts)
     if pairs and not tally(baseline)[0]:
-        # on a model that looks quiet, an arm that flipped alone in screening follows at weight 0, tested alone on a
-        # level a confirmed candidate hands on (nothing of alpha): the search takes a cause to act whatever else is
-        # removed with it, and so sets aside a piece whose effect another removal undoes (a poisoned passage that
-        # outvotes the right one only while the right one is there)
-        flipped = [arm for arm in arms if verdicts[arm.key].flips and not verdicts[arm.key].tested
-                   and arm not in candidates]
-        candidates, weights = [*candidates, *flipped], [*weights, *(0.0 for _ in flipped)]
-        confirmation.only_if_quiet.update(arm.key for arm in flipped)
+        # on a model that looks quiet, an arm that flipped alone in screening is followed up after the candidates
+        # (nothing of alpha): the search takes a cause to act whatever else is removed with it, and so sets aside a
+        # piece whose effect another removal undoes (a poisoned passage that outvotes the right one only while the
+        # right one is there)
+        confirmation.follow_ups.update((arm.key, arm) for arm in arms if verdicts[arm.key].flips
+                                       and not verdicts[arm.key].tested and arm not in candidates)
     return candidates, weights, outcomes, (f"; a search of removals together ({len(outcomes)} reruns, weighing every "
                                            f"screening rerun) left {', '.join(found) or 'no candidate'} most likely")
 
