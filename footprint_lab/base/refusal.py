@@ -26,7 +26,7 @@ import difflib
 import inspect
 import os
 import sysconfig
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Collection, Iterable, Sequence
 from types import CodeType
 from typing import Any, ClassVar
 
@@ -144,12 +144,14 @@ class CallSettingRefusal(SettingRefusal):
         self.function = function
 
 
-def describe_shape(value: object) -> str:
+def describe_shape(value: object, known: Collection[str] = ()) -> str:
     """Describe a value by its shape, never by its content.
 
-    ``None``, ``a list of 3``, ``a dict with no keys``, ``a dict with keys: text``, ``an int``.
-    Only short identifier-like string keys are named; any other key is counted, because a
-    key can itself be the caller's data.
+    ``None``, ``a list of 3``, ``a dict with no keys``, ``a dict with keys: message and 1 other key``,
+    ``a dict with 2 keys (not shown)``, ``an int``. A dict's keys are named only when they are among
+    ``known``, the field names of the door that describes it (``message``, ``identity``...); any other
+    key is counted, however short, because a key the caller chose can itself be data (a name, an id, a
+    token).
     """
     if value is None:
         return "None"
@@ -158,16 +160,14 @@ def describe_shape(value: object) -> str:
     if isinstance(value, dict):
         if not value:
             return "a dict with no keys"
-        named = [k for k in value if isinstance(k, str) and k.isidentifier() and len(k) <= 32]
-        shown = ", ".join(named[:6])
-        others = len(value) - min(len(named), 6)
-        if not shown:
+        named = [k for k in value if isinstance(k, str) and k in known]
+        if not named:
             return f"a dict with {len(value)} key{'s' if len(value) != 1 else ''} (not shown)"
-        more = f" and {others} more" if others else ""
-        return f"a dict with keys: {shown}{more}"
+        others = len(value) - len(named)
+        more = f" and {others} other key{'s' if others != 1 else ''}" if others else ""
+        return f"a dict with keys: {', '.join(named)}{more}"
     name = type(value).__name__
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name}"
-
 
 
 def did_you_mean(given: Iterable[str], known: Iterable[str]) -> str:

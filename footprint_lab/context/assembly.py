@@ -52,18 +52,20 @@ The plan (built once, with the agent) is here; the landing of one run's pieces, 
 iteration, is :class:`footprint_lab.context.landing.TurnContext` (``TurnContext(plan, ...)``).
 
 Role: context layer. Refusals raised here, when the agent is built: :class:`ContextConfigError`,
-:class:`DuplicateContextIdError`, :class:`UnknownFactReferenceError`.
+:class:`DuplicateContextIdError` (two sources of one id: declarations, the agent's tools and the pieces the
+runner names itself share one space of source ids), :class:`UnknownFactReferenceError`.
 """
 
 from __future__ import annotations
 
 import functools
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 from footprint_lab.base.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.context._triggers import OnToolReturn, Rule, Trigger
 from footprint_lab.context.declarations import Injection, Instruction, Memory, Rag, Skill
+from footprint_lab.context.source_ids import RESERVED_IDS
 from footprint_lab.record.captured import (
     Cache,
     Slot,
@@ -87,22 +89,35 @@ class ContextConfigError(SettingRefusal):
 
 
 class DuplicateContextIdError(Refusal, ValueError):
-    """Raised when two context declarations of one agent share an id.
+    """Raised when two sources of one agent's context would share an id: two declarations, a declaration and
+    one of the agent's tools, or a tool and a piece the runner names itself (``system-prompt``, ``user-message``).
 
-    Carries ``context_id`` and ``kinds`` (the kinds of the two declarations).
+    Carries ``context_id`` (a declared id or a tool's name, both checked to be safe to show) and ``kinds``
+    (what the two sources are: ``fact``, ``tool``, ``the agent's system prompt``...).
     """
 
     code = "ERR_DUPLICATE_CONTEXT_ID"
     fields = ("context_id", "kinds")
 
     def __init__(self, runner: str, context_id: str, kinds: tuple[str, str]) -> None:
+        if "tool" not in kinds:
+            fix = "rename one of them (its id=...)"
+        elif kinds[0] in RESERVED_IDS.values():
+            fix = f"rename the tool (define_tool(name=...) or @tool(name=...)): '{context_id}' is reserved"
+        else:
+            fix = "rename the declaration (its id=...) or the tool (define_tool(name=...) or @tool(name=...))"
         super().__init__(
-            f"{runner}: two context declarations are named '{context_id}' (a {kinds[0]} and a {kinds[1]}). "
-            "The recording cites every piece of context by its declaration id, so ids must be unique "
-            "within an agent: rename one of them."
+            f"{runner}: two sources of context are named '{context_id}' ({_a(kinds[0])} and {_a(kinds[1])}). "
+            "The recording cites every piece of context by its source id, and a rerun removes a source by it "
+            f"(agent.without, localize), so ids must be unique within an agent: {fix}."
         )
         self.context_id = context_id
         self.kinds = kinds
+
+
+def _a(kind: str) -> str:
+    """A kind of source with its article: ``a fact``, ``an instruction``, ``the agent's system prompt``."""
+    return kind if kind.startswith("the ") else f"{'an' if kind[:1] in 'aeiou' else 'a'} {kind}"
 
 
 class UnknownFactReferenceError(Refusal, ValueError):
@@ -139,7 +154,7 @@ def _check_budgets(budgets: Any, runner: str) -> dict[str, int]:
     checked: dict[str, int] = {}
     for slot, limit in budgets.items():
         if slot not in SLOTS or not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-            raise ContextConfigError(runner, "budgets", describe_shape(budgets), fix)
+            raise ContextConfigError(runner, "budgets", describe_shape(budgets, SLOTS), fix)
         checked[slot] = limit
     return checked
 
@@ -168,14 +183,22 @@ class ContextPlan:
         self.read_skill_schema = self._read_skill_schema() if self.skills else None
 
     @classmethod
-    def build(cls, context: Any, budgets: Any, *, runner: str) -> ContextPlan | None:
-        """Check ``context=`` and ``budgets=``; ``None`` when nothing is declared."""
+    def build(cls, context: Any, budgets: Any, *, runner: str, tools: Sequence[str] = ()) -> ContextPlan | None:
+        """Check ``context=`` and ``budgets=``; ``None`` when nothing is declared.
+
+        ``tools`` are the names of the agent's own tools: with the ids the runner gives its own pieces, they
+        share one space of source ids with the declarations, so each id names one source.
+        """
         checked = _check_budgets(budgets, runner)
         fix = ("must be a list of declarations built with define_fact, define_steering, define_instruction, "
                "define_skill, define_memory or define_rag")
         if not isinstance(context, list | tuple):
             raise ContextConfigError(runner, "context", describe_shape(context), fix)
-        seen: dict[str, str] = {}
+        seen = dict(RESERVED_IDS)
+        for name in tools:
+            if name in seen and name != READ_SKILL:  # a tool named read_skill clashes only with skills (Agent)
+                raise DuplicateContextIdError(runner, name, (seen[name], "tool"))
+            seen[name] = "tool"
         for item in context:
             if not isinstance(item, Injection):
                 raise ContextConfigError(runner, "context", f"an entry that is {describe_shape(item)}", fix)

@@ -47,12 +47,14 @@ from footprint_lab.base.unicode import is_sound
 from footprint_lab.context._retrieval import BM25Scorer, Chunk, Corpus, RetrievalIndex, Scorer, chunk_corpus
 from footprint_lab.context._triggers import LLMActivated, Trigger, always, llm_activated, rule
 from footprint_lab.context.refusals import ContextDeclarationError
+from footprint_lab.context.source_ids import RESERVED_IDS
 from footprint_lab.record.captured import Cache, Slot
 
 if TYPE_CHECKING:
     from footprint_lab.context._stores import MemoryStore
 
-#: What a declaration id may be: short, and safe to show in any message or view.
+#: What a declaration id may be: short, and safe to show in any message or view (and not one of
+#: ``context.source_ids.RESERVED_IDS``, the ids the runner gives its own pieces).
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 #: A template's reference to a fact: ``{fact:fact-id}``.
 FACT_REF = re.compile(r"\{fact:([A-Za-z0-9_.-]{1,64})\}")
@@ -194,12 +196,19 @@ def declared_in(filename: str, folder: str | None = None) -> str:
 
 
 def _check_id(declaration: str, value: Any) -> str:
-    if not isinstance(value, str) or not ID_PATTERN.match(value):
+    if not isinstance(value, str) or not ID_PATTERN.fullmatch(value):
         shape = "a string that is not" if isinstance(value, str) else describe_shape(value)
         raise ContextDeclarationError(
             declaration, "id", value,
             "must be 1 to 64 letters, digits, '_', '.' or '-': it names the piece in every recording and view",
             received=shape,
+        )
+    if value in RESERVED_IDS:
+        raise ContextDeclarationError(
+            declaration, "id", value,
+            f"must not be an id the runner gives its own pieces ({', '.join(RESERVED_IDS)}): the recording and "
+            "every rerun cite a piece by its id, so one id would name two sources; choose another id, e.g. 'vip-note'",
+            received=f"the id of {RESERVED_IDS[value]}",
         )
     return value
 

@@ -9,6 +9,9 @@ speak one protocol, :class:`Rebuildable`, and judge the ids they are given in on
   ``source_ids(forcible=True)`` the ids ``with_forced`` accepts (declarations only);
 - ``without(exclude, seed=...)`` and ``with_forced(force, exclude=..., seed=...)`` build a new
   runner and never change the one asked;
+- the ids a runner gives its own pieces are :data:`RESERVED_IDS` (``system-prompt``, ``user-message``,
+  ``read_skill``, from ``record.schema``): no declaration may take one, and no tool the id of a piece
+  that is not a tool, so one id never names two sources;
 - a list of ids is read by :func:`id_list` (a lone string is one id; anything but strings is
   refused with :class:`ExplainConfigError`), and an id nothing holds is refused by
   :class:`UnknownSourceError`, which names the ids that can be given (the nearest first, when
@@ -17,7 +20,7 @@ speak one protocol, :class:`Rebuildable`, and judge the ids they are given in on
 It sits below both ``core`` (which implements the protocol) and ``explain`` (which drives it),
 so neither imports the other for it.
 
-Role: context layer; imports only the engine's refusal base.
+Role: context layer; imports only the engine's refusal base and the recording's schema.
 """
 
 from __future__ import annotations
@@ -26,6 +29,16 @@ from collections.abc import Collection, Iterable, Sequence
 from typing import Any, Protocol, runtime_checkable
 
 from footprint_lab.base.refusal import CallSettingRefusal, Refusal, describe_shape, did_you_mean
+from footprint_lab.record.schema import READ_SKILL, SYSTEM_PROMPT, USER_MESSAGE
+
+#: The ids a runner gives its own pieces, each with what it names: the one list. A declaration may take
+#: none of them (``context.declarations``), and a tool none but ``read_skill``, which is a tool itself and
+#: clashes only with an agent that declares skills (``Agent`` refuses that as two tools of one name).
+RESERVED_IDS: dict[str, str] = {
+    SYSTEM_PROMPT: "the agent's system prompt",
+    USER_MESSAGE: "the user's message",
+    READ_SKILL: "the tool that loads a skill",
+}
 
 
 @runtime_checkable

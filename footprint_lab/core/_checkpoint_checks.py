@@ -28,6 +28,7 @@ from footprint_lab.core.checkpoint_masks import Concealed
 from footprint_lab.core.conversation_legs import turn_position
 from footprint_lab.core.identity import IDENTITY_FIELDS
 from footprint_lab.record.recording import Seal
+from footprint_lab.record.schema import CALL_FIELDS
 
 CHECKPOINT_VERSION = 1
 #: fields a stored checkpoint may leave out: a checkpoint nobody sealed was written without one
@@ -41,6 +42,7 @@ _ROLE_KEYS = {
     "assistant": {"role", "content", "tool_calls"},
     "tool": {"role", "content", "tool_call_id", "name", "is_error"},
 }
+_PAUSE_KEYS = ("question", "tool_name", "tool_call_id", "choices")
 _AS_GIVEN = (
     "Pass a checkpoint exactly as agent.checkpoint(), run.checkpoint or RunCheckpointError.checkpoint "
     "gave it; a stored one reads back with Checkpoint.model_validate_json(text)."
@@ -119,7 +121,7 @@ def plain_checkpoint(value: Any, door: str, fix: str = _AS_GIVEN) -> dict[str, A
         data: dict[str, Any] = json.loads(json.dumps(dict(value), allow_nan=False))
     except (TypeError, ValueError, RecursionError):
         raise InvalidCheckpointError(
-            door, "checkpoint", describe_shape(value), "holds values that are not plain JSON", fix
+            door, "checkpoint", describe_shape(value, CHECKPOINT_FIELDS), "holds values that are not plain JSON", fix
         ) from None
     unsound = _unsound_at(data, "")
     if unsound is not None:  # the continued run's recording could not be saved
@@ -256,7 +258,8 @@ def _check_tool_calls(calls: Any, at: str, door: str) -> dict[str, str]:
     for position, call in enumerate(calls):
         where = f"{at}[{position}]"
         if not isinstance(call, dict) or set(call) != {"id", "name", "args"}:
-            raise InvalidCheckpointError(door, where, describe_shape(call), "must be a tool call {id, name, args}")
+            raise InvalidCheckpointError(door, where, describe_shape(call, CALL_FIELDS),
+                                         "must be a tool call {id, name, args}")
         if not nonblank(call["id"]) or call["id"] in named:
             raise InvalidCheckpointError(door, f"{where}.id", describe_shape(call["id"]),
                                          "must be a non-empty string, unique within its turn")
@@ -293,8 +296,8 @@ def _check_pause(pause: Any, history: list[dict[str, Any]], door: str) -> None:
                 "ends with unanswered tool calls, yet the checkpoint has no pending question",
             )
         return
-    if not isinstance(pause, dict) or set(pause) != {"question", "tool_name", "tool_call_id", "choices"}:
-        raise InvalidCheckpointError(door, "pause", describe_shape(pause),
+    if not isinstance(pause, dict) or set(pause) != set(_PAUSE_KEYS):
+        raise InvalidCheckpointError(door, "pause", describe_shape(pause, _PAUSE_KEYS),
                                      "must be null or {question, tool_name, tool_call_id, choices}")
     if not nonblank(pause["question"]):
         raise InvalidCheckpointError(door, "pause.question", describe_shape(pause["question"]),

@@ -457,8 +457,9 @@ class Agent(Conversation, Rebuilds, ToolSteps, Runner):
         return checked
 
     def _plan_context(self, context: Any, budgets: Any, runner: str) -> ContextPlan | None:
-        """Check the context declarations; a skill's tools obey the same rules as the agent's own."""
-        plan = ContextPlan.build(context, budgets, runner=runner)
+        """Check the context declarations where they meet the tools: declaration ids, tool names and the ids the
+        runner gives its own pieces name one source each; a skill's tools obey the same rules as the agent's own."""
+        plan = ContextPlan.build(context, budgets, runner=runner, tools=self._tool_names)
         if plan is not None and plan.skills:
             self._check_tools([*self.tools, *(tool for _, tool, _ in plan.skill_tools.values())], runner)
             if READ_SKILL in self._tools_by_name:

@@ -15,7 +15,9 @@ Rule: normalize or refuse, at the boundary, before anything runs.
   system prompt alone instead.
 
 The refusal names the runner and describes what arrived by its shape (``a dict with keys:
-text``), never by its value: input refused for its shape is still the caller's data.
+message and 1 other key``), never by its value: input refused for its shape is still the caller's
+data, and so is a key the caller chose, so only this door's own field names
+(:data:`RUN_INPUT_FIELDS`) are named and any other key is counted.
 Nothing is billed, recorded or half-run when it fires.
 """
 
@@ -28,6 +30,9 @@ from footprint_lab.base.refusal import Refusal, describe_shape
 from footprint_lab.base.unicode import all_sound, is_sound
 from footprint_lab.core.member_run import PARENT_RUN_KEY, ParentRunRefusedError
 
+#: the fields this door knows by name: the message, the keywords ``run()`` also takes in the mapping, and the key it
+#: refuses by name; a refusal names only these keys of a mapping, and counts the others (a key can be data)
+RUN_INPUT_FIELDS = ("message", "identity", "continue_from", PARENT_RUN_KEY)
 ACCEPTED_FORMS = "pass a message: run('your message') or run({'message': 'your message'})"
 #: what ``run()`` takes, as a type checker reads it: the message, or a mapping holding ``message`` (and, at
 #: most, ``identity``); anything else is refused at this door, before anything runs
@@ -67,7 +72,7 @@ def normalize_run_input(input: Any, runner: str, **keywords: Any) -> dict[str, A
         whose = "missing" if "message" not in bag else describe_shape(message)
         raise InvalidRunInputError(
             runner,
-            f"{describe_shape(input)}, whose 'message' is {whose}",
+            f"{describe_shape(input, RUN_INPUT_FIELDS)}, whose 'message' is {whose}",
             f"'message' must be a string; {ACCEPTED_FORMS}",
         )
     if not message.strip():

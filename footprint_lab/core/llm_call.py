@@ -83,7 +83,7 @@ class LLMCall(Agent):
 
     def _plan_context(self, context: Any, budgets: Any, runner: str) -> ContextPlan | None:
         """As for an agent, refusing what only tools could bring into the context."""
-        plan = ContextPlan.build(context, budgets, runner=runner)
+        plan = ContextPlan.build(context, budgets, runner=runner, tools=self._tool_names)
         if plan is None:
             return None
         for injection, _, _ in plan.entries:

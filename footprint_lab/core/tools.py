@@ -291,7 +291,7 @@ def _signature(fn: Callable[..., Any], name: str | None, door: str) -> inspect.S
 
 
 def _check_name(name: Any, door: str) -> str:
-    if not isinstance(name, str) or not _NAME.match(name):
+    if not isinstance(name, str) or not _NAME.fullmatch(name):
         raise ToolDefinitionError(
             name if isinstance(name, str) and len(name) <= 64 else None, "name",
             f"{door}: a tool name must be 1 to 64 letters, digits, '_' or '-' (received "

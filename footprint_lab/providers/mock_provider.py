@@ -140,6 +140,10 @@ def mock(
     return MockProvider(replies=replies, respond=respond, stream=stream)
 
 
+#: the keys a scripted reply may hold, which a refusal may name
+REPLY_KEYS = ("tool", "args", "content", "tool_calls")
+
+
 def to_response(reply: Any, call_index: int) -> LLMResponse:
     """Read one scripted or computed reply into an ``LLMResponse``."""
     if isinstance(reply, LLMResponse):
@@ -170,11 +174,12 @@ def to_response(reply: Any, call_index: int) -> LLMResponse:
             )
         calls = [_tool_call(r, call_index, k) for k, r in enumerate(raw_calls)]
         return LLMResponse(content=content, tool_calls=calls, stop_reason="tool_use" if calls else "end_turn")
+    shape = describe_shape(reply, REPLY_KEYS)
     raise MockScriptError(
-        f"mock: reply for LLM call {call_index + 1} is {describe_shape(reply)}, which is not a reply. "
+        f"mock: reply for LLM call {call_index + 1} is {shape}, which is not a reply. "
         "A reply is a string (final answer), {'tool': name, 'args': {...}}, a list of those, or "
         "{'content': text, 'tool_calls': [...]}.",
-        received=describe_shape(reply),
+        received=shape,
         call_index=call_index,
     )
 

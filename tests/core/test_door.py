@@ -6,7 +6,7 @@ from types import MappingProxyType
 
 import pytest
 
-from footprint_lab import Agent, LLMCall, Refusal, Sequence
+from footprint_lab import Agent, LLMCall, Redaction, Refusal, Sequence
 from footprint_lab.core.door import normalize_run_input  # the door itself, below every runner
 from footprint_lab.errors import InvalidRunInputError
 from footprint_lab.providers import mock
@@ -45,10 +45,13 @@ def test_keyword_joins_the_bag():
         (None, "None"),
         ([1, 2, 3], "a list of 3"),
         ({}, "a dict with no keys, whose 'message' is missing"),
-        ({"text": "hi"}, "a dict with keys: text, whose 'message' is missing"),
+        ({"text": "hi"}, "a dict with 1 key (not shown), whose 'message' is missing"),
         (42, "an int"),
         ({"message": 42}, "a dict with keys: message, whose 'message' is an int"),
         ({"message": None}, "a dict with keys: message, whose 'message' is None"),
+        ({"message": 5, "AKIAIOSFODNN7EXAMPLE": "x"},
+         "a dict with keys: message and 1 other key, whose 'message' is an int"),
+        ({"identity": {}, "note": 1}, "a dict with keys: identity and 1 other key, whose 'message' is missing"),
         ("", "an empty message"),
         ("   \n\t", "a whitespace-only message"),
         ({"message": ""}, "an empty message"),
@@ -81,6 +84,29 @@ def test_refusal_never_quotes_the_value():
             normalize_run_input(value, "Agent.run")
         assert SECRET not in str(caught.value)
         assert SECRET not in caught.value.received
+
+
+def test_only_the_doors_own_field_names_are_named():
+    """A key the caller chose (here an AWS key id, short and identifier-like) is counted, never quoted."""
+    aws = "AKIAIOSFODNN7EXAMPLE"
+    for value in ({"message": 5, aws: "wJalrXUtnFEMI"}, {aws: "go"}, {"message": None, "password": aws}):
+        with pytest.raises(InvalidRunInputError) as caught:
+            normalize_run_input(value, "Agent.run")
+        assert aws not in str(caught.value) and aws not in caught.value.received
+        assert "password" not in str(caught.value)
+        assert "run({'message': 'your message'})" in str(caught.value)  # the fix
+
+
+async def test_the_probe_input_is_refused_before_any_model_call_without_quoting_a_key():
+    provider = mock(reply="never")
+    agent = Agent(provider=provider, redact=Redaction.standard())
+    aws = "AKIAIOSFODNN7EXAMPLE"
+    with pytest.raises(InvalidRunInputError) as caught:
+        agent.run_sync({"message": 5, aws: "wJalrXUtnFEMI"})
+    assert caught.value.code == "ERR_INVALID_RUN_INPUT" and isinstance(caught.value, ValueError)
+    assert aws not in str(caught.value) and "wJalrXUtnFEMI" not in str(caught.value)
+    assert "and 1 other key" in caught.value.received
+    assert provider.calls == 0 and agent.last_run is None
 
 
 def test_same_keyword_twice_with_different_values_is_refused():
