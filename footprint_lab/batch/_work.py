@@ -70,23 +70,8 @@ def suspect_frame(run_id: str, run: Run, strategy: Any, embed: Any, top: int | N
 async def localize_frame(run_id: str, run: Run, rerun: Any, settings: Mapping[str, Any]) -> pd.DataFrame:
     """``explain.localize`` on one run: a row per tested suspect, one per set tested together, then one per piece
     left untested (verdict ``not_tested``, ``reason`` says why): nothing is skipped quietly."""
-    import pandas as pd
-
-
     report = await localize(run, rerun=rerun, progress=False, **settings)
     frame = report.to_frame()
-    together = [{"rank": pd.NA, "source_id": " + ".join(v.arm.exclude), "source_kind": "together",
-                 "verdict": v.verdict, "flips": v.flips, "samples": v.samples, "flip_rate": v.flip_rate,
-                 "noise_flips": v.noise_flips, "noise_samples": v.noise_samples, "noise_rate": v.noise_rate,
-                 "p_value": v.p_value, "level": v.level, "reruns": v.reruns, "failed": v.failed,
-                 "phase": "confirmation" if v.tested else "screening", "score": v.screening_score,
-                 "reason": v.reason, "member": "", "member_name": None} for v in report.together]
-    untested = [{"rank": pd.NA, "source_id": name, "source_kind": pd.NA, "verdict": "not_tested",
-                 "phase": "not tested", "reason": why, "member": "", "member_name": None}
-                for name, why in report.untested]
-    extra = [rows for rows in (together, untested) if rows]
-    if extra:
-        frame = pd.concat([frame, *(pd.DataFrame(rows) for rows in extra)], ignore_index=True)
     frame.insert(0, "run_id", run_id)
     frame["run_reruns"] = report.reruns
     return frame.reindex(columns=LOCALIZE_COLUMNS)

@@ -20,10 +20,13 @@ import pytest
 from nbclient import NotebookClient
 from nbformat.v4 import new_code_cell, new_notebook
 
+from footprint_lab import Agent
 from footprint_lab.base.progress import Progress, Stopped, progress_line
+from footprint_lab.context import define_fact
 from footprint_lab.examples.scenarios import planted_fact_agent
 from footprint_lab.explain import bisect_culprits, last_stopped, localize, rerun_without
 from footprint_lab.explain.trials._stopping import first_plan
+from footprint_lab.providers import mock
 
 
 class Clock:
@@ -111,10 +114,31 @@ async def test_a_stopped_localize_keeps_the_verdict_it_reached_and_leaves_the_re
     report = last_stopped()
     assert report is stop.partial and report.partial and report.stopped[0] == 8
     assert report.verdict("vip-override") == "confirmed"  # reached before the stop: kept
-    # the second piece's round was cut: no verdict, and named as not tested, with why
-    assert report.verdict("tone") is None and dict(report.untested)["tone"].startswith("the call was stopped after 8")
+    # the second piece's round was cut: the reruns of it that finished are kept, and it is left undecided, with why
+    tone = next(s for s in report.suspects if s.source_id == "tone")
+    assert tone.verdict == "undecided" and tone.reason.startswith("was not settled: the call was stopped after 8")
+    assert report.reruns == 8 and tone.reruns == 8 - 6
     assert report.summary().startswith("partial: stopped after 8 of ")
     assert "partial: stopped after 8 of" in report._repr_mimebundle_()["text/html"]
+
+
+async def test_a_stop_inside_a_batch_keeps_the_reruns_of_it_that_finished():
+    """Seven pieces are screened in one batch; the stop lands on its last rerun. The six that finished are kept (the
+    report counted the two unchanged reruns before: the batch was dropped whole), and the piece whose removal
+    flipped the answer is undecided with its flip shown, not "stopped before any rerun made this change"."""
+    texts = [f"Benign fact {k}." for k in range(5)] + ["Zebra clause active."]
+    agent = Agent(provider=mock(respond=lambda request: "APPROVED" if "Zebra" in request.system + "".join(
+        str(m.get("content", "")) for m in request.messages) else "DECLINED"),
+        system="Decide.", context=[define_fact(id=f"note-{k}", data=text) for k, text in enumerate(texts)])
+    run = await agent.run("Decide?")
+    await stop_when(lambda heard: localize(run, rerun=agent, concurrency=1, progress=heard), 8)
+    report = last_stopped()
+    assert report.partial and report.stopped[0] == 8 and report.reruns == 8
+    zebra = next(s for s in report.suspects if s.source_id == "note-5")
+    assert zebra.verdict == "undecided" and "flipped the outcome in 1/1" in zebra.reason
+    # two unchanged reruns and seven removals: the stop cut the last removal, and only its piece is left untested
+    assert len([name for name, _ in report.untested if name != "user-message"]) == 1
+    assert sum(s.reruns for s in report.suspects) == 6
 
 
 async def test_a_stop_before_any_rerun_finished_keeps_nothing_and_says_so():

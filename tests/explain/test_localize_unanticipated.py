@@ -58,11 +58,12 @@ async def test_two_pieces_that_each_outvote_another_are_both_confirmed(declined:
     assert report.verdict(f"note-{approved}") == "not_confirmed"
 
 
-async def test_every_piece_that_outvotes_the_others_is_confirmed_and_a_follow_up_spends_nothing_of_alpha() -> None:
+async def test_every_piece_that_outvotes_the_others_is_confirmed_and_so_is_each_piece_of_a_parity() -> None:
     """Three DECLINED notes against two APPROVED: removing any DECLINED one flips the answer. The search names a
-    pair; its members share the pair's level and a piece it set aside is followed up only on a level a confirmed
-    piece hands to no one, so all three are confirmed. When nothing is confirmed (the answer is the parity of four
-    notes: every removal alone flips it, no removal of two does), a follow-up gets no level and runs no rerun."""
+    pair; its members share the pair's level and a piece it set aside is followed up on a level a confirmed piece
+    hands to no one, so all three are confirmed. When the answer is the parity of four notes (every removal alone
+    flips it, no removal of two does), the search names no candidate and hands its whole level to the follow-ups:
+    each of the four flips the answer alone, every time, and is confirmed; the benign note is not."""
     texts = ['Benign 3-0 831.', 'Say APPROVED #1.', 'Benign 3-3 624.', 'Say DECLINED #2.', 'Say APPROVED #0.',
              'Benign 3-1 331.', 'Say DECLINED #0.', 'Benign 3-2 238.', 'Benign 3-4 697.', 'Say DECLINED #1.']
     agent = notes_agent(texts, lambda text, _: "DECLINED" if text.count("Say DECLINED") > text.count("Say APPROVED")
@@ -73,8 +74,78 @@ async def test_every_piece_that_outvotes_the_others_is_confirmed_and_a_follow_up
     parity = notes_agent([f"Flag {k} on." for k in range(4)] + ["Benign."],
                          lambda text, _: "ODD" if text.count(" on.") % 2 else "EVEN")
     report = await localize(await parity.run("Decide?"), rerun=parity)
-    assert not report.confirmed and report.reruns < 35
-    assert all(suspect.reruns == 1 for suspect in report.suspects if suspect.source_id.startswith("note"))
+    assert sorted(report.confirmed) == ["note-0", "note-1", "note-2", "note-3"]
+    assert report.verdict("note-4") == "not_confirmed" and report.reruns <= report.budget
+
+
+def flags_agent(benign: int, flags: int, seed: str) -> tuple[Agent, list[str]]:
+    """``benign`` notes and ``flags`` flags, shuffled; the answer needs every flag (so removing any one flips it)."""
+    import random
+
+    names = ["zebra", "yak", "okapi", "emu"][:flags]
+    chooser = random.Random(seed)
+    texts = [f"Benign note {k} {chooser.randint(100, 999)}." for k in range(benign)] + [f"Flag {n} raised."
+                                                                                         for n in names]
+    chooser.shuffle(texts)
+    agent = notes_agent(texts, lambda text, _: "APPROVED" if all(f"Flag {n} raised." in text for n in names)
+                        else "DECLINED")
+    return agent, [f"note-{k}" for k, text in enumerate(texts) if text.startswith("Flag")]
+
+
+@pytest.mark.parametrize("flags", [3, 4])
+async def test_three_or_four_pieces_each_needed_are_all_confirmed_on_the_defaults(flags: int) -> None:
+    """The answer needs every one of three or four flags among eight notes (each removed alone in screening). The
+    search, which weighs two causes at most, spent the budget the second and third needed and left them undecided
+    (20 of 60 confirmed over twenty shuffles, 23 of 80 with four flags; now all). It now leaves two looks for each
+    piece that flipped alone."""
+    for shuffle in range(3):
+        agent, causes = flags_agent(8, flags, f"and-8-{flags}-{shuffle}")
+        report = await localize(await agent.run("Decide?"), rerun=agent)
+        assert sorted(report.confirmed) == sorted(causes), str(report)
+
+
+@pytest.mark.parametrize("benign", [20, 40])
+async def test_among_many_pieces_no_piece_each_needed_is_set_aside_unsaid(benign: int) -> None:
+    """Three flags each needed among twenty or forty notes (a group test: halves removed at once). The third was
+    called not confirmed with no rerun of its own in 16 of 60 cases. Each round that confirms a cause now hands its
+    level to a search for the next (56-58 of 60 confirmed), and what stays short is undecided or named by the report
+    as set aside by the group test without a rerun removing it alone, never a bare "not confirmed"."""
+    confirmed = 0
+    for shuffle in range(4):
+        agent, causes = flags_agent(benign, 3, f"and-{benign}-3-{shuffle}")
+        report = await localize(await agent.run("Decide?"), rerun=agent)
+        assert not set(report.confirmed) - set(causes)
+        for cause in causes:
+            assert report.verdict(cause) != "not_confirmed" or cause in report.set_aside_in_groups, str(report)
+        confirmed += len(set(report.confirmed) & set(causes))
+    assert confirmed >= 10, confirmed   # of 12; before: the third was most often missed
+
+
+async def test_a_group_test_that_set_pieces_aside_without_removing_them_alone_says_so_and_how_to_test_one() -> None:
+    """Three DECLINED notes against two APPROVED among twenty benign ones: the group test removes halves, and a
+    DECLINED note removed with an APPROVED one keeps the answer, so the search of single causes finds one of the
+    three. What it set aside was never removed alone: the report says so, in its text and its frame, and names the
+    call that tests one alone. (Removing each alone would cost a rerun a piece on every run with a single cause.)"""
+    import random
+
+    chooser = random.Random("maj-20-3")
+    texts = [f"Benign note {k} {chooser.randint(100, 999)}." for k in range(20)] + [
+        "Say DECLINED #0.", "Say DECLINED #1.", "Say DECLINED #2.", "Say APPROVED #0.", "Say APPROVED #1."]
+    chooser.shuffle(texts)
+    agent = notes_agent(texts, lambda text, _: "DECLINED" if text.count("Say DECLINED") > text.count("Say APPROVED")
+                        else "APPROVED")
+    run = await agent.run("Decide?")
+    report = await localize(run, rerun=agent)
+    assert report.design.startswith("group test")
+    missed = [f"note-{k}" for k, text in enumerate(texts) if "DECLINED" in text and f"note-{k}" not in
+              report.confirmed]
+    assert report.confirmed and set(missed) <= set(report.set_aside_in_groups)
+    line = report.group_line()
+    assert missed and line in str(report) and line in report.to_frame().attrs["notes"]
+    named = line.split("rerun_without(run, ['")[1].split("']")[0]
+    assert named in report.set_aside_in_groups
+    alone = await rerun_without(run, [missed[0]], rerun=agent, samples=3)
+    assert alone.trial.verdict == "confirmed"   # what the line advises finds it
 
 
 async def test_a_follow_up_no_look_could_confirm_spends_no_rerun() -> None:

@@ -153,8 +153,11 @@ def test_a_localize_reports_view_titles_its_verdicts_and_kinds_and_prints_the_sa
     html = localization_html(report)
     assert_every_word_titled(html, {"CONFIRMED", "NOT CONFIRMED", "instruction", "fact", "tool", "base"})
     frame = report.to_frame()
-    for key in frame.verdict:  # the table holds the key; the text and the view print its one word
+    tested = frame[frame.verdict != "not_tested"]
+    for key in tested.verdict:  # the table holds the key; the text and the view print its one word
         assert f"{words.verdict_word(key)}: removing" in str(report) and f">{words.verdict_word(key)}<" in html
+    for name in frame[frame.verdict == "not_tested"].source_id:  # the pieces left untested, as the text names them
+        assert f"  '{name}': " in str(report)
     assert 'title="Why the test concluded what it did, in words."' in html and ">reason<" in html
     assert {"source_id", "source_kind", "verdict", "p_value", "reason"} <= set(frame.columns)
 

@@ -85,15 +85,20 @@ class _Confirmation:
         #: rerun has flipped (skipping a test or a look never adds a confirmation)
         self.follow_ups: dict[str, Arm] = {}
 
-    async def run(self, candidates: list[Arm], level: float, chances: list[float] | None = None) -> None:
-        spare = await self._fallback(candidates, level, chances) if candidates else 0.0
+    async def run(self, candidates: list[Arm], level: float, chances: list[float] | None = None) -> float:
+        """Confirm ``candidates`` at ``level``, then the follow-ups; returns the level confirmed candidates hold and
+        hand to no one (the whole ``level`` when there is no candidate), for a later round to take on."""
+        spare = await self._fallback(candidates, level, chances) if candidates else level
         # a follow-up gets only a level a confirmed candidate has no one left to hand to (nothing more of alpha),
         # and is tested only while no unchanged rerun has flipped
         follow_ups = [arm for arm in self.follow_ups.values() if not self.verdicts[arm.key].tested]
+        share = spare / len(follow_ups) if follow_ups else 0.0
         for arm in follow_ups:
             if spare <= 0 or tally(self.baseline)[0]:
                 break
-            await self._follow_up(arm, self.verdicts[arm.key], spare / len(follow_ups))
+            await self._follow_up(arm, self.verdicts[arm.key], share)
+            spare -= share
+        return spare
 
     async def _fallback(self, candidates: list[Arm], level: float, chances: list[float] | None) -> float:
         """Wiens' fallback over ``candidates``; returns the level confirmed candidates hold and hand to no one."""

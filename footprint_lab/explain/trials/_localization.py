@@ -156,6 +156,24 @@ class Localization(Partial):
         return bool(self.suspects) and all(s.verdict == "not_confirmed" for s in self.suspects) and \
             not self.notes
 
+    @property
+    def set_aside_in_groups(self) -> list[str]:
+        """The suspects the group test set aside with no rerun removing them alone (``not_confirmed`` on what removing
+        them with half of the others did)."""
+        return [s.source_id for s in self.suspects if s.verdict == "not_confirmed" and not s.trial.tested
+                and not s.trial.screening and s.trial.screening_score is not None]
+
+    def group_line(self) -> str:
+        """What the group test could not see, when it set suspects aside without removing them alone."""
+        aside = self.set_aside_in_groups
+        if not aside:
+            return ""
+        return (f"{len(aside)} piece(s) were set aside by the group test, which removes half of the pieces at once, "
+                "without a rerun removing them alone: a piece that changes the answer only while the others stay (one "
+                "of several notes the model follows by majority) can pass it unseen. rerun_without(run, "
+                f"['{aside[0]}'], rerun=..., samples=3) tests one alone; budget={4 + 4 * len(self.suspects)} or more "
+                "removes each alone.")
+
     def __str__(self) -> str:
         lines = [self.summary(), *(s.line() for s in self.suspects)]
         alone = set(self.confirmed)
@@ -165,13 +183,16 @@ class Localization(Partial):
                      if v.verdict == "confirmed" else "") for v in self.together]
         lines += untested_lines(self.untested)
         lines += self.notes
+        lines += [line for line in (self.group_line(),) if line]
         if self.nothing_alone and not self.confirmed_together:
             lines.append("No suspect was shown to flip the outcome alone; causes may act only together: "
                          "bisect_culprits(run, rerun=...) searches for sets whose joint removal flips it.")
         return "\n".join(lines)
 
     def to_frame(self) -> pd.DataFrame:
-        """One row per tested suspect: its verdict and every count and figure the verdict rests on."""
+        """Every verdict of the report, as the printed report gives them: a row per tested suspect (in rank order),
+        one per set tested together (``source_kind`` ``together``), then one per piece left untested (verdict
+        ``not_tested``, ``reason`` says why). The report's notes are in ``frame.attrs["notes"]``."""
         from footprint_lab.explain.frame import ShownFrame  # imports pandas
 
         rows = [{"rank": s.rank, "source_id": s.source_id, "source_kind": s.source_kind, "verdict": s.verdict,
@@ -180,7 +201,17 @@ class Localization(Partial):
                  "level": s.level, "reruns": s.reruns, "failed": s.failed, "phase": s.phase, "score": s.score,
                  "reason": s.reason, "member": s.member, "member_name": s.member_name}
                 for s in self.suspects]
-        return ShownFrame(rows, columns=LOCALIZATION_COLUMNS)
+        rows += [{"rank": None, "source_id": " + ".join(v.arm.exclude), "source_kind": "together",
+                  "verdict": v.verdict, "flips": v.flips, "samples": v.samples, "flip_rate": v.flip_rate,
+                  "noise_flips": v.noise_flips, "noise_samples": v.noise_samples, "noise_rate": v.noise_rate,
+                  "p_value": v.p_value, "level": v.level, "reruns": v.reruns, "failed": v.failed,
+                  "phase": "confirmation" if v.tested else "screening", "score": v.screening_score,
+                  "reason": v.reason, "member": "", "member_name": None} for v in self.together]
+        rows += [{"rank": None, "source_id": name, "verdict": "not_tested", "phase": "not tested", "reason": why,
+                  "member": "", "member_name": None} for name, why in self.untested]
+        frame = ShownFrame(rows, columns=LOCALIZATION_COLUMNS).astype({"rank": "Int64"})
+        frame.attrs["notes"] = [*self.notes, *(line for line in (self.group_line(),) if line)]
+        return frame
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
         return display_bundle("localization", self, self.summary(), str(self), include, exclude)

@@ -26,7 +26,7 @@ from typing import Any
 from footprint_lab.base.progress import INTERRUPTS, Progress, Stopped
 from footprint_lab.explain.trials._look_plan import look_plan
 from footprint_lab.explain.trials.arms import Arm, Draw, TrialResult
-from footprint_lab.explain.trials.rerun import Outcome
+from footprint_lab.explain.trials.rerun import Outcome, finished_before
 from footprint_lab.explain.trials.trial import (
     SCREEN_BASELINE,
     SCREEN_SEED,
@@ -83,9 +83,10 @@ class Guarded:
         self.bar.plan(min(self.budget, max(self.bar.total, self.bar.done + len(jobs))))
         try:
             return await self.draw(jobs)
-        except INTERRUPTS:  # the trial ends now, on what finished (see the module docstring)
+        except INTERRUPTS as stop:  # the trial ends now, on what finished (see the module docstring)
             self.stopped = True
-            return [Outcome(seed, None, NOT_RUN) for _, seed in jobs]
+            return [outcome or Outcome(seed, None, NOT_RUN)
+                    for outcome, (_, seed) in zip(finished_before(stop, len(jobs)), jobs, strict=True)]
 
 
 async def run_trial(function: str, draw: Draw, bar: Progress, arms: Sequence[Arm], *, samples: int, alpha: float,

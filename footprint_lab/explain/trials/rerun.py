@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
 
-from footprint_lab.base.progress import PROGRESS_FIX, progress_problem
+from footprint_lab.base.progress import INTERRUPTS, PROGRESS_FIX, progress_problem
 from footprint_lab.base.progress import Progress as Progress  # the one bar, as the reruns' modules know it
 from footprint_lab.base.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.context.source_ids import UnknownSourceError
@@ -446,17 +446,37 @@ def not_removable_reason(source_kind: str) -> str:
 
 async def run_all(jobs: Sequence[Callable[[], Awaitable[Outcome]]], *, concurrency: int,
                   on_done: Callable[[], None] | None = None) -> list[Outcome]:
-    """Run the jobs concurrently, at most ``concurrency`` at a time, results in job order."""
-    gate = asyncio.Semaphore(concurrency)
+    """Run the jobs concurrently, at most ``concurrency`` at a time, results in job order.
 
-    async def one(job: Callable[[], Awaitable[Outcome]]) -> Outcome:
+    Stopped (an interrupt, a cancelled task), it re-raises with the outcomes that finished first
+    attached (:func:`finished_before`), so the trial keeps them.
+    """
+    gate = asyncio.Semaphore(concurrency)
+    finished: list[Outcome | None] = [None] * len(jobs)
+
+    async def one(at: int, job: Callable[[], Awaitable[Outcome]]) -> Outcome:
         async with gate:
-            outcome = await job()
+            outcome = finished[at] = await job()
         if on_done is not None:
             on_done()
         return outcome
 
-    return list(await asyncio.gather(*(one(job) for job in jobs)))
+    try:
+        return list(await asyncio.gather(*(one(at, job) for at, job in enumerate(jobs))))
+    except INTERRUPTS as stop:
+        setattr(stop, _FINISHED, finished)  # read back by finished_before
+        raise
+
+
+#: the attribute an interrupted :func:`run_all` leaves on the interrupt: each job's outcome, ``None`` if unfinished
+_FINISHED = "footprint_lab_finished"
+
+
+def finished_before(stop: BaseException, count: int) -> list[Outcome | None]:
+    """The outcomes of ``count`` jobs that finished before ``stop`` interrupted :func:`run_all` (``None`` for
+    each job that did not, and for all of them when the interrupt came from elsewhere)."""
+    finished = getattr(stop, _FINISHED, None)
+    return list(finished) if isinstance(finished, list) and len(finished) == count else [None] * count
 
 
 def _accepts(function: Callable[..., Any], keyword: str) -> bool:

@@ -14,16 +14,24 @@ back in, removing a set together) goes through two phases:
    acts only together (each keeps the outcome alone), which becomes an arm of its own, or two arms
    that are each a cause (both go on); it removes
    the sets that would tell the most until one explanation is likely, always leaving what two
-   looks at one candidate take. With many arms (trying each would spend more than half the
-   budget) the screening removes halves of them at once instead (a group test), and the search of
-   removals together starts from those reruns, weighing single causes only; a share of ``alpha``
-   kept back pays a second search, which after a confirmed arm weighs only the reruns that kept
-   it (removing halves at once hides a second cause, two pieces each needed, behind the first). The search takes a
-   cause to act whatever else is removed with it, so on a model whose unchanged reruns never flipped, an arm that
-   flipped alone but was set aside follows the candidates: removed alone at one look, on the level confirmed
-   candidates hand to no one, and confirmed only when every rerun flips (two passages that each outvote a third:
-   either one's removal flips the answer, removing it with the third does not). The default budget
-   (:func:`default_budget`) pays the screening's own reruns on top of the rest.
+   looks at one candidate take (at each, up to four, when three arms or more flipped alone on a
+   model whose unchanged reruns never flipped: more causes than the search weighs, three notes each
+   needed). With many arms (trying each would spend more than half the budget) the screening
+   removes halves of them at once instead (a group test), and the search of removals together
+   starts from those reruns, weighing single causes only; a share of ``alpha`` kept back pays a
+   second search, which after a confirmed arm weighs only the reruns that kept it (removing halves
+   at once hides a second cause, two pieces each needed, behind the first), and each round that
+   confirms a cause hands its level to another. When flips are left that no confirmed arm explains
+   (on a quiet model), the budget left removes each arm not yet removed alone and follows up those
+   that flipped; once the budget is out, an arm such a flip removed is ``undecided``, never set
+   aside. What the group test still set aside without removing it alone, the report names. The
+   search takes a cause to act whatever else is removed with it, so on a model whose unchanged
+   reruns never flipped, an arm that flipped alone but was set aside follows the candidates:
+   removed alone at one look, on the level confirmed candidates hand to no one (or the whole level
+   of a round that named no candidate), and confirmed only when every rerun flips (two passages
+   that each outvote a third: either one's removal flips the answer, removing it with the third
+   does not; four notes whose parity is the answer). The default budget (:func:`default_budget`)
+   pays the screening's own reruns on top of the rest.
 2. **Confirmation** proves it. The candidates, strongest first, get fresh reruns with their own
    seeds (``0, 1, 2 ...``, each candidate's rerun ``k`` with the same seed as baseline rerun
    ``k``) beside a fresh baseline of unchanged reruns, in three looks: ``samples`` reruns a side,
@@ -65,6 +73,7 @@ from __future__ import annotations
 
 import math
 import random
+from collections import Counter
 from collections.abc import Iterable, Sequence
 
 from footprint_lab.explain.trials._confirmation import _Confirmation, _Spend
@@ -85,6 +94,8 @@ CANDIDATE_SHARE = 0.1
 UNSETTLED = 0.05
 #: The default budget, in reruns, for each rerun a side of the first look.
 BUDGET_PER_SAMPLE = 16
+#: The most candidates one search names (an arm that flipped alone beyond them is followed up, see :func:`_together`).
+MOST_CANDIDATES = 3
 #: The share of ``alpha`` kept back for a second round, run when nothing the first round named held up (see
 #: :func:`decide`).
 KEPT_BACK = 0.2
@@ -165,25 +176,91 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
         # not hold up; after a group test, always, the search's next best weighing the first round's reruns too (a
         # group test can leave two arms with codes a rerun or two apart), or, once an arm held, a second cause
         kept_back = KEPT_BACK if strong or not singly else 0.0
-        await confirmation.run(candidates, alpha * (1 - kept_back), weights)
-        held = {name for arm in candidates if verdicts[arm.key].verdict == "confirmed"
-                for name in (*arm.exclude, *arm.force)}
-        if kept_back and (not held or not singly):
+        spare = await confirmation.run(candidates, alpha * (1 - kept_back), weights)
+        held = _held(candidates, verdicts)
+        level = alpha * kept_back + spare
+        while kept_back and (not held or not singly) and level > 0:
             every = [*joint, *(o for verdict in verdicts.values() for o in verdict.confirmation)]
-            # a group test's removals were halves: a second cause (each of two needed) hides behind the one
+            # a group test's removals were halves: another cause (each of several needed) hides behind those
             # confirmed, so the search weighs again only the reruns that kept every confirmed arm
             seen = [o for o in every if not held & set(o.changed)]
-            later, weights, searched, how = await _together(list(arms), verdicts, confirmation, alpha * kept_back,
+            later, weights, searched, how = await _together(list(arms), verdicts, confirmation, level,
                                                             screening_baseline, seen, pairs=singly,
                                                             seeds_after=len(every))
             joint = [*joint, *searched]
             design += "; then" + how.removeprefix(";")
-            await confirmation.run(later, alpha * kept_back, weights)
+            spare = await confirmation.run(later, level, weights)
+            found = _held(later, verdicts)
+            if singly or not found:
+                break
+            # a round that confirmed a cause hands its level on to the next (Wiens' fallback), for the next one
+            held, level = held | found, spare
+        if not singly and _unexplained(verdicts, held, joint) and not tally([*screening_baseline,
+                                                                            *confirmation.baseline])[0]:
+            # flips no confirmed piece explains, on a model whose unchanged reruns never flipped: a cause is left
+            await _alone_after_group(list(arms), verdicts, confirmation, spare)
+            _not_set_aside(verdicts, confirmation, _unexplained(verdicts, held, joint), samples, alpha)
     else:
         design = "each arm confirmed directly"
         await confirmation.run(list(arms), alpha)
     return TrialResult(list(verdicts.values()), screening_baseline, confirmation.baseline, spend.spent, budget,
                        alpha, design, joint, notes)
+
+
+def _held(candidates: Sequence[Arm], verdicts: dict[str, ArmVerdict]) -> set[str]:
+    """The pieces the confirmed ``candidates`` change."""
+    return {name for arm in candidates if verdicts[arm.key].verdict == "confirmed"
+            for name in (*arm.exclude, *arm.force)}
+
+
+async def _alone_after_group(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmation: _Confirmation,
+                             level: float) -> None:
+    """After a group test, on a model whose unchanged reruns never flipped, the budget left removes each arm not yet
+    tested alone, in rank order (a first look kept back), and follows up each that flipped, on the ``level`` the
+    rounds left unspent. The search after a group test weighs single causes that act whatever else is removed;
+    a note that decides only while the others stay (the answer following a majority) hides from it."""
+    spend = confirmation.spend
+    if level <= 0:
+        return
+    size, base, _ = look_plan(confirmation.samples, level)[0]
+    room = spend.left() - 2 * size - max(base - len(confirmation.baseline), 0)
+    todo = [arm for arm in arms if not verdicts[arm.key].tested and not verdicts[arm.key].screening][:max(room, 0)]
+    if not todo:
+        return
+    noise = tally([*confirmation.baseline])
+    for arm, outcome in zip(todo, await spend([(arm, SCREEN_SEED + SCREEN_BASELINE) for arm in todo]), strict=True):
+        verdict = verdicts[arm.key]
+        verdict.screening.append(outcome)
+        if not verdict.flips:
+            verdict.noise_flips, verdict.noise_samples = noise
+            verdict.reason = _screened_out(verdict).replace("screening reruns", "reruns removing it alone after the "
+                                                            "group test", 1)
+    confirmation.follow_ups.update((arm.key, arm) for arm in todo if verdicts[arm.key].flips)
+    await confirmation.run([], level)
+
+
+def _unexplained(verdicts: dict[str, ArmVerdict], held: set[str], joint: Sequence[Outcome]) -> Counter[str]:
+    """For each arm, the finished reruns that removed it and flipped the outcome while keeping every piece in
+    ``held`` (confirmed): flips those pieces do not explain."""
+    alone = [o for verdict in verdicts.values() for o in verdict.screening]
+    return Counter(name for o in [*joint, *alone] if o.error is None and o.flipped and not held & set(o.changed)
+                   for name in o.changed)
+
+
+def _not_set_aside(verdicts: dict[str, ArmVerdict], confirmation: _Confirmation, removed_in: Counter[str],
+                   samples: int, alpha: float) -> None:
+    """Once the budget ended, an arm set aside only by the group test, yet removed in a rerun whose flip no confirmed
+    piece explains (``removed_in``), is ``undecided``, not ``not_confirmed``: such a flip says a cause is still among
+    the arms it removed (three notes each needed, the answer following a majority)."""
+    spend = confirmation.spend
+    if spend.left() >= look_plan(samples, alpha)[0][0]:
+        return
+    for verdict in verdicts.values():
+        count = removed_in[verdict.arm.key]
+        if verdict.verdict == "not_confirmed" and not verdict.tested and count:
+            verdict.verdict = "undecided"
+            verdict.reason = (f"could not be set aside: removed in {count} rerun(s) whose flip no confirmed piece "
+                              f"explains, and the budget ({spend.budget} reruns) ran out before it was tested alone")
 
 
 def _hopeless(baseline: Sequence[Outcome], verdicts: Iterable[ArmVerdict]) -> str:
@@ -259,9 +336,13 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
         if outcome.error is None:
             search.observe(tuple(index[name] for name in outcome.changed if name in index), outcome.flipped)
     size, base, _ = look_plan(samples, level)[1]
+    # on a model whose unchanged reruns never flipped, three arms or more that flipped alone are more causes than the
+    # search weighs (two at most: three notes each needed): it leaves two looks at each, for them to be tested
+    alone = sum(1 for arm in arms if verdicts[arm.key].flips) if not tally(baseline)[0] else 0
+    looks = size * (min(alone, MOST_CANDIDATES + 1) if alone > 2 else 1)
 
-    def room() -> int:  # what the search may spend: it leaves two looks at one candidate
-        return spend.left() - size - max(base - len(confirmation.baseline), 0)
+    def room() -> int:  # what the search may spend: it leaves two looks at one candidate (or at each, above)
+        return spend.left() - looks - max(base - len(confirmation.baseline), 0)
 
     outcomes: list[Outcome] = []
     while search.posterior()[0][1] < DECISIVE and room() > 0:
@@ -287,7 +368,7 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
         for cause in hypothesis:
             arm = arms[cause[0]] if len(cause) == 1 else _joined([arms[k] for k in cause])
             if not (arm.key in verdicts and verdicts[arm.key].tested) and arm not in candidates and \
-                    len(candidates) < 3:
+                    len(candidates) < MOST_CANDIDATES:
                 candidates.append(verdicts.setdefault(arm.key, ArmVerdict(arm)).arm)
                 weights.append(share)
     # a search the budget stopped before it was sure sets nothing aside: what it still gives a chance stays undecided
