@@ -1,8 +1,9 @@
 """The matching a redaction policy does: named patterns, folded keys, a time limit on the caller's patterns.
 
-Rule kept here: no input can stall a run in the matcher, and no spelling of a key slips past it.
-Built-in patterns run in linear time. A caller's pattern runs under :data:`PATTERN_TIME_LIMIT`;
-past it, the text is masked whole. Keys are compared by :func:`normalize_key`.
+Rule kept here: no input can stall a run in the matcher, and no spelling of a key slips past it, nor a
+learned value written escaped. Built-in patterns run in linear time. A caller's pattern runs under
+:data:`PATTERN_TIME_LIMIT`; past it, the text is masked whole. Keys are compared by :func:`normalize_key`.
+A learned value is hunted in each form :func:`written_forms` gives (raw, JSON-escaped, ``repr``-escaped).
 
 Role: redact layer; the standard library and ``regex`` only.
 """
@@ -11,8 +12,10 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import re
 import unicodedata
+from collections.abc import Callable
 from typing import Any
 
 from footprint_lab.base.refusal import SettingRefusal
@@ -66,6 +69,48 @@ PLACEHOLDER = re.compile(r"\[redacted:[^\[\]\n]{1,80}\]")
 _NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_.-]{0,63}$")
 _BREAK = re.compile(r"\s+")
 _LEARN_MIN = 4  # shorter masked strings are not hunted for elsewhere: they would mask ordinary words
+
+
+def _in_json(text: str, *, ascii_only: bool = False) -> str:
+    """``text`` as a JSON string holds it, without the quotes."""
+    return json.dumps(text, ensure_ascii=ascii_only)[1:-1]
+
+
+#: How the library may write a text into another: as it is, inside a JSON string (``json.dumps``, with and
+#: without ``ensure_ascii``: a call's arguments in the model's turn, a tool's JSON text), inside a string's
+#: ``repr`` (a value recorded by its ``repr``, a ``KeyError``'s message), and a JSON form inside JSON once more
+#: (a tool's JSON text in an event's payload, as a recall reads it).
+_WRITERS: tuple[Callable[[str], str], ...] = (
+    str, _in_json, functools.partial(_in_json, ascii_only=True), lambda text: repr(text)[1:-1],
+    lambda text: _in_json(_in_json(text)), lambda text: _in_json(_in_json(text, ascii_only=True)),
+)
+
+
+def _plain(text: str) -> bool:
+    """Whether every writer leaves ``text`` as it is."""
+    return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
+
+
+#: a run of characters every writer leaves as it is: printable ASCII but for quotes and the backslash
+_KEPT_RUN = re.compile(r"[ !#-&(-\[\]-~]+")
+
+
+def kept_run(value: str) -> str:
+    """The longest part of ``value`` that each of its :func:`written_forms` holds as it is (``""`` when none):
+    where a form can show, this does. The whole value when it is plain."""
+    return max(_KEPT_RUN.findall(value), key=len, default="")
+
+
+def written_forms(value: str, mask: str) -> dict[str, str]:
+    r"""Each form ``value`` may be written in (:data:`_WRITERS`), the raw one first, with ``mask`` written alike:
+    ``back\slash`` is also hunted as ``back\\slash`` and ``back\\\\slash``, ``Crème`` as ``Cr\u00e8me``. A
+    plain ASCII value has no other form."""
+    if _plain(value) and _plain(mask):  # the common case
+        return {value: mask}
+    forms: dict[str, str] = {}
+    for write in _WRITERS:
+        forms.setdefault(write(value), write(mask))
+    return forms
 
 
 class RedactionConfigError(SettingRefusal):

@@ -2,7 +2,10 @@
 
 Rule kept here: a :class:`RunScrubber` (from ``Redaction.for_run``) masks what the policy covers and
 counts the matches. It learns each value it masked, to mask it wherever it shows up again, and sweeps
-records captured before a value was learned. The whole policy is described in ``redact.policy``.
+records captured before a value was learned. A value is learned in one place (``_hold``), which hunts it
+in every form the library writes it in (``written_forms``: raw, JSON-escaped, ``repr``-escaped), so each
+reader of what was learned (the masking, the sweep, a recall, a notebook's scan) finds it escaped too.
+The whole policy is described in ``redact.policy``.
 
 Role: redact layer.
 """
@@ -14,7 +17,16 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.redact._patterns import _BREAK, _LEARN_MIN, BUILTIN_PATTERNS, PLACEHOLDER, _Pattern, normalize_key
+from footprint_lab.redact._patterns import (
+    _BREAK,
+    _LEARN_MIN,
+    BUILTIN_PATTERNS,
+    PLACEHOLDER,
+    _Pattern,
+    kept_run,
+    normalize_key,
+    written_forms,
+)
 from footprint_lab.redact.base64_words import as_text, base64_words
 from footprint_lab.redact.token_gate import TokenGate
 
@@ -47,14 +59,18 @@ def _screens(patterns: Sequence[_Pattern]) -> tuple[re.Pattern[str] | None, ...]
 class RunScrubber:
     """One run's view of a policy: masks values and counts what matched (``Recorder(policy=...)``)."""
 
-    __slots__ = ("_keys", "_learned", "_patterns", "_screens", "counts", "policy", "prior")
+    __slots__ = ("_keys", "_learned", "_patterns", "_runs", "_screens", "_values", "counts", "policy", "prior")
 
     def __init__(self, policy: Redaction, marks: Mapping[str, Any] | None = None) -> None:
         self.policy = policy
         self._keys = policy._keys
         self._patterns = tuple(policy._by_name.values())
         self._screens = _screens(self._patterns)
+        #: each value learned, as it was (value -> mask), each form of it hunted for (form -> mask), and the
+        #: forms by the part each holds as it is (``kept_run``): a text without that part holds none of them
+        self._values: dict[str, str] = {}
         self._learned: dict[str, str] = {}
+        self._runs: dict[str, list[str]] = {}
         self.counts: dict[str, int] = {}
         self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
 
@@ -109,9 +125,7 @@ class RunScrubber:
         if isinstance(value, bool) or value is None:
             return
         if isinstance(value, str | int | float):
-            text = str(value)
-            if len(text) >= _LEARN_MIN and not PLACEHOLDER.fullmatch(text):  # a mask already written is no value
-                self._learned.setdefault(text, mask)
+            self._hold(str(value), mask)
         elif isinstance(value, dict):
             for key, item in value.items():
                 if not (isinstance(key, str) and normalize_key(key) in self._keys):  # a covered key's name is a word
@@ -123,38 +137,52 @@ class RunScrubber:
         elif hasattr(value, "model_dump"):
             self._learn(value.model_dump(mode="json"), mask)
 
+    def _hold(self, value: str, mask: str) -> None:
+        """Learn ``value``: the one place a value becomes what this scrubber hunts, in each form it may be written
+        in (``written_forms``), with its mask written alike. Shorter than ``_LEARN_MIN`` it is not hunted: a CVV's
+        ``737`` hunted everywhere would mask every other ``737``. A mask already written is no value."""
+        if len(value) < _LEARN_MIN or value in self._values or PLACEHOLDER.fullmatch(value):
+            return
+        self._values[value] = mask
+        fresh = {form: shown for form, shown in written_forms(value, mask).items() if form not in self._learned}
+        if fresh:  # none when each form is one of a value learned before
+            self._learned.update(fresh)
+            self._runs.setdefault(kept_run(value), []).extend(fresh)  # a plain value is its own run, and only form
+
     @classmethod
     def of_values(cls, secrets: Mapping[str, str]) -> RunScrubber:
         """A scrubber that masks ``secrets`` (value -> mask) alone, as text and inside base64: no key, no pattern.
         What a loaded run can say of a text: which of its values are ones it knows."""
         made = cls.__new__(cls)
-        made._keys, made._patterns, made._screens, made._learned, made.counts, made.prior = {}, (), (), {}, {}, ()
+        made._keys, made._patterns, made._screens, made.counts, made.prior = {}, (), (), {}, ()
+        made._values, made._learned, made._runs = {}, {}, {}
         made.teach(secrets)
         return made
 
     def teach(self, secrets: Mapping[str, str]) -> None:
         """Mask ``secrets`` (value -> mask) from the start: what an earlier leg of the conversation learned."""
         for secret, mask in secrets.items():
-            if len(secret) >= _LEARN_MIN:
-                self._learned.setdefault(secret, mask)
+            self._hold(secret, mask)
 
     @property
     def learned_count(self) -> int:
-        """How many values this scrubber has learned to mask (it only ever learns more)."""
+        """How many texts this scrubber hunts for (each learned value's forms; it only ever learns more)."""
         return len(self._learned)
 
     def learned_since(self, count: int) -> list[str]:
-        """The values learned after the first ``count``."""
+        """The texts hunted for after the first ``count``: each value learned since, in each of its forms."""
         return list(self._learned)[count:]
 
     def share_learning(self, other: RunScrubber) -> None:
         """Share ``other``'s learned values from now on, adding this one's: one run, one set of them."""
-        other._learned.update({k: v for k, v in self._learned.items() if k not in other._learned})
-        self._learned = other._learned
+        for value, mask in self._values.items():
+            other._hold(value, mask)
+        self._values, self._learned, self._runs = other._values, other._learned, other._runs
 
     def known(self) -> dict[str, str]:
-        """What this scrubber has learned so far (value -> mask), for the leg that continues its conversation."""
-        return dict(self._learned)
+        """What this scrubber has learned so far (value -> mask), each value as it was (``teach`` hunts its forms
+        again), for the leg that continues its conversation."""
+        return dict(self._values)
 
     @property
     def learned(self) -> bool:
@@ -184,7 +212,7 @@ class RunScrubber:
         written is kept whole and a learned word never nests inside one (``[redacted:args]`` stays when ``args``
         was learned), unless a learned value would be left showing (one that starts inside a mask)."""
         learned = self._learned
-        present = sorted((secret for secret in learned if secret in text), key=len, reverse=True)
+        present = sorted(self._present(text), key=len, reverse=True)
         if not present:
             return text
         pairs = [(secret, learned[secret]) for secret in present]
@@ -220,7 +248,8 @@ class RunScrubber:
         counted as :meth:`scrub` counts them. For a reader that masks a text mapped from another (``notebook``'s
         reading of HTML entities)."""
         found: list[tuple[int, int, str]] = []
-        for secret, mask in self._learned.items():
+        for secret in self._present(text):
+            mask = self._learned[secret]
             at = text.find(secret)
             while at != -1:
                 found.append((at, at + len(secret), mask))
@@ -240,7 +269,13 @@ class RunScrubber:
 
     def knows_any(self, text: str) -> bool:
         """``True`` when ``text`` holds a value this scrubber has masked under a key."""
-        return any(secret in text for secret in self._learned)
+        runs = self._runs  # a plain value is its run's first form: it shows where its run does
+        return any(run in text and (runs[run][0] == run or any(form in text for form in runs[run])) for run in runs)
+
+    def _present(self, text: str) -> list[str]:
+        """The learned forms ``text`` holds, each looked for only where the part it keeps as it is shows."""
+        runs = self._runs
+        return [form for run in runs if run in text for form in runs[run] if form == run or form in text]
 
     def token_gate(self, emit: Callable[[str], None]) -> tuple[Callable[[str], None], Callable[[], None]]:
         """``(feed, flush)`` for a streamed reply: text reaches ``emit`` scrubbed, cut only where no match can
