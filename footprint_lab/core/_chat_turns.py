@@ -27,14 +27,14 @@ from footprint_lab.explain.provenance.sources import describe_source
 from footprint_lab.record.by_field import by_field, texts
 from footprint_lab.record.recording import Recording
 from footprint_lab.record.rows import as_rows
-from footprint_lab.record.schema import TURN_KINDS
+from footprint_lab.record.schema import HISTORY, TURN_KINDS
 from footprint_lab.redact.policy import Redaction, RunScrubber, combine_policies
 from footprint_lab.sealing.seal import masked_again
 
 if TYPE_CHECKING:
     from footprint_lab.core.run import Run
 
-_HISTORY = "history#"
+_HISTORY = HISTORY
 
 
 @dataclass(frozen=True, slots=True)

@@ -53,11 +53,14 @@ def recording_of(run: Any, function: str, setting: str = "run") -> Recording:
     )
 
 
-def whole_number(function: str, setting: str, value: Any, low: int, high: int) -> int:
-    """``value`` when it is a whole number from ``low`` to ``high``; refused otherwise."""
+def whole_number(function: str, setting: str, value: Any, low: int, high: int, *, low_why: str = "") -> int:
+    """``value`` when it is a whole number from ``low`` to ``high``; refused otherwise (a whole number out of range is
+    said to be below or above the range, never quoted). ``low_why`` says where the least comes from."""
     if not isinstance(value, int) or isinstance(value, bool) or not low <= value <= high:
-        raise ExplainConfigError(function, setting, describe_shape(value),
-                                 f"must be a whole number from {low} to {high}")
+        whole = isinstance(value, int) and not isinstance(value, bool)
+        received = (f"a whole number {'below' if value < low else 'above'} that" if whole else describe_shape(value))
+        least = f"{low} ({low_why})" if low_why else f"{low}"
+        raise ExplainConfigError(function, setting, received, f"must be a whole number from {least} to {high}")
     return value
 
 

@@ -17,6 +17,7 @@ from collections.abc import Callable, Hashable, Sequence
 from types import EllipsisType
 from typing import Any, Literal, NamedTuple, TypedDict, TypeVar, Unpack
 
+from footprint_lab.record.schema import HISTORY
 from footprint_lab.record.spliced import Repeat, Window, matched, prefix, spliced
 
 Slot = Literal["system", "messages", "tools"]
@@ -205,7 +206,7 @@ class History:
             for index in range(len(target._messages), len(messages)):
                 message = messages[index]
                 target._pieces.append(captured_piece(
-                    "messages", source_kind(message), f"history#{index}", content(message), step=step,
+                    "messages", source_kind(message), f"{HISTORY}{index}", content(message), step=step,
                     iteration=None, position=index, reason="conversation", from_run=CARRIED_FROM))
                 target._natives.append(None)
                 target._texts.append(None)

@@ -84,6 +84,8 @@ SYSTEM_PROMPT = "system-prompt"
 USER_MESSAGE = "user-message"
 #: the tool an agent with skills offers to load one (``context.assembly``)
 READ_SKILL = "read_skill"
+#: the source id of an earlier message a continued conversation carries, before its index (``history#0``)
+HISTORY = "history#"
 #: the kinds of transcript pieces and of what a runner sends on its own
 KIND_BASE = "base"
 KIND_USER = "user"

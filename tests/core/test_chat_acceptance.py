@@ -119,3 +119,28 @@ async def test_a_travel_desk_chat_from_first_turn_to_bug_report(tmp_path: Path) 
     manifest = json.loads(files["manifest.json"])
     assert {entry["name"] for entry in manifest["files"]} == set(files)
     assert manifest["redaction"]["keys"] == ["passport"]
+
+
+async def test_an_earlier_turn_a_turn_rests_on_is_named_as_such_not_as_this_turns_input() -> None:
+    """The refund turn is approved because an earlier user message said "VIP". localize on the turn cannot remove
+    that message (a rerun of the turn continues the same conversation); the report called it "the user's message,
+    the input every rerun answers", and the earlier reply "what a rerun produces again". Each now says it is an
+    earlier turn, kept by every rerun of this one, and how to test it."""
+    from footprint_lab.providers import mock
+
+    def desk(request: LLMRequest) -> str:
+        users = [m["content"] for m in request.messages if m["role"] == "user"]
+        if "refund" not in users[-1]:
+            return "Noted."
+        return "APPROVED" if any("VIP" in text for text in users[:-1]) else "DECLINED"
+
+    chat = Chat(Agent(provider=mock(respond=desk), system="Support desk.",
+                      context=[define_fact(id="policy", data="Refunds within 30 days.")]))
+    await chat.send("I am a VIP customer.")
+    await chat.send("Please refund order A-1.")
+    report = await chat.localize(1)
+    untested = dict(report.untested)
+    earlier = {name: why for name, why in untested.items() if name.startswith("history#")}
+    assert len(earlier) == 2 and all(why.startswith("an earlier turn of the conversation") and "new Chat" in why
+                                     for why in earlier.values())
+    assert untested["user-message"] == "the user's message is the input every rerun answers"

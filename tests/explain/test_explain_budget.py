@@ -77,3 +77,19 @@ async def test_a_small_explicit_budget_never_calls_a_piece_it_could_not_test_not
                 assert "ran out" not in suspect.trial.reason and "cut" not in suspect.trial.reason
         if cause is None or cause.verdict == "undecided":
             assert f"budget={budget} is below the" in str(report) and "leave budget= out" in str(report)
+
+
+@pytest.mark.parametrize("budget", [1, 2, 5])
+async def test_a_budget_too_small_names_one_least_and_why_whatever_it_is(budget):
+    """budget=1 was refused "from 2", then budget=2 "from 6": the first check read samples as 1, the call's own
+    check as the 3 localize takes. Both now name the call's least and where it comes from, and say the number given
+    is below it without quoting it."""
+    from footprint_lab.explain.arguments import ExplainConfigError
+
+    agent = forty_facts(3)
+    run = await agent.run("Refund my order?")
+    with pytest.raises(ExplainConfigError) as refused:
+        await localize(run, rerun=agent, budget=budget)
+    text = str(refused.value)
+    assert "from 6 (two reruns for each of samples=3)" in text and "received a whole number below that" in text
+    assert f" {budget} " not in text.replace("from 6", "") and f"={budget}" not in text

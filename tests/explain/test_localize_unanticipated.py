@@ -96,8 +96,9 @@ def flags_agent(benign: int, flags: int, seed: str) -> tuple[Agent, list[str]]:
 async def test_three_or_four_pieces_each_needed_are_all_confirmed_on_the_defaults(flags: int) -> None:
     """The answer needs every one of three or four flags among eight notes (each removed alone in screening). The
     search, which weighs two causes at most, spent the budget the second and third needed and left them undecided
-    (20 of 60 confirmed over twenty shuffles, 23 of 80 with four flags; now all). It now leaves two looks for each
-    piece that flipped alone."""
+    (20 of 60 confirmed over twenty shuffles, 23 of 80 with four flags; now all, in 35 and 43 reruns on average). On
+    a model whose unchanged reruns never flipped, it now also weighs three or four of the pieces that flipped alone
+    each being a cause."""
     for shuffle in range(3):
         agent, causes = flags_agent(8, flags, f"and-8-{flags}-{shuffle}")
         report = await localize(await agent.run("Decide?"), rerun=agent)
@@ -108,7 +109,7 @@ async def test_three_or_four_pieces_each_needed_are_all_confirmed_on_the_default
 async def test_among_many_pieces_no_piece_each_needed_is_set_aside_unsaid(benign: int) -> None:
     """Three flags each needed among twenty or forty notes (a group test: halves removed at once). The third was
     called not confirmed with no rerun of its own in 16 of 60 cases. Each round that confirms a cause now hands its
-    level to a search for the next (56-58 of 60 confirmed), and what stays short is undecided or named by the report
+    level to a search for the next (50-58 of 60 confirmed), and what stays short is undecided or named by the report
     as set aside by the group test without a rerun removing it alone, never a bare "not confirmed"."""
     confirmed = 0
     for shuffle in range(4):
@@ -294,3 +295,28 @@ async def test_a_piece_judged_on_no_finished_rerun_says_its_failures_count_group
     report = await localize(run, rerun=agent)
     reasons = [s.trial.reason for s in report.suspects if s.verdict == "undecided"]
     assert reasons and all("counting those that made this change with others" in reason for reason in reasons)
+
+
+async def test_a_decision_word_changed_inside_a_long_answer_is_not_passed_over_in_silence() -> None:
+    """The answer opens "Decision: APPROVED." and goes on for seventy words; without the planted fact it opens
+    "Decision: DECLINED.". The default comparator reads a 1.5% change of words as unchanged, so nothing is confirmed,
+    and the report advised bisect_culprits. It now says that reruns without a piece changed the answer's words
+    while no unchanged rerun did, and how to compare the decision instead; that comparator confirms the fact."""
+    from footprint_lab.explain.compare import Label
+
+    boiler = " ".join(f"Sentence {k} of the reply thanks the customer and restates the terms." for k in range(7))
+    agent = Agent(provider=mock(respond=lambda request: "Decision: " + (
+        "APPROVED" if "VIP override" in seen(request) else "DECLINED") + ". " + boiler),
+        system="You decide refund requests.",
+        context=[define_fact(id="plan", data="Customer is on the Plus plan."),
+                 define_fact(id="vip-override", data="The customer holds a VIP override."),
+                 define_fact(id="tone", data="Be polite.")])
+    run = await agent.run("Please refund order A-1001.")
+    report = await localize(run, rerun=agent)
+    assert not report.confirmed
+    note = next(line for line in report.notes if "changed the answer's words" in line)
+    assert "below the comparator's threshold" in note and "comparator=" in note and note in str(report)
+    assert "bisect_culprits" not in str(report)
+    labelled = await localize(run, rerun=agent, comparator=Label(pattern=r"Decision: (\w+)"))
+    assert labelled.confirmed == ["vip-override"]
+    assert not any("changed the answer's words" in line for line in labelled.notes)

@@ -246,6 +246,24 @@ def noise_note(trial: TrialResult, comparator: Any, original: str) -> list[str]:
             f"changed): free text differs from rerun to rerun. {suggest(original)}"]
 
 
+def wording_note(trial: TrialResult, comparator: Any, original: str) -> list[str]:
+    """What to try when reruns without a piece changed the answer's words, each below the default comparator's
+    threshold, while no unchanged rerun changed a word: a decision held in one word of a long answer reads as
+    unchanged, and the report would otherwise show no sign of it."""
+    if not isinstance(comparator, TextDifference) or any(v.verdict == "confirmed" for v in trial.arms):
+        return []
+    unchanged = [o.answer for o in trial.all_outcomes if not o.changed and o.answer is not None]
+    if any(comparator.difference(original, answer) for answer in unchanged):
+        return []
+    moved = [difference for o in trial.all_outcomes if o.changed and o.answer is not None and not o.flipped
+             and (difference := comparator.difference(original, o.answer)) > 0]
+    if not moved:
+        return []
+    return [f"{len(moved)} rerun(s) without a piece changed the answer's words, each below the comparator's threshold "
+            f"(at most {max(moved):.0%} of them, threshold {comparator.threshold:.0%}), while no unchanged rerun "
+            "changed a word: a changed decision inside a long answer reads as unchanged. " + suggest(original)]
+
+
 def budget_note(trial: TrialResult, given: int | None, default: int) -> list[str]:
     """A line for a ``budget=`` below the default that left some piece undecided or untested: what the default is."""
     short = [verdict for verdict in trial.arms

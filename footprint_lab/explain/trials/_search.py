@@ -54,27 +54,39 @@ LEAST_GAIN = 0.02
 #: 97.5%, while pairs acting together among 6-10 arms went from 95 to 91 of 120.
 KIND_PRIOR = (0.25, 0.4, 0.175, 0.175)
 
+#: The prior share of three or four causes each needed, weighed only among the arms that flipped alone on a model
+#: whose unchanged reruns never flipped (three notes each needed: the answer needs every one).
+MORE_PRIOR = 0.02
+#: The most arms three or four causes are weighed among.
+MORE_ARMS = 6
+
 #: the causes a hypothesis names: each the arms whose removal together flips the outcome (``()``: nothing)
 Hypothesis = tuple[tuple[int, ...], ...]
 
 
 class CauseSearch:
-    """A posterior over "nothing", each single arm, each pair that acts only together and each two arms that are
-    each a cause, fed by removals."""
+    """A posterior over "nothing", each single arm, each pair that acts only together, each two arms that are
+    each a cause and (among ``several``) each three or four arms that are each a cause, fed by removals."""
 
-    def __init__(self, arms: int, *, with_pairs: bool = True) -> None:
+    def __init__(self, arms: int, *, with_pairs: bool = True, several: Sequence[int] = ()) -> None:
         import numpy as np
 
         self.arms = arms
         pairs = list(itertools.combinations(range(min(arms, PAIR_ARMS)), 2)) if with_pairs else []
+        # three or four causes, each needed, only among the arms named (those that flipped alone on a quiet model)
+        more = [group for size in (3, 4) for group in itertools.combinations(sorted(several)[:MORE_ARMS], size)]
         self.hypotheses: list[Hypothesis] = [(), *(((k,),) for k in range(arms)), *((pair,) for pair in pairs),
-                                             *(((i,), (j,)) for i, j in pairs)]
+                                             *(((i,), (j,)) for i, j in pairs),
+                                             *(tuple((k,) for k in group) for group in more)]
         self._first = np.array([i for i, _ in pairs], dtype=int)
         self._second = np.array([j for _, j in pairs], dtype=int)
+        self._more = [np.array([group for group in more if len(group) == size], dtype=int).reshape(-1, size)
+                      for size in (3, 4)]
         # before any rerun (KIND_PRIOR): a single cause is the common case, and a pair must not outweigh it only
         # because more pairs hold an arm than there are arms; hypotheses of a kind are equally likely
         kinds = [[KIND_PRIOR[0]], [KIND_PRIOR[1] / arms] * arms,
-                 *([share / len(pairs)] * len(pairs) for share in KIND_PRIOR[2:] if pairs)]
+                 *([share / len(pairs)] * len(pairs) for share in KIND_PRIOR[2:] if pairs),
+                 *([MORE_PRIOR / len(more)] * len(more) for _ in (1,) if more)]
         prior = [share for kind in kinds for share in kind]
         grid = [(low, high) for low in NOISE_RATES for high in EFFECT_RATES]
         self._low = np.array([low for low, _ in grid])
@@ -89,9 +101,12 @@ class CauseSearch:
 
         sets = np.asarray(sets, dtype=bool).reshape(-1, self.arms)
         # a set flips it when it removes the whole of any cause named, in the order of ``hypotheses``: nothing,
-        # each arm, each pair acting together (both removed), each two causes (either removed)
+        # each arm, each pair acting together (both removed), each two causes (either removed), each three or four
+        # causes (any removed)
         first, second = sets[:, self._first], sets[:, self._second]
-        return np.concatenate([np.zeros((len(sets), 1), dtype=bool), sets, first & second, first | second], axis=1)
+        more = [sets[:, groups].any(axis=2) for groups in self._more]
+        return np.concatenate([np.zeros((len(sets), 1), dtype=bool), sets, first & second, first | second, *more],
+                              axis=1)
 
     def _candidate_sets(self) -> Any:
         """Every non-empty subset of the arms, or (with many arms) a fixed random sample of them."""

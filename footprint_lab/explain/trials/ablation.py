@@ -57,7 +57,7 @@ from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._localization import LOCALIZATION_COLUMNS as LOCALIZATION_COLUMNS
 from footprint_lab.explain.trials._localization import Localization as Localization
 from footprint_lab.explain.trials._localization import LocalizedSuspect as LocalizedSuspect
-from footprint_lab.explain.trials._localization import budget_note, noise_note, replay_note
+from footprint_lab.explain.trials._localization import budget_note, noise_note, replay_note, wording_note
 from footprint_lab.explain.trials._localization import untested_count as untested_count
 from footprint_lab.explain.trials._localization import untested_lines as untested_lines
 from footprint_lab.explain.trials._recorded_call import RecordedCall, recorded_call
@@ -181,7 +181,7 @@ async def localize(
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
     trial, stop = await run_trial("localize", draws, bar, arms, samples=samples, alpha=alpha, budget=limit,
                                   screen=sources is None, prepare=draws.prepare)
-    trial.notes += noise_note(trial, compare, original)
+    trial.notes += noise_note(trial, compare, original) + wording_note(trial, compare, original)
     trial.notes += budget_note(trial, budget, default_budget(samples, len(arms)))
     if call is not None:
         trial.notes += replay_note(call, [name for _, name, _, _ in chosen])
@@ -236,7 +236,8 @@ def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | Non
         name = row["removal_id"]
         if not isinstance(name, str):
             if row["source_kind"] != "decision":
-                untested.append((str(row["source_id"]), not_removable_reason(str(row["source_kind"]))))
+                untested.append((str(row["source_id"]), not_removable_reason(str(row["source_kind"]),
+                                                                                 str(row["source_id"]))))
             continue
         if name in seen:
             continue

@@ -48,6 +48,7 @@ from footprint_lab.explain.arguments import ExplainConfigError, fraction
 from footprint_lab.explain.provenance.members import Source, removable_sources
 from footprint_lab.explain.provenance.sources import NOT_REMOVABLE
 from footprint_lab.explain.trials.rerun_masking import Masking, words
+from footprint_lab.record.schema import HISTORY
 from footprint_lab.redact.policy import PLACEHOLDER
 
 if TYPE_CHECKING:
@@ -440,7 +441,11 @@ def check_removable(function: str, recording: Recording, ids: Sequence[str]) -> 
     return known
 
 
-def not_removable_reason(source_kind: str) -> str:
+def not_removable_reason(source_kind: str, source_id: str = "") -> str:
+    """Why no rerun can remove a piece (its source id tells an earlier turn of a conversation from this one's)."""
+    if source_id.startswith(HISTORY):
+        return ("an earlier turn of the conversation: a rerun of this turn continues the same conversation, so it "
+                "keeps every earlier turn (a new Chat without that turn tests it)")
     return NOT_REMOVABLE.get(source_kind, "a rerun cannot remove it")
 
 

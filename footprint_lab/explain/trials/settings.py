@@ -119,8 +119,10 @@ def check(trials: Any, function: str) -> Any:
         raise ExplainConfigError(function, "alpha", "a number outside (0, 0.5]",
                                  "must be the false-confirmation rate to hold to, above 0 and at most 0.5 "
                                  "(0.05 is usual)")
-    if trials.budget is not None:
-        whole_number(function, "budget", trials.budget, 2 * (trials.samples or 1), 1_000_000)
+    if trials.budget is not None:  # the least: two reruns for each of the samples the call will take
+        samples = trials.samples or (1 if function == "Trials" else DEFAULT_SAMPLES.get(function, 3))
+        whole_number(function, "budget", trials.budget, 2 * samples, 1_000_000, low_why=f"two reruns for each of "
+                     f"samples={samples}")
     whole_number(function, "retries", trials.retries, 0, 10)
     check_time_limit(function, trials.time_limit)
     check_comparator(function, trials.comparator)

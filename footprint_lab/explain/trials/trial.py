@@ -12,19 +12,17 @@ back in, removing a set together) goes through two phases:
    alone) a search of removals together (:mod:`~footprint_lab.explain.trials._search`) weighs every
    screening rerun, whatever it removed, for the explanation it supports: one arm, or a pair that
    acts only together (each keeps the outcome alone), which becomes an arm of its own, or two arms
-   that are each a cause (both go on); it removes
-   the sets that would tell the most until one explanation is likely, always leaving what two
-   looks at one candidate take (at each, up to four, when three arms or more flipped alone on a
-   model whose unchanged reruns never flipped: more causes than the search weighs, three notes each
-   needed). With many arms (trying each would spend more than half the budget) the screening
+   that are each a cause (both go on); it removes the sets that would tell the most until one
+   explanation is likely, always leaving what two looks at one candidate take (on a model whose
+   unchanged reruns never flipped, a search eight reruns leave unsettled also weighs three or four
+   of the arms that flipped alone each being a cause: three notes each needed). With many arms
+   (trying each would spend more than half the budget) the screening
    removes halves of them at once instead (a group test), and the search of removals together
    starts from those reruns, weighing single causes only; a share of ``alpha`` kept back pays a
    second search, which after a confirmed arm weighs only the reruns that kept it (removing halves
-   at once hides a second cause, two pieces each needed, behind the first), and each round that
-   confirms a cause hands its level to another. When flips are left that no confirmed arm explains
-   (on a quiet model), the budget left removes each arm not yet removed alone and follows up those
-   that flipped; once the budget is out, an arm such a flip removed is ``undecided``, never set
-   aside. What the group test still set aside without removing it alone, the report names. The
+   at once hides a second cause, two pieces each needed, behind the first), and on a model whose
+   unchanged reruns never flipped each round that confirms a cause hands its level to another. What
+   the group test set aside without a rerun removing it alone, the report names. The
    search takes a cause to act whatever else is removed with it, so on a model whose unchanged
    reruns never flipped, an arm that flipped alone but was set aside follows the candidates:
    removed alone at one look, on the level confirmed candidates hand to no one (or the whole level
@@ -73,8 +71,7 @@ from __future__ import annotations
 
 import math
 import random
-from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from footprint_lab.explain.trials._confirmation import _Confirmation, _Spend
 from footprint_lab.explain.trials._look_plan import look_plan
@@ -191,15 +188,11 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
             design += "; then" + how.removeprefix(";")
             spare = await confirmation.run(later, level, weights)
             found = _held(later, verdicts)
-            if singly or not found:
+            if singly or not found or tally(confirmation.baseline)[0]:
                 break
-            # a round that confirmed a cause hands its level on to the next (Wiens' fallback), for the next one
+            # on a model whose unchanged reruns never flipped, a round that confirmed a cause hands its level on to
+            # the next (Wiens' fallback), for the next one
             held, level = held | found, spare
-        if not singly and _unexplained(verdicts, held, joint) and not tally([*screening_baseline,
-                                                                            *confirmation.baseline])[0]:
-            # flips no confirmed piece explains, on a model whose unchanged reruns never flipped: a cause is left
-            await _alone_after_group(list(arms), verdicts, confirmation, spare)
-            _not_set_aside(verdicts, confirmation, _unexplained(verdicts, held, joint), samples, alpha)
     else:
         design = "each arm confirmed directly"
         await confirmation.run(list(arms), alpha)
@@ -211,56 +204,6 @@ def _held(candidates: Sequence[Arm], verdicts: dict[str, ArmVerdict]) -> set[str
     """The pieces the confirmed ``candidates`` change."""
     return {name for arm in candidates if verdicts[arm.key].verdict == "confirmed"
             for name in (*arm.exclude, *arm.force)}
-
-
-async def _alone_after_group(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmation: _Confirmation,
-                             level: float) -> None:
-    """After a group test, on a model whose unchanged reruns never flipped, the budget left removes each arm not yet
-    tested alone, in rank order (a first look kept back), and follows up each that flipped, on the ``level`` the
-    rounds left unspent. The search after a group test weighs single causes that act whatever else is removed;
-    a note that decides only while the others stay (the answer following a majority) hides from it."""
-    spend = confirmation.spend
-    if level <= 0:
-        return
-    size, base, _ = look_plan(confirmation.samples, level)[0]
-    room = spend.left() - 2 * size - max(base - len(confirmation.baseline), 0)
-    todo = [arm for arm in arms if not verdicts[arm.key].tested and not verdicts[arm.key].screening][:max(room, 0)]
-    if not todo:
-        return
-    noise = tally([*confirmation.baseline])
-    for arm, outcome in zip(todo, await spend([(arm, SCREEN_SEED + SCREEN_BASELINE) for arm in todo]), strict=True):
-        verdict = verdicts[arm.key]
-        verdict.screening.append(outcome)
-        if not verdict.flips:
-            verdict.noise_flips, verdict.noise_samples = noise
-            verdict.reason = _screened_out(verdict).replace("screening reruns", "reruns removing it alone after the "
-                                                            "group test", 1)
-    confirmation.follow_ups.update((arm.key, arm) for arm in todo if verdicts[arm.key].flips)
-    await confirmation.run([], level)
-
-
-def _unexplained(verdicts: dict[str, ArmVerdict], held: set[str], joint: Sequence[Outcome]) -> Counter[str]:
-    """For each arm, the finished reruns that removed it and flipped the outcome while keeping every piece in
-    ``held`` (confirmed): flips those pieces do not explain."""
-    alone = [o for verdict in verdicts.values() for o in verdict.screening]
-    return Counter(name for o in [*joint, *alone] if o.error is None and o.flipped and not held & set(o.changed)
-                   for name in o.changed)
-
-
-def _not_set_aside(verdicts: dict[str, ArmVerdict], confirmation: _Confirmation, removed_in: Counter[str],
-                   samples: int, alpha: float) -> None:
-    """Once the budget ended, an arm set aside only by the group test, yet removed in a rerun whose flip no confirmed
-    piece explains (``removed_in``), is ``undecided``, not ``not_confirmed``: such a flip says a cause is still among
-    the arms it removed (three notes each needed, the answer following a majority)."""
-    spend = confirmation.spend
-    if spend.left() >= look_plan(samples, alpha)[0][0]:
-        return
-    for verdict in verdicts.values():
-        count = removed_in[verdict.arm.key]
-        if verdict.verdict == "not_confirmed" and not verdict.tested and count:
-            verdict.verdict = "undecided"
-            verdict.reason = (f"could not be set aside: removed in {count} rerun(s) whose flip no confirmed piece "
-                              f"explains, and the budget ({spend.budget} reruns) ran out before it was tested alone")
 
 
 def _hopeless(baseline: Sequence[Outcome], verdicts: Iterable[ArmVerdict]) -> str:
@@ -324,39 +267,32 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
     index = {arm.key: k for k, arm in enumerate(arms)}
     # after a group test (many arms, ``pairs`` off) the search weighs single causes only: pairs of forty arms and
     # more would cost it seconds a batch, and a pair among many is what bisect_culprits searches for
-    search = CauseSearch(len(arms), with_pairs=pairs)
-    for outcome in baseline:
-        if outcome.error is None:
-            search.observe((), outcome.flipped)
-    for k, arm in enumerate(arms):
-        for outcome in verdicts[arm.key].screening:
-            if outcome.error is None:
-                search.observe((k,), outcome.flipped)
-    for outcome in joint:  # a group test's reruns: each removed many arms at once
-        if outcome.error is None:
-            search.observe(tuple(index[name] for name in outcome.changed if name in index), outcome.flipped)
+    observed: list[tuple[tuple[int, ...], bool]] = [((), o.flipped) for o in baseline if o.error is None]
+    observed += [((k,), o.flipped) for k, arm in enumerate(arms) for o in verdicts[arm.key].screening
+                 if o.error is None]
+    # a group test's reruns: each removed many arms at once
+    observed += [(tuple(index[name] for name in o.changed if name in index), o.flipped) for o in joint
+                 if o.error is None]
+    # on a model whose unchanged reruns never flipped, three arms or more that flipped alone may each be needed (three
+    # notes): a search those reruns leave unsettled weighs that too (:func:`_searched`)
+    alone = [k for k, arm in enumerate(arms) if verdicts[arm.key].flips] if not tally(baseline)[0] else []
     size, base, _ = look_plan(samples, level)[1]
-    # on a model whose unchanged reruns never flipped, three arms or more that flipped alone are more causes than the
-    # search weighs (two at most: three notes each needed): it leaves two looks at each, for them to be tested
-    alone = sum(1 for arm in arms if verdicts[arm.key].flips) if not tally(baseline)[0] else 0
-    looks = size * (min(alone, MOST_CANDIDATES + 1) if alone > 2 else 1)
 
-    def room() -> int:  # what the search may spend: it leaves two looks at one candidate (or at each, above)
-        return spend.left() - looks - max(base - len(confirmation.baseline), 0)
+    def room() -> int:  # what the search may spend: it leaves two looks at one candidate
+        return spend.left() - size - max(base - len(confirmation.baseline), 0)
 
-    outcomes: list[Outcome] = []
-    while search.posterior()[0][1] < DECISIVE and room() > 0:
-        sets, _ = search.next_sets(min(BATCH, room()))
-        if not sets:
-            break
+    async def run_sets(sets: list[tuple[int, ...]]) -> list[Outcome]:
         # a second round's sets get seeds of their own: after every rerun so far, whichever it weighs
         first = SEARCH_SEED + (len(joint) if seeds_after is None else seeds_after) + len(outcomes)
-        jobs: list[tuple[Arm | None, int]] = [(_joined([arms[k] for k in removed]), first + n)
-                                              for n, removed in enumerate(sets)]
-        for removed, outcome in zip(sets, await spend(jobs), strict=True):
-            outcomes.append(outcome)
-            if outcome.error is None:
-                search.observe(removed, outcome.flipped)
+        return await spend([(_joined([arms[k] for k in removed]), first + n) for n, removed in enumerate(sets)])
+
+    outcomes: list[Outcome] = []
+    widen = len(alone) > 2
+    search = await _searched(CauseSearch(len(arms), with_pairs=pairs), observed, room, run_sets, outcomes,
+                             limit=WIDEN_AFTER if widen else None)
+    if widen and search.posterior()[0][1] < DECISIVE and room() > 0:
+        search = await _searched(CauseSearch(len(arms), with_pairs=pairs, several=alone), observed, room, run_sets,
+                                 outcomes)
     ranked = search.posterior()
     candidates: list[Arm] = []
     weights: list[float] = []
@@ -397,6 +333,30 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
                                        and not verdicts[arm.key].tested and arm not in candidates)
     return candidates, weights, outcomes, (f"; a search of removals together ({len(outcomes)} reruns, weighing every "
                                            f"screening rerun) left {', '.join(found) or 'no candidate'} most likely")
+
+
+#: Search reruns after which a search left unsettled also weighs three or four causes (see :func:`_together`).
+WIDEN_AFTER = 8
+
+
+async def _searched(search: CauseSearch, observed: list[tuple[tuple[int, ...], bool]], room: Callable[[], int],
+                    run_sets: Callable[[list[tuple[int, ...]]], Awaitable[list[Outcome]]],
+                    outcomes: list[Outcome], *, limit: int | None = None) -> CauseSearch:
+    """``search`` fed every observation so far, then the removal sets it chooses while it is undecided, ``room()``
+    pays for them and it ran fewer than ``limit`` of its own. New reruns join ``outcomes`` and ``observed``."""
+    for removed, flipped in observed:
+        search.observe(removed, flipped)
+    began = len(outcomes)
+    while search.posterior()[0][1] < DECISIVE and room() > 0 and (limit is None or len(outcomes) - began < limit):
+        sets, _ = search.next_sets(min(BATCH, room()))
+        if not sets:
+            break
+        for removed, outcome in zip(sets, await run_sets(sets), strict=True):
+            outcomes.append(outcome)
+            if outcome.error is None:
+                search.observe(removed, outcome.flipped)
+                observed.append((removed, outcome.flipped))
+    return search
 
 
 def _members_after_sets(candidates: list[Arm], weights: list[float], arms: list[Arm],
