@@ -53,8 +53,7 @@ from footprint_lab.record.captured import Cache, Slot
 if TYPE_CHECKING:
     from footprint_lab.context._stores import MemoryStore
 
-#: What a declaration id may be: short, and safe to show in any message or view (and not one of
-#: ``context.source_ids.RESERVED_IDS``, the ids the runner gives its own pieces).
+#: What a declaration id may be: short, safe to show in any message or view, and none of ``RESERVED_IDS``.
 ID_PATTERN = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 #: A template's reference to a fact: ``{fact:fact-id}``.
 FACT_REF = re.compile(r"\{fact:([A-Za-z0-9_.-]{1,64})\}")

@@ -31,3 +31,18 @@ async def test_a_localizations_frame_holds_every_verdict_its_text_prints():
     assert list(untested.reason) == [why for _, why in report.untested]
     assert str(frame["rank"].dtype) == "Int64" and frame["rank"].isna().sum() == 3
     assert frame.attrs["notes"] == list(report.notes)
+
+
+async def test_a_localizations_view_shows_a_set_confirmed_together_as_its_text_does():
+    """The notebook view of the same report listed every single suspect as not confirmed and had no row for the pair
+    the text prints as CONFIRMED TOGETHER: a reader of the view saw nothing confirmed. Its table now has the set."""
+    import re
+
+    from footprint_lab.explain import localize
+    from footprint_lab.lab.views.explain import localization_html
+
+    agent = planted_fact_agent(variant="redundant")
+    report = await localize(await agent.run(REFUND_REQUEST), rerun=agent)
+    html = str(localization_html(report))
+    row = next(r for r in re.findall(r"<tr[^>]*>.*?</tr>", html, flags=re.S) if "vip-override + manager-exception" in r)
+    assert "CONFIRMED" in row and "NOT CONFIRMED" not in row and "together" in row
