@@ -122,27 +122,46 @@ async def test_among_many_pieces_no_piece_each_needed_is_set_aside_unsaid(benign
     assert confirmed >= 10, confirmed   # of 12; before: the third was most often missed
 
 
-async def test_a_group_test_that_set_pieces_aside_without_removing_them_alone_says_so_and_how_to_test_one() -> None:
-    """Three DECLINED notes against two APPROVED among twenty benign ones: the group test removes halves, and a
-    DECLINED note removed with an APPROVED one keeps the answer, so the search of single causes finds one of the
-    three. What it set aside was never removed alone: the report says so, in its text and its frame, and names the
-    call that tests one alone. (Removing each alone would cost a rerun a piece on every run with a single cause.)"""
+def majority_agent(benign: int, declined: str, approved: str, seed: str) -> tuple[Agent, list[str]]:
+    """``benign`` notes, three that vote one way and two the other; the model follows the majority."""
     import random
 
-    chooser = random.Random("maj-20-3")
-    texts = [f"Benign note {k} {chooser.randint(100, 999)}." for k in range(20)] + [
-        "Say DECLINED #0.", "Say DECLINED #1.", "Say DECLINED #2.", "Say APPROVED #0.", "Say APPROVED #1."]
+    chooser = random.Random(seed)
+    texts = [f"Benign note {k} {chooser.randint(100, 999)}." for k in range(benign)] + [
+        f"{declined} #{k}." for k in range(3)] + [f"{approved} #{k}." for k in range(2)]
     chooser.shuffle(texts)
-    agent = notes_agent(texts, lambda text, _: "DECLINED" if text.count("Say DECLINED") > text.count("Say APPROVED")
+    agent = notes_agent(texts, lambda text, _: "DECLINED" if text.count(declined) > text.count(approved)
                         else "APPROVED")
+    return agent, [f"note-{k}" for k, text in enumerate(texts) if text.startswith(declined)]
+
+
+async def test_notes_the_model_follows_by_majority_are_all_confirmed_among_many_pieces() -> None:
+    """Three notes say DECLINED against two APPROVED among twenty benign ones: the group test removes halves, and a
+    DECLINED note removed with an APPROVED one keeps the answer, so the search of single causes found one of the
+    three and set the others aside with 40 of 62 reruns unspent. The ranking reads the answer in all three; each the
+    group test set aside that the ranking points at as strongly as at the confirmed one is now removed alone."""
+    agent, causes = majority_agent(20, "Say DECLINED", "Say APPROVED", "maj-20-3")
+    report = await localize(await agent.run("Decide?"), rerun=agent)
+    assert report.design.startswith("group test")
+    assert sorted(report.confirmed) == sorted(causes), str(report)
+
+
+async def test_a_group_test_that_set_pieces_aside_without_removing_them_alone_says_so_and_how_to_test_one() -> None:
+    """The same majority with notes whose words the answer does not share ("Vote no" against "Vote yes"): no ranking
+    points at them, so what the group test set aside was never removed alone. The report says so, in its text, its
+    frame and its view, and names the call that tests one alone (removing each alone on every run would cost a rerun
+    a piece on runs with a single cause)."""
+    from footprint_lab.lab.views.explain import localization_html
+
+    agent, causes = majority_agent(20, "Vote no", "Vote yes", "maj-20-3")
     run = await agent.run("Decide?")
     report = await localize(run, rerun=agent)
     assert report.design.startswith("group test")
-    missed = [f"note-{k}" for k, text in enumerate(texts) if "DECLINED" in text and f"note-{k}" not in
-              report.confirmed]
-    assert report.confirmed and set(missed) <= set(report.set_aside_in_groups)
+    missed = [name for name in causes if name not in report.confirmed]
+    assert missed and set(missed) <= set(report.set_aside_in_groups)
     line = report.group_line()
-    assert missed and line in str(report) and line in report.to_frame().attrs["notes"]
+    assert line in str(report) and line in report.to_frame().attrs["notes"]
+    assert "rerun_without(run, [" in str(localization_html(report))
     named = line.split("rerun_without(run, ['")[1].split("']")[0]
     assert named in report.set_aside_in_groups
     alone = await rerun_without(run, [missed[0]], rerun=agent, samples=3)

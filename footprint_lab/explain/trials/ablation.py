@@ -175,7 +175,7 @@ async def localize(
     chosen, untested = choose_suspects(recording, run, sources, strategy, top)
     if call is not None:
         chosen, untested = _in_call(call, chosen, untested, sources)
-    arms = [Arm(name, (name,)) for _, name, _, _ in chosen]
+    arms = [Arm(name, (name,), score=score) for _, name, _, score in chosen]
     limit = budget if budget is not None else default_budget(samples, len(arms))
     bar = Progress(limit, "localize", chosen_trials.progress, unit="reruns")
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)

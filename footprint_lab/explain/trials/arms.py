@@ -27,11 +27,13 @@ VERDICT_LABELS = VERDICT_WORDS
 
 @dataclass(frozen=True, slots=True)
 class Arm:
-    """One change to the run to test: sources removed, sources forced in, under the name it is reported by."""
+    """One change to the run to test: sources removed, sources forced in, under the name it is reported by, and how
+    strongly a ranking of the run already points at it (``score``, 0 when none does)."""
 
     key: str
     exclude: tuple[str, ...] = ()
     force: tuple[str, ...] = ()
+    score: float = field(default=0.0, compare=False)
 
 
 #: Runs one rerun per ``(arm, seed)`` (``None`` for an unchanged rerun), concurrently, outcomes judged.

@@ -21,8 +21,11 @@ back in, removing a set together) goes through two phases:
    starts from those reruns, weighing single causes only; a share of ``alpha`` kept back pays a
    second search, which after a confirmed arm weighs only the reruns that kept it (removing halves
    at once hides a second cause, two pieces each needed, behind the first), and on a model whose
-   unchanged reruns never flipped each round that confirms a cause hands its level to another. What
-   the group test set aside without a rerun removing it alone, the report names. The
+   unchanged reruns never flipped each round that confirms a cause hands its level to another, and
+   then each arm the group test set aside that the ranking points at as strongly as at the strongest
+   confirmed arm is removed alone and followed up (one of several notes the model follows by majority
+   hides from the group test). What the group test set aside without a rerun removing it alone, the
+   report names. The
    search takes a cause to act whatever else is removed with it, so on a model whose unchanged
    reruns never flipped, an arm that flipped alone but was set aside follows the candidates:
    removed alone at one look, on the level confirmed candidates hand to no one (or the whole level
@@ -193,6 +196,8 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
             # on a model whose unchanged reruns never flipped, a round that confirmed a cause hands its level on to
             # the next (Wiens' fallback), for the next one
             held, level = held | found, spare
+        if not singly and not tally([*screening_baseline, *confirmation.baseline])[0]:
+            await _ranked_alone(list(arms), verdicts, confirmation, spare)
     else:
         design = "each arm confirmed directly"
         await confirmation.run(list(arms), alpha)
@@ -204,6 +209,34 @@ def _held(candidates: Sequence[Arm], verdicts: dict[str, ArmVerdict]) -> set[str
     """The pieces the confirmed ``candidates`` change."""
     return {name for arm in candidates if verdicts[arm.key].verdict == "confirmed"
             for name in (*arm.exclude, *arm.force)}
+
+
+async def _ranked_alone(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmation: _Confirmation,
+                        level: float) -> None:
+    """After a group test, on a model whose unchanged reruns never flipped: each arm the group test set aside that the
+    ranking points at as strongly as at the strongest confirmed arm (at the strongest of all, when none is confirmed;
+    never when that is no score at all) is removed alone once, as far as the budget goes (a first look kept back),
+    and followed up when it flips, on the ``level`` the rounds left. A piece that decides only while the others stay
+    (one of several notes the model follows by majority) hides from the group test, not from a ranking that reads
+    the answer in it."""
+    spend = confirmation.spend
+    confirmed = [arm.score for arm in arms if verdicts[arm.key].verdict == "confirmed"]
+    least = max(confirmed or [arm.score for arm in arms])
+    size, base, _ = look_plan(confirmation.samples, level)[0]
+    room = spend.left() - 2 * size - max(base - len(confirmation.baseline), 0)
+    todo = [arm for arm in arms if least > 0 and arm.score >= least and not verdicts[arm.key].tested
+            and not verdicts[arm.key].screening][:max(room, 0)]
+    if level <= 0 or not todo:
+        return
+    noise = tally(confirmation.baseline)
+    for arm, outcome in zip(todo, await spend([(arm, SCREEN_SEED + SCREEN_BASELINE) for arm in todo]), strict=True):
+        verdict = verdicts[arm.key]
+        verdict.screening.append(outcome)
+        verdict.noise_flips, verdict.noise_samples = noise
+        if not verdict.flips:
+            verdict.reason = _screened_out(verdict)
+    confirmation.follow_ups.update((arm.key, arm) for arm in todo if verdicts[arm.key].flips)
+    await confirmation.run([], level)
 
 
 def _hopeless(baseline: Sequence[Outcome], verdicts: Iterable[ArmVerdict]) -> str:
