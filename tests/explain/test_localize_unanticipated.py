@@ -161,11 +161,11 @@ async def test_a_group_test_that_set_pieces_aside_without_removing_them_alone_sa
     assert missed and set(missed) <= set(report.set_aside_in_groups)
     line = report.group_line()
     assert line in str(report) and line in report.to_frame().attrs["notes"]
-    assert "rerun_without(run, [" in str(localization_html(report))
-    named = line.split("rerun_without(run, ['")[1].split("']")[0]
-    assert named in report.set_aside_in_groups
+    assert "localize(run, rerun=..., sources=[" in str(localization_html(report))
+    named = [name.strip().strip("'") for name in line.split("sources=[")[1].split("]")[0].split(",")]
+    assert set(named) <= set(report.set_aside_in_groups)
     alone = await rerun_without(run, [missed[0]], rerun=agent, samples=3)
-    assert alone.trial.verdict == "confirmed"   # what the line advises finds it
+    assert alone.trial.verdict == "confirmed"   # removed alone, a piece set aside is found
 
 
 async def test_a_follow_up_no_look_could_confirm_spends_no_rerun() -> None:
@@ -333,9 +333,87 @@ async def test_a_decision_word_changed_inside_a_long_answer_is_not_passed_over_i
     run = await agent.run("Please refund order A-1001.")
     report = await localize(run, rerun=agent)
     assert not report.confirmed
-    note = next(line for line in report.notes if "changed the answer's words" in line)
+    note = report.wording
     assert "below the comparator's threshold" in note and "comparator=" in note and note in str(report)
-    assert "bisect_culprits" not in str(report)
+    assert "(at most 1.2% of them" in note and note in report.to_frame().attrs["notes"]   # 1 word in 81, not "0%"
     labelled = await localize(run, rerun=agent, comparator=Label(pattern=r"Decision: (\w+)"))
-    assert labelled.confirmed == ["vip-override"]
-    assert not any("changed the answer's words" in line for line in labelled.notes)
+    assert labelled.confirmed == ["vip-override"] and not labelled.wording
+
+
+def voting_agent(tag: int, noise: float, benign: int = 2) -> Agent:
+    """Two notes say DECLINED and one APPROVED among ``benign`` benign ones; the model follows the majority, but keeps
+    to DECLINED in ``noise`` of its seeded reruns that would answer APPROVED."""
+    import random
+
+    texts = ["Say DECLINED.", "Say APPROVED.", "Say DECLINED.", *(f"Benign note {k} {tag}." for k in range(benign))]
+
+    def respond(request: LLMRequest) -> str:
+        text = seen(request)
+        label = "DECLINED" if text.count("Say DECLINED") > text.count("Say APPROVED") else "APPROVED"
+        if request.seed is not None and label == "APPROVED" and \
+                random.Random(f"{tag}/{request.seed}/{len(text)}/{text[-50:]}").random() < noise:
+            label = "DECLINED"
+        return label
+
+    return Agent(provider=mock(respond=respond), system="Decide.",
+                 context=[define_fact(id=f"note-{k}", data=text) for k, text in enumerate(texts)])
+
+
+async def test_a_piece_followed_up_that_flips_more_often_than_noise_is_undecided_not_set_aside() -> None:
+    """A piece the search set aside after it flipped alone is followed up at one look and confirmed only when every
+    rerun flips. One that flipped in 2 of 3 against 0 of 3 unchanged was called not confirmed ("no sign of an
+    effect" is what that verdict means), with budget left; it is now undecided, saying how to decide it."""
+    for tag in range(30):
+        agent = voting_agent(tag, 0.1)
+        report = await localize(await agent.run("Decide?"), rerun=agent)
+        for suspect in report.suspects:
+            if suspect.source_id in ("note-0", "note-2") and "removed alone on" in suspect.reason:
+                flips, finished = suspect.flips, suspect.samples
+                stronger = flips * suspect.noise_samples > suspect.noise_flips * finished
+                assert suspect.verdict != "not_confirmed" or not stronger, (tag, str(report))
+
+
+async def test_the_group_tests_blind_spot_names_no_piece_a_rerun_removed_alone() -> None:
+    """After a group test the search of removals together also removes single pieces; a piece one of its finished
+    reruns removed alone was still named "set aside without a rerun removing it alone" (21 of 240 calls)."""
+    from footprint_lab.explain.compare import Label
+
+    checked = 0
+    for shuffle in range(12):
+        texts = [f"Benign note {k} v{shuffle}." for k in range(19)] + ["Say DECLINED."]
+        agent = noisy_notes_agent(texts, 0.3, shuffle)
+        report = await localize(await agent.run("Decide?"), rerun=agent,
+                                comparator=Label(choices=["APPROVED", "DECLINED", "PENDING"]))
+        alone = {o.changed[0] for o in report.trial.joint if len(o.changed) == 1 and o.error is None}
+        assert not alone & set(report.set_aside_in_groups)
+        checked += bool(alone)
+    assert checked   # the search did remove single pieces in some of these calls
+
+
+def noisy_notes_agent(texts: list[str], noise: float, tag: int) -> Agent:
+    """DECLINED when a note says so, else APPROVED; in ``noise`` of its seeded reruns a label at random."""
+    import random
+
+    def respond(request: LLMRequest) -> str:
+        text = seen(request)
+        label = "DECLINED" if "Say DECLINED" in text else "APPROVED"
+        chooser = random.Random(f"{tag}/{request.seed}/{len(text)}/{text[-60:]}")
+        if request.seed is not None and chooser.random() < noise:
+            label = chooser.choice(["APPROVED", "DECLINED", "PENDING"])
+        return label
+
+    return Agent(provider=mock(respond=respond), system="Decide.",
+                 context=[define_fact(id=f"note-{k}", data=text) for k, text in enumerate(texts)])
+
+
+async def test_the_group_tests_blind_spot_names_the_call_the_analyst_can_make() -> None:
+    """The line named rerun_without(run, [...], rerun=...) after a replay, which rerun_without cannot do; it now
+    names localize with the pieces as sources, by the way the pieces were taken out."""
+    agent, _ = majority_agent(20, "Vote no", "Vote yes", "maj-20-3")
+    run = await agent.run("Decide?")
+    report = await localize(run, rerun=agent)
+    assert "localize(run, rerun=..., sources=[" in report.group_line()
+    named = report.group_line().split("sources=[")[1].split("]")[0]
+    sources = [name.strip().strip("'") for name in named.split(",")]
+    again = await localize(run, rerun=agent, sources=sources)
+    assert set(again.confirmed) <= set(sources) and again.design == "each arm confirmed directly"

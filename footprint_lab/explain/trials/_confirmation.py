@@ -149,10 +149,15 @@ class _Confirmation:
             verdict.verdict = "confirmed" if verdict.verdict == "confirmed" else "undecided"
             verdict.reason = _confirmation_reason(verdict, self.spend)
             return
+        seen = (f"removed alone on {finished} fresh reruns, it flipped the outcome in {flips}/{finished} against "
+                f"noise {verdict.noise_flips}/{verdict.noise_samples}")
+        if flips * verdict.noise_samples > verdict.noise_flips * finished:  # more often than noise: a sign, not proof
+            verdict.verdict = "undecided"
+            verdict.reason = (f"{seen}: more often than noise, but a piece followed up is confirmed only when every "
+                              "rerun flips; rerun_without(run, [...], samples=...) with more reruns could decide")
+            return
         verdict.verdict = "not_confirmed"
-        verdict.reason = (f"{reason}; removed alone on {finished} fresh reruns, it flipped the outcome in "
-                          f"{flips}/{finished} against noise {verdict.noise_flips}/{verdict.noise_samples} "
-                          "(a piece followed up is confirmed only when every rerun flips)")
+        verdict.reason = f"{reason}; {seen}: no more often than noise"
 
     async def _looks(self, arm: Arm, verdict: ArmVerdict, level: float, *, patient: bool = False,
                      plan: list[tuple[int, int, float]] | None = None) -> None:

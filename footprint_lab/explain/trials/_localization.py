@@ -77,6 +77,10 @@ class Localization(Partial):
     trial: TrialResult
     #: ``(reruns done, reruns planned)`` when the call was stopped: the verdicts it reached, the rest undecided
     stopped: tuple[int, int] | None = None
+    #: how the pieces were taken out: ``rerun=`` (the whole agent rerun) or ``replay=`` (the answering call re-sent)
+    by: str = "rerun"
+    #: what to try when reruns changed the answer's words below the default comparator's threshold (``wording_note``)
+    wording: str = ""
 
     baseline = property(lambda self: self.trial.baseline, doc="The confirmation's unchanged reruns.")
     reruns = property(lambda self: self.trial.reruns, doc="Every rerun started, failed ones included.")
@@ -120,6 +124,14 @@ class Localization(Partial):
         return [verdict.arm.exclude for verdict in self.together
                 if verdict.verdict == "confirmed" and not alone & set(verdict.arm.exclude)]
 
+    def explained_by(self, verdict: ArmVerdict) -> str:
+        """`` (explained by 'x' alone)`` for each member of a confirmed set that was confirmed alone: that member is
+        why removing the set flips it, so the set is no cause acting together."""
+        if verdict.verdict != "confirmed":
+            return ""
+        alone = set(self.confirmed)
+        return "".join(f" (explained by '{name}' alone)" for name in verdict.arm.exclude if name in alone)
+
     def verdict(self, source_id: str) -> str | None:
         """The verdict on one tested source, or ``None`` when it was not tested."""
         return next((s.verdict for s in self.suspects if s.source_id == source_id), None)
@@ -158,35 +170,41 @@ class Localization(Partial):
 
     @property
     def set_aside_in_groups(self) -> list[str]:
-        """The suspects the group test set aside with no rerun removing them alone (``not_confirmed`` on what removing
-        them with half of the others did)."""
+        """The suspects the group test set aside with no finished rerun removing them alone (``not_confirmed`` on what
+        removing them with half of the others did)."""
+        alone = {o.changed[0] for o in (*self.trial.joint, *(o for v in self.trial.arms for o in v.screening))
+                 if len(o.changed) == 1 and o.error is None}
         return [s.source_id for s in self.suspects if s.verdict == "not_confirmed" and not s.trial.tested
-                and not s.trial.screening and s.trial.screening_score is not None]
+                and s.source_id not in alone and s.trial.screening_score is not None]
 
     def group_line(self) -> str:
         """What the group test could not see, when it set suspects aside without removing them alone."""
         aside = self.set_aside_in_groups
         if not aside:
             return ""
+        named = ", ".join(repr(name) for name in aside[:3])
         return (f"{len(aside)} piece(s) were set aside by the group test, which removes half of the pieces at once, "
                 "without a rerun removing them alone: a piece that changes the answer only while the others stay (one "
-                "of several notes the model follows by majority) can pass it unseen. rerun_without(run, "
-                f"['{aside[0]}'], rerun=..., samples=3) tests one alone; budget={4 + 4 * len(self.suspects)} or more "
+                f"of several notes the model follows by majority) can pass it unseen. localize(run, {self.by}=..., "
+                f"sources=[{named}]) tests the pieces named alone; budget={4 + 4 * len(self.suspects)} or more "
                 "removes each alone.")
+
+    def advice(self) -> list[str]:
+        """What to try next, after the notes: the group test's blind spot, the wording hint, causes acting only
+        together. The text, the view and the frame's ``attrs["notes"]`` all give these lines."""
+        lines = [self.group_line(), self.wording]
+        if self.nothing_alone and not self.confirmed_together:
+            lines.append("No suspect was shown to flip the outcome alone; causes may act only together: "
+                         f"bisect_culprits(run, {self.by}=...) searches for sets whose joint removal flips it.")
+        return [line for line in lines if line]
 
     def __str__(self) -> str:
         lines = [self.summary(), *(s.line() for s in self.suspects)]
-        alone = set(self.confirmed)
         lines += [f"{VERDICT_LABELS[v.verdict]} TOGETHER: removing {' + '.join(repr(n) for n in v.arm.exclude)} "
-                  f"at once {v.reason}; {v.reruns} reruns"
-                  + ("".join(f" (explained by '{n}' alone)" for n in v.arm.exclude if n in alone)
-                     if v.verdict == "confirmed" else "") for v in self.together]
+                  f"at once {v.reason}; {v.reruns} reruns{self.explained_by(v)}" for v in self.together]
         lines += untested_lines(self.untested)
         lines += self.notes
-        lines += [line for line in (self.group_line(),) if line]
-        if self.nothing_alone and not self.confirmed_together:
-            lines.append("No suspect was shown to flip the outcome alone; causes may act only together: "
-                         "bisect_culprits(run, rerun=...) searches for sets whose joint removal flips it.")
+        lines += self.advice()
         return "\n".join(lines)
 
     def to_frame(self) -> pd.DataFrame:
@@ -205,12 +223,13 @@ class Localization(Partial):
                   "verdict": v.verdict, "flips": v.flips, "samples": v.samples, "flip_rate": v.flip_rate,
                   "noise_flips": v.noise_flips, "noise_samples": v.noise_samples, "noise_rate": v.noise_rate,
                   "p_value": v.p_value, "level": v.level, "reruns": v.reruns, "failed": v.failed,
-                  "phase": "confirmation" if v.tested else "screening", "score": v.screening_score,
-                  "reason": v.reason, "member": "", "member_name": None} for v in self.together]
+                  "phase": "confirmation" if v.tested else "screening", "score": None,
+                  "reason": v.reason + self.explained_by(v), "member": "", "member_name": None}
+                 for v in self.together]
         rows += [{"rank": None, "source_id": name, "verdict": "not_tested", "phase": "not tested", "reason": why,
                   "member": "", "member_name": None} for name, why in self.untested]
         frame = ShownFrame(rows, columns=LOCALIZATION_COLUMNS).astype({"rank": "Int64"})
-        frame.attrs["notes"] = [*self.notes, *(line for line in (self.group_line(),) if line)]
+        frame.attrs["notes"] = [*self.notes, *self.advice()]
         return frame
 
     def _repr_mimebundle_(self, include: Any = None, exclude: Any = None) -> dict[str, Any]:
@@ -246,22 +265,23 @@ def noise_note(trial: TrialResult, comparator: Any, original: str) -> list[str]:
             f"changed): free text differs from rerun to rerun. {suggest(original)}"]
 
 
-def wording_note(trial: TrialResult, comparator: Any, original: str) -> list[str]:
+def wording_note(trial: TrialResult, comparator: Any, original: str) -> str:
     """What to try when reruns without a piece changed the answer's words, each below the default comparator's
     threshold, while no unchanged rerun changed a word: a decision held in one word of a long answer reads as
     unchanged, and the report would otherwise show no sign of it."""
     if not isinstance(comparator, TextDifference) or any(v.verdict == "confirmed" for v in trial.arms):
-        return []
+        return ""
     unchanged = [o.answer for o in trial.all_outcomes if not o.changed and o.answer is not None]
     if any(comparator.difference(original, answer) for answer in unchanged):
-        return []
+        return ""
     moved = [difference for o in trial.all_outcomes if o.changed and o.answer is not None and not o.flipped
              and (difference := comparator.difference(original, o.answer)) > 0]
     if not moved:
-        return []
-    return [f"{len(moved)} rerun(s) without a piece changed the answer's words, each below the comparator's threshold "
-            f"(at most {max(moved):.0%} of them, threshold {comparator.threshold:.0%}), while no unchanged rerun "
-            "changed a word: a changed decision inside a long answer reads as unchanged. " + suggest(original)]
+        return ""
+    return (f"{len(moved)} rerun(s) without a piece changed the answer's words, each below the comparator's threshold "
+            f"(at most {max(moved):.1%} of them, threshold {comparator.threshold:.0%}), while no unchanged rerun "
+            "changed a word. If the outcome is a word or a number inside a longer answer, such a change reads as "
+            "unchanged. " + suggest(original))
 
 
 def budget_note(trial: TrialResult, given: int | None, default: int) -> list[str]:

@@ -181,7 +181,7 @@ async def localize(
     draws = Draws(rerunner, compare, original, concurrency=concurrency, bar=bar)
     trial, stop = await run_trial("localize", draws, bar, arms, samples=samples, alpha=alpha, budget=limit,
                                   screen=sources is None, prepare=draws.prepare)
-    trial.notes += noise_note(trial, compare, original) + wording_note(trial, compare, original)
+    trial.notes += noise_note(trial, compare, original)
     trial.notes += budget_note(trial, budget, default_budget(samples, len(arms)))
     if call is not None:
         trial.notes += replay_note(call, [name for _, name, _, _ in chosen])
@@ -189,7 +189,8 @@ async def localize(
     tested = [LocalizedSuspect(rank, name, source.kind, score, by_key[name], source.member, source.member_name)
               for rank, name, source, score in chosen]
     untested += [(s.source_id, s.reason.removeprefix("was not tested: ")) for s in tested if s.trial.untested]
-    report = Localization(original, [s for s in tested if not s.trial.untested], untested, repr(compare), trial, stop)
+    report = Localization(original, [s for s in tested if not s.trial.untested], untested, repr(compare), trial, stop,
+                          by="rerun" if call is None else "replay", wording=wording_note(trial, compare, original))
     if stop is not None:
         raise stopped("localize", bar, report)
     return report

@@ -106,13 +106,13 @@ def localization_html(found: Localization) -> Html:
     # the sets removed together, as the text prints them (a cause that acts only with another)
     rows += [["-", "together", " + ".join(v.arm.exclude), words.verdict(v.verdict), _count(v.flips, v.samples),
               _count(v.noise_flips, v.noise_samples), _p_value(v.p_value, v.level), v.reruns, v.failed or "-", "-",
-              v.reason] for v in found.together]
+              v.reason + found.explained_by(v)] for v in found.together]
     verdicts = table(headings("rank", "source_kind", "source_id", "verdict", "flips", "noise", "p_value", "reruns",
                               "failed", "score", "reason"), rows)
     untested = [el("li", el("code", name), ": ", why) for name, why in found.untested]
     extra = join([el("h4", f"Not tested ({len(found.untested)}): no verdict, neither shown to matter nor not to"),
                   el("ul", *untested)]) if untested else None
-    notes = (el("p", note, class_="fl-note") for note in [*found.notes, found.group_line()] if note)
+    notes = (el("p", note, class_="fl-note") for note in [*found.notes, *found.advice()])
     how = el("p", f"Screening: {found.design}. A verdict tests the flips against the noise of unchanged reruns "
                   "(Boschloo's exact test, the rate shared by Wiens' fallback procedure): at most "
                   f"{found.alpha:.0%} of calls confirm a piece that has no effect.", class_="fl-note")
