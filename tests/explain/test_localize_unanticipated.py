@@ -417,3 +417,23 @@ async def test_the_group_tests_blind_spot_names_the_call_the_analyst_can_make() 
     sources = [name.strip().strip("'") for name in named.split(",")]
     again = await localize(run, rerun=agent, sources=sources)
     assert set(again.confirmed) <= set(sources) and again.design == "each arm confirmed directly"
+
+
+async def test_when_every_screening_rerun_fails_the_call_stops_there_and_says_why() -> None:
+    """A provider that fails every rerun (down, out of credit) had the call spend nearly its whole budget (50 of 53
+    reruns) on reruns that fail. It now stops after the screening, each piece undecided as "every rerun failed", with
+    a note naming the failures."""
+    calls = {"made": 0}
+
+    def respond(request: LLMRequest) -> str:
+        calls["made"] += 1
+        if calls["made"] > 1:
+            raise RuntimeError("provider down")
+        return "APPROVED"
+
+    agent = Agent(provider=mock(respond=respond), system="Decide.",
+                  context=[define_fact(id=f"note-{k}", data=f"Note {k}.") for k in range(6)])
+    report = await localize(await agent.run("Decide?"), rerun=agent)
+    assert report.reruns == 2 + 7 and report.budget > 50   # two unchanged reruns and one without each piece
+    assert all(s.verdict == "undecided" and "every rerun failed" in s.reason for s in report.suspects)
+    assert any(note.startswith("Every screening rerun failed (RuntimeError x9)") for note in report.notes)

@@ -154,6 +154,13 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
         else:
             joint = await _screen_jointly(list(arms), verdicts, spend)
             design = f"group test ({len(joint)} reruns removing halves of the suspects together)"
+        screened = [*screening_baseline, *joint, *(o for verdict in verdicts.values() for o in verdict.screening)]
+        if screened and all(o.error is not None for o in screened):  # the settle() that follows says so of each arm
+            notes.append(f"Every screening rerun failed ({_failure_text(failures(screened))}): the call stopped there "
+                         "rather than spend its budget on reruns that fail. Fix what makes them fail (the reasons "
+                         "above), then run it again.")
+            return TrialResult(list(verdicts.values()), screening_baseline, [], spend.spent, budget, alpha,
+                               design, joint, notes)
         hopeless = _hopeless(screening_baseline, verdicts.values())
         if hopeless:
             notes.append(hopeless)
