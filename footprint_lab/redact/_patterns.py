@@ -3,7 +3,8 @@
 Rule kept here: no input can stall a run in the matcher, and no spelling of a key slips past it, nor a
 learned value written escaped. Built-in patterns run in linear time. A caller's pattern runs under
 :data:`PATTERN_TIME_LIMIT`; past it, the text is masked whole. Keys are compared by :func:`normalize_key`.
-A learned value is hunted in each form :func:`written_forms` gives (raw, JSON-escaped, ``repr``-escaped).
+A learned value is hunted in each form :func:`written_forms` gives (raw, JSON-escaped, ``repr``-escaped); one too
+short to hunt alone, beside its key in each form :func:`written_pairs` gives.
 
 Role: redact layer; the standard library and ``regex`` only.
 """
@@ -76,14 +77,24 @@ def _in_json(text: str, *, ascii_only: bool = False) -> str:
     return json.dumps(text, ensure_ascii=ascii_only)[1:-1]
 
 
+def _in_repr(text: str) -> str:
+    """``text`` as its ``repr`` holds it, without the quotes."""
+    return repr(text)[1:-1]
+
+
+def _in_json_twice(text: str, *, ascii_only: bool = False) -> str:
+    """``text`` as a JSON string holds it, held in a JSON string once more."""
+    return _in_json(_in_json(text, ascii_only=ascii_only))
+
+
 #: How the library may write a text into another: as it is, inside a JSON string (``json.dumps``, with and
 #: without ``ensure_ascii``: a call's arguments in the model's turn, a tool's JSON text), inside a string's
 #: ``repr`` (a value recorded by its ``repr``, a ``KeyError``'s message), and a JSON form inside JSON once more
-#: (a tool's JSON text in an event's payload, as a recall reads it).
+#: (a tool's JSON text in an event's payload, as a recall reads it). ``_ASCII_WRITERS`` are the ones ASCII text
+#: needs: ``ensure_ascii`` changes only what is not ASCII.
+_ASCII_WRITERS: tuple[Callable[[str], str], ...] = (str, _in_json, _in_repr, _in_json_twice)
 _WRITERS: tuple[Callable[[str], str], ...] = (
-    str, _in_json, functools.partial(_in_json, ascii_only=True), lambda text: repr(text)[1:-1],
-    lambda text: _in_json(_in_json(text)), lambda text: _in_json(_in_json(text, ascii_only=True)),
-)
+    *_ASCII_WRITERS, functools.partial(_in_json, ascii_only=True), functools.partial(_in_json_twice, ascii_only=True))
 
 
 def _plain(text: str) -> bool:
@@ -95,10 +106,23 @@ def _plain(text: str) -> bool:
 _KEPT_RUN = re.compile(r"[ !#-&(-\[\]-~]+")
 
 
-def kept_run(value: str) -> str:
+def kept_run(value: str, mask: str = "") -> str:
     """The longest part of ``value`` that each of its :func:`written_forms` holds as it is (``""`` when none):
-    where a form can show, this does. The whole value when it is plain."""
-    return max(_KEPT_RUN.findall(value), key=len, default="")
+    where a form can show, this does. The whole value when it is plain. The longest that holds some of what ``mask``
+    replaces (``value`` less the start and end the two share), when one does: ``: 42`` of a pair ``"pin": 42``
+    (masked ``"pin": "[redacted:pin]"``), so a key's pairs are looked for by their values, not all where it shows."""
+    start = _shared(value, mask)
+    end = len(value) - _shared(value[start:][::-1], mask[start:][::-1])
+    runs = list(_KEPT_RUN.finditer(value))
+    replacing = [run for run in runs if run.start() < end and run.end() > start]
+    return max((run.group() for run in replacing or runs), key=len, default="")
+
+
+def _shared(one: str, other: str) -> int:
+    """How many characters ``one`` and ``other`` share at their start."""
+    if one[:1] != other[:1]:  # the common case: a mask shares nothing with the value it hides
+        return 0
+    return next((at for at, (a, b) in enumerate(zip(one, other, strict=False)) if a != b), min(len(one), len(other)))
 
 
 def written_forms(value: str, mask: str) -> dict[str, str]:
@@ -108,9 +132,32 @@ def written_forms(value: str, mask: str) -> dict[str, str]:
     if _plain(value) and _plain(mask):  # the common case
         return {value: mask}
     forms: dict[str, str] = {}
-    for write in _WRITERS:
+    for write in _ASCII_WRITERS if value.isascii() and mask.isascii() else _WRITERS:
         forms.setdefault(write(value), write(mask))
     return forms
+
+
+def written_pairs(key: str, value: Any, mask: str, *, compact: bool = False) -> dict[str, str]:
+    """Each form ``key`` and ``value`` are written in side by side, as a mapping's text holds them, with ``mask`` in
+    the value's place and the key kept: ``"cvv": "737"`` is masked as ``"cvv": "[redacted:cvv]"``, ``'pin': 42`` as
+    ``'pin': '[redacted:pin]'``. What hunts a value too short to hunt alone (``_LEARN_MIN``): only beside its key,
+    so the same digits elsewhere stay. Each is hunted in its own :func:`written_forms` (JSON inside JSON) too.
+
+    The forms are the library's: ``json.dumps`` with its default separators, with and without ``ensure_ascii`` (a
+    call's arguments in the model's turn, ``core.turn.turn_text``; a tool's structured result,
+    ``core.tools.result_text``), and a mapping's ``repr`` (an error's message that prints the arguments). ``compact``
+    adds compact JSON's (``"cvv":"737"``, ``separators=(",", ":")``, as JavaScript writes it), for a value read from
+    JSON text written so."""
+    pairs: dict[str, str] = {}
+    for ascii_only in (False, True):
+        shown_key, shown_value, shown_mask = (json.dumps(part, ensure_ascii=ascii_only, default=str)
+                                              for part in (key, value, mask))
+        for separator in (": ", ":") if compact else (": ",):
+            pairs[f"{shown_key}{separator}{shown_value}"] = f"{shown_key}{separator}{shown_mask}"
+        if shown_key.isascii() and shown_value.isascii():
+            break  # ``ensure_ascii`` would write them alike
+    pairs.setdefault(f"{key!r}: {value!r}", f"{key!r}: {mask!r}")
+    return pairs
 
 
 class RedactionConfigError(SettingRefusal):

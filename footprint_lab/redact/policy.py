@@ -7,8 +7,10 @@ live run keeps the real values, so the model and the tools still get what they n
 
 - ``keys`` mask the whole value under a matching mapping key, compared folded (:func:`normalize_key`:
   case, width, separators and invisible characters do not count); a key that folds to nothing is
-  refused. Each text and number inside a masked value is learned, and masked wherever it shows up again.
-  A record's own field names are not keys: a record is masked field by field (``record.by_field``).
+  refused. Each text and number inside a masked value is learned, and masked wherever it shows up again;
+  one too short to hunt alone (a CVV's ``737``), only beside its key (``"cvv": "737"``), so other digits stay.
+  JSON text (a whole string that is JSON) is read as the data it writes. A record's own field names are not
+  keys: a record is masked field by field (``record.by_field``).
 - Shape never lets a value through: mapping keys are scrubbed like values (two keys masked alike stay
   two: ``#2``); data captured only as text is read by the policy first (``Recorder.learn``); records
   captured before a secret was learned are swept when the ``Recording`` is built. A live event already

@@ -4,7 +4,11 @@ Rule kept here: a :class:`RunScrubber` (from ``Redaction.for_run``) masks what t
 counts the matches. It learns each value it masked, to mask it wherever it shows up again, and sweeps
 records captured before a value was learned. A value is learned in one place (``_hold``), which hunts it
 in every form the library writes it in (``written_forms``: raw, JSON-escaped, ``repr``-escaped), so each
-reader of what was learned (the masking, the sweep, a recall, a notebook's scan) finds it escaped too.
+reader of what was learned (the masking, the sweep, a recall, a notebook's scan) finds it escaped too. A
+value too short to hunt alone is held as the pair its key and it make where the library writes them
+(``written_pairs``: ``"cvv": "737"``), so the same reader finds it there and nowhere else. JSON text is read
+for covered keys as data is (``_read_json``). What is hunted is screened a chunk at a time,
+so a long run's hundreds of learned values cost a text a few searches (``_Index``).
 The whole policy is described in ``redact.policy``.
 
 Role: redact layer.
@@ -13,10 +17,12 @@ Role: redact layer.
 from __future__ import annotations
 
 import bisect
+import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from footprint_lab.record.saved_json import NestingTooDeep, parse_json
 from footprint_lab.redact._patterns import (
     _BREAK,
     _LEARN_MIN,
@@ -26,6 +32,7 @@ from footprint_lab.redact._patterns import (
     kept_run,
     normalize_key,
     written_forms,
+    written_pairs,
 )
 from footprint_lab.redact.base64_words import as_text, base64_words
 from footprint_lab.redact.token_gate import TokenGate
@@ -59,7 +66,8 @@ def _screens(patterns: Sequence[_Pattern]) -> tuple[re.Pattern[str] | None, ...]
 class RunScrubber:
     """One run's view of a policy: masks values and counts what matched (``Recorder(policy=...)``)."""
 
-    __slots__ = ("_keys", "_learned", "_patterns", "_runs", "_screens", "_values", "counts", "policy", "prior")
+    __slots__ = ("_index", "_keys", "_learned", "_paired", "_patterns", "_read", "_runs", "_screens", "_values",
+                 "counts", "policy", "prior")
 
     def __init__(self, policy: Redaction, marks: Mapping[str, Any] | None = None) -> None:
         self.policy = policy
@@ -71,6 +79,11 @@ class RunScrubber:
         self._values: dict[str, str] = {}
         self._learned: dict[str, str] = {}
         self._runs: dict[str, list[str]] = {}
+        self._index = _Index(self._runs, self._learned)
+        #: each short value learned beside its key, as ``(key, mask, repr, compact)``: its pairs are written once
+        self._paired: set[tuple[str, str, str, bool]] = set()
+        #: JSON texts read lately (``_read_json``), each with the covered keys it holds (a text is scrubbed often)
+        self._read: dict[str, tuple[str, ...]] = {}
         self.counts: dict[str, int] = {}
         self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
 
@@ -91,7 +104,7 @@ class RunScrubber:
                 if declared is None or item is None:
                     out[shown] = self.scrub(item)
                 else:
-                    out[shown] = self._mask_key(declared, item)
+                    out[shown] = self._mask_key(declared, item, key)
             return out
         if isinstance(value, list | tuple):
             return [self.scrub(item) for item in value]
@@ -113,41 +126,60 @@ class RunScrubber:
         shown = self.scrub(key) if isinstance(key, str | int | float) and not isinstance(key, bool) else key
         return _distinct(shown, taken)
 
-    def _mask_key(self, declared: str, value: Any) -> str:
-        name = f"key:{declared}"
-        self.counts[name] = self.counts.get(name, 0) + 1
+    def _mask_key(self, declared: str, value: Any, key: str) -> str:
+        self._count(f"key:{declared}")
         mask = f"[redacted:{declared}]"
-        self._learn(value, mask)
+        self._learn(value, mask, key)
         return mask
 
-    def _learn(self, value: Any, mask: str) -> None:
-        """Remember every text and number inside a masked value, to mask it wherever it shows up again."""
+    def _count(self, name: str, hits: int = 1) -> None:
+        self.counts[name] = self.counts.get(name, 0) + hits
+
+    def _learn(self, value: Any, mask: str, key: Any = None, compact: bool = False) -> None:
+        """Remember every text and number inside a masked value, to mask it wherever it shows up again; one too
+        short to hunt alone (a CVV's ``737``), beside the ``key`` it stands under (``"cvv": "737"``; ``compact``:
+        also as compact JSON writes it, ``"cvv":"737"``, for a value read from such JSON text)."""
         if isinstance(value, bool) or value is None:
             return
         if isinstance(value, str | int | float):
-            self._hold(str(value), mask)
+            text = str(value)
+            if len(text) >= _LEARN_MIN:
+                self._hold(text, mask)
+            elif text and isinstance(key, str):
+                self._pair(key, value, mask, compact)
         elif isinstance(value, dict):
-            for key, item in value.items():
-                if not (isinstance(key, str) and normalize_key(key) in self._keys):  # a covered key's name is a word
-                    self._learn(key, mask)
-                self._learn(item, mask)
+            for inner, item in value.items():
+                if not (isinstance(inner, str) and normalize_key(inner) in self._keys):  # a covered key's name: a word
+                    self._learn(inner, mask)
+                self._learn(item, mask, inner, compact)
         elif isinstance(value, list | tuple | set | frozenset):
+            if isinstance(key, str) and isinstance(value, list | tuple) and _short_items(value):
+                self._pair(key, value, mask, compact)
             for item in value:
                 self._learn(item, mask)
         elif hasattr(value, "model_dump"):
             self._learn(value.model_dump(mode="json"), mask)
 
+    def _pair(self, key: str, value: Any, mask: str, compact: bool) -> None:
+        """Learn ``value``, too short to hunt alone, beside ``key`` as the library writes them (``written_pairs``)."""
+        seen = (key, mask, repr(value), compact)
+        if seen not in self._paired:
+            self._paired.add(seen)
+            for pair, shown in written_pairs(key, value, mask, compact=compact).items():
+                self._hold(pair, shown)
+
     def _hold(self, value: str, mask: str) -> None:
         """Learn ``value``: the one place a value becomes what this scrubber hunts, in each form it may be written
         in (``written_forms``), with its mask written alike. Shorter than ``_LEARN_MIN`` it is not hunted: a CVV's
-        ``737`` hunted everywhere would mask every other ``737``. A mask already written is no value."""
+        ``737`` hunted everywhere would mask every other ``737`` (``_learn`` holds it beside its key instead, as
+        ``written_pairs`` writes them). A mask already written is no value."""
         if len(value) < _LEARN_MIN or value in self._values or PLACEHOLDER.fullmatch(value):
             return
         self._values[value] = mask
         fresh = {form: shown for form, shown in written_forms(value, mask).items() if form not in self._learned}
         if fresh:  # none when each form is one of a value learned before
             self._learned.update(fresh)
-            self._runs.setdefault(kept_run(value), []).extend(fresh)  # a plain value is its own run, and only form
+            self._runs.setdefault(kept_run(value, mask), []).extend(fresh)  # a plain value is its own run and form
 
     @classmethod
     def of_values(cls, secrets: Mapping[str, str]) -> RunScrubber:
@@ -156,6 +188,7 @@ class RunScrubber:
         made = cls.__new__(cls)
         made._keys, made._patterns, made._screens, made.counts, made.prior = {}, (), (), {}, ()
         made._values, made._learned, made._runs = {}, {}, {}
+        made._index, made._paired, made._read = _Index(made._runs, made._learned), set(), {}
         made.teach(secrets)
         return made
 
@@ -178,6 +211,7 @@ class RunScrubber:
         for value, mask in self._values.items():
             other._hold(value, mask)
         self._values, self._learned, self._runs = other._values, other._learned, other._runs
+        self._index = other._index
 
     def known(self) -> dict[str, str]:
         """What this scrubber has learned so far (value -> mask), each value as it was (``teach`` hunts its forms
@@ -226,14 +260,56 @@ class RunScrubber:
             return _replaced(text, pairs)
         return _replaced(swept, pairs) if any(_showing(secret, swept) for secret in present) else swept
 
+    def _read_json(self, text: str) -> None:
+        """Learn what JSON text holds under a covered key (a tool's result given as JSON text, an argument that is
+        JSON text) as if it were given as data, counted as a match each time; the masking then finds it in the text.
+        A text read lately is not parsed again."""
+        matched = self._read.get(text)
+        if matched is None:
+            matched = self._json_keys(text)
+            if len(text) <= _READ_LONGEST:
+                if len(self._read) >= _READ_KEPT:
+                    self._read.clear()
+                self._read[text] = matched
+        for declared in matched:
+            self._count(f"key:{declared}")
+
+    def _json_keys(self, text: str) -> tuple[str, ...]:
+        """Learn the values under covered keys in JSON text, and inside JSON text it holds as a string; the keys
+        found (as the policy names them). Text that is not JSON, or nests deeper than ``parse_json`` reads, holds
+        none (the patterns still read it)."""
+        try:
+            stack = [parse_json(text)]
+        except (ValueError, NestingTooDeep):
+            return ()
+        keys = self._keys
+        compact = _COMPACT.search(text) is not None
+        found: list[str] = []
+        while stack:
+            item = stack.pop()
+            if isinstance(item, dict):
+                for key, inner in item.items():
+                    declared = keys.get(normalize_key(key))
+                    if declared is None or inner is None:
+                        stack.append(inner)
+                    elif not (isinstance(inner, str) and PLACEHOLDER.fullmatch(inner)):  # a mask is no match
+                        found.append(declared)
+                        self._learn(inner, f"[redacted:{declared}]", key, compact)
+            elif isinstance(item, list):
+                stack.extend(item)
+            elif isinstance(item, str) and _json_like(item):
+                found.extend(self._json_keys(item))  # each level escapes the quotes of the one inside: a few at most
+        return tuple(found)
+
     def _text(self, text: str) -> str:
+        if self._keys and _json_like(text):
+            self._read_json(text)
         text = self._swept(text) if self._learned else text
         if self.may_match(text):
             for pattern in self._patterns:
                 text, hits = pattern.sub(text)
                 if hits:
-                    name = f"pattern:{pattern.name}"
-                    self.counts[name] = self.counts.get(name, 0) + hits
+                    self._count(f"pattern:{pattern.name}", hits)
         if not (self._patterns or self._learned):
             return text
         # a match may be encoded: a base64 word that reads as text is masked as text and encoded again
@@ -258,8 +334,7 @@ class RunScrubber:
             for pattern in self._patterns:
                 spans = pattern.matches(text)
                 if spans:
-                    name = f"pattern:{pattern.name}"
-                    self.counts[name] = self.counts.get(name, 0) + len(spans)
+                    self._count(f"pattern:{pattern.name}", len(spans))
                     found.extend((start, end, pattern.mask) for start, end in spans)
         return sorted(found)
 
@@ -270,12 +345,12 @@ class RunScrubber:
     def knows_any(self, text: str) -> bool:
         """``True`` when ``text`` holds a value this scrubber has masked under a key."""
         runs = self._runs  # a plain value is its run's first form: it shows where its run does
-        return any(run in text and (runs[run][0] == run or any(form in text for form in runs[run])) for run in runs)
+        return any(runs[run][0] == run or any(form in text for form in runs[run]) for run in self._index.held(text))
 
     def _present(self, text: str) -> list[str]:
         """The learned forms ``text`` holds, each looked for only where the part it keeps as it is shows."""
         runs = self._runs
-        return [form for run in runs if run in text for form in runs[run] if form == run or form in text]
+        return [form for run in self._index.held(text) for form in runs[run] if form == run or form in text]
 
     def token_gate(self, emit: Callable[[str], None]) -> tuple[Callable[[str], None], Callable[[], None]]:
         """``(feed, flush)`` for a streamed reply: text reaches ``emit`` scrubbed, cut only where no match can
@@ -294,17 +369,17 @@ class RunScrubber:
         # a caller's pattern that matches here may read around its match (see _cuts_alike); one that
         # matches nothing whole can only mask more once cut
         reading = [p for p, hits in found.items() if p.bounded and hits]
-        for secret in self._learned:
+        for secret in self._present(text):
             if not any(char.isspace() for char in secret):
                 continue  # a value without whitespace cannot straddle a cut at whitespace
             at = text.find(secret)
             while at != -1:
                 spans.append((at, at + len(secret)))
                 at = text.find(secret, at + 1)
-            # the start of the value may be what the text ends with: the rest may be on its way
-            arriving = next((k for k in range(min(len(secret) - 1, len(text)), 0, -1) if text.endswith(secret[:k])), 0)
-            if arriving:
-                spans.append((len(text) - arriving, len(text)))
+        # the start of a value may be what the text ends with: the rest may be on its way
+        arriving = self._index.arriving(text)
+        if arriving:
+            spans.append((len(text) - arriving, len(text)))
         for cut in reversed(breaks):
             if cut and all(not start < cut < end for start, end in spans) and _cuts_alike(reading, text, cut):
                 return cut
@@ -321,6 +396,107 @@ class RunScrubber:
     def report(self) -> dict[str, Any]:
         """The redaction report a ``Recording`` carries: what was in force and what matched, with counts."""
         return {**self.marks(), "counts": dict(sorted(self.counts.items()))}
+
+
+class _Index:
+    """What a scrubber hunts, kept for quick looks as it grows (it never shrinks, and each part is taken in the order
+    it was learned). The runs (``kept_run``: each learned form holds its run) are screened a chunk at a time: one
+    alternation of a chunk's runs that finds none in a text skips them all, so a text costs a search per chunk, not a
+    look per run; each :data:`_CHUNK` runs make a chunk, and the ones waiting for the next, like one too long to
+    compile cheaply, are looked at one by one. A short text found to hold none of the runs is remembered with how
+    many there were, and looked at again only for the runs learned since (a tool's name, a step's id: the same few
+    texts are scrubbed over and over). The forms that hold whitespace, which a streamed text may be cut inside, are
+    kept sorted, to find the one a text ends with the start of."""
+
+    __slots__ = ("chunks", "clean", "forms", "learned", "long", "longest", "order", "runs", "spaced", "waiting")
+
+    def __init__(self, runs: dict[str, list[str]], learned: dict[str, str]) -> None:
+        self.runs, self.learned = runs, learned
+        self.forms = self.longest = 0
+        self.order: list[str] = []
+        self.chunks: list[tuple[re.Pattern[str], list[str]]] = []
+        self.waiting: list[str] = []
+        self.long: list[str] = []
+        self.spaced: list[str] = []
+        self.clean: dict[str, int] = {}
+
+    def held(self, text: str) -> list[str]:
+        """The runs ``text`` holds."""
+        if len(self.runs) > len(self.order):
+            self._take()
+        if len(text) > _CLEAN_LONGEST:
+            return self._held(text)
+        clean = self.clean.get(text)
+        if clean is None:
+            held = self._held(text)
+        elif clean == len(self.order):
+            return []
+        else:
+            held = [run for run in self.order[clean:] if run in text]
+        if not held:
+            if len(self.clean) >= _CLEAN_KEPT:
+                self.clean.clear()
+            self.clean[text] = len(self.order)
+        return held
+
+    def _held(self, text: str) -> list[str]:
+        held = [run for run in self.waiting if run in text]
+        if self.long:
+            held += [run for run in self.long if run in text]
+        for screen, chunk in self.chunks:
+            if screen.search(text):
+                held += [run for run in chunk if run in text]
+        return held
+
+    def arriving(self, text: str) -> int:
+        """How long an end of ``text`` is that starts a learned form holding whitespace, but is not all of it (the
+        rest may be on its way); 0 when none does."""
+        if len(self.learned) > self.forms:
+            for form in itertools.islice(self.learned, self.forms, None):
+                if any(char.isspace() for char in form):
+                    bisect.insort(self.spaced, form)
+                    self.longest = max(self.longest, len(form))
+            self.forms = len(self.learned)
+        spaced = self.spaced
+        for start in range(max(len(text) - self.longest + 1, 0), len(text)):
+            end = text[start:]
+            at = bisect.bisect_right(spaced, end)  # past a form that is this end whole: the longer ones follow
+            if at < len(spaced) and spaced[at].startswith(end):
+                return len(end)
+        return 0
+
+    def _take(self) -> None:
+        for run in itertools.islice(self.runs, len(self.order), None):
+            self.order.append(run)
+            (self.waiting if len(run) <= _LONGEST_SCREENED else self.long).append(run)
+        while len(self.waiting) >= _CHUNK:
+            chunk = self.waiting[:_CHUNK]
+            del self.waiting[:_CHUNK]
+            self.chunks.append((re.compile("|".join(map(re.escape, chunk))), chunk))
+
+
+#: how many runs one alternation screens, and the longest run it takes
+_CHUNK, _LONGEST_SCREENED = 64, 200
+#: how many texts found clean are remembered, each up to how long
+_CLEAN_KEPT, _CLEAN_LONGEST = 4096, 200
+
+
+def _short_items(items: list[Any] | tuple[Any, ...]) -> bool:
+    """Whether ``items`` are texts and numbers, one too short to hunt alone (not empty: that shows nothing): the
+    list is written whole beside its key (``"pins": [12, 34]``)."""
+    return all(item is None or isinstance(item, str | int | float) for item in items) and any(
+        0 < len(str(item)) < _LEARN_MIN for item in items if item is not None and not isinstance(item, bool))
+
+
+#: JSON text read (``_read_json``) is remembered up to this many texts, each up to this long
+_READ_KEPT, _READ_LONGEST = 128, 16_384
+#: a key written as compact JSON writes it: no space after its colon
+_COMPACT = re.compile(r'":[^ ]')
+
+
+def _json_like(text: str) -> bool:
+    """Whether ``text`` may be a JSON object or array (a quick test before it is parsed)."""
+    return text[:1] in ("{", "[") and text[-1:] in ("}", "]")
 
 
 def _through(raw: bytes, mask: Any) -> bytes | None:
