@@ -26,6 +26,7 @@ check ``tool_failed`` and the answer view report.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import json
 import re
@@ -248,13 +249,24 @@ def tool_list(tools: Any, runner: str) -> list[Tool]:
 
 def result_text(result: Any) -> str:
     """A tool's return value as the text the model reads (and the record keeps): always text
-    that can be saved, a lone surrogate made U+FFFD (:mod:`footprint_lab.base.unicode`)."""
+    that can be saved, a lone surrogate made U+FFFD (:mod:`footprint_lab.base.unicode`). A pydantic
+    model or a dataclass is written as its data (JSON, so a redaction policy reads its keys), anything
+    else JSON cannot write by its ``str``."""
     if isinstance(result, str):
         return sound_text(result)
     try:
-        return sound_text(json.dumps(result, default=str, ensure_ascii=False))
+        return sound_text(json.dumps(result, default=_as_data, ensure_ascii=False))
     except (TypeError, ValueError):
         return sound_text(str(result))
+
+
+def _as_data(value: Any) -> Any:
+    """What JSON writes for a value it cannot write itself: a model's or a dataclass's data, else its ``str``."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    return str(value)
 
 
 def _check_ctx(fn: Callable[..., Any], name: str | None) -> bool:

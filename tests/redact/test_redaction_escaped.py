@@ -184,7 +184,8 @@ def test_a_run_imported_from_spans_masks_its_arguments_as_the_model_turn_writes_
 
 def test_a_short_covered_value_is_masked_as_data_and_a_pattern_masks_it_in_text() -> None:
     """``737`` is too short to hunt in every text (it would mask every other 737): it is masked where it is data
-    under its key, and the pattern docs/how-to/redact.md gives masks it in the texts too."""
+    under its key and where its key is written beside it, so free text the model writes ("CVV 737") keeps it; the
+    pattern docs/how-to/redact.md gives masks it there too."""
 
     def paid(policy: Redaction) -> Any:
         pay = define_tool(name="pay", description="Pay.", fn=lambda cvv: {"status": "paid", "cvv": cvv})

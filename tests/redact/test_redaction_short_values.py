@@ -204,3 +204,33 @@ async def test_a_streamed_answer_that_writes_the_pair_shows_it_in_no_token() -> 
     tokens = "".join(str(event.payload.get("text", "")) for event in events if event.type == "token")
     assert tokens.count("{") == 1 and "Zq7" not in json.dumps(held(events))
     assert run.recording.answer == 'Charged with {"cvv": "[redacted:cvv]"} just now.'
+
+
+async def test_a_tool_returning_a_model_or_a_dataclass_is_written_as_data_and_masked(tmp_path: Path) -> None:
+    """A tool that returned a pydantic model was written by its ``str`` (``cvv='Zq7' ...``), which no policy reads
+    as a key, and a dataclass likewise: the CVV showed, and a dataclass's long password too. Both are now written as
+    their data, as JSON, which the model reads as it reads a dict and the policy masks under its keys."""
+    import dataclasses
+
+    from pydantic import BaseModel
+
+    class Receipt(BaseModel):
+        status: str
+        cvv: str
+
+    @dataclasses.dataclass
+    class Login:
+        user: str
+        password: str
+
+    tools = [define_tool(name="pay", description="Pay.", fn=lambda: Receipt(status="paid", cvv="Zq7")),
+             define_tool(name="login", description="Log in.", fn=lambda: Login(user="ana", password="hunter2-pass"))]
+    agent = Agent(provider=mock(replies=[[{"tool": "pay", "args": {}}, {"tool": "login", "args": {}}], "Done."]),
+                  tools=tools, redact=Redaction(keys=["cvv", "password"]))
+    events: list[Any] = []
+    run = await agent.run("Pay and log in.", on_event=events.append)
+    texts = served(run, tmp_path, events)
+    assert showing("Zq7", texts) == {} and showing("hunter2-pass", texts) == {}
+    results = [piece.content for piece in run.recording.context_pieces if piece.source_kind == "tool_result"]
+    assert json.loads(results[0]) == {"status": "paid", "cvv": "[redacted:cvv]"}
+    assert json.loads(results[1]) == {"user": "ana", "password": "[redacted:password]"}
