@@ -248,10 +248,8 @@ def tool_list(tools: Any, runner: str) -> list[Tool]:
 
 
 def result_text(result: Any) -> str:
-    """A tool's return value as the text the model reads (and the record keeps): always text
-    that can be saved, a lone surrogate made U+FFFD (:mod:`footprint_lab.base.unicode`). A pydantic
-    model or a dataclass is written as its data (JSON, so a redaction policy reads its keys), anything
-    else JSON cannot write by its ``str``."""
+    """A tool's return value as the text the model reads (and the record keeps): text that can be saved (a lone
+    surrogate made U+FFFD); a pydantic model or a dataclass as its data, as JSON (a policy reads its keys)."""
     if isinstance(result, str):
         return sound_text(result)
     try:

@@ -8,7 +8,7 @@ reader of what was learned (the masking, the sweep, a recall, a notebook's scan)
 value too short to hunt alone is held as the pair its key and it make where the library writes them
 (``written_pairs``: ``"cvv": "737"``), so the same reader finds it there and nowhere else. JSON text is read
 for covered keys as data is (``_read_json``). What is hunted is screened a chunk at a time,
-so a long run's hundreds of learned values cost a text a few searches (``_Index``).
+so a long run's hundreds of learned values cost a text a few searches (``redact.hunt_index``).
 The whole policy is described in ``redact.policy``.
 
 Role: redact layer.
@@ -17,7 +17,6 @@ Role: redact layer.
 from __future__ import annotations
 
 import bisect
-import itertools
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -35,6 +34,7 @@ from footprint_lab.redact._patterns import (
     written_pairs,
 )
 from footprint_lab.redact.base64_words import as_text, base64_words
+from footprint_lab.redact.hunt_index import HuntIndex
 from footprint_lab.redact.token_gate import TokenGate
 
 if TYPE_CHECKING:
@@ -79,7 +79,7 @@ class RunScrubber:
         self._values: dict[str, str] = {}
         self._learned: dict[str, str] = {}
         self._runs: dict[str, list[str]] = {}
-        self._index = _Index(self._runs, self._learned)
+        self._index = HuntIndex(self._runs, self._learned)
         #: each short value learned beside its key, as ``(key, mask, repr, compact)``: its pairs are written once
         self._paired: set[tuple[str, str, str, bool]] = set()
         #: JSON texts read lately (``_read_json``), each with the covered keys it holds (a text is scrubbed often)
@@ -188,7 +188,7 @@ class RunScrubber:
         made = cls.__new__(cls)
         made._keys, made._patterns, made._screens, made.counts, made.prior = {}, (), (), {}, ()
         made._values, made._learned, made._runs = {}, {}, {}
-        made._index, made._paired, made._read = _Index(made._runs, made._learned), set(), {}
+        made._index, made._paired, made._read = HuntIndex(made._runs, made._learned), set(), {}
         made.teach(secrets)
         return made
 
@@ -396,89 +396,6 @@ class RunScrubber:
     def report(self) -> dict[str, Any]:
         """The redaction report a ``Recording`` carries: what was in force and what matched, with counts."""
         return {**self.marks(), "counts": dict(sorted(self.counts.items()))}
-
-
-class _Index:
-    """What a scrubber hunts, kept for quick looks as it grows (it never shrinks, and each part is taken in the order
-    it was learned). The runs (``kept_run``: each learned form holds its run) are screened a chunk at a time: one
-    alternation of a chunk's runs that finds none in a text skips them all, so a text costs a search per chunk, not a
-    look per run; each :data:`_CHUNK` runs make a chunk, and the ones waiting for the next, like one too long to
-    compile cheaply, are looked at one by one. A short text found to hold none of the runs is remembered with how
-    many there were, and looked at again only for the runs learned since (a tool's name, a step's id: the same few
-    texts are scrubbed over and over). The forms that hold whitespace, which a streamed text may be cut inside, are
-    kept sorted, to find the one a text ends with the start of."""
-
-    __slots__ = ("chunks", "clean", "forms", "learned", "long", "longest", "order", "runs", "spaced", "waiting")
-
-    def __init__(self, runs: dict[str, list[str]], learned: dict[str, str]) -> None:
-        self.runs, self.learned = runs, learned
-        self.forms = self.longest = 0
-        self.order: list[str] = []
-        self.chunks: list[tuple[re.Pattern[str], list[str]]] = []
-        self.waiting: list[str] = []
-        self.long: list[str] = []
-        self.spaced: list[str] = []
-        self.clean: dict[str, int] = {}
-
-    def held(self, text: str) -> list[str]:
-        """The runs ``text`` holds."""
-        if len(self.runs) > len(self.order):
-            self._take()
-        if len(text) > _CLEAN_LONGEST:
-            return self._held(text)
-        clean = self.clean.get(text)
-        if clean is None:
-            held = self._held(text)
-        elif clean == len(self.order):
-            return []
-        else:
-            held = [run for run in self.order[clean:] if run in text]
-        if not held:
-            if len(self.clean) >= _CLEAN_KEPT:
-                self.clean.clear()
-            self.clean[text] = len(self.order)
-        return held
-
-    def _held(self, text: str) -> list[str]:
-        held = [run for run in self.waiting if run in text]
-        if self.long:
-            held += [run for run in self.long if run in text]
-        for screen, chunk in self.chunks:
-            if screen.search(text):
-                held += [run for run in chunk if run in text]
-        return held
-
-    def arriving(self, text: str) -> int:
-        """How long an end of ``text`` is that starts a learned form holding whitespace, but is not all of it (the
-        rest may be on its way); 0 when none does."""
-        if len(self.learned) > self.forms:
-            for form in itertools.islice(self.learned, self.forms, None):
-                if any(char.isspace() for char in form):
-                    bisect.insort(self.spaced, form)
-                    self.longest = max(self.longest, len(form))
-            self.forms = len(self.learned)
-        spaced = self.spaced
-        for start in range(max(len(text) - self.longest + 1, 0), len(text)):
-            end = text[start:]
-            at = bisect.bisect_right(spaced, end)  # past a form that is this end whole: the longer ones follow
-            if at < len(spaced) and spaced[at].startswith(end):
-                return len(end)
-        return 0
-
-    def _take(self) -> None:
-        for run in itertools.islice(self.runs, len(self.order), None):
-            self.order.append(run)
-            (self.waiting if len(run) <= _LONGEST_SCREENED else self.long).append(run)
-        while len(self.waiting) >= _CHUNK:
-            chunk = self.waiting[:_CHUNK]
-            del self.waiting[:_CHUNK]
-            self.chunks.append((re.compile("|".join(map(re.escape, chunk))), chunk))
-
-
-#: how many runs one alternation screens, and the longest run it takes
-_CHUNK, _LONGEST_SCREENED = 64, 200
-#: how many texts found clean are remembered, each up to how long
-_CLEAN_KEPT, _CLEAN_LONGEST = 4096, 200
 
 
 def _short_items(items: list[Any] | tuple[Any, ...]) -> bool:
