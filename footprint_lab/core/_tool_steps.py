@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, Unpack, cast
 
-from footprint_lab.core.tools import ToolContext, ToolFailure, result_text, tool_failure
-from footprint_lab.core.turn import PAUSE, Turn
+from footprint_lab.core.tools import ToolContext, ToolFailure, tool_failure
+from footprint_lab.core.turn import PAUSE, Turn, result_text
 from footprint_lab.record.captured import Evidence
 from footprint_lab.record.recorder import summarize
 from footprint_lab.record.schema import KIND_TOOL_RESULT

@@ -429,7 +429,7 @@ def _one_identity(carried: Identity | None, named: Identity | None, door: str) -
 
 def answer_text(answer: Any, door: str) -> str:
     """A person's answer as the paused tool call's result: a string, or JSON data written as text."""
-    from footprint_lab.core.tools import result_text
+    from footprint_lab.core.turn import result_text
 
     if isinstance(answer, str):
         return answer

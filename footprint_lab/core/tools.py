@@ -26,7 +26,6 @@ check ``tool_failed`` and the answer view report.
 
 from __future__ import annotations
 
-import dataclasses
 import inspect
 import json
 import re
@@ -37,7 +36,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypedDict, cast
 
 from footprint_lab.base.refusal import Refusal, describe_shape, raised
 from footprint_lab.base.runners import register as register_runner
-from footprint_lab.base.unicode import is_sound, sound_text
+from footprint_lab.base.unicode import is_sound
 from footprint_lab.core.identity import Identity
 
 if TYPE_CHECKING:
@@ -245,26 +244,6 @@ def tool_list(tools: Any, runner: str) -> list[Tool]:
                 f"(received {describe_shape(item)}).",
             )
     return listed
-
-
-def result_text(result: Any) -> str:
-    """A tool's return value as the text the model reads (and the record keeps): text that can be saved (a lone
-    surrogate made U+FFFD); a pydantic model or a dataclass as its data, as JSON (a policy reads its keys)."""
-    if isinstance(result, str):
-        return sound_text(result)
-    try:
-        return sound_text(json.dumps(result, default=_as_data, ensure_ascii=False))
-    except (TypeError, ValueError):
-        return sound_text(str(result))
-
-
-def _as_data(value: Any) -> Any:
-    """What JSON writes for a value it cannot write itself: a model's or a dataclass's data, else its ``str``."""
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return dataclasses.asdict(value)
-    return str(value)
 
 
 def _check_ctx(fn: Callable[..., Any], name: str | None) -> bool:

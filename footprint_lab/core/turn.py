@@ -21,11 +21,15 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import dataclasses
 import json
+import types
+from collections.abc import Mapping
 from time import perf_counter_ns
 from typing import TYPE_CHECKING, Any, NamedTuple
 
 from footprint_lab.base.refusal import raised
+from footprint_lab.base.unicode import sound_text
 from footprint_lab.core.conversation_legs import Leg, Saved, freeze, turn_position
 from footprint_lab.core.identity import Identity, memory_identity
 from footprint_lab.core.pause import HumanQuestion, Pause
@@ -204,3 +208,30 @@ def turn_text(message: dict[str, Any]) -> str:
         return text
     rendered = "\n".join(f"{c['name']}({json.dumps(c['args'], ensure_ascii=False, sort_keys=True)})" for c in calls)
     return f"{text}\n{rendered}" if text else rendered
+
+
+def result_text(result: Any) -> str:
+    """A tool's return value as the text the model reads (and the record keeps): text that can be saved (a lone
+    surrogate made U+FFFD); a pydantic model or a dataclass as its data, as JSON (a policy reads its keys)."""
+    if isinstance(result, str):
+        return sound_text(result)
+    if isinstance(result, tuple) and hasattr(result, "_asdict"):  # a NamedTuple: JSON would write a bare list
+        result = result._asdict()
+    try:
+        return sound_text(json.dumps(result, default=_as_data, ensure_ascii=False))
+    except (TypeError, ValueError):
+        return sound_text(str(result))
+
+
+def _as_data(value: Any) -> Any:
+    """What JSON writes for a value it cannot write itself: the data of a model, a dataclass, a mapping or a
+    namespace, with its keys; anything else by its ``str``."""
+    if hasattr(value, "model_dump"):
+        return value.model_dump(mode="json")
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return dataclasses.asdict(value)
+    if isinstance(value, Mapping):
+        return dict(value)
+    if isinstance(value, types.SimpleNamespace):
+        return vars(value)
+    return str(value)

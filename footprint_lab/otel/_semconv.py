@@ -31,7 +31,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any, NamedTuple
 
 from footprint_lab.base.refusal import describe_shape
-from footprint_lab.core.tools import result_text
+from footprint_lab.core.turn import result_text
 from footprint_lab.otel._spans import MAX_INDEX_DIGITS, json_value
 from footprint_lab.otel.refusals import OtelSpanFieldError
 from footprint_lab.record.captured import UsageCounts
