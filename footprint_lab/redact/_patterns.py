@@ -87,12 +87,17 @@ def _in_json_twice(text: str, *, ascii_only: bool = False) -> str:
     return _in_json(_in_json(text, ascii_only=ascii_only))
 
 
+def _in_json_repr(text: str) -> str:
+    """``text`` as its ``repr`` holds it, held in a JSON string."""
+    return _in_json(_in_repr(text))
+
+
 #: How the library may write a text into another: as it is, inside a JSON string (``json.dumps``, with and
 #: without ``ensure_ascii``: a call's arguments in the model's turn, a tool's JSON text), inside a string's
-#: ``repr`` (a value recorded by its ``repr``, a ``KeyError``'s message), and a JSON form inside JSON once more
-#: (a tool's JSON text in an event's payload, as a recall reads it). ``_ASCII_WRITERS`` are the ones ASCII text
-#: needs: ``ensure_ascii`` changes only what is not ASCII.
-_ASCII_WRITERS: tuple[Callable[[str], str], ...] = (str, _in_json, _in_repr, _in_json_twice)
+#: ``repr`` (a value recorded by its ``repr``, a ``KeyError``'s message), and a JSON or ``repr`` form inside JSON
+#: once more (a tool's JSON text, an error's message, in an event's payload, as a recall reads it).
+#: ``_ASCII_WRITERS`` are the ones ASCII text needs: ``ensure_ascii`` changes only what is not ASCII.
+_ASCII_WRITERS: tuple[Callable[[str], str], ...] = (str, _in_json, _in_repr, _in_json_twice, _in_json_repr)
 _WRITERS: tuple[Callable[[str], str], ...] = (
     *_ASCII_WRITERS, functools.partial(_in_json, ascii_only=True), functools.partial(_in_json_twice, ascii_only=True))
 
@@ -108,10 +113,16 @@ _KEPT_RUN = re.compile(r"[ !#-&(-\[\]-~]+")
 
 def kept_run(value: str, mask: str = "") -> str:
     """The longest part of ``value`` that each of its :func:`written_forms` holds as it is (``""`` when none):
-    where a form can show, this does. The whole value when it is plain. The longest that holds some of what ``mask``
-    replaces (``value`` less the start and end the two share), when one does: ``: 42`` of a pair ``"pin": 42``
-    (masked ``"pin": "[redacted:pin]"``), so a key's pairs are looked for by their values, not all where it shows."""
+    where a form can show, this does. The whole value when it is plain. A pair (``"pin": 42``, masked
+    ``"pin": "[redacted:pin]"``: the two share a start that opens with a quote) is looked for by its key's first such
+    part (``pin``): a text that never names the key holds none of its pairs, however often its numbers show. Else
+    the longest that holds some of what ``mask`` replaces (``value`` less the start and end the two share), when
+    one does."""
     start = _shared(value, mask)
+    if start and value[0] in "\"'":
+        key = _KEPT_RUN.search(value, 0, start)
+        if key is not None:
+            return key.group()
     end = len(value) - _shared(value[start:][::-1], mask[start:][::-1])
     runs = list(_KEPT_RUN.finditer(value))
     replacing = [run for run in runs if run.start() < end and run.end() > start]
@@ -145,7 +156,7 @@ def written_pairs(key: str, value: Any, mask: str, *, compact: bool = False) -> 
 
     The forms are the library's: ``json.dumps`` with its default separators, with and without ``ensure_ascii`` (a
     call's arguments in the model's turn, ``core.turn.turn_text``; a tool's structured result,
-    ``core.tools.result_text``), and a mapping's ``repr`` (an error's message that prints the arguments). ``compact``
+    ``core.turn.result_text``), and a mapping's ``repr`` (an error's message that prints the arguments). ``compact``
     adds compact JSON's (``"cvv":"737"``, ``separators=(",", ":")``, as JavaScript writes it), for a value read from
     JSON text written so."""
     pairs: dict[str, str] = {}

@@ -16,12 +16,10 @@ Role: redact layer.
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from footprint_lab.record.saved_json import NestingTooDeep, parse_json
 from footprint_lab.redact._patterns import (
     _BREAK,
     _LEARN_MIN,
@@ -35,6 +33,8 @@ from footprint_lab.redact._patterns import (
 )
 from footprint_lab.redact.base64_words import as_text, base64_words
 from footprint_lab.redact.hunt_index import HuntIndex
+from footprint_lab.redact.json_text import json_documents, json_like, spelled_pairs
+from footprint_lab.redact.masking import ends_there, number_pair, outside_masks, replaced, showing, sought
 from footprint_lab.redact.token_gate import TokenGate
 
 if TYPE_CHECKING:
@@ -252,13 +252,14 @@ class RunScrubber:
         pairs = [(secret, learned[secret]) for secret in present]
         masks = {mask for _, mask in pairs}
         if any(secret in mask for secret in present for mask in masks):  # one may be found inside a mask it made
-            finder = re.compile("|".join([*map(re.escape, present), PLACEHOLDER.pattern]))  # a learned value first
+            finder = re.compile("|".join([*(sought(secret, learned[secret]) for secret in present),
+                                          PLACEHOLDER.pattern]))  # a learned value first
             swept = finder.sub(lambda found: learned.get(found.group(), found.group()), text)
         elif "[redacted:" in text:
-            swept = _outside_masks(text, pairs)
+            swept = outside_masks(text, pairs)
         else:
-            return _replaced(text, pairs)
-        return _replaced(swept, pairs) if any(_showing(secret, swept) for secret in present) else swept
+            return replaced(text, pairs)
+        return replaced(swept, pairs) if any(showing(secret, swept) for secret in present) else swept
 
     def _read_json(self, text: str) -> None:
         """Learn what JSON text holds under a covered key (a tool's result given as JSON text, an argument that is
@@ -275,34 +276,37 @@ class RunScrubber:
             self._count(f"key:{declared}")
 
     def _json_keys(self, text: str) -> tuple[str, ...]:
-        """Learn the values under covered keys in JSON text, and inside JSON text it holds as a string; the keys
-        found (as the policy names them). Text that is not JSON, or nests deeper than ``parse_json`` reads, holds
-        none (the patterns still read it)."""
-        try:
-            stack = [parse_json(text)]
-        except (ValueError, NestingTooDeep):
-            return ()
+        """Learn the values under covered keys in JSON text (``json_documents``: lines of JSON, JSON encoded twice),
+        and inside JSON text it holds as a string; the keys found (as the policy names them). Each value is also
+        learned beside its key as the text spells the two (``spelled_pairs``: ``{"cvv" : "737"}``). Text that is
+        not JSON, or nests deeper than ``parse_json`` reads, holds none (the patterns still read it)."""
         keys = self._keys
-        compact = _COMPACT.search(text) is not None
         found: list[str] = []
-        while stack:
-            item = stack.pop()
-            if isinstance(item, dict):
-                for key, inner in item.items():
-                    declared = keys.get(normalize_key(key))
-                    if declared is None or inner is None:
-                        stack.append(inner)
-                    elif not (isinstance(inner, str) and PLACEHOLDER.fullmatch(inner)):  # a mask is no match
-                        found.append(declared)
-                        self._learn(inner, f"[redacted:{declared}]", key, compact)
-            elif isinstance(item, list):
-                stack.extend(item)
-            elif isinstance(item, str) and _json_like(item):
-                found.extend(self._json_keys(item))  # each level escapes the quotes of the one inside: a few at most
+        for source, document in json_documents(text):
+            compact = _COMPACT.search(source) is not None
+            stack, spelled = [document], {}
+            while stack:
+                item = stack.pop()
+                if isinstance(item, dict):
+                    for key, inner in item.items():
+                        declared = keys.get(normalize_key(key))
+                        if declared is None or inner is None:
+                            stack.append(inner)
+                        elif not (isinstance(inner, str) and PLACEHOLDER.fullmatch(inner)):  # a mask is no match
+                            found.append(declared)
+                            spelled[key] = mask = f"[redacted:{declared}]"
+                            self._learn(inner, mask, key, compact)
+                elif isinstance(item, list):
+                    stack.extend(item)
+                elif isinstance(item, str) and json_like(item):
+                    found.extend(self._json_keys(item))  # each level escapes the quotes of the one inside: a few
+            for key, mask in spelled.items():
+                for pair, shown in spelled_pairs(source, key, mask).items():
+                    self._hold(pair, shown)
         return tuple(found)
 
     def _text(self, text: str) -> str:
-        if self._keys and _json_like(text):
+        if self._keys and json_like(text):
             self._read_json(text)
         text = self._swept(text) if self._learned else text
         if self.may_match(text):
@@ -326,9 +330,11 @@ class RunScrubber:
         found: list[tuple[int, int, str]] = []
         for secret in self._present(text):
             mask = self._learned[secret]
+            number = number_pair(secret, mask)
             at = text.find(secret)
             while at != -1:
-                found.append((at, at + len(secret), mask))
+                if not number or ends_there(text, at + len(secret)):
+                    found.append((at, at + len(secret), mask))
                 at = text.find(secret, at + len(secret))
         if self.may_match(text):
             for pattern in self._patterns:
@@ -411,11 +417,6 @@ _READ_KEPT, _READ_LONGEST = 128, 16_384
 _COMPACT = re.compile(r'":[^ ]')
 
 
-def _json_like(text: str) -> bool:
-    """Whether ``text`` may be a JSON object or array (a quick test before it is parsed)."""
-    return text[:1] in ("{", "[") and text[-1:] in ("}", "]")
-
-
 def _through(raw: bytes, mask: Any) -> bytes | None:
     """Decoded base64 that reads as text, masked by ``mask``; ``None`` when it is binary or nothing changed."""
     text = as_text(raw)
@@ -431,38 +432,6 @@ def _cuts_alike(patterns: list[_Pattern], text: str, cut: int) -> bool:
     beside a match, never whitespace, so they always do."""
     head, tail = text[:cut], text[cut:]
     return all(p.sub(head)[0] + p.sub(tail)[0] == p.sub(text)[0] for p in patterns)
-
-
-#: a mask already written, kept as a part of its own when a text is split around the masks
-_WRITTEN_MASKS = re.compile(f"({PLACEHOLDER.pattern})")
-
-
-def _outside_masks(text: str, pairs: list[tuple[str, str]]) -> str:
-    """``text`` with each value of ``pairs`` (value, mask; longest first) replaced by its mask between the masks
-    already written, which are kept whole: a value never nests inside one."""
-    return "".join(part if at % 2 else _replaced(part, pairs) for at, part in enumerate(_WRITTEN_MASKS.split(text)))
-
-
-def _replaced(text: str, pairs: list[tuple[str, str]]) -> str:
-    for value, mask in pairs:
-        text = text.replace(value, mask)
-    return text
-
-
-def _showing(secret: str, text: str) -> bool:
-    """Whether ``secret`` shows in ``text`` anywhere but wholly inside a mask already written (in one walk: the
-    masks and the places it stands in are both in order)."""
-    at = text.find(secret)
-    if at == -1:
-        return False
-    spans = [found.span() for found in PLACEHOLDER.finditer(text)]
-    starts = [start for start, _ in spans]
-    while at != -1:
-        inside = bisect.bisect_right(starts, at) - 1  # the last mask that starts at or before it
-        if inside < 0 or at + len(secret) > spans[inside][1]:
-            return True
-        at = text.find(secret, at + 1)
-    return False
 
 
 def _distinct(key: Any, taken: dict[Any, Any]) -> Any:

@@ -212,7 +212,8 @@ def test_every_reader_of_what_was_learned_meets_each_escaped_form() -> None:
 
     written = {"raw": password, "JSON": in_json(password), "JSON, ASCII": in_json(password, True),
                "repr": repr(password)[1:-1], "JSON in JSON": in_json(in_json(password)),
-               "JSON, ASCII, in JSON": in_json(in_json(password, True))}
+               "JSON, ASCII, in JSON": in_json(in_json(password, True)),
+               "repr in JSON": in_json(repr(password)[1:-1])}
     assert len(set(written.values())) == len(written)
     scrubber = POLICY.for_run()
     scrubber.scrub({"password": password})

@@ -1,0 +1,119 @@
+"""JSON text in the shapes real tools write it is read for covered keys, and what is learned is masked exactly.
+
+What a user relies on: with ``Redaction(keys=["password", "cvv", "pin"])``, a value under a covered key in JSON
+text shows nowhere, whether the text ends with a newline (an HTTP body), is lines of JSON (NDJSON), is JSON
+encoded twice, or spells its pairs as ``json.dumps`` would not (``"cvv" : "737"``, a tab after the colon, ``1e3``,
+``\\u0037``, a key written twice). And a mask covers what was learned and nothing more: ``"pin": 42`` learned
+leaves ``"pin": 420`` alone, and two learned values that overlap in a text are masked as one span.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+from test_redaction_escaped import held, served, showing
+
+from footprint_lab import Agent, Redaction, define_tool
+from footprint_lab.providers import mock
+
+POLICY = Redaction(keys=["password", "cvv", "pin"])
+PASSWORD, CVV = "Oriole-Quartz-5521", "Zq7"
+DATA = {"user": "ana", "password": PASSWORD, "cvv": CVV}
+
+
+@pytest.mark.parametrize("text", [
+    json.dumps(DATA) + "\n",
+    " " + json.dumps(DATA),
+    "\n" + json.dumps(DATA, indent=2) + "\n\n",
+    json.dumps(DATA) + "\r\n" + json.dumps({"ok": 1}),
+    json.dumps({"ok": 1}) + "\n" + json.dumps(DATA) + "\n",
+    json.dumps(json.dumps(DATA)),
+    json.dumps(json.dumps(DATA) + "\n"),
+], ids=["trailing newline", "leading space", "pretty, blank lines", "CRLF NDJSON", "LF NDJSON",
+        "JSON encoded twice", "twice, with a newline"])
+def test_json_text_with_whitespace_lines_or_encoded_twice_is_read(text: str) -> None:
+    scrubber = POLICY.for_run()
+    masked = scrubber.scrub(text)
+    assert PASSWORD not in masked and CVV not in masked
+    assert "ana" in masked and scrubber.counts["key:password"] == 1
+
+
+async def test_a_tool_returning_json_with_a_trailing_newline_shows_its_password_nowhere(tmp_path: Path) -> None:
+    api = define_tool(name="api", description="Call the API.", fn=lambda: json.dumps(DATA) + "\n")
+    agent = Agent(provider=mock(replies=[{"tool": "api", "args": {}}, "Done."]), tools=[api], redact=POLICY)
+    events: list[Any] = []
+    run = await agent.run("Go.", on_event=events.append)
+    texts = served(run, tmp_path, events)
+    assert showing(PASSWORD, texts) == {} and showing(CVV, texts) == {}
+
+
+@pytest.mark.parametrize(("text", "masked"), [
+    ('{"cvv" : "737"}', '{"cvv" : "[redacted:cvv]"}'),
+    ('{"cvv":\t"737"}', '{"cvv":\t"[redacted:cvv]"}'),
+    ('{"cvv":["7","3"]}', '{"cvv":"[redacted:cvv]"}'),
+    ('{"cvv": "737", "cvv": "999"}', '{"cvv": "[redacted:cvv]", "cvv": "[redacted:cvv]"}'),
+    ('{"pin": 1e3}', '{"pin": "[redacted:pin]"}'),
+    ('{"pin": -0}', '{"pin": "[redacted:pin]"}'),
+    ('{"pin": 4.20}', '{"pin": "[redacted:pin]"}'),
+    ('{"cvv": "\\u0037\\u0033\\u0037"}', '{"cvv": "[redacted:cvv]"}'),
+    ('{"order": 737,\n "cvv" :  "737"}', '{"order": 737,\n "cvv" :  "[redacted:cvv]"}'),
+])
+def test_a_short_value_is_masked_as_the_json_text_spells_it(text: str, masked: str) -> None:
+    scrubber = POLICY.for_run()
+    assert scrubber.scrub(text) == masked
+    assert scrubber.scrub(f"again: {text}") == f"again: {masked}"  # learned as spelled: found in another text too
+
+
+@pytest.mark.parametrize("text", ['audit: {"pin": 420} rotated', "error {'pin': 4217}", 'x({"pin": 42.5})',
+                                  'x({"pin": 42e1})', 'x("{\\"pin\\": 421}")'])
+def test_a_learned_number_beside_its_key_masks_no_longer_number(text: str) -> None:
+    scrubber = POLICY.for_run()
+    scrubber.scrub({"pin": 42})
+    assert scrubber.scrub(text) == scrubber.sweep(text) == text
+    assert scrubber.hits(text) == []
+    assert scrubber.scrub('{"pin": 42, "pins": 420}') == '{"pin": "[redacted:pin]", "pins": 420}'
+
+
+def test_learned_values_that_overlap_in_a_text_are_masked_as_one_span() -> None:
+    scrubber = Redaction(keys=["password", "token"]).for_run()
+    scrubber.scrub({"password": "1234-5678-ABCD", "token": "ABCD-9999-ZZZZ"})
+    text = "card 1234-5678-ABCD-9999-ZZZZ end, and ABCD-9999-ZZZZ-x"
+    for masked in (scrubber.scrub(text), scrubber.sweep(text)):
+        assert masked == "card [redacted:password] end, and [redacted:token]-x"
+
+
+@pytest.mark.parametrize("password", ["it's\"quoted-4421", "nb\xa0space-4421", "bell\x07-4421"])
+async def test_a_value_shown_by_its_repr_before_it_is_learned_is_recalled(password: str, tmp_path: Path) -> None:
+    """An error prints the arguments (a ``repr``) before a later call puts the value under the key: the live event
+    that carried the error is recalled, since its payload's JSON holds the value's ``repr`` form."""
+
+    def lookup(user: str) -> str:
+        raise ValueError(f"no such login: {dict(user=user, password=password)}")
+
+    agent = Agent(provider=mock(replies=[{"tool": "lookup", "args": {"user": "ana"}},
+                                         {"tool": "login", "args": {"password": password}}, "Done."]),
+                  tools=[define_tool(name="lookup", description="Look up.", fn=lookup),
+                         define_tool(name="login", description="Log in.", fn=lambda password: "ok")],
+                  redact=Redaction(keys=["password"]))
+    events: list[Any] = []
+    run = await agent.run("Go.", on_event=events.append)
+    assert any(event.type == "recall" for event in events)
+    assert showing(password, served(run, tmp_path, events)) == {}
+    assert "no such login" in json.dumps(held(events))
+
+
+def test_short_values_learned_beside_a_key_are_not_looked_for_in_a_text_without_the_key() -> None:
+    """A pair is indexed by its key: a long JSON text of ordinary numbers (``: 42`` at every turn) that never names
+    the key is screened once, not once per learned pair."""
+    scrubber = Redaction(keys=["password", "id"]).for_run()
+    for number in range(300):
+        scrubber.scrub({"id": number})
+    body = json.dumps({"rows": [{"row": i % 300, "qty": i % 97} for i in range(2000)]})
+    assert scrubber._index.held(body) == []
+    assert scrubber.scrub(body) == body
+    assert scrubber.scrub('{"id": 42, "row": 42}') == '{"id": "[redacted:id]", "row": 42}'
+    assert re.search(r'"id": \d', scrubber.scrub(json.dumps({"rows": [{"id": i} for i in range(300)]}))) is None
