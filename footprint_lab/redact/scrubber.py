@@ -33,7 +33,7 @@ from footprint_lab.redact._patterns import (
 )
 from footprint_lab.redact.base64_words import as_text, base64_words
 from footprint_lab.redact.hunt_index import HuntIndex
-from footprint_lab.redact.json_text import json_documents, json_like, spelled_pairs
+from footprint_lab.redact.json_text import json_documents, json_like, may_hold_json, spelled_pairs
 from footprint_lab.redact.masking import ends_there, number_pair, outside_masks, replaced, showing, sought
 from footprint_lab.redact.token_gate import TokenGate
 
@@ -306,7 +306,7 @@ class RunScrubber:
         return tuple(found)
 
     def _text(self, text: str) -> str:
-        if self._keys and json_like(text):
+        if self._keys and may_hold_json(text):
             self._read_json(text)
         text = self._swept(text) if self._learned else text
         if self.may_match(text):
