@@ -24,7 +24,8 @@ class HuntIndex:
     texts are scrubbed over and over). The forms that hold whitespace, which a streamed text may be cut inside, are
     kept sorted, to find the one a text ends with the start of."""
 
-    __slots__ = ("chunks", "clean", "forms", "learned", "long", "longest", "order", "runs", "spaced", "waiting")
+    __slots__ = ("chunks", "clean", "forms", "learned", "long", "longest", "order", "runs", "screened", "spaced",
+                 "waiting")
 
     def __init__(self, runs: dict[str, list[str]], learned: dict[str, str]) -> None:
         self.runs, self.learned = runs, learned
@@ -35,6 +36,25 @@ class HuntIndex:
         self.long: list[str] = []
         self.spaced: list[str] = []
         self.clean: dict[str, int] = {}
+        #: for a run many forms hold (every pair of one key holds the key), its forms a chunk at a time: one search
+        #: that finds none of a chunk's forms skips them all
+        self.screened: dict[str, list[tuple[re.Pattern[str], list[str]]]] = {}
+
+    def present(self, text: str) -> list[str]:
+        """The learned forms ``text`` holds, each looked for only where its run shows; a run many forms hold is
+        screened :data:`_FORMS` of its forms to a search (each full chunk compiled once)."""
+        found: list[str] = []
+        for run in self.held(text):
+            forms = self.runs[run]
+            chunks = self.screened.setdefault(run, []) if len(forms) >= _FORMS else []
+            while (len(chunks) + 1) * _FORMS <= len(forms):
+                chunk = forms[len(chunks) * _FORMS:(len(chunks) + 1) * _FORMS]
+                chunks.append((re.compile("|".join(map(re.escape, chunk))), chunk))
+            for screen, chunk in chunks:
+                if screen.search(text):
+                    found += [form for form in chunk if form in text]
+            found += [form for form in forms[len(chunks) * _FORMS:] if form == run or form in text]
+        return found
 
     def held(self, text: str) -> list[str]:
         """The runs ``text`` holds."""
@@ -91,6 +111,8 @@ class HuntIndex:
             self.chunks.append((re.compile("|".join(map(re.escape, chunk))), chunk))
 
 
+#: how many forms of one run one alternation screens
+_FORMS = 64
 #: how many runs one alternation screens, and the longest run it takes
 _CHUNK, _LONGEST_SCREENED = 64, 200
 #: how many texts found clean are remembered, each up to how long

@@ -350,13 +350,11 @@ class RunScrubber:
 
     def knows_any(self, text: str) -> bool:
         """``True`` when ``text`` holds a value this scrubber has masked under a key."""
-        runs = self._runs  # a plain value is its run's first form: it shows where its run does
-        return any(runs[run][0] == run or any(form in text for form in runs[run]) for run in self._index.held(text))
+        return bool(self._index.present(text))
 
     def _present(self, text: str) -> list[str]:
         """The learned forms ``text`` holds, each looked for only where the part it keeps as it is shows."""
-        runs = self._runs
-        return [form for run in self._index.held(text) for form in runs[run] if form == run or form in text]
+        return self._index.present(text)
 
     def token_gate(self, emit: Callable[[str], None]) -> tuple[Callable[[str], None], Callable[[], None]]:
         """``(feed, flush)`` for a streamed reply: text reaches ``emit`` scrubbed, cut only where no match can

@@ -147,3 +147,17 @@ def test_a_longer_text_of_stray_braces_and_numbers_is_left_as_it_is_and_read_qui
     started = time.perf_counter()
     assert scrubber.scrub(stray) == stray
     assert time.perf_counter() - started < 5   # a bound, not a benchmark: unbounded it takes minutes
+
+
+def test_every_pair_of_a_key_learned_hundreds_of_times_is_found_in_any_chunk() -> None:
+    """A long run learns a short id under a covered key on every call: hundreds of pairs of one key, screened 64
+    to a search. Each is masked wherever it is written, whichever chunk holds it (a full one, or the ones after the
+    last), and a text that names the key without a learned pair is left as it is."""
+    scrubber = Redaction(keys=["id"]).for_run()
+    for n in range(200):
+        assert scrubber.scrub({"id": n}) == {"id": "[redacted:id]"}
+    for n in (0, 63, 64, 127, 150, 199):
+        assert scrubber.scrub(f'lookup({{"id": {n}}})') == 'lookup({"id": "[redacted:id]"})'
+        assert scrubber.sweep(f"called with {{'id': {n}}}") == "called with {'id': '[redacted:id]'}"
+    assert scrubber.scrub("a valid id: none") == "a valid id: none"
+    assert scrubber.sweep('{"id": 200}') == '{"id": 200}'   # never learned: a sweep leaves it
