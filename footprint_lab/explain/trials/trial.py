@@ -235,14 +235,8 @@ async def _ranked_alone(arms: list[Arm], verdicts: dict[str, ArmVerdict], confir
             and not verdicts[arm.key].screening][:max(room, 0)]
     if level <= 0 or not todo:
         return
-    noise = tally(confirmation.baseline)
-    for arm, outcome in zip(todo, await spend([(arm, SCREEN_SEED + SCREEN_BASELINE) for arm in todo]), strict=True):
-        verdict = verdicts[arm.key]
-        verdict.screening.append(outcome)
-        verdict.noise_flips, verdict.noise_samples = noise
-        if not verdict.flips:
-            verdict.reason = _screened_out(verdict)
-    confirmation.follow_ups.update((arm.key, arm) for arm in todo if verdicts[arm.key].flips)
+    flipped, _ = await _screen_singly(todo, verdicts, spend, confirmation.baseline)
+    confirmation.follow_ups.update((arm.key, arm) for arm in flipped)
     await confirmation.run([], level)
 
 
@@ -260,7 +254,8 @@ def _hopeless(baseline: Sequence[Outcome], verdicts: Iterable[ArmVerdict]) -> st
 
 async def _screen_singly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend: _Spend,
                          baseline: list[Outcome]) -> tuple[list[Arm], bool]:
-    """Each arm removed once: the arms that flipped, and whether the model looked quiet.
+    """Each arm removed once: the arms that flipped, and whether the model looked quiet (``baseline`` its unchanged
+    reruns). Also how pieces a group test set aside are removed alone (:func:`_ranked_alone`).
 
     A quiet round (no unchanged rerun flipped, at most one arm did) makes the model look
     deterministic: what flipped is the candidate (or, when nothing did, there is none). On a noisy
@@ -273,9 +268,10 @@ async def _screen_singly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend
             verdicts[arm.key].screening.append(outcome)
     flipped = [arm for arm in arms if verdicts[arm.key].flips]
     noise = tally(baseline)
-    for verdict in verdicts.values():
+    for arm in arms:
+        verdict = verdicts[arm.key]
         verdict.noise_flips, verdict.noise_samples = noise
-        if verdict.arm not in flipped:
+        if arm not in flipped:
             verdict.reason = _screened_out(verdict)
     return flipped, not noise[0] and len(flipped) <= 1
 
