@@ -107,35 +107,6 @@ def _plain(text: str) -> bool:
     return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
 
 
-#: a run of characters every writer leaves as it is: printable ASCII but for quotes and the backslash
-_KEPT_RUN = re.compile(r"[ !#-&(-\[\]-~]+")
-
-
-def kept_run(value: str, mask: str = "") -> str:
-    """The longest part of ``value`` that each of its :func:`written_forms` holds as it is (``""`` when none):
-    where a form can show, this does. The whole value when it is plain. A pair (``"pin": 42``, masked
-    ``"pin": "[redacted:pin]"``: the two share a start that opens with a quote) is looked for by its key's first such
-    part (``pin``): a text that never names the key holds none of its pairs, however often its numbers show. Else
-    the longest that holds some of what ``mask`` replaces (``value`` less the start and end the two share), when
-    one does."""
-    start = _shared(value, mask)
-    if start and value[0] in "\"'":
-        key = _KEPT_RUN.search(value, 0, start)
-        if key is not None:
-            return key.group()
-    end = len(value) - _shared(value[start:][::-1], mask[start:][::-1])
-    runs = list(_KEPT_RUN.finditer(value))
-    replacing = [run for run in runs if run.start() < end and run.end() > start]
-    return max((run.group() for run in replacing or runs), key=len, default="")
-
-
-def _shared(one: str, other: str) -> int:
-    """How many characters ``one`` and ``other`` share at their start."""
-    if one[:1] != other[:1]:  # the common case: a mask shares nothing with the value it hides
-        return 0
-    return next((at for at, (a, b) in enumerate(zip(one, other, strict=False)) if a != b), min(len(one), len(other)))
-
-
 def written_forms(value: str, mask: str) -> dict[str, str]:
     r"""Each form ``value`` may be written in (:data:`_WRITERS`), the raw one first, with ``mask`` written alike:
     ``back\slash`` is also hunted as ``back\\slash`` and ``back\\\\slash``, ``Crème`` as ``Cr\u00e8me``. A

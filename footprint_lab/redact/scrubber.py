@@ -7,8 +7,8 @@ in every form the library writes it in (``written_forms``: raw, JSON-escaped, ``
 reader of what was learned (the masking, the sweep, a recall, a notebook's scan) finds it escaped too. A
 value too short to hunt alone is held as the pair its key and it make where the library writes them
 (``written_pairs``: ``"cvv": "737"``), so the same reader finds it there and nowhere else. JSON text is read
-for covered keys as data is (``_read_json``). What is hunted is screened a chunk at a time,
-so a long run's hundreds of learned values cost a text a few searches (``redact.hunt_index``).
+for covered keys as data is (``_read_json``). What is hunted is found in one pass of an
+automaton, so a long run's thousands of learned forms cost a text a few passes (``redact.hunt_index``).
 The whole policy is described in ``redact.policy``.
 
 Role: redact layer.
@@ -26,7 +26,6 @@ from footprint_lab.redact._patterns import (
     BUILTIN_PATTERNS,
     PLACEHOLDER,
     _Pattern,
-    kept_run,
     normalize_key,
     written_forms,
     written_pairs,
@@ -66,20 +65,18 @@ def _screens(patterns: Sequence[_Pattern]) -> tuple[re.Pattern[str] | None, ...]
 class RunScrubber:
     """One run's view of a policy: masks values and counts what matched (``Recorder(policy=...)``)."""
 
-    __slots__ = ("_index", "_keys", "_learned", "_paired", "_patterns", "_read", "_runs", "_screens", "_values",
-                 "counts", "policy", "prior")
+    __slots__ = ("_index", "_keys", "_learned", "_paired", "_patterns", "_read", "_screens", "_values", "counts",
+                 "policy", "prior")
 
     def __init__(self, policy: Redaction, marks: Mapping[str, Any] | None = None) -> None:
         self.policy = policy
         self._keys = policy._keys
         self._patterns = tuple(policy._by_name.values())
         self._screens = _screens(self._patterns)
-        #: each value learned, as it was (value -> mask), each form of it hunted for (form -> mask), and the
-        #: forms by the part each holds as it is (``kept_run``): a text without that part holds none of them
+        #: each value learned, as it was (value -> mask), and each form of it hunted for (form -> mask)
         self._values: dict[str, str] = {}
         self._learned: dict[str, str] = {}
-        self._runs: dict[str, list[str]] = {}
-        self._index = HuntIndex(self._runs, self._learned)
+        self._index = HuntIndex(self._learned)
         #: each short value learned beside its key, as ``(key, mask, repr, compact)``: its pairs are written once
         self._paired: set[tuple[str, str, str, bool]] = set()
         #: JSON texts read lately (``_read_json``), each with the covered keys it holds (a text is scrubbed often)
@@ -176,10 +173,8 @@ class RunScrubber:
         if len(value) < _LEARN_MIN or value in self._values or PLACEHOLDER.fullmatch(value):
             return
         self._values[value] = mask
-        fresh = {form: shown for form, shown in written_forms(value, mask).items() if form not in self._learned}
-        if fresh:  # none when each form is one of a value learned before
-            self._learned.update(fresh)
-            self._runs.setdefault(kept_run(value, mask), []).extend(fresh)  # a plain value is its own run and form
+        for form, shown in written_forms(value, mask).items():
+            self._learned.setdefault(form, shown)  # a form of a value learned before keeps its first mask
 
     @classmethod
     def of_values(cls, secrets: Mapping[str, str]) -> RunScrubber:
@@ -187,8 +182,8 @@ class RunScrubber:
         What a loaded run can say of a text: which of its values are ones it knows."""
         made = cls.__new__(cls)
         made._keys, made._patterns, made._screens, made.counts, made.prior = {}, (), (), {}, ()
-        made._values, made._learned, made._runs = {}, {}, {}
-        made._index, made._paired, made._read = HuntIndex(made._runs, made._learned), set(), {}
+        made._values, made._learned = {}, {}
+        made._index, made._paired, made._read = HuntIndex(made._learned), set(), {}
         made.teach(secrets)
         return made
 
@@ -210,8 +205,7 @@ class RunScrubber:
         """Share ``other``'s learned values from now on, adding this one's: one run, one set of them."""
         for value, mask in self._values.items():
             other._hold(value, mask)
-        self._values, self._learned, self._runs = other._values, other._learned, other._runs
-        self._index = other._index
+        self._values, self._learned, self._index = other._values, other._learned, other._index
 
     def known(self) -> dict[str, str]:
         """What this scrubber has learned so far (value -> mask), each value as it was (``teach`` hunts its forms
@@ -353,7 +347,7 @@ class RunScrubber:
         return bool(self._index.present(text))
 
     def _present(self, text: str) -> list[str]:
-        """The learned forms ``text`` holds, each looked for only where the part it keeps as it is shows."""
+        """The learned forms ``text`` holds."""
         return self._index.present(text)
 
     def token_gate(self, emit: Callable[[str], None]) -> tuple[Callable[[str], None], Callable[[], None]]:
