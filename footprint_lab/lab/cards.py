@@ -23,7 +23,7 @@ _STYLE = el("style", raw(
     f".fl-card .fl-code{{font-family:{theme.MONO}}}"
     ".fl-card h4{margin:0 0 .35rem 0;font-size:14px}"
     ".fl-card p{margin:.2rem 0 .45rem 0}"
-    ".fl-card table{border-collapse:collapse;margin:0}"
+    ".fl-card table{border-collapse:collapse;margin:0;color:inherit}"
     ".fl-card td{padding:1px 8px 1px 0;vertical-align:top;text-align:left;border:none;background:none}"
     f".fl-card td:first-child{{color:{theme.GREY}}}"
 ))

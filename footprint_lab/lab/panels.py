@@ -39,7 +39,7 @@ STYLE = el("style", raw(
     f"border-radius:{theme.RADIUS}}}"
     f".fl-p h4{{margin:.2rem 0 .3rem;font-size:13.5px}}.fl-p h5{{margin:.5rem 0 .15rem;font-size:{theme.SMALL};"
     f"color:{theme.GREY}}}"
-    ".fl-p table{border-collapse:collapse;width:100%;margin:.1rem 0}"
+    ".fl-p table{border-collapse:collapse;width:100%;margin:.1rem 0;color:inherit}"
     f".fl-p td,.fl-p th{{border-bottom:1px solid {theme.LINE};padding:2px 6px;text-align:left;vertical-align:top}}"
     f".fl-p th{{font-weight:600;color:{theme.GREY};font-size:{theme.SMALL}}}"
     f".fl-p code{{font-size:{theme.SMALL}}}"

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import html
 import json
 import re
 import unicodedata
+import urllib.parse
 from collections.abc import Callable
 from typing import Any
 
@@ -110,13 +112,24 @@ def _plain(text: str) -> bool:
 def written_forms(value: str, mask: str) -> dict[str, str]:
     r"""Each form ``value`` may be written in (:data:`_WRITERS`), the raw one first, with ``mask`` written alike:
     ``back\slash`` is also hunted as ``back\\slash`` and ``back\\\\slash``, ``Crème`` as ``Cr\u00e8me``. A
-    plain ASCII value has no other form."""
+    plain ASCII value has no other form of those. Then as a web page or a URL writes it (:data:`_WEB_WRITERS`: a
+    tool's HTML, a query string in an error), masked plainly: ``p@ss&word`` is also hunted as ``p@ss&amp;word``
+    and ``p%40ss%26word``."""
     if _plain(value) and _plain(mask):  # the common case
-        return {value: mask}
-    forms: dict[str, str] = {}
-    for write in _ASCII_WRITERS if value.isascii() and mask.isascii() else _WRITERS:
-        forms.setdefault(write(value), write(mask))
+        forms = {value: mask}
+    else:
+        forms = {}
+        for write in _ASCII_WRITERS if value.isascii() and mask.isascii() else _WRITERS:
+            forms.setdefault(write(value), write(mask))
+    for write in _WEB_WRITERS:
+        forms.setdefault(write(value), mask)
     return forms
+
+
+#: how a web page and a URL write a text: HTML-escaped, percent-encoded (``/`` kept and not), and as a form's
+#: field (a space as ``+``)
+_WEB_WRITERS: tuple[Callable[[str], str], ...] = (
+    html.escape, urllib.parse.quote, functools.partial(urllib.parse.quote, safe=""), urllib.parse.quote_plus)
 
 
 def written_pairs(key: str, value: Any, mask: str, *, compact: bool = False) -> dict[str, str]:
@@ -231,13 +244,14 @@ class _Pattern:
         return self._bounded is not None
 
     def sub(self, text: str) -> tuple[str, int]:
-        """``text`` with every match masked, and how many there were."""
+        """``text`` with every match masked, and how many there were: ``-1`` when the time limit ran out (the text
+        masked whole)."""
         if self._bounded is None:
             return self.regex.subn(self.mask, text)
         try:
             result: tuple[str, int] = self._bounded.subn(self.mask, text, timeout=PATTERN_TIME_LIMIT)
         except TimeoutError:
-            return self.mask, 1
+            return self.mask, -1
         return result
 
     def matches(self, text: str) -> list[tuple[int, int]]:

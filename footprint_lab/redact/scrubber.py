@@ -16,6 +16,7 @@ Role: redact layer.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
@@ -32,7 +33,7 @@ from footprint_lab.redact._patterns import (
 )
 from footprint_lab.redact.base64_words import as_text, base64_words
 from footprint_lab.redact.hunt_index import HuntIndex
-from footprint_lab.redact.json_text import json_documents, json_like, may_hold_json, spelled_pairs
+from footprint_lab.redact.json_text import decoded, json_documents, keyed_spans, may_hold_json
 from footprint_lab.redact.masking import ends_there, number_pair, outside_masks, replaced, showing, sought
 from footprint_lab.redact.token_gate import TokenGate
 
@@ -65,8 +66,8 @@ def _screens(patterns: Sequence[_Pattern]) -> tuple[re.Pattern[str] | None, ...]
 class RunScrubber:
     """One run's view of a policy: masks values and counts what matched (``Recorder(policy=...)``)."""
 
-    __slots__ = ("_index", "_keys", "_learned", "_paired", "_patterns", "_read", "_screens", "_values", "counts",
-                 "policy", "prior")
+    __slots__ = ("_index", "_keys", "_learned", "_paired", "_patterns", "_read", "_screens", "_stalled", "_values",
+                 "counts", "policy", "prior")
 
     def __init__(self, policy: Redaction, marks: Mapping[str, Any] | None = None) -> None:
         self.policy = policy
@@ -81,6 +82,8 @@ class RunScrubber:
         self._paired: set[tuple[str, str, str, bool]] = set()
         #: JSON texts read lately (``_read_json``), each with the covered keys it holds (a text is scrubbed often)
         self._read: dict[str, tuple[str, ...]] = {}
+        #: each caller's pattern that ran out of its time limit: how often, and on how short a text at the shortest
+        self._stalled: dict[str, tuple[int, int]] = {}
         self.counts: dict[str, int] = {}
         self.prior: tuple[str, ...] = tuple((marks or {}).get("matched", ()))
 
@@ -154,6 +157,8 @@ class RunScrubber:
                 self._pair(key, value, mask, compact)
             for item in value:
                 self._learn(item, mask)
+        elif isinstance(value, bytes | bytearray):  # as a reader of it would see it
+            self._learn(value.decode("utf-8", "replace"), mask, key, compact)
         elif hasattr(value, "model_dump"):
             self._learn(value.model_dump(mode="json"), mask)
 
@@ -183,7 +188,7 @@ class RunScrubber:
         made = cls.__new__(cls)
         made._keys, made._patterns, made._screens, made.counts, made.prior = {}, (), (), {}, ()
         made._values, made._learned = {}, {}
-        made._index, made._paired, made._read = HuntIndex(made._learned), set(), {}
+        made._index, made._paired, made._read, made._stalled = HuntIndex(made._learned), set(), {}, {}
         made.teach(secrets)
         return made
 
@@ -270,34 +275,58 @@ class RunScrubber:
             self._count(f"key:{declared}")
 
     def _json_keys(self, text: str) -> tuple[str, ...]:
-        """Learn the values under covered keys in JSON text (``json_documents``: lines of JSON, JSON encoded twice),
-        and inside JSON text it holds as a string; the keys found (as the policy names them). Each value is also
-        learned beside its key as the text spells the two (``spelled_pairs``: ``{"cvv" : "737"}``). Text that is
-        not JSON, or nests deeper than ``parse_json`` reads, holds none (the patterns still read it)."""
+        """Learn the values under covered keys in JSON text (``json_documents``: lines of JSON, JSON encoded twice,
+        objects inside a longer text), and inside JSON text a string of it holds; the keys found (as the policy names
+        them). Each is learned as the text spells it too (``_spelled``). Text that holds no JSON holds none (the
+        patterns still read it)."""
         keys = self._keys
         found: list[str] = []
         for source, document in json_documents(text):
-            compact = _COMPACT.search(source) is not None
-            stack, spelled = [document], {}
+            stack, covered, compact = [document], False, _COMPACT.search(source) is not None
             while stack:
                 item = stack.pop()
                 if isinstance(item, dict):
                     for key, inner in item.items():
                         declared = keys.get(normalize_key(key))
+                        covered = covered or declared is not None
                         if declared is None or inner is None:
                             stack.append(inner)
                         elif not (isinstance(inner, str) and PLACEHOLDER.fullmatch(inner)):  # a mask is no match
                             found.append(declared)
-                            spelled[key] = mask = f"[redacted:{declared}]"
-                            self._learn(inner, mask, key, compact)
+                            self._learn(inner, f"[redacted:{declared}]", key, compact)
                 elif isinstance(item, list):
                     stack.extend(item)
-                elif isinstance(item, str) and json_like(item):
+                elif isinstance(item, str) and may_hold_json(item):
                     found.extend(self._json_keys(item))  # each level escapes the quotes of the one inside: a few
-            for key, mask in spelled.items():
-                for pair, shown in spelled_pairs(source, key, mask).items():
-                    self._hold(pair, shown)
+            if covered:
+                self._spelled(source, compact)
         return tuple(found)
+
+    def _spelled(self, source: str, compact: bool) -> None:
+        """Learn each covered key's value in JSON ``source`` as the text spells it (``keyed_spans``), each time the key
+        is written: the value as data (a key written twice keeps only its last value once parsed), beside its key
+        with the text's own spacing (``{"cvv" : "737"}``, ``1e3``), and each string it holds that an escape spells
+        otherwise than ``json.dumps`` would (``\\/``, ``\\u0026``, upper-case hex), on its own."""
+        named: dict[str, str | None] = {}  # each key as spelled: the name the policy covers it by, or None
+
+        def covered(spelled: str) -> bool:
+            if spelled not in named:
+                key = decoded(spelled)
+                named[spelled] = self._keys.get(normalize_key(key)) if isinstance(key, str) else None
+            return named[spelled] is not None
+
+        for span in keyed_spans(source, covered):
+            key, mask = decoded(span.key), f"[redacted:{named[span.key]}]"
+            literal = source[span.value:span.end]
+            value = decoded(literal)
+            if value is None or (isinstance(value, str) and PLACEHOLDER.fullmatch(value)):  # nothing, or a mask
+                continue
+            self._learn(value, mask, key, compact)
+            if span.end - span.value <= _SPELLED_LONGEST:
+                self._hold(source[span.start:span.end], source[span.start:span.value] + json.dumps(mask))
+            for string in span.strings:
+                if "\\" in string:
+                    self._hold(string[1:-1], json.dumps(mask)[1:-1])
 
     def _text(self, text: str) -> str:
         if self._keys and may_hold_json(text):
@@ -305,13 +334,26 @@ class RunScrubber:
         text = self._swept(text) if self._learned else text
         if self.may_match(text):
             for pattern in self._patterns:
-                text, hits = pattern.sub(text)
+                text, hits = self._sub(pattern, text)
                 if hits:
                     self._count(f"pattern:{pattern.name}", hits)
         if not (self._patterns or self._learned):
             return text
         # a match may be encoded: a base64 word that reads as text is masked as text and encoded again
         return base64_words(text, lambda raw: _through(raw, self._text), self._covers)
+
+    def _sub(self, pattern: _Pattern, text: str) -> tuple[str, int]:
+        """``pattern.sub(text)``, but for a caller's pattern that ran out of its time limit :data:`_STALLS` times in
+        this run: a text at least as long as the shortest it ran out on is masked whole untried (fail closed), so a
+        pattern that backtracks for ever costs a run a few time limits, not one per text."""
+        stalls, shortest = self._stalled.get(pattern.name, (0, 0))
+        if stalls >= _STALLS and len(text) >= shortest:
+            return pattern.mask, 1
+        masked, hits = pattern.sub(text)
+        if hits >= 0:
+            return masked, hits
+        self._stalled[pattern.name] = (stalls + 1, min(shortest, len(text)) if stalls else len(text))
+        return masked, 1
 
     def _covers(self, text: str) -> bool:
         """A quick test, never wrong the safe way: whether a learned value or a pattern may match ``text``."""
@@ -405,6 +447,10 @@ def _short_items(items: list[Any] | tuple[Any, ...]) -> bool:
 
 #: JSON text read (``_read_json``) is remembered up to this many texts, each up to this long
 _READ_KEPT, _READ_LONGEST = 128, 16_384
+#: how often a caller's pattern may run out of its time limit in a run before it is not tried on as long a text
+_STALLS = 3
+#: the longest value a key's spelled pair is learned with: a longer one is hunted by its own texts
+_SPELLED_LONGEST = 200
 #: a key written as compact JSON writes it: no space after its colon
 _COMPACT = re.compile(r'":[^ ]')
 

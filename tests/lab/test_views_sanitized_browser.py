@@ -188,7 +188,10 @@ CONTRASTS = """() => {
 }"""
 #: a page as JupyterLab's themes draw it: the dark one says so on the body and draws light text on near black
 THEMES = {"light": '<body data-jp-theme-light="true" style="background:#ffffff;color:rgba(0,0,0,0.87)">',
-          "dark": '<body data-jp-theme-light="false" style="background:#111111;color:rgba(255,255,255,0.87)">'}
+          "dark": '<body data-jp-theme-light="false" style="background:#111111;color:rgba(255,255,255,0.87)">',
+          # a dark page that says nothing of its theme, read in quirks mode (no doctype): a view keeps its own light
+          # palette there, and a table in it must not take the page's light text (quirks tables do, unless told)
+          "unmarked dark": '<body style="background:#111111;color:#eeeeee">'}
 
 
 @pytest.mark.parametrize("look", list(THEMES))
@@ -209,9 +212,11 @@ def _contrasts(look: str, javascript: bool, pages: dict[str, tuple[Path, list[st
             themed = path.with_name(f"{path.stem}-{look}.html")
             if html.startswith("<!DOCTYPE html><meta"):
                 html = html.replace("<body>", THEMES[look], 1)
+                if look == "unmarked dark":
+                    html = html.removeprefix("<!DOCTYPE html>")
             themed.write_text(html, encoding="utf-8")
             page = context.new_page()
-            page.emulate_media(color_scheme=look)  # the exported page follows the reader's system
+            page.emulate_media(color_scheme="light" if look == "light" else "dark")  # the exported page follows it
             page.goto(themed.as_uri())
             page.wait_for_load_state("load")
             # every box opened: what a reader finds one click away (a timeline, a call's messages) is measured too

@@ -14,6 +14,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import urllib.parse
 import zipfile
 from collections.abc import Iterable
 from pathlib import Path
@@ -204,7 +205,8 @@ def test_a_short_covered_value_is_masked_as_data_and_a_pattern_masks_it_in_text(
 
 
 def test_every_reader_of_what_was_learned_meets_each_escaped_form() -> None:
-    """One place learns a value's forms: the masking, the sweep, the hits a notebook reads, the quick test."""
+    """One place learns a value's forms (JSON, ``repr``, a web page's and a URL's): the masking, the sweep, the hits a
+    notebook reads, the quick test."""
     password = 'q"u\\o\te-Crème-4421'
 
     def in_json(text: str, ascii_only: bool = False) -> str:
@@ -213,7 +215,8 @@ def test_every_reader_of_what_was_learned_meets_each_escaped_form() -> None:
     written = {"raw": password, "JSON": in_json(password), "JSON, ASCII": in_json(password, True),
                "repr": repr(password)[1:-1], "JSON in JSON": in_json(in_json(password)),
                "JSON, ASCII, in JSON": in_json(in_json(password, True)),
-               "repr in JSON": in_json(repr(password)[1:-1])}
+               "repr in JSON": in_json(repr(password)[1:-1]), "HTML": html.escape(password),
+               "URL": urllib.parse.quote(password)}
     assert len(set(written.values())) == len(written)
     scrubber = POLICY.for_run()
     scrubber.scrub({"password": password})

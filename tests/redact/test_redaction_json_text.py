@@ -9,8 +9,10 @@ leaves ``"pin": 420`` alone, and two learned values that overlap in a text are m
 
 from __future__ import annotations
 
+import html
 import json
 import re
+import urllib.parse
 from pathlib import Path
 from typing import Any
 
@@ -176,3 +178,85 @@ def test_every_value_learned_one_at_a_time_is_still_masked_after_a_thousand_more
     masked = scrubber.scrub(text)
     assert not any(value in masked for value in values)
     assert "\\u00e9x" not in masked and masked.endswith(" tok-9999-ok")
+
+
+SECRET = "hunter2-Falcon-9913"
+LONG = "eyJhbGciOi/" + "AbC/dEf+ghI/" * 20 + "Zz9"  # 251 characters, slashes in it
+#: JSON text as other writers spell it, each holding a covered value (``@`` stands for SECRET), and the spelling the
+#: value has in it
+WRITTEN = {
+    "PHP escapes every slash, a long value": (json.dumps({"token": LONG}).replace("/", "\\/"),
+                                              LONG.replace("/", "\\/")),
+    "PHP, the value again in another field": (
+        '{"password":"pw\\/Falcon-9913","url":"https:\\/\\/x.io\\/?pw=pw\\/Falcon-9913"}', "pw\\/Falcon-9913"),
+    "Go and Gson escape & and <": (
+        '{"password":"a\\u0026b\\u003cFalcon-9913","echo":"was a\\u0026b\\u003cFalcon-9913"}',
+        "a\\u0026b\\u003cFalcon-9913"),
+    "Jackson writes upper-case hex": (
+        '{"password":"Cr\\u00E8me-Br\\u00FBl\\u00E9e-4421","hint":"Cr\\u00E8me-Br\\u00FBl\\u00E9e-4421"}',
+        "Cr\\u00E8me-Br\\u00FBl\\u00E9e-4421"),
+    "an escaped key and letter": ('{"pass\\u0077ord": "hunter\\u0032-Falcon-9913"}', "hunter\\u0032-Falcon-9913"),
+    "a lone surrogate elsewhere": ('{"bio": "I love \\ud83d", "password": "@"}', SECRET),
+    "inside a longer text, a lone surrogate": ('Result: {"bio": "\\ud83d", "password": "@"} (cached)', SECRET),
+    "a log tail: JSON lines around a line of prose": (
+        '{"level":"info"}\nWARN retry login {"user":"ana","password":"@"}\n{"level":"info"}', SECRET),
+    "an object inside a string field": (json.dumps({"log": 'Result: {"password": "@"} (cached)'}), SECRET),
+    "a key written twice, the last null": ('{"password": "@", "password": null}', SECRET),
+    "a key written twice, the last a mask": ('{"password": "@", "password": "[redacted:password]"}', SECRET),
+    "a key written twice, the first a long object": (
+        '{"password": {"v": "@", "pad": "' + "p" * 250 + '"}, "password": "x"}', SECRET),
+    "32 stray braces before the one object": (
+        "notes: " + " ".join('{"x' for _ in range(32)) + ' then {"password": "@"}', SECRET),
+}
+
+
+@pytest.mark.parametrize("name", list(WRITTEN))
+async def test_json_text_as_other_writers_spell_it_shows_its_covered_value_nowhere(name: str, tmp_path: Path) -> None:
+    """A tool's result is JSON text as PHP, Go, Java or a log writes it: the covered value shows in no record, view,
+    file or event, neither as the text spells it nor as Python would write it."""
+    text, spelled = WRITTEN[name][0].replace("@", SECRET), WRITTEN[name][1]
+    fetch = define_tool(name="fetch", description="Fetch.", fn=lambda: text)
+    agent = Agent(provider=mock(replies=[{"tool": "fetch", "args": {}}, "Done."]), tools=[fetch],
+                  redact=Redaction(keys=["password", "token"]))
+    events: list[Any] = []
+    run = await agent.run("Go.", on_event=events.append)
+    texts = served(run, tmp_path, events)
+    value = json.loads(json.dumps(spelled).replace("\\\\", "\\"))  # the value the spelling writes
+    assert showing(value, texts) == {}
+    assert [where for where, served_text in texts.items()
+            if spelled in served_text or json.dumps(spelled)[1:-1] in served_text] == []
+    assert "Done." in texts["recording"]
+
+
+async def test_bytes_under_a_covered_key_are_learned_as_the_text_they_hold(tmp_path: Path) -> None:
+    """A tool returns a decrypted password as bytes; the model repeats it: masked in the answer too."""
+    fetch = define_tool(name="fetch", description="Fetch.", fn=lambda: {"user": "ana", "password": SECRET.encode()})
+    agent = Agent(provider=mock(replies=[{"tool": "fetch", "args": {}}, f"Your password is {SECRET}."]),
+                  tools=[fetch], redact=Redaction(keys=["password"]))
+    run = await agent.run("Go.")
+    assert showing(SECRET, served(run, tmp_path)) == {}
+    assert run.recording.answer == "Your password is [redacted:password]."
+
+
+@pytest.mark.parametrize("written", ["url", "html"])
+async def test_a_learned_value_a_url_or_a_web_page_writes_shows_nowhere(written: str, tmp_path: Path) -> None:
+    """The password a call sent comes back percent-encoded in an error's query string, or HTML-escaped in a form a
+    tool returns: neither spelling shows anywhere."""
+    password = "p@ss w0rd&Falcon/9913!"
+
+    def login(password: str) -> str:
+        if written == "url":
+            raise RuntimeError(f"GET https://api.example/login?password={urllib.parse.quote_plus(password)} -> 401")
+        return f'<form><input name="password" value="{html.escape(password)}"></form>'
+
+    tool = define_tool(name="login", description="Log in.", fn=login,
+                       input_schema={"type": "object", "properties": {"password": {"type": "string"}}})
+    agent = Agent(provider=mock(replies=[{"tool": "login", "args": {"password": password}}, "Done."]), tools=[tool],
+                  redact=Redaction(keys=["password"]))
+    events: list[Any] = []
+    run = await agent.run("Go.", on_event=events.append)
+    texts = served(run, tmp_path, events)
+    spelled = urllib.parse.quote_plus(password) if written == "url" else html.escape(password)
+    assert [where for where, text in texts.items() if spelled in text or html.escape(spelled) in text] == []
+    assert showing(password, texts) == {}
+    assert ("api.example/login?password=" if written == "url" else "<input name=") in texts["recording"]

@@ -74,6 +74,24 @@ def test_a_user_pattern_that_backtracks_for_ever_is_stopped_and_masks_the_whole_
     assert scrubber.scrub("bbb") == "bbb"
 
 
+def test_a_pattern_that_ran_out_of_time_three_times_is_not_tried_again_on_as_long_a_text(monkeypatch) -> None:
+    """A tool result of 40 fields that each make a hostile pattern run out of time cost 40 time limits (4.8 s): after
+    three in a run, a text as long as the shortest it ran out on is masked whole untried; a shorter one is tried."""
+    from footprint_lab.redact import _patterns
+
+    tried: list[str] = []
+    sub = _patterns._Pattern.sub
+    monkeypatch.setattr(_patterns._Pattern, "sub",
+                        lambda self, text: (tried.append(text) if "a" in text else None, sub(self, text))[1])
+    scrubber = Redaction(patterns={"hostile": r"(a|aa)+$"}).for_run()
+    fields = {f"f{n}": "a" * 40 + "!" for n in range(40)}
+    assert scrubber.scrub(fields) == {name: "[redacted:hostile]" for name in fields}
+    assert len(tried) == 3 and scrubber.report()["counts"] == {"pattern:hostile": 40}
+    assert scrubber.scrub("a" * 50 + "!") == "[redacted:hostile]" and len(tried) == 3
+    assert scrubber.scrub("aaa-bbb") == "aaa-bbb" and len(tried) == 4  # shorter: tried, and kept
+    assert Redaction(patterns={"hostile": r"(a|aa)+$"}).for_run().scrub("aaa-bbb") == "aaa-bbb"  # per run
+
+
 async def test_a_stalling_user_pattern_does_not_stall_the_run() -> None:
     agent = Agent(provider=mock(reply="ok"), redact=Redaction(patterns={"hostile": r"(x+x+)+y|(a|aa)+$"}))
     run = await agent.run("a" * 80 + "!")

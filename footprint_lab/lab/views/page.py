@@ -69,7 +69,7 @@ padding:.35rem .5rem;border-radius:4px;max-height:22rem;overflow:auto}}
 § .fl-box{{border:1px solid {theme.LINE};border-radius:{theme.RADIUS};padding:{theme.SPACE[0]} {theme.SPACE[2]};
 margin:{theme.SPACE[1]} 0}}
 § .fl-box>summary{{font-weight:600}}
-§ table{{border-collapse:collapse;margin:.3rem 0;font-size:{theme.SMALL}}}
+§ table{{border-collapse:collapse;margin:.3rem 0;font-size:{theme.SMALL};color:inherit}}
 § td,§ th{{border:1px solid {theme.LINE};padding:1px 6px;text-align:left;vertical-align:top}}
 """
 
