@@ -350,12 +350,12 @@ _AT_RESPONSE, _AT_TOOLS = _EXCHANGE_FIELDS.index("response"), _EXCHANGE_FIELDS.i
 assert _AT_TOOLS < _AT_RESPONSE  # so the tools sit at the same place with the response left out
 #: the flat values of a captured exchange its response is made from, in the order :func:`_exchange` reads them
 _RESPONSE_VALUES = ("content", "stop_reason", "response_model", "usage", "tool_margins")
-#: what takes every ``LLMExchange`` field but the response from a captured exchange, in order, and what
-#: makes each one's default (for a runner that leaves it out)
 #: what each value of a captured exchange holds: its record's fields and its response's, the reply's index,
 #: the tools (or their index among the recorder's shared values)
 _CAPTURED_EXCHANGE: dict[str, Kind] = {**kinds_of(LLMExchange), **kinds_of(ResponseRecord), "response_model": None,
                                        "reply": NUMBER}
+#: what takes every ``LLMExchange`` field but the response from a captured exchange, in order, and what
+#: makes each one's default (for a runner that leaves it out)
 _REQUEST = operator.itemgetter(*(name for name in _EXCHANGE_FIELDS if name != "response"))
 _REQUEST_DEFAULTS: tuple[tuple[str, Callable[[], Any]], ...] = tuple(
     (name, functools.partial(field.get_default, call_default_factory=True))

@@ -9,12 +9,11 @@ held them: a :class:`~footprint_lab.record.rows.Rows` of a kind, made from one c
 (JSON-native values, nested records as dicts), whose models are made when first asked for without
 validating again. :func:`rows_of` makes it from a finished run's capture (``record.build``) and
 :func:`saved_rows` from saved data. Saved records are validated column by column against each
-field's type, strictly, so a column that passes holds what the models would. Plain text, numbers,
-flags and nulls are kept as read; lists and mappings are validation's copies, so a loaded recording
-shares nothing with the data it came from, nor one record with another. Records that do not read
-as columns (not a list of records, a key no field has, a required field left out) or a column that
-fails validation are left to the schema, which reads them record by record (leniently, unless the
-caller asked for strict validation) and names the field at fault.
+field's type, strictly, so a column that passes holds what the models would; each column is validation's
+copy, so a loaded recording shares nothing with the data it came from, nor one record with another.
+Records that do not read as columns (not a list of records, a key no field has, a required field left
+out) or a column that fails validation are left to the schema, which reads them record by record
+(leniently, unless the caller asked for strict validation) and names the field at fault.
 
 Role: record layer, used by ``record.build`` and by ``Recording``'s validator.
 """
@@ -27,7 +26,6 @@ import operator
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
-import orjson
 from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError
 
 from footprint_lab.record import exchange, records
@@ -127,22 +125,10 @@ def _checked(columns: list[Any], model: type[Data]) -> list[Any] | None:
 
 
 def _column(adapter: TypeAdapter[Any], nested: bool, column: Sequence[Any]) -> Sequence[Any]:
-    """A column validated a stretch at a time. A stretch whose values validate to what they are, as the seal
-    writes them (no number turned into another kind, no default added), is kept as it was read: no copy of
-    it outlives the check, so loading a long recording leaves the collector little new to walk."""
-    made: list[Any] = []
-    kept = True
-    for start in range(0, len(column), _STRETCH):
-        stretch = list(column[start:start + _STRETCH])
-        checked = adapter.validate_python(stretch)
-        if nested:
-            checked = _plain(checked)
-        if kept and _same(checked, stretch):
-            continue
-        if kept:
-            made, kept = list(column[:start]), False
-        made.extend(checked)
-    return column if kept else made
+    """A column as its field's type validates it: the recording's own copy (a list or mapping in it is shared with
+    nothing the caller holds, nor with another record), nested records as dicts of their fields."""
+    checked: list[Any] = adapter.validate_python(list(column))
+    return _plain(checked) if nested else checked
 
 
 def _plain(value: Any) -> Any:
@@ -151,27 +137,6 @@ def _plain(value: Any) -> Any:
     if isinstance(value, BaseModel):
         return {name: _plain(item) for name, item in value.__dict__.items()}
     return [_plain(item) for item in value] if isinstance(value, list) else value
-
-
-def _same(checked: Any, read: Any) -> bool:
-    """Whether validation gave back what was read: plain text, numbers, flags or nulls of exactly their types, the
-    same as compact JSON writes them (``1`` and ``1.0`` differ). A list or mapping is never kept as read: the
-    recording gets its own copy, as pydantic makes one, so nothing it holds is shared with the caller's data or
-    between its records."""
-    if not set(map(type, read)) <= _SCALARS:
-        return False
-    try:
-        return orjson.dumps(checked) == orjson.dumps(read)
-    except TypeError:  # what orjson does not write (an integer beyond 64 bits): the validated values are kept
-        return False
-
-
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
-#: how many values are validated at once: few enough that what validation makes is gone before the collector
-#: takes a census of the youngest objects
-_STRETCH = 256
 
 
 #: columns are validated strictly (no text read as a number, no tuple as a list): a record that only the model's

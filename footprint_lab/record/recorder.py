@@ -309,16 +309,6 @@ class Recorder:
         return step_id, tuple(zip(self.entry_paths[first:end], self.entry_verbs[first:end],
                                   self.entry_values[first:end], strict=True))
 
-    @property
-    def events(self) -> list[tuple[int, str, str, dict[str, Any]]]:
-        """The events so far as ``(seq, type, step_id, payload)`` tuples."""
-        return [
-            (seq, type_, step_id, self.payload(type_, payload, ref))
-            for seq, type_, step_id, payload, ref in zip(
-                self.event_seqs, self.event_types, self.event_steps, self.event_payloads, self.event_refs, strict=True
-            )
-        ]
-
     def _deliver(self, seq: int, type_: str, step_id: str, payload: dict[str, Any]) -> None:
         if self._event_class is None:
             from footprint_lab.record.records import Event  # pydantic: loaded when a listener first needs an event

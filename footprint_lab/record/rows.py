@@ -93,15 +93,6 @@ class Rows(MutableSequence[Item]):
         made = columns() if self._count else transposed([], len(self._fields))
         return [list(made[self._fields.index(name)]) for name in names]
 
-    def records(self) -> list[dict[str, Any]]:
-        """Each record's values as a dict in field order: the built items' own (nested records as models),
-        else made from the columns for this use only (nested records as dicts)."""
-        items, columns, _ = self._state()
-        if items is not None:
-            return [item.__dict__ for item in items]
-        assert columns is not None
-        return _records_of(self._fields)(columns())
-
     def __len__(self) -> int:
         return self._count if self._items is None else len(self._items)
 

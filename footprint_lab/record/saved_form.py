@@ -35,12 +35,6 @@ if TYPE_CHECKING:
 TABLES: dict[str, type[Data]] = {"steps": Step, "reads": Read, "events": Event, "context_pieces": ContextPiece}
 
 
-#: the names the saved form puts where a reader looking values up by key (a scrubber masking by key)
-#: expects a field's name: such a reader must work on :func:`unpacked` data
-TABLE_KEYS = frozenset({"columns", "rows", "same", MESSAGE_REF, COPIES, "of", "at",
-                        *(name for model in TABLES.values() for name in model.model_fields)})
-
-
 def packed(recording: Recording) -> dict[str, Any]:
     """The recording as compact JSON-native data that ``Recording.model_validate`` reads back equal.
 
