@@ -36,6 +36,21 @@ async def test_two_causes_each_needed_are_both_confirmed_among_many_pieces(piece
     assert sorted(report.confirmed) == sorted([f"note-{pieces - 2}", f"note-{pieces - 1}"])
 
 
+async def test_a_piece_the_group_test_set_aside_says_it_was_never_removed_alone() -> None:
+    """Among 30 pieces the group test removes halves at once. A piece it set aside had no rerun of its own: its line
+    says so, where a "not confirmed" alone would read as a test it never had; a piece removed alone does not."""
+    texts = [f"Benign fact number {k} about shipping." for k in range(29)] + ["zebra flag."]
+    agent = notes_agent(texts, lambda text, _: "APPROVED" if "zebra flag" in text else "DECLINED")
+    run = await agent.run("Decide?")
+    report = await localize(run, rerun=agent)
+    assert report.confirmed == ["note-29"]
+    aside = [suspect for suspect in report.suspects if suspect.reruns == 0 and suspect.verdict == "not_confirmed"]
+    assert len(aside) >= 20
+    assert all("set aside by the group test, never removed alone" in suspect.line() for suspect in aside)
+    assert all("never removed alone" not in suspect.line() for suspect in report.suspects if suspect.reruns)
+    assert "never removed alone" in report.to_frame().set_index("source_id").loc[aside[0].source_id, "reason"]
+
+
 @pytest.mark.parametrize(("declined", "approved"), [((0, 1), 3), ((2, 4), 1), ((0, 3), 2)])
 async def test_two_pieces_that_each_outvote_another_are_both_confirmed(declined: tuple[int, int],
                                                                      approved: int) -> None:

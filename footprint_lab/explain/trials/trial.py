@@ -445,7 +445,8 @@ async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spen
         seen = [(arm.key in outcome.changed, outcome.flipped) for outcome in outcomes if outcome.error is None]
         verdict = verdicts[arm.key]
         verdict.screening_score = _difference(seen)
-        verdict.reason = (f"changed the flip rate by {verdict.screening_score:+.2f} in the group test ("
+        verdict.reason = (f"was set aside by the group test, never removed alone: with half the pieces at once it "
+                          f"changed the flip rate by {verdict.screening_score:+.2f} ("
                           f"{'restored against left out' if arm.force else 'removed against kept'}), short of the "
                           "leading suspects")
         if len(outcomes) < len(jobs):  # a group test cut short parts some arms from none: it sets none aside
