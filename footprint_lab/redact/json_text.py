@@ -48,14 +48,15 @@ def json_like(text: str) -> bool:
 def json_documents(text: str) -> list[tuple[str, Any]]:
     """The JSON documents ``text`` holds, each with the text that spells it: the one it is, each line's when it is
     lines (a line that is not JSON read for the objects inside it), or the objects written inside a longer text; a
-    string literal is read for the JSON it holds. ``[]`` when it holds none."""
+    string literal is read for the JSON it holds. ``[]`` when it holds none; a document ``None`` when it nests deeper
+    than the parser reaches (its text is still read for keys as spelled)."""
     text = text.strip()
     if not json_like(text):
         return _inside(text)
     try:
         found = json.loads(text)
-    except RecursionError:  # deeper than the parser reaches
-        return []
+    except RecursionError:  # deeper than the parser reaches: its keys are found as spelled (``keyed_spans``)
+        return [(text, None)]
     except ValueError:
         if "\n" not in text:
             return _inside(text)
@@ -84,7 +85,10 @@ def _inside(text: str) -> list[tuple[str, Any]]:
         tried += 1
         try:
             document, end = _DECODER.raw_decode(text, start.start())
-        except (ValueError, RecursionError):
+        except RecursionError:  # deeper than the parser reaches: the rest of the text, its keys found as spelled
+            found.append((text[start.start():], None))
+            break
+        except ValueError:
             at = start.start() + 1
             continue
         if end - start.start() <= _INSIDE_LONGEST:
@@ -102,8 +106,9 @@ class KeyedSpan(NamedTuple):
     start: int
     value: int
     end: int
-    #: each string the value holds, as spelled, quotes included (the value itself when it is a string)
-    strings: list[str]
+    #: each string the value holds, as spelled, quotes included (the value itself when it is a string); ``None``
+    #: when the value nests deeper than the parser reaches (its end is then the text's)
+    strings: list[str] | None
 
 
 def keyed_spans(source: str, wanted: Callable[[str], bool]) -> list[KeyedSpan]:
@@ -117,10 +122,12 @@ def keyed_spans(source: str, wanted: Callable[[str], bool]) -> list[KeyedSpan]:
             continue
         try:
             end = _DECODER.raw_decode(source, key.end())[1]
-        except (ValueError, RecursionError):
+        except RecursionError:
+            spans.append(KeyedSpan(key.group(1), key.start(), key.end(), len(source), None))
             continue
-        strings = _STRING.findall(source, key.end(), end)
-        spans.append(KeyedSpan(key.group(1), key.start(), key.end(), end, strings))
+        except ValueError:
+            continue
+        spans.append(KeyedSpan(key.group(1), key.start(), key.end(), end, _STRING.findall(source, key.end(), end)))
     return spans
 
 

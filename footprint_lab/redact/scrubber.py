@@ -282,7 +282,7 @@ class RunScrubber:
         keys = self._keys
         found: list[str] = []
         for source, document in json_documents(text):
-            stack, covered, compact = [document], False, _COMPACT.search(source) is not None
+            stack, covered, compact = [document], document is None, _COMPACT.search(source) is not None
             while stack:
                 item = stack.pop()
                 if isinstance(item, dict):
@@ -318,6 +318,10 @@ class RunScrubber:
         for span in keyed_spans(source, covered):
             key, mask = decoded(span.key), f"[redacted:{named[span.key]}]"
             literal = source[span.value:span.end]
+            if span.strings is None:  # too deep to read: the rest of the text is masked whole (fail closed)
+                self._count(f"key:{named[span.key]}")
+                self._hold(literal, mask)
+                continue
             value = decoded(literal)
             if value is None or (isinstance(value, str) and PLACEHOLDER.fullmatch(value)):  # nothing, or a mask
                 continue

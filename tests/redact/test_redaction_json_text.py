@@ -260,3 +260,17 @@ async def test_a_learned_value_a_url_or_a_web_page_writes_shows_nowhere(written:
     assert [where for where, text in texts.items() if spelled in text or html.escape(spelled) in text] == []
     assert showing(password, texts) == {}
     assert ("api.example/login?password=" if written == "url" else "<input name=") in texts["recording"]
+
+
+@pytest.mark.parametrize("inside", [False, True], ids=["the whole text", "inside a longer text"])
+async def test_a_covered_value_nested_deeper_than_the_parser_reaches_is_masked_from_its_key_on(inside: bool) -> None:
+    """JSON nested 5,000 levels under a covered key cannot be parsed: the text is masked from the key to its end (fail
+    closed), the fields before it kept, and the run goes on."""
+    body = '{"user": "ana", "password": ' + "[" * 5000 + f'"{SECRET}"' + "]" * 5000 + "}"
+    fetch = define_tool(name="fetch", description="Fetch.", fn=lambda: f"Result: {body} (cached)" if inside else body)
+    agent = Agent(provider=mock(replies=[{"tool": "fetch", "args": {}}, "Done."]), tools=[fetch],
+                  redact=Redaction(keys=["password"]))
+    run = await agent.run("Go.")
+    recorded = run.recording.model_dump_json()
+    assert SECRET not in recorded and "[[[[" not in recorded and run.answer == "Done."
+    assert '{\\"user\\": \\"ana\\", \\"password\\": [redacted:password]' in recorded
