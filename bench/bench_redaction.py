@@ -41,6 +41,7 @@ Run ``python bench/bench_redaction.py`` (``--quick`` runs each pattern on 20 kB 
 from __future__ import annotations
 
 import base64
+import json
 import statistics
 import time
 from typing import Any
@@ -190,6 +191,16 @@ def main() -> None:
     report.add("token gate, a pattern of yours that runs out of time on every look", out_of_time,
                size=f"{size:,} chars", note="held whole (fail closed); each look costs the time limit, and "
                "looks come only as what is held doubles")
+    # JSON text read for covered keys: a key beside a long JSON body encoded as a string (every quote in it escaped),
+    # and a text of JSON objects, one covered key in each (each key is found in one left-to-right reading)
+    body = json.dumps([{"id": k, "note": "x" * 20} for k in range(size // 40)])
+    beside = json.dumps({"authorization": "Bearer abcdefghijklmnop", "body": body})
+    read = samples(standard, beside, rounds)
+    report.add("JSON text: a covered key beside a JSON body encoded as a string", read, size=f"{len(beside):,} chars",
+               goal=f"<= {GOAL_MS:.0f} ms", met=statistics.median(read) <= GOAL_MS,
+               note=f"{body.count(chr(34)):,} escaped quotes; a reading that looked inside strings was quadratic")
+    if statistics.median(read) > GOAL_MS:
+        slow.append("JSON body beside a covered key")
     learned = Redaction(keys=["password"]).for_run()
     learned.scrub({"password": "word"})  # a learned word that every mask spells: "[redacted:password]"
     masks = "[redacted:password] " * (size // 20) + "a word"

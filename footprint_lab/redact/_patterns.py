@@ -109,27 +109,35 @@ def _plain(text: str) -> bool:
     return text.isascii() and text.isprintable() and '"' not in text and "\\" not in text
 
 
-def written_forms(value: str, mask: str) -> dict[str, str]:
+def written_forms(value: str, mask: str, *, web: bool = True) -> dict[str, str]:
     r"""Each form ``value`` may be written in (:data:`_WRITERS`), the raw one first, with ``mask`` written alike:
     ``back\slash`` is also hunted as ``back\\slash`` and ``back\\\\slash``, ``Crème`` as ``Cr\u00e8me``. A
-    plain ASCII value has no other form of those. Then as a web page or a URL writes it (:data:`_WEB_WRITERS`: a
-    tool's HTML, a query string in an error), masked plainly: ``p@ss&word`` is also hunted as ``p@ss&amp;word``
-    and ``p%40ss%26word``."""
+    plain ASCII value has no other form of those. Then, with ``web``, as a web page or a URL writes it
+    (:data:`_WEB_WRITERS`: a tool's HTML, a query string in an error), masked plainly: ``p@ss&word`` is also hunted
+    as ``p@ss&amp;word`` and ``p%40ss%26word``."""
     if _plain(value) and _plain(mask):  # the common case
         forms = {value: mask}
     else:
         forms = {}
         for write in _ASCII_WRITERS if value.isascii() and mask.isascii() else _WRITERS:
             forms.setdefault(write(value), write(mask))
-    for write in _WEB_WRITERS:
+    for write in _WEB_WRITERS if web else ():
         forms.setdefault(write(value), mask)
     return forms
 
 
-#: how a web page and a URL write a text: HTML-escaped, percent-encoded (``/`` kept and not), and as a form's
-#: field (a space as ``+``)
+def _in_markup(text: str) -> str:
+    """``text`` as Jinja's and markupsafe's escaping writes it (quotes as ``&#34;`` and ``&#39;``)."""
+    return html.escape(text).replace("&quot;", "&#34;").replace("&#x27;", "&#39;")
+
+
+#: how a web page and a URL write a text: HTML-escaped (quotes too, and not, and as Jinja does), percent-encoded
+#: (``/`` kept and not, and as JavaScript's ``encodeURIComponent`` does), and as a form's field (a space as ``+``)
 _WEB_WRITERS: tuple[Callable[[str], str], ...] = (
-    html.escape, urllib.parse.quote, functools.partial(urllib.parse.quote, safe=""), urllib.parse.quote_plus)
+    html.escape, functools.partial(html.escape, quote=False), _in_markup,
+    *(functools.partial(write, safe=safe, errors="surrogatepass") for write, safe in (
+        (urllib.parse.quote, "/"), (urllib.parse.quote, ""), (urllib.parse.quote, "!~*'()"),
+        (urllib.parse.quote_plus, ""))))
 
 
 def written_pairs(key: str, value: Any, mask: str, *, compact: bool = False) -> dict[str, str]:

@@ -14,21 +14,23 @@ Role: redact layer, used by ``redact.scrubber.RunScrubber`` alone; the standard 
 
 from __future__ import annotations
 
+import itertools
 import json
 import re
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
 _OPEN, _CLOSE = ("{", "["), ("}", "]")
-#: a JSON string as spelled (escapes and all), and a key: a string, then a colon (whitespace around it)
+#: a JSON string as spelled (escapes and all); and a string with, when it is a key, its colon (whitespace around it)
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*+"', re.DOTALL)
-_KEY = re.compile(r'("(?:[^"\\]|\\.)*+")[ \t\r\n]*+:[ \t\r\n]*+', re.DOTALL)
-_DECODER = json.JSONDecoder()
+_KEY = re.compile(r'("(?:[^"\\]|\\.)*+")(?:[ \t\r\n]*+(:)[ \t\r\n]*+)?', re.DOTALL)
+#: JSON as writers write it: a control character left raw inside a string is read as itself
+_DECODER = json.JSONDecoder(strict=False)
 
 
 def may_hold_json(text: str) -> bool:
     """Whether ``text`` is JSON to read or may hold a JSON object inside it (a quick test, in C)."""
-    return json_like(text) or ("{" in text and _OBJECT_START.search(text) is not None)
+    return json_like(text) or ("{" in text and (_OBJECT_START.search(text) is not None or '{\\"' in text))
 
 
 def json_like(text: str) -> bool:
@@ -54,7 +56,7 @@ def json_documents(text: str) -> list[tuple[str, Any]]:
     if not json_like(text):
         return _inside(text)
     try:
-        found = json.loads(text)
+        found = _DECODER.decode(text)
     except RecursionError:  # deeper than the parser reaches: its keys are found as spelled (``keyed_spans``)
         return [(text, None)]
     except ValueError:
@@ -68,32 +70,38 @@ def json_documents(text: str) -> list[tuple[str, Any]]:
 
 #: where a JSON object may start inside a longer text: a brace before a quoted key
 _OBJECT_START = re.compile(r'\{[ \t\r\n]*"')
-#: how many objects a longer text is read for, the longest each may be, and how many starts that are no object are
-#: tried (each fails where its text stops being JSON: a text of stray braces costs little)
-_INSIDE_MOST, _INSIDE_LONGEST, _TRIED_MOST = 32, 16_384, 1_024
+#: a JSON string in a longer text whose content may be JSON (``body="{\\"user\\": ...}"``: JSON encoded twice)
+_ENCODED = re.compile(r'"[\[{](?:[^"\\\n]|\\.)*+"')
+#: how many objects a longer text is read for (they do not overlap: reading them costs the text's length), the
+#: longest each may be, and how many characters the starts that are no object may read before it stops trying them,
+#: per character of the text (each fails where its text stops being JSON: a stray brace costs a few)
+_INSIDE_MOST, _INSIDE_LONGEST, _TRIED_PER_CHARACTER = 4_096, 16_384, 4
 
 
 def _inside(text: str) -> list[tuple[str, Any]]:
-    """The JSON objects written inside a longer text, each with its text: at most :data:`_INSIDE_MOST`, each at most
-    :data:`_INSIDE_LONGEST` characters (a longer one is not read)."""
+    """The JSON objects written inside a longer text, each with its text, at most :data:`_INSIDE_MOST`, each at most
+    :data:`_INSIDE_LONGEST` characters (a longer one is not read); then those its JSON strings hold."""
     found: list[tuple[str, Any]] = []
-    tried = at = 0
-    while len(found) < _INSIDE_MOST and tried < _TRIED_MOST:
+    tried, at = 0, 0
+    while len(found) < _INSIDE_MOST and tried <= _TRIED_PER_CHARACTER * len(text):
         start = _OBJECT_START.search(text, at)
         if start is None:
             break
-        tried += 1
         try:
             document, end = _DECODER.raw_decode(text, start.start())
         except RecursionError:  # deeper than the parser reaches: the rest of the text, its keys found as spelled
             found.append((text[start.start():], None))
             break
-        except ValueError:
-            at = start.start() + 1
+        except json.JSONDecodeError as error:
+            tried, at = tried + error.pos - start.start() + 1, start.start() + 1
             continue
         if end - start.start() <= _INSIDE_LONGEST:
             found.append((text[start.start():end], document))
         at = end
+    for encoded in itertools.islice(_ENCODED.finditer(text), _INSIDE_MOST):
+        inner = decoded(encoded.group())
+        if isinstance(inner, str) and json_like(inner):
+            found += json_documents(inner)
     return found
 
 
@@ -113,12 +121,12 @@ class KeyedSpan(NamedTuple):
 
 def keyed_spans(source: str, wanted: Callable[[str], bool]) -> list[KeyedSpan]:
     """Each key of JSON ``source`` that ``wanted`` takes (given the key as spelled, quotes included), with where it
-    and its value are spelled, in the order written: a key written twice is there twice. Looking left to right for a
-    string followed by a colon finds exactly the keys of valid JSON: a quote inside a string is escaped, so a string
-    looked for from inside one ends where that one does, and is a key only when that one is."""
+    and its value are spelled, in the order written: a key written twice is there twice. Each string is read whole,
+    left to right, so a look never starts inside one (a quote inside is escaped) and the reading is linear: a string
+    followed by a colon is a key."""
     spans: list[KeyedSpan] = []
     for key in _KEY.finditer(source):
-        if not wanted(key.group(1)):
+        if key.group(2) is None or not wanted(key.group(1)):
             continue
         try:
             end = _DECODER.raw_decode(source, key.end())[1]
@@ -134,6 +142,6 @@ def keyed_spans(source: str, wanted: Callable[[str], bool]) -> list[KeyedSpan]:
 def decoded(literal: str) -> Any:
     """A JSON literal's value, or ``None`` when it is not one."""
     try:
-        return json.loads(literal)
+        return _DECODER.decode(literal)
     except (ValueError, RecursionError):
         return None

@@ -1,7 +1,9 @@
 """How a scrubber writes masks into a text: each learned value found where it stands replaced by its mask.
 
 Rule kept here: values that overlap where they stand are masked as one span; a number pair (``"pin": 42``) stands
-only where its number ends; a mask already written is kept whole when a text is split around the masks.
+only where its number ends; a mask already written is kept whole when a text is split around the masks. A mask
+already written is one the scrubber writes (``masks``: ``[redacted:password]``), never any text shaped like one:
+``[redacted:<a value learned>]`` in a model's answer is text, and the value in it is masked.
 
 Role: redact layer, used by ``redact.scrubber.RunScrubber`` alone; the standard library only.
 """
@@ -11,16 +13,11 @@ from __future__ import annotations
 import bisect
 import re
 
-from footprint_lab.redact._patterns import PLACEHOLDER
 
-#: a mask already written, kept as a part of its own when a text is split around the masks
-_WRITTEN_MASKS = re.compile(f"({PLACEHOLDER.pattern})")
-
-
-def outside_masks(text: str, pairs: list[tuple[str, str]]) -> str:
+def outside_masks(text: str, pairs: list[tuple[str, str]], masks: re.Pattern[str]) -> str:
     """``text`` with each value of ``pairs`` (value, mask; longest first) replaced by its mask between the masks
-    already written, which are kept whole: a value never nests inside one."""
-    return "".join(part if at % 2 else replaced(part, pairs) for at, part in enumerate(_WRITTEN_MASKS.split(text)))
+    already written (``masks``, one group around the whole), which are kept whole: a value never nests inside one."""
+    return "".join(part if at % 2 else replaced(part, pairs) for at, part in enumerate(masks.split(text)))
 
 
 def replaced(text: str, pairs: list[tuple[str, str]]) -> str:
@@ -69,13 +66,13 @@ def sought(value: str, mask: str) -> str:
     return re.escape(value) + ("(?![0-9.eE])" if number_pair(value, mask) else "")
 
 
-def showing(secret: str, text: str) -> bool:
-    """Whether ``secret`` shows in ``text`` anywhere but wholly inside a mask already written (in one walk: the
-    masks and the places it stands in are both in order)."""
+def showing(secret: str, text: str, masks: re.Pattern[str]) -> bool:
+    """Whether ``secret`` shows in ``text`` anywhere but wholly inside a mask already written (``masks``; in one walk:
+    the masks and the places it stands in are both in order)."""
     at = text.find(secret)
     if at == -1:
         return False
-    spans = [found.span() for found in PLACEHOLDER.finditer(text)]
+    spans = [found.span() for found in masks.finditer(text)]
     starts = [start for start, _ in spans]
     while at != -1:
         inside = bisect.bisect_right(starts, at) - 1  # the last mask that starts at or before it

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.redact._patterns import (
@@ -66,8 +66,8 @@ def _screens(patterns: Sequence[_Pattern]) -> tuple[re.Pattern[str] | None, ...]
 class RunScrubber:
     """One run's view of a policy: masks values and counts what matched (``Recorder(policy=...)``)."""
 
-    __slots__ = ("_index", "_keys", "_learned", "_paired", "_patterns", "_read", "_screens", "_stalled", "_values",
-                 "counts", "policy", "prior")
+    __slots__ = ("_index", "_keys", "_learned", "_masks", "_paired", "_patterns", "_read", "_screens", "_stalled",
+                 "_values", "counts", "policy", "prior")
 
     def __init__(self, policy: Redaction, marks: Mapping[str, Any] | None = None) -> None:
         self.policy = policy
@@ -78,6 +78,7 @@ class RunScrubber:
         self._values: dict[str, str] = {}
         self._learned: dict[str, str] = {}
         self._index = HuntIndex(self._learned)
+        self._masks = _Masks([*self._keys.values(), *(pattern.name for pattern in self._patterns)])
         #: each short value learned beside its key, as ``(key, mask, repr, compact)``: its pairs are written once
         self._paired: set[tuple[str, str, str, bool]] = set()
         #: JSON texts read lately (``_read_json``), each with the covered keys it holds (a text is scrubbed often)
@@ -168,17 +169,19 @@ class RunScrubber:
         if seen not in self._paired:
             self._paired.add(seen)
             for pair, shown in written_pairs(key, value, mask, compact=compact).items():
-                self._hold(pair, shown)
+                self._hold(pair, shown, web=False)
 
-    def _hold(self, value: str, mask: str) -> None:
+    def _hold(self, value: str, mask: str, *, web: bool = True) -> None:
         """Learn ``value``: the one place a value becomes what this scrubber hunts, in each form it may be written
         in (``written_forms``), with its mask written alike. Shorter than ``_LEARN_MIN`` it is not hunted: a CVV's
         ``737`` hunted everywhere would mask every other ``737`` (``_learn`` holds it beside its key instead, as
-        ``written_pairs`` writes them). A mask already written is no value."""
+        ``written_pairs`` writes them). A mask already written is no value. ``web``: also as a web page and a URL
+        write it (a value's, not a pair's)."""
         if len(value) < _LEARN_MIN or value in self._values or PLACEHOLDER.fullmatch(value):
             return
         self._values[value] = mask
-        for form, shown in written_forms(value, mask).items():
+        self._masks.add(mask)
+        for form, shown in written_forms(value, mask, web=web).items():
             self._learned.setdefault(form, shown)  # a form of a value learned before keeps its first mask
 
     @classmethod
@@ -189,6 +192,7 @@ class RunScrubber:
         made._keys, made._patterns, made._screens, made.counts, made.prior = {}, (), (), {}, ()
         made._values, made._learned = {}, {}
         made._index, made._paired, made._read, made._stalled = HuntIndex(made._learned), set(), {}, {}
+        made._masks = _Masks(())
         made.teach(secrets)
         return made
 
@@ -210,7 +214,10 @@ class RunScrubber:
         """Share ``other``'s learned values from now on, adding this one's: one run, one set of them."""
         for value, mask in self._values.items():
             other._hold(value, mask)
+        for name in self._masks.names:
+            other._masks.add(f"[redacted:{name}]")
         self._values, self._learned, self._index = other._values, other._learned, other._index
+        self._masks = other._masks
 
     def known(self) -> dict[str, str]:
         """What this scrubber has learned so far (value -> mask), each value as it was (``teach`` hunts its forms
@@ -249,16 +256,16 @@ class RunScrubber:
         if not present:
             return text
         pairs = [(secret, learned[secret]) for secret in present]
-        masks = {mask for _, mask in pairs}
+        masks, written = {mask for _, mask in pairs}, self._masks.pattern()
         if any(secret in mask for secret in present for mask in masks):  # one may be found inside a mask it made
             finder = re.compile("|".join([*(sought(secret, learned[secret]) for secret in present),
-                                          PLACEHOLDER.pattern]))  # a learned value first
+                                          written.pattern]))  # a learned value first
             swept = finder.sub(lambda found: learned.get(found.group(), found.group()), text)
         elif "[redacted:" in text:
-            swept = outside_masks(text, pairs)
+            swept = outside_masks(text, pairs, written)
         else:
             return replaced(text, pairs)
-        return replaced(swept, pairs) if any(showing(secret, swept) for secret in present) else swept
+        return replaced(swept, pairs) if any(showing(secret, swept, written) for secret in present) else swept
 
     def _read_json(self, text: str) -> None:
         """Learn what JSON text holds under a covered key (a tool's result given as JSON text, an argument that is
@@ -320,17 +327,17 @@ class RunScrubber:
             literal = source[span.value:span.end]
             if span.strings is None:  # too deep to read: the rest of the text is masked whole (fail closed)
                 self._count(f"key:{named[span.key]}")
-                self._hold(literal, mask)
+                self._hold(literal, mask, web=False)
                 continue
             value = decoded(literal)
             if value is None or (isinstance(value, str) and PLACEHOLDER.fullmatch(value)):  # nothing, or a mask
                 continue
             self._learn(value, mask, key, compact)
             if span.end - span.value <= _SPELLED_LONGEST:
-                self._hold(source[span.start:span.end], source[span.start:span.value] + json.dumps(mask))
+                self._hold(source[span.start:span.end], source[span.start:span.value] + json.dumps(mask), web=False)
             for string in span.strings:
-                if "\\" in string:
-                    self._hold(string[1:-1], json.dumps(mask)[1:-1])
+                if "\\" in string and len(str(decoded(string))) >= _LEARN_MIN:  # a short one only beside its key
+                    self._hold(string[1:-1], json.dumps(mask)[1:-1], web=False)
 
     def _text(self, text: str) -> str:
         if self._keys and may_hold_json(text):
@@ -440,6 +447,29 @@ class RunScrubber:
     def report(self) -> dict[str, Any]:
         """The redaction report a ``Recording`` carries: what was in force and what matched, with counts."""
         return {**self.marks(), "counts": dict(sorted(self.counts.items()))}
+
+
+class _Masks:
+    """The masks a scrubber writes, as one pattern (a group around the whole): each name its policy covers and each
+    name a mask of a value it was taught carries. Text shaped like a mask but naming none is text."""
+
+    __slots__ = ("made", "names")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = set(names)
+        self.made: re.Pattern[str] | None = None
+
+    def add(self, mask: str) -> None:
+        fresh = {found[len("[redacted:"):-1] for found in PLACEHOLDER.findall(mask)} - self.names
+        if fresh:
+            self.names |= fresh
+            self.made = None
+
+    def pattern(self) -> re.Pattern[str]:
+        if self.made is None:
+            names = "|".join(map(re.escape, sorted(self.names, key=len, reverse=True))) or "(?!)"
+            self.made = re.compile(f"(\\[redacted:(?:{names})\\])")
+        return self.made
 
 
 def _short_items(items: list[Any] | tuple[Any, ...]) -> bool:

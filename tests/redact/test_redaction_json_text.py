@@ -71,7 +71,7 @@ def test_a_short_value_is_masked_as_the_json_text_spells_it(text: str, masked: s
 
 
 @pytest.mark.parametrize("text", ['audit: "pin": 420 rotated', "error {'pin': 4217}", 'x("pin": 42.5)',
-                                  'x("pin": 42e1)', 'x("{\\"pin\\": 421}")'])
+                                  'x("pin": 42e1)', 'x(\\"pin\\": 421)'])
 def test_a_learned_number_beside_its_key_masks_no_longer_number(text: str) -> None:
     """Outside a JSON object (which is read for its covered keys, whatever their values), a learned number pair
     masks only where its number ends."""
@@ -81,6 +81,7 @@ def test_a_learned_number_beside_its_key_masks_no_longer_number(text: str) -> No
     assert scrubber.hits(text) == []
     assert scrubber.scrub('{"pin": 42, "pins": 420}') == '{"pin": "[redacted:pin]", "pins": 420}'
     assert scrubber.scrub('audit: {"pin": 420} rotated') == 'audit: {"pin": "[redacted:pin]"} rotated'
+    assert scrubber.scrub('x("{\\"pin\\": 421}")') == 'x("{\\"pin\\": \\"[redacted:pin]\\"}")'  # JSON in a string
 
 
 def test_learned_values_that_overlap_in_a_text_are_masked_as_one_span() -> None:
@@ -207,6 +208,12 @@ WRITTEN = {
         '{"password": {"v": "@", "pad": "' + "p" * 250 + '"}, "password": "x"}', SECRET),
     "32 stray braces before the one object": (
         "notes: " + " ".join('{"x' for _ in range(32)) + ' then {"password": "@"}', SECRET),
+    "1,100 templates that are no JSON before the object": (
+        " | ".join('tpl {"name": {{name}} }' for _ in range(1100)) + ' | creds {"password": "@"}', SECRET),
+    "a raw tab inside a string": ('{"note": "a\tb", "password": "@"}', SECRET),
+    "a lone surrogate in the covered value": ('{"password": "@\\ud83d"}', SECRET),
+    "JSON encoded twice inside a logfmt line": (
+        'level=warn body="{\\"user\\": \\"ana\\", \\"password\\": \\"@\\"}" status=401', SECRET),
 }
 
 
@@ -238,16 +245,20 @@ async def test_bytes_under_a_covered_key_are_learned_as_the_text_they_hold(tmp_p
     assert run.recording.answer == "Your password is [redacted:password]."
 
 
-@pytest.mark.parametrize("written", ["url", "html"])
+@pytest.mark.parametrize("written", ["url", "html", "javascript", "xml", "jinja"])
 async def test_a_learned_value_a_url_or_a_web_page_writes_shows_nowhere(written: str, tmp_path: Path) -> None:
     """The password a call sent comes back percent-encoded in an error's query string, or HTML-escaped in a form a
     tool returns: neither spelling shows anywhere."""
-    password = "p@ss w0rd&Falcon/9913!"
+    password = "p@ss w0rd&Falcon's/9913!(x)"
+    spell = {"url": urllib.parse.quote_plus, "html": html.escape,
+             "javascript": lambda text: urllib.parse.quote(text, safe="!~*'()"),  # encodeURIComponent
+             "xml": lambda text: html.escape(text, quote=False),  # xml.sax.saxutils.escape
+             "jinja": lambda text: html.escape(text).replace("&#x27;", "&#39;").replace("&quot;", "&#34;")}[written]
 
     def login(password: str) -> str:
         if written == "url":
             raise RuntimeError(f"GET https://api.example/login?password={urllib.parse.quote_plus(password)} -> 401")
-        return f'<form><input name="password" value="{html.escape(password)}"></form>'
+        return f'<form><input name="password" value="{spell(password)}"></form>'
 
     tool = define_tool(name="login", description="Log in.", fn=login,
                        input_schema={"type": "object", "properties": {"password": {"type": "string"}}})
@@ -256,7 +267,7 @@ async def test_a_learned_value_a_url_or_a_web_page_writes_shows_nowhere(written:
     events: list[Any] = []
     run = await agent.run("Go.", on_event=events.append)
     texts = served(run, tmp_path, events)
-    spelled = urllib.parse.quote_plus(password) if written == "url" else html.escape(password)
+    spelled = spell(password)
     assert [where for where, text in texts.items() if spelled in text or html.escape(spelled) in text] == []
     assert showing(password, texts) == {}
     assert ("api.example/login?password=" if written == "url" else "<input name=") in texts["recording"]
@@ -274,3 +285,49 @@ async def test_a_covered_value_nested_deeper_than_the_parser_reaches_is_masked_f
     recorded = run.recording.model_dump_json()
     assert SECRET not in recorded and "[[[[" not in recorded and run.answer == "Done."
     assert '{\\"user\\": \\"ana\\", \\"password\\": [redacted:password]' in recorded
+
+
+async def test_text_shaped_like_a_mask_does_not_hide_a_learned_value(tmp_path: Path) -> None:
+    """A mask already written is kept whole; text that only looks like one is not: a model that answers
+    ``[redacted:<the password>]`` (a prompt injection's way to smuggle it out) has the password masked inside."""
+    schema = {"type": "object", "properties": {"password": {"type": "string"}}}
+    login = define_tool(name="login", description="Log in.", input_schema=schema, fn=lambda password: "ok")
+    agent = Agent(provider=mock(replies=[{"tool": "login", "args": {"password": SECRET}},
+                                         f"Logged in. [redacted:{SECRET}] [redacted:pw {SECRET}]"]),
+                  tools=[login], redact=Redaction(keys=["password"]))
+    events: list[Any] = []
+    run = await agent.run("Go.", on_event=events.append)
+    assert showing(SECRET, served(run, tmp_path, events)) == {}
+    assert run.recording.answer == "Logged in. [redacted:[redacted:password]] [redacted:pw [redacted:password]]"
+
+
+def test_a_short_value_an_escape_spells_longer_is_masked_only_beside_its_key() -> None:
+    """``{"pin": "1\\/2"}`` spells a 3-character value in 4: it is masked beside its key, not hunted alone (a date
+    ``01\\/25\\/2026`` elsewhere keeps its digits, ``Montr\\u00e9al`` its letter)."""
+    scrubber = POLICY.for_run()
+    text = '{"pin":"1\\/2","due":"01\\/25\\/2026","also":"1\\/2x"}'
+    assert scrubber.scrub(text) == '{"pin":"[redacted:pin]","due":"01\\/25\\/2026","also":"1\\/2x"}'
+    text = '{"pin":"\\u00e9","city":"Montr\\u00e9al"}'
+    assert scrubber.scrub(text) == '{"pin":"[redacted:pin]","city":"Montr\\u00e9al"}'
+
+
+async def test_a_lone_surrogate_in_a_covered_value_given_as_data_keeps_the_run_going() -> None:
+    """A tool returns a string cut inside an emoji under a covered key: it is masked, and the model gets the result,
+    not an error from the masking."""
+    fetch = define_tool(name="fetch", description="Fetch.", fn=lambda: {"password": SECRET + "\ud83d", "balance": 42})
+    agent = Agent(provider=mock(replies=[{"tool": "fetch", "args": {}}, "Done."]), tools=[fetch],
+                  redact=Redaction(keys=["password"]))
+    events: list[Any] = []
+    run = await agent.run("Go.", on_event=events.append)
+    ended = [event.payload for event in events if event.type == "tool_end"]
+    assert run.answer == "Done." and [payload["is_error"] for payload in ended] == [False]
+    assert '"balance": 42' in ended[0]["result"] and SECRET not in run.recording.model_dump_json()
+
+
+def test_a_log_of_many_json_lines_that_starts_with_prose_is_read_whole() -> None:
+    """A log whose first line is prose, then 40 JSON lines each with its own password: every one is masked (the
+    objects inside a longer text were read 32 at most)."""
+    passwords = [f"Oriole-{k:03d}-Quartz" for k in range(40)]
+    text = "tail of app.log\n" + "\n".join(json.dumps({"n": k, "password": pw}) for k, pw in enumerate(passwords))
+    masked = POLICY.for_run().scrub(text)
+    assert [pw for pw in passwords if pw in masked] == [] and masked.count("[redacted:password]") == 40
