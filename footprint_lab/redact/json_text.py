@@ -24,8 +24,9 @@ _OPEN, _CLOSE = ("{", "["), ("}", "]")
 #: a JSON string as spelled (escapes and all); and a string with, when it is a key, its colon (whitespace around it)
 _STRING = re.compile(r'"(?:[^"\\]|\\.)*+"', re.DOTALL)
 _KEY = re.compile(r'("(?:[^"\\]|\\.)*+")(?:[ \t\r\n]*+(:)[ \t\r\n]*+)?', re.DOTALL)
-#: JSON as writers write it: a control character left raw inside a string is read as itself
-_DECODER = json.JSONDecoder(strict=False)
+#: JSON as writers write it: a control character left raw inside a string is read as itself, and a whole number
+#: longer than Python reads (4,300 digits) as its digits
+_DECODER = json.JSONDecoder(strict=False, parse_int=lambda digits: int(digits) if len(digits) < 4_300 else digits)
 
 
 def may_hold_json(text: str) -> bool:

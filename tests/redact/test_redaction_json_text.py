@@ -211,6 +211,7 @@ WRITTEN = {
     "1,100 templates that are no JSON before the object": (
         " | ".join('tpl {"name": {{name}} }' for _ in range(1100)) + ' | creds {"password": "@"}', SECRET),
     "a raw tab inside a string": ('{"note": "a\tb", "password": "@"}', SECRET),
+    "a number longer than Python reads elsewhere": ('{"big": ' + "9" * 5000 + ', "password": "@"}', SECRET),
     "a lone surrogate in the covered value": ('{"password": "@\\ud83d"}', SECRET),
     "JSON encoded twice inside a logfmt line": (
         'level=warn body="{\\"user\\": \\"ana\\", \\"password\\": \\"@\\"}" status=401', SECRET),
