@@ -23,12 +23,15 @@ class HuntIndex:
     builds each into about log2(n) automatons, and a text is read by about as many. The forms that hold whitespace,
     which a streamed text may be cut inside, are kept sorted, to find the one a text ends with the start of."""
 
-    __slots__ = ("learned", "levels", "longest", "spaced", "taken")
+    __slots__ = ("learned", "levels", "long", "longest", "spaced", "taken")
 
     def __init__(self, learned: dict[str, str]) -> None:
         self.learned = learned
         self.taken = self.longest = 0
         self.levels: list[tuple[ahocorasick.Automaton, list[str]]] = []
+        #: the forms longer than :data:`_LONG`, each looked for on its own (a long word that repeats itself, a run of
+        #: one character, costs an automaton a walk of its length at every character of a text that matches it)
+        self.long: list[str] = []
         self.spaced: list[str] = []
 
     def present(self, text: str) -> list[str]:
@@ -36,6 +39,8 @@ class HuntIndex:
         if len(self.learned) > self.taken:
             self._take()
         found = [form for automaton, _ in self.levels for _, form in automaton.iter(text)]
+        if self.long:
+            found += [form for form in self.long if form in text]
         return list(dict.fromkeys(found)) if len(found) > 1 else found
 
     def arriving(self, text: str) -> int:
@@ -58,7 +63,11 @@ class HuntIndex:
             if any(char.isspace() for char in form):
                 bisect.insort(self.spaced, form)
                 self.longest = max(self.longest, len(form))
+        self.long += [form for form in fresh if len(form) > _LONG]
+        fresh = [form for form in fresh if len(form) <= _LONG]
         levels = self.levels
+        if not fresh:
+            return
         levels.append((_automaton(fresh), fresh))
         while len(levels) > 1 and len(levels[-2][1]) <= len(levels[-1][1]):
             newer, older = levels.pop()[1], levels.pop()[1]
@@ -72,3 +81,6 @@ def _automaton(forms: list[str]) -> ahocorasick.Automaton:
     automaton.make_automaton()
     return automaton
 
+
+#: the longest form an automaton holds
+_LONG = 256
