@@ -82,7 +82,7 @@ async def test_reruns_are_seeded_like_the_baseline(planted_run):
     assert sorted(set(seeds)) == [0, 1, 2]
 
 
-async def test_a_noisy_baseline_confirms_nothing_and_names_a_comparator_to_try(planted_run):
+async def test_a_coin_model_confirms_nothing_and_says_no_comparator_helps(planted_run):
     import random
 
     def coin(request: LLMRequest):  # a model that ignores its context and answers either way at random
@@ -97,8 +97,32 @@ async def test_a_noisy_baseline_confirms_nothing_and_names_a_comparator_to_try(p
     assert {s.verdict for s in report.suspects} <= {"undecided", "not_confirmed"}
     flips, finished = report.noise
     assert flips > 0 and f"noise: {flips}/{finished} unchanged reruns" in report.summary()
-    assert any("Label(choices=['APPROVED'" in note for note in report.notes)  # the answer starts with a label
+    # the unchanged reruns that flipped all gave the other label: no comparator can help, and the report says so
+    # (it named Label(...), which would have flipped as often)
+    noted = [note for note in report.notes if "one they agree on" in note]
+    assert len(noted) == 1 and "does not clear a piece" in noted[0] and "no comparator changes that" in noted[0]
+    assert not any("Label(choices=" in note for note in report.notes)
     assert report.notes[0] in str(report)
+
+
+async def test_free_text_that_differs_from_rerun_to_rerun_names_a_comparator_of_outcomes(planted_run):
+    """Unchanged reruns that each word the same outcome differently read as changed under the default comparator:
+    the report names a comparator that reads the outcome."""
+    import random
+
+    def wordy(request: LLMRequest):
+        if request.tools and not any(m.get("role") == "tool" for m in request.messages):
+            return {"tool": "lookup_order", "args": {"order_id": "A-1001"}}
+        words = random.Random(f"{request.seed}|{request.system}").sample(["quick", "plain", "short", "final",
+                                                                            "clear", "sure", "fair", "noted"], 4)
+        return f"{refund_model(request).split(':')[0]}: " + " ".join(words) + " reply about the order."
+
+    agent = planted_fact_agent(provider=mock(respond=wordy))
+    run = await agent.run(REFUND_REQUEST)
+    report = await localize(run, rerun=agent, samples=3, top=2)
+    assert any("free text differs from rerun to rerun" in note and "Label(choices=['APPROVED'" in note
+               for note in report.notes)
+    assert not any("one they agree on" in note for note in report.notes)
 
 
 async def test_a_rare_flip_is_undecided_after_every_look(planted_run):
@@ -401,3 +425,19 @@ async def test_reruns_read_memory_but_never_write_to_it():
     report = await localize(run, rerun=agent, samples=2)
     assert any(s.source_id == "vip" and s.verdict == "confirmed" for s in report.suspects)
     assert list(store.recall(namespace, limit=1000)) == before
+
+
+async def test_an_answer_the_reruns_never_reproduce_says_a_verdict_short_of_confirmed_clears_nothing() -> None:
+    """The run shows an answer the model gives only now and then: every unchanged rerun gives another, the same one.
+    Nothing can be confirmed, and the report says why, instead of blaming the answer's wording."""
+    def seldom(request: LLMRequest):
+        return APPROVED if request.seed is None else DECLINED  # the recorded run, never a rerun
+
+    agent = planted_fact_agent(provider=mock(respond=seldom))
+    run = await agent.run(REFUND_REQUEST)
+    assert run.answer == APPROVED
+    report = await localize(run, rerun=agent)
+    assert report.confirmed == [] and not report.baseline_stable
+    noted = [note for note in report.notes if "one they agree on" in note]
+    assert len(noted) == 1 and "does not clear a piece" in noted[0]
+    assert not any("free text differs" in note for note in report.notes) and noted[0] in str(report)

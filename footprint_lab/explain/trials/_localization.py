@@ -257,9 +257,20 @@ LOCALIZATION_COLUMNS = ["rank", "source_id", "source_kind", "verdict", "flips", 
 
 
 def noise_note(trial: TrialResult, comparator: Any, original: str) -> list[str]:
-    """What to try when unchanged reruns flip often under the default comparator."""
+    """What to make of unchanged reruns that flip often: when two or more agree with one another but not with the
+    original, the model does not reliably give the answer the run shows (whatever the comparator); else, under the
+    default comparator, free text that differs from rerun to rerun, which a comparator of outcomes can read."""
     flips, finished = trial.noise
-    if not isinstance(comparator, TextDifference) or not finished or flips * 3 < finished:
+    if not finished or flips * 3 < finished:
+        return []
+    others = [o.answer for o in trial.baseline or trial.screening_baseline if o.flipped and o.answer is not None]
+    if len(others) >= 2 and not any(comparator(others[0], answer) for answer in others[1:]):
+        return [f"{flips} of {finished} unchanged reruns gave another answer, one they agree on: the model does not "
+                "reliably give the answer this run shows (it answers either way by chance, or seldom answers so), and "
+                "no comparator changes that. Reruns that do not reproduce it cannot tell what made it from chance, "
+                "so a verdict here that is not CONFIRMED does not clear a piece. run.context() shows what the "
+                "answering call was given; rerunning the agent on the same input shows how often it answers so."]
+    if not isinstance(comparator, TextDifference):
         return []
     return [f"The baseline is unstable under {comparator!r} ({flips}/{finished} unchanged reruns read as "
             f"changed): free text differs from rerun to rerun. {suggest(original)}"]
