@@ -82,7 +82,7 @@ async def test_reruns_are_seeded_like_the_baseline(planted_run):
     assert sorted(set(seeds)) == [0, 1, 2]
 
 
-async def test_a_coin_model_confirms_nothing_and_says_no_comparator_helps(planted_run):
+async def test_a_coin_model_confirms_nothing_and_says_a_verdict_short_of_confirmed_clears_nothing(planted_run):
     import random
 
     def coin(request: LLMRequest):  # a model that ignores its context and answers either way at random
@@ -97,11 +97,10 @@ async def test_a_coin_model_confirms_nothing_and_says_no_comparator_helps(plante
     assert {s.verdict for s in report.suspects} <= {"undecided", "not_confirmed"}
     flips, finished = report.noise
     assert flips > 0 and f"noise: {flips}/{finished} unchanged reruns" in report.summary()
-    # the unchanged reruns that flipped all gave the other label: no comparator can help, and the report says so
-    # (it named Label(...), which would have flipped as often)
-    noted = [note for note in report.notes if "one they agree on" in note]
-    assert len(noted) == 1 and "does not clear a piece" in noted[0] and "no comparator changes that" in noted[0]
-    assert not any("Label(choices=" in note for note in report.notes)
+    # the unchanged reruns that flipped all gave the other label: the report says the model does not reliably give
+    # this answer, so nothing short of confirmed clears a piece (a comparator of outcomes is named for wording only)
+    noted = [note for note in report.notes if "the same one each time" in note]
+    assert len(noted) == 1 and "does not clear a piece" in noted[0] and "Label(choices=['APPROVED'" in noted[0]
     assert report.notes[0] in str(report)
 
 
@@ -122,7 +121,7 @@ async def test_free_text_that_differs_from_rerun_to_rerun_names_a_comparator_of_
     report = await localize(run, rerun=agent, samples=3, top=2)
     assert any("free text differs from rerun to rerun" in note and "Label(choices=['APPROVED'" in note
                for note in report.notes)
-    assert not any("one they agree on" in note for note in report.notes)
+    assert not any("the same one each time" in note for note in report.notes)
 
 
 async def test_a_rare_flip_is_undecided_after_every_look(planted_run):
@@ -438,6 +437,6 @@ async def test_an_answer_the_reruns_never_reproduce_says_a_verdict_short_of_conf
     assert run.answer == APPROVED
     report = await localize(run, rerun=agent)
     assert report.confirmed == [] and not report.baseline_stable
-    noted = [note for note in report.notes if "one they agree on" in note]
+    noted = [note for note in report.notes if "the same one each time" in note]
     assert len(noted) == 1 and "does not clear a piece" in noted[0]
     assert not any("free text differs" in note for note in report.notes) and noted[0] in str(report)

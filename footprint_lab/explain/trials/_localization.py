@@ -257,23 +257,24 @@ LOCALIZATION_COLUMNS = ["rank", "source_id", "source_kind", "verdict", "flips", 
 
 
 def noise_note(trial: TrialResult, comparator: Any, original: str) -> list[str]:
-    """What to make of unchanged reruns that flip often: when two or more agree with one another but not with the
-    original, the model does not reliably give the answer the run shows (whatever the comparator); else, under the
-    default comparator, free text that differs from rerun to rerun, which a comparator of outcomes can read."""
+    """What to make of unchanged reruns that flip often. When two or more gave one same other answer, the model does
+    not reliably give the answer the run shows, and a verdict short of confirmed clears nothing; under the default
+    comparator, free text may also differ from rerun to rerun, which a comparator of outcomes reads."""
     flips, finished = trial.noise
     if not finished or flips * 3 < finished:
         return []
     others = [o.answer for o in trial.baseline or trial.screening_baseline if o.flipped and o.answer is not None]
-    if len(others) >= 2 and not any(comparator(others[0], answer) for answer in others[1:]):
-        return [f"{flips} of {finished} unchanged reruns gave another answer, one they agree on: the model does not "
-                "reliably give the answer this run shows (it answers either way by chance, or seldom answers so), and "
-                "no comparator changes that. Reruns that do not reproduce it cannot tell what made it from chance, "
-                "so a verdict here that is not CONFIRMED does not clear a piece. run.context() shows what the "
-                "answering call was given; rerunning the agent on the same input shows how often it answers so."]
+    same = len(others) >= 2 and len(set(others)) == 1
+    agreed = (f"{flips} of {finished} unchanged reruns gave another answer, the same one each time: the model does not "
+              "reliably give the answer this run shows, and reruns that do not reproduce it cannot tell what made it "
+              "from chance, so a verdict here that is not CONFIRMED does not clear a piece. run.context() shows what "
+              "the answering call was given; rerunning the agent on the same input shows how often it answers so.")
     if not isinstance(comparator, TextDifference):
-        return []
-    return [f"The baseline is unstable under {comparator!r} ({flips}/{finished} unchanged reruns read as "
-            f"changed): free text differs from rerun to rerun. {suggest(original)}"]
+        return [agreed] if same else []
+    unstable = f"The baseline is unstable under {comparator!r} ({flips}/{finished} unchanged reruns read as changed)"
+    if same:
+        return [f"{unstable}. {agreed} If only the wording differs: {suggest(original)}"]
+    return [f"{unstable}: free text differs from rerun to rerun. {suggest(original)}"]
 
 
 def wording_note(trial: TrialResult, comparator: Any, original: str) -> str:
