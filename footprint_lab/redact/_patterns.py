@@ -126,15 +126,19 @@ def written_forms(value: str, mask: str, *, web: bool = True) -> dict[str, str]:
     return forms
 
 
-def _in_markup(text: str) -> str:
-    """``text`` as Jinja's and markupsafe's escaping writes it (quotes as ``&#34;`` and ``&#39;``)."""
-    return html.escape(text).replace("&quot;", "&#34;").replace("&#x27;", "&#39;")
+def _in_markup(text: str, quote: str, apostrophe: str) -> str:
+    """``text`` HTML-escaped with a double quote and an apostrophe written as given (``&#34;`` and ``&#39;`` as Jinja
+    writes them, ``&quot;`` and ``&#039;`` as PHP does, ``&apos;`` as XML may)."""
+    return html.escape(text).replace("&quot;", quote).replace("&#x27;", apostrophe)
 
 
-#: how a web page and a URL write a text: HTML-escaped (quotes too, and not, and as Jinja does), percent-encoded
-#: (``/`` kept and not, and as JavaScript's ``encodeURIComponent`` does), and as a form's field (a space as ``+``)
+#: how a web page and a URL write a text: HTML-escaped (quotes too and not, and each way Jinja, PHP and XML write
+#: quotes), percent-encoded (``/`` kept and not, and as JavaScript's ``encodeURIComponent`` does), and as a form's
+#: field (a space as ``+``)
 _WEB_WRITERS: tuple[Callable[[str], str], ...] = (
-    html.escape, functools.partial(html.escape, quote=False), _in_markup,
+    html.escape, functools.partial(html.escape, quote=False),
+    *(functools.partial(_in_markup, quote=quote, apostrophe=apostrophe) for quote, apostrophe in (
+        ("&#34;", "&#39;"), ("&quot;", "&#039;"), ("&quot;", "&apos;"), ("&quot;", "'"))),
     *(functools.partial(write, safe=safe, errors="surrogatepass") for write, safe in (
         (urllib.parse.quote, "/"), (urllib.parse.quote, ""), (urllib.parse.quote, "!~*'()"),
         (urllib.parse.quote_plus, ""))))

@@ -36,12 +36,20 @@ class HuntIndex:
 
     def present(self, text: str) -> list[str]:
         """The learned forms ``text`` holds, each once, in the order found."""
+        return list(dict.fromkeys(form for _, _, form in self.spans(text)))
+
+    def spans(self, text: str) -> list[tuple[int, int, str]]:
+        """Every place a learned form stands in ``text`` (overlapping ones too), as ``(start, end, form)``."""
         if len(self.learned) > self.taken:
             self._take()
-        found = [form for automaton, _ in self.levels for _, form in automaton.iter(text)]
-        if self.long:
-            found += [form for form in self.long if form in text]
-        return list(dict.fromkeys(found)) if len(found) > 1 else found
+        found = [(end + 1 - len(form), end + 1, form) for automaton, _ in self.levels
+                 for end, form in automaton.iter(text)]
+        for form in self.long:
+            at = text.find(form)
+            while at != -1:
+                found.append((at, at + len(form), form))
+                at = text.find(form, at + 1)
+        return found
 
     def arriving(self, text: str) -> int:
         """How long an end of ``text`` is that starts a learned form holding whitespace, but is not all of it (the

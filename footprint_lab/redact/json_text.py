@@ -31,7 +31,7 @@ _DECODER = json.JSONDecoder(strict=False, parse_int=lambda digits: int(digits) i
 
 def may_hold_json(text: str) -> bool:
     """Whether ``text`` is JSON to read or may hold a JSON object inside it (a quick test, in C)."""
-    return json_like(text) or ("{" in text and (_OBJECT_START.search(text) is not None or '{\\"' in text))
+    return json_like(text) or ("{" in text and (_OBJECT_START.search(text) is not None or '\\"' in text))
 
 
 def json_like(text: str) -> bool:
@@ -71,8 +71,8 @@ def json_documents(text: str) -> list[tuple[str, Any]]:
 
 #: where a JSON object may start inside a longer text: a brace before a quoted key
 _OBJECT_START = re.compile(r'\{[ \t\r\n]*"')
-#: a JSON string in a longer text whose content may be JSON (``body="{\\"user\\": ...}"``: JSON encoded twice)
-_ENCODED = re.compile(r'"[\[{](?:[^"\\\n]|\\.)*+"')
+#: a quote in a longer text that no backslash escapes (an escaped backslash before it does not)
+_QUOTE = re.compile(r'\\.|"', re.DOTALL)
 #: how many objects a longer text is read for (they do not overlap: reading them costs the text's length), the
 #: longest each may be, and how many characters the starts that are no object may read before it stops trying them,
 #: per character of the text (each fails where its text stops being JSON: a stray brace costs a few)
@@ -99,11 +99,29 @@ def _inside(text: str) -> list[tuple[str, Any]]:
         if end - start.start() <= _INSIDE_LONGEST:
             found.append((text[start.start():end], document))
         at = end
-    for encoded in itertools.islice(_ENCODED.finditer(text), _INSIDE_MOST):
-        inner = decoded(encoded.group())
-        if isinstance(inner, str) and json_like(inner):
+    return found + _quoted(text)
+
+
+def _quoted(text: str) -> list[tuple[str, Any]]:
+    """The JSON that strings quoted in a longer text hold, escaped (``body="{\\"password\\": ...}"``, pretty-printed,
+    after a prefix, quoted twice): each stretch between two quotes that holds an escaped quote after a brace is read
+    as a JSON string, and its content as JSON text. A stray quote cannot put the stretches out of step: each pair of
+    neighbouring quotes is a stretch, so reading them all costs the text's length."""
+    quotes = [found.start() for found in _QUOTE.finditer(text) if found.group() == '"']
+    found: list[tuple[str, Any]] = []
+    read = 0
+    for start, end in itertools.pairwise(quotes):
+        if read >= _INSIDE_MOST or "{" not in text[start:end] or _ESCAPED_KEY.search(text, start, end) is None:
+            continue
+        read += 1
+        inner = decoded(text[start:end + 1])
+        if isinstance(inner, str):
             found += json_documents(inner)
     return found
+
+
+#: an escaped quote after a brace (whitespace between): where an escaped JSON object's first key starts
+_ESCAPED_KEY = re.compile(r'\{[ \t\r\n]*+(?:\\[nrt][ \t\r\n]*+)*\\"')
 
 
 class KeyedSpan(NamedTuple):

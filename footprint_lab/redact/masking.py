@@ -1,9 +1,10 @@
 """How a scrubber writes masks into a text: each learned value found where it stands replaced by its mask.
 
 Rule kept here: values that overlap where they stand are masked as one span; a number pair (``"pin": 42``) stands
-only where its number ends; a mask already written is kept whole when a text is split around the masks. A mask
-already written is one the scrubber writes (``masks``: ``[redacted:password]``), never any text shaped like one:
-``[redacted:<a value learned>]`` in a model's answer is text, and the value in it is masked.
+only where its number ends; a mask already written is kept whole. A mask already written is one the scrubber writes
+(``[redacted:password]``), never any text shaped like one: ``[redacted:<a value learned>]`` in a model's answer is
+text, and the value in it is masked. The places come from one pass of the scrubber's index over the text
+(``redact.hunt_index``), so many values in a long text cost their places, not a search each.
 
 Role: redact layer, used by ``redact.scrubber.RunScrubber`` alone; the standard library only.
 """
@@ -13,32 +14,27 @@ from __future__ import annotations
 import bisect
 import re
 
-
-def outside_masks(text: str, pairs: list[tuple[str, str]], masks: re.Pattern[str]) -> str:
-    """``text`` with each value of ``pairs`` (value, mask; longest first) replaced by its mask between the masks
-    already written (``masks``, one group around the whole), which are kept whole: a value never nests inside one."""
-    return "".join(part if at % 2 else replaced(part, pairs) for at, part in enumerate(masks.split(text)))
+#: a place in a text: where it starts and ends, and what stands there (a learned form, or the mask written for it)
+Place = tuple[int, int, str]
 
 
-def replaced(text: str, pairs: list[tuple[str, str]]) -> str:
-    """``text`` with each value of ``pairs`` (value, mask) replaced by its mask. Values that overlap where they stand
-    (``1234-5678-ABCD`` and ``ABCD-9999-ZZZZ`` in ``1234-5678-ABCD-9999-ZZZZ``) are masked as one span, with the
-    mask of the one that starts first; a number pair stands only where its number ends (``ends_there``)."""
-    spans: list[tuple[int, int, str]] = []
-    for value, mask in pairs:
-        number = number_pair(value, mask)
-        at = text.find(value)
-        while at != -1:
-            end = at + len(value)
-            if not number or ends_there(text, end):
-                spans.append((at, end, mask))
-            at = text.find(value, at + 1)
-    if not spans:
+def standing(text: str, found: list[Place], masks: dict[str, str]) -> list[Place]:
+    """Where each learned form ``found`` (start, end, form) stands in ``text``, with its mask (``masks``): a number
+    pair only where its number ends."""
+    return [(start, end, masks[form]) for start, end, form in found
+            if not number_pair(form, masks[form]) or ends_there(text, end)]
+
+
+def masked(text: str, places: list[Place]) -> str:
+    """``text`` with each of ``places`` (start, end, mask) replaced by its mask. Places that overlap
+    (``1234-5678-ABCD`` and ``ABCD-9999-ZZZZ`` in ``1234-5678-ABCD-9999-ZZZZ``) are masked as one span, with the mask
+    of the one that starts first."""
+    if not places:
         return text
-    spans.sort(key=lambda span: (span[0], -span[1]))
+    places = sorted(places, key=lambda place: (place[0], -place[1]))
     parts: list[str] = []
-    done, (start, end, mask) = 0, spans[0]
-    for at, until, shown in spans[1:]:
+    done, (start, end, mask) = 0, places[0]
+    for at, until, shown in places[1:]:
         if at < end:
             end = max(end, until)
             continue
@@ -46,6 +42,29 @@ def replaced(text: str, pairs: list[tuple[str, str]]) -> str:
         done, start, end, mask = end, at, until, shown
     parts += (text[done:start], mask, text[end:])
     return "".join(parts)
+
+
+def untouched(places: list[Place], text: str, masks: re.Pattern[str]) -> list[Place]:
+    """Those of ``places`` that touch no mask already written in ``text`` (``masks``), in one walk over the masks."""
+    written = [found.span() for found in masks.finditer(text)]
+    starts = [start for start, _ in written]
+    kept: list[Place] = []
+    for place in places:
+        last = bisect.bisect_left(starts, place[1]) - 1  # the last mask that starts before the place ends
+        if last < 0 or written[last][1] <= place[0]:
+            kept.append(place)
+    return kept
+
+
+def inside(places: list[Place], text: str, masks: re.Pattern[str]) -> bool:
+    """Whether each of ``places`` lies wholly inside one mask already written in ``text``."""
+    written = [found.span() for found in masks.finditer(text)]
+    starts = [start for start, _ in written]
+    for start, end, _ in places:
+        last = bisect.bisect_right(starts, start) - 1  # the last mask that starts at or before it
+        if last < 0 or end > written[last][1]:
+            return False
+    return True
 
 
 def number_pair(value: str, mask: str) -> bool:
@@ -59,24 +78,3 @@ def ends_there(text: str, end: int) -> bool:
 
 
 _NUMBER_GOES_ON = frozenset("0123456789.eE")
-
-
-def sought(value: str, mask: str) -> str:
-    """A pattern that finds ``value`` where it stands (a number pair only where its number ends)."""
-    return re.escape(value) + ("(?![0-9.eE])" if number_pair(value, mask) else "")
-
-
-def showing(secret: str, text: str, masks: re.Pattern[str]) -> bool:
-    """Whether ``secret`` shows in ``text`` anywhere but wholly inside a mask already written (``masks``; in one walk:
-    the masks and the places it stands in are both in order)."""
-    at = text.find(secret)
-    if at == -1:
-        return False
-    spans = [found.span() for found in masks.finditer(text)]
-    starts = [start for start, _ in spans]
-    while at != -1:
-        inside = bisect.bisect_right(starts, at) - 1  # the last mask that starts at or before it
-        if inside < 0 or at + len(secret) > spans[inside][1]:
-            return True
-        at = text.find(secret, at + 1)
-    return False

@@ -34,7 +34,7 @@ from footprint_lab.redact._patterns import (
 from footprint_lab.redact.base64_words import as_text, base64_words
 from footprint_lab.redact.hunt_index import HuntIndex
 from footprint_lab.redact.json_text import decoded, json_documents, keyed_spans, may_hold_json
-from footprint_lab.redact.masking import ends_there, number_pair, outside_masks, replaced, showing, sought
+from footprint_lab.redact.masking import inside, masked, standing, untouched
 from footprint_lab.redact.token_gate import TokenGate
 
 if TYPE_CHECKING:
@@ -175,9 +175,9 @@ class RunScrubber:
         """Learn ``value``: the one place a value becomes what this scrubber hunts, in each form it may be written
         in (``written_forms``), with its mask written alike. Shorter than ``_LEARN_MIN`` it is not hunted: a CVV's
         ``737`` hunted everywhere would mask every other ``737`` (``_learn`` holds it beside its key instead, as
-        ``written_pairs`` writes them). A mask already written is no value. ``web``: also as a web page and a URL
-        write it (a value's, not a pair's)."""
-        if len(value) < _LEARN_MIN or value in self._values or PLACEHOLDER.fullmatch(value):
+        ``written_pairs`` writes them). A mask this scrubber writes is no value (text only shaped like one is).
+        ``web``: also as a web page and a URL write it (a value's, not a pair's)."""
+        if len(value) < _LEARN_MIN or value in self._values or self._masks.written(value):
             return
         self._values[value] = mask
         self._masks.add(mask)
@@ -250,22 +250,15 @@ class RunScrubber:
     def _swept(self, text: str) -> str:
         """``text`` with every value learned so far replaced by its mask (base64 is not read here). A mask already
         written is kept whole and a learned word never nests inside one (``[redacted:args]`` stays when ``args``
-        was learned), unless a learned value would be left showing (one that starts inside a mask)."""
+        was learned), unless a learned value would be left showing (one that cuts into a mask)."""
         learned = self._learned
-        present = sorted(self._present(text), key=len, reverse=True)
-        if not present:
-            return text
-        pairs = [(secret, learned[secret]) for secret in present]
-        masks, written = {mask for _, mask in pairs}, self._masks.pattern()
-        if any(secret in mask for secret in present for mask in masks):  # one may be found inside a mask it made
-            finder = re.compile("|".join([*(sought(secret, learned[secret]) for secret in present),
-                                          written.pattern]))  # a learned value first
-            swept = finder.sub(lambda found: learned.get(found.group(), found.group()), text)
-        elif "[redacted:" in text:
-            swept = outside_masks(text, pairs, written)
-        else:
-            return replaced(text, pairs)
-        return replaced(swept, pairs) if any(showing(secret, swept, written) for secret in present) else swept
+        places = standing(text, self._index.spans(text), learned)
+        if not places or "[redacted:" not in text:
+            return masked(text, places)
+        written = self._masks.pattern()
+        swept = masked(text, untouched(places, text, written))
+        left = standing(swept, self._index.spans(swept), learned)
+        return swept if inside(left, swept, written) else masked(swept, left)
 
     def _read_json(self, text: str) -> None:
         """Learn what JSON text holds under a covered key (a tool's result given as JSON text, an argument that is
@@ -298,7 +291,7 @@ class RunScrubber:
                         covered = covered or declared is not None
                         if declared is None or inner is None:
                             stack.append(inner)
-                        elif not (isinstance(inner, str) and PLACEHOLDER.fullmatch(inner)):  # a mask is no match
+                        elif not (isinstance(inner, str) and self._masks.written(inner)):  # a mask is no match
                             found.append(declared)
                             self._learn(inner, f"[redacted:{declared}]", key, compact)
                 elif isinstance(item, list):
@@ -313,7 +306,8 @@ class RunScrubber:
         """Learn each covered key's value in JSON ``source`` as the text spells it (``keyed_spans``), each time the key
         is written: the value as data (a key written twice keeps only its last value once parsed), beside its key
         with the text's own spacing (``{"cvv" : "737"}``, ``1e3``), and each string it holds that an escape spells
-        otherwise than ``json.dumps`` would (``\\/``, ``\\u0026``, upper-case hex), on its own."""
+        otherwise than ``json.dumps`` would (``\\/``, ``\\u0026``, upper-case hex), on its own (with its quotes when
+        it is short: ``"1\\/2"`` is no part of ``"01\\/25\\/2026"``)."""
         named: dict[str, str | None] = {}  # each key as spelled: the name the policy covers it by, or None
 
         def covered(spelled: str) -> bool:
@@ -330,14 +324,18 @@ class RunScrubber:
                 self._hold(literal, mask, web=False)
                 continue
             value = decoded(literal)
-            if value is None or (isinstance(value, str) and PLACEHOLDER.fullmatch(value)):  # nothing, or a mask
+            if value is None or (isinstance(value, str) and self._masks.written(value)):  # nothing, or a mask
                 continue
             self._learn(value, mask, key, compact)
             if span.end - span.value <= _SPELLED_LONGEST:
                 self._hold(source[span.start:span.end], source[span.start:span.value] + json.dumps(mask), web=False)
             for string in span.strings:
-                if "\\" in string and len(str(decoded(string))) >= _LEARN_MIN:  # a short one only beside its key
+                if "\\" not in string:
+                    continue
+                if len(str(decoded(string))) >= _LEARN_MIN:
                     self._hold(string[1:-1], json.dumps(mask)[1:-1], web=False)
+                else:  # a short one with its quotes: a string of its own, never part of a longer one
+                    self._hold(string, json.dumps(mask), web=False)
 
     def _text(self, text: str) -> str:
         if self._keys and may_hold_json(text):
@@ -374,15 +372,7 @@ class RunScrubber:
         """Where a pattern or a learned value matches in ``text``: sorted ``(start, end, mask)``, pattern matches
         counted as :meth:`scrub` counts them. For a reader that masks a text mapped from another (``notebook``'s
         reading of HTML entities)."""
-        found: list[tuple[int, int, str]] = []
-        for secret in self._present(text):
-            mask = self._learned[secret]
-            number = number_pair(secret, mask)
-            at = text.find(secret)
-            while at != -1:
-                if not number or ends_there(text, at + len(secret)):
-                    found.append((at, at + len(secret), mask))
-                at = text.find(secret, at + len(secret))
+        found = standing(text, self._index.spans(text), self._learned)
         if self.may_match(text):
             for pattern in self._patterns:
                 spans = pattern.matches(text)
@@ -464,6 +454,10 @@ class _Masks:
         if fresh:
             self.names |= fresh
             self.made = None
+
+    def written(self, text: str) -> bool:
+        """Whether ``text`` is a mask this scrubber writes (no value to learn: a text masked before, read again)."""
+        return text.startswith("[redacted:") and self.pattern().fullmatch(text) is not None
 
     def pattern(self) -> re.Pattern[str]:
         if self.made is None:

@@ -215,6 +215,11 @@ WRITTEN = {
     "a lone surrogate in the covered value": ('{"password": "@\\ud83d"}', SECRET),
     "JSON encoded twice inside a logfmt line": (
         'level=warn body="{\\"user\\": \\"ana\\", \\"password\\": \\"@\\"}" status=401', SECRET),
+    "a pretty-printed body quoted in a log line": (
+        'level=warn body="{\\n  \\"user\\": \\"ana\\",\\n  \\"password\\": \\"@\\"\\n}" status=401', SECRET),
+    "a quoted body after a prefix inside the quotes": ('msg="request: {\\"password\\": \\"@\\"} sent" ok', SECRET),
+    "a quoted body after 5,000 quoted tags": (
+        " ".join('tag="[app]"' for _ in range(5000)) + ' body="{\\"password\\": \\"@\\"}"', SECRET),
 }
 
 
@@ -246,15 +251,17 @@ async def test_bytes_under_a_covered_key_are_learned_as_the_text_they_hold(tmp_p
     assert run.recording.answer == "Your password is [redacted:password]."
 
 
-@pytest.mark.parametrize("written", ["url", "html", "javascript", "xml", "jinja"])
+@pytest.mark.parametrize("written", ["url", "html", "javascript", "xml", "jinja", "php", "xml attribute"])
 async def test_a_learned_value_a_url_or_a_web_page_writes_shows_nowhere(written: str, tmp_path: Path) -> None:
     """The password a call sent comes back percent-encoded in an error's query string, or HTML-escaped in a form a
     tool returns: neither spelling shows anywhere."""
-    password = "p@ss w0rd&Falcon's/9913!(x)"
+    password = 'p@ss w0rd&Falcon\'s/"99"13!(x)'
     spell = {"url": urllib.parse.quote_plus, "html": html.escape,
              "javascript": lambda text: urllib.parse.quote(text, safe="!~*'()"),  # encodeURIComponent
              "xml": lambda text: html.escape(text, quote=False),  # xml.sax.saxutils.escape
-             "jinja": lambda text: html.escape(text).replace("&#x27;", "&#39;").replace("&quot;", "&#34;")}[written]
+             "jinja": lambda text: html.escape(text).replace("&#x27;", "&#39;").replace("&quot;", "&#34;"),
+             "php": lambda text: html.escape(text).replace("&#x27;", "&#039;"),  # htmlspecialchars, ENT_QUOTES
+             "xml attribute": lambda text: html.escape(text).replace("&#x27;", "'")}[written]  # saxutils.quoteattr
 
     def login(password: str) -> str:
         if written == "url":
@@ -332,3 +339,26 @@ def test_a_log_of_many_json_lines_that_starts_with_prose_is_read_whole() -> None
     text = "tail of app.log\n" + "\n".join(json.dumps({"n": k, "password": pw}) for k, pw in enumerate(passwords))
     masked = POLICY.for_run().scrub(text)
     assert [pw for pw in passwords if pw in masked] == [] and masked.count("[redacted:password]") == 40
+
+
+async def test_a_covered_value_shaped_like_a_mask_is_learned_and_masked(tmp_path: Path) -> None:
+    """A password that looks like a mask (``[redacted:...]``) is a value like any other: the call's arguments, the
+    model's turn and the answer that repeats it show it nowhere."""
+    password = f"[redacted:{SECRET}]"
+    schema = {"type": "object", "properties": {"password": {"type": "string"}}}
+    login = define_tool(name="login", description="Log in.", input_schema=schema, fn=lambda password: "ok")
+    agent = Agent(provider=mock(replies=[{"tool": "login", "args": {"password": password}}, f"Used {password}."]),
+                  tools=[login], redact=Redaction(keys=["password"]))
+    events: list[Any] = []
+    run = await agent.run("Go.", on_event=events.append)
+    assert showing(SECRET, served(run, tmp_path, events)) == {}
+
+
+@pytest.mark.parametrize("text", ['{"password": {"code": "\\u0034\\u0032", "note": "' + "n" * 300 + '"}}',
+                                  '{"cvv": ["\\u0037\\u0033\\u0037", "' + "n" * 300 + '"]}'])
+def test_a_short_escaped_value_inside_a_long_covered_value_is_masked_where_it_stands(text: str) -> None:
+    """A short value an escape spells, inside a covered value too long to be hunted beside its key: masked as the
+    JSON string it is (quotes and all), so the same digits inside a longer string elsewhere stay."""
+    masked = POLICY.for_run().scrub(text + ' "x\\u0034\\u0032y"')
+    assert "\\u0034\\u0032\"" not in masked and "\\u0037\\u0033\\u0037" not in masked
+    assert masked.endswith(' "x\\u0034\\u0032y"')
