@@ -6,13 +6,44 @@ only where its number ends; a mask already written is kept whole. A mask already
 text, and the value in it is masked. The places come from one pass of the scrubber's index over the text
 (``redact.hunt_index``), so many values in a long text cost their places, not a search each.
 
-Role: redact layer, used by ``redact.scrubber.RunScrubber`` alone; the standard library only.
+Role: redact layer, used by ``redact.scrubber.RunScrubber`` alone; the mask shape from ``redact._patterns``.
 """
 
 from __future__ import annotations
 
 import bisect
 import re
+from collections.abc import Iterable
+
+from footprint_lab.redact._patterns import PLACEHOLDER
+
+
+class WrittenMasks:
+    """The masks a scrubber writes, as one pattern (a group around the whole): each name its policy covers and each
+    name a mask of a value it was taught carries. Text shaped like a mask but naming none is text."""
+
+    __slots__ = ("made", "names")
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = set(names)
+        self.made: re.Pattern[str] | None = None
+
+    def add(self, mask: str) -> None:
+        fresh = {found[len("[redacted:"):-1] for found in PLACEHOLDER.findall(mask)} - self.names
+        if fresh:
+            self.names |= fresh
+            self.made = None
+
+    def written(self, text: str) -> bool:
+        """Whether ``text`` is a mask this scrubber writes (no value to learn: a text masked before, read again)."""
+        return text.startswith("[redacted:") and self.pattern().fullmatch(text) is not None
+
+    def pattern(self) -> re.Pattern[str]:
+        if self.made is None:
+            names = "|".join(map(re.escape, sorted(self.names, key=len, reverse=True))) or "(?!)"
+            self.made = re.compile(f"(\\[redacted:(?:{names})\\])")
+        return self.made
+
 
 #: a place in a text: where it starts and ends, and what stands there (a learned form, or the mask written for it)
 Place = tuple[int, int, str]

@@ -18,14 +18,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.redact._patterns import (
     _BREAK,
     _LEARN_MIN,
     BUILTIN_PATTERNS,
-    PLACEHOLDER,
     _Pattern,
     normalize_key,
     written_forms,
@@ -34,7 +33,7 @@ from footprint_lab.redact._patterns import (
 from footprint_lab.redact.base64_words import as_text, base64_words
 from footprint_lab.redact.hunt_index import HuntIndex
 from footprint_lab.redact.json_text import decoded, json_documents, keyed_spans, may_hold_json
-from footprint_lab.redact.masking import inside, masked, standing, untouched
+from footprint_lab.redact.masking import WrittenMasks, inside, masked, standing, untouched
 from footprint_lab.redact.token_gate import TokenGate
 
 if TYPE_CHECKING:
@@ -78,7 +77,7 @@ class RunScrubber:
         self._values: dict[str, str] = {}
         self._learned: dict[str, str] = {}
         self._index = HuntIndex(self._learned)
-        self._masks = _Masks([*self._keys.values(), *(pattern.name for pattern in self._patterns)])
+        self._masks = WrittenMasks([*self._keys.values(), *(pattern.name for pattern in self._patterns)])
         #: each short value learned beside its key, as ``(key, mask, repr, compact)``: its pairs are written once
         self._paired: set[tuple[str, str, str, bool]] = set()
         #: JSON texts read lately (``_read_json``), each with the covered keys it holds (a text is scrubbed often)
@@ -192,7 +191,7 @@ class RunScrubber:
         made._keys, made._patterns, made._screens, made.counts, made.prior = {}, (), (), {}, ()
         made._values, made._learned = {}, {}
         made._index, made._paired, made._read, made._stalled = HuntIndex(made._learned), set(), {}, {}
-        made._masks = _Masks(())
+        made._masks = WrittenMasks(())
         made.teach(secrets)
         return made
 
@@ -437,33 +436,6 @@ class RunScrubber:
     def report(self) -> dict[str, Any]:
         """The redaction report a ``Recording`` carries: what was in force and what matched, with counts."""
         return {**self.marks(), "counts": dict(sorted(self.counts.items()))}
-
-
-class _Masks:
-    """The masks a scrubber writes, as one pattern (a group around the whole): each name its policy covers and each
-    name a mask of a value it was taught carries. Text shaped like a mask but naming none is text."""
-
-    __slots__ = ("made", "names")
-
-    def __init__(self, names: Iterable[str]) -> None:
-        self.names = set(names)
-        self.made: re.Pattern[str] | None = None
-
-    def add(self, mask: str) -> None:
-        fresh = {found[len("[redacted:"):-1] for found in PLACEHOLDER.findall(mask)} - self.names
-        if fresh:
-            self.names |= fresh
-            self.made = None
-
-    def written(self, text: str) -> bool:
-        """Whether ``text`` is a mask this scrubber writes (no value to learn: a text masked before, read again)."""
-        return text.startswith("[redacted:") and self.pattern().fullmatch(text) is not None
-
-    def pattern(self) -> re.Pattern[str]:
-        if self.made is None:
-            names = "|".join(map(re.escape, sorted(self.names, key=len, reverse=True))) or "(?!)"
-            self.made = re.compile(f"(\\[redacted:(?:{names})\\])")
-        return self.made
 
 
 def _short_items(items: list[Any] | tuple[Any, ...]) -> bool:
