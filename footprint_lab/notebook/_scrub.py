@@ -46,7 +46,7 @@ from typing import Any, NamedTuple, cast
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.notebook._png_text import PNG_SIGNATURE, png_texts
-from footprint_lab.notebook._unhidden import unhidden
+from footprint_lab.notebook._unhidden import MARKDOWN, MARKS_KEPT, unhidden
 from footprint_lab.notebook._walk import Layer, Spot, holds_recording_text, walk
 from footprint_lab.notebook._walk import value as walked
 from footprint_lab.notebook.read import (
@@ -302,6 +302,8 @@ class _Pass:
         # base64 words first, each named as read through base64 (the scrubber reads them too, unnamed)
         value = base64_words(value, lambda payload: self._payload(payload, spot))
         value = unhidden(self.scrubber.scrub(value), self.scrubber.hits, spot.reading)
+        if spot.reading == MARKDOWN:  # emphasis marks are drawn where they open nothing (inside a word, alone)
+            value = unhidden(value, self.scrubber.hits, MARKS_KEPT)
         encodings = self._learned_encodings()
         return value if encodings is None else encodings[0].sub(lambda found: encodings[1][found.group()], value)
 

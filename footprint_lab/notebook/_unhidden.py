@@ -24,8 +24,9 @@ from typing import NamedTuple
 from footprint_lab.base.unicode import DIRECTION_CONTROLS, display_order, invisible_class
 
 #: a text is read as plain text (``""``), as HTML (tags drawn as nothing) or as markdown (HTML, and
-#: the backslash of an escape and the emphasis and code marks too)
-PLAIN, HTML, MARKDOWN = "", "html", "markdown"
+#: the backslash of an escape and the emphasis and code marks too); a markdown cell is read a second time with its
+#: emphasis marks kept (``MARKS_KEPT``: ``hunter_2x`` inside a word, or a lone ``*``, is drawn as it is)
+PLAIN, HTML, MARKDOWN, MARKS_KEPT = "", "html", "markdown", "markdown, marks kept"
 #: elements a browser draws on a line of their own: read as a line break, so text on two sides is never joined
 _BLOCKS = frozenset({
     "address", "article", "aside", "blockquote", "br", "dd", "details", "div", "dl", "dt", "fieldset", "figcaption",
@@ -46,11 +47,12 @@ _EVERYWHERE = (
 _CLOSED = {PLAIN: r"|(?P<comment2><[!?][^>]*>)",
            HTML: r"|(?P<comment2><[!?][^>]*>)|(?P<tag></?([A-Za-z][A-Za-z0-9-]*)"
                  r"""(?:[^>"'=]++|=\s*+"[^"]*+"|=\s*+'[^']*+'|["'=])*+(?:>|\Z))"""}
-_CLOSED[MARKDOWN] = _CLOSED[HTML]
-#: markdown's marks a reader does not see: the backslash of an escape, emphasis, strike-through and code marks,
-#: and a link's brackets and destination (``[sk-ab](https://x)cd`` reads ``sk-abcd``; each scan stops at a bracket,
-#: a parenthesis or a space, so the reading stays one pass)
-_MARKS = (r"|(?P<mark>\\(?=[!-/:-@\[-`{-~])|[*_~`]+|!?\[|\]\([^()\s]*\)|\]\[[^\[\]\s]*\])")
+_CLOSED[MARKDOWN] = _CLOSED[MARKS_KEPT] = _CLOSED[HTML]
+#: markdown's marks a reader does not see: the backslash of an escape (the character it escapes is drawn),
+#: emphasis, strike-through and code marks, and a link's brackets and destination (``[sk-ab](https://x)cd`` reads
+#: ``sk-abcd``; each scan stops at a bracket, a parenthesis or a space, so the reading stays one pass)
+_ESCAPED = r"|(?P<escaped>\\[!-/:-@\[-`{-~])"
+_MARKS = _ESCAPED + r"|(?P<mark>[*_~`]+|!?\[|\]\([^()\s]*\)|\]\[[^\[\]\s]*\])"
 
 
 @functools.cache
@@ -58,7 +60,7 @@ def _reader(reading: str, closed: bool) -> re.Pattern[str]:
     """The tokens a text is read through in ``reading``; ``closed``: with those a ">" must close (read only
     where one still follows, so a text full of unclosed "<!" or "<a" is read in one pass, never in a quadratic one)."""
     body = _EVERYWHERE.replace("{invisible}", invisible_class()) + (_CLOSED[reading] if closed else "")
-    return re.compile(body + (_MARKS if reading == MARKDOWN else ""), re.S)
+    return re.compile(body + {MARKDOWN: _MARKS, MARKS_KEPT: _ESCAPED}.get(reading, ""), re.S)
 
 
 def _entity(token: str) -> str:
@@ -138,6 +140,8 @@ def _read(text: str, reading: str) -> _Reading | None:
         elif kind == "invisible":  # each direction control kept to be applied; the rest is dropped
             pieces.extend((char, begin + k, begin + k + 1, True) for k, char in enumerate(token)
                           if char in DIRECTION_CONTROLS)
+        elif kind == "escaped":  # the backslash is not drawn, the character after it is
+            pieces.append((token[1], begin + 1, end, True))
         elif kind == "tag":
             tags.append((begin, end))
             if found.group(found.re.groupindex["tag"] + 1).lower() in _BLOCKS:

@@ -87,15 +87,17 @@ def untouched(places: list[Place], text: str, masks: re.Pattern[str]) -> list[Pl
     return kept
 
 
-def inside(places: list[Place], text: str, masks: re.Pattern[str]) -> bool:
-    """Whether each of ``places`` lies wholly inside one mask already written in ``text``."""
+def showing(places: list[Place], text: str, masks: re.Pattern[str]) -> list[Place]:
+    """Those of ``places`` that do not lie wholly inside one mask already written in ``text`` (``masks``), in one
+    walk over the masks."""
     written = [found.span() for found in masks.finditer(text)]
     starts = [start for start, _ in written]
-    for start, end, _ in places:
-        last = bisect.bisect_right(starts, start) - 1  # the last mask that starts at or before it
-        if last < 0 or end > written[last][1]:
-            return False
-    return True
+    shown: list[Place] = []
+    for place in places:
+        last = bisect.bisect_right(starts, place[0]) - 1  # the last mask that starts at or before it
+        if last < 0 or place[1] > written[last][1]:
+            shown.append(place)
+    return shown
 
 
 def number_pair(value: str, mask: str) -> bool:

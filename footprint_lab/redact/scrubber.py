@@ -33,7 +33,7 @@ from footprint_lab.redact._patterns import (
 from footprint_lab.redact.base64_words import as_text, base64_words
 from footprint_lab.redact.hunt_index import HuntIndex
 from footprint_lab.redact.json_text import decoded, json_documents, keyed_spans, may_hold_json
-from footprint_lab.redact.masking import WrittenMasks, inside, masked, standing, untouched
+from footprint_lab.redact.masking import WrittenMasks, masked, showing, standing, untouched
 from footprint_lab.redact.token_gate import TokenGate
 
 if TYPE_CHECKING:
@@ -250,14 +250,17 @@ class RunScrubber:
         """``text`` with every value learned so far replaced by its mask (base64 is not read here). A mask already
         written is kept whole and a learned word never nests inside one (``[redacted:args]`` stays when ``args``
         was learned), unless a learned value would be left showing (one that cuts into a mask)."""
-        learned = self._learned
+        learned, written = self._learned, self._masks.pattern()
         places = standing(text, self._index.spans(text), learned)
-        if not places or "[redacted:" not in text:
-            return masked(text, places)
-        written = self._masks.pattern()
-        swept = masked(text, untouched(places, text, written))
-        left = standing(swept, self._index.spans(swept), learned)
-        return swept if inside(left, swept, written) else masked(swept, left)
+        if not places:
+            return text
+        swept = masked(text, untouched(places, text, written) if "[redacted:" in text else places)
+        for _ in range(_SWEEPS):  # a mask can end what a number pair stood against (``"pin": 42`` before ``1234abcd``)
+            left = showing(standing(swept, self._index.spans(swept), learned), swept, written)
+            if not left:
+                break
+            swept = masked(swept, left)
+        return swept
 
     def _read_json(self, text: str) -> None:
         """Learn what JSON text holds under a covered key (a tool's result given as JSON text, an argument that is
@@ -447,6 +450,8 @@ def _short_items(items: list[Any] | tuple[Any, ...]) -> bool:
 
 #: JSON text read (``_read_json``) is remembered up to this many texts, each up to this long
 _READ_KEPT, _READ_LONGEST = 128, 16_384
+#: how many times a swept text is looked at again for a learned value its masks left standing
+_SWEEPS = 3
 #: how often a caller's pattern may run out of its time limit in a run before it is not tried on as long a text
 _STALLS = 3
 #: the longest value a key's spelled pair is learned with: a longer one is hunted by its own texts

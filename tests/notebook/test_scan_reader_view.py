@@ -110,6 +110,27 @@ def test_a_key_split_where_a_reader_sees_it_whole_is_found_and_masked_whole(
     assert scan(path, redact=POLICY) == []
 
 
+@pytest.mark.parametrize("password", ["hunter_2x", "p*ssw0rd!", "tl~~dr~~x", "se[cr]et-77", "a`b`cdefg"])
+@pytest.mark.parametrize("written", ["escaped", "zero-width space", "entity"])
+def test_a_password_with_markdown_marks_in_a_markdown_cell_is_masked(tmp_path: Path, password: str,
+                                                                      written: str) -> None:
+    """A markdown cell writes a learned password as markdown must (``hunter\\_2x``), or hides it between its
+    characters; a reader sees it whole, so scan finds it and scrub masks it (the markdown reading dropped the
+    escaped mark and every mark inside a word, and read ``hunter2x``)."""
+    escaped = re.sub(r"([*_~`\[\]])", r"\\\1", password)
+    shown = {"escaped": escaped, "zero-width space": password[:3] + "\u200b" + password[3:],
+             "entity": password[:3] + "&#8203;" + password[3:]}[written]
+    data = notebook(markdown=f"The login is {shown} for now.")
+    data["metadata"]["connection"] = {"password": password}  # learned under a covered key
+    path = save(tmp_path / "nb.ipynb", data)
+    policy = Redaction(keys=["password"])
+    assert (0, "source") in {(f.cell, f.where) for f in scan(path, redact=policy)}
+    scrub(path, redact=policy)
+    source = json.loads(path.read_text(encoding="utf-8"))["cells"][0]["source"]
+    assert "[redacted:password]" in source and password not in reader_sees(source.replace("\\", ""))
+    assert scan(path, redact=policy) == []
+
+
 @pytest.mark.parametrize("split", ["bold", "zero-width space", "&shy;", "RLO"])
 def test_a_learned_value_and_a_callers_pattern_are_read_the_same_way(tmp_path: Path, split: str) -> None:
     password = "tangerine-parachute-77"

@@ -362,3 +362,12 @@ def test_a_short_escaped_value_inside_a_long_covered_value_is_masked_where_it_st
     masked = POLICY.for_run().scrub(text + ' "x\\u0034\\u0032y"')
     assert "\\u0034\\u0032\"" not in masked and "\\u0037\\u0033\\u0037" not in masked
     assert masked.endswith(' "x\\u0034\\u0032y"')
+
+
+def test_a_number_pair_standing_against_a_masked_value_is_masked_too() -> None:
+    """``"pin": 42`` is not masked inside ``"pin": 421234abcd`` (the number goes on), but once the password
+    ``1234abcd`` after it is masked, the pair stands on its own: one scrub masks both."""
+    scrubber = POLICY.for_run()
+    scrubber.scrub({"pin": 42, "password": "1234abcd"})
+    masked = scrubber.scrub('log "pin": 421234abcd')
+    assert masked == 'log "pin": "[redacted:pin]"[redacted:password]' and scrubber.scrub(masked) == masked
