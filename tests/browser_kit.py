@@ -43,11 +43,22 @@ def chromium(*, javascript: bool = True, offline: bool = False) -> Iterator[Any]
             browser.close()
 
 
+def screenshot(page: Any, path: Path | str) -> None:
+    """A screenshot kept as evidence: the whole page, or the part in view when Chromium cannot capture the whole (a
+    page taller than it draws at once, a machine under load). The check beside it is the test, not the picture."""
+    from playwright.sync_api import Error
+
+    try:
+        page.screenshot(path=str(path), full_page=True)
+    except Error:
+        page.screenshot(path=str(path))
+
+
 def keep_evidence(page: Any, name: str, console: list[str]) -> str:
     """Save a screenshot and the console log of a failing page; return where they went."""
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / f"{name}.png"
-    page.screenshot(path=str(shot), full_page=True)
+    screenshot(page, shot)
     (ARTIFACTS / f"{name}.console.txt").write_text("\n".join(console), encoding="utf-8")
     return f"screenshot {shot}, console log {ARTIFACTS / (name + '.console.txt')}"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-from browser_kit import chromium
+from browser_kit import chromium, screenshot
 from test_views_sanitized_browser import CONTRASTS, STRIP, THEMES
 
 from footprint_lab import Agent, Redaction
@@ -256,7 +256,7 @@ def test_the_table_reads_at_4_5_to_1_and_fits_in_the_light_and_the_dark_theme(tm
             page.set_viewport_size({"width": width, "height": 900})
             page.goto(page_file.as_uri())
             page.wait_for_load_state("load")
-            page.screenshot(path=str(shots / f"runset_{look}{'' if width == 1280 else '_narrow'}.png"), full_page=True)
+            screenshot(page, shots / f"runset_{look}{'' if width == 1280 else '_narrow'}.png")
             low = [item for item in page.evaluate(CONTRASTS) if item["ratio"] < 4.5]
             assert low == [], (look, width, low[:8])
             wide = page.evaluate("() => document.documentElement.scrollWidth - document.documentElement.clientWidth")
@@ -269,5 +269,5 @@ def test_the_table_reads_at_4_5_to_1_and_fits_in_the_light_and_the_dark_theme(tm
             page.evaluate(STRIP)
             stripped = page.inner_text("body")
             assert "✗ failed\t" in stripped and "\tno price" in stripped and "NaN" not in stripped
-            page.screenshot(path=str(shots / f"runset_{look}_stripped.png"), full_page=True) if width == 1280 else None
+            screenshot(page, shots / f"runset_{look}_stripped.png") if width == 1280 else None
             page.close()

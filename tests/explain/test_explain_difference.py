@@ -232,7 +232,7 @@ STRIP = """() => {
 def test_the_views_read_in_chromium_in_both_themes_with_scripts_off_and_styles_stripped(tmp_path, look, state):
     import asyncio
 
-    from browser_kit import ARTIFACTS, chromium
+    from browser_kit import ARTIFACTS, chromium, screenshot
 
     async def views() -> list[str]:
         good, bad = await pair({**GOOD, "vip-override": HOSTILE, "customer": "Dana Reyes, plan Basic"})
@@ -257,7 +257,7 @@ def test_the_views_read_in_chromium_in_both_themes_with_scripts_off_and_styles_s
             if state == "stripped":
                 page.evaluate(STRIP)
             text = page.inner_text("body")
-            page.screenshot(path=str(shots / f"{name}-{look}-{state}.png"), full_page=True)
+            screenshot(page, shots / f"{name}-{look}-{state}.png")
             for phrase in phrases:
                 assert phrase in text, (name, phrase, text[:2000])
             assert page.locator("img, script").count() == 0  # the hostile text is text, never an element

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from browser_kit import ARTIFACTS, chromium, keep_evidence
+from browser_kit import ARTIFACTS, chromium, keep_evidence, screenshot
 from test_views_sanitized_browser import CONTRASTS, STRIP, THEMES, reads
 
 from footprint_lab import Agent, define_tool
@@ -71,7 +71,7 @@ def test_both_views_read_at_4_5_to_1_and_fit_the_page_in_each_theme(views, look:
             try:
                 for summary in page.locator("summary").all():  # every part one click away, opened and measured too
                     summary.click()
-                page.screenshot(path=str(SHOTS / f"{name}_{look}.png"), full_page=True)
+                screenshot(page, SHOTS / f"{name}_{look}.png")
                 low = [item for item in page.evaluate(CONTRASTS) if item["ratio"] < 4.5]
                 assert low == [], (name, look, low[:8])
                 assert page.evaluate(OVERFLOW) <= 0, (name, look, "wider than the page")
@@ -92,7 +92,7 @@ def test_the_raw_request_opens_with_one_click_and_shows_the_json_sent(views) -> 
         assert raw.evaluate("element => element.open") and raw.locator("pre").is_visible()
         shown = raw.locator("pre").inner_text()
         assert '"messages": [' in shown and '"role": "tool"' in shown and '"lookup_order"' in shown
-        page.screenshot(path=str(SHOTS / "messages_raw_request_light.png"), full_page=True)
+        screenshot(page, SHOTS / "messages_raw_request_light.png")
         page.close()
 
 
@@ -102,7 +102,7 @@ def test_with_every_style_stripped_each_row_and_message_still_says_what_it_is(vi
             page = _page(context, f"{name}_stripped", html, "light")
             page.evaluate(STRIP)
             text = page.inner_text("body")
-            page.screenshot(path=str(SHOTS / f"{name}_stripped.png"), full_page=True)
+            screenshot(page, SHOTS / f"{name}_stripped.png")
             for phrase in phrases:
                 assert reads(text, phrase), (name, phrase, text[:2000])
             assert "NaN" not in text and "None" not in text

@@ -17,7 +17,7 @@ from typing import Any
 
 import nbformat
 import pytest
-from browser_kit import ARTIFACTS, chromium, keep_evidence
+from browser_kit import ARTIFACTS, chromium, keep_evidence, screenshot
 
 from footprint_lab import Agent, Conditional, LLMCall, Parallel, Sequence, define_tool, lint_tools
 from footprint_lab.errors import InvalidRunInputError
@@ -146,7 +146,7 @@ def test_every_view_reads_the_same_in_every_state(pages, state: str) -> None:
                     page.evaluate(STRIP)
                     assert page.locator("style, [style]").count() == 0
                 text = page.inner_text("body")
-                page.screenshot(path=str(shots / f"{path.stem}-{state}.png"), full_page=True)
+                screenshot(page, shots / f"{path.stem}-{state}.png")
                 for phrase in phrases:
                     assert reads(text, phrase), (name, phrase, text[:3000])
                 for never in NEVER:
@@ -221,8 +221,7 @@ def _contrasts(look: str, javascript: bool, pages: dict[str, tuple[Path, list[st
             page.wait_for_load_state("load")
             # every box opened: what a reader finds one click away (a timeline, a call's messages) is measured too
             page.evaluate("() => document.querySelectorAll('details').forEach((box) => { box.open = true; })")
-            page.screenshot(path=str(shots / f"{path.stem}-{look}{'' if javascript else '-scripts-off'}.png"),
-                            full_page=True)
+            screenshot(page, shots / f"{path.stem}-{look}{'' if javascript else '-scripts-off'}.png")
             low = [item for item in page.evaluate(CONTRASTS) if item["ratio"] < 4.5]
             assert low == [], (name, look, javascript, low[:8])
             page.close()
