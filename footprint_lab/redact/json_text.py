@@ -111,7 +111,7 @@ def _quoted(text: str) -> list[tuple[str, Any]]:
     found: list[tuple[str, Any]] = []
     read = 0
     for start, end in itertools.pairwise(quotes):
-        if read >= _INSIDE_MOST or "{" not in text[start:end] or _ESCAPED_KEY.search(text, start, end) is None:
+        if read >= _INSIDE_MOST or text.find("{", start, end) == -1 or _ESCAPED_KEY.search(text, start, end) is None:
             continue
         read += 1
         inner = decoded(text[start:end + 1])

@@ -279,12 +279,12 @@ class RunScrubber:
     def _json_keys(self, text: str) -> tuple[str, ...]:
         """Learn the values under covered keys in JSON text (``json_documents``: lines of JSON, JSON encoded twice,
         objects inside a longer text), and inside JSON text a string of it holds; the keys found (as the policy names
-        them). Each is learned as the text spells it too (``_spelled``). Text that holds no JSON holds none (the
+        them), each learned where the text spells it (``_spelled``). Text that holds no JSON holds none (the
         patterns still read it)."""
         keys = self._keys
         found: list[str] = []
         for source, document in json_documents(text):
-            stack, covered, compact = [document], document is None, _COMPACT.search(source) is not None
+            stack, covered = [document], document is None
             while stack:
                 item = stack.pop()
                 if isinstance(item, dict):
@@ -294,14 +294,13 @@ class RunScrubber:
                         if declared is None or inner is None:
                             stack.append(inner)
                         elif not (isinstance(inner, str) and self._masks.written(inner)):  # a mask is no match
-                            found.append(declared)
-                            self._learn(inner, f"[redacted:{declared}]", key, compact)
+                            found.append(declared)  # learned where the text spells it (``_spelled``)
                 elif isinstance(item, list):
                     stack.extend(item)
                 elif isinstance(item, str) and may_hold_json(item):
                     found.extend(self._json_keys(item))  # each level escapes the quotes of the one inside: a few
             if covered:
-                self._spelled(source, compact)
+                self._spelled(source, _COMPACT.search(source) is not None)
         return tuple(found)
 
     def _spelled(self, source: str, compact: bool) -> None:
