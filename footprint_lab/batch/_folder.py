@@ -4,7 +4,7 @@ Rule kept: the index is the set's table of contents and the only file ``RunSet.l
 The folder holds ``runset.json`` (the format's name and version, and one row per run: its
 summary and the file of its recording, as one table) and ``recordings/``, one JSON file per run
 named by its position (never by its run id, which may come from outside: an imported trace).
-The index is read back through the one parser of saved JSON (``engine.saved_json``); a
+The index is read back through the one parser of saved JSON (``base.saved_json``); a
 recording is read only when its run is touched, only as a regular file inside ``recordings/``
 (never through a link, never a FIFO or a device, never past a size), and checked against its
 row (:func:`footprint_lab.batch._entries.read_saved`).
@@ -34,9 +34,9 @@ import orjson
 
 from footprint_lab.base.refusal import describe_shape
 from footprint_lab.base.regular_file import UnreadableFile, read_regular
+from footprint_lab.base.saved_json import NestingTooDeep, parse_json
 from footprint_lab.batch._entries import SUMMARY_FIELDS, Entry, read_saved
 from footprint_lab.batch.refusals import BatchConfigError, RunSetFolderError
-from footprint_lab.record.saved_json import NestingTooDeep, parse_json
 
 INDEX = "runset.json"
 RECORDINGS = "recordings"

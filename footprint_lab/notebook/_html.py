@@ -9,7 +9,7 @@ What is drawn, and from what:
 - a run's output is drawn from its recording (validated and checked like ``load_runs`` does),
   never from the HTML the file stored beside it: a tampered notebook cannot inject markup; an
   output that shows a seal nothing in it backs (its recording removed, or no longer displayed)
-  is not drawn, its place saying why (``sealing.output_seal.unbacked``), so no forged "sealed · verified" stands;
+  is not drawn, its place saying why (``notebook.seal_claims.unbacked``), so no forged "sealed · verified" stands;
 - a plotly figure is drawn by plotly.js from its JSON, with its static copy (the output's
   HTML or text) in a ``<noscript>`` block for readers with scripts off;
 - any other HTML or markdown from the file is sanitized (an allow-list of tags, attributes and
@@ -39,8 +39,8 @@ from footprint_lab.lab.views import answer_view
 from footprint_lab.markup import theme
 from footprint_lab.markup.elements import Html, attr, el, esc, join, raw, start
 from footprint_lab.notebook.read import as_path, check_recording, output_path, read_notebook, write_text
+from footprint_lab.notebook.seal_claims import unbacked
 from footprint_lab.record.recording import RECORDING_MIME, Recording
-from footprint_lab.sealing.output_seal import unbacked
 
 PLOTLY_MIME = "application/vnd.plotly.v1+json"
 #: where all of a value the page draws only the beginning of is

@@ -23,7 +23,7 @@ text is masked. A sealed recording is sealed again after masking, its seal namin
 keys and patterns (``seal.scrubbed``), so a reviewer sees the evidence was changed on purpose.
 A recording of a newer schema version is masked as plain data and left unsealed by this library
 (its format is the newer footprint_lab's to keep). JSON text in the notebook that nests deeper
-than ``record.saved_json.MAX_NESTING`` levels is refused (what it holds under a covered key
+than ``base.saved_json.MAX_NESTING`` levels is refused (what it holds under a covered key
 could not be learned, so a scan that went on would say clean while it is not).
 
 ``check_widget_state`` reports saved widget state that GitHub's renderer cannot show (the
@@ -45,6 +45,7 @@ from collections.abc import Callable
 from typing import Any, NamedTuple, cast
 
 from footprint_lab.base.refusal import describe_shape
+from footprint_lab.base.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.notebook._png_text import PNG_SIGNATURE, png_texts
 from footprint_lab.notebook._unhidden import MARKDOWN, MARKS_KEPT, unhidden
 from footprint_lab.notebook._walk import Layer, Spot, holds_recording_text, walk
@@ -63,7 +64,6 @@ from footprint_lab.notebook.read import (
 from footprint_lab.record.by_field import by_field
 from footprint_lab.record.recording import Recording
 from footprint_lab.record.saved_form import packed, unpacked
-from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.record.schema import READABLE_VERSIONS, SCHEMA_VERSION
 from footprint_lab.redact.base64_words import as_text, base64_words, decoded, decoded_words, encoded, whole_word
 from footprint_lab.redact.policy import Redaction, RunScrubber, normalize_key

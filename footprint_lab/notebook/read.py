@@ -2,7 +2,7 @@
 where the sharing functions write.
 
 Rule kept here: nothing from a notebook file is executed or trusted. The file is parsed once,
-by ``record.saved_json`` (JSON nested deeper than ``MAX_NESTING`` levels is refused by name,
+by ``base.saved_json`` (JSON nested deeper than ``MAX_NESTING`` levels is refused by name,
 never left to crash a reader with ``RecursionError``), and checked to be a notebook (version
 4) before anything else reads it; each recording a displayed run left under
 :data:`~footprint_lab.record.recording.RECORDING_MIME` goes through the recording door
@@ -36,9 +36,11 @@ from typing import TYPE_CHECKING, Any, ClassVar
 from footprint_lab.base.progress import PROGRESS_FIX, SHOW_AFTER, Progress, Wanted, progress_problem, stopping
 from footprint_lab.base.refusal import Refusal, SettingRefusal, describe_shape
 from footprint_lab.base.regular_file import UnreadableFile, kind_of, read_regular
+from footprint_lab.base.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.core.checkpoint import Checkpoint
 from footprint_lab.core.run import Run
 from footprint_lab.flow.checkpoint import FlowCheckpoint
+from footprint_lab.notebook.seal_claims import unbacked, unsealed_claim
 from footprint_lab.record.recording import RECORDING_MIME, Recording
 from footprint_lab.record.recording_door import (
     InvalidRecordingError,
@@ -49,8 +51,7 @@ from footprint_lab.record.recording_door import (
 )
 from footprint_lab.record.records import content_hash
 from footprint_lab.record.rows import as_rows
-from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
-from footprint_lab.sealing.output_seal import display_verdict, holds_display, unbacked, unsealed_claim
+from footprint_lab.sealing.output_seal import display_verdict, holds_display
 from footprint_lab.sealing.seal import verify
 from footprint_lab.sealing.verdict import Verdict
 
@@ -356,7 +357,7 @@ def verify_file(path: str | os.PathLike[str]) -> list[tuple[str, Verdict]]:
 
 def output_verdict(output: dict[str, Any]) -> Verdict | None:
     """The verdict on one output (``None`` when it neither carries a recording nor shows a seal): what it
-    claims and where (:func:`~footprint_lab.sealing.output_seal.unbacked`), then its recording's seal (read through the
+    claims and where (:func:`~footprint_lab.notebook.seal_claims.unbacked`), then its recording's seal (read through the
     recording door, which names what broke), then what the output displays beside it."""
     claimed = unbacked(output)
     carried = output.get("data")

@@ -10,7 +10,7 @@ Rules kept here:
   the moment it is sent, so a call never hangs, not even on a server that trickles bytes or
   sends keep-alive comments without end. A reply is read no further than ``max_reply_bytes``
   (its ``Content-Length``, when it states one, is judged before anything is read), and no
-  deeper than :data:`~footprint_lab.record.saved_json.MAX_NESTING` levels of JSON.
+  deeper than :data:`~footprint_lab.base.saved_json.MAX_NESTING` levels of JSON.
 - Requests to one endpoint (scheme, host, port) share one gate in the process, however many
   providers aim at it, across every loop and thread; it admits the smallest
   ``max_concurrency`` among the live providers aimed there (:mod:`~footprint_lab.providers._gate`).

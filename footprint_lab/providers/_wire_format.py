@@ -6,7 +6,7 @@ whole reply (:data:`Decoder`) or a factory of stream parsers (:data:`ParserFacto
 :class:`Missing` (something absent, of the wrong kind, too long or too deep: named by its kind,
 never quoted; ``cut`` when the server cut it short) or :class:`ServerError` (an error in place of
 a reply); the wire turns either into a typed :mod:`footprint_lab.providers.errors` class. JSON is
-read no deeper than :data:`~footprint_lab.record.saved_json.MAX_NESTING` levels, arguments of a
+read no deeper than :data:`~footprint_lab.base.saved_json.MAX_NESTING` levels, arguments of a
 tool call included.
 
 Role: providers layer; read by the wire formats (:mod:`footprint_lab.providers._openai`,
@@ -20,9 +20,9 @@ import json
 from collections.abc import Callable
 from typing import Any, Protocol
 
+from footprint_lab.base.saved_json import MAX_NESTING, nesting
 from footprint_lab.base.unicode import sound
 from footprint_lab.providers.types import LLMResponse, TokenCallback
-from footprint_lab.record.saved_json import MAX_NESTING, nesting
 
 
 class Missing(Exception):

@@ -19,9 +19,9 @@ from dataclasses import dataclass, field
 from typing import Any, NamedTuple, Protocol, cast, runtime_checkable
 
 from footprint_lab.base.refusal import describe_shape
+from footprint_lab.base.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.base.unicode import sound, sound_text
 from footprint_lab.providers.errors import ProviderResponseError
-from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 
 TokenCallback = Callable[[str], None]
 

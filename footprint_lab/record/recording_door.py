@@ -6,7 +6,7 @@ error quoted the data.
 
 Rule kept here: :func:`load_recording` (JSON text, bytes or ``model_dump`` data) and
 :func:`check_recording` (a ``Recording`` object, as ``Run.from_recording`` gets it) are the one
-door. Text is parsed by :func:`~footprint_lab.record.saved_json.parse_json` (at most ``MAX_NESTING``
+door. Text is parsed by :func:`~footprint_lab.base.saved_json.parse_json` (at most ``MAX_NESTING``
 levels deep). In the recording and in each member run, the door checks:
 
 - the schema version: a whole number this library reads. A newer one, the unreleased 0.1's schema
@@ -31,9 +31,9 @@ from typing import Any, ClassVar
 from pydantic import ValidationError
 
 from footprint_lab.base.refusal import Refusal, describe_shape
+from footprint_lab.base.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
 from footprint_lab.record.recording import Recording
 from footprint_lab.record.rows import as_rows
-from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
 from footprint_lab.record.schema import (
     READABLE_VERSIONS,
     SCHEMA_VERSION,
@@ -132,7 +132,7 @@ def load_parsed(data: Any, *, door: str) -> Recording:
 
 
 def read_json(raw: str | bytes | bytearray, door: str) -> Any:
-    """Saved text parsed (see ``record.saved_json``), or :class:`InvalidRecordingError` saying why not."""
+    """Saved text parsed (see ``base.saved_json``), or :class:`InvalidRecordingError` saying why not."""
     try:
         return parse_json(raw)
     except NestingTooDeep:

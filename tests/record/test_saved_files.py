@@ -28,6 +28,7 @@ import pytest
 from notebook_kit import OPENAI_KEY, PASSWORD, composed_run, leaky_run, notebook_with, rich_notebook
 
 from footprint_lab import Redaction, Run, load_recording, seal
+from footprint_lab.base.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
 from footprint_lab.errors import InvalidRecordingError, RecordingVersionError
 from footprint_lab.lab.views import answer_view
 from footprint_lab.notebook import (
@@ -43,7 +44,6 @@ from footprint_lab.notebook import (
 )
 from footprint_lab.record.recording import RECORDING_MIME, Recording
 from footprint_lab.record.recording_door import MAX_MEMBER_DEPTH
-from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, nesting, parse_json
 from footprint_lab.record.schema import SCHEMA_VERSION
 
 POLICY = Redaction.standard()

@@ -383,7 +383,7 @@ def test_the_offline_page_does_not_draw_a_forged_seal(tmp_path: Path) -> None:
 
 def test_the_lab_badge_is_what_the_claim_check_reads() -> None:
     from footprint_lab.lab.views.answer import seal_badge
-    from footprint_lab.sealing.output_seal import seal_claim
+    from footprint_lab.notebook.seal_claims import seal_claim
 
     run = sealed_run()
     assert seal_claim({"data": {"text/html": seal_badge(run.recording)}}) == "text/html"

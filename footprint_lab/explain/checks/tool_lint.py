@@ -42,9 +42,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 from footprint_lab.base.refusal import Refusal, describe_shape
+from footprint_lab.base.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 from footprint_lab.context.similarity import words
 from footprint_lab.explain.checks._confusable import Dense, Group, Lexical, groups, pairs
-from footprint_lab.record.saved_json import MAX_NESTING, NestingTooDeep, parse_json
 
 if TYPE_CHECKING:
     import pandas as pd

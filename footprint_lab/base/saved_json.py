@@ -20,7 +20,7 @@ inside. It parses with the standard library, with three differences:
 Nothing footprint_lab or Jupyter writes comes near the bound: a saved notebook nests about 15
 levels, and each member run of a composition adds two.
 
-Role: record layer, below every door that reads a file.
+Role: base layer, below every door that reads a file (notebooks, recordings, providers, catalogs).
 """
 
 from __future__ import annotations
