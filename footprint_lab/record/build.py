@@ -11,7 +11,6 @@ Role: record layer, called by every runner when its run ends.
 from __future__ import annotations
 
 import functools
-import operator
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, cast
 
@@ -323,10 +322,7 @@ def _exchange(row: list[Any], response: Any, calls: Any, tools_of: Callable[[int
 
 def _request(values: dict[str, Any]) -> list[Any]:
     """An exchange's record values but the response, in field order; a field a runner left out gets its default."""
-    try:  # a runner's exchange usually holds every field: taken in field order, in C
-        return list(_REQUEST(values))
-    except KeyError:
-        return [values[name] if name in values else default() for name, default in _REQUEST_DEFAULTS]
+    return [values[name] if name in values else default() for name, default in _REQUEST_DEFAULTS]
 
 
 def _calls(reply: Any, own: Any, messages: list[dict[str, Any]]) -> Any:
@@ -354,9 +350,8 @@ _RESPONSE_VALUES = ("content", "stop_reason", "response_model", "usage", "tool_m
 #: the tools (or their index among the recorder's shared values)
 _CAPTURED_EXCHANGE: dict[str, Kind] = {**kinds_of(LLMExchange), **kinds_of(ResponseRecord), "response_model": None,
                                        "reply": NUMBER}
-#: what takes every ``LLMExchange`` field but the response from a captured exchange, in order, and what
-#: makes each one's default (for a runner that leaves it out)
-_REQUEST = operator.itemgetter(*(name for name in _EXCHANGE_FIELDS if name != "response"))
+#: every ``LLMExchange`` field but the response, in order, with what makes its default (for a runner that leaves
+#: it out)
 _REQUEST_DEFAULTS: tuple[tuple[str, Callable[[], Any]], ...] = tuple(
     (name, functools.partial(field.get_default, call_default_factory=True))
     for name, field in LLMExchange.model_fields.items() if name != "response")

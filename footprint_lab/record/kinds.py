@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import functools
 import itertools
-import operator
 from collections.abc import Callable, Sequence
 from typing import Annotated, Any
 
@@ -95,8 +94,6 @@ def _columns(kind: str, saved: Any, messages: Any) -> list[Any] | None:
             return None
     elif not _records_of(saved, frozenset(fields)):
         return None
-    elif all(map(len(fields).__eq__, map(len, saved))):  # every field: read in C loops
-        columns = [list(map(operator.itemgetter(name), saved)) for name in fields]
     else:
         try:
             columns = [[record[name] if name in record else defaults[name] for record in saved] for name in fields]

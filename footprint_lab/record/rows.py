@@ -18,7 +18,6 @@ Role: record layer, used by :mod:`footprint_lab.record.recording`.
 
 from __future__ import annotations
 
-import functools
 import threading
 from collections.abc import Callable, Iterable, Iterator, MutableSequence, Sequence
 from typing import Any, TypeVar, overload
@@ -73,7 +72,7 @@ class Rows(MutableSequence[Item]):
         if items is not None:
             return items
         assert columns is not None and model is not None
-        return list(map(model, _records_of(self._fields)(columns())))
+        return list(map(model, _records_of(self._fields, columns())))
 
     def columns(self) -> list[Any] | None:
         """What the seal reads of unbuilt items: one list per field, in the model's order (nested records as
@@ -153,17 +152,9 @@ class Rows(MutableSequence[Item]):
         return (Rows, (self.items(),))
 
 
-@functools.cache
-def _records_of(fields: tuple[str, ...]) -> Callable[[list[Any]], list[dict[str, Any]]]:
-    """What turns columns of ``fields`` into one dict per record: a comprehension with a dict display, written
-    once per set of fields (as ``namedtuple`` writes its constructor), since a display is much quicker than
-    ``dict(zip(...))``. The names are a model's field names, never data."""
-    assert all(name.isidentifier() for name in fields)
-    names = [f"v{at}" for at in range(len(fields))]
-    display = ", ".join(f"{name!r}: {value}" for name, value in zip(fields, names, strict=True))
-    source = f"lambda columns: [{{{display}}} for {', '.join(names)}, in zip(*columns, strict=True)]"
-    made: Callable[[list[Any]], list[dict[str, Any]]] = eval(source, {"zip": zip})
-    return made
+def _records_of(fields: tuple[str, ...], columns: list[Any]) -> list[dict[str, Any]]:
+    """Columns of ``fields`` as one dict per record."""
+    return [dict(zip(fields, values, strict=True)) for values in zip(*columns, strict=True)]
 
 
 #: held while a build's items are set, so two threads that build at once keep the first one's

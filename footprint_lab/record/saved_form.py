@@ -96,10 +96,7 @@ def _untable(table: dict[str, Any]) -> Any:
     if not _is_table(table):
         return table
     columns, rows, same = table["columns"], table["rows"], table.get("same", {})
-    # rows become dicts in C loops (no Python step per row): a long run's tables hold tens of thousands
-    names, extra = [*same, *columns], list(same.values())
-    rows_named = map(operator.add, itertools.repeat(extra), rows) if extra else rows
-    return list(map(dict, map(zip, itertools.repeat(names), rows_named)))
+    return [{**same, **dict(zip(columns, row, strict=True))} for row in rows]
 
 
 def _is_table(table: dict[str, Any]) -> bool:
@@ -330,14 +327,7 @@ def _refers(entry: Any) -> bool:
 
 def _commit_values(commit: Any, messages: list[Any]) -> Any:
     """A commit with each entry's reference read: the message it names, or a value written beside it."""
-    if not isinstance(commit, dict):
-        return commit
-    try:  # told in C for most commits (an entry that is no mapping is looked at one by one)
-        if not any(map(operator.contains, _entries(commit), itertools.repeat(MESSAGE_REF))):
-            return commit
-    except TypeError:
-        pass
-    if not any(map(_refers, _entries(commit))):
+    if not isinstance(commit, dict) or not any(map(_refers, _entries(commit))):
         return commit
     entries = []
     for entry in _entries(commit):
