@@ -11,14 +11,14 @@ from __future__ import annotations
 import json
 import sys
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent / "providers"))
 
-from opentelemetry.sdk.trace import TracerProvider
+from opentelemetry.sdk.trace import SpanLimits, TracerProvider
 from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from wire_server import Reply, WireServer
@@ -55,9 +55,10 @@ def _events(reply: dict[str, Any]) -> list[str]:
 
 
 class ChatServer(WireServer):
-    """Answers each request with the next scripted completion (streamed when the request asks for a stream)."""
+    """Answers each request with the next scripted completion (streamed when the request asks for a stream); a
+    function in the script makes the completion from the request's body."""
 
-    def __init__(self, *script: dict[str, Any]) -> None:
+    def __init__(self, *script: dict[str, Any] | Callable[[dict[str, Any]], dict[str, Any]]) -> None:
         super().__init__()
         self.script = deque(script)
 
@@ -66,6 +67,8 @@ class ChatServer(WireServer):
             return super().next_reply()
         reply = self.script.popleft()
         body = self.received[-1].body
+        if callable(reply):
+            reply = reply(body)
         if isinstance(body, dict) and body.get("stream"):
             return Reply(chunks=_events(reply), content_type="text/event-stream")
         return Reply(body=reply)
@@ -77,13 +80,29 @@ def tool_then_answer(answer: str = "DECLINED: the order is 47 days old.") -> Cha
 
 
 @contextmanager
-def instrumented(instrumentor: Any) -> Iterator[InMemorySpanExporter]:
-    """``instrumentor`` instrumenting a fresh tracer provider; yields its in-memory exporter, uninstruments after."""
+def instrumented(instrumentor: Any, limits: SpanLimits | None = None) -> Iterator[InMemorySpanExporter]:
+    """``instrumentor`` instrumenting a fresh tracer provider (with the SDK's span ``limits``); yields its in-memory
+    exporter, uninstruments after."""
     exporter = InMemorySpanExporter()
-    provider = TracerProvider()
+    provider = TracerProvider(span_limits=limits)
     provider.add_span_processor(SimpleSpanProcessor(exporter))
     instrumentor.instrument(tracer_provider=provider)
     try:
         yield exporter
     finally:
         instrumentor.uninstrument()
+
+
+def wire_messages(recording: Any, exchange: Any) -> list[tuple[Any, ...]]:
+    """A recorded request's messages as OpenAI's wire carries them: (role, text, tool call ids, answered id)."""
+    sent = [("system", exchange.system, (), None)] if exchange.system else []
+    for message in recording.request_messages(exchange):
+        calls = tuple(c["id"] for c in message.get("tool_calls") or ())
+        sent.append((message["role"], message.get("content") or None, calls, message.get("tool_call_id")))
+    return sent
+
+
+def received_messages(body: dict[str, Any]) -> list[tuple[Any, ...]]:
+    """The messages a request's body carried, as :func:`wire_messages` writes a recorded one's."""
+    return [(m["role"], m.get("content") or None, tuple(c["id"] for c in m.get("tool_calls") or ()),
+             m.get("tool_call_id")) for m in body["messages"]]

@@ -28,6 +28,7 @@ SLOW_MODULES = {
     "test_determinism": "runs fresh interpreters under other hash seeds",
     "test_saved_files_property": "corrupts saved files a few hundred ways",
     "test_otel_openinference": "runs the real frameworks' agents",
+    "test_otel_conversations": "runs the real frameworks' agents",
     "test_package": "imports every public name in fresh interpreters",
 }
 #: single tests of the slow tier (``module.py::test``, every parameter of it), each taking half a second or more

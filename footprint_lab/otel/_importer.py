@@ -69,6 +69,7 @@ from footprint_lab.record.recorder import Recorder
 from footprint_lab.record.recording import Recording
 from footprint_lab.record.schema import (
     ANSWER,
+    HISTORY,
     INJECTED_MESSAGES,
     INPUT_MESSAGE,
     KIND_TOOL_RESULT,
@@ -96,9 +97,12 @@ UNREAD_FIX = ("Record the agent with an OpenInference instrumentor (openinferenc
               "GenAI conventions (gen_ai.operation.name; pydantic-ai's InstrumentationSettings), then import its spans")
 UNREAD_NOTE = ("message parts that are not text (an image, a file, audio) are not imported: the pieces hold the "
                "text alone, and a replay sends those requests without them")
-CUT_NOTE = ("some spans hold messages as text that is not JSON, read as missing: most likely cut short by the "
-            "SDK's attribute length limit. Raise it (TracerProvider(span_limits=SpanLimits(max_attribute_length=...)) "
+CUT_NOTE = ("some spans hold text cut short by the SDK's attribute length limit (a text exactly as long as the "
+            "limit, or messages as JSON text that no longer reads, read as missing), so a prompt may have lost its "
+            "end. Raise it (TracerProvider(span_limits=SpanLimits(max_attribute_length=...)) "
             "or OTEL_ATTRIBUTE_VALUE_LENGTH_LIMIT) so the spans hold whole messages")
+#: The source id of a user turn that is not the run's input, before its number (``user-turn#1``).
+USER_TURN = "user-turn#"
 #: Why a retrieved document no call was sent is kept as a skipped piece.
 NOT_SENT = "retrieved, but no LLM call that followed was sent its text"
 #: What a stopped import kept, and where.
@@ -184,6 +188,8 @@ class _Importer:
         self.cut = any(span.attributes.get(CUT) for span in spans)  # content cut short, read as missing
         self.unread = 0  # message parts sent that are not text, left out
         self.answer: str | None = None
+        self.message = ""  # the run's input: the first call's last user turn
+        self.user_turns = 0  # the other user turns given ids of their own so far
         self.read: list[tuple[SpanData, str, Any]] = []  # each span with its role and what it says
         self.shown: dict[str, str] = {}  # tool call id -> the result text the first call shown it was sent
         self.documents: list[tuple[Document, str, int]] = []  # retrieved so far: (document, retrieve step, rank)
@@ -206,10 +212,14 @@ class _Importer:
         end = max([s.end_ns for s in self.spans] + ([self.frame.end_ns] if self.frame else [start]))
         rec.started_ns, rec.started_at = start, start / 1e9
         calls = [what for _, kind, what in self.read if kind == "call"]
-        message = ""
-        if calls:
-            message = next((t["content"] for t in split_system(calls[0].turns)[1] if t["role"] == "user"), "")
-        self._seed(message, first)
+        message, carried = "", []
+        if calls:  # the run answers the first call's last user turn; the turns before it continue a conversation
+            turns = split_system(calls[0].turns)[1]
+            last = max((n for n, turn in enumerate(turns) if turn["role"] == "user"), default=None)
+            if last is not None:
+                message, carried = turns[last]["content"] or "", turns[:last]
+        self.message = message
+        self._seed(message, carried, first)
         for span, kind, what in self.read:
             if kind == "tool":
                 self._tool(span, what)
@@ -219,7 +229,10 @@ class _Importer:
                 self._chat(span, what)
         self._final(end)
         self.read, self.shown, self.keys = [], {}, []  # the recorder keeps what the run needs
-        failed = (self.frame is not None and self.frame.failed) or any(s.failed for s in self.spans)
+        # as for an Agent, a tool that raised is the tool step's error, not the run's (the framework handled it);
+        # without a framing span, a failed call or retrieval fails the run
+        failed = self.frame.failed if self.frame is not None else any(
+            span.failed for span, kind, _ in self.read if kind != "tool")
         root_attrs = self.root.attributes if self.root else {}
         rec.meta["imported"] = IMPORTED_NOTE
         rec.meta["otel"] = {"trace_id": (self.frame or self.spans[0]).trace_id,
@@ -260,9 +273,13 @@ class _Importer:
         self.history.append(message)
         self.keys.append(turn_key(message))
 
-    def _seed(self, message: str, at: int) -> None:
+    def _seed(self, message: str, carried: list[dict[str, Any]], at: int) -> None:
+        """The run's input, after the earlier turns of the conversation its first call continued (``history#i``
+        pieces, as a leg of an ``Agent``'s conversation carries them)."""
         self.rec.begin("seed")
         self.rec.write(INPUT_MESSAGE, "set", message)
+        for index, turn in enumerate(carried):
+            self._append(turn, turn_kind(turn), f"{HISTORY}{index}")
         self._append({"role": "user", "content": message}, KIND_USER, USER_MESSAGE)
         self.rec.end()
         self._times(at, at)
@@ -294,8 +311,9 @@ class _Importer:
         args = run.args if run.args is not None else (self.asked[call_id][2] if call_id in self.asked else {})
         step_id = rec.begin("tool", self.iteration or None)
         rec.emit("tool_start", step_id, {"tool": run.name, "tool_call_id": call_id, "args": args})
-        self.present &= run.present
         content = self.shown.get(call_id)
+        # a tool that raised records no output; a result a later call was sent is content all the same
+        self.present &= run.present or span.failed or content is not None
         self._tool_turn({"role": "tool", "tool_call_id": call_id, "name": run.name,
                          "content": tool_result(run) if content is None else content}, span.failed)
         rec.emit("tool_end", step_id, {"tool": run.name, "tool_call_id": call_id, "is_error": span.failed})
@@ -363,23 +381,24 @@ class _Importer:
             same += 1
         injected: list[dict[str, Any]] = []
         message_ids: list[int] = []
-        if same == len(self.history):  # the input continues the transcript: its new turns join it
+        continued = same == len(self.history)
+        if continued:  # the input continues the transcript: its new turns join it
             for turn in turns[same:]:
                 if turn["role"] == "tool":
                     self._tool_turn(turn)
                 else:
-                    self._append(turn, turn_kind(turn), step_id if turn["role"] == "assistant" else USER_MESSAGE)
+                    self._append(turn, turn_kind(turn), step_id if turn["role"] == "assistant" else self._user(turn))
         else:  # another conversation (or a shortened one): this call's own turns, sent once
             injected = turns[same:]
             for position, turn in enumerate(injected, same):
                 evidence = self._evidence(turn) if turn["role"] == "tool" else {}
-                source = turn["tool_call_id"] if turn["role"] == "tool" else USER_MESSAGE if turn[
+                source = turn["tool_call_id"] if turn["role"] == "tool" else self._user(turn) if turn[
                     "role"] == "user" else step_id
                 message_ids.append(len(pieces))
                 pieces.append(self._piece("messages", turn_kind(turn), source, turn_text(turn), step_id, position,
                                           **evidence))
             rec.write(INJECTED_MESSAGES, "set", tuple(injected))
-        count = same if injected else len(self.history)
+        count = len(self.history) if continued else same
         system_text = BLANK_LINE.join(texts)
         sent = [*self.history[:count], *injected]
         for place, (document, _, _) in enumerate(self.documents):  # retrieved documents this call was sent
@@ -399,10 +418,11 @@ class _Importer:
         rec.end()
         self._times(span.start_ns, span.start_ns)
         self._call(span, call, iteration, count, injected, schemas,
-                   (system_text, system_ids, message_ids, tool_ids))
+                   (system_text, system_ids, message_ids, tool_ids), continued)
 
     def _call(self, span: SpanData, call: Call, iteration: int, count: int, injected: list[dict[str, Any]],
-              schemas: list[dict[str, Any]], assembled: tuple[str, list[int], list[int], list[int]]) -> None:
+              schemas: list[dict[str, Any]], assembled: tuple[str, list[int], list[int], list[int]],
+              continued: bool) -> None:
         rec = self.rec
         system_text, system_ids, message_ids, tool_ids = assembled
         step_id = rec.begin("call-llm", iteration)
@@ -430,13 +450,22 @@ class _Importer:
         })
         for made in calls:
             self.asked[made["id"]] = (step_id, made["name"], made["args"])
-        self._append(reply, "assistant", step_id)
+        if continued:  # a reply to another conversation (an agent run as a tool, a chain's second prompt) is not
+            self._append(reply, "assistant", step_id)  # this transcript's: the exchange records it
         rec.write(LAST_RESPONSE, "set", reply.get("content"))
         if reply.get("content") is not None:
             self.answer = reply["content"]
         status = "error" if span.failed else "ok"
         rec.end(status)
         self._times(span.start_ns, span.end_ns, status)
+
+    def _user(self, turn: dict[str, Any]) -> str:
+        """The source id of a user turn a call was sent: ``user-message`` for the run's input, else one of its own
+        (a framework's prompt made from an earlier call's output, another conversation's question)."""
+        if turn.get("content") == self.message:
+            return USER_MESSAGE
+        self.user_turns += 1
+        return f"{USER_TURN}{self.user_turns}"
 
     def _piece(self, slot: Any, kind: str, source_id: str, text: str, step: str, position: int,
                **evidence: Any) -> CapturedPiece:

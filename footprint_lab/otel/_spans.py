@@ -179,14 +179,25 @@ def _sdk_span(span: Any, at: str) -> SpanData:
         else:
             attributes[_sound(key)] = _sdk_value(value, f"{at}.attributes[{k}]", 0)
     status = getattr(getattr(span, "status", None), "status_code", None)
+    attributes = _conventions(attributes, f"{at}.attributes")
+    if _reached_limit(raw, getattr(getattr(span, "_attributes", None), "max_value_len", None)):
+        attributes[CUT] = True
     return SpanData(
         trace_id=_sdk_id(context.trace_id, 128, f"{at}.context.trace_id"),
         span_id=_sdk_id(context.span_id, 64, f"{at}.context.span_id"),
         parent_id=_sdk_id(parent.span_id, 64, f"{at}.parent.span_id") if parent is not None else None,
         name=_sound(name or ""), start_ns=start, end_ns=end,
-        attributes=_conventions(attributes, f"{at}.attributes"),
-        failed=getattr(status, "name", None) == "ERROR",
+        attributes=attributes, failed=getattr(status, "name", None) == "ERROR",
     )
+
+
+def _reached_limit(raw: Mapping[str, Any] | None, limit: Any) -> bool:
+    """Whether a text among a span's attributes is as long as the SDK's attribute length limit (``limit``, which its
+    own attributes carry): the SDK cut it there, so a prompt may have lost its end."""
+    if not _whole(limit) or not raw:
+        return False
+    texts = (text for value in raw.values() for text in (value if isinstance(value, tuple) else (value,)))
+    return any(isinstance(text, str) and len(text) == limit for text in texts)
 
 
 def _sound(text: str) -> str:

@@ -19,7 +19,17 @@ import pytest
 pytest.importorskip("opentelemetry.sdk")
 pytest.importorskip("openinference.instrumentation")
 
-from otel_kit import QUESTION, RESULT, SYSTEM, ChatServer, completion, instrumented, tool_then_answer
+from otel_kit import (
+    QUESTION,
+    RESULT,
+    SYSTEM,
+    ChatServer,
+    completion,
+    instrumented,
+    received_messages,
+    tool_then_answer,
+    wire_messages,
+)
 
 from footprint_lab import load_recording
 from footprint_lab.otel import from_spans
@@ -107,20 +117,6 @@ def traced(request: pytest.FixtureRequest) -> tuple[str, list[Any], list[Any]]:
         server.close()
 
 
-def _wire_messages(recording: Any, exchange: Any) -> list[tuple[Any, ...]]:
-    """A recorded request's messages as OpenAI's wire carries them: (role, text, tool call ids, answered id)."""
-    sent = [("system", exchange.system, (), None)] if exchange.system else []
-    for message in recording.request_messages(exchange):
-        calls = tuple(c["id"] for c in message.get("tool_calls") or ())
-        sent.append((message["role"], message.get("content") or None, calls, message.get("tool_call_id")))
-    return sent
-
-
-def _received_messages(body: dict[str, Any]) -> list[tuple[Any, ...]]:
-    return [(m["role"], m.get("content") or None, tuple(c["id"] for c in m.get("tool_calls") or ()),
-             m.get("tool_call_id")) for m in body["messages"]]
-
-
 def test_a_framework_run_imports_with_its_pieces_and_their_provenance(traced: tuple[str, list[Any], list[Any]]) -> None:
     _, spans, _ = traced
     (run,) = from_spans(spans)
@@ -148,7 +144,7 @@ def test_each_recorded_request_is_the_request_the_server_received(traced: tuple[
     recording = run.recording
     assert len(recording.exchanges) == len(bodies) == 2
     for exchange, body in zip(recording.exchanges, bodies, strict=True):
-        assert _wire_messages(recording, exchange) == _received_messages(body)
+        assert wire_messages(recording, exchange) == received_messages(body)
         assert exchange.model == body["model"]
         options = exchange.wire["request"]["options"]
         if "temperature" in options:  # LlamaIndex's instrumentation does not record the settings
@@ -232,8 +228,8 @@ def test_a_second_separate_conversation_in_one_trace_is_recorded_as_that_calls_o
     assert run.answer == "DECLINED"
     second = recording.exchanges[1]
     assert second.system == "Answer APPROVED or DECLINED." and second.injected_messages
-    assert _wire_messages(recording, second) == _received_messages(bodies[1])
-    assert _wire_messages(recording, recording.exchanges[0]) == _received_messages(bodies[0])
+    assert wire_messages(recording, second) == received_messages(bodies[1])
+    assert wire_messages(recording, recording.exchanges[0]) == received_messages(bodies[0])
     assert second.wire["request"]["options"] == {"temperature": 0}
     pieces = recording.call_pieces(second)
     assert [p.content for p in pieces if p.slot == "messages"] == ["Facts: The order is 47 days old."]

@@ -25,9 +25,18 @@ from footprint_lab.explain.arguments import ExplainConfigError, recording_of
 from footprint_lab.explain.provenance.sources import NOT_REMOVABLE, removal_id
 from footprint_lab.providers.types import LLMRequest
 from footprint_lab.record.captured import Slot
+from footprint_lab.record.schema import HISTORY
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import ContextPiece, LLMExchange, Recording
+
+
+def replay_id(piece: ContextPiece) -> str | None:
+    """The id a replay removes a piece by: its removal id, or for an earlier turn of a conversation (``history#i``,
+    which a rerun keeps) its own id, since a replay edits the recorded request itself."""
+    if piece.source_id.startswith(HISTORY) and piece.source_kind in NOT_REMOVABLE:
+        return piece.source_id
+    return removal_id(piece)
 
 
 @dataclass(slots=True)
@@ -83,23 +92,23 @@ class RecordedCall:
         """Each id a replay can name (removal id, and each piece's own source id) and the parts it covers."""
         named: dict[str, list[int]] = {}
         for k, part in enumerate(self.parts):
-            if part.piece is None or part.piece.source_kind in NOT_REMOVABLE:
+            if part.piece is None or (part.piece.source_kind in NOT_REMOVABLE and replay_id(part.piece) is None):
                 continue
-            for name in dict.fromkeys((removal_id(part.piece), part.piece.source_id)):
+            for name in dict.fromkeys((replay_id(part.piece), part.piece.source_id)):
                 if name is not None:
                     named.setdefault(name, []).append(k)
         return named
 
     def removable(self) -> list[str]:
         """The removal ids of this call's pieces, in the order sent (what ``localize(replay=...)`` tests)."""
-        found = (removal_id(p.piece) for p in self.parts if p.piece is not None)
+        found = (replay_id(p.piece) for p in self.parts if p.piece is not None)
         return list(dict.fromkeys(name for name in found if name is not None))
 
     def sent_whole(self) -> set[str]:
         """The removal ids of pieces the call was sent inside a text a replay sends whole (a system text the runner
         formatted, documents a framework put inside a user turn): sent, yet not removable one by one."""
         pieces = self.recording.context_pieces
-        held = {removal_id(pieces[i]) for indices in self.recording.exchange_pieces(self.exchange).values()
+        held = {replay_id(pieces[i]) for indices in self.recording.exchange_pieces(self.exchange).values()
                 for i in indices if 0 <= i < len(pieces)}
         return {name for name in held if name is not None} - set(self.removable())
 

@@ -76,6 +76,7 @@ from footprint_lab.explain.trials.rerun import (
 )
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
 from footprint_lab.explain.trials.trial import BUDGET_PER_SAMPLE, default_budget
+from footprint_lab.record.schema import HISTORY
 
 if TYPE_CHECKING:
     from footprint_lab.core.conversation import CheckpointInput
@@ -174,7 +175,7 @@ async def localize(
                          time_limit=chosen_trials.time_limit, run=run)
     chosen, untested = choose_suspects(recording, run, sources, strategy, top)
     if call is not None:
-        chosen, untested = _in_call(call, chosen, untested, sources)
+        chosen, untested = _in_call(call, chosen, untested, sources, top)
     arms = [Arm(name, (name,), score=score) for _, name, _, score in chosen]
     limit = budget if budget is not None else default_budget(samples, len(arms))
     bar = Progress(limit, "localize", chosen_trials.progress, unit="reruns")
@@ -197,9 +198,20 @@ async def localize(
 
 
 def _in_call(call: RecordedCall, chosen: list[tuple[int, str, Source, float]], untested: list[tuple[str, str]],
-             sources: Sequence[str] | None) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
-    """For a replay: the chosen pieces the answering call was sent; the others named as untested, with why."""
+             sources: Sequence[str] | None,
+             top: int | None) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
+    """For a replay: the chosen pieces the answering call was sent; the others named as untested, with why. An earlier
+    turn of the conversation (``history#i``), which no rerun removes, is tested too: a replay edits the request."""
     sent = set(call.removable())
+    if sources is None:
+        turns = [name for name in sent if name.startswith(HISTORY)]
+        untested = [(name, why) for name, why in untested if name not in turns]
+        kinds = {part.piece.source_id: part.piece.source_kind for part in call.parts if part.piece is not None}
+        for name in sorted(turns, key=lambda name: int(name.removeprefix(HISTORY))):
+            if top is not None and len(chosen) >= top:
+                untested.append((name, f"left out by top={top}: an earlier turn, tested after the ranked pieces"))
+            else:
+                chosen.append((len(chosen) + 1, name, Source(kinds[name], []), 0.0))
     outside = [name for _, name, _, _ in chosen if name not in sent]
     if sources is not None and outside:
         raise ReplayPieceError("localize", "sources", len(outside), call.removable(),
