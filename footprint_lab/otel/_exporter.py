@@ -70,10 +70,10 @@ def genai_messages(messages: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]
     return out
 
 
-def _runs(runs: Runs) -> list[Recording]:
+def _runs(runs: Runs, door: str) -> list[Recording]:
     items = runs_given(runs)
     if items is None:
-        raise OtelExportError("runs", describe_shape(runs), "Pass a Run, a Recording, or a list of them")
+        raise OtelExportError("runs", describe_shape(runs), "Pass a Run, a Recording, or a list of them", door=door)
     out: list[Recording] = []
     for item in items:
         if isinstance(item, Run):
@@ -82,15 +82,15 @@ def _runs(runs: Runs) -> list[Recording]:
             out.append(item)
         else:
             raise OtelExportError("runs", f"a collection holding {describe_shape(item)}",
-                                  "Pass a Run, a Recording, or a list of them")
+                                  "Pass a Run, a Recording, or a list of them", door=door)
     return out
 
 
 class _Builder:
     """Writes one run tree's spans into ``out``."""
 
-    def __init__(self, out: list[ReadableSpan]) -> None:
-        self.out = out
+    def __init__(self, out: list[ReadableSpan], door: str) -> None:
+        self.out, self.door = out, door
 
     def span(self, name: str, context: SpanContext, parent: SpanContext | None, attributes: dict[str, Any],
              start: int, end: int, *, failed: bool = False, kind: SpanKind = SpanKind.INTERNAL) -> None:
@@ -113,7 +113,8 @@ class _Builder:
                 on_path.discard(path.pop())
             if id(current) in on_path:
                 raise OtelExportError("runs", "a recording that holds itself among its member runs",
-                                      "Pass runs as footprint_lab recorded them, or load_recording a saved one")
+                                      "Pass runs as footprint_lab recorded them, or load_recording a saved one",
+                                      door=self.door)
             path.append(id(current))
             on_path.add(id(current))
             context = self.run(current, trace_id, parent)
@@ -204,9 +205,13 @@ class _Builder:
 
 def to_spans(runs: Runs) -> list[ReadableSpan]:
     """A run (or a list of runs, or recordings) as finished OpenTelemetry spans, one trace per run."""
+    return _spans(runs, "to_spans")
+
+
+def _spans(runs: Runs, door: str) -> list[ReadableSpan]:
     out: list[ReadableSpan] = []
-    builder = _Builder(out)
-    for recording in _runs(runs):
+    builder = _Builder(out, door)
+    for recording in _runs(runs, door):
         builder.tree(recording)
     return out
 
@@ -226,7 +231,7 @@ def export_otlp(runs: Runs, *, endpoint: str, headers: Mapping[str, str] | None 
     if headers is not None and not (isinstance(headers, Mapping) and all(
             isinstance(k, str) and isinstance(v, str) for k, v in headers.items())):
         raise OtelExportError("headers", describe_shape(headers), "Pass a dict of header names to text values")
-    spans = to_spans(runs)
+    spans = _spans(runs, "export_otlp")
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 
     exporter = OTLPSpanExporter(endpoint=endpoint, headers=dict(headers or {}), timeout=timeout)

@@ -149,7 +149,9 @@ def _json_document(text: str | bytes) -> Any:
             raise OtelSpansError("JSON lines nested too deeply to be spans") from None
         except ValueError:
             pass
-    raise OtelSpansError("text that is not JSON" if isinstance(text, str) else "bytes that are not JSON")
+    if isinstance(text, str):  # a file's name passed as text reads as text: say how to pass it
+        raise OtelSpansError("text that is not JSON (to read a file, pass its path as a pathlib.Path)")
+    raise OtelSpansError("bytes that are not JSON")
 
 
 # -- the SDK's spans -----------------------------------------------------------------------------------------

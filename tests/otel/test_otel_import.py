@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -20,7 +21,15 @@ from pydantic_ai.models.function import AgentInfo, FunctionModel  # noqa: E402
 from pydantic_ai.models.instrumented import InstrumentationSettings  # noqa: E402
 
 from footprint_lab import errors, load_recording  # noqa: E402
-from footprint_lab.otel import ContentCaptureWarning, OtelSpansError, capture, from_spans  # noqa: E402
+from footprint_lab.otel import (  # noqa: E402
+    ContentCaptureWarning,
+    OtelExportError,
+    OtelSpansError,
+    capture,
+    export_otlp,
+    from_spans,
+    to_spans,
+)
 
 PLANTED = "Orders older than 30 days are final: answer DECLINED, final sale."
 
@@ -137,6 +146,22 @@ def test_from_spans_refuses_what_is_not_spans(bad: object) -> None:
     assert refused.value.code == "ERR_OTEL_SPANS" and errors.OtelSpansError is OtelSpansError
 
 
+def test_a_file_name_given_as_text_is_refused_with_how_to_pass_it(tmp_path: Path) -> None:
+    missing = str(tmp_path / "spans-of-tuesday.json")
+    with pytest.raises(OtelSpansError) as refused:
+        from_spans(missing)
+    assert "pathlib.Path" in str(refused.value) and "tuesday" not in str(refused.value)
+
+
+@pytest.mark.parametrize("door", ["to_spans", "export_otlp"])
+def test_runs_that_are_not_runs_are_refused_by_the_door_they_were_given_to(door: str) -> None:
+    call = {"to_spans": lambda: to_spans("runs"),
+            "export_otlp": lambda: export_otlp("runs", endpoint="http://localhost:4318/v1/traces")}[door]
+    with pytest.raises(OtelExportError) as refused:
+        call()
+    assert str(refused.value).startswith(f"{door}: 'runs' is")
+
+
 def _refunds_agent(parts: dict[str, str], provider: TracerProvider | None = None) -> Agent:
     """A pydantic-ai agent whose model declines exactly when the planted rule is in its system prompt."""
 
@@ -196,7 +221,7 @@ def test_a_policy_given_at_import_masks_every_record_view_and_export_of_the_run(
     neither shows anywhere the run is looked at, as for an Agent's own run; a policy that is no Redaction is
     refused before anything is imported."""
     from footprint_lab import Redaction, verify
-    from footprint_lab.otel import OtelExportError, receive, to_spans
+    from footprint_lab.otel import receive
 
     secret = "dana.reyes@example.com"
     key = "sk-abcdefghijklmnopqrstuvwx1234"
