@@ -247,6 +247,16 @@ async def test_a_run_whose_first_call_failed_is_refused_by_its_status_not_as_one
     assert "its status is failed" in caught.value.message and "no LLM call" not in caught.value.message
 
 
+async def test_a_finished_run_without_an_answer_is_refused_by_what_its_last_call_did() -> None:
+    """An imported run can finish on a call that asked for a tool: "Localize a finished run" would contradict it."""
+    run = Agent(provider=mock(reply="Fine.")).run_sync("hello")
+    recording = run.recording.model_copy(update={"answer": None})
+    with pytest.raises(NothingToLocalizeError) as caught:
+        await localize(recording, rerun=lambda exclude: None)
+    assert caught.value.reason == "no_answer" and "finished without an answer" in caught.value.message
+    assert "Localize a finished run" not in caught.value.message
+
+
 async def test_localize_refuses_bad_settings_before_any_rerun(planted_run):
     provider_calls = {"n": 0}
 

@@ -102,6 +102,10 @@ class NothingToLocalizeError(Refusal):
         if reason == "no_llm_call":
             why = ("made no LLM call, so no context reached a model and there is nothing to remove. Localize a run "
                    "that called a model; run.steps shows whether it did")
+        elif status == "finished":  # an imported run whose last call asked for a tool, or replied with no text
+            why = ("finished without an answer: its last LLM call gave no text (it asked for a tool, or replied "
+                   "empty), so there is nothing to compare reruns with. Localize a run that answered; "
+                   "backtrack(at='call-llm#N') shows what its calls were sent")
         else:
             why = (f"has no answer to compare reruns with (its status is {status}). Localize a finished run; "
                    "for a failed one, backtrack(at='call-llm#N') shows what its calls were sent")
