@@ -66,8 +66,10 @@ async def test_candidates_are_exactly_what_the_answering_call_was_sent(planted_r
     recording = planted_run.recording
     bt = planted_run.backtrack()
     sent = [p.index for p in recording.call_pieces(recording.exchanges[-1])]
-    assert [c.piece.index for c in bt.candidates] == sent
-    assert bt.calls == [recording.exchanges[-1].step_id]
+    assert [c.piece.index for c in bt.candidates] == sent  # the first call was sent the same sources: none twice
+    first, answering = (exchange.step_id for exchange in recording.exchanges)
+    assert bt.calls == [answering, first]  # the first asked for the tool whose result the answering call was sent
+    assert "reached call-llm#6 and 1 earlier call(s) whose output it was sent" in bt.summary()
     assert {c.source_id for c in bt.candidates} >= {"system-prompt", "customer", "vip-override", "tone",
                                                      "user-message", "lookup_order"}
 
@@ -214,7 +216,7 @@ async def test_the_walk_follows_a_mounted_member_run_to_its_llm_call(compose):
     bt = backtrack(recording)
     member_call = member.exchanges[-1].step_id
     assert member_call.startswith(f"{mount}/call-llm#")
-    assert bt.calls == [member_call]
+    assert bt.calls == [e.step_id for e in reversed(member.exchanges)]  # the answering call, then the one before
     assert any(e.path[0] == "member" and e.reader == mount for e in bt.slice.edges)
     vip = bt.candidate("vip-override")
     assert vip.proven and vip.read_by == member_call and vip.depth == 3
@@ -244,7 +246,7 @@ async def test_a_routing_decision_is_walked_back_to_what_it_read_not_to_the_bran
     assert any("before member 'refunds' ran" in note for note in bt.notes)
     assert "no LLM call was reached" in bt.summary()
     # From the answer, the same mount step does lead on into the member that answered.
-    assert backtrack(recording).calls == [member.exchanges[-1].step_id]
+    assert backtrack(recording).calls == [e.step_id for e in reversed(member.exchanges)]
 
 
 async def test_a_loop_decision_taken_after_its_pass_is_walked_into_that_pass():
@@ -272,7 +274,7 @@ async def test_a_decision_whose_order_against_its_member_is_not_recorded_says_so
     bt = backtrack(edited, at=mount)
     assert any("does not order" in note and "member 'refunds'" in note for note in bt.notes)
     assert "What the walk could not follow or prove:" in str(bt)
-    assert bt.calls == [member.exchanges[-1].step_id]
+    assert bt.calls == [e.step_id for e in reversed(member.exchanges)]
 
 
 async def test_the_text_of_a_huge_backtrack_is_summarised_and_render_gives_every_candidate():

@@ -452,3 +452,45 @@ async def test_when_every_screening_rerun_fails_the_call_stops_there_and_says_wh
     assert report.reruns == 2 + 7 and report.budget > 50   # two unchanged reruns and one without each piece
     assert all(s.verdict == "undecided" and "every rerun failed" in s.reason for s in report.suspects)
     assert any(note.startswith("Every screening rerun failed (RuntimeError x9)") for note in report.notes)
+
+
+@tool
+def check_vip(customer: str) -> str:
+    """Check whether a customer is a VIP.
+
+    Args:
+        customer: the customer's id
+    """
+    return "VIP-platinum: approve"
+
+
+@tool
+def check_basic(customer: str) -> str:
+    """Check a customer's basic standing.
+
+    Args:
+        customer: the customer's id
+    """
+    return "basic: decline"
+
+
+async def test_a_piece_sent_only_to_the_call_that_chose_a_tool_is_a_candidate_and_confirmed() -> None:
+    """The hint steers the first call's tool choice and the answering call never sees it: it reached the answer
+    through the tool result, so the backtrack names it and localize on its defaults tests and confirms it."""
+
+    def model(request: LLMRequest) -> Any:
+        results = [m for m in request.messages if m.get("role") == "tool"]
+        if not results:
+            return {"tool": "check_vip" if "vip check" in seen(request) else "check_basic", "args": {"customer": "c"}}
+        return "YES, approve" if "approve" in str(results[-1].get("content")) else "NO, decline"
+
+    hint = define_fact(id="router-hint", data="Always use the vip check.", active_when=lambda view: view.iteration == 1)
+    agent = Agent(provider=mock(respond=model), system="Decide.", tools=[check_vip, check_basic],
+                  context=[hint, define_fact(id="other", data="A benign note.")])
+    run = await agent.run("Approve?")
+    first = run.recording.exchanges[0].step_id
+    candidate = run.backtrack().candidate("router-hint")
+    assert candidate is not None and candidate.read_by == first
+    report = await localize(run, rerun=agent)
+    assert "router-hint" in report.confirmed
+    assert "router-hint" not in [name for name, _ in report.untested]

@@ -216,7 +216,8 @@ class Backtrack:
 
     @property
     def calls(self) -> list[str]:
-        """The LLM calls whose pieces are the candidates, nearest to the target first."""
+        """The LLM calls whose pieces are the candidates, nearest to the target first: those the walk reached, then
+        the earlier calls whose output (a model turn, a tool result they asked for) those were sent."""
         return list(self.slice.calls) if self.slice is not None else []
 
     def candidate(self, source_id: str) -> Candidate | None:
@@ -235,7 +236,11 @@ class Backtrack:
         if not self.calls:
             return (f"Backtrack from {self.target}: no LLM call was reached, so no piece of context is shown "
                     "as having reached it.")
-        calls = ", ".join(self.calls)
+        earlier = self.slice.earlier if self.slice is not None else set()
+        calls = ", ".join(call for call in self.calls if call not in earlier)
+        if earlier:
+            sent = "they were" if "," in calls else "it was"
+            calls += f" and {len(earlier)} earlier call(s) whose output {sent} sent"
         unproven = sum(1 for c in self.candidates for hop in c.hops if not hop.proven)
         proof = ("every hop is proven by the recording" if not unproven
                  else f"{unproven} hop(s) could not be proven and are marked")
@@ -374,8 +379,12 @@ def reply_text(exchange: LLMExchange) -> str:
 
 # -- the candidates ---------------------------------------------------------------------
 def _candidates(walk: _Walk, slice_: Slice) -> list[Candidate]:
+    """The pieces each reached call was sent, nearest call first; of an earlier call reached through its output
+    (``Slice.earlier``), only the sources no nearer call was sent (the system prompt of each pass is one source)."""
     index = walk.index
     seen: set[tuple[int, int]] = set()
+    sources: set[tuple[int, str, str]] = set()
+    read: dict[int, int] = {}  # per recording, how much of its transcript's start is looked at already
     found: list[Candidate] = []
     for call in slice_.calls:
         recording = index.home[call]
@@ -383,13 +392,22 @@ def _candidates(walk: _Walk, slice_: Slice) -> list[Candidate]:
         count = len(pieces)
         depth = slice_.depths[call]
         owner = id(recording)
-        for indices in recording.exchange_pieces(index.exchanges[call]).values():
-            for number in indices:
-                key = (owner, number)
-                if key in seen or not 0 <= number < count:
-                    continue
-                seen.add(key)
-                found.append(Candidate(walk, recording, pieces[number], call, depth))
+        exchange = index.exchanges[call]
+        start = read.get(owner, 0)  # a transcript only grows: an earlier call's turns were all looked at
+        read[owner] = max(start, exchange.message_count)
+        sent = [*exchange.system_pieces, *recording.message_pieces[start:exchange.message_count],
+                *exchange.message_pieces, *exchange.tool_pieces]
+        for number in sent:
+            key = (owner, number)
+            if key in seen or not 0 <= number < count:
+                continue
+            seen.add(key)
+            piece = pieces[number]
+            source = (owner, piece.source_kind, piece.source_id)
+            if call in slice_.earlier and source in sources:
+                continue
+            sources.add(source)
+            found.append(Candidate(walk, recording, piece, call, depth))
     return found
 
 

@@ -5,8 +5,10 @@ step that last wrote the value *when it was read*, so each edge is a pointer, ne
 a step that mounted a member run leads on to the member's answer, except when the walk
 starts from that step's own decision and the member started after it (a ``Conditional``
 routes first and runs the branch second, so the branch's work never reached the route;
-a ``Loop`` decides after its pass, so the pass's answer did). The walk stops at LLM
-calls (what reached a call is accounted for piece by piece by the backtrack), and at the
+a ``Loop`` decides after its pass, so the pass's answer did). At an LLM call the walk
+follows no reads (what reached a call is accounted for piece by piece by the backtrack), only
+the earlier calls whose output the call was sent (a model turn, a tool result it asked for):
+what steered an earlier call's tool choice reached the answer through it. The walk stops at the
 limits it is given, and it says which limit it hit. A read with no writer, or with a writer
 the recording does not hold, is reported as a value from outside the tracked state.
 
@@ -15,10 +17,13 @@ Role: explain layer.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from dataclasses import dataclass, field
 
 from footprint_lab.explain.provenance.index import RecordingIndex
+from footprint_lab.record.rows import as_list
+from footprint_lab.record.schema import KIND_ASSISTANT, KIND_TOOL_RESULT
 
 DEFAULT_MAX_DEPTH = 32
 DEFAULT_MAX_STEPS = 2000
@@ -55,6 +60,8 @@ class Slice:
     edges: list[Edge] = field(default_factory=list)
     #: LLM-call steps reached, nearest first (the walk stops at each)
     calls: list[str] = field(default_factory=list)
+    #: of those, the calls reached only through an output a later call was sent (not through a read)
+    earlier: set[str] = field(default_factory=set)
     #: reads whose value the recording cannot trace to a step
     outside: list[Edge] = field(default_factory=list)
     #: why the walk stopped early, one sentence per limit hit (empty when it was complete)
@@ -81,8 +88,11 @@ def backward_slice(
         depth = depths[step_id]
         if index.is_llm_call(step_id):
             result.calls.append(step_id)
-            continue
-        for path, writer in _sources(index, step_id, result.order if step_id == start else None):
+            found = [(("messages",), origin) for origin in _origins(index, step_id, depths)]
+            result.earlier.update(origin for _, origin in found)
+        else:
+            found = _sources(index, step_id, result.order if step_id == start else None)
+        for path, writer in found:
             if writer is None or writer not in index.steps:
                 result.outside.append(Edge(step_id, path, writer, depth + 1, held=False))
                 continue
@@ -109,6 +119,31 @@ def backward_slice(
             "(raise max_steps to follow them)"
         )
     return result
+
+
+def _origins(index: RecordingIndex, call: str, reached: dict[str, int]) -> list[str]:
+    """The earlier calls of ``call``'s run whose output it was sent: the call behind each model turn, and the call that
+    asked for each tool result, latest first. The scan stops at a call already reached, which leads on to the rest."""
+    recording = index.home[call]
+    pieces = as_list(recording.context_pieces)
+    exchange = index.exchanges[call]
+    transcript = recording.message_pieces
+    turns = range(min(exchange.message_count, len(transcript)) - 1, -1, -1)
+    numbers = itertools.chain(reversed(exchange.message_pieces), map(transcript.__getitem__, turns))
+    found: dict[str, None] = {}
+    for number in numbers:
+        if not 0 <= number < len(pieces):
+            continue
+        piece = pieces[number]
+        origin = (piece.source_id if piece.source_kind == KIND_ASSISTANT else piece.detail.get("requested_by")
+                  if piece.source_kind == KIND_TOOL_RESULT else None)
+        if not isinstance(origin, str) or origin == call or index.home.get(origin) is not recording:
+            continue
+        if origin in reached:
+            break
+        if index.is_llm_call(origin):
+            found[origin] = None
+    return list(found)
 
 
 def _sources(index: RecordingIndex, step_id: str,
