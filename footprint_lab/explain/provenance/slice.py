@@ -88,8 +88,9 @@ def backward_slice(
         depth = depths[step_id]
         if index.is_llm_call(step_id):
             result.calls.append(step_id)
-            found = [(("messages",), origin) for origin in _origins(index, step_id, depths)]
-            result.earlier.update(origin for _, origin in found)
+            origins = _origins(index, step_id, depths)
+            result.earlier.update(origins)
+            found: list[tuple[tuple[str, ...], str | None]] = [(("messages",), origin) for origin in origins]
         else:
             found = _sources(index, step_id, result.order if step_id == start else None)
         for path, writer in found:
