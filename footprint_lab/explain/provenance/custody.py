@@ -238,9 +238,10 @@ class Backtrack:
                     "as having reached it.")
         earlier = self.slice.earlier if self.slice is not None else set()
         calls = ", ".join(call for call in self.calls if call not in earlier)
-        if earlier:
+        before = sum(call in earlier for call in self.calls)
+        if before:
             sent = "they were" if "," in calls else "it was"
-            calls += f" and {len(earlier)} earlier call(s) whose output {sent} sent"
+            calls += f" and {before} earlier call(s) whose output {sent} sent"
         unproven = sum(1 for c in self.candidates for hop in c.hops if not hop.proven)
         proof = ("every hop is proven by the recording" if not unproven
                  else f"{unproven} hop(s) could not be proven and are marked")
