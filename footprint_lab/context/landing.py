@@ -24,6 +24,7 @@ from footprint_lab.context.assembly import (
     _shapes,
 )
 from footprint_lab.context.declarations import Injection, Memory, Rag
+from footprint_lab.context.rebuild import recall
 from footprint_lab.record.captured import (
     ALLOWED_BY,
     OVER_BUDGET,
@@ -233,7 +234,7 @@ class TurnContext:
 
     def _memory_outcomes(self, memory: Memory) -> list[tuple[str, Evidence, str | None]]:
         """The memory recalled for this run (once: the same items land on every iteration)."""
-        items = memory.store.recall(self.namespace, limit=memory.limit)
+        items = recall(memory, self.namespace)
         if not items:
             return [("", {"recalled": 0}, "nothing recalled: this identity's memory is empty")]
         return [

@@ -16,18 +16,71 @@ and both are built from the agent's own declarations:
 
 A rebuilt agent never writes to a memory store (``write_back`` is off on every memory
 declaration): a rerun is an experiment, and a dozen ablation reruns must not leave a dozen
-invented turns in a person's memory. It still recalls, so it sees what the original saw.
+invented turns in a person's memory. It recalls what the original recalled, item for item
+(:func:`recalling_as`): the original wrote its own answer back after recalling, and a rerun
+that recalled the store's latest items would be sent that answer, which the original never saw.
 
 Role: context layer; pure functions of declarations.
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Mapping, Sequence
+import contextvars
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
+from footprint_lab.context._stores import MemoryStore
 from footprint_lab.context._triggers import Always, always
 from footprint_lab.context.declarations import FACT_REF, Injection, Instruction, Memory, Rag
+
+if TYPE_CHECKING:
+    from footprint_lab.record.recording import Recording
+
+#: per memory declaration id, the keys of the items a recorded run recalled (set while its reruns run)
+_RECALLED: contextvars.ContextVar[Mapping[str, tuple[str, ...]] | None] = contextvars.ContextVar("recalled",
+                                                                                              default=None)
+#: how many of a namespace's latest items a rerun looks through for those a recorded run recalled
+RECALL_REACH = 100_000
+
+
+def recalled_items(recording: Recording) -> dict[str, tuple[str, ...]]:
+    """Per memory declaration id in a recording (its members' too), the keys of the items it recalled, in order (none:
+    it recalled nothing)."""
+    found: dict[str, dict[str, None]] = {}
+    pending = [recording]
+    while pending:
+        current = pending.pop()
+        pending.extend(current.children)
+        for piece in current.context_pieces:
+            if piece.source_kind == "memory":
+                keys = found.setdefault(piece.source_id, {})
+                if piece.detail.get("item") is not None:
+                    keys[str(piece.detail["item"])] = None
+    return {memory_id: tuple(keys) for memory_id, keys in found.items()}
+
+
+@contextmanager
+def recalling_as(recalled: Mapping[str, tuple[str, ...]]) -> Iterator[None]:
+    """Inside, a memory declaration named in ``recalled`` recalls exactly those items of its store (what a recorded
+    run recalled, :func:`recalled_items`), whatever was written since; the others recall as usual."""
+    token = _RECALLED.set(recalled)
+    try:
+        yield
+    finally:
+        _RECALLED.reset(token)
+
+
+def recall(memory: Memory, namespace: str) -> list[dict[str, Any]]:
+    """What ``memory`` recalls in ``namespace``: its store's latest items, or inside :func:`recalling_as` the items
+    the recorded run recalled (one no longer in the store is not made up)."""
+    keys = (_RECALLED.get() or {}).get(memory.id)
+    store: MemoryStore = memory.store
+    if keys is None:
+        return store.recall(namespace, limit=memory.limit)
+    held = {str(item.get("key")): item for item in store.recall(namespace, limit=RECALL_REACH)}
+    return [held[key] for key in keys if key in held]
 
 
 def without_declarations(declarations: Sequence[Injection], removed: Collection[str]) -> list[Injection]:

@@ -494,3 +494,48 @@ async def test_a_piece_sent_only_to_the_call_that_chose_a_tool_is_a_candidate_an
     report = await localize(run, rerun=agent)
     assert "router-hint" in report.confirmed
     assert "router-hint" not in [name for name, _ in report.untested]
+
+
+def _remembering(store: Any, **fact: Any) -> Agent:
+    """An agent that answers YES when the planted fact is sent, or when memory says it answered YES before."""
+    from footprint_lab.context import define_memory
+
+    def model(request: LLMRequest) -> str:
+        text = seen(request)
+        return "YES, it is" if "zebra" in text or "assistant: YES" in text else "NO, it is not"
+
+    return Agent(provider=mock(respond=model), system="Answer yes or no.",
+                 context=[define_fact(id="culprit", data="zebra", **fact),
+                          define_fact(id="other", data="A benign note."), define_memory(id="mem", store=store)])
+
+
+async def test_reruns_recall_the_memory_the_run_recalled_not_the_answer_it_wrote_back() -> None:
+    """The run recalled nothing, then wrote its own YES back: a rerun that recalled the store's latest items would be
+    sent that YES and keep answering it, and the planted fact would read as not the cause."""
+    from footprint_lab.context import InMemoryStore
+
+    store = InMemoryStore()
+    agent = _remembering(store)
+    run = await agent.run("Is it yes?", identity={"principal": "dana"})
+    assert run.answer == "YES, it is"
+    trap = await agent.without(["culprit"]).run("Is it yes?", identity={"principal": "dana"})
+    assert trap.answer == "YES, it is"  # outside a rerun, a rebuilt agent recalls the YES the run wrote back
+    report = await localize(run, rerun=agent)
+    assert report.confirmed == ["culprit"]
+    one = await rerun_without(run, ["culprit"], rerun=agent)
+    assert one.after == "NO, it is not"
+
+
+async def test_a_follow_ups_reruns_recall_what_that_turn_recalled() -> None:
+    """Turn 2 recalled turn 1's items (which say NO) and wrote its own YES back after: its reruns recall turn 1's."""
+    from footprint_lab.context import InMemoryStore
+
+    agent = _remembering(InMemoryStore(), active_when=lambda view: "second" in view.message)
+    await agent.run("first question")
+    before = agent.checkpoint()
+    second = await agent.follow_up("second question: is it yes?")
+    assert second.answer == "YES, it is"
+    recalled = [p.content for p in second.recording.context_pieces if p.source_kind == "memory"]
+    assert recalled and not any("YES" in text for text in recalled)
+    report = await localize(second, rerun=agent, continue_from=before)
+    assert report.confirmed == ["culprit"] and report.confirmed_together == []

@@ -38,11 +38,12 @@ import threading
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from difflib import SequenceMatcher
-from typing import TYPE_CHECKING, Any, Protocol, TypeAlias, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, cast
 
 from footprint_lab.base.progress import INTERRUPTS, PROGRESS_FIX, progress_problem
 from footprint_lab.base.progress import Progress as Progress  # the one bar, as the reruns' modules know it
 from footprint_lab.base.refusal import Refusal, call_problem, describe_shape
+from footprint_lab.context.rebuild import recalled_items, recalling_as
 from footprint_lab.context.source_ids import UnknownSourceError
 from footprint_lab.explain.arguments import ExplainConfigError, fraction
 from footprint_lab.explain.provenance.members import Source, removable_sources
@@ -138,8 +139,8 @@ class Outcome:
 class Rerunner:
     """Builds runners for reruns from an agent or a factory, and runs them on the recorded input."""
 
-    __slots__ = ("_answers", "_continue_from", "_finished", "_function", "_input", "_masking", "_redacted", "_seeded",
-                 "identity", "rerun", "retries", "retry_wait", "time_limit")
+    __slots__ = ("_answers", "_continue_from", "_finished", "_function", "_input", "_masking", "_recalled", "_redacted",
+                 "_seeded", "identity", "rerun", "retries", "retry_wait", "time_limit")
 
     def __init__(self, function: str, rerun: Any, recording: Recording, input: Any = None,
                  continue_from: Any = None, *, retries: int = 2, retry_wait: float = 0.5,
@@ -216,6 +217,7 @@ class Rerunner:
         self._masking = Masking(recording, run, self._input) if self._redacted else None
         self._finished = 0  # reruns that ran to an end, for telling a refusal of every rerun from one rerun's
         self.identity = recording.identity
+        self._recalled = recalled_items(recording)  # each rerun recalls the memory the original recalled
         continues = recording.meta.get("continues")
         # a chat names its turn's start itself: a first turn that paused and was answered starts from nothing
         if continues and continue_from is None and given is None:
@@ -325,7 +327,8 @@ class Rerunner:
         return self._function
 
     async def _ran(self, runner: Any, extra: dict[str, Any]) -> Any:
-        return await self._answered(runner, await runner.run(self._input, identity=self.identity, **extra))
+        with recalling_as(self._recalled):
+            return await self._answered(runner, await runner.run(self._input, identity=self.identity, **extra))
 
     async def _answered(self, runner: Any, result: Any) -> Any:
         """``result``, resumed with the turn's recorded answers while it stops at the question tool that asked
@@ -425,11 +428,8 @@ class _Awaited:
             self._answer.close()
 
 
-class _Answered:
-    __slots__ = ("answer",)
-
-    def __init__(self, answer: str) -> None:
-        self.answer = answer
+class _Answered(NamedTuple):
+    answer: str
 
 
 def check_removable(function: str, recording: Recording, ids: Sequence[str]) -> dict[str, Source]:
