@@ -194,12 +194,9 @@ def _sdk_span(span: Any, at: str) -> SpanData:
 
 
 def _reached_limit(raw: Mapping[str, Any] | None, limit: Any) -> bool:
-    """Whether a text among a span's attributes is as long as the SDK's attribute length limit (``limit``, which its
-    own attributes carry): the SDK cut it there, so a prompt may have lost its end."""
-    if not _whole(limit) or not raw:
-        return False
-    texts = (text for value in raw.values() for text in (value if isinstance(value, tuple) else (value,)))
-    return any(isinstance(text, str) and len(text) == limit for text in texts)
+    """Whether a text among a span's attributes is as long as the SDK's attribute length limit (so cut there)."""
+    texts = (text for value in (raw or {}).values() for text in (value if isinstance(value, tuple) else (value,)))
+    return _whole(limit) and any(isinstance(text, str) and len(text) == limit for text in texts)
 
 
 def _sound(text: str) -> str:
