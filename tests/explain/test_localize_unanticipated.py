@@ -36,6 +36,20 @@ async def test_two_causes_each_needed_are_both_confirmed_among_many_pieces(piece
     assert sorted(report.confirmed) == sorted([f"note-{pieces - 2}", f"note-{pieces - 1}"])
 
 
+@pytest.mark.parametrize("pieces", [30, 60])
+async def test_two_pieces_that_each_suffice_are_confirmed_together_among_many_pieces(pieces: int) -> None:
+    """Either of two notes makes the answer, so only removing both flips it. Among enough pieces for a group test, its
+    flips pointed at both, each kept the outcome alone, and both read NOT CONFIRMED ("look elsewhere"): the set is now
+    removed together and confirmed as acting together, the ranking putting it last notwithstanding."""
+    texts = [f"The answer is APPROVED by reason {k}." for k in range(pieces - 2)] + ["zebra flag.", "yak flag."]
+    agent = notes_agent(texts, lambda text, _: "APPROVED" if "zebra flag" in text or "yak flag" in text
+                        else "DECLINED")
+    run = await agent.run("Decide?")
+    report = await localize(run, rerun=agent)
+    assert report.confirmed_together == [(f"note-{pieces - 2}", f"note-{pieces - 1}")]
+    assert report.confirmed == []
+
+
 async def test_a_piece_the_group_test_set_aside_says_it_was_never_removed_alone() -> None:
     """Among 30 pieces the group test removes halves at once. A piece it set aside had no rerun of its own: its line
     says so, where a "not confirmed" alone would read as a test it never had; a piece removed alone does not."""

@@ -40,6 +40,12 @@ class Arm:
 Draw = Callable[[Sequence[tuple["Arm | None", int]]], Awaitable[list[Outcome]]]
 
 
+def joined(arms: Sequence[Arm]) -> Arm:
+    """One arm that makes every change of ``arms`` at once."""
+    return Arm(" + ".join(arm.key for arm in arms), tuple(name for arm in arms for name in arm.exclude),
+               tuple(name for arm in arms for name in arm.force))
+
+
 def tally(outcomes: Sequence[Outcome]) -> tuple[int, int]:
     """``(flips, finished)`` of some reruns: failed ones count in neither."""
     finished = [o for o in outcomes if o.error is None]

@@ -76,10 +76,20 @@ import math
 import random
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
+from footprint_lab.explain.trials._acting_together import left_together
 from footprint_lab.explain.trials._confirmation import _Confirmation, _Spend
 from footprint_lab.explain.trials._look_plan import look_plan
 from footprint_lab.explain.trials._search import BATCH, DECISIVE, CauseSearch
-from footprint_lab.explain.trials.arms import Arm, ArmVerdict, Draw, TrialResult, _failure_text, failures, tally
+from footprint_lab.explain.trials.arms import (
+    Arm,
+    ArmVerdict,
+    Draw,
+    TrialResult,
+    _failure_text,
+    failures,
+    joined,
+    tally,
+)
 from footprint_lab.explain.trials.rerun import Outcome
 
 #: Unchanged reruns the screening starts with (do they flip at all?).
@@ -204,6 +214,7 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
             # the next (Wiens' fallback), for the next one
             held, level = held | found, spare
         if not singly and not tally([*screening_baseline, *confirmation.baseline])[0]:
+            spare = await left_together(list(arms), verdicts, confirmation, joint, spare)
             await _ranked_alone(list(arms), verdicts, confirmation, spare)
     else:
         design = "each arm confirmed directly"
@@ -320,7 +331,7 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
     async def run_sets(sets: list[tuple[int, ...]]) -> list[Outcome]:
         # a second round's sets get seeds of their own: after every rerun so far, whichever it weighs
         first = SEARCH_SEED + (len(joint) if seeds_after is None else seeds_after) + len(outcomes)
-        return await spend([(_joined([arms[k] for k in removed]), first + n) for n, removed in enumerate(sets)])
+        return await spend([(joined([arms[k] for k in removed]), first + n) for n, removed in enumerate(sets)])
 
     outcomes: list[Outcome] = []
     widen = len(alone) > 2
@@ -338,7 +349,7 @@ async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmati
         if not hypothesis or not (share >= CANDIDATE_SHARE or (not candidates and hypothesis == ranked[0][0])):
             continue
         for cause in hypothesis:
-            arm = arms[cause[0]] if len(cause) == 1 else _joined([arms[k] for k in cause])
+            arm = arms[cause[0]] if len(cause) == 1 else joined([arms[k] for k in cause])
             if not (arm.key in verdicts and verdicts[arm.key].tested) and arm not in candidates and \
                     len(candidates) < MOST_CANDIDATES:
                 candidates.append(verdicts.setdefault(arm.key, ArmVerdict(arm)).arm)
@@ -439,7 +450,7 @@ async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spen
     for split in splits:
         chosen = {arm.key for arm in split}
         for half in (split, [arm for arm in arms if arm.key not in chosen]):
-            jobs.append((_joined(half), SCREEN_SEED + SCREEN_BASELINE + 200 + len(jobs)))
+            jobs.append((joined(half), SCREEN_SEED + SCREEN_BASELINE + 200 + len(jobs)))
     outcomes = await spend(jobs[: max(spend.left(), 0)])
     for arm in arms:
         seen = [(arm.key in outcome.changed, outcome.flipped) for outcome in outcomes if outcome.error is None]
@@ -477,12 +488,6 @@ def default_budget(samples: int, arms: int) -> int:
     if arms <= 2:
         return base
     return base + (SCREEN_BASELINE + arms if screened_singly(arms, base) else group_size(arms))
-
-
-def _joined(arms: Sequence[Arm]) -> Arm:
-    """One arm that makes every change of ``arms`` at once."""
-    return Arm(" + ".join(arm.key for arm in arms), tuple(name for arm in arms for name in arm.exclude),
-               tuple(name for arm in arms for name in arm.force))
 
 
 def _difference(observations: list[tuple[bool, bool]]) -> float:
