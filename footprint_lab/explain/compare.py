@@ -58,9 +58,12 @@ class ComparatorError(SettingRefusal):
 
 def _strings(comparator: str, setting: str, value: Any, *, least: int) -> list[str]:
     items = [value] if isinstance(value, str) else value
-    if (not isinstance(items, list | tuple) or len(items) < least
-            or not all(isinstance(item, str) and item.strip() for item in items)):
-        raise ComparatorError(comparator, setting, describe_shape(value),
+    wrong = [item for item in items if not (isinstance(item, str) and item.strip())] \
+        if isinstance(items, list | tuple) else []
+    if not isinstance(items, list | tuple) or len(items) < least or wrong:
+        received = describe_shape(value) if not wrong else "an empty or blank string" if isinstance(
+            wrong[0], str) else f"a term that is {describe_shape(wrong[0])}"
+        raise ComparatorError(comparator, setting, received,
                               f"must be {'a non-empty string or ' if least == 1 else ''}a list of at least {least} "
                               "non-empty strings")
     return [item.strip() for item in items]

@@ -67,6 +67,15 @@ def test_settings_no_comparator_can_use_are_refused_by_name(build):
     assert refused.value.code == "ERR_COMPARATOR" and refused.value.setting
 
 
+@pytest.mark.parametrize(("terms", "received"), [(("",), "an empty or blank string"), (("  ",), "an empty or blank "
+                         "string"), ((42,), "a term that is an int"), (("Lisbon", None), "a term that is None")])
+def test_a_term_mentions_cannot_use_is_named_for_what_it_is(terms: tuple[object, ...], received: str) -> None:
+    """A blank term was told "received a list of 1", though the caller passed one string."""
+    with pytest.raises(ComparatorError) as refused:
+        Mentions(*terms)
+    assert f"(received {received})" in str(refused.value)
+
+
 def judging_provider(calls: list[str]):
     def respond(request: LLMRequest) -> str:
         text = request.messages[-1]["content"]

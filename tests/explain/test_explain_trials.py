@@ -58,6 +58,14 @@ def test_a_setting_no_trial_can_use_is_refused_by_name_when_the_object_is_made(s
     assert repr(value) not in str(refused.value).partition("(received")[2]
 
 
+def test_every_alpha_out_of_range_is_told_the_same_range() -> None:
+    """alpha=1.5 was told "a number from 0 to 1", and following that, alpha=0.9 "at most 0.5"."""
+    for value in (1.5, 0.9, 0, -0.1, "5%"):
+        with pytest.raises(ExplainConfigError) as refused:
+            Trials(alpha=value)
+        assert "above 0 and at most 0.5" in str(refused.value) and "from 0 to 1" not in str(refused.value)
+
+
 @pytest.mark.parametrize("call", [localize, bisect_culprits, find_dropped_context, rerun_without])
 async def test_a_mistyped_setting_is_refused_with_the_nearest_name_before_anything_runs(planted_run, call):
     factory = Counting()

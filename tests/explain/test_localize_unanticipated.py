@@ -553,3 +553,24 @@ async def test_a_follow_ups_reruns_recall_what_that_turn_recalled() -> None:
     assert recalled and not any("YES" in text for text in recalled)
     report = await localize(second, rerun=agent, continue_from=before)
     assert report.confirmed == ["culprit"] and report.confirmed_together == []
+
+
+async def test_an_agent_that_did_not_make_the_run_is_refused_by_name_before_any_rerun() -> None:
+    """Its declarations name other pieces: the refusal says which agent to pass, not to fix ids nobody gave."""
+    from footprint_lab.errors import ExplainConfigError
+
+    calls: list[str] = []
+
+    def model(request: LLMRequest) -> str:
+        calls.append(seen(request))
+        return "YES" if "zebra" in seen(request) else "NO"
+
+    made = Agent(provider=mock(respond=model), system="S.", context=[define_fact(id="culprit", data="zebra")])
+    other = Agent(provider=mock(respond=model), system="S.", context=[define_fact(id="renamed", data="zebra")])
+    run = await made.run("q")
+    calls.clear()
+    with pytest.raises(ExplainConfigError) as refused:
+        await localize(run, rerun=other)
+    assert refused.value.code == "ERR_EXPLAIN_CONFIG" and refused.value.setting == "rerun"
+    assert "the agent that made the run" in str(refused.value) and "renamed" not in str(refused.value)
+    assert calls == []

@@ -4,7 +4,8 @@ Rule kept here: every arm's runner is built once before the first rerun starts (
 so a factory that cannot build one is refused before anything is billed; after that, each rerun
 gets a runner of its own (one runner answers one turn at a time), and a rerun tried again after a
 passing failure gets a new one too. Outcomes are judged against the original answer by the
-comparator, which may be a plain function or a coroutine function (an LLM judge).
+comparator, which may be a plain function or a coroutine function (an LLM judge). :func:`run_all` runs any
+such jobs at most ``concurrency`` at a time, and an interrupt keeps what finished (:func:`finished_before`).
 
 Role: explain layer; the bridge between :mod:`~footprint_lab.explain.trials.trial` (arms and seeds)
 and :mod:`~footprint_lab.explain.trials.rerun` (runners).
@@ -15,13 +16,14 @@ from __future__ import annotations
 import asyncio
 import functools
 import inspect
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from typing import Any
 
+from footprint_lab.base.progress import INTERRUPTS
 from footprint_lab.base.refusal import Refusal
 from footprint_lab.explain.arguments import ExplainConfigError
 from footprint_lab.explain.trials.arms import Arm
-from footprint_lab.explain.trials.rerun import Outcome, Progress, Rerunner, in_time, run_all
+from footprint_lab.explain.trials.rerun import Outcome, Progress, Rerunner, in_time
 
 
 class Draws:
@@ -111,3 +113,38 @@ class Draws:
                                                                                             strict=True)]
         return await run_all(work, concurrency=self.concurrency,
                              on_done=self.bar.step if self.bar is not None else None)
+
+
+async def run_all(jobs: Sequence[Callable[[], Awaitable[Outcome]]], *, concurrency: int,
+                  on_done: Callable[[], None] | None = None) -> list[Outcome]:
+    """Run the jobs concurrently, at most ``concurrency`` at a time, results in job order.
+
+    Stopped (an interrupt, a cancelled task), it re-raises with the outcomes that finished first
+    attached (:func:`finished_before`), so the trial keeps them.
+    """
+    gate = asyncio.Semaphore(concurrency)
+    finished: list[Outcome | None] = [None] * len(jobs)
+
+    async def one(at: int, job: Callable[[], Awaitable[Outcome]]) -> Outcome:
+        async with gate:
+            outcome = finished[at] = await job()
+        if on_done is not None:
+            on_done()
+        return outcome
+
+    try:
+        return list(await asyncio.gather(*(one(at, job) for at, job in enumerate(jobs))))
+    except INTERRUPTS as stop:
+        setattr(stop, _FINISHED, finished)  # read back by finished_before
+        raise
+
+
+#: the attribute an interrupted :func:`run_all` leaves on the interrupt: each job's outcome, ``None`` if unfinished
+_FINISHED = "footprint_lab_finished"
+
+
+def finished_before(stop: BaseException, count: int) -> list[Outcome | None]:
+    """The outcomes of ``count`` jobs that finished before ``stop`` interrupted :func:`run_all` (``None`` for
+    each job that did not, and for all of them when the interrupt came from elsewhere)."""
+    finished = getattr(stop, _FINISHED, None)
+    return list(finished) if isinstance(finished, list) and len(finished) == count else [None] * count

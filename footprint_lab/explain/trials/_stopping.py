@@ -25,8 +25,9 @@ from typing import Any
 
 from footprint_lab.base.progress import INTERRUPTS, Progress, Stopped
 from footprint_lab.explain.trials._look_plan import look_plan
+from footprint_lab.explain.trials._rerun_pool import finished_before
 from footprint_lab.explain.trials.arms import Arm, Draw, TrialResult
-from footprint_lab.explain.trials.rerun import Outcome, finished_before
+from footprint_lab.explain.trials.rerun import Outcome
 from footprint_lab.explain.trials.trial import (
     SCREEN_BASELINE,
     SCREEN_SEED,

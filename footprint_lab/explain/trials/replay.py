@@ -419,13 +419,8 @@ async def replay(run: RunLike, provider: Provider, *, call: str | None = None, w
     import asyncio
 
     from footprint_lab.explain.arguments import whole_number
-    from footprint_lab.explain.trials.rerun import (
-        RERUN_TIME_LIMIT,
-        Progress,
-        check_comparator,
-        check_time_limit,
-        run_all,
-    )
+    from footprint_lab.explain.trials._rerun_pool import run_all
+    from footprint_lab.explain.trials.rerun import RERUN_TIME_LIMIT, Progress, check_comparator, check_time_limit
 
     function = "replay"
     recorded = recorded_call(function, run, call)

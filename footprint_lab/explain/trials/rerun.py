@@ -40,7 +40,7 @@ from dataclasses import dataclass
 from difflib import SequenceMatcher
 from typing import TYPE_CHECKING, Any, NamedTuple, Protocol, TypeAlias, cast
 
-from footprint_lab.base.progress import INTERRUPTS, PROGRESS_FIX, progress_problem
+from footprint_lab.base.progress import PROGRESS_FIX, progress_problem
 from footprint_lab.base.progress import Progress as Progress  # the one bar, as the reruns' modules know it
 from footprint_lab.base.refusal import Refusal, call_problem, describe_shape
 from footprint_lab.context.rebuild import recalled_items, recalling_as
@@ -233,18 +233,22 @@ class Rerunner:
         """A fresh runner without ``exclude`` and with ``force`` forced in."""
         rerun = self.rerun
         seeded = {"seed": seed} if self._seeded and seed is not None else {}
-        if callable(getattr(rerun, "without", None)):
-            if force:
-                runner = rerun.with_forced(list(force), exclude=list(exclude), **seeded)
+        try:
+            if callable(getattr(rerun, "without", None)):
+                runner = (rerun.with_forced(list(force), exclude=list(exclude), **seeded) if force
+                          else rerun.without(list(exclude), **seeded))
             else:
-                runner = rerun.without(list(exclude), **seeded)
-        else:
-            keywords: dict[str, Any] = {"force": list(force)} if force else {"exclude": list(exclude)}
-            if force and exclude:
-                keywords["exclude"] = list(exclude)
-            runner = rerun(**keywords, **seeded)
-            if inspect.isawaitable(runner):  # a foreign agent's factory: one awaitable answer per rerun
-                runner = _Awaited(runner, self._function)
+                keywords: dict[str, Any] = {"force": list(force)} if force else {"exclude": list(exclude)}
+                if force and exclude:
+                    keywords["exclude"] = list(exclude)
+                runner = rerun(**keywords, **seeded)
+                if inspect.isawaitable(runner):  # a foreign agent's factory: one awaitable answer per rerun
+                    runner = _Awaited(runner, self._function)
+        except UnknownSourceError as refused:  # the run's own ids, checked against its recording: another agent
+            raise ExplainConfigError(
+                self._function, "rerun", f"an agent that does not declare {refused.unknown} of the pieces this run "
+                "was sent", "must be the agent that made the run, or a factory that builds it (return "
+                "agent.without(exclude)): a rerun removes each piece by the id the run recorded") from None
         if not callable(getattr(runner, "run", None)):
             raise ExplainConfigError(self._function, "rerun", f"a factory that returned {describe_shape(runner)}",
                                      "must return a runner (an Agent, an LLMCall or a composition) to rerun")
@@ -447,41 +451,6 @@ def not_removable_reason(source_kind: str, source_id: str = "") -> str:
         return ("an earlier turn of the conversation: a rerun of this turn continues the same conversation, so it "
                 "keeps every earlier turn (a new Chat without that turn tests it)")
     return NOT_REMOVABLE.get(source_kind, "a rerun cannot remove it")
-
-
-async def run_all(jobs: Sequence[Callable[[], Awaitable[Outcome]]], *, concurrency: int,
-                  on_done: Callable[[], None] | None = None) -> list[Outcome]:
-    """Run the jobs concurrently, at most ``concurrency`` at a time, results in job order.
-
-    Stopped (an interrupt, a cancelled task), it re-raises with the outcomes that finished first
-    attached (:func:`finished_before`), so the trial keeps them.
-    """
-    gate = asyncio.Semaphore(concurrency)
-    finished: list[Outcome | None] = [None] * len(jobs)
-
-    async def one(at: int, job: Callable[[], Awaitable[Outcome]]) -> Outcome:
-        async with gate:
-            outcome = finished[at] = await job()
-        if on_done is not None:
-            on_done()
-        return outcome
-
-    try:
-        return list(await asyncio.gather(*(one(at, job) for at, job in enumerate(jobs))))
-    except INTERRUPTS as stop:
-        setattr(stop, _FINISHED, finished)  # read back by finished_before
-        raise
-
-
-#: the attribute an interrupted :func:`run_all` leaves on the interrupt: each job's outcome, ``None`` if unfinished
-_FINISHED = "footprint_lab_finished"
-
-
-def finished_before(stop: BaseException, count: int) -> list[Outcome | None]:
-    """The outcomes of ``count`` jobs that finished before ``stop`` interrupted :func:`run_all` (``None`` for
-    each job that did not, and for all of them when the interrupt came from elsewhere)."""
-    finished = getattr(stop, _FINISHED, None)
-    return list(finished) if isinstance(finished, list) and len(finished) == count else [None] * count
 
 
 def _accepts(function: Callable[..., Any], keyword: str) -> bool:

@@ -29,7 +29,7 @@ from types import SimpleNamespace
 from typing import Any, TypedDict, Unpack, cast
 
 from footprint_lab.base.refusal import describe_shape, did_you_mean
-from footprint_lab.explain.arguments import ExplainConfigError, fraction, whole_number
+from footprint_lab.explain.arguments import ExplainConfigError, whole_number
 from footprint_lab.explain.trials.rerun import RERUN_TIME_LIMIT, check_comparator, check_progress, check_time_limit
 
 #: ``samples`` when neither the call nor ``Trials`` names one: a call's own default.
@@ -115,9 +115,11 @@ def check(trials: Any, function: str) -> Any:
     if trials.samples is not None:
         whole_number(function, "samples", trials.samples, 1, 1000)
     whole_number(function, "concurrency", trials.concurrency, 1, 10_000)
-    if fraction(function, "alpha", trials.alpha) <= 0 or trials.alpha > 0.5:
-        raise ExplainConfigError(function, "alpha", "a number outside (0, 0.5]",
-                                 "must be the false-confirmation rate to hold to, above 0 and at most 0.5 "
+    alpha = trials.alpha
+    number = isinstance(alpha, int | float) and not isinstance(alpha, bool)
+    if not (number and 0 < alpha <= 0.5):
+        raise ExplainConfigError(function, "alpha", "a number outside (0, 0.5]" if number else describe_shape(alpha),
+                                 "must be the false-confirmation rate to hold to, a number above 0 and at most 0.5 "
                                  "(0.05 is usual)")
     if trials.budget is not None:  # the least: two reruns for each of the samples the call will take
         samples = trials.samples or (1 if function == "Trials" else DEFAULT_SAMPLES.get(function, 3))
