@@ -290,10 +290,11 @@ async def _screen_singly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spend
 def _screened_out(verdict: ArmVerdict) -> str:
     flips, finished = tally(verdict.screening)
     if not finished:  # the search's removals together may still set it aside; with none, settle() says so
-        return (f"its screening rerun failed ({_failure_text(failures(verdict.screening))}); the reruns that "
-                "removed it with others showed no sign of an effect")
-    return (f"flipped the outcome in {flips}/{finished} screening reruns: no sign of an effect beside noise "
-            f"({verdict.noise_flips}/{verdict.noise_samples}) and the other suspects")
+        why = _failure_text(failures(verdict.screening))
+        return (f"could not be screened alone: its screening rerun failed ({why}); the reruns that removed it with "
+                "others kept the outcome")
+    return (f"flipped the outcome in {flips}/{finished} screening reruns: no sign of an effect beside the screening's "
+            f"unchanged reruns ({verdict.noise_flips}/{verdict.noise_samples} changed) and the other suspects")
 
 
 async def _together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmation: _Confirmation, level: float,
@@ -456,10 +457,11 @@ async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spen
         seen = [(arm.key in outcome.changed, outcome.flipped) for outcome in outcomes if outcome.error is None]
         verdict = verdicts[arm.key]
         verdict.screening_score = _difference(seen)
-        verdict.reason = (f"was set aside by the group test, never removed alone: with half the pieces at once it "
-                          f"changed the flip rate by {verdict.screening_score:+.2f} ("
-                          f"{'restored against left out' if arm.force else 'removed against kept'}), short of the "
-                          "leading suspects")
+        gone, kept = ([flipped for removed, flipped in seen if removed is side] for side in (True, False))
+        did, other = ("restored", "left it out") if arm.force else ("removed", "kept it")
+        verdict.reason = (f"was set aside by the group test, never {did} alone: reruns that {did} it with half the "
+                          f"pieces changed the outcome {sum(gone)}/{len(gone)} times, those that {other} "
+                          f"{sum(kept)}/{len(kept)}, short of the leading suspects")
         if len(outcomes) < len(jobs):  # a group test cut short parts some arms from none: it sets none aside
             verdict.verdict = "undecided"
             verdict.reason = (f"could not be set aside: the budget ({spend.budget} reruns) cut the group test short "
