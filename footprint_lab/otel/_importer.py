@@ -228,11 +228,12 @@ class _Importer:
             else:
                 self._chat(span, what)
         self._final(end)
+        # as for an Agent, a tool that raised is the tool step's error, not the run's (the framework handled it): the
+        # run failed when its framing span did, or when its last call or retrieval did (a retried one that then held
+        # does not fail it)
+        steps = [span for span, kind, _ in self.read if kind != "tool"]
+        failed = (self.frame is not None and self.frame.failed) or (bool(steps) and steps[-1].failed)
         self.read, self.shown, self.keys = [], {}, []  # the recorder keeps what the run needs
-        # as for an Agent, a tool that raised is the tool step's error, not the run's (the framework handled it);
-        # without a framing span, a failed call or retrieval fails the run
-        failed = self.frame.failed if self.frame is not None else any(
-            span.failed for span, kind, _ in self.read if kind != "tool")
         root_attrs = self.root.attributes if self.root else {}
         rec.meta["imported"] = IMPORTED_NOTE
         rec.meta["otel"] = {"trace_id": (self.frame or self.spans[0]).trace_id,

@@ -1,27 +1,22 @@
 """Finished spans, whatever form they arrive in, read once into one plain shape that holds together.
 
-Rule kept: the import door accepts the two forms a team has at hand (the SDK's finished
-``ReadableSpan`` objects, and the OTLP JSON a collector's file exporter writes) and refuses
-anything else by name before a recording is built, saying what arrived by shape only:
-something that is not spans at all (``OtelSpansError``), a field of a shape no span has,
-named by its path (``OtelSpanFieldError``), spans whose parents run in a loop
-(``OtelSpanLoopError``). Past this module every span has
+Rule kept: the import door accepts the SDK's finished ``ReadableSpan`` objects and the OTLP JSON a
+collector's file exporter writes, and refuses anything else by name before a recording is built, by
+shape only: not spans at all (``OtelSpansError``), a field of a shape no span has, named by its path
+(``OtelSpanFieldError``), parents that run in a loop (``OtelSpanLoopError``). Past this module, which
+is the last to look at a span's origin, every span has
 
 - text ids, and a ``(trace_id, span_id)`` no other span has (a copy delivered twice is kept once);
-- a ``parent_id`` that is ``None`` or names another span of the same trace, with no loop:
-  walking up from any span reaches a root;
-- whole-nanosecond times (an end before the start, which a wall clock stepped back can
-  write, reads as a zero duration);
-- text that can be saved (a lone surrogate made U+FFFD, as :mod:`footprint_lab.base.unicode`
-  does for what a run received) and plain attribute values nested at most :data:`MAX_DEPTH` deep;
-- the attributes the importer reads in the type it reads them, the JSON-valued ones decoded.
+- a ``parent_id`` that is ``None`` or names another span of the same trace, with no loop;
+- whole-nanosecond times (an end before the start, which a wall clock stepped back can write, reads as
+  a zero duration);
+- text that can be saved (a lone surrogate made U+FFFD, as :mod:`footprint_lab.base.unicode` does)
+  and plain attribute values nested at most :data:`MAX_DEPTH` deep;
+- the attributes the importer reads in the type it reads them, the JSON-valued ones decoded, and
+  :data:`CUT` set where the SDK's attribute length limit cut one short.
 
-Nothing past here looks at a span's origin.
-
-Pattern: duck typing on the SDK's public span properties (``context``, ``parent``,
-``attributes``...), so reading spans needs no OpenTelemetry import; every walk over the
-parent links is iterative and visits each span once, so any depth and any loop cost linear
-time.
+Pattern: duck typing on the SDK's public span properties, so reading spans needs no OpenTelemetry
+import; every walk over the parent links is iterative and visits each span once (linear time).
 
 Role: the door of :mod:`footprint_lab.otel`; free of ``opentelemetry``.
 """
@@ -42,8 +37,7 @@ from footprint_lab.otel.refusals import OtelSpanFieldError, OtelSpanLoopError, O
 if TYPE_CHECKING:
     from footprint_lab.otel.inputs import Spans
 
-#: How many lists or objects an attribute value (or a JSON-valued attribute) may nest: the GenAI
-#: conventions need a handful, and every view that walks a value stays far from Python's stack limit.
+#: How deep an attribute value (or JSON-valued attribute) may nest: the conventions need a handful, views far fewer.
 MAX_DEPTH = 64
 
 #: Attributes the importer reads as text, as a count, or decodes as JSON; each is checked here.
@@ -59,12 +53,14 @@ JSON_KEYS = frozenset({"gen_ai.input.messages", "gen_ai.output.messages", "gen_a
                        "gen_ai.tool.definitions", "gen_ai.tool.call.arguments", "footprint_lab.source_ids"})
 _READ_KEYS = TEXT_KEYS | COUNT_KEYS | JSON_KEYS
 _TEXT_WHEN_NOT_JSON = frozenset({"gen_ai.tool.call.arguments"})  # kept as the text it is when it is not JSON
-#: set on a span's attributes when a JSON-valued one was text that is not JSON (read as missing)
+#: set on a span's attributes when one was cut short (JSON that no longer reads, or a text as long as the limit)
 CUT = "footprint_lab.cut_short"
 #: the indexed attribute families (OpenInference's, OpenLLMetry's), each nested into one list under its base name
 INDEXED = ("llm.input_messages", "llm.output_messages", "llm.tools", "retrieval.documents",
            "reranker.output_documents", "gen_ai.prompt", "gen_ai.completion", "llm.request.functions")
 _PREFIXES = tuple(f"{base}." for base in INDEXED)
+#: an OpenInference span's whole input and output, read where its message family does not stand for them
+_PAYLOADS = {"input.value": "input_messages", "output.value": "output_messages"}
 #: the most digits an index of an indexed attribute may have (a billion positions)
 MAX_INDEX_DIGITS = 9
 
@@ -194,8 +190,13 @@ def _sdk_span(span: Any, at: str) -> SpanData:
 
 
 def _reached_limit(raw: Mapping[str, Any] | None, limit: Any) -> bool:
-    """Whether a text among a span's attributes is as long as the SDK's attribute length limit (so cut there)."""
-    texts = (text for value in (raw or {}).values() for text in (value if isinstance(value, tuple) else (value,)))
+    """Whether a text the import reads is as long as the SDK's attribute length limit (so cut there): a message, a
+    convention's JSON, and ``input.value`` / ``output.value`` where no message family stands for them."""
+    raw = raw or {}
+    given = {key.split(".")[1] for key in raw if key.startswith(("llm.input_messages.", "llm.output_messages."))}
+    read = [value for key, value in raw.items() if key.startswith((*_PREFIXES, "gen_ai.")) or key in JSON_KEYS
+            or (key in _PAYLOADS and _PAYLOADS[key] not in given)]
+    texts = (text for value in read for text in (value if isinstance(value, tuple) else (value,)))
     return _whole(limit) and any(isinstance(text, str) and len(text) == limit for text in texts)
 
 

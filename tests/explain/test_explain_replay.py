@@ -226,3 +226,56 @@ async def test_a_replay_keeps_what_its_provider_answers_as_a_saved_recording_rea
     assert recording.exchanges[0].response.usage.input_tokens == 12
     assert type(recording.exchanges[0].response.usage.input_tokens) is int
     assert verify(load_recording(recording.model_dump_json())).holds
+
+
+@tool
+def lookup_tier(who: str) -> str:
+    """Look up a customer's tier.
+
+    Args:
+        who: the customer
+    """
+    return "customer tier: VIP"
+
+
+def _valid_order(request: LLMRequest) -> bool:
+    """Whether every tool message follows the assistant turn that asked for it, as OpenAI's API requires."""
+    asked: set[str] = set()
+    for message in request.messages:
+        asked |= {call["id"] for call in message.get("tool_calls") or ()}
+        if message.get("role") == "tool" and message.get("tool_call_id") not in asked:
+            return False
+    return True
+
+
+async def test_a_replay_tests_each_earlier_turn_and_never_sends_a_tool_result_without_its_call() -> None:
+    """Turn 2 of a chat answers from turn 1's tool result. A replay removes an earlier turn by its history#i id: the
+    result is confirmed, the turn that asked for it takes it along (an orphaned tool message is refused by OpenAI), and
+    sources= may name an earlier turn the report named."""
+    from footprint_lab import Chat
+    from footprint_lab.explain.compare import Mentions
+
+    sent: list[LLMRequest] = []
+
+    def model(request: LLMRequest) -> Any:
+        sent.append(request)
+        text = json.dumps(list(request.messages))
+        if request.messages[-1]["content"] == "What is my tier?":
+            return {"tool": "lookup_tier", "args": {"who": "me"}}
+        if request.messages[-1].get("role") == "tool":
+            return "Listed as VIP."
+        return "APPROVED" if "customer tier: VIP" in text else "DECLINED"
+
+    chat = Chat(Agent(provider=mock(respond=model), tools=[lookup_tier], system="Desk."))
+    await chat.send("What is my tier?")
+    second = await chat.send("Refund A-1?")
+    assert second.answer == "APPROVED"
+    kinds = {p.source_id: p.source_kind for p in second.recording.context_pieces if p.source_id.startswith("history#")}
+    result = next(name for name, kind in kinds.items() if kind == "tool_result")
+    sent.clear()
+    report = await localize(second, replay=mock(respond=model), comparator=Mentions("APPROVED"))
+    assert result in report.confirmed
+    assert all(_valid_order(request) for request in sent) and len(sent) > 10
+    assert {name for name, _ in report.untested} == {"user-message"}
+    named = await localize(second, replay=mock(respond=model), comparator=Mentions("APPROVED"), sources=[result])
+    assert named.confirmed == [result]

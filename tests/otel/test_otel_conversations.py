@@ -158,3 +158,53 @@ def test_a_prompt_the_sdk_cut_at_its_attribute_length_limit_is_said() -> None:
         server.close()
     assert "attribute length limit" in run.recording.meta["note"]
     assert "FINAL RULE" not in run.recording.exchanges[0].system  # cut, and now said so
+
+
+def test_a_run_whose_last_call_failed_is_failed_even_when_its_framing_span_was_not_captured() -> None:
+    """The team's own request span belongs to another tracer: the first (successful) call is the trace's root here,
+    and the run ended on a call that failed, which the framework raised."""
+    langchain_openai = pytest.importorskip("langchain_openai")
+    from openai import APIError
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+    from opentelemetry.sdk.trace import TracerProvider
+    from wire_server import Reply
+
+    class Failing(ChatServer):
+        def next_reply(self) -> Reply:
+            return Reply(status=500, body={"error": {"message": "down"}}) if len(self.received) > 1 else \
+                super().next_reply()
+
+    server = Failing(completion("A draft answer."))
+    try:
+        with instrumented(LangChainInstrumentor()) as exporter:
+            model = langchain_openai.ChatOpenAI(model="gpt-test", base_url=f"{server.url}/v1", api_key="sk-test",
+                                                max_retries=0)
+            with TracerProvider().get_tracer("web").start_as_current_span("POST /refund"):
+                model.invoke([("user", QUESTION)])
+                with pytest.raises(APIError):
+                    model.invoke([("user", QUESTION), ("assistant", "A draft answer."), ("user", "Sure?")])
+        (run,) = from_spans(exporter.get_finished_spans())
+    finally:
+        server.close()
+    assert run.status == "failed"
+
+
+def test_a_whole_prompt_beside_a_cut_payload_the_import_does_not_read_is_not_called_cut() -> None:
+    """OpenInference writes the whole request again in input.value; the limit cut that copy, not the messages."""
+    langchain_openai = pytest.importorskip("langchain_openai")
+    from openinference.instrumentation.langchain import LangChainInstrumentor
+
+    server = ChatServer(completion("DECLINED, as the policy says."))
+    try:
+        with instrumented(LangChainInstrumentor(), SpanLimits(max_attribute_length=600)) as exporter:
+            model = langchain_openai.ChatOpenAI(model="gpt-test", base_url=f"{server.url}/v1", api_key="sk-test")
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                model.invoke([("system", "Refunds follow the policy. " * 15), ("user", QUESTION + " Please." * 20)])
+        with warnings.catch_warnings(record=True) as heard:
+            warnings.simplefilter("always")
+            (run,) = from_spans(exporter.get_finished_spans())
+    finally:
+        server.close()
+    assert not [w for w in heard if issubclass(w.category, ContentCaptureWarning)]
+    assert run.recording.exchanges[0].system == "Refunds follow the policy. " * 15

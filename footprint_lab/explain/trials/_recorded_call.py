@@ -25,7 +25,7 @@ from footprint_lab.explain.arguments import ExplainConfigError, recording_of
 from footprint_lab.explain.provenance.sources import NOT_REMOVABLE, removal_id
 from footprint_lab.providers.types import LLMRequest
 from footprint_lab.record.captured import Slot
-from footprint_lab.record.schema import HISTORY
+from footprint_lab.record.schema import HISTORY, TURN_KINDS
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import ContextPiece, LLMExchange, Recording
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 def replay_id(piece: ContextPiece) -> str | None:
     """The id a replay removes a piece by: its removal id, or for an earlier turn of a conversation (``history#i``,
     which a rerun keeps) its own id, since a replay edits the recorded request itself."""
-    if piece.source_id.startswith(HISTORY) and piece.source_kind in NOT_REMOVABLE:
+    if piece.source_id.startswith(HISTORY) and piece.source_kind in TURN_KINDS:
         return piece.source_id
     return removal_id(piece)
 
@@ -104,6 +104,12 @@ class RecordedCall:
         found = (replay_id(p.piece) for p in self.parts if p.piece is not None)
         return list(dict.fromkeys(name for name in found if name is not None))
 
+    def turns(self) -> dict[str, str]:
+        """The earlier turns of the conversation this call was sent (``history#i``), each with its kind: a replay
+        removes them by id, where a rerun keeps them."""
+        return {p.piece.source_id: p.piece.source_kind for p in self.parts
+                if p.piece is not None and replay_id(p.piece) == p.piece.source_id != removal_id(p.piece)}
+
     def sent_whole(self) -> set[str]:
         """The removal ids of pieces the call was sent inside a text a replay sends whole (a system text the runner
         formatted, documents a framework put inside a user turn): sent, yet not removable one by one."""
@@ -123,6 +129,10 @@ class RecordedCall:
         changed = {k: text for name, text in (edit or {}).items() for k in named[name]}
         calls_gone = {part.value.get("tool_call_id") for k, part in enumerate(self.parts)
                       if k in gone and part.slot == "messages" and part.value.get("role") == "tool"}
+        # an assistant turn removed takes the tool results that answer its calls with it (a tool message must follow
+        # the turn that asked for it)
+        asked_gone = {call.get("id") for k, part in enumerate(self.parts) if k in gone and part.slot == "messages"
+                      for call in part.value.get("tool_calls") or ()}
         system: list[str] = []
         groups: dict[int, list[str]] = {}  # the system messages the recorded request sent, by their order
         messages: list[dict[str, Any]] = []
@@ -134,7 +144,8 @@ class RecordedCall:
             if k < len(self.parts):
                 order.append((k, carry.restore[k], "restored") if k in carry.restore else (k, self.parts[k], ""))
         for k, part, carried in order:
-            if k in gone:
+            if k in gone or (part.slot == "messages" and part.value.get("role") == "tool"
+                             and part.value.get("tool_call_id") in asked_gone):
                 fates.append((part, "removed", None))
                 continue
             fate = carried or ("edited" if k in changed else "kept")

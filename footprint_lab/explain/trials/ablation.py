@@ -76,7 +76,6 @@ from footprint_lab.explain.trials.rerun import (
 )
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
 from footprint_lab.explain.trials.trial import BUDGET_PER_SAMPLE, default_budget
-from footprint_lab.record.schema import HISTORY
 
 if TYPE_CHECKING:
     from footprint_lab.core.conversation import CheckpointInput
@@ -177,7 +176,8 @@ async def localize(
         rerun = CallReplayer(call, check_provider("localize", replay, "replay"), replay_policy("localize", recording))
     rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=chosen_trials.retries,
                          time_limit=chosen_trials.time_limit, run=run)
-    chosen, untested = choose_suspects(recording, run, sources, strategy, top)
+    turns = {name: Source(kind, []) for name, kind in call.turns().items()} if call is not None else {}
+    chosen, untested = choose_suspects(recording, run, sources, strategy, top, turns)
     if call is not None:
         chosen, untested = _in_call(call, chosen, untested, sources, top)
     arms = [Arm(name, (name,), score=score) for _, name, _, score in chosen]
@@ -208,14 +208,14 @@ def _in_call(call: RecordedCall, chosen: list[tuple[int, str, Source, float]], u
     turn of the conversation (``history#i``), which no rerun removes, is tested too: a replay edits the request."""
     sent = set(call.removable())
     if sources is None:
-        turns = [name for name in sent if name.startswith(HISTORY)]
+        taken = {name for _, name, _, _ in chosen}
+        turns = {name: kind for name, kind in call.turns().items() if name not in taken}
         untested = [(name, why) for name, why in untested if name not in turns]
-        kinds = {part.piece.source_id: part.piece.source_kind for part in call.parts if part.piece is not None}
-        for name in sorted(turns, key=lambda name: int(name.removeprefix(HISTORY))):
+        for name, kind in turns.items():
             if top is not None and len(chosen) >= top:
                 untested.append((name, f"left out by top={top}: an earlier turn, tested after the ranked pieces"))
             else:
-                chosen.append((len(chosen) + 1, name, Source(kinds[name], []), 0.0))
+                chosen.append((len(chosen) + 1, name, Source(kind, []), 0.0))
     outside = [name for _, name, _, _ in chosen if name not in sent]
     if sources is not None and outside:
         raise ReplayPieceError("localize", "sources", len(outside), call.removable(),
@@ -232,8 +232,9 @@ def _in_call(call: RecordedCall, chosen: list[tuple[int, str, Source, float]], u
                                                               for name in outside)]
 
 
-def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any,
-                    top: int | None) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
+def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | None, strategy: Any, top: int | None,
+                    turns: dict[str, Source] | None = None
+                    ) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
     """``(rank, removal id, source, score)`` of each piece to test, and ``(id, why)`` of each piece left untested.
 
     With neither ``sources`` nor ``top`` every piece a rerun can remove is tested: the ranking
@@ -242,7 +243,8 @@ def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | Non
     """
     if sources is not None:
         named = id_list("localize", "sources", sources, needed="to test (leave sources out to test every piece)")
-        known = check_removable("localize", recording, named)
+        turns = turns or {}  # a replay's earlier turns of the conversation, which no rerun removes
+        known = {**check_removable("localize", recording, [name for name in named if name not in turns]), **turns}
         return [(position, name, known[name], 0.0) for position, name in enumerate(named, 1)], []
     known = check_removable("localize", recording, [])
     frame = rank_suspects(run, strategy=strategy)
