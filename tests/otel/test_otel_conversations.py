@@ -39,6 +39,15 @@ def _langgraph() -> tuple[Any, Any]:
     return langchain_openai, create_react_agent
 
 
+def _imported_without_a_content_warning(exporter: Any) -> Any:
+    """The one run the exporter's spans import as, checked to import with no ContentCaptureWarning."""
+    with warnings.catch_warnings(record=True) as heard:
+        warnings.simplefilter("always")
+        (run,) = from_spans(exporter.get_finished_spans())
+    assert not [w for w in heard if issubclass(w.category, ContentCaptureWarning)]
+    return run
+
+
 def _by_the_claim(body: dict[str, Any]) -> dict[str, Any]:
     """APPROVED only while the request still holds the user's earlier claim, whichever turn says what else."""
     return completion("APPROVED" if CLAIM in json.dumps(body["messages"]) else "DECLINED")
@@ -128,12 +137,9 @@ def test_a_tool_error_the_framework_handled_leaves_the_run_finished_without_a_co
                 warnings.simplefilter("ignore", DeprecationWarning)
                 agent = create_react_agent(model, ToolNode([lookup], handle_tool_errors=True), prompt="Refunds desk.")
             agent.invoke({"messages": [("user", QUESTION)]})
-        with warnings.catch_warnings(record=True) as heard:
-            warnings.simplefilter("always")
-            (run,) = from_spans(exporter.get_finished_spans())
+        run = _imported_without_a_content_warning(exporter)
     finally:
         server.close()
-    assert not [w for w in heard if issubclass(w.category, ContentCaptureWarning)]
     assert run.status == "finished" and run.answer == "Sorry, the lookup failed."
     recording = run.recording
     assert "note" not in recording.meta and recording.error is None
@@ -201,10 +207,7 @@ def test_a_whole_prompt_beside_a_cut_payload_the_import_does_not_read_is_not_cal
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 model.invoke([("system", "Refunds follow the policy. " * 15), ("user", QUESTION + " Please." * 20)])
-        with warnings.catch_warnings(record=True) as heard:
-            warnings.simplefilter("always")
-            (run,) = from_spans(exporter.get_finished_spans())
+        run = _imported_without_a_content_warning(exporter)
     finally:
         server.close()
-    assert not [w for w in heard if issubclass(w.category, ContentCaptureWarning)]
     assert run.recording.exchanges[0].system == "Refunds follow the policy. " * 15
