@@ -234,7 +234,7 @@ class TurnContext:
 
     def _memory_outcomes(self, memory: Memory) -> list[tuple[str, Evidence, str | None]]:
         """The memory recalled for this run (once: the same items land on every iteration)."""
-        items = recall(memory, self.namespace)
+        items = recall(memory, self.namespace, self.rec.path)
         if not items:
             return [("", {"recalled": 0}, "nothing recalled: this identity's memory is empty")]
         return [

@@ -28,7 +28,7 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.context._stores import MemoryStore
@@ -38,33 +38,42 @@ from footprint_lab.context.declarations import FACT_REF, Injection, Instruction,
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording
 
-#: per memory declaration id, the keys of the items a recorded run recalled (set while its reruns run)
-_RECALLED: contextvars.ContextVar[Mapping[str, tuple[str, ...]] | None] = contextvars.ContextVar("recalled",
-                                                                                              default=None)
+@dataclass(frozen=True, slots=True)
+class Recalled:
+    """What a recorded run recalled: per member (its mount path, ``""`` for the run itself) and memory declaration
+    id, the keys of the items it was sent, in order (none: it recalled nothing); and the ids of the runs of its
+    tree, whose own write-backs came after what they recalled."""
+
+    keys: Mapping[tuple[str, str], tuple[str, ...]]
+    runs: frozenset[str]
+
+
+#: what the explained run recalled, while its reruns run (:func:`recalling_as`)
+_RECALLED: contextvars.ContextVar[Recalled | None] = contextvars.ContextVar("recalled", default=None)
 #: how many of a namespace's latest items a rerun looks through for those a recorded run recalled
 RECALL_REACH = 100_000
 
 
-def recalled_items(recording: Recording) -> dict[str, tuple[str, ...]]:
-    """Per memory declaration id in a recording (its members' too), the keys of the items it recalled, in order (none:
-    it recalled nothing)."""
-    found: dict[str, dict[str, None]] = {}
+def recalled_items(recording: Recording) -> Recalled:
+    """What ``recording`` (its members and passes each apart) recalled from memory: see :class:`Recalled`."""
+    found: dict[tuple[str, str], dict[str, None]] = {}
+    runs: set[str] = set()
     pending = [recording]
     while pending:
         current = pending.pop()
         pending.extend(current.children)
+        runs.add(current.run_id)
         for piece in current.context_pieces:
-            if piece.source_kind == "memory":
-                keys = found.setdefault(piece.source_id, {})
+            if piece.source_kind == "memory" and ("item" in piece.detail or "recalled" in piece.detail):
+                keys = found.setdefault((current.path, piece.source_id), {})  # a recall made: its items, or none
                 if piece.detail.get("item") is not None:
                     keys[str(piece.detail["item"])] = None
-    return {memory_id: tuple(keys) for memory_id, keys in found.items()}
+    return Recalled({place: tuple(keys) for place, keys in found.items()}, frozenset(runs))
 
 
 @contextmanager
-def recalling_as(recalled: Mapping[str, tuple[str, ...]]) -> Iterator[None]:
-    """Inside, a memory declaration named in ``recalled`` recalls exactly those items of its store (what a recorded
-    run recalled, :func:`recalled_items`), whatever was written since; the others recall as usual."""
+def recalling_as(recalled: Recalled) -> Iterator[None]:
+    """Inside, each memory declaration recalls as the recorded run did (:func:`recall`)."""
     token = _RECALLED.set(recalled)
     try:
         yield
@@ -72,15 +81,21 @@ def recalling_as(recalled: Mapping[str, tuple[str, ...]]) -> Iterator[None]:
         _RECALLED.reset(token)
 
 
-def recall(memory: Memory, namespace: str) -> list[dict[str, Any]]:
-    """What ``memory`` recalls in ``namespace``: its store's latest items, or inside :func:`recalling_as` the items
-    the recorded run recalled (one no longer in the store is not made up)."""
-    keys = (_RECALLED.get() or {}).get(memory.id)
+def recall(memory: Memory, namespace: str, path: str = "") -> list[dict[str, Any]]:
+    """What ``memory`` recalls in ``namespace`` for the run mounted at ``path``: its store's latest items; inside
+    :func:`recalling_as`, the very items the recorded run (that member, that pass) recalled, by their keys. Where
+    those cannot be told (a memory the run never recalled, a pass it did not have, keys a redaction masked, all of
+    them deleted since), the latest items no run of the recorded tree wrote: what the store held when it ran."""
+    recalled = _RECALLED.get()
     store: MemoryStore = memory.store
-    if keys is None:
+    if recalled is None:
         return store.recall(namespace, limit=memory.limit)
-    held = {str(item.get("key")): item for item in store.recall(namespace, limit=RECALL_REACH)}
-    return [held[key] for key in keys if key in held]
+    items = store.recall(namespace, limit=RECALL_REACH)
+    keys = recalled.keys.get((path, memory.id))
+    held = {str(item.get("key")): item for item in items}
+    if keys is not None and (not keys or any(key in held for key in keys)):
+        return [held[key] for key in keys if key in held]  # one deleted since is not made up
+    return [item for item in items if item.get("run_id") not in recalled.runs][-memory.limit:]
 
 
 def without_declarations(declarations: Sequence[Injection], removed: Collection[str]) -> list[Injection]:

@@ -152,9 +152,10 @@ def test_a_cause_whose_one_screening_rerun_strayed_is_confirmed_alone_not_hidden
     import asyncio
     import random
 
+    from footprint_lab.explain.trials._budget import SCREEN_BASELINE
     from footprint_lab.explain.trials.arms import Arm
     from footprint_lab.explain.trials.rerun import Outcome
-    from footprint_lab.explain.trials.trial import SCREEN_BASELINE, SCREEN_SEED, decide
+    from footprint_lab.explain.trials.trial import SCREEN_SEED, decide
 
     names = ["vip", *(f"n{k}" for k in range(5))]
     strayed = SCREEN_SEED + SCREEN_BASELINE  # the seed of each arm's one screening rerun

@@ -36,17 +36,20 @@ async def test_two_causes_each_needed_are_both_confirmed_among_many_pieces(piece
     assert sorted(report.confirmed) == sorted([f"note-{pieces - 2}", f"note-{pieces - 1}"])
 
 
-@pytest.mark.parametrize("pieces", [30, 60])
-async def test_two_pieces_that_each_suffice_are_confirmed_together_among_many_pieces(pieces: int) -> None:
+@pytest.mark.parametrize(("pieces", "pair"), [(30, (28, 29)), (60, (58, 59)), (30, (5, 24)), (60, (30, 51))])
+async def test_two_pieces_that_each_suffice_are_confirmed_together_among_many_pieces(pieces: int,
+                                                                                   pair: tuple[int, int]) -> None:
     """Either of two notes makes the answer, so only removing both flips it. Among enough pieces for a group test, its
     flips pointed at both, each kept the outcome alone, and both read NOT CONFIRMED ("look elsewhere"): the set is now
-    removed together and confirmed as acting together, the ranking putting it last notwithstanding."""
-    texts = [f"The answer is APPROVED by reason {k}." for k in range(pieces - 2)] + ["zebra flag.", "yak flag."]
-    agent = notes_agent(texts, lambda text, _: "APPROVED" if "zebra flag" in text or "yak flag" in text
-                        else "DECLINED")
+    removed together and confirmed as acting together, wherever the pair sits and the ranking puts it."""
+    from footprint_lab.explain.compare import Label
+
+    texts = [f"Note NOTE-{k}-X about topic {k}." for k in range(pieces)]
+    marks = [f"NOTE-{k}-X" for k in pair]
+    agent = notes_agent(texts, lambda text, _: "YES" if any(mark in text for mark in marks) else "NO")
     run = await agent.run("Decide?")
-    report = await localize(run, rerun=agent)
-    assert report.confirmed_together == [(f"note-{pieces - 2}", f"note-{pieces - 1}")]
+    report = await localize(run, rerun=agent, comparator=Label(choices=["YES", "NO"]))
+    assert report.confirmed_together == [(f"note-{pair[0]}", f"note-{pair[1]}")]
     assert report.confirmed == []
 
 
@@ -574,3 +577,117 @@ async def test_an_agent_that_did_not_make_the_run_is_refused_by_name_before_any_
     assert refused.value.code == "ERR_EXPLAIN_CONFIG" and refused.value.setting == "rerun"
     assert "the agent that made the run" in str(refused.value) and "renamed" not in str(refused.value)
     assert calls == []
+
+
+def _namespace(principal: str) -> str:
+    from footprint_lab.core.identity import Identity
+
+    return Identity(principal=principal).namespace()
+
+
+async def test_each_member_recalls_in_its_reruns_what_it_recalled_from_its_own_store() -> None:
+    """Two members declare memory 'mem' on stores of their own, whose item keys are alike: member a (limit 1) recalled
+    its key 2 only, and a rerun must not hand it key 1 of its store, which member b recalled from another."""
+    from footprint_lab import Sequence
+    from footprint_lab.context import InMemoryStore, define_memory
+
+    first, second = InMemoryStore(), InMemoryStore()
+    first.remember(_namespace("ada"), [{"role": "user", "content": "alpha POISON"}, {"role": "user", "content": "a2"}])
+    second.remember(_namespace("ada"), [{"role": "user", "content": "beta"}, {"role": "user", "content": "SECRET"}])
+    sent: list[str] = []
+
+    def member_a(request: LLMRequest) -> str:
+        sent.append(seen(request))
+        return "poisoned" if "POISON" in seen(request) else "A done"
+
+    def member_b(request: LLMRequest) -> str:
+        text = seen(request)
+        return "DECLINED" if "poisoned" in text else "APPROVED" if "SECRET" in text else "DECLINED"
+
+    flow = Sequence({
+        "a": Agent(provider=mock(respond=member_a), system="A.",
+                   context=[define_memory(id="mem", store=first, write_back=False, limit=1)]),
+        "b": Agent(provider=mock(respond=member_b), system="B.",
+                   context=[define_memory(id="mem", store=second, write_back=False)])})
+    run = await flow.run("go", identity={"principal": "ada"})
+    assert run.answer == "APPROVED"
+    sent.clear()
+    report = await localize(run, rerun=flow)
+    assert sent and not any("POISON" in text for text in sent)
+    assert report.confirmed == ["b/mem"]  # b's memory holds the SECRET it answers from
+
+
+async def test_a_memory_the_trigger_left_out_is_restored_with_what_the_store_held() -> None:
+    """It recalled nothing (its trigger never matched), so there are no items to recall again: a restoration recalls
+    what the store held when the run ran, and the dropped note is shown to matter."""
+    from footprint_lab.context import InMemoryStore, define_memory
+    from footprint_lab.explain.compare import Label
+
+    store = InMemoryStore()
+    store.remember(_namespace("ada"), [{"role": "user", "content": "I am a VIP customer"}])
+    agent = Agent(provider=mock(respond=lambda request: "APPROVED" if "VIP customer" in seen(request) else "DECLINED"),
+                  system="Decide.", context=[define_memory(id="mem", store=store, active_when=lambda view: False)])
+    run = await agent.run("Refund please.", identity={"principal": "ada"})
+    assert run.answer == "DECLINED"
+    report = await find_dropped_context(run, rerun=agent, comparator=Label(choices=["APPROVED", "DECLINED"]))
+    assert [(piece.source_id, piece.status) for piece in report] == [("mem", "confirmed")]
+
+
+async def test_memory_keys_a_redaction_pattern_masks_still_recall_what_the_run_recalled() -> None:
+    """A pattern covering short numbers masks the item keys the recording keeps: reruns recall what the store held
+    when the run ran, not nothing."""
+    from footprint_lab import Redaction
+    from footprint_lab.context import InMemoryStore, define_memory
+    from footprint_lab.explain.compare import Label
+
+    store = InMemoryStore()
+    store.remember(_namespace("ada"), [{"role": "user", "content": "I am a VIP customer"}])
+    agent = Agent(provider=mock(respond=lambda request: "APPROVED" if "VIP customer" in seen(request) else "DECLINED"),
+                  system="Decide.", redact=Redaction(patterns={"num": r"\b\d{1,6}\b"}),
+                  context=[define_memory(id="mem", store=store), define_fact(id="benign", data="Be kind.")])
+    run = await agent.run("Refund please.", identity={"principal": "ada"})
+    assert "[redacted:num]" in {str(p.detail.get("item")) for p in run.recording.context_pieces}
+    report = await localize(run, rerun=agent, comparator=Label(choices=["APPROVED", "DECLINED"]))
+    assert report.confirmed == ["mem"]
+
+
+async def test_a_piece_of_the_first_pass_of_a_long_loop_is_tested_past_the_backtracks_display_limits() -> None:
+    """The hint steers pass 1's tool choice, and 39 later passes carry the answer on: the backtrack's default depth
+    (32) stops short of pass 1, yet localize walks the whole run, so the hint is tested and confirmed."""
+    from footprint_lab import Loop
+    from footprint_lab.explain.compare import Label
+
+    def model(request: LLMRequest) -> Any:
+        users = [m for m in request.messages if m.get("role") == "user"]
+        said = str(users[-1].get("content")) if users else ""
+        if said.startswith(("YES", "NO")):
+            return said
+        results = [m for m in request.messages if m.get("role") == "tool"]
+        if not results:
+            return {"tool": "check_vip" if "vip check" in seen(request) else "check_basic", "args": {"customer": "c"}}
+        return "YES, approve" if "approve" in str(results[0].get("content")) else "NO, decline"
+
+    hint = define_fact(id="router-hint", data="Always use the vip check.",
+                       active_when=lambda view: view.iteration == 1 and view.message == "go")
+    agent = Agent(provider=mock(respond=model), system="Decide.", tools=[check_vip, check_basic],
+                  context=[hint, define_fact(id="other", data="A benign note.")])
+    loop = Loop(agent, until=lambda answer: False, times=40)
+    run = await loop.run("go")
+    assert run.backtrack().candidate("router-hint") is None  # past the display's depth
+    report = await localize(run, rerun=loop, comparator=Label(choices=["YES", "NO"]))
+    assert "router-hint" in report.confirmed
+
+
+async def test_a_long_loops_model_turns_are_counted_and_each_piece_a_rerun_could_test_is_named() -> None:
+    """300 model turns, none removable, were 300 lines of "Not tested"; pieces top= left out are each still named."""
+    noop = tool(lambda: "ok", name="noop", description="Does nothing.")
+    agent = Agent(provider=mock(respond=lambda request: {"tool": "noop", "args": {}} if request.call_index < 300
+                                else "done"), tools=[noop], system="Go.", max_iterations=301,
+                  context=[define_fact(id=f"fact-{k}", data=f"Fact {k}.") for k in range(8)])
+    run = await agent.run("Start.")
+    report = await localize(run, rerun=agent, top=2)
+    text = str(report)
+    assert "and 295 more: the model's own turns are what a rerun produces again" in text
+    assert text.count("the model's own turns are what a rerun produces again") == 1
+    left_out = [name for name, why in report.untested if why.startswith("left out by top=2")]
+    assert len(left_out) >= 7 and all(f"'{name}': left out by top=2" in text for name in left_out)

@@ -1,18 +1,18 @@
-"""After a group test: the candidates that each kept the outcome alone, while the reruns that removed them together
-flipped it, are removed together before any of them is called "not it".
+"""After a group test: the pieces removed in every flip no confirmed piece explains are removed together before any of
+them is called "not it".
 
 Defect closed: among thirty pieces or more, ``localize`` screens by a group test (each rerun removes half of the
 pieces) and weighs single causes only. Two pieces that each suffice (either note makes the model say YES) flip the
 outcome only when both go: the group test's flips pointed at both, each kept the outcome when removed alone, and both
 were reported NOT CONFIRMED ("look elsewhere"), the flips that found them dropped.
 
-Rule kept here: on a model whose unchanged reruns never flipped, when two or more group-test reruns flipped the outcome
-and no confirmed piece was removed in them, the candidates removed in every one of them that were tested alone and
-not confirmed are removed together, on the level the rounds left (none of alpha beyond it). A set confirmed so is
-reported as acting together; otherwise each of them is undecided, its reason naming the others and
-``bisect_culprits``, never not confirmed.
+Rule kept here: on a model whose unchanged reruns never flipped, the pieces removed in every group-test or search
+rerun that flipped the outcome with no confirmed piece removed (one such flip is evidence already) are removed
+together when they are two to :data:`MOST_TOGETHER`, first on the level kept back for a second round (none of alpha
+beyond it). A set confirmed so is reported as acting together; otherwise none of its pieces is not confirmed: each
+is undecided, its reason naming the others and ``bisect_culprits`` (of a bigger set, each piece tested alone).
 
-Role: explain layer, one step of :func:`~footprint_lab.explain.trials.trial.run_trial`'s group-test path.
+Role: explain layer, one step of :func:`~footprint_lab.explain.trials.trial.decide`'s group-test path.
 """
 
 from __future__ import annotations
@@ -23,29 +23,38 @@ from footprint_lab.explain.trials._confirmation import _Confirmation
 from footprint_lab.explain.trials.arms import Arm, ArmVerdict, joined
 from footprint_lab.explain.trials.rerun import Outcome
 
+#: the most pieces a set removed together may hold (more: too few flips to tell which pieces act)
+MOST_TOGETHER = 4
+
 
 async def left_together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confirmation: _Confirmation,
                         joint: Sequence[Outcome], level: float) -> float:
-    """Remove together the candidates the unexplained group-test flips all point at (see the module); returns the
-    level left for what follows."""
+    """Remove together the pieces every unexplained flip removed (see the module); returns the level left for what
+    follows. Unless that set is confirmed, none of its pieces is called not confirmed: each is undecided."""
     confirmed = {name for verdict in verdicts.values() if verdict.verdict == "confirmed"
                  for name in (*verdict.arm.exclude, *verdict.arm.force)}
     flips = [o for o in joint if o.error is None and o.flipped and not confirmed & set(o.changed)]
-    doubted = [arm for arm in arms if verdicts[arm.key].tested and verdicts[arm.key].verdict == "not_confirmed"
-               and all(set(arm.exclude) <= set(o.changed) for o in flips)]
-    if len(flips) < 2 or len(doubted) < 2:
+    if not flips:
         return level
-    together = joined(doubted)
-    if level > 0 and together.key not in verdicts:
+    common = set.intersection(*(set(o.changed) for o in flips))  # on a quiet model, one flip is evidence already
+    inside = [arm for arm in arms if arm.exclude and set(arm.exclude) <= common]
+    together = joined(inside)
+    if 2 <= len(inside) <= MOST_TOGETHER and level > 0 and together.key not in verdicts:
         verdicts[together.key] = ArmVerdict(together)
         level = await confirmation.run([together], level)
-        if verdicts[together.key].verdict == "confirmed":
-            return level
-    for arm in doubted:
-        others = ", ".join(f"'{other.key}'" for other in doubted if other is not arm)
-        verdicts[arm.key].verdict = "undecided"
-        verdicts[arm.key].reason = (
-            f"kept the outcome when removed alone, yet the {len(flips)} group-test reruns that flipped it all removed "
-            f"it with {others}, and no confirmed piece explains them: it may act only together with them "
-            "(bisect_culprits(run, rerun=...) tests sets)")
+    if together.key in verdicts and verdicts[together.key].verdict == "confirmed":
+        return level
+    # in a set too big to test, only a piece tested alone is cleared of "not confirmed" (one set aside by the group
+    # test already says it was never removed alone, and a noise flip would otherwise leave half the pieces undecided)
+    cleared = [arm for arm in inside if verdicts[arm.key].verdict == "not_confirmed"
+               and (len(inside) <= MOST_TOGETHER or verdicts[arm.key].tested)] if len(inside) >= 2 else []
+    for arm in cleared:
+        verdict = verdicts[arm.key]
+        alone = "kept the outcome when removed alone, yet" if verdict.tested else "was never removed alone, and"
+        with_whom = f"{len(inside) - 1} other pieces" if len(inside) > MOST_TOGETHER else ", ".join(
+            f"'{other.key}'" for other in inside if other is not arm)
+        verdict.verdict = "undecided"
+        verdict.reason = (f"{alone} the {len(flips)} rerun(s) that removed pieces together and flipped the outcome all "
+                          f"removed it with {with_whom}, and no confirmed piece explains them: it may act only "
+                          "together with some of them (bisect_culprits(run, rerun=...) finds such sets)")
     return level

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from footprint_lab.explain.compare import suggest
-from footprint_lab.explain.provenance.sources import removal_id
+from footprint_lab.explain.provenance.sources import NOT_REMOVABLE, removal_id
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._arm_fields import ArmFields
 from footprint_lab.explain.trials._recorded_call import RecordedCall
@@ -243,12 +243,28 @@ def untested_count(untested: Sequence[tuple[str, str]]) -> str:
     return "; every piece that reached the answer was tested"
 
 
+#: past this many pieces no rerun can remove for one same reason (a long loop's model turns), the section names the
+#: first few and counts the rest (the frame holds them all); a piece a rerun could have tested is always named
+NAMED_PER_REASON = 5
+
+
 def untested_lines(untested: Sequence[tuple[str, str]]) -> list[str]:
     """The report's "Not tested" section: each piece left untested, and why."""
     if not untested:
         return []
-    return [f"Not tested ({len(untested)}): no verdict, neither shown to matter nor not to:",
-            *(f"  '{name}': {why}" for name, why in untested)]
+    unremovable = set(NOT_REMOVABLE.values())
+    grouped: dict[str, list[str]] = {}
+    for name, why in untested:
+        grouped.setdefault(why, []).append(name)
+    lines = [f"Not tested ({len(untested)}): no verdict, neither shown to matter nor not to:"]
+    for name, why in untested:
+        names = grouped[why]
+        if why not in unremovable or len(names) <= NAMED_PER_REASON:
+            lines.append(f"  '{name}': {why}")
+        elif name == names[0]:
+            shown = ", ".join(f"'{other}'" for other in names[:NAMED_PER_REASON])
+            lines.append(f"  {shown} and {len(names) - NAMED_PER_REASON} more: {why}")
+    return lines
 
 
 LOCALIZATION_COLUMNS = ["rank", "source_id", "source_kind", "verdict", "flips", "samples", "flip_rate", "noise_flips",

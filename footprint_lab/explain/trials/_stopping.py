@@ -24,19 +24,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from footprint_lab.base.progress import INTERRUPTS, Progress, Stopped
+from footprint_lab.explain.trials._budget import SCREEN_BASELINE, group_size, screened_singly
 from footprint_lab.explain.trials._look_plan import look_plan
 from footprint_lab.explain.trials._rerun_pool import finished_before
 from footprint_lab.explain.trials.arms import Arm, Draw, TrialResult
 from footprint_lab.explain.trials.rerun import Outcome
-from footprint_lab.explain.trials.trial import (
-    SCREEN_BASELINE,
-    SCREEN_SEED,
-    SEARCH_SEED,
-    decide,
-    group_size,
-    screened_singly,
-    settle,
-)
+from footprint_lab.explain.trials.trial import SCREEN_SEED, SEARCH_SEED, decide, settle
 
 #: the error of a rerun a stopped call never ran (taken out of the report again by :func:`keep_reached`)
 NOT_RUN = "not run: the call was stopped"

@@ -54,6 +54,7 @@ from footprint_lab.explain.provenance.influence import suspects as rank_suspects
 from footprint_lab.explain.provenance.members import Source
 from footprint_lab.explain.provenance.sources import describe_source
 from footprint_lab.explain.render import display_bundle, shorten
+from footprint_lab.explain.trials._budget import BUDGET_PER_SAMPLE, default_budget
 from footprint_lab.explain.trials._localization import LOCALIZATION_COLUMNS as LOCALIZATION_COLUMNS
 from footprint_lab.explain.trials._localization import Localization as Localization
 from footprint_lab.explain.trials._localization import LocalizedSuspect as LocalizedSuspect
@@ -75,7 +76,6 @@ from footprint_lab.explain.trials.rerun import (
     not_removable_reason,
 )
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
-from footprint_lab.explain.trials.trial import BUDGET_PER_SAMPLE, default_budget
 
 if TYPE_CHECKING:
     from footprint_lab.core.conversation import CheckpointInput
@@ -247,7 +247,8 @@ def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | Non
         known = {**check_removable("localize", recording, [name for name in named if name not in turns]), **turns}
         return [(position, name, known[name], 0.0) for position, name in enumerate(named, 1)], []
     known = check_removable("localize", recording, [])
-    frame = rank_suspects(run, strategy=strategy)
+    # the whole run is walked (a backtrack's display limits would leave a piece of an early pass untested, unnamed)
+    frame = rank_suspects(run, strategy=strategy, trace=backtrack(recording, max_depth=1_000_000, max_steps=10_000_000))
     chosen: list[tuple[int, str, Source, float]] = []
     untested: list[tuple[str, str]] = []
     seen: set[str] = set()

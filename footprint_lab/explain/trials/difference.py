@@ -33,6 +33,7 @@ from footprint_lab.base.refusal import Refusal
 from footprint_lab.explain.arguments import ExplainConfigError, recording_of
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._arm_fields import ArmFields
+from footprint_lab.explain.trials._budget import default_budget
 from footprint_lab.explain.trials._localization import budget_note, untested_lines
 from footprint_lab.explain.trials._recorded_call import Carry, RecordedCall, _Part, recorded_call
 from footprint_lab.explain.trials._rerun_pool import Draws
@@ -50,7 +51,6 @@ from footprint_lab.explain.trials.comparison import (
 from footprint_lab.explain.trials.replay import CallReplayer, check_provider, replay_policy
 from footprint_lab.explain.trials.rerun import Progress, Rerunner, check_comparator
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
-from footprint_lab.explain.trials.trial import default_budget
 
 if TYPE_CHECKING:
     import pandas as pd

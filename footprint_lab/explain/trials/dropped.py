@@ -29,13 +29,13 @@ from typing import TYPE_CHECKING, Any, Unpack
 from footprint_lab.explain.arguments import recording_of
 from footprint_lab.explain.provenance.members import SourceNames
 from footprint_lab.explain.render import display_bundle, shorten
+from footprint_lab.explain.trials._budget import default_budget
 from footprint_lab.explain.trials._rerun_pool import Draws
 from footprint_lab.explain.trials._stopping import Partial, partial_line, run_trial, stopped
 from footprint_lab.explain.trials.ablation import original_answer
 from footprint_lab.explain.trials.arms import VERDICT_LABELS, Arm, ArmVerdict
 from footprint_lab.explain.trials.rerun import Outcome, Progress, Rerunner, check_comparator
 from footprint_lab.explain.trials.settings import Trials, TrialSettings, settings_for
-from footprint_lab.explain.trials.trial import default_budget
 
 if TYPE_CHECKING:
     import pandas as pd

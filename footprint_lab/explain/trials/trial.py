@@ -77,6 +77,7 @@ import random
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 
 from footprint_lab.explain.trials._acting_together import left_together
+from footprint_lab.explain.trials._budget import SCREEN_BASELINE, screened_singly
 from footprint_lab.explain.trials._confirmation import _Confirmation, _Spend
 from footprint_lab.explain.trials._look_plan import look_plan
 from footprint_lab.explain.trials._search import BATCH, DECISIVE, CauseSearch
@@ -92,8 +93,6 @@ from footprint_lab.explain.trials.arms import (
 )
 from footprint_lab.explain.trials.rerun import Outcome
 
-#: Unchanged reruns the screening starts with (do they flip at all?).
-SCREEN_BASELINE = 2
 #: Seeds of screening reruns start here, so no confirmation rerun repeats one (they are seeded from 0).
 SCREEN_SEED = 1000
 #: Seeds of the search of removals together (see :func:`_together`).
@@ -102,8 +101,6 @@ SEARCH_SEED = SCREEN_SEED + 300
 CANDIDATE_SHARE = 0.1
 #: When the budget stops the search before it is sure, an arm it still gives at least this chance stays ``undecided``.
 UNSETTLED = 0.05
-#: The default budget, in reruns, for each rerun a side of the first look.
-BUDGET_PER_SAMPLE = 16
 #: The most candidates one search names (an arm that flipped alone beyond them is followed up, see :func:`_together`).
 MOST_CANDIDATES = 3
 #: The share of ``alpha`` kept back for a second round, run when nothing the first round named held up (see
@@ -194,8 +191,10 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
         # group test can leave two arms with codes a rerun or two apart), or, once an arm held, a second cause
         kept_back = KEPT_BACK if strong or not singly else 0.0
         spare = await confirmation.run(candidates, alpha * (1 - kept_back), weights)
-        held = _held(candidates, verdicts)
         level = alpha * kept_back + spare
+        if not singly and not tally([*screening_baseline, *confirmation.baseline])[0]:  # kept back first for a set
+            level = await left_together(list(arms), verdicts, confirmation, joint, level)
+        held = _held(candidates, verdicts)
         while kept_back and (not held or not singly) and level > 0:
             every = [*joint, *(o for verdict in verdicts.values() for o in verdict.confirmation)]
             # a group test's removals were halves: another cause (each of several needed) hides behind those
@@ -467,29 +466,6 @@ async def _screen_jointly(arms: list[Arm], verdicts: dict[str, ArmVerdict], spen
             verdict.reason = (f"could not be set aside: the budget ({spend.budget} reruns) cut the group test short "
                               f"({len(outcomes)} of {len(jobs)} reruns)")
     return outcomes
-
-
-def group_size(arms: int) -> int:
-    """The reruns of a group test of ``arms`` arms (see :func:`_screen_jointly`)."""
-    return 2 * (max(1, math.ceil(math.log2(arms))) + 2)
-
-
-def screened_singly(arms: int, budget: int) -> bool:
-    """Whether ``budget`` lets the screening remove each of ``arms`` arms alone (else it runs a group test).
-
-    Half the budget is kept for what comes after: the search on a noisy model and the confirmation.
-    """
-    return SCREEN_BASELINE + 2 * arms <= budget // 2
-
-
-def default_budget(samples: int, arms: int) -> int:
-    """The budget when none is given: ``BUDGET_PER_SAMPLE`` reruns for each of ``samples`` (the search and the
-    confirmation), and the screening's own reruns on top: two unchanged reruns and one without each arm, or the group
-    test's when there are too many arms to remove each alone. So testing every piece never starves the proof."""
-    base = BUDGET_PER_SAMPLE * samples
-    if arms <= 2:
-        return base
-    return base + (SCREEN_BASELINE + arms if screened_singly(arms, base) else group_size(arms))
 
 
 def _difference(observations: list[tuple[bool, bool]]) -> float:
