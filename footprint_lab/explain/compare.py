@@ -166,6 +166,8 @@ class Mentions:
     """
 
     def __init__(self, *terms: str, every: bool = False) -> None:
+        if len(terms) == 1 and isinstance(terms[0], list | tuple):  # Mentions(["Lisbon", "Porto"]) reads as meant
+            terms = tuple(terms[0])
         self.terms = _strings("Mentions", "terms", list(terms), least=1)
         self.every = bool(every)
         self._finders = [re.compile(rf"(?<!\w){re.escape(term)}(?!\w)", re.IGNORECASE) for term in self.terms]

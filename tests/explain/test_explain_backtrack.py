@@ -334,3 +334,17 @@ async def test_a_tool_result_from_an_earlier_turn_ends_its_chain_where_it_was_ca
     # in the turn that made it, the same result still traces to the call that asked for it
     own = next(c for c in first.backtrack().candidates if c.source_kind == "tool_result")
     assert own.hops[-1].kind == "ASKED" and own.hops[-1].proven
+
+
+async def test_a_walk_cut_by_max_steps_counts_each_step_it_did_not_follow_once():
+    """Each earlier call is named by a model turn and by the tool result it asked for: it was counted twice."""
+    from footprint_lab import define_tool
+
+    noop = define_tool(name="noop", description="Does nothing.", input_schema={"type": "object", "properties": {}},
+                       fn=lambda: "ok")
+    agent = Agent(provider=mock(respond=lambda request: {"tool": "noop", "args": {}} if request.call_index < 60
+                                else "done"), tools=[noop], max_iterations=61)
+    recording = (await agent.run("go")).recording
+    cut = backtrack(recording, max_steps=20)
+    missed = len(recording.exchanges) - len(cut.calls)
+    assert missed > 0 and any(f"stopped at 20 steps: {missed} more were not followed" in note for note in cut.notes)

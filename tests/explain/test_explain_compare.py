@@ -76,6 +76,11 @@ def test_a_term_mentions_cannot_use_is_named_for_what_it_is(terms: tuple[object,
     assert f"(received {received})" in str(refused.value)
 
 
+def test_mentions_given_a_list_reads_it_as_its_terms() -> None:
+    assert Mentions(["Lisbon", "Porto"]).terms == Mentions("Lisbon", "Porto").terms == ["Lisbon", "Porto"]
+    assert Mentions(["Lisbon"])("Paris it is.", "Lisbon it is.")
+
+
 def judging_provider(calls: list[str]):
     def respond(request: LLMRequest) -> str:
         text = request.messages[-1]["content"]

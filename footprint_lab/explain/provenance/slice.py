@@ -82,7 +82,8 @@ def backward_slice(
     depths = result.depths
     depths[start] = 0
     queue = deque([start])
-    cut_depth = cut_size = 0
+    cut_depth: set[str] = set()  # the steps not followed, each once (several reads may name one)
+    cut_size: set[str] = set()
     while queue:
         step_id = queue.popleft()
         depth = depths[step_id]
@@ -102,21 +103,21 @@ def backward_slice(
             if writer in depths:
                 continue
             if depth + 1 > max_depth:
-                cut_depth += 1
+                cut_depth.add(writer)
                 continue
             if len(depths) >= max_steps:
-                cut_size += 1
+                cut_size.add(writer)
                 continue
             depths[writer] = depth + 1
             queue.append(writer)
     if cut_depth:
         result.truncated.append(
-            f"the slice stopped at depth {max_depth}: {cut_depth} step(s) further back were not followed "
+            f"the slice stopped at depth {max_depth}: {len(cut_depth)} step(s) further back were not followed "
             "(raise max_depth to follow them)"
         )
     if cut_size:
         result.truncated.append(
-            f"the slice stopped at {max_steps} steps: {cut_size} more were not followed "
+            f"the slice stopped at {max_steps} steps: {len(cut_size)} more were not followed "
             "(raise max_steps to follow them)"
         )
     return result

@@ -233,22 +233,22 @@ class Rerunner:
         """A fresh runner without ``exclude`` and with ``force`` forced in."""
         rerun = self.rerun
         seeded = {"seed": seed} if self._seeded and seed is not None else {}
-        try:
-            if callable(getattr(rerun, "without", None)):
+        if callable(getattr(rerun, "without", None)):
+            try:
                 runner = (rerun.with_forced(list(force), exclude=list(exclude), **seeded) if force
                           else rerun.without(list(exclude), **seeded))
-            else:
-                keywords: dict[str, Any] = {"force": list(force)} if force else {"exclude": list(exclude)}
-                if force and exclude:
-                    keywords["exclude"] = list(exclude)
-                runner = rerun(**keywords, **seeded)
-                if inspect.isawaitable(runner):  # a foreign agent's factory: one awaitable answer per rerun
-                    runner = _Awaited(runner, self._function)
-        except UnknownSourceError as refused:  # the run's own ids, checked against its recording: another agent
-            raise ExplainConfigError(
-                self._function, "rerun", f"an agent that does not declare {refused.unknown} of the pieces this run "
-                "was sent", "must be the agent that made the run, or a factory that builds it (return "
-                "agent.without(exclude)): a rerun removes each piece by the id the run recorded") from None
+            except UnknownSourceError as refused:  # the run's own ids, checked against its recording: another agent
+                raise ExplainConfigError(
+                    self._function, "rerun", f"an agent that does not declare {refused.unknown} of the pieces this "
+                    "run was sent", "must be the agent that made the run, or a factory that builds it (return "
+                    "agent.without(exclude)): a rerun removes each piece by the id the run recorded") from None
+        else:  # a factory's own refusal (an id it adds itself) is its own to say
+            keywords: dict[str, Any] = {"force": list(force)} if force else {"exclude": list(exclude)}
+            if force and exclude:
+                keywords["exclude"] = list(exclude)
+            runner = rerun(**keywords, **seeded)
+            if inspect.isawaitable(runner):  # a foreign agent's factory: one awaitable answer per rerun
+                runner = _Awaited(runner, self._function)
         if not callable(getattr(runner, "run", None)):
             raise ExplainConfigError(self._function, "rerun", f"a factory that returned {describe_shape(runner)}",
                                      "must return a runner (an Agent, an LLMCall or a composition) to rerun")
