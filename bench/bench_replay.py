@@ -120,7 +120,9 @@ def rows(report: Report, name: str, found: dict[str, Any]) -> None:
     replay_calls, by_replay, replay_s = found["replay"]
     cause = found["cause"]
     ratio = replay_calls / rerun_calls
-    same = by_rerun.confirmed == by_replay.confirmed == [cause]
+    # the same verdict both ways, the planted cause in it: on a real model another piece (its system prompt) may change
+    # the answer too, and both ways then confirm it
+    same = cause in by_replay.confirmed and sorted(by_rerun.confirmed) == sorted(by_replay.confirmed)
     size = f"a run of {found['calls_per_run']} LLM calls, {len(by_replay.suspects)} pieces tested"
     report.add(f"{name}: model calls, localize by replay", [float(replay_calls)], size=size, unit="calls",
                goal="<= 1/3 of localize by rerun, same verdict", met=ratio <= 1 / 3 and same,
