@@ -24,7 +24,7 @@ from footprint_lab.context.assembly import (
     _shapes,
 )
 from footprint_lab.context.declarations import Injection, Memory, Rag
-from footprint_lab.context.rebuild import recall
+from footprint_lab.context.rebuild import item_text, recall
 from footprint_lab.record.captured import (
     ALLOWED_BY,
     OVER_BUDGET,
@@ -238,7 +238,7 @@ class TurnContext:
         if not items:
             return [("", {"recalled": 0}, "nothing recalled: this identity's memory is empty")]
         return [
-            (f"{item['role']}: {item['content']}",
+            (item_text(item),
              {"item": str(item.get("key")), "role": item["role"], "from_run": item.get("run_id")}, None)
             for item in items
         ]

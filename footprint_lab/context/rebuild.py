@@ -41,10 +41,10 @@ if TYPE_CHECKING:
 @dataclass(frozen=True, slots=True)
 class Recalled:
     """What a recorded run recalled: per member (its mount path, ``""`` for the run itself) and memory declaration
-    id, the keys of the items it was sent, in order (none: it recalled nothing); and the ids of the runs of its
-    tree, whose own write-backs came after what they recalled."""
+    id, each item it was sent as its key and the text it was sent, in order (none: it recalled nothing); and the ids
+    of the runs of its tree, whose own write-backs came after what they recalled."""
 
-    keys: Mapping[tuple[str, str], tuple[str, ...]]
+    items: Mapping[tuple[str, str], tuple[tuple[str, str], ...]]
     runs: frozenset[str]
 
 
@@ -54,9 +54,14 @@ _RECALLED: contextvars.ContextVar[Recalled | None] = contextvars.ContextVar("rec
 RECALL_REACH = 100_000
 
 
+def item_text(item: Mapping[str, Any]) -> str:
+    """A recalled memory item as the model is sent it (one piece each)."""
+    return f"{item['role']}: {item['content']}"
+
+
 def recalled_items(recording: Recording) -> Recalled:
     """What ``recording`` (its members and passes each apart) recalled from memory: see :class:`Recalled`."""
-    found: dict[tuple[str, str], dict[str, None]] = {}
+    found: dict[tuple[str, str], list[tuple[str, str]]] = {}
     runs: set[str] = set()
     pending = [recording]
     while pending:
@@ -65,10 +70,11 @@ def recalled_items(recording: Recording) -> Recalled:
         runs.add(current.run_id)
         for piece in current.context_pieces:
             if piece.source_kind == "memory" and ("item" in piece.detail or "recalled" in piece.detail):
-                keys = found.setdefault((current.path, piece.source_id), {})  # a recall made: its items, or none
-                if piece.detail.get("item") is not None:
-                    keys[str(piece.detail["item"])] = None
-    return Recalled({place: tuple(keys) for place, keys in found.items()}, frozenset(runs))
+                items = found.setdefault((current.path, piece.source_id), [])  # a recall made: its items, or none
+                sent = (str(piece.detail.get("item")), piece.content)
+                if "item" in piece.detail and sent not in items:  # each pass lands the same items again
+                    items.append(sent)
+    return Recalled({place: tuple(items) for place, items in found.items()}, frozenset(runs))
 
 
 @contextmanager
@@ -83,19 +89,37 @@ def recalling_as(recalled: Recalled) -> Iterator[None]:
 
 def recall(memory: Memory, namespace: str, path: str = "") -> list[dict[str, Any]]:
     """What ``memory`` recalls in ``namespace`` for the run mounted at ``path``: its store's latest items; inside
-    :func:`recalling_as`, the very items the recorded run (that member, that pass) recalled, by their keys. Where
-    those cannot be told (a memory the run never recalled, a pass it did not have, keys a redaction masked, all of
-    them deleted since), the latest items no run of the recorded tree wrote: what the store held when it ran."""
+    :func:`recalling_as`, the very items the recorded run (that member, that pass) was sent, each found by its text
+    (its key first, for two alike). Where they cannot all be found (a memory the run never recalled, another store
+    behind the same path, texts a redaction masked, items deleted since), what the store held when the run ran: the
+    latest items before the first one the run's tree wrote back (every item, without one), none of the tree's own."""
     recalled = _RECALLED.get()
     store: MemoryStore = memory.store
     if recalled is None:
         return store.recall(namespace, limit=memory.limit)
     items = store.recall(namespace, limit=RECALL_REACH)
-    keys = recalled.keys.get((path, memory.id))
-    held = {str(item.get("key")): item for item in items}
-    if keys is not None and (not keys or any(key in held for key in keys)):
-        return [held[key] for key in keys if key in held]  # one deleted since is not made up
-    return [item for item in items if item.get("run_id") not in recalled.runs][-memory.limit:]
+    pinned = recalled.items.get((path, memory.id))
+    if pinned is not None:
+        found = _found(items, pinned)
+        if found is not None:
+            return found
+    own = next((at for at, item in enumerate(items) if item.get("run_id") in recalled.runs), len(items))
+    return [item for item in items[:own] if item.get("run_id") not in recalled.runs][-memory.limit:]
+
+
+def _found(items: list[dict[str, Any]], pinned: tuple[tuple[str, str], ...]) -> list[dict[str, Any]] | None:
+    """The items the texts ``pinned`` name, each once and in order (the one with the pinned key first), or ``None``
+    when one of them is not among ``items``."""
+    left = list(items)
+    found = []
+    for key, text in pinned:
+        alike = [item for item in left if item_text(item) == text]
+        if not alike:
+            return None
+        chosen = next((item for item in alike if str(item.get("key")) == key), alike[-1])
+        left.remove(chosen)
+        found.append(chosen)
+    return found
 
 
 def without_declarations(declarations: Sequence[Injection], removed: Collection[str]) -> list[Injection]:

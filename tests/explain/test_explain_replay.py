@@ -279,3 +279,36 @@ async def test_a_replay_tests_each_earlier_turn_and_never_sends_a_tool_result_wi
     assert {name for name, _ in report.untested} == {"user-message"}
     named = await localize(second, replay=mock(respond=model), comparator=Mentions("APPROVED"), sources=[result])
     assert named.confirmed == [result]
+
+
+async def test_a_replay_of_a_turn_whose_tool_call_ids_repeat_an_earlier_turns_keeps_each_turn_its_own() -> None:
+    """Each turn of a chat numbers its tool calls from 1: removing an earlier turn's calls or results must not touch the
+    current turn's, and a piece with no effect must not be confirmed."""
+    from footprint_lab import Chat
+    from footprint_lab.explain.compare import Label
+
+    def model(request: LLMRequest) -> Any:
+        if request.messages[-1].get("role") == "user":
+            return {"tool_calls": [{"tool": "lookup_tier", "args": {"who": "a"}},
+                                   {"tool": "lookup_tier", "args": {"who": "b"}}]}
+        return "VIP" if any("VIP" in str(m["content"]) for m in request.messages[-2:]) else "UNKNOWN"
+
+    invalid: list[LLMRequest] = []
+
+    def current_turn_only(request: LLMRequest) -> str:
+        if not _valid_order(request):
+            invalid.append(request)
+        last_user = max(k for k, m in enumerate(request.messages) if m.get("role") == "user")
+        results = [m for m in request.messages[last_user:] if m.get("role") == "tool"]
+        return "VIP" if any("VIP" in str(m.get("content")) for m in results) else "UNKNOWN"
+
+    chat = Chat(Agent(provider=mock(respond=model), tools=[lookup_tier], system="Desk."))
+    await chat.send("First question.")
+    second = await chat.send("Second question.")
+    calls = [c["id"] for m in second.recording.messages for c in m.get("tool_calls") or ()]
+    assert len(calls) == 4 and len(set(calls)) == 2  # the ids repeat across the turns
+    label = Label(choices=["VIP", "UNKNOWN"])
+    report = await localize(second, replay=mock(respond=current_turn_only), comparator=label)
+    assert invalid == []
+    assert not [name for name in report.confirmed if name.startswith("history#")]
+    assert report.confirmed == ["lookup_tier"]

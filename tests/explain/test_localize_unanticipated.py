@@ -36,7 +36,7 @@ async def test_two_causes_each_needed_are_both_confirmed_among_many_pieces(piece
     assert sorted(report.confirmed) == sorted([f"note-{pieces - 2}", f"note-{pieces - 1}"])
 
 
-@pytest.mark.parametrize(("pieces", "pair"), [(30, (28, 29)), (60, (58, 59)), (30, (5, 24)), (60, (30, 51))])
+@pytest.mark.parametrize(("pieces", "pair"), [(30, (28, 29)), (60, (58, 59)), (30, (5, 24)), (60, (30, 51)), (60, (2, 43))])
 async def test_two_pieces_that_each_suffice_are_confirmed_together_among_many_pieces(pieces: int,
                                                                                    pair: tuple[int, int]) -> None:
     """Either of two notes makes the answer, so only removing both flips it. Among enough pieces for a group test, its
@@ -691,3 +691,48 @@ async def test_a_long_loops_model_turns_are_counted_and_each_piece_a_rerun_could
     assert text.count("the model's own turns are what a rerun produces again") == 1
     left_out = [name for name, why in report.untested if why.startswith("left out by top=2")]
     assert len(left_out) >= 7 and all(f"'{name}': left out by top=2" in text for name in left_out)
+
+
+class _KeylessStore:
+    """A memory store as the protocol asks for it (recall and remember) whose items carry no key nor run id."""
+
+    def __init__(self) -> None:
+        self.items: dict[str, list[dict[str, Any]]] = {}
+
+    def recall(self, namespace: str, *, limit: int) -> list[dict[str, Any]]:
+        return [dict(item) for item in self.items.get(namespace, [])[-limit:]]
+
+    def remember(self, namespace: str, items: Any) -> None:
+        self.items.setdefault(namespace, []).extend({"role": i["role"], "content": i["content"]} for i in items)
+
+
+async def test_a_store_whose_items_carry_no_key_recalls_in_reruns_what_the_run_recalled() -> None:
+    """Every item reads as key 'None': the reruns recalled one item, the run's own write-back, and blamed the model."""
+    from footprint_lab.context import define_memory
+    from footprint_lab.explain.compare import Label
+
+    store = _KeylessStore()
+    store.remember(_namespace("ada"), [{"role": "user", "content": "I am a VIP customer"},
+                                       {"role": "user", "content": "I like tea"}])
+    agent = Agent(provider=mock(respond=lambda request: "APPROVED" if "VIP customer" in seen(request) else "DECLINED"),
+                  system="Decide.", context=[define_memory(id="mem", store=store),
+                                             define_fact(id="benign", data="Be kind.")])
+    run = await agent.run("Refund please.", identity={"principal": "ada"})
+    report = await localize(run, rerun=agent, comparator=Label(choices=["APPROVED", "DECLINED"]))
+    assert report.confirmed == ["mem"] and report.trial.noise[0] == 0
+
+
+async def test_a_forced_memory_recalls_nothing_written_after_the_run() -> None:
+    """The store held only 'I like tea' when the run ran; another conversation wrote the VIP note later: restoring
+    the memory the trigger left out must not be sent it."""
+    from footprint_lab.context import InMemoryStore, define_memory
+    from footprint_lab.explain.compare import Label
+
+    store = InMemoryStore()
+    store.remember(_namespace("ada"), [{"role": "user", "content": "I like tea"}])
+    agent = Agent(provider=mock(respond=lambda request: "APPROVED" if "VIP customer" in seen(request) else "DECLINED"),
+                  system="Decide.", context=[define_memory(id="mem", store=store, active_when=lambda view: False)])
+    run = await agent.run("Refund please.", identity={"principal": "ada"})
+    store.remember(_namespace("ada"), [{"role": "user", "content": "I am a VIP customer", "run_id": "run-later"}])
+    report = await find_dropped_context(run, rerun=agent, comparator=Label(choices=["APPROVED", "DECLINED"]))
+    assert [(piece.source_id, piece.status) for piece in report] == [("mem", "not_confirmed")]

@@ -149,7 +149,7 @@ def test_a_longer_text_of_stray_braces_and_numbers_is_left_as_it_is_and_read_qui
     stray = '{"a' * 100_000
     started = time.perf_counter()
     assert scrubber.scrub(stray) == stray
-    assert time.perf_counter() - started < 5   # a bound, not a benchmark: unbounded it takes minutes
+    assert time.perf_counter() - started < 30  # a bound, not a benchmark: unbounded it takes minutes (about 2 s here)
 
 
 def test_every_pair_of_a_key_learned_hundreds_of_times_is_found_in_any_chunk() -> None:

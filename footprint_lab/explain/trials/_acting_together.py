@@ -9,7 +9,8 @@ were reported NOT CONFIRMED ("look elsewhere"), the flips that found them droppe
 Rule kept here: on a model whose unchanged reruns never flipped, the pieces removed in every group-test or search
 rerun that flipped the outcome with no confirmed piece removed (one such flip is evidence already) are removed
 together when they are two to :data:`MOST_TOGETHER`, first on the level kept back for a second round (none of alpha
-beyond it). A set confirmed so is reported as acting together; otherwise none of its pieces is not confirmed: each
+beyond it), a piece of three or four first left in once to see the flip needs it. A set confirmed so is reported as
+acting together; otherwise none of its pieces is not confirmed: each
 is undecided, its reason naming the others and ``bisect_culprits`` (of a bigger set, each piece tested alone).
 
 Role: explain layer, one step of :func:`~footprint_lab.explain.trials.trial.decide`'s group-test path.
@@ -38,6 +39,8 @@ async def left_together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confir
         return level
     common = set.intersection(*(set(o.changed) for o in flips))  # on a quiet model, one flip is evidence already
     inside = [arm for arm in arms if arm.exclude and set(arm.exclude) <= common]
+    if 3 <= len(inside) <= MOST_TOGETHER:
+        inside = await _needed(inside, confirmation)
     together = joined(inside)
     if 2 <= len(inside) <= MOST_TOGETHER and level > 0 and together.key not in verdicts:
         verdicts[together.key] = ArmVerdict(together)
@@ -58,3 +61,22 @@ async def left_together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confir
                           f"removed it with {with_whom}, and no confirmed piece explains them: it may act only "
                           "together with some of them (bisect_culprits(run, rerun=...) finds such sets)")
     return level
+
+
+#: seeds of the reruns that tell which pieces of a set are needed (after the screening's and the search's)
+SHRINK_SEED = 1900
+
+
+async def _needed(inside: list[Arm], confirmation: _Confirmation) -> list[Arm]:
+    """The pieces of ``inside`` the flip needs: each is left in once, the others removed, on a rerun of its own (no
+    part of alpha: the set is confirmed on fresh reruns after); one whose absence the flip does not need (the others
+    removed, the outcome still flipped) happened to be removed in every flip and goes."""
+    spend = confirmation.spend
+    if spend.left() < len(inside) + 2 * confirmation.samples:
+        return inside
+    jobs: list[tuple[Arm | None, int]] = [(joined([other for other in inside if other is not arm]), SHRINK_SEED + k)
+                                          for k, arm in enumerate(inside)]
+    outcomes = await spend(jobs)
+    needed = [arm for arm, outcome in zip(inside, outcomes, strict=True) if outcome.error is not None
+              or not outcome.flipped]
+    return needed if len(needed) >= 2 else inside

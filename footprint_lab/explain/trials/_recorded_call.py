@@ -118,6 +118,19 @@ class RecordedCall:
                 for i in indices if 0 <= i < len(pieces)}
         return {name for name in held if name is not None} - set(self.removable())
 
+    def _askers(self) -> dict[int, int]:
+        """For each tool result among the parts, the part of the nearest earlier assistant turn that asked for it."""
+        latest: dict[Any, int] = {}
+        asker: dict[int, int] = {}
+        for k, part in enumerate(self.parts):
+            if part.slot != "messages":
+                continue
+            if part.value.get("role") == "tool" and part.value.get("tool_call_id") in latest:
+                asker[k] = latest[part.value.get("tool_call_id")]
+            for call in part.value.get("tool_calls") or ():
+                latest[call.get("id")] = k
+        return asker
+
     def request(self, without: Sequence[str] = (), edit: Mapping[str, str] | None = None, *,
                 seed: int | None = None, carry: Carry | None = None) -> tuple[LLMRequest, list[tuple[_Part, str, Any]]]:
         """The request with ``without`` removed, ``edit`` applied and ``carry`` carried in, and each part's fate
@@ -127,12 +140,15 @@ class RecordedCall:
         named = self.names()
         gone = {k for name in without for k in named[name]} | carry.drop
         changed = {k: text for name, text in (edit or {}).items() for k in named[name]}
-        calls_gone = {part.value.get("tool_call_id") for k, part in enumerate(self.parts)
-                      if k in gone and part.slot == "messages" and part.value.get("role") == "tool"}
-        # an assistant turn removed takes the tool results that answer its calls with it (a tool message must follow
-        # the turn that asked for it)
-        asked_gone = {call.get("id") for k, part in enumerate(self.parts) if k in gone and part.slot == "messages"
-                      for call in part.value.get("tool_calls") or ()}
+        # a tool result answers the nearest earlier turn that asked for its id (each turn of a chat numbers its calls
+        # anew): a result removed takes its call out of that turn, and a turn removed takes its results along (a tool
+        # message must follow the turn that asked for it)
+        asker = self._askers()
+        answered_gone = {k for k, turn in asker.items() if turn in gone}
+        calls_gone: dict[int, set[Any]] = {}
+        for k in gone:
+            if k in asker:
+                calls_gone.setdefault(asker[k], set()).add(self.parts[k].value.get("tool_call_id"))
         system: list[str] = []
         groups: dict[int, list[str]] = {}  # the system messages the recorded request sent, by their order
         messages: list[dict[str, Any]] = []
@@ -144,8 +160,7 @@ class RecordedCall:
             if k < len(self.parts):
                 order.append((k, carry.restore[k], "restored") if k in carry.restore else (k, self.parts[k], ""))
         for k, part, carried in order:
-            if k in gone or (part.slot == "messages" and part.value.get("role") == "tool"
-                             and part.value.get("tool_call_id") in asked_gone):
+            if k in gone or k in answered_gone:
                 fates.append((part, "removed", None))
                 continue
             fate = carried or ("edited" if k in changed else "kept")
@@ -161,8 +176,8 @@ class RecordedCall:
                 sent = dict(part.value)
                 if k in changed:
                     sent["content"] = changed[k]
-                if calls_gone and sent.get("tool_calls"):
-                    kept = [c for c in sent["tool_calls"] if c.get("id") not in calls_gone]
+                if k in calls_gone and sent.get("tool_calls"):
+                    kept = [c for c in sent["tool_calls"] if c.get("id") not in calls_gone[k]]
                     if kept:
                         sent["tool_calls"] = kept
                     else:

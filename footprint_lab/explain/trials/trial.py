@@ -194,6 +194,7 @@ async def _trial(arms: Sequence[Arm], draw: Draw, *, samples: int, alpha: float,
         level = alpha * kept_back + spare
         if not singly and not tally([*screening_baseline, *confirmation.baseline])[0]:  # kept back first for a set
             level = await left_together(list(arms), verdicts, confirmation, joint, level)
+        spare = level  # what is left when no second round runs (it holds the first round's spare already)
         held = _held(candidates, verdicts)
         while kept_back and (not held or not singly) and level > 0:
             every = [*joint, *(o for verdict in verdicts.values() for o in verdict.confirmation)]
