@@ -36,7 +36,8 @@ async def test_two_causes_each_needed_are_both_confirmed_among_many_pieces(piece
     assert sorted(report.confirmed) == sorted([f"note-{pieces - 2}", f"note-{pieces - 1}"])
 
 
-@pytest.mark.parametrize(("pieces", "pair"), [(30, (28, 29)), (60, (58, 59)), (30, (5, 24)), (60, (30, 51)), (60, (2, 43))])
+@pytest.mark.parametrize(("pieces", "pair"), [(30, (28, 29)), (60, (58, 59)), (30, (5, 24)), (60, (30, 51)),
+                                              (60, (2, 43)), (60, (41, 49))])
 async def test_two_pieces_that_each_suffice_are_confirmed_together_among_many_pieces(pieces: int,
                                                                                    pair: tuple[int, int]) -> None:
     """Either of two notes makes the answer, so only removing both flips it. Among enough pieces for a group test, its
@@ -51,6 +52,19 @@ async def test_two_pieces_that_each_suffice_are_confirmed_together_among_many_pi
     report = await localize(run, rerun=agent, comparator=Label(choices=["YES", "NO"]))
     assert report.confirmed_together == [(f"note-{pair[0]}", f"note-{pair[1]}")]
     assert report.confirmed == []
+
+
+async def test_three_notes_that_each_suffice_are_narrowed_to_their_set_and_confirmed_together() -> None:
+    """One group-test rerun removed all three, with a dozen others: the pieces it removed are narrowed (halving on
+    screening reruns) to the three the flip needs, and those are confirmed together (they read NOT CONFIRMED)."""
+    from footprint_lab.explain.compare import Label
+
+    texts = [f"Note NOTE-{k}-X about topic {k}." for k in range(40)]
+    marks = [f"NOTE-{k}-X" for k in (14, 25, 26)]
+    agent = notes_agent(texts, lambda text, _: "YES" if any(mark in text for mark in marks) else "NO")
+    run = await agent.run("Decide?")
+    report = await localize(run, rerun=agent, comparator=Label(choices=["YES", "NO"]))
+    assert report.confirmed_together == [("note-14", "note-25", "note-26")]
 
 
 async def test_a_piece_the_group_test_set_aside_says_it_was_never_removed_alone() -> None:

@@ -9,8 +9,9 @@ were reported NOT CONFIRMED ("look elsewhere"), the flips that found them droppe
 Rule kept here: on a model whose unchanged reruns never flipped, the pieces removed in every group-test or search
 rerun that flipped the outcome with no confirmed piece removed (one such flip is evidence already) are removed
 together when they are two to :data:`MOST_TOGETHER`, first on the level kept back for a second round (none of alpha
-beyond it), a piece of three or four first left in once to see the flip needs it. A set confirmed so is reported as
-acting together; otherwise none of its pieces is not confirmed: each
+beyond it). Three to :data:`MOST_SHARED` of them are first narrowed to a smallest set whose removal still flips the
+outcome (delta debugging, on screening reruns), so a piece that happened to be removed in every flip does not ride
+along. A set confirmed so is reported as acting together; otherwise none of its pieces is not confirmed: each
 is undecided, its reason naming the others and ``bisect_culprits`` (of a bigger set, each piece tested alone).
 
 Role: explain layer, one step of :func:`~footprint_lab.explain.trials.trial.decide`'s group-test path.
@@ -21,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from footprint_lab.explain.trials._confirmation import _Confirmation
+from footprint_lab.explain.trials._look_plan import look_plan
 from footprint_lab.explain.trials.arms import Arm, ArmVerdict, joined
 from footprint_lab.explain.trials.rerun import Outcome
 
@@ -39,8 +41,8 @@ async def left_together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confir
         return level
     common = set.intersection(*(set(o.changed) for o in flips))  # on a quiet model, one flip is evidence already
     inside = [arm for arm in arms if arm.exclude and set(arm.exclude) <= common]
-    if 3 <= len(inside) <= MOST_TOGETHER:
-        inside = await _needed(inside, confirmation)
+    if 3 <= len(inside) <= MOST_SHARED and level > 0:
+        inside = await _smallest(inside, confirmation, level)
     together = joined(inside)
     if 2 <= len(inside) <= MOST_TOGETHER and level > 0 and together.key not in verdicts:
         verdicts[together.key] = ArmVerdict(together)
@@ -63,20 +65,50 @@ async def left_together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confir
     return level
 
 
-#: seeds of the reruns that tell which pieces of a set are needed (after the screening's and the search's)
+#: the most pieces the flips may share for a search of the smallest set among them (each rerun halves what is left)
+MOST_SHARED = 32
+#: seeds of the reruns that look for the smallest set (after the screening's and the search's)
 SHRINK_SEED = 1900
 
 
-async def _needed(inside: list[Arm], confirmation: _Confirmation) -> list[Arm]:
-    """The pieces of ``inside`` the flip needs: each is left in once, the others removed, on a rerun of its own (no
-    part of alpha: the set is confirmed on fresh reruns after); one whose absence the flip does not need (the others
-    removed, the outcome still flipped) happened to be removed in every flip and goes."""
+async def _smallest(inside: list[Arm], confirmation: _Confirmation, level: float) -> list[Arm]:
+    """A smallest set of ``inside`` whose removal still flips the outcome (delta debugging: remove a part, or all but
+    a part, keep what still flips), one screening rerun a try, none of alpha (the set is confirmed on fresh reruns
+    after), while the budget leaves the confirmation its looks. ``inside`` as it is when removing it all keeps the
+    outcome or the budget runs short."""
     spend = confirmation.spend
-    if spend.left() < len(inside) + 2 * confirmation.samples:
+    size, base, _ = look_plan(confirmation.samples, level)[0]
+    reserve = 2 * size + max(base - len(confirmation.baseline), 0)
+    tried = 0
+
+    async def flips(part: list[Arm]) -> bool | None:
+        nonlocal tried
+        if spend.left() - 1 < reserve:
+            return None
+        (outcome,) = await spend([(joined(part), SHRINK_SEED + tried)])
+        tried += 1
+        return outcome.error is None and outcome.flipped
+
+    if not await flips(inside):
         return inside
-    jobs: list[tuple[Arm | None, int]] = [(joined([other for other in inside if other is not arm]), SHRINK_SEED + k)
-                                          for k, arm in enumerate(inside)]
-    outcomes = await spend(jobs)
-    needed = [arm for arm, outcome in zip(inside, outcomes, strict=True) if outcome.error is not None
-              or not outcome.flipped]
-    return needed if len(needed) >= 2 else inside
+    current, chunks = inside, 2
+    while len(current) > 2:
+        reduced = False
+        for part in [current[k::chunks] for k in range(chunks)]:
+            rest = [arm for arm in current if arm not in part]
+            for smaller in (part, rest) if chunks > 2 else (part,):
+                if len(smaller) < 2:
+                    continue
+                answer = await flips(smaller)
+                if answer is None:
+                    return current
+                if answer:
+                    current, chunks, reduced = smaller, 2, True
+                    break
+            if reduced:
+                break
+        if not reduced:
+            if chunks >= len(current):
+                return current
+            chunks = min(2 * chunks, len(current))
+    return current
