@@ -34,6 +34,7 @@ from typing import TYPE_CHECKING, Any
 from footprint_lab.context._stores import MemoryStore
 from footprint_lab.context._triggers import Always, always
 from footprint_lab.context.declarations import FACT_REF, Injection, Instruction, Memory, Rag
+from footprint_lab.redact.policy import PLACEHOLDER
 
 if TYPE_CHECKING:
     from footprint_lab.record.recording import Recording
@@ -60,8 +61,9 @@ def item_text(item: Mapping[str, Any]) -> str:
 
 
 def recalled_items(recording: Recording) -> Recalled:
-    """What ``recording`` (its members and passes each apart) recalled from memory: see :class:`Recalled`."""
-    found: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    """What ``recording`` (its members and passes each apart) recalled from memory: see :class:`Recalled`. Each
+    iteration lands the same recall again: the first iteration's pieces are the items (two alike are two)."""
+    found: dict[tuple[str, str], list[tuple[Any, str, str]]] = {}
     runs: set[str] = set()
     pending = [recording]
     while pending:
@@ -70,11 +72,14 @@ def recalled_items(recording: Recording) -> Recalled:
         runs.add(current.run_id)
         for piece in current.context_pieces:
             if piece.source_kind == "memory" and ("item" in piece.detail or "recalled" in piece.detail):
-                items = found.setdefault((current.path, piece.source_id), [])  # a recall made: its items, or none
-                sent = (str(piece.detail.get("item")), piece.content)
-                if "item" in piece.detail and sent not in items:  # each pass lands the same items again
-                    items.append(sent)
-    return Recalled({place: tuple(items) for place, items in found.items()}, frozenset(runs))
+                entries = found.setdefault((current.path, piece.source_id), [])  # a recall made: its items, or none
+                if "item" in piece.detail:
+                    entries.append((piece.iteration, str(piece.detail.get("item")), piece.content))
+    items = {}
+    for place, entries in found.items():
+        first = min((iteration for iteration, _, _ in entries), default=None, key=lambda at: -1 if at is None else at)
+        items[place] = tuple((key, text) for iteration, key, text in entries if iteration == first)
+    return Recalled(items, frozenset(runs))
 
 
 @contextmanager
@@ -108,18 +113,20 @@ def recall(memory: Memory, namespace: str, path: str = "") -> list[dict[str, Any
 
 
 def _found(items: list[dict[str, Any]], pinned: tuple[tuple[str, str], ...]) -> list[dict[str, Any]] | None:
-    """The items the texts ``pinned`` name, each once and in order (the one with the pinned key first), or ``None``
-    when one of them is not among ``items``."""
+    """The items ``pinned`` names, each once and in order: by the text it was sent (the one with the pinned key first),
+    or by its key alone where a redaction masked the text. One no longer in the store is left out, not made up;
+    ``None`` when none of them is there."""
     left = list(items)
     found = []
     for key, text in pinned:
         alike = [item for item in left if item_text(item) == text]
-        if not alike:
-            return None
-        chosen = next((item for item in alike if str(item.get("key")) == key), alike[-1])
-        left.remove(chosen)
-        found.append(chosen)
-    return found
+        if not alike and PLACEHOLDER.search(text):
+            alike = [item for item in left if str(item.get("key")) == key]
+        if alike:
+            chosen = next((item for item in alike if str(item.get("key")) == key), alike[-1])
+            left.remove(chosen)
+            found.append(chosen)
+    return found if found or not pinned else None
 
 
 def without_declarations(declarations: Sequence[Injection], removed: Collection[str]) -> list[Injection]:

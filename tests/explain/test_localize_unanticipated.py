@@ -54,9 +54,10 @@ async def test_two_pieces_that_each_suffice_are_confirmed_together_among_many_pi
     assert report.confirmed == []
 
 
-async def test_three_notes_that_each_suffice_are_narrowed_to_their_set_and_confirmed_together() -> None:
-    """One group-test rerun removed all three, with a dozen others: the pieces it removed are narrowed (halving on
-    screening reruns) to the three the flip needs, and those are confirmed together (they read NOT CONFIRMED)."""
+async def test_three_notes_that_each_suffice_are_never_called_not_it() -> None:
+    """One group-test rerun removed all three, with a dozen others, and flipped the outcome: each of the three read NOT
+    CONFIRMED ("look elsewhere"). The pieces it removed are narrowed on screening reruns; the three are confirmed
+    together, or, when the budget runs out before the narrowing ends, left undecided, naming bisect_culprits."""
     from footprint_lab.explain.compare import Label
 
     texts = [f"Note NOTE-{k}-X about topic {k}." for k in range(40)]
@@ -64,7 +65,10 @@ async def test_three_notes_that_each_suffice_are_narrowed_to_their_set_and_confi
     agent = notes_agent(texts, lambda text, _: "YES" if any(mark in text for mark in marks) else "NO")
     run = await agent.run("Decide?")
     report = await localize(run, rerun=agent, comparator=Label(choices=["YES", "NO"]))
-    assert report.confirmed_together == [("note-14", "note-25", "note-26")]
+    verdicts = {name: report.verdict(name) for name in ("note-14", "note-25", "note-26")}
+    together = report.confirmed_together == [("note-14", "note-25", "note-26")]
+    assert together or "not_confirmed" not in verdicts.values(), verdicts  # a piece tested alone keeps it, alone
+    assert report.confirmed == []
 
 
 async def test_a_piece_the_group_test_set_aside_says_it_was_never_removed_alone() -> None:
@@ -750,3 +754,73 @@ async def test_a_forced_memory_recalls_nothing_written_after_the_run() -> None:
     store.remember(_namespace("ada"), [{"role": "user", "content": "I am a VIP customer", "run_id": "run-later"}])
     report = await find_dropped_context(run, rerun=agent, comparator=Label(choices=["APPROVED", "DECLINED"]))
     assert [(piece.source_id, piece.status) for piece in report] == [("mem", "not_confirmed")]
+
+
+async def test_two_recalled_items_of_one_text_under_masked_keys_are_both_recalled_again() -> None:
+    """A redaction pattern masks the item keys; the run was sent the same note twice, which the model counts: each
+    rerun must be sent it twice too (once was one item fewer: the reruns changed the answer with nothing removed)."""
+    from footprint_lab import Redaction
+    from footprint_lab.context import InMemoryStore, define_memory
+    from footprint_lab.explain.compare import Label
+
+    store = InMemoryStore()
+    note = {"role": "user", "content": "I am a VIP customer"}
+    store.remember(_namespace("ada"), [note, {"role": "user", "content": "hi"}, note])
+    agent = Agent(provider=mock(respond=lambda request: "APPROVED" if seen(request).count("VIP customer") >= 2
+                                else "DECLINED"), system="Decide.", redact=Redaction(patterns={"num": r"\b\d{1,6}\b"}),
+                  context=[define_memory(id="mem", store=store), define_fact(id="benign", data="Be kind.")])
+    run = await agent.run("Refund please.", identity={"principal": "ada"})
+    assert run.answer == "APPROVED"
+    report = await localize(run, rerun=agent, comparator=Label(choices=["APPROVED", "DECLINED"]))
+    assert report.confirmed == ["mem"] and report.trial.noise[0] == 0
+
+
+async def test_a_recalled_item_deleted_since_is_left_out_and_nothing_recalled_in_its_place(tmp_path: Any) -> None:
+    """The run recalled 'tea' and 'coffee' (limit 2); 'tea' was deleted since: a rerun recalls 'coffee' alone, not the
+    older VIP note that now falls within the limit."""
+    import sqlite3
+
+    from footprint_lab.context import SQLiteStore, define_memory
+
+    path = str(tmp_path / "memory.db")
+    store = SQLiteStore(path)
+    store.remember(_namespace("ada"), [{"role": "user", "content": text} for text in
+                                       ("I am a VIP customer", "tea", "coffee")])
+    sent: list[str] = []
+
+    def model(request: LLMRequest) -> str:
+        sent.append(seen(request))
+        return "APPROVED" if "VIP customer" in seen(request) else "DECLINED"
+
+    agent = Agent(provider=mock(respond=model), system="Decide.",
+                  context=[define_memory(id="mem", store=store, limit=2, write_back=False),
+                           define_fact(id="benign", data="Be kind.")])
+    run = await agent.run("Refund please.", identity={"principal": "ada"})
+    with sqlite3.connect(path) as db:
+        db.execute("DELETE FROM memory_items WHERE content = ?", ("tea",))
+    sent.clear()
+    once = await rerun_without(run, ["benign"], rerun=agent)
+    assert once.after == "DECLINED" and sent and all("VIP" not in text and "coffee" in text for text in sent)
+
+
+@pytest.mark.parametrize("layout", [8, 10, 11, 13, 21])
+async def test_a_cause_that_flips_the_outcome_half_the_time_is_never_confirmed_together_with_a_bystander(
+        layout: int) -> None:
+    """Among 40 notes only one matters, and its removal flips the answer on half the reruns: the narrowing of the
+    group test's flips ended at that note and a bystander, and confirmed the two as acting together."""
+    import hashlib
+    import random
+
+    from footprint_lab.explain.compare import Label
+
+    cause = random.Random(layout).sample(range(40), 5)[0]
+
+    def decide(text: str, request: LLMRequest) -> str:
+        digest = hashlib.sha256("|".join(map(str, (layout, "w", request.seed, text))).encode()).hexdigest()
+        return "YES" if f"NOTE-{cause}-X" in text or int(digest[:12], 16) / 16**12 > 0.5 else "NO"
+
+    agent = notes_agent([f"Note NOTE-{k}-X about topic {k}." for k in range(40)], decide)
+    run = await agent.run("Decide?")
+    report = await localize(run, rerun=agent, comparator=Label(choices=["YES", "NO"]))
+    assert set(report.confirmed) <= {f"note-{cause}"}
+    assert all(together == (f"note-{cause}",) for together in report.confirmed_together)

@@ -9,10 +9,12 @@ were reported NOT CONFIRMED ("look elsewhere"), the flips that found them droppe
 Rule kept here: on a model whose unchanged reruns never flipped, the pieces removed in every group-test or search
 rerun that flipped the outcome with no confirmed piece removed (one such flip is evidence already) are removed
 together when they are two to :data:`MOST_TOGETHER`, first on the level kept back for a second round (none of alpha
-beyond it). Three to :data:`MOST_SHARED` of them are first narrowed to a smallest set whose removal still flips the
-outcome (delta debugging, on screening reruns), so a piece that happened to be removed in every flip does not ride
-along. A set confirmed so is reported as acting together; otherwise none of its pieces is not confirmed: each
-is undecided, its reason naming the others and ``bisect_culprits`` (of a bigger set, each piece tested alone).
+beyond it). Up to :data:`MOST_SHARED` of them are first narrowed to a smallest set whose removal still flips the
+outcome (delta debugging, on screening reruns), each piece of it then removed alone :data:`REMOVED_ALONE` times, so
+neither a piece that happened to be removed in every flip nor a companion of a cause that flips the outcome only now
+and then rides along (one piece that flips it alone is confirmed as one). A set confirmed so is reported as acting
+together; otherwise none of its pieces is not confirmed: each is undecided, its reason naming the others and
+``bisect_culprits`` (of a bigger set, each piece tested alone).
 
 Role: explain layer, one step of :func:`~footprint_lab.explain.trials.trial.decide`'s group-test path.
 """
@@ -41,12 +43,19 @@ async def left_together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confir
         return level
     common = set.intersection(*(set(o.changed) for o in flips))  # on a quiet model, one flip is evidence already
     inside = [arm for arm in arms if arm.exclude and set(arm.exclude) <= common]
-    if 3 <= len(inside) <= MOST_SHARED and level > 0:
-        inside = await _smallest(inside, confirmation, level)
+    settled = True
+    if 2 <= len(inside) <= MOST_SHARED and level > 0:
+        inside, settled = await _smallest(inside, confirmation, level)
+    if len(inside) == 1:  # one piece alone flips it: a cause the group test hid, confirmed (or not) as one
+        verdict = verdicts[inside[0].key]
+        return level if verdict.tested else await confirmation.run([inside[0]], level)
     together = joined(inside)
-    if 2 <= len(inside) <= MOST_TOGETHER and level > 0 and together.key not in verdicts:
+    if settled and 2 <= len(inside) <= MOST_TOGETHER and level > 0 and together.key not in verdicts:
         verdicts[together.key] = ArmVerdict(together)
-        level = await confirmation.run([together], level)
+        # its members follow at weight 0, on the level a confirmed set hands them: one confirmed alone explains the set,
+        # which is then not called acting together (a weak cause the narrowing could not tell from its companion)
+        members = [arm for arm in inside if not verdicts[arm.key].tested]
+        level = await confirmation.run([together, *members], level, [1.0] + [0.0] * len(members))
     if together.key in verdicts and verdicts[together.key].verdict == "confirmed":
         return level
     # in a set too big to test, only a piece tested alone is cleared of "not confirmed" (one set aside by the group
@@ -69,13 +78,15 @@ async def left_together(arms: list[Arm], verdicts: dict[str, ArmVerdict], confir
 MOST_SHARED = 32
 #: seeds of the reruns that look for the smallest set (after the screening's and the search's)
 SHRINK_SEED = 1900
+#: how many times each piece of a smallest set is removed alone (a weak cause flips the outcome only now and then)
+REMOVED_ALONE = 3
 
 
-async def _smallest(inside: list[Arm], confirmation: _Confirmation, level: float) -> list[Arm]:
+async def _smallest(inside: list[Arm], confirmation: _Confirmation, level: float) -> tuple[list[Arm], bool]:
     """A smallest set of ``inside`` whose removal still flips the outcome (delta debugging: remove a part, or all but
     a part, keep what still flips), one screening rerun a try, none of alpha (the set is confirmed on fresh reruns
-    after), while the budget leaves the confirmation its looks. ``inside`` as it is when removing it all keeps the
-    outcome or the budget runs short."""
+    after), while the budget leaves the confirmation its looks; and whether it got to the end (a set the budget cut
+    short may hold a piece the flip does not need: it is not confirmed as acting together)."""
     spend = confirmation.spend
     size, base, _ = look_plan(confirmation.samples, level)[0]
     reserve = 2 * size + max(base - len(confirmation.baseline), 0)
@@ -89,19 +100,21 @@ async def _smallest(inside: list[Arm], confirmation: _Confirmation, level: float
         tried += 1
         return outcome.error is None and outcome.flipped
 
-    if not await flips(inside):
-        return inside
     current, chunks = inside, 2
+    if len(inside) > 2:  # (a pair's flips already removed both; only its pieces alone are left to try)
+        first = await flips(inside)
+        if not first:
+            return inside, first is not None
     while len(current) > 2:
         reduced = False
         for part in [current[k::chunks] for k in range(chunks)]:
             rest = [arm for arm in current if arm not in part]
             for smaller in (part, rest) if chunks > 2 else (part,):
-                if len(smaller) < 2:
+                if not smaller:
                     continue
                 answer = await flips(smaller)
                 if answer is None:
-                    return current
+                    return current, False
                 if answer:
                     current, chunks, reduced = smaller, 2, True
                     break
@@ -109,6 +122,15 @@ async def _smallest(inside: list[Arm], confirmation: _Confirmation, level: float
                 break
         if not reduced:
             if chunks >= len(current):
-                return current
+                break
             chunks = min(2 * chunks, len(current))
-    return current
+    # a piece whose removal flips only now and then (a weak cause) can look needed beside a companion: each piece of
+    # the set is removed alone a few times before the set is taken to act only together
+    for arm in current:
+        for _ in range(REMOVED_ALONE):
+            answer = await flips([arm])
+            if answer is None:  # the narrowing ended; only these extra looks found no room
+                return current, True
+            if answer:
+                return [arm], True
+    return current, True

@@ -17,6 +17,8 @@ import math
 SCREEN_BASELINE = 2
 #: The default budget, in reruns, for each rerun a side of the first look.
 BUDGET_PER_SAMPLE = 16
+#: Reruns a group test's budget adds for narrowing the flips no single piece explains (``trials._acting_together``).
+GROUP_FOLLOW_UP = 8
 
 
 def group_size(arms: int) -> int:
@@ -39,4 +41,4 @@ def default_budget(samples: int, arms: int) -> int:
     base = BUDGET_PER_SAMPLE * samples
     if arms <= 2:
         return base
-    return base + (SCREEN_BASELINE + arms if screened_singly(arms, base) else group_size(arms))
+    return base + (SCREEN_BASELINE + arms if screened_singly(arms, base) else group_size(arms) + GROUP_FOLLOW_UP)

@@ -145,7 +145,7 @@ async def localize(
     call, and the report names the pieces it cannot test (those the call was not sent) and those also
     sent to earlier calls. ``samples`` is the reruns a side of the confirmation's first look;
     ``budget`` caps every rerun of the call (default ``16 x samples`` plus the screening's own
-    reruns: 60 for ten pieces, 64 for forty); ``alpha`` is the
+    reruns: 60 for ten pieces, 72 for forty); ``alpha`` is the
     false-confirmation rate. By default every removable piece that reached the answer is tested
     (one removal each while the budget allows, removals in groups when it does not); ``top`` tests
     only the ranking's first ``top`` (the report names what it left out); ``sources`` tests exactly
