@@ -199,8 +199,15 @@ async def test_a_replay_of_a_run_recorded_under_a_policy_sends_and_keeps_only_ma
     with pytest.raises(ExplainConfigError) as refused:  # its pattern is its own: the report cannot rebuild it
         await replay(run, seen.provider, without=["vip"])
     assert refused.value.setting == "redact" and seen.requests == []
-    with pytest.raises(ExplainConfigError):
+    with pytest.raises(ExplainConfigError) as refused:  # the fix it teaches works for an imported run too
         await localize(run, replay=seen.provider)
+    assert "localize(run, replay=provider, redact=policy)" in str(refused.value)
+    located = await localize(run, replay=seen.provider, redact=policy, sources=["vip"], samples=1)
+    assert located.suspects and all(secret not in r.system for r in seen.requests)
+    with pytest.raises(ExplainConfigError) as refused:  # a rerun records under the agent's own policy
+        await localize(run, rerun=agent, redact=policy)
+    assert refused.value.setting == "redact"
+    seen.requests.clear()
     found = await replay(run, seen.provider, without=["vip"], baseline=1, redact=policy)
     assert all(secret not in r.system for r in seen.requests)
     assert found.unchanged[0].answer == "Card on file: [redacted:card]"

@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from footprint_lab.explain.trials.rerun import Rerun
     from footprint_lab.providers.types import Provider
     from footprint_lab.record.recording import Recording
+    from footprint_lab.redact.policy import Redaction
 
 
 class NothingToLocalizeError(Refusal):
@@ -128,6 +129,7 @@ async def localize(
     *,
     rerun: Rerun | None = None,
     replay: Provider | None = None,
+    redact: Redaction | None = None,
     top: int | None = None,
     sources: Sequence[str] | None = None,
     strategy: str | InfluenceStrategy = "lexical",
@@ -143,7 +145,8 @@ async def localize(
     ``replay`` is a provider: the answering call's recorded request is sent again through it without
     each piece it holds (:func:`~footprint_lab.explain.replay`); that proves what a piece did to that
     call, and the report names the pieces it cannot test (those the call was not sent) and those also
-    sent to earlier calls. ``samples`` is the reruns a side of the confirmation's first look;
+    sent to earlier calls; ``redact`` is the policy the run was recorded under, which a replay needs when its
+    report cannot rebuild it (patterns of its own). ``samples`` is the reruns a side of the confirmation's first look;
     ``budget`` caps every rerun of the call (default ``16 x samples`` plus the screening's own
     reruns: 60 for ten pieces, 72 for forty); ``alpha`` is the
     false-confirmation rate. By default every removable piece that reached the answer is tested
@@ -167,13 +170,18 @@ async def localize(
         whole_number("localize", "top", top, 1, 100_000)
     compare = check_comparator("localize", chosen_trials.comparator)
     call = None
+    if redact is not None and replay is None:
+        raise ExplainConfigError("localize", "redact", "a policy without replay=",
+                                 "is for a replay (localize(run, replay=provider, redact=policy)); a rerun records "
+                                 "under the agent's own policy: build the agent with it")
     if replay is not None:
         if rerun is not None:
             raise ExplainConfigError("localize", "replay", "a provider beside rerun=",
                                      "is one way to test the pieces; rerun= is the other: pass one of them (replay= "
                                      "re-sends the answering call, rerun= reruns the whole agent)")
         call = recorded_call("localize", recording)
-        rerun = CallReplayer(call, check_provider("localize", replay, "replay"), replay_policy("localize", recording))
+        rerun = CallReplayer(call, check_provider("localize", replay, "replay"),
+                             replay_policy("localize", recording, redact))
     rerunner = Rerunner("localize", rerun, recording, input, continue_from, retries=chosen_trials.retries,
                          time_limit=chosen_trials.time_limit, run=run)
     turns = {name: Source(kind, []) for name, kind in call.turns().items()} if call is not None else {}

@@ -142,8 +142,9 @@ def replay_policy(function: str, recording: Recording, redact: Any = None) -> Re
         fix = ("must be given for a run recorded under a policy with patterns of its own (its report names them, "
                "not what they match): replay(run, provider, redact=policy), so the replies are masked alike")
         if function == "localize":
-            fix = ("cannot be rebuilt from this run's report (its policy has patterns of its own): rerun the agent "
-                   "built with the same policy, localize(run, rerun=agent)")
+            fix = ("must be given for a run recorded under a policy with patterns of its own (its report names them, "
+                   "not what they match): localize(run, replay=provider, redact=policy), or rerun the agent built "
+                   "with that policy, localize(run, rerun=agent)")
         raise ExplainConfigError(function, "redact", "nothing", fix)
     return policy_from_reports([report])
 
