@@ -77,7 +77,7 @@ def recalled_items(recording: Recording) -> Recalled:
                     entries.append((piece.iteration, str(piece.detail.get("item")), piece.content))
     items = {}
     for place, entries in found.items():
-        first = min((iteration for iteration, _, _ in entries), default=None, key=lambda at: -1 if at is None else at)
+        first = entries[0][0] if entries else None  # pieces land in iteration order
         items[place] = tuple((key, text) for iteration, key, text in entries if iteration == first)
     return Recalled(items, frozenset(runs))
 

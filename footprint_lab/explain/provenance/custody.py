@@ -41,7 +41,14 @@ from footprint_lab.explain.arguments import recording_of, whole_number
 from footprint_lab.explain.provenance._hops import Hop as Hop
 from footprint_lab.explain.provenance._hops import feeders, hops_of
 from footprint_lab.explain.provenance.index import ANSWER_PATH, RecordingIndex
-from footprint_lab.explain.provenance.slice import DEFAULT_MAX_DEPTH, DEFAULT_MAX_STEPS, Slice, backward_slice
+from footprint_lab.explain.provenance.slice import (
+    DEFAULT_MAX_DEPTH,
+    DEFAULT_MAX_STEPS,
+    MOST_DEPTH,
+    MOST_STEPS,
+    Slice,
+    backward_slice,
+)
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.record.rows import as_list
 from footprint_lab.record.step_id import parse_step_id
@@ -307,8 +314,8 @@ def backtrack(
     ``max_depth`` and ``max_steps`` bound the backward slice; when one is hit the result says so.
     """
     recording = recording_of(run, "backtrack")
-    whole_number("backtrack", "max_depth", max_depth, 1, 1_000_000)
-    whole_number("backtrack", "max_steps", max_steps, 1, 10_000_000)
+    whole_number("backtrack", "max_depth", max_depth, 1, MOST_DEPTH)
+    whole_number("backtrack", "max_steps", max_steps, 1, MOST_STEPS)
     index = RecordingIndex(recording)
     notes: list[str] = []
     target = _target(index, at, notes)

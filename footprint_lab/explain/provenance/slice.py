@@ -27,6 +27,9 @@ from footprint_lab.record.schema import KIND_ASSISTANT, KIND_TOOL_RESULT
 
 DEFAULT_MAX_DEPTH = 32
 DEFAULT_MAX_STEPS = 2000
+#: the largest limits a walk takes (the whole of any run a machine can hold)
+MOST_DEPTH = 1_000_000
+MOST_STEPS = 10_000_000
 
 
 @dataclass(frozen=True, slots=True)

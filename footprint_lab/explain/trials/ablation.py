@@ -52,6 +52,7 @@ from footprint_lab.explain.arguments import ExplainConfigError, id_list, recordi
 from footprint_lab.explain.provenance.custody import backtrack
 from footprint_lab.explain.provenance.influence import suspects as rank_suspects
 from footprint_lab.explain.provenance.members import Source
+from footprint_lab.explain.provenance.slice import MOST_DEPTH, MOST_STEPS
 from footprint_lab.explain.provenance.sources import describe_source
 from footprint_lab.explain.render import display_bundle, shorten
 from footprint_lab.explain.trials._budget import BUDGET_PER_SAMPLE, default_budget
@@ -187,7 +188,7 @@ async def localize(
     turns = {name: Source(kind, []) for name, kind in call.turns().items()} if call is not None else {}
     chosen, untested = choose_suspects(recording, run, sources, strategy, top, turns)
     if call is not None:
-        chosen, untested = _in_call(call, chosen, untested, sources, top)
+        chosen, untested = _in_call(call, chosen, untested, sources, top, turns)
     arms = [Arm(name, (name,), score=score) for _, name, _, score in chosen]
     limit = budget if budget is not None else default_budget(samples, len(arms))
     bar = Progress(limit, "localize", chosen_trials.progress, unit="reruns")
@@ -210,20 +211,20 @@ async def localize(
 
 
 def _in_call(call: RecordedCall, chosen: list[tuple[int, str, Source, float]], untested: list[tuple[str, str]],
-             sources: Sequence[str] | None,
-             top: int | None) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
+             sources: Sequence[str] | None, top: int | None,
+             turns: dict[str, Source]) -> tuple[list[tuple[int, str, Source, float]], list[tuple[str, str]]]:
     """For a replay: the chosen pieces the answering call was sent; the others named as untested, with why. An earlier
     turn of the conversation (``history#i``), which no rerun removes, is tested too: a replay edits the request."""
     sent = set(call.removable())
     if sources is None:
         taken = {name for _, name, _, _ in chosen}
-        turns = {name: kind for name, kind in call.turns().items() if name not in taken}
-        untested = [(name, why) for name, why in untested if name not in turns]
-        for name, kind in turns.items():
+        left = {name: source for name, source in turns.items() if name not in taken}
+        untested = [(name, why) for name, why in untested if name not in left]
+        for name, source in left.items():
             if top is not None and len(chosen) >= top:
                 untested.append((name, f"left out by top={top}: an earlier turn, tested after the ranked pieces"))
             else:
-                chosen.append((len(chosen) + 1, name, Source(kind, []), 0.0))
+                chosen.append((len(chosen) + 1, name, source, 0.0))
     outside = [name for _, name, _, _ in chosen if name not in sent]
     if sources is not None and outside:
         raise ReplayPieceError("localize", "sources", len(outside), call.removable(),
@@ -256,7 +257,8 @@ def choose_suspects(recording: Recording, run: Any, sources: Sequence[str] | Non
         return [(position, name, known[name], 0.0) for position, name in enumerate(named, 1)], []
     known = check_removable("localize", recording, [])
     # the whole run is walked (a backtrack's display limits would leave a piece of an early pass untested, unnamed)
-    frame = rank_suspects(run, strategy=strategy, trace=backtrack(recording, max_depth=1_000_000, max_steps=10_000_000))
+    walked = backtrack(recording, max_depth=MOST_DEPTH, max_steps=MOST_STEPS)
+    frame = rank_suspects(run, strategy=strategy, trace=walked)
     chosen: list[tuple[int, str, Source, float]] = []
     untested: list[tuple[str, str]] = []
     seen: set[str] = set()
